@@ -1,0 +1,3 @@
+module github.com/rosemary-fhe/rosemary
+
+go 1.24

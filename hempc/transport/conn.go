@@ -1,0 +1,237 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// Role says which end of the session a Conn is; it decides which byte counter
+// a sent frame goes to.
+type Role int
+
+// The two roles.
+const (
+	Client Role = iota
+	Server
+)
+
+func (r Role) String() string {
+	switch r {
+	case Client:
+		return "client"
+	case Server:
+		return "server"
+	}
+	return fmt.Sprintf("Role(%d)", int(r))
+}
+
+// Stats are the traffic counters of one Conn, headers included.
+type Stats struct {
+	BytesC2S uint64 `json:"bytes_c2s"` // bytes sent client → server
+	BytesS2C uint64 `json:"bytes_s2c"` // bytes sent server → client
+	Frames   uint64 `json:"frames"`    // frames sent plus received
+	Flights  uint64 `json:"flights"`   // maximal one-direction runs of frames
+}
+
+// Rounds returns the number of round trips, ceil(Flights/2).
+func (s Stats) Rounds() uint64 { return (s.Flights + 1) / 2 }
+
+// Sub returns s - o, counter by counter; use it to measure one protocol step
+// between two snapshots.
+func (s Stats) Sub(o Stats) Stats {
+	return Stats{s.BytesC2S - o.BytesC2S, s.BytesS2C - o.BytesS2C, s.Frames - o.Frames, s.Flights - o.Flights}
+}
+
+type phase int
+
+const (
+	idle phase = iota
+	sending
+	receiving
+	exchanging
+)
+
+// Conn is a framed, counted connection. Send and Recv may be called from
+// different goroutines at the same time; two concurrent Sends (or Recvs) are
+// serialized.
+type Conn struct {
+	rwc        io.ReadWriteCloser
+	br         *bufio.Reader
+	role       Role
+	maxPayload uint32
+
+	smu sync.Mutex // serializes writes
+	rmu sync.Mutex // serializes reads
+
+	mu    sync.Mutex // guards stats and ph
+	stats Stats
+	ph    phase
+}
+
+// Option configures a Conn.
+type Option func(*Conn)
+
+// WithMaxPayload sets the largest payload the Conn sends or accepts.
+func WithMaxPayload(n uint32) Option { return func(c *Conn) { c.maxPayload = n } }
+
+// NewConn wraps a byte stream. The Conn owns rwc and closes it on Close.
+func NewConn(rwc io.ReadWriteCloser, role Role, opts ...Option) *Conn {
+	c := &Conn{rwc: rwc, br: bufio.NewReaderSize(rwc, 64<<10), role: role, maxPayload: DefaultMaxPayload}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// Role returns the role given at construction.
+func (c *Conn) Role() Role { return c.role }
+
+// MaxPayload returns the payload limit.
+func (c *Conn) MaxPayload() uint32 { return c.maxPayload }
+
+// Stats returns a snapshot of the counters.
+func (c *Conn) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stats
+}
+
+// Close closes the underlying stream.
+func (c *Conn) Close() error { return c.rwc.Close() }
+
+func (c *Conn) enter(p phase) {
+	c.mu.Lock()
+	if c.ph != p || p == exchanging {
+		c.stats.Flights++
+	}
+	c.ph = p
+	c.mu.Unlock()
+}
+
+func (c *Conn) countSent(n int) {
+	c.mu.Lock()
+	if c.role == Client {
+		c.stats.BytesC2S += uint64(n)
+	} else {
+		c.stats.BytesS2C += uint64(n)
+	}
+	c.stats.Frames++
+	c.mu.Unlock()
+}
+
+func (c *Conn) countRecv(n int) {
+	c.mu.Lock()
+	if c.role == Client {
+		c.stats.BytesS2C += uint64(n)
+	} else {
+		c.stats.BytesC2S += uint64(n)
+	}
+	c.stats.Frames++
+	c.mu.Unlock()
+}
+
+// Send writes one frame.
+func (c *Conn) Send(typ byte, payload []byte) error {
+	c.enter(sending)
+	return c.send(typ, payload)
+}
+
+func (c *Conn) send(typ byte, payload []byte) error {
+	if typ == 0 {
+		return &FrameError{ErrBadType, "type 0 is reserved"}
+	}
+	if uint64(len(payload)) > uint64(c.maxPayload) {
+		return &FrameError{ErrTooLarge, fmt.Sprintf("payload of %d bytes exceeds limit %d", len(payload), c.maxPayload)}
+	}
+	hdr := make([]byte, HeaderSize)
+	copy(hdr, Magic)
+	hdr[4], hdr[5] = Version, typ
+	binary.BigEndian.PutUint32(hdr[6:], uint32(len(payload)))
+	c.smu.Lock()
+	defer c.smu.Unlock()
+	bufs := net.Buffers{hdr, payload}
+	if _, err := bufs.WriteTo(c.rwc); err != nil {
+		return fmt.Errorf("transport: send frame type %d (%d bytes): %w", typ, len(payload), err)
+	}
+	c.countSent(HeaderSize + len(payload))
+	return nil
+}
+
+// Recv reads one frame.
+func (c *Conn) Recv() (Frame, error) {
+	c.enter(receiving)
+	return c.recv()
+}
+
+func (c *Conn) recv() (Frame, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	f, err := ReadFrame(c.br, c.maxPayload)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return Frame{}, fmt.Errorf("transport: peer closed the connection: %w", err)
+		}
+		return Frame{}, err
+	}
+	c.countRecv(HeaderSize + len(f.Payload))
+	return f, nil
+}
+
+// RecvType reads one frame and fails unless it has type want.
+func (c *Conn) RecvType(want byte) ([]byte, error) {
+	f, err := c.Recv()
+	if err != nil {
+		return nil, err
+	}
+	if f.Type != want {
+		return nil, fmt.Errorf("transport: got frame type %d, want %d", f.Type, want)
+	}
+	return f.Payload, nil
+}
+
+// Exchange sends a frame and, concurrently, receives one of the same type from
+// the peer, which must call Exchange too. It counts as one flight, because
+// both messages travel at the same time; sending concurrently also avoids the
+// deadlock of two peers blocking on full socket buffers.
+func (c *Conn) Exchange(typ byte, payload []byte) ([]byte, error) {
+	c.enter(exchanging)
+	errc := make(chan error, 1)
+	go func() { errc <- c.send(typ, payload) }()
+	f, rerr := c.recv()
+	serr := <-errc
+	if serr != nil {
+		return nil, serr
+	}
+	if rerr != nil {
+		return nil, rerr
+	}
+	if f.Type != typ {
+		return nil, fmt.Errorf("transport: exchange got frame type %d, want %d", f.Type, typ)
+	}
+	return f.Payload, nil
+}
+
+// Dial connects to a server over TCP and returns the client end.
+func Dial(ctx context.Context, addr string, opts ...Option) (*Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("transport: dial %s: %w", addr, err)
+	}
+	return NewConn(nc, Client, opts...), nil
+}
+
+// Accept waits for one client on l and returns the server end.
+func Accept(l net.Listener, opts ...Option) (*Conn, error) {
+	nc, err := l.Accept()
+	if err != nil {
+		return nil, fmt.Errorf("transport: accept on %s: %w", l.Addr(), err)
+	}
+	return NewConn(nc, Server, opts...), nil
+}

@@ -1,0 +1,28 @@
+// Package transport is the framed, counted byte channel between the two
+// parties of a hybrid HE-MPC session (client and server).
+//
+// Every message is one frame: an 10-byte header followed by the payload.
+//
+//	offset size field
+//	0      4    magic   "RMPC"
+//	4      1    version (currently 1)
+//	5      1    type    (application-defined, never 0)
+//	6      4    length  payload length in bytes, big endian
+//	10     n    payload
+//
+// A receiver rejects, with an error naming the problem, a frame whose magic
+// or version is wrong, whose type is 0, whose length exceeds the connection's
+// limit (checked before any allocation), or that ends early. Errors are
+// returned as *FrameError values wrapping the sentinel errors ErrBadMagic,
+// ErrBadVersion, ErrBadType, ErrTooLarge and ErrTruncated.
+//
+// A Conn counts the bytes it moves in each direction (client→server and
+// server→client, headers included) and the number of flights: maximal runs of
+// frames travelling in one direction. A strictly alternating protocol of r
+// round trips has 2r flights; Stats.Rounds reports round trips (flights/2,
+// rounded up). The link package turns these counters into projected latency.
+//
+// Pipe returns two connected in-memory Conns with unbounded buffering, so a
+// test can run both parties as goroutines without a network; Dial and Listen
+// wrap TCP.
+package transport

@@ -1,0 +1,20 @@
+// Package rns holds the RNS limb kernels every Rosemary engine is built from:
+// one limb is N coefficients modulo one prime q, and every FHE operation
+// reduces to the kernels here — forward and inverse negacyclic NTT,
+// automorphisms in the NTT domain, element-wise modular arithmetic and RNS
+// base conversion.
+//
+// The kernels are bit-compatible with Lattigo v6's ring package: the NTT uses
+// the same 2N-th root ψ = g^((q−1)/2N) with g the smallest primitive root
+// ≥ 3, the same bit-reversed output order, Montgomery constants with R = 2^64,
+// and base conversion reproduces Lattigo's floating-point overflow estimate so
+// that its outputs agree to the bit. Canonical (fully reduced) outputs are
+// identical to Lattigo's; the *Lazy variants return values in [0, 2q)
+// congruent to them.
+//
+// Each kernel has a portable Go implementation; on amd64 with AVX-512 IFMA
+// (primes below 2^50) the hot kernels run in assembly, chosen at run time
+// with golang.org/x/sys/cpu. Building with -tags purego, or setting
+// rns.ForcePureGo, selects the Go code everywhere; tests run both and require
+// identical outputs.
+package rns

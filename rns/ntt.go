@@ -1,0 +1,130 @@
+package rns
+
+// Forward computes out = NTT(in) with coefficients in [0, q). in and out may
+// alias. Inputs may be any values below 2^64... reduced first if ≥ 2q; the
+// usual contract is in [0, 2q).
+func (t *NTTTable) Forward(in, out []uint64) {
+	t.ForwardLazy(in, out)
+	reduce2q(out, t.Q)
+}
+
+// ForwardLazy computes out = NTT(in) with outputs in [0, 2q). Inputs must be
+// below 2q... for inputs up to 4q use Forward after a Reduce.
+func (t *NTTTable) ForwardLazy(in, out []uint64) {
+	checkLen(t.N, in, out)
+	if &in[0] != &out[0] {
+		copy(out[:t.N], in[:t.N])
+	}
+	if useIFMA && t.roots52 != nil {
+		nttIFMA(t, out)
+		return
+	}
+	nttGo(t, out)
+}
+
+// Backward computes out = INTT(in) with coefficients in [0, q).
+func (t *NTTTable) Backward(in, out []uint64) {
+	t.BackwardLazy(in, out)
+	reduce2q(out, t.Q)
+}
+
+// BackwardLazy computes out = INTT(in) with outputs in [0, 2q).
+func (t *NTTTable) BackwardLazy(in, out []uint64) {
+	checkLen(t.N, in, out)
+	if &in[0] != &out[0] {
+		copy(out[:t.N], in[:t.N])
+	}
+	if useIFMA && t.roots52 != nil {
+		inttIFMA(t, out)
+		return
+	}
+	inttGo(t, out)
+}
+
+func checkLen(n int, vs ...[]uint64) {
+	for _, v := range vs {
+		if len(v) < n {
+			panic("rns: vector shorter than ring degree")
+		}
+	}
+}
+
+// nttGo is the portable Cooley–Tukey NTT with Harvey's lazy butterflies:
+// values stay in [0, 4q) between stages; the output is in [0, 2q).
+func nttGo(t *NTTTable, a []uint64) {
+	n := t.N
+	q := t.Q
+	q2 := 2 * q
+	a = a[:n]
+	for i := range a {
+		if a[i] >= q2 {
+			a[i] -= q2
+		}
+	}
+	half := n
+	for m := 1; m < n; m <<= 1 {
+		half >>= 1
+		for i := 0; i < m; i++ {
+			w, ws := t.Roots[m+i], t.rootsShoup[m+i]
+			x := a[2*i*half : 2*i*half+half]
+			y := a[2*i*half+half : 2*(i+1)*half]
+			for j := range x {
+				u := x[j]
+				if u >= q2 {
+					u -= q2
+				}
+				v := MulShoupLazy(y[j], w, ws, q)
+				x[j] = u + v
+				y[j] = u + q2 - v
+			}
+		}
+	}
+	for i := range a {
+		if a[i] >= q2 {
+			a[i] -= q2
+		}
+	}
+}
+
+// inttGo is the portable Gentleman–Sande inverse NTT; output in [0, 2q).
+func inttGo(t *NTTTable, a []uint64) {
+	n := t.N
+	q := t.Q
+	q2 := 2 * q
+	a = a[:n]
+	for i := range a {
+		if a[i] >= q2 {
+			a[i] -= q2
+		}
+	}
+	span := 1
+	for m := n; m > 1; m >>= 1 {
+		h := m >> 1
+		for i := 0; i < h; i++ {
+			w, ws := t.RootsInv[h+i], t.rootsInvShoup[h+i]
+			x := a[2*i*span : 2*i*span+span]
+			y := a[2*i*span+span : 2*(i+1)*span]
+			for j := range x {
+				u, v := x[j], y[j]
+				s := u + v
+				if s >= q2 {
+					s -= q2
+				}
+				x[j] = s
+				y[j] = MulShoupLazy(u+q2-v, w, ws, q)
+			}
+		}
+		span <<= 1
+	}
+	for i := range a {
+		a[i] = MulShoupLazy(a[i], t.NInv, t.nInvShoup, q)
+	}
+}
+
+func reduce2q(a []uint64, q uint64) {
+	for i := range a {
+		if a[i] >= q {
+			a[i] -= q
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package rns
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// NTTTable holds the twiddle factors of the negacyclic NTT of one limb,
+// laid out as Lattigo lays them out: Roots[k] = ψ^bitrev(k) and
+// RootsInv[k] = ψ^{−bitrev(k)} for k < N, with ψ = g^((q−1)/2N) and g the
+// primitive root PrimitiveRoot returns.
+type NTTTable struct {
+	N    int
+	LogN int
+	Modulus
+	Psi      uint64   // the primitive 2N-th root of unity
+	Roots    []uint64 // ψ^bitrev(k)
+	RootsInv []uint64 // ψ^−bitrev(k)
+
+	// Shoup companions (floor(w·2^64/q)) of the twiddles, for the Go kernels.
+	rootsShoup, rootsInvShoup []uint64
+
+	// 52-bit Shoup companions (floor(w·2^52/q)) for the IFMA kernels; nil
+	// when q ≥ 2^50.
+	roots52, rootsInv52 []uint64
+
+	NInv      uint64 // N^{-1} mod q
+	nInvShoup uint64
+
+	// Montgomery forms, as Lattigo stores them (for cross-checking).
+	RootsMont, RootsInvMont []uint64
+	NInvMont                uint64
+}
+
+// NewNTTTable builds the tables for ring degree N (a power of two ≥ 16) and
+// prime q ≡ 1 mod 2N.
+func NewNTTTable(N int, q uint64) (*NTTTable, error) {
+	if N < 16 || N&(N-1) != 0 {
+		return nil, fmt.Errorf("rns: ring degree %d must be a power of two ≥ 16", N)
+	}
+	m, err := NewModulus(q)
+	if err != nil {
+		return nil, err
+	}
+	if q%uint64(2*N) != 1 {
+		return nil, fmt.Errorf("rns: modulus %d is not 1 mod 2N=%d", q, 2*N)
+	}
+	g, err := PrimitiveRoot(q)
+	if err != nil {
+		return nil, err
+	}
+	t := &NTTTable{N: N, LogN: bits.Len(uint(N)) - 1, Modulus: m}
+	t.Psi = ModExp(g, (q-1)/uint64(2*N), q)
+	psiInv := ModExp(t.Psi, q-2, q)
+
+	t.Roots = make([]uint64, N)
+	t.RootsInv = make([]uint64, N)
+	pw, pwInv := uint64(1), uint64(1)
+	for j := 0; j < N; j++ {
+		r := bitReverse(uint64(j), t.LogN)
+		t.Roots[r] = pw
+		t.RootsInv[r] = pwInv
+		pw = mulMod(pw, t.Psi, q)
+		pwInv = mulMod(pwInv, psiInv, q)
+	}
+	t.rootsShoup = make([]uint64, N)
+	t.rootsInvShoup = make([]uint64, N)
+	t.RootsMont = make([]uint64, N)
+	t.RootsInvMont = make([]uint64, N)
+	for k := 0; k < N; k++ {
+		t.rootsShoup[k] = m.ShoupConstant(t.Roots[k])
+		t.rootsInvShoup[k] = m.ShoupConstant(t.RootsInv[k])
+		t.RootsMont[k] = m.MForm(t.Roots[k])
+		t.RootsInvMont[k] = m.MForm(t.RootsInv[k])
+	}
+	t.NInv = ModExp(uint64(N), q-2, q)
+	t.nInvShoup = m.ShoupConstant(t.NInv)
+	t.NInvMont = m.MForm(t.NInv)
+	if q < 1<<50 {
+		t.roots52 = make([]uint64, N)
+		t.rootsInv52 = make([]uint64, N)
+		for k := 0; k < N; k++ {
+			t.roots52[k] = shoup52(t.Roots[k], q)
+			t.rootsInv52[k] = shoup52(t.RootsInv[k], q)
+		}
+	}
+	return t, nil
+}
+
+// shoup52 returns floor(w·2^52/q).
+func shoup52(w, q uint64) uint64 {
+	s, _ := bits.Div64(w>>12, w<<52, q)
+	return s
+}
+
+func bitReverse(x uint64, n int) uint64 {
+	return bits.Reverse64(x) >> (64 - n)
+}

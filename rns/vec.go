@@ -1,0 +1,176 @@
+package rns
+
+import "math/bits"
+
+// Element-wise kernels over one limb. Unless a name says Lazy, inputs are in
+// [0, q) and outputs are in [0, q). Output slices may alias inputs.
+
+// Add sets out = a + b mod q.
+func Add(a, b, out []uint64, q uint64) {
+	if useAVX512 {
+		addAVX512(a, b, out, q)
+		return
+	}
+	addGo(a, b, out, q)
+}
+
+func addGo(a, b, out []uint64, q uint64) {
+	b = b[:len(a)]
+	out = out[:len(a)]
+	for i := range a {
+		s := a[i] + b[i]
+		if s >= q {
+			s -= q
+		}
+		out[i] = s
+	}
+}
+
+// Sub sets out = a − b mod q.
+func Sub(a, b, out []uint64, q uint64) {
+	if useAVX512 {
+		subAVX512(a, b, out, q)
+		return
+	}
+	subGo(a, b, out, q)
+}
+
+func subGo(a, b, out []uint64, q uint64) {
+	b = b[:len(a)]
+	out = out[:len(a)]
+	for i := range a {
+		s := a[i] + q - b[i]
+		if s >= q {
+			s -= q
+		}
+		out[i] = s
+	}
+}
+
+// Neg sets out = −a mod q.
+func Neg(a, out []uint64, q uint64) {
+	out = out[:len(a)]
+	for i := range a {
+		s := q - a[i]
+		if s >= q {
+			s -= q
+		}
+		out[i] = s
+	}
+}
+
+// AddScalar sets out = a + s mod q (s < q).
+func AddScalar(a []uint64, s uint64, out []uint64, q uint64) {
+	out = out[:len(a)]
+	for i := range a {
+		v := a[i] + s
+		if v >= q {
+			v -= q
+		}
+		out[i] = v
+	}
+}
+
+// SubScalar sets out = a − s mod q (s < q).
+func SubScalar(a []uint64, s uint64, out []uint64, q uint64) {
+	out = out[:len(a)]
+	for i := range a {
+		v := a[i] + q - s
+		if v >= q {
+			v -= q
+		}
+		out[i] = v
+	}
+}
+
+// MulMont sets out = a·b·2^{-64} mod q (Montgomery multiplication), the
+// product Lattigo's MulCoeffsMontgomery computes.
+func MulMont(a, b, out []uint64, m *Modulus) {
+	if useAVX512 && m.Q < 1<<50 {
+		mulMontAVX512(a, b, out, m)
+		return
+	}
+	mulMontGo(a, b, out, m)
+}
+
+func mulMontGo(a, b, out []uint64, m *Modulus) {
+	b = b[:len(a)]
+	out = out[:len(a)]
+	q, mr := m.Q, m.MRedConst
+	for i := range a {
+		hi, lo := bits.Mul64(a[i], b[i])
+		h, _ := bits.Mul64(lo*mr, q)
+		r := hi - h + q
+		if r >= q {
+			r -= q
+		}
+		out[i] = r
+	}
+}
+
+// MACMont sets acc = acc + a·b·2^{-64} mod q.
+func MACMont(a, b, acc []uint64, m *Modulus) {
+	if useAVX512 && m.Q < 1<<50 {
+		macMontAVX512(a, b, acc, m)
+		return
+	}
+	macMontGo(a, b, acc, m)
+}
+
+func macMontGo(a, b, acc []uint64, m *Modulus) {
+	b = b[:len(a)]
+	acc = acc[:len(a)]
+	q, mr := m.Q, m.MRedConst
+	for i := range a {
+		hi, lo := bits.Mul64(a[i], b[i])
+		h, _ := bits.Mul64(lo*mr, q)
+		r := hi - h + q // [0, 2q)
+		if r >= q {
+			r -= q
+		}
+		s := acc[i] + r
+		if s >= q {
+			s -= q
+		}
+		acc[i] = s
+	}
+}
+
+// MulBarrett sets out = a·b mod q (plain modular product).
+func MulBarrett(a, b, out []uint64, m *Modulus) {
+	b = b[:len(a)]
+	out = out[:len(a)]
+	for i := range a {
+		out[i] = m.BRed(a[i], b[i])
+	}
+}
+
+// MulScalarMont sets out = a·s·2^{-64} mod q.
+func MulScalarMont(a []uint64, s uint64, out []uint64, m *Modulus) {
+	out = out[:len(a)]
+	for i := range a {
+		out[i] = m.MRed(a[i], s)
+	}
+}
+
+// MulScalar sets out = a·s mod q for s < q (Shoup multiplication).
+func MulScalar(a []uint64, s uint64, out []uint64, m *Modulus) {
+	out = out[:len(a)]
+	ws := m.ShoupConstant(s)
+	q := m.Q
+	for i := range a {
+		r := MulShoupLazy(a[i], s, ws, q)
+		if r >= q {
+			r -= q
+		}
+		out[i] = r
+	}
+}
+
+// Reduce sets out = a mod q for arbitrary 64-bit inputs.
+func Reduce(a, out []uint64, m *Modulus) {
+	out = out[:len(a)]
+	for i := range a {
+		out[i] = m.Reduce(a[i])
+	}
+}

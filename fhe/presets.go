@@ -1,0 +1,211 @@
+package fhe
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+)
+
+// Scheme names an RLWE scheme.
+type Scheme string
+
+// The schemes presets can name.
+const (
+	CKKS Scheme = "ckks"
+	BGV  Scheme = "bgv"
+)
+
+// Preset is a named parameter set.
+type Preset struct {
+	Name   string
+	Scheme Scheme
+	LogN   int
+	LogQ   []int  // bit sizes of the ciphertext primes q_0 … q_L
+	LogP   []int  // bit sizes of the key-switching primes (α = len(LogP))
+	T      uint64 // BGV plaintext modulus
+	// LogDefaultScale is the CKKS scale (log2); 0 picks LogQ[1].
+	LogDefaultScale int
+	Source          string // where the numbers come from
+}
+
+// Insecure reports whether the preset is exempt from the security check;
+// only presets whose name starts with "insecure-" are.
+func (p Preset) Insecure() bool { return strings.HasPrefix(p.Name, "insecure-") }
+
+// LogQP returns the nominal bit size of Q·P (the sum of the prime sizes,
+// an upper bound on log2 QP since each prime is below 2^bits).
+func (p Preset) LogQP() int {
+	s := 0
+	for _, b := range p.LogQ {
+		s += b
+	}
+	for _, b := range p.LogP {
+		s += b
+	}
+	return s
+}
+
+// Levels returns the number of levels L (primes in Q minus one).
+func (p Preset) Levels() int { return len(p.LogQ) - 1 }
+
+// DNum returns the number of key-switching digits at the top level.
+func (p Preset) DNum() int {
+	if len(p.LogP) == 0 {
+		return 0
+	}
+	return (len(p.LogQ) + len(p.LogP) - 1) / len(p.LogP)
+}
+
+// HEStandard128 is the largest log2(QP) with 128-bit classical security for
+// a uniform ternary secret, by log2 N (HomomorphicEncryption.org standard,
+// Albrecht et al. 2018, Table 1; logN 16–17 extrapolated as Lattigo does).
+var HEStandard128 = map[int]int{10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1761, 17: 3522}
+
+// Check validates the preset's shape and, unless it is named insecure-*,
+// its 128-bit security.
+func (p Preset) Check() error {
+	if p.LogN < 4 || p.LogN > 17 {
+		return fmt.Errorf("fhe: preset %s: logN %d outside [4, 17]", p.Name, p.LogN)
+	}
+	if len(p.LogQ) == 0 {
+		return fmt.Errorf("fhe: preset %s: no ciphertext primes", p.Name)
+	}
+	for _, b := range append(append([]int(nil), p.LogQ...), p.LogP...) {
+		if b < 20 || b > 61 {
+			return fmt.Errorf("fhe: preset %s: prime size %d bits outside [20, 61]", p.Name, b)
+		}
+	}
+	switch p.Scheme {
+	case CKKS:
+	case BGV:
+		if p.T < 2 {
+			return fmt.Errorf("fhe: preset %s: BGV needs a plaintext modulus", p.Name)
+		}
+	default:
+		return fmt.Errorf("fhe: preset %s: unknown scheme %q", p.Name, p.Scheme)
+	}
+	if p.Insecure() {
+		return nil
+	}
+	bound, ok := HEStandard128[p.LogN]
+	if !ok {
+		return fmt.Errorf("fhe: preset %s: no 128-bit bound known for logN=%d (name it insecure-* if intended)", p.Name, p.LogN)
+	}
+	if p.LogQP() > bound {
+		return fmt.Errorf("fhe: preset %s: logQP=%d exceeds the HE-standard 128-bit bound %d for logN=%d (name it insecure-* to use it anyway)",
+			p.Name, p.LogQP(), bound, p.LogN)
+	}
+	return nil
+}
+
+func repeat(b, n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = b
+	}
+	return s
+}
+
+func cat(parts ...[]int) []int {
+	var s []int
+	for _, p := range parts {
+		s = append(s, p...)
+	}
+	return s
+}
+
+var presets = []Preset{
+	{Name: "insecure-test", Scheme: CKKS, LogN: 11, LogQ: []int{50, 40, 40, 40, 40, 40}, LogP: []int{51, 51}, LogDefaultScale: 40,
+		Source: "unit tests only: small ring, dnum=3 (6 primes, α=2); NOT secure"},
+	{Name: "insecure-test-bgv", Scheme: BGV, LogN: 11, LogQ: []int{50, 40, 40, 40, 40, 40}, LogP: []int{51, 51}, T: 65537,
+		Source: "unit tests only: BGV twin of insecure-test; NOT secure"},
+	{Name: "ckks-14", Scheme: CKKS, LogN: 14, LogQ: cat([]int{50}, repeat(40, 7)), LogP: []int{50, 50}, LogDefaultScale: 40,
+		Source: "HE standard logN=14 row (logQP ≤ 438): 8 primes, α=2, dnum=4"},
+	{Name: "bgv-14", Scheme: BGV, LogN: 14, LogQ: cat([]int{50}, repeat(40, 7)), LogP: []int{50, 50}, T: 65537,
+		Source: "HE standard logN=14 row (logQP ≤ 438), T=2^16+1"},
+	{Name: "ckks-16", Scheme: CKKS, LogN: 16, LogQ: cat([]int{49}, repeat(40, 23)), LogP: []int{49, 49, 49, 49}, LogDefaultScale: 40,
+		Source: "HE standard logN=16 row (logQP ≤ 1761): 23 levels, primes < 2^50 for the 52-bit (IFMA) datapath, α=4, dnum=6"},
+	{Name: "pir-bgv", Scheme: BGV, LogN: 13, LogQ: []int{54, 54, 55}, LogP: []int{55}, T: 65537,
+		Source: "Rosemary §Workloads: SmartPIR BFV (N=2^13, T≈2^16) mapped to BGV with logQP=218, depth 2; N=2^13 keeps the 128-bit bound"},
+	{Name: "insecure-pir-paper", Scheme: BGV, LogN: 12, LogQ: []int{54, 54, 55}, LogP: []int{55}, T: 65537,
+		Source: "Rosemary §Workloads as printed (N=4096, logQP=218): exceeds the 109-bit bound for N=4096; kept only to reproduce the paper's shapes"},
+	{Name: "hevec", Scheme: CKKS, LogN: 12, LogQ: []int{38, 33}, LogP: []int{38}, LogDefaultScale: 33,
+		Source: "Rosemary §Workloads / HEVEC: N=4096, logQP=109"},
+	{Name: "engorgio", Scheme: CKKS, LogN: 17, LogQ: cat([]int{60}, repeat(48, 43)), LogP: repeat(58, 24), LogDefaultScale: 48,
+		Source: "Rosemary §Workloads / Engorgio: N=2^17, L=43, logQP=3516 (prime split ours: 60+43×48 | 24×58)"},
+	{Name: "insecure-rise-1024", Scheme: CKKS, LogN: 10, LogQ: []int{30}, LogDefaultScale: 20,
+		Source: "RISE / SEAL-Embedded: N=1024, one 30-bit prime (30 > 27-bit bound: not 128-bit secure)"},
+	{Name: "rise-2048", Scheme: CKKS, LogN: 11, LogQ: []int{30}, LogDefaultScale: 20,
+		Source: "RISE / SEAL-Embedded: N=2048, 1×30-bit"},
+	{Name: "rise-4096", Scheme: CKKS, LogN: 12, LogQ: repeat(30, 3), LogDefaultScale: 25,
+		Source: "RISE §II-D / SEAL-Embedded: N=4096, 3×30-bit (logQ=90)"},
+	{Name: "rise-8192", Scheme: CKKS, LogN: 13, LogQ: repeat(30, 6), LogDefaultScale: 25,
+		Source: "RISE / SEAL-Embedded: N=8192, 6×30-bit"},
+	{Name: "rise-16384", Scheme: CKKS, LogN: 14, LogQ: repeat(30, 13), LogDefaultScale: 25,
+		Source: "RISE §II-D: N=16384, 13×30-bit (logQ=390)"},
+}
+
+// Presets returns all presets sorted by name.
+func Presets() []Preset {
+	out := append([]Preset(nil), presets...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup returns the named preset after checking it.
+func Lookup(name string) (Preset, error) {
+	for _, p := range presets {
+		if p.Name == name {
+			if err := p.Check(); err != nil {
+				return Preset{}, err
+			}
+			return p, nil
+		}
+	}
+	names := make([]string, 0, len(presets))
+	for _, p := range Presets() {
+		names = append(names, p.Name)
+	}
+	return Preset{}, fmt.Errorf("fhe: unknown preset %q (have %s)", name, strings.Join(names, ", "))
+}
+
+// CKKSParameters instantiates the preset as Lattigo CKKS parameters.
+func (p Preset) CKKSParameters() (ckks.Parameters, error) {
+	if err := p.Check(); err != nil {
+		return ckks.Parameters{}, err
+	}
+	if p.Scheme != CKKS {
+		return ckks.Parameters{}, fmt.Errorf("fhe: preset %s is %s, not CKKS", p.Name, p.Scheme)
+	}
+	scale := p.LogDefaultScale
+	if scale == 0 && len(p.LogQ) > 1 {
+		scale = p.LogQ[1]
+	}
+	params, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{
+		LogN: p.LogN, LogQ: p.LogQ, LogP: p.LogP, LogDefaultScale: scale,
+	})
+	if err != nil {
+		return ckks.Parameters{}, fmt.Errorf("fhe: preset %s: %w", p.Name, err)
+	}
+	return params, nil
+}
+
+// BGVParameters instantiates the preset as Lattigo BGV parameters.
+func (p Preset) BGVParameters() (bgv.Parameters, error) {
+	if err := p.Check(); err != nil {
+		return bgv.Parameters{}, err
+	}
+	if p.Scheme != BGV {
+		return bgv.Parameters{}, fmt.Errorf("fhe: preset %s is %s, not BGV", p.Name, p.Scheme)
+	}
+	params, err := bgv.NewParametersFromLiteral(bgv.ParametersLiteral{
+		LogN: p.LogN, LogQ: p.LogQ, LogP: p.LogP, PlaintextModulus: p.T,
+	})
+	if err != nil {
+		return bgv.Parameters{}, fmt.Errorf("fhe: preset %s: %w", p.Name, err)
+	}
+	return params, nil
+}

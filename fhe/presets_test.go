@@ -1,0 +1,89 @@
+package fhe
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestEveryPresetChecks(t *testing.T) {
+	for _, p := range Presets() {
+		if err := p.Check(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		if p.Source == "" {
+			t.Errorf("%s: no source", p.Name)
+		}
+		if !p.Insecure() && p.LogQP() > HEStandard128[p.LogN] {
+			t.Errorf("%s: logQP %d over the bound", p.Name, p.LogQP())
+		}
+	}
+}
+
+func TestPaperShapes(t *testing.T) {
+	cases := []struct {
+		name        string
+		logN, logQP int
+	}{
+		{"insecure-pir-paper", 12, 218}, {"pir-bgv", 13, 218}, {"hevec", 12, 109}, {"engorgio", 17, 3516},
+		{"rise-4096", 12, 90}, {"rise-16384", 14, 390},
+	}
+	for _, c := range cases {
+		p, err := Lookup(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.LogN != c.logN || p.LogQP() != c.logQP {
+			t.Errorf("%s: logN=%d logQP=%d, want %d, %d", c.name, p.LogN, p.LogQP(), c.logN, c.logQP)
+		}
+	}
+	e, _ := Lookup("engorgio")
+	if e.Levels() != 43 {
+		t.Errorf("engorgio L=%d, want 43", e.Levels())
+	}
+	p, _ := Lookup("insecure-test")
+	if p.DNum() < 3 {
+		t.Errorf("insecure-test dnum=%d, want ≥ 3", p.DNum())
+	}
+}
+
+func TestOverBoundIsRefused(t *testing.T) {
+	p := Preset{Name: "too-big", Scheme: CKKS, LogN: 12, LogQ: []int{60, 60}, Source: "test"}
+	err := p.Check()
+	if err == nil || !strings.Contains(err.Error(), "exceeds the HE-standard 128-bit bound 109") {
+		t.Fatalf("want a clear refusal, got %v", err)
+	}
+	p.Name = "insecure-too-big"
+	if err := p.Check(); err != nil {
+		t.Fatalf("insecure preset refused: %v", err)
+	}
+	if _, err := Lookup("nope"); err == nil {
+		t.Fatal("unknown preset accepted")
+	}
+}
+
+func TestLattigoParameters(t *testing.T) {
+	for _, name := range []string{"insecure-test", "ckks-14", "hevec", "rise-4096"} {
+		p, _ := Lookup(name)
+		params, err := p.CKKSParameters()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if params.LogN() != p.LogN || params.MaxLevel() != p.Levels() {
+			t.Fatalf("%s: Lattigo logN=%d L=%d", name, params.LogN(), params.MaxLevel())
+		}
+		if !p.Insecure() && math.Ceil(params.LogQP()) > float64(HEStandard128[p.LogN]) {
+			t.Fatalf("%s: real logQP %.1f over bound", name, params.LogQP())
+		}
+	}
+	for _, name := range []string{"insecure-test-bgv", "bgv-14", "pir-bgv"} {
+		p, _ := Lookup(name)
+		params, err := p.BGVParameters()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if params.PlaintextModulus() != p.T {
+			t.Fatalf("%s: T=%d", name, params.PlaintextModulus())
+		}
+	}
+}

@@ -1,0 +1,74 @@
+// Package store is Rosemary's on-disk object store: FHE objects (ciphertexts,
+// plaintexts, keys) kept limb by limb in pages interleaved across channel
+// files, located through 16-byte descriptors (package store/layout) rather
+// than a page table, published atomically as immutable generations in a bbolt
+// catalog.
+//
+// # Files
+//
+// A store directory holds the catalog `catalog.db` and one file per channel,
+// `ch00`, `ch01`, … (each could sit on its own disk). A channel file is an
+// array of slots; slot r (row r) starts at byte r·(P+16), P the page size:
+//
+//	off      len  field
+//	0        P    page data (limb bytes; the tail of a limb's last page is zero)
+//	P        4    CRC-32C (Castagnoli) of data ‖ bytes [P+4, P+16)
+//	P+4      8    generation that wrote the page (uint64 LE)
+//	P+12     4    page number within the object (uint32 LE): (poly·Limbs+limb)·k+page
+//
+// The 16 trailing bytes play the role of a flash page's spare (OOB) area. A
+// read verifies the checksum and that generation and page number are the ones
+// the descriptor asks for, so a flipped bit, a torn or never-written page, and
+// a page of another object all fail with a *CorruptPageError naming object,
+// poly, limb and page.
+//
+// # Catalog
+//
+// bbolt buckets (keys and values little-endian unless noted):
+//
+//	meta     "layout" → layout.Layout record (8 bytes)
+//	         "hwm"    → uint32: rows [hwm, 2^32) are free on every channel
+//	         "gen"    → uint64: last generation number published
+//	objects  name     → record of the object's current generation
+//	dead     gen (uint64 big-endian) → record of a reclaimable generation
+//	free     start row (uint32 big-endian) → row count (uint32): free extents
+//
+// A record is 29 bytes: version (1) | generation (uint64) | descriptor (16
+// bytes) | CRC-32C of the preceding 25 bytes. The object's Kind is the
+// descriptor's class byte.
+//
+// Invariant, checked by Open: the extents of all records in objects and dead,
+// and the free extents, are disjoint and tile [0, hwm) exactly; no free extent
+// ends at hwm (it is merged into the space above hwm instead).
+//
+// # Generations, crash safety, reclamation
+//
+// Put allocates rows (first fit from the free list, else above hwm), writes
+// every page of the new generation into rows no live or pinned generation
+// uses, fsyncs the channel files, and only then, in one bbolt transaction,
+// stores the new record, moves the previous generation's record to dead and
+// removes the allocated rows from the free list. Until that transaction
+// commits the new pages are unreachable, so a crash at any point leaves either
+// the old or the new generation visible, never a mix; rows written by an
+// unpublished Put are still free in the catalog and are simply reused.
+//
+// Reclamation uses a free-extent list in the catalog (no compaction): garbage
+// collection moves every dead generation that no reader pins to the free list,
+// coalescing neighbouring extents, in one transaction. It runs after every Put
+// and Delete, on Open, and on demand (GC). Readers pin a generation (Acquire)
+// for as long as they read it, so its rows are never reused underneath them;
+// a generation is never modified in place. Channel files never shrink.
+//
+// # ISP mode
+//
+// SetISP(true) puts the store in the in-storage-processing mode of the paper:
+// conventional writes (Put, Delete) are refused with ErrISPMode until
+// SetISP(false); reads and garbage collection (which only edits the catalog)
+// continue.
+//
+// # Reads
+//
+// A limb read issues one positional read per channel holding pages of the
+// limb, all channels in parallel (one goroutine each); a channel's share of a
+// limb is a run of consecutive rows (see package layout).
+package store

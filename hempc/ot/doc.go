@@ -1,0 +1,52 @@
+// Package ot implements oblivious transfer for semi-honest two-party
+// computation: a base OT over elliptic-curve Diffie–Hellman, IKNP OT
+// extension, and on top of it chosen-message 1-out-of-2 OT on ℓ-bit strings,
+// additively correlated OT mod 2^ℓ, random OT, and 1-out-of-N OT.
+//
+// # Base OT
+//
+// Base OTs follow Chou and Orlandi, "The Simplest Protocol for Oblivious
+// Transfer" (LATINCRYPT 2015), in its random-OT form over NIST P-256: the
+// sender publishes A = aG; for each OT the receiver with choice c sends
+// B = bG + c·A; the sender's keys are k0 = H(a·B), k1 = H(a·(B−A)) and the
+// receiver's is k_c = H(b·A). All scalar multiplications by secret scalars
+// use crypto/ecdh (constant time). crypto/ecdh exposes no point addition,
+// which every DH-based OT needs (B = bG + A), so the two additions use the
+// deprecated crypto/elliptic P-256 Add, which is backed by the same
+// constant-time nistec code; X25519 was not used because it offers no
+// addition at all and its public keys are distinguishable from random strings
+// (curve vs twist), which would leak the choice in any "oblivious key" variant.
+//
+// Caveats: security is semi-honest, in the random-oracle model (H is SHA-256
+// with the OT index, choice bit, A and B in the input), under CDH in P-256.
+// The original paper's UC proof against malicious parties was found to be
+// flawed (Genç, Iovino, Rial, ePrint 2017/1135; Hauck, Loss, ePrint
+// 2017/1011); we claim nothing beyond semi-honest security. All OTs of a batch
+// share one A, so the sender's a is fresh per batch and never reused.
+//
+// # OT extension
+//
+// IKNP (Ishai, Kilian, Nissim, Petrank, CRYPTO 2003) with κ = 128 base OTs in
+// the reverse direction. The extension receiver (base-OT sender) holds 128
+// key pairs, expands each key with a SHAKE128 stream (share.PRG) into columns
+// t^i = G(k_i^0), sends u^i = t^i ⊕ G(k_i^1) ⊕ r for its choice vector r; the
+// extension sender with random s ∈ {0,1}^128 forms q^i = G(k_i^{s_i}) ⊕ s_i·u^i,
+// so that after transposing, row q_j = t_j ⊕ r_j·s. Keys are
+// H(j, q_j) and H(j, q_j ⊕ s) for the sender and H(j, t_j) for the receiver,
+// with H = SHA-256 tweaked by the global OT index j (a correlation-robust hash
+// in the random-oracle model). Streams continue across calls, and the index
+// keeps counting, so both parties must make the same calls in the same order.
+//
+// # Derived OTs
+//
+//   - SendChosen/ReceiveChosen: the sender sends m0 ⊕ H0, m1 ⊕ H1 (ℓ ≤ 64 bits).
+//   - SendCorrelated/ReceiveCorrelated: the sender's output x is H0 mod 2^ℓ
+//     and it sends x + Δ − H1, so the receiver gets x + c·Δ (half the traffic).
+//   - SendN/ReceiveN: 1-out-of-2^k OT from k random OTs after Naor and
+//     Pinkas (SODA 2001): message v is masked with H(instance, v, K_1^{v_1},
+//     …, K_k^{v_k}); the receiver knows exactly the keys of its choice, so
+//     every other mask contains a key it lacks.
+//
+// Each call is two flights: the receiver's u matrix, then the sender's
+// masked messages (random OT is one flight).
+package ot

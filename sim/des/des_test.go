@@ -315,3 +315,44 @@ func TestFromNanoseconds(t *testing.T) {
 		t.Error("negative accepted")
 	}
 }
+
+// TestArbiter: 1 B/ns, class 0 overtakes queued class-1 jobs, FIFO within a
+// class, done callbacks may submit before the next job is chosen.
+func TestArbiter(t *testing.T) {
+	s := New()
+	a := NewArbiter(s, "ch", 2, Rate{Bytes: 1, Per: Nanosecond})
+	var log []string
+	rec := func(tag string) func() { return func() { log = append(log, tag+"@"+s.Now().String()) } }
+	a.SubmitBytes(1, 100, rec("d1")) // starts at once: [0,100]
+	a.SubmitBytes(1, 100, rec("d2")) // queued
+	a.SubmitBytes(1, 100, func() {
+		log = append(log, "d3@"+s.Now().String())
+		a.Submit(0, 5*Nanosecond, 0, rec("c3")) // submitted at completion: runs next
+	})
+	s.At(10*Nanosecond, func() { a.Submit(0, 10*Nanosecond, 0, rec("c1")) }) // overtakes d2,d3
+	s.At(20*Nanosecond, func() { a.Submit(0, 10*Nanosecond, 0, rec("c2")) })
+	s.At(400*Nanosecond, func() { a.SubmitBytes(1, 1, rec("d4")) })
+	if err := s.Run(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"d1@0.100000us", "c1@0.110000us", "c2@0.120000us", "d2@0.220000us",
+		"d3@0.320000us", "c3@0.325000us", "d4@0.401000us",
+	}
+	if len(log) != len(want) {
+		t.Fatalf("log %v", log)
+	}
+	for i := range want {
+		if log[i] != want[i] {
+			t.Fatalf("log %v, want %v", log, want)
+		}
+	}
+	st := a.Stats()
+	if st.Requests != 7 || st.Bytes != 301 || st.Busy != 326*Nanosecond {
+		t.Errorf("stats %+v", st)
+	}
+	a.Submit(2, 1, 0, nil)
+	if s.Err() == nil {
+		t.Error("bad class accepted")
+	}
+}

@@ -138,10 +138,15 @@ func loadCatalog(tx *bolt.Tx, l layout.Layout) (*catalogState, error) {
 		owner string
 	}
 	var all []owned
+	gens := map[Generation]string{}
 	addOwner := func(r record, owner string) error {
 		if r.gen > st.gen {
 			return fmt.Errorf("%s has generation %d above the last published %d", owner, r.gen, st.gen)
 		}
+		if prev, dup := gens[r.gen]; dup {
+			return fmt.Errorf("%s and %s both have generation %d", prev, owner, r.gen)
+		}
+		gens[r.gen] = owner
 		ext, err := l.Extents(r.desc)
 		if err != nil {
 			return fmt.Errorf("%s: %w", owner, err)

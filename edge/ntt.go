@@ -47,7 +47,7 @@ func newNTTRoots(n int, q uint64) (nttRoots, error) {
 	return r, nil
 }
 
-func (r *nttRoots) N() int             { return r.n }
+func (r *nttRoots) N() int            { return r.n }
 func (r *nttRoots) Modulus() *Modulus { return &r.mod }
 
 // Psi returns the primitive 2N-th root of unity used.
@@ -99,7 +99,9 @@ func NewTableNTT(n int, q uint64) (*TableNTT, error) {
 }
 
 // TableBytes is the memory held by the twiddle tables.
-func (t *TableNTT) TableBytes() int { return 8 * (len(t.w) + len(t.ws) + len(t.iw) + len(t.iws) + len(t.ws32) + len(t.iws32)) }
+func (t *TableNTT) TableBytes() int {
+	return 8 * (len(t.w) + len(t.ws) + len(t.iw) + len(t.iws) + len(t.ws32) + len(t.iws32))
+}
 
 // Forward computes the NTT of p (len N, values < q) in place.
 func (t *TableNTT) Forward(p []uint64) {

@@ -1,0 +1,337 @@
+package edge
+
+import (
+	"fmt"
+	"math"
+)
+
+// Ciphertext is a CKKS ciphertext (c0, c1), one slice of N words per limb,
+// in the NTT domain and standard form (Lattigo's ckks layout), with
+// m ≈ (c0 + c1·s)/Scale.
+type Ciphertext struct {
+	C0, C1 [][]uint64
+	Scale  float64
+}
+
+// NewCiphertext allocates a ciphertext for the context.
+func (c *Context) NewCiphertext() *Ciphertext {
+	ct := &Ciphertext{}
+	for range c.limbs {
+		ct.C0 = append(ct.C0, make([]uint64, c.params.N))
+		ct.C1 = append(ct.C1, make([]uint64, c.params.N))
+	}
+	return ct
+}
+
+func (c *Context) checkCiphertext(ct *Ciphertext) error {
+	if ct == nil || len(ct.C0) != len(c.limbs) || len(ct.C1) != len(c.limbs) {
+		return fmt.Errorf("edge: ciphertext shape does not match the %d-limb context", len(c.limbs))
+	}
+	for i := range ct.C0 {
+		if len(ct.C0[i]) != c.params.N || len(ct.C1[i]) != c.params.N {
+			return fmt.Errorf("edge: ciphertext limb %d has wrong length", i)
+		}
+	}
+	return nil
+}
+
+// Encryptor is the streaming public-key encryptor. Its working memory is
+// two bank-sized buffers of N words (the paper's BG0 and BG1) plus N bytes
+// each for u and e1 and the PRNG state; the output ciphertext's limbs serve
+// as NTT scratch. It is not safe for concurrent use.
+type Encryptor struct {
+	ctx   *Context
+	pk    *PublicKey
+	bg0   []uint64 // encoded message + e0, signed, all limbs
+	bg1   []uint64 // NTT(u mod q_i) for the limb in flight
+	u, e1 []int8
+	prng  *PRNG
+	nonce uint64
+}
+
+// NewEncryptor returns an encryptor for pk seeded from crypto/rand.
+func NewEncryptor(ctx *Context, pk *PublicKey) (*Encryptor, error) {
+	seed, err := NewSeed()
+	if err != nil {
+		return nil, err
+	}
+	return NewEncryptorSeed(ctx, pk, seed)
+}
+
+// NewEncryptorSeed returns an encryptor whose randomness is the SHAKE stream
+// of seed (deterministic; for tests and known-answer vectors).
+func NewEncryptorSeed(ctx *Context, pk *PublicKey, seed [SeedSize]byte) (*Encryptor, error) {
+	if pk == nil || len(pk.p0) != len(ctx.limbs) || len(pk.p1) != len(ctx.limbs) {
+		return nil, fmt.Errorf("edge: public key does not match the context")
+	}
+	n := ctx.params.N
+	return &Encryptor{ctx: ctx, pk: pk, bg0: make([]uint64, n), bg1: make([]uint64, n),
+		u: make([]int8, n), e1: make([]int8, n), prng: NewPRNG(seed)}, nil
+}
+
+// WorkingBytes is the encryptor's working memory beyond the key, computed
+// from its actual buffers (the PRNG counted by its struct size).
+func (e *Encryptor) WorkingBytes() int {
+	return 8*(len(e.bg0)+len(e.bg1)) + len(e.u) + len(e.e1) + prngBytes
+}
+
+// prngBytes is the size of a PRNG (Keccak state, seed, one block).
+const prngBytes = 200 + 136 + 32 + SeedSize + 16 + BlockSize + 24
+
+func stream(kind, nonce uint64) uint64 { return nonce<<8 | kind }
+
+// Encrypt encodes values (at most N/2 real slots) at the given scale and
+// encrypts them under the public key into ct: c0 = pk0·u + e0 + Δm,
+// c1 = pk1·u + e1, limb by limb. It allocates nothing.
+func (e *Encryptor) Encrypt(values []float64, scale float64, ct *Ciphertext) error {
+	c := e.ctx
+	if err := c.checkCiphertext(ct); err != nil {
+		return err
+	}
+	if err := encodeInto(e.bg0, values, scale, c.logN); err != nil {
+		return err
+	}
+	e.nonce++
+	p := e.prng
+	// Δm + e0 as signed integers (|e0| ≤ 21).
+	p.Seek(stream(StreamE0, e.nonce), 0)
+	p.addBinomial(ints(e.bg0))
+	p.Seek(stream(StreamU, e.nonce), 0)
+	p.SampleTernary(e.u)
+	p.Seek(stream(StreamE1, e.nonce), 0)
+	p.SampleBinomial(e.e1)
+	m := ints(e.bg0)
+	for i := range c.limbs {
+		l := &c.limbs[i]
+		q := l.mod.Q
+		smallToMod(e.bg1, e.u, q)
+		l.ntt.Forward(e.bg1)
+		c0 := ct.C0[i]
+		for j, x := range m {
+			c0[j] = l.mod.ReduceSigned(x)
+		}
+		l.ntt.Forward(c0)
+		l.mulAdd(c0, e.bg1, e.pk.p0[i])
+		c1 := ct.C1[i]
+		smallToMod(c1, e.e1, q)
+		l.ntt.Forward(c1)
+		l.mulAdd(c1, e.bg1, e.pk.p1[i])
+	}
+	ct.Scale = scale
+	return nil
+}
+
+// addBinomial adds centered binomial samples to dst.
+func (p *PRNG) addBinomial(dst []int64) {
+	var tmp [48]int8
+	for i := 0; i < len(dst); i += len(tmp) {
+		k := min(len(tmp), len(dst)-i)
+		p.SampleBinomial(tmp[:k])
+		d := dst[i : i+k]
+		for j := range d {
+			d[j] += int64(tmp[j])
+		}
+	}
+}
+
+// SeededCiphertext is the upload half of a symmetric ciphertext: c0 and the
+// public seed from which the server regenerates c1 = a (ExpandSeeded).
+type SeededCiphertext struct {
+	Seed  [SeedSize]byte
+	C0    [][]uint64
+	Scale float64
+}
+
+// NewSeededCiphertext allocates a seeded ciphertext for the context.
+func (c *Context) NewSeededCiphertext() *SeededCiphertext {
+	ct := &SeededCiphertext{}
+	for range c.limbs {
+		ct.C0 = append(ct.C0, make([]uint64, c.params.N))
+	}
+	return ct
+}
+
+// SymEncryptor encrypts under the secret key with c1 = a expanded from a
+// public seed, so only c0 and the seed travel (half the upload).
+type SymEncryptor struct {
+	ctx   *Context
+	sk    *SecretKey
+	bg0   []uint64
+	bg1   []uint64
+	prng  *PRNG // secret randomness (errors)
+	pub   *PRNG // public randomness (a)
+	nonce uint64
+}
+
+// NewSymEncryptor returns a symmetric encryptor for sk seeded from crypto/rand.
+func NewSymEncryptor(ctx *Context, sk *SecretKey) (*SymEncryptor, error) {
+	seed, err := NewSeed()
+	if err != nil {
+		return nil, err
+	}
+	if sk == nil || len(sk.s) != len(ctx.limbs) {
+		return nil, fmt.Errorf("edge: secret key does not match the context")
+	}
+	n := ctx.params.N
+	return &SymEncryptor{ctx: ctx, sk: sk, bg0: make([]uint64, n), bg1: make([]uint64, n),
+		prng: NewPRNG(seed), pub: NewPRNG(seed)}, nil
+}
+
+// WorkingBytes is the working memory beyond the key.
+func (e *SymEncryptor) WorkingBytes() int { return 8*(len(e.bg0)+len(e.bg1)) + 2*prngBytes }
+
+// EncryptSeeded encrypts values: c0 = -a·s + e + Δm with a_i the uniform
+// NTT-domain polynomial of stream (StreamA, limb i) of a fresh public seed.
+func (e *SymEncryptor) EncryptSeeded(values []float64, scale float64, ct *SeededCiphertext) error {
+	c := e.ctx
+	if ct == nil || len(ct.C0) != len(c.limbs) {
+		return fmt.Errorf("edge: seeded ciphertext shape does not match the context")
+	}
+	for i := range ct.C0 {
+		if len(ct.C0[i]) != c.params.N {
+			return fmt.Errorf("edge: seeded ciphertext limb %d has wrong length", i)
+		}
+	}
+	if err := encodeInto(e.bg0, values, scale, c.logN); err != nil {
+		return err
+	}
+	e.nonce++
+	// The public seed is drawn from the secret stream: fresh per ciphertext.
+	e.prng.Seek(stream(StreamSecret, e.nonce), 0)
+	e.prng.Read(ct.Seed[:])
+	e.pub.Reseed(ct.Seed)
+	e.prng.Seek(stream(StreamE0, e.nonce), 0)
+	e.prng.addBinomial(ints(e.bg0))
+	m := ints(e.bg0)
+	for i := range c.limbs {
+		l := &c.limbs[i]
+		e.pub.Seek(StreamA+uint64(i)<<8, 0)
+		e.pub.SampleUniform(e.bg1, l.mod.Q)
+		c0 := ct.C0[i]
+		for j, x := range m {
+			c0[j] = l.mod.ReduceSigned(x)
+		}
+		l.ntt.Forward(c0)
+		l.mulSub(c0, e.bg1, e.sk.sm[i])
+	}
+	ct.Scale = scale
+	return nil
+}
+
+// ExpandSeeded is the server-side expansion of a seeded ciphertext into a
+// full one: c1 limb i is regenerated from the seed.
+func (c *Context) ExpandSeeded(sct *SeededCiphertext) (*Ciphertext, error) {
+	if sct == nil || len(sct.C0) != len(c.limbs) {
+		return nil, fmt.Errorf("edge: seeded ciphertext shape does not match the context")
+	}
+	ct := c.NewCiphertext()
+	p := NewPRNG(sct.Seed)
+	for i := range c.limbs {
+		if len(sct.C0[i]) != c.params.N {
+			return nil, fmt.Errorf("edge: seeded ciphertext limb %d has wrong length", i)
+		}
+		copy(ct.C0[i], sct.C0[i])
+		p.Seek(StreamA+uint64(i)<<8, 0)
+		p.SampleUniform(ct.C1[i], c.limbs[i].mod.Q)
+	}
+	ct.Scale = sct.Scale
+	return ct, nil
+}
+
+// Decryptor decrypts and decodes ciphertexts of the context.
+type Decryptor struct {
+	ctx  *Context
+	sk   *SecretKey
+	nl   int // limbs used: the longest prefix with product < 2^126
+	acc  [][]uint64
+	buf  []uint64
+	inv  [][]uint64 // inv[k][j] = q_j^-1 mod q_k, j < k
+	half [2]uint64  // (Q'-1)/2 as (hi, lo)
+	qp   [2]uint64  // Q' as (hi, lo)
+}
+
+// NewDecryptor returns a decryptor for sk.
+func NewDecryptor(ctx *Context, sk *SecretKey) (*Decryptor, error) {
+	if sk == nil || len(sk.s) != len(ctx.limbs) {
+		return nil, fmt.Errorf("edge: secret key does not match the context")
+	}
+	d := &Decryptor{ctx: ctx, sk: sk, buf: make([]uint64, ctx.params.N)}
+	bitsUsed := 0.0
+	for _, l := range ctx.limbs {
+		b := math.Log2(float64(l.mod.Q))
+		if bitsUsed+b >= 126 {
+			break
+		}
+		bitsUsed += b
+		d.nl++
+	}
+	d.qp = [2]uint64{0, 1}
+	for k := 0; k < d.nl; k++ {
+		d.acc = append(d.acc, make([]uint64, ctx.params.N))
+		row := make([]uint64, k)
+		mk := &ctx.limbs[k].mod
+		for j := 0; j < k; j++ {
+			row[j] = mk.Pow(ctx.limbs[j].mod.Q%mk.Q, mk.Q-2)
+		}
+		d.inv = append(d.inv, row)
+		d.qp = mul128(d.qp, ctx.limbs[k].mod.Q)
+	}
+	// half = (Q'-1)/2 (Q' odd)
+	d.half = [2]uint64{d.qp[0] >> 1, d.qp[1]>>1 | d.qp[0]<<63}
+	return d, nil
+}
+
+// Decrypt writes the first len(out) slots of ct into out.
+func (d *Decryptor) Decrypt(ct *Ciphertext, out []float64) error {
+	c := d.ctx
+	if err := c.checkCiphertext(ct); err != nil {
+		return err
+	}
+	if !(ct.Scale >= 1) {
+		return fmt.Errorf("edge: ciphertext scale %v invalid", ct.Scale)
+	}
+	for k := 0; k < d.nl; k++ {
+		l := &c.limbs[k]
+		q := l.mod.Q
+		for j, x := range ct.C0[k] {
+			if x >= q || ct.C1[k][j] >= q {
+				return fmt.Errorf("edge: ciphertext limb %d coefficient %d not reduced", k, j)
+			}
+		}
+		a := d.acc[k]
+		copy(a, ct.C0[k])
+		l.mulAdd(a, ct.C1[k], d.sk.sm[k])
+		l.ntt.Inverse(a)
+	}
+	f := floats(d.buf)
+	inv := 1 / ct.Scale
+	for j := range f {
+		f[j] = d.crt(j) * inv
+	}
+	return decodeFrom(d.buf, out, c.logN)
+}
+
+// crt reconstructs coefficient j centered in (-Q'/2, Q'/2) by Garner's
+// algorithm in 128-bit arithmetic and returns it as a float64.
+func (d *Decryptor) crt(j int) float64 {
+	var v [64]uint64
+	c := d.ctx
+	for k := 0; k < d.nl; k++ {
+		mk := &c.limbs[k].mod
+		x := d.acc[k][j]
+		for i := 0; i < k; i++ {
+			x = mk.Mul((x+mk.Q-mk.Reduce(v[i]))%mk.Q, d.inv[k][i])
+		}
+		v[k] = x
+	}
+	acc := [2]uint64{0, v[d.nl-1]}
+	for k := d.nl - 2; k >= 0; k-- {
+		acc = mul128(acc, c.limbs[k].mod.Q)
+		acc = add128(acc, v[k])
+	}
+	if less128(d.half, acc) { // acc > (Q'-1)/2: negative
+		r := sub128(d.qp, acc)
+		return -(float64(r[0])*0x1p64 + float64(r[1]))
+	}
+	return float64(acc[0])*0x1p64 + float64(acc[1])
+}

@@ -26,7 +26,7 @@ import (
 var flagNames = []struct {
 	f    Flags
 	name string
-}{{FlagScalarB, "scalar"}, {FlagPlain, "plain"}, {FlagCenter, "center"}, {FlagKey, "key"}}
+}{{FlagScalarB, "scalar"}, {FlagPlain, "plain"}, {FlagCenter, "center"}, {FlagKey, "key"}, {FlagExact, "exact"}}
 
 // String returns the operand in assembly syntax.
 func (a Addr) String() string {

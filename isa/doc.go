@@ -20,7 +20,8 @@
 //	                   the NTT datapath's MAC units (paper §FHE Engine). It is
 //	                   one instruction, not k·m MODMACs, because its overflow
 //	                   correction needs all k inputs of a coefficient at once.
-//	                   .center selects Lattigo's single-modulus centered lift.
+//	                   .center selects Lattigo's single-modulus centered lift,
+//	                   .exact the exact lift x mod p used by rescaling.
 //	LD, ST             move one limb between DRAM/NAND objects and SRAM/eDRAM (Table III)
 //
 // Binary encoding of an instruction (little endian):

@@ -43,7 +43,10 @@ const (
 	FlagCenter
 	// FlagKey: LD of key material (the simulator keeps keys in eDRAM).
 	FlagKey
-	flagMask = FlagScalarB | FlagPlain | FlagCenter | FlagKey
+	// FlagExact: BCONV from one modulus as an exact lift x mod p (rescaling),
+	// without the floating-point overflow estimate.
+	FlagExact
+	flagMask = FlagScalarB | FlagPlain | FlagCenter | FlagKey | FlagExact
 )
 
 // Space is a memory space an address names.

@@ -130,7 +130,7 @@ func (c *Config) checkInstr(in Instr) error {
 			return fmt.Errorf("automorphism cannot run in place")
 		}
 	case OpBConv:
-		allowed = FlagCenter
+		allowed = FlagCenter | FlagExact
 		if in.Mod != 0 {
 			return fmt.Errorf("BCONV takes its moduli from the basis, modulus field must be 0")
 		}
@@ -138,8 +138,11 @@ func (c *Config) checkInstr(in Instr) error {
 			return fmt.Errorf("basis index %v out of range (%d bases)", in.B, len(c.Bases))
 		}
 		b := c.Bases[in.B.Index()]
-		if in.Flags&FlagCenter != 0 && len(b.From) != 1 {
-			return fmt.Errorf("centered lift needs a one-modulus basis, basis %d has %d", in.B.Index(), len(b.From))
+		if in.Flags&(FlagCenter|FlagExact) != 0 && len(b.From) != 1 {
+			return fmt.Errorf("centered or exact lift needs a one-modulus basis, basis %d has %d", in.B.Index(), len(b.From))
+		}
+		if in.Flags&FlagCenter != 0 && in.Flags&FlagExact != 0 {
+			return fmt.Errorf("BCONV cannot be both centered and exact")
 		}
 		if err := c.slot(in.A, len(b.From), "A"); err != nil {
 			return err

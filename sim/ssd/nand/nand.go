@@ -124,9 +124,32 @@ type request struct {
 }
 
 type die struct {
-	busy    bool      // a command is scheduled or in flight
-	queue   []request // FIFO
+	busy    bool // a command is scheduled or in flight
+	planes  [4]reqQueue
 	started des.Time
+}
+
+// reqQueue is a FIFO of requests for one plane.
+type reqQueue struct {
+	q    []request
+	head int
+}
+
+func (q *reqQueue) push(r request) { q.q = append(q.q, r) }
+
+func (q *reqQueue) empty() bool { return q.head == len(q.q) }
+
+func (q *reqQueue) pop() request {
+	r := q.q[q.head]
+	q.q[q.head] = request{}
+	q.head++
+	if q.head == len(q.q) {
+		q.q, q.head = q.q[:0], 0
+	} else if q.head > 256 && q.head*2 > len(q.q) {
+		n := copy(q.q, q.q[q.head:])
+		q.q, q.head = q.q[:n], 0
+	}
+	return r
 }
 
 // Array is the flash back end of one SSD.
@@ -195,7 +218,7 @@ func (a *Array) Read(page int64, done func(page int64)) error {
 	}
 	di := (ad.Channel*g.ChipsPerChannel+ad.Chip)*g.DiesPerChip + ad.Die
 	d := &a.dies[di]
-	d.queue = append(d.queue, request{page: page, plane: ad.Plane, done: done})
+	d.planes[ad.Plane].push(request{page: page, plane: ad.Plane, done: done})
 	if !d.busy {
 		// Issue at the end of the current instant, so that every read queued
 		// at the same time can join one multi-plane command.
@@ -206,30 +229,20 @@ func (a *Array) Read(page int64, done func(page int64)) error {
 	return nil
 }
 
-// issue starts the next (multi-plane) read on die di: up to PlanesPerDie
-// queued requests on distinct planes, taken in FIFO order.
+// issue starts the next (multi-plane) read on die di: the oldest queued
+// request of every plane that has one, as one k-plane command.
 func (a *Array) issue(di, ch int) {
 	d := &a.dies[di]
-	if len(d.queue) == 0 {
+	batch := make([]request, 0, a.g.PlanesPerDie)
+	for p := 0; p < a.g.PlanesPerDie; p++ {
+		if !d.planes[p].empty() {
+			batch = append(batch, d.planes[p].pop())
+		}
+	}
+	if len(batch) == 0 {
 		d.busy = false
 		return
 	}
-	var used [4]bool
-	batch := make([]request, 0, a.g.PlanesPerDie)
-	rest := d.queue[:0]
-	for _, r := range d.queue {
-		if len(batch) < a.g.PlanesPerDie && !used[r.plane] {
-			used[r.plane] = true
-			batch = append(batch, r)
-		} else {
-			rest = append(rest, r)
-		}
-	}
-	// rest aliases queue's array; clear the tail so done funcs can be freed.
-	for i := len(rest); i < len(d.queue); i++ {
-		d.queue[i] = request{}
-	}
-	d.queue = rest
 	d.busy = true
 	d.started = a.sim.Now()
 	a.st.Commands++

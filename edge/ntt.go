@@ -48,6 +48,7 @@ func newNTTRoots(n int, q uint64) (nttRoots, error) {
 }
 
 func (r *nttRoots) N() int            { return r.n }
+func (r *nttRoots) q() uint64         { return r.mod.Q }
 func (r *nttRoots) Modulus() *Modulus { return &r.mod }
 
 // Psi returns the primitive 2N-th root of unity used.
@@ -88,13 +89,6 @@ func NewTableNTT(n int, q uint64) (*TableNTT, error) {
 		pw, ipw = m.Mul(pw, r.psi), m.Mul(ipw, r.psiInv)
 	}
 	t.nInvS = shoup(r.nInv, q)
-	if q < small30 {
-		t.ws32, t.iws32 = t.ws, t.iws // reuse the storage
-		for j := range t.w {
-			t.ws32[j], t.iws32[j] = shoup32(t.w[j], q), shoup32(t.iw[j], q)
-		}
-		t.ws, t.iws = nil, nil
-	}
 	return t, nil
 }
 
@@ -105,8 +99,8 @@ func (t *TableNTT) TableBytes() int {
 
 // Forward computes the NTT of p (len N, values < q) in place.
 func (t *TableNTT) Forward(p []uint64) {
-	if t.ws32 != nil {
-		t.forward32(p)
+	if t.q() < lazyLimit {
+		t.forwardLazy(p)
 		return
 	}
 	n, q := t.n, t.mod.Q
@@ -142,8 +136,8 @@ func (t *TableNTT) Forward(p []uint64) {
 
 // Inverse computes the inverse NTT of p (len N, values < q) in place.
 func (t *TableNTT) Inverse(p []uint64) {
-	if t.ws32 != nil {
-		t.inverse32(p)
+	if t.q() < lazyLimit {
+		t.inverseLazy(p)
 		return
 	}
 	n, q := t.n, t.mod.Q
@@ -214,8 +208,8 @@ func NewFlyNTT(n int, q uint64) (*FlyNTT, error) {
 // Forward computes the NTT of p in place. Stage m (m blocks of 2h) uses,
 // for block i = brev_s(k), the twiddle ψ^(h·(2k+1)) = ψ^h · (ψ^(2h))^k.
 func (f *FlyNTT) Forward(p []uint64) {
-	if f.use32 {
-		f.forward32(p)
+	if f.q() < lazyLimit {
+		f.forwardLazy(p)
 		return
 	}
 	n, q := f.n, f.mod.Q
@@ -247,8 +241,8 @@ func (f *FlyNTT) Forward(p []uint64) {
 
 // Inverse computes the inverse NTT of p in place.
 func (f *FlyNTT) Inverse(p []uint64) {
-	if f.use32 {
-		f.inverse32(p)
+	if f.q() < lazyLimit {
+		f.inverseLazy(p)
 		return
 	}
 	n, q := f.n, f.mod.Q

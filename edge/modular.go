@@ -225,3 +225,15 @@ func primitiveRoot(q uint64) (uint64, error) {
 	}
 	return 0, fmt.Errorf("edge: no primitive root for %d", q)
 }
+
+// small30 bounds the primes for which 32-bit Montgomery products are used
+// in pointwise multiplication (every product of two reduced values < 2^60).
+const small30 = 1 << 30
+
+// mred32 returns x·y·2^-32 mod q in (0, 2q) for x·y < q·2^32; qInv holds
+// q^-1 mod 2^32 in its low half. Only 64-bit multiplications are needed.
+func mred32(x, y, q, qInv uint64) uint64 {
+	p := x * y
+	t := uint64(uint32(p) * uint32(qInv))
+	return p>>32 + q - (t*q)>>32
+}

@@ -68,8 +68,6 @@ type TableNTT struct {
 	w, ws   []uint64 // forward twiddles ψ^brev(j), Shoup form
 	iw, iws []uint64 // inverse twiddles ψ^-brev(j)
 	nInvS   uint64
-	// 32-bit Shoup quotients, used instead of ws/iws when q < 2^30
-	ws32, iws32 []uint64
 }
 
 // NewTableNTT builds the table NTT for degree n and prime q.
@@ -94,7 +92,7 @@ func NewTableNTT(n int, q uint64) (*TableNTT, error) {
 
 // TableBytes is the memory held by the twiddle tables.
 func (t *TableNTT) TableBytes() int {
-	return 8 * (len(t.w) + len(t.ws) + len(t.iw) + len(t.iws) + len(t.ws32) + len(t.iws32))
+	return 8 * (len(t.w) + len(t.ws) + len(t.iw) + len(t.iws))
 }
 
 // Forward computes the NTT of p (len N, values < q) in place.
@@ -172,10 +170,6 @@ type FlyNTT struct {
 	pow, ipow [64]uint64 // ψ^(2^s), ψ^-(2^s), Montgomery form
 	nInvM     uint64
 	oneM      uint64
-	// q < 2^30: the same registers in 32-bit Montgomery form (R = 2^32)
-	pow32, ipow32 [64]uint64
-	nInv32        uint64
-	use32         bool
 }
 
 // NewFlyNTT builds the on-the-fly NTT for degree n and prime q.
@@ -193,15 +187,6 @@ func NewFlyNTT(n int, q uint64) (*FlyNTT, error) {
 	}
 	f.nInvM = m.MForm(r.nInv)
 	f.oneM = m.MForm(1)
-	if q < small30 {
-		f.use32 = true
-		a, b = r.psi, r.psiInv
-		for s := 0; s <= r.logN; s++ {
-			f.pow32[s], f.ipow32[s] = (a<<32)%q, (b<<32)%q
-			a, b = m.Mul(a, a), m.Mul(b, b)
-		}
-		f.nInv32 = (r.nInv << 32) % q
-	}
 	return f, nil
 }
 

@@ -16,6 +16,10 @@
 //   - Server: a FIFO resource that serves one request at a time, either for
 //     a given duration or for bytes at a Rate (a bandwidth server). A request
 //     submitted at time t starts at max(t, end of the previous request).
+//   - Arbiter: a work-conserving resource with priority classes that picks
+//     the next job when it becomes free (one event per job); used where a
+//     short high-priority job must overtake queued ones (flash commands
+//     ahead of data on a NAND channel).
 //   - Pipe: a fixed latency with unlimited concurrency.
 //   - Banked: N Servers with an address-interleaving rule; an access that
 //     spans banks completes when its slowest bank does.

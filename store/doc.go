@@ -69,6 +69,7 @@
 // # Reads
 //
 // A limb read issues one positional read per channel holding pages of the
-// limb, all channels in parallel (one goroutine each); a channel's share of a
-// limb is a run of consecutive rows (see package layout).
+// limb, all channels in parallel (one goroutine per channel, the caller's own
+// goroutine serving the first); a channel's share of a limb is a run of
+// consecutive rows (see package layout). Read buffers are pooled.
 package store

@@ -126,35 +126,42 @@ func (s *Store) readLimb(name string, r record, poly, limb int, dst []byte) erro
 	firstPageNo := (poly*sh.Limbs + limb) * k
 	ss := slotSize(l)
 	errs := make([]error, len(runs))
-	var wg sync.WaitGroup
-	for i, run := range runs {
-		wg.Add(1)
-		go func(i int, run layout.Run) {
-			defer wg.Done()
-			buf := make([]byte, int64(run.Count)*ss)
-			n, err := s.files[run.Channel].ReadAt(buf, int64(run.Row)*ss)
-			if err != nil && !errors.Is(err, io.EOF) {
-				errs[i] = fmt.Errorf("store: read %q poly %d limb %d from ch%02d: %w", name, poly, limb, run.Channel, err)
+	readRun := func(i int, run layout.Run) {
+		bp := getBuf(int64(run.Count) * ss)
+		defer slotPool.Put(bp)
+		buf := *bp
+		n, err := s.files[run.Channel].ReadAt(buf, int64(run.Row)*ss)
+		if err != nil && !errors.Is(err, io.EOF) {
+			errs[i] = fmt.Errorf("store: read %q poly %d limb %d from ch%02d: %w", name, poly, limb, run.Channel, err)
+			return
+		}
+		for j := 0; j < run.Count; j++ {
+			page := run.FirstPage + j*run.Stride
+			slot := buf[int64(j)*ss : int64(j+1)*ss]
+			reason := ""
+			if int64(n) < int64(j+1)*ss {
+				reason = "page missing (channel file too short)"
+			} else {
+				reason = checkSlot(slot, l.PageSize, r.gen, uint32(firstPageNo+page))
+			}
+			if reason != "" {
+				errs[i] = &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: page,
+					Channel: run.Channel, Row: run.Row + uint32(j), Reason: reason}
 				return
 			}
-			for j := 0; j < run.Count; j++ {
-				page := run.FirstPage + j*run.Stride
-				slot := buf[int64(j)*ss : int64(j+1)*ss]
-				reason := ""
-				if int64(n) < int64(j+1)*ss {
-					reason = "page missing (channel file too short)"
-				} else {
-					reason = checkSlot(slot, l.PageSize, r.gen, uint32(firstPageNo+page))
-				}
-				if reason != "" {
-					errs[i] = &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: page,
-						Channel: run.Channel, Row: run.Row + uint32(j), Reason: reason}
-					return
-				}
-				copy(dst[page*l.PageSize:], slot[:l.PageSize])
-			}
-		}(i, run)
+			copy(dst[page*l.PageSize:], slot[:l.PageSize])
+		}
 	}
+	// One goroutine per further channel; the caller reads the first run itself.
+	var wg sync.WaitGroup
+	for i := 1; i < len(runs); i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			readRun(i, runs[i])
+		}(i)
+	}
+	readRun(0, runs[0])
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -184,3 +191,16 @@ func openChannelFiles(dir string, channels int) (files []*os.File, created bool,
 }
 
 func channelPath(dir string, ch int) string { return filepath.Join(dir, fmt.Sprintf("ch%02d", ch)) }
+
+// slotPool recycles read buffers (pointers to slices, to avoid allocating on Put).
+var slotPool sync.Pool
+
+// getBuf returns a pooled buffer of exactly n bytes (contents undefined).
+func getBuf(n int64) *[]byte {
+	if bp, ok := slotPool.Get().(*[]byte); ok && int64(cap(*bp)) >= n {
+		*bp = (*bp)[:n]
+		return bp
+	}
+	b := make([]byte, n)
+	return &b
+}

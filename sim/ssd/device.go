@@ -86,3 +86,64 @@ func (d *Device) EnergyJ(over des.Time) float64 {
 	}
 	return e
 }
+
+// Fetch moves n bytes from tier `from` at address addr (a byte address; for
+// NAND, addr/page size is the first logical page) into tier `into` (which
+// may equal from for a plain read) and calls done when the last byte has
+// been written. Flash pages are written into `into` as each one arrives, so
+// the flash and the destination memory overlap. Fetching into NAND is an
+// error: Rosemary never writes flash during execution.
+func (d *Device) Fetch(from, into Tier, addr, n int64, done func()) error {
+	if addr < 0 || n < 0 {
+		return fmt.Errorf("ssd: fetch of %d bytes at %d", n, addr)
+	}
+	if into == TierNAND {
+		return fmt.Errorf("ssd: fetch into NAND: the device does not write flash during execution")
+	}
+	dst := d.Mem.Memory(into)
+	if dst == nil {
+		return fmt.Errorf("ssd: fetch into %v: the design has none", into)
+	}
+	if from != TierNAND {
+		src := d.Mem.Memory(from)
+		if src == nil {
+			return fmt.Errorf("ssd: fetch from %v: the design has none", from)
+		}
+		if src == dst {
+			src.Access(addr, n, done)
+			return nil
+		}
+		// Source read then destination write, streamed: the transfer ends
+		// when the slower of the two has moved every byte.
+		end := src.Access(addr, n, nil)
+		if e := dst.Access(addr, n, nil); e > end {
+			end = e
+		}
+		if done != nil {
+			d.Sim.At(end, done)
+		}
+		return nil
+	}
+	page := int64(d.Arch.NAND.PageBytes)
+	if n == 0 {
+		if done != nil {
+			d.Sim.After(0, done)
+		}
+		return nil
+	}
+	first, last := addr/page, (addr+n-1)/page
+	left := last - first + 1
+	for p := first; p <= last; p++ {
+		if err := d.NAND.Read(p, func(p int64) {
+			dst.Access(p*page, page, func() {
+				left--
+				if left == 0 && done != nil {
+					done()
+				}
+			})
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -21,7 +21,10 @@
 // allocation. Intermediates spill SRAM -> eDRAM -> LPDDR; evaluation keys are
 // kept in eDRAM, else LPDDR, else read from NAND; only half of each
 // key-switching key is stored, the other (uniformly random) half being
-// regenerated on chip by the PRNG (StoredKSKBytes).
+// regenerated on chip by the PRNG (StoredKSKBytes). Device.Fetch moves data
+// down the hierarchy (NAND -> LPDDR/eDRAM/SRAM, LPDDR -> eDRAM, ...),
+// streaming flash pages into the destination as they arrive; it never
+// writes flash.
 //
 // Time is picoseconds (des.Time).
 package ssd

@@ -326,3 +326,46 @@ func readOnly(t *testing.T, a *arch.Arch, pages int64) (des.Time, error) {
 	err = s.Run()
 	return s.Now(), err
 }
+
+// TestFetch: hand-computed fetches. LPDDR -> eDRAM of a 256 KiB limb: LPDDR
+// (5.12 us) is slower than eDRAM (32 ns), so 5.12 us. One NAND page into
+// eDRAM: cmd_1 290 ns + tR 75 us + 13653.334 ns out + 32 KiB over 4 banks of
+// 1024 GB/s (8 KiB each = 8 ns).
+func TestFetch(t *testing.T) {
+	s := des.New()
+	d, err := NewDevice(s, rosemary(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []des.Time
+	rec := func() { at = append(at, s.Now()) }
+	if err := d.Fetch(TierDRAM, TierEDRAM, 0, 262144, rec); err != nil {
+		t.Fatal(err)
+	}
+	s.Run()
+	if err := d.Fetch(TierNAND, TierEDRAM, 0, 32768, rec); err != nil {
+		t.Fatal(err)
+	}
+	start := s.Now()
+	s.Run()
+	want1 := start + 290*des.Nanosecond + 75*des.Microsecond + 13653334 + 8*des.Nanosecond
+	if len(at) != 2 || at[0] != 5120*des.Nanosecond || at[1] != want1 {
+		t.Errorf("fetches done at %v, want [5.12us %v]", at, want1)
+	}
+	// 3 pages spanning bytes [1000, 1000+65536): pages 0..2.
+	before := d.NAND.Stats().PagesRead
+	done := false
+	d.Fetch(TierNAND, TierSRAM, 1000, 65536, func() { done = true })
+	s.Run()
+	if !done || d.NAND.Stats().PagesRead-before != 3 {
+		t.Errorf("done %v, pages %d", done, d.NAND.Stats().PagesRead-before)
+	}
+	if err := d.Fetch(TierDRAM, TierNAND, 0, 1, nil); err == nil {
+		t.Error("fetch into NAND accepted")
+	}
+	a0, _ := arch.WithEDRAM(rosemary(t), 0)
+	d0, _ := NewDevice(des.New(), a0, nil)
+	if err := d0.Fetch(TierDRAM, TierEDRAM, 0, 1, nil); err == nil {
+		t.Error("fetch into a missing eDRAM accepted")
+	}
+}

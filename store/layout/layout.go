@@ -234,6 +234,26 @@ func (l Layout) NewDescriptor(s Shape, base [2]uint32, class uint8) (Descriptor,
 	return d, nil
 }
 
+// Place lays an object of shape s out contiguously from row base: part 0 at
+// base, part 1 right after it. It is the descriptor a simulator uses when it
+// has no allocator, and what a store allocates on an empty device.
+func (l Layout) Place(s Shape, base uint32, class uint8) (Descriptor, error) {
+	if err := s.Validate(); err != nil {
+		return Descriptor{}, err
+	}
+	rows := l.PartRows(s)
+	var b [2]uint32
+	b[0] = base
+	if rows[1] > 0 {
+		next := uint64(base) + uint64(rows[0])
+		if next >= maxRows {
+			return Descriptor{}, fmt.Errorf("layout: object of %s from row %d exceeds the channel's 2^32 rows", s, base)
+		}
+		b[1] = uint32(next)
+	}
+	return l.NewDescriptor(s, b, class)
+}
+
 // Check reports whether d is well formed and fits the layout (its extents
 // end within the 2^32 addressable rows of a channel).
 func (l Layout) Check(d Descriptor) error {

@@ -356,3 +356,22 @@ func TestPaperExample(t *testing.T) {
 	}
 	checkObject(t, l, d)
 }
+
+func TestPlace(t *testing.T) {
+	l := Layout{Channels: 4, PageSize: 4096}
+	d, err := l.Place(Shape{Polys: 2, Limbs: 3, LogN: 10, WordSize: 8}, 100, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Base != [2]uint32{100, 102} || d.Class != 2 || d.Rule != RuleStripe {
+		t.Fatalf("Place = %+v, want bases 100/102", d)
+	}
+	checkObject(t, l, d)
+	one, err := l.Place(Shape{Polys: 1, Limbs: 3, LogN: 10, WordSize: 8}, 7, 0)
+	if err != nil || one.Base != [2]uint32{7, 0} {
+		t.Fatalf("Place single poly = %+v, %v", one, err)
+	}
+	if _, err := l.Place(Shape{Polys: 2, Limbs: 3, LogN: 10, WordSize: 8}, 1<<32-1, 0); err == nil {
+		t.Fatal("Place past row 2^32 accepted")
+	}
+}

@@ -248,3 +248,44 @@ func TestPutRejectsBadInput(t *testing.T) {
 		t.Fatalf("ReadLimb of missing object: %v", err)
 	}
 }
+
+func TestKindsAndClosedHandles(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	sh := Shape{Polys: 1, Limbs: 2, LogN: 5, WordSize: 8}
+	for _, k := range []Kind{KindCiphertext, KindPlaintext, KindKey} {
+		name := k.String()
+		if _, err := s.Put(name, k, sh, content(name, 0, sh)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := s.Acquire("key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.ReadLimb(0, 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("read through a handle after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Put("x", KindKey, sh, content("x", 0, sh)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Put after Close: %v, want ErrClosed", err)
+	}
+	o.Release()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Kind{"ciphertext": KindCiphertext, "plaintext": KindPlaintext, "key": KindKey}
+	if len(list) != 3 {
+		t.Fatalf("List = %+v", list)
+	}
+	for _, in := range list {
+		if want[in.Name] != in.Kind || in.Shape != sh {
+			t.Fatalf("after reopen %q has kind %v shape %s", in.Name, in.Kind, in.Shape)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package compiler
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/isa"
+)
+
+// Object describes one operand object of a lowered operation. Limb l of
+// polynomial p is object limb p·Limbs + l. Ciphertext limbs are moduli
+// q_0…q_level; key limbs are q_0…q_L then p_0…p_{α−1}, and a key's
+// polynomials are (digit, component) pairs: 2·digit + component.
+type Object struct {
+	Role  string // ct0, ct1, pt, rlk, gk, out
+	Space isa.Space
+	ID    int
+	Polys int
+	Limbs int
+}
+
+// Lowered is one homomorphic operation as an mProgram with its calling
+// convention: the host places Inputs in device DRAM, keys sit in NAND, the
+// result is read back from Output.
+type Lowered struct {
+	Op      ir.Op
+	Program *isa.Program
+	Inputs  []Object
+	Keys    []Object
+	Output  Object
+	// GaloisElement is the automorphism of HRot/Conjugate (its key is Keys[0]).
+	GaloisElement uint64
+}
+
+// LowerContext gives the parameters and arguments of the operation.
+type LowerContext struct {
+	Scheme fhe.Scheme
+	Params rlwe.Parameters
+	T      uint64 // BGV plaintext modulus
+	Level  int    // level of the ciphertext operands
+
+	Rotation int      // HRot: slots to rotate left
+	Constant []uint64 // CMult: the constant in RNS, one residue per q_0…q_level
+}
+
+// Object IDs of the calling convention.
+const (
+	objIn0 = 1
+	objIn1 = 2
+	objOut = 3
+	objKey = 1 // in NAND
+)
+
+// lowering carries the state shared by the helpers of one operation.
+type lowering struct {
+	*builder
+	ctx    *LowerContext
+	level  int
+	nQ, nP int // primes in Q (at the top level) and in P
+}
+
+func newLowering(ctx *LowerContext) (*lowering, error) {
+	p := ctx.Params
+	if ctx.Level < 0 || ctx.Level > p.MaxLevelQ() {
+		return nil, fmt.Errorf("compiler: level %d outside [0, %d]", ctx.Level, p.MaxLevelQ())
+	}
+	moduli := append(append([]uint64(nil), p.Q()...), p.P()...)
+	return &lowering{builder: newBuilder(p.LogN(), moduli), ctx: ctx, level: ctx.Level, nQ: len(p.Q()), nP: len(p.P())}, nil
+}
+
+type poly []isa.Addr // one slot per limb q_0…q_level
+
+func (l *lowering) loadPoly(space isa.Space, obj, p, limbsPerPoly int) poly {
+	out := make(poly, l.level+1)
+	for i := range out {
+		out[i] = l.alloc()
+		l.emit(isa.Instr{Op: isa.OpLD, Mod: uint8(i), A: isa.Obj(space, obj, p*limbsPerPoly+i), Out: out[i]})
+	}
+	return out
+}
+
+func (l *lowering) loadCt(obj, polys int) []poly {
+	ct := make([]poly, polys)
+	for p := range ct {
+		ct[p] = l.loadPoly(isa.SpaceDRAM, obj, p, l.level+1)
+	}
+	return ct
+}
+
+func (l *lowering) storeCt(ct []poly) {
+	for p, pl := range ct {
+		for i, a := range pl {
+			l.emit(isa.Instr{Op: isa.OpST, Mod: uint8(i), A: a, Out: isa.Obj(isa.SpaceDRAM, objOut, p*(l.level+1)+i)})
+		}
+	}
+}
+
+func (l *lowering) ctObj(role string, id, polys int) Object {
+	return Object{Role: role, Space: isa.SpaceDRAM, ID: id, Polys: polys, Limbs: l.level + 1}
+}
+
+// LowerOp lowers one homomorphic operation.
+func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
+	switch ctx.Scheme {
+	case fhe.CKKS, fhe.BGV:
+	default:
+		return nil, fmt.Errorf("compiler: unknown scheme %q", ctx.Scheme)
+	}
+	l, err := newLowering(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &Lowered{Op: op}
+	switch op {
+	case ir.OpHAdd, ir.OpHSub:
+		a, b := l.loadCt(objIn0, 2), l.loadCt(objIn1, 2)
+		code := isa.OpModAdd
+		if op == ir.OpHSub {
+			code = isa.OpModSub
+		}
+		for p := range a {
+			for i := range a[p] {
+				l.op(code, i, 0, a[p][i], b[p][i], a[p][i])
+			}
+		}
+		l.storeCt(a)
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), l.ctObj("ct1", objIn1, 2)}
+		res.Output = l.ctObj("out", objOut, 2)
+	case ir.OpPMult:
+		a := l.loadCt(objIn0, 2)
+		pt := l.loadCt(objIn1, 1)[0]
+		l.mulPlain(a, pt)
+		l.storeCt(a)
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), l.ctObj("pt", objIn1, 1)}
+		res.Output = l.ctObj("out", objOut, 2)
+	case ir.OpCMult:
+		if len(ctx.Constant) != l.level+1 {
+			return nil, fmt.Errorf("compiler: CMult needs %d RNS residues, got %d", l.level+1, len(ctx.Constant))
+		}
+		a := l.loadCt(objIn0, 2)
+		for p := range a {
+			for i := range a[p] {
+				if ctx.Constant[i] >= ctx.Params.Q()[i] {
+					return nil, fmt.Errorf("compiler: CMult residue %d not reduced", i)
+				}
+				l.op(isa.OpModMul, i, isa.FlagScalarB|isa.FlagPlain, a[p][i], l.scalar(ctx.Constant[i]), a[p][i])
+			}
+		}
+		l.storeCt(a)
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
+		res.Output = l.ctObj("out", objOut, 2)
+	case ir.OpHMult:
+		a, b := l.loadCt(objIn0, 2), l.loadCt(objIn1, 2)
+		l.storeCt(l.tensor(a, b))
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), l.ctObj("ct1", objIn1, 2)}
+		res.Output = l.ctObj("out", objOut, 3)
+	case ir.OpRelinearize:
+		d := l.loadCt(objIn0, 3)
+		l.storeCt(l.relinearize(d))
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 3)}
+		res.Keys = []Object{l.keyObj("rlk")}
+		res.Output = l.ctObj("out", objOut, 2)
+	case opHMultRelin:
+		a, b := l.loadCt(objIn0, 2), l.loadCt(objIn1, 2)
+		l.storeCt(l.relinearize(l.tensor(a, b)))
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), l.ctObj("ct1", objIn1, 2)}
+		res.Keys = []Object{l.keyObj("rlk")}
+		res.Output = l.ctObj("out", objOut, 2)
+	case ir.OpHRot, ir.OpConjugate:
+		var gal uint64
+		if op == ir.OpHRot {
+			gal = ctx.Params.GaloisElement(ctx.Rotation)
+		} else {
+			gal = ctx.Params.GaloisElementOrderTwoOrthogonalSubgroup()
+		}
+		a := l.loadCt(objIn0, 2)
+		l.storeCt(l.automorphism(a, gal))
+		res.GaloisElement = gal
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
+		res.Keys = []Object{l.keyObj("gk")}
+		res.Output = l.ctObj("out", objOut, 2)
+	case ir.OpRescale:
+		if l.level == 0 {
+			return nil, fmt.Errorf("compiler: cannot rescale at level 0")
+		}
+		a := l.loadCt(objIn0, 2)
+		out := l.rescale(a)
+		l.level-- // the output has one limb fewer
+		l.storeCt(out)
+		l.level++
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
+		res.Output = Object{Role: "out", Space: isa.SpaceDRAM, ID: objOut, Polys: 2, Limbs: l.level}
+	default:
+		return nil, fmt.Errorf("compiler: no lowering for %q", op)
+	}
+	prog, err := l.program()
+	if err != nil {
+		return nil, err
+	}
+	res.Program = prog
+	return res, nil
+}
+
+// opHMultRelin is the fused HMult + Relinearize (Lattigo's MulRelin).
+const opHMultRelin ir.Op = "HMult+Relinearize"
+
+// LowerMulRelin lowers HMult followed by Relinearize as one program.
+func LowerMulRelin(ctx *LowerContext) (*Lowered, error) { return LowerOp(opHMultRelin, ctx) }
+
+// mulPlain multiplies a ciphertext by a plaintext in place. CKKS: ct·pt;
+// BGV: Lattigo multiplies by t as well (its tMontgomery factor).
+func (l *lowering) mulPlain(a []poly, pt poly) {
+	for i := range pt {
+		if l.ctx.Scheme == fhe.BGV {
+			l.op(isa.OpModMul, i, isa.FlagScalarB|isa.FlagPlain, pt[i], l.scalar(l.ctx.T%l.cfg.Moduli[i]), pt[i])
+		}
+		for p := range a {
+			l.op(isa.OpModMul, i, isa.FlagPlain, a[p][i], pt[i], a[p][i])
+		}
+	}
+}
+
+// tensor returns (a0b0, a0b1 + a1b0, a1b1), times t for BGV.
+func (l *lowering) tensor(a, b []poly) []poly {
+	d := []poly{make(poly, l.level+1), make(poly, l.level+1), make(poly, l.level+1)}
+	for i := 0; i <= l.level; i++ {
+		if l.ctx.Scheme == fhe.BGV {
+			t := l.scalar(l.ctx.T % l.cfg.Moduli[i])
+			l.op(isa.OpModMul, i, isa.FlagScalarB|isa.FlagPlain, a[0][i], t, a[0][i])
+			l.op(isa.OpModMul, i, isa.FlagScalarB|isa.FlagPlain, a[1][i], t, a[1][i])
+		}
+		d[0][i], d[1][i], d[2][i] = l.alloc(), l.alloc(), l.alloc()
+		l.op(isa.OpModMul, i, isa.FlagPlain, a[0][i], b[0][i], d[0][i])
+		l.op(isa.OpModMul, i, isa.FlagPlain, a[0][i], b[1][i], d[1][i])
+		l.op(isa.OpModMAC, i, isa.FlagPlain, a[1][i], b[0][i], d[1][i])
+		l.op(isa.OpModMul, i, isa.FlagPlain, a[1][i], b[1][i], d[2][i])
+		l.release(a[0][i], a[1][i], b[0][i], b[1][i])
+	}
+	return d
+}
+
+func (l *lowering) relinearize(d []poly) []poly {
+	k0, k1 := l.keySwitch(d[2])
+	for i := 0; i <= l.level; i++ {
+		l.op(isa.OpModAdd, i, 0, d[0][i], k0[i], d[0][i])
+		l.op(isa.OpModAdd, i, 0, d[1][i], k1[i], d[1][i])
+	}
+	l.release(k0...)
+	l.release(k1...)
+	l.release(d[2]...)
+	return d[:2]
+}
+
+// automorphism follows Lattigo's order: key-switch c1, add c0, then permute.
+func (l *lowering) automorphism(a []poly, gal uint64) []poly {
+	k0, k1 := l.keySwitch(a[1])
+	g := l.galois(gal)
+	out := []poly{make(poly, l.level+1), make(poly, l.level+1)}
+	for i := 0; i <= l.level; i++ {
+		l.op(isa.OpModAdd, i, 0, k0[i], a[0][i], k0[i])
+		out[0][i], out[1][i] = l.alloc(), l.alloc()
+		l.op(isa.OpAutomorph, i, 0, k0[i], g, out[0][i])
+		l.op(isa.OpAutomorph, i, 0, k1[i], g, out[1][i])
+	}
+	return out
+}
+
+func (l *lowering) keyObj(role string) Object {
+	return Object{Role: role, Space: isa.SpaceNAND, ID: objKey, Polys: 2 * l.digits(l.ctx.Params.MaxLevelQ()), Limbs: l.nQ + l.nP}
+}
+
+// digits returns the number of key-switching digits at a level.
+func (l *lowering) digits(level int) int { return (level + l.nP) / l.nP }
+
+func (l *lowering) pIdx(k int) int { return l.nQ + k }
+
+// halfMod returns ⌊M/2⌋ mod q for M the product of the given moduli.
+func halfMod(moduli []uint64, q uint64) uint64 {
+	m := big.NewInt(1)
+	for _, x := range moduli {
+		m.Mul(m, new(big.Int).SetUint64(x))
+	}
+	m.Rsh(m, 1)
+	return m.Mod(m, new(big.Int).SetUint64(q)).Uint64()
+}
+
+func invMod(x, q uint64) uint64 {
+	return new(big.Int).ModInverse(new(big.Int).SetUint64(x%q), new(big.Int).SetUint64(q)).Uint64()
+}

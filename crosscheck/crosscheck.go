@@ -1,0 +1,482 @@
+package crosscheck
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/ring"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+	"github.com/tuneinsight/lattigo/v6/utils/sampling"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// Result is the outcome for one operation.
+type Result struct {
+	Op           string `json:"op"`
+	Scheme       string `json:"scheme"`
+	Preset       string `json:"preset"`
+	LogN         int    `json:"logN"`
+	DNum         int    `json:"dnum"`
+	Level        int    `json:"level"`
+	BitExact     bool   `json:"bitexact"`
+	Decrypts     bool   `json:"decrypts"`
+	MicroOps     int64  `json:"micro_ops"`
+	Instructions int    `json:"instructions"`
+	ProgramBytes int    `json:"program_bytes"`
+	Error        string `json:"error,omitempty"`
+}
+
+// Ops are the operations the check covers, in order.
+var Ops = []ir.Op{ir.OpHAdd, ir.OpHSub, ir.OpPMult, ir.OpCMult, ir.OpHMult, ir.OpRelinearize, "HMult+Relinearize", ir.OpHRot, ir.OpConjugate, ir.OpRescale}
+
+// RotationSteps is the HRot amount used by the check.
+const RotationSteps = 5
+
+// Env holds the keys and Lattigo objects for one preset.
+type Env struct {
+	Preset fhe.Preset
+	Params rlwe.Parameters
+	ckks   ckks.Parameters
+	bgv    bgv.Parameters
+	sk     *rlwe.SecretKey
+	rlk    *rlwe.RelinearizationKey
+	gks    map[uint64]*rlwe.GaloisKey
+	enc    *rlwe.Encryptor
+	dec    *rlwe.Decryptor
+	ckEnc  *ckks.Encoder
+	bgEnc  *bgv.Encoder
+	ckEval *ckks.Evaluator
+	bgEval *bgv.Evaluator
+	prng   sampling.PRNG
+
+	// tamper flips one bit of the evaluation key handed to the interpreter
+	// (tests use it to show that the comparison can fail).
+	tamper bool
+}
+
+// NewEnv generates keys for the named preset.
+func NewEnv(preset string) (*Env, error) {
+	p, err := fhe.Lookup(preset)
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{Preset: p, gks: map[uint64]*rlwe.GaloisKey{}}
+	if e.prng, err = sampling.NewPRNG(); err != nil {
+		return nil, err
+	}
+	switch p.Scheme {
+	case fhe.CKKS:
+		if e.ckks, err = p.CKKSParameters(); err != nil {
+			return nil, err
+		}
+		e.Params = e.ckks.Parameters
+	case fhe.BGV:
+		if e.bgv, err = p.BGVParameters(); err != nil {
+			return nil, err
+		}
+		e.Params = e.bgv.Parameters
+	}
+	kg := rlwe.NewKeyGenerator(e.Params)
+	e.sk = kg.GenSecretKeyNew()
+	e.rlk = kg.GenRelinearizationKeyNew(e.sk)
+	for _, g := range []uint64{e.Params.GaloisElement(RotationSteps), e.Params.GaloisElementOrderTwoOrthogonalSubgroup()} {
+		e.gks[g] = kg.GenGaloisKeyNew(g, e.sk)
+	}
+	gks := make([]*rlwe.GaloisKey, 0, len(e.gks))
+	for _, g := range e.gks {
+		gks = append(gks, g)
+	}
+	evk := rlwe.NewMemEvaluationKeySet(e.rlk, gks...)
+	e.enc = rlwe.NewEncryptor(e.Params, e.sk)
+	e.dec = rlwe.NewDecryptor(e.Params, e.sk)
+	if p.Scheme == fhe.CKKS {
+		e.ckEnc = ckks.NewEncoder(e.ckks)
+		e.ckEval = ckks.NewEvaluator(e.ckks, evk)
+	} else {
+		e.bgEnc = bgv.NewEncoder(e.bgv)
+		e.bgEval = bgv.NewEvaluator(e.bgv, evk)
+	}
+	return e, nil
+}
+
+// message is a plaintext vector in either scheme.
+type message struct {
+	c []complex128
+	u []uint64
+}
+
+func (e *Env) randomMessage() message {
+	var m message
+	if e.Preset.Scheme == fhe.CKKS {
+		n := e.ckks.MaxSlots()
+		m.c = make([]complex128, n)
+		for i := range m.c {
+			m.c[i] = complex(2*randFloat(e.prng)-1, 0)
+		}
+	} else {
+		t := e.bgv.PlaintextModulus()
+		m.u = make([]uint64, e.bgv.MaxSlots())
+		for i := range m.u {
+			m.u[i] = randU64(e.prng) % t
+		}
+	}
+	return m
+}
+
+func randU64(p sampling.PRNG) uint64 {
+	var b [8]byte
+	_, _ = p.Read(b[:])
+	var v uint64
+	for _, x := range b {
+		v = v<<8 | uint64(x)
+	}
+	return v
+}
+
+func randFloat(p sampling.PRNG) float64 { return float64(randU64(p)>>11) / (1 << 53) }
+
+func (e *Env) encode(m message, level int) (*rlwe.Plaintext, error) {
+	if e.Preset.Scheme == fhe.CKKS {
+		pt := ckks.NewPlaintext(e.ckks, level)
+		return pt, e.ckEnc.Encode(m.c, pt)
+	}
+	pt := bgv.NewPlaintext(e.bgv, level)
+	return pt, e.bgEnc.Encode(m.u, pt)
+}
+
+func (e *Env) encrypt(m message) (*rlwe.Ciphertext, error) {
+	pt, err := e.encode(m, e.Params.MaxLevel())
+	if err != nil {
+		return nil, err
+	}
+	return e.enc.EncryptNew(pt)
+}
+
+// Check lowers op, runs it on the interpreter and compares with Lattigo.
+func (e *Env) Check(op ir.Op) Result {
+	r := Result{Op: string(op), Scheme: string(e.Preset.Scheme), Preset: e.Preset.Name, LogN: e.Params.LogN(),
+		DNum: e.Preset.DNum(), Level: e.Params.MaxLevel()}
+	if err := e.check(op, &r); err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+func (e *Env) check(op ir.Op, r *Result) error {
+	m0, m1 := e.randomMessage(), e.randomMessage()
+	ct0, err := e.encrypt(m0)
+	if err != nil {
+		return err
+	}
+	ct1, err := e.encrypt(m1)
+	if err != nil {
+		return err
+	}
+	level := e.Params.MaxLevel()
+	ctx := &compiler.LowerContext{Scheme: e.Preset.Scheme, Params: e.Params, T: e.Preset.T, Level: level, Rotation: RotationSteps}
+
+	var want *rlwe.Ciphertext
+	var ref message
+	inputs := []*rlwe.Ciphertext{ct0, ct1}
+	var ptIn *rlwe.Plaintext
+	var key *rlwe.GadgetCiphertext
+	ck, bg := e.ckEval, e.bgEval
+	isCKKS := e.Preset.Scheme == fhe.CKKS
+	do := func(f func() (*rlwe.Ciphertext, error)) {
+		if err == nil {
+			want, err = f()
+		}
+	}
+	switch op {
+	case ir.OpHAdd, ir.OpHSub:
+		sign := 1.0
+		if op == ir.OpHSub {
+			sign = -1
+		}
+		ref = combine(m0, m1, e, func(a, b complex128) complex128 { return a + complex(sign, 0)*b },
+			func(a, b uint64) uint64 {
+				if sign < 0 {
+					return a + e.bgv.PlaintextModulus() - b
+				}
+				return a + b
+			})
+		if isCKKS {
+			do(func() (*rlwe.Ciphertext, error) {
+				if op == ir.OpHAdd {
+					return ck.AddNew(ct0, ct1)
+				}
+				return ck.SubNew(ct0, ct1)
+			})
+		} else {
+			do(func() (*rlwe.Ciphertext, error) {
+				if op == ir.OpHAdd {
+					return bg.AddNew(ct0, ct1)
+				}
+				return bg.SubNew(ct0, ct1)
+			})
+		}
+	case ir.OpPMult:
+		if ptIn, err = e.encode(m1, level); err != nil {
+			return err
+		}
+		inputs = []*rlwe.Ciphertext{ct0}
+		ref = combine(m0, m1, e, func(a, b complex128) complex128 { return a * b }, func(a, b uint64) uint64 { return mulmod(a, b, e.bgv.PlaintextModulus()) })
+		if isCKKS {
+			do(func() (*rlwe.Ciphertext, error) { return ck.MulNew(ct0, ptIn) })
+		} else {
+			do(func() (*rlwe.Ciphertext, error) { return bg.MulNew(ct0, ptIn) })
+		}
+	case ir.OpCMult:
+		inputs = []*rlwe.Ciphertext{ct0}
+		if isCKKS {
+			const c = 0.7
+			ctx.Constant, _ = compiler.CKKSConstant(e.ckks, level, c)
+			ref = combine(m0, m0, e, func(a, _ complex128) complex128 { return a * c }, nil)
+			do(func() (*rlwe.Ciphertext, error) { return ck.MulNew(ct0, c) })
+		} else {
+			const c = 3
+			ctx.Constant = compiler.BGVConstant(e.bgv, level, c)
+			ref = combine(m0, m0, e, nil, func(a, _ uint64) uint64 { return mulmod(a, c, e.bgv.PlaintextModulus()) })
+			do(func() (*rlwe.Ciphertext, error) { return bg.MulNew(ct0, uint64(c)) })
+		}
+	case ir.OpHMult, ir.OpRelinearize, "HMult+Relinearize", ir.OpRescale:
+		ref = combine(m0, m1, e, func(a, b complex128) complex128 { return a * b }, func(a, b uint64) uint64 { return mulmod(a, b, e.bgv.PlaintextModulus()) })
+		var prod *rlwe.Ciphertext
+		if isCKKS {
+			prod, err = ck.MulNew(ct0, ct1)
+		} else {
+			prod, err = bg.MulNew(ct0, ct1)
+		}
+		if err != nil {
+			return err
+		}
+		switch op {
+		case ir.OpHMult:
+			want = prod
+		case ir.OpRelinearize:
+			inputs = []*rlwe.Ciphertext{prod}
+			key = &e.rlk.GadgetCiphertext
+			if isCKKS {
+				do(func() (*rlwe.Ciphertext, error) { return ck.RelinearizeNew(prod) })
+			} else {
+				do(func() (*rlwe.Ciphertext, error) { return bg.RelinearizeNew(prod) })
+			}
+		case ir.OpRescale:
+			var rl *rlwe.Ciphertext
+			if isCKKS {
+				rl, err = ck.MulRelinNew(ct0, ct1)
+			} else {
+				rl, err = bg.MulRelinNew(ct0, ct1)
+			}
+			if err != nil {
+				return err
+			}
+			inputs = []*rlwe.Ciphertext{rl}
+			if isCKKS {
+				do(func() (*rlwe.Ciphertext, error) {
+					out := ckks.NewCiphertext(e.ckks, 1, level-1)
+					return out, ck.Rescale(rl, out)
+				})
+			} else {
+				do(func() (*rlwe.Ciphertext, error) {
+					out := bgv.NewCiphertext(e.bgv, 1, level-1)
+					return out, bg.Rescale(rl, out)
+				})
+			}
+		default:
+			key = &e.rlk.GadgetCiphertext
+			if isCKKS {
+				do(func() (*rlwe.Ciphertext, error) { return ck.MulRelinNew(ct0, ct1) })
+			} else {
+				do(func() (*rlwe.Ciphertext, error) { return bg.MulRelinNew(ct0, ct1) })
+			}
+		}
+	case ir.OpHRot, ir.OpConjugate:
+		inputs = []*rlwe.Ciphertext{ct0}
+		if op == ir.OpHRot {
+			key = &e.gks[e.Params.GaloisElement(RotationSteps)].GadgetCiphertext
+			ref = e.rotate(m0, RotationSteps)
+			if isCKKS {
+				do(func() (*rlwe.Ciphertext, error) { return ck.RotateNew(ct0, RotationSteps) })
+			} else {
+				do(func() (*rlwe.Ciphertext, error) { return bg.RotateColumnsNew(ct0, RotationSteps) })
+			}
+		} else {
+			key = &e.gks[e.Params.GaloisElementOrderTwoOrthogonalSubgroup()].GadgetCiphertext
+			ref = e.conjugate(m0)
+			if isCKKS {
+				do(func() (*rlwe.Ciphertext, error) { return ck.ConjugateNew(ct0) })
+			} else {
+				do(func() (*rlwe.Ciphertext, error) { return bg.RotateRowsNew(ct0) })
+			}
+		}
+	default:
+		return fmt.Errorf("no check for %s", op)
+	}
+	if err != nil {
+		return fmt.Errorf("lattigo: %w", err)
+	}
+	if op == ir.OpRescale {
+		ctx.Level = inputs[0].Level()
+	}
+
+	low, err := compiler.LowerOp(op, ctx)
+	if err != nil {
+		return err
+	}
+	r.Instructions = len(low.Program.Code)
+	r.ProgramBytes = low.Program.Size()
+	mem := engine.NewMemObjects()
+	for i, obj := range low.Inputs {
+		if obj.Role == "pt" {
+			mem.Set(obj.Space, obj.ID, limbsOf([]ring.Poly{ptIn.Value}, obj.Limbs))
+			continue
+		}
+		mem.Set(obj.Space, obj.ID, limbsOf(inputs[i].Value, obj.Limbs))
+	}
+	if len(low.Keys) > 0 {
+		limbs := keyLimbs(key)
+		if e.tamper {
+			limbs[0] = append([]uint64(nil), limbs[0]...)
+			limbs[0][0] ^= 1
+		}
+		mem.Set(low.Keys[0].Space, low.Keys[0].ID, limbs)
+	}
+	mach, err := engine.NewMachine(low.Program.Config, mem)
+	if err != nil {
+		return err
+	}
+	st, err := mach.Run(low.Program)
+	if err != nil {
+		return err
+	}
+	r.MicroOps = st.MicroOps
+	out := mem.Get(low.Output.Space, low.Output.ID)
+	got := want.CopyNew()
+	r.BitExact = len(out) == low.Output.Polys*low.Output.Limbs && len(got.Value) == low.Output.Polys
+	for p := 0; r.BitExact && p < low.Output.Polys; p++ {
+		for i := 0; i < low.Output.Limbs; i++ {
+			lim := out[p*low.Output.Limbs+i]
+			for c, v := range want.Value[p].Coeffs[i] {
+				if lim[c] != v {
+					r.BitExact = false
+					break
+				}
+			}
+			copy(got.Value[p].Coeffs[i], lim)
+		}
+	}
+	r.Decrypts, err = e.decryptsTo(got, ref)
+	return err
+}
+
+// limbsOf flattens polynomials into object limbs (poly p, limb i → p·limbs+i).
+func limbsOf(polys []ring.Poly, limbs int) [][]uint64 {
+	var out [][]uint64
+	for _, p := range polys {
+		for i := 0; i < limbs; i++ {
+			out = append(out, p.Coeffs[i])
+		}
+	}
+	return out
+}
+
+// keyLimbs flattens a gadget ciphertext in the compiler's key layout.
+func keyLimbs(g *rlwe.GadgetCiphertext) [][]uint64 {
+	var out [][]uint64
+	for d := range g.Value {
+		for comp := 0; comp < 2; comp++ {
+			qp := g.Value[d][0][comp]
+			out = append(out, qp.Q.Coeffs...)
+			out = append(out, qp.P.Coeffs...)
+		}
+	}
+	return out
+}
+
+func mulmod(a, b, t uint64) uint64 { return (a % t) * (b % t) % t }
+
+func combine(a, b message, e *Env, fc func(x, y complex128) complex128, fu func(x, y uint64) uint64) message {
+	var m message
+	if a.c != nil {
+		m.c = make([]complex128, len(a.c))
+		for i := range m.c {
+			m.c[i] = fc(a.c[i], b.c[i])
+		}
+	} else {
+		t := e.bgv.PlaintextModulus()
+		m.u = make([]uint64, len(a.u))
+		for i := range m.u {
+			m.u[i] = fu(a.u[i], b.u[i]) % t
+		}
+	}
+	return m
+}
+
+func (e *Env) rotate(m message, k int) message {
+	var out message
+	if m.c != nil {
+		n := len(m.c)
+		out.c = make([]complex128, n)
+		for i := range out.c {
+			out.c[i] = m.c[(i+k)%n]
+		}
+		return out
+	}
+	half := len(m.u) / 2
+	out.u = make([]uint64, len(m.u))
+	for row := 0; row < 2; row++ {
+		for i := 0; i < half; i++ {
+			out.u[row*half+i] = m.u[row*half+(i+k)%half]
+		}
+	}
+	return out
+}
+
+func (e *Env) conjugate(m message) message {
+	var out message
+	if m.c != nil {
+		out.c = make([]complex128, len(m.c))
+		for i, v := range m.c {
+			out.c[i] = cmplx.Conj(v)
+		}
+		return out
+	}
+	half := len(m.u) / 2
+	out.u = append(append([]uint64(nil), m.u[half:]...), m.u[:half]...)
+	return out
+}
+
+func (e *Env) decryptsTo(ct *rlwe.Ciphertext, ref message) (bool, error) {
+	pt := e.dec.DecryptNew(ct)
+	if ref.c != nil {
+		got := make([]complex128, len(ref.c))
+		if err := e.ckEnc.Decode(pt, got); err != nil {
+			return false, err
+		}
+		for i := range got {
+			if d := cmplx.Abs(got[i] - ref.c[i]); d > 1e-3 || math.IsNaN(d) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	got := make([]uint64, len(ref.u))
+	if err := e.bgEnc.Decode(pt, got); err != nil {
+		return false, err
+	}
+	for i := range got {
+		if got[i] != ref.u[i] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+

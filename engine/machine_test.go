@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/rns"
+)
+
+// Two 30-bit primes ≡ 1 mod 2^5 for N=16 (found by search at test start).
+func testConfig(t *testing.T) isa.Config {
+	t.Helper()
+	var qs []uint64
+	for q := uint64(1<<30) + 1; len(qs) < 3; q += 32 {
+		if rns.IsPrime(q) {
+			qs = append(qs, q)
+		}
+	}
+	return isa.Config{LogN: 4, Moduli: qs, Scalars: []uint64{3}, Galois: []uint64{5},
+		Bases: []isa.Basis{{From: []uint8{0, 1}, To: []uint8{2}}}, SRAMSlots: 8}
+}
+
+func TestInterpreterMatchesKernels(t *testing.T) {
+	cfg := testConfig(t)
+	mem := NewMemObjects()
+	a := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	b := make([]uint64, 16)
+	for i := range b {
+		b[i] = uint64(i*i*7919) % cfg.Moduli[0]
+	}
+	mem.Set(isa.SpaceDRAM, 1, [][]uint64{a, b})
+	src := `.logn 4
+.moduli ` + u64s(cfg.Moduli) + `
+.scalars 3
+.galois 5
+.basis 0 1 -> 2
+.slots sram=8
+ld m0 dram[1:0] -> sram[0]
+ld m0 dram[1:1] -> sram[1]
+ntt m0 sram[0] -> sram[2]
+modmul.plain m0 sram[2], sram[1] -> sram[3]
+modadd.scalar m0 sram[3], #0 -> sram[3]
+automorph m0 sram[3], #0 -> sram[4]
+intt m0 sram[4] -> sram[4]
+st m0 sram[4] -> dram[2:0]
+bconv sram[0], #0 -> sram[5]
+st m2 sram[5] -> dram[3:0]
+`
+	p, err := isa.Assemble(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMachine(p.Config, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.Run(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same computation with the kernels directly.
+	tab, _ := rns.NewNTTTable(16, cfg.Moduli[0])
+	x := make([]uint64, 16)
+	tab.Forward(a, x)
+	rns.MulBarrett(x, b, x, &tab.Modulus)
+	rns.AddScalar(x, 3, x, tab.Q)
+	idx, _ := rns.AutomorphismNTTIndex(16, 5)
+	y := make([]uint64, 16)
+	rns.Permute(x, y, idx)
+	tab.Backward(y, y)
+	got := mem.Get(isa.SpaceDRAM, 2)[0]
+	for i := range y {
+		if got[i] != y[i] {
+			t.Fatalf("coefficient %d: %d, want %d", i, got[i], y[i])
+		}
+	}
+	if st.Instructions != 10 || st.ByOp[isa.OpLD] != 2 || st.MicroOps != 9+(2+2*1) {
+		t.Fatalf("stats %+v", st)
+	}
+	if st.BytesRead[isa.SpaceDRAM] != 2*16*WordBytes || st.BytesWritten[isa.SpaceDRAM] != 2*16*WordBytes {
+		t.Fatalf("DRAM bytes %+v %+v", st.BytesRead, st.BytesWritten)
+	}
+	// BCONV of (a mod q0, b mod q1): the CRT value of small a = b is a itself.
+	mem.Set(isa.SpaceDRAM, 1, [][]uint64{a, a})
+	if _, err := m.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	conv := mem.Get(isa.SpaceDRAM, 3)[0]
+	for i := range a {
+		if conv[i] != a[i] {
+			t.Fatalf("bconv coefficient %d = %d, want %d", i, conv[i], a[i])
+		}
+	}
+}
+
+func TestInterpreterErrors(t *testing.T) {
+	cfg := testConfig(t)
+	mem := NewMemObjects()
+	prog := &isa.Program{Config: cfg, Code: []isa.Instr{{Op: isa.OpLD, A: isa.Obj(isa.SpaceNAND, 4, 0), Out: isa.Slot(isa.SpaceSRAM, 0)}}}
+	m, err := NewMachine(cfg, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(prog); err == nil || !strings.Contains(err.Error(), "no object nand[4]") {
+		t.Fatalf("missing object: %v", err)
+	}
+	bad := make([]uint64, 16)
+	bad[3] = cfg.Moduli[0]
+	mem.Set(isa.SpaceNAND, 4, [][]uint64{bad})
+	if _, err := m.Run(prog); err == nil || !strings.Contains(err.Error(), "not reduced") {
+		t.Fatalf("unreduced limb: %v", err)
+	}
+	other := cfg
+	other.Moduli = append([]uint64(nil), cfg.Moduli...)
+	other.Moduli[1], other.Moduli[2] = other.Moduli[2], other.Moduli[1]
+	if _, err := m.Run(&isa.Program{Config: other}); err == nil {
+		t.Fatal("ran a program with a different configuration")
+	}
+	if _, err := NewMachine(isa.Config{}, mem); err == nil {
+		t.Fatal("accepted an empty configuration")
+	}
+}
+
+func u64s(v []uint64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatUint(x, 10)
+	}
+	return strings.Join(s, " ")
+}

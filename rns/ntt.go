@@ -4,6 +4,11 @@ package rns
 // alias. Inputs may be any values below 2^64... reduced first if ≥ 2q; the
 // usual contract is in [0, 2q).
 func (t *NTTTable) Forward(in, out []uint64) {
+	if useIFMA && t.roots52 != nil {
+		checkLen(t.N, in, out)
+		nttIFMA(t, in, out, true)
+		return
+	}
 	t.ForwardLazy(in, out)
 	reduce2q(out, t.Q)
 }
@@ -12,18 +17,23 @@ func (t *NTTTable) Forward(in, out []uint64) {
 // below 2q... for inputs up to 4q use Forward after a Reduce.
 func (t *NTTTable) ForwardLazy(in, out []uint64) {
 	checkLen(t.N, in, out)
+	if useIFMA && t.roots52 != nil {
+		nttIFMA(t, in, out, false)
+		return
+	}
 	if &in[0] != &out[0] {
 		copy(out[:t.N], in[:t.N])
-	}
-	if useIFMA && t.roots52 != nil {
-		nttIFMA(t, out)
-		return
 	}
 	nttGo(t, out)
 }
 
 // Backward computes out = INTT(in) with coefficients in [0, q).
 func (t *NTTTable) Backward(in, out []uint64) {
+	if useIFMA && t.roots52 != nil {
+		checkLen(t.N, in, out)
+		inttIFMA(t, in, out, true)
+		return
+	}
 	t.BackwardLazy(in, out)
 	reduce2q(out, t.Q)
 }
@@ -31,12 +41,12 @@ func (t *NTTTable) Backward(in, out []uint64) {
 // BackwardLazy computes out = INTT(in) with outputs in [0, 2q).
 func (t *NTTTable) BackwardLazy(in, out []uint64) {
 	checkLen(t.N, in, out)
+	if useIFMA && t.roots52 != nil {
+		inttIFMA(t, in, out, false)
+		return
+	}
 	if &in[0] != &out[0] {
 		copy(out[:t.N], in[:t.N])
-	}
-	if useIFMA && t.roots52 != nil {
-		inttIFMA(t, out)
-		return
 	}
 	inttGo(t, out)
 }

@@ -23,6 +23,12 @@ type NTTTable struct {
 	// 52-bit Shoup companions (floor(w·2^52/q)) for the IFMA kernels; nil
 	// when q ≥ 2^50.
 	roots52, rootsInv52 []uint64
+	// 52-bit Shoup companion of NInv, and RootsInv[1]·NInv (the twiddle of
+	// the last inverse stage fused with the scaling) with its companion.
+	nInv52, invLastW, invLastW52 uint64
+	// Lane-permuted copies of the twiddles of the three innermost stages for
+	// the merged IFMA passes: {t2, t2 Shoup52, t1, t1 Shoup52}.
+	fwdInner52, invInner52 [4][]uint64
 
 	NInv      uint64 // N^{-1} mod q
 	nInvShoup uint64
@@ -83,8 +89,51 @@ func NewNTTTable(N int, q uint64) (*NTTTable, error) {
 			t.roots52[k] = shoup52(t.Roots[k], q)
 			t.rootsInv52[k] = shoup52(t.RootsInv[k], q)
 		}
+		t.fwdInner52 = [4][]uint64{
+			innerTwiddles2(t.Roots, N), innerTwiddles2(t.roots52, N),
+			innerTwiddles1(t.Roots, N), innerTwiddles1(t.roots52, N),
+		}
+		t.invInner52 = [4][]uint64{
+			innerTwiddles2(t.RootsInv, N), innerTwiddles2(t.rootsInv52, N),
+			innerTwiddles1(t.RootsInv, N), innerTwiddles1(t.rootsInv52, N),
+		}
+		t.nInv52 = shoup52(t.NInv, q)
+		t.invLastW = mulMod(t.RootsInv[1], t.NInv, q)
+		t.invLastW52 = shoup52(t.invLastW, q)
 	}
 	return t, nil
+}
+
+// innerTwiddles2 returns the twiddles of the stage with butterfly distance 2,
+// r[n/4:n/2], in the order the merged passes load them: for each chunk of 16
+// coefficients c, the groups A (8c…8c+7) and B (8c+8…) interleave, giving
+// [a0 b0 a1 b1] with a_s = r[n/4+4c+s], b_s = r[n/4+4c+2+s].
+func innerTwiddles2(r []uint64, n int) []uint64 {
+	out := make([]uint64, n/4)
+	for c := 0; c < n/16; c++ {
+		for s := 0; s < 2; s++ {
+			for g := 0; g < 2; g++ {
+				out[4*c+2*s+g] = r[n/4+4*c+2*g+s]
+			}
+		}
+	}
+	return out
+}
+
+// innerTwiddles1 returns the twiddles of the stage with butterfly distance 1,
+// r[n/2:n], permuted for the lane layout [P0 P4 P2 P6] (P_k = [A_k, B_k]):
+// [a0 b0 a2 b2 a1 b1 a3 b3] with a_s = r[n/2+8c+s], b_s = r[n/2+8c+4+s].
+func innerTwiddles1(r []uint64, n int) []uint64 {
+	out := make([]uint64, n/2)
+	sub := [4]int{0, 2, 1, 3}
+	for c := 0; c < n/16; c++ {
+		for j := 0; j < 4; j++ {
+			for g := 0; g < 2; g++ {
+				out[8*c+2*j+g] = r[n/2+8*c+4*g+sub[j]]
+			}
+		}
+	}
+	return out
 }
 
 // shoup52 returns floor(w·2^52/q).

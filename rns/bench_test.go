@@ -1,0 +1,77 @@
+package rns
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/ring"
+)
+
+// Kernel benchmarks, ours against Lattigo v6 in the same run, single limb,
+// single goroutine. Run with
+//
+//	go test -run '^$' -bench . ./rns
+//
+// The 49-bit prime takes the IFMA paths; the 60-bit prime only the Go ones.
+
+var benchShapes = []struct{ logN, bits int }{{16, 49}, {16, 60}}
+
+func benchName(logN, bits int, who string) string {
+	return fmt.Sprintf("logN=%d/q%d/%s", logN, bits, who)
+}
+
+func BenchmarkNTT(b *testing.B) {
+	for _, sh := range benchShapes {
+		N := 1 << sh.logN
+		qs := testPrimes(b, sh.logN, sh.bits, 1)
+		tab, err := NewNTTTable(N, qs[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := ring.NewRing(N, qs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := randLimb(b, N, qs[0])
+		out := make([]uint64, N)
+		b.Run(benchName(sh.logN, sh.bits, "ours"), func(b *testing.B) {
+			for b.Loop() {
+				tab.Forward(a, out)
+			}
+		})
+		b.Run(benchName(sh.logN, sh.bits, "lattigo"), func(b *testing.B) {
+			s := r.SubRings[0]
+			for b.Loop() {
+				s.NTT(a, out)
+			}
+		})
+	}
+}
+
+func BenchmarkINTT(b *testing.B) {
+	for _, sh := range benchShapes {
+		N := 1 << sh.logN
+		qs := testPrimes(b, sh.logN, sh.bits, 1)
+		tab, err := NewNTTTable(N, qs[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := ring.NewRing(N, qs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := randLimb(b, N, qs[0])
+		out := make([]uint64, N)
+		b.Run(benchName(sh.logN, sh.bits, "ours"), func(b *testing.B) {
+			for b.Loop() {
+				tab.Backward(a, out)
+			}
+		})
+		b.Run(benchName(sh.logN, sh.bits, "lattigo"), func(b *testing.B) {
+			s := r.SubRings[0]
+			for b.Loop() {
+				s.INTT(a, out)
+			}
+		})
+	}
+}

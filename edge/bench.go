@@ -1,0 +1,169 @@
+package edge
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"time"
+)
+
+// BenchResult is one row of `rosemary edge bench`: figures measured on this
+// machine by MeasureEncrypt (the lattigo_* fields are filled by the caller).
+type BenchResult struct {
+	N                   int     `json:"n"`
+	Limbs               int     `json:"limbs"`
+	LogQ                float64 `json:"log_q"`
+	EncryptMs           float64 `json:"encrypt_ms"`
+	DecryptMs           float64 `json:"decrypt_ms"`
+	WorkingBytes        int     `json:"working_bytes"`
+	AllocsPerOp         float64 `json:"allocs_per_op"`
+	LattigoEncryptMs    float64 `json:"lattigo_encrypt_ms"`
+	LattigoWorkingBytes int     `json:"lattigo_working_bytes"`
+	FPSQQVGA            float64 `json:"fps_qqvga"`
+	FPSQVGA             float64 `json:"fps_qvga"`
+	// The same encryptor with precomputed twiddle tables (faster, bigger).
+	EncryptTableMs    float64 `json:"encrypt_table_ms"`
+	TableWorkingBytes int     `json:"table_working_bytes"`
+	SeededEncryptMs   float64 `json:"seeded_encrypt_ms"`
+	CtsQQVGA          int     `json:"cts_per_frame_qqvga"`
+	CtsQVGA           int     `json:"cts_per_frame_qvga"`
+	CiphertextBytes   int     `json:"ciphertext_bytes"`
+}
+
+// BenchValues returns the deterministic slot values used for benchmarks.
+func BenchValues(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(i%1000) - 500 + 0.25
+	}
+	return v
+}
+
+func timeIt(iters int, f func() error) (float64, error) {
+	if err := f(); err != nil { // warm-up
+		return 0, err
+	}
+	start := time.Now()
+	for i := 0; i < iters; i++ {
+		if err := f(); err != nil {
+			return 0, err
+		}
+	}
+	return float64(time.Since(start).Nanoseconds()) / 1e6 / float64(iters), nil
+}
+
+// MeasureEncrypt times public-key encryption (on-the-fly twiddles, the RISE
+// configuration, and with tables), seeded encryption and decryption of one
+// full ciphertext of p with iters repetitions, counts heap allocations per
+// encryption, computes the working memory from the actual buffers (plus the
+// NTT twiddle state) and the frames per second reached when packing and
+// encrypting synthetic QQVGA and QVGA frames.
+func MeasureEncrypt(p Params, iters int) (BenchResult, error) {
+	r := BenchResult{N: p.N, Limbs: len(p.Q), LogQ: math.Round(p.LogQ()*10) / 10}
+	ctx, err := NewContext(p)
+	if err != nil {
+		return r, err
+	}
+	sk, pk, err := ctx.GenKeys()
+	if err != nil {
+		return r, err
+	}
+	enc, err := NewEncryptor(ctx, pk)
+	if err != nil {
+		return r, err
+	}
+	vals := BenchValues(p.Slots())
+	scale := math.Exp2(float64(p.LogScale))
+	ct := ctx.NewCiphertext()
+	encrypt := func() error { return enc.Encrypt(vals, scale, ct) }
+	if r.EncryptMs, err = timeIt(iters, encrypt); err != nil {
+		return r, err
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for i := 0; i < iters; i++ {
+		if err := encrypt(); err != nil {
+			return r, err
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	r.AllocsPerOp = float64(m1.Mallocs-m0.Mallocs) / float64(iters)
+	r.WorkingBytes = enc.WorkingBytes() + ctx.TwiddleBytes()
+	r.CiphertextBytes = ctx.CiphertextSize()
+
+	dec, err := NewDecryptor(ctx, sk)
+	if err != nil {
+		return r, err
+	}
+	out := make([]float64, p.Slots())
+	if r.DecryptMs, err = timeIt(iters, func() error { return dec.Decrypt(ct, out) }); err != nil {
+		return r, err
+	}
+	if e := maxAbsDiff(out, vals); e > 0.01 {
+		return r, fmt.Errorf("edge bench: decryption error %g", e)
+	}
+
+	tctx, err := NewContext(p, WithTableNTT())
+	if err != nil {
+		return r, err
+	}
+	pk0, pk1 := ctx.ExportPublicKey(pk)
+	tpk, err := tctx.ImportPublicKey(pk0, pk1, false)
+	if err != nil {
+		return r, err
+	}
+	tenc, err := NewEncryptor(tctx, tpk)
+	if err != nil {
+		return r, err
+	}
+	if r.EncryptTableMs, err = timeIt(iters, func() error { return tenc.Encrypt(vals, scale, ct) }); err != nil {
+		return r, err
+	}
+	r.TableWorkingBytes = tenc.WorkingBytes() + tctx.TwiddleBytes()
+
+	senc, err := NewSymEncryptor(ctx, sk)
+	if err != nil {
+		return r, err
+	}
+	sct := ctx.NewSeededCiphertext()
+	if r.SeededEncryptMs, err = timeIt(iters, func() error { return senc.EncryptSeeded(vals, scale, sct) }); err != nil {
+		return r, err
+	}
+
+	codec, err := NewFrameCodec(p)
+	if err != nil {
+		return r, err
+	}
+	r.CtsQQVGA = codec.CiphertextsPerFrame(QQVGAWidth, QQVGAHeight)
+	r.CtsQVGA = codec.CiphertextsPerFrame(QVGAWidth, QVGAHeight)
+	slots := make([]float64, codec.Slots)
+	for _, fr := range []struct {
+		w, h int
+		fps  *float64
+	}{{QQVGAWidth, QQVGAHeight, &r.FPSQQVGA}, {QVGAWidth, QVGAHeight, &r.FPSQVGA}} {
+		frames := max(1, iters/4)
+		t, err := timeIt(frames, func() error {
+			f := SyntheticFrame(fr.w, fr.h, 0)
+			for k := 0; k < codec.CiphertextsPerFrame(fr.w, fr.h); k++ {
+				codec.Pack(f, k, slots)
+				if err := enc.Encrypt(slots, codec.Scale, ct); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return r, err
+		}
+		*fr.fps = math.Round(1000/t*10) / 10
+	}
+	return r, nil
+}
+
+func maxAbsDiff(a, b []float64) float64 {
+	m := 0.0
+	for i := range a {
+		m = math.Max(m, math.Abs(a[i]-b[i]))
+	}
+	return m
+}

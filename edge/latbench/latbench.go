@@ -1,0 +1,79 @@
+// Package latbench measures Lattigo v6's CKKS public-key encryption as the
+// anchor of `rosemary edge bench`. It is the only non-test code of the edge
+// tree that imports Lattigo; the edge package itself never does.
+package latbench
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+)
+
+// Result holds Lattigo's figures for one parameter set.
+type Result struct {
+	EncryptMs    float64 // Encode + Encrypt (public key), mean over iters
+	WorkingBytes int     // see Measure
+}
+
+// Measure times ckks Encode + rlwe public-key Encrypt at ring degree n with
+// the given primes (no special primes P, so Lattigo takes its direct
+// encryptZeroPkNoP path) and reports its working memory: the live heap
+// (after GC) held by the parameters (ring and NTT tables), the encoder, the
+// encryptor and the plaintext buffer, plus the bytes allocated per
+// encryption in steady state (transient buffers). The public key and the
+// output ciphertext are excluded, as they are for the edge encryptor.
+func Measure(n int, primes []uint64, logScale int, values []float64, iters int) (Result, error) {
+	var r Result
+	live := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	h0 := live()
+	params, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{
+		LogN: bits.Len(uint(n)) - 1, Q: primes, LogDefaultScale: logScale})
+	if err != nil {
+		return r, fmt.Errorf("latbench: parameters: %w", err)
+	}
+	h1 := live()
+	_, pk := rlwe.NewKeyGenerator(params).GenKeyPairNew()
+	h2 := live()
+	encd := ckks.NewEncoder(params)
+	enc := rlwe.NewEncryptor(params, pk)
+	pt := ckks.NewPlaintext(params, params.MaxLevel())
+	h3 := live()
+	ct := ckks.NewCiphertext(params, 1, params.MaxLevel())
+	op := func() error {
+		if err := encd.Encode(values, pt); err != nil {
+			return err
+		}
+		return enc.Encrypt(pt, ct)
+	}
+	if err := op(); err != nil {
+		return r, fmt.Errorf("latbench: encrypt: %w", err)
+	}
+	var a0, a1 runtime.MemStats
+	runtime.ReadMemStats(&a0)
+	start := time.Now()
+	for i := 0; i < iters; i++ {
+		if err := op(); err != nil {
+			return r, fmt.Errorf("latbench: encrypt: %w", err)
+		}
+	}
+	el := time.Since(start)
+	runtime.ReadMemStats(&a1)
+	r.EncryptMs = float64(el.Nanoseconds()) / 1e6 / float64(iters)
+	perOp := float64(a1.TotalAlloc-a0.TotalAlloc) / float64(iters)
+	setup := int64(h1-h0) + int64(h3-h2)
+	r.WorkingBytes = int(setup) + int(math.Round(perOp))
+	runtime.KeepAlive(params)
+	runtime.KeepAlive(encd)
+	runtime.KeepAlive(pt)
+	return r, nil
+}

@@ -1,0 +1,217 @@
+package linear
+
+// Layout: where tensor entries go in plaintext polynomials and where the
+// results come out. Shared by client, server and the counting engine.
+
+// tileOrigin returns the padded-input origin of a tile.
+func (pl *Plan) tileOrigin(tile int) (y0, x0 int) {
+	th, tw := tile/pl.TilesW, tile%pl.TilesW
+	return th * pl.Sh, tw * pl.Sw
+}
+
+// inputPoly returns the polynomial (mod 2^ℓ) of input block cb of a tile,
+// from a CHW tensor share x (unpadded).
+func (pl *Plan) inputPoly(x []uint64, tile, cb int) []uint64 {
+	s := pl.Shape
+	N := pl.Params.N()
+	poly := make([]uint64, N)
+	if pl.MatVec {
+		for j := 0; j < pl.Nb; j++ {
+			if col := cb*pl.Nb + j; col < s.Ci {
+				poly[j] = x[col]
+			}
+		}
+		return poly
+	}
+	y0, x0 := pl.tileOrigin(tile)
+	hw := pl.Hb * pl.Wb
+	for c := 0; c < pl.Cb; c++ {
+		ch := cb*pl.Cb + c
+		if ch >= s.Ci {
+			break
+		}
+		for li := 0; li < pl.Hb; li++ {
+			y := y0 + li - s.Pad
+			if y < 0 || y >= s.H {
+				continue
+			}
+			for lj := 0; lj < pl.Wb; lj++ {
+				xx := x0 + lj - s.Pad
+				if xx < 0 || xx >= s.W {
+					continue
+				}
+				v := x[(ch*s.H+y)*s.W+xx]
+				if pl.Proto == Cheetah {
+					poly[c*hw+li*pl.Wb+lj] = v
+				} else {
+					poly[(li*pl.Wb+lj)*pl.Cb+c] = v
+				}
+			}
+		}
+	}
+	return poly
+}
+
+// liftWeight returns the centered lift of w mod 2^ℓ reduced mod 2^LogTp.
+func (pl *Plan) liftWeight(w uint64) uint64 {
+	l := uint(pl.Opt.LogT)
+	w &= 1<<l - 1
+	if w >= 1<<(l-1) {
+		w = w - (1 << l) // negative, as two's complement
+	}
+	return w & (1<<uint(pl.LogTp) - 1)
+}
+
+// kernelPoly returns the plaintext (mod 2^LogTp) for output channel (or row
+// block, for matrix-vector) o and input block cb; w is OIHW.
+func (pl *Plan) kernelPoly(w []uint64, o, cb int) []uint64 {
+	s := pl.Shape
+	N := pl.Params.N()
+	mask := uint64(1)<<uint(pl.LogTp) - 1
+	poly := make([]uint64, N)
+	if pl.MatVec {
+		for i := 0; i < pl.Mb; i++ {
+			row := o*pl.Mb + i
+			if row >= s.Co {
+				break
+			}
+			for j := 0; j < pl.Nb; j++ {
+				if col := cb*pl.Nb + j; col < s.Ci {
+					poly[i*pl.Nb+pl.Nb-1-j] = pl.liftWeight(w[row*s.Ci+col])
+				}
+			}
+		}
+		return poly
+	}
+	hw := pl.Hb * pl.Wb
+	O := (pl.Cb-1)*hw + (s.Kh-1)*pl.Wb + s.Kw - 1
+	O0 := ((s.Kh-1)*pl.Wb + s.Kw - 1) * pl.Cb
+	for c := 0; c < pl.Cb; c++ {
+		ch := cb*pl.Cb + c
+		if ch >= s.Ci {
+			break
+		}
+		for ki := 0; ki < s.Kh; ki++ {
+			for kj := 0; kj < s.Kw; kj++ {
+				v := pl.liftWeight(w[((o*s.Ci+ch)*s.Kh+ki)*s.Kw+kj])
+				if pl.Proto == Cheetah {
+					poly[O-(c*hw+ki*pl.Wb+kj)] = v
+					continue
+				}
+				e := O0 - (ki*pl.Wb+kj)*pl.Cb - c
+				if e >= 0 {
+					poly[e] = v
+				} else {
+					poly[N+e] = (-v) & mask // X^e = -X^(N+e)
+				}
+			}
+		}
+	}
+	return poly
+}
+
+// outputMap returns, for output ciphertext 'group' of a tile, the
+// coefficient positions the client reads and the index of each in the
+// output tensor (CHW, or the output vector for matrix-vector).
+func (pl *Plan) outputMap(tile, group int) (pos, dst []int) {
+	s := pl.Shape
+	if pl.MatVec {
+		for i := 0; i < pl.Mb; i++ {
+			row := group*pl.Mb + i
+			if row >= s.Co {
+				break
+			}
+			pos = append(pos, i*pl.Nb+pl.Nb-1)
+			dst = append(dst, row)
+		}
+		return pos, dst
+	}
+	y0, x0 := pl.tileOrigin(tile)
+	oh, ow := s.OutH(), s.OutW()
+	hw := pl.Hb * pl.Wb
+	O := (pl.Cb-1)*hw + (s.Kh-1)*pl.Wb + s.Kw - 1
+	O0 := ((s.Kh-1)*pl.Wb + s.Kw - 1) * pl.Cb
+	chans := []int{group}
+	if pl.Proto != Cheetah {
+		chans = chans[:0]
+		for i := 0; i < pl.C() && group*pl.C()+i < s.Co; i++ {
+			chans = append(chans, group*pl.C()+i)
+		}
+	}
+	for i, o := range chans {
+		for li := 0; li < pl.Sh; li++ {
+			gy := y0 + li
+			if gy > s.Hp()-s.Kh || gy%s.Stride != 0 {
+				continue
+			}
+			for lj := 0; lj < pl.Sw; lj++ {
+				gx := x0 + lj
+				if gx > s.Wp()-s.Kw || gx%s.Stride != 0 {
+					continue
+				}
+				if pl.Proto == Cheetah {
+					pos = append(pos, O+li*pl.Wb+lj)
+				} else {
+					pos = append(pos, O0+(li*pl.Wb+lj)*pl.Cb+i)
+				}
+				dst = append(dst, (o*oh+gy/s.Stride)*ow+gx/s.Stride)
+			}
+		}
+	}
+	return pos, dst
+}
+
+// automorphPoly applies X -> X^g to a polynomial mod 2^logT.
+func automorphPoly(a []uint64, g uint64, logT int) []uint64 {
+	N := len(a)
+	mask := uint64(1)<<uint(logT) - 1
+	out := make([]uint64, N)
+	m := uint64(2 * N)
+	for i, v := range a {
+		e := uint64(i) * g % m
+		if e < uint64(N) {
+			out[e] = (out[e] + v) & mask
+		} else {
+			out[e-uint64(N)] = (out[e-uint64(N)] - v) & mask
+		}
+	}
+	return out
+}
+
+// mulMonomialPoly returns a·X^k mod (X^N+1, 2^logT), 0 ≤ k < N.
+func mulMonomialPoly(a []uint64, k, logT int) []uint64 {
+	N := len(a)
+	mask := uint64(1)<<uint(logT) - 1
+	out := make([]uint64, N)
+	for i, v := range a {
+		if e := i + k; e < N {
+			out[e] = (out[e] + v) & mask
+		} else {
+			out[e-N] = (out[e-N] - v) & mask
+		}
+	}
+	return out
+}
+
+// bsgsPoly returns σ_{γ^{-uB}}(Σ_i X^i σ_{γ^{uB+v}}(K_{gC+i, cb})) mod 2^LogTp.
+func (pl *Plan) bsgsPoly(w []uint64, group, u, v, cb int) []uint64 {
+	N := pl.Params.N()
+	C := pl.C()
+	m := uint64(2 * N)
+	sig := powMod(pl.gamma, u*pl.Baby+v, m)
+	inv := powMod(pl.gamma, (C-u*pl.Baby)%C, m)
+	mask := uint64(1)<<uint(pl.LogTp) - 1
+	acc := make([]uint64, N)
+	for i := 0; i < C; i++ {
+		o := group*C + i
+		if o >= pl.Shape.Co {
+			break
+		}
+		k := automorphPoly(pl.kernelPoly(w, o, cb), sig, pl.LogTp)
+		k = mulMonomialPoly(k, i, pl.LogTp)
+		for j := range acc {
+			acc[j] = (acc[j] + k[j]) & mask
+		}
+	}
+	return automorphPoly(acc, inv, pl.LogTp)
+}

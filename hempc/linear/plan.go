@@ -1,0 +1,316 @@
+package linear
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rosemary-fhe/rosemary/fhe/cheetah"
+)
+
+// Plan is the public layout of one layer under one protocol: both parties
+// derive it from the shape, the parameters and the options.
+type Plan struct {
+	Proto  Protocol
+	Shape  ConvShape
+	Opt    Options
+	Params cheetah.Parameters
+
+	MatVec bool // Cheetah's matrix-vector packing (FC layers under Cheetah)
+
+	// Convolution tiling: blocks of Cb channels × Hb × Wb, each giving
+	// Sh × Sw stride-1 outputs.
+	Cb, Hb, Wb     int
+	Sh, Sw         int
+	NumCh          int // channel blocks
+	TilesH, TilesW int
+	LogC           int // OptiEncode: C = Cb = 2^LogC; 0 for Cheetah
+	Baby           int // BSGS baby steps B (divides C)
+
+	// Matrix-vector packing: Nb columns × Mb rows per plaintext.
+	Nb, Mb, NumCol, NumRow int
+
+	LogTp  int           // plaintext modulus exponent used: ℓ + LogC
+	Noise  cheetah.Bound // worst-case noise of an output before re-randomization
+	Flood  cheetah.Bound // ... and after it
+	D0, D1 int           // low bits dropped from c0 / c1 of outputs
+
+	Counters Counters // from running the schedule on the counting engine
+
+	gamma uint64 // generator of the order-C Galois subgroup (BSGS)
+}
+
+// NewPlan chooses the layout for a layer and computes its counters.
+func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options) (*Plan, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var best *Plan
+	var bestCost float64
+	try := func(pl *Plan) {
+		if err := pl.finish(); err != nil {
+			return
+		}
+		c := pl.estimate()
+		if best == nil || c < bestCost {
+			best, bestCost = pl, c
+		}
+	}
+	base := Plan{Proto: proto, Shape: s, Opt: opt, Params: params}
+	N := params.N()
+	switch {
+	case proto == Cheetah && s.isFC():
+		for nb := 1; nb <= min(s.Ci, N); nb++ {
+			if nb < s.Ci && nb != min(s.Ci, N) && !candidateSize(s.Ci, nb) {
+				continue
+			}
+			pl := base
+			pl.MatVec = true
+			pl.Nb = nb
+			pl.Mb = min(s.Co, N/nb)
+			try(&pl)
+		}
+	default:
+		for _, hb := range tileSizes(s.Hp(), s.Kh) {
+			for _, wb := range tileSizes(s.Wp(), s.Kw) {
+				if hb*wb > N {
+					continue
+				}
+				if proto == Cheetah {
+					pl := base
+					pl.Cb, pl.Hb, pl.Wb = min(s.Ci, N/(hb*wb)), hb, wb
+					try(&pl)
+					continue
+				}
+				for r := 0; (1<<r)*hb*wb <= N && (1<<r) <= N/2; r++ {
+					pl := base
+					pl.Cb, pl.Hb, pl.Wb, pl.LogC = 1<<r, hb, wb, r
+					try(&pl)
+				}
+			}
+		}
+	}
+	if best == nil {
+		// Report why the smallest layout fails.
+		pl := base
+		if proto == Cheetah && s.isFC() {
+			pl.MatVec, pl.Nb, pl.Mb = true, 1, min(s.Co, N)
+		} else {
+			pl.Hb, pl.Wb, pl.Cb = s.Kh, s.Kw, 1
+		}
+		if err := pl.finish(); err != nil {
+			return nil, fmt.Errorf("linear: %s for %+v with N=%d: %w", proto, s, N, err)
+		}
+		return nil, fmt.Errorf("linear: %s: no layout for %+v with N=%d", proto, s, N)
+	}
+	if err := best.count(); err != nil {
+		return nil, err
+	}
+	return best, nil
+}
+
+// candidateSize limits the matrix-vector search to block sizes that change
+// the number of blocks (the smallest nb for each count).
+func candidateSize(n, nb int) bool {
+	k := (n + nb - 1) / nb
+	return (n+k-1)/k == nb
+}
+
+// tileSizes returns, for each possible number of tiles along a dimension of
+// padded size n with kernel k, the smallest tile size giving that count.
+func tileSizes(n, k int) []int {
+	outs := n - k + 1
+	var sizes []int
+	seen := map[int]bool{}
+	for tiles := 1; tiles <= outs; tiles++ {
+		sh := (outs + tiles - 1) / tiles
+		if seen[sh] {
+			continue
+		}
+		seen[sh] = true
+		sizes = append(sizes, sh+k-1)
+	}
+	return sizes
+}
+
+// C is the channel-encoding block (2^LogC).
+func (pl *Plan) C() int { return 1 << pl.LogC }
+
+// Tiles is the number of spatial tiles (1 for matrix-vector).
+func (pl *Plan) Tiles() int {
+	if pl.MatVec {
+		return 1
+	}
+	return pl.TilesH * pl.TilesW
+}
+
+// Inputs is the number of input ciphertexts per tile.
+func (pl *Plan) Inputs() int {
+	if pl.MatVec {
+		return pl.NumCol
+	}
+	return pl.NumCh
+}
+
+// Groups is the number of output ciphertexts per tile.
+func (pl *Plan) Groups() int {
+	switch {
+	case pl.MatVec:
+		return pl.NumRow
+	case pl.Proto == Cheetah:
+		return pl.Shape.Co
+	}
+	return (pl.Shape.Co + pl.C() - 1) / pl.C()
+}
+
+// weightBound is the public bound on |centered weight|.
+func (pl *Plan) weightBound() float64 { return math.Exp2(float64(pl.Opt.WeightBits - 1)) }
+
+// finish derives the dependent fields and the noise bounds; it fails if the
+// parameters cannot hold the layer.
+func (pl *Plan) finish() error {
+	p := pl.Params
+	s := pl.Shape
+	N := p.N()
+	pl.LogTp = pl.Opt.LogT + pl.LogC
+	if pl.LogTp > cheetah.MaxLogT {
+		return fmt.Errorf("ℓ+log2 C = %d exceeds %d", pl.LogTp, cheetah.MaxLogT)
+	}
+	fresh := p.FreshSK()
+	bw := pl.weightBound()
+	top := p.MaxLevel()
+	var noise cheetah.Bound
+	switch {
+	case pl.MatVec:
+		if pl.Nb*pl.Mb > N {
+			return fmt.Errorf("matvec block %dx%d exceeds N", pl.Mb, pl.Nb)
+		}
+		pl.NumCol = (s.Ci + pl.Nb - 1) / pl.Nb
+		pl.NumRow = (s.Co + pl.Mb - 1) / pl.Mb
+		noise = cheetah.Bound(pl.NumCol) * cheetah.MulPlain(fresh, pl.Nb*pl.Mb, bw)
+	default:
+		if pl.Cb*pl.Hb*pl.Wb > N || pl.Hb < s.Kh || pl.Wb < s.Kw {
+			return fmt.Errorf("block %dx%dx%d does not fit N=%d", pl.Cb, pl.Hb, pl.Wb, N)
+		}
+		pl.Sh, pl.Sw = pl.Hb-s.Kh+1, pl.Wb-s.Kw+1
+		pl.TilesH = (s.Hp() - s.Kh + 1 + pl.Sh - 1) / pl.Sh
+		pl.TilesW = (s.Wp() - s.Kw + 1 + pl.Sw - 1) / pl.Sw
+		pl.NumCh = (s.Ci + pl.Cb - 1) / pl.Cb
+		prod := cheetah.Bound(pl.NumCh) * cheetah.MulPlain(fresh, pl.Cb*s.Kh*s.Kw, bw)
+		ks := p.KeySwitch(top)
+		switch pl.Proto {
+		case Cheetah:
+			noise = prod
+		case OptiEncode:
+			noise = prod
+			for j := 0; j < pl.LogC; j++ {
+				noise = 4*noise + ks
+			}
+		case OptiEncodeBSGS:
+			C := pl.C()
+			pl.gamma = subgroupGenerator(N, C)
+			pl.Baby = bestBaby(C, pl.NumCh, pl.Groups())
+			maxP := math.Min(float64(C)*bw, math.Exp2(float64(pl.LogTp-1)))
+			inner := cheetah.Bound(pl.NumCh*pl.Baby) * cheetah.MulPlain(fresh+ks, N, maxP)
+			noise = cheetah.Bound(C/pl.Baby) * (inner + ks)
+		}
+	}
+	pl.Noise = noise + 1 // + rounding of the mask encoding
+	post, _, err := p.RerandomizedBound(pl.Noise, top, pl.LogTp, pl.Opt.Lambda)
+	if err != nil {
+		return err
+	}
+	pl.Flood = post
+	pl.D0, pl.D1, err = p.DropBits(post, top, pl.LogTp)
+	return err
+}
+
+// estimate is the search objective: bytes both ways (estimated from the
+// number of ciphertexts; the reported counters come from count), with
+// ciphertext operations as a small tie-breaker.
+func (pl *Plan) estimate() float64 {
+	p := pl.Params
+	in := float64(pl.Tiles() * pl.Inputs())
+	out := float64(pl.Tiles() * pl.Groups())
+	keep := 0
+	switch {
+	case pl.MatVec:
+		keep = pl.Mb
+	case pl.Proto == Cheetah:
+		keep = pl.Sh * pl.Sw
+	default:
+		keep = pl.Sh * pl.Sw * min(pl.C(), pl.Shape.Co)
+	}
+	bytes := in*float64(p.InputSize()) + out*float64(p.OutputSize(keep, pl.D0, pl.D1))
+	ops := float64(pl.Tiles()) * float64(pl.Inputs()) * float64(pl.Shape.Co)
+	return bytes + 1e-3*ops
+}
+
+// subgroupGenerator returns γ = 5^(N/(2C)) mod 2N, a generator of the
+// order-C subgroup {g ≡ 1 mod 2N/C} of (Z/2N)^* (C ≤ N/2).
+func subgroupGenerator(N, C int) uint64 {
+	m := uint64(2 * N)
+	g := uint64(1)
+	for i := 0; i < N/(2*C); i++ {
+		g = g * 5 % m
+	}
+	return g
+}
+
+func powMod(g uint64, e int, m uint64) uint64 {
+	r := uint64(1)
+	for i := 0; i < e; i++ {
+		r = r * g % m
+	}
+	return r
+}
+
+// bestBaby picks the power-of-two baby-step count B | C minimizing the
+// automorphisms per tile: inputs·(B-1) + groups·(C/B-1).
+func bestBaby(C, inputs, groups int) int {
+	best, bestCost := 1, -1
+	for b := 1; b <= C; b *= 2 {
+		c := inputs*(b-1) + groups*(C/b-1)
+		if bestCost < 0 || c < bestCost {
+			best, bestCost = b, c
+		}
+	}
+	return best
+}
+
+// GaloisElements lists the Galois keys the client must provide.
+func (pl *Plan) GaloisElements() []uint64 {
+	N := pl.Params.N()
+	var out []uint64
+	switch pl.Proto {
+	case OptiEncode:
+		for j := 0; j < pl.LogC; j++ {
+			out = append(out, uint64(N>>uint(j)+1))
+		}
+	case OptiEncodeBSGS:
+		if pl.MatVec {
+			return nil
+		}
+		m := uint64(2 * N)
+		for v := 1; v < pl.Baby; v++ {
+			out = append(out, powMod(pl.gamma, v, m))
+		}
+		for u := 1; u < pl.C()/pl.Baby; u++ {
+			out = append(out, powMod(pl.gamma, u*pl.Baby, m))
+		}
+	}
+	return out
+}
+
+// count runs the schedule on the counting engine.
+func (pl *Plan) count() error {
+	ce := &countEngine{pl: pl}
+	if err := pl.schedule(ce); err != nil {
+		return err
+	}
+	pl.Counters = ce.c
+	return nil
+}

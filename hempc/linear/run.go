@@ -1,0 +1,274 @@
+package linear
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/fhe/cheetah"
+)
+
+// Client holds the client's keys for one parameter set.
+type Client struct {
+	Params cheetah.Parameters
+	Keys   *cheetah.Keys
+	enc    *cheetah.Encryptor
+	dec    *cheetah.Decryptor
+}
+
+// NewClient generates fresh client keys.
+func NewClient(params cheetah.Parameters) *Client {
+	k := cheetah.GenKeys(params)
+	return &Client{Params: params, Keys: k, enc: cheetah.NewEncryptor(params, k.SK), dec: cheetah.NewDecryptor(params, k.SK)}
+}
+
+// GaloisKeys generates the Galois keys the plans need.
+func (c *Client) GaloisKeys(plans ...*Plan) ([]*rlwe.GaloisKey, error) {
+	var els []uint64
+	for _, pl := range plans {
+		els = append(els, pl.GaloisElements()...)
+	}
+	return cheetah.GenGaloisKeys(c.Params, c.Keys.SK, els)
+}
+
+// EncryptInput encrypts the client's share xc (CHW, len Ci·H·W, values mod
+// 2^ℓ) into the layer's input messages (tile-major, then channel block).
+func (pl *Plan) EncryptInput(c *Client, xc []uint64) ([][]byte, error) {
+	if len(xc) != pl.Shape.InputLen() {
+		return nil, fmt.Errorf("linear: client share has %d entries, want %d", len(xc), pl.Shape.InputLen())
+	}
+	if err := checkRange(xc, pl.Opt.LogT, "client share"); err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for tile := 0; tile < pl.Tiles(); tile++ {
+		for cb := 0; cb < pl.Inputs(); cb++ {
+			ct, seed, err := c.enc.EncryptSeeded(pl.inputPoly(xc, tile, cb), pl.LogTp)
+			if err != nil {
+				return nil, fmt.Errorf("linear: encrypt input %d/%d: %w", tile, cb, err)
+			}
+			msg, err := pl.Params.MarshalInput(ct, seed)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, msg)
+		}
+	}
+	return out, nil
+}
+
+// DecryptOutput decrypts the server's messages into the client's output
+// share (CHW, len Co·OutH·OutW).
+func (pl *Plan) DecryptOutput(c *Client, msgs [][]byte) ([]uint64, error) {
+	want := pl.Tiles() * pl.Groups()
+	if len(msgs) != want {
+		return nil, fmt.Errorf("linear: %d output messages, want %d", len(msgs), want)
+	}
+	share := make([]uint64, pl.Shape.OutputLen())
+	lowMask := uint64(1)<<uint(pl.LogC) - 1
+	outMask := uint64(1)<<uint(pl.Opt.LogT) - 1
+	for idx, msg := range msgs {
+		tile, group := idx/pl.Groups(), idx%pl.Groups()
+		comp, err := pl.Params.UnmarshalCompressed(msg)
+		if err != nil {
+			return nil, fmt.Errorf("linear: output %d: %w", idx, err)
+		}
+		if comp.LogT != pl.LogTp {
+			return nil, fmt.Errorf("linear: output %d for t=2^%d, plan uses 2^%d", idx, comp.LogT, pl.LogTp)
+		}
+		pos, dst := pl.outputMap(tile, group)
+		vals, err := c.dec.DecryptCompressed(comp, pos)
+		if err != nil {
+			return nil, fmt.Errorf("linear: output %d: %w", idx, err)
+		}
+		for k, v := range vals {
+			if v&lowMask != 0 {
+				return nil, fmt.Errorf("linear: output %d coefficient %d not a multiple of C=%d (decryption failure)", idx, pos[k], pl.C())
+			}
+			share[dst[k]] = (v >> uint(pl.LogC)) & outMask
+		}
+	}
+	return share, nil
+}
+
+// Evaluate is the server side: it takes the client's input messages, its
+// own input share xs, the weights w (OIHW, mod 2^ℓ, centered values within
+// the plan's weight bound) and an optional per-output-channel bias (added to
+// the server's share), and returns the output messages and the server's
+// output share.
+func (pl *Plan) Evaluate(ev *cheetah.Evaluator, w, bias, xs []uint64, in [][]byte) ([][]byte, []uint64, error) {
+	s := pl.Shape
+	if len(w) != s.WeightLen() {
+		return nil, nil, fmt.Errorf("linear: %d weights, want %d", len(w), s.WeightLen())
+	}
+	if len(xs) != s.InputLen() {
+		return nil, nil, fmt.Errorf("linear: server share has %d entries, want %d", len(xs), s.InputLen())
+	}
+	if bias != nil && len(bias) != s.Co {
+		return nil, nil, fmt.Errorf("linear: %d biases, want %d", len(bias), s.Co)
+	}
+	if len(in) != pl.Tiles()*pl.Inputs() {
+		return nil, nil, fmt.Errorf("linear: %d input messages, want %d", len(in), pl.Tiles()*pl.Inputs())
+	}
+	if err := checkRange(xs, pl.Opt.LogT, "server share"); err != nil {
+		return nil, nil, err
+	}
+	bw := uint64(1) << uint(pl.Opt.WeightBits-1)
+	for i, v := range w {
+		c := pl.liftWeight(v)
+		mask := uint64(1)<<uint(pl.LogTp) - 1
+		if c > bw && (-c)&mask > bw {
+			return nil, nil, fmt.Errorf("linear: weight %d outside the public bound ±2^%d", i, pl.Opt.WeightBits-1)
+		}
+	}
+	re := &realEngine{pl: pl, ev: ev, w: w, bias: bias, xs: xs, in: in,
+		plains: map[plainRef]*cheetah.Plaintext{}, share: make([]uint64, s.OutputLen()), count: countEngine{pl: pl}}
+	if err := pl.schedule(re); err != nil {
+		return nil, nil, err
+	}
+	if re.count.c != pl.Counters {
+		return nil, nil, fmt.Errorf("linear: internal: executed counters %+v differ from plan %+v", re.count.c, pl.Counters)
+	}
+	return re.out, re.share, nil
+}
+
+func checkRange(x []uint64, logT int, what string) error {
+	for i, v := range x {
+		if v>>uint(logT) != 0 {
+			return fmt.Errorf("linear: %s entry %d = %d not below 2^%d", what, i, v, logT)
+		}
+	}
+	return nil
+}
+
+// realEngine runs the schedule on ciphertexts.
+type realEngine struct {
+	pl     *Plan
+	ev     *cheetah.Evaluator
+	w      []uint64
+	bias   []uint64
+	xs     []uint64
+	in     [][]byte
+	plains map[plainRef]*cheetah.Plaintext
+	out    [][]byte
+	share  []uint64
+	count  countEngine
+}
+
+func ct(h handle) *cheetah.Ciphertext { return h.(*cheetah.Ciphertext) }
+
+func (re *realEngine) input(tile, cb int) (handle, error) {
+	_, _ = re.count.input(tile, cb)
+	idx := tile*re.pl.Inputs() + cb
+	msg := re.in[idx]
+	re.count.c.BytesC2S += int64(len(msg)) - int64(re.pl.Params.InputSize())
+	c, err := re.pl.Params.UnmarshalInput(msg)
+	if err != nil {
+		return nil, fmt.Errorf("linear: input %d: %w", idx, err)
+	}
+	if c.LogT != re.pl.LogTp {
+		return nil, fmt.Errorf("linear: input %d for t=2^%d, plan uses 2^%d", idx, c.LogT, re.pl.LogTp)
+	}
+	if err := re.ev.AddPlain(c, re.pl.inputPoly(re.xs, tile, cb)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (re *realEngine) plaintext(ref plainRef) (*cheetah.Plaintext, error) {
+	if pt, ok := re.plains[ref]; ok {
+		return pt, nil
+	}
+	var poly []uint64
+	if ref.bsgs {
+		poly = re.pl.bsgsPoly(re.w, ref.group, ref.u, ref.v, ref.cb)
+	} else {
+		poly = re.pl.kernelPoly(re.w, ref.o, ref.cb)
+	}
+	pt, err := re.ev.EncodePlain(poly, re.pl.Params.MaxLevel(), re.pl.LogTp)
+	if err != nil {
+		return nil, err
+	}
+	re.plains[ref] = pt
+	return pt, nil
+}
+
+func (re *realEngine) mulAcc(acc, in handle, ref plainRef) (handle, error) {
+	_, _ = re.count.mulAcc(acc, in, ref)
+	pt, err := re.plaintext(ref)
+	if err != nil {
+		return nil, err
+	}
+	if acc == nil {
+		return re.ev.MulPlainNew(ct(in), pt)
+	}
+	return acc, re.ev.MulPlainThenAdd(ct(in), pt, ct(acc))
+}
+
+func (re *realEngine) add(a, b handle) (handle, error) { return a, re.ev.Add(ct(a), ct(b)) }
+func (re *realEngine) sub(a, b handle) (handle, error) { return a, re.ev.Sub(ct(a), ct(b)) }
+func (re *realEngine) monomial(h handle, k int) handle { return re.ev.MulMonomialNew(ct(h), k) }
+func (re *realEngine) copy(h handle) handle            { return ct(h).CopyNew() }
+func (re *realEngine) neg(h handle) handle {
+	return re.ev.MulMonomialNew(ct(h), re.pl.Params.N()) // X^N = −1
+}
+
+func (re *realEngine) automorphism(h handle, g uint64) (handle, error) {
+	_, _ = re.count.automorphism(h, g)
+	return re.ev.AutomorphismNew(ct(h), g)
+}
+
+func (re *realEngine) output(h handle, tile, group int) error {
+	pl := re.pl
+	if err := re.count.output(h, tile, group); err != nil {
+		return err
+	}
+	c := ct(h)
+	if c.Noise+1 > pl.Noise {
+		return fmt.Errorf("linear: internal: noise bound 2^%.1f above the plan's 2^%.1f", c.Noise.Log2(), pl.Noise.Log2())
+	}
+	N := pl.Params.N()
+	buf := make([]byte, 8*N)
+	if _, err := rand.Read(buf); err != nil {
+		return fmt.Errorf("linear: mask: %w", err)
+	}
+	lmask := uint64(1)<<uint(pl.Opt.LogT) - 1
+	tmask := uint64(1)<<uint(pl.LogTp) - 1
+	R := make([]uint64, N)
+	negR := make([]uint64, N)
+	for i := range R {
+		R[i] = binary.LittleEndian.Uint64(buf[8*i:]) & lmask
+		negR[i] = (-(R[i] << uint(pl.LogC))) & tmask
+	}
+	if err := re.ev.AddPlain(c, negR); err != nil {
+		return err
+	}
+	c.Noise = pl.Noise // the public bound, so sizes match the plan exactly
+	if err := re.ev.Rerandomize(c, pl.Opt.Lambda); err != nil {
+		return err
+	}
+	pos, dst := pl.outputMap(tile, group)
+	comp, err := re.ev.Compress(c, pos)
+	if err != nil {
+		return err
+	}
+	if comp.D0 != pl.D0 || comp.D1 != pl.D1 {
+		return fmt.Errorf("linear: internal: dropped bits (%d,%d) differ from plan (%d,%d)", comp.D0, comp.D1, pl.D0, pl.D1)
+	}
+	msg, err := comp.MarshalBinary(pl.Params.QiBits()[0])
+	if err != nil {
+		return err
+	}
+	re.out = append(re.out, msg)
+	plane := pl.Shape.OutH() * pl.Shape.OutW()
+	for k, p := range pos {
+		v := R[p]
+		if re.bias != nil {
+			v += re.bias[dst[k]/plane]
+		}
+		re.share[dst[k]] = v & lmask
+	}
+	return nil
+}

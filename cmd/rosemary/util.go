@@ -1,0 +1,12 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+)
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -479,4 +479,3 @@ func (e *Env) decryptsTo(ct *rlwe.Ciphertext, ref message) (bool, error) {
 	}
 	return true, nil
 }
-

@@ -82,8 +82,8 @@ func isaDis(args []string) error {
 }
 
 type verifyReport struct {
-	AllBitExact bool                 `json:"all_bitexact"`
-	AllDecrypt  bool                 `json:"all_decrypt"`
+	AllBitExact bool                `json:"all_bitexact"`
+	AllDecrypt  bool                `json:"all_decrypt"`
 	Ops         []crosscheck.Result `json:"ops"`
 }
 

@@ -298,6 +298,32 @@ func (l Layout) locate(d Descriptor, p [2]partGeom, k int64, poly, limb, page in
 	return Loc{Channel: int(n % c), Row: d.Base[part] + uint32(local/c)}
 }
 
+// PageAt inverts Locate: it returns which page of the described object lives
+// at (channel, row), or ok = false when that slot lies outside the object or
+// is one of the few unused slots at the start or end of a part.
+func (l Layout) PageAt(d Descriptor, channel int, row uint32) (poly, limb, page int, ok bool) {
+	if l.Check(d) != nil || channel < 0 || channel >= l.Channels {
+		return 0, 0, 0, false
+	}
+	s := d.Shape()
+	p := l.parts(s)
+	k := int64(l.PagesPerLimb(s))
+	c := int64(l.Channels)
+	for i := range p {
+		if p[i].rows == 0 || row < d.Base[i] || int64(row-d.Base[i]) >= p[i].rows {
+			continue
+		}
+		local := int64(row-d.Base[i])*c + int64(channel) // slot within the part
+		n := local - p[i].phase + p[i].pageStart         // global page number
+		if local < p[i].phase || n >= p[i].pageStart+int64(p[i].polys)*int64(s.Limbs)*k {
+			return 0, 0, 0, false
+		}
+		g := n / k
+		return int(g / int64(s.Limbs)), int(g % int64(s.Limbs)), int(n % k), true
+	}
+	return 0, 0, 0, false
+}
+
 // Run is the share of one limb on one channel: Count pages in consecutive
 // rows starting at Row; they are the limb's pages FirstPage,
 // FirstPage+Stride, FirstPage+2·Stride, … (Stride = Channels).

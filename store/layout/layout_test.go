@@ -201,6 +201,23 @@ func checkObject(t *testing.T, l Layout, d Descriptor) {
 			}
 		}
 	}
+	// PageAt inverts Locate on every slot of the extents, and the slots it
+	// rejects are exactly those no page maps to.
+	for _, e := range ext {
+		for row := uint64(e.Start); row < e.End(); row++ {
+			for ch := 0; ch < l.Channels; ch++ {
+				loc := Loc{Channel: ch, Row: uint32(row)}
+				poly, limb, page, ok := l.PageAt(d, ch, uint32(row))
+				id, used := seen[loc]
+				if ok != used || (ok && id != fmt.Sprintf("(%d,%d,%d)", poly, limb, page)) {
+					t.Fatalf("%v %s: PageAt%+v = (%d,%d,%d,%v), Locate put %q there", l, s, loc, poly, limb, page, ok, id)
+				}
+			}
+		}
+	}
+	if _, _, _, ok := l.PageAt(d, 0, ext[len(ext)-1].Start+ext[len(ext)-1].Rows); ok {
+		t.Fatalf("%v %s: PageAt past the last extent succeeded", l, s)
+	}
 	if lo, hi := minMax(objCount); hi-lo > 1 {
 		t.Fatalf("%v %s: object per-channel pages %v differ by %d", l, s, objCount, hi-lo)
 	}

@@ -126,4 +126,3 @@ func TimeOps(preset string, iters int) ([]OpTiming, error) {
 	}
 	return out, nil
 }
-

@@ -92,8 +92,10 @@ func TestCorruptPage(t *testing.T) {
 					t.Fatalf("error %q does not contain %q", msg, want)
 				}
 			}
-			if _, _, err := s.Get("a"); !errors.As(err, &ce) {
-				t.Fatalf("Get of corrupted object: %v", err)
+			// The whole-object read names the same page.
+			if _, _, err := s.Get("a"); !errors.As(err, &ce) || ce.Poly != poly || ce.Limb != limb || ce.Page != page ||
+				ce.Channel != loc.Channel || ce.Row != loc.Row {
+				t.Fatalf("Get of corrupted object: %v, want poly %d limb %d page %d at %+v", err, poly, limb, page, loc)
 			}
 			checkAllLimbs(t, s, "a", vA, poly, limb)
 			checkAllLimbs(t, s, "b", vB, -1, -1)

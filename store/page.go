@@ -171,6 +171,81 @@ func (s *Store) readLimb(name string, r record, poly, limb int, dst []byte) erro
 	return nil
 }
 
+// readObject reads every limb of the object: one goroutine per channel (the
+// caller serving channel 0) reads the channel's rows of each part in one
+// positional read and verifies every page in them.
+// out must hold NumLimbs slices of LimbBytes bytes each.
+func (s *Store) readObject(name string, r record, out [][]byte) error {
+	l := s.lay
+	d := r.desc
+	sh := d.Shape()
+	if len(out) != sh.NumLimbs() {
+		return fmt.Errorf("store: read %q: %d limb buffers for %d limbs", name, len(out), sh.NumLimbs())
+	}
+	for i, b := range out {
+		if len(b) != sh.LimbBytes() {
+			return fmt.Errorf("store: read %q: limb buffer %d is %d bytes, want %d", name, i, len(b), sh.LimbBytes())
+		}
+	}
+	rows := l.PartRows(sh)
+	k := l.PagesPerLimb(sh)
+	ss := slotSize(l)
+	errs := make([]error, l.Channels)
+	readChannel := func(ch int) {
+		for p := range rows {
+			if rows[p] == 0 {
+				continue
+			}
+			bp := getBuf(rows[p] * ss)
+			buf := *bp
+			n, err := s.files[ch].ReadAt(buf, int64(d.Base[p])*ss)
+			if err != nil && !errors.Is(err, io.EOF) {
+				slotPool.Put(bp)
+				errs[ch] = fmt.Errorf("store: read %q from ch%02d: %w", name, ch, err)
+				return
+			}
+			for j := int64(0); j < rows[p]; j++ {
+				row := d.Base[p] + uint32(j)
+				poly, limb, page, ok := l.PageAt(d, ch, row)
+				if !ok {
+					continue // unused slot at the edge of the part
+				}
+				slot := buf[j*ss : (j+1)*ss]
+				reason := ""
+				if int64(n) < (j+1)*ss {
+					reason = "page missing (channel file too short)"
+				} else {
+					reason = checkSlot(slot, l.PageSize, r.gen, uint32((poly*sh.Limbs+limb)*k+page))
+				}
+				if reason != "" {
+					slotPool.Put(bp)
+					errs[ch] = &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: page,
+						Channel: ch, Row: row, Reason: reason}
+					return
+				}
+				copy(out[poly*sh.Limbs+limb][page*l.PageSize:], slot[:l.PageSize])
+			}
+			slotPool.Put(bp)
+		}
+	}
+	var wg sync.WaitGroup
+	for ch := 1; ch < l.Channels; ch++ {
+		wg.Add(1)
+		go func(ch int) {
+			defer wg.Done()
+			readChannel(ch)
+		}(ch)
+	}
+	readChannel(0)
+	wg.Wait()
+	for _, err := range errs { // the lowest channel's error
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // openChannelFiles opens (creating if needed) ch00 … ch(C-1) in dir.
 func openChannelFiles(dir string, channels int) (files []*os.File, created bool, err error) {
 	for ch := 0; ch < channels; ch++ {

@@ -28,7 +28,8 @@ type ReadBench struct {
 	obj   *Object
 	seq   *os.File
 	shape Shape
-	buf   []byte // one limb
+	buf   []byte   // one limb
+	all   [][]byte // every limb (ReadStoreObject)
 }
 
 // NewReadBench creates dir/store (layout l) holding one random object of
@@ -95,6 +96,18 @@ func (rb *ReadBench) ReadStore() error {
 		}
 	}
 	return nil
+}
+
+// ReadStoreObject reads the whole object with the store's object read (one
+// read per channel and part, all channels in parallel; checksums verified).
+func (rb *ReadBench) ReadStoreObject() error {
+	if rb.all == nil {
+		rb.all = make([][]byte, rb.shape.NumLimbs())
+		for i := range rb.all {
+			rb.all[i] = make([]byte, rb.shape.LimbBytes())
+		}
+	}
+	return rb.obj.ReadAllInto(rb.all)
 }
 
 // ReadSequential reads the plain file front to back, one limb-sized read at

@@ -32,6 +32,18 @@ func TestReadBenchReadsSameBytes(t *testing.T) {
 			t.Fatalf("limb %d: store and sequential file differ", i)
 		}
 	}
+	all, err := rb.obj.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range all {
+		if _, err := rb.seq.ReadAt(rb.buf, int64(i)*int64(len(rb.buf))); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(all[i], rb.buf) {
+			t.Fatalf("limb %d: object read and sequential file differ", i)
+		}
+	}
 	if err := rb.ReadStore(); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +72,8 @@ func TestCompareReadThroughput(t *testing.T) {
 }
 
 // BenchmarkReadLimbs compares, in one run, the store's parallel limb reads
-// with a plain sequential read of the same bytes on the same file system
+// (store-parallel; store-object reads the whole object per channel) with a
+// plain sequential read of the same bytes on the same file system
 // (page cache included: no O_DIRECT, nothing dropped). The ratio
 // sub-benchmark alternates both and reports parallel/sequential throughput.
 func BenchmarkReadLimbs(b *testing.B) {
@@ -73,6 +86,14 @@ func BenchmarkReadLimbs(b *testing.B) {
 		b.SetBytes(rb.Bytes())
 		for b.Loop() {
 			if err := rb.ReadStore(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("store-object", func(b *testing.B) {
+		b.SetBytes(rb.Bytes())
+		for b.Loop() {
+			if err := rb.ReadStoreObject(); err != nil {
 				b.Fatal(err)
 			}
 		}

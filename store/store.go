@@ -568,20 +568,31 @@ func (o *Object) ReadLimbInto(dst []byte, poly, limb int) error {
 	return o.s.readLimb(o.name, o.rec, poly, limb, dst)
 }
 
-// ReadAll reads every limb of the pinned generation in poly-major order.
+// ReadAll reads every limb of the pinned generation in poly-major order,
+// each channel's share of the object in one read, all channels in parallel.
 func (o *Object) ReadAll() ([][]byte, error) {
 	sh := o.rec.desc.Shape()
-	out := make([][]byte, 0, sh.NumLimbs())
-	for poly := 0; poly < sh.Polys; poly++ {
-		for limb := 0; limb < sh.Limbs; limb++ {
-			b, err := o.ReadLimb(poly, limb)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, b)
-		}
+	out := make([][]byte, sh.NumLimbs())
+	for i := range out {
+		out[i] = make([]byte, sh.LimbBytes())
+	}
+	if err := o.ReadAllInto(out); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// ReadAllInto is ReadAll into caller-provided buffers: dst[poly*Limbs+limb],
+// each exactly LimbBytes long.
+func (o *Object) ReadAllInto(dst [][]byte) error {
+	if o.released.Load() {
+		return fmt.Errorf("store: read %q: %w", o.name, ErrReleased)
+	}
+	if err := o.s.begin(); err != nil {
+		return err
+	}
+	defer o.s.end()
+	return o.s.readObject(o.name, o.rec, dst)
 }
 
 // ReadLimb reads one limb of the current generation of the named object.

@@ -247,6 +247,26 @@ func TestPutRejectsBadInput(t *testing.T) {
 	if _, err := s.ReadLimb("missing", 0, 0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("ReadLimb of missing object: %v", err)
 	}
+	o, err := s.Acquire("ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Release()
+	osh := o.Info().Shape
+	if err := o.ReadLimbInto(make([]byte, osh.LimbBytes()-1), 0, 0); err == nil {
+		t.Fatal("ReadLimbInto accepted a short buffer")
+	}
+	if err := o.ReadAllInto(make([][]byte, osh.NumLimbs()-1)); err == nil {
+		t.Fatal("ReadAllInto accepted too few buffers")
+	}
+	bufs := make([][]byte, osh.NumLimbs())
+	for i := range bufs {
+		bufs[i] = make([]byte, osh.LimbBytes())
+	}
+	bufs[len(bufs)-1] = bufs[len(bufs)-1][:1]
+	if err := o.ReadAllInto(bufs); err == nil {
+		t.Fatal("ReadAllInto accepted a short limb buffer")
+	}
 }
 
 func TestKindsAndClosedHandles(t *testing.T) {

@@ -40,11 +40,11 @@ func (e *Env) NewRunner(op ir.Op) (*Runner, error) {
 		return nil, fmt.Errorf("crosscheck: timing runs use CKKS presets")
 	}
 	m0, m1 := e.randomMessage(), e.randomMessage()
-	ct0, err := e.encrypt(m0)
+	ct0, err := e.encrypt(m0, e.Params.MaxLevel())
 	if err != nil {
 		return nil, err
 	}
-	ct1, err := e.encrypt(m1)
+	ct1, err := e.encrypt(m1, e.Params.MaxLevel())
 	if err != nil {
 		return nil, err
 	}

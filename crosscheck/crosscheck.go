@@ -151,35 +151,38 @@ func (e *Env) encode(m message, level int) (*rlwe.Plaintext, error) {
 	return pt, e.bgEnc.Encode(m.u, pt)
 }
 
-func (e *Env) encrypt(m message) (*rlwe.Ciphertext, error) {
-	pt, err := e.encode(m, e.Params.MaxLevel())
+func (e *Env) encrypt(m message, level int) (*rlwe.Ciphertext, error) {
+	pt, err := e.encode(m, level)
 	if err != nil {
 		return nil, err
 	}
 	return e.enc.EncryptNew(pt)
 }
 
-// Check lowers op, runs it on the interpreter and compares with Lattigo.
-func (e *Env) Check(op ir.Op) Result {
+// Check lowers op at the top level, runs it on the interpreter and compares
+// with Lattigo.
+func (e *Env) Check(op ir.Op) Result { return e.CheckAt(op, e.Params.MaxLevel()) }
+
+// CheckAt is Check with operands at the given level.
+func (e *Env) CheckAt(op ir.Op, level int) Result {
 	r := Result{Op: string(op), Scheme: string(e.Preset.Scheme), Preset: e.Preset.Name, LogN: e.Params.LogN(),
-		DNum: e.Preset.DNum(), Level: e.Params.MaxLevel()}
-	if err := e.check(op, &r); err != nil {
+		DNum: e.Preset.DNum(), Level: level}
+	if err := e.check(op, level, &r); err != nil {
 		r.Error = err.Error()
 	}
 	return r
 }
 
-func (e *Env) check(op ir.Op, r *Result) error {
+func (e *Env) check(op ir.Op, level int, r *Result) error {
 	m0, m1 := e.randomMessage(), e.randomMessage()
-	ct0, err := e.encrypt(m0)
+	ct0, err := e.encrypt(m0, level)
 	if err != nil {
 		return err
 	}
-	ct1, err := e.encrypt(m1)
+	ct1, err := e.encrypt(m1, level)
 	if err != nil {
 		return err
 	}
-	level := e.Params.MaxLevel()
 	ctx := &compiler.LowerContext{Scheme: e.Preset.Scheme, Params: e.Params, T: e.Preset.T, Level: level, Rotation: RotationSteps}
 
 	var want *rlwe.Ciphertext

@@ -2,6 +2,8 @@ package crosscheck
 
 import (
 	"testing"
+
+	"github.com/rosemary-fhe/rosemary/ir"
 )
 
 func TestBitExactWithLattigo(t *testing.T) {
@@ -28,5 +30,25 @@ func TestTamperedKeyIsCaught(t *testing.T) {
 	r := env.Check("HRot")
 	if r.Error != "" || r.BitExact {
 		t.Fatalf("a corrupted key still matched Lattigo: %+v", r)
+	}
+}
+
+// Every level exercises digits of every size, including the one-prime digit
+// Lattigo lifts by its centered representative (e.g. level 2 with α = 2), and
+// pir-bgv has α = 1 (single-prime digits only).
+func TestBitExactAtEveryLevel(t *testing.T) {
+	for _, preset := range []string{"insecure-test", "insecure-test-bgv", "pir-bgv"} {
+		env, err := NewEnv(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for level := env.Params.MaxLevel(); level >= 1; level-- {
+			for _, op := range []ir.Op{ir.OpHRot, "HMult+Relinearize", ir.OpConjugate, ir.OpRescale, ir.OpCMult} {
+				r := env.CheckAt(op, level)
+				if r.Error != "" || !r.BitExact || !r.Decrypts {
+					t.Errorf("%s %s level %d: bitexact=%v decrypts=%v err=%s", preset, op, level, r.BitExact, r.Decrypts, r.Error)
+				}
+			}
+		}
 	}
 }

@@ -71,5 +71,7 @@
 // A limb read issues one positional read per channel holding pages of the
 // limb, all channels in parallel (one goroutine per channel, the caller's own
 // goroutine serving the first); a channel's share of a limb is a run of
-// consecutive rows (see package layout). Read buffers are pooled.
+// consecutive rows (see package layout). A whole-object read (Get, ReadAll)
+// reads each channel's rows of each part in one positional read, all
+// channels in parallel. Every page is verified; read buffers are pooled.
 package store

@@ -2,6 +2,8 @@
 
 package rns
 
+import "fmt"
+
 // The assembly kernels live in *_amd64.s; the functions here drive them.
 const asmAVX512Ready = true
 const asmIFMAReady = true
@@ -62,11 +64,116 @@ func inttIFMA(t *NTTTable, in, out []uint64, canonical bool) {
 	invLastIFMA(p, n, t.invLastW, t.invLastW52, t.NInv, t.nInv52, t.Q, red)
 }
 
-func addAVX512(a, b, out []uint64, q uint64)         { addGo(a, b, out, q) }
-func subAVX512(a, b, out []uint64, q uint64)         { subGo(a, b, out, q) }
-func mulMontAVX512(a, b, out []uint64, m *Modulus)   { mulMontGo(a, b, out, m) }
-func macMontAVX512(a, b, acc []uint64, m *Modulus)   { macMontGo(a, b, acc, m) }
-func permuteAVX512(in, out []uint64, index []uint32) { permuteGo(in, out, index) }
+// Element-wise kernels in vec_amd64.s; n is a multiple of 8.
+
+//go:noescape
+func addVec(a, b, out *uint64, n int, q uint64)
+
+//go:noescape
+func subVec(a, b, out *uint64, n int, q uint64)
+
+//go:noescape
+func mulMontVec(a, b, out *uint64, n int, q, qinv, k, ks uint64)
+
+//go:noescape
+func macMontVec(a, b, acc *uint64, n int, q, qinv, k, ks uint64)
+
+//go:noescape
+func permuteBlocksVec(in, out *uint64, index *uint32, n int, lastBlock uint64) (spill, max uint64)
+
+//go:noescape
+func gatherVec(in, out *uint64, index *uint32, n int, last uint32) uint32
+
+func addAVX512(a, b, out []uint64, q uint64) {
+	n := len(a)
+	b, out = b[:n], out[:n]
+	if n8 := n &^ 7; n8 > 0 {
+		addVec(&a[0], &b[0], &out[0], n8, q)
+		a, b, out = a[n8:], b[n8:], out[n8:]
+	}
+	addGo(a, b, out, q)
+}
+
+func subAVX512(a, b, out []uint64, q uint64) {
+	n := len(a)
+	b, out = b[:n], out[:n]
+	if n8 := n &^ 7; n8 > 0 {
+		subVec(&a[0], &b[0], &out[0], n8, q)
+		a, b, out = a[n8:], b[n8:], out[n8:]
+	}
+	subGo(a, b, out, q)
+}
+
+// montIFMAConstants returns q^-1 mod 2^52, k = 2^-12 mod q and ⌊k·2^52/q⌋,
+// the constants of the IFMA Montgomery product (q < 2^50): a·b·2^-64 =
+// (a·b·2^-52)·2^-12. k = (1 + t·q)/2^12 with t = −q^-1 mod 2^12.
+func montIFMAConstants(m *Modulus) (qinv, k, ks uint64) {
+	qinv = m.MRedConst & (1<<52 - 1)
+	t := -m.MRedConst & (1<<12 - 1)
+	k = (1 + t*m.Q) >> 12
+	return qinv, k, shoup52(k, m.Q)
+}
+
+// mulMontAVX512 is called for q < 2^50; it needs IFMA, and inputs with
+// a·b < q·2^52 (canonical inputs qualify).
+func mulMontAVX512(a, b, out []uint64, m *Modulus) {
+	if !useIFMA {
+		mulMontGo(a, b, out, m)
+		return
+	}
+	n := len(a)
+	b, out = b[:n], out[:n]
+	if n8 := n &^ 7; n8 > 0 {
+		qinv, k, ks := montIFMAConstants(m)
+		mulMontVec(&a[0], &b[0], &out[0], n8, m.Q, qinv, k, ks)
+		a, b, out = a[n8:], b[n8:], out[n8:]
+	}
+	mulMontGo(a, b, out, m)
+}
+
+func macMontAVX512(a, b, acc []uint64, m *Modulus) {
+	if !useIFMA {
+		macMontGo(a, b, acc, m)
+		return
+	}
+	n := len(a)
+	b, acc = b[:n], acc[:n]
+	if n8 := n &^ 7; n8 > 0 {
+		qinv, k, ks := montIFMAConstants(m)
+		macMontVec(&a[0], &b[0], &acc[0], n8, m.Q, qinv, k, ks)
+		a, b, acc = a[n8:], b[n8:], acc[n8:]
+	}
+	macMontGo(a, b, acc, m)
+}
+
+// permuteAVX512 first tries the block-permute kernel (valid for NTT-domain
+// automorphism tables, whose aligned blocks of 8 outputs read aligned blocks
+// of 8 inputs) and falls back to gathers for other index tables.
+func permuteAVX512(in, out []uint64, index []uint32) {
+	n := len(index)
+	out = out[:n]
+	n8 := n &^ 7
+	if n8 == 0 || len(in) == 0 || len(in) > 1<<31 {
+		permuteGo(in, out, index)
+		return
+	}
+	last := uint32(len(in) - 1)
+	done := false
+	if len(in) >= 8 && len(in)%8 == 0 {
+		spill, mx := permuteBlocksVec(&in[0], &out[0], &index[0], n8, uint64(len(in)-8))
+		if mx > uint64(last) {
+			panic(fmt.Sprintf("rns: permutation index %d out of range [0, %d)", mx, len(in)))
+		}
+		done = spill&^7 == 0
+	}
+	if !done {
+		if mx := gatherVec(&in[0], &out[0], &index[0], n8, last); mx > last {
+			panic(fmt.Sprintf("rns: permutation index %d out of range [0, %d)", mx, len(in)))
+		}
+	}
+	permuteGo(in, out[n8:], index[n8:])
+}
+
 func bconvAVX512(b *BConv, ys []uint64, out [][]uint64, n int) {
 	b.accumulateGo(ys, out, n)
 }

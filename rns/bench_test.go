@@ -75,3 +75,110 @@ func BenchmarkINTT(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkMulMont(b *testing.B) {
+	for _, sh := range benchShapes {
+		N := 1 << sh.logN
+		qs := testPrimes(b, sh.logN, sh.bits, 1)
+		m, _ := NewModulus(qs[0])
+		r, err := ring.NewRing(N, qs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, y := randLimb(b, N, qs[0]), randLimb(b, N, qs[0])
+		out := make([]uint64, N)
+		b.Run(benchName(sh.logN, sh.bits, "ours"), func(b *testing.B) {
+			for b.Loop() {
+				MulMont(x, y, out, &m)
+			}
+		})
+		b.Run(benchName(sh.logN, sh.bits, "lattigo"), func(b *testing.B) {
+			s := r.SubRings[0]
+			for b.Loop() {
+				s.MulCoeffsMontgomery(x, y, out)
+			}
+		})
+	}
+}
+
+func BenchmarkMACMont(b *testing.B) {
+	for _, sh := range benchShapes {
+		N := 1 << sh.logN
+		qs := testPrimes(b, sh.logN, sh.bits, 1)
+		m, _ := NewModulus(qs[0])
+		r, err := ring.NewRing(N, qs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, y := randLimb(b, N, qs[0]), randLimb(b, N, qs[0])
+		acc := randLimb(b, N, qs[0])
+		b.Run(benchName(sh.logN, sh.bits, "ours"), func(b *testing.B) {
+			for b.Loop() {
+				MACMont(x, y, acc, &m)
+			}
+		})
+		b.Run(benchName(sh.logN, sh.bits, "lattigo"), func(b *testing.B) {
+			s := r.SubRings[0]
+			for b.Loop() {
+				s.MulCoeffsMontgomeryThenAdd(x, y, acc)
+			}
+		})
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	for _, sh := range benchShapes {
+		N := 1 << sh.logN
+		qs := testPrimes(b, sh.logN, sh.bits, 1)
+		r, err := ring.NewRing(N, qs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x, y := randLimb(b, N, qs[0]), randLimb(b, N, qs[0])
+		out := make([]uint64, N)
+		b.Run(benchName(sh.logN, sh.bits, "ours"), func(b *testing.B) {
+			for b.Loop() {
+				Add(x, y, out, qs[0])
+			}
+		})
+		b.Run(benchName(sh.logN, sh.bits, "lattigo"), func(b *testing.B) {
+			s := r.SubRings[0]
+			for b.Loop() {
+				s.Add(x, y, out)
+			}
+		})
+	}
+}
+
+func BenchmarkAutomorphism(b *testing.B) {
+	for _, sh := range benchShapes {
+		N := 1 << sh.logN
+		qs := testPrimes(b, sh.logN, sh.bits, 1)
+		r, err := ring.NewRing(N, qs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		gal := GaloisElementForRotation(N, 5)
+		idx, err := AutomorphismNTTIndex(N, gal)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lidx, err := ring.AutomorphismNTTIndex(N, r.NthRoot(), gal)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := r.NewPoly()
+		copy(in.Coeffs[0], randLimb(b, N, qs[0]))
+		out := r.NewPoly()
+		b.Run(benchName(sh.logN, sh.bits, "ours"), func(b *testing.B) {
+			for b.Loop() {
+				Permute(in.Coeffs[0], out.Coeffs[0], idx)
+			}
+		})
+		b.Run(benchName(sh.logN, sh.bits, "lattigo"), func(b *testing.B) {
+			for b.Loop() {
+				r.AutomorphismNTTWithIndex(in, lidx, out)
+			}
+		})
+	}
+}

@@ -79,3 +79,123 @@ func TestNTTFastMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+func TestElementwiseFastMatchesGo(t *testing.T) {
+	for _, q := range []uint64{largestNTTPrime(t, 50, 4), largestNTTPrime(t, 49, 4), (1 << 20) + 7, 3, largestNTTPrime(t, 60, 4)} {
+		m, err := NewModulus(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 63, 1000, 4099} {
+			a, b, acc := randLimb(t, n, q), randLimb(t, n, q), randLimb(t, n, q)
+			if n > 3 {
+				// Extremes.
+				a[0], b[0], a[1], b[1], a[2], b[2] = q-1, q-1, 0, q-1, q-1, 0
+			}
+			type kernel struct {
+				name string
+				f    func(a, b, out []uint64)
+			}
+			ks := []kernel{
+				{"Add", func(a, b, out []uint64) { Add(a, b, out, q) }},
+				{"Sub", func(a, b, out []uint64) { Sub(a, b, out, q) }},
+				{"MulMont", func(a, b, out []uint64) { MulMont(a, b, out, &m) }},
+				{"MACMont", func(a, b, out []uint64) { copy(out, acc); MACMont(a, b, out, &m) }},
+			}
+			for _, k := range ks {
+				want := make([]uint64, n)
+				goRef(func() { k.f(a, b, want) })
+				got := make([]uint64, n)
+				k.f(a, b, got)
+				assertEqual(t, fmt.Sprintf("%s q=%d n=%d", k.name, q, n), got, want)
+				// Output aliasing an input.
+				if k.name != "MACMont" {
+					c := append([]uint64(nil), a...)
+					k.f(c, b, c)
+					assertEqual(t, fmt.Sprintf("%s out=a q=%d n=%d", k.name, q, n), c, want)
+					c = append([]uint64(nil), b...)
+					k.f(a, c, c)
+					assertEqual(t, fmt.Sprintf("%s out=b q=%d n=%d", k.name, q, n), c, want)
+				}
+			}
+			// Add and Sub agree with Go for arbitrary 64-bit words too.
+			wa, wb := randLimb(t, n, ^uint64(0)), randLimb(t, n, ^uint64(0))
+			for _, k := range ks[:2] {
+				want, got := make([]uint64, n), make([]uint64, n)
+				goRef(func() { k.f(wa, wb, want) })
+				k.f(wa, wb, got)
+				assertEqual(t, k.name+" on 64-bit words", got, want)
+			}
+		}
+	}
+}
+
+func TestPermuteFastMatchesGo(t *testing.T) {
+	for _, n := range []int{1, 8, 13, 64, 1 << 12} {
+		in := randLimb(t, n, ^uint64(0))
+		idx := make([]uint32, n)
+		for i, r := range randLimb(t, n, uint64(n)) {
+			idx[i] = uint32(r)
+		}
+		want := make([]uint64, n)
+		goRef(func() { Permute(in, want, idx) })
+		got := make([]uint64, n)
+		Permute(in, got, idx)
+		assertEqual(t, fmt.Sprintf("Permute n=%d", n), got, want)
+	}
+	// Shorter index (partial permutation) into a longer input.
+	in := randLimb(t, 100, 1<<40)
+	idx := []uint32{99, 0, 5, 5, 98, 1, 2, 3, 4, 50, 60}
+	got := make([]uint64, len(idx))
+	Permute(in, got, idx)
+	for i, j := range idx {
+		if got[i] != in[j] {
+			t.Fatalf("partial permute: out[%d] = %d, want in[%d] = %d", i, got[i], j, in[j])
+		}
+	}
+	// An index past the input panics on both paths.
+	for _, pure := range []bool{false, true} {
+		func() {
+			SetPureGo(pure)
+			defer SetPureGo(false)
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("pure=%v: out-of-range index accepted", pure)
+				}
+			}()
+			bad := make([]uint32, 16)
+			bad[3] = 16
+			Permute(make([]uint64, 16), make([]uint64, 16), bad)
+		}()
+	}
+}
+
+func TestAutomorphismPermuteFastMatchesGo(t *testing.T) {
+	for logN := 3; logN <= 13; logN++ {
+		N := 1 << logN
+		in := randLimb(t, N, ^uint64(0))
+		for _, gal := range []uint64{1, 3, 5, 7, GaloisElementForRotation(N, 1), GaloisElementForRotation(N, -9), uint64(2*N - 1)} {
+			gal %= uint64(2 * N)
+			idx, err := AutomorphismNTTIndex(N, gal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]uint64, N)
+			goRef(func() { Permute(in, want, idx) })
+			got := make([]uint64, N)
+			Permute(in, got, idx)
+			assertEqual(t, fmt.Sprintf("automorphism N=%d gal=%d", N, gal), got, want)
+		}
+	}
+	// A table that keeps blocks of 8 together except in one block must still
+	// be applied exactly (the block kernel's result is rejected).
+	N := 1 << 10
+	in := randLimb(t, N, ^uint64(0))
+	idx, _ := AutomorphismNTTIndex(N, 5)
+	idx[517], idx[700] = idx[700], idx[517]
+	want := make([]uint64, N)
+	goRef(func() { Permute(in, want, idx) })
+	got := make([]uint64, N)
+	Permute(in, got, idx)
+	assertEqual(t, "non-block table", got, want)
+}

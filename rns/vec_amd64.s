@@ -1,0 +1,234 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Element-wise kernels over n words, n a multiple of 8 (the Go wrappers in
+// asm_amd64.go handle the tail).
+
+// func addVec(a, b, out *uint64, n int, q uint64)
+// out = a + b, minus q when the (wrapping) sum is ≥ q: min(s, s − q) is the
+// same choice for every 64-bit input.
+TEXT ·addVec(SB), NOSPLIT, $0-40
+	MOVQ         a+0(FP), SI
+	MOVQ         b+8(FP), DX
+	MOVQ         out+16(FP), DI
+	MOVQ         n+24(FP), CX
+	VPBROADCASTQ q+32(FP), Z31
+	XORQ         AX, AX
+
+addLoop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	VPADDQ    (DX)(AX*8), Z0, Z0
+	VPSUBQ    Z31, Z0, Z1
+	VPMINUQ   Z1, Z0, Z0
+	VMOVDQU64 Z0, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        addLoop
+	VZEROUPPER
+	RET
+
+// func subVec(a, b, out *uint64, n int, q uint64)
+// out = a + q − b, minus q when that is ≥ q.
+TEXT ·subVec(SB), NOSPLIT, $0-40
+	MOVQ         a+0(FP), SI
+	MOVQ         b+8(FP), DX
+	MOVQ         out+16(FP), DI
+	MOVQ         n+24(FP), CX
+	VPBROADCASTQ q+32(FP), Z31
+	XORQ         AX, AX
+
+subLoop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	VPADDQ    Z31, Z0, Z0
+	VPSUBQ    (DX)(AX*8), Z0, Z0
+	VPSUBQ    Z31, Z0, Z1
+	VPMINUQ   Z1, Z0, Z0
+	VMOVDQU64 Z0, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        subLoop
+	VZEROUPPER
+	RET
+
+// MONT52(A, B, OUT): OUT = A·B·2^-64 mod q in [0, q) for A·B < q·2^52.
+// Montgomery reduction in radix 2^52 (Z27 = q^-1 mod 2^52): with P = A·B =
+// hi·2^52 + lo and m = lo·q^-1 mod 2^52, P − m·q = (hi − ⌊m·q/2^52⌋)·2^52
+// exactly, so r = hi − ⌊m·q/2^52⌋ + q ∈ (0, 2q) is P·2^-52 (mod q). Then a
+// 52-bit Shoup multiplication by Z26 = 2^-12 mod q (Z25 its companion) and a
+// conditional subtraction give the canonical P·2^-64 mod q.
+#define MONT52(A, B, OUT) \
+	VPXORQ      Z2, Z2, Z2;   \
+	VPMADD52LUQ B, A, Z2;     \
+	VPXORQ      Z3, Z3, Z3;   \
+	VPMADD52HUQ B, A, Z3;     \
+	VPXORQ      Z4, Z4, Z4;   \
+	VPMADD52LUQ Z27, Z2, Z4;  \
+	VPXORQ      Z5, Z5, Z5;   \
+	VPMADD52HUQ Z31, Z4, Z5;  \
+	VPSUBQ      Z5, Z3, Z3;   \
+	VPADDQ      Z31, Z3, Z3;  \
+	VPXORQ      Z6, Z6, Z6;   \
+	VPMADD52HUQ Z25, Z3, Z6;  \
+	VPXORQ      OUT, OUT, OUT; \
+	VPMADD52LUQ Z26, Z3, OUT; \
+	VPMADD52LUQ Z29, Z6, OUT; \
+	VPANDQ      Z28, OUT, OUT; \
+	VPSUBQ      Z31, OUT, Z8; \
+	VPMINUQ     Z8, OUT, OUT
+
+// MONT_SETUP: q in AX, q^-1 mod 2^52 in R8, k in R9, its companion in R10.
+#define MONT_SETUP \
+	VPBROADCASTQ AX, Z31;               \
+	MOVQ         $0x10000000000000, BX; \
+	SUBQ         AX, BX;                \
+	VPBROADCASTQ BX, Z29;               \
+	MOVQ         $0xfffffffffffff, BX;  \
+	VPBROADCASTQ BX, Z28;               \
+	VPBROADCASTQ R8, Z27;               \
+	VPBROADCASTQ R9, Z26;               \
+	VPBROADCASTQ R10, Z25
+
+// func mulMontVec(a, b, out *uint64, n int, q, qinv, k, ks uint64)
+TEXT ·mulMontVec(SB), NOSPLIT, $0-64
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ out+16(FP), DI
+	MOVQ n+24(FP), CX
+	MOVQ q+32(FP), AX
+	MOVQ qinv+40(FP), R8
+	MOVQ k+48(FP), R9
+	MOVQ ks+56(FP), R10
+	MONT_SETUP
+	XORQ AX, AX
+
+mulLoop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	VMOVDQU64 (DX)(AX*8), Z1
+	MONT52(Z0, Z1, Z7)
+	VMOVDQU64 Z7, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        mulLoop
+	VZEROUPPER
+	RET
+
+// func macMontVec(a, b, acc *uint64, n int, q, qinv, k, ks uint64)
+// acc = acc + a·b·2^-64 mod q.
+TEXT ·macMontVec(SB), NOSPLIT, $0-64
+	MOVQ acc+16(FP), DI
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ q+32(FP), AX
+	MOVQ qinv+40(FP), R8
+	MOVQ k+48(FP), R9
+	MOVQ ks+56(FP), R10
+	MONT_SETUP
+	XORQ AX, AX
+
+macLoop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	VMOVDQU64 (DX)(AX*8), Z1
+	MONT52(Z0, Z1, Z7)
+	VPADDQ    (DI)(AX*8), Z7, Z7
+	VPSUBQ    Z31, Z7, Z8
+	VPMINUQ   Z8, Z7, Z7
+	VMOVDQU64 Z7, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        macLoop
+	VZEROUPPER
+	RET
+
+// func gatherVec(in, out *uint64, index *uint32, n int, last uint32) uint32
+// out[i] = in[min(index[i], last)] for i < n; returns the largest index seen
+// so that the caller can reject out-of-range indices (memory stays safe:
+// every load is clamped to in[0:last+1]).
+TEXT ·gatherVec(SB), NOSPLIT, $0-44
+	MOVQ         in+0(FP), SI
+	MOVQ         out+8(FP), DI
+	MOVQ         index+16(FP), DX
+	MOVQ         n+24(FP), CX
+	MOVL         last+32(FP), BX
+	VPBROADCASTD BX, Y31
+	VPXORD       Y30, Y30, Y30
+	MOVQ         $0xff, BX
+	XORQ         AX, AX
+
+gatherLoop:
+	VMOVDQU32  (DX)(AX*4), Y1
+	VPMAXUD    Y1, Y30, Y30
+	VPMINUD    Y31, Y1, Y1
+	KMOVW      BX, K1
+	VPGATHERDQ (SI)(Y1*8), K1, Z0
+	VMOVDQU64  Z0, (DI)(AX*8)
+	ADDQ       $8, AX
+	CMPQ       AX, CX
+	JB         gatherLoop
+
+	// Horizontal maximum of Y30.
+	VEXTRACTI32X4 $1, Y30, X1
+	VPMAXUD       X1, X30, X30
+	VPSHUFD       $0x4e, X30, X1
+	VPMAXUD       X1, X30, X30
+	VPSHUFD       $0xb1, X30, X1
+	VPMAXUD       X1, X30, X30
+	VMOVD         X30, AX
+	MOVL          AX, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func permuteBlocksVec(in, out *uint64, index *uint32, n int, lastBlock uint64) (spill, max uint64)
+// out[8b+o] = in[base_b + index[8b+o] mod 8] with base_b = index[8b] &^ 7
+// clamped to lastBlock (the start of the last full block of in): one VPERMQ
+// per 8 outputs. This equals out[i] = in[index[i]] exactly when every block
+// of 8 indices stays inside one aligned block of 8 (automorphism tables in
+// the bit-reversed NTT layout do), which the caller checks with spill (the
+// OR of index ^ base over all i; zero except in bits 0-2 when it holds) and
+// max (the largest index).
+TEXT ·permuteBlocksVec(SB), NOSPLIT, $0-56
+	MOVQ    in+0(FP), SI
+	MOVQ    out+8(FP), DI
+	MOVQ    index+16(FP), DX
+	MOVQ    n+24(FP), CX
+	MOVQ    lastBlock+32(FP), R8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	XORQ    AX, AX
+
+permLoop:
+	VPMOVZXDQ    (DX)(AX*4), Z1
+	MOVL         (DX)(AX*4), BX
+	ANDQ         $-8, BX
+	VPBROADCASTQ BX, Z2
+	CMPQ         BX, R8
+	CMOVQHI      R8, BX
+	VPERMQ       (SI)(BX*8), Z1, Z0
+	VMOVDQU64    Z0, (DI)(AX*8)
+	VPXORQ       Z2, Z1, Z3
+	VPORQ        Z3, Z9, Z9
+	VPMAXUQ      Z1, Z10, Z10
+	ADDQ         $8, AX
+	CMPQ         AX, CX
+	JB           permLoop
+
+	// Horizontal OR of Z9 and maximum of Z10.
+	VEXTRACTI64X4 $1, Z9, Y1
+	VPORQ         Y1, Y9, Y9
+	VEXTRACTI64X2 $1, Y9, X1
+	VPORQ         X1, X9, X9
+	VPSHUFD       $0x4e, X9, X1
+	VPORQ         X1, X9, X9
+	VMOVQ         X9, AX
+	MOVQ          AX, spill+40(FP)
+	VEXTRACTI64X4 $1, Z10, Y1
+	VPMAXUQ       Y1, Y10, Y10
+	VEXTRACTI64X2 $1, Y10, X1
+	VPMAXUQ       X1, X10, X10
+	VPSHUFD       $0x4e, X10, X1
+	VPMAXUQ       X1, X10, X10
+	VMOVQ         X10, AX
+	MOVQ          AX, max+48(FP)
+	VZEROUPPER
+	RET

@@ -1,5 +1,7 @@
 package linear
 
+import "fmt"
+
 // Layout: where tensor entries go in plaintext polynomials and where the
 // results come out. Shared by client, server and the counting engine.
 
@@ -214,4 +216,58 @@ func (pl *Plan) bsgsPoly(w []uint64, group, u, v, cb int) []uint64 {
 		}
 	}
 	return automorphPoly(acc, inv, pl.LogTp)
+}
+
+// Plaintexts calls fn with every distinct weight plaintext (mod 2^LogTp,
+// coefficient domain) the server multiplies with, in schedule order. limit
+// > 0 stops after that many. They are the plaintexts OptiComp compresses.
+func (pl *Plan) Plaintexts(w []uint64, limit int, fn func(poly []uint64) error) error {
+	if len(w) != pl.Shape.WeightLen() {
+		return fmt.Errorf("linear: %d weights, want %d", len(w), pl.Shape.WeightLen())
+	}
+	n := 0
+	emit := func(p []uint64) (bool, error) {
+		if err := fn(p); err != nil {
+			return false, err
+		}
+		n++
+		return limit > 0 && n >= limit, nil
+	}
+	if pl.Proto == OptiEncodeBSGS && !pl.MatVec {
+		for g := 0; g < pl.Groups(); g++ {
+			for u := 0; u < pl.C()/pl.Baby; u++ {
+				for v := 0; v < pl.Baby; v++ {
+					for cb := 0; cb < pl.Inputs(); cb++ {
+						if stop, err := emit(pl.bsgsPoly(w, g, u, v, cb)); stop || err != nil {
+							return err
+						}
+					}
+				}
+			}
+		}
+		return nil
+	}
+	outs := pl.Shape.Co
+	if pl.MatVec {
+		outs = pl.NumRow
+	}
+	for o := 0; o < outs; o++ {
+		for cb := 0; cb < pl.Inputs(); cb++ {
+			if stop, err := emit(pl.kernelPoly(w, o, cb)); stop || err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// NumPlaintexts is the number of distinct weight plaintexts.
+func (pl *Plan) NumPlaintexts() int {
+	if pl.Proto == OptiEncodeBSGS && !pl.MatVec {
+		return pl.Groups() * pl.C() * pl.Inputs()
+	}
+	if pl.MatVec {
+		return pl.NumRow * pl.Inputs()
+	}
+	return pl.Shape.Co * pl.Inputs()
 }

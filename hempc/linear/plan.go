@@ -240,9 +240,9 @@ func (pl *Plan) estimate() float64 {
 	case pl.MatVec:
 		keep = pl.Mb
 	case pl.Proto == Cheetah:
-		keep = pl.Sh * pl.Sw
+		keep = ceilDiv(pl.Sh, pl.Shape.Stride) * ceilDiv(pl.Sw, pl.Shape.Stride)
 	default:
-		keep = pl.Sh * pl.Sw * min(pl.C(), pl.Shape.Co)
+		keep = ceilDiv(pl.Sh, pl.Shape.Stride) * ceilDiv(pl.Sw, pl.Shape.Stride) * min(pl.C(), pl.Shape.Co)
 	}
 	bytes := in*float64(p.InputSize()) + out*float64(p.OutputSize(keep, pl.D0, pl.D1))
 	ops := float64(pl.Tiles()) * float64(pl.Inputs()) * float64(pl.Shape.Co)
@@ -314,3 +314,5 @@ func (pl *Plan) count() error {
 	pl.Counters = ce.c
 	return nil
 }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }

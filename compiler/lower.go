@@ -36,10 +36,46 @@ type Lowered struct {
 	GaloisElement uint64
 }
 
+// Ring is what lowering needs to know about the parameters: the ring
+// degree and the primes of Q and P.
+type Ring struct {
+	LogN int
+	Q, P []uint64
+}
+
+// RingOf returns the Ring of Lattigo parameters.
+func RingOf(p rlwe.Parameters) Ring {
+	return Ring{LogN: p.LogN(), Q: p.Q(), P: p.P()}
+}
+
+// MaxLevel is the top level (primes in Q minus one).
+func (r Ring) MaxLevel() int { return len(r.Q) - 1 }
+
+// GaloisElement returns 5^k mod 2N, the automorphism that rotates slots left
+// by k (the element Lattigo uses).
+func (r Ring) GaloisElement(k int) uint64 {
+	twoN := uint64(2) << r.LogN
+	return modExp(5, uint64(k)&(twoN-1), twoN)
+}
+
+// ConjugateElement returns 2N − 1 (complex conjugation / BGV row swap).
+func (r Ring) ConjugateElement() uint64 { return uint64(2)<<r.LogN - 1 }
+
+func modExp(x, e, m uint64) uint64 {
+	r := uint64(1)
+	for x %= m; e > 0; e >>= 1 {
+		if e&1 == 1 {
+			r = mulModU(r, x, m)
+		}
+		x = mulModU(x, x, m)
+	}
+	return r
+}
+
 // LowerContext gives the parameters and arguments of the operation.
 type LowerContext struct {
 	Scheme fhe.Scheme
-	Params rlwe.Parameters
+	Ring   Ring
 	T      uint64 // BGV plaintext modulus
 	Level  int    // level of the ciphertext operands
 
@@ -64,12 +100,18 @@ type lowering struct {
 }
 
 func newLowering(ctx *LowerContext) (*lowering, error) {
-	p := ctx.Params
-	if ctx.Level < 0 || ctx.Level > p.MaxLevelQ() {
-		return nil, fmt.Errorf("compiler: level %d outside [0, %d]", ctx.Level, p.MaxLevelQ())
+	r := ctx.Ring
+	if len(r.Q) == 0 || len(r.P) == 0 {
+		return nil, fmt.Errorf("compiler: lowering needs Q and P primes (got %d, %d)", len(r.Q), len(r.P))
 	}
-	moduli := append(append([]uint64(nil), p.Q()...), p.P()...)
-	return &lowering{builder: newBuilder(p.LogN(), moduli), ctx: ctx, level: ctx.Level, nQ: len(p.Q()), nP: len(p.P())}, nil
+	if len(r.Q)+len(r.P) > 256 {
+		return nil, fmt.Errorf("compiler: %d primes exceed the 256 moduli an mProgram can name", len(r.Q)+len(r.P))
+	}
+	if ctx.Level < 0 || ctx.Level > r.MaxLevel() {
+		return nil, fmt.Errorf("compiler: level %d outside [0, %d]", ctx.Level, r.MaxLevel())
+	}
+	moduli := append(append([]uint64(nil), r.Q...), r.P...)
+	return &lowering{builder: newBuilder(r.LogN, moduli), ctx: ctx, level: ctx.Level, nQ: len(r.Q), nP: len(r.P)}, nil
 }
 
 type poly []isa.Addr // one slot per limb q_0…q_level
@@ -144,7 +186,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		a := l.loadCt(objIn0, 2)
 		for p := range a {
 			for i := range a[p] {
-				if ctx.Constant[i] >= ctx.Params.Q()[i] {
+				if ctx.Constant[i] >= ctx.Ring.Q[i] {
 					return nil, fmt.Errorf("compiler: CMult residue %d not reduced", i)
 				}
 				l.op(isa.OpModMul, i, isa.FlagScalarB|isa.FlagPlain, a[p][i], l.scalar(ctx.Constant[i]), a[p][i])
@@ -173,9 +215,9 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 	case ir.OpHRot, ir.OpConjugate:
 		var gal uint64
 		if op == ir.OpHRot {
-			gal = ctx.Params.GaloisElement(ctx.Rotation)
+			gal = ctx.Ring.GaloisElement(ctx.Rotation)
 		} else {
-			gal = ctx.Params.GaloisElementOrderTwoOrthogonalSubgroup()
+			gal = ctx.Ring.ConjugateElement()
 		}
 		a := l.loadCt(objIn0, 2)
 		l.storeCt(l.automorphism(a, gal))
@@ -270,7 +312,7 @@ func (l *lowering) automorphism(a []poly, gal uint64) []poly {
 }
 
 func (l *lowering) keyObj(role string) Object {
-	return Object{Role: role, Space: isa.SpaceNAND, ID: objKey, Polys: 2 * l.digits(l.ctx.Params.MaxLevelQ()), Limbs: l.nQ + l.nP}
+	return Object{Role: role, Space: isa.SpaceNAND, ID: objKey, Polys: 2 * l.digits(l.ctx.Ring.MaxLevel()), Limbs: l.nQ + l.nP}
 }
 
 // digits returns the number of key-switching digits at a level.

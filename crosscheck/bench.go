@@ -48,7 +48,7 @@ func (e *Env) NewRunner(op ir.Op) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := &compiler.LowerContext{Scheme: fhe.CKKS, Params: e.Params, Level: e.Params.MaxLevel(), Rotation: RotationSteps}
+	ctx := &compiler.LowerContext{Scheme: fhe.CKKS, Ring: compiler.RingOf(e.Params), Level: e.Params.MaxLevel(), Rotation: RotationSteps}
 	out := rlwe.NewCiphertext(e.Params, 1, e.Params.MaxLevel())
 	r := &Runner{Op: op}
 	var key *rlwe.GadgetCiphertext

@@ -183,7 +183,7 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 	if err != nil {
 		return err
 	}
-	ctx := &compiler.LowerContext{Scheme: e.Preset.Scheme, Params: e.Params, T: e.Preset.T, Level: level, Rotation: RotationSteps}
+	ctx := &compiler.LowerContext{Scheme: e.Preset.Scheme, Ring: compiler.RingOf(e.Params), T: e.Preset.T, Level: level, Rotation: RotationSteps}
 
 	var want *rlwe.Ciphertext
 	var ref message

@@ -3,6 +3,7 @@ package crosscheck
 import (
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
 )
 
@@ -50,5 +51,21 @@ func TestBitExactAtEveryLevel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestGaloisElementsMatchLattigo(t *testing.T) {
+	env, err := NewEnv("insecure-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := compiler.RingOf(env.Params)
+	for _, k := range []int{0, 1, 5, -1, -7, 1023, 1 << 20} {
+		if g, w := r.GaloisElement(k), env.Params.GaloisElement(k); g != w {
+			t.Fatalf("rotation %d: %d, Lattigo %d", k, g, w)
+		}
+	}
+	if r.ConjugateElement() != env.Params.GaloisElementOrderTwoOrthogonalSubgroup() {
+		t.Fatal("conjugation element differs")
 	}
 }

@@ -96,7 +96,7 @@ func Run(w io.Writer, preset string, rotation int) (*Summary, error) {
 	s.LattigoSecs = time.Since(t0).Seconds()
 
 	// The same two operations as mPrograms on the interpreter.
-	ctx := &compiler.LowerContext{Scheme: fhe.CKKS, Params: params.Parameters, Level: params.MaxLevel(), Rotation: rotation}
+	ctx := &compiler.LowerContext{Scheme: fhe.CKKS, Ring: compiler.RingOf(params.Parameters), Level: params.MaxLevel(), Rotation: rotation}
 	mul, err := compiler.LowerMulRelin(ctx)
 	if err != nil {
 		return nil, err

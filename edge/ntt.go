@@ -257,3 +257,7 @@ func (f *FlyNTT) Inverse(p []uint64) {
 		p[j] = mod.MRed(p[j], f.nInvM)
 	}
 }
+
+// Twiddle returns ψ^brev(j), the forward twiddle of index j (Lattigo's
+// root table layout): stage m, block i uses index m+i.
+func (t *TableNTT) Twiddle(j int) uint64 { return t.w[j] }

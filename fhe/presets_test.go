@@ -2,6 +2,7 @@ package fhe
 
 import (
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -84,6 +85,27 @@ func TestLattigoParameters(t *testing.T) {
 		}
 		if params.PlaintextModulus() != p.T {
 			t.Fatalf("%s: T=%d", name, params.PlaintextModulus())
+		}
+	}
+}
+
+func TestPrimesAreNTTFriendlyAndDistinct(t *testing.T) {
+	for _, name := range []string{"engorgio", "ckks-16", "pir-bgv"} {
+		p, _ := Lookup(name)
+		Q, P, err := p.Primes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(Q) != len(p.LogQ) || len(P) != len(p.LogP) {
+			t.Fatalf("%s: %d+%d primes", name, len(Q), len(P))
+		}
+		seen := map[uint64]bool{}
+		for i, q := range append(append([]uint64(nil), Q...), P...) {
+			want := append(append([]int(nil), p.LogQ...), p.LogP...)[i]
+			if seen[q] || q%(uint64(2)<<p.LogN) != 1 || q>>(want-1) != 1 || !new(big.Int).SetUint64(q).ProbablyPrime(20) {
+				t.Fatalf("%s: prime %d (%d) bad", name, i, q)
+			}
+			seen[q] = true
 		}
 	}
 }

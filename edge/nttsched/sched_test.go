@@ -113,7 +113,9 @@ func TestSwap4ParallelBFUs(t *testing.T) {
 					t.Fatalf("N=%d P=%d L=%d: %+v", n, p, lat, st)
 				}
 				naive := run(t, Config{N: n, Scheme: Naive, Banks: 4, Ports: RW, PortsN: p, BFUs: p, Latency: lat})
-				if naive.ReadConflicts == 0 && naive.MaxWriteBuffer <= p {
+				// With P ≥ N/16 ports a bank serves a quarter of its words
+				// per cycle and even the naive order fits; below that it does not.
+				if p < n/16 && naive.ReadConflicts == 0 && naive.MaxWriteBuffer <= p {
 					t.Fatalf("N=%d P=%d: naive order without conflicts: %+v", n, p, naive)
 				}
 			}

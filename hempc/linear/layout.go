@@ -95,7 +95,11 @@ func (pl *Plan) kernelPoly(w []uint64, o, cb int) []uint64 {
 		}
 		for ki := 0; ki < s.Kh; ki++ {
 			for kj := 0; kj < s.Kw; kj++ {
-				v := pl.liftWeight(w[((o*s.Ci+ch)*s.Kh+ki)*s.Kw+kj])
+				wi, ok := s.weightIndex(o, ch, ki, kj)
+				if !ok {
+					continue
+				}
+				v := pl.liftWeight(w[wi])
 				if pl.Proto == Cheetah {
 					poly[O-(c*hw+ki*pl.Wb+kj)] = v
 					continue
@@ -238,6 +242,9 @@ func (pl *Plan) Plaintexts(w []uint64, limit int, fn func(poly []uint64) error) 
 			for u := 0; u < pl.C()/pl.Baby; u++ {
 				for v := 0; v < pl.Baby; v++ {
 					for cb := 0; cb < pl.Inputs(); cb++ {
+						if !pl.groupTouches(g, cb) {
+							continue
+						}
 						if stop, err := emit(pl.bsgsPoly(w, g, u, v, cb)); stop || err != nil {
 							return err
 						}
@@ -253,6 +260,9 @@ func (pl *Plan) Plaintexts(w []uint64, limit int, fn func(poly []uint64) error) 
 	}
 	for o := 0; o < outs; o++ {
 		for cb := 0; cb < pl.Inputs(); cb++ {
+			if !pl.touches(o, cb) {
+				continue
+			}
 			if stop, err := emit(pl.kernelPoly(w, o, cb)); stop || err != nil {
 				return err
 			}
@@ -263,11 +273,48 @@ func (pl *Plan) Plaintexts(w []uint64, limit int, fn func(poly []uint64) error) 
 
 // NumPlaintexts is the number of distinct weight plaintexts.
 func (pl *Plan) NumPlaintexts() int {
+	n := 0
 	if pl.Proto == OptiEncodeBSGS && !pl.MatVec {
-		return pl.Groups() * pl.C() * pl.Inputs()
+		for g := 0; g < pl.Groups(); g++ {
+			for cb := 0; cb < pl.Inputs(); cb++ {
+				if pl.groupTouches(g, cb) {
+					n += pl.C()
+				}
+			}
+		}
+		return n
 	}
+	outs := pl.Shape.Co
 	if pl.MatVec {
-		return pl.NumRow * pl.Inputs()
+		outs = pl.NumRow
 	}
-	return pl.Shape.Co * pl.Inputs()
+	for o := 0; o < outs; o++ {
+		for cb := 0; cb < pl.Inputs(); cb++ {
+			if pl.touches(o, cb) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// touches reports whether output channel o (row block, for matrix-vector)
+// uses input block cb (false only for grouped convolutions).
+func (pl *Plan) touches(o, cb int) bool {
+	if pl.MatVec || pl.Shape.groups() == 1 {
+		return true
+	}
+	lo, hi := pl.Shape.groupChannels(o)
+	return cb*pl.Cb < hi && (cb+1)*pl.Cb > lo
+}
+
+// groupTouches reports whether any output channel of packed group g uses
+// input block cb.
+func (pl *Plan) groupTouches(g, cb int) bool {
+	for i := 0; i < pl.C() && g*pl.C()+i < pl.Shape.Co; i++ {
+		if pl.touches(g*pl.C()+i, cb) {
+			return true
+		}
+	}
+	return false
 }

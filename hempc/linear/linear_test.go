@@ -47,12 +47,16 @@ func refConv(s ConvShape, x, w, bias []uint64, logT int) []uint64 {
 				for c := 0; c < s.Ci; c++ {
 					for ki := 0; ki < s.Kh; ki++ {
 						for kj := 0; kj < s.Kw; kj++ {
+							wi, ok := s.weightIndex(o, c, ki, kj)
+							if !ok {
+								continue
+							}
 							y := i*s.Stride + ki - s.Pad
 							xx := j*s.Stride + kj - s.Pad
 							if y < 0 || y >= s.H || xx < 0 || xx >= s.W {
 								continue
 							}
-							acc += w[((o*s.Ci+c)*s.Kh+ki)*s.Kw+kj] * x[(c*s.H+y)*s.W+xx]
+							acc += w[wi] * x[(c*s.H+y)*s.W+xx]
 						}
 					}
 				}
@@ -178,6 +182,9 @@ func TestProtocolsExactRandomShapes(t *testing.T) {
 		{"oe s2", cheetah.PN13, OptiEncode, ConvShape{Ci: 6, H: 8, W: 8, Co: 9, Kh: 3, Kw: 3, Stride: 2, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
 		{"oe fc", cheetah.PN13, OptiEncode, FCShape(33, 7), Options{LogT: 21, WeightBits: 8}},
 		{"bsgs 3x3 s1 p1", cheetah.PN13, OptiEncodeBSGS, ConvShape{Ci: 3, H: 7, W: 6, Co: 5, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
+		{"depthwise", cheetah.PN12, Cheetah, ConvShape{Ci: 6, H: 7, W: 7, Co: 6, Kh: 3, Kw: 3, Stride: 2, Pad: 1, Groups: 6}, Options{LogT: 21, WeightBits: 8}},
+		{"oe depthwise", cheetah.PN13, OptiEncode, ConvShape{Ci: 6, H: 7, W: 7, Co: 6, Kh: 3, Kw: 3, Stride: 1, Pad: 1, Groups: 6}, Options{LogT: 21, WeightBits: 8}},
+		{"bsgs grouped", cheetah.PN13, OptiEncodeBSGS, ConvShape{Ci: 8, H: 6, W: 6, Co: 4, Kh: 3, Kw: 3, Stride: 1, Pad: 1, Groups: 2}, Options{LogT: 21, WeightBits: 8}},
 		{"bsgs s2 full weights", cheetah.PN13, OptiEncodeBSGS, ConvShape{Ci: 6, H: 8, W: 8, Co: 9, Kh: 3, Kw: 3, Stride: 2, Pad: 1}, Options{LogT: 16}},
 	}
 	for _, tc := range fixed {

@@ -61,6 +61,9 @@ func (pl *Plan) scheduleDirect(e engine, ins []handle, tile int) error {
 		var acc handle
 		var err error
 		for cb, in := range ins {
+			if !pl.touches(g, cb) {
+				continue
+			}
 			if acc, err = e.mulAcc(acc, in, plainRef{o: g, cb: cb}); err != nil {
 				return err
 			}
@@ -84,6 +87,9 @@ func (pl *Plan) schedulePacked(e engine, ins []handle, tile int) error {
 			}
 			var err error
 			for cb, in := range ins {
+				if !pl.touches(o, cb) {
+					continue
+				}
 				if ys[i], err = e.mulAcc(ys[i], in, plainRef{o: o, cb: cb}); err != nil {
 					return err
 				}
@@ -188,6 +194,9 @@ func (pl *Plan) scheduleBSGS(e engine, ins []handle, tile int) error {
 			var err error
 			for v := 0; v < B; v++ {
 				for cb := range ins {
+					if !pl.groupTouches(g, cb) {
+						continue
+					}
 					if inner, err = e.mulAcc(inner, baby[v][cb], plainRef{bsgs: true, group: g, u: u, v: v, cb: cb}); err != nil {
 						return err
 					}

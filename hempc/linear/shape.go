@@ -13,6 +13,7 @@ type ConvShape struct {
 	Kh, Kw   int // kernel size
 	Stride   int
 	Pad      int
+	Groups   int // grouped convolution (0 or 1: dense; depthwise: Groups = Ci = Co)
 }
 
 // FCShape is a fully-connected layer y = W·x with W of size out×in,
@@ -25,6 +26,9 @@ func FCShape(in, out int) ConvShape {
 func (s ConvShape) Validate() error {
 	if s.Ci <= 0 || s.H <= 0 || s.W <= 0 || s.Co <= 0 || s.Kh <= 0 || s.Kw <= 0 || s.Stride <= 0 || s.Pad < 0 {
 		return fmt.Errorf("linear: invalid shape %+v", s)
+	}
+	if g := s.groups(); s.Ci%g != 0 || s.Co%g != 0 {
+		return fmt.Errorf("linear: %d groups do not divide Ci=%d and Co=%d", g, s.Ci, s.Co)
 	}
 	if s.Kh > s.H+2*s.Pad || s.Kw > s.W+2*s.Pad {
 		return fmt.Errorf("linear: kernel %dx%d larger than padded input %dx%d", s.Kh, s.Kw, s.H+2*s.Pad, s.W+2*s.Pad)
@@ -47,11 +51,36 @@ func (s ConvShape) OutW() int { return (s.Wp()-s.Kw)/s.Stride + 1 }
 // InputLen, OutputLen and WeightLen are the tensor sizes (CHW, CHW, OIHW).
 func (s ConvShape) InputLen() int  { return s.Ci * s.H * s.W }
 func (s ConvShape) OutputLen() int { return s.Co * s.OutH() * s.OutW() }
-func (s ConvShape) WeightLen() int { return s.Co * s.Ci * s.Kh * s.Kw }
+func (s ConvShape) WeightLen() int { return s.Co * (s.Ci / s.groups()) * s.Kh * s.Kw }
+
+func (s ConvShape) groups() int {
+	if s.Groups < 1 {
+		return 1
+	}
+	return s.Groups
+}
+
+// weightIndex returns the OIHW index of weight (o, ch, ki, kj), or false if
+// input channel ch is not in output channel o's group.
+func (s ConvShape) weightIndex(o, ch, ki, kj int) (int, bool) {
+	cig, cog := s.Ci/s.groups(), s.Co/s.groups()
+	g := o / cog
+	if ch/cig != g {
+		return 0, false
+	}
+	return ((o*cig+ch-g*cig)*s.Kh+ki)*s.Kw + kj, true
+}
+
+// groupChannels returns the input channel range [lo, hi) of output channel o.
+func (s ConvShape) groupChannels(o int) (lo, hi int) {
+	cig, cog := s.Ci/s.groups(), s.Co/s.groups()
+	g := o / cog
+	return g * cig, (g + 1) * cig
+}
 
 // isFC reports whether the shape is a matrix-vector product.
 func (s ConvShape) isFC() bool {
-	return s.H == 1 && s.W == 1 && s.Kh == 1 && s.Kw == 1 && s.Pad == 0
+	return s.H == 1 && s.W == 1 && s.Kh == 1 && s.Kw == 1 && s.Pad == 0 && s.groups() == 1
 }
 
 // Protocol selects a linear-layer protocol.

@@ -9,6 +9,13 @@ import (
 	"github.com/rosemary-fhe/rosemary/hempc/share"
 )
 
+// Each OT flavour comes in two forms. The message-level form (Request on the
+// receiver, Reply… on the sender, Finish… on the receiver) only produces and
+// consumes byte strings, so a caller can bundle OTs running in both
+// directions into the same flights (transport.Conn.Exchange). The
+// connection-level form (Send…/Receive…) does one flavour over the Conn in
+// two flights.
+
 func checkBits(bits int) error {
 	if bits < 1 || bits > 64 {
 		return fmt.Errorf("ot: message width %d outside [1, 64]", bits)
@@ -16,18 +23,18 @@ func checkBits(bits int) error {
 	return nil
 }
 
-// SendChosen transfers, for each j, m1[j] if the receiver's choice j is 1 and
-// m0[j] otherwise; messages are bits wide (1 to 64).
-func (s *Sender) SendChosen(m0, m1 []uint64, bits int) error {
+// ReplyChosen answers a request for len(m0) chosen OTs: the receiver will
+// learn m1[j] if its choice j is 1 and m0[j] otherwise (bits wide, 1 to 64).
+func (s *Sender) ReplyChosen(u []byte, m0, m1 []uint64, bits int) ([]byte, error) {
 	if len(m0) != len(m1) {
-		return fmt.Errorf("ot: chosen OT with %d and %d messages", len(m0), len(m1))
+		return nil, fmt.Errorf("ot: chosen OT with %d and %d messages", len(m0), len(m1))
 	}
 	if err := checkBits(bits); err != nil {
-		return err
+		return nil, err
 	}
-	q, first, err := s.extend(len(m0))
+	q, first, err := s.process(len(m0), u)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	y := make([]uint64, 2*len(m0))
 	for j := range q {
@@ -35,7 +42,45 @@ func (s *Sender) SendChosen(m0, m1 []uint64, bits int) error {
 		y[2*j] = m0[j] ^ pad64(crh(idx, q[j]))
 		y[2*j+1] = m1[j] ^ pad64(crh(idx, q[j].xor(s.s)))
 	}
-	if err := s.conn.Send(typeExtMsgs, share.Pack(nil, y, bits)); err != nil {
+	return share.Pack(nil, y, bits), nil
+}
+
+// FinishChosen decodes the reply to a chosen-OT request.
+func (r *Receiver) FinishChosen(req *Request, reply []byte, bits int) ([]uint64, error) {
+	if err := checkBits(bits); err != nil {
+		return nil, err
+	}
+	y, err := share.Unpack(reply, 2*len(req.choices), bits)
+	if err != nil {
+		return nil, fmt.Errorf("ot: chosen messages: %w", err)
+	}
+	m := share.Mask(bits)
+	out := make([]uint64, len(req.choices))
+	for j, t := range req.t {
+		c := uint64(req.choices[j])
+		yc := y[2*j]&(c-1) | y[2*j+1]&(-c) // select without branching on c
+		out[j] = (yc ^ pad64(crh(req.first+uint64(j), t))) & m
+	}
+	return out, nil
+}
+
+// SendChosen runs chosen OT over the connection; see ReplyChosen.
+func (s *Sender) SendChosen(m0, m1 []uint64, bits int) error {
+	if len(m0) != len(m1) {
+		return fmt.Errorf("ot: chosen OT with %d and %d messages", len(m0), len(m1))
+	}
+	if err := checkBits(bits); err != nil {
+		return err
+	}
+	u, err := s.conn.RecvType(typeExtU)
+	if err != nil {
+		return fmt.Errorf("ot: receive u: %w", err)
+	}
+	reply, err := s.ReplyChosen(u, m0, m1, bits)
+	if err != nil {
+		return err
+	}
+	if err := s.conn.Send(typeExtMsgs, reply); err != nil {
 		return fmt.Errorf("ot: send chosen messages: %w", err)
 	}
 	return nil
@@ -46,34 +91,35 @@ func (r *Receiver) ReceiveChosen(choices []uint8, bits int) ([]uint64, error) {
 	if err := checkBits(bits); err != nil {
 		return nil, err
 	}
-	t, first, err := r.extend(choices)
+	req, reply, err := r.roundTrip(choices)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := r.conn.RecvType(typeExtMsgs)
-	if err != nil {
-		return nil, fmt.Errorf("ot: receive chosen messages: %w", err)
-	}
-	y, err := share.Unpack(msg, 2*len(choices), bits)
-	if err != nil {
-		return nil, fmt.Errorf("ot: chosen messages: %w", err)
-	}
-	m := share.Mask(bits)
-	out := make([]uint64, len(choices))
-	for j := range t {
-		c := uint64(choices[j])
-		yc := y[2*j]&(c-1) | y[2*j+1]&(-c) // select without branching on c
-		out[j] = (yc ^ pad64(crh(first+uint64(j), t[j]))) & m
-	}
-	return out, nil
+	return r.FinishChosen(req, reply, bits)
 }
 
-// SendCorrelated runs additively correlated OT in ring: it returns the
-// sender's uniform x, and the receiver with choice c gets x + c·delta.
-func (s *Sender) SendCorrelated(delta []uint64, ring share.Ring) ([]uint64, error) {
-	q, first, err := s.extend(len(delta))
+func (r *Receiver) roundTrip(choices []uint8) (*Request, []byte, error) {
+	req, u, err := r.Request(choices)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := r.conn.Send(typeExtU, u); err != nil {
+		return nil, nil, fmt.Errorf("ot: send u: %w", err)
+	}
+	reply, err := r.conn.RecvType(typeExtMsgs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ot: receive reply: %w", err)
+	}
+	return req, reply, nil
+}
+
+// ReplyCorrelated answers a request for len(delta) additively correlated OTs
+// in ring: it returns the sender's uniform x, and the receiver with choice c
+// will get x + c·delta.
+func (s *Sender) ReplyCorrelated(u []byte, delta []uint64, ring share.Ring) ([]uint64, []byte, error) {
+	q, first, err := s.process(len(delta), u)
+	if err != nil {
+		return nil, nil, err
 	}
 	x := make([]uint64, len(delta))
 	d := make([]uint64, len(delta))
@@ -82,7 +128,34 @@ func (s *Sender) SendCorrelated(delta []uint64, ring share.Ring) ([]uint64, erro
 		x[j] = ring.Reduce(pad64(crh(idx, q[j])))
 		d[j] = ring.Sub(ring.Add(x[j], delta[j]), pad64(crh(idx, q[j].xor(s.s))))
 	}
-	if err := s.conn.Send(typeExtMsgs, share.Pack(nil, d, ring.Bits())); err != nil {
+	return x, share.Pack(nil, d, ring.Bits()), nil
+}
+
+// FinishCorrelated decodes the reply to a correlated-OT request.
+func (r *Receiver) FinishCorrelated(req *Request, reply []byte, ring share.Ring) ([]uint64, error) {
+	d, err := share.Unpack(reply, len(req.choices), ring.Bits())
+	if err != nil {
+		return nil, fmt.Errorf("ot: correlations: %w", err)
+	}
+	out := make([]uint64, len(req.choices))
+	for j, t := range req.t {
+		c := uint64(req.choices[j])
+		out[j] = ring.Add(pad64(crh(req.first+uint64(j), t)), d[j]&(-c))
+	}
+	return out, nil
+}
+
+// SendCorrelated runs correlated OT over the connection; see ReplyCorrelated.
+func (s *Sender) SendCorrelated(delta []uint64, ring share.Ring) ([]uint64, error) {
+	u, err := s.conn.RecvType(typeExtU)
+	if err != nil {
+		return nil, fmt.Errorf("ot: receive u: %w", err)
+	}
+	x, reply, err := s.ReplyCorrelated(u, delta, ring)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.conn.Send(typeExtMsgs, reply); err != nil {
 		return nil, fmt.Errorf("ot: send correlations: %w", err)
 	}
 	return x, nil
@@ -90,24 +163,11 @@ func (s *Sender) SendCorrelated(delta []uint64, ring share.Ring) ([]uint64, erro
 
 // ReceiveCorrelated is the receiver's side of SendCorrelated.
 func (r *Receiver) ReceiveCorrelated(choices []uint8, ring share.Ring) ([]uint64, error) {
-	t, first, err := r.extend(choices)
+	req, reply, err := r.roundTrip(choices)
 	if err != nil {
 		return nil, err
 	}
-	msg, err := r.conn.RecvType(typeExtMsgs)
-	if err != nil {
-		return nil, fmt.Errorf("ot: receive correlations: %w", err)
-	}
-	d, err := share.Unpack(msg, len(choices), ring.Bits())
-	if err != nil {
-		return nil, fmt.Errorf("ot: correlations: %w", err)
-	}
-	out := make([]uint64, len(choices))
-	for j := range t {
-		c := uint64(choices[j])
-		out[j] = ring.Add(pad64(crh(first+uint64(j), t[j])), d[j]&(-c))
-	}
-	return out, nil
+	return r.FinishCorrelated(req, reply, ring)
 }
 
 // SendRandom runs n random OTs and returns both keys of each (one flight).
@@ -116,12 +176,16 @@ func (s *Sender) SendRandom(n int) ([][2]Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([][2]Key, n)
+	return s.randomKeys(q, first), nil
+}
+
+func (s *Sender) randomKeys(q []block, first uint64) [][2]Key {
+	keys := make([][2]Key, len(q))
 	for j := range q {
 		idx := first + uint64(j)
 		keys[j] = [2]Key{toKey(crh(idx, q[j])), toKey(crh(idx, q[j].xor(s.s)))}
 	}
-	return keys, nil
+	return keys
 }
 
 // ReceiveRandom is the receiver's side of SendRandom: the key of each choice.
@@ -130,11 +194,15 @@ func (r *Receiver) ReceiveRandom(choices []uint8) ([]Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]Key, len(choices))
+	return receiverKeys(t, first), nil
+}
+
+func receiverKeys(t []block, first uint64) []Key {
+	keys := make([]Key, len(t))
 	for j := range t {
 		keys[j] = toKey(crh(first+uint64(j), t[j]))
 	}
-	return keys, nil
+	return keys
 }
 
 // MaxLogN bounds k in 1-out-of-2^k OT.
@@ -153,29 +221,63 @@ func nPad(idx uint64, v int, keys [][2]Key) uint64 {
 	return binary.LittleEndian.Uint64(h[:8])
 }
 
-// SendN runs len(msgs) instances of 1-out-of-2^logN OT: instance i transfers
-// msgs[i][c_i], where every msgs[i] holds 2^logN values of `bits` bits.
-func (s *Sender) SendN(msgs [][]uint64, logN, bits int) error {
+func checkLogN(logN int) error {
 	if logN < 1 || logN > MaxLogN {
 		return fmt.Errorf("ot: 1-out-of-2^%d OT: log N outside [1, %d]", logN, MaxLogN)
 	}
+	return nil
+}
+
+// RequestN starts len(choices) instances of 1-out-of-2^logN OT.
+func (r *Receiver) RequestN(choices []uint16, logN int) (*Request, []byte, error) {
+	if err := checkLogN(logN); err != nil {
+		return nil, nil, err
+	}
+	N := 1 << logN
+	if len(choices)*logN > MaxBatch {
+		return nil, nil, fmt.Errorf("ot: %d instances of 1-out-of-%d OT exceed the batch limit", len(choices), N)
+	}
+	cb := make([]uint8, 0, len(choices)*logN)
+	for i, c := range choices {
+		if int(c) >= N {
+			return nil, nil, fmt.Errorf("ot: choice %d is %d, not below %d", i, c, N)
+		}
+		for b := 0; b < logN; b++ {
+			cb = append(cb, uint8(c>>b&1))
+		}
+	}
+	req, u, err := r.Request(cb)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.nChoice = append([]uint16(nil), choices...)
+	req.logN = logN
+	return req, u, nil
+}
+
+// ReplyN answers a RequestN: instance i transfers msgs[i][c_i], where every
+// msgs[i] holds 2^logN values of `bits` bits.
+func (s *Sender) ReplyN(u []byte, msgs [][]uint64, logN, bits int) ([]byte, error) {
+	if err := checkLogN(logN); err != nil {
+		return nil, err
+	}
 	if err := checkBits(bits); err != nil {
-		return err
+		return nil, err
 	}
 	N := 1 << logN
 	for i, m := range msgs {
 		if len(m) != N {
-			return fmt.Errorf("ot: 1-out-of-%d OT instance %d has %d messages", N, i, len(m))
+			return nil, fmt.Errorf("ot: 1-out-of-%d OT instance %d has %d messages", N, i, len(m))
 		}
 	}
 	if len(msgs)*logN > MaxBatch {
-		return fmt.Errorf("ot: %d instances of 1-out-of-%d OT exceed the batch limit", len(msgs), N)
+		return nil, fmt.Errorf("ot: %d instances of 1-out-of-%d OT exceed the batch limit", len(msgs), N)
 	}
-	keys, err := s.SendRandom(len(msgs) * logN)
+	q, first, err := s.process(len(msgs)*logN, u)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	first := s.next - uint64((len(msgs)*logN+63)/64*64)
+	keys := s.randomKeys(q, first)
 	y := make([]uint64, 0, len(msgs)*N)
 	for i, m := range msgs {
 		ks := keys[i*logN : (i+1)*logN]
@@ -184,64 +286,84 @@ func (s *Sender) SendN(msgs [][]uint64, logN, bits int) error {
 			y = append(y, m[v]^nPad(idx, v, ks))
 		}
 	}
-	if err := s.conn.Send(typeExtMsgs, share.Pack(nil, y, bits)); err != nil {
-		return fmt.Errorf("ot: send 1-out-of-%d messages: %w", N, err)
+	return share.Pack(nil, y, bits), nil
+}
+
+// FinishN decodes the reply to a RequestN.
+func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, error) {
+	if req.logN == 0 {
+		return nil, fmt.Errorf("ot: FinishN on a request not made by RequestN")
+	}
+	if err := checkBits(bits); err != nil {
+		return nil, err
+	}
+	logN, N := req.logN, 1<<req.logN
+	y, err := share.Unpack(reply, len(req.nChoice)*N, bits)
+	if err != nil {
+		return nil, fmt.Errorf("ot: 1-out-of-%d messages: %w", N, err)
+	}
+	keys := receiverKeys(req.t, req.first)
+	m := share.Mask(bits)
+	out := make([]uint64, len(req.nChoice))
+	ks := make([][2]Key, logN)
+	for i, c := range req.nChoice {
+		for b := 0; b < logN; b++ {
+			// The receiver holds only K^{c_b}; nPad reads side c_b only.
+			k := keys[i*logN+b]
+			ks[b] = [2]Key{k, k}
+		}
+		// Indexing a table by a secret is a cache side channel; scan it all.
+		var yc uint64
+		for v := 0; v < N; v++ {
+			yc |= y[i*N+v] & -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
+		}
+		out[i] = (yc ^ nPad(req.first+uint64(i*logN), int(c), ks)) & m
+	}
+	return out, nil
+}
+
+// SendN runs 1-out-of-2^logN OT over the connection; see ReplyN.
+func (s *Sender) SendN(msgs [][]uint64, logN, bits int) error {
+	if err := checkLogN(logN); err != nil {
+		return err
+	}
+	if err := checkBits(bits); err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		if len(m) != 1<<logN {
+			return fmt.Errorf("ot: 1-out-of-%d OT instance %d has %d messages", 1<<logN, i, len(m))
+		}
+	}
+	u, err := s.conn.RecvType(typeExtU)
+	if err != nil {
+		return fmt.Errorf("ot: receive u: %w", err)
+	}
+	reply, err := s.ReplyN(u, msgs, logN, bits)
+	if err != nil {
+		return err
+	}
+	if err := s.conn.Send(typeExtMsgs, reply); err != nil {
+		return fmt.Errorf("ot: send 1-out-of-%d messages: %w", 1<<logN, err)
 	}
 	return nil
 }
 
 // ReceiveN is the receiver's side of SendN; each choice is in [0, 2^logN).
 func (r *Receiver) ReceiveN(choices []uint16, logN, bits int) ([]uint64, error) {
-	if logN < 1 || logN > MaxLogN {
-		return nil, fmt.Errorf("ot: 1-out-of-2^%d OT: log N outside [1, %d]", logN, MaxLogN)
-	}
 	if err := checkBits(bits); err != nil {
 		return nil, err
 	}
-	N := 1 << logN
-	if len(choices)*logN > MaxBatch {
-		return nil, fmt.Errorf("ot: %d instances of 1-out-of-%d OT exceed the batch limit", len(choices), N)
-	}
-	cb := make([]uint8, 0, len(choices)*logN)
-	for i, c := range choices {
-		if int(c) >= N {
-			return nil, fmt.Errorf("ot: choice %d is %d, not below %d", i, c, N)
-		}
-		for b := 0; b < logN; b++ {
-			cb = append(cb, uint8(c>>b&1))
-		}
-	}
-	keys, err := r.ReceiveRandom(cb)
+	req, u, err := r.RequestN(choices, logN)
 	if err != nil {
 		return nil, err
 	}
-	first := r.next - uint64((len(cb)+63)/64*64)
-	msg, err := r.conn.RecvType(typeExtMsgs)
+	if err := r.conn.Send(typeExtU, u); err != nil {
+		return nil, fmt.Errorf("ot: send u: %w", err)
+	}
+	reply, err := r.conn.RecvType(typeExtMsgs)
 	if err != nil {
-		return nil, fmt.Errorf("ot: receive 1-out-of-%d messages: %w", N, err)
+		return nil, fmt.Errorf("ot: receive reply: %w", err)
 	}
-	y, err := share.Unpack(msg, len(choices)*N, bits)
-	if err != nil {
-		return nil, fmt.Errorf("ot: 1-out-of-%d messages: %w", N, err)
-	}
-	m := share.Mask(bits)
-	out := make([]uint64, len(choices))
-	ks := make([][2]Key, logN)
-	for i, c := range choices {
-		for b := 0; b < logN; b++ {
-			// The receiver knows only K^{c_b}; put it on both sides (the pad
-			// reads side c_b only).
-			k := keys[i*logN+b]
-			ks[b] = [2]Key{k, k}
-		}
-		idx := first + uint64(i*logN)
-		// Table lookup at a secret index is a cache side channel; scan all.
-		var yc uint64
-		for v := 0; v < N; v++ {
-			eq := -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
-			yc |= y[i*N+v] & eq
-		}
-		out[i] = (yc ^ nPad(idx, int(c), ks)) & m
-	}
-	return out, nil
+	return r.FinishN(req, reply, bits)
 }

@@ -84,17 +84,35 @@ func checkBatch(n int) error {
 	return nil
 }
 
-// extend runs the receiver's half of one extension for the given choice
-// bits: it sends u and returns the rows t_j and the index of the first OT.
-func (r *Receiver) extend(choices []uint8) ([]block, uint64, error) {
+// Request is the receiver's state between sending its u matrix and
+// receiving the sender's reply.
+type Request struct {
+	t       []block
+	first   uint64
+	choices []uint8  // one bit per OT
+	nChoice []uint16 // 1-out-of-N choices, when made by RequestN
+	logN    int
+}
+
+// Len returns the number of OTs (or 1-out-of-N instances) requested.
+func (q *Request) Len() int {
+	if q.logN > 0 {
+		return len(q.nChoice)
+	}
+	return len(q.choices)
+}
+
+// Request starts len(choices) OTs with the given choice bits and returns the
+// u matrix to send to the sender. It serves chosen, correlated and random OT.
+func (r *Receiver) Request(choices []uint8) (*Request, []byte, error) {
 	if err := checkBatch(len(choices)); err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	words := (len(choices) + 63) / 64
 	rvec := make([]uint64, words)
 	for j, c := range choices {
 		if c > 1 {
-			return nil, 0, fmt.Errorf("ot: choice %d is %d, not a bit", j, c)
+			return nil, nil, fmt.Errorf("ot: choice %d is %d, not a bit", j, c)
 		}
 		rvec[j/64] |= uint64(c) << (j % 64)
 	}
@@ -110,24 +128,30 @@ func (r *Receiver) extend(choices []uint8) ([]block, uint64, error) {
 			binary.LittleEndian.PutUint64(msg[(i*words+w)*8:], cols[i][w]^g1[w]^rvec[w])
 		}
 	}
-	if err := r.conn.Send(typeExtU, msg); err != nil {
-		return nil, 0, fmt.Errorf("ot: send u: %w", err)
-	}
 	first := r.next
 	r.next += uint64(words * 64)
-	return transposeCols(&cols, words)[:len(choices)], first, nil
+	req := &Request{t: transposeCols(&cols, words)[:len(choices)], first: first, choices: append([]uint8(nil), choices...)}
+	return req, msg, nil
 }
 
-// extend runs the sender's half: it receives u and returns rows q_j.
-func (s *Sender) extend(n int) ([]block, uint64, error) {
+// extend sends a request over the connection.
+func (r *Receiver) extend(choices []uint8) ([]block, uint64, error) {
+	req, u, err := r.Request(choices)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := r.conn.Send(typeExtU, u); err != nil {
+		return nil, 0, fmt.Errorf("ot: send u: %w", err)
+	}
+	return req.t, req.first, nil
+}
+
+// process turns a receiver's u matrix for n OTs into rows q_j.
+func (s *Sender) process(n int, msg []byte) ([]block, uint64, error) {
 	if err := checkBatch(n); err != nil {
 		return nil, 0, err
 	}
 	words := (n + 63) / 64
-	msg, err := s.conn.RecvType(typeExtU)
-	if err != nil {
-		return nil, 0, fmt.Errorf("ot: receive u: %w", err)
-	}
 	if len(msg) != kappa*words*8 {
 		return nil, 0, fmt.Errorf("ot: u matrix has %d bytes, want %d for %d OTs", len(msg), kappa*words*8, n)
 	}
@@ -144,6 +168,18 @@ func (s *Sender) extend(n int) ([]block, uint64, error) {
 	first := s.next
 	s.next += uint64(words * 64)
 	return transposeCols(&cols, words)[:n], first, nil
+}
+
+// extend receives a u matrix over the connection and processes it.
+func (s *Sender) extend(n int) ([]block, uint64, error) {
+	if err := checkBatch(n); err != nil {
+		return nil, 0, err
+	}
+	msg, err := s.conn.RecvType(typeExtU)
+	if err != nil {
+		return nil, 0, fmt.Errorf("ot: receive u: %w", err)
+	}
+	return s.process(n, msg)
 }
 
 // crh is the tweaked correlation-robust hash H(j, x) = SHA-256(label ‖ j ‖ x).

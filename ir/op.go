@@ -1,12 +1,18 @@
-// Package ir is the FHE program representation the compiler works on.
 package ir
 
 import "fmt"
 
-// Op names a homomorphic operation.
+// Op names a node kind.
 type Op string
 
-// The homomorphic operations.
+// Sources and sinks.
+const (
+	OpInput  Op = "Input"  // ciphertext/plaintext sent by the client (lives at the host)
+	OpStored Op = "Stored" // object stored on the device (database, model weights, keys)
+	OpOutput Op = "Output" // result returned to the client (at the host)
+)
+
+// Homomorphic operations.
 const (
 	OpHAdd        Op = "HAdd"        // ct + ct
 	OpHSub        Op = "HSub"        // ct − ct
@@ -17,17 +23,28 @@ const (
 	OpHRot        Op = "HRot"        // slot rotation (automorphism + key switch)
 	OpConjugate   Op = "Conjugate"   // X → X^{2N−1} (+ key switch)
 	OpRescale     Op = "Rescale"     // divide by the last prime
+	OpLevelDown   Op = "LevelDown"   // drop primes without rescaling
+	OpBoot        Op = "Boot"        // bootstrapping (expanded by ExpandBoot)
+	OpSum         Op = "Sum"         // fold argument instances with HAdds
 )
 
 // Ops lists the operations that lower to single mPrograms.
 var Ops = []Op{OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize, OpHRot, OpConjugate, OpRescale}
 
+var allOps = []Op{OpInput, OpStored, OpOutput, OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize,
+	OpHRot, OpConjugate, OpRescale, OpLevelDown, OpBoot, OpSum}
+
 // ParseOp returns the Op with the given name.
 func ParseOp(s string) (Op, error) {
-	for _, o := range Ops {
+	for _, o := range allOps {
 		if string(o) == s {
 			return o, nil
 		}
 	}
 	return "", fmt.Errorf("ir: unknown operation %q", s)
+}
+
+// KeySwitching reports whether the operation needs an evaluation key.
+func (o Op) KeySwitching() bool {
+	return o == OpRelinearize || o == OpHRot || o == OpConjugate
 }

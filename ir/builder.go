@@ -1,0 +1,142 @@
+package ir
+
+import "fmt"
+
+// Builder constructs a program; the first error sticks and is returned by
+// Build, so calls chain without checks. Values are node IDs.
+type Builder struct {
+	p      Program
+	params string
+	err    error
+}
+
+// NewBuilder starts a program whose nodes use the parameter preset params.
+func NewBuilder(name, params string) *Builder {
+	return &Builder{p: Program{Name: name}, params: params}
+}
+
+func (b *Builder) add(n Node) int {
+	n.ID = len(b.p.Nodes)
+	if n.Params == "" {
+		n.Params = b.params
+	}
+	if n.Count == 0 {
+		n.Count = 1
+		for _, a := range n.Args {
+			if a >= 0 && a < len(b.p.Nodes) && b.p.Nodes[a].Count > n.Count && n.Op != OpSum {
+				n.Count = b.p.Nodes[a].Count
+			}
+		}
+	}
+	b.p.Nodes = append(b.p.Nodes, n)
+	return n.ID
+}
+
+func (b *Builder) node(id int) Node {
+	if id < 0 || id >= len(b.p.Nodes) {
+		if b.err == nil {
+			b.err = fmt.Errorf("ir: builder: no node %d", id)
+		}
+		return Node{}
+	}
+	return b.p.Nodes[id]
+}
+
+// Input is a ciphertext the client sends.
+func (b *Builder) Input(name string, level int) int {
+	return b.add(Node{Op: OpInput, Name: name, Level: level, Degree: 1})
+}
+
+// Stored is an object of count instances kept on the device: plaintexts
+// (plain = true, e.g. database records or weights) or ciphertexts.
+func (b *Builder) Stored(name string, level int, count int64, plain bool) int {
+	d := 1
+	if plain {
+		d = 0
+	}
+	return b.add(Node{Op: OpStored, Name: name, Level: level, Degree: d, Count: count})
+}
+
+// Output returns x to the client.
+func (b *Builder) Output(name string, x int) int {
+	a := b.node(x)
+	return b.add(Node{Op: OpOutput, Name: name, Args: []int{x}, Level: a.Level, Degree: a.Degree, Count: a.Count})
+}
+
+func (b *Builder) binary(op Op, x, y, degree int) int {
+	return b.add(Node{Op: op, Args: []int{x, y}, Level: b.node(x).Level, Degree: degree})
+}
+
+// HAdd adds two ciphertexts.
+func (b *Builder) HAdd(x, y int) int {
+	return b.binary(OpHAdd, x, y, max(b.node(x).Degree, b.node(y).Degree))
+}
+
+// HSub subtracts y from x.
+func (b *Builder) HSub(x, y int) int {
+	return b.binary(OpHSub, x, y, max(b.node(x).Degree, b.node(y).Degree))
+}
+
+// PMult multiplies a ciphertext by a plaintext.
+func (b *Builder) PMult(ct, pt int) int { return b.binary(OpPMult, ct, pt, 1) }
+
+// HMult multiplies two ciphertexts (degree 2; Relinearize follows).
+func (b *Builder) HMult(x, y int) int { return b.binary(OpHMult, x, y, 2) }
+
+// MulRelin is HMult followed by Relinearize.
+func (b *Builder) MulRelin(x, y int) int { return b.Relinearize(b.HMult(x, y)) }
+
+func (b *Builder) unary(op Op, x, level int) int {
+	return b.add(Node{Op: op, Args: []int{x}, Level: level, Degree: 1})
+}
+
+// CMult multiplies by a constant.
+func (b *Builder) CMult(x int, c float64) int {
+	id := b.unary(OpCMult, x, b.node(x).Level)
+	b.p.Nodes[id].Constant = c
+	return id
+}
+
+// Relinearize brings a degree-2 product back to degree 1.
+func (b *Builder) Relinearize(x int) int { return b.unary(OpRelinearize, x, b.node(x).Level) }
+
+// HRot rotates the slots left by k.
+func (b *Builder) HRot(x, k int) int {
+	id := b.unary(OpHRot, x, b.node(x).Level)
+	b.p.Nodes[id].Rotation = k
+	return id
+}
+
+// Conjugate applies complex conjugation (BGV: swaps the rows).
+func (b *Builder) Conjugate(x int) int { return b.unary(OpConjugate, x, b.node(x).Level) }
+
+// Rescale divides by the last prime.
+func (b *Builder) Rescale(x int) int { return b.unary(OpRescale, x, b.node(x).Level-1) }
+
+// LevelDown drops primes down to level.
+func (b *Builder) LevelDown(x, level int) int { return b.unary(OpLevelDown, x, level) }
+
+// Sum folds the instances of x into count results (count 1: a full sum).
+func (b *Builder) Sum(x int, count int64) int {
+	return b.add(Node{Op: OpSum, Args: []int{x}, Level: b.node(x).Level, Degree: 1, Count: count})
+}
+
+// Boot bootstraps x with the given parameters.
+func (b *Builder) Boot(x int, spec BootSpec) int {
+	id := b.unary(OpBoot, x, spec.OutputLevel)
+	s := spec
+	b.p.Nodes[id].Boot = &s
+	return id
+}
+
+// Build validates and returns the program.
+func (b *Builder) Build() (*Program, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	p := b.p
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}

@@ -1,0 +1,116 @@
+package ir
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func sampleProgram(t *testing.T) *Program {
+	t.Helper()
+	b := NewBuilder("sample", "insecure-test")
+	q := b.Input("query", 5)
+	db := b.Stored("db", 5, 1000, true)
+	prod := b.PMult(q, db)
+	s := b.Sum(prod, 1)
+	sq := b.Rescale(b.MulRelin(s, s))
+	r := b.HRot(sq, 3)
+	b.Output("answer", b.HAdd(r, b.Conjugate(sq)))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestBuilderAndJSONRoundTrip(t *testing.T) {
+	p := sampleProgram(t)
+	if got := p.Nodes[2].Count; got != 1000 {
+		t.Fatalf("PMult count %d, want the database's 1000", got)
+	}
+	if p.Nodes[len(p.Nodes)-1].Level != 4 {
+		t.Fatalf("output level %d, want 4", p.Nodes[len(p.Nodes)-1].Level)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Program
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, &q) {
+		t.Fatalf("JSON round trip differs")
+	}
+	bytes, err := p.Bytes(p.Nodes[0], 32)
+	if err != nil || bytes != 2*6*2048*4 {
+		t.Fatalf("ciphertext bytes %d (%v), want %d", bytes, err, 2*6*2048*4)
+	}
+}
+
+func TestValidationErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		mut  func(p *Program)
+		want string
+	}{
+		{"dangling", func(p *Program) { p.Nodes[2].Args[0] = 99 }, "dangling argument 99"},
+		{"cycle", func(p *Program) { p.Nodes[0].Op = OpHRot; p.Nodes[0].Args = []int{4} }, "cycle"},
+		{"params", func(p *Program) { p.Nodes[1].Params = "ckks-14" }, "parameter mismatch"},
+		{"level", func(p *Program) { p.Nodes[5].Level = 3 }, "level mismatch"},
+		{"type", func(p *Program) { p.Nodes[2].Args = []int{1, 0} }, "must be a ciphertext"},
+		{"plaintext", func(p *Program) { p.Nodes[1].Degree = 1 }, "must be a plaintext"},
+		{"arity", func(p *Program) { p.Nodes[3].Args = nil }, "takes 1 argument"},
+		{"unknown op", func(p *Program) { p.Nodes[3].Op = "Frob" }, "unknown operation"},
+		{"unknown params", func(p *Program) { p.Nodes[0].Params = "nope" }, "unknown preset"},
+		{"count", func(p *Program) { p.Nodes[0].Count = 7 }, "count 7"},
+		{"unused", func(p *Program) {
+			p.Nodes = append(p.Nodes, Node{ID: len(p.Nodes), Op: OpInput, Name: "extra", Params: "insecure-test", Level: 5, Degree: 1, Count: 1})
+		}, "never used"},
+		{"rescale at 0", func(p *Program) {
+			for i := range p.Nodes[:5] {
+				p.Nodes[i].Level = 0
+			}
+		}, "level"},
+	}
+	for _, c := range cases {
+		p := sampleProgram(t)
+		c.mut(p)
+		err := p.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want error containing %q", c.name, err, c.want)
+		}
+	}
+	b := NewBuilder("order", "insecure-test")
+	a := b.Input("a", 5)
+	x, y := b.HRot(a, 1), b.HRot(a, 2)
+	b.Output("o", b.HAdd(x, y))
+	p2, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2.Nodes[1].Args = []int{2}
+	if err := p2.Validate(); err == nil || !strings.Contains(err.Error(), "topological order") {
+		t.Errorf("order: %v", err)
+	}
+	var p Program
+	if err := json.Unmarshal([]byte(`{"name":"x","nodes":[{"id":0,"op":"Output","args":[3]}]}`), &p); err == nil {
+		t.Fatal("decoded an invalid program")
+	}
+}
+
+func FuzzProgramJSON(f *testing.F) {
+	p := sampleProgram(&testing.T{})
+	b, _ := json.Marshal(p)
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var q Program
+		if err := json.Unmarshal(data, &q); err != nil {
+			return
+		}
+		if err := q.Validate(); err != nil {
+			t.Fatalf("decoded program does not validate: %v", err)
+		}
+	})
+}

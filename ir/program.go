@@ -1,0 +1,71 @@
+package ir
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/fhe"
+)
+
+// Node is one operation of a program.
+type Node struct {
+	ID     int    `json:"id"`
+	Op     Op     `json:"op"`
+	Args   []int  `json:"args,omitempty"`
+	Params string `json:"params"` // fhe preset name
+	Level  int    `json:"level"`  // level of the result
+	Degree int    `json:"degree"` // 0 plaintext, 1 ciphertext, 2 unrelinearized product
+	Count  int64  `json:"count"`  // independent instances (≥ 1)
+
+	Name     string    `json:"name,omitempty"`     // Input/Stored/Output object name
+	Rotation int       `json:"rotation,omitempty"` // HRot steps
+	Constant float64   `json:"constant,omitempty"` // CMult
+	Boot     *BootSpec `json:"boot,omitempty"`
+}
+
+// Program is a DAG of nodes in topological order; node i has ID i.
+type Program struct {
+	Name  string `json:"name"`
+	Nodes []Node `json:"nodes"`
+}
+
+// MarshalJSON is the default encoding; UnmarshalJSON validates.
+func (p *Program) UnmarshalJSON(b []byte) error {
+	type plain Program
+	var q plain
+	if err := json.Unmarshal(b, &q); err != nil {
+		return fmt.Errorf("ir: decode program: %w", err)
+	}
+	prog := Program(q)
+	if err := prog.Validate(); err != nil {
+		return err
+	}
+	*p = prog
+	return nil
+}
+
+// Users returns, for each node, the nodes that use it as an argument.
+func (p *Program) Users() [][]int {
+	u := make([][]int, len(p.Nodes))
+	for _, n := range p.Nodes {
+		for _, a := range n.Args {
+			u[a] = append(u[a], n.ID)
+		}
+	}
+	return u
+}
+
+// Bytes returns the size of one instance of n's result with words of
+// wordBits bits: (degree+1) polynomials (one for a plaintext) × (level+1)
+// limbs × N coefficients.
+func (p *Program) Bytes(n Node, wordBits int) (int64, error) {
+	pr, err := fhe.Lookup(n.Params)
+	if err != nil {
+		return 0, err
+	}
+	polys := int64(n.Degree + 1)
+	if n.Degree == 0 {
+		polys = 1
+	}
+	return polys * int64(n.Level+1) * (int64(1) << pr.LogN) * int64(wordBits) / 8, nil
+}

@@ -383,3 +383,34 @@ func (a *Arch) Validate() error {
 	}
 	return nil
 }
+
+// WireBytes is the bytes on the wire (all lanes together) for a message of
+// payload bytes, MQSim's formula: full TLPs of MaxPayloadBytes plus one
+// partial TLP, each carrying PacketOverheadBytes of header and framing.
+func (l Link) WireBytes(payload int64) int64 {
+	if payload <= 0 || l.MaxPayloadBytes <= 0 {
+		return 0
+	}
+	mps := int64(l.MaxPayloadBytes)
+	ovh := int64(l.PacketOverheadBytes())
+	w := payload / mps * (mps + ovh)
+	if r := payload % mps; r != 0 {
+		w += r + ovh
+	}
+	return w
+}
+
+// EffectiveGBps is the payload bandwidth of long transfers: the lanes' post-
+// encoding rate times the TLP efficiency MPS / (MPS + overhead).
+func (l Link) EffectiveGBps() float64 {
+	mps := float64(l.MaxPayloadBytes)
+	return l.LaneGBps() * float64(l.Lanes) * mps / (mps + float64(l.PacketOverheadBytes()))
+}
+
+// TransferSeconds is the time one message of payload bytes occupies the
+// link: its wire bytes spread over the lanes at the post-encoding lane rate.
+func (l Link) TransferSeconds(payload int64) float64 {
+	lanes := int64(max(l.Lanes, 1))
+	perLane := (l.WireBytes(payload) + lanes - 1) / lanes
+	return float64(perLane) / (l.LaneGBps() * 1e9)
+}

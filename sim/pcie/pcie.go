@@ -33,18 +33,7 @@ func check(cfg arch.Link) error {
 
 // WireBytes is the bytes on the wire (all lanes together) for a message of
 // payload bytes, MQSim's formula.
-func WireBytes(cfg arch.Link, payload int64) int64 {
-	if payload <= 0 {
-		return 0
-	}
-	mps := int64(cfg.MaxPayloadBytes)
-	ovh := int64(cfg.PacketOverheadBytes())
-	w := payload / mps * (mps + ovh)
-	if r := payload % mps; r != 0 {
-		w += r + ovh
-	}
-	return w
-}
+func WireBytes(cfg arch.Link, payload int64) int64 { return cfg.WireBytes(payload) }
 
 // ReadRequestWireBytes is the wire size of a memory-read request TLP (no
 // payload; MQSim charges the overhead plus 4 bytes).
@@ -77,10 +66,7 @@ func perLane(cfg arch.Link, wire int64) int64 {
 
 // EffectiveGBps is the payload bandwidth of long transfers: the lanes' post-
 // encoding rate times the TLP efficiency MPS / (MPS + overhead).
-func EffectiveGBps(cfg arch.Link) float64 {
-	mps := float64(cfg.MaxPayloadBytes)
-	return cfg.LaneGBps() * float64(cfg.Lanes) * mps / (mps + float64(cfg.PacketOverheadBytes()))
-}
+func EffectiveGBps(cfg arch.Link) float64 { return cfg.EffectiveGBps() }
 
 // Stats are one direction's counters.
 type Stats struct {

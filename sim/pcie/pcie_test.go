@@ -139,3 +139,18 @@ func TestLinkFIFOAndDuplex(t *testing.T) {
 		t.Error("zero lanes accepted")
 	}
 }
+
+// The compiler's cost model uses arch.Link.TransferSeconds; it must agree
+// with the simulator's link to the picosecond.
+func TestArchTransferSecondsMatchesSimulator(t *testing.T) {
+	cfg := link(t)
+	for _, n := range []int64{1, 127, 128, 4096, 1 << 20, 123457} {
+		tt, err := TransferTime(cfg, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cfg.TransferSeconds(n)*1e12 - float64(tt); d > 1 || d < -1 {
+			t.Fatalf("%d bytes: arch %.1f ps, sim %d ps", n, cfg.TransferSeconds(n)*1e12, tt)
+		}
+	}
+}

@@ -27,22 +27,25 @@ func (pl *Plan) inputPoly(x []uint64, tile, cb int) []uint64 {
 	}
 	y0, x0 := pl.tileOrigin(tile)
 	hw := pl.Hb * pl.Wb
+	st := s.Stride
 	for c := 0; c < pl.Cb; c++ {
 		ch := cb*pl.Cb + c
-		if ch >= s.Ci {
+		if ch >= pl.Inner.Ci {
 			break
 		}
+		// Inner channel ch is phase (a, b) of original channel oc.
+		oc, a, b := ch/(st*st), ch%(st*st)/st, ch%st
 		for li := 0; li < pl.Hb; li++ {
-			y := y0 + li - s.Pad
+			y := (y0+li)*st + a - s.Pad
 			if y < 0 || y >= s.H {
 				continue
 			}
 			for lj := 0; lj < pl.Wb; lj++ {
-				xx := x0 + lj - s.Pad
+				xx := (x0+lj)*st + b - s.Pad
 				if xx < 0 || xx >= s.W {
 					continue
 				}
-				v := x[(ch*s.H+y)*s.W+xx]
+				v := x[(oc*s.H+y)*s.W+xx]
 				if pl.Proto == Cheetah {
 					poly[c*hw+li*pl.Wb+lj] = v
 				} else {
@@ -85,17 +88,24 @@ func (pl *Plan) kernelPoly(w []uint64, o, cb int) []uint64 {
 		}
 		return poly
 	}
+	in := pl.Inner
+	st := s.Stride
 	hw := pl.Hb * pl.Wb
-	O := (pl.Cb-1)*hw + (s.Kh-1)*pl.Wb + s.Kw - 1
-	O0 := ((s.Kh-1)*pl.Wb + s.Kw - 1) * pl.Cb
+	O := (pl.Cb-1)*hw + (in.Kh-1)*pl.Wb + in.Kw - 1
+	O0 := ((in.Kh-1)*pl.Wb + in.Kw - 1) * pl.Cb
 	for c := 0; c < pl.Cb; c++ {
 		ch := cb*pl.Cb + c
-		if ch >= s.Ci {
+		if ch >= in.Ci {
 			break
 		}
-		for ki := 0; ki < s.Kh; ki++ {
-			for kj := 0; kj < s.Kw; kj++ {
-				wi, ok := s.weightIndex(o, ch, ki, kj)
+		oc, a, b := ch/(st*st), ch%(st*st)/st, ch%st
+		for ki := 0; ki < in.Kh; ki++ {
+			for kj := 0; kj < in.Kw; kj++ {
+				ky, kx := ki*st+a, kj*st+b
+				if ky >= s.Kh || kx >= s.Kw {
+					continue
+				}
+				wi, ok := s.weightIndex(o, oc, ky, kx)
 				if !ok {
 					continue
 				}
@@ -134,9 +144,10 @@ func (pl *Plan) outputMap(tile, group int) (pos, dst []int) {
 	}
 	y0, x0 := pl.tileOrigin(tile)
 	oh, ow := s.OutH(), s.OutW()
+	in := pl.Inner
 	hw := pl.Hb * pl.Wb
-	O := (pl.Cb-1)*hw + (s.Kh-1)*pl.Wb + s.Kw - 1
-	O0 := ((s.Kh-1)*pl.Wb + s.Kw - 1) * pl.Cb
+	O := (pl.Cb-1)*hw + (in.Kh-1)*pl.Wb + in.Kw - 1
+	O0 := ((in.Kh-1)*pl.Wb + in.Kw - 1) * pl.Cb
 	chans := []int{group}
 	if pl.Proto != Cheetah {
 		chans = chans[:0]
@@ -147,12 +158,12 @@ func (pl *Plan) outputMap(tile, group int) (pos, dst []int) {
 	for i, o := range chans {
 		for li := 0; li < pl.Sh; li++ {
 			gy := y0 + li
-			if gy > s.Hp()-s.Kh || gy%s.Stride != 0 {
+			if gy >= oh {
 				continue
 			}
 			for lj := 0; lj < pl.Sw; lj++ {
 				gx := x0 + lj
-				if gx > s.Wp()-s.Kw || gx%s.Stride != 0 {
+				if gx >= ow {
 					continue
 				}
 				if pl.Proto == Cheetah {
@@ -160,7 +171,7 @@ func (pl *Plan) outputMap(tile, group int) (pos, dst []int) {
 				} else {
 					pos = append(pos, O0+(li*pl.Wb+lj)*pl.Cb+i)
 				}
-				dst = append(dst, (o*oh+gy/s.Stride)*ow+gx/s.Stride)
+				dst = append(dst, (o*oh+gy)*ow+gx)
 			}
 		}
 	}
@@ -304,7 +315,7 @@ func (pl *Plan) touches(o, cb int) bool {
 	if pl.MatVec || pl.Shape.groups() == 1 {
 		return true
 	}
-	lo, hi := pl.Shape.groupChannels(o)
+	lo, hi := pl.Inner.groupChannels(o)
 	return cb*pl.Cb < hi && (cb+1)*pl.Cb > lo
 }
 

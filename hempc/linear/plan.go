@@ -17,6 +17,13 @@ type Plan struct {
 
 	MatVec bool // Cheetah's matrix-vector packing (FC layers under Cheetah)
 
+	// Inner is the stride-1, unpadded convolution the layout works on: a
+	// stride-s layer is rewritten as a stride-1 one over the s² polyphase
+	// components of the padded input (channel c·s²+a·s+b holds
+	// Xpad[y·s+a][x·s+b]) with ⌈K/s⌉² kernels, so no output slot is spent on
+	// skipped positions.
+	Inner ConvShape
+
 	// Convolution tiling: blocks of Cb channels × Hb × Wb, each giving
 	// Sh × Sw stride-1 outputs.
 	Cb, Hb, Wb     int
@@ -59,7 +66,8 @@ func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options
 			best, bestCost = pl, c
 		}
 	}
-	base := Plan{Proto: proto, Shape: s, Opt: opt, Params: params}
+	base := Plan{Proto: proto, Shape: s, Opt: opt, Params: params, Inner: innerShape(s)}
+	in := base.Inner
 	N := params.N()
 	switch {
 	case proto == Cheetah && s.isFC():
@@ -74,14 +82,14 @@ func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options
 			try(&pl)
 		}
 	default:
-		for _, hb := range tileSizes(s.Hp(), s.Kh) {
-			for _, wb := range tileSizes(s.Wp(), s.Kw) {
+		for _, hb := range tileSizes(in.H, in.Kh) {
+			for _, wb := range tileSizes(in.W, in.Kw) {
 				if hb*wb > N {
 					continue
 				}
 				if proto == Cheetah {
 					pl := base
-					pl.Cb, pl.Hb, pl.Wb = min(s.Ci, N/(hb*wb)), hb, wb
+					pl.Cb, pl.Hb, pl.Wb = min(in.Ci, N/(hb*wb)), hb, wb
 					try(&pl)
 					continue
 				}
@@ -99,7 +107,7 @@ func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options
 		if proto == Cheetah && s.isFC() {
 			pl.MatVec, pl.Nb, pl.Mb = true, 1, min(s.Co, N)
 		} else {
-			pl.Hb, pl.Wb, pl.Cb = s.Kh, s.Kw, 1
+			pl.Hb, pl.Wb, pl.Cb = in.Kh, in.Kw, 1
 		}
 		if err := pl.finish(); err != nil {
 			return nil, fmt.Errorf("linear: %s for %+v with N=%d: %w", proto, s, N, err)
@@ -192,14 +200,15 @@ func (pl *Plan) finish() error {
 		pl.NumRow = (s.Co + pl.Mb - 1) / pl.Mb
 		noise = cheetah.Bound(pl.NumCol) * cheetah.MulPlain(fresh, pl.Nb*pl.Mb, bw)
 	default:
-		if pl.Cb*pl.Hb*pl.Wb > N || pl.Hb < s.Kh || pl.Wb < s.Kw {
+		in := pl.Inner
+		if pl.Cb*pl.Hb*pl.Wb > N || pl.Hb < in.Kh || pl.Wb < in.Kw {
 			return fmt.Errorf("block %dx%dx%d does not fit N=%d", pl.Cb, pl.Hb, pl.Wb, N)
 		}
-		pl.Sh, pl.Sw = pl.Hb-s.Kh+1, pl.Wb-s.Kw+1
-		pl.TilesH = (s.Hp() - s.Kh + 1 + pl.Sh - 1) / pl.Sh
-		pl.TilesW = (s.Wp() - s.Kw + 1 + pl.Sw - 1) / pl.Sw
-		pl.NumCh = (s.Ci + pl.Cb - 1) / pl.Cb
-		prod := cheetah.Bound(pl.NumCh) * cheetah.MulPlain(fresh, pl.Cb*s.Kh*s.Kw, bw)
+		pl.Sh, pl.Sw = pl.Hb-in.Kh+1, pl.Wb-in.Kw+1
+		pl.TilesH = (s.OutH() + pl.Sh - 1) / pl.Sh
+		pl.TilesW = (s.OutW() + pl.Sw - 1) / pl.Sw
+		pl.NumCh = (in.Ci + pl.Cb - 1) / pl.Cb
+		prod := cheetah.Bound(pl.NumCh) * cheetah.MulPlain(fresh, pl.Cb*in.Kh*in.Kw, bw)
 		ks := p.KeySwitch(top)
 		switch pl.Proto {
 		case Cheetah:
@@ -240,9 +249,9 @@ func (pl *Plan) estimate() float64 {
 	case pl.MatVec:
 		keep = pl.Mb
 	case pl.Proto == Cheetah:
-		keep = ceilDiv(pl.Sh, pl.Shape.Stride) * ceilDiv(pl.Sw, pl.Shape.Stride)
+		keep = min(pl.Sh, pl.Shape.OutH()) * min(pl.Sw, pl.Shape.OutW())
 	default:
-		keep = ceilDiv(pl.Sh, pl.Shape.Stride) * ceilDiv(pl.Sw, pl.Shape.Stride) * min(pl.C(), pl.Shape.Co)
+		keep = min(pl.Sh, pl.Shape.OutH()) * min(pl.Sw, pl.Shape.OutW()) * min(pl.C(), pl.Shape.Co)
 	}
 	bytes := in*float64(p.InputSize()) + out*float64(p.OutputSize(keep, pl.D0, pl.D1))
 	ops := float64(pl.Tiles()) * float64(pl.Inputs()) * float64(pl.Shape.Co)
@@ -316,3 +325,13 @@ func (pl *Plan) count() error {
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// innerShape rewrites a layer as a stride-1, unpadded convolution over the
+// polyphase components of its padded input.
+func innerShape(s ConvShape) ConvShape {
+	st := s.Stride
+	return ConvShape{
+		Ci: s.Ci * st * st, H: ceilDiv(s.Hp(), st), W: ceilDiv(s.Wp(), st),
+		Co: s.Co, Kh: ceilDiv(s.Kh, st), Kw: ceilDiv(s.Kw, st), Stride: 1, Groups: s.Groups,
+	}
+}

@@ -170,6 +170,10 @@ type FlyNTT struct {
 	pow, ipow [64]uint64 // ψ^(2^s), ψ^-(2^s), Montgomery form
 	nInvM     uint64
 	oneM      uint64
+	// standard-form registers ψ^(2^s) with Shoup quotients, and 2^64/q,
+	// for the lazy forward transform (q < 2^40)
+	spow, spowS [64]uint64
+	invQ        float64
 }
 
 // NewFlyNTT builds the on-the-fly NTT for degree n and prime q.
@@ -187,6 +191,12 @@ func NewFlyNTT(n int, q uint64) (*FlyNTT, error) {
 	}
 	f.nInvM = m.MForm(r.nInv)
 	f.oneM = m.MForm(1)
+	a = r.psi
+	for s := 0; s <= r.logN; s++ {
+		f.spow[s], f.spowS[s] = a, shoup(a, q)
+		a = m.Mul(a, a)
+	}
+	f.invQ = 0x1p64 / float64(q)
 	return f, nil
 }
 

@@ -174,6 +174,42 @@ func permuteAVX512(in, out []uint64, index []uint32) {
 	permuteGo(in, out[n8:], index[n8:])
 }
 
-func bconvAVX512(b *BConv, ys []uint64, out [][]uint64, n int) {
-	b.accumulateGo(ys, out, n)
+// Base conversion kernels in bconv_amd64.s; cnt is a multiple of 16.
+
+//go:noescape
+func bconvVIFMA(ys *uint64, stride, cnt, k int, qf *float64, v *uint64)
+
+//go:noescape
+func bconvAccIFMA(ys *uint64, stride, cnt, k int, w, v, out *uint64, p, pinv uint64)
+
+//go:noescape
+func bconvYIFMA(x, y *uint64, n int, q, qinv, a, b uint64)
+
+// bconvAVX512 runs the IFMA conversion (b.fitsIFMA() holds): the y_i rows
+// into ys, then the outputs over blocks of coefficients small enough for the
+// k rows to stay in cache.
+func bconvAVX512(b *BConv, in [][]uint64, ys []uint64, out [][]uint64, n int) {
+	const blk = 512
+	var v [blk]uint64
+	k := len(b.From)
+	c := b.ifma
+	ys = ys[:k*n]
+	n8 := n &^ 7
+	for i := range in {
+		x, y := in[i][:n], ys[i*n:(i+1)*n]
+		if n8 > 0 {
+			bconvYIFMA(&x[0], &y[0], n8, b.From[i].Q, c.qinv[i], c.ya[i], c.yb[i])
+		}
+		b.computeYRow(i, in[i], ys, n, n8)
+	}
+	n16 := n &^ 15
+	for c0 := 0; c0 < n16; c0 += blk {
+		cnt := min(blk, n16-c0)
+		bconvVIFMA(&ys[c0], n, cnt, k, &c.qf[0], &v[0])
+		for j := range out {
+			o := out[j][c0:n]
+			bconvAccIFMA(&ys[c0], n, cnt, k, &c.w[j][0], &v[0], &o[0], b.To[j].Q, c.pinv[j])
+		}
+	}
+	b.accumulateGoFrom(ys, out, n, n16)
 }

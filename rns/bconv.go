@@ -16,6 +16,7 @@ type BConv struct {
 	qHatInv  []uint64   // (Q/q_i)^{-1} mod q_i
 	qHatModP [][]uint64 // [j][i] = (Q/q_i mod p_j)·2^64 mod p_j (Montgomery form)
 	vQModP   [][]uint64 // [j][v] = −v·Q mod p_j, v ∈ [0, len(From)]
+	ifma     *bconvIFMA // constants of the IFMA kernel, nil when a modulus is ≥ 2^50
 }
 
 // NewBConv precomputes the constants of the conversion from → to.
@@ -62,6 +63,7 @@ func NewBConv(from, to []Modulus) (*BConv, error) {
 			b.vQModP[j][v] = s
 		}
 	}
+	b.ifma = newBConvIFMA(b)
 	return b, nil
 }
 
@@ -77,37 +79,51 @@ func (b *BConv) Convert(in, out [][]uint64, scratch []uint64) {
 	if len(scratch) < k*n {
 		scratch = make([]uint64, k*n)
 	}
-	// y_i, canonical.
-	for i := range b.From {
-		m := &b.From[i]
-		y := scratch[i*n : (i+1)*n]
-		x := in[i][:n]
-		w := b.qHatInv[i]
-		ws := m.ShoupConstant(w)
-		for c := range y {
-			r := MulShoupLazy(m.Reduce(x[c]), w, ws, m.Q)
-			if r >= m.Q {
-				r -= m.Q
-			}
-			y[c] = r
-		}
-	}
 	if useAVX512 && b.fitsIFMA() {
-		bconvAVX512(b, scratch, out, n)
+		bconvAVX512(b, in, scratch, out, n)
 		return
 	}
+	b.computeYGo(in, scratch, n)
 	b.accumulateGo(scratch, out, n)
 }
 
-func (b *BConv) fitsIFMA() bool { return false }
+// computeYGo sets ys[i·n+c] = in[i][c]·(Q/q_i)^{-1} mod q_i, canonical.
+func (b *BConv) computeYGo(in [][]uint64, ys []uint64, n int) {
+	for i := range b.From {
+		b.computeYRow(i, in[i], ys, n, 0)
+	}
+}
+
+// computeYRow computes row i of ys for the coefficients from start on.
+func (b *BConv) computeYRow(i int, in, ys []uint64, n, start int) {
+	m := &b.From[i]
+	y := ys[i*n+start : (i+1)*n]
+	x := in[start:n]
+	w := b.qHatInv[i]
+	ws := m.ShoupConstant(w)
+	for c := range y {
+		r := MulShoupLazy(m.Reduce(x[c]), w, ws, m.Q)
+		if r >= m.Q {
+			r -= m.Q
+		}
+		y[c] = r
+	}
+}
+
+func (b *BConv) fitsIFMA() bool { return useIFMA && b.ifma != nil }
 
 // accumulateGo computes the outputs from the canonical y values held in ys.
 func (b *BConv) accumulateGo(ys []uint64, out [][]uint64, n int) {
+	b.accumulateGoFrom(ys, out, n, 0)
+}
+
+// accumulateGoFrom computes the outputs for the coefficients from start on.
+func (b *BConv) accumulateGoFrom(ys []uint64, out [][]uint64, n, start int) {
 	k := len(b.From)
 	const blk = 64
 	var v [blk]uint64
 	var acc [blk][2]uint64
-	for c0 := 0; c0 < n; c0 += blk {
+	for c0 := start; c0 < n; c0 += blk {
 		c1 := c0 + blk
 		if c1 > n {
 			c1 = n

@@ -182,3 +182,54 @@ func BenchmarkAutomorphism(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBConv converts k = 4 limbs to m = 8 (one ModUp digit onto P and a
+// few Q limbs), against Lattigo's ModUpExact on the same inputs.
+func BenchmarkBConv(b *testing.B) {
+	const k, m = 4, 8
+	for _, sh := range benchShapes {
+		N := 1 << sh.logN
+		all := testPrimes(b, sh.logN, sh.bits, k+m)
+		if sh.bits < 50 {
+			// Lattigo's generator alternates around 2^bits; keep all below 2^50.
+			all = nttPrimes(b, sh.bits, sh.logN, k+m)
+		}
+		Q, P := all[:k], all[k:]
+		rQ, err := ring.NewRing(N, Q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rP, err := ring.NewRing(N, P)
+		if err != nil {
+			b.Fatal(err)
+		}
+		from, to := make([]Modulus, k), make([]Modulus, m)
+		for i := range Q {
+			from[i], _ = NewModulus(Q[i])
+		}
+		for j := range P {
+			to[j], _ = NewModulus(P[j])
+		}
+		bc, err := NewBConv(from, to)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := rQ.NewPoly()
+		for i := range Q {
+			copy(in.Coeffs[i], randLimb(b, N, Q[i]))
+		}
+		out := rP.NewPoly()
+		scratch := make([]uint64, k*N)
+		b.Run(benchName(sh.logN, sh.bits, "ours"), func(b *testing.B) {
+			for b.Loop() {
+				bc.Convert(in.Coeffs, out.Coeffs, scratch)
+			}
+		})
+		muc := ring.GenModUpConstants(Q, P)
+		b.Run(benchName(sh.logN, sh.bits, "lattigo"), func(b *testing.B) {
+			for b.Loop() {
+				ring.ModUpExact(in.Coeffs, out.Coeffs, rQ, rP, muc)
+			}
+		})
+	}
+}

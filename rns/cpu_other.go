@@ -14,6 +14,7 @@ func subAVX512(a, b, out []uint64, q uint64)         { subGo(a, b, out, q) }
 func mulMontAVX512(a, b, out []uint64, m *Modulus)   { mulMontGo(a, b, out, m) }
 func macMontAVX512(a, b, acc []uint64, m *Modulus)   { macMontGo(a, b, acc, m) }
 func permuteAVX512(in, out []uint64, index []uint32) { permuteGo(in, out, index) }
-func bconvAVX512(b *BConv, ys []uint64, out [][]uint64, n int) {
+func bconvAVX512(b *BConv, in [][]uint64, ys []uint64, out [][]uint64, n int) {
+	b.computeYGo(in, ys, n)
 	b.accumulateGo(ys, out, n)
 }

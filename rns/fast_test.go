@@ -199,3 +199,73 @@ func TestAutomorphismPermuteFastMatchesGo(t *testing.T) {
 	Permute(in, got, idx)
 	assertEqual(t, "non-block table", got, want)
 }
+
+// nttPrimes returns count distinct primes ≡ 1 mod 2^(logN+1) just below 2^bits.
+func nttPrimes(t testing.TB, bits, logN, count int) []uint64 {
+	t.Helper()
+	step := uint64(2) << logN
+	var ps []uint64
+	for q := (uint64(1)<<bits-1)/step*step + 1; q > step && len(ps) < count; q -= step {
+		if IsPrime(q) {
+			ps = append(ps, q)
+		}
+	}
+	if len(ps) < count {
+		t.Fatalf("only %d %d-bit primes", len(ps), bits)
+	}
+	return ps
+}
+
+func TestBConvFastMatchesGo(t *testing.T) {
+	for _, sh := range []struct{ k, m, bitsQ, bitsP, n int }{
+		{1, 1, 50, 50, 16}, {2, 3, 50, 49, 1024}, {4, 24, 49, 50, 1000}, {32, 4, 50, 50, 48},
+		{5, 7, 30, 50, 37}, {12, 20, 36, 36, 4096 + 9}, {3, 2, 50, 61, 64}, {3, 2, 61, 50, 64}, {7, 3, 20, 21, 15},
+	} {
+		t.Run(fmt.Sprintf("k=%d/m=%d/q%d/p%d/n=%d", sh.k, sh.m, sh.bitsQ, sh.bitsP, sh.n), func(t *testing.T) {
+			var Q, P []uint64
+			if sh.bitsQ == sh.bitsP {
+				all := nttPrimes(t, sh.bitsQ, 4, sh.k+sh.m)
+				Q, P = all[:sh.k], all[sh.k:]
+			} else {
+				Q, P = nttPrimes(t, sh.bitsQ, 4, sh.k), nttPrimes(t, sh.bitsP, 4, sh.m)
+			}
+			from, to := make([]Modulus, sh.k), make([]Modulus, sh.m)
+			for i := range Q {
+				from[i], _ = NewModulus(Q[i])
+			}
+			for j := range P {
+				to[j], _ = NewModulus(P[j])
+			}
+			bc, err := NewBConv(from, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if useIFMA && sh.bitsQ <= 50 && sh.bitsP <= 50 && !bc.fitsIFMA() {
+				t.Fatal("IFMA kernel not selected")
+			}
+			in := make([][]uint64, sh.k)
+			for i := range in {
+				in[i] = randLimb(t, sh.n, ^uint64(0))
+			}
+			// Extremes in the first coefficients: all q_i − 1 (largest v), all 0.
+			if sh.n >= 2 {
+				for i := range in {
+					in[i][0], in[i][1] = Q[i]-1, 0
+				}
+			}
+			newOut := func() [][]uint64 {
+				o := make([][]uint64, sh.m)
+				for j := range o {
+					o[j] = make([]uint64, sh.n)
+				}
+				return o
+			}
+			want, got := newOut(), newOut()
+			goRef(func() { bc.Convert(in, want, nil) })
+			bc.Convert(in, got, make([]uint64, sh.k*sh.n))
+			for j := range want {
+				assertEqual(t, fmt.Sprintf("target %d", j), got[j], want[j])
+			}
+		})
+	}
+}

@@ -240,30 +240,33 @@ func (pl *Plan) Plaintexts(w []uint64, limit int, fn func(poly []uint64) error) 
 	if len(w) != pl.Shape.WeightLen() {
 		return fmt.Errorf("linear: %d weights, want %d", len(w), pl.Shape.WeightLen())
 	}
-	n := 0
-	emit := func(p []uint64) (bool, error) {
-		if err := fn(p); err != nil {
-			return false, err
+	for i, ref := range pl.plainRefs() {
+		if limit > 0 && i >= limit {
+			break
 		}
-		n++
-		return limit > 0 && n >= limit, nil
+		if err := fn(pl.plainPoly(w, ref)); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// plainRefs lists the distinct plaintexts in schedule order.
+func (pl *Plan) plainRefs() []plainRef {
+	var refs []plainRef
 	if pl.Proto == OptiEncodeBSGS && !pl.MatVec {
 		for g := 0; g < pl.Groups(); g++ {
 			for u := 0; u < pl.C()/pl.Baby; u++ {
 				for v := 0; v < pl.Baby; v++ {
 					for cb := 0; cb < pl.Inputs(); cb++ {
-						if !pl.groupTouches(g, cb) {
-							continue
-						}
-						if stop, err := emit(pl.bsgsPoly(w, g, u, v, cb)); stop || err != nil {
-							return err
+						if pl.groupTouches(g, cb) {
+							refs = append(refs, plainRef{bsgs: true, group: g, u: u, v: v, cb: cb})
 						}
 					}
 				}
 			}
 		}
-		return nil
+		return refs
 	}
 	outs := pl.Shape.Co
 	if pl.MatVec {
@@ -271,15 +274,20 @@ func (pl *Plan) Plaintexts(w []uint64, limit int, fn func(poly []uint64) error) 
 	}
 	for o := 0; o < outs; o++ {
 		for cb := 0; cb < pl.Inputs(); cb++ {
-			if !pl.touches(o, cb) {
-				continue
-			}
-			if stop, err := emit(pl.kernelPoly(w, o, cb)); stop || err != nil {
-				return err
+			if pl.touches(o, cb) {
+				refs = append(refs, plainRef{o: o, cb: cb})
 			}
 		}
 	}
-	return nil
+	return refs
+}
+
+// plainPoly builds the plaintext polynomial of a reference.
+func (pl *Plan) plainPoly(w []uint64, ref plainRef) []uint64 {
+	if ref.bsgs {
+		return pl.bsgsPoly(w, ref.group, ref.u, ref.v, ref.cb)
+	}
+	return pl.kernelPoly(w, ref.o, ref.cb)
 }
 
 // NumPlaintexts is the number of distinct weight plaintexts.

@@ -93,15 +93,62 @@ func (pl *Plan) DecryptOutput(c *Client, msgs [][]byte) ([]uint64, error) {
 	return share, nil
 }
 
-// Evaluate is the server side: it takes the client's input messages, its
-// own input share xs, the weights w (OIHW, mod 2^ℓ, centered values within
-// the plan's weight bound) and an optional per-output-channel bias (added to
-// the server's share), and returns the output messages and the server's
-// output share.
-func (pl *Plan) Evaluate(ev *cheetah.Evaluator, w, bias, xs []uint64, in [][]byte) ([][]byte, []uint64, error) {
+// Weights are a layer's weight plaintexts, encoded once (offline) for a
+// plan: NTT form at the top level, including BSGS's precomputed
+// constant-weight terms.
+type Weights struct {
+	pl     *Plan
+	w      []uint64
+	plains map[plainRef]*cheetah.Plaintext
+}
+
+// PrepareWeights checks the weights (OIHW, mod 2^ℓ, centered values within
+// the plan's public weight bound) and encodes every plaintext the schedule
+// uses.
+func (pl *Plan) PrepareWeights(ev *cheetah.Evaluator, w []uint64) (*Weights, error) {
 	s := pl.Shape
 	if len(w) != s.WeightLen() {
-		return nil, nil, fmt.Errorf("linear: %d weights, want %d", len(w), s.WeightLen())
+		return nil, fmt.Errorf("linear: %d weights, want %d", len(w), s.WeightLen())
+	}
+	bw := uint64(1) << uint(pl.Opt.WeightBits-1)
+	mask := uint64(1)<<uint(pl.LogTp) - 1
+	for i, v := range w {
+		if v>>uint(pl.Opt.LogT) != 0 {
+			return nil, fmt.Errorf("linear: weight %d = %d not below 2^%d", i, v, pl.Opt.LogT)
+		}
+		c := pl.liftWeight(v)
+		if c > bw && (-c)&mask > bw {
+			return nil, fmt.Errorf("linear: weight %d outside the public bound ±2^%d", i, pl.Opt.WeightBits-1)
+		}
+	}
+	ws := &Weights{pl: pl, w: w, plains: map[plainRef]*cheetah.Plaintext{}}
+	for _, ref := range pl.plainRefs() {
+		pt, err := ev.EncodePlain(pl.plainPoly(w, ref), pl.Params.MaxLevel(), pl.LogTp)
+		if err != nil {
+			return nil, err
+		}
+		ws.plains[ref] = pt
+	}
+	return ws, nil
+}
+
+// Evaluate is PrepareWeights followed by EvaluatePrepared.
+func (pl *Plan) Evaluate(ev *cheetah.Evaluator, w, bias, xs []uint64, in [][]byte) ([][]byte, []uint64, error) {
+	ws, err := pl.PrepareWeights(ev, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pl.EvaluatePrepared(ev, ws, bias, xs, in)
+}
+
+// EvaluatePrepared is the server's online side: it takes the client's input
+// messages, its own input share xs and an optional per-output-channel bias
+// (added to the server's share), and returns the output messages and the
+// server's output share.
+func (pl *Plan) EvaluatePrepared(ev *cheetah.Evaluator, ws *Weights, bias, xs []uint64, in [][]byte) ([][]byte, []uint64, error) {
+	s := pl.Shape
+	if ws == nil || ws.pl != pl {
+		return nil, nil, fmt.Errorf("linear: weights prepared for another plan")
 	}
 	if len(xs) != s.InputLen() {
 		return nil, nil, fmt.Errorf("linear: server share has %d entries, want %d", len(xs), s.InputLen())
@@ -115,16 +162,8 @@ func (pl *Plan) Evaluate(ev *cheetah.Evaluator, w, bias, xs []uint64, in [][]byt
 	if err := checkRange(xs, pl.Opt.LogT, "server share"); err != nil {
 		return nil, nil, err
 	}
-	bw := uint64(1) << uint(pl.Opt.WeightBits-1)
-	for i, v := range w {
-		c := pl.liftWeight(v)
-		mask := uint64(1)<<uint(pl.LogTp) - 1
-		if c > bw && (-c)&mask > bw {
-			return nil, nil, fmt.Errorf("linear: weight %d outside the public bound ±2^%d", i, pl.Opt.WeightBits-1)
-		}
-	}
-	re := &realEngine{pl: pl, ev: ev, w: w, bias: bias, xs: xs, in: in,
-		plains: map[plainRef]*cheetah.Plaintext{}, share: make([]uint64, s.OutputLen()), count: countEngine{pl: pl}}
+	re := &realEngine{pl: pl, ev: ev, bias: bias, xs: xs, in: in,
+		plains: ws.plains, share: make([]uint64, s.OutputLen()), count: countEngine{pl: pl}}
 	if err := pl.schedule(re); err != nil {
 		return nil, nil, err
 	}
@@ -147,7 +186,6 @@ func checkRange(x []uint64, logT int, what string) error {
 type realEngine struct {
 	pl     *Plan
 	ev     *cheetah.Evaluator
-	w      []uint64
 	bias   []uint64
 	xs     []uint64
 	in     [][]byte
@@ -181,18 +219,7 @@ func (re *realEngine) plaintext(ref plainRef) (*cheetah.Plaintext, error) {
 	if pt, ok := re.plains[ref]; ok {
 		return pt, nil
 	}
-	var poly []uint64
-	if ref.bsgs {
-		poly = re.pl.bsgsPoly(re.w, ref.group, ref.u, ref.v, ref.cb)
-	} else {
-		poly = re.pl.kernelPoly(re.w, ref.o, ref.cb)
-	}
-	pt, err := re.ev.EncodePlain(poly, re.pl.Params.MaxLevel(), re.pl.LogTp)
-	if err != nil {
-		return nil, err
-	}
-	re.plains[ref] = pt
-	return pt, nil
+	return nil, fmt.Errorf("linear: internal: plaintext %+v not prepared", ref)
 }
 
 func (re *realEngine) mulAcc(acc, in handle, ref plainRef) (handle, error) {

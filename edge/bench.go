@@ -145,7 +145,9 @@ func MeasureEncrypt(p Params, iters int) (BenchResult, error) {
 		t, err := timeIt(frames, func() error {
 			f := SyntheticFrame(fr.w, fr.h, 0)
 			for k := 0; k < codec.CiphertextsPerFrame(fr.w, fr.h); k++ {
-				codec.Pack(f, k, slots)
+				if err := codec.Pack(f, k, slots); err != nil {
+					return err
+				}
 				if err := enc.Encrypt(slots, codec.Scale, ct); err != nil {
 					return err
 				}

@@ -309,6 +309,7 @@ func BenchmarkEncrypt(b *testing.B) {
 			enc, _ := NewEncryptor(s.ctx, s.epk)
 			ct := s.ctx.NewCiphertext()
 			b.ReportAllocs()
+			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				enc.Encrypt(vals, scale, ct)
 			}
@@ -319,6 +320,7 @@ func BenchmarkEncrypt(b *testing.B) {
 			pt := ckks.NewPlaintext(s.params, s.params.MaxLevel())
 			ct := ckks.NewCiphertext(s.params, 1, s.params.MaxLevel())
 			b.ReportAllocs()
+			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				encd.Encode(vals, pt)
 				enc.Encrypt(pt, ct)

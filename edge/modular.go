@@ -175,19 +175,18 @@ func isPrime(n uint64) bool {
 // root; NTT-friendly primes have q-1 = 2^k·m with small m so this is ample.
 const maxTrialDivisor = 1 << 26
 
-// primeFactors returns the distinct prime factors of n.
+// primeFactors returns the distinct prime factors of n by trial division,
+// stopping as soon as the remaining cofactor is prime.
 func primeFactors(n uint64) ([]uint64, error) {
 	var fs []uint64
-	if n%2 == 0 {
-		fs = append(fs, 2)
-		for n%2 == 0 {
-			n /= 2
+	for n%2 == 0 {
+		if len(fs) == 0 {
+			fs = append(fs, 2)
 		}
+		n /= 2
 	}
-	for p := uint64(3); p*p <= n; p += 2 {
-		if isPrime(n) {
-			break
-		}
+	prime := isPrime(n)
+	for p := uint64(3); n > 1 && !prime && p*p <= n; p += 2 {
 		if p > maxTrialDivisor {
 			return nil, fmt.Errorf("edge: cannot factor %d by trial division", n)
 		}
@@ -196,6 +195,7 @@ func primeFactors(n uint64) ([]uint64, error) {
 			for n%p == 0 {
 				n /= p
 			}
+			prime = isPrime(n)
 		}
 	}
 	if n > 1 {

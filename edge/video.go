@@ -51,23 +51,36 @@ type FrameCodec struct {
 	Scale       float64
 }
 
-// frameLogScale is the scale used for frames: large enough that the fresh
-// encryption noise (≈ 2^16 in the slots at N = 16384) stays far below half
-// a unit, small enough to leave room for the packed integers.
-const frameLogScale = 25
+// frameLogScale returns the scale used for frames at ring degree n: the
+// standard deviation of fresh encryption noise in a slot is about
+// σ·sqrt(4N/3)·sqrt(N) (e0 + e·u + e1·s with σ² = 10.5, then the
+// embedding's sum over N coefficients); Δ is 2^7 times that, so a slot's
+// noise stays below 2^-7 units (the decoder tolerates 0.25 = 32σ).
+func frameLogScale(n int) int {
+	sd := math.Sqrt(BinomialK/2.0) * math.Sqrt(4*float64(n)/3) * math.Sqrt(float64(n))
+	return int(math.Ceil(math.Log2(sd))) + 7
+}
 
 // NewFrameCodec chooses the packing for the context: bits per slot is
 // round(log2 q0) (30 for the 30-bit presets), capped so that 2^bits·Δ stays
-// 2 bits below Q.
+// 2 bits below Q (the single-prime N = 1024 and 2048 presets carry 5 and 4
+// bits per slot).
 func NewFrameCodec(p Params) (*FrameCodec, error) {
+	if p.N < 16 || len(p.Q) == 0 {
+		return nil, fmt.Errorf("edge: frame codec: bad parameters (N=%d, %d primes)", p.N, len(p.Q))
+	}
+	ls := frameLogScale(p.N)
 	b := int(math.Round(math.Log2(float64(p.Q[0]))))
-	if lim := int(math.Floor(p.LogQ())) - frameLogScale - 2; b > lim {
+	if lim := int(math.Floor(p.LogQ())) - ls - 2; b > lim {
+		b = lim
+	}
+	if lim := 61 - ls - 1; b > lim { // encoder bound |coefficient| < 2^61
 		b = lim
 	}
 	if b < 1 {
-		return nil, fmt.Errorf("edge: log Q = %.1f too small to carry frames at scale 2^%d", p.LogQ(), frameLogScale)
+		return nil, fmt.Errorf("edge: log Q = %.1f too small to carry frames at scale 2^%d", p.LogQ(), ls)
 	}
-	return &FrameCodec{Slots: p.N / 2, BitsPerSlot: b, Scale: math.Exp2(frameLogScale)}, nil
+	return &FrameCodec{Slots: p.N / 2, BitsPerSlot: b, Scale: math.Exp2(float64(ls))}, nil
 }
 
 // BitsPerCiphertext is N/2 · BitsPerSlot.
@@ -82,7 +95,10 @@ func (c *FrameCodec) CiphertextsPerFrame(w, h int) int {
 // Pack writes the slot values of ciphertext number k of frame f into out
 // (len ≥ Slots): slot i carries bits [(k·Slots+i)·b, +b) of the frame's bit
 // stream (little-endian bit order). Slots past the end are zero.
-func (c *FrameCodec) Pack(f Frame, k int, out []float64) {
+func (c *FrameCodec) Pack(f Frame, k int, out []float64) error {
+	if len(out) < c.Slots || k < 0 || k >= c.CiphertextsPerFrame(f.W, f.H) || len(f.Pix) != f.W*f.H {
+		return fmt.Errorf("edge: pack: ciphertext %d of a %dx%d frame (%d bytes) into %d slots", k, f.W, f.H, len(f.Pix), len(out))
+	}
 	b := c.BitsPerSlot
 	base := k * c.Slots * b
 	nbits := 8 * len(f.Pix)
@@ -95,6 +111,7 @@ func (c *FrameCodec) Pack(f Frame, k int, out []float64) {
 		}
 		out[i] = float64(v)
 	}
+	return nil
 }
 
 // Unpack writes the decrypted slot values of ciphertext k back into f,
@@ -102,6 +119,9 @@ func (c *FrameCodec) Pack(f Frame, k int, out []float64) {
 // is not within 0.25 of an integer in range (a sign of wrong keys or too
 // much noise).
 func (c *FrameCodec) Unpack(slots []float64, k int, f Frame) error {
+	if len(slots) < c.Slots || k < 0 || k >= c.CiphertextsPerFrame(f.W, f.H) || len(f.Pix) != f.W*f.H {
+		return fmt.Errorf("edge: unpack: ciphertext %d of a %dx%d frame (%d bytes) from %d slots", k, f.W, f.H, len(f.Pix), len(slots))
+	}
 	b := c.BitsPerSlot
 	base := k * c.Slots * b
 	nbits := 8 * len(f.Pix)

@@ -48,7 +48,9 @@ func TestFrameRoundTrip(t *testing.T) {
 			f := SyntheticFrame(QQVGAWidth, QQVGAHeight, fi)
 			got := Frame{W: f.W, H: f.H, Pix: make([]byte, len(f.Pix))}
 			for k := 0; k < codec.CiphertextsPerFrame(f.W, f.H); k++ {
-				codec.Pack(f, k, slots)
+				if err := codec.Pack(f, k, slots); err != nil {
+					t.Fatal(err)
+				}
 				if err := enc.Encrypt(slots, codec.Scale, ct); err != nil {
 					t.Fatal(err)
 				}
@@ -88,7 +90,9 @@ func TestSeededWire(t *testing.T) {
 	codec, _ := NewFrameCodec(p)
 	f := SyntheticFrame(QQVGAWidth, QQVGAHeight, 5)
 	slots := make([]float64, codec.Slots)
-	codec.Pack(f, 1, slots)
+	if err := codec.Pack(f, 1, slots); err != nil {
+		t.Fatal(err)
+	}
 	sct := ctx.NewSeededCiphertext()
 	if err := enc.EncryptSeeded(slots, codec.Scale, sct); err != nil {
 		t.Fatal(err)
@@ -225,4 +229,45 @@ func FuzzUnmarshalCiphertext(f *testing.F) {
 		}
 		ctx.UnmarshalSeeded(b)
 	})
+}
+
+// Every preset carries frames; the single-prime presets with fewer bits per
+// slot. Bad arguments are errors, not panics.
+func TestFrameCodecAllPresets(t *testing.T) {
+	want := map[int]int{1024: 5, 2048: 4, 4096: 30, 8192: 30, 16384: 30}
+	for _, p := range Presets {
+		c, err := NewFrameCodec(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.BitsPerSlot != want[p.N] {
+			t.Errorf("N=%d: %d bits per slot, want %d", p.N, c.BitsPerSlot, want[p.N])
+		}
+	}
+	p, _ := Preset(1024)
+	ctx, _ := NewContext(p)
+	sk, pk, _ := ctx.GenKeys()
+	enc, _ := NewEncryptor(ctx, pk)
+	dec, _ := NewDecryptor(ctx, sk)
+	c, _ := NewFrameCodec(p)
+	f := SyntheticFrame(40, 30, 2)
+	got := Frame{W: 40, H: 30, Pix: make([]byte, 1200)}
+	slots := make([]float64, c.Slots)
+	ct := ctx.NewCiphertext()
+	for k := 0; k < c.CiphertextsPerFrame(40, 30); k++ {
+		if err := c.Pack(f, k, slots); err != nil {
+			t.Fatal(err)
+		}
+		enc.Encrypt(slots, c.Scale, ct)
+		dec.Decrypt(ct, slots)
+		if err := c.Unpack(slots, k, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got.Pix, f.Pix) {
+		t.Fatal("N=1024 frame not restored")
+	}
+	if c.Pack(f, 0, slots[:3]) == nil || c.Pack(f, 99, slots) == nil || c.Unpack(slots[:1], 0, got) == nil {
+		t.Fatal("bad pack/unpack arguments accepted")
+	}
 }

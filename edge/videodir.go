@@ -117,7 +117,9 @@ func EncryptVideo(dir string, p Params, pk []byte, seeded bool, maxFrames int, n
 		}
 		for k := 0; k < man.CtsPerFrame; k++ {
 			t0 := time.Now()
-			codec.Pack(f, k, slots)
+			if err := codec.Pack(f, k, slots); err != nil {
+				return st, err
+			}
 			var b []byte
 			if seeded {
 				err = senc.EncryptSeeded(slots, codec.Scale, sct)

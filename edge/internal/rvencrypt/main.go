@@ -54,7 +54,9 @@ func run(args []string) error {
 		return err
 	}
 	slots := make([]float64, codec.Slots)
-	codec.Pack(edge.SyntheticFrame(edge.QQVGAWidth, edge.QQVGAHeight, 0), 0, slots)
+	if err := codec.Pack(edge.SyntheticFrame(edge.QQVGAWidth, edge.QQVGAHeight, 0), 0, slots); err != nil {
+		return err
+	}
 	ct := ctx.NewCiphertext()
 	if err := enc.Encrypt(slots, codec.Scale, ct); err != nil {
 		return err

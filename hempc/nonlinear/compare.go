@@ -1,0 +1,273 @@
+package nonlinear
+
+import (
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/hempc/share"
+)
+
+// Millionaires returns this party's boolean shares (0/1) of 1{a_i > b_i},
+// where party 0 passes a and party 1 passes b, both k-bit unsigned values
+// (1 ≤ k ≤ 64; higher bits must be 0).
+func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
+	if k < 1 || k > 64 {
+		return nil, fmt.Errorf("nonlinear: millionaires on %d bits, want 1..64", k)
+	}
+	if err := checkN(len(x)); err != nil {
+		return nil, err
+	}
+	for i, v := range x {
+		if v&^share.Mask(k) != 0 {
+			return nil, fmt.Errorf("nonlinear: millionaires input %d = %#x exceeds %d bits", i, v, k)
+		}
+	}
+	n := len(x)
+	q := (k + blockBits - 1) / blockBits
+	const N = 1 << blockBits
+	// Leaves: instance i*q+j compares block j of element i.
+	gt := make([]uint8, n*q)
+	eq := make([]uint8, n*q)
+	if p.id == 0 {
+		u, err := p.conn.RecvType(typeLeafU)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		msgs := make([][]uint64, n*q)
+		flat := make([]uint64, n*q*N)
+		bits := p.prg.Bits(2 * n * q)
+		for i, a := range x {
+			for j := 0; j < q; j++ {
+				idx := i*q + j
+				aj := a >> (j * blockBits) & (N - 1)
+				g, e := bits[2*idx], bits[2*idx+1]
+				gt[idx], eq[idx] = g, e
+				m := flat[idx*N : (idx+1)*N]
+				for v := uint64(0); v < N; v++ {
+					isGt := (v - aj) >> 63       // 1 iff aj > v (both < 16)
+					isEq := ((aj ^ v) - 1) >> 63 // 1 iff aj == v
+					m[v] = (isGt ^ uint64(g)) | (isEq^uint64(e))<<1
+				}
+				msgs[idx] = m
+			}
+		}
+		reply, err := p.snd.ReplyN(u, msgs, blockBits, 2)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		if err := p.conn.Send(typeLeafReply, reply); err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+	} else {
+		choices := make([]uint16, n*q)
+		for i, b := range x {
+			for j := 0; j < q; j++ {
+				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
+			}
+		}
+		req, u, err := p.rcv.RequestN(choices, blockBits)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		if err := p.conn.Send(typeLeafU, u); err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		reply, err := p.conn.RecvType(typeLeafReply)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		got, err := p.rcv.FinishN(req, reply, 2)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		for idx, m := range got {
+			gt[idx], eq[idx] = uint8(m&1), uint8(m>>1)
+		}
+	}
+	// Combine adjacent blocks, low (even) with high (odd), level by level.
+	for cur := q; cur > 1; {
+		pairs := cur / 2
+		a := make([]uint8, 0, n*pairs)
+		b := make([]uint64, 0, n*pairs)
+		for i := 0; i < n; i++ {
+			for t := 0; t < pairs; t++ {
+				lo, hi := i*cur+2*t, i*cur+2*t+1
+				a = append(a, eq[hi])
+				b = append(b, uint64(gt[lo])|uint64(eq[lo])<<1)
+			}
+		}
+		z, err := p.and(a, b, 2)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires level of %d blocks: %w", cur, err)
+		}
+		next := (cur + 1) / 2
+		ngt := make([]uint8, n*next)
+		neq := make([]uint8, n*next)
+		for i := 0; i < n; i++ {
+			for t := 0; t < pairs; t++ {
+				hi := i*cur + 2*t + 1
+				zz := z[i*pairs+t]
+				ngt[i*next+t] = gt[hi] ^ uint8(zz&1)
+				neq[i*next+t] = uint8(zz >> 1)
+			}
+			if cur%2 == 1 { // the top block has no partner yet
+				ngt[i*next+next-1] = gt[i*cur+cur-1]
+				neq[i*next+next-1] = eq[i*cur+cur-1]
+			}
+		}
+		gt, eq, cur = ngt, neq, next
+	}
+	return gt, nil
+}
+
+// Carry returns boolean shares of 1{x0_i + x1_i ≥ 2^k}, where each party
+// passes its k-bit value.
+func (p *Party) Carry(x []uint64, k int) ([]uint8, error) {
+	if p.id == 0 {
+		return p.Millionaires(x, k)
+	}
+	m := share.Mask(k)
+	y := make([]uint64, len(x))
+	for i, v := range x {
+		if v&^m != 0 {
+			return nil, fmt.Errorf("nonlinear: carry input %d = %#x exceeds %d bits", i, v, k)
+		}
+		y[i] = m - v
+	}
+	return p.Millionaires(y, k)
+}
+
+// DReLU returns boolean shares of 1{x ≥ 0} for shared x (signed ℓ-bit).
+func (p *Party) DReLU(x []uint64) ([]uint8, error) {
+	l := p.ring.Bits()
+	low := make([]uint64, len(x))
+	for i, v := range x {
+		low[i] = v & share.Mask(l-1)
+	}
+	c, err := p.Carry(low, l-1)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: DReLU: %w", err)
+	}
+	d := make([]uint8, len(x))
+	for i, v := range x {
+		d[i] = uint8(p.ring.MSB(v)) ^ c[i] ^ uint8(1-p.id) // party 0 adds the constant 1
+	}
+	return d, nil
+}
+
+// Mux returns arithmetic shares of d_i·x_i for a shared bit d (boolean
+// shares) and shared x (arithmetic shares). Two flights.
+func (p *Party) Mux(d []uint8, x []uint64) ([]uint64, error) {
+	if len(d) != len(x) {
+		return nil, fmt.Errorf("nonlinear: mux of %d bits and %d values", len(d), len(x))
+	}
+	r := p.ring
+	delta := make([]uint64, len(x))
+	for i := range x {
+		if d[i] > 1 {
+			return nil, fmt.Errorf("nonlinear: mux bit %d is %d", i, d[i])
+		}
+		delta[i] = r.Mul(1-2*uint64(d[i]), x[i]) // (1-2d)·x
+	}
+	xs, ys, err := p.biCorrelated(d, delta, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: mux: %w", err)
+	}
+	out := make([]uint64, len(x))
+	for i := range x {
+		out[i] = r.Add(r.Sub(r.Mul(uint64(d[i]), x[i]), xs[i]), ys[i])
+	}
+	return out, nil
+}
+
+// ReLU returns shares of max(x, 0) for shared signed x.
+func (p *Party) ReLU(x []uint64) ([]uint64, error) {
+	d, err := p.DReLU(x)
+	if err != nil {
+		return nil, err
+	}
+	return p.Mux(d, x)
+}
+
+// B2A converts boolean shares of bits into arithmetic shares in ring r, with
+// one correlated OT per bit (party 0 sends). Two flights.
+func (p *Party) B2A(d []uint8, r share.Ring) ([]uint64, error) {
+	out := make([]uint64, len(d))
+	if p.id == 0 {
+		u, err := p.conn.RecvType(typeB2AU)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+		}
+		delta := make([]uint64, len(d))
+		for i, b := range d {
+			delta[i] = uint64(b)
+		}
+		x, reply, err := p.snd.ReplyCorrelated(u, delta, r)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+		}
+		if err := p.conn.Send(typeB2AReply, reply); err != nil {
+			return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+		}
+		for i, b := range d {
+			out[i] = r.Add(uint64(b), r.Add(x[i], x[i])) // d0 + 2x
+		}
+		return out, nil
+	}
+	req, u, err := p.rcv.Request(d)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+	}
+	if err := p.conn.Send(typeB2AU, u); err != nil {
+		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+	}
+	reply, err := p.conn.RecvType(typeB2AReply)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+	}
+	y, err := p.rcv.FinishCorrelated(req, reply, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+	}
+	for i, b := range d {
+		out[i] = r.Sub(uint64(b), r.Add(y[i], y[i])) // d1 - 2(x + d0·d1)
+	}
+	return out, nil
+}
+
+// Truncate returns shares of ⌊x/2^s⌋ − c_i with c_i ∈ {0, 1}, for shared
+// signed x and 1 ≤ s < ℓ (arithmetic right shift off by at most one).
+func (p *Party) Truncate(x []uint64, s int) ([]uint64, error) {
+	r := p.ring
+	l := r.Bits()
+	if s < 1 || s >= l {
+		return nil, fmt.Errorf("nonlinear: truncation by 2^%d in a %d-bit ring", s, l)
+	}
+	X := make([]uint64, len(x))
+	for i, v := range x {
+		X[i] = r.Reduce(v)
+		if p.id == 0 {
+			X[i] = r.Add(X[i], 1<<(l-1))
+		}
+	}
+	w, err := p.Carry(X, l)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: truncate: %w", err)
+	}
+	rs, err := share.NewRing(s)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: truncate: %w", err)
+	}
+	wa, err := p.B2A(w, rs) // shares of w mod 2^s
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: truncate: %w", err)
+	}
+	out := make([]uint64, len(x))
+	for i := range x {
+		v := r.Sub(X[i]>>s, wa[i]<<(l-s))
+		if p.id == 0 {
+			v = r.Sub(v, 1<<(l-1-s))
+		}
+		out[i] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,54 @@
+// Package nonlinear holds the two-party protocols for the nonlinear layers of
+// private inference on additive shares mod 2^ℓ (package share): the
+// millionaires' comparison, DReLU, ReLU, truncation by 2^s (fixed point) and
+// max-pool. Security is semi-honest; there is no trusted dealer: every
+// correlation comes from OT extension (package ot) run between the parties.
+//
+// Party 0 is the server end of the transport, party 1 the client end. Both
+// call the same methods with the same batch sizes, in the same order.
+//
+// # Millionaires' comparison
+//
+// After CrypTFlow2 (Rathee et al., CCS 2020), which Cheetah reuses: to compute
+// shares of 1{a > b} for P0's k-bit a and P1's k-bit b, both split their
+// inputs into q = ⌈k/4⌉ blocks of m = 4 bits (the top block zero-extended).
+// For each block P0 samples bits (g, e) and offers, in a 1-out-of-16 OT, the
+// 16 two-bit messages (g ⊕ 1{a_j > v}, e ⊕ 1{a_j = v}) for v = 0…15; P1
+// chooses v = b_j. The leaves are combined in a binary tree,
+//
+//	gt = gt_hi ⊕ (eq_hi ∧ gt_lo),   eq = eq_hi ∧ eq_lo,
+//
+// (the XOR is exact because gt_hi and eq_hi never both hold). Each level's
+// ANDs of shared bits are computed from two chosen OTs, one per direction
+// and both in the same two flights, instead of Beaver triples:
+// (a0⊕a1)(b0⊕b1) = a0b0 ⊕ a1b1 ⊕ a0b1 ⊕ a1b0, and P_i learns
+// r_{1-i} ⊕ a_i·b_{1-i} by choosing with a_i between (r, r ⊕ b) offered by
+// P_{1-i}. One AND serves eq_hi ∧ (gt_lo, eq_lo) as a two-bit message.
+//
+// # DReLU, ReLU, truncation, max-pool
+//
+// DReLU(x) = 1{x ≥ 0} = 1 ⊕ msb(x0) ⊕ msb(x1) ⊕ carry, with carry the
+// millionaires' output for x0 mod 2^{ℓ-1} > 2^{ℓ-1}-1-(x1 mod 2^{ℓ-1}).
+// ReLU(x) = DReLU(x)·x through a multiplexer made of two correlated OTs:
+// P_i, as sender, correlates Δ = (1-2d_i)·x_i and, as receiver, chooses with
+// d_i, which yields additive shares of (d0 ⊕ d1)(x0 + x1).
+//
+// Truncation by 2^s uses the wrap bit w = 1{X0 + X1 ≥ 2^ℓ} of the biased
+// shares X0 = x0 + 2^{ℓ-1}, X1 = x1 (millionaires on ℓ bits, then a
+// boolean-to-arithmetic conversion by one correlated OT):
+// (X0 >> s) + (X1 >> s) − w·2^{ℓ-s} − 2^{ℓ-1-s} = ⌊x/2^s⌋ − c with c ∈ {0,1}
+// the carry out of the low s bits. So Truncate returns ⌊x/2^s⌋ or one less,
+// for every x in the signed range, never a large error (unlike the local
+// SecureML truncation, which fails with probability ≈ |x|/2^ℓ).
+//
+// Max(x, y) = y + ReLU(x − y), exact when x − y stays in the signed range
+// (|x|, |y| < 2^{ℓ-2}); MaxPool reduces each window by a tree of Max.
+//
+// # Cost
+//
+// With ℓ = 37 a ReLU costs 9 one-out-of-16 OTs (36 IKNP OTs), 8 ANDs (16
+// OTs) and 2 correlated OTs, and 12 flights (6 round trips) per batch after
+// the one-time setup of 2 × 128 base OTs. Cheetah's silent-OT (VOLE) backend,
+// which makes these OTs almost free in bandwidth, is not implemented; IKNP
+// costs 16 bytes of receiver traffic per OT.
+package nonlinear

@@ -1,0 +1,293 @@
+package tdap
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Network is a flow network solved by Dinic's algorithm. Capacities are
+// int64 in whatever additive unit the caller uses (Solve passes cost units,
+// see the package documentation); they must be non-negative and the sum of
+// the capacities leaving the source must fit in an int64.
+//
+// Edges are collected by AddEdge/AddUndirected and turned into a compressed
+// adjacency array (CSR: one flat array of arcs, grouped by tail, plus an
+// offset per node) on the first call to MaxFlow. Every arc is paired with its
+// reverse arc, so the residual graph needs no extra storage; an undirected
+// edge of capacity c is a single pair whose two arcs both start at c. Node
+// and arc indices are int32, which bounds a network at 2^31-1 nodes and
+// arcs. All traversals are iterative, so path length is bounded by memory,
+// never by the goroutine stack.
+type Network struct {
+	n int
+
+	// Edge list, consumed when the CSR form is built.
+	eu, ev     []int32
+	eFwd, eRev []int64
+
+	// CSR form: arcs of node u are arcs[start[u]:start[u+1]].
+	start []int32
+	arcs  []flowArc
+
+	level []int32
+	iter  []int32
+	queue []int32
+
+	built  bool
+	solved bool
+	s, t   int32
+}
+
+// flowArc is one arc of the residual graph; its fields share a cache line.
+type flowArc struct {
+	head int32 // node the arc points to
+	rev  int32 // index of the paired reverse arc
+	cap  int64 // residual capacity
+}
+
+// NewNetwork returns an empty network on n nodes numbered 0..n-1; edgeHint
+// is the expected number of AddEdge/AddUndirected calls (0 if unknown).
+func NewNetwork(n, edgeHint int) (*Network, error) {
+	if n < 2 || n > math.MaxInt32 {
+		return nil, fmt.Errorf("tdap: network size %d out of range [2, %d]", n, math.MaxInt32)
+	}
+	if edgeHint < 0 || edgeHint > math.MaxInt32/2 {
+		edgeHint = 0
+	}
+	return &Network{
+		n:    n,
+		eu:   make([]int32, 0, edgeHint),
+		ev:   make([]int32, 0, edgeHint),
+		eFwd: make([]int64, 0, edgeHint),
+		eRev: make([]int64, 0, edgeHint),
+	}, nil
+}
+
+// Len is the number of nodes.
+func (g *Network) Len() int { return g.n }
+
+// AddEdge adds a directed edge u→v of capacity c.
+func (g *Network) AddEdge(u, v int, c int64) error { return g.add(u, v, c, 0) }
+
+// AddUndirected adds an edge between u and v that can carry up to c units in
+// either direction (net), represented as one pair of arcs of capacity c each.
+func (g *Network) AddUndirected(u, v int, c int64) error { return g.add(u, v, c, c) }
+
+func (g *Network) add(u, v int, fwd, bwd int64) error {
+	if g.built {
+		return errors.New("tdap: network: edge added after MaxFlow")
+	}
+	if u < 0 || u >= g.n || v < 0 || v >= g.n {
+		return fmt.Errorf("tdap: network: edge %d→%d out of range [0, %d)", u, v, g.n)
+	}
+	if u == v {
+		return fmt.Errorf("tdap: network: self-loop on node %d", u)
+	}
+	if fwd < 0 || bwd < 0 {
+		return fmt.Errorf("tdap: network: edge %d→%d has negative capacity", u, v)
+	}
+	if 2*len(g.eu)+2 > math.MaxInt32 {
+		return errors.New("tdap: network: too many edges for int32 arc indices")
+	}
+	g.eu = append(g.eu, int32(u))
+	g.ev = append(g.ev, int32(v))
+	g.eFwd = append(g.eFwd, fwd)
+	g.eRev = append(g.eRev, bwd)
+	return nil
+}
+
+// build turns the edge list into the CSR arc arrays (a counting sort by tail).
+func (g *Network) build() {
+	n := g.n
+	m := len(g.eu)
+	start := make([]int32, n+1)
+	for i := 0; i < m; i++ {
+		start[g.eu[i]+1]++
+		start[g.ev[i]+1]++
+	}
+	for u := 0; u < n; u++ {
+		start[u+1] += start[u]
+	}
+	pos := make([]int32, n)
+	copy(pos, start[:n])
+	arcs := make([]flowArc, 2*m)
+	for i := 0; i < m; i++ {
+		u, v := g.eu[i], g.ev[i]
+		a, b := pos[u], pos[v]
+		pos[u]++
+		pos[v]++
+		arcs[a] = flowArc{head: v, rev: b, cap: g.eFwd[i]}
+		arcs[b] = flowArc{head: u, rev: a, cap: g.eRev[i]}
+	}
+	g.start, g.arcs = start, arcs
+	g.eu, g.ev, g.eFwd, g.eRev = nil, nil, nil, nil
+	g.level = make([]int32, n)
+	g.iter = make([]int32, n)
+	g.queue = make([]int32, 0, n)
+	g.built = true
+}
+
+// MaxFlow computes a maximum s–t flow and returns its value. It may be called
+// once per network; afterwards SourceSet and SinkSet describe minimum cuts.
+func (g *Network) MaxFlow(s, t int) (int64, error) {
+	if g.solved {
+		return 0, errors.New("tdap: network: MaxFlow called twice")
+	}
+	if s < 0 || s >= g.n || t < 0 || t >= g.n || s == t {
+		return 0, fmt.Errorf("tdap: network: terminals s=%d t=%d invalid for %d nodes", s, t, g.n)
+	}
+	var out int64
+	for i := range g.eu {
+		if int(g.eu[i]) == s {
+			out += g.eFwd[i]
+		} else if int(g.ev[i]) == s {
+			out += g.eRev[i]
+		}
+		if out < 0 {
+			return 0, errors.New("tdap: network: source capacity overflows int64")
+		}
+	}
+	g.build()
+	g.s, g.t = int32(s), int32(t)
+	var flow int64
+	for g.bfs() {
+		copy(g.iter, g.start[:g.n])
+		flow += g.augment()
+	}
+	g.solved = true
+	return flow, nil
+}
+
+// bfs labels nodes with their distance from s in the residual graph and
+// reports whether t is reachable. Expansion stops at t's level: nodes at or
+// beyond it cannot lie on a shortest augmenting path.
+func (g *Network) bfs() bool {
+	level := g.level
+	for i := range level {
+		level[i] = -1
+	}
+	q := g.queue[:0]
+	level[g.s] = 0
+	q = append(q, g.s)
+	tl := int32(math.MaxInt32)
+	for i := 0; i < len(q); i++ {
+		u := q[i]
+		lu := level[u]
+		if lu+1 > tl {
+			break
+		}
+		for _, e := range g.arcs[g.start[u]:g.start[u+1]] {
+			v := e.head
+			if level[v] < 0 && e.cap > 0 {
+				level[v] = lu + 1
+				if v == g.t {
+					tl = lu + 1
+				} else {
+					q = append(q, v)
+				}
+			}
+		}
+	}
+	g.queue = q
+	return level[g.t] >= 0
+}
+
+// augment finds a blocking flow in the level graph with an explicit path
+// stack (iterative DFS with current-arc pointers) and returns its value.
+func (g *Network) augment() int64 {
+	var total int64
+	s, t := g.s, g.t
+	level, iter, start, arcs := g.level, g.iter, g.start, g.arcs
+	path := g.queue[:0] // the BFS queue is free during augmentation
+	u := s
+	for {
+		if u == t {
+			b := int64(math.MaxInt64)
+			cut := 0
+			for i, a := range path {
+				if c := arcs[a].cap; c < b {
+					b, cut = c, i
+				}
+			}
+			for _, a := range path {
+				arcs[a].cap -= b
+				arcs[arcs[a].rev].cap += b
+			}
+			total += b
+			u = arcs[arcs[path[cut]].rev].head
+			path = path[:cut]
+			continue
+		}
+		lu := level[u] + 1
+		a, end := iter[u], start[u+1]
+		for a < end && (arcs[a].cap == 0 || level[arcs[a].head] != lu) {
+			a++
+		}
+		iter[u] = a
+		if a < end {
+			path = append(path, a)
+			u = arcs[a].head
+			continue
+		}
+		// Dead end: retire u from this phase and retreat one arc.
+		if u == s {
+			break
+		}
+		level[u] = -1
+		last := path[len(path)-1]
+		path = path[:len(path)-1]
+		u = arcs[arcs[last].rev].head
+		iter[u]++
+	}
+	g.queue = path[:0]
+	return total
+}
+
+// SourceSet reports, after MaxFlow, the nodes reachable from s in the
+// residual graph: the source side of the minimum cut whose source side is
+// smallest (it is contained in the source side of every minimum cut).
+func (g *Network) SourceSet() ([]bool, error) {
+	if !g.solved {
+		return nil, errors.New("tdap: network: SourceSet before MaxFlow")
+	}
+	in := make([]bool, g.n)
+	q := g.queue[:0]
+	in[g.s] = true
+	q = append(q, g.s)
+	for i := 0; i < len(q); i++ {
+		u := q[i]
+		for _, e := range g.arcs[g.start[u]:g.start[u+1]] {
+			if v := e.head; !in[v] && e.cap > 0 {
+				in[v] = true
+				q = append(q, v)
+			}
+		}
+	}
+	g.queue = q[:0]
+	return in, nil
+}
+
+// SinkSet reports, after MaxFlow, the nodes that can reach t in the residual
+// graph: the sink side of the minimum cut whose sink side is smallest.
+func (g *Network) SinkSet() ([]bool, error) {
+	if !g.solved {
+		return nil, errors.New("tdap: network: SinkSet before MaxFlow")
+	}
+	in := make([]bool, g.n)
+	q := g.queue[:0]
+	in[g.t] = true
+	q = append(q, g.t)
+	for i := 0; i < len(q); i++ {
+		v := q[i]
+		for _, e := range g.arcs[g.start[v]:g.start[v+1]] {
+			// The reverse of arc v→u is u→v: u reaches v if it has capacity.
+			if u := e.head; !in[u] && g.arcs[e.rev].cap > 0 {
+				in[u] = true
+				q = append(q, u)
+			}
+		}
+	}
+	g.queue = q[:0]
+	return in, nil
+}

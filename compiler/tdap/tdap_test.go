@@ -1,0 +1,326 @@
+package tdap
+
+import (
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// bruteForce enumerates every pin-respecting placement and returns the least
+// objective and the intersection of the SSD sets of all optimal placements.
+func bruteForce(t *testing.T, p Problem) (best int64, ssdMin []bool) {
+	t.Helper()
+	n := len(p.Nodes)
+	var free []int
+	a := make(Assignment, n)
+	for i, nd := range p.Nodes {
+		switch nd.Pin {
+		case PinSSD:
+			a[i] = SSD
+		case PinHost:
+			a[i] = Host
+		default:
+			free = append(free, i)
+		}
+	}
+	best = -1
+	for mask := 0; mask < 1<<len(free); mask++ {
+		for k, v := range free {
+			a[v] = Device(mask >> k & 1)
+		}
+		c, err := Cost(p, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case best < 0 || c < best:
+			best = c
+			ssdMin = make([]bool, n)
+			for v := range a {
+				ssdMin[v] = a[v] == SSD
+			}
+		case c == best:
+			for v := range a {
+				ssdMin[v] = ssdMin[v] && a[v] == SSD
+			}
+		}
+	}
+	return best, ssdMin
+}
+
+// randomProblem draws a random DAG on up to maxN nodes (edges go from lower
+// to higher index) with a mix of pins, zero costs, heavy edges, parallel
+// edges and costs on either side of D(SSD) ≥ D(Host).
+func randomProblem(rng *rand.Rand, maxN int) Problem {
+	n := 1 + rng.Intn(maxN)
+	scale := []int64{1, 10, 1000, 1 << 40}[rng.Intn(4)]
+	density := rng.Float64() * 0.6
+	pPin := []float64{0, 0.15, 0.4}[rng.Intn(3)]
+	paperOrder := rng.Intn(2) == 0 // enforce D(SSD) ≥ D(Host)?
+	cost := func() int64 {
+		if rng.Intn(5) == 0 {
+			return 0
+		}
+		return rng.Int63n(scale) + 1
+	}
+	var p Problem
+	for i := 0; i < n; i++ {
+		nd := Node{CostHost: cost(), CostSSD: cost()}
+		if paperOrder && nd.CostSSD < nd.CostHost {
+			nd.CostHost, nd.CostSSD = nd.CostSSD, nd.CostHost
+		}
+		if rng.Float64() < pPin {
+			nd.Pin = Pin(1 + rng.Intn(2))
+		}
+		p.Nodes = append(p.Nodes, nd)
+	}
+	for j := 1; j < n; j++ {
+		for i := 0; i < j; i++ {
+			if rng.Float64() >= density {
+				continue
+			}
+			c := cost()
+			switch rng.Intn(8) {
+			case 0:
+				c *= 50 // heavy edge
+			case 1:
+				c = 0
+			}
+			p.Edges = append(p.Edges, Edge{From: i, To: j, Comm: c})
+			if rng.Intn(10) == 0 {
+				p.Edges = append(p.Edges, Edge{From: i, To: j, Comm: cost()})
+			}
+		}
+	}
+	return p
+}
+
+func TestSolveBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	const cases = 600
+	sizes := 0
+	for tc := 0; tc < cases; tc++ {
+		maxN := 16
+		if tc%3 != 0 {
+			maxN = 10 // most cases small, a third up to the full 16 nodes
+		}
+		p := randomProblem(rng, maxN)
+		sizes += len(p.Nodes)
+		a, c, err := Solve(p)
+		if err != nil {
+			t.Fatalf("case %d: %v", tc, err)
+		}
+		if err := p.Check(a); err != nil {
+			t.Fatalf("case %d: %v", tc, err)
+		}
+		direct, err := Cost(p, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, ssdMin := bruteForce(t, p)
+		if c != best || direct != best {
+			t.Fatalf("case %d (%d nodes, %d edges): Solve cost %d, Cost(assignment) %d, brute-force optimum %d",
+				tc, len(p.Nodes), len(p.Edges), c, direct, best)
+		}
+		for v := range a {
+			if (a[v] == SSD) != ssdMin[v] {
+				t.Fatalf("case %d: node %d on %v; the smallest optimal SSD set disagrees (ties must go to the host)", tc, v, a[v])
+			}
+		}
+	}
+	t.Logf("%d cases, %d nodes in total", cases, sizes)
+}
+
+// TestSolvePIR is a hand-worked PIR-like program, in microseconds:
+//
+//	0 query (client input, host)   1 database (stored, SSD, 1 GB)
+//	       \ 125                  / 125000  (1 GB over an 8 GB/s link)
+//	        2 scan  host 1000, SSD 4000
+//	            | 125
+//	        3 sum   host 10,   SSD 40
+//	            | 125
+//	        4 output (host)
+//
+// Scan on the host pays 1000 + 125000 to pull the database; on the SSD it
+// pays 4000 + 125 (query in) + 125 (result out), so it goes to the SSD. The
+// sum then costs 10 + 0 on the host (its input already crossed) against
+// 40 + 125 on the SSD, so it stays on the host: total 4000+125+125+10 = 4260.
+func TestSolvePIR(t *testing.T) {
+	p := Problem{
+		Nodes: []Node{
+			{CostHost: 0, CostSSD: 0, Pin: PinHost},
+			{CostHost: 0, CostSSD: 0, Pin: PinSSD},
+			{CostHost: 1000, CostSSD: 4000},
+			{CostHost: 10, CostSSD: 40},
+			{CostHost: 0, CostSSD: 0, Pin: PinHost},
+		},
+		Edges: []Edge{{0, 2, 125}, {1, 2, 125000}, {2, 3, 125}, {3, 4, 125}},
+	}
+	a, c, err := Solve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Assignment{Host, SSD, SSD, Host, Host}
+	for i := range want {
+		if a[i] != want[i] {
+			t.Fatalf("assignment %v, want %v", a, want)
+		}
+	}
+	if c != 4260 {
+		t.Fatalf("cost %d, want 4260", c)
+	}
+	allHost := Assignment{Host, SSD, Host, Host, Host}
+	if h, _ := Cost(p, allHost); h != 126010 {
+		t.Fatalf("host-only cost %d, want 126010", h)
+	}
+	ts, err := Transfers(p, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0] != (Transfer{Edge: 0, From: 0, To: 2, FromDev: Host, ToDev: SSD, Comm: 125}) ||
+		ts[1] != (Transfer{Edge: 2, From: 2, To: 3, FromDev: SSD, ToDev: Host, Comm: 125}) {
+		t.Fatalf("transfers %+v", ts)
+	}
+	order, err := SegmentOrder(p, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs, err := Segments(order, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Best order: {0} host, {1, 2} SSD, {3, 4} host.
+	if len(segs) != 3 || segs[1].Device != SSD || len(segs[1].Nodes) != 2 {
+		t.Fatalf("segments %+v (order %v)", segs, order)
+	}
+}
+
+func TestSolvePinsAndEdgeCases(t *testing.T) {
+	// Empty problem.
+	if a, c, err := Solve(Problem{}); err != nil || len(a) != 0 || c != 0 {
+		t.Fatalf("empty: %v %d %v", a, c, err)
+	}
+	// All pinned: the cost is constant.
+	p := Problem{
+		Nodes: []Node{{CostHost: 3, CostSSD: 100, Pin: PinHost}, {CostHost: 100, CostSSD: 7, Pin: PinSSD}},
+		Edges: []Edge{{0, 1, 11}, {1, 0, 13}},
+	}
+	if a, c, err := Solve(p); err != nil || c != 3+7+11+13 || a[0] != Host || a[1] != SSD {
+		t.Fatalf("all pinned: %v %d %v", a, c, err)
+	}
+	// A pin overrides a much cheaper device.
+	p = Problem{Nodes: []Node{{CostHost: 1 << 50, CostSSD: 0, Pin: PinHost}}}
+	if a, c, err := Solve(p); err != nil || c != 1<<50 || a[0] != Host {
+		t.Fatalf("pinned dear host: %v %d %v", a, c, err)
+	}
+	// D(SSD) < D(Host) is allowed: a lone free node goes to the cheaper SSD.
+	p = Problem{Nodes: []Node{{CostHost: 9, CostSSD: 2}}}
+	if a, c, err := Solve(p); err != nil || c != 2 || a[0] != SSD {
+		t.Fatalf("cheaper SSD: %v %d %v", a, c, err)
+	}
+	// Largest representable total is accepted.
+	p = Problem{
+		Nodes: []Node{{CostHost: math.MaxInt64 / 2, CostSSD: 1}, {CostHost: 0, CostSSD: 0, Pin: PinHost}},
+		Edges: []Edge{{1, 0, math.MaxInt64 / 2}},
+	}
+	if a, c, err := Solve(p); err != nil || c != math.MaxInt64/2 || a[0] != Host {
+		t.Fatalf("near-overflow: %v %d %v", a, c, err)
+	}
+}
+
+func TestValidateErrors(t *testing.T) {
+	ok := []Node{{CostHost: 1, CostSSD: 2}, {CostHost: 1, CostSSD: 2}}
+	cases := []struct {
+		name string
+		p    Problem
+		want string
+	}{
+		{"negative host cost", Problem{Nodes: []Node{{CostHost: -1}}}, "node 0: negative cost"},
+		{"negative ssd cost", Problem{Nodes: []Node{{}, {CostSSD: -5}}}, "node 1: negative cost"},
+		{"unknown pin", Problem{Nodes: []Node{{Pin: 7}}}, "unknown pin"},
+		{"edge out of range", Problem{Nodes: ok, Edges: []Edge{{0, 2, 1}}}, "edge 0: 0→2 out of range"},
+		{"negative endpoint", Problem{Nodes: ok, Edges: []Edge{{0, 1, 1}, {-1, 1, 1}}}, "edge 1: -1→1 out of range"},
+		{"self-loop", Problem{Nodes: ok, Edges: []Edge{{1, 1, 1}}}, "self-loop on node 1"},
+		{"negative comm", Problem{Nodes: ok, Edges: []Edge{{0, 1, -3}}}, "negative transfer cost"},
+		{"overflow", Problem{Nodes: []Node{{CostHost: math.MaxInt64}, {CostSSD: 1}}}, "overflows int64"},
+		{"edge overflow", Problem{Nodes: ok, Edges: []Edge{{0, 1, math.MaxInt64 - 3}}}, "overflows int64"},
+	}
+	for _, c := range cases {
+		_, _, err := Solve(c.p)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Solve error %v, want one containing %q", c.name, err, c.want)
+		}
+		if _, err := Cost(c.p, make(Assignment, len(c.p.Nodes))); err == nil {
+			t.Errorf("%s: Cost accepted an invalid problem", c.name)
+		}
+	}
+	p := Problem{Nodes: []Node{{Pin: PinSSD}, {}}}
+	for _, a := range []Assignment{{SSD}, {Host, Host}, {SSD, 2}} {
+		if _, err := Cost(p, a); err == nil {
+			t.Errorf("Cost accepted assignment %v", a)
+		}
+	}
+}
+
+// TestSolveLargeLocallyOptimal checks a 20 000-node layered program, too big
+// for brute force: the returned cost is the objective of the placement, no
+// single free node can move to lower it, and it is no worse than the
+// all-host and all-SSD placements.
+func TestSolveLargeLocallyOptimal(t *testing.T) {
+	p := layered(rand.New(rand.NewSource(5)), 20000, 200, 0.05)
+	a, c, err := Solve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := Cost(p, a); err != nil || d != c {
+		t.Fatalf("Cost = %d, %v; Solve said %d", d, err, c)
+	}
+	nbr := make([][]int, len(p.Nodes))
+	for k, e := range p.Edges {
+		nbr[e.From] = append(nbr[e.From], k)
+		nbr[e.To] = append(nbr[e.To], k)
+	}
+	for v, nd := range p.Nodes {
+		if nd.Pin != Free {
+			continue
+		}
+		// Change in cost if v flips device.
+		var delta int64
+		if a[v] == Host {
+			delta = nd.CostSSD - nd.CostHost
+		} else {
+			delta = nd.CostHost - nd.CostSSD
+		}
+		for _, k := range nbr[v] {
+			e := p.Edges[k]
+			o := e.From + e.To - v
+			if a[o] == a[v] {
+				delta += e.Comm
+			} else {
+				delta -= e.Comm
+			}
+		}
+		if delta < 0 {
+			t.Fatalf("moving node %d lowers the cost by %d", v, -delta)
+		}
+	}
+	for _, d := range []Device{Host, SSD} {
+		b := make(Assignment, len(p.Nodes))
+		for i, nd := range p.Nodes {
+			switch nd.Pin {
+			case PinHost:
+				b[i] = Host
+			case PinSSD:
+				b[i] = SSD
+			default:
+				b[i] = d
+			}
+		}
+		if u, _ := Cost(p, b); u < c {
+			t.Fatalf("all-%v placement costs %d < %d", d, u, c)
+		}
+	}
+	host, ssd := a.Count()
+	t.Logf("cost %d, %d host nodes, %d ssd nodes", c, host, ssd)
+}

@@ -203,15 +203,9 @@ func TestAutomorphismPermuteFastMatchesGo(t *testing.T) {
 // nttPrimes returns count distinct primes ≡ 1 mod 2^(logN+1) just below 2^bits.
 func nttPrimes(t testing.TB, bits, logN, count int) []uint64 {
 	t.Helper()
-	step := uint64(2) << logN
-	var ps []uint64
-	for q := (uint64(1)<<bits-1)/step*step + 1; q > step && len(ps) < count; q -= step {
-		if IsPrime(q) {
-			ps = append(ps, q)
-		}
-	}
-	if len(ps) < count {
-		t.Fatalf("only %d %d-bit primes", len(ps), bits)
+	ps, err := primesBelow(bits, logN, count)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ps
 }

@@ -65,10 +65,10 @@ func (p Parameters) KeySwitch(level int) Bound {
 	return Bound(s/p.pProduct() + (N+1)/2)
 }
 
-// MulPlain bounds the noise after multiplying by a plaintext with at most nnz
-// non-zero coefficients of absolute value ≤ maxAbs (centered).
-func MulPlain(b Bound, nnz int, maxAbs float64) Bound {
-	return Bound(float64(b) * float64(nnz) * maxAbs)
+// MulPlain bounds the noise after multiplying by a plaintext whose centered
+// coefficients have ℓ1 norm ≤ l1: ‖E·w‖∞ ≤ ‖E‖∞·‖w‖₁ in Z[X]/(X^N+1).
+func MulPlain(b Bound, l1 float64) Bound {
+	return Bound(float64(b) * l1)
 }
 
 // ModSwitch bounds the noise after dividing by the moduli above level 'to'

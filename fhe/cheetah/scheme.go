@@ -147,6 +147,7 @@ type Plaintext struct {
 	LogT   int
 	NNZ    int     // number of non-zero coefficients
 	MaxAbs float64 // max |centered coefficient|
+	L1     float64 // Σ |centered coefficient|, which bounds the noise growth
 }
 
 // Evaluator is the server side: plaintext products, additions, monomial
@@ -183,7 +184,7 @@ func (ev *Evaluator) EncodePlain(w []uint64, level, logT int) (*Plaintext, error
 	if err := ev.p.liftCentered(w, level, logT, pol); err != nil {
 		return nil, err
 	}
-	nnz, maxAbs := 0, 0.0
+	nnz, maxAbs, l1 := 0, 0.0, 0.0
 	t := uint64(1) << uint(logT)
 	for _, v := range w {
 		v &= t - 1
@@ -196,10 +197,11 @@ func (ev *Evaluator) EncodePlain(w []uint64, level, logT int) (*Plaintext, error
 			a = float64(t - v)
 		}
 		maxAbs = math.Max(maxAbs, a)
+		l1 += a
 	}
 	rq.NTT(pol, pol)
 	rq.MForm(pol, pol)
-	return &Plaintext{Value: pol, Level: level, LogT: logT, NNZ: nnz, MaxAbs: maxAbs}, nil
+	return &Plaintext{Value: pol, Level: level, LogT: logT, NNZ: nnz, MaxAbs: maxAbs, L1: l1}, nil
 }
 
 func (ev *Evaluator) check2(a, b *Ciphertext) error {
@@ -248,7 +250,7 @@ func (ev *Evaluator) mulPlain(ct *Ciphertext, pt *Plaintext, out *Ciphertext, ad
 		return fmt.Errorf("cheetah: level mismatch (pt %d, ct %d, out %d)", pt.Level, ct.Level(), out.Level())
 	}
 	rq := ev.p.RingQ().AtLevel(ct.Level())
-	nb := MulPlain(ct.Noise, pt.NNZ, pt.MaxAbs)
+	nb := MulPlain(ct.Noise, pt.L1)
 	if add {
 		if out.LogT != ct.LogT {
 			return fmt.Errorf("cheetah: accumulator for 2^%d, operand for 2^%d", out.LogT, ct.LogT)

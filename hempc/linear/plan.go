@@ -3,6 +3,7 @@ package linear
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/rosemary-fhe/rosemary/fhe/cheetah"
 )
@@ -198,7 +199,7 @@ func (pl *Plan) finish() error {
 		}
 		pl.NumCol = (s.Ci + pl.Nb - 1) / pl.Nb
 		pl.NumRow = (s.Co + pl.Mb - 1) / pl.Mb
-		noise = cheetah.Bound(pl.NumCol) * cheetah.MulPlain(fresh, pl.Nb*pl.Mb, bw)
+		noise = cheetah.Bound(pl.NumCol) * cheetah.MulPlain(fresh, float64(pl.Nb*pl.Mb)*bw)
 	default:
 		in := pl.Inner
 		if pl.Cb*pl.Hb*pl.Wb > N || pl.Hb < in.Kh || pl.Wb < in.Kw {
@@ -208,7 +209,8 @@ func (pl *Plan) finish() error {
 		pl.TilesH = (s.OutH() + pl.Sh - 1) / pl.Sh
 		pl.TilesW = (s.OutW() + pl.Sw - 1) / pl.Sw
 		pl.NumCh = (in.Ci + pl.Cb - 1) / pl.Cb
-		prod := cheetah.Bound(pl.NumCh) * cheetah.MulPlain(fresh, pl.Cb*in.Kh*in.Kw, bw)
+		kernelL1 := float64(pl.Cb*in.Kh*in.Kw) * bw
+		prod := cheetah.Bound(pl.NumCh) * cheetah.MulPlain(fresh, kernelL1)
 		ks := p.KeySwitch(top)
 		switch pl.Proto {
 		case Cheetah:
@@ -219,14 +221,40 @@ func (pl *Plan) finish() error {
 				noise = 4*noise + ks
 			}
 		case OptiEncodeBSGS:
+			// P = Σ_i X^i σ(K_i): ‖P‖₁ ≤ C·‖K‖₁, and ≤ N·t'/2 anyway.
 			C := pl.C()
 			pl.gamma = subgroupGenerator(N, C)
-			pl.Baby = bestBaby(C, pl.NumCh, pl.Groups())
-			maxP := math.Min(float64(C)*bw, math.Exp2(float64(pl.LogTp-1)))
-			inner := cheetah.Bound(pl.NumCh*pl.Baby) * cheetah.MulPlain(fresh+ks, N, maxP)
-			noise = cheetah.Bound(C/pl.Baby) * (inner + ks)
+			pL1 := math.Min(float64(C)*kernelL1, float64(N)*math.Exp2(float64(pl.LogTp-1)))
+			// Baby steps put key-switching noise under the plaintext
+			// products; if the fewest-automorphism split does not fit the
+			// noise budget, fall back to fewer baby steps.
+			var err error
+			for _, b := range babyOrder(C, pl.NumCh, pl.Groups()) {
+				babyNoise := fresh
+				if b > 1 {
+					babyNoise += ks
+				}
+				inner := cheetah.Bound(pl.NumCh*b) * cheetah.MulPlain(babyNoise, pL1)
+				giant := inner
+				if C/b > 1 {
+					giant += ks
+				}
+				pl.Baby = b
+				if err = pl.fit(cheetah.Bound(C/b) * giant); err == nil {
+					return nil
+				}
+			}
+			return err
 		}
 	}
+	return pl.fit(noise)
+}
+
+// fit sets the noise bounds and dropped bits for an output noise bound, or
+// fails if it cannot be flooded and decrypted.
+func (pl *Plan) fit(noise cheetah.Bound) error {
+	p := pl.Params
+	top := p.MaxLevel()
 	pl.Noise = noise + 1 // + rounding of the mask encoding
 	post, _, err := p.RerandomizedBound(pl.Noise, top, pl.LogTp, pl.Opt.Lambda)
 	if err != nil {
@@ -277,17 +305,17 @@ func powMod(g uint64, e int, m uint64) uint64 {
 	return r
 }
 
-// bestBaby picks the power-of-two baby-step count B | C minimizing the
-// automorphisms per tile: inputs·(B-1) + groups·(C/B-1).
-func bestBaby(C, inputs, groups int) int {
-	best, bestCost := 1, -1
+// babyOrder lists the power-of-two baby-step counts B | C by increasing
+// automorphisms per tile, inputs·(B-1) + groups·(C/B-1) (ties: fewer baby
+// steps, which adds less noise).
+func babyOrder(C, inputs, groups int) []int {
+	var bs []int
 	for b := 1; b <= C; b *= 2 {
-		c := inputs*(b-1) + groups*(C/b-1)
-		if bestCost < 0 || c < bestCost {
-			best, bestCost = b, c
-		}
+		bs = append(bs, b)
 	}
-	return best
+	cost := func(b int) int { return inputs*(b-1) + groups*(C/b-1) }
+	sort.SliceStable(bs, func(i, j int) bool { return cost(bs[i]) < cost(bs[j]) })
+	return bs
 }
 
 // GaloisElements lists the Galois keys the client must provide.

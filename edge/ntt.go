@@ -170,7 +170,7 @@ type FlyNTT struct {
 	pow, ipow [64]uint64 // ψ^(2^s), ψ^-(2^s), Montgomery form
 	nInvM     uint64
 	oneM      uint64
-	// standard-form registers ψ^(2^s) with Shoup quotients, and 2^64/q,
+	// standard-form registers ψ^(2^s) with Shoup quotients, and 2^63/q,
 	// for the lazy forward transform (q < 2^40)
 	spow, spowS [64]uint64
 	invQ        float64
@@ -196,7 +196,7 @@ func NewFlyNTT(n int, q uint64) (*FlyNTT, error) {
 		f.spow[s], f.spowS[s] = a, shoup(a, q)
 		a = m.Mul(a, a)
 	}
-	f.invQ = 0x1p64 / float64(q)
+	f.invQ = 0x1p63 / float64(q)
 	return f, nil
 }
 

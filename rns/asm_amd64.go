@@ -174,6 +174,85 @@ func permuteAVX512(in, out []uint64, index []uint32) {
 	permuteGo(in, out[n8:], index[n8:])
 }
 
+//go:noescape
+func addScalarVec(a, out *uint64, n int, s, q uint64)
+
+//go:noescape
+func negVec(a, out *uint64, n int, q uint64)
+
+//go:noescape
+func mulScalarVec(a, out *uint64, n int, w, ws, q uint64)
+
+func addScalarAVX512(a []uint64, s uint64, out []uint64, q uint64) {
+	out = out[:len(a)]
+	if n8 := len(a) &^ 7; n8 > 0 {
+		addScalarVec(&a[0], &out[0], n8, s, q)
+		a, out = a[n8:], out[n8:]
+	}
+	addScalarGo(a, s, out, q)
+}
+
+func subScalarAVX512(a []uint64, s uint64, out []uint64, q uint64) {
+	out = out[:len(a)]
+	if n8 := len(a) &^ 7; n8 > 0 {
+		addScalarVec(&a[0], &out[0], n8, q-s, q)
+		a, out = a[n8:], out[n8:]
+	}
+	subScalarGo(a, s, out, q)
+}
+
+func negAVX512(a, out []uint64, q uint64) {
+	out = out[:len(a)]
+	if n8 := len(a) &^ 7; n8 > 0 {
+		negVec(&a[0], &out[0], n8, q)
+		a, out = a[n8:], out[n8:]
+	}
+	negGo(a, out, q)
+}
+
+// mulScalarIFMA sets out = a·w mod q (q < 2^50, a < 2^52, w < q).
+func mulScalarIFMA(a []uint64, w uint64, out []uint64, m *Modulus) {
+	out = out[:len(a)]
+	if n8 := len(a) &^ 7; n8 > 0 {
+		mulScalarVec(&a[0], &out[0], n8, w, shoup52(w, m.Q), m.Q)
+		a, out = a[n8:], out[n8:]
+	}
+	q := m.Q
+	ws := m.ShoupConstant(w)
+	for i := range a {
+		r := MulShoupLazy(a[i], w, ws, q)
+		if r >= q {
+			r -= q
+		}
+		out[i] = r
+	}
+}
+
+// mulBarrettIFMA sets out = a·b mod q (q < 2^50, a·b < q·2^52): the
+// radix-2^52 Montgomery product times 2^52 mod q.
+func mulBarrettIFMA(a, b, out []uint64, m *Modulus) {
+	n := len(a)
+	b, out = b[:n], out[:n]
+	if n8 := n &^ 7; n8 > 0 {
+		k := ModExp(2, 52, m.Q)
+		mulMontVec(&a[0], &b[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), k, shoup52(k, m.Q))
+		a, b, out = a[n8:], b[n8:], out[n8:]
+	}
+	mulBarrettGo(a, b, out, m)
+}
+
+// reduceIFMA sets out = a mod q for any 64-bit a (q < 2^50): a = ah·2^52 + al
+// and a ≡ (al·2^104 + ah·2^156)·2^-104, reduced with bconvYIFMA's REDC2.
+func reduceIFMA(a, out []uint64, m *Modulus) {
+	out = out[:len(a)]
+	if n8 := len(a) &^ 7; n8 > 0 {
+		r104 := ModExp(2, 104, m.Q)
+		bconvYIFMA(&a[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), r104, mulMod(r104, ModExp(2, 52, m.Q), m.Q))
+		a, out = a[n8:], out[n8:]
+	}
+	reduceGo(a, out, m)
+}
+
 // Base conversion kernels in bconv_amd64.s; cnt is a multiple of 16.
 
 //go:noescape

@@ -101,6 +101,14 @@ func TestElementwiseFastMatchesGo(t *testing.T) {
 				{"Sub", func(a, b, out []uint64) { Sub(a, b, out, q) }},
 				{"MulMont", func(a, b, out []uint64) { MulMont(a, b, out, &m) }},
 				{"MACMont", func(a, b, out []uint64) { copy(out, acc); MACMont(a, b, out, &m) }},
+				{"Neg", func(a, _, out []uint64) { Neg(a, out, q) }},
+				{"AddScalar", func(a, _, out []uint64) { AddScalar(a, q/3+1, out, q) }},
+				{"SubScalar", func(a, _, out []uint64) { SubScalar(a, q-1, out, q) }},
+				{"MulBarrett", func(a, b, out []uint64) { MulBarrett(a, b, out, &m) }},
+				{"MulScalar", func(a, _, out []uint64) { MulScalar(a, q-2, out, &m) }},
+				{"MulScalarMont", func(a, _, out []uint64) { MulScalarMont(a, q/5+3, out, &m) }},
+				{"MulScalarMont64", func(a, _, out []uint64) { MulScalarMont(a, ^uint64(0)-7, out, &m) }},
+				{"Reduce", func(a, _, out []uint64) { Reduce(a, out, &m) }},
 			}
 			for _, k := range ks {
 				want := make([]uint64, n)
@@ -118,9 +126,13 @@ func TestElementwiseFastMatchesGo(t *testing.T) {
 					assertEqual(t, fmt.Sprintf("%s out=b q=%d n=%d", k.name, q, n), c, want)
 				}
 			}
-			// Add and Sub agree with Go for arbitrary 64-bit words too.
+			// Add, Sub, Neg, AddScalar, SubScalar and Reduce agree with Go for
+			// arbitrary 64-bit words too.
 			wa, wb := randLimb(t, n, ^uint64(0)), randLimb(t, n, ^uint64(0))
-			for _, k := range ks[:2] {
+			if n > 3 {
+				wa[0], wa[1], wa[2] = ^uint64(0), 0, q
+			}
+			for _, k := range []kernel{ks[0], ks[1], ks[4], ks[5], ks[6], ks[len(ks)-1]} {
 				want, got := make([]uint64, n), make([]uint64, n)
 				goRef(func() { k.f(wa, wb, want) })
 				k.f(wa, wb, got)

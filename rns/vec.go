@@ -49,6 +49,14 @@ func subGo(a, b, out []uint64, q uint64) {
 
 // Neg sets out = −a mod q.
 func Neg(a, out []uint64, q uint64) {
+	if useAVX512 {
+		negAVX512(a, out, q)
+		return
+	}
+	negGo(a, out, q)
+}
+
+func negGo(a, out []uint64, q uint64) {
 	out = out[:len(a)]
 	for i := range a {
 		s := q - a[i]
@@ -61,6 +69,14 @@ func Neg(a, out []uint64, q uint64) {
 
 // AddScalar sets out = a + s mod q (s < q).
 func AddScalar(a []uint64, s uint64, out []uint64, q uint64) {
+	if useAVX512 {
+		addScalarAVX512(a, s, out, q)
+		return
+	}
+	addScalarGo(a, s, out, q)
+}
+
+func addScalarGo(a []uint64, s uint64, out []uint64, q uint64) {
 	out = out[:len(a)]
 	for i := range a {
 		v := a[i] + s
@@ -73,6 +89,14 @@ func AddScalar(a []uint64, s uint64, out []uint64, q uint64) {
 
 // SubScalar sets out = a − s mod q (s < q).
 func SubScalar(a []uint64, s uint64, out []uint64, q uint64) {
+	if useAVX512 {
+		subScalarAVX512(a, s, out, q)
+		return
+	}
+	subScalarGo(a, s, out, q)
+}
+
+func subScalarGo(a []uint64, s uint64, out []uint64, q uint64) {
 	out = out[:len(a)]
 	for i := range a {
 		v := a[i] + q - s
@@ -138,6 +162,14 @@ func macMontGo(a, b, acc []uint64, m *Modulus) {
 
 // MulBarrett sets out = a·b mod q (plain modular product).
 func MulBarrett(a, b, out []uint64, m *Modulus) {
+	if useIFMA && m.Q < 1<<50 {
+		mulBarrettIFMA(a, b, out, m)
+		return
+	}
+	mulBarrettGo(a, b, out, m)
+}
+
+func mulBarrettGo(a, b, out []uint64, m *Modulus) {
 	b = b[:len(a)]
 	out = out[:len(a)]
 	for i := range a {
@@ -147,6 +179,11 @@ func MulBarrett(a, b, out []uint64, m *Modulus) {
 
 // MulScalarMont sets out = a·s·2^{-64} mod q.
 func MulScalarMont(a []uint64, s uint64, out []uint64, m *Modulus) {
+	if useIFMA && m.Q < 1<<50 {
+		// a·s·2^-64 = a·(s·2^-64 mod q): one Shoup product.
+		mulScalarIFMA(a, m.IMForm(s), out, m)
+		return
+	}
 	out = out[:len(a)]
 	for i := range a {
 		out[i] = m.MRed(a[i], s)
@@ -155,6 +192,10 @@ func MulScalarMont(a []uint64, s uint64, out []uint64, m *Modulus) {
 
 // MulScalar sets out = a·s mod q for s < q (Shoup multiplication).
 func MulScalar(a []uint64, s uint64, out []uint64, m *Modulus) {
+	if useIFMA && m.Q < 1<<50 {
+		mulScalarIFMA(a, s, out, m)
+		return
+	}
 	out = out[:len(a)]
 	ws := m.ShoupConstant(s)
 	q := m.Q
@@ -169,6 +210,14 @@ func MulScalar(a []uint64, s uint64, out []uint64, m *Modulus) {
 
 // Reduce sets out = a mod q for arbitrary 64-bit inputs.
 func Reduce(a, out []uint64, m *Modulus) {
+	if useIFMA && m.Q < 1<<50 {
+		reduceIFMA(a, out, m)
+		return
+	}
+	reduceGo(a, out, m)
+}
+
+func reduceGo(a, out []uint64, m *Modulus) {
 	out = out[:len(a)]
 	for i := range a {
 		out[i] = m.Reduce(a[i])

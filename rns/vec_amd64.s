@@ -232,3 +232,79 @@ permLoop:
 	MOVQ          AX, max+48(FP)
 	VZEROUPPER
 	RET
+
+// func addScalarVec(a, out *uint64, n int, s, q uint64)
+// out = a + s, minus q when the (wrapping) sum is ≥ q (AddScalar; SubScalar
+// passes s = q − s, the same wrapping sum a + q − s).
+TEXT ·addScalarVec(SB), NOSPLIT, $0-40
+	MOVQ         a+0(FP), SI
+	MOVQ         out+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ s+24(FP), Z30
+	VPBROADCASTQ q+32(FP), Z31
+	XORQ         AX, AX
+
+addSLoop:
+	VPADDQ    (SI)(AX*8), Z30, Z0
+	VPSUBQ    Z31, Z0, Z1
+	VPMINUQ   Z1, Z0, Z0
+	VMOVDQU64 Z0, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        addSLoop
+	VZEROUPPER
+	RET
+
+// func negVec(a, out *uint64, n int, q uint64)
+// out = q − a, minus q when that is ≥ q.
+TEXT ·negVec(SB), NOSPLIT, $0-32
+	MOVQ         a+0(FP), SI
+	MOVQ         out+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ q+24(FP), Z31
+	XORQ         AX, AX
+
+negLoop:
+	VPSUBQ    (SI)(AX*8), Z31, Z0
+	VPSUBQ    Z31, Z0, Z1
+	VPMINUQ   Z1, Z0, Z0
+	VMOVDQU64 Z0, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        negLoop
+	VZEROUPPER
+	RET
+
+// func mulScalarVec(a, out *uint64, n int, w, ws, q uint64)
+// out = a·w mod q in [0, q) for a < 2^52 (52-bit Shoup, ws = ⌊w·2^52/q⌋).
+TEXT ·mulScalarVec(SB), NOSPLIT, $0-48
+	MOVQ         a+0(FP), SI
+	MOVQ         out+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ w+24(FP), Z26
+	VPBROADCASTQ ws+32(FP), Z25
+	MOVQ         q+40(FP), AX
+	VPBROADCASTQ AX, Z31
+	MOVQ         $0x10000000000000, BX
+	SUBQ         AX, BX
+	VPBROADCASTQ BX, Z29
+	MOVQ         $0xfffffffffffff, BX
+	VPBROADCASTQ BX, Z28
+	XORQ         AX, AX
+
+mulSLoop:
+	VMOVDQU64   (SI)(AX*8), Z0
+	VPXORQ      Z1, Z1, Z1
+	VPMADD52HUQ Z25, Z0, Z1
+	VPXORQ      Z2, Z2, Z2
+	VPMADD52LUQ Z26, Z0, Z2
+	VPMADD52LUQ Z29, Z1, Z2
+	VPANDQ      Z28, Z2, Z2
+	VPSUBQ      Z31, Z2, Z3
+	VPMINUQ     Z3, Z2, Z2
+	VMOVDQU64   Z2, (DI)(AX*8)
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JB          mulSLoop
+	VZEROUPPER
+	RET

@@ -17,7 +17,9 @@
 //     With floor(q/t)·m there would be an extra error (q mod t)·K of size up
 //     to t·N·‖w‖, which for t = 2^ℓ would eat ℓ bits of budget.
 //   - Decoding: m = round(t·phase/q) mod t, correct while ‖E‖∞ < q/(2t).
-//   - A worst-case noise bound (type Bound) that every operation updates, so
+//   - A worst-case noise bound (type Bound) that every operation updates
+//     (plaintext products by the plaintext's ℓ1 norm, automorphisms by the
+//     key-switching bound, sums additively), so
 //     a server can size noise flooding, the output level and the number of
 //     low bits it may drop without ever decrypting.
 //   - Re-randomization: the server adds a fresh public-key encryption of zero
@@ -31,6 +33,9 @@
 //     the remaining budget by construction). See [Compressed].
 //   - Seeded input ciphertexts: the client's symmetric ciphertexts send c0
 //     and a 32-byte seed from which c1 is regenerated.
+//
+// Evaluators, encryptors and decryptors are not safe for concurrent use
+// (Lattigo's buffers); use one per goroutine.
 //
 // Presets (HE-standard 128-bit rows for ternary secrets: logN 12 → logQP ≤
 // 109, 13 → 218, 14 → 438, 15 → 881) are listed in presets.go.

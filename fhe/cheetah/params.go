@@ -105,8 +105,7 @@ func (p Parameters) evkParams() rlwe.EvaluationKeyParameters {
 	return rlwe.EvaluationKeyParameters{BaseTwoDecomposition: &b}
 }
 
-// GaloisElementOfShift returns the Galois element g for X -> X^g; exponent k
-// must be odd.
+// checkGalEl checks that g is a Galois element (odd, < 2N) for X -> X^g.
 func (p Parameters) checkGalEl(g uint64) error {
 	if g%2 == 0 || g >= uint64(2*p.N()) {
 		return fmt.Errorf("cheetah: Galois element %d is not an odd residue mod 2N=%d", g, 2*p.N())

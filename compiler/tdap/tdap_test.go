@@ -49,11 +49,11 @@ func bruteForce(t *testing.T, p Problem) (best int64, ssdMin []bool) {
 	return best, ssdMin
 }
 
-// randomProblem draws a random DAG on up to maxN nodes (edges go from lower
+// randomProblem draws a random DAG on minN..maxN nodes (edges go from lower
 // to higher index) with a mix of pins, zero costs, heavy edges, parallel
 // edges and costs on either side of D(SSD) ≥ D(Host).
-func randomProblem(rng *rand.Rand, maxN int) Problem {
-	n := 1 + rng.Intn(maxN)
+func randomProblem(rng *rand.Rand, minN, maxN int) Problem {
+	n := minN + rng.Intn(maxN-minN+1)
 	scale := []int64{1, 10, 1000, 1 << 40}[rng.Intn(4)]
 	density := rng.Float64() * 0.6
 	pPin := []float64{0, 0.15, 0.4}[rng.Intn(3)]
@@ -99,13 +99,16 @@ func randomProblem(rng *rand.Rand, maxN int) Problem {
 func TestSolveBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	const cases = 600
-	sizes := 0
+	sizes, full := 0, 0
 	for tc := 0; tc < cases; tc++ {
-		maxN := 16
-		if tc%3 != 0 {
-			maxN = 10 // most cases small, a third up to the full 16 nodes
+		minN, maxN := 1, 10
+		if tc%3 == 0 {
+			minN, maxN = 13, 16 // a third of the cases at the full size
 		}
-		p := randomProblem(rng, maxN)
+		p := randomProblem(rng, minN, maxN)
+		if len(p.Nodes) == 16 {
+			full++
+		}
 		sizes += len(p.Nodes)
 		a, c, err := Solve(p)
 		if err != nil {
@@ -129,7 +132,7 @@ func TestSolveBruteForce(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cases, %d nodes in total", cases, sizes)
+	t.Logf("%d cases, %d nodes in total, %d with 16 nodes", cases, sizes, full)
 }
 
 // TestSolvePIR is a hand-worked PIR-like program, in microseconds:

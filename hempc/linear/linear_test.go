@@ -194,8 +194,11 @@ func TestProtocolsExactRandomShapes(t *testing.T) {
 		}
 		runProtocol(t, tc, cli)
 	}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < 6; i++ {
 		s := randShape(t)
+		if i%3 == 2 && s.Ci == s.Co {
+			s.Groups = s.Ci // depthwise
+		}
 		for _, proto := range Protocols {
 			runProtocol(t, protoCase{name: "random", lit: cheetah.PN13, proto: proto, shape: s, opt: Options{LogT: 20, WeightBits: 8}}, c13)
 		}

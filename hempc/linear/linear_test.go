@@ -181,6 +181,7 @@ func TestProtocolsExactRandomShapes(t *testing.T) {
 		{"oe 3x3 s1 p1", cheetah.PN12, OptiEncode, ConvShape{Ci: 3, H: 7, W: 6, Co: 5, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
 		{"oe s2", cheetah.PN13, OptiEncode, ConvShape{Ci: 6, H: 8, W: 8, Co: 9, Kh: 3, Kw: 3, Stride: 2, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
 		{"oe fc", cheetah.PN13, OptiEncode, FCShape(33, 7), Options{LogT: 21, WeightBits: 8}},
+		{"bsgs fc", cheetah.PN13, OptiEncodeBSGS, FCShape(40, 11), Options{LogT: 21, WeightBits: 8}},
 		{"bsgs 3x3 s1 p1", cheetah.PN13, OptiEncodeBSGS, ConvShape{Ci: 3, H: 7, W: 6, Co: 5, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
 		{"depthwise", cheetah.PN12, Cheetah, ConvShape{Ci: 6, H: 7, W: 7, Co: 6, Kh: 3, Kw: 3, Stride: 2, Pad: 1, Groups: 6}, Options{LogT: 21, WeightBits: 8}},
 		{"oe depthwise", cheetah.PN13, OptiEncode, ConvShape{Ci: 6, H: 7, W: 7, Co: 6, Kh: 3, Kw: 3, Stride: 1, Pad: 1, Groups: 6}, Options{LogT: 21, WeightBits: 8}},
@@ -226,15 +227,43 @@ func TestFuseBatchNorm(t *testing.T) {
 			t.Fatalf("fused output %d = %d, want %d", i, got[i], want)
 		}
 	}
+	if _, _, err := FuseBatchNorm(s, w[:3], bias, scale, shift, l); err == nil {
+		t.Error("mismatched sizes accepted")
+	}
 	// And through the protocol: the fused layer reconstructs exactly.
 	p, err := cheetah.NewParameters(cheetah.PN12)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := FuseBatchNorm(s, w[:3], bias, scale, shift, l); err == nil {
-		t.Error("mismatched sizes accepted")
+	pl, err := NewPlan(Cheetah, p, s, Options{LogT: l}) // fused weights use the full range
+	if err != nil {
+		t.Fatal(err)
 	}
-	_ = p
+	cli := NewClient(p)
+	ev := cheetah.NewEvaluator(p, cli.Keys.PK, nil)
+	xc := randVec(t, len(x), l)
+	xs := make([]uint64, len(x))
+	for i := range xs {
+		xs[i] = (x[i] - xc[i]) & (1<<uint(l) - 1)
+	}
+	in, err := pl.EncryptInput(cli, xc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ss, err := pl.Evaluate(ev, wf, bf, xs, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := pl.DecryptOutput(cli, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range z {
+		o := i / plane
+		if got, want := (cs[i]+ss[i])&(1<<uint(l)-1), (scale[o]*z[i]+shift[o])&(1<<uint(l)-1); got != want {
+			t.Fatalf("protocol with fused BN: output %d = %d, want %d", i, got, want)
+		}
+	}
 }
 
 func TestRejectsBadInputs(t *testing.T) {

@@ -10,28 +10,46 @@ import (
 // uBytes is the IKNP receiver message for n OTs: 128 columns of ⌈n/64⌉ words.
 func uBytes(n int) uint64 { return uint64(128 * ((n + 63) / 64) * 8) }
 
-// expectedReLU computes, from the protocol description in doc.go, the exact
-// traffic of one ReLU batch of n values in an ℓ-bit ring.
-func expectedReLU(n, l int) transport.Stats {
+// expectedMillionaires is the traffic of one millionaires' batch on k bits.
+func expectedMillionaires(n, k int) transport.Stats {
 	const h = transport.HeaderSize
 	var st transport.Stats
-	q := (l - 1 + blockBits - 1) / blockBits
+	q := (k + blockBits - 1) / blockBits
 	// Leaves: client sends u for 4 OTs per block, server the 16 two-bit masks.
 	st.BytesC2S += uBytes(n*q*blockBits) + h
 	st.BytesS2C += uint64(share.PackedLen(n*q*16, 2)) + h
 	st.Flights += 2
-	both := func(u uint64, reply uint64) {
-		st.BytesC2S += u + h + reply + h
-		st.BytesS2C += u + h + reply + h
-		st.Flights += 2
-	}
+	st.Frames += 2
 	for cur := q; cur > 1; cur = (cur + 1) / 2 {
 		na := n * (cur / 2)
-		both(uBytes(na), uint64(share.PackedLen(2*na, 2)))
+		st = addStats(st, bothWays(uBytes(na), uint64(share.PackedLen(2*na, 2))))
 	}
-	both(uBytes(n), uint64(share.PackedLen(n, l))) // mux
-	st.Frames = 2 + 4*((st.Flights-2)/2)
 	return st
+}
+
+// bothWays is an OT step run in both directions: two exchanges.
+func bothWays(u, reply uint64) transport.Stats {
+	const h = transport.HeaderSize
+	b := u + h + reply + h
+	return transport.Stats{BytesC2S: b, BytesS2C: b, Flights: 2, Frames: 4}
+}
+
+func addStats(a, b transport.Stats) transport.Stats {
+	return transport.Stats{BytesC2S: a.BytesC2S + b.BytesC2S, BytesS2C: a.BytesS2C + b.BytesS2C, Frames: a.Frames + b.Frames, Flights: a.Flights + b.Flights}
+}
+
+// expectedReLU computes, from the protocol description in doc.go, the exact
+// traffic of one ReLU batch of n values in an ℓ-bit ring.
+func expectedReLU(n, l int) transport.Stats {
+	return addStats(expectedMillionaires(n, l-1), bothWays(uBytes(n), uint64(share.PackedLen(n, l))))
+}
+
+// expectedTruncate is the traffic of truncating n values by 2^s: a
+// millionaires' on ℓ bits and a one-way B2A in s-bit correlated OTs.
+func expectedTruncate(n, l, s int) transport.Stats {
+	const h = transport.HeaderSize
+	b2a := transport.Stats{BytesC2S: uBytes(n) + h, BytesS2C: uint64(share.PackedLen(n, s)) + h, Flights: 2, Frames: 2}
+	return addStats(expectedMillionaires(n, l), b2a)
 }
 
 // TestReLUCost measures a ReLU batch of 4096 at ℓ = 37 over the counted

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/fhe/cheetah"
 	"github.com/rosemary-fhe/rosemary/hempc/linear"
+	"github.com/rosemary-fhe/rosemary/hempc/nets"
 )
 
 func randBytes(t testing.TB, n int) []byte {
@@ -152,5 +153,21 @@ func TestLayerCompression(t *testing.T) {
 	// against 8192·3·8 = 196 KB evaluation-domain.
 	if st.RatioVsEval < 100 || st.RatioVsCoeff < 20 {
 		t.Errorf("compression too weak: %+v", st)
+	}
+}
+
+func TestMeasureNetwork(t *testing.T) {
+	p, err := cheetah.NewParameters(cheetah.PN13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := linear.Options{LogT: 21, WeightBits: 8}
+	st, err := MeasureNetwork(nets.ResNet18(), linear.OptiEncode, p, opt, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ResNet-18 OptiEncode plaintext traffic (measured on 4 plaintexts per layer, extrapolated): %+v", st)
+	if st.SavedBytes <= 0 || st.RatioVsCoeff < 2 {
+		t.Errorf("no saving: %+v", st)
 	}
 }

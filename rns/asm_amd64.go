@@ -26,6 +26,66 @@ func invStageIFMA(a *uint64, n, t int, w, ws *uint64, q uint64)
 //go:noescape
 func invLastIFMA(a *uint64, n int, w, ws, ni, nis, q, red uint64)
 
+// AVX-512F NTT stages in ntt64_amd64.s (q ≥ 2^50), same shapes.
+
+//go:noescape
+func fwdStage64(dst, src *uint64, n, t int, w, ws *uint64, q uint64)
+
+//go:noescape
+func fwdLast3_64(a *uint64, n int, r4, r4s, t2, t2s, t1, t1s *uint64, q, red uint64)
+
+//go:noescape
+func invFirst3_64(dst, src *uint64, n int, t1, t1s, t2, t2s, r4, r4s *uint64, q uint64)
+
+//go:noescape
+func invStage64(a *uint64, n, t int, w, ws *uint64, q uint64)
+
+//go:noescape
+func invLast64(a *uint64, n int, w, ws, ni, nis, q, red uint64)
+
+// nttFast runs the IFMA NTT when the table has 52-bit companions and the CPU
+// IFMA, else the AVX-512F one (t.accelerated() holds).
+func nttFast(t *NTTTable, in, out []uint64, canonical bool) {
+	if useIFMA && t.roots52 != nil {
+		nttIFMA(t, in, out, canonical)
+		return
+	}
+	n := t.N
+	in, out = in[:n], out[:n]
+	red := 2 * t.Q
+	if canonical {
+		red = t.Q
+	}
+	src, dst := &in[0], &out[0]
+	for m, h := 1, n/2; h >= 8; m, h = 2*m, h/2 {
+		fwdStage64(dst, src, n, h, &t.Roots[m], &t.rootsShoup[m], t.Q)
+		src = dst
+	}
+	tw := &t.fwdInner64
+	fwdLast3_64(dst, n, &t.Roots[n/8], &t.rootsShoup[n/8], &tw[0][0], &tw[1][0], &tw[2][0], &tw[3][0], t.Q, red)
+}
+
+// inttFast is nttFast for the inverse transform.
+func inttFast(t *NTTTable, in, out []uint64, canonical bool) {
+	if useIFMA && t.roots52 != nil {
+		inttIFMA(t, in, out, canonical)
+		return
+	}
+	n := t.N
+	in, out = in[:n], out[:n]
+	red := 2 * t.Q
+	if canonical {
+		red = t.Q
+	}
+	p := &out[0]
+	tw := &t.invInner64
+	invFirst3_64(p, &in[0], n, &tw[2][0], &tw[3][0], &tw[0][0], &tw[1][0], &t.RootsInv[n/8], &t.rootsInvShoup[n/8], t.Q)
+	for h, s := n/16, 8; s < n/2; h, s = h/2, 2*s {
+		invStage64(p, n, s, &t.RootsInv[h], &t.rootsInvShoup[h], t.Q)
+	}
+	invLast64(p, n, t.invLastW, t.invLastWShoup, t.NInv, t.nInvShoup, t.Q, red)
+}
+
 // nttIFMA computes out = NTT(in) like nttGo but with 52-bit Shoup butterflies
 // (q < 2^50): inputs in [0, 4q); outputs in [0, q) when canonical, else in
 // [0, 2q), congruent to nttGo's. in and out may alias.

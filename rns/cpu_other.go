@@ -6,8 +6,8 @@ var useIFMA, useAVX512 bool
 
 func detect() {}
 
-func nttIFMA(t *NTTTable, in, out []uint64, canonical bool)  { panic("rns: no IFMA kernels") }
-func inttIFMA(t *NTTTable, in, out []uint64, canonical bool) { panic("rns: no IFMA kernels") }
+func nttFast(t *NTTTable, in, out []uint64, canonical bool)  { panic("rns: no assembly kernels") }
+func inttFast(t *NTTTable, in, out []uint64, canonical bool) { panic("rns: no assembly kernels") }
 
 func addAVX512(a, b, out []uint64, q uint64)         { addGo(a, b, out, q) }
 func subAVX512(a, b, out []uint64, q uint64)         { subGo(a, b, out, q) }

@@ -33,11 +33,15 @@ func largestNTTPrime(t testing.TB, bits, logN int) uint64 {
 func TestNTTFastMatchesGo(t *testing.T) {
 	for logN := 4; logN <= 16; logN++ {
 		N := 1 << logN
-		for _, q := range []uint64{largestNTTPrime(t, 50, logN), largestNTTPrime(t, 40, logN), largestNTTPrime(t, 24, logN)} {
+		for _, q := range []uint64{largestNTTPrime(t, 50, logN), largestNTTPrime(t, 40, logN), largestNTTPrime(t, 24, logN),
+			largestNTTPrime(t, 51, logN), largestNTTPrime(t, 62, logN)} {
 			t.Run(fmt.Sprintf("logN=%d/q=%d", logN, q), func(t *testing.T) {
 				tab, err := NewNTTTable(N, q)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if useAVX512 && (useIFMA || q >= 1<<50) && !tab.accelerated() {
+					t.Fatal("no assembly NTT selected")
 				}
 				inputs := [][]uint64{randLimb(t, N, 4*q), randLimb(t, N, 2*q), randLimb(t, N, q), make([]uint64, N), make([]uint64, N)}
 				for i := range inputs[4] {

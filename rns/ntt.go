@@ -4,9 +4,9 @@ package rns
 // alias. Inputs may be any values below 2^64... reduced first if ≥ 2q; the
 // usual contract is in [0, 2q).
 func (t *NTTTable) Forward(in, out []uint64) {
-	if useIFMA && t.roots52 != nil {
+	if t.accelerated() {
 		checkLen(t.N, in, out)
-		nttIFMA(t, in, out, true)
+		nttFast(t, in, out, true)
 		return
 	}
 	t.ForwardLazy(in, out)
@@ -17,8 +17,8 @@ func (t *NTTTable) Forward(in, out []uint64) {
 // below 2q... for inputs up to 4q use Forward after a Reduce.
 func (t *NTTTable) ForwardLazy(in, out []uint64) {
 	checkLen(t.N, in, out)
-	if useIFMA && t.roots52 != nil {
-		nttIFMA(t, in, out, false)
+	if t.accelerated() {
+		nttFast(t, in, out, false)
 		return
 	}
 	if &in[0] != &out[0] {
@@ -29,9 +29,9 @@ func (t *NTTTable) ForwardLazy(in, out []uint64) {
 
 // Backward computes out = INTT(in) with coefficients in [0, q).
 func (t *NTTTable) Backward(in, out []uint64) {
-	if useIFMA && t.roots52 != nil {
+	if t.accelerated() {
 		checkLen(t.N, in, out)
-		inttIFMA(t, in, out, true)
+		inttFast(t, in, out, true)
 		return
 	}
 	t.BackwardLazy(in, out)
@@ -41,14 +41,20 @@ func (t *NTTTable) Backward(in, out []uint64) {
 // BackwardLazy computes out = INTT(in) with outputs in [0, 2q).
 func (t *NTTTable) BackwardLazy(in, out []uint64) {
 	checkLen(t.N, in, out)
-	if useIFMA && t.roots52 != nil {
-		inttIFMA(t, in, out, false)
+	if t.accelerated() {
+		inttFast(t, in, out, false)
 		return
 	}
 	if &in[0] != &out[0] {
 		copy(out[:t.N], in[:t.N])
 	}
 	inttGo(t, out)
+}
+
+// accelerated reports whether an assembly NTT serves this table: IFMA for
+// q < 2^50, AVX-512F for larger q.
+func (t *NTTTable) accelerated() bool {
+	return (useIFMA && t.roots52 != nil) || (useAVX512 && t.fwdInner64[0] != nil)
 }
 
 func checkLen(n int, vs ...[]uint64) {

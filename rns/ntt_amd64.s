@@ -102,7 +102,7 @@ fwdInner:
 // groups A, B of 8) at a time; outputs reduced to [0, red) (red = q or 2q).
 // Inside a chunk, P_k = [A_k, B_k] (one 128-bit lane). r4 = Roots[n/8:],
 // t2 and t1 are the permuted copies of Roots[n/4:n/2] and Roots[n/2:n]
-// (see permuteTwiddles), with their Shoup companions.
+// (see innerTwiddles2 and innerTwiddles1), with their Shoup companions.
 TEXT ·fwdLast3IFMA(SB), NOSPLIT, $0-80
 	MOVQ a+0(FP), DI
 	MOVQ n+8(FP), CX

@@ -29,6 +29,10 @@ type NTTTable struct {
 	// Lane-permuted copies of the twiddles of the three innermost stages for
 	// the merged IFMA passes: {t2, t2 Shoup52, t1, t1 Shoup52}.
 	fwdInner52, invInner52 [4][]uint64
+	// The same for the AVX-512F kernels (64-bit Shoup companions), built
+	// when q ≥ 2^50; invLastWShoup is the 64-bit companion of invLastW.
+	fwdInner64, invInner64 [4][]uint64
+	invLastWShoup          uint64
 
 	NInv      uint64 // N^{-1} mod q
 	nInvShoup uint64
@@ -82,6 +86,7 @@ func NewNTTTable(N int, q uint64) (*NTTTable, error) {
 	t.NInv = ModExp(uint64(N), q-2, q)
 	t.nInvShoup = m.ShoupConstant(t.NInv)
 	t.NInvMont = m.MForm(t.NInv)
+	t.invLastW = mulMod(t.RootsInv[1], t.NInv, q)
 	if q < 1<<50 {
 		t.roots52 = make([]uint64, N)
 		t.rootsInv52 = make([]uint64, N)
@@ -98,8 +103,17 @@ func NewNTTTable(N int, q uint64) (*NTTTable, error) {
 			innerTwiddles1(t.RootsInv, N), innerTwiddles1(t.rootsInv52, N),
 		}
 		t.nInv52 = shoup52(t.NInv, q)
-		t.invLastW = mulMod(t.RootsInv[1], t.NInv, q)
 		t.invLastW52 = shoup52(t.invLastW, q)
+	} else {
+		t.fwdInner64 = [4][]uint64{
+			innerTwiddles2(t.Roots, N), innerTwiddles2(t.rootsShoup, N),
+			innerTwiddles1(t.Roots, N), innerTwiddles1(t.rootsShoup, N),
+		}
+		t.invInner64 = [4][]uint64{
+			innerTwiddles2(t.RootsInv, N), innerTwiddles2(t.rootsInvShoup, N),
+			innerTwiddles1(t.RootsInv, N), innerTwiddles1(t.rootsInvShoup, N),
+		}
+		t.invLastWShoup = m.ShoupConstant(t.invLastW)
 	}
 	return t, nil
 }

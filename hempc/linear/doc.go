@@ -38,5 +38,16 @@
 //     the geometric progression γ^m (γ generates the order-C subgroup) is
 //     split baby-step/giant-step: m = uB+v, automorphisms σ_{γ^v} on the
 //     inputs (shared by all output groups) and σ_{γ^{uB}} once per giant
-//     step, with plaintexts σ_{γ^{-uB}}(P) precomputed.
+//     step, with plaintexts σ_{γ^{-uB}}(P) precomputed. It keeps
+//     OptiEncode's layout (same communication); B is the power of two with
+//     the fewest automorphisms whose noise still fits 40-bit flooding, and a
+//     layer where no split fits or saves anything keeps the merge tree (this
+//     is the case for every layer at N = 4096 with its 109-bit modulus).
+//
+// Security: semi-honest. The server's reply is re-randomized (fresh
+// public-key encryption of zero plus flooding 2^λ above the worst-case noise
+// bound, λ = 40 by default), masked by R uniform mod 2^ℓ on all N
+// coefficients, and only the coefficients the client reads are sent.
+// Weights must respect a public bound (Options.WeightBits), which sizes the
+// flooding.
 package linear

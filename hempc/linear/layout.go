@@ -254,7 +254,7 @@ func (pl *Plan) Plaintexts(w []uint64, limit int, fn func(poly []uint64) error) 
 // plainRefs lists the distinct plaintexts in schedule order.
 func (pl *Plan) plainRefs() []plainRef {
 	var refs []plainRef
-	if pl.Proto == OptiEncodeBSGS && !pl.MatVec {
+	if pl.BSGS {
 		for g := 0; g < pl.Groups(); g++ {
 			for u := 0; u < pl.C()/pl.Baby; u++ {
 				for v := 0; v < pl.Baby; v++ {
@@ -293,7 +293,7 @@ func (pl *Plan) plainPoly(w []uint64, ref plainRef) []uint64 {
 // NumPlaintexts is the number of distinct weight plaintexts.
 func (pl *Plan) NumPlaintexts() int {
 	n := 0
-	if pl.Proto == OptiEncodeBSGS && !pl.MatVec {
+	if pl.BSGS {
 		for g := 0; g < pl.Groups(); g++ {
 			for cb := 0; cb < pl.Inputs(); cb++ {
 				if pl.groupTouches(g, cb) {

@@ -31,8 +31,9 @@ type Plan struct {
 	Sh, Sw         int
 	NumCh          int // channel blocks
 	TilesH, TilesW int
-	LogC           int // OptiEncode: C = Cb = 2^LogC; 0 for Cheetah
-	Baby           int // BSGS baby steps B (divides C)
+	LogC           int  // OptiEncode: C = Cb = 2^LogC; 0 for Cheetah
+	BSGS           bool // the BSGS schedule is used (OptiEncodeBSGS, where it pays)
+	Baby           int  // BSGS baby steps B (divides C)
 
 	// Matrix-vector packing: Nb columns × Mb rows per plaintext.
 	Nb, Mb, NumCol, NumRow int
@@ -55,6 +56,9 @@ func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options
 	opt, err := opt.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if proto == OptiEncodeBSGS {
+		return newBSGSPlan(params, s, opt)
 	}
 	var best *Plan
 	var bestCost float64
@@ -119,6 +123,34 @@ func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options
 		return nil, err
 	}
 	return best, nil
+}
+
+// newBSGSPlan takes OptiEncode's layout (so communication is identical) and
+// replaces the merge tree by the BSGS schedule with the fewest
+// automorphisms that fits the noise budget; where no split fits or none
+// saves automorphisms (small C, or N = 4096 without a special modulus), the
+// layer keeps the merge tree.
+func newBSGSPlan(params cheetah.Parameters, s ConvShape, opt Options) (*Plan, error) {
+	oe, err := NewPlan(OptiEncode, params, s, opt)
+	if err != nil {
+		return nil, err
+	}
+	oe.Proto = OptiEncodeBSGS
+	if oe.LogC == 0 {
+		return oe, nil
+	}
+	bs := *oe
+	bs.BSGS = true
+	if err := bs.finish(); err != nil {
+		return oe, nil
+	}
+	if err := bs.count(); err != nil {
+		return nil, err
+	}
+	if bs.Counters.Automorphisms >= oe.Counters.Automorphisms {
+		return oe, nil
+	}
+	return &bs, nil
 }
 
 // candidateSize limits the matrix-vector search to block sizes that change
@@ -212,15 +244,15 @@ func (pl *Plan) finish() error {
 		kernelL1 := float64(pl.Cb*in.Kh*in.Kw) * bw
 		prod := cheetah.Bound(pl.NumCh) * cheetah.MulPlain(fresh, kernelL1)
 		ks := p.KeySwitch(top)
-		switch pl.Proto {
-		case Cheetah:
+		switch {
+		case pl.Proto == Cheetah:
 			noise = prod
-		case OptiEncode:
+		case !pl.BSGS:
 			noise = prod
 			for j := 0; j < pl.LogC; j++ {
 				noise = 4*noise + ks
 			}
-		case OptiEncodeBSGS:
+		default:
 			// P = Σ_i X^i σ(K_i): ‖P‖₁ ≤ C·‖K‖₁, and ≤ N·t'/2 anyway.
 			C := pl.C()
 			pl.gamma = subgroupGenerator(N, C)
@@ -322,15 +354,13 @@ func babyOrder(C, inputs, groups int) []int {
 func (pl *Plan) GaloisElements() []uint64 {
 	N := pl.Params.N()
 	var out []uint64
-	switch pl.Proto {
-	case OptiEncode:
+	switch {
+	case pl.Proto == Cheetah:
+	case !pl.BSGS:
 		for j := 0; j < pl.LogC; j++ {
 			out = append(out, uint64(N>>uint(j)+1))
 		}
-	case OptiEncodeBSGS:
-		if pl.MatVec {
-			return nil
-		}
+	default:
 		m := uint64(2 * N)
 		for v := 1; v < pl.Baby; v++ {
 			out = append(out, powMod(pl.gamma, v, m))

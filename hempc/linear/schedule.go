@@ -43,10 +43,10 @@ func (pl *Plan) schedule(e engine) error {
 		switch {
 		case pl.Proto == Cheetah:
 			err = pl.scheduleDirect(e, ins, tile)
-		case pl.Proto == OptiEncode:
-			err = pl.schedulePacked(e, ins, tile)
-		default:
+		case pl.BSGS:
 			err = pl.scheduleBSGS(e, ins, tile)
+		default:
+			err = pl.schedulePacked(e, ins, tile)
 		}
 		if err != nil {
 			return err

@@ -109,3 +109,34 @@ func TestPaperLayerExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepN repeats the comparison for ResNet-18 over the ring degrees of
+// the paper's parameter sweep (N = 4096 … 32768). At N = 4096 (109-bit
+// modulus, no special prime) BSGS's baby steps do not fit the flooding
+// budget and the layers keep the merge tree, so BSGS only ties there.
+func TestSweepN(t *testing.T) {
+	for logN := 12; logN <= 15; logN++ {
+		lit, err := cheetah.PresetForLogN(logN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := cheetah.NewParameters(lit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Compare(ResNet18(), p, PaperOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, oe, bs := c.Totals["cheetah"], c.Totals["optiencode"], c.Totals["optiencode-bsgs"]
+		if oe.OutputCts >= ch.OutputCts || oe.BytesC2S+oe.BytesS2C >= ch.BytesC2S+ch.BytesS2C {
+			t.Errorf("N=2^%d: optiencode %+v not below cheetah %+v", logN, oe, ch)
+		}
+		if bs.Automorphisms > oe.Automorphisms || (logN >= 13 && bs.Automorphisms >= oe.Automorphisms) {
+			t.Errorf("N=2^%d: bsgs %d automorphisms, optiencode %d", logN, bs.Automorphisms, oe.Automorphisms)
+		}
+		r := c.Ratio(linear.OptiEncode)
+		t.Logf("N=2^%d resnet18: optiencode/cheetah output cts %.3f bytes %.3f; bsgs/optiencode automorphisms %.3f",
+			logN, r["output_cts"], r["bytes"], float64(bs.Automorphisms)/float64(oe.Automorphisms))
+	}
+}

@@ -98,7 +98,7 @@ func (t *TableNTT) TableBytes() int {
 // Forward computes the NTT of p (len N, values < q) in place.
 func (t *TableNTT) Forward(p []uint64) {
 	if t.q() < lazyLimit {
-		t.forwardLazy(p)
+		t.forwardRadix4(p)
 		return
 	}
 	n, q := t.n, t.mod.Q
@@ -204,7 +204,7 @@ func NewFlyNTT(n int, q uint64) (*FlyNTT, error) {
 // for block i = brev_s(k), the twiddle ψ^(h·(2k+1)) = ψ^h · (ψ^(2h))^k.
 func (f *FlyNTT) Forward(p []uint64) {
 	if f.q() < lazyLimit {
-		f.forwardLazy(p)
+		f.forwardRadix4(p)
 		return
 	}
 	n, q := f.n, f.mod.Q

@@ -13,14 +13,32 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 	if k < 1 || k > 64 {
 		return nil, fmt.Errorf("nonlinear: millionaires on %d bits, want 1..64", k)
 	}
-	if err := checkN(len(x)); err != nil {
-		return nil, err
-	}
 	for i, v := range x {
 		if v&^share.Mask(k) != 0 {
 			return nil, fmt.Errorf("nonlinear: millionaires input %d = %#x exceeds %d bits", i, v, k)
 		}
 	}
+	out := make([]uint8, 0, len(x))
+	for lo := 0; lo < len(x) || lo == 0; lo += millionairesChunk {
+		hi := min(lo+millionairesChunk, len(x))
+		gt, err := p.millionaires(x[lo:hi], k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gt...)
+		if hi == len(x) {
+			break
+		}
+	}
+	return out, nil
+}
+
+// millionairesChunk bounds the elements compared in one pass, so that the
+// leaves' u matrix (9 × 4 × 16 bytes per element at ℓ = 37) stays near 40 MB;
+// larger batches run in several passes of 10–12 flights each.
+var millionairesChunk = 1 << 16
+
+func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 	n := len(x)
 	q := (k + blockBits - 1) / blockBits
 	const N = 1 << blockBits

@@ -292,3 +292,44 @@ func TestMaxAndMaxPool(t *testing.T) {
 		t.Error("max-pool of 5 values in windows of 2 accepted")
 	}
 }
+
+// Batches larger than one millionaires' pass are split; results must not
+// depend on where the split falls.
+func TestMillionairesChunking(t *testing.T) {
+	old := millionairesChunk
+	millionairesChunk = 64
+	defer func() { millionairesChunk = old }()
+	p0, p1 := pair(t, 37)
+	g := testPRG(t)
+	r := p0.Ring()
+	x := signedInputs(g, r, 64*5+7)
+	x0, x1 := r.Split(g, x)
+	y0, y1 := both(t, func() ([]uint64, error) { return p0.ReLU(x0) }, func() ([]uint64, error) { return p1.ReLU(x1) })
+	y, _ := r.Reconstruct(y0, y1)
+	for i := range x {
+		if v := r.ToSigned(x[i]); r.ToSigned(y[i]) != max(v, 0) {
+			t.Fatalf("ReLU(%d) = %d", v, r.ToSigned(y[i]))
+		}
+	}
+}
+
+// Empty batches complete (and keep both parties in step).
+func TestEmptyBatches(t *testing.T) {
+	p0, p1 := pair(t, 37)
+	y0, y1 := both(t, func() ([]uint64, error) { return p0.ReLU(nil) }, func() ([]uint64, error) { return p1.ReLU(nil) })
+	if len(y0) != 0 || len(y1) != 0 {
+		t.Fatal("outputs from empty input")
+	}
+	z0, z1 := both(t, func() ([]uint64, error) { return p0.Truncate(nil, 12) }, func() ([]uint64, error) { return p1.Truncate(nil, 12) })
+	if len(z0) != 0 || len(z1) != 0 {
+		t.Fatal("outputs from empty input")
+	}
+	// And the session still works afterwards.
+	r := p0.Ring()
+	g := testPRG(t)
+	x0, x1 := r.Split(g, []uint64{r.FromSigned(-3), 5})
+	y0, y1 = both(t, func() ([]uint64, error) { return p0.ReLU(x0) }, func() ([]uint64, error) { return p1.ReLU(x1) })
+	if y, _ := r.Reconstruct(y0, y1); y[0] != 0 || y[1] != 5 {
+		t.Fatalf("after empty batches: %v", y)
+	}
+}

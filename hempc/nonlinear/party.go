@@ -10,14 +10,13 @@ import (
 
 // Frame types used by this package (0x30–0x3f).
 const (
-	typeLeafU       byte = 0x30
-	typeLeafReply   byte = 0x31
-	typeBiU         byte = 0x32
-	typeBiReply     byte = 0x33
-	typeB2AU        byte = 0x34
-	typeB2AReply    byte = 0x35
-	blockBits            = 4 // m: bits per millionaires' leaf
-	maxBatchPerCall      = 1 << 20
+	typeLeafU     byte = 0x30
+	typeLeafReply byte = 0x31
+	typeBiU       byte = 0x32
+	typeBiReply   byte = 0x33
+	typeB2AU      byte = 0x34
+	typeB2AReply  byte = 0x35
+	blockBits          = 4 // m: bits per millionaires' leaf
 )
 
 // Party is one side of a nonlinear-protocol session.
@@ -68,13 +67,6 @@ func (p *Party) Ring() share.Ring { return p.ring }
 
 // Conn returns the transport, e.g. to read its counters.
 func (p *Party) Conn() *transport.Conn { return p.conn }
-
-func checkN(n int) error {
-	if n > maxBatchPerCall {
-		return fmt.Errorf("nonlinear: batch of %d exceeds %d", n, maxBatchPerCall)
-	}
-	return nil
-}
 
 // biChosen runs chosen OTs in both directions at once: this party receives
 // with its choices and sends (m0[i], m1[i]) for the peer's equally many

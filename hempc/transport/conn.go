@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Role says which end of the session a Conn is; it decides which byte counter
@@ -234,4 +235,17 @@ func Accept(l net.Listener, opts ...Option) (*Conn, error) {
 		return nil, fmt.Errorf("transport: accept on %s: %w", l.Addr(), err)
 	}
 	return NewConn(nc, Server, opts...), nil
+}
+
+// SetDeadline sets the read and write deadline of the underlying stream, if
+// it supports deadlines (TCP does; Pipe does not). A zero time clears it.
+func (c *Conn) SetDeadline(t time.Time) error {
+	d, ok := c.rwc.(interface{ SetDeadline(time.Time) error })
+	if !ok {
+		return errors.New("transport: this stream has no deadlines")
+	}
+	if err := d.SetDeadline(t); err != nil {
+		return fmt.Errorf("transport: set deadline: %w", err)
+	}
+	return nil
 }

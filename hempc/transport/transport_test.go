@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -237,6 +238,16 @@ func TestTCPLoopback(t *testing.T) {
 		if got[i] != msg[i]+1 {
 			t.Fatalf("byte %d: got %d want %d", i, got[i], msg[i]+1)
 		}
+	}
+	// A deadline in the past makes the next read fail instead of hanging.
+	if err := c.SetDeadline(time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Recv(); err == nil {
+		t.Error("read after the deadline succeeded")
+	}
+	if p, _ := Pipe(); p.SetDeadline(time.Now()) == nil {
+		t.Error("pipe claims deadline support")
 	}
 	if st := c.Stats(); st.BytesC2S != uint64(len(msg)+HeaderSize) || st.BytesS2C != st.BytesC2S || st.Flights != 2 {
 		t.Errorf("stats %+v", st)

@@ -140,3 +140,12 @@ func (b *Builder) Build() (*Program, error) {
 	}
 	return &p, nil
 }
+
+// Append adds a copy of n (its Args already referring to this builder's
+// nodes) and returns its new ID. Count and Params are kept as given.
+func (b *Builder) Append(n Node) int { return b.add(n) }
+
+// InputN is count ciphertexts the client sends under one name.
+func (b *Builder) InputN(name string, level int, count int64) int {
+	return b.add(Node{Op: OpInput, Name: name, Level: level, Degree: 1, Count: count})
+}

@@ -64,7 +64,7 @@ func TestValidationErrors(t *testing.T) {
 		{"arity", func(p *Program) { p.Nodes[3].Args = nil }, "takes 1 argument"},
 		{"unknown op", func(p *Program) { p.Nodes[3].Op = "Frob" }, "unknown operation"},
 		{"unknown params", func(p *Program) { p.Nodes[0].Params = "nope" }, "unknown preset"},
-		{"count", func(p *Program) { p.Nodes[0].Count = 7 }, "count 7"},
+		{"count", func(p *Program) { p.Nodes[0].Count = 7 }, "does not divide"},
 		{"unused", func(p *Program) {
 			p.Nodes = append(p.Nodes, Node{ID: len(p.Nodes), Op: OpInput, Name: "extra", Params: "insecure-test", Level: 5, Degree: 1, Count: 1})
 		}, "never used"},

@@ -72,8 +72,8 @@ func (p *Program) Validate() error {
 				if arg.Count%n.Count != 0 {
 					return fmt.Errorf("%s: count %d does not divide argument count %d", where, n.Count, arg.Count)
 				}
-			} else if arg.Count != n.Count && arg.Count != 1 {
-				return fmt.Errorf("%s: argument %d has count %d, want %d or 1", where, a, arg.Count, n.Count)
+			} else if n.Count%arg.Count != 0 {
+				return fmt.Errorf("%s: argument %d has count %d, which does not divide %d", where, a, arg.Count, n.Count)
 			}
 		}
 		if err := p.checkTypes(n); err != nil {

@@ -1,0 +1,380 @@
+package compiler
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/tdap"
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// Options select the optimisation level.
+type Options struct {
+	// Opt is "bare" (the paper's manual baseline: non-linear segments on the
+	// host, linear ones on the SSD), "tdap" (min-cut partitioning) or "full"
+	// (CLCAO, then TDAP).
+	Opt string
+	// DumpAfter names a pass after which the IR and state are written to Dump.
+	DumpAfter string
+	Dump      io.Writer
+}
+
+// unit is the state the passes share.
+type unit struct {
+	prog   *ir.Program
+	arch   *arch.Arch
+	opt    Options
+	cm     *CostModel
+	costs  []NodeCost
+	assign tdap.Assignment
+	order  []int
+	plan   *Plan
+	prob   tdap.Problem
+	// noRewrite disables CLCAO's rotation rewriting (hot keys are kept).
+	noRewrite bool
+	// optimistic costs streamable values as on chip before partitioning.
+	optimistic bool
+}
+
+// pass is one compiler pass: a function over the unit, like the Go
+// compiler's SSA passes. Passes run in the order of the table; a pass
+// whose `opts` does not list the current level is skipped.
+type pass struct {
+	name string
+	fn   func(*unit) error
+	opts []string
+}
+
+var passes = []pass{
+	{"validate", passValidate, nil},
+	{"expand-boot", passExpandBoot, nil},
+	{"clcao-rotations", passRotationKeys, []string{"full"}},
+	{"clcao-schedule", passSchedule, []string{"full"}},
+	{"clcao-residency", passResidencyHint, []string{"full"}},
+	{"cost", passCost, nil},
+	{"partition-bare", passBare, []string{"bare"}},
+	{"partition-tdap", passTDAP, []string{"tdap", "full"}},
+	{"segment", passSegment, nil},
+	{"clcao-placement", passPlacement, nil},
+	{"estimate", passEstimate, nil},
+}
+
+// PassNames lists the passes in order (for --dump-after).
+func PassNames() []string {
+	var s []string
+	for _, p := range passes {
+		s = append(s, p.name)
+	}
+	return s
+}
+
+// Compile partitions prog between the host and the device described by a.
+func Compile(prog *ir.Program, a *arch.Arch, opt Options) (*Plan, error) {
+	switch opt.Opt {
+	case "bare", "tdap", "full":
+	case "":
+		opt.Opt = "full"
+	default:
+		return nil, fmt.Errorf("compiler: unknown optimisation level %q (bare, tdap, full)", opt.Opt)
+	}
+	if opt.DumpAfter != "" {
+		found := false
+		for _, p := range passes {
+			found = found || p.name == opt.DumpAfter
+		}
+		if !found {
+			return nil, fmt.Errorf("compiler: no pass %q (have %v)", opt.DumpAfter, PassNames())
+		}
+	}
+	if opt.Opt != "full" {
+		return compile(prog, a, opt, variant{})
+	}
+	// CLCAO's choices interact with the partition: a rotation rewrite pays
+	// off only where cold keys stream from LPDDR (the SSD), and streaming
+	// keeps values on chip only if their users land on the SSD. The
+	// compiler therefore tries the variants and keeps the plan with the
+	// lowest estimate; the plain variant has every node cost ≤ its TDAP
+	// cost, so the result never estimates slower than TDAP alone.
+	var best *Plan
+	for _, v := range []variant{{optimistic: true}, {optimistic: true, noRewrite: true}, {}, {noRewrite: true}} {
+		plan, err := compile(prog, a, opt, v)
+		if err != nil {
+			return nil, err
+		}
+		if best == nil || plan.EstLatency < best.EstLatency {
+			best = plan
+		}
+		if opt.DumpAfter != "" {
+			break // dump one pipeline only
+		}
+	}
+	return best, nil
+}
+
+// variant selects CLCAO alternatives.
+type variant struct {
+	optimistic bool // cost streamable values as on chip before partitioning
+	noRewrite  bool // keep hot keys but do not rewrite cold rotations
+}
+
+func compile(prog *ir.Program, a *arch.Arch, opt Options, v variant) (*Plan, error) {
+	cp := *prog
+	cp.Nodes = append([]ir.Node(nil), prog.Nodes...)
+	u := &unit{prog: &cp, arch: a, opt: opt, noRewrite: v.noRewrite, optimistic: v.optimistic,
+		cm:   &CostModel{Arch: a, Prof: NewProfiler(), Resident: map[int]bool{}, HotKeys: map[keyRef]bool{}},
+		plan: &Plan{Workload: prog.Name, Arch: a.Name, Opt: opt.Opt}}
+	for _, p := range passes {
+		if p.opts != nil && !contains(p.opts, opt.Opt) {
+			continue
+		}
+		if err := p.fn(u); err != nil {
+			return nil, fmt.Errorf("compiler: pass %s: %w", p.name, err)
+		}
+		if opt.DumpAfter == p.name && opt.Dump != nil {
+			fmt.Fprintf(opt.Dump, "== after %s: %d nodes\n", p.name, len(u.prog.Nodes))
+			for _, n := range u.prog.Nodes {
+				fmt.Fprintf(opt.Dump, "%4d %-11s args=%v level=%d count=%d", n.ID, n.Op, n.Args, n.Level, n.Count)
+				if n.ID < len(u.assign) {
+					fmt.Fprintf(opt.Dump, " on=%s", u.assign[n.ID])
+				}
+				fmt.Fprintln(opt.Dump)
+			}
+		}
+	}
+	u.plan.Program = u.prog
+	return u.plan, nil
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func passValidate(u *unit) error { return u.prog.Validate() }
+
+func passExpandBoot(u *unit) error {
+	for _, n := range u.prog.Nodes {
+		if n.Op == ir.OpBoot {
+			return fmt.Errorf("node %d: Boot expansion is not wired yet", n.ID)
+		}
+	}
+	return nil
+}
+
+// toPS converts seconds to integer picoseconds for the min-cut.
+func toPS(s float64) int64 {
+	if s <= 0 {
+		return 0
+	}
+	if s > 1e6 {
+		s = 1e6 // keeps sums of a million such nodes inside int64
+	}
+	return int64(math.Round(s * 1e12))
+}
+
+func passCost(u *unit) error {
+	u.costs = make([]NodeCost, len(u.prog.Nodes))
+	prob := tdap.Problem{Nodes: make([]tdap.Node, len(u.prog.Nodes))}
+	for i, n := range u.prog.Nodes {
+		c, err := u.cm.Cost(u.prog, n)
+		if err != nil {
+			return err
+		}
+		u.costs[i] = c
+		tn := tdap.Node{CostHost: toPS(c.Host), CostSSD: toPS(c.SSD)}
+		switch n.Op {
+		case ir.OpInput, ir.OpOutput:
+			tn.Pin = tdap.PinHost
+		case ir.OpStored:
+			tn.Pin = tdap.PinSSD
+		}
+		prob.Nodes[i] = tn
+		seen := map[int]bool{}
+		for _, a := range n.Args {
+			if seen[a] {
+				continue
+			}
+			seen[a] = true
+			t, err := u.cm.CommSeconds(u.prog, u.prog.Nodes[a])
+			if err != nil {
+				return err
+			}
+			prob.Edges = append(prob.Edges, tdap.Edge{From: a, To: i, Comm: toPS(t)})
+		}
+	}
+	u.prob = prob
+	u.plan.Costs = u.costs
+	return nil
+}
+
+// nonLinear are the operations the paper's Bare baseline keeps on the host.
+func nonLinear(op ir.Op) bool {
+	return op == ir.OpHMult || op == ir.OpRelinearize || op == ir.OpBoot
+}
+
+func passBare(u *unit) error {
+	u.assign = make(tdap.Assignment, len(u.prog.Nodes))
+	for i, n := range u.prob.Nodes {
+		switch {
+		case n.Pin == tdap.PinHost || (n.Pin == tdap.Free && nonLinear(u.prog.Nodes[i].Op)):
+			u.assign[i] = tdap.Host
+		default:
+			u.assign[i] = tdap.SSD
+		}
+	}
+	return nil
+}
+
+func passTDAP(u *unit) error {
+	a, _, err := tdap.Solve(u.prob)
+	if err != nil {
+		return err
+	}
+	u.assign = a
+	return nil
+}
+
+func passSegment(u *unit) error {
+	order, err := tdap.SegmentOrder(u.prob, u.assign)
+	if err != nil {
+		return err
+	}
+	if u.order != nil && u.opt.Opt == "full" {
+		// Keep CLCAO's schedule inside each device: stable by segment.
+		order = stableBySegments(order, u.order, u.assign)
+	}
+	u.order = order
+	segs, err := tdap.Segments(order, u.assign)
+	if err != nil {
+		return err
+	}
+	p := u.plan
+	p.Placement = make([]string, len(u.assign))
+	for i, d := range u.assign {
+		p.Placement[i] = d.String()
+	}
+	for _, s := range segs {
+		ps := PlanSegment{Device: s.Device.String(), Nodes: s.Nodes}
+		for _, v := range s.Nodes {
+			if s.Device == tdap.SSD {
+				b, err := u.programBytes(u.prog.Nodes[v])
+				if err != nil {
+					return err
+				}
+				ps.ProgramBytes += b
+			}
+		}
+		p.MProgramBytes += ps.ProgramBytes
+		p.Segments = append(p.Segments, ps)
+	}
+	return nil
+}
+
+// stableBySegments reorders the nodes of each segment of order so that
+// their relative order follows pref (CLCAO's schedule), as long as every
+// dependency stays satisfied; otherwise it keeps order.
+func stableBySegments(order, pref []int, a tdap.Assignment) []int {
+	rank := make([]int, len(pref))
+	for k, v := range pref {
+		rank[v] = k
+	}
+	// A segment reordering is only safe when pref is itself consistent with
+	// the segment structure; pref is topological, so sorting each segment by
+	// pref rank keeps dependencies within the segment. Across segments the
+	// order is unchanged.
+	out := append([]int(nil), order...)
+	start := 0
+	for k := 1; k <= len(out); k++ {
+		if k == len(out) || a[out[k]] != a[out[start]] {
+			seg := out[start:k]
+			sortByRank(seg, rank)
+			start = k
+		}
+	}
+	return out
+}
+
+func sortByRank(s []int, rank []int) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && rank[s[j]] < rank[s[j-1]]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// programBytes is the encoded size of a node's mPrograms (all instances).
+func (u *unit) programBytes(n ir.Node) (int64, error) {
+	switch n.Op {
+	case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
+		return 0, nil
+	}
+	op, inst := n.Op, n.Count
+	if n.Op == ir.OpSum {
+		op, inst = ir.OpHAdd, n.Count*(u.prog.Nodes[n.Args[0]].Count/n.Count-1)
+	}
+	a := u.prog.Nodes[n.Args[0]]
+	prof, err := u.cm.Prof.Of(op, n.Params, a.Level, a.Degree)
+	if err != nil {
+		return 0, err
+	}
+	return prof.ProgramBytes * inst, nil
+}
+
+func passEstimate(u *unit) error {
+	p := u.plan
+	var lat float64
+	for i, d := range u.assign {
+		if d == tdap.SSD {
+			lat += u.costs[i].SSD
+		} else {
+			lat += u.costs[i].Host
+		}
+	}
+	// Transfers: each produced value crosses at most once per direction.
+	sent := map[[2]int]bool{}
+	for _, e := range u.prob.Edges {
+		if u.assign[e.From] == u.assign[e.To] {
+			continue
+		}
+		lat += float64(e.Comm) / 1e12
+		key := [2]int{e.From, int(u.assign[e.To])}
+		if sent[key] {
+			continue
+		}
+		sent[key] = true
+		b, err := u.cm.ValueBytes(u.prog, u.prog.Nodes[e.From])
+		if err != nil {
+			return err
+		}
+		p.CutBytes += b
+		p.Transfers = append(p.Transfers, Transfer{Node: e.From, To: u.assign[e.To].String(), Bytes: b})
+	}
+	for _, n := range u.prog.Nodes {
+		if n.Op == ir.OpStored {
+			b, err := u.cm.ValueBytes(u.prog, n)
+			if err != nil {
+				return err
+			}
+			p.HostOnlyBytes += b
+		}
+	}
+	p.EstLatency = lat
+	for k := range p.Segments {
+		seg := &p.Segments[k]
+		seg.EstSeconds = 0
+		for _, v := range seg.Nodes {
+			if seg.Device == "ssd" {
+				seg.EstSeconds += u.costs[v].SSD
+			} else {
+				seg.EstSeconds += u.costs[v].Host
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package compiler
+
+import (
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// Plan is the compiler's output: where every node runs, the segments that
+// become host work or device mPrograms, the transfers at the cuts, and the
+// estimates behind them. All figures in a Plan are estimates of the cost
+// model (not measurements).
+type Plan struct {
+	Workload  string        `json:"workload"`
+	Arch      string        `json:"arch"`
+	Opt       string        `json:"opt"`
+	Program   *ir.Program   `json:"program"`
+	Placement []string      `json:"placement"` // "host" or "ssd", per node
+	Costs     []NodeCost    `json:"costs"`
+	Segments  []PlanSegment `json:"segments"`
+	Transfers []Transfer    `json:"transfers"`
+
+	CutBytes      int64   `json:"cut_bytes"`       // bytes crossing host↔SSD under this plan
+	HostOnlyBytes int64   `json:"host_only_bytes"` // bytes crossing if everything ran on the host (HA)
+	MProgramBytes int64   `json:"mprogram_bytes"`  // encoded size of all device mPrograms
+	EstLatency    float64 `json:"est_latency_s"`   // Σ D_i(x_i) + Σ T_comm over cut edges
+
+	SpilledBytes       int64 `json:"spilled_bytes"`        // device intermediates spilled to LPDDR
+	SpilledBytesBefore int64 `json:"spilled_bytes_before"` // same, before CLCAO scheduling (full only)
+	KeysOnChip         bool  `json:"keys_on_chip"`
+	HotRotations       []int `json:"hot_rotations,omitempty"`
+	RotationsRewritten int   `json:"rotations_rewritten"`
+}
+
+// PlanSegment is a maximal run of same-device nodes in execution order.
+type PlanSegment struct {
+	Device       string  `json:"device"`
+	Nodes        []int   `json:"nodes"`
+	ProgramBytes int64   `json:"mprogram_bytes,omitempty"`
+	EstSeconds   float64 `json:"est_s"`
+}
+
+// Transfer is a value crossing the link.
+type Transfer struct {
+	Node  int    `json:"node"` // producer
+	To    string `json:"to"`   // destination device
+	Bytes int64  `json:"bytes"`
+}
+
+// Summary is the headline of a plan, as `rosemary compile --json` prints it.
+type Summary struct {
+	Workload      string  `json:"workload"`
+	Arch          string  `json:"arch"`
+	Opt           string  `json:"opt"`
+	Nodes         int     `json:"nodes"`
+	HostNodes     int     `json:"host_nodes"`
+	SSDNodes      int     `json:"ssd_nodes"`
+	Segments      int     `json:"segments"`
+	Transfers     int     `json:"transfers"`
+	CutBytes      int64   `json:"cut_bytes"`
+	HostOnlyBytes int64   `json:"host_only_bytes"`
+	MProgramBytes int64   `json:"mprogram_bytes"`
+	EstLatency    float64 `json:"est_latency_s"`
+	SpilledBytes  int64   `json:"spilled_bytes"`
+	SpilledBefore int64   `json:"spilled_bytes_before"`
+	KeysOnChip    bool    `json:"keys_on_chip"`
+	Rewritten     int     `json:"rotations_rewritten"`
+}
+
+// Summary returns the plan's headline figures.
+func (p *Plan) Summary() Summary {
+	s := Summary{Workload: p.Workload, Arch: p.Arch, Opt: p.Opt, Nodes: len(p.Placement), Segments: len(p.Segments),
+		Transfers: len(p.Transfers), CutBytes: p.CutBytes, HostOnlyBytes: p.HostOnlyBytes, MProgramBytes: p.MProgramBytes,
+		EstLatency: p.EstLatency, SpilledBytes: p.SpilledBytes, SpilledBefore: p.SpilledBytesBefore,
+		KeysOnChip: p.KeysOnChip, Rewritten: p.RotationsRewritten}
+	for _, d := range p.Placement {
+		if d == "ssd" {
+			s.SSDNodes++
+		} else {
+			s.HostNodes++
+		}
+	}
+	return s
+}

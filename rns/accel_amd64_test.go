@@ -3,6 +3,7 @@
 package rns
 
 import (
+	"fmt"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -29,5 +30,30 @@ func TestFastPathsActive(t *testing.T) {
 	SetPureGo(false)
 	if got := Accelerated(); got != want {
 		t.Fatalf("after SetPureGo(false): %q, want %q", got, want)
+	}
+}
+
+// TestMont64Kernels runs the AVX-512F Montgomery kernels, which the dispatch
+// uses only for q ≥ 2^50 on IFMA machines, on every modulus size against
+// mulMontGo and macMontGo, including non-canonical b (any a·b < q·2^64).
+func TestMont64Kernels(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512")
+	}
+	for _, q := range []uint64{3, (1 << 20) + 7, largestNTTPrime(t, 49, 4), largestNTTPrime(t, 60, 4), largestNTTPrime(t, 62, 4)} {
+		m, _ := NewModulus(q)
+		const n = 64
+		a, acc := randLimb(t, n, q), randLimb(t, n, q)
+		for _, b := range [][]uint64{randLimb(t, n, q), randLimb(t, n, ^uint64(0))} {
+			want, got := make([]uint64, n), make([]uint64, n)
+			mulMontGo(a, b, want, &m)
+			mulMont64Vec(&a[0], &b[0], &got[0], n, q, m.MRedConst)
+			assertEqual(t, fmt.Sprintf("mulMont64Vec q=%d", q), got, want)
+			copy(want, acc)
+			copy(got, acc)
+			macMontGo(a, b, want, &m)
+			macMont64Vec(&a[0], &b[0], &got[0], n, q, m.MRedConst)
+			assertEqual(t, fmt.Sprintf("macMont64Vec q=%d", q), got, want)
+		}
 	}
 }

@@ -139,6 +139,12 @@ func mulMontVec(a, b, out *uint64, n int, q, qinv, k, ks uint64)
 func macMontVec(a, b, acc *uint64, n int, q, qinv, k, ks uint64)
 
 //go:noescape
+func mulMont64Vec(a, b, out *uint64, n int, q, mr uint64)
+
+//go:noescape
+func macMont64Vec(a, b, acc *uint64, n int, q, mr uint64)
+
+//go:noescape
 func permuteBlocksVec(in, out *uint64, index *uint32, n int, lastBlock uint64) (spill, max uint64)
 
 //go:noescape
@@ -174,33 +180,34 @@ func montIFMAConstants(m *Modulus) (qinv, k, ks uint64) {
 	return qinv, k, shoup52(k, m.Q)
 }
 
-// mulMontAVX512 is called for q < 2^50; it needs IFMA, and inputs with
-// a·b < q·2^52 (canonical inputs qualify).
+// mulMontAVX512 runs the IFMA kernel for q < 2^50 (inputs with
+// a·b < q·2^52, canonical ones qualify) and the AVX-512F one otherwise (the
+// very operations of mulMontGo).
 func mulMontAVX512(a, b, out []uint64, m *Modulus) {
-	if !useIFMA {
-		mulMontGo(a, b, out, m)
-		return
-	}
 	n := len(a)
 	b, out = b[:n], out[:n]
 	if n8 := n &^ 7; n8 > 0 {
-		qinv, k, ks := montIFMAConstants(m)
-		mulMontVec(&a[0], &b[0], &out[0], n8, m.Q, qinv, k, ks)
+		if useIFMA && m.Q < 1<<50 {
+			qinv, k, ks := montIFMAConstants(m)
+			mulMontVec(&a[0], &b[0], &out[0], n8, m.Q, qinv, k, ks)
+		} else {
+			mulMont64Vec(&a[0], &b[0], &out[0], n8, m.Q, m.MRedConst)
+		}
 		a, b, out = a[n8:], b[n8:], out[n8:]
 	}
 	mulMontGo(a, b, out, m)
 }
 
 func macMontAVX512(a, b, acc []uint64, m *Modulus) {
-	if !useIFMA {
-		macMontGo(a, b, acc, m)
-		return
-	}
 	n := len(a)
 	b, acc = b[:n], acc[:n]
 	if n8 := n &^ 7; n8 > 0 {
-		qinv, k, ks := montIFMAConstants(m)
-		macMontVec(&a[0], &b[0], &acc[0], n8, m.Q, qinv, k, ks)
+		if useIFMA && m.Q < 1<<50 {
+			qinv, k, ks := montIFMAConstants(m)
+			macMontVec(&a[0], &b[0], &acc[0], n8, m.Q, qinv, k, ks)
+		} else {
+			macMont64Vec(&a[0], &b[0], &acc[0], n8, m.Q, m.MRedConst)
+		}
 		a, b, acc = a[n8:], b[n8:], acc[n8:]
 	}
 	macMontGo(a, b, acc, m)

@@ -62,15 +62,33 @@ func primesBelow(bits, logN, count int) ([]uint64, error) {
 	return ps, nil
 }
 
-// kernelPath names the implementation Rosemary's kernel takes: add and the
-// permutation have AVX-512F code for every modulus, the others need IFMA and
-// a prime below 2^50.
+// kernelPath names the implementation Rosemary's kernel takes for a prime of
+// the given size on this CPU (see the dispatch in vec.go, ntt.go, bconv.go).
 func kernelPath(kernel string, bits int) string {
-	switch {
-	case (kernel == "add" || kernel == "automorphism") && useAVX512:
-		return "avx512"
-	case kernel != "add" && kernel != "automorphism" && useIFMA && bits < 50:
-		return "avx512-ifma"
+	ifma := useIFMA && bits < 50
+	switch kernel {
+	case "add", "automorphism":
+		if useAVX512 {
+			return "avx512"
+		}
+	case "mulmod", "mac":
+		if ifma {
+			return "avx512-ifma"
+		}
+		if useAVX512 {
+			return "avx512"
+		}
+	case "ntt", "intt":
+		if ifma {
+			return "avx512-ifma"
+		}
+		if useAVX512 && bits >= 50 {
+			return "avx512"
+		}
+	case "bconv":
+		if ifma {
+			return "avx512-ifma"
+		}
 	}
 	return "purego"
 }

@@ -110,7 +110,7 @@ func subScalarGo(a []uint64, s uint64, out []uint64, q uint64) {
 // MulMont sets out = a·b·2^{-64} mod q (Montgomery multiplication), the
 // product Lattigo's MulCoeffsMontgomery computes.
 func MulMont(a, b, out []uint64, m *Modulus) {
-	if useAVX512 && m.Q < 1<<50 {
+	if useAVX512 {
 		mulMontAVX512(a, b, out, m)
 		return
 	}
@@ -134,7 +134,7 @@ func mulMontGo(a, b, out []uint64, m *Modulus) {
 
 // MACMont sets acc = acc + a·b·2^{-64} mod q.
 func MACMont(a, b, acc []uint64, m *Modulus) {
-	if useAVX512 && m.Q < 1<<50 {
+	if useAVX512 {
 		macMontAVX512(a, b, acc, m)
 		return
 	}

@@ -308,3 +308,90 @@ mulSLoop:
 	JB          mulSLoop
 	VZEROUPPER
 	RET
+
+// MULHI64(X, Y, Y1, OUT): OUT = ⌊X·Y/2^64⌋ from four 32×32-bit products,
+// Y1 = Y >> 32, Z29 = 2^32 − 1; Z16–Z19 scratch; OUT ∉ {X, Y, Y1}.
+#define MULHI64(X, Y, Y1, OUT) \
+	VPSRLQ   $32, X, Z16;   \
+	VPMULUDQ Y, X, Z17;     \
+	VPMULUDQ Y1, X, Z18;    \
+	VPMULUDQ Y, Z16, Z19;   \
+	VPMULUDQ Y1, Z16, OUT;  \
+	VPSRLQ   $32, Z17, Z17; \
+	VPADDQ   Z17, Z19, Z19; \
+	VPANDQ   Z29, Z19, Z17; \
+	VPADDQ   Z17, Z18, Z18; \
+	VPSRLQ   $32, Z19, Z19; \
+	VPSRLQ   $32, Z18, Z18; \
+	VPADDQ   Z19, OUT, OUT; \
+	VPADDQ   Z18, OUT, OUT
+
+// MONT64(A, B, OUT): OUT = MRed(A, B) = A·B·2^-64 mod q in [0, q), the
+// operations of mulMontGo on eight lanes: hi:lo = A·B,
+// r = hi − ⌊(lo·mr mod 2^64)·q/2^64⌋ + q, minus q if ≥ q.
+// Z31 = q, Z28 = q >> 32, Z27 = mr = q^-1 mod 2^64; Z2, Z3, Z5, Z8 scratch.
+#define MONT64(A, B, OUT) \
+	VPSRLQ  $32, B, Z2;      \
+	MULHI64(A, B, Z2, Z3);   \
+	VPMULLQ B, A, Z5;        \
+	VPMULLQ Z27, Z5, Z5;     \
+	MULHI64(Z5, Z31, Z28, OUT); \
+	VPSUBQ  OUT, Z3, OUT;    \
+	VPADDQ  Z31, OUT, OUT;   \
+	VPSUBQ  Z31, OUT, Z8;    \
+	VPMINUQ Z8, OUT, OUT
+
+// MONT64_SETUP: q in AX, mr in R8.
+#define MONT64_SETUP \
+	VPBROADCASTQ AX, Z31;         \
+	VPSRLQ       $32, Z31, Z28;   \
+	VPBROADCASTQ R8, Z27;         \
+	MOVQ         $0xffffffff, BX; \
+	VPBROADCASTQ BX, Z29
+
+// func mulMont64Vec(a, b, out *uint64, n int, q, mr uint64)
+TEXT ·mulMont64Vec(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ out+16(FP), DI
+	MOVQ n+24(FP), CX
+	MOVQ q+32(FP), AX
+	MOVQ mr+40(FP), R8
+	MONT64_SETUP
+	XORQ AX, AX
+
+mul64Loop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	VMOVDQU64 (DX)(AX*8), Z1
+	MONT64(Z0, Z1, Z7)
+	VMOVDQU64 Z7, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        mul64Loop
+	VZEROUPPER
+	RET
+
+// func macMont64Vec(a, b, acc *uint64, n int, q, mr uint64)
+TEXT ·macMont64Vec(SB), NOSPLIT, $0-48
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DX
+	MOVQ acc+16(FP), DI
+	MOVQ n+24(FP), CX
+	MOVQ q+32(FP), AX
+	MOVQ mr+40(FP), R8
+	MONT64_SETUP
+	XORQ AX, AX
+
+mac64Loop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	VMOVDQU64 (DX)(AX*8), Z1
+	MONT64(Z0, Z1, Z7)
+	VPADDQ    (DI)(AX*8), Z7, Z7
+	VPSUBQ    Z31, Z7, Z8
+	VPMINUQ   Z8, Z7, Z7
+	VMOVDQU64 Z7, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        mac64Loop
+	VZEROUPPER
+	RET

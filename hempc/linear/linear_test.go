@@ -174,6 +174,8 @@ func TestProtocolsExactRandomShapes(t *testing.T) {
 		{"3x3 s1 p1", cheetah.PN12, Cheetah, ConvShape{Ci: 3, H: 7, W: 6, Co: 4, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
 		{"3x3 s2 p1 ℓ37", cheetah.PN12, Cheetah, ConvShape{Ci: 5, H: 9, W: 9, Co: 3, Kh: 3, Kw: 3, Stride: 2, Pad: 1}, Options{LogT: 37, WeightBits: 4}},
 		{"fc", cheetah.PN12, Cheetah, FCShape(70, 9), Options{LogT: 21, WeightBits: 8}},
+		{"ℓ45", cheetah.PN12, Cheetah, ConvShape{Ci: 4, H: 6, W: 6, Co: 3, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 45, WeightBits: 8}},
+		{"oe ℓ40", cheetah.PN13, OptiEncode, ConvShape{Ci: 4, H: 6, W: 6, Co: 3, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 40, WeightBits: 8}},
 		{"channel blocks", cheetah.PN12, Cheetah, ConvShape{Ci: 40, H: 14, W: 14, Co: 2, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
 		{"spatial tiles", cheetah.PN12, Cheetah, ConvShape{Ci: 2, H: 80, W: 75, Co: 2, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, Options{LogT: 21, WeightBits: 8}},
 		{"oe spatial tiles", cheetah.PN12, OptiEncode, ConvShape{Ci: 2, H: 80, W: 75, Co: 3, Kh: 3, Kw: 3, Stride: 2, Pad: 1}, Options{LogT: 21, WeightBits: 8}},

@@ -333,3 +333,31 @@ func TestEmptyBatches(t *testing.T) {
 		t.Fatalf("after empty batches: %v", y)
 	}
 }
+
+func TestReveal(t *testing.T) {
+	p0, p1 := pair(t, 44)
+	g := testPRG(t)
+	r := p0.Ring()
+	x := signedInputs(g, r, 100)
+	x0, x1 := r.Split(g, x)
+	a, b := both(t, func() ([]uint64, error) { return p0.Reveal(x0) }, func() ([]uint64, error) { return p1.Reveal(x1) })
+	for i := range x {
+		if a[i] != x[i] || b[i] != x[i] {
+			t.Fatalf("reveal %d: %d %d want %d", i, a[i], b[i], x[i])
+		}
+	}
+	a, b = both(t, func() ([]uint64, error) { return p0.RevealTo(x0, 1) }, func() ([]uint64, error) { return p1.RevealTo(x1, 1) })
+	if a != nil || len(b) != len(x) || b[5] != x[5] {
+		t.Fatal("RevealTo client wrong")
+	}
+	// The client lies about the count: the server's decoder rejects it.
+	if _, err := p1.RevealTo(x1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p0.RevealTo(x0[:99], 0); err == nil {
+		t.Error("reveal with mismatched lengths accepted")
+	}
+	if _, err := p0.RevealTo(x0, 2); err == nil {
+		t.Error("reveal to party 2 accepted")
+	}
+}

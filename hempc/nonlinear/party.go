@@ -19,7 +19,8 @@ const (
 	blockBits          = 4 // m: bits per millionaires' leaf
 )
 
-// Party is one side of a nonlinear-protocol session.
+// Party is one side of a nonlinear-protocol session. It is not safe for
+// concurrent use: calls run one protocol at a time over the Conn.
 type Party struct {
 	conn *transport.Conn
 	id   int

@@ -19,7 +19,8 @@ const MaxBatch = 1 << 23
 
 const streamLabel = "rosemary/hempc/ot.iknp"
 
-// Sender is the IKNP extension sender (the base-OT receiver).
+// Sender is the IKNP extension sender (the base-OT receiver). It is not
+// safe for concurrent use.
 type Sender struct {
 	conn    *transport.Conn
 	s       block
@@ -27,7 +28,8 @@ type Sender struct {
 	next    uint64            // index of the next OT
 }
 
-// Receiver is the IKNP extension receiver (the base-OT sender).
+// Receiver is the IKNP extension receiver (the base-OT sender). It is not
+// safe for concurrent use.
 type Receiver struct {
 	conn    *transport.Conn
 	streams [kappa][2]*share.PRG // G(k_i^0), G(k_i^1)

@@ -104,18 +104,15 @@ func (e *Encryptor) Encrypt(values []float64, scale float64, ct *Ciphertext) err
 	for i := range c.limbs {
 		l := &c.limbs[i]
 		q := l.mod.Q
+		c0, c1 := ct.C0[i], ct.C1[i]
 		smallToMod(e.bg1, e.u, q)
-		l.ntt.Forward(e.bg1)
-		c0 := ct.C0[i]
 		for j, x := range m {
 			c0[j] = l.mod.ReduceSigned(x)
 		}
-		l.ntt.Forward(c0)
-		l.mulAdd(c0, e.bg1, e.pk.p0[i])
-		c1 := ct.C1[i]
 		smallToMod(c1, e.e1, q)
-		l.ntt.Forward(c1)
-		l.mulAdd(c1, e.bg1, e.pk.p1[i])
+		// One twiddle generation for the limb's three transforms.
+		l.ntt.Forward3(e.bg1, c0, c1)
+		l.mulAdd2(c0, c1, e.bg1, e.pk.p0[i], e.pk.p1[i])
 	}
 	ct.Scale = scale
 	return nil

@@ -11,6 +11,8 @@ import (
 // to [0, q); Inverse undoes it.
 type NTT interface {
 	Forward(p []uint64)
+	// Forward3 transforms up to three polynomials (nil ones are skipped).
+	Forward3(a, b, c []uint64)
 	Inverse(p []uint64)
 	N() int
 	Modulus() *Modulus
@@ -204,7 +206,7 @@ func NewFlyNTT(n int, q uint64) (*FlyNTT, error) {
 // for block i = brev_s(k), the twiddle ψ^(h·(2k+1)) = ψ^h · (ψ^(2h))^k.
 func (f *FlyNTT) Forward(p []uint64) {
 	if f.q() < lazyLimit {
-		f.forwardRadix4(p)
+		f.forwardRadix4(p, nil, nil)
 		return
 	}
 	n, q := f.n, f.mod.Q

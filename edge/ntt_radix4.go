@@ -89,22 +89,61 @@ func (t *TableNTT) forwardRadix4(p []uint64) {
 	}
 }
 
+// Forward3 transforms up to three polynomials (nil ones are skipped) with
+// one pass of twiddle generation: the on-the-fly twiddles of a limb are
+// computed once and applied to all of them, as RISE's parallel BFUs share
+// one twiddle unit. The encryptor transforms u, Δm+e0 and e1 of a limb this
+// way.
+func (f *FlyNTT) Forward3(a, b, c []uint64) {
+	if f.q() >= lazyLimit {
+		for _, p := range [3][]uint64{a, b, c} {
+			if p != nil {
+				f.Forward(p)
+			}
+		}
+		return
+	}
+	f.forwardRadix4(a, b, c)
+}
+
+// Forward3 of the table NTT transforms each non-nil polynomial in turn.
+func (t *TableNTT) Forward3(a, b, c []uint64) {
+	for _, p := range [3][]uint64{a, b, c} {
+		if p != nil {
+			t.Forward(p)
+		}
+	}
+}
+
 // forwardRadix4 of the on-the-fly NTT: for the pair of stages (s, s+1) a
 // binary counter over the block index i yields Wlo = tw(s+1, 2i) (one exact
 // product per step); then W = Wlo² and Whi = Wlo·ψ^(N/2) (ψ^(N/2) is the
-// fourth root of unity), three products per block.
-func (f *FlyNTT) forwardRadix4(p []uint64) {
+// fourth root of unity), three products per block. Twiddles are computed
+// for a chunk of blocks first, then the chunk's butterflies run on each of
+// the (up to three) polynomials.
+func (f *FlyNTT) forwardRadix4(pa, pb, pc []uint64) {
 	n, q := f.n, f.mod.Q
-	p = p[:n]
+	polys := [3][]uint64{pa, pb, pc}
+	np := 0
+	for _, p := range polys {
+		if p != nil {
+			polys[np] = p[:n]
+			np++
+		}
+	}
 	c := f.invQ
 	top := f.logN - 1
 	rootI, rootIS := f.spow[top], f.spowS[top]
 	var part [64]uint64
 	s, m := 0, 1
 	if f.logN&1 == 1 {
-		radix2First(p, f.spow[top], f.spowS[top], q)
+		for _, p := range polys[:np] {
+			radix2First(p, f.spow[top], f.spowS[top], q)
+		}
 		s, m = 1, 2
 	}
+	const chunk = 32
+	var tw [6][chunk]uint64
 	for ; m < n; s, m = s+2, m<<2 {
 		H := n / (2 * m)
 		// Wlo exponent for block i: H/2 + Σ_{bits b of i} 2^(top-b-1).
@@ -112,11 +151,6 @@ func (f *FlyNTT) forwardRadix4(p []uint64) {
 		for b := 0; b <= s; b++ {
 			part[b] = f.spow[lh]
 		}
-		// Twiddles are computed for a chunk of blocks first, then the
-		// chunk's butterflies run: two tight loops pipeline better than
-		// one interleaved loop with a long dependency chain.
-		const chunk = 32
-		var tw [6][chunk]uint64
 		wl := part[0]
 		for i0 := 0; i0 < m; i0 += chunk {
 			cn := min(chunk, m-i0)
@@ -135,33 +169,41 @@ func (f *FlyNTT) forwardRadix4(p []uint64) {
 				tw[2][k], tw[3][k] = wl, wls
 				tw[4][k], tw[5][k] = wh, approxShoup(wh, c)
 			}
-			if H == 2 {
-				// last two stages, inlined, with the final reduction
-				mod := &f.mod
-				q3 := 3 * q
-				blk := p[4*i0 : 4*(i0+cn)]
-				for k := 0; k < cn; k++ {
-					x := blk[4*k : 4*k+4 : 4*k+4]
-					w, ws := tw[0][k], tw[1][k]
-					t2 := shoupMulLazy(x[2], w, ws, q)
-					t3 := shoupMulLazy(x[3], w, ws, q)
-					y0, y2 := x[0]+t2, x[0]-t2+q3
-					y1, y3 := x[1]+t3, x[1]-t3+q3
-					u1 := shoupMulLazy(y1, tw[2][k], tw[3][k], q)
-					u3 := shoupMulLazy(y3, tw[4][k], tw[5][k], q)
-					x[0], x[1] = mod.Reduce(y0+u1), mod.Reduce(y0-u1+q3)
-					x[2], x[3] = mod.Reduce(y2+u3), mod.Reduce(y2-u3+q3)
+			for _, p := range polys[:np] {
+				if H == 2 {
+					r4lastChunk(p[4*i0:4*(i0+cn)], &tw, &f.mod)
+					continue
 				}
-				continue
-			}
-			for k := 0; k < cn; k++ {
-				r4(p, 2*(i0+k)*H, H, tw[0][k], tw[1][k], tw[2][k], tw[3][k], tw[4][k], tw[5][k], q)
+				for k := 0; k < cn; k++ {
+					r4(p, 2*(i0+k)*H, H, tw[0][k], tw[1][k], tw[2][k], tw[3][k], tw[4][k], tw[5][k], q)
+				}
 			}
 		}
 	}
 	if n <= 2 {
-		for j := range p {
-			p[j] = f.mod.Reduce(p[j])
+		for _, p := range polys[:np] {
+			for j := range p {
+				p[j] = f.mod.Reduce(p[j])
+			}
 		}
+	}
+}
+
+// r4lastChunk runs the last two stages (H = 2) over consecutive blocks of
+// four with the twiddles of tw, and reduces the outputs to [0, q).
+func r4lastChunk(blk []uint64, tw *[6][32]uint64, mod *Modulus) {
+	q := mod.Q
+	q3 := 3 * q
+	for k := 0; k < len(blk)/4; k++ {
+		x := blk[4*k : 4*k+4 : 4*k+4]
+		w, ws := tw[0][k], tw[1][k]
+		t2 := shoupMulLazy(x[2], w, ws, q)
+		t3 := shoupMulLazy(x[3], w, ws, q)
+		y0, y2 := x[0]+t2, x[0]-t2+q3
+		y1, y3 := x[1]+t3, x[1]-t3+q3
+		u1 := shoupMulLazy(y1, tw[2][k], tw[3][k], q)
+		u3 := shoupMulLazy(y3, tw[4][k], tw[5][k], q)
+		x[0], x[1] = mod.Reduce(y0+u1), mod.Reduce(y0-u1+q3)
+		x[2], x[3] = mod.Reduce(y2+u3), mod.Reduce(y2-u3+q3)
 	}
 }

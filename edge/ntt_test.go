@@ -150,3 +150,29 @@ func BenchmarkNTT(b *testing.B) {
 		})
 	}
 }
+
+// Forward3 (shared on-the-fly twiddles) equals three Forward calls, for odd
+// and even log N, with nil polynomials skipped.
+func TestForward3(t *testing.T) {
+	prng := NewPRNG(fixedSeed())
+	for _, n := range []int{2, 4, 8, 32, 512, 1024, 2048} {
+		q := uint64(1053818881)
+		fly, _ := NewFlyNTT(n, q)
+		tab, _ := NewTableNTT(n, q)
+		a, b, c := randPoly(prng, n, q), randPoly(prng, n, q), randPoly(prng, n, q)
+		for name, ntt := range map[string]NTT{"fly": fly, "table": tab} {
+			x, y, z := append([]uint64(nil), a...), append([]uint64(nil), b...), append([]uint64(nil), c...)
+			ntt.Forward3(x, nil, z)
+			ntt.Forward3(nil, y, nil)
+			for _, pr := range [][2][]uint64{{a, x}, {b, y}, {c, z}} {
+				want := append([]uint64(nil), pr[0]...)
+				tab.Forward(want)
+				for j := range want {
+					if pr[1][j] != want[j] {
+						t.Fatalf("%s N=%d: Forward3 differs at %d", name, n, j)
+					}
+				}
+			}
+		}
+	}
+}

@@ -167,6 +167,22 @@ func (l *limb) mulAdd(acc, a, bm []uint64) {
 	}
 }
 
+// mulAdd2 sets c0 += u·p0 and c1 += u·p1 in one sweep over u.
+func (l *limb) mulAdd2(c0, c1, u, p0, p1 []uint64) {
+	if !l.small {
+		l.mulAdd(c0, u, p0)
+		l.mulAdd(c1, u, p1)
+		return
+	}
+	q, qi := l.mod.Q, l.mod.QInv
+	c1, u, p0, p1 = c1[:len(c0)], u[:len(c0)], p0[:len(c0)], p1[:len(c0)]
+	for j := range c0 {
+		x := u[j]
+		c0[j] = condSub(c0[j]+condSub(mred32(x, p0[j], q, qi), q), q)
+		c1[j] = condSub(c1[j]+condSub(mred32(x, p1[j], q, qi), q), q)
+	}
+}
+
 // mulSub sets acc[j] = acc[j] - a[j]·bm[j] mod q.
 func (l *limb) mulSub(acc, a, bm []uint64) {
 	q := l.mod.Q

@@ -12,10 +12,13 @@
 //	Σ_i D_i(x_i) + Σ_{(i,j) with x_i ≠ x_j} T_comm(i,j)
 //
 // exactly, by Stone's two-processor assignment (1977) as an s–t minimum cut
-// with the host as source and the SSD as sink, computed by the package's own
-// max-flow solver (Network, Dinic's algorithm on flat int32/int64 arrays,
-// iterative throughout; a 10^6-node program is partitioned in about a second).
-// Cost evaluates the objective of any placement directly.
+// with the host as source and the SSD as sink. The max-flow solver is the
+// package's own Network: flat CSR arc arrays with int32 indices, iterative
+// throughout, with two algorithms — push-relabel (highest label, gap and
+// global relabelling; used by Solve) and Dinic's (a cross-check, and a
+// complete flow when one is needed). A 10^6-node program is partitioned in
+// seconds (BenchmarkSolve1M). Cost evaluates the objective of any placement
+// directly, and the tests hold Solve to brute force over every placement.
 //
 // Costs are int64 in one additive unit of the caller's choice, used for every
 // node and edge alike. The Rosemary cost model is expected to use

@@ -6,7 +6,8 @@ import (
 	"math"
 )
 
-// Network is a flow network solved by Dinic's algorithm. Capacities are
+// Network is a flow network with two max-flow algorithms: MaxFlow
+// (push-relabel, the default) and MaxFlowDinic (Dinic's). Capacities are
 // int64 in whatever additive unit the caller uses (Solve passes cost units,
 // see the package documentation); they must be non-negative and the sum of
 // the capacities leaving the source must fit in an int64.
@@ -34,9 +35,10 @@ type Network struct {
 	iter  []int32
 	queue []int32
 
-	built  bool
-	solved bool
-	s, t   int32
+	built    bool
+	solved   bool // a max flow (or max preflow) has been computed
+	complete bool // it is a flow, not only a preflow
+	s, t     int32
 }
 
 // flowArc is one arc of the residual graph; its fields share a cache line.
@@ -122,20 +124,17 @@ func (g *Network) build() {
 	}
 	g.start, g.arcs = start, arcs
 	g.eu, g.ev, g.eFwd, g.eRev = nil, nil, nil, nil
-	g.level = make([]int32, n)
-	g.iter = make([]int32, n)
-	g.queue = make([]int32, 0, n)
 	g.built = true
 }
 
-// MaxFlow computes a maximum s–t flow and returns its value. It may be called
-// once per network; afterwards SourceSet and SinkSet describe minimum cuts.
-func (g *Network) MaxFlow(s, t int) (int64, error) {
+// prepare checks the terminals and the source capacity and builds the CSR
+// form; it is shared by both algorithms.
+func (g *Network) prepare(s, t int) error {
 	if g.solved {
-		return 0, errors.New("tdap: network: MaxFlow called twice")
+		return errors.New("tdap: network: max flow computed twice")
 	}
 	if s < 0 || s >= g.n || t < 0 || t >= g.n || s == t {
-		return 0, fmt.Errorf("tdap: network: terminals s=%d t=%d invalid for %d nodes", s, t, g.n)
+		return fmt.Errorf("tdap: network: terminals s=%d t=%d invalid for %d nodes", s, t, g.n)
 	}
 	var out int64
 	for i := range g.eu {
@@ -145,17 +144,36 @@ func (g *Network) MaxFlow(s, t int) (int64, error) {
 			out += g.eRev[i]
 		}
 		if out < 0 {
-			return 0, errors.New("tdap: network: source capacity overflows int64")
+			return errors.New("tdap: network: source capacity overflows int64")
 		}
 	}
 	g.build()
 	g.s, g.t = int32(s), int32(t)
+	g.solved = true
+	return nil
+}
+
+// MaxFlowDinic computes a maximum s–t flow with Dinic's algorithm and returns
+// its value. Only one of MaxFlow and MaxFlowDinic may be called, once;
+// afterwards SinkSet (and, for Dinic, SourceSet) describe minimum cuts.
+//
+// Dinic augments one path at a time, so its work grows with the total length
+// of the augmenting paths; on deep programs whose flow must travel far
+// (long chains on one device) MaxFlow is much faster. It is kept as an
+// independent cross-check and because it leaves a complete flow.
+func (g *Network) MaxFlowDinic(s, t int) (int64, error) {
+	if err := g.prepare(s, t); err != nil {
+		return 0, err
+	}
+	g.level = make([]int32, g.n)
+	g.iter = make([]int32, g.n)
+	g.queue = make([]int32, 0, g.n)
 	var flow int64
 	for g.bfs() {
 		copy(g.iter, g.start[:g.n])
 		flow += g.augment()
 	}
-	g.solved = true
+	g.complete = true
 	return flow, nil
 }
 
@@ -244,15 +262,16 @@ func (g *Network) augment() int64 {
 	return total
 }
 
-// SourceSet reports, after MaxFlow, the nodes reachable from s in the
+// SourceSet reports, after MaxFlowDinic, the nodes reachable from s in the
 // residual graph: the source side of the minimum cut whose source side is
-// smallest (it is contained in the source side of every minimum cut).
+// smallest (it is contained in the source side of every minimum cut). It
+// needs a complete flow, which MaxFlow (a maximum preflow) does not leave.
 func (g *Network) SourceSet() ([]bool, error) {
-	if !g.solved {
-		return nil, errors.New("tdap: network: SourceSet before MaxFlow")
+	if !g.complete {
+		return nil, errors.New("tdap: network: SourceSet needs MaxFlowDinic first")
 	}
 	in := make([]bool, g.n)
-	q := g.queue[:0]
+	q := make([]int32, 0, g.n)
 	in[g.s] = true
 	q = append(q, g.s)
 	for i := 0; i < len(q); i++ {
@@ -264,18 +283,21 @@ func (g *Network) SourceSet() ([]bool, error) {
 			}
 		}
 	}
-	g.queue = q[:0]
 	return in, nil
 }
 
-// SinkSet reports, after MaxFlow, the nodes that can reach t in the residual
-// graph: the sink side of the minimum cut whose sink side is smallest.
+// SinkSet reports, after MaxFlow or MaxFlowDinic, the nodes that can reach t
+// in the residual graph: the sink side of the minimum cut whose sink side is
+// smallest (it is contained in the sink side of every minimum cut). For a
+// maximum preflow this set is the same as for the maximum flow it extends
+// to: turning the preflow into a flow only changes arcs between nodes that
+// cannot reach t.
 func (g *Network) SinkSet() ([]bool, error) {
 	if !g.solved {
-		return nil, errors.New("tdap: network: SinkSet before MaxFlow")
+		return nil, errors.New("tdap: network: SinkSet before a max flow")
 	}
 	in := make([]bool, g.n)
-	q := g.queue[:0]
+	q := make([]int32, 0, g.n)
 	in[g.t] = true
 	q = append(q, g.t)
 	for i := 0; i < len(q); i++ {
@@ -288,6 +310,5 @@ func (g *Network) SinkSet() ([]bool, error) {
 			}
 		}
 	}
-	g.queue = q[:0]
 	return in, nil
 }

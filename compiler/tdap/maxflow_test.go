@@ -56,6 +56,32 @@ func bruteMinCut(n int, arcs []arc, s, t int) (best int64, srcMin, sinkMin []boo
 	return best, srcMin, sinkMin
 }
 
+// network builds a Network from arcs (bwd == fwd means undirected).
+func network(t *testing.T, n int, arcs []arc) *Network {
+	t.Helper()
+	g, err := NewNetwork(n, len(arcs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range arcs {
+		switch e.bwd {
+		case 0:
+			err = g.AddEdge(e.u, e.v, e.fwd)
+		case e.fwd:
+			err = g.AddUndirected(e.u, e.v, e.fwd)
+		default:
+			t.Fatalf("arc %+v: unsupported capacities", e)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return g
+}
+
+// TestMaxFlowBruteForce checks both algorithms against every s–t cut of
+// small random networks: the flow value, and that the reported cuts are the
+// extreme minimum cuts (smallest source side, smallest sink side).
 func TestMaxFlowBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for tc := 0; tc < 400; tc++ {
@@ -66,10 +92,6 @@ func TestMaxFlowBruteForce(t *testing.T) {
 			if s == sink {
 				sink = (s + 1) % n
 			}
-		}
-		g, err := NewNetwork(n, 0)
-		if err != nil {
-			t.Fatal(err)
 		}
 		var arcs []arc
 		m := rng.Intn(3 * n)
@@ -84,25 +106,35 @@ func TestMaxFlowBruteForce(t *testing.T) {
 			}
 			if rng.Intn(3) == 0 {
 				arcs = append(arcs, arc{u, v, c, c})
-				err = g.AddUndirected(u, v, c)
 			} else {
 				arcs = append(arcs, arc{u, v, c, 0})
-				err = g.AddEdge(u, v, c)
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 		}
-		flow, err := g.MaxFlow(s, sink)
+		best, srcMin, sinkMin := bruteMinCut(n, arcs, s, sink)
+
+		pr := network(t, n, arcs)
+		flow, err := pr.MaxFlow(s, sink)
 		if err != nil {
 			t.Fatal(err)
 		}
-		best, srcMin, sinkMin := bruteMinCut(n, arcs, s, sink)
 		if flow != best {
-			t.Fatalf("case %d: max flow %d, brute-force min cut %d", tc, flow, best)
+			t.Fatalf("case %d: push-relabel max flow %d, brute-force min cut %d", tc, flow, best)
+		}
+		prSnk, _ := pr.SinkSet()
+		g := network(t, n, arcs)
+		if flow, err = g.MaxFlowDinic(s, sink); err != nil {
+			t.Fatal(err)
+		}
+		if flow != best {
+			t.Fatalf("case %d: Dinic max flow %d, brute-force min cut %d", tc, flow, best)
 		}
 		src, _ := g.SourceSet()
 		snk, _ := g.SinkSet()
+		for v := range snk {
+			if prSnk[v] != snk[v] {
+				t.Fatalf("case %d: sink sets differ: push-relabel %v, Dinic %v", tc, prSnk, snk)
+			}
+		}
 		if c := cutCapacity(arcs, src); c != best {
 			t.Fatalf("case %d: SourceSet cut capacity %d, want %d", tc, c, best)
 		}
@@ -126,22 +158,26 @@ func TestMaxFlowBruteForce(t *testing.T) {
 
 // TestMaxFlowKnown is the textbook CLRS network (max flow 23).
 func TestMaxFlowKnown(t *testing.T) {
-	g, _ := NewNetwork(6, 9)
-	for _, e := range []arc{{0, 1, 16, 0}, {0, 2, 13, 0}, {2, 1, 4, 0}, {1, 3, 12, 0}, {3, 2, 9, 0},
-		{2, 4, 14, 0}, {4, 3, 7, 0}, {3, 5, 20, 0}, {4, 5, 4, 0}} {
-		if err := g.AddEdge(e.u, e.v, e.fwd); err != nil {
-			t.Fatal(err)
+	arcs := []arc{{0, 1, 16, 0}, {0, 2, 13, 0}, {2, 1, 4, 0}, {1, 3, 12, 0}, {3, 2, 9, 0},
+		{2, 4, 14, 0}, {4, 3, 7, 0}, {3, 5, 20, 0}, {4, 5, 4, 0}}
+	want := []bool{false, false, false, true, false, true} // sink side {v3, t}
+	for _, alg := range []string{"push-relabel", "dinic"} {
+		g := network(t, 6, arcs)
+		var f int64
+		var err error
+		if alg == "dinic" {
+			f, err = g.MaxFlowDinic(0, 5)
+		} else {
+			f, err = g.MaxFlow(0, 5)
 		}
-	}
-	f, err := g.MaxFlow(0, 5)
-	if err != nil || f != 23 {
-		t.Fatalf("max flow = %d, %v; want 23", f, err)
-	}
-	src, _ := g.SourceSet()
-	want := []bool{true, true, true, false, true, false}
-	for v := range want {
-		if src[v] != want[v] {
-			t.Fatalf("source set %v, want %v", src, want)
+		if err != nil || f != 23 {
+			t.Fatalf("%s: max flow = %d, %v; want 23", alg, f, err)
+		}
+		snk, _ := g.SinkSet()
+		for v := range want {
+			if snk[v] != want[v] {
+				t.Fatalf("%s: sink set %v, want %v", alg, snk, want)
+			}
 		}
 	}
 }
@@ -150,23 +186,30 @@ func TestMaxFlowKnown(t *testing.T) {
 // would allow for a recursive DFS is handled.
 func TestMaxFlowLongPath(t *testing.T) {
 	const n = 200000
-	g, _ := NewNetwork(n, n)
+	var arcs []arc
 	for v := 0; v+1 < n; v++ {
 		c := int64(5 + v%7)
 		if v == n/2 {
 			c = 3
 		}
-		if err := g.AddEdge(v, v+1, c); err != nil {
-			t.Fatal(err)
+		arcs = append(arcs, arc{v, v + 1, c, 0})
+	}
+	for _, alg := range []string{"push-relabel", "dinic"} {
+		g := network(t, n, arcs)
+		var f int64
+		var err error
+		if alg == "dinic" {
+			f, err = g.MaxFlowDinic(0, n-1)
+		} else {
+			f, err = g.MaxFlow(0, n-1)
 		}
-	}
-	f, err := g.MaxFlow(0, n-1)
-	if err != nil || f != 3 {
-		t.Fatalf("max flow = %d, %v; want 3", f, err)
-	}
-	src, _ := g.SourceSet()
-	if !src[n/2] || src[n/2+1] {
-		t.Fatalf("cut not at the bottleneck arc")
+		if err != nil || f != 3 {
+			t.Fatalf("%s: max flow = %d, %v; want 3", alg, f, err)
+		}
+		snk, _ := g.SinkSet()
+		if snk[n/2] || !snk[n/2+1] {
+			t.Fatalf("%s: cut not at the bottleneck arc", alg)
+		}
 	}
 }
 
@@ -182,6 +225,9 @@ func TestNetworkErrors(t *testing.T) {
 	}
 	if _, err := g.SourceSet(); err == nil {
 		t.Error("SourceSet before MaxFlow accepted")
+	}
+	if _, err := g.SinkSet(); err == nil {
+		t.Error("SinkSet before MaxFlow accepted")
 	}
 	if _, err := g.MaxFlow(1, 1); err == nil {
 		t.Error("MaxFlow(s == t) accepted")
@@ -207,5 +253,14 @@ func TestNetworkErrors(t *testing.T) {
 	}
 	if _, err := h.MaxFlow(0, 1); err == nil {
 		t.Error("second MaxFlow accepted")
+	}
+	if _, err := h.MaxFlowDinic(0, 1); err == nil {
+		t.Error("MaxFlowDinic after MaxFlow accepted")
+	}
+	if _, err := h.SourceSet(); err == nil {
+		t.Error("SourceSet after a preflow accepted")
+	}
+	if _, err := h.SinkSet(); err != nil {
+		t.Error(err)
 	}
 }

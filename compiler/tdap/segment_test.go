@@ -252,3 +252,18 @@ func TestTopoOrder(t *testing.T) {
 		t.Error("SegmentOrder accepted a short assignment")
 	}
 }
+
+func TestNames(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Host.String(), "host"}, {SSD.String(), "ssd"}, {Device(9).String(), "Device(9)"},
+		{Free.String(), "free"}, {PinHost.String(), "host"}, {PinSSD.String(), "ssd"}, {Pin(7).String(), "Pin(7)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+	h, s := Assignment{Host, SSD, SSD}.Count()
+	if h != 1 || s != 2 {
+		t.Errorf("Count = %d, %d", h, s)
+	}
+}

@@ -14,7 +14,7 @@ import "fmt"
 // separated from t, so v→t carries D_v(Host); each dependency is an
 // undirected edge of capacity T_comm. Every s–t cut is then a placement and
 // its capacity is that placement's objective, so a minimum cut is an optimal
-// placement.
+// placement. The cut is computed by Network.MaxFlow (push-relabel).
 //
 // Pins are not modelled as infinite capacities: a pinned node is merged into
 // its terminal, its own cost becomes a constant, and its edges to free nodes
@@ -29,6 +29,19 @@ import "fmt"
 // returns the one whose set of SSD nodes is smallest (it is contained in the
 // SSD set of every optimal placement), so ties go to the host.
 func Solve(p Problem) (Assignment, int64, error) {
+	return solve(p, pushRelabelAlg)
+}
+
+// algorithm selects the max-flow algorithm behind Solve (tests and
+// benchmarks compare them).
+type algorithm int
+
+const (
+	pushRelabelAlg algorithm = iota
+	dinicAlg
+)
+
+func solve(p Problem, alg algorithm) (Assignment, int64, error) {
 	if err := p.Validate(); err != nil {
 		return nil, 0, err
 	}
@@ -110,7 +123,12 @@ func Solve(p Problem) (Assignment, int64, error) {
 			}
 		}
 	}
-	flow, err := g.MaxFlow(s, t)
+	var flow int64
+	if alg == dinicAlg {
+		flow, err = g.MaxFlowDinic(s, t)
+	} else {
+		flow, err = g.MaxFlow(s, t)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("tdap: solve: %w", err)
 	}

@@ -126,6 +126,15 @@ func TestSolveBruteForce(t *testing.T) {
 			t.Fatalf("case %d (%d nodes, %d edges): Solve cost %d, Cost(assignment) %d, brute-force optimum %d",
 				tc, len(p.Nodes), len(p.Edges), c, direct, best)
 		}
+		ad, cd, err := solve(p, dinicAlg)
+		if err != nil || cd != best {
+			t.Fatalf("case %d: Dinic cost %d (%v), brute-force optimum %d", tc, cd, err, best)
+		}
+		for v := range a {
+			if ad[v] != a[v] {
+				t.Fatalf("case %d: node %d: Dinic placement differs", tc, v)
+			}
+		}
 		for v := range a {
 			if (a[v] == SSD) != ssdMin[v] {
 				t.Fatalf("case %d: node %d on %v; the smallest optimal SSD set disagrees (ties must go to the host)", tc, v, a[v])
@@ -326,4 +335,40 @@ func TestSolveLargeLocallyOptimal(t *testing.T) {
 	}
 	host, ssd := a.Count()
 	t.Logf("cost %d, %d host nodes, %d ssd nodes", c, host, ssd)
+}
+
+// TestAlgorithmsAgree solves mid-size programs, far beyond brute force, with
+// both max-flow algorithms: the costs must be equal and, since both return
+// the placement with the smallest SSD set, so must the placements. These
+// sizes exercise push-relabel's global relabelling and gap heuristic.
+func TestAlgorithmsAgree(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	problems := []Problem{
+		layered(rng, 30000, 300, 0.05),
+		layered(rng, 30000, 300, 0.15),
+		layered(rng, 30000, 100, 0.3),
+		deep(rng, 10, 3000),
+		deep(rng, 3, 5000),
+	}
+	for i := 0; i < 20; i++ {
+		problems = append(problems, randomProblem(rng, 100, 400))
+	}
+	for k, p := range problems {
+		a1, c1, err := solve(p, pushRelabelAlg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a2, c2, err := solve(p, dinicAlg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c1 != c2 {
+			t.Fatalf("problem %d: push-relabel cost %d, Dinic %d", k, c1, c2)
+		}
+		for v := range a1 {
+			if a1[v] != a2[v] {
+				t.Fatalf("problem %d: node %d placed on %v by push-relabel, %v by Dinic", k, v, a1[v], a2[v])
+			}
+		}
+	}
 }

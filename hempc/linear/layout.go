@@ -70,10 +70,17 @@ func (pl *Plan) liftWeight(w uint64) uint64 {
 // kernelPoly returns the plaintext (mod 2^LogTp) for output channel (or row
 // block, for matrix-vector) o and input block cb; w is OIHW.
 func (pl *Plan) kernelPoly(w []uint64, o, cb int) []uint64 {
+	poly := make([]uint64, pl.Params.N())
+	pl.kernelEach(w, o, cb, func(e int, v uint64) { poly[e] = v })
+	return poly
+}
+
+// kernelEach calls fn for every (position, value) the kernel plaintext of
+// (o, cb) sets; positions are distinct.
+func (pl *Plan) kernelEach(w []uint64, o, cb int, fn func(e int, v uint64)) {
 	s := pl.Shape
 	N := pl.Params.N()
 	mask := uint64(1)<<uint(pl.LogTp) - 1
-	poly := make([]uint64, N)
 	if pl.MatVec {
 		for i := 0; i < pl.Mb; i++ {
 			row := o*pl.Mb + i
@@ -82,11 +89,11 @@ func (pl *Plan) kernelPoly(w []uint64, o, cb int) []uint64 {
 			}
 			for j := 0; j < pl.Nb; j++ {
 				if col := cb*pl.Nb + j; col < s.Ci {
-					poly[i*pl.Nb+pl.Nb-1-j] = pl.liftWeight(w[row*s.Ci+col])
+					fn(i*pl.Nb+pl.Nb-1-j, pl.liftWeight(w[row*s.Ci+col]))
 				}
 			}
 		}
-		return poly
+		return
 	}
 	in := pl.Inner
 	st := s.Stride
@@ -111,19 +118,18 @@ func (pl *Plan) kernelPoly(w []uint64, o, cb int) []uint64 {
 				}
 				v := pl.liftWeight(w[wi])
 				if pl.Proto == Cheetah {
-					poly[O-(c*hw+ki*pl.Wb+kj)] = v
+					fn(O-(c*hw+ki*pl.Wb+kj), v)
 					continue
 				}
 				e := O0 - (ki*pl.Wb+kj)*pl.Cb - c
 				if e >= 0 {
-					poly[e] = v
+					fn(e, v)
 				} else {
-					poly[N+e] = (-v) & mask // X^e = -X^(N+e)
+					fn(N+e, (-v)&mask) // X^e = -X^(N+e)
 				}
 			}
 		}
 	}
-	return poly
 }
 
 // outputMap returns, for output ciphertext 'group' of a tile, the
@@ -195,21 +201,6 @@ func automorphPoly(a []uint64, g uint64, logT int) []uint64 {
 	return out
 }
 
-// mulMonomialPoly returns a·X^k mod (X^N+1, 2^logT), 0 ≤ k < N.
-func mulMonomialPoly(a []uint64, k, logT int) []uint64 {
-	N := len(a)
-	mask := uint64(1)<<uint(logT) - 1
-	out := make([]uint64, N)
-	for i, v := range a {
-		if e := i + k; e < N {
-			out[e] = (out[e] + v) & mask
-		} else {
-			out[e-N] = (out[e-N] - v) & mask
-		}
-	}
-	return out
-}
-
 // bsgsPoly returns σ_{γ^{-uB}}(Σ_i X^i σ_{γ^{uB+v}}(K_{gC+i, cb})) mod 2^LogTp.
 func (pl *Plan) bsgsPoly(w []uint64, group, u, v, cb int) []uint64 {
 	N := pl.Params.N()
@@ -224,11 +215,19 @@ func (pl *Plan) bsgsPoly(w []uint64, group, u, v, cb int) []uint64 {
 		if o >= pl.Shape.Co {
 			break
 		}
-		k := automorphPoly(pl.kernelPoly(w, o, cb), sig, pl.LogTp)
-		k = mulMonomialPoly(k, i, pl.LogTp)
-		for j := range acc {
-			acc[j] = (acc[j] + k[j]) & mask
-		}
+		// X^i·σ(K_o) term by term: X^e -> ±X^(e·sig mod N), then the shift.
+		pl.kernelEach(w, o, cb, func(e int, v uint64) {
+			f := int(uint64(e) * sig % m)
+			if f >= N {
+				f -= N
+				v = -v
+			}
+			if f += i; f >= N {
+				f -= N
+				v = -v
+			}
+			acc[f] = (acc[f] + v) & mask
+		})
 	}
 	return automorphPoly(acc, inv, pl.LogTp)
 }

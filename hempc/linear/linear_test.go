@@ -307,3 +307,63 @@ func TestRejectsBadInputs(t *testing.T) {
 		t.Error("wrong-size share accepted")
 	}
 }
+
+// mulMonomialPoly returns a·X^k mod (X^N+1, 2^logT), 0 ≤ k < N.
+func mulMonomialPoly(a []uint64, k, logT int) []uint64 {
+	N := len(a)
+	mask := uint64(1)<<uint(logT) - 1
+	out := make([]uint64, N)
+	for i, v := range a {
+		if e := i + k; e < N {
+			out[e] = (out[e] + v) & mask
+		} else {
+			out[e-N] = (out[e-N] - v) & mask
+		}
+	}
+	return out
+}
+
+// TestBSGSPlaintextsDense checks the sparse construction of the BSGS
+// plaintexts against the dense definition
+// σ_{γ^{-uB}}(Σ_i X^i·σ_{γ^{uB+v}}(K_i)).
+func TestBSGSPlaintextsDense(t *testing.T) {
+	p, err := cheetah.NewParameters(cheetah.PN13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ConvShape{Ci: 5, H: 6, W: 7, Co: 11, Kh: 3, Kw: 3, Stride: 2, Pad: 1}
+	pl, err := NewPlan(OptiEncodeBSGS, p, s, Options{LogT: 21, WeightBits: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pl.BSGS || pl.Baby < 2 {
+		t.Fatalf("plan does not use BSGS baby steps: %+v", pl)
+	}
+	w := randWeights(t, s.WeightLen(), 8, 21)
+	N, C := p.N(), pl.C()
+	m := uint64(2 * N)
+	mask := uint64(1)<<uint(pl.LogTp) - 1
+	for g := 0; g < pl.Groups(); g++ {
+		for u := 0; u < C/pl.Baby; u++ {
+			for v := 0; v < pl.Baby; v++ {
+				for cb := 0; cb < pl.Inputs(); cb++ {
+					acc := make([]uint64, N)
+					for i := 0; i < C && g*C+i < s.Co; i++ {
+						k := automorphPoly(pl.kernelPoly(w, g*C+i, cb), powMod(pl.gamma, u*pl.Baby+v, m), pl.LogTp)
+						k = mulMonomialPoly(k, i, pl.LogTp)
+						for j := range acc {
+							acc[j] = (acc[j] + k[j]) & mask
+						}
+					}
+					want := automorphPoly(acc, powMod(pl.gamma, (C-u*pl.Baby)%C, m), pl.LogTp)
+					got := pl.bsgsPoly(w, g, u, v, cb)
+					for j := range want {
+						if got[j] != want[j] {
+							t.Fatalf("g=%d u=%d v=%d cb=%d: coefficient %d = %d, want %d", g, u, v, cb, j, got[j], want[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}

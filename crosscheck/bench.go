@@ -71,9 +71,9 @@ func (e *Env) NewRunner(op ir.Op) (*Runner, error) {
 	}
 	mem := engine.NewMemObjects()
 	for i, obj := range r.low.Inputs {
-		mem.Set(obj.Space, obj.ID, limbsOf(inputs[i].Value[:obj.Polys], obj.Limbs))
+		mem.Set(obj.Space, obj.ID, engine.PolyLimbs(inputs[i].Value[:obj.Polys], obj.Limbs))
 	}
-	mem.Set(r.low.Keys[0].Space, r.low.Keys[0].ID, keyLimbs(key))
+	mem.Set(r.low.Keys[0].Space, r.low.Keys[0].ID, engine.KeyLimbs(key))
 	if r.machine, err = engine.NewMachine(r.low.Program.Config, mem); err != nil {
 		return nil, err
 	}

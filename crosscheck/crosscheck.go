@@ -339,13 +339,13 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 	mem := engine.NewMemObjects()
 	for i, obj := range low.Inputs {
 		if obj.Role == "pt" {
-			mem.Set(obj.Space, obj.ID, limbsOf([]ring.Poly{ptIn.Value}, obj.Limbs))
+			mem.Set(obj.Space, obj.ID, engine.PolyLimbs([]ring.Poly{ptIn.Value}, obj.Limbs))
 			continue
 		}
-		mem.Set(obj.Space, obj.ID, limbsOf(inputs[i].Value, obj.Limbs))
+		mem.Set(obj.Space, obj.ID, engine.PolyLimbs(inputs[i].Value, obj.Limbs))
 	}
 	if len(low.Keys) > 0 {
-		limbs := keyLimbs(key)
+		limbs := engine.KeyLimbs(key)
 		if e.tamper {
 			limbs[0] = append([]uint64(nil), limbs[0]...)
 			limbs[0][0] ^= 1
@@ -378,30 +378,6 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 	}
 	r.Decrypts, err = e.decryptsTo(got, ref)
 	return err
-}
-
-// limbsOf flattens polynomials into object limbs (poly p, limb i → p·limbs+i).
-func limbsOf(polys []ring.Poly, limbs int) [][]uint64 {
-	var out [][]uint64
-	for _, p := range polys {
-		for i := 0; i < limbs; i++ {
-			out = append(out, p.Coeffs[i])
-		}
-	}
-	return out
-}
-
-// keyLimbs flattens a gadget ciphertext in the compiler's key layout.
-func keyLimbs(g *rlwe.GadgetCiphertext) [][]uint64 {
-	var out [][]uint64
-	for d := range g.Value {
-		for comp := 0; comp < 2; comp++ {
-			qp := g.Value[d][0][comp]
-			out = append(out, qp.Q.Coeffs...)
-			out = append(out, qp.P.Coeffs...)
-		}
-	}
-	return out
 }
 
 func mulmod(a, b, t uint64) uint64 { return (a % t) * (b % t) % t }

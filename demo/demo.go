@@ -107,16 +107,16 @@ func Run(w io.Writer, preset string, rotation int) (*Summary, error) {
 	}
 	t0 = time.Now()
 	mem := engine.NewMemObjects()
-	mem.Set(isa.SpaceDRAM, mul.Inputs[0].ID, ctLimbs(cta))
-	mem.Set(isa.SpaceDRAM, mul.Inputs[1].ID, ctLimbs(ctb))
-	mem.Set(isa.SpaceNAND, mul.Keys[0].ID, keyLimbs(&rlk.GadgetCiphertext))
+	mem.Set(isa.SpaceDRAM, mul.Inputs[0].ID, engine.PolyLimbs(cta.Value, cta.Level()+1))
+	mem.Set(isa.SpaceDRAM, mul.Inputs[1].ID, engine.PolyLimbs(ctb.Value, ctb.Level()+1))
+	mem.Set(isa.SpaceNAND, mul.Keys[0].ID, engine.KeyLimbs(&rlk.GadgetCiphertext))
 	st1, err := runOn(mul.Program, mem)
 	if err != nil {
 		return nil, fmt.Errorf("demo: HMult+Relinearize: %w", err)
 	}
 	// The product becomes the rotation's input; the Galois key replaces rlk.
 	mem.Set(isa.SpaceDRAM, rot.Inputs[0].ID, mem.Get(isa.SpaceDRAM, mul.Output.ID))
-	mem.Set(isa.SpaceNAND, rot.Keys[0].ID, keyLimbs(&gk.GadgetCiphertext))
+	mem.Set(isa.SpaceNAND, rot.Keys[0].ID, engine.KeyLimbs(&gk.GadgetCiphertext))
 	st2, err := runOn(rot.Program, mem)
 	if err != nil {
 		return nil, fmt.Errorf("demo: HRot: %w", err)
@@ -191,23 +191,4 @@ func encryptVec(params ckks.Parameters, enc *ckks.Encoder, encr *rlwe.Encryptor,
 		return nil, err
 	}
 	return encr.EncryptNew(pt)
-}
-
-func ctLimbs(ct *rlwe.Ciphertext) [][]uint64 {
-	var out [][]uint64
-	for _, p := range ct.Value {
-		out = append(out, p.Coeffs...)
-	}
-	return out
-}
-
-func keyLimbs(g *rlwe.GadgetCiphertext) [][]uint64 {
-	var out [][]uint64
-	for d := range g.Value {
-		for comp := 0; comp < 2; comp++ {
-			out = append(out, g.Value[d][0][comp].Q.Coeffs...)
-			out = append(out, g.Value[d][0][comp].P.Coeffs...)
-		}
-	}
-	return out
 }

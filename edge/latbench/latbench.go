@@ -8,16 +8,31 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
-	"time"
 
+	"github.com/rosemary-fhe/rosemary/edge"
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 )
 
 // Result holds Lattigo's figures for one parameter set.
 type Result struct {
-	EncryptMs    float64 // Encode + Encrypt (public key), mean over iters
+	EncryptMs    float64 // Encode + Encrypt (public key): wall time, fastest round
+	EncryptCPUMs float64 // the same in thread CPU time
 	WorkingBytes int     // see Measure
+}
+
+// bytesPerOp returns the heap bytes one call of op allocates (mean of 5).
+func bytesPerOp(op func() error) (float64, error) {
+	var m0, m1 runtime.MemStats
+	const k = 5
+	runtime.ReadMemStats(&m0)
+	for i := 0; i < k; i++ {
+		if err := op(); err != nil {
+			return 0, err
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	return float64(m1.TotalAlloc-m0.TotalAlloc) / k, nil
 }
 
 // Measure times ckks Encode + rlwe public-key Encrypt at ring degree n with
@@ -58,26 +73,16 @@ func Measure(n int, primes []uint64, logScale int, values []float64, iters int) 
 	if err := op(); err != nil {
 		return r, fmt.Errorf("latbench: encrypt: %w", err)
 	}
-	var a0, a1 runtime.MemStats
-	runtime.ReadMemStats(&a0)
-	// Fastest of 5 rounds (the same rule as edge.MeasureEncrypt).
-	const rounds = 5
-	per := max(1, (iters+rounds-1)/rounds)
-	best := math.Inf(1)
-	for k := 0; k < rounds; k++ {
-		start := time.Now()
-		for i := 0; i < per; i++ {
-			if err := op(); err != nil {
-				return r, fmt.Errorf("latbench: encrypt: %w", err)
-			}
-		}
-		best = math.Min(best, float64(time.Since(start).Nanoseconds())/1e6/float64(per))
+	// The same timing rule as edge.MeasureEncrypt (fastest of 5 rounds).
+	r.EncryptMs, r.EncryptCPUMs, err = edge.TimeOp(iters, op)
+	if err != nil {
+		return r, fmt.Errorf("latbench: encrypt: %w", err)
 	}
-	runtime.ReadMemStats(&a1)
-	r.EncryptMs = best
-	iters = rounds * per
-	perOp := float64(a1.TotalAlloc-a0.TotalAlloc) / float64(iters)
-	setup := int64(h1-h0) + int64(h3-h2)
+	perOp, err := bytesPerOp(op)
+	if err != nil {
+		return r, fmt.Errorf("latbench: encrypt: %w", err)
+	}
+	setup := int64(h1) - int64(h0) + int64(h3) - int64(h2)
 	r.WorkingBytes = int(setup) + int(math.Round(perOp))
 	runtime.KeepAlive(params)
 	runtime.KeepAlive(encd)

@@ -68,7 +68,7 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 				msgs[idx] = m
 			}
 		}
-		reply, err := p.snd.ReplyN(u, msgs, blockBits, 2)
+		reply, err := p.nsnd.Reply(u, msgs, blockBits, 2)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
@@ -82,7 +82,7 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
 			}
 		}
-		req, u, err := p.rcv.RequestN(choices, blockBits)
+		req, u, err := p.nrcv.Request(choices, blockBits)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
@@ -93,7 +93,7 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
-		got, err := p.rcv.FinishN(req, reply, 2)
+		got, err := p.nrcv.Finish(req, reply, 2)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}

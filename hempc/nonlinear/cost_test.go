@@ -15,8 +15,9 @@ func expectedMillionaires(n, k int) transport.Stats {
 	const h = transport.HeaderSize
 	var st transport.Stats
 	q := (k + blockBits - 1) / blockBits
-	// Leaves: client sends u for 4 OTs per block, server the 16 two-bit masks.
-	st.BytesC2S += uBytes(n*q*blockBits) + h
+	// Leaves: client sends the KK13 u matrix (256 bits per block), server
+	// the 16 two-bit masked messages.
+	st.BytesC2S += uint64(256*((n*q+63)/64)*8) + h
 	st.BytesS2C += uint64(share.PackedLen(n*q*16, 2)) + h
 	st.Flights += 2
 	st.Frames += 2

@@ -12,7 +12,8 @@
 // After CrypTFlow2 (Rathee et al., CCS 2020), which Cheetah reuses: to compute
 // shares of 1{a > b} for P0's k-bit a and P1's k-bit b, both split their
 // inputs into q = ⌈k/4⌉ blocks of m = 4 bits (the top block zero-extended).
-// For each block P0 samples bits (g, e) and offers, in a 1-out-of-16 OT, the
+// For each block P0 samples bits (g, e) and offers, in a 1-out-of-16 OT
+// (the KK13 extension of package ot), the
 // 16 two-bit messages (g ⊕ 1{a_j > v}, e ⊕ 1{a_j = v}) for v = 0…15; P1
 // chooses v = b_j. The leaves are combined in a binary tree,
 //
@@ -46,9 +47,10 @@
 //
 // # Cost
 //
-// With ℓ = 37 a ReLU costs 9 one-out-of-16 OTs (36 IKNP OTs), 8 ANDs (16
-// OTs) and 2 correlated OTs, and 12 flights (6 round trips) per batch after
-// the one-time setup of 2 × 128 base OTs. Cheetah's silent-OT (VOLE) backend,
-// which makes these OTs almost free in bandwidth, is not implemented; IKNP
-// costs 16 bytes of receiver traffic per OT.
+// With ℓ = 37 a ReLU costs 9 one-out-of-16 KK13 OTs (32 bytes each from the
+// client), 8 ANDs (two IKNP OTs each, one per direction, 16 bytes each) and
+// 2 correlated OTs: about 630 bytes and 12 flights (6 round trips) per batch,
+// after a one-time setup of 512 base OTs. Cheetah's silent-OT (VOLE)
+// backend, which makes these OTs almost free in bandwidth, is not
+// implemented.
 package nonlinear

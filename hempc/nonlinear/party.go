@@ -27,11 +27,13 @@ type Party struct {
 	ring share.Ring
 	snd  *ot.Sender
 	rcv  *ot.Receiver
+	nsnd *ot.NSender   // party 0 only: millionaires' leaves
+	nrcv *ot.NReceiver // party 1 only
 	prg  *share.PRG
 }
 
 // NewParty sets up OT extension in both directions over conn (2 × 128 base
-// OTs). The server end becomes party 0, the client end party 1; the peer must
+// OTs for IKNP, 256 for the KK13 1-out-of-N extension from party 0 to 1). The server end becomes party 0, the client end party 1; the peer must
 // call NewParty with the same ring. ℓ must be at least 2.
 func NewParty(conn *transport.Conn, ring share.Ring) (*Party, error) {
 	if ring.Bits() < 2 {
@@ -47,11 +49,15 @@ func NewParty(conn *transport.Conn, ring share.Ring) (*Party, error) {
 	}
 	if p.id == 0 {
 		if p.snd, err = ot.NewSender(conn); err == nil {
-			p.rcv, err = ot.NewReceiver(conn)
+			if p.rcv, err = ot.NewReceiver(conn); err == nil {
+				p.nsnd, err = ot.NewNSender(conn)
+			}
 		}
 	} else {
 		if p.rcv, err = ot.NewReceiver(conn); err == nil {
-			p.snd, err = ot.NewSender(conn)
+			if p.snd, err = ot.NewSender(conn); err == nil {
+				p.nrcv, err = ot.NewNReceiver(conn)
+			}
 		}
 	}
 	if err != nil {

@@ -47,6 +47,16 @@
 //     …, K_k^{v_k}); the receiver knows exactly the keys of its choice, so
 //     every other mask contains a key it lacks.
 //
+// # 1-out-of-N OT extension
+//
+// NSender/NReceiver implement Kolesnikov and Kumaresan (CRYPTO 2013): IKNP
+// with the receiver's choice bit replaced by a codeword C(c) of the
+// Walsh–Hadamard code on 8-bit inputs (256 bits, minimum distance 128 = κ),
+// 256 base OTs, and keys H(j, q_j ⊕ (C(v) ∧ s)) for v < N ≤ 256. A
+// 1-out-of-16 OT then costs 32 bytes of receiver traffic instead of the 64
+// of four IKNP OTs in the Naor–Pinkas construction; the nonlinear package
+// uses it for the millionaires' leaves.
+//
 // Each call is two flights: the receiver's u matrix, then the sender's
 // masked messages (random OT is one flight).
 package ot

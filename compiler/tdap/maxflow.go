@@ -14,12 +14,15 @@ import (
 //
 // Edges are collected by AddEdge/AddUndirected and turned into a compressed
 // adjacency array (CSR: one flat array of arcs, grouped by tail, plus an
-// offset per node) on the first call to MaxFlow. Every arc is paired with its
+// offset per node) when the max flow is computed. Every arc is paired with its
 // reverse arc, so the residual graph needs no extra storage; an undirected
 // edge of capacity c is a single pair whose two arcs both start at c. Node
-// and arc indices are int32, which bounds a network at 2^31-1 nodes and
-// arcs. All traversals are iterative, so path length is bounded by memory,
-// never by the goroutine stack.
+// and arc indices are int32, which bounds a network at 2^31-2 nodes and
+// 2^31-1 arcs. All traversals are iterative, so path length is bounded by
+// memory, never by the goroutine stack.
+//
+// A minimum cut is read from the residual graph afterwards: SinkSet is its
+// sink side (the complement is the source side).
 type Network struct {
 	n int
 
@@ -31,6 +34,7 @@ type Network struct {
 	start []int32
 	arcs  []flowArc
 
+	// Dinic's working arrays.
 	level []int32
 	iter  []int32
 	queue []int32
@@ -51,8 +55,9 @@ type flowArc struct {
 // NewNetwork returns an empty network on n nodes numbered 0..n-1; edgeHint
 // is the expected number of AddEdge/AddUndirected calls (0 if unknown).
 func NewNetwork(n, edgeHint int) (*Network, error) {
-	if n < 2 || n > math.MaxInt32 {
-		return nil, fmt.Errorf("tdap: network size %d out of range [2, %d]", n, math.MaxInt32)
+	// Labels go up to n and are incremented, so n+1 must fit in an int32.
+	if n < 2 || n > math.MaxInt32-1 {
+		return nil, fmt.Errorf("tdap: network size %d out of range [2, %d]", n, math.MaxInt32-1)
 	}
 	if edgeHint < 0 || edgeHint > math.MaxInt32/2 {
 		edgeHint = 0

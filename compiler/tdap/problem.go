@@ -93,9 +93,9 @@ func (a Assignment) Count() (host, ssd int) {
 	return host, ssd
 }
 
-// maxNodes bounds a problem so that the flow network (nodes plus source and
-// sink) has int32 indices.
-const maxNodes = math.MaxInt32 - 2
+// maxNodes bounds a problem so that its flow network (nodes plus source and
+// sink) fits NewNetwork's limit.
+const maxNodes = math.MaxInt32 - 3
 
 // Validate checks that the problem is well formed: costs and transfer costs
 // non-negative, pins known, edge endpoints in range and distinct, and the

@@ -3,6 +3,7 @@ package tdap
 import (
 	"math"
 	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -203,8 +204,25 @@ func TestSolvePIR(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Best order: {0} host, {1, 2} SSD, {3, 4} host.
-	if len(segs) != 3 || segs[1].Device != SSD || len(segs[1].Nodes) != 2 {
-		t.Fatalf("segments %+v (order %v)", segs, order)
+	want3 := []Segment{{Host, []int{0}}, {SSD, []int{1, 2}}, {Host, []int{3, 4}}}
+	if !reflect.DeepEqual(segs, want3) {
+		t.Fatalf("segments %+v (order %v), want %+v", segs, order, want3)
+	}
+	r, err := Partition(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cost != 4260 || !reflect.DeepEqual(r.Segments, want3) || !reflect.DeepEqual(r.Transfers, ts) ||
+		!reflect.DeepEqual(r.Assignment, want) || !reflect.DeepEqual(r.Order, order) {
+		t.Fatalf("Partition = %+v", r)
+	}
+	// A cycle is fine for the cut but not for segmentation.
+	p.Edges = append(p.Edges, Edge{3, 2, 1})
+	if _, err := Partition(p); err == nil {
+		t.Fatal("Partition accepted a cyclic program")
+	}
+	if _, err := Partition(Problem{Nodes: []Node{{CostHost: -1}}}); err == nil {
+		t.Fatal("Partition accepted an invalid problem")
 	}
 }
 

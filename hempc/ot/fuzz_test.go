@@ -7,14 +7,15 @@ import (
 )
 
 // FuzzPeerMessages feeds arbitrary bytes, as a malicious or broken peer
-// could, to every function that decodes a peer's OT message: the sender's u
-// matrix decoders and the receiver's reply decoders. They must return errors,
+// could, to every function that decodes a peer's OT message (IKNP and KK13): the
+// senders' u-matrix decoders and the receivers' reply decoders. They must return errors,
 // not panic, and accept only messages of the exact expected size.
 func FuzzPeerMessages(f *testing.F) {
 	f.Add([]byte{}, uint8(1))
 	f.Add(make([]byte, kappa*8), uint8(1))
 	f.Add(make([]byte, 16*3), uint8(3))
 	snd, rcv := pair(f)
+	nsnd, nrcv := kkPair(f)
 	r, _ := share.NewRing(37)
 	f.Fuzz(func(t *testing.T, msg []byte, n uint8) {
 		m := make([]uint64, n)
@@ -40,6 +41,21 @@ func FuzzPeerMessages(f *testing.F) {
 			t.Fatal(err)
 		}
 		rcv.FinishN(nreq, msg, 2)
+		msgs := make([][]uint64, n)
+		for i := range msgs {
+			msgs[i] = make([]uint64, 16)
+		}
+		wantKK := kkWidth * ((int(n) + 63) / 64) * 8
+		if _, err := nsnd.Reply(msg, msgs, 4, 2); (err == nil) != (len(msg) == wantKK) {
+			t.Fatalf("KK13 Reply: %d-byte u for %d instances: err %v", len(msg), n, err)
+		}
+		kreq, _, err := nrcv.Request(make([]uint16, n), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nrcv.Finish(kreq, msg, 2); err == nil && len(msg) != share.PackedLen(16*int(n), 2) {
+			t.Fatalf("KK13 Finish accepted a %d-byte reply for %d instances", len(msg), n)
+		}
 		if _, err := rcv.FinishN(req, msg, 2); err == nil {
 			t.Fatal("FinishN accepted a 1-of-2 request")
 		}

@@ -227,10 +227,16 @@ func TestSeededSymmetric(t *testing.T) {
 	}
 }
 
-// Self-contained keys (no Lattigo) round-trip.
+// Self-contained keys (no Lattigo) round-trip, with every NTT back end.
 func TestGenKeysRoundTrip(t *testing.T) {
+	for _, opt := range []Option{WithTableNTT(), func(*Context) {}} {
+		testGenKeysRoundTrip(t, opt)
+	}
+}
+
+func testGenKeysRoundTrip(t *testing.T, opt Option) {
 	p, _ := Preset(2048)
-	ctx, err := NewContext(p, WithTableNTT())
+	ctx, err := NewContext(p, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

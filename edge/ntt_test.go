@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/rns"
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
 
@@ -170,6 +171,33 @@ func TestForward3(t *testing.T) {
 				for j := range want {
 					if pr[1][j] != want[j] {
 						t.Fatalf("%s N=%d: Forward3 differs at %d", name, n, j)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The edge NTTs give the same results as the verified core's rns NTT.
+func TestNTTMatchesRNS(t *testing.T) {
+	prng := NewPRNG(fixedSeed())
+	for _, n := range []int{1024, 4096} {
+		for _, q := range []uint64{1053818881, 1062535169, 1152921504606584833} {
+			rt, err := rns.NewNTTTable(n, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tab, _ := NewTableNTT(n, q)
+			fly, _ := NewFlyNTT(n, q)
+			a := randPoly(prng, n, q)
+			want := make([]uint64, n)
+			rt.Forward(a, want)
+			for name, ntt := range map[string]NTT{"table": tab, "fly": fly} {
+				b := append([]uint64(nil), a...)
+				ntt.Forward(b)
+				for j := range b {
+					if b[j] != want[j] {
+						t.Fatalf("%s N=%d q=%d: differs from rns at %d", name, n, q, j)
 					}
 				}
 			}

@@ -109,9 +109,10 @@ func NewContext(p Params, opts ...Option) (*Context, error) {
 		seen[q] = true
 		var ntt NTT
 		var err error
-		if c.table {
+		switch {
+		case c.table:
 			ntt, err = NewTableNTT(p.N, q)
-		} else {
+		default:
 			ntt, err = NewFlyNTT(p.N, q)
 		}
 		if err != nil {

@@ -5,8 +5,35 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
+
+func goTool(t *testing.T) string {
+	t.Helper()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		if goBin, err = exec.LookPath("go"); err != nil {
+			t.Skip("go tool not found")
+		}
+	}
+	return goBin
+}
+
+// The edge package (and the riscv64 encryptor) must not need Lattigo at run
+// time: no Lattigo package among their non-test dependencies.
+func TestNoLattigoDependency(t *testing.T) {
+	out, err := exec.Command(goTool(t), "list", "-deps", ".", "./internal/rvencrypt").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "lattigo") {
+			t.Fatalf("edge depends on %s at run time", line)
+		}
+	}
+}
 
 // The encryptor built for GOARCH=riscv64 runs under qemu-riscv64 and its
 // ciphertext decrypts on the host to the exact frame bytes. Skipped only
@@ -19,12 +46,7 @@ func TestRISCV(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cross build skipped in -short mode")
 	}
-	goBin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			t.Skip("go tool not found")
-		}
-	}
+	goBin := goTool(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "rvencrypt")
 	build := exec.Command(goBin, "build", "-o", bin, "./internal/rvencrypt")

@@ -12,9 +12,15 @@
 // identical to Lattigo's; the *Lazy variants return values in [0, 2q)
 // congruent to them.
 //
-// Each kernel has a portable Go implementation; on amd64 with AVX-512 IFMA
-// (primes below 2^50) the hot kernels run in assembly, chosen at run time
-// with golang.org/x/sys/cpu. Building with -tags purego, or setting
-// rns.ForcePureGo, selects the Go code everywhere; tests run both and require
-// identical outputs.
+// Each kernel has a portable Go implementation. On amd64 with AVX-512
+// (F/DQ/VL/BW) the hot kernels run in assembly, chosen at run time with
+// golang.org/x/sys/cpu: with IFMA52 and a prime below 2^50, the NTT/INTT,
+// Montgomery/Barrett/scalar products, MAC, Reduce and base conversion use
+// 52-bit multiply-accumulate; NTT/INTT for larger primes (below 2^62) and the
+// Montgomery product/MAC for any prime use AVX-512F arithmetic; add, sub,
+// neg, scalar add/sub and automorphism permutations use AVX-512F for every
+// prime. The assembly relies on the documented input ranges (for instance
+// canonical inputs to MulMont; NTT inputs below 4q). Building with
+// -tags purego, or calling SetPureGo(true), selects the Go code everywhere;
+// tests run both and require identical canonical outputs.
 package rns

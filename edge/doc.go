@@ -11,17 +11,29 @@
 // sampler mod q by rejection. None branches on or indexes by a secret value.
 //
 // The NTT is negacyclic over 30-bit primes (any q < 2^62 works), in place,
-// with its twiddles either precomputed in a table (Shoup form) or computed on
-// the fly from log N root registers (Montgomery form), the latter being the
-// RISE design point. Its output is bit-identical to Lattigo v6's ring NTT:
-// same 2N-th root ψ = g^((q-1)/2N) with g the smallest primitive root ≥ 3 of q,
-// and the same bit-reversed output order.
+// with its twiddles either precomputed in a table (TableNTT, Shoup form, 4
+// words per coefficient) or computed on the fly from the log N+1 root
+// registers ψ^(2^s) (FlyNTT, the RISE design point: O(log N) words). For
+// q < 2^40 the forward transform runs fully lazy radix-4 passes (no
+// reduction until the end); the on-the-fly variant derives each block's
+// twiddles from a binary counter over the block index (one product per
+// block) and shares one twiddle generation across the three transforms of a
+// limb (Forward3), as RISE's BFUs share one twiddle unit. Output is
+// bit-identical to Lattigo v6's ring NTT and to the rns package's: same
+// 2N-th root ψ = g^((q-1)/2N) with g the smallest primitive root ≥ 3 of q,
+// same bit-reversed order. (The rns kernels are not used at run time: rns
+// links Lattigo, which the edge must not need.)
 //
 // Encryption streams limb by limb and in place through two bank-sized
 // buffers (the paper's two bank groups BG0 and BG1): the encoded message plus
-// e0 lives in one as signed 64-bit integers for the whole ciphertext, and the
-// other holds NTT(u mod q_i) for the limb in flight; the output ciphertext
-// limbs are the NTT scratch. Steady-state encryption allocates nothing.
+// e0 lives in one as signed 64-bit integers for the whole ciphertext (the
+// encoder's complex FFT runs inside the same buffer), and the other holds
+// NTT(u mod q_i) for the limb in flight; the output ciphertext limbs are the
+// NTT scratch, and u and e1 are kept as N bytes each. Steady-state
+// encryption allocates nothing; Encryptor.WorkingBytes reports the buffers.
+// Symmetric encryption (SymEncryptor) draws c1 = a from a fresh public seed
+// so only c0 and the seed are uploaded; Context.ExpandSeeded regenerates c1
+// on the server, limb by limb.
 // Ciphertexts are in the NTT domain in standard (non-Montgomery) form, the
 // layout Lattigo's CKKS ciphertexts use, so Lattigo decrypts them; a Lattigo
 // public key is imported once with ImportPublicKey.
@@ -31,5 +43,6 @@
 // restore them exactly after decryption.
 //
 // The bank-conflict schedules of the paper's NTT_swap2 / NTT_swap4 live in
-// the subpackage edge/nttsched.
+// the subpackage edge/nttsched; edge/latbench measures Lattigo as the
+// benchmark anchor (the only non-test code here that imports Lattigo).
 package edge

@@ -1,9 +1,10 @@
 package edge
 
 // Fully lazy butterflies for q < 2^40 (covering the 27/30-bit edge primes):
-// no reduction inside the transform at all. Forward (Cooley-Tukey) outputs
-// grow by 2q per stage, so after log N ≤ 16 stages values stay below 33q;
-// inverse (Gentleman-Sande) sums double per stage, staying below 2^17·q.
+// no reduction inside the transform at all. Forward (Cooley-Tukey, radix-4
+// passes in ntt_radix4.go) outputs grow by at most 3q per stage, so after
+// log N ≤ 16 stages values stay below 49q; inverse (Gentleman-Sande) sums
+// double per stage, staying below 2^17·q.
 // Both bounds fit 64-bit words for q < 2^40, and Shoup / Montgomery
 // products accept such inputs. One Barrett reduction per coefficient at the
 // end brings the result into [0, q).

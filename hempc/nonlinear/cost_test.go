@@ -3,54 +3,74 @@ package nonlinear
 import (
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/hempc/share"
 	"github.com/rosemary-fhe/rosemary/hempc/transport"
 )
 
-// uBytes is the IKNP receiver message for n OTs: 128 columns of ⌈n/64⌉ words.
-func uBytes(n int) uint64 { return uint64(128 * ((n + 63) / 64) * 8) }
+// measure runs f on both parties and returns the client's counter delta.
+func measure(t testing.TB, p0, p1 *Party, f func(p *Party) error) transport.Stats {
+	t.Helper()
+	before := p1.Conn().Stats()
+	both(t, func() (struct{}, error) { return struct{}{}, f(p0) }, func() (struct{}, error) { return struct{}{}, f(p1) })
+	return p1.Conn().Stats().Sub(before)
+}
 
-// expectedMillionaires is the traffic of one millionaires' batch on k bits.
-func expectedMillionaires(n, k int) transport.Stats {
-	const h = transport.HeaderSize
-	var st transport.Stats
-	q := (k + blockBits - 1) / blockBits
-	// Leaves: client sends the KK13 u matrix (256 bits per block), server
-	// the 16 two-bit masked messages.
-	st.BytesC2S += uint64(256*((n*q+63)/64)*8) + h
-	st.BytesS2C += uint64(share.PackedLen(n*q*16, 2)) + h
-	st.Flights += 2
-	st.Frames += 2
-	for cur := q; cur > 1; cur = (cur + 1) / 2 {
-		na := n * (cur / 2)
-		st = addStats(st, bothWays(uBytes(na), uint64(share.PackedLen(2*na, 2))))
+// TestSetupCost checks NewParty's traffic against SetupCost.
+func TestSetupCost(t *testing.T) {
+	p0, p1 := pair(t, 37)
+	if got, want := p1.Conn().Stats(), SetupCost(); got != want {
+		t.Fatalf("client setup counters %+v, want %+v", got, want)
 	}
-	return st
+	if got, want := p0.Conn().Stats(), SetupCost(); got != want {
+		t.Fatalf("server setup counters %+v, want %+v", got, want)
+	}
 }
 
-// bothWays is an OT step run in both directions: two exchanges.
-func bothWays(u, reply uint64) transport.Stats {
-	const h = transport.HeaderSize
-	b := u + h + reply + h
-	return transport.Stats{BytesC2S: b, BytesS2C: b, Flights: 2, Frames: 4}
-}
-
-func addStats(a, b transport.Stats) transport.Stats {
-	return transport.Stats{BytesC2S: a.BytesC2S + b.BytesC2S, BytesS2C: a.BytesS2C + b.BytesS2C, Frames: a.Frames + b.Frames, Flights: a.Flights + b.Flights}
-}
-
-// expectedReLU computes, from the protocol description in doc.go, the exact
-// traffic of one ReLU batch of n values in an ℓ-bit ring.
-func expectedReLU(n, l int) transport.Stats {
-	return addStats(expectedMillionaires(n, l-1), bothWays(uBytes(n), uint64(share.PackedLen(n, l))))
-}
-
-// expectedTruncate is the traffic of truncating n values by 2^s: a
-// millionaires' on ℓ bits and a one-way B2A in s-bit correlated OTs.
-func expectedTruncate(n, l, s int) transport.Stats {
-	const h = transport.HeaderSize
-	b2a := transport.Stats{BytesC2S: uBytes(n) + h, BytesS2C: uint64(share.PackedLen(n, s)) + h, Flights: 2, Frames: 2}
-	return addStats(expectedMillionaires(n, l), b2a)
+// TestCostFormulas checks every exported cost function against the counters
+// of a real run, including a multi-pass millionaires'.
+func TestCostFormulas(t *testing.T) {
+	old := millionairesChunk
+	millionairesChunk = 100
+	defer func() { millionairesChunk = old }()
+	const l = 37
+	p0, p1 := pair(t, l)
+	g := testPRG(t)
+	r := p0.Ring()
+	warm := func() { // end setup's client flight (see TestReLUCost)
+		both(t, func() ([]uint64, error) { return p0.ReLU(nil) }, func() ([]uint64, error) { return p1.ReLU(nil) })
+	}
+	warm()
+	for _, n := range []int{0, 1, 99, 100, 250} {
+		x := g.Uniform(r, n)
+		shares := map[int][]uint64{}
+		shares[0], shares[1] = r.Split(g, x)
+		bitsIn := g.Bits(n)
+		cases := []struct {
+			name string
+			f    func(p *Party) error
+			want transport.Stats
+		}{
+			{"millionaires", func(p *Party) error { _, err := p.Millionaires(make([]uint64, n), 20); return err }, MillionairesCost(n, 20)},
+			{"drelu", func(p *Party) error { _, err := p.DReLU(shares[p.ID()]); return err }, DReLUCost(n, l)},
+			{"relu", func(p *Party) error { _, err := p.ReLU(shares[p.ID()]); return err }, ReLUCost(n, l)},
+			{"mux", func(p *Party) error { _, err := p.Mux(bitsIn, shares[p.ID()]); return err }, MuxCost(n, l)},
+			{"b2a", func(p *Party) error { _, err := p.B2A(bitsIn, r); return err }, B2ACost(n, l)},
+			{"truncate", func(p *Party) error { _, err := p.Truncate(shares[p.ID()], 12); return err }, TruncateCost(n, l, 12)},
+		}
+		for _, c := range cases {
+			if got := measure(t, p0, p1, c.f); got != c.want {
+				t.Errorf("n=%d %s: measured %+v, formula %+v", n, c.name, got, c.want)
+			}
+		}
+	}
+	x := g.Uniform(r, 36)
+	x0, x1 := r.Split(g, x)
+	got := measure(t, p0, p1, func(p *Party) error {
+		_, err := p.MaxPool(map[int][]uint64{0: x0, 1: x1}[p.ID()], 9)
+		return err
+	})
+	if want := MaxPoolCost(36, 9, l); got != want {
+		t.Errorf("max-pool: measured %+v, formula %+v", got, want)
+	}
 }
 
 // TestReLUCost measures a ReLU batch of 4096 at ℓ = 37 over the counted
@@ -68,7 +88,7 @@ func TestReLUCost(t *testing.T) {
 	before := p1.Conn().Stats()
 	both(t, func() ([]uint64, error) { return p0.ReLU(x0) }, func() ([]uint64, error) { return p1.ReLU(x1) })
 	got := p1.Conn().Stats().Sub(before)
-	want := expectedReLU(n, l)
+	want := ReLUCost(n, l)
 	if got != want {
 		t.Fatalf("client counters %+v, want %+v", got, want)
 	}

@@ -185,7 +185,7 @@ func TestTwoProcessReLU(t *testing.T) {
 	st, el := runTwoProcess(t, nil, "127.0.0.1:0", n)
 	// The first frame after the client's input frame continues its flight
 	// (see TestReLUCost), so the ReLU counts one flight less here.
-	want := addStats(expectedReLU(n, childBits), expectedTruncate(n, childBits, share.Scale))
+	want := add(ReLUCost(n, childBits), TruncateCost(n, childBits, share.Scale))
 	want.Flights--
 	if st != want {
 		t.Errorf("TCP counters %+v, want %+v", st, want)

@@ -88,7 +88,7 @@ func TestWANNetns(t *testing.T) {
 	}
 	const n = 4096
 	st, el := runTwoProcess(t, inNS, subnet+".2:0", n)
-	want := addStats(expectedReLU(n, childBits), expectedTruncate(n, childBits, share.Scale))
+	want := add(ReLUCost(n, childBits), TruncateCost(n, childBits, share.Scale))
 	want.Flights--
 	if st != want {
 		t.Errorf("counters %+v, want %+v", st, want)

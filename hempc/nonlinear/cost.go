@@ -1,0 +1,101 @@
+package nonlinear
+
+import (
+	"github.com/rosemary-fhe/rosemary/hempc/share"
+	"github.com/rosemary-fhe/rosemary/hempc/transport"
+)
+
+// The functions below give the exact traffic of each protocol, derived from
+// the message formats (tests compare them with the transport's counters), so
+// layers too large to run here can be projected with package link. Flights
+// assume the step starts after the client has received or exchanged (true
+// for every step of this package except right after RevealTo(…, 0) and the
+// setup, where the first flight merges with the previous one).
+
+func iknpU(n int) uint64 { return uint64(128 * ((n + 63) / 64) * 8) }
+func kkU(n int) uint64   { return uint64(256 * ((n + 63) / 64) * 8) }
+
+const hdr = transport.HeaderSize
+
+func add(a, b transport.Stats) transport.Stats {
+	return transport.Stats{BytesC2S: a.BytesC2S + b.BytesC2S, BytesS2C: a.BytesS2C + b.BytesS2C, Frames: a.Frames + b.Frames, Flights: a.Flights + b.Flights}
+}
+
+// bothWays is an OT step run in both directions: two exchanges.
+func bothWays(u, reply uint64) transport.Stats {
+	b := u + hdr + reply + hdr
+	return transport.Stats{BytesC2S: b, BytesS2C: b, Flights: 2, Frames: 4}
+}
+
+// SetupCost is the traffic of NewParty: 128 + 128 + 256 P-256 base OTs in
+// four flights.
+func SetupCost() transport.Stats {
+	const pt = 65
+	return transport.Stats{
+		BytesC2S: pt + hdr + 128*pt + hdr + pt + hdr,
+		BytesS2C: 128*pt + hdr + pt + hdr + 256*pt + hdr,
+		Frames:   6,
+		Flights:  4,
+	}
+}
+
+// MillionairesCost is the traffic of Millionaires (or Carry) on n values of k
+// bits.
+func MillionairesCost(n, k int) transport.Stats {
+	var st transport.Stats
+	for lo := 0; lo < n || lo == 0; lo += millionairesChunk {
+		st = add(st, millionairesPass(min(millionairesChunk, n-lo), k))
+		if lo+millionairesChunk >= n {
+			break
+		}
+	}
+	return st
+}
+
+func millionairesPass(n, k int) transport.Stats {
+	q := (k + blockBits - 1) / blockBits
+	st := transport.Stats{
+		BytesC2S: kkU(n*q) + hdr,
+		BytesS2C: uint64(share.PackedLen(n*q*(1<<blockBits), 2)) + hdr,
+		Flights:  2,
+		Frames:   2,
+	}
+	for cur := q; cur > 1; cur = (cur + 1) / 2 {
+		na := n * (cur / 2)
+		st = add(st, bothWays(iknpU(na), uint64(share.PackedLen(2*na, 2))))
+	}
+	return st
+}
+
+// MuxCost is the traffic of Mux on n values in an ℓ-bit ring.
+func MuxCost(n, l int) transport.Stats {
+	return bothWays(iknpU(n), uint64(share.PackedLen(n, l)))
+}
+
+// DReLUCost is the traffic of DReLU on n values in an ℓ-bit ring.
+func DReLUCost(n, l int) transport.Stats { return MillionairesCost(n, l-1) }
+
+// ReLUCost is the traffic of ReLU on n values in an ℓ-bit ring.
+func ReLUCost(n, l int) transport.Stats { return add(DReLUCost(n, l), MuxCost(n, l)) }
+
+// B2ACost is the traffic of B2A of n bits into a ring of `bits` bits.
+func B2ACost(n, bits int) transport.Stats {
+	return transport.Stats{BytesC2S: iknpU(n) + hdr, BytesS2C: uint64(share.PackedLen(n, bits)) + hdr, Flights: 2, Frames: 2}
+}
+
+// TruncateCost is the traffic of Truncate by 2^s on n values in an ℓ-bit
+// ring.
+func TruncateCost(n, l, s int) transport.Stats {
+	return add(MillionairesCost(n, l), B2ACost(n, s))
+}
+
+// MaxPoolCost is the traffic of MaxPool over n/window windows of `window`
+// values in an ℓ-bit ring.
+func MaxPoolCost(n, window, l int) transport.Stats {
+	var st transport.Stats
+	nw := n / window
+	for width := window; width > 1; width = (width + 1) / 2 {
+		st = add(st, ReLUCost(nw*(width/2), l))
+	}
+	return st
+}

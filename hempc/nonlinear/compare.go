@@ -34,8 +34,8 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 }
 
 // millionairesChunk bounds the elements compared in one pass, so that the
-// leaves' u matrix (9 × 4 × 16 bytes per element at ℓ = 37) stays near 40 MB;
-// larger batches run in several passes of 10–12 flights each.
+// leaves' u matrix (9 blocks × 32 bytes per element at ℓ = 37) stays near
+// 19 MB; larger batches run in several passes of 10–12 flights each.
 var millionairesChunk = 1 << 16
 
 func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {

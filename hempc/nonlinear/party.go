@@ -20,7 +20,10 @@ const (
 )
 
 // Party is one side of a nonlinear-protocol session. It is not safe for
-// concurrent use: calls run one protocol at a time over the Conn.
+// concurrent use: calls run one protocol at a time over the Conn. After any
+// error the two parties are out of step (one may wait for a message the
+// other will not send): close the Conn, which unblocks the peer, and start a
+// new session.
 type Party struct {
 	conn *transport.Conn
 	id   int

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,15 @@ type Stats struct {
 
 // Rounds returns the number of round trips, ceil(Flights/2).
 func (s Stats) Rounds() uint64 { return (s.Flights + 1) / 2 }
+
+// MarshalJSON adds the derived "rounds" to the counters.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	return json.Marshal(struct {
+		plain
+		Rounds uint64 `json:"rounds"`
+	}{plain(s), s.Rounds()})
+}
 
 // Sub returns s - o, counter by counter; use it to measure one protocol step
 // between two snapshots.

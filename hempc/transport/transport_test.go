@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -159,6 +160,13 @@ func TestConnCountersAndFlights(t *testing.T) {
 	}
 	if r := want.Rounds(); r != 2 {
 		t.Errorf("rounds %d, want 2", r)
+	}
+	js, err := json.Marshal(c.Stats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := `{"bytes_c2s":65,"bytes_s2c":127,"frames":5,"flights":3,"rounds":2}`; string(js) != w {
+		t.Errorf("JSON %s, want %s", js, w)
 	}
 }
 

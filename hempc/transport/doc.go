@@ -1,7 +1,7 @@
 // Package transport is the framed, counted byte channel between the two
 // parties of a hybrid HE-MPC session (client and server).
 //
-// Every message is one frame: an 10-byte header followed by the payload.
+// Every message is one frame: a 10-byte header followed by the payload.
 //
 //	offset size field
 //	0      4    magic   "RMPC"
@@ -15,6 +15,9 @@
 // limit (checked before any allocation), or that ends early. Errors are
 // returned as *FrameError values wrapping the sentinel errors ErrBadMagic,
 // ErrBadVersion, ErrBadType, ErrTooLarge and ErrTruncated.
+//
+// Frame types are allocated by package: 0x20–0x2f ot, 0x30–0x3f nonlinear;
+// other protocols should take their own range.
 //
 // A Conn counts the bytes it moves in each direction (client→server and
 // server→client, headers included) and the number of flights: maximal runs of

@@ -134,8 +134,9 @@ func (u *unit) rewriteColdRotations(half int64) error {
 		if chain == nil {
 			continue
 		}
+		// τ_rot: one extra rotation by a hot key at this node's level.
 		one := n
-		one.Count = 1
+		one.Count, one.Rotation = 1, chain[0]
 		c, err := u.cm.Cost(u.prog, one)
 		if err != nil {
 			return err
@@ -203,7 +204,7 @@ func shortestChain(r int, hot []int, slots, maxLen int) []int {
 // rewriteProgram rebuilds p node by node; f may replace a node by a
 // subgraph built on b (returning its result) or decline.
 func rewriteProgram(p *ir.Program, f func(b *ir.Builder, n ir.Node, args []int) (int, bool)) (*ir.Program, error) {
-	b := ir.NewBuilder(p.Name, "")
+	b := ir.NewBuilder(p.Name, p.Nodes[0].Params)
 	newID := make([]int, len(p.Nodes))
 	for _, n := range p.Nodes {
 		args := make([]int, len(n.Args))

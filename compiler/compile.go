@@ -179,6 +179,22 @@ func toPS(s float64) int64 {
 }
 
 func passCost(u *unit) error {
+	keys := map[keyRef]bool{}
+	var params string
+	for _, n := range u.prog.Nodes {
+		if k, ok := u.keyOf(n); ok {
+			keys[k] = true
+			params = n.Params
+		}
+	}
+	if len(keys) > 0 {
+		half, err := u.keyHalfBytes(params)
+		if err != nil {
+			return err
+		}
+		// Keys plus working data: the keys may take half the on-chip memory.
+		u.cm.HostKeysOnChip = int64(len(keys))*2*half <= u.arch.Host.OnChipBytes/2
+	}
 	u.costs = make([]NodeCost, len(u.prog.Nodes))
 	prob := tdap.Problem{Nodes: make([]tdap.Node, len(u.prog.Nodes))}
 	for i, n := range u.prog.Nodes {

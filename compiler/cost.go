@@ -20,6 +20,10 @@ type CostModel struct {
 	// HotKeys are the evaluation keys CLCAO keeps in the eDRAM scratchpad;
 	// the others stream from LPDDR for every use.
 	HotKeys map[keyRef]bool
+	// HostKeysOnChip: the program's keys fit the host accelerator's on-chip
+	// memory (a SHARP-class design keeps them there), so its key reads cost
+	// no off-chip traffic.
+	HostKeysOnChip bool
 	// Resident marks node results CLCAO keeps in SRAM/eDRAM: their
 	// producers and consumers on the SSD skip the LPDDR round trip. Without
 	// CLCAO a value is on chip only if all its instances fit the buffer.
@@ -171,6 +175,7 @@ func (cm *CostModel) deviceSeconds(n ir.Node, prof Profile, ssd bool) (float64, 
 	var ksk float64
 	switch {
 	case keyBytes == 0:
+	case !ssd && cm.HostKeysOnChip:
 	case !ssd:
 		ksk = gb(keyBytes, a.Host.HBMGBps)
 	case cm.hot(n) && a.EDRAM.CapacityBytes > 0:

@@ -301,7 +301,7 @@ func mulBarrettIFMA(a, b, out []uint64, m *Modulus) {
 	n := len(a)
 	b, out = b[:n], out[:n]
 	if n8 := n &^ 7; n8 > 0 {
-		k := ModExp(2, 52, m.Q)
+		k := (1 << 52) % m.Q
 		mulMontVec(&a[0], &b[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), k, shoup52(k, m.Q))
 		a, b, out = a[n8:], b[n8:], out[n8:]
 	}
@@ -313,8 +313,9 @@ func mulBarrettIFMA(a, b, out []uint64, m *Modulus) {
 func reduceIFMA(a, out []uint64, m *Modulus) {
 	out = out[:len(a)]
 	if n8 := len(a) &^ 7; n8 > 0 {
-		r104 := ModExp(2, 104, m.Q)
-		bconvYIFMA(&a[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), r104, mulMod(r104, ModExp(2, 52, m.Q), m.Q))
+		r52 := (1 << 52) % m.Q
+		r104 := mulMod(r52, r52, m.Q)
+		bconvYIFMA(&a[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), r104, mulMod(r104, r52, m.Q))
 		a, out = a[n8:], out[n8:]
 	}
 	reduceGo(a, out, m)

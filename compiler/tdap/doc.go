@@ -11,6 +11,11 @@
 //
 //	Σ_i D_i(x_i) + Σ_{(i,j) with x_i ≠ x_j} T_comm(i,j)
 //
+// plus, for nodes that set Node.OutComm, that cost once if any reader of the
+// node is on the other device (a ciphertext shipped once and read many times,
+// which per-edge T_comm would charge per reader; the paper's formula is the
+// per-edge one, which OutComm = 0 gives exactly).
+//
 // exactly, by Stone's two-processor assignment (1977) as an s–t minimum cut
 // with the host as source and the SSD as sink. The max-flow solver is the
 // package's own Network: flat CSR arc arrays with int32 indices, iterative
@@ -23,8 +28,8 @@
 // Costs are int64 in one additive unit of the caller's choice, used for every
 // node and edge alike. The Rosemary cost model is expected to use
 // picoseconds (T_comm = bytes / B_link converted to ps); any unit works as
-// long as the total stays below 2^63 (about 106 days in ps), which Validate
-// checks. Costs must be non-negative. The paper assumes D_i(SSD) ≥ D_i(Host)
+// long as the largest possible objective stays below 2^61 (about 26 days in
+// ps), which Validate checks. Costs must be non-negative. The paper assumes D_i(SSD) ≥ D_i(Host)
 // (the in-storage engine is the weaker one); Solve does not need that and is
 // exact without it.
 //

@@ -3,7 +3,8 @@ package tdap
 import "testing"
 
 // decodeProblem turns fuzz bytes into a small problem: byte 0 gives the node
-// count (1–12), then three bytes per node (host cost, SSD cost, pin), then
+// count (1–12), then three bytes per node (host cost, SSD cost, and pin in
+// the low two bits with OutComm in the other six), then
 // three bytes per edge (from, to, transfer cost); bytes that run out end the
 // lists. Self-loops are kept, so invalid problems are fuzzed too.
 func decodeProblem(data []byte) Problem {
@@ -14,7 +15,7 @@ func decodeProblem(data []byte) Problem {
 	n := int(data[0])%12 + 1
 	data = data[1:]
 	for i := 0; i < n && len(data) >= 3; i++ {
-		p.Nodes = append(p.Nodes, Node{CostHost: int64(data[0]), CostSSD: int64(data[1]) * 3, Pin: Pin(data[2] % 4)})
+		p.Nodes = append(p.Nodes, Node{CostHost: int64(data[0]), CostSSD: int64(data[1]) * 3, Pin: Pin(data[2] % 4), OutComm: int64(data[2]/4) * 5})
 		data = data[3:]
 	}
 	if len(p.Nodes) == 0 {

@@ -55,9 +55,18 @@ func (p Pin) String() string {
 // Node is one operation of the program. CostHost and CostSSD are D_i(Host)
 // and D_i(SSD), the cost of running it on each device, in the problem's cost
 // unit. For a pinned node only the cost on its own device ever counts.
+//
+// OutComm, if positive, is the cost of sending the node's output across the
+// link once: it is paid when at least one successor (an Edge from this node)
+// is on the other device, however many are. This models a ciphertext that
+// is shipped once and then read by several operations, e.g. a query fanned
+// out to every database chunk, which per-edge Comm would charge once per
+// reader. The edges' own Comm is paid as well, so a caller using OutComm for
+// a node normally sets its out-edges' Comm to zero.
 type Node struct {
 	CostHost int64
 	CostSSD  int64
+	OutComm  int64
 	Pin      Pin
 }
 
@@ -93,6 +102,11 @@ func (a Assignment) Count() (host, ssd int) {
 	return host, ssd
 }
 
+// maxTotal bounds the largest possible objective. Solve's network uses
+// maxTotal as a finite "infinity" for the OutComm construction, and residual
+// capacities stay below 2·maxTotal + its flow, so this keeps them in int64.
+const maxTotal = 1 << 61
+
 // maxNodes bounds a problem so that its flow network (nodes plus source and
 // sink) fits NewNetwork's limit.
 const maxNodes = math.MaxInt32 - 3
@@ -100,40 +114,51 @@ const maxNodes = math.MaxInt32 - 3
 // Validate checks that the problem is well formed: costs and transfer costs
 // non-negative, pins known, edge endpoints in range and distinct, and the
 // largest possible objective (every node at its dearer device, every edge
-// cut) representable in an int64.
+// and every OutComm paid) below 2^61 (26 days in picoseconds).
 func (p Problem) Validate() error {
+	_, err := p.bound()
+	return err
+}
+
+// bound validates p and returns an upper bound on the objective of any
+// placement.
+func (p Problem) bound() (int64, error) {
 	if len(p.Nodes) > maxNodes {
-		return fmt.Errorf("tdap: %d nodes exceed the limit of %d", len(p.Nodes), maxNodes)
+		return 0, fmt.Errorf("tdap: %d nodes exceed the limit of %d", len(p.Nodes), maxNodes)
 	}
-	if len(p.Edges) > math.MaxInt32/2 {
-		return fmt.Errorf("tdap: %d edges exceed the limit of %d", len(p.Edges), math.MaxInt32/2)
+	if len(p.Edges) > math.MaxInt32/4 {
+		return 0, fmt.Errorf("tdap: %d edges exceed the limit of %d", len(p.Edges), math.MaxInt32/4)
 	}
 	var bound int64
 	for i, n := range p.Nodes {
 		if n.CostHost < 0 || n.CostSSD < 0 {
-			return fmt.Errorf("tdap: node %d: negative cost (host %d, ssd %d)", i, n.CostHost, n.CostSSD)
+			return 0, fmt.Errorf("tdap: node %d: negative cost (host %d, ssd %d)", i, n.CostHost, n.CostSSD)
+		}
+		if n.OutComm < 0 {
+			return 0, fmt.Errorf("tdap: node %d: negative output transfer cost %d", i, n.OutComm)
 		}
 		if n.Pin > PinSSD {
-			return fmt.Errorf("tdap: node %d: unknown pin %d", i, uint8(n.Pin))
+			return 0, fmt.Errorf("tdap: node %d: unknown pin %d", i, uint8(n.Pin))
 		}
 		bound = addSat(bound, max(n.CostHost, n.CostSSD))
+		bound = addSat(bound, n.OutComm)
 	}
 	for k, e := range p.Edges {
 		if e.From < 0 || e.From >= len(p.Nodes) || e.To < 0 || e.To >= len(p.Nodes) {
-			return fmt.Errorf("tdap: edge %d: %d→%d out of range [0, %d)", k, e.From, e.To, len(p.Nodes))
+			return 0, fmt.Errorf("tdap: edge %d: %d→%d out of range [0, %d)", k, e.From, e.To, len(p.Nodes))
 		}
 		if e.From == e.To {
-			return fmt.Errorf("tdap: edge %d: self-loop on node %d", k, e.From)
+			return 0, fmt.Errorf("tdap: edge %d: self-loop on node %d", k, e.From)
 		}
 		if e.Comm < 0 {
-			return fmt.Errorf("tdap: edge %d (%d→%d): negative transfer cost %d", k, e.From, e.To, e.Comm)
+			return 0, fmt.Errorf("tdap: edge %d (%d→%d): negative transfer cost %d", k, e.From, e.To, e.Comm)
 		}
 		bound = addSat(bound, e.Comm)
 	}
-	if bound == math.MaxInt64 {
-		return fmt.Errorf("tdap: total of costs and transfer costs overflows int64")
+	if bound >= maxTotal {
+		return 0, fmt.Errorf("tdap: costs and transfer costs total 2^61 or more (largest objective %d)", bound)
 	}
-	return nil
+	return bound, nil
 }
 
 // addSat adds two non-negative int64s, saturating at math.MaxInt64.
@@ -169,7 +194,9 @@ func (p Problem) Check(a Assignment) error {
 
 // Cost evaluates the TDAP objective of placement a directly:
 //
-//	Σ_i D_i(a_i) + Σ_{(i,j) : a_i ≠ a_j} T_comm(i,j)
+//	Σ_i D_i(a_i) + Σ_{(i,j) : a_i ≠ a_j} T_comm(i,j) + Σ_{i read across} OutComm_i
+//
+// where node i is read across when some edge (i,j) has a_j ≠ a_i.
 //
 // It validates p and checks that a respects the pins.
 func Cost(p Problem, a Assignment) (int64, error) {
@@ -192,9 +219,20 @@ func cost(p Problem, a Assignment) int64 {
 			c += n.CostHost
 		}
 	}
+	var across []bool
 	for _, e := range p.Edges {
-		if a[e.From] != a[e.To] {
-			c += e.Comm
+		if a[e.From] == a[e.To] {
+			continue
+		}
+		c += e.Comm
+		if out := p.Nodes[e.From].OutComm; out > 0 {
+			if across == nil {
+				across = make([]bool, len(p.Nodes))
+			}
+			if !across[e.From] {
+				across[e.From] = true
+				c += out
+			}
 		}
 	}
 	return c

@@ -10,10 +10,12 @@ type Segment struct {
 	Nodes  []int
 }
 
-// Transfer is a cut edge: its data crosses the host–SSD link.
+// Transfer is data crossing the host–SSD link: a cut edge, or (Edge and To
+// both -1) the one-off shipment of a node's output that has OutComm and is
+// read on the other device.
 type Transfer struct {
-	Edge     int // index in Problem.Edges
-	From, To int
+	Edge     int // index in Problem.Edges, or -1 for an OutComm shipment
+	From, To int // To is -1 for an OutComm shipment
 	FromDev  Device
 	ToDev    Device
 	Comm     int64
@@ -79,8 +81,9 @@ func SegmentIndex(segs []Segment, n int) ([]int, error) {
 	return idx, nil
 }
 
-// Transfers lists the cut edges of placement a, in edge order. Their Comm
-// values sum to the transfer part of Cost(p, a).
+// Transfers lists the cut edges of placement a, in edge order, followed by
+// the OutComm shipments in node order. Their Comm values sum to the transfer
+// part of Cost(p, a).
 func Transfers(p Problem, a Assignment) ([]Transfer, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -89,9 +92,21 @@ func Transfers(p Problem, a Assignment) ([]Transfer, error) {
 		return nil, err
 	}
 	var ts []Transfer
+	var across []bool
 	for k, e := range p.Edges {
 		if a[e.From] != a[e.To] {
 			ts = append(ts, Transfer{Edge: k, From: e.From, To: e.To, FromDev: a[e.From], ToDev: a[e.To], Comm: e.Comm})
+			if p.Nodes[e.From].OutComm > 0 {
+				if across == nil {
+					across = make([]bool, len(p.Nodes))
+				}
+				across[e.From] = true
+			}
+		}
+	}
+	for i, x := range across {
+		if x {
+			ts = append(ts, Transfer{Edge: -1, From: i, To: -1, FromDev: a[i], ToDev: 1 - a[i], Comm: p.Nodes[i].OutComm})
 		}
 	}
 	return ts, nil

@@ -157,7 +157,7 @@ func TestSegmentOrderOptimal(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, tr := range ts {
-			if idx[tr.From] >= idx[tr.To] {
+			if tr.To >= 0 && idx[tr.From] >= idx[tr.To] {
 				t.Fatalf("case %d: transfer %+v goes from segment %d to %d", tc, tr, idx[tr.From], idx[tr.To])
 			}
 		}
@@ -178,12 +178,26 @@ func TestTransfersSumToCutCost(t *testing.T) {
 		}
 		var sum int64
 		cut := 0
+		shipped := make([]bool, len(p.Nodes))
 		for _, e := range p.Edges {
 			if a[e.From] != a[e.To] {
 				cut++
+				if p.Nodes[e.From].OutComm > 0 && !shipped[e.From] {
+					shipped[e.From] = true
+					cut++
+				}
 			}
 		}
 		for _, tr := range ts {
+			if tr.Edge == -1 {
+				if tr.To != -1 || !shipped[tr.From] || tr.Comm != p.Nodes[tr.From].OutComm ||
+					tr.FromDev != a[tr.From] || tr.ToDev == tr.FromDev {
+					t.Fatalf("case %d: bad OutComm transfer %+v", tc, tr)
+				}
+				shipped[tr.From] = false // each at most once
+				sum += tr.Comm
+				continue
+			}
 			e := p.Edges[tr.Edge]
 			if tr.From != e.From || tr.To != e.To || tr.Comm != e.Comm || tr.FromDev != a[e.From] || tr.ToDev != a[e.To] || tr.FromDev == tr.ToDev {
 				t.Fatalf("case %d: transfer %+v does not match edge %+v", tc, tr, e)

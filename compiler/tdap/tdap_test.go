@@ -52,13 +52,15 @@ func bruteForce(t *testing.T, p Problem) (best int64, ssdMin []bool) {
 
 // randomProblem draws a random DAG on minN..maxN nodes (edges go from lower
 // to higher index) with a mix of pins, zero costs, heavy edges, parallel
-// edges and costs on either side of D(SSD) ≥ D(Host).
+// edges, OutComm on half the problems and costs on either side of
+// D(SSD) ≥ D(Host).
 func randomProblem(rng *rand.Rand, minN, maxN int) Problem {
 	n := minN + rng.Intn(maxN-minN+1)
 	scale := []int64{1, 10, 1000, 1 << 40}[rng.Intn(4)]
 	density := rng.Float64() * 0.6
 	pPin := []float64{0, 0.15, 0.4}[rng.Intn(3)]
 	paperOrder := rng.Intn(2) == 0 // enforce D(SSD) ≥ D(Host)?
+	pOut := []float64{0, 0, 0.3, 0.8}[rng.Intn(4)]
 	cost := func() int64 {
 		if rng.Intn(5) == 0 {
 			return 0
@@ -73,6 +75,9 @@ func randomProblem(rng *rand.Rand, minN, maxN int) Problem {
 		}
 		if rng.Float64() < pPin {
 			nd.Pin = Pin(1 + rng.Intn(2))
+		}
+		if rng.Float64() < pOut {
+			nd.OutComm = cost()
 		}
 		p.Nodes = append(p.Nodes, nd)
 	}
@@ -249,13 +254,21 @@ func TestSolvePinsAndEdgeCases(t *testing.T) {
 	if a, c, err := Solve(p); err != nil || c != 2 || a[0] != SSD {
 		t.Fatalf("cheaper SSD: %v %d %v", a, c, err)
 	}
-	// Largest representable total is accepted.
+	// The largest accepted total (2^61 - 1), OutComm included.
+	const half = 1 << 59
 	p = Problem{
-		Nodes: []Node{{CostHost: math.MaxInt64 / 2, CostSSD: 1}, {CostHost: 0, CostSSD: 0, Pin: PinHost}},
-		Edges: []Edge{{1, 0, math.MaxInt64 / 2}},
+		Nodes: []Node{{CostHost: half, CostSSD: 1, OutComm: half}, {CostHost: 0, CostSSD: 0, Pin: PinHost},
+			{CostHost: half - 1, CostSSD: half - 1}},
+		Edges: []Edge{{1, 0, half}, {0, 2, 0}},
 	}
-	if a, c, err := Solve(p); err != nil || c != math.MaxInt64/2 || a[0] != Host {
+	// Node 0 on the SSD would pay 1 + half (input edge) + half (output read
+	// across, unless node 2 follows it); on the host it pays half.
+	if a, c, err := Solve(p); err != nil || c != 2*half-1 || a[0] != Host || a[2] != Host {
 		t.Fatalf("near-overflow: %v %d %v", a, c, err)
+	}
+	p.Nodes[2].CostSSD = half
+	if _, _, err := Solve(p); err == nil || !strings.Contains(err.Error(), "2^61") {
+		t.Fatalf("total 2^61 accepted: %v", err)
 	}
 }
 
@@ -273,8 +286,10 @@ func TestValidateErrors(t *testing.T) {
 		{"negative endpoint", Problem{Nodes: ok, Edges: []Edge{{0, 1, 1}, {-1, 1, 1}}}, "edge 1: -1→1 out of range"},
 		{"self-loop", Problem{Nodes: ok, Edges: []Edge{{1, 1, 1}}}, "self-loop on node 1"},
 		{"negative comm", Problem{Nodes: ok, Edges: []Edge{{0, 1, -3}}}, "negative transfer cost"},
-		{"overflow", Problem{Nodes: []Node{{CostHost: math.MaxInt64}, {CostSSD: 1}}}, "overflows int64"},
-		{"edge overflow", Problem{Nodes: ok, Edges: []Edge{{0, 1, math.MaxInt64 - 3}}}, "overflows int64"},
+		{"negative out comm", Problem{Nodes: []Node{{}, {OutComm: -1}}}, "node 1: negative output transfer cost"},
+		{"overflow", Problem{Nodes: []Node{{CostHost: math.MaxInt64}, {CostSSD: 1}}}, "2^61"},
+		{"edge overflow", Problem{Nodes: ok, Edges: []Edge{{0, 1, math.MaxInt64 - 3}}}, "2^61"},
+		{"out comm overflow", Problem{Nodes: []Node{{OutComm: 1 << 60}, {OutComm: 1 << 60}}}, "2^61"},
 	}
 	for _, c := range cases {
 		_, _, err := Solve(c.p)
@@ -387,6 +402,84 @@ func TestAlgorithmsAgree(t *testing.T) {
 			if a1[v] != a2[v] {
 				t.Fatalf("problem %d: node %d placed on %v by push-relabel, %v by Dinic", k, v, a1[v], a2[v])
 			}
+		}
+	}
+}
+
+// TestSolveFanOut is a PIR-like scan over 8 database chunks, in µs: the
+// client query (125 to ship) is read by all 8 scans; each scan reads its
+// 2000-µs chunk from the SSD; the scans feed one sum, which feeds the output.
+// Scans and the sum cost 10 on the host, 40 on the SSD; every other transfer
+// costs 125. With the query's transfer as OutComm it is paid once: all scans
+// and the sum go to the SSD for 8·40 + 40 + 125 (query) + 125 (result) =
+// 610. Charged per edge instead, the same placement costs 8·125 for the
+// query, 1485 in all.
+func TestSolveFanOut(t *testing.T) {
+	const chunks = 8
+	build := func(outComm bool) Problem {
+		var p Problem
+		q := Node{Pin: PinHost}
+		if outComm {
+			q.OutComm = 125
+		}
+		p.Nodes = append(p.Nodes, q)
+		for k := 0; k < chunks; k++ {
+			p.Nodes = append(p.Nodes, Node{Pin: PinSSD})
+		}
+		for k := 0; k < chunks; k++ {
+			p.Nodes = append(p.Nodes, Node{CostHost: 10, CostSSD: 40})
+		}
+		p.Nodes = append(p.Nodes, Node{CostHost: 10, CostSSD: 40}, Node{Pin: PinHost})
+		sum, out := 1+2*chunks, 2+2*chunks
+		for k := 0; k < chunks; k++ {
+			scan := 1 + chunks + k
+			qc := int64(125)
+			if outComm {
+				qc = 0
+			}
+			p.Edges = append(p.Edges, Edge{0, scan, qc}, Edge{1 + k, scan, 2000}, Edge{scan, sum, 125})
+		}
+		p.Edges = append(p.Edges, Edge{sum, out, 125})
+		return p
+	}
+	for _, c := range []struct {
+		outComm bool
+		want    int64
+	}{{true, 610}, {false, 1485}} {
+		p := build(c.outComm)
+		a, cost, err := Solve(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cost != c.want {
+			t.Fatalf("OutComm=%v: cost %d, want %d", c.outComm, cost, c.want)
+		}
+		for i := 1; i < len(p.Nodes)-1; i++ {
+			if a[i] != SSD {
+				t.Fatalf("OutComm=%v: node %d on %v, want all but the query and output on the SSD: %v", c.outComm, i, a[i], a)
+			}
+		}
+		ts, err := Transfers(p, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		ships := 0
+		for _, tr := range ts {
+			sum += tr.Comm
+			if tr.Edge == -1 {
+				ships++
+				if tr.From != 0 || tr.FromDev != Host || tr.ToDev != SSD {
+					t.Fatalf("shipment %+v", tr)
+				}
+			}
+		}
+		wantSum, wantShips := int64(chunks*125+125), 0
+		if c.outComm {
+			wantSum, wantShips = 250, 1
+		}
+		if sum != wantSum || ships != wantShips {
+			t.Fatalf("OutComm=%v: transfers %+v sum to %d with %d shipments, want %d and %d", c.outComm, ts, sum, ships, wantSum, wantShips)
 		}
 	}
 }

@@ -26,13 +26,19 @@ const (
 	OpLevelDown   Op = "LevelDown"   // drop primes without rescaling
 	OpBoot        Op = "Boot"        // bootstrapping (expanded by ExpandBoot)
 	OpSum         Op = "Sum"         // fold argument instances with HAdds
+
+	// OpModRaise is the ModRaise step of bootstrapping: a level-0 ciphertext
+	// is reinterpreted modulo the full chain q_0 … q_Level (INTT, lift of
+	// each coefficient from q_0 to every other prime, NTT; no key switch).
+	// Only compiler.ExpandBoot emits it.
+	OpModRaise Op = "ModRaise"
 )
 
 // Ops lists the operations that lower to single mPrograms.
 var Ops = []Op{OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize, OpHRot, OpConjugate, OpRescale}
 
 var allOps = []Op{OpInput, OpStored, OpOutput, OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize,
-	OpHRot, OpConjugate, OpRescale, OpLevelDown, OpBoot, OpSum}
+	OpHRot, OpConjugate, OpRescale, OpLevelDown, OpBoot, OpSum, OpModRaise}
 
 // ParseOp returns the Op with the given name.
 func ParseOp(s string) (Op, error) {

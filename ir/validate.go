@@ -10,6 +10,7 @@ import (
 var arity = map[Op]int{
 	OpInput: 0, OpStored: 0, OpOutput: 1, OpHAdd: 2, OpHSub: 2, OpPMult: 2, OpCMult: 1, OpHMult: 2,
 	OpRelinearize: 1, OpHRot: 1, OpConjugate: 1, OpRescale: 1, OpLevelDown: 1, OpBoot: 1, OpSum: 1,
+	OpModRaise: 1,
 }
 
 // Validate checks the program: known operations with the right number and
@@ -201,6 +202,17 @@ func (p *Program) checkTypes(n *Node) error {
 		}
 		if n.Level >= arg(0).Level {
 			return fmt.Errorf("level mismatch: LevelDown to %d from %d", n.Level, arg(0).Level)
+		}
+		return expect(n.Level, 1)
+	case OpModRaise:
+		if err := ct(0, 1); err != nil {
+			return err
+		}
+		if arg(0).Level != 0 {
+			return fmt.Errorf("ModRaise needs a level-0 argument (argument %d is at level %d)", arg(0).ID, arg(0).Level)
+		}
+		if n.Level < 1 {
+			return fmt.Errorf("ModRaise must raise to a level ≥ 1, not %d", n.Level)
 		}
 		return expect(n.Level, 1)
 	case OpBoot:

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/workload"
+)
+
+func init() {
+	register(command{name: "compile", summary: "partition a workload between host and SSD (bare|tdap|full) and print the plan", run: runCompile})
+}
+
+func runCompile(args []string) error {
+	fs := flag.NewFlagSet("compile", flag.ContinueOnError)
+	w := fs.String("w", "pir", "workload (NAME or NAME:small; see --list)")
+	a := fs.String("a", "rosemary", "architecture preset or JSON file")
+	opt := fs.String("opt", "full", "optimisation: bare, tdap or full")
+	out := fs.String("o", "", "write the full plan as JSON to this file")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	list := fs.Bool("list", false, "list the workloads")
+	dump := fs.String("dump-after", "", "dump the IR after this pass")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *list {
+		for _, wl := range workload.All() {
+			fmt.Printf("%-10s %s\n", wl.Name, wl.Description)
+		}
+		return nil
+	}
+	prog, err := workload.Program(*w)
+	if err != nil {
+		return err
+	}
+	hw, err := arch.Open(*a)
+	if err != nil {
+		return err
+	}
+	o := compiler.Options{Opt: *opt, DumpAfter: *dump}
+	if *dump != "" {
+		o.Dump = os.Stderr
+	}
+	plan, err := compiler.Compile(prog, hw, o)
+	if err != nil {
+		return err
+	}
+	if *out != "" {
+		b, err := json.MarshalIndent(plan, "", " ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, b, 0o644); err != nil {
+			return err
+		}
+	}
+	s := plan.Summary()
+	if *asJSON {
+		return printJSON(s)
+	}
+	fmt.Printf("workload %s on %s, --opt %s (estimates of the cost model)\n", s.Workload, s.Arch, s.Opt)
+	fmt.Printf("  nodes %d: %d on the host, %d on the SSD; %d segments, %d transfers\n", s.Nodes, s.HostNodes, s.SSDNodes, s.Segments, s.Transfers)
+	fmt.Printf("  bytes over PCIe: %s (host-only: %s)\n", human(s.CutBytes), human(s.HostOnlyBytes))
+	fmt.Printf("  mProgram bytes: %s; spilled to LPDDR: %s (before CLCAO: %s)\n", human(s.MProgramBytes), human(s.SpilledBytes), human(s.SpilledBefore))
+	fmt.Printf("  estimated latency: %.4g s\n", s.EstLatency)
+	return nil
+}
+
+func human(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	f, i := float64(b), 0
+	for f >= unit && i < 6 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.2f %ciB", f, "KMGTPE"[i-1])
+}

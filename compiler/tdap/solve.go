@@ -110,7 +110,7 @@ func solve(p Problem, alg algorithm) (Assignment, int64, error) {
 			constant += c
 		}
 	}
-	var arcs []netArc
+	arcs := make([]netArc, 0, len(p.Edges)+int(m))
 	for _, e := range p.Edges {
 		u, v := idx[e.From], idx[e.To]
 		switch {

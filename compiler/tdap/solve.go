@@ -1,6 +1,9 @@
 package tdap
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Solve finds a placement minimising the TDAP objective
 //
@@ -49,8 +52,8 @@ const (
 	dinicAlg
 )
 
-// netArc is an arc waiting for the network to be sized; to == -1 and
-// from == -1 stand for the sink and the source.
+// netArc is an arc waiting for the network to be sized; an endpoint may be
+// srcNode or sinkNode, the terminals, whose indices come last.
 type netArc struct {
 	from, to int32
 	c        int64
@@ -125,6 +128,15 @@ func solve(p Problem, alg algorithm) (Assignment, int64, error) {
 		case e.Comm > 0:
 			arcs = append(arcs, netArc{u, v, e.Comm, true})
 		}
+	}
+	outs := int64(0)
+	for _, nd := range p.Nodes {
+		if nd.OutComm > 0 {
+			outs++
+		}
+	}
+	if int64(m)+2*outs+2 > math.MaxInt32-1 {
+		return nil, 0, fmt.Errorf("tdap: solve: %d free nodes and %d OutComm nodes need too large a network", m, outs)
 	}
 	aux, arcs := outCommArcs(p, idx, m, inf, term, arcs)
 

@@ -94,6 +94,10 @@ func (g *Network) add(u, v int, fwd, bwd int64) error {
 	if fwd < 0 || bwd < 0 {
 		return fmt.Errorf("tdap: network: edge %d→%d has negative capacity", u, v)
 	}
+	// A residual capacity can reach the sum of both directions.
+	if fwd > math.MaxInt64-bwd {
+		return fmt.Errorf("tdap: network: edge %d→%d capacity overflows int64 in the residual graph", u, v)
+	}
 	if 2*len(g.eu)+2 > math.MaxInt32 {
 		return errors.New("tdap: network: too many edges for int32 arc indices")
 	}

@@ -223,6 +223,9 @@ func TestNetworkErrors(t *testing.T) {
 			t.Errorf("AddEdge(%d, %d, %d) accepted", e.u, e.v, e.fwd)
 		}
 	}
+	if err := g.AddUndirected(0, 1, 1<<62); err == nil {
+		t.Error("undirected 2^62 edge accepted")
+	}
 	if _, err := g.SourceSet(); err == nil {
 		t.Error("SourceSet before MaxFlow accepted")
 	}

@@ -271,3 +271,27 @@ func TestFrameCodecAllPresets(t *testing.T) {
 		t.Fatal("bad pack/unpack arguments accepted")
 	}
 }
+
+func FuzzUnmarshalKey(f *testing.F) {
+	p := Params{Name: "fuzz", N: 16, Q: []uint64{134012929}, LogScale: 10}
+	ctx, err := NewContext(p)
+	if err != nil {
+		f.Fatal(err)
+	}
+	sk, pk, _ := ctx.GenKeys()
+	f.Add(ctx.MarshalSecretKey(sk))
+	f.Add(ctx.MarshalPublicKey(pk))
+	f.Add([]byte("RSK1\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if sk, err := ctx.UnmarshalSecretKey(b); err == nil {
+			if !bytes.Equal(ctx.MarshalSecretKey(sk), b) {
+				t.Fatal("accepted secret key does not re-encode identically")
+			}
+		}
+		if pk, err := ctx.UnmarshalPublicKey(b); err == nil {
+			if !bytes.Equal(ctx.MarshalPublicKey(pk), b) {
+				t.Fatal("accepted public key does not re-encode identically")
+			}
+		}
+	})
+}

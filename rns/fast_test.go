@@ -31,10 +31,14 @@ func largestNTTPrime(t testing.TB, bits, logN int) uint64 {
 }
 
 func TestNTTFastMatchesGo(t *testing.T) {
-	for logN := 4; logN <= 16; logN++ {
+	for logN := 4; logN <= 17; logN++ {
 		N := 1 << logN
-		for _, q := range []uint64{largestNTTPrime(t, 50, logN), largestNTTPrime(t, 40, logN), largestNTTPrime(t, 24, logN),
-			largestNTTPrime(t, 51, logN), largestNTTPrime(t, 62, logN)} {
+		qs := []uint64{largestNTTPrime(t, 50, logN), largestNTTPrime(t, 40, logN), largestNTTPrime(t, 24, logN),
+			largestNTTPrime(t, 51, logN), largestNTTPrime(t, 62, logN)}
+		if logN == 17 {
+			qs = []uint64{qs[0], qs[4]} // keep the test short
+		}
+		for _, q := range qs {
 			t.Run(fmt.Sprintf("logN=%d/q=%d", logN, q), func(t *testing.T) {
 				tab, err := NewNTTTable(N, q)
 				if err != nil {

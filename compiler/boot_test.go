@@ -318,26 +318,40 @@ func (c *countingKeys) ShallowCopy() rlwe.EvaluationKeySet { return c }
 func TestExpandBootMatchesLattigo(t *testing.T) {
 	cases := []struct {
 		name string
+		logQ []int // residual primes
 		lit  bootstrapping.ParametersLiteral
 	}{
-		{"full-slots-defaults", bootstrapping.ParametersLiteral{}},
-		{"sparse-64-slots", bootstrapping.ParametersLiteral{
+		{"full-slots-defaults", []int{60, 40}, bootstrapping.ParametersLiteral{}},
+		{"sparse-64-slots", []int{60, 40}, bootstrapping.ParametersLiteral{
 			LogSlots: utils.Pointy(6),
 			CoeffsToSlotsFactorizationDepthAndLogScales: [][]int{{56}, {56}, {56}},
 			SlotsToCoeffsFactorizationDepthAndLogScales: [][]int{{39}, {39}},
+		}},
+		{"sparse-256-slots-sine", []int{60, 40, 40}, bootstrapping.ParametersLiteral{
+			LogSlots: utils.Pointy(8),
+			Mod1Type: mod1.SinContinuous, DoubleAngle: utils.Pointy(0), K: utils.Pointy(12),
+			Mod1Degree: utils.Pointy(127),
+		}},
+		{"full-slots-arcsine", []int{60, 40}, bootstrapping.ParametersLiteral{
+			Mod1InvDegree: utils.Pointy(7),
+		}},
+		{"full-slots-cos-continuous", []int{60, 40, 40}, bootstrapping.ParametersLiteral{
+			Mod1Type: mod1.CosContinuous, DoubleAngle: utils.Pointy(2), Mod1Degree: utils.Pointy(44),
+			CoeffsToSlotsFactorizationDepthAndLogScales: [][]int{{56}, {56}},
+			SlotsToCoeffsFactorizationDepthAndLogScales: [][]int{{39}},
 		}},
 	}
 	if testing.Short() {
 		cases = cases[:1]
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { compareWithLattigo(t, tc.lit) })
+		t.Run(tc.name, func(t *testing.T) { compareWithLattigo(t, tc.logQ, tc.lit) })
 	}
 }
 
-func compareWithLattigo(t *testing.T, lit bootstrapping.ParametersLiteral) {
+func compareWithLattigo(t *testing.T, logQ []int, lit bootstrapping.ParametersLiteral) {
 	params, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{
-		LogN: 10, LogQ: []int{60, 40}, LogP: []int{61}, LogDefaultScale: 40,
+		LogN: 10, LogQ: logQ, LogP: []int{61}, LogDefaultScale: 40,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -454,7 +468,7 @@ func compareWithLattigo(t *testing.T, lit bootstrapping.ParametersLiteral) {
 			t.Errorf("output level %d, Lattigo's %d", n.Level, out.Level())
 		}
 	}
-	if top := spec.OutputLevel + spec.StCLevels + spec.CtSLevels + bitLen(spec.EvalModDegree) + spec.DoubleAngle; btp.Mod1ParametersLiteral.LevelQ != top-spec.CtSLevels {
+	if top := spec.OutputLevel + spec.StCLevels + spec.CtSLevels + bitLen(spec.EvalModDegree) + spec.DoubleAngle + bitLen(spec.ArcSineDegree); btp.Mod1ParametersLiteral.LevelQ != top-spec.CtSLevels {
 		t.Errorf("EvalMod level %d, Lattigo's %d", top-spec.CtSLevels, btp.Mod1ParametersLiteral.LevelQ)
 	}
 }

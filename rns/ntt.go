@@ -1,8 +1,8 @@
 package rns
 
 // Forward computes out = NTT(in) with coefficients in [0, q). in and out may
-// alias. Inputs may be any values below 2^64... reduced first if ≥ 2q; the
-// usual contract is in [0, 2q).
+// alias (fully; partial overlap is not supported). Inputs must be below 4q
+// (canonical or lazy values); larger inputs give unspecified results.
 func (t *NTTTable) Forward(in, out []uint64) {
 	if t.accelerated() {
 		checkLen(t.N, in, out)
@@ -13,8 +13,9 @@ func (t *NTTTable) Forward(in, out []uint64) {
 	reduce2q(out, t.Q)
 }
 
-// ForwardLazy computes out = NTT(in) with outputs in [0, 2q). Inputs must be
-// below 2q... for inputs up to 4q use Forward after a Reduce.
+// ForwardLazy computes out = NTT(in) with outputs in [0, 2q), congruent to
+// Forward's (the fast paths may return a different representative than the
+// Go code). Inputs must be below 4q.
 func (t *NTTTable) ForwardLazy(in, out []uint64) {
 	checkLen(t.N, in, out)
 	if t.accelerated() {
@@ -27,7 +28,8 @@ func (t *NTTTable) ForwardLazy(in, out []uint64) {
 	nttGo(t, out)
 }
 
-// Backward computes out = INTT(in) with coefficients in [0, q).
+// Backward computes out = INTT(in) with coefficients in [0, q); inputs below
+// 4q, in and out may alias.
 func (t *NTTTable) Backward(in, out []uint64) {
 	if t.accelerated() {
 		checkLen(t.N, in, out)
@@ -38,7 +40,8 @@ func (t *NTTTable) Backward(in, out []uint64) {
 	reduce2q(out, t.Q)
 }
 
-// BackwardLazy computes out = INTT(in) with outputs in [0, 2q).
+// BackwardLazy computes out = INTT(in) with outputs in [0, 2q), congruent to
+// Backward's; inputs below 4q.
 func (t *NTTTable) BackwardLazy(in, out []uint64) {
 	checkLen(t.N, in, out)
 	if t.accelerated() {

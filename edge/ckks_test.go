@@ -315,10 +315,7 @@ func BenchmarkEncrypt(b *testing.B) {
 			enc, _ := NewEncryptor(s.ctx, s.epk)
 			ct := s.ctx.NewCiphertext()
 			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				enc.Encrypt(vals, scale, ct)
-			}
+			cpuLoop(b, func() { enc.Encrypt(vals, scale, ct) })
 		})
 		b.Run(fmt.Sprintf("lattigo/N=%d", n), func(b *testing.B) {
 			encd := ckks.NewEncoder(s.params)
@@ -326,11 +323,10 @@ func BenchmarkEncrypt(b *testing.B) {
 			pt := ckks.NewPlaintext(s.params, s.params.MaxLevel())
 			ct := ckks.NewCiphertext(s.params, 1, s.params.MaxLevel())
 			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			cpuLoop(b, func() {
 				encd.Encode(vals, pt)
 				enc.Encrypt(pt, ct)
-			}
+			})
 		})
 	}
 }

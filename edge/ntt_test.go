@@ -133,21 +133,19 @@ func BenchmarkNTT(b *testing.B) {
 		r, _ := ring.NewRing(n, []uint64{q})
 		a := randPoly(NewPRNG(fixedSeed()), n, q)
 		b.Run(fmt.Sprintf("table/N=%d", n), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				tab.Forward(a)
-			}
+			cpuLoop(b, func() { tab.Forward(a) })
 		})
 		b.Run(fmt.Sprintf("fly/N=%d", n), func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
-				fly.Forward(a)
-			}
+			cpuLoop(b, func() { fly.Forward(a) })
+		})
+		b.Run(fmt.Sprintf("fly3/N=%d", n), func(b *testing.B) {
+			a2, a3 := append([]uint64(nil), a...), append([]uint64(nil), a...)
+			cpuLoop(b, func() { fly.Forward3(a, a2, a3) })
 		})
 		b.Run(fmt.Sprintf("lattigo/N=%d", n), func(b *testing.B) {
 			p := r.NewPoly()
 			copy(p.Coeffs[0], a)
-			for i := 0; i < b.N; i++ {
-				r.NTT(p, p)
-			}
+			cpuLoop(b, func() { r.NTT(p, p) })
 		})
 	}
 }

@@ -43,6 +43,9 @@ type VideoStats struct {
 	KeysGenerated bool    `json:"keys_generated"`
 }
 
+// maxFrames bounds the frame count a manifest may claim.
+const maxFrames = 1 << 20
+
 func ctPath(dir string, f, k int) string {
 	return filepath.Join(dir, fmt.Sprintf("f%06d_%02d.ct", f, k))
 }
@@ -170,7 +173,8 @@ func DecryptVideo(dir, skPath string) ([]Frame, error) {
 	if err := json.Unmarshal(mb, &man); err != nil {
 		return nil, fmt.Errorf("edge: parse manifest: %w", err)
 	}
-	if man.Frames < 1 || man.Width < 1 || man.Height < 1 || man.Width*man.Height > maxY4MDim*maxY4MDim/4 {
+	if man.Frames < 1 || man.Frames > maxFrames || man.Width < 1 || man.Height < 1 ||
+		man.Width > maxY4MDim || man.Height > maxY4MDim {
 		return nil, fmt.Errorf("edge: manifest: bad frame geometry %dx%d×%d", man.Width, man.Height, man.Frames)
 	}
 	p := Params{Name: "video", N: man.N, Q: man.Q, LogScale: man.LogScale}

@@ -47,19 +47,23 @@ func (s *Stats) Add(o Stats) {
 
 // Machine interprets mPrograms. It is not safe for concurrent use.
 type Machine struct {
-	cfg    isa.Config
-	n      int
-	mods   []rns.Modulus
-	ntt    []*rns.NTTTable
-	gal    [][]uint32
-	bconv  []*rns.BConv
-	sram   [][]uint64
-	edram  [][]uint64
-	mem    ObjectMemory
-	tmp    []uint64
-	bcTmp  []uint64
-	limbIn [][]uint64
-	limbOu [][]uint64
+	cfg   isa.Config
+	n     int
+	mods  []rns.Modulus
+	ntt   []*rns.NTTTable
+	gal   [][]uint32
+	bconv []*rns.BConv
+	// sram and edram are the slots' current contents; own is each slot's
+	// own buffer. After an LD from a LimbViewer a slot may view the
+	// object's limb without copying; the first write to it copies the view
+	// into the slot's own buffer (copy on write).
+	sram, sramOwn   [][]uint64
+	edram, edramOwn [][]uint64
+	mem             ObjectMemory
+	tmp             []uint64
+	bcTmp           []uint64
+	limbIn          [][]uint64
+	limbOu          [][]uint64
 }
 
 // NewMachine prepares a machine for programs with configuration cfg whose
@@ -101,8 +105,10 @@ func NewMachine(cfg isa.Config, mem ObjectMemory) (*Machine, error) {
 		}
 		m.bconv = append(m.bconv, bc)
 	}
-	m.sram = allocSlots(cfg.SRAMSlots, m.n)
-	m.edram = allocSlots(cfg.EDRAMSlots, m.n)
+	m.sramOwn = allocSlots(cfg.SRAMSlots, m.n)
+	m.edramOwn = allocSlots(cfg.EDRAMSlots, m.n)
+	m.sram = append([][]uint64(nil), m.sramOwn...)
+	m.edram = append([][]uint64(nil), m.edramOwn...)
 	m.tmp = make([]uint64, m.n)
 	return m, nil
 }
@@ -116,12 +122,35 @@ func allocSlots(k, n int) [][]uint64 {
 	return s
 }
 
-// Slot returns the memory of a slot address (for loading inputs in tests).
+// Slot returns the memory of a slot address for reading.
 func (m *Machine) Slot(a isa.Addr) []uint64 {
 	if a.Space() == isa.SpaceEDRAM {
 		return m.edram[a.Index()]
 	}
 	return m.sram[a.Index()]
+}
+
+// out returns the memory of a slot for writing, ending any view (keep
+// copies the viewed contents first, for instructions that also read Out).
+func (m *Machine) out(a isa.Addr, keep bool) []uint64 {
+	view, own := m.sram, m.sramOwn
+	if a.Space() == isa.SpaceEDRAM {
+		view, own = m.edram, m.edramOwn
+	}
+	i := a.Index()
+	if &view[i][0] != &own[i][0] {
+		if keep {
+			copy(own[i], view[i])
+		}
+		view[i] = own[i]
+	}
+	return own[i]
+}
+
+// LimbViewer is an ObjectMemory that can lend a limb without copying once
+// it has checked that every coefficient is below q.
+type LimbViewer interface {
+	ViewLimb(s isa.Space, obj, limb int, q uint64) ([]uint64, error)
 }
 
 // Run executes p, whose configuration must equal the machine's. It stops at
@@ -180,7 +209,8 @@ func (m *Machine) exec(in isa.Instr, st *Stats, limbBytes int64) error {
 	q := mod.Q
 	switch in.Op {
 	case isa.OpNTT, isa.OpINTT:
-		a, out := m.Slot(in.A), m.Slot(in.Out)
+		a := m.Slot(in.A)
+		out := m.out(in.Out, in.A == in.Out)
 		if in.Op == isa.OpNTT {
 			m.ntt[in.Mod].Forward(a, out)
 		} else {
@@ -190,7 +220,19 @@ func (m *Machine) exec(in isa.Instr, st *Stats, limbBytes int64) error {
 		write(in.Out, 1)
 		st.MicroOps++
 	case isa.OpModAdd, isa.OpModSub, isa.OpModMul, isa.OpModMAC:
-		a, out := m.Slot(in.A), m.Slot(in.Out)
+		keep := in.Op == isa.OpModMAC || in.A == in.Out || (in.Flags&isa.FlagScalarB == 0 && in.B == in.Out)
+		a := m.Slot(in.A)
+		var bView []uint64
+		if in.Flags&isa.FlagScalarB == 0 {
+			bView = m.Slot(in.B)
+		}
+		out := m.out(in.Out, keep)
+		if in.A == in.Out {
+			a = out
+		}
+		if in.Flags&isa.FlagScalarB == 0 && in.B == in.Out {
+			bView = out
+		}
 		scalar := in.Flags&isa.FlagScalarB != 0
 		plain := in.Flags&isa.FlagPlain != 0
 		var b []uint64
@@ -198,7 +240,7 @@ func (m *Machine) exec(in isa.Instr, st *Stats, limbBytes int64) error {
 		if scalar {
 			s = m.cfg.Scalars[in.B.Index()]
 		} else {
-			b = m.Slot(in.B)
+			b = bView
 			read(in.B, 1)
 		}
 		switch {
@@ -225,20 +267,34 @@ func (m *Machine) exec(in isa.Instr, st *Stats, limbBytes int64) error {
 		write(in.Out, 1)
 		st.MicroOps++
 	case isa.OpAutomorph:
-		rns.Permute(m.Slot(in.A), m.Slot(in.Out), m.gal[in.B.Index()])
+		rns.Permute(m.Slot(in.A), m.out(in.Out, false), m.gal[in.B.Index()])
 		read(in.A, 1)
 		write(in.Out, 1)
 		st.MicroOps++
 	case isa.OpBConv:
 		return m.bconvInstr(in, st, limbBytes)
 	case isa.OpLD:
-		dst := m.Slot(in.Out)
-		if err := m.mem.ReadLimb(in.A.Space(), in.A.Object(), in.A.Limb(), dst); err != nil {
-			return err
-		}
-		for i, v := range dst {
-			if v >= q {
-				return fmt.Errorf("loaded limb %v coefficient %d = %d is not reduced modulo %d", in.A, i, v, q)
+		if lv, ok := m.mem.(LimbViewer); ok {
+			view, err := lv.ViewLimb(in.A.Space(), in.A.Object(), in.A.Limb(), q)
+			if err != nil {
+				return err
+			}
+			if len(view) != m.n {
+				return fmt.Errorf("loaded limb %v has %d coefficients, want %d", in.A, len(view), m.n)
+			}
+			m.out(in.Out, false)
+			if in.Out.Space() == isa.SpaceEDRAM {
+				m.edram[in.Out.Index()] = view
+			} else {
+				m.sram[in.Out.Index()] = view
+			}
+		} else {
+			dst := m.out(in.Out, false)
+			if err := m.mem.ReadLimb(in.A.Space(), in.A.Object(), in.A.Limb(), dst); err != nil {
+				return err
+			}
+			if err := checkReduced(dst, q, in.A); err != nil {
+				return err
 			}
 		}
 		read(in.A, 1)
@@ -253,6 +309,15 @@ func (m *Machine) exec(in isa.Instr, st *Stats, limbBytes int64) error {
 		st.MicroOps++
 	default:
 		return fmt.Errorf("unknown opcode %d", in.Op)
+	}
+	return nil
+}
+
+func checkReduced(v []uint64, q uint64, a isa.Addr) error {
+	for i, x := range v {
+		if x >= q {
+			return fmt.Errorf("loaded limb %v coefficient %d = %d is not reduced modulo %d", a, i, x, q)
+		}
 	}
 	return nil
 }
@@ -279,7 +344,7 @@ func (m *Machine) bconvInstr(in isa.Instr, st *Stats, limbBytes int64) error {
 	}
 	m.limbOu = m.limbOu[:0]
 	for j := 0; j < n; j++ {
-		m.limbOu = append(m.limbOu, m.Slot(in.Out+isa.Addr(j)))
+		m.limbOu = append(m.limbOu, m.out(in.Out+isa.Addr(j), false))
 	}
 	switch {
 	case in.Flags&isa.FlagCenter != 0:

@@ -130,3 +130,39 @@ func u64s(v []uint64) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// LD lends the object's limb to the slot; writing the slot must not touch
+// the object (copy on write).
+func TestLoadedLimbsAreCopiedOnWrite(t *testing.T) {
+	cfg := testConfig(t)
+	mem := NewMemObjects()
+	a := make([]uint64, 16)
+	for i := range a {
+		a[i] = uint64(i + 1)
+	}
+	mem.Set(isa.SpaceDRAM, 1, [][]uint64{a})
+	p := &isa.Program{Config: cfg, Code: []isa.Instr{
+		{Op: isa.OpLD, A: isa.Obj(isa.SpaceDRAM, 1, 0), Out: isa.Slot(isa.SpaceSRAM, 0)},
+		{Op: isa.OpModAdd, Flags: isa.FlagScalarB, A: isa.Slot(isa.SpaceSRAM, 0), B: isa.Imm(0), Out: isa.Slot(isa.SpaceSRAM, 0)},
+		{Op: isa.OpNTT, A: isa.Slot(isa.SpaceSRAM, 0), Out: isa.Slot(isa.SpaceSRAM, 0)},
+		{Op: isa.OpINTT, A: isa.Slot(isa.SpaceSRAM, 0), Out: isa.Slot(isa.SpaceSRAM, 0)},
+		{Op: isa.OpST, A: isa.Slot(isa.SpaceSRAM, 0), Out: isa.Obj(isa.SpaceDRAM, 2, 0)},
+	}}
+	m, err := NewMachine(cfg, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range mem.Get(isa.SpaceDRAM, 1)[0] {
+		if v != uint64(i+1) {
+			t.Fatalf("source object modified at %d: %d", i, v)
+		}
+	}
+	for i, v := range mem.Get(isa.SpaceDRAM, 2)[0] {
+		if v != uint64(i+1)+3 {
+			t.Fatalf("result %d = %d, want %d", i, v, i+4)
+		}
+	}
+}

@@ -16,10 +16,18 @@ type ObjectMemory interface {
 	WriteLimb(s isa.Space, obj, limb int, src []uint64) error
 }
 
-// MemObjects is an in-memory ObjectMemory.
+// MemObjects is an in-memory ObjectMemory. It lends limbs to the
+// interpreter without copying (LimbViewer) after checking them once per
+// modulus; a limb replaced by Set or WriteLimb is checked again.
 type MemObjects struct {
 	mu      sync.RWMutex
 	objects map[objKey][][]uint64
+	checked map[limbKey]uint64 // limb → modulus it was checked against
+}
+
+type limbKey struct {
+	objKey
+	limb int
 }
 
 type objKey struct {
@@ -28,13 +36,19 @@ type objKey struct {
 }
 
 // NewMemObjects returns an empty object memory.
-func NewMemObjects() *MemObjects { return &MemObjects{objects: map[objKey][][]uint64{}} }
+func NewMemObjects() *MemObjects {
+	return &MemObjects{objects: map[objKey][][]uint64{}, checked: map[limbKey]uint64{}}
+}
 
 // Set stores an object (limbs are not copied).
 func (m *MemObjects) Set(s isa.Space, obj int, limbs [][]uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.objects[objKey{s, obj}] = limbs
+	k := objKey{s, obj}
+	for l := range m.objects[k] {
+		delete(m.checked, limbKey{k, l})
+	}
+	m.objects[k] = limbs
 }
 
 // Get returns an object's limbs (nil if absent).
@@ -73,5 +87,35 @@ func (m *MemObjects) WriteLimb(s isa.Space, obj, limb int, src []uint64) error {
 	}
 	o[limb] = append([]uint64(nil), src...)
 	m.objects[k] = o
+	delete(m.checked, limbKey{k, limb})
 	return nil
+}
+
+// ViewLimb implements LimbViewer: it returns the stored limb itself (the
+// caller must not modify it) after checking its coefficients are below q.
+func (m *MemObjects) ViewLimb(s isa.Space, obj, limb int, q uint64) ([]uint64, error) {
+	k := limbKey{objKey{s, obj}, limb}
+	m.mu.RLock()
+	o, ok := m.objects[k.objKey]
+	var v []uint64
+	if ok && limb < len(o) {
+		v = o[limb]
+	}
+	done := m.checked[k] == q
+	m.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("engine: no object %s[%d]", s, obj)
+	}
+	if v == nil {
+		return nil, fmt.Errorf("engine: object %s[%d] has no limb %d (%d limbs)", s, obj, limb, len(o))
+	}
+	if !done {
+		if err := checkReduced(v, q, isa.Obj(s, obj, limb)); err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		m.checked[k] = q
+		m.mu.Unlock()
+	}
+	return v, nil
 }

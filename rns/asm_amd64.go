@@ -332,20 +332,33 @@ func bconvAccIFMA(ys *uint64, stride, cnt, k int, w, v, out *uint64, p, pinv uin
 //go:noescape
 func bconvYIFMA(x, y *uint64, n int, q, qinv, a, b uint64)
 
-// bconvAVX512 runs the IFMA conversion (b.fitsIFMA() holds): the y_i rows
-// into ys, then the outputs over blocks of coefficients small enough for the
-// k rows to stay in cache.
+//go:noescape
+func bconvY64(x, y *uint64, n int, q, bred, w, ws uint64)
+
+//go:noescape
+func bconvAcc64(ys *uint64, stride, cnt, k int, w, v, out *uint64, p, mred, bred uint64, vq *uint64)
+
+// bconvAVX512 computes the y_i rows into ys, then the outputs over blocks of
+// coefficients small enough for the k rows to stay in cache: with IFMA when
+// b.fitsIFMA(), else with the AVX-512F kernels (any moduli).
 func bconvAVX512(b *BConv, in [][]uint64, ys []uint64, out [][]uint64, n int) {
 	const blk = 512
 	var v [blk]uint64
 	k := len(b.From)
-	c := b.ifma
+	c := b.fast
+	ifma := b.fitsIFMA()
 	ys = ys[:k*n]
 	n8 := n &^ 7
 	for i := range in {
 		x, y := in[i][:n], ys[i*n:(i+1)*n]
 		if n8 > 0 {
-			bconvYIFMA(&x[0], &y[0], n8, b.From[i].Q, c.qinv[i], c.ya[i], c.yb[i])
+			m := &b.From[i]
+			if ifma {
+				bconvYIFMA(&x[0], &y[0], n8, m.Q, c.qinv[i], c.ya[i], c.yb[i])
+			} else {
+				w := b.qHatInv[i]
+				bconvY64(&x[0], &y[0], n8, m.Q, m.BRedConst[0], w, m.ShoupConstant(w))
+			}
 		}
 		b.computeYRow(i, in[i], ys, n, n8)
 	}
@@ -355,7 +368,12 @@ func bconvAVX512(b *BConv, in [][]uint64, ys []uint64, out [][]uint64, n int) {
 		bconvVIFMA(&ys[c0], n, cnt, k, &c.qf[0], &v[0])
 		for j := range out {
 			o := out[j][c0:n]
-			bconvAccIFMA(&ys[c0], n, cnt, k, &c.w[j][0], &v[0], &o[0], b.To[j].Q, c.pinv[j])
+			p := &b.To[j]
+			if ifma {
+				bconvAccIFMA(&ys[c0], n, cnt, k, &c.w[j][0], &v[0], &o[0], p.Q, c.pinv[j])
+			} else {
+				bconvAcc64(&ys[c0], n, cnt, k, &b.qHatModP[j][0], &v[0], &o[0], p.Q, p.MRedConst, p.BRedConst[0], &b.vQModP[j][0])
+			}
 		}
 	}
 	b.accumulateGoFrom(ys, out, n, n16)

@@ -16,7 +16,7 @@ type BConv struct {
 	qHatInv  []uint64   // (Q/q_i)^{-1} mod q_i
 	qHatModP [][]uint64 // [j][i] = (Q/q_i mod p_j)·2^64 mod p_j (Montgomery form)
 	vQModP   [][]uint64 // [j][v] = −v·Q mod p_j, v ∈ [0, len(From)]
-	ifma     *bconvIFMA // constants of the IFMA kernel, nil when a modulus is ≥ 2^50
+	fast     *bconvFast // constants of the assembly kernels
 }
 
 // NewBConv precomputes the constants of the conversion from → to.
@@ -63,7 +63,7 @@ func NewBConv(from, to []Modulus) (*BConv, error) {
 			b.vQModP[j][v] = s
 		}
 	}
-	b.ifma = newBConvIFMA(b)
+	b.fast = newBConvFast(b)
 	return b, nil
 }
 
@@ -79,7 +79,7 @@ func (b *BConv) Convert(in, out [][]uint64, scratch []uint64) {
 	if len(scratch) < k*n {
 		scratch = make([]uint64, k*n)
 	}
-	if useAVX512 && b.fitsIFMA() {
+	if useAVX512 {
 		bconvAVX512(b, in, scratch, out, n)
 		return
 	}
@@ -110,7 +110,7 @@ func (b *BConv) computeYRow(i int, in, ys []uint64, n, start int) {
 	}
 }
 
-func (b *BConv) fitsIFMA() bool { return useIFMA && b.ifma != nil }
+func (b *BConv) fitsIFMA() bool { return useIFMA && b.fast.ifma }
 
 // accumulateGo computes the outputs from the canonical y values held in ys.
 func (b *BConv) accumulateGo(ys []uint64, out [][]uint64, n int) {

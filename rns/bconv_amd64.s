@@ -7,6 +7,7 @@
 // multiple of 8), reading y_i[c] at ys[i·stride + c].
 
 // func bconvVIFMA(ys *uint64, stride, cnt, k int, qf *float64, v *uint64)
+// (AVX-512DQ only, despite the name: both conversion paths use it.)
 // v[c] = ⌊Σ_i float64(y_i[c]) / qf[i]⌋, summed in basis order from +0 with
 // IEEE division and addition: the very operations accumulateGo performs.
 TEXT ·bconvVIFMA(SB), NOSPLIT, $0-48
@@ -161,5 +162,139 @@ byLoop:
 	ADDQ        $8, AX
 	CMPQ        AX, CX
 	JB          byLoop
+	VZEROUPPER
+	RET
+
+// AVX-512F/DQ base conversion for moduli ≥ 2^50 (below 2^62): the very
+// operations of computeYGo and accumulateGo on eight coefficients at a time
+// (64×64-bit products from 32-bit pieces). bconvVIFMA needs only AVX-512DQ
+// and serves both paths.
+
+// MULHI64(X, Y, Y1, OUT): OUT = ⌊X·Y/2^64⌋, Y1 = Y >> 32, Z29 = 2^32 − 1;
+// Z16–Z19 scratch; OUT ∉ {X, Y, Y1}.
+#define MULHI64(X, Y, Y1, OUT) \
+	VPSRLQ   $32, X, Z16;   \
+	VPMULUDQ Y, X, Z17;     \
+	VPMULUDQ Y1, X, Z18;    \
+	VPMULUDQ Y, Z16, Z19;   \
+	VPMULUDQ Y1, Z16, OUT;  \
+	VPSRLQ   $32, Z17, Z17; \
+	VPADDQ   Z17, Z19, Z19; \
+	VPANDQ   Z29, Z19, Z17; \
+	VPADDQ   Z17, Z18, Z18; \
+	VPSRLQ   $32, Z19, Z19; \
+	VPSRLQ   $32, Z18, Z18; \
+	VPADDQ   Z19, OUT, OUT; \
+	VPADDQ   Z18, OUT, OUT
+
+// BRED64(X, OUT): OUT = Modulus.Reduce(X) (Barrett with Z26 = ⌊2^128/q⌋>>64,
+// Z25 = Z26 >> 32, Z31 = q); Z15 scratch, OUT ≠ X.
+#define BRED64(X, OUT) \
+	MULHI64(X, Z26, Z25, Z15); \
+	VPMULLQ Z31, Z15, Z15;     \
+	VPSUBQ  Z15, X, OUT;       \
+	VPSUBQ  Z31, OUT, Z15;     \
+	VPMINUQ Z15, OUT, OUT
+
+// func bconvY64(x, y *uint64, n int, q, bred, w, ws uint64)
+// y = MulShoupLazy(Reduce(x), w, ws) reduced to [0, q), as computeYRow does.
+TEXT ·bconvY64(SB), NOSPLIT, $0-56
+	MOVQ         x+0(FP), SI
+	MOVQ         y+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ q+24(FP), Z31
+	VPBROADCASTQ bred+32(FP), Z26
+	VPSRLQ       $32, Z26, Z25
+	VPBROADCASTQ w+40(FP), Z24
+	VPBROADCASTQ ws+48(FP), Z23
+	VPSRLQ       $32, Z23, Z22
+	MOVQ         $0xffffffff, AX
+	VPBROADCASTQ AX, Z29
+	XORQ         AX, AX
+
+by64Loop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	BRED64(Z0, Z1)
+	MULHI64(Z1, Z23, Z22, Z2)
+	VPMULLQ   Z24, Z1, Z3
+	VPMULLQ   Z31, Z2, Z2
+	VPSUBQ    Z2, Z3, Z3
+	VPSUBQ    Z31, Z3, Z4
+	VPMINUQ   Z4, Z3, Z3
+	VMOVDQU64 Z3, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        by64Loop
+	VZEROUPPER
+	RET
+
+// func bconvAcc64(ys *uint64, stride, cnt, k int, w, v, out *uint64, p, mred, bred uint64, vq *uint64)
+// out[c] = Reduce(hi − ⌊(lo·mred mod 2^64)·p/2^64⌋ + p) + vq[v[c]] mod p with
+// hi:lo = Σ_i y_i[c]·w[i] (128-bit), as accumulateGo computes it; v[c] is
+// clamped to k so the table read vq[0..k] stays in bounds.
+TEXT ·bconvAcc64(SB), NOSPLIT, $0-88
+	MOVQ         ys+0(FP), SI
+	MOVQ         stride+8(FP), R8
+	MOVQ         cnt+16(FP), CX
+	MOVQ         k+24(FP), DX
+	MOVQ         w+32(FP), R9
+	MOVQ         v+40(FP), BX
+	MOVQ         out+48(FP), DI
+	VPBROADCASTQ p+56(FP), Z31
+	VPBROADCASTQ mred+64(FP), Z28
+	VPBROADCASTQ bred+72(FP), Z26
+	VPSRLQ       $32, Z26, Z25
+	MOVQ         vq+80(FP), R13
+	VPBROADCASTQ DX, Z21
+	VPSRLQ       $32, Z31, Z24
+	MOVQ         $0xffffffff, AX
+	VPBROADCASTQ AX, Z29
+	MOVQ         $1, AX
+	VPBROADCASTQ AX, Z20
+	SHLQ         $3, R8
+	XORQ         AX, AX
+
+ba64Coeff:
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	LEAQ   (SI)(AX*8), R10
+	MOVQ   R9, R11
+	MOVQ   DX, R12
+
+ba64Term:
+	VMOVDQU64    (R10), Z2
+	VPBROADCASTQ (R11), Z3
+	VPSRLQ       $32, Z3, Z4
+	MULHI64(Z2, Z3, Z4, Z5)
+	VPMULLQ      Z3, Z2, Z6
+	VPADDQ       Z6, Z1, Z1
+	VPCMPUQ      $1, Z6, Z1, K1
+	VPADDQ       Z5, Z0, Z0
+	VPADDQ       Z20, Z0, K1, Z0
+	ADDQ         R8, R10
+	ADDQ         $8, R11
+	DECQ         R12
+	JNZ          ba64Term
+
+	// Montgomery step: h = ⌊(lo·mred)·p/2^64⌋, r = Reduce(hi − h + p).
+	VPMULLQ Z28, Z1, Z1
+	MULHI64(Z1, Z31, Z24, Z5)
+	VPSUBQ  Z5, Z0, Z0
+	VPADDQ  Z31, Z0, Z0
+	BRED64(Z0, Z7)
+
+	// + vq[min(v, k)], then one conditional subtraction.
+	VMOVDQU64  (BX)(AX*8), Z8
+	VPMINUQ    Z21, Z8, Z8
+	KXNORW     K2, K2, K2
+	VPXORQ     Z9, Z9, Z9
+	VPGATHERQQ (R13)(Z8*8), K2, Z9
+	VPADDQ     Z9, Z7, Z7
+	VPSUBQ     Z31, Z7, Z8
+	VPMINUQ    Z8, Z7, Z7
+	VMOVDQU64  Z7, (DI)(AX*8)
+	ADDQ       $8, AX
+	CMPQ       AX, CX
+	JB         ba64Coeff
 	VZEROUPPER
 	RET

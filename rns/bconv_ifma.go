@@ -1,9 +1,12 @@
 package rns
 
-// bconvIFMA holds the constants of the IFMA base conversion, built when every
-// modulus of both bases is below 2^50 (and the targets above 16).
-type bconvIFMA struct {
-	qf   []float64  // float64(q_i), the divisors of the overflow estimate
+// bconvFast holds the constants of the assembly base conversion: the float64
+// divisors of the overflow estimate for every basis, and, when every modulus
+// of both bases is below 2^50 (and the targets above 16), those of the IFMA
+// kernels.
+type bconvFast struct {
+	qf   []float64  // float64(q_i)
+	ifma bool       // the IFMA constants below are set
 	w    [][]uint64 // [j] = {(Q/q_i mod p_j)·2^104 mod p_j}_i, then (−Q mod p_j)·2^104 mod p_j
 	pinv []uint64   // p_j^{-1} mod 2^52
 	// For y_i = x·(Q/q_i)^{-1} mod q_i: q_i^{-1} mod 2^52 and
@@ -11,30 +14,35 @@ type bconvIFMA struct {
 	qinv, ya, yb []uint64
 }
 
-func newBConvIFMA(b *BConv) *bconvIFMA {
+func newBConvFast(b *BConv) *bconvFast {
+	k := len(b.From)
+	c := &bconvFast{qf: make([]float64, k)}
+	for i, m := range b.From {
+		c.qf[i] = float64(m.Q)
+	}
 	for _, m := range b.From {
 		if m.Q >= 1<<50 {
-			return nil
+			return c
 		}
 	}
 	for _, p := range b.To {
 		if p.Q >= 1<<50 || p.Q <= 16 {
-			return nil
+			return c
 		}
 	}
-	k := len(b.From)
-	c := &bconvIFMA{qf: make([]float64, k), w: make([][]uint64, len(b.To)), pinv: make([]uint64, len(b.To))}
+	c.ifma = true
+	c.w, c.pinv = make([][]uint64, len(b.To)), make([]uint64, len(b.To))
 	c.qinv, c.ya, c.yb = make([]uint64, k), make([]uint64, k), make([]uint64, k)
 	for i, m := range b.From {
-		c.qf[i] = float64(m.Q)
+		r52 := (1 << 52) % m.Q
 		c.qinv[i] = m.MRedConst & (1<<52 - 1)
-		c.ya[i] = mulMod(b.qHatInv[i], ModExp(2, 104, m.Q), m.Q)
-		c.yb[i] = mulMod(c.ya[i], ModExp(2, 52, m.Q), m.Q)
+		c.ya[i] = mulMod(b.qHatInv[i], mulMod(r52, r52, m.Q), m.Q)
+		c.yb[i] = mulMod(c.ya[i], r52, m.Q)
 	}
 	for j := range b.To {
 		p := &b.To[j]
-		r40 := ModExp(2, 40, p.Q)   // qHatModP holds x·2^64; times 2^40 gives x·2^104
-		r104 := ModExp(2, 104, p.Q) // vQModP[j][1] = −Q mod p holds no factor
+		r40 := (1 << 40) % p.Q                        // qHatModP holds x·2^64; times 2^40 gives x·2^104
+		r104 := mulMod((1<<52)%p.Q, (1<<52)%p.Q, p.Q) // vQModP[j][1] = −Q mod p holds no factor
 		c.w[j] = make([]uint64, k+1)
 		for i := 0; i < k; i++ {
 			c.w[j][i] = mulMod(b.qHatModP[j][i], r40, p.Q)

@@ -89,6 +89,9 @@ func kernelPath(kernel string, bits int) string {
 		if ifma {
 			return "avx512-ifma"
 		}
+		if useAVX512 {
+			return "avx512"
+		}
 	}
 	return "purego"
 }

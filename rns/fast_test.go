@@ -234,6 +234,7 @@ func TestBConvFastMatchesGo(t *testing.T) {
 	for _, sh := range []struct{ k, m, bitsQ, bitsP, n int }{
 		{1, 1, 50, 50, 16}, {2, 3, 50, 49, 1024}, {4, 24, 49, 50, 1000}, {32, 4, 50, 50, 48},
 		{5, 7, 30, 50, 37}, {12, 20, 36, 36, 4096 + 9}, {3, 2, 50, 61, 64}, {3, 2, 61, 50, 64}, {7, 3, 20, 21, 15},
+		{32, 3, 61, 61, 1000 + 3}, {4, 8, 60, 62, 513},
 	} {
 		t.Run(fmt.Sprintf("k=%d/m=%d/q%d/p%d/n=%d", sh.k, sh.m, sh.bitsQ, sh.bitsP, sh.n), func(t *testing.T) {
 			var Q, P []uint64
@@ -279,6 +280,16 @@ func TestBConvFastMatchesGo(t *testing.T) {
 			bc.Convert(in, got, make([]uint64, sh.k*sh.n))
 			for j := range want {
 				assertEqual(t, fmt.Sprintf("target %d", j), got[j], want[j])
+			}
+			// The AVX-512F kernels serve every basis; run them on this one too.
+			if bc.fast.ifma {
+				bc.fast.ifma = false
+				got = newOut()
+				bc.Convert(in, got, nil)
+				bc.fast.ifma = true
+				for j := range want {
+					assertEqual(t, fmt.Sprintf("target %d (64-bit kernels)", j), got[j], want[j])
+				}
 			}
 		})
 	}

@@ -167,16 +167,18 @@ func passExpandBoot(u *unit) error {
 	return nil
 }
 
-// toPS converts seconds to integer picoseconds for the min-cut.
-func toPS(s float64) int64 {
+// The min-cut works on integer costs in nanoseconds: fine enough for the
+// smallest operations (tens of ns) and 2^61 ns (73 years) of headroom.
+const unitsPerSecond = 1e9
+
+func toUnits(s float64) int64 {
 	if s <= 0 {
 		return 0
 	}
-	if s > 1e6 {
-		s = 1e6 // keeps sums of a million such nodes inside int64
-	}
-	return int64(math.Round(s * 1e12))
+	return int64(math.Round(s * unitsPerSecond))
 }
+
+func fromUnits(u int64) float64 { return float64(u) / unitsPerSecond }
 
 func passCost(u *unit) error {
 	keys := map[keyRef]bool{}
@@ -203,12 +205,21 @@ func passCost(u *unit) error {
 			return err
 		}
 		u.costs[i] = c
-		tn := tdap.Node{CostHost: toPS(c.Host), CostSSD: toPS(c.SSD)}
+		tn := tdap.Node{CostHost: toUnits(c.Host), CostSSD: toUnits(c.SSD)}
 		switch n.Op {
 		case ir.OpInput, ir.OpOutput:
 			tn.Pin = tdap.PinHost
 		case ir.OpStored:
 			tn.Pin = tdap.PinSSD
+		}
+		// A value crosses the link at most once however many readers sit on
+		// the other side: its transfer is the node's OutComm, its edges free.
+		if n.Op != ir.OpOutput {
+			t, err := u.cm.CommSeconds(u.prog, n)
+			if err != nil {
+				return err
+			}
+			tn.OutComm = toUnits(t)
 		}
 		prob.Nodes[i] = tn
 		seen := map[int]bool{}
@@ -217,11 +228,7 @@ func passCost(u *unit) error {
 				continue
 			}
 			seen[a] = true
-			t, err := u.cm.CommSeconds(u.prog, u.prog.Nodes[a])
-			if err != nil {
-				return err
-			}
-			prob.Edges = append(prob.Edges, tdap.Edge{From: a, To: i, Comm: toPS(t)})
+			prob.Edges = append(prob.Edges, tdap.Edge{From: a, To: i})
 		}
 	}
 	u.prob = prob
@@ -352,18 +359,18 @@ func passEstimate(u *unit) error {
 			lat += u.costs[i].Host
 		}
 	}
-	// Transfers: each produced value crosses at most once per direction.
+	// Transfers: each produced value crosses at most once.
 	sent := map[[2]int]bool{}
 	for _, e := range u.prob.Edges {
 		if u.assign[e.From] == u.assign[e.To] {
 			continue
 		}
-		lat += float64(e.Comm) / 1e12
 		key := [2]int{e.From, int(u.assign[e.To])}
 		if sent[key] {
 			continue
 		}
 		sent[key] = true
+		lat += fromUnits(u.prob.Nodes[e.From].OutComm)
 		b, err := u.cm.ValueBytes(u.prog, u.prog.Nodes[e.From])
 		if err != nil {
 			return err

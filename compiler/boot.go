@@ -27,8 +27,12 @@ import (
 //
 // Nodes are renumbered and every reference is remapped; the result
 // validates. Key switches (HRot, Conjugate, Relinearize) match Lattigo's
-// one for one (each Lattigo GetGaloisKey/GetRelinearizationKey call during
-// Bootstrap is one node here; see boot_test.go). Not modelled: additions of
+// one for one (each GetGaloisKey/GetRelinearizationKey call of Lattigo's
+// per-ciphertext circuit, bootstrapping.Evaluator.Evaluate, is one node
+// here, with the same Galois element; boot_test.go checks this against an
+// instrumented Lattigo run), and so do the levels (ModRaise target, EvalMod
+// start, output) and the number of plaintext diagonals per DFT matrix.
+// Not modelled: additions of
 // plaintext constants (the IR has no constant-add; Lattigo's polynomial
 // evaluator and EvalMod add a few), the scale-matching integer
 // multiplications inside Lattigo's Add, and the two key switches of the
@@ -227,7 +231,9 @@ func (e *bootEmitter) expand(n ir.Node, x int) (int, error) {
 		return 0, err
 	}
 	e.params, e.count = n.Params, n.Count
-	e.tag = fmt.Sprintf("boot/%s/logn%d-slots%d-cts%d-stc%d-out%d", n.Params, b.logN, b.LogSlots, b.CtSLevels, b.StCLevels, b.OutputLevel)
+	// The diagonals depend on the DFT shape and, through their level, on
+	// the top of the chain.
+	e.tag = fmt.Sprintf("boot/%s/logn%d-slots%d-cts%d-stc%d-out%d-top%d", n.Params, b.logN, b.LogSlots, b.CtSLevels, b.StCLevels, b.OutputLevel, b.top)
 
 	// ScaleDown (bootstrapping/evaluator.go, Evaluator.ScaleDown): drop
 	// primes while Q_l/scale stays above q_l·MessageRatio — to level 0 for a

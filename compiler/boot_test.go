@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"sort"
@@ -118,6 +119,47 @@ func TestExpandBootValidatesAndConsumesLevels(t *testing.T) {
 		}
 		if !reflect.DeepEqual(q, &back) {
 			t.Fatalf("%+v: JSON round trip differs", spec)
+		}
+	}
+}
+
+// TestExpandBootPolynomialShapes expands EvalMod polynomials of every
+// degree up to 255, even and odd, with and without an arcsine: each
+// expansion validates and spends every level of its budget on a Rescale
+// (the longest ModRaise → output path holds top − output Rescales).
+func TestExpandBootPolynomialShapes(t *testing.T) {
+	for deg := 2; deg <= 255; deg++ {
+		for _, sine := range []bool{false, true} {
+			for _, arcsine := range []int{0, 3, 8} {
+				spec := ir.BootSpec{OutputLevel: 0, CtSLevels: 2, StCLevels: 1, EvalModDegree: deg, LogSlots: 4, LogN: 10, SineEvalMod: sine, ArcSineDegree: arcsine}
+				if !sine {
+					spec.DoubleAngle = deg % 4
+				}
+				b := ir.NewBuilder("shape", "engorgio")
+				x := b.Input("x", 0)
+				b.Output("y", b.Boot(x, spec))
+				p, err := b.Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				q, err := ExpandBoot(p)
+				if err != nil {
+					t.Fatalf("%+v: %v", spec, err)
+				}
+				raise := -1
+				for _, n := range q.Nodes {
+					if n.Op == ir.OpModRaise {
+						raise = n.ID
+					}
+				}
+				top := spec.CtSLevels + spec.StCLevels + bitLen(deg) + spec.DoubleAngle + bitLen(arcsine)
+				if raise < 0 || q.Nodes[raise].Level != top {
+					t.Fatalf("%+v: no ModRaise to level %d", spec, top)
+				}
+				if got := maxRescales(q, raise, len(q.Nodes)-1); got != top {
+					t.Fatalf("%+v: %d rescales on the longest path, want %d", spec, got, top)
+				}
+			}
 		}
 	}
 }
@@ -457,6 +499,25 @@ func compareWithLattigo(t *testing.T, logQ []int, lit bootstrapping.ParametersLi
 	}
 	if relin != ck.relin {
 		t.Errorf("relinearizations: expansion %d, Lattigo %d", relin, ck.relin)
+	}
+	// The DFT matrices have as many plaintext diagonals as Lattigo encodes
+	// (each one a Stored plaintext here, used by one PMult).
+	for _, d := range []struct {
+		name string
+		m    dft.Matrix
+	}{{"cts", ev.C2SDFTMatrix}, {"stc", ev.S2CDFTMatrix}} {
+		for i, lt := range d.m.Matrices {
+			prefix := fmt.Sprintf("/%s%d/diag", d.name, i)
+			n := 0
+			for _, node := range q.Nodes {
+				if node.Op == ir.OpStored && strings.Contains(node.Name, prefix) {
+					n++
+				}
+			}
+			if n != len(lt.Vec) {
+				t.Errorf("%s matrix %d: %d diagonals, Lattigo encodes %d", d.name, i, n, len(lt.Vec))
+			}
+		}
 	}
 	// Levels: ModRaise goes to Lattigo's top level, EvalMod starts at its
 	// Mod1 level, and the result sits at Lattigo's output level.

@@ -23,6 +23,7 @@ type MemObjects struct {
 	mu      sync.RWMutex
 	objects map[objKey][][]uint64
 	checked map[limbKey]uint64 // limb → modulus it was checked against
+	owned   map[limbKey]bool   // limbs allocated here (safe to overwrite)
 }
 
 type limbKey struct {
@@ -37,7 +38,7 @@ type objKey struct {
 
 // NewMemObjects returns an empty object memory.
 func NewMemObjects() *MemObjects {
-	return &MemObjects{objects: map[objKey][][]uint64{}, checked: map[limbKey]uint64{}}
+	return &MemObjects{objects: map[objKey][][]uint64{}, checked: map[limbKey]uint64{}, owned: map[limbKey]bool{}}
 }
 
 // Set stores an object (limbs are not copied).
@@ -47,6 +48,7 @@ func (m *MemObjects) Set(s isa.Space, obj int, limbs [][]uint64) {
 	k := objKey{s, obj}
 	for l := range m.objects[k] {
 		delete(m.checked, limbKey{k, l})
+		delete(m.owned, limbKey{k, l})
 	}
 	m.objects[k] = limbs
 }
@@ -85,7 +87,12 @@ func (m *MemObjects) WriteLimb(s isa.Space, obj, limb int, src []uint64) error {
 	for len(o) <= limb {
 		o = append(o, nil)
 	}
-	o[limb] = append([]uint64(nil), src...)
+	if len(o[limb]) == len(src) && m.owned[limbKey{k, limb}] {
+		copy(o[limb], src) // reuse the buffer a previous WriteLimb allocated
+	} else {
+		o[limb] = append([]uint64(nil), src...)
+		m.owned[limbKey{k, limb}] = true
+	}
 	m.objects[k] = o
 	delete(m.checked, limbKey{k, limb})
 	return nil

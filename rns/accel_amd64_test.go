@@ -57,3 +57,16 @@ func TestMont64Kernels(t *testing.T) {
 		}
 	}
 }
+
+// TestAVX512WithoutIFMA runs the fast-vs-Go suites as a CPU with AVX-512 but
+// no IFMA would: every kernel then takes its AVX-512F code (or Go).
+func TestAVX512WithoutIFMA(t *testing.T) {
+	if !useAVX512 || !useIFMA {
+		t.Skip("needs AVX-512 IFMA to switch it off")
+	}
+	useIFMA = false
+	defer detect()
+	t.Run("ntt", TestNTTFastMatchesGo)
+	t.Run("elementwise", TestElementwiseFastMatchesGo)
+	t.Run("bconv", TestBConvFastMatchesGo)
+}

@@ -30,7 +30,8 @@ type NTTTable struct {
 	// the merged IFMA passes: {t2, t2 Shoup52, t1, t1 Shoup52}.
 	fwdInner52, invInner52 [4][]uint64
 	// The same for the AVX-512F kernels (64-bit Shoup companions), built
-	// when q ≥ 2^50; invLastWShoup is the 64-bit companion of invLastW.
+	// when those kernels can serve the table; invLastWShoup is the 64-bit
+	// companion of invLastW.
 	fwdInner64, invInner64 [4][]uint64
 	invLastWShoup          uint64
 
@@ -104,7 +105,10 @@ func NewNTTTable(N int, q uint64) (*NTTTable, error) {
 		}
 		t.nInv52 = shoup52(t.NInv, q)
 		t.invLastW52 = shoup52(t.invLastW, q)
-	} else {
+	}
+	// The AVX-512F kernels serve q ≥ 2^50, and every q on CPUs with AVX-512
+	// but no IFMA (decided when the table is built).
+	if q >= 1<<50 || (useAVX512 && !useIFMA) {
 		t.fwdInner64 = [4][]uint64{
 			innerTwiddles2(t.Roots, N), innerTwiddles2(t.rootsShoup, N),
 			innerTwiddles1(t.Roots, N), innerTwiddles1(t.rootsShoup, N),

@@ -277,45 +277,80 @@ func negAVX512(a, out []uint64, q uint64) {
 	negGo(a, out, q)
 }
 
-// mulScalarIFMA sets out = a·w mod q (q < 2^50, a < 2^52, w < q).
-func mulScalarIFMA(a []uint64, w uint64, out []uint64, m *Modulus) {
+//go:noescape
+func mulScalarMont64Vec(a, out *uint64, n int, s, q, mr uint64)
+
+//go:noescape
+func mulBarrett64Vec(a, b, out *uint64, n int, q, mr, r2 uint64)
+
+//go:noescape
+func mulScalar64Vec(a, out *uint64, n int, w, ws, q uint64)
+
+//go:noescape
+func reduce64Vec(a, out *uint64, n int, q, bred uint64)
+
+// mulScalarAVX512 sets out = a·w mod q (w < q): IFMA Shoup for q < 2^50
+// (a < 2^52), else the 64-bit Shoup product of the Go code.
+func mulScalarAVX512(a []uint64, w uint64, out []uint64, m *Modulus) {
 	out = out[:len(a)]
 	if n8 := len(a) &^ 7; n8 > 0 {
-		mulScalarVec(&a[0], &out[0], n8, w, shoup52(w, m.Q), m.Q)
+		if useIFMA && m.Q < 1<<50 {
+			mulScalarVec(&a[0], &out[0], n8, w, shoup52(w, m.Q), m.Q)
+		} else {
+			mulScalar64Vec(&a[0], &out[0], n8, w, m.ShoupConstant(w), m.Q)
+		}
 		a, out = a[n8:], out[n8:]
 	}
-	q := m.Q
-	ws := m.ShoupConstant(w)
-	for i := range a {
-		r := MulShoupLazy(a[i], w, ws, q)
-		if r >= q {
-			r -= q
-		}
-		out[i] = r
-	}
+	mulScalarGo(a, w, out, m)
 }
 
-// mulBarrettIFMA sets out = a·b mod q (q < 2^50, a·b < q·2^52): the
-// radix-2^52 Montgomery product times 2^52 mod q.
-func mulBarrettIFMA(a, b, out []uint64, m *Modulus) {
+// mulScalarMontAVX512 sets out = a·s·2^-64 mod q: for q < 2^50 one IFMA
+// Shoup product by s·2^-64 mod q, else MRed on eight lanes.
+func mulScalarMontAVX512(a []uint64, s uint64, out []uint64, m *Modulus) {
+	out = out[:len(a)]
+	if n8 := len(a) &^ 7; n8 > 0 {
+		if useIFMA && m.Q < 1<<50 {
+			w := m.IMForm(s)
+			mulScalarVec(&a[0], &out[0], n8, w, shoup52(w, m.Q), m.Q)
+		} else {
+			mulScalarMont64Vec(&a[0], &out[0], n8, s, m.Q, m.MRedConst)
+		}
+		a, out = a[n8:], out[n8:]
+	}
+	mulScalarMontGo(a, s, out, m)
+}
+
+// mulBarrettAVX512 sets out = a·b mod q for inputs with a·b < q·2^52 (IFMA,
+// q < 2^50: the radix-2^52 Montgomery product times 2^52 mod q) or
+// a·b < q·2^64 (AVX-512F: MRed(MRed(a, b), 2^128 mod q)).
+func mulBarrettAVX512(a, b, out []uint64, m *Modulus) {
 	n := len(a)
 	b, out = b[:n], out[:n]
 	if n8 := n &^ 7; n8 > 0 {
-		k := (1 << 52) % m.Q
-		mulMontVec(&a[0], &b[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), k, shoup52(k, m.Q))
+		if useIFMA && m.Q < 1<<50 {
+			k := (1 << 52) % m.Q
+			mulMontVec(&a[0], &b[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), k, shoup52(k, m.Q))
+		} else {
+			mulBarrett64Vec(&a[0], &b[0], &out[0], n8, m.Q, m.MRedConst, m.R2)
+		}
 		a, b, out = a[n8:], b[n8:], out[n8:]
 	}
 	mulBarrettGo(a, b, out, m)
 }
 
-// reduceIFMA sets out = a mod q for any 64-bit a (q < 2^50): a = ah·2^52 + al
-// and a ≡ (al·2^104 + ah·2^156)·2^-104, reduced with bconvYIFMA's REDC2.
-func reduceIFMA(a, out []uint64, m *Modulus) {
+// reduceAVX512 sets out = a mod q for any 64-bit a: for q < 2^50,
+// a = ah·2^52 + al ≡ (al·2^104 + ah·2^156)·2^-104 reduced with bconvYIFMA's
+// REDC2; else the Barrett reduction of the Go code.
+func reduceAVX512(a, out []uint64, m *Modulus) {
 	out = out[:len(a)]
 	if n8 := len(a) &^ 7; n8 > 0 {
-		r52 := (1 << 52) % m.Q
-		r104 := mulMod(r52, r52, m.Q)
-		bconvYIFMA(&a[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), r104, mulMod(r104, r52, m.Q))
+		if useIFMA && m.Q < 1<<50 {
+			r52 := (1 << 52) % m.Q
+			r104 := mulMod(r52, r52, m.Q)
+			bconvYIFMA(&a[0], &out[0], n8, m.Q, m.MRedConst&(1<<52-1), r104, mulMod(r104, r52, m.Q))
+		} else {
+			reduce64Vec(&a[0], &out[0], n8, m.Q, m.BRedConst[0])
+		}
 		a, out = a[n8:], out[n8:]
 	}
 	reduceGo(a, out, m)

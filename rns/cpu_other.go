@@ -19,9 +19,12 @@ func bconvAVX512(b *BConv, in [][]uint64, ys []uint64, out [][]uint64, n int) {
 	b.accumulateGo(ys, out, n)
 }
 
-func addScalarAVX512(a []uint64, s uint64, out []uint64, q uint64) { addScalarGo(a, s, out, q) }
-func subScalarAVX512(a []uint64, s uint64, out []uint64, q uint64) { subScalarGo(a, s, out, q) }
-func negAVX512(a, out []uint64, q uint64)                          { negGo(a, out, q) }
-func mulScalarIFMA(a []uint64, w uint64, out []uint64, m *Modulus) { panic("rns: no IFMA kernels") }
-func mulBarrettIFMA(a, b, out []uint64, m *Modulus)                { panic("rns: no IFMA kernels") }
-func reduceIFMA(a, out []uint64, m *Modulus)                       { panic("rns: no IFMA kernels") }
+func addScalarAVX512(a []uint64, s uint64, out []uint64, q uint64)   { addScalarGo(a, s, out, q) }
+func subScalarAVX512(a []uint64, s uint64, out []uint64, q uint64)   { subScalarGo(a, s, out, q) }
+func negAVX512(a, out []uint64, q uint64)                            { negGo(a, out, q) }
+func mulScalarAVX512(a []uint64, w uint64, out []uint64, m *Modulus) { mulScalarGo(a, w, out, m) }
+func mulScalarMontAVX512(a []uint64, s uint64, out []uint64, m *Modulus) {
+	mulScalarMontGo(a, s, out, m)
+}
+func mulBarrettAVX512(a, b, out []uint64, m *Modulus) { mulBarrettGo(a, b, out, m) }
+func reduceAVX512(a, out []uint64, m *Modulus)        { reduceGo(a, out, m) }

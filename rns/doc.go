@@ -16,11 +16,10 @@
 // (F/DQ/VL/BW) the hot kernels run in assembly, chosen at run time with
 // golang.org/x/sys/cpu: with IFMA52 and a prime below 2^50, the NTT/INTT,
 // Montgomery/Barrett/scalar products, MAC, Reduce and base conversion use
-// 52-bit multiply-accumulate; NTT/INTT for larger primes (below 2^62), the
-// Montgomery product/MAC and base conversion for any prime use AVX-512F/DQ
-// arithmetic (64-bit products from 32-bit pieces); add, sub,
-// neg, scalar add/sub and automorphism permutations use AVX-512F for every
-// prime. The assembly relies on the documented input ranges (for instance
+// 52-bit multiply-accumulate; for larger primes (below 2^62), or without
+// IFMA, the same kernels use AVX-512F/DQ arithmetic (64-bit products from
+// 32-bit pieces); add, sub, neg, scalar add/sub and automorphism
+// permutations use AVX-512F for every prime. The assembly relies on the documented input ranges (for instance
 // canonical inputs to MulMont; NTT inputs below 4q). Building with
 // -tags purego, or calling SetPureGo(true), selects the Go code everywhere;
 // tests run both and require identical canonical outputs.

@@ -162,8 +162,8 @@ func macMontGo(a, b, acc []uint64, m *Modulus) {
 
 // MulBarrett sets out = a·b mod q (plain modular product).
 func MulBarrett(a, b, out []uint64, m *Modulus) {
-	if useIFMA && m.Q < 1<<50 {
-		mulBarrettIFMA(a, b, out, m)
+	if useAVX512 {
+		mulBarrettAVX512(a, b, out, m)
 		return
 	}
 	mulBarrettGo(a, b, out, m)
@@ -179,11 +179,14 @@ func mulBarrettGo(a, b, out []uint64, m *Modulus) {
 
 // MulScalarMont sets out = a·s·2^{-64} mod q.
 func MulScalarMont(a []uint64, s uint64, out []uint64, m *Modulus) {
-	if useIFMA && m.Q < 1<<50 {
-		// a·s·2^-64 = a·(s·2^-64 mod q): one Shoup product.
-		mulScalarIFMA(a, m.IMForm(s), out, m)
+	if useAVX512 {
+		mulScalarMontAVX512(a, s, out, m)
 		return
 	}
+	mulScalarMontGo(a, s, out, m)
+}
+
+func mulScalarMontGo(a []uint64, s uint64, out []uint64, m *Modulus) {
 	out = out[:len(a)]
 	for i := range a {
 		out[i] = m.MRed(a[i], s)
@@ -192,10 +195,14 @@ func MulScalarMont(a []uint64, s uint64, out []uint64, m *Modulus) {
 
 // MulScalar sets out = a·s mod q for s < q (Shoup multiplication).
 func MulScalar(a []uint64, s uint64, out []uint64, m *Modulus) {
-	if useIFMA && m.Q < 1<<50 {
-		mulScalarIFMA(a, s, out, m)
+	if useAVX512 {
+		mulScalarAVX512(a, s, out, m)
 		return
 	}
+	mulScalarGo(a, s, out, m)
+}
+
+func mulScalarGo(a []uint64, s uint64, out []uint64, m *Modulus) {
 	out = out[:len(a)]
 	ws := m.ShoupConstant(s)
 	q := m.Q
@@ -210,8 +217,8 @@ func MulScalar(a []uint64, s uint64, out []uint64, m *Modulus) {
 
 // Reduce sets out = a mod q for arbitrary 64-bit inputs.
 func Reduce(a, out []uint64, m *Modulus) {
-	if useIFMA && m.Q < 1<<50 {
-		reduceIFMA(a, out, m)
+	if useAVX512 {
+		reduceAVX512(a, out, m)
 		return
 	}
 	reduceGo(a, out, m)

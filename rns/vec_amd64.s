@@ -395,3 +395,106 @@ mac64Loop:
 	JB        mac64Loop
 	VZEROUPPER
 	RET
+
+// func mulScalarMont64Vec(a, out *uint64, n int, s, q, mr uint64)
+// out = MRed(a, s) for every lane (MulScalarMont on the AVX-512F path).
+TEXT ·mulScalarMont64Vec(SB), NOSPLIT, $0-48
+	MOVQ         a+0(FP), SI
+	MOVQ         out+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ s+24(FP), Z1
+	MOVQ         q+32(FP), AX
+	MOVQ         mr+40(FP), R8
+	MONT64_SETUP
+	XORQ         AX, AX
+
+mulSM64Loop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	MONT64(Z0, Z1, Z7)
+	VMOVDQU64 Z7, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        mulSM64Loop
+	VZEROUPPER
+	RET
+
+// func mulBarrett64Vec(a, b, out *uint64, n int, q, mr, r2 uint64)
+// out = a·b mod q as MRed(MRed(a, b), 2^128 mod q), exact for a·b < q·2^64.
+TEXT ·mulBarrett64Vec(SB), NOSPLIT, $0-56
+	MOVQ         a+0(FP), SI
+	MOVQ         b+8(FP), DX
+	MOVQ         out+16(FP), DI
+	MOVQ         n+24(FP), CX
+	MOVQ         q+32(FP), AX
+	MOVQ         mr+40(FP), R8
+	VPBROADCASTQ r2+48(FP), Z10
+	MONT64_SETUP
+	XORQ         AX, AX
+
+mulB64Loop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	VMOVDQU64 (DX)(AX*8), Z1
+	MONT64(Z0, Z1, Z7)
+	MONT64(Z7, Z10, Z9)
+	VMOVDQU64 Z9, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        mulB64Loop
+	VZEROUPPER
+	RET
+
+// func mulScalar64Vec(a, out *uint64, n int, w, ws, q uint64)
+// out = MulShoupLazy(a, w, ws, q) reduced to [0, q), for any 64-bit a.
+TEXT ·mulScalar64Vec(SB), NOSPLIT, $0-48
+	MOVQ         a+0(FP), SI
+	MOVQ         out+8(FP), DI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ w+24(FP), Z24
+	VPBROADCASTQ ws+32(FP), Z23
+	VPSRLQ       $32, Z23, Z22
+	MOVQ         q+40(FP), AX
+	MOVQ         $0, R8
+	MONT64_SETUP
+	XORQ         AX, AX
+
+mulS64Loop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	MULHI64(Z0, Z23, Z22, Z2)
+	VPMULLQ   Z24, Z0, Z3
+	VPMULLQ   Z31, Z2, Z2
+	VPSUBQ    Z2, Z3, Z3
+	VPSUBQ    Z31, Z3, Z4
+	VPMINUQ   Z4, Z3, Z3
+	VMOVDQU64 Z3, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        mulS64Loop
+	VZEROUPPER
+	RET
+
+// func reduce64Vec(a, out *uint64, n int, q, bred uint64)
+// out = Modulus.Reduce(a): Barrett with bred = ⌊2^128/q⌋ >> 64.
+TEXT ·reduce64Vec(SB), NOSPLIT, $0-40
+	MOVQ         a+0(FP), SI
+	MOVQ         out+8(FP), DI
+	MOVQ         n+16(FP), CX
+	MOVQ         q+24(FP), AX
+	VPBROADCASTQ bred+32(FP), Z26
+	VPSRLQ       $32, Z26, Z25
+	MOVQ         $0, R8
+	MONT64_SETUP
+	XORQ         AX, AX
+
+red64Loop:
+	VMOVDQU64 (SI)(AX*8), Z0
+	MULHI64(Z0, Z26, Z25, Z2)
+	VPMULLQ   Z31, Z2, Z2
+	VPSUBQ    Z2, Z0, Z3
+	VPSUBQ    Z31, Z3, Z4
+	VPMINUQ   Z4, Z3, Z3
+	VMOVDQU64 Z3, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        red64Loop
+	VZEROUPPER
+	RET

@@ -463,21 +463,12 @@ func compareWithLattigo(t *testing.T, logQ []int, lit bootstrapping.ParametersLi
 		t.Fatalf("Lattigo bootstrapping error %.3g", maxErr)
 	}
 
-	spec := ir.BootSpec{
-		OutputLevel:   ev.OutputLevel(),
-		CtSLevels:     len(btp.CoeffsToSlotsParameters.Levels),
-		StCLevels:     len(btp.SlotsToCoeffsParameters.Levels),
-		EvalModDegree: ev.Mod1Parameters.Mod1Poly.Degree(),
-		DoubleAngle:   ev.Mod1Parameters.DoubleAngle,
-		LogSlots:      btp.CoeffsToSlotsParameters.LogSlots,
-		LogN:          bp.LogN(),
-		SineEvalMod:   ev.Mod1Parameters.Mod1Type == mod1.SinContinuous,
-		ArcSineDegree: btp.Mod1ParametersLiteral.Mod1InvDegree,
+	spec, err := BootSpecFromLattigo(btp)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, l := range append(append([]int(nil), btp.CoeffsToSlotsParameters.Levels...), btp.SlotsToCoeffsParameters.Levels...) {
-		if l != 1 {
-			t.Fatalf("test parameters use %d matrices per DFT level; the expansion models one", l)
-		}
+	if spec.OutputLevel != ev.OutputLevel() || spec.EvalModDegree != ev.Mod1Parameters.Mod1Poly.Degree() {
+		t.Fatalf("spec %+v disagrees with the evaluator (output level %d, EvalMod degree %d)", spec, ev.OutputLevel(), ev.Mod1Parameters.Mod1Poly.Degree())
 	}
 	q, err := ExpandBoot(buildBootProgram(t, spec))
 	if err != nil {
@@ -543,4 +534,45 @@ func sortedCounts(m map[uint64]int) [][2]uint64 {
 	}
 	sort.Slice(s, func(i, j int) bool { return s[i][0] < s[j][0] })
 	return s
+}
+
+func TestBootSpecFromLattigoRefusesUnmodelledVariants(t *testing.T) {
+	params, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{LogN: 10, LogQ: []int{60, 40}, LogP: []int{61}, LogDefaultScale: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	btp, err := bootstrapping.NewParametersFromLiteral(params, bootstrapping.ParametersLiteral{LogN: utils.Pointy(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := BootSpecFromLattigo(btp)
+	if err != nil || spec != lattigoDefaultSpec {
+		t.Fatalf("default parameters: %+v, %v; want %+v", spec, err, lattigoDefaultSpec)
+	}
+	iter := btp
+	iter.IterationsParameters = &bootstrapping.IterationsParameters{BootstrappingPrecision: []float64{20, 20}}
+	merged := btp
+	merged.CoeffsToSlotsParameters.Levels = []int{2, 1, 1}
+	// Ring switching as in Lattigo's own test: residual N = 2^9 with the
+	// 2^11-th roots of unity, bootstrapping at N = 2^10.
+	small, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{LogN: 9, LogNthRoot: 11, LogQ: []int{60, 40}, LogP: []int{61}, LogDefaultScale: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	switched, err := bootstrapping.NewParametersFromLiteral(small, bootstrapping.ParametersLiteral{LogN: utils.Pointy(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		p    bootstrapping.Parameters
+		want string
+	}{
+		"iterations": {iter, "iterations"},
+		"merged":     {merged, "merges 2 matrices"},
+		"switching":  {switched, "ring-degree switching"},
+	} {
+		if _, err := BootSpecFromLattigo(tc.p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", name, err, tc.want)
+		}
+	}
 }

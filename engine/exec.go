@@ -13,10 +13,25 @@ import (
 	"github.com/rosemary-fhe/rosemary/ir"
 )
 
-// Value is one instance of a node's result: a ciphertext or a plaintext.
+// Value is one instance of a node's result: a ciphertext or a plaintext
+// held by the host, a value held by the device (Dev), or both.
 type Value struct {
 	Ct *rlwe.Ciphertext
 	Pt *rlwe.Plaintext
+	// Dev, when set, names a copy of the value on a ResidentDevice: a
+	// stored object instance (database, weights) or a resident result.
+	// A value with only Dev never crossed to the host.
+	Dev *DeviceValue
+}
+
+// DeviceValue describes a value held by the device.
+type DeviceValue struct {
+	Ref    string        // the device's name for it
+	Degree int           // polynomials − 1 (0 for a plaintext)
+	Level  int           // limbs − 1
+	Meta   rlwe.MetaData // scale, NTT and encoding flags
+	Bytes  int64         // size on the device
+	Stored bool          // a stored object: read in place, never freed by an execution
 }
 
 // Keys are the evaluation keys an execution may need.
@@ -25,25 +40,60 @@ type Keys struct {
 	Galois map[uint64]*rlwe.GaloisKey
 }
 
-// DeviceRunner executes one lowered operation on the device: the inputs
-// are the operand objects' limbs (in Lowered.Inputs order) and the key's,
-// the result is the output object's limbs. The local implementation runs
-// the interpreter in process; the device package provides a remote one.
-type DeviceRunner interface {
-	RunLowered(l *compiler.Lowered, inputs [][][]uint64, key [][]uint64) ([][]uint64, Stats, error)
+// Operand is one mProgram operand: limbs shipped with the call, or Ref, a
+// value already on the device (a stored object instance, a stored key, a
+// resident result or upload).
+type Operand struct {
+	Limbs [][]uint64
+	Ref   string
 }
 
-// LocalDevice runs lowered operations on an in-process interpreter.
+// DeviceRunner executes one lowered operation on the device: inputs are
+// the operand objects (in Lowered.Inputs order) and the key, the result is
+// the output object's limbs. The local implementation runs the interpreter
+// in process; the device package provides a remote one.
+type DeviceRunner interface {
+	RunLowered(l *compiler.Lowered, inputs []Operand, key Operand) ([][]uint64, Stats, error)
+}
+
+// ResidentDevice is a DeviceRunner that keeps values: a host value is
+// uploaded once, results stay on the device until the host needs them, so
+// only values crossing a host↔device cut move. When an Executor's Device
+// implements it, the executor runs in resident mode.
+type ResidentDevice interface {
+	DeviceRunner
+	// Upload places a value's limbs (poly-major, polys polynomials) on the
+	// device and returns its reference.
+	Upload(limbs [][]uint64, polys int) (string, error)
+	// RunResident runs l and keeps the result on the device.
+	RunResident(l *compiler.Lowered, inputs []Operand, key Operand) (string, Stats, error)
+	// Fetch returns the limbs of a resident value.
+	Fetch(ref string) ([][]uint64, error)
+	// Free drops resident values (not stored objects).
+	Free(refs ...string) error
+}
+
+// LocalDevice runs lowered operations on an in-process interpreter. It
+// holds no objects: every operand is passed by value.
 type LocalDevice struct{}
 
 // RunLowered implements DeviceRunner.
-func (LocalDevice) RunLowered(l *compiler.Lowered, inputs [][][]uint64, key [][]uint64) ([][]uint64, Stats, error) {
+func (LocalDevice) RunLowered(l *compiler.Lowered, inputs []Operand, key Operand) ([][]uint64, Stats, error) {
+	if len(inputs) != len(l.Inputs) {
+		return nil, Stats{}, fmt.Errorf("engine: %d operands for %d inputs", len(inputs), len(l.Inputs))
+	}
 	mem := NewMemObjects()
 	for i, obj := range l.Inputs {
-		mem.Set(obj.Space, obj.ID, inputs[i])
+		if inputs[i].Ref != "" {
+			return nil, Stats{}, fmt.Errorf("engine: local device holds no object %q", inputs[i].Ref)
+		}
+		mem.Set(obj.Space, obj.ID, inputs[i].Limbs)
 	}
 	if len(l.Keys) > 0 {
-		mem.Set(l.Keys[0].Space, l.Keys[0].ID, key)
+		if key.Ref != "" {
+			return nil, Stats{}, fmt.Errorf("engine: local device holds no key %q", key.Ref)
+		}
+		mem.Set(l.Keys[0].Space, l.Keys[0].ID, key.Limbs)
 	}
 	m, err := NewMachine(l.Program.Config, mem)
 	if err != nil {
@@ -63,6 +113,9 @@ type ExecStats struct {
 	// Bytes of ciphertexts and plaintexts crossing host↔device (8-byte
 	// words as held here), once per value instance and direction.
 	BytesToDevice, BytesFromDevice int64
+	// KeyBytesToDevice counts evaluation keys shipped with operations
+	// (resident mode without KeyRef); keys referenced on the device cost 0.
+	KeyBytesToDevice int64
 	// DeviceStoredBytes is the stored data the device read next to the
 	// data (it never crossed the link).
 	DeviceStoredBytes int64
@@ -71,6 +124,12 @@ type ExecStats struct {
 // Executor runs IR programs with real ciphertexts: nodes placed on the
 // host with Lattigo's evaluator, nodes placed on the device as lowered
 // mPrograms through a DeviceRunner.
+//
+// With a ResidentDevice, values stay where they are computed: a host value
+// is uploaded once, the first time a device node reads it; a device result
+// is fetched once, the first time a host node or an Output needs it; stored
+// values given as Dev references are read by the device in place, and
+// resident intermediates are freed after their last reader.
 type Executor struct {
 	Preset fhe.Preset
 	Params rlwe.Parameters
@@ -78,13 +137,19 @@ type Executor struct {
 	// OnDevice reports whether node i runs on the device (nil: all host).
 	OnDevice func(i int) bool
 	Device   DeviceRunner
-	Stats    ExecStats
+	// KeyRef, if set, names the device-stored key of an operation (the
+	// relinearization key, or the Galois key of element galEl); "" ships
+	// the key's limbs instead.
+	KeyRef func(op ir.Op, galEl uint64) string
+	Stats  ExecStats
 
 	ckks   ckks.Parameters
 	bgv    bgv.Parameters
 	ckEval *ckks.Evaluator
 	bgEval *bgv.Evaluator
 	lowers map[string]*compiler.Lowered
+	res    ResidentDevice // non-nil in resident mode (set per Run)
+	temps  []string       // resident refs created by the current Run
 }
 
 // NewExecutor prepares an executor; params is ckks.Parameters or
@@ -121,10 +186,33 @@ func (x *Executor) Run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	x.res, _ = x.Device.(ResidentDevice)
+	x.temps = x.temps[:0]
+	out, err := x.run(p, inputs, stored)
+	if x.res != nil && len(x.temps) > 0 {
+		// Drop whatever is still resident (error paths, unread values).
+		if ferr := x.res.Free(x.temps...); ferr != nil && err == nil {
+			err = fmt.Errorf("engine: free resident values: %w", ferr)
+		}
+	}
+	x.temps = x.temps[:0]
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[string][]Value, error) {
 	vals := make([][]Value, len(p.Nodes))
 	onDev := func(i int) bool { return x.OnDevice != nil && x.OnDevice(i) }
 	// crossed[v][d] marks value v already moved to device d (true = device).
 	crossed := map[[2]int]bool{}
+	lastUse := make([]int, len(p.Nodes))
+	for i, n := range p.Nodes {
+		for _, a := range n.Args {
+			lastUse[a] = i
+		}
+	}
 	out := map[string][]Value{}
 	for i, n := range p.Nodes {
 		var err error
@@ -138,19 +226,25 @@ func (x *Executor) Run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 			if !ok || int64(len(v)) != n.Count {
 				return nil, fmt.Errorf("engine: node %d: %s %q needs %d instances, got %d", i, n.Op, n.Name, n.Count, len(v))
 			}
-			vals[i] = v
+			// A copy: resident mode records uploads in the values.
+			vals[i] = append([]Value(nil), v...)
 			continue
 		case ir.OpOutput:
-			vals[i] = vals[n.Args[0]]
-			out[n.Name] = vals[i]
-			if onDev(n.Args[0]) {
+			if x.res != nil {
+				if err := x.materialize(vals[n.Args[0]]); err != nil {
+					return nil, fmt.Errorf("engine: output %q: %w", n.Name, err)
+				}
+				x.release(p, n.Args[0], vals, lastUse, i)
+			} else if onDev(n.Args[0]) {
 				x.countCross(p, n.Args[0], vals, false, crossed)
 			}
+			vals[i] = vals[n.Args[0]]
+			out[n.Name] = vals[i]
 			continue
 		}
 		for _, a := range n.Args {
 			an := p.Nodes[a]
-			if onDev(i) != onDev(a) && !(onDev(i) && an.Op == ir.OpStored) {
+			if x.res == nil && onDev(i) != onDev(a) && !(onDev(i) && an.Op == ir.OpStored) {
 				x.countCross(p, a, vals, onDev(i), crossed)
 			}
 			if onDev(i) && an.Op == ir.OpStored {
@@ -161,14 +255,99 @@ func (x *Executor) Run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 			vals[i], err = x.runDevice(p, n, vals)
 			x.Stats.DeviceOps += n.Count
 		} else {
-			vals[i], err = x.runHost(p, n, vals)
+			if x.res != nil {
+				for _, a := range n.Args {
+					if err = x.materialize(vals[a]); err != nil {
+						break
+					}
+				}
+			}
+			if err == nil {
+				vals[i], err = x.runHost(p, n, vals)
+			}
 			x.Stats.HostOps += n.Count
 		}
 		if err != nil {
 			return nil, fmt.Errorf("engine: node %d (%s): %w", i, n.Op, err)
 		}
+		if x.res != nil {
+			for _, a := range n.Args {
+				x.release(p, a, vals, lastUse, i)
+			}
+		}
 	}
 	return out, nil
+}
+
+// materialize fetches the device-only values of vs to the host.
+func (x *Executor) materialize(vs []Value) error {
+	for k := range vs {
+		v := &vs[k]
+		if v.Ct != nil || v.Pt != nil || v.Dev == nil {
+			continue
+		}
+		if v.Dev.Stored {
+			return fmt.Errorf("stored object %q is held only by the device", v.Dev.Ref)
+		}
+		limbs, err := x.res.Fetch(v.Dev.Ref)
+		if err != nil {
+			return fmt.Errorf("fetch %q: %w", v.Dev.Ref, err)
+		}
+		ct := rlwe.NewCiphertext(x.Params, v.Dev.Degree, v.Dev.Level)
+		if !CopyLimbs(limbs, ct.Value, v.Dev.Level+1) {
+			return fmt.Errorf("device value %q has %d limbs, want %d×%d", v.Dev.Ref, len(limbs), v.Dev.Degree+1, v.Dev.Level+1)
+		}
+		*ct.MetaData = v.Dev.Meta
+		v.Ct = ct
+		x.Stats.BytesFromDevice += v.Dev.Bytes
+	}
+	return nil
+}
+
+// release frees the resident copies of node a's value once node i, its
+// last reader, has run.
+func (x *Executor) release(p *ir.Program, a int, vals [][]Value, lastUse []int, i int) {
+	if lastUse[a] != i || p.Nodes[a].Op == ir.OpStored {
+		return
+	}
+	// A Sum of one instance per group passes its argument's values on:
+	// references node i still holds stay.
+	live := map[string]bool{}
+	for _, v := range vals[i] {
+		if v.Dev != nil {
+			live[v.Dev.Ref] = true
+		}
+	}
+	var refs []string
+	for k := range vals[a] {
+		if d := vals[a][k].Dev; d != nil && !d.Stored && !live[d.Ref] {
+			refs = append(refs, d.Ref)
+			vals[a][k].Dev = nil
+		}
+	}
+	x.free(refs...)
+}
+
+// free drops resident values now; failures leave them in temps for the
+// final sweep.
+func (x *Executor) free(refs ...string) {
+	if len(refs) == 0 {
+		return
+	}
+	if err := x.res.Free(refs...); err != nil {
+		return
+	}
+	drop := map[string]bool{}
+	for _, r := range refs {
+		drop[r] = true
+	}
+	kept := x.temps[:0]
+	for _, r := range x.temps {
+		if !drop[r] {
+			kept = append(kept, r)
+		}
+	}
+	x.temps = kept
 }
 
 func (x *Executor) countCross(p *ir.Program, v int, vals [][]Value, toDevice bool, crossed map[[2]int]bool) {
@@ -190,15 +369,62 @@ func (x *Executor) countCross(p *ir.Program, v int, vals [][]Value, toDevice boo
 func valueBytes(vs []Value) int64 {
 	var b int64
 	for _, v := range vs {
-		if v.Ct != nil {
-			for _, p := range v.Ct.Value {
-				b += int64(len(p.Coeffs)) * int64(len(p.Coeffs[0])) * WordBytes
-			}
-		} else if v.Pt != nil {
-			b += int64(len(v.Pt.Value.Coeffs)) * int64(len(v.Pt.Value.Coeffs[0])) * WordBytes
-		}
+		b += v.bytes()
 	}
 	return b
+}
+
+func (v *Value) bytes() int64 {
+	switch {
+	case v.Ct != nil:
+		var b int64
+		for _, p := range v.Ct.Value {
+			b += int64(len(p.Coeffs)) * int64(len(p.Coeffs[0])) * WordBytes
+		}
+		return b
+	case v.Pt != nil:
+		return int64(len(v.Pt.Value.Coeffs)) * int64(len(v.Pt.Value.Coeffs[0])) * WordBytes
+	case v.Dev != nil:
+		return v.Dev.Bytes
+	}
+	return 0
+}
+
+// level, degree and meta describe a value wherever it is held.
+func (v *Value) level() int {
+	switch {
+	case v.Ct != nil:
+		return v.Ct.Level()
+	case v.Pt != nil:
+		return v.Pt.Level()
+	case v.Dev != nil:
+		return v.Dev.Level
+	}
+	return -1
+}
+
+func (v *Value) degree() int {
+	switch {
+	case v.Ct != nil:
+		return v.Ct.Degree()
+	case v.Pt != nil:
+		return 0
+	case v.Dev != nil:
+		return v.Dev.Degree
+	}
+	return -1
+}
+
+func (v *Value) meta() *rlwe.MetaData {
+	switch {
+	case v.Ct != nil:
+		return v.Ct.MetaData
+	case v.Pt != nil:
+		return v.Pt.MetaData
+	case v.Dev != nil:
+		return &v.Dev.Meta
+	}
+	return nil
 }
 
 // instance returns instance k of a node's argument (cyclic reuse).
@@ -315,34 +541,44 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 		for j := int64(0); j < n.Count; j++ {
 			acc := args[j*k]
 			for t := int64(1); t < k; t++ {
-				ct, err := x.deviceOp(add, acc, args[j*k+t])
+				next, err := x.deviceOp(add, &acc, &args[j*k+t])
 				if err != nil {
 					return nil, err
 				}
-				acc = Value{Ct: ct}
+				if t > 1 && x.res != nil && acc.Dev != nil {
+					x.free(acc.Dev.Ref) // a partial sum of this loop
+				}
+				acc = next
 			}
 			out[j] = acc
 		}
 		return out, nil
 	}
 	if n.Op == ir.OpLevelDown {
+		if x.res != nil {
+			if err := x.materialize(vals[n.Args[0]]); err != nil {
+				return nil, err
+			}
+		}
 		return x.runHost(p, n, vals) // dropping limbs moves no data
 	}
 	out := make([]Value, n.Count)
 	for k := int64(0); k < n.Count; k++ {
-		a := instance(vals[n.Args[0]], k)
-		var b Value
+		a := instanceRef(vals[n.Args[0]], k)
+		b := &Value{}
 		if len(n.Args) > 1 {
-			b = instance(vals[n.Args[1]], k)
+			b = instanceRef(vals[n.Args[1]], k)
 		}
-		ct, err := x.deviceOp(n, a, b)
+		v, err := x.deviceOp(n, a, b)
 		if err != nil {
 			return nil, err
 		}
-		out[k] = Value{Ct: ct}
+		out[k] = v
 	}
 	return out, nil
 }
+
+func instanceRef(vs []Value, k int64) *Value { return &vs[k%int64(len(vs))] }
 
 func (x *Executor) lowered(n ir.Node, level int) (*compiler.Lowered, rlwe.Scale, error) {
 	ctx := &compiler.LowerContext{Scheme: x.Preset.Scheme, Ring: compiler.RingOf(x.Params), T: x.Preset.T,
@@ -367,71 +603,123 @@ func (x *Executor) lowered(n ir.Node, level int) (*compiler.Lowered, rlwe.Scale,
 	return l, constScale, nil
 }
 
-func (x *Executor) deviceOp(n ir.Node, a, b Value) (*rlwe.Ciphertext, error) {
-	level := a.Ct.Level()
+// operand passes v to the device: by value, or (resident mode) by
+// reference, uploading it first if the device does not hold it yet.
+func (x *Executor) operand(v *Value, obj compiler.Object) (Operand, error) {
+	if x.res == nil {
+		switch {
+		case v.Ct != nil:
+			return Operand{Limbs: PolyLimbs(v.Ct.Value, obj.Limbs)}, nil
+		case v.Pt != nil:
+			return Operand{Limbs: PolyLimbs([]ring.Poly{v.Pt.Value}, obj.Limbs)}, nil
+		}
+		return Operand{}, fmt.Errorf("operand held by no device this executor can reach")
+	}
+	if v.Dev != nil {
+		return Operand{Ref: v.Dev.Ref}, nil
+	}
+	var polys []ring.Poly
+	switch {
+	case v.Ct != nil:
+		polys = v.Ct.Value
+	case v.Pt != nil:
+		polys = []ring.Poly{v.Pt.Value}
+	default:
+		return Operand{}, fmt.Errorf("operand missing")
+	}
+	limbs := v.level() + 1
+	ref, err := x.res.Upload(PolyLimbs(polys, limbs), len(polys))
+	if err != nil {
+		return Operand{}, fmt.Errorf("upload: %w", err)
+	}
+	x.temps = append(x.temps, ref)
+	d := &DeviceValue{Ref: ref, Degree: len(polys) - 1, Level: limbs - 1, Meta: *v.meta(), Bytes: v.bytes()}
+	v.Dev = d
+	x.Stats.BytesToDevice += d.Bytes
+	return Operand{Ref: ref}, nil
+}
+
+func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
+	level := a.level()
+	if level < 0 || a.Pt != nil {
+		return Value{}, fmt.Errorf("first operand is not a ciphertext")
+	}
 	l, constScale, err := x.lowered(n, level)
 	if err != nil {
-		return nil, err
+		return Value{}, err
 	}
-	inputs := make([][][]uint64, len(l.Inputs))
+	inputs := make([]Operand, len(l.Inputs))
 	for i, obj := range l.Inputs {
 		v := a
 		if i == 1 {
 			v = b
 		}
-		switch {
-		case v.Ct != nil:
-			if v.Ct.Level() < level || len(v.Ct.Value) != obj.Polys {
-				return nil, fmt.Errorf("operand %d has level %d and degree %d, the program wants %d and %d", i, v.Ct.Level(), v.Ct.Degree(), level, obj.Polys-1)
-			}
-			inputs[i] = PolyLimbs(v.Ct.Value, obj.Limbs)
-		case v.Pt != nil:
-			inputs[i] = PolyLimbs([]ring.Poly{v.Pt.Value}, obj.Limbs)
-		default:
-			return nil, fmt.Errorf("operand %d missing", i)
+		if v.level() < 0 {
+			return Value{}, fmt.Errorf("operand %d missing", i)
+		}
+		if v.level() < level || v.degree()+1 != obj.Polys {
+			return Value{}, fmt.Errorf("operand %d has level %d and degree %d, the program wants %d and %d", i, v.level(), v.degree(), level, obj.Polys-1)
+		}
+		if inputs[i], err = x.operand(v, obj); err != nil {
+			return Value{}, fmt.Errorf("operand %d: %w", i, err)
 		}
 	}
-	var key [][]uint64
+	var key Operand
 	if len(l.Keys) > 0 {
-		g, err := x.keyFor(n, l)
-		if err != nil {
-			return nil, err
+		if x.KeyRef != nil {
+			key.Ref = x.KeyRef(n.Op, l.GaloisElement)
 		}
-		key = KeyLimbs(g)
+		if key.Ref == "" {
+			g, err := x.keyFor(n, l)
+			if err != nil {
+				return Value{}, err
+			}
+			key.Limbs = KeyLimbs(g)
+			if x.res != nil {
+				x.Stats.KeyBytesToDevice += int64(len(key.Limbs)) * int64(len(key.Limbs[0])) * WordBytes
+			}
+		}
 	}
-	limbs, st, err := x.Device.RunLowered(l, inputs, key)
-	if err != nil {
-		return nil, err
-	}
-	x.Stats.DeviceMicroOps += st.MicroOps
-	outLevel := l.Output.Limbs - 1
-	ct := rlwe.NewCiphertext(x.Params, l.Output.Polys-1, outLevel)
-	*ct.MetaData = *a.Ct.MetaData
-	if !CopyLimbs(limbs, ct.Value, l.Output.Limbs) {
-		return nil, fmt.Errorf("device returned %d limbs, want %d×%d", len(limbs), l.Output.Polys, l.Output.Limbs)
-	}
+	md := *a.meta()
 	switch n.Op {
 	case ir.OpPMult:
-		if b.Pt != nil {
-			ct.Scale = a.Ct.Scale.Mul(b.Pt.Scale)
-		} else {
-			ct.Scale = a.Ct.Scale.Mul(b.Ct.Scale)
-		}
+		md.Scale = a.meta().Scale.Mul(b.meta().Scale)
 	case ir.OpHMult:
-		ct.Scale = a.Ct.Scale.Mul(b.Ct.Scale)
+		md.Scale = a.meta().Scale.Mul(b.meta().Scale)
 	case ir.OpCMult:
-		ct.Scale = a.Ct.Scale.Mul(constScale)
+		md.Scale = a.meta().Scale.Mul(constScale)
 	case ir.OpHAdd, ir.OpHSub:
-		ct.Scale = a.Ct.Scale.Max(b.Ct.Scale)
+		md.Scale = a.meta().Scale.Max(b.meta().Scale)
 	case ir.OpRescale:
 		q := x.Params.Q()[level]
 		if x.ckEval != nil {
-			ct.Scale = a.Ct.Scale.Div(x.ckks.NewScale(q))
+			md.Scale = a.meta().Scale.Div(x.ckks.NewScale(q))
 		} else {
-			ct.Scale = a.Ct.Scale.Div(x.bgv.NewScale(q))
+			md.Scale = a.meta().Scale.Div(x.bgv.NewScale(q))
 		}
 	}
-	return ct, nil
+	outLevel := l.Output.Limbs - 1
+	if x.res != nil {
+		ref, st, err := x.res.RunResident(l, inputs, key)
+		if err != nil {
+			return Value{}, err
+		}
+		x.temps = append(x.temps, ref)
+		x.Stats.DeviceMicroOps += st.MicroOps
+		bytes := int64(l.Output.Polys) * int64(l.Output.Limbs) * int64(x.Params.N()) * WordBytes
+		return Value{Dev: &DeviceValue{Ref: ref, Degree: l.Output.Polys - 1, Level: outLevel, Meta: md, Bytes: bytes}}, nil
+	}
+	limbs, st, err := x.Device.RunLowered(l, inputs, key)
+	if err != nil {
+		return Value{}, err
+	}
+	x.Stats.DeviceMicroOps += st.MicroOps
+	ct := rlwe.NewCiphertext(x.Params, l.Output.Polys-1, outLevel)
+	*ct.MetaData = md
+	if !CopyLimbs(limbs, ct.Value, l.Output.Limbs) {
+		return Value{}, fmt.Errorf("device returned %d limbs, want %d×%d", len(limbs), l.Output.Polys, l.Output.Limbs)
+	}
+	return Value{Ct: ct}, nil
 }
 
 func (x *Executor) keyFor(n ir.Node, l *compiler.Lowered) (*rlwe.GadgetCiphertext, error) {

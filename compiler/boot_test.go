@@ -576,3 +576,60 @@ func TestBootSpecFromLattigoRefusesUnmodelledVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestExpandBootKeySetAtN16 checks the full-size case without running it:
+// for Lattigo's default bootstrapping at N = 2^16 (full 2^15 slots, and
+// sparse 2^12) the
+// expansion rotates by exactly the Galois elements Lattigo generates keys
+// for (bootstrapping.Parameters.GaloisElements), and reaches its levels.
+func TestExpandBootKeySetAtN16(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds N = 2^16 parameters")
+	}
+	params, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{
+		LogN: 16, LogQ: []int{60, 40, 40, 40}, LogP: []int{61, 61}, LogDefaultScale: 40,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, logSlots := range []int{15, 12} {
+		btp, err := bootstrapping.NewParametersFromLiteral(params, bootstrapping.ParametersLiteral{LogN: utils.Pointy(16), LogSlots: utils.Pointy(logSlots)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkKeySet(t, btp)
+	}
+}
+
+func checkKeySet(t *testing.T, btp bootstrapping.Parameters) {
+	spec, err := BootSpecFromLattigo(btp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ExpandBoot(buildBootProgram(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := btp.BootstrappingParameters
+	gal, relin := keySwitches(q, bp)
+	want := map[uint64]bool{}
+	for _, g := range btp.GaloisElements(bp) {
+		want[g] = true
+	}
+	used := map[uint64]bool{}
+	switches := 0
+	for g, n := range gal {
+		used[g] = true
+		switches += n
+	}
+	if !reflect.DeepEqual(used, want) {
+		t.Errorf("expansion uses %d Galois elements, Lattigo generates %d keys", len(used), len(want))
+	}
+	for _, n := range q.Nodes {
+		if n.Op == ir.OpModRaise && n.Level != bp.MaxLevel() {
+			t.Errorf("ModRaise to %d, Lattigo's chain tops at %d", n.Level, bp.MaxLevel())
+		}
+	}
+	c := opCounts(q)
+	t.Logf("%+v: %d rotation/conjugation key switches over %d keys, %d relinearizations; nodes %v", spec, switches, len(used), relin, c)
+}

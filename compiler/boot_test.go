@@ -633,3 +633,29 @@ func checkKeySet(t *testing.T, btp bootstrapping.Parameters) {
 	c := opCounts(q)
 	t.Logf("%+v: %d rotation/conjugation key switches over %d keys, %d relinearizations; nodes %v", spec, switches, len(used), relin, c)
 }
+
+// TestModRaiseValidation covers the type rule added for ir.OpModRaise: a
+// level-0 degree-1 argument, raised to a level ≥ 1.
+func TestModRaiseValidation(t *testing.T) {
+	prog := func(inLevel, outLevel int) *ir.Program {
+		return &ir.Program{Name: "raise", Nodes: []ir.Node{
+			{ID: 0, Op: ir.OpInput, Name: "x", Params: bootPreset, Level: inLevel, Degree: 1, Count: 1},
+			{ID: 1, Op: ir.OpModRaise, Args: []int{0}, Params: bootPreset, Level: outLevel, Degree: 1, Count: 1},
+			{ID: 2, Op: ir.OpOutput, Name: "y", Args: []int{1}, Params: bootPreset, Level: outLevel, Degree: 1, Count: 1},
+		}}
+	}
+	if err := prog(0, 20).Validate(); err != nil {
+		t.Fatalf("valid ModRaise refused: %v", err)
+	}
+	for _, tc := range []struct {
+		in, out int
+		want    string
+	}{{3, 20, "level-0 argument"}, {0, 0, "level ≥ 1"}, {0, 24, "outside"}} {
+		if err := prog(tc.in, tc.out).Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ModRaise %d → %d: error %v, want one mentioning %q", tc.in, tc.out, err, tc.want)
+		}
+	}
+	if op, err := ir.ParseOp("ModRaise"); err != nil || op != ir.OpModRaise {
+		t.Fatalf("ParseOp(ModRaise) = %q, %v", op, err)
+	}
+}

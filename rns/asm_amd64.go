@@ -24,6 +24,12 @@ func invFirst3IFMA(dst, src *uint64, n int, t1, t1s, t2, t2s, r4, r4s *uint64, q
 func invStageIFMA(a *uint64, n, t int, w, ws *uint64, q uint64)
 
 //go:noescape
+func fwdRadix4IFMA(a *uint64, n, t int, w1, ws1, w2, ws2 *uint64, q uint64)
+
+//go:noescape
+func invRadix4IFMA(a *uint64, n, s int, w1, ws1, w2, ws2 *uint64, q uint64)
+
+//go:noescape
 func invLastIFMA(a *uint64, n int, w, ws, ni, nis, q, red uint64)
 
 // AVX-512F NTT stages in ntt64_amd64.s (q ≥ 2^50), same shapes.
@@ -96,10 +102,16 @@ func nttIFMA(t *NTTTable, in, out []uint64, canonical bool) {
 	if canonical {
 		red = t.Q
 	}
-	src, dst := &in[0], &out[0]
-	for m, h := 1, n/2; h >= 8; m, h = 2*m, h/2 {
-		fwdStageIFMA(dst, src, n, h, &t.Roots[m], &t.roots52[m], t.Q)
-		src = dst
+	dst := &out[0]
+	// The first stage moves in to out; then pairs of stages in one pass
+	// while both have distance ≥ 8, one more single stage if needed.
+	fwdStageIFMA(dst, &in[0], n, n/2, &t.Roots[1], &t.roots52[1], t.Q)
+	m, h := 2, n/4
+	for ; h >= 16; m, h = 4*m, h/4 {
+		fwdRadix4IFMA(dst, n, h, &t.Roots[m], &t.roots52[m], &t.Roots[2*m], &t.roots52[2*m], t.Q)
+	}
+	if h == 8 {
+		fwdStageIFMA(dst, dst, n, h, &t.Roots[m], &t.roots52[m], t.Q)
 	}
 	tw := &t.fwdInner52
 	fwdLast3IFMA(dst, n, &t.Roots[n/8], &t.roots52[n/8], &tw[0][0], &tw[1][0], &tw[2][0], &tw[3][0], t.Q, red)
@@ -118,7 +130,11 @@ func inttIFMA(t *NTTTable, in, out []uint64, canonical bool) {
 	p := &out[0]
 	tw := &t.invInner52
 	invFirst3IFMA(p, &in[0], n, &tw[2][0], &tw[3][0], &tw[0][0], &tw[1][0], &t.RootsInv[n/8], &t.rootsInv52[n/8], t.Q)
-	for h, s := n/16, 8; s < n/2; h, s = h/2, 2*s {
+	h, s := n/16, 8
+	for ; 2*s < n/2; h, s = h/4, 4*s {
+		invRadix4IFMA(p, n, s, &t.RootsInv[h], &t.rootsInv52[h], &t.RootsInv[h/2], &t.rootsInv52[h/2], t.Q)
+	}
+	if s < n/2 {
 		invStageIFMA(p, n, s, &t.RootsInv[h], &t.rootsInv52[h], t.Q)
 	}
 	invLastIFMA(p, n, t.invLastW, t.invLastW52, t.NInv, t.nInv52, t.Q, red)

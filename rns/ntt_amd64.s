@@ -97,6 +97,121 @@ fwdInner:
 	VZEROUPPER
 	RET
 
+// func fwdRadix4IFMA(a *uint64, n, t int, w1, ws1, w2, ws2 *uint64, q uint64)
+// Two forward stages in one pass, in place: distance t (t ≥ 16) with
+// twiddles w1[i] for block i, then distance t/2 with w2[2i], w2[2i+1].
+TEXT ·fwdRadix4IFMA(SB), NOSPLIT, $0-64
+	MOVQ a+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ t+16(FP), DX
+	MOVQ w1+24(FP), R8
+	MOVQ ws1+32(FP), R9
+	MOVQ w2+40(FP), R12
+	MOVQ ws2+48(FP), R13
+	MOVQ q+56(FP), AX
+	SETUP_Q
+	SHLQ $2, DX
+	SHLQ $3, CX
+	LEAQ (DI)(DX*1), SI
+	LEAQ (SI)(DX*1), BX
+	LEAQ (BX)(DX*1), AX
+	XORQ R14, R14
+
+fwdR4Block:
+	VPBROADCASTQ (R8), Z4
+	VPBROADCASTQ (R9), Z5
+	VPBROADCASTQ (R12), Z10
+	VPBROADCASTQ (R13), Z11
+	VPBROADCASTQ 8(R12), Z12
+	VPBROADCASTQ 8(R13), Z13
+	ADDQ         $8, R8
+	ADDQ         $8, R9
+	ADDQ         $16, R12
+	ADDQ         $16, R13
+	MOVQ         R14, R11
+	LEAQ         (R14)(DX*1), R10
+
+fwdR4Inner:
+	VMOVDQU64 (DI)(R11*1), Z0
+	VMOVDQU64 (SI)(R11*1), Z1
+	VMOVDQU64 (BX)(R11*1), Z2
+	VMOVDQU64 (AX)(R11*1), Z3
+	CT_BFLY(Z0, Z2, Z4, Z5, Z6, Z7, Z8)
+	CT_BFLY(Z1, Z3, Z4, Z5, Z14, Z15, Z16)
+	CT_BFLY(Z0, Z1, Z10, Z11, Z6, Z7, Z8)
+	CT_BFLY(Z2, Z3, Z12, Z13, Z14, Z15, Z16)
+	VMOVDQU64 Z0, (DI)(R11*1)
+	VMOVDQU64 Z1, (SI)(R11*1)
+	VMOVDQU64 Z2, (BX)(R11*1)
+	VMOVDQU64 Z3, (AX)(R11*1)
+	ADDQ      $64, R11
+	CMPQ      R11, R10
+	JB        fwdR4Inner
+
+	LEAQ (R14)(DX*4), R14
+	CMPQ R14, CX
+	JB   fwdR4Block
+	VZEROUPPER
+	RET
+
+// func invRadix4IFMA(a *uint64, n, s int, w1, ws1, w2, ws2 *uint64, q uint64)
+// Two inverse stages in one pass, in place: distance s (s ≥ 8) with
+// twiddles w1[2i], w1[2i+1] for the two halves of block i, then distance 2s
+// with w2[i].
+TEXT ·invRadix4IFMA(SB), NOSPLIT, $0-64
+	MOVQ a+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ s+16(FP), DX
+	MOVQ w1+24(FP), R8
+	MOVQ ws1+32(FP), R9
+	MOVQ w2+40(FP), R12
+	MOVQ ws2+48(FP), R13
+	MOVQ q+56(FP), AX
+	SETUP_Q
+	SHLQ $3, DX
+	SHLQ $3, CX
+	LEAQ (DI)(DX*1), SI
+	LEAQ (SI)(DX*1), BX
+	LEAQ (BX)(DX*1), AX
+	XORQ R14, R14
+
+invR4Block:
+	VPBROADCASTQ (R8), Z4
+	VPBROADCASTQ (R9), Z5
+	VPBROADCASTQ 8(R8), Z12
+	VPBROADCASTQ 8(R9), Z13
+	VPBROADCASTQ (R12), Z10
+	VPBROADCASTQ (R13), Z11
+	ADDQ         $16, R8
+	ADDQ         $16, R9
+	ADDQ         $8, R12
+	ADDQ         $8, R13
+	MOVQ         R14, R11
+	LEAQ         (R14)(DX*1), R10
+
+invR4Inner:
+	VMOVDQU64 (DI)(R11*1), Z0
+	VMOVDQU64 (SI)(R11*1), Z1
+	VMOVDQU64 (BX)(R11*1), Z2
+	VMOVDQU64 (AX)(R11*1), Z3
+	GS_BFLY(Z0, Z1, Z4, Z5, Z6, Z7, Z8)
+	GS_BFLY(Z2, Z3, Z12, Z13, Z14, Z15, Z16)
+	GS_BFLY(Z0, Z2, Z10, Z11, Z6, Z7, Z8)
+	GS_BFLY(Z1, Z3, Z10, Z11, Z14, Z15, Z16)
+	VMOVDQU64 Z0, (DI)(R11*1)
+	VMOVDQU64 Z1, (SI)(R11*1)
+	VMOVDQU64 Z2, (BX)(R11*1)
+	VMOVDQU64 Z3, (AX)(R11*1)
+	ADDQ      $64, R11
+	CMPQ      R11, R10
+	JB        invR4Inner
+
+	LEAQ (R14)(DX*4), R14
+	CMPQ R14, CX
+	JB   invR4Block
+	VZEROUPPER
+	RET
+
 // func fwdLast3IFMA(a *uint64, n int, r4, r4s, t2, t2s, t1, t1s *uint64, q, red uint64)
 // The forward stages t = 4, 2, 1 merged in registers, 16 coefficients (two
 // groups A, B of 8) at a time; outputs reduced to [0, red) (red = q or 2q).

@@ -1,11 +1,13 @@
 package compiler_test
 
 import (
+	"fmt"
 	"math"
 	"math/cmplx"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
 	"github.com/rosemary-fhe/rosemary/arch"
@@ -167,6 +169,12 @@ func (e *ckksEnv) decode(t *testing.T, ct *rlwe.Ciphertext) []complex128 {
 
 func (e *ckksEnv) run(t *testing.T, p *ir.Program, onDevice func(int) bool, in, st map[string][]engine.Value) (map[string][]engine.Value, engine.ExecStats) {
 	t.Helper()
+	out, stats, _ := e.runValues(t, p, onDevice, in, st)
+	return out, stats
+}
+
+func (e *ckksEnv) runValues(t *testing.T, p *ir.Program, onDevice func(int) bool, in, st map[string][]engine.Value) (map[string][]engine.Value, engine.ExecStats, [][]engine.Value) {
+	t.Helper()
 	x, err := engine.NewExecutor(e.preset, e.params, e.keys)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +184,74 @@ func (e *ckksEnv) run(t *testing.T, p *ir.Program, onDevice func(int) bool, in, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, x.Stats
+	return out, x.Stats, x.Values
+}
+
+// checkSegmentPrograms materialises every device segment as one mProgram,
+// runs it on the interpreter with the host run's operands and checks each
+// value it produces against the host run, bit for bit.
+func checkSegmentPrograms(t *testing.T, plan *compiler.Plan, p *ir.Program, e *ckksEnv, values [][]engine.Value) {
+	t.Helper()
+	sized := *plan
+	sized.Program = p
+	rg := compiler.RingOf(e.params.Parameters)
+	checked := 0
+	for s, seg := range plan.Segments {
+		if seg.Device != "ssd" {
+			continue
+		}
+		sp, err := sized.SegmentProgram(s, rg, fhe.CKKS, 0)
+		if err != nil {
+			t.Fatalf("segment %d: %v", s, err)
+		}
+		mem := engine.NewMemObjects()
+		put := func(o compiler.ObjectRef) {
+			v := values[o.Node][o.Instance]
+			if v.Ct != nil {
+				mem.Set(o.Space, o.ID, engine.PolyLimbs(v.Ct.Value, o.Limbs))
+			} else {
+				mem.Set(o.Space, o.ID, engine.PolyLimbs([]ring.Poly{v.Pt.Value}, o.Limbs))
+			}
+		}
+		for _, o := range sp.Inputs {
+			put(o)
+		}
+		for _, o := range sp.Stored {
+			put(o)
+		}
+		for _, o := range sp.Keys {
+			var g uint64
+			fmt.Sscanf(o.Key, "gal:%d", &g)
+			gk, ok := e.keys.Galois[g]
+			if o.Key == "rlk" {
+				mem.Set(o.Space, o.ID, engine.KeyLimbs(&e.keys.Relin.GadgetCiphertext))
+				continue
+			}
+			if !ok {
+				t.Fatalf("no key %s", o.Key)
+			}
+			mem.Set(o.Space, o.ID, engine.KeyLimbs(&gk.GadgetCiphertext))
+		}
+		m, err := engine.NewMachine(sp.Program.Config, mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Run(sp.Program); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range sp.Outputs {
+			want := values[o.Node][o.Instance].Ct
+			got := want.CopyNew()
+			if !engine.CopyLimbs(mem.Get(o.Space, o.ID), got.Value, o.Limbs) {
+				t.Fatalf("segment %d: node %d instance %d has the wrong shape", s, o.Node, o.Instance)
+			}
+			compareCt(t, want, got)
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no device values checked")
+	}
 }
 
 // A program compiled with --opt full and split across host and device
@@ -233,7 +308,8 @@ func TestSplitExecutionMatchesLattigo(t *testing.T) {
 		pts = append(pts, engine.Value{Pt: e.pt(t, db[i])})
 	}
 	st := map[string][]engine.Value{"vectors": pts}
-	whole, _ := e.run(t, p, nil, in, st)
+	whole, _, values := e.runValues(t, p, nil, in, st)
+	checkSegmentPrograms(t, plan, p, e, values)
 	split, stats := e.run(t, p, func(i int) bool { return plan.Placement[i] == "ssd" }, in, st)
 	if stats.DeviceOps == 0 || stats.HostOps == 0 {
 		t.Fatalf("execution not split: %+v", stats)

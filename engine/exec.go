@@ -142,6 +142,9 @@ type Executor struct {
 	// the key's limbs instead.
 	KeyRef func(op ir.Op, galEl uint64) string
 	Stats  ExecStats
+	// Values holds every node's instances after Run (in resident mode,
+	// values already freed on the device are absent).
+	Values [][]Value
 
 	ckks   ckks.Parameters
 	bgv    bgv.Parameters
@@ -276,6 +279,7 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 			}
 		}
 	}
+	x.Values = vals
 	return out, nil
 }
 

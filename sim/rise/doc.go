@@ -1,0 +1,41 @@
+// Package rise is a cycle model of the four edge systems of the RISE paper
+// (../shared/papers/003_0c1295d2c2f24597.txt, section VI): a 1 GHz in-order
+// RV64 core (BlackParrot) running the whole CKKS message-to-ciphertext and
+// ciphertext-to-message path in software ("baseline"), RACE (en/decryption
+// offloaded to one butterfly unit), RISE-1BFU (error sampling offloaded too)
+// and RISE-MaxBFU (32 parallel BFUs).
+//
+// The model is analytic and simulated, never fitted to the paper's results:
+//
+//   - Operation counts come from the code path of our own encryptor, package
+//     edge: the number of PRNG bytes each sampler draws (verified against an
+//     instrumented run through edge's exported PRNG in the tests), the FFT of
+//     the encoder, the three forward NTTs, pointwise products and lifts per
+//     limb of Encryptor.Encrypt, and the multiply-add, inverse NTT, Garner CRT
+//     and FFT of Decryptor.Decrypt (Counts).
+//   - Software cycles per operation are first-principles instruction counts
+//     for a single-issue in-order RV64G core without the B extension, with a
+//     4-cycle pipelined multiplier and streaming misses when a polynomial
+//     outgrows the 32 KB D-cache (CoreCosts; each constant has its
+//     derivation beside it).
+//   - The accelerator is one (or 32) fully pipelined BFU with one butterfly
+//     per cycle (paper §III-B), a Keccak round unit (one round per cycle,
+//     1088-bit output, paper §III-A) and a sampler producing one coefficient
+//     per cycle; data moves over a 64-bit link, one word per cycle, and the
+//     public-key limbs load into the idle bank group while the NTT runs
+//     (paper Fig. 5).
+//   - Power and area come from the paper's component figures (§VI-B): the
+//     baseline's 27.19 mW and the percentage increases of each system, taken
+//     at the smallest N for the first number of each quoted range and at the
+//     largest N for the second, linear in log2 N between. Area is in units of
+//     the baseline SoC's area (the paper's absolute mm² are only in its Figure
+//     8(b), not in its text).
+//   - Frames: an 8-bit grayscale frame of w×h pixels needs
+//     ⌈8wh / (N/2·log q)⌉ ciphertexts (§II-D) of 2·N·log Q bits each; the
+//     mid-band 5G limits divide 900 Mbit/s (maximum) and 100 Mbit/s
+//     (minimum) by the frame's ciphertext bits.
+//
+// Table evaluates every system at every (N, log Q) point of edge.Presets and
+// returns a Report (JSON-able) that also carries the paper's quoted Figure 7
+// and Figure 10 values for comparison.
+package rise

@@ -161,7 +161,12 @@ func passValidate(u *unit) error { return u.prog.Validate() }
 func passExpandBoot(u *unit) error {
 	for _, n := range u.prog.Nodes {
 		if n.Op == ir.OpBoot {
-			return fmt.Errorf("node %d: Boot expansion is not wired yet", n.ID)
+			q, err := ExpandBoot(u.prog)
+			if err != nil {
+				return err
+			}
+			u.prog = q
+			return nil
 		}
 	}
 	return nil
@@ -342,7 +347,11 @@ func (u *unit) programBytes(n ir.Node) (int64, error) {
 		op, inst = ir.OpHAdd, n.Count*(u.prog.Nodes[n.Args[0]].Count/n.Count-1)
 	}
 	a := u.prog.Nodes[n.Args[0]]
-	prof, err := u.cm.Prof.Of(op, n.Params, a.Level, a.Degree)
+	level := a.Level
+	if n.Op == ir.OpModRaise {
+		level = n.Level
+	}
+	prof, err := u.cm.Prof.Of(op, n.Params, level, a.Degree)
 	if err != nil {
 		return 0, err
 	}

@@ -415,3 +415,27 @@ func compareCt(t *testing.T, a, b *rlwe.Ciphertext) {
 		}
 	}
 }
+
+// A program with bootstrapping compiles at every level (Boot is expanded
+// into its CoeffsToSlots / EvalMod / SlotsToCoeffs operations first).
+func TestCompileWithBootstrapping(t *testing.T) {
+	b := ir.NewBuilder("boot", "engorgio")
+	x := b.Input("x", 43)
+	db := b.Stored("weights", 43, 64, true)
+	y := b.Rescale(b.PMult(x, db))
+	y = b.LevelDown(y, 3)
+	z := b.Boot(y, ir.BootSpec{OutputLevel: 20, CtSLevels: 3, StCLevels: 3, EvalModDegree: 30, DoubleAngle: 3, LogSlots: 16})
+	b.Output("out", b.Sum(z, 1))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := rosemary(t)
+	bare, tdap, full := compile(t, p, a, "bare"), compile(t, p, a, "tdap"), compile(t, p, a, "full")
+	if len(full.Program.Nodes) <= len(p.Nodes) {
+		t.Fatalf("Boot was not expanded: %d nodes", len(full.Program.Nodes))
+	}
+	if tdap.EstLatency > bare.EstLatency*(1+1e-12) || full.EstLatency > tdap.EstLatency*(1+1e-12) {
+		t.Fatalf("bare %.4g s, tdap %.4g s, full %.4g s", bare.EstLatency, tdap.EstLatency, full.EstLatency)
+	}
+}

@@ -105,7 +105,11 @@ func (cm *CostModel) Cost(p *ir.Program, n ir.Node) (NodeCost, error) {
 		k := first.Count / n.Count
 		op, instances = ir.OpHAdd, float64(n.Count)*float64(k-1)
 	}
-	prof, err := cm.Prof.Of(op, n.Params, first.Level, first.Degree)
+	level := first.Level
+	if n.Op == ir.OpModRaise {
+		level = n.Level
+	}
+	prof, err := cm.Prof.Of(op, n.Params, level, first.Degree)
 	if err != nil {
 		return NodeCost{}, err
 	}

@@ -81,6 +81,8 @@ type LowerContext struct {
 
 	Rotation int      // HRot: slots to rotate left
 	Constant []uint64 // CMult: the constant in RNS, one residue per q_0…q_level
+	// TargetLevel is the level ModRaise lifts a level-0 ciphertext to.
+	TargetLevel int
 }
 
 // Object IDs of the calling convention.
@@ -225,6 +227,17 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
 		res.Keys = []Object{l.keyObj("gk")}
 		res.Output = l.ctObj("out", objOut, 2)
+	case ir.OpModRaise:
+		if l.level != 0 || ctx.TargetLevel < 1 || ctx.TargetLevel > ctx.Ring.MaxLevel() {
+			return nil, fmt.Errorf("compiler: ModRaise lifts level 0 to a level in [1, %d], got %d → %d", ctx.Ring.MaxLevel(), l.level, ctx.TargetLevel)
+		}
+		a := l.loadCt(objIn0, 2)
+		out := l.modRaise(a, ctx.TargetLevel)
+		l.level = ctx.TargetLevel
+		l.storeCt(out)
+		l.level = 0
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
+		res.Output = Object{Role: "out", Space: isa.SpaceDRAM, ID: objOut, Polys: 2, Limbs: ctx.TargetLevel + 1}
 	case ir.OpRescale:
 		if l.level == 0 {
 			return nil, fmt.Errorf("compiler: cannot rescale at level 0")
@@ -332,4 +345,27 @@ func halfMod(moduli []uint64, q uint64) uint64 {
 
 func invMod(x, q uint64) uint64 {
 	return new(big.Int).ModInverse(new(big.Int).SetUint64(x%q), new(big.Int).SetUint64(q)).Uint64()
+}
+
+// modRaise lifts a level-0 ciphertext to q_0…q_target by the centered
+// representative of each coefficient (bootstrapping's ModRaise): INTT,
+// centered lift into the new primes, NTT. Limb 0 is unchanged.
+func (l *lowering) modRaise(a []poly, target int) []poly {
+	to := make([]uint8, target)
+	for i := range to {
+		to[i] = uint8(i + 1)
+	}
+	out := make([]poly, len(a))
+	for p := range a {
+		x := l.alloc()
+		l.intt(0, a[p][0], x)
+		y := l.allocRun(target)
+		l.emit(isa.Instr{Op: isa.OpBConv, Flags: isa.FlagCenter, A: x, B: l.basis([]uint8{0}, to), Out: y[0]})
+		for i, s := range y {
+			l.ntt(i+1, s, s)
+		}
+		l.release(x)
+		out[p] = append(poly{a[p][0]}, y...)
+	}
+	return out
 }

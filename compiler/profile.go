@@ -126,6 +126,9 @@ func (pf *Profiler) Of(op ir.Op, params string, level, degree int) (Profile, err
 	ctx := &LowerContext{Scheme: pr.Scheme, Ring: ring, T: pr.T, Level: level, Rotation: 1}
 	lop := op
 	switch op {
+	case ir.OpModRaise:
+		// level is the target; the operand is at level 0.
+		ctx.Level, ctx.TargetLevel = 0, level
 	case ir.OpCMult:
 		ctx.Constant = make([]uint64, level+1)
 		for i := range ctx.Constant {

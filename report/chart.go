@@ -1,0 +1,113 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"path/filepath"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Series is one named set of values, one per category (bar charts) or per
+// X value (line charts).
+type Series struct {
+	Name string
+	X    []float64 // line charts only
+	Y    []float64
+}
+
+// Chart describes a plot.
+type Chart struct {
+	Title, XLabel, YLabel string
+	LogY                  bool
+	Categories            []string // bar charts: one label per group
+	Series                []Series
+}
+
+// Bars saves a grouped bar chart; the file type follows the extension
+// (.svg or .png).
+func (c Chart) Bars(path string) error {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
+	if c.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{}
+	}
+	n := len(c.Series)
+	if n == 0 {
+		return fmt.Errorf("report: chart %q has no series", c.Title)
+	}
+	w := vg.Points(60 / float64(n))
+	for i, s := range c.Series {
+		if len(s.Y) != len(c.Categories) {
+			return fmt.Errorf("report: chart %q: series %q has %d values for %d categories", c.Title, s.Name, len(s.Y), len(c.Categories))
+		}
+		vals := make(plotter.Values, len(s.Y))
+		for j, y := range s.Y {
+			if c.LogY && y <= 0 {
+				y = 1e-12
+			}
+			vals[j] = y
+		}
+		b, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return err
+		}
+		b.LineStyle.Width = vg.Length(0)
+		b.Color = plotutil.Color(i)
+		b.Offset = vg.Length(float64(i)-float64(n-1)/2) * w
+		p.Add(b)
+		p.Legend.Add(s.Name, b)
+	}
+	p.Legend.Top = true
+	p.NominalX(c.Categories...)
+	return save(p, path, len(c.Categories))
+}
+
+// Lines saves a line chart with markers.
+func (c Chart) Lines(path string) error {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
+	if c.LogY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{}
+	}
+	for i, s := range c.Series {
+		if len(s.X) != len(s.Y) {
+			return fmt.Errorf("report: chart %q: series %q has %d x and %d y values", c.Title, s.Name, len(s.X), len(s.Y))
+		}
+		pts := make(plotter.XYs, len(s.X))
+		for j := range s.X {
+			pts[j].X, pts[j].Y = s.X[j], s.Y[j]
+		}
+		l, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.Color = plotutil.Color(i)
+		sc.Color = plotutil.Color(i)
+		sc.Shape = plotutil.Shape(i)
+		p.Add(l, sc)
+		p.Legend.Add(s.Name, l, sc)
+	}
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	return save(p, path, 6)
+}
+
+func save(p *plot.Plot, path string, groups int) error {
+	switch filepath.Ext(path) {
+	case ".svg", ".png":
+	default:
+		return fmt.Errorf("report: %s: charts are saved as .svg or .png", path)
+	}
+	p.BackgroundColor = color.White
+	width := vg.Length(max(6, groups)) * vg.Inch * 0.8
+	if err := p.Save(width, 4*vg.Inch, path); err != nil {
+		return fmt.Errorf("report: save %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTableFormats(t *testing.T) {
+	tb := &Table{Title: "Figure 9", Columns: []string{"workload", "ours", "paper"}, Notes: []string{"simulated"}}
+	if err := tb.Add("pir", 3.5, 4.0); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Add("x"); err == nil {
+		t.Fatal("short row accepted")
+	}
+	var md, cs, js bytes.Buffer
+	if err := tb.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	want := "### Figure 9\n\n| workload | ours | paper |\n|---|---|---|\n| pir | 3.5 | 4 |\n\nsimulated\n"
+	if md.String() != want {
+		t.Fatalf("markdown:\n%q\nwant\n%q", md.String(), want)
+	}
+	if err := tb.CSV(&cs); err != nil || cs.String() != "workload,ours,paper\npir,3.5,4\n" {
+		t.Fatalf("csv %q %v", cs.String(), err)
+	}
+	if err := tb.JSON(&js); err != nil || !strings.Contains(js.String(), `"ours": 3.5`) {
+		t.Fatalf("json %s %v", js.String(), err)
+	}
+}
+
+func TestGeoMean(t *testing.T) {
+	if g := GeoMean([]float64{2, 8}); math.Abs(g-4) > 1e-12 {
+		t.Fatalf("geomean %v", g)
+	}
+	if !math.IsNaN(GeoMean(nil)) {
+		t.Fatal("empty geomean")
+	}
+}
+
+func TestCharts(t *testing.T) {
+	dir := t.TempDir()
+	c := Chart{Title: "t", YLabel: "speedup", Categories: []string{"a", "b"}, Series: []Series{{Name: "ours", Y: []float64{1, 2}}, {Name: "paper", Y: []float64{1.5, 2.5}}}}
+	for _, name := range []string{"bars.svg", "bars.png"} {
+		p := filepath.Join(dir, name)
+		if err := c.Bars(p); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Stat(p); err != nil || st.Size() < 500 {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	l := Chart{Title: "sweep", Series: []Series{{Name: "s", X: []float64{0, 1, 2}, Y: []float64{1, 2, 2}}}}
+	if err := l.Lines(filepath.Join(dir, "line.svg")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Bars(filepath.Join(dir, "x.pdf")); err == nil {
+		t.Fatal("accepted .pdf")
+	}
+	bad := Chart{Categories: []string{"a"}, Series: []Series{{Name: "s", Y: []float64{1, 2}}}}
+	if err := bad.Bars(filepath.Join(dir, "b.svg")); err == nil {
+		t.Fatal("accepted mismatched series")
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/sim/system"
+	"github.com/rosemary-fhe/rosemary/workload"
+)
+
+func init() {
+	register(command{name: "simulate", summary: "compile a workload and simulate it on cpu|ha|inspire|rosemary (latency, traffic, utilization, energy)", run: runSimulate})
+}
+
+func runSimulate(args []string) error {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	w := fs.String("w", "pir", "workload (NAME or NAME:small)")
+	a := fs.String("a", "rosemary", "architecture preset or JSON file")
+	sysName := fs.String("system", "rosemary", "system: cpu, ha, inspire or rosemary")
+	opt := fs.String("opt", "full", "compiler optimisation: bare, tdap or full")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	tlPath := fs.String("timeline", "", "write per-resource busy intervals as CSV to this file")
+	maxTiles := fs.Int("max-tiles", 0, "tiles per node at most (0: default)")
+	cores := fs.Int("cpu-cores", 0, "cores for the CPU baseline (0: 1, the calibration)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sys, err := system.ParseSystem(*sysName)
+	if err != nil {
+		return err
+	}
+	prog, err := workload.Program(*w)
+	if err != nil {
+		return err
+	}
+	hw, err := arch.Open(*a)
+	if err != nil {
+		return err
+	}
+	plan, err := compiler.Compile(prog, hw, compiler.Options{Opt: *opt})
+	if err != nil {
+		return err
+	}
+	res, err := system.Run(plan, hw, sys, system.Options{MaxTiles: *maxTiles, CPUCores: *cores, Timeline: *tlPath != ""})
+	if err != nil {
+		return err
+	}
+	if *tlPath != "" {
+		f, err := os.Create(*tlPath)
+		if err != nil {
+			return err
+		}
+		if err := res.Timeline.WriteCSV(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	r := res.Report
+	if *asJSON {
+		return printJSON(r)
+	}
+	u := r.Utilization
+	fmt.Printf("%s on %s, system %s, --opt %s (simulated)\n", r.Workload, r.Arch, r.System, r.Opt)
+	fmt.Printf("  latency: %.4g s\n", r.LatencyS)
+	fmt.Printf("  bytes: PCIe %s, NAND %s, LPDDR %s, host memory %s\n", human(r.PCIeBytes), human(r.NANDBytes), human(r.DRAMBytes), human(r.HostMem))
+	fmt.Printf("  utilization: host %.1f%%, NAND %.1f%%, LPDDR %.1f%%, engine %.1f%%, PCIe %.1f%%\n",
+		100*u.Host, 100*u.NAND, 100*u.DRAM, 100*u.Engine, 100*u.PCIe)
+	fmt.Printf("  energy: %.4g J; area: %.1f mm2\n", r.EnergyJ, r.AreaMM2)
+	fmt.Printf("  simulator: %d events in %.3f s (%.3g events/s), %d tiles\n", r.SimEvents, r.SimWallS, r.EventsPerS, r.Tiles)
+	for _, n := range r.Notes {
+		fmt.Printf("  note: %s\n", n)
+	}
+	return nil
+}

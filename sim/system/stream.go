@@ -1,0 +1,117 @@
+package system
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+)
+
+// flashStream is the bulk model of long sequential flash reads the
+// simulator uses instead of one event per page: every channel is a FIFO
+// server that moves a batch of pages at the steady-state per-page time of
+// nand.PeakReadGBps (the analytic bound the page-level nand.Array reaches
+// on long scans: a k-plane command per die cycle, die- or channel-bound),
+// plus, when the channel was idle, the pipeline fill of one read command
+// and tR before its first page can leave. A batch completes when its last
+// channel does. The page-level model and this one agree on long scans
+// (TestStreamMatchesPageLevel).
+//
+// Pages are located by the store/layout channel-interleaving rule
+// (RuleStripe): page n of an object lives on channel n mod C. A counted
+// Stored node (Count instances of one shape) is laid out as one striped
+// object whose instances follow each other, so instance i's pages are the
+// object pages i*P ... i*P+P-1 (P = layout.PagesPerObject of one instance).
+type flashStream struct {
+	sim      *des.Sim
+	g        arch.NAND
+	lay      layout.Layout
+	channels []*des.Server
+	perPage  des.Time
+	fill     des.Time
+	pages    int64
+	tl       *timeline
+}
+
+func newFlashStream(sim *des.Sim, g arch.NAND, tl *timeline) (*flashStream, error) {
+	t, err := nand.TimingOf(g)
+	if err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
+	peak, err := nand.PeakReadGBps(g)
+	if err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
+	perChannel := peak / float64(g.Channels) // GB/s = bytes per ns
+	lay := layout.Layout{Channels: g.Channels, PageSize: g.PageBytes}
+	if err := lay.Validate(); err != nil {
+		return nil, fmt.Errorf("system: flash layout: %w", err)
+	}
+	f := &flashStream{sim: sim, g: g, lay: lay, tl: tl,
+		perPage: des.Time(math.Round(float64(g.PageBytes) / perChannel * 1000)),
+		fill:    t.ReadCommand[g.PlanesPerDie] + t.TR}
+	for c := 0; c < g.Channels; c++ {
+		f.channels = append(f.channels, des.NewServer(sim, fmt.Sprintf("nand.ch%d", c), des.Rate{}))
+	}
+	return f, nil
+}
+
+// pagesPerInstance is the pages one instance of shape s occupies under the
+// layout rule (each limb rounded up to whole pages).
+func (f *flashStream) pagesPerInstance(s layout.Shape) (int64, error) {
+	if err := s.Validate(); err != nil {
+		return 0, fmt.Errorf("system: stored shape: %w", err)
+	}
+	return f.lay.PagesPerObject(s), nil
+}
+
+// channelPages returns how many of the object pages [first, first+n) lie
+// on each channel under the stripe rule (page p on channel p mod C).
+func channelPages(channels int, first, n int64) []int64 {
+	c := int64(channels)
+	out := make([]int64, channels)
+	if n <= 0 {
+		return out
+	}
+	full := n / c
+	for i := range out {
+		out[i] = full
+	}
+	for p := first + full*c; p < first+n; p++ {
+		out[p%c]++
+	}
+	return out
+}
+
+// read books the object pages [first, first+n) on their channels, starting
+// now, and returns when the last of them has crossed its channel.
+func (f *flashStream) read(first, n int64) des.Time {
+	end := f.sim.Now()
+	for ch, cnt := range channelPages(len(f.channels), first, n) {
+		if cnt == 0 {
+			continue
+		}
+		srv := f.channels[ch]
+		d := des.Time(cnt) * f.perPage
+		if srv.BusyUntil() <= f.sim.Now() {
+			d += f.fill
+		}
+		e := srv.Reserve(d, cnt*int64(f.g.PageBytes))
+		f.tl.add("nand", e-d, e)
+		end = max(end, e)
+	}
+	f.pages += n
+	return end
+}
+
+// busy is the summed channel busy time.
+func (f *flashStream) busy() des.Time {
+	var b des.Time
+	for _, c := range f.channels {
+		b += c.Stats().Busy
+	}
+	return b
+}

@@ -96,7 +96,7 @@ func (f *flashStream) read(first, n int64) des.Time {
 		}
 		srv := f.channels[ch]
 		d := des.Time(cnt) * f.perPage
-		if srv.BusyUntil() <= f.sim.Now() {
+		if srv.Stats().Requests == 0 || srv.BusyUntil() < f.sim.Now() {
 			d += f.fill
 		}
 		e := srv.Reserve(d, cnt*int64(f.g.PageBytes))

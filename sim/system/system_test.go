@@ -1,0 +1,516 @@
+package system
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"strconv"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/pcie"
+	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+	"github.com/rosemary-fhe/rosemary/workload"
+)
+
+func preset(t testing.TB, name string) *arch.Arch {
+	t.Helper()
+	a, err := arch.Preset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func compile(t testing.TB, p *ir.Program, a *arch.Arch, opt string) *compiler.Plan {
+	t.Helper()
+	plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+func run(t testing.TB, plan *compiler.Plan, a *arch.Arch, sys System, opt Options) *Result {
+	t.Helper()
+	r, err := Run(plan, a, sys, opt)
+	if err != nil {
+		t.Fatalf("%v: %v", sys, err)
+	}
+	return r
+}
+
+// scanProgram is a flash-bound scan: one query ciphertext times `count`
+// stored plaintexts of pir-bgv (N = 2^13, 3 limbs: 3 pages each), summed.
+func scanProgram(t testing.TB, count int64) *ir.Program {
+	t.Helper()
+	b := ir.NewBuilder("scan", "pir-bgv")
+	q := b.Input("query", 2)
+	db := b.Stored("db", 2, count, true)
+	b.Output("answer", b.Sum(b.PMult(q, db), 1))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestChannelPagesMatchesLayout checks the per-channel page counts of a
+// run of object pages against store/layout's Locate on an object holding
+// the same pages (Polys 1, Limbs = instances x limbs).
+func TestChannelPagesMatchesLayout(t *testing.T) {
+	for _, c := range []struct {
+		channels, pageSize int
+		logN               uint8
+		limbs              int
+	}{{16, 4096, 12, 30}, {8, 1024, 10, 7}, {5, 1024, 11, 9}, {16, 16384, 12, 3}} {
+		lay := layout.Layout{Channels: c.channels, PageSize: c.pageSize}
+		s := layout.Shape{Polys: 1, Limbs: c.limbs, LogN: c.logN, WordSize: 4}
+		d, err := lay.Place(s, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := int64(lay.PagesPerLimb(s))
+		total := lay.PagesPerObject(s)
+		for first := int64(0); first < total; first += 1 + total/7 {
+			for _, n := range []int64{0, 1, k, total - first} {
+				if first+n > total {
+					continue
+				}
+				want := make([]int64, c.channels)
+				for g := first; g < first+n; g++ {
+					loc, err := lay.Locate(d, 0, int(g/k), int(g%k))
+					if err != nil {
+						t.Fatal(err)
+					}
+					want[loc.Channel]++
+				}
+				got := channelPages(c.channels, first, n)
+				for ch := range want {
+					if got[ch] != want[ch] {
+						t.Fatalf("%+v pages [%d,+%d): channel %d has %d, layout says %d", c, first, n, ch, got[ch], want[ch])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestStreamMatchesPageLevel compares the bulk flash stream with the
+// page-level nand.Array (MQSim's ONFI model, one event per page) on a
+// 16384-page striped scan: the finish times agree within 1%.
+func TestStreamMatchesPageLevel(t *testing.T) {
+	for _, name := range []string{"rosemary", "ssd-small", "ssd-large"} {
+		g := preset(t, name).NAND
+		const pages = 16384
+		s1 := des.New()
+		arr, err := nand.New(s1, g, nand.ChannelRow(g, func(p int64) (int, int64) {
+			return int(p % int64(g.Channels)), p / int64(g.Channels)
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for p := int64(0); p < pages; p++ {
+			if err := arr.Read(p, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s1.Run(); err != nil {
+			t.Fatal(err)
+		}
+		s2 := des.New()
+		fs, err := newFlashStream(s2, g, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := fs.read(0, pages)
+		ref := s1.Now()
+		if rel := math.Abs(float64(end-ref)) / float64(ref); rel > 0.01 {
+			t.Errorf("%s: stream %v vs page-level %v (%.2f%%)", name, end, ref, 100*rel)
+		}
+		t.Logf("%s: %d pages: stream %v, page-level %v", name, pages, end, ref)
+	}
+}
+
+// TestNANDBoundScan: a scan whose compute is negligible takes the flash
+// bytes over the aggregate flash bandwidth: within 2% of the steady-state
+// bound nand.PeakReadGBps and within 5% of channels x channel rate.
+func TestNANDBoundScan(t *testing.T) {
+	a := preset(t, "rosemary")
+	plan := compile(t, scanProgram(t, 1<<15), a, "full")
+	r := run(t, plan, a, Rosemary, Options{})
+	rep := r.Report
+	if rep.NANDBytes != 3*(1<<15)*int64(a.NAND.PageBytes) {
+		t.Fatalf("read %d flash bytes, want %d", rep.NANDBytes, 3*(1<<15)*a.NAND.PageBytes)
+	}
+	peak, err := nand.PeakReadGBps(a.NAND)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := float64(rep.NANDBytes) / (peak * 1e9)
+	raw := float64(rep.NANDBytes) / (float64(a.NAND.Channels) * a.NAND.ChannelGBps() * 1e9)
+	if rel := (rep.LatencyS - bound) / bound; rel < 0 || rel > 0.02 {
+		t.Errorf("latency %.4f s vs flash bound %.4f s (%+.2f%%)", rep.LatencyS, bound, 100*rel)
+	}
+	if rel := math.Abs(rep.LatencyS-raw) / raw; rel > 0.05 {
+		t.Errorf("latency %.4f s vs channels x rate %.4f s (%.2f%%)", rep.LatencyS, raw, 100*rel)
+	}
+	u := rep.Utilization
+	if u.NAND < 0.97 || u.NAND < u.Engine || u.NAND < u.DRAM || u.NAND < u.Host {
+		t.Errorf("utilization %+v: NAND should be the bottleneck", u)
+	}
+	t.Logf("scan of %d MiB: %.4f s (bound %.4f, raw %.4f), NAND %.1f%%", rep.NANDBytes>>20, rep.LatencyS, bound, raw, 100*u.NAND)
+}
+
+// ntPlan is a two-node plan: a stored object (no reads) feeding one SSD
+// node whose profile the test replaces.
+func kernelExec(t *testing.T, count int64, maxTiles int, prof compiler.Profile) *exec {
+	t.Helper()
+	p := &ir.Program{Name: "kernel", Nodes: []ir.Node{
+		{ID: 0, Op: ir.OpStored, Params: "pir-bgv", Level: 2, Degree: 1, Count: count, Name: "x"},
+		{ID: 1, Op: ir.OpRescale, Args: []int{0}, Params: "pir-bgv", Level: 1, Degree: 1, Count: count},
+	}}
+	plan := &compiler.Plan{Workload: "kernel", Opt: "full", Program: p, Placement: []string{"ssd", "ssd"}}
+	x, err := newExec(plan, preset(t, "rosemary"), Rosemary, Options{MaxTiles: maxTiles})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.nodes[1].prof = prof
+	return x
+}
+
+// TestNTTLatencyIsItsCycles: one NTT over one limb on the engine takes
+// exactly its computed cycle count; ten NTTs in three tiles take ten times.
+func TestNTTLatencyIsItsCycles(t *testing.T) {
+	a := preset(t, "rosemary")
+	dp := a.Engine.Datapath()
+	for _, n := range []int{1 << 12, 1 << 13, 1 << 16} {
+		cy, err := dp.LimbCycles(arch.NTT, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(bitsLen(n)-1) * int64(n/2) / int64(dp.Lanes); cy != want {
+			t.Fatalf("N=%d: %d cycles, want log N x N/2 / lanes = %d", n, cy, want)
+		}
+		for _, c := range []struct {
+			count int64
+			tiles int
+		}{{1, 1}, {10, 3}} {
+			x := kernelExec(t, c.count, c.tiles, compiler.Profile{N: n, Kernels: map[arch.Kernel]int64{arch.NTT: 1}, InputLimbs: []int64{0}})
+			if err := x.run(); err != nil {
+				t.Fatal(err)
+			}
+			want := des.Time(dp.Picoseconds(cy * c.count))
+			if x.sim.Now() != want {
+				t.Errorf("N=%d, %d NTTs: latency %v, want %v (%d cycles each)", n, c.count, x.sim.Now(), want, cy)
+			}
+		}
+	}
+}
+
+func bitsLen(n int) int {
+	l := 0
+	for ; n > 0; n >>= 1 {
+		l++
+	}
+	return l
+}
+
+// TestEngineChargesCompilerKernels: the engine cycles of a simulated run
+// equal the cycles of every SSD node's lowered kernels (compiler.Profiler)
+// times its instances, computed here independently with arch.Datapath.
+func TestEngineChargesCompilerKernels(t *testing.T) {
+	a := preset(t, "rosemary")
+	for _, w := range []string{"pir:small", "vecdist:small"} {
+		p, err := workload.Program(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := compile(t, p, a, "full")
+		r := run(t, plan, a, INSPIRE, Options{})
+		dp := a.Engine.Datapath()
+		prof := compiler.NewProfiler()
+		var want int64
+		for _, n := range p.Nodes {
+			switch n.Op {
+			case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
+				continue
+			}
+			op, inst, first := n.Op, n.Count, p.Nodes[n.Args[0]]
+			if n.Op == ir.OpSum {
+				op, inst = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
+			}
+			pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, c := range pr.Kernels {
+				cy, err := dp.Cycles(arch.Op{Kernel: k, N: pr.N, Count: int(c * inst)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want += cy
+			}
+		}
+		if want == 0 || r.Detail.EngineCycles != want {
+			t.Errorf("%s: engine charged %d cycles, the lowered kernels cost %d", w, r.Detail.EngineCycles, want)
+		}
+		if got := des.Time(dp.Picoseconds(want)); r.Detail.EngineBusy < got-des.Time(r.Report.Tiles) || r.Detail.EngineBusy > got+des.Time(r.Report.Tiles) {
+			t.Errorf("%s: engine busy %v, cycles give %v", w, r.Detail.EngineBusy, got)
+		}
+	}
+}
+
+// TestPCIeTransferMQSim: the query's trip to the SSD occupies the link for
+// MQSim's time: ceil(wire bytes / lanes) at one lane's post-encoding rate,
+// wire bytes = full 128 B TLPs of 128 + 28 B plus a partial TLP.
+func TestPCIeTransferMQSim(t *testing.T) {
+	a := preset(t, "rosemary")
+	p := scanProgram(t, 64)
+	plan := compile(t, p, a, "full")
+	if plan.Placement[2] != "ssd" {
+		t.Fatalf("scan PMult placed on %s", plan.Placement[2])
+	}
+	r := run(t, plan, a, Rosemary, Options{})
+	payload, err := p.Bytes(p.Nodes[0], a.Engine.WordBits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.Link
+	mps, ovh := int64(l.MaxPayloadBytes), int64(l.TLPHeaderBytes+l.DLLPBytes+l.PHYBytes)
+	wire := payload / mps * (mps + ovh)
+	if rem := payload % mps; rem > 0 {
+		wire += rem + ovh
+	}
+	perLane := (wire + int64(l.Lanes) - 1) / int64(l.Lanes)
+	// lane rate: GT/s x 128/130 / 8 bytes per ns; time in ps, rounded up.
+	num := perLane * 8 * int64(l.EncodingDen) * 1000 * 1000
+	den := int64(l.GTps*1000) * int64(l.EncodingNum)
+	want := des.Time((num + den - 1) / den)
+	st := r.Detail.PCIe[pcie.ToDevice]
+	if st.Busy != want || st.PayloadBytes != payload || st.WireBytes != wire || st.Messages != 1 {
+		t.Errorf("to-device: %+v, want busy %v, payload %d, wire %d, 1 message", st, want, payload, wire)
+	}
+	if got := st.Busy.Seconds(); math.Abs(got-l.TransferSeconds(payload)) > 1e-12 {
+		t.Errorf("busy %.9g s, arch.Link.TransferSeconds %.9g s", got, l.TransferSeconds(payload))
+	}
+	if r.Report.PCIeBytes != payload+r.Detail.PCIe[pcie.ToHost].PayloadBytes {
+		t.Errorf("pcie_bytes %d", r.Report.PCIeBytes)
+	}
+}
+
+// TestMoreResourcesNeverSlower: over the shipped workloads at full scale,
+// more AUs, more eDRAM or a bigger flash back end never make Rosemary
+// slower (each configuration compiled for itself).
+func TestMoreResourcesNeverSlower(t *testing.T) {
+	base := preset(t, "rosemary")
+	series := map[string][]*arch.Arch{}
+	for _, n := range []int{4, 8, 16, 32, 64} {
+		b, err := arch.WithAUs(base, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		series["aus"] = append(series["aus"], b)
+	}
+	for _, mb := range []int64{0, 32, 64, 96, 128} {
+		b, err := arch.WithEDRAM(base, mb<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		series["edram"] = append(series["edram"], b)
+	}
+	for _, n := range []string{"ssd-small", "ssd-medium", "ssd-large"} {
+		series["ssd"] = append(series["ssd"], preset(t, n))
+	}
+	for _, w := range workload.Names() {
+		p, err := workload.Program(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, archs := range series {
+			prev := math.Inf(1)
+			var lats []float64
+			for _, a := range archs {
+				r := run(t, compile(t, p, a, "full"), a, Rosemary, Options{MaxTiles: 512})
+				lat := r.Report.LatencyS
+				lats = append(lats, lat)
+				if lat > prev*(1+1e-9) {
+					t.Errorf("%s/%s: %s is slower (%.6g s) than the previous configuration (%.6g s)", w, name, a.Name, lat, prev)
+				}
+				prev = lat
+			}
+			t.Logf("%s %s: %.4g", w, name, lats)
+		}
+	}
+}
+
+// TestPIRFullScale: the paper's PIR (VCaLL, 2^32 x 96 B) compiled with
+// --opt full: Rosemary beats HA and the CPU, and the flash is its
+// bottleneck (highest utilization), as the paper's Figure 13 reports.
+func TestPIRFullScale(t *testing.T) {
+	a := preset(t, "rosemary")
+	p, err := workload.Program("pir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := compile(t, p, a, "full")
+	reps := map[System]Report{}
+	for _, s := range []System{Rosemary, HA, CPU, INSPIRE} {
+		reps[s] = run(t, plan, a, s, Options{}).Report
+	}
+	ros, ha := reps[Rosemary], reps[HA]
+	if !(ros.LatencyS < ha.LatencyS) || !(ros.LatencyS < reps[CPU].LatencyS) || !(ros.LatencyS < reps[INSPIRE].LatencyS) {
+		t.Errorf("Rosemary %.4g s, HA %.4g s, CPU %.4g s, INSPIRE %.4g s", ros.LatencyS, ha.LatencyS, reps[CPU].LatencyS, reps[INSPIRE].LatencyS)
+	}
+	u := ros.Utilization
+	if u.NAND < 0.95 || u.NAND <= u.Host || u.NAND <= u.DRAM || u.NAND <= u.Engine {
+		t.Errorf("Rosemary utilization %+v: NAND should be highest", u)
+	}
+	// HA moves the whole database over PCIe; Rosemary only the queries
+	// and the answer.
+	if ha.PCIeBytes < plan.HostOnlyBytes || ros.PCIeBytes != plan.CutBytes {
+		t.Errorf("PCIe bytes: HA %d (database %d), Rosemary %d (plan cut %d)", ha.PCIeBytes, plan.HostOnlyBytes, ros.PCIeBytes, plan.CutBytes)
+	}
+	if ha.Utilization.PCIe < 0.95 {
+		t.Errorf("HA should be PCIe-bound: %+v", ha.Utilization)
+	}
+	for _, s := range []System{Rosemary, HA, CPU, INSPIRE} {
+		r := reps[s]
+		t.Logf("%-8s latency %8.2f s  speedup-vs-HA %.2fx  util host %.1f%% nand %.1f%% dram %.1f%% engine %.1f%% pcie %.1f%%  energy %.4g J  events %d",
+			s, r.LatencyS, ha.LatencyS/r.LatencyS, 100*r.Utilization.Host, 100*r.Utilization.NAND, 100*r.Utilization.DRAM,
+			100*r.Utilization.Engine, 100*r.Utilization.PCIe, r.EnergyJ, r.SimEvents)
+	}
+}
+
+// TestINSPIREModel: the INSPIRE model places everything in the SSD, has no
+// scratchpad (area and energy without its Table V row) and, without CLCAO,
+// sends the scan's products through LPDDR.
+func TestINSPIREModel(t *testing.T) {
+	a := preset(t, "rosemary")
+	p := scanProgram(t, 4096)
+	plan := compile(t, p, a, "full")
+	ins := run(t, plan, a, INSPIRE, Options{}).Report
+	ros := run(t, plan, a, Rosemary, Options{}).Report
+	var pad float64
+	for _, c := range a.Components {
+		if c.Kind == arch.KindEDRAM {
+			pad += c.AreaMM2
+		}
+	}
+	if math.Abs(ins.AreaMM2-(a.AreaMM2()-pad)) > 1e-9 || pad == 0 {
+		t.Errorf("INSPIRE area %.3f, want %.3f - %.3f", ins.AreaMM2, a.AreaMM2(), pad)
+	}
+	// 4096 products of 2 polys x 3 limbs x 32 KiB, written then read.
+	if want := int64(2 * 4096 * 6 * 32768); ins.DRAMBytes < want {
+		t.Errorf("INSPIRE LPDDR bytes %d < %d", ins.DRAMBytes, want)
+	}
+	if ins.LatencyS <= ros.LatencyS {
+		t.Errorf("INSPIRE %.4g s not slower than Rosemary %.4g s", ins.LatencyS, ros.LatencyS)
+	}
+	if len(ins.Notes) == 0 || ins.Notes[0] != inspireNote {
+		t.Errorf("INSPIRE notes %q lack the assumption", ins.Notes)
+	}
+}
+
+// TestTimelineMatchesBusy: the timeline's engine intervals add up to the
+// engine's busy time and the CSV round-trips.
+func TestTimelineMatchesBusy(t *testing.T) {
+	a := preset(t, "rosemary")
+	p, err := workload.Program("vecdist:small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, compile(t, p, a, "full"), a, Rosemary, Options{Timeline: true})
+	var sum float64
+	for _, iv := range r.Timeline.Resources["engine"] {
+		if iv.End < iv.Start || iv.Start < 0 || iv.End > r.Report.LatencyS*(1+1e-12) {
+			t.Fatalf("bad interval %+v (latency %g)", iv, r.Report.LatencyS)
+		}
+		sum += iv.End - iv.Start
+	}
+	if busy := r.Detail.EngineBusy.Seconds(); busy == 0 || math.Abs(sum-busy) > 1e-9*busy+1e-12 {
+		t.Errorf("engine intervals sum to %g s, busy %g s", sum, busy)
+	}
+	var buf bytes.Buffer
+	if err := r.Timeline.WriteCSV(&buf); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, l := range r.Timeline.Resources {
+		rows += len(l)
+	}
+	if len(recs) != rows+1 || recs[0][0] != "resource" {
+		t.Fatalf("%d CSV records for %d intervals", len(recs), rows)
+	}
+	for _, rec := range recs[1:] {
+		if _, err := strconv.ParseFloat(rec[1], 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCPUModelScaling(t *testing.T) {
+	m, err := newCPUModel("pir-bgv", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ntt13, _ := m.limbNs(arch.NTT, 1<<13)
+	ntt14, _ := m.limbNs(arch.NTT, 1<<14)
+	add14, _ := m.limbNs(arch.ModAdd, 1<<14)
+	if ntt13 != cpuNs60[arch.NTT] || math.Abs(ntt14-ntt13*2*14/13) > 1e-9 || add14 != 2*cpuNs60[arch.ModAdd] {
+		t.Errorf("NTT %g -> %g, add(2^14) %g", ntt13, ntt14, add14)
+	}
+	h, err := newCPUModel("hevec", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := h.seconds(map[arch.Kernel]int64{arch.ModMul: 3}, 1<<13, 2)
+	if err != nil || math.Abs(s-3*2*cpuNs49[arch.ModMul]/2/1e9) > 1e-15 {
+		t.Errorf("hevec (49-bit table, 2 cores): %g s, %v", s, err)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	a := preset(t, "rosemary")
+	p := scanProgram(t, 4)
+	plan := compile(t, p, a, "full")
+	if _, err := Simulate(nil, a, Rosemary); err == nil {
+		t.Error("nil plan accepted")
+	}
+	if _, err := Simulate(plan, nil, Rosemary); err == nil {
+		t.Error("nil arch accepted")
+	}
+	if _, err := Simulate(plan, a, System(99)); err == nil {
+		t.Error("bad system accepted")
+	}
+	bad := *plan
+	bad.Placement = bad.Placement[:1]
+	if _, err := Simulate(&bad, a, Rosemary); err == nil {
+		t.Error("short placement accepted")
+	}
+	bad = *plan
+	bad.Placement = append([]string(nil), plan.Placement...)
+	bad.Placement[2] = "gpu"
+	if _, err := Simulate(&bad, a, Rosemary); err == nil {
+		t.Error("unknown device accepted")
+	}
+	if _, err := Run(plan, a, Rosemary, Options{MaxTiles: -1}); err == nil {
+		t.Error("negative tiles accepted")
+	}
+	for _, s := range []string{"CPU", "ha", "Inspire", "rosemary"} {
+		if _, err := ParseSystem(s); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseSystem("gpu"); err == nil {
+		t.Error("gpu parsed")
+	}
+}

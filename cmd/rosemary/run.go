@@ -1,0 +1,58 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/runtime"
+)
+
+func init() {
+	register(command{name: "run", summary: "run a workload end to end: host segments locally, device segments on the in-storage device", run: runRun})
+}
+
+func runRun(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var o runtime.Options
+	fs.StringVar(&o.Workload, "w", "pir", "workload: pir or vecdist (runnable sizes)")
+	addr := fs.String("device", "", "device daemon address (default: an in-process device on a temporary store)")
+	fs.StringVar(&o.Arch, "a", "rosemary", "architecture the compiler plans for")
+	fs.StringVar(&o.Opt, "opt", "tdap", "compiler optimisation level")
+	fs.StringVar(&o.Placement, "placement", "plan", "plan (the compiler's placement) or device (every operation on the device)")
+	fs.IntVar(&o.PIRRows, "rows", 16, "PIR database rows (plaintexts)")
+	fs.IntVar(&o.PIRCols, "cols", 16, "PIR database columns (plaintexts)")
+	fs.IntVar(&o.VecPlaintexts, "vectors", 8, "vecdist: stored plaintexts")
+	fs.IntVar(&o.VecDim, "dim", 4, "vecdist: vector dimension (power of two)")
+	fs.IntVar(&o.VecGroups, "groups", 2, "vecdist: score sums")
+	queries := fs.Int("n", 1, "queries")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var c *device.Client
+	if *addr != "" {
+		var err error
+		if c, err = device.Dial(*addr); err != nil {
+			return err
+		}
+		defer c.Close()
+	}
+	rep, err := runtime.Run(c, o, *queries)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Printf("%s (%s placement): correct=%v  host↔device %d B/query, host-only %d B (%.1f×), device read %d B from store, setup %d B, %.2f s\n",
+		rep.Workload, rep.Placement, rep.Correct, rep.HostDeviceBytes, rep.HostOnlyBytes, rep.Ratio, rep.DeviceStoreBytes, rep.SetupBytes, rep.WallSeconds)
+	if !rep.Correct {
+		return fmt.Errorf("run: wrong answer: %s", rep.Error)
+	}
+	return nil
+}

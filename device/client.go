@@ -1,0 +1,310 @@
+package device
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/store"
+)
+
+// Client talks to a device over gRPC. It implements engine.ResidentDevice
+// (operand references: "j:<job>" for resident values, StoredRef for stored
+// objects) and counts the payload bytes it sends and receives. Safe for
+// concurrent use.
+type Client struct {
+	conn  *grpc.ClientConn
+	codec *codec
+	ctx   context.Context
+
+	mu    sync.Mutex
+	progs map[*isa.Program]string // programs already set, by identity
+	close func() error
+}
+
+var _ engine.ResidentDevice = (*Client)(nil)
+
+// Dial connects to a device at addr (host:port, plaintext loopback).
+func Dial(addr string) (*Client, error) {
+	return newClient(addr)
+}
+
+func newClient(target string, opts ...grpc.DialOption) (*Client, error) {
+	c := &Client{codec: &codec{}, ctx: context.Background(), progs: map[*isa.Program]string{}}
+	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(c.codec), grpc.MaxCallRecvMsgSize(MaxMessageBytes+1024), grpc.MaxCallSendMsgSize(MaxMessageBytes+1024)))
+	conn, err := grpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("device: dial %s: %w", target, err)
+	}
+	c.conn = conn
+	c.close = conn.Close
+	return c, nil
+}
+
+// InProcess starts a device over st behind a gRPC server on an in-memory
+// listener and returns a client of it: the same code path as a daemon,
+// without a socket. Close stops both.
+func InProcess(st *store.Store, lim Limits) (*Client, *Device, error) {
+	d, err := New(st, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	lis := bufconn.Listen(4 << 20)
+	srv := NewGRPCServer(d)
+	go func() { _ = srv.Serve(lis) }()
+	c, err := newClient("passthrough:///bufconn", grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+		return lis.DialContext(ctx)
+	}))
+	if err != nil {
+		srv.Stop()
+		return nil, nil, err
+	}
+	conn := c.close
+	c.close = func() error {
+		err := conn()
+		srv.Stop()
+		return err
+	}
+	return c, d, nil
+}
+
+// Close closes the connection (and an in-process server).
+func (c *Client) Close() error { return c.close() }
+
+// Traffic returns the payload bytes this client sent and received.
+func (c *Client) Traffic() (sent, received int64) { return c.codec.out.Load(), c.codec.in.Load() }
+
+func (c *Client) call(method string, req, resp message) error {
+	if err := c.conn.Invoke(c.ctx, "/"+ServiceName+"/"+method, req, resp); err != nil {
+		return fmt.Errorf("device: %s: %w", method, err)
+	}
+	return nil
+}
+
+// Config returns the device's parameters.
+func (c *Client) Config() (*ConfigResponse, error) {
+	r := &ConfigResponse{}
+	return r, c.call("Config", &ConfigRequest{}, r)
+}
+
+// ProgSet registers an encoded mProgram.
+func (c *Client) ProgSet(name string, program []byte) error {
+	return c.call("ProgSet", &ProgSetRequest{Name: name, Program: program}, &ProgSetResponse{})
+}
+
+// Put stores an object of polys × limbs limbs (poly-major).
+func (c *Client) Put(name string, kind store.Kind, polys, limbs int, data [][]uint64) (*PutResponse, error) {
+	r := &PutResponse{}
+	return r, c.call("Put", &PutRequest{Name: name, Kind: uint8(kind), Polys: uint32(polys), Limbs: uint32(limbs), Data: data}, r)
+}
+
+// Get reads a stored object.
+func (c *Client) Get(name string) (*GetResponse, error) {
+	r := &GetResponse{}
+	return r, c.call("Get", &GetRequest{Name: name}, r)
+}
+
+// Delete deletes a stored object.
+func (c *Client) Delete(name string) error {
+	return c.call("Delete", &DeleteRequest{Name: name}, &DeleteResponse{})
+}
+
+// Send starts a job.
+func (c *Client) Send(req *SendRequest) (uint64, error) {
+	r := &SendResponse{}
+	if err := c.call("Send", req, r); err != nil {
+		return 0, err
+	}
+	return r.Job, nil
+}
+
+// Recv waits for a job.
+func (c *Client) Recv(job uint64, fetch, release bool) (*RecvResponse, error) {
+	r := &RecvResponse{}
+	return r, c.call("Recv", &RecvRequest{Job: job, Fetch: fetch, Release: release}, r)
+}
+
+// Stats returns the device counters.
+func (c *Client) Stats() (*StatsResponse, error) {
+	r := &StatsResponse{}
+	return r, c.call("Stats", &StatsRequest{}, r)
+}
+
+// StoredRef is the operand reference of a stored object instance: the
+// object name and the first poly of the instance within it.
+func StoredRef(name string, poly int) string { return "s:" + strconv.Itoa(poly) + ":" + name }
+
+func jobRef(id uint64) string { return "j:" + strconv.FormatUint(id, 10) }
+
+func parseJobRef(ref string) (uint64, error) {
+	s, ok := strings.CutPrefix(ref, "j:")
+	if !ok {
+		return 0, fmt.Errorf("device: %q is not a resident value", ref)
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("device: bad job reference %q", ref)
+	}
+	return id, nil
+}
+
+// bind turns an operand into a binding of obj.
+func bind(obj compiler.Object, op engine.Operand) (Binding, error) {
+	b := Binding{Space: uint8(obj.Space), ID: uint32(obj.ID), Polys: uint32(obj.Polys), Limbs: uint32(obj.Limbs)}
+	switch {
+	case op.Ref == "":
+		b.Source, b.Inline = SourceInline, op.Limbs
+	case strings.HasPrefix(op.Ref, "j:"):
+		id, err := parseJobRef(op.Ref)
+		if err != nil {
+			return b, err
+		}
+		b.Source, b.Job = SourceResident, id
+	case strings.HasPrefix(op.Ref, "s:"):
+		polyS, name, ok := strings.Cut(op.Ref[2:], ":")
+		poly, err := strconv.ParseUint(polyS, 10, 32)
+		if !ok || err != nil || name == "" {
+			return b, fmt.Errorf("device: bad stored reference %q", op.Ref)
+		}
+		b.Source, b.Name, b.Poly = SourceStored, name, uint32(poly)
+	default:
+		return b, fmt.Errorf("device: unknown operand reference %q", op.Ref)
+	}
+	return b, nil
+}
+
+// program sets l's program on the device once per client and names it by
+// its content hash.
+func (c *Client) program(p *isa.Program) (string, error) {
+	c.mu.Lock()
+	name, ok := c.progs[p]
+	c.mu.Unlock()
+	if ok {
+		return name, nil
+	}
+	raw, err := p.MarshalBinary()
+	if err != nil {
+		return "", fmt.Errorf("device: encode program: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	name = "p-" + hex.EncodeToString(sum[:12])
+	if err := c.ProgSet(name, raw); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	c.progs[p] = name
+	c.mu.Unlock()
+	return name, nil
+}
+
+func (c *Client) send(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) (uint64, error) {
+	if len(inputs) != len(l.Inputs) {
+		return 0, fmt.Errorf("device: %d operands for %d inputs", len(inputs), len(l.Inputs))
+	}
+	name, err := c.program(l.Program)
+	if err != nil {
+		return 0, err
+	}
+	req := &SendRequest{Program: name, Output: Binding{Space: uint8(l.Output.Space), ID: uint32(l.Output.ID),
+		Polys: uint32(l.Output.Polys), Limbs: uint32(l.Output.Limbs)}}
+	for i, obj := range l.Inputs {
+		b, err := bind(obj, inputs[i])
+		if err != nil {
+			return 0, err
+		}
+		req.Inputs = append(req.Inputs, b)
+	}
+	if len(l.Keys) > 0 {
+		b, err := bind(l.Keys[0], key)
+		if err != nil {
+			return 0, err
+		}
+		req.HasKey, req.Key = true, b
+	}
+	return c.Send(req)
+}
+
+func statsOf(r *RecvResponse) engine.Stats {
+	return engine.Stats{Instructions: int64(r.Instructions), MicroOps: int64(r.MicroOps)}
+}
+
+// RunLowered implements engine.DeviceRunner: the result comes back with
+// the reply and is released on the device.
+func (c *Client) RunLowered(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) ([][]uint64, engine.Stats, error) {
+	id, err := c.send(l, inputs, key)
+	if err != nil {
+		return nil, engine.Stats{}, err
+	}
+	r, err := c.Recv(id, true, true)
+	if err != nil {
+		return nil, engine.Stats{}, err
+	}
+	return r.Data, statsOf(r), nil
+}
+
+// RunResident implements engine.ResidentDevice: the result stays on the
+// device.
+func (c *Client) RunResident(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) (string, engine.Stats, error) {
+	id, err := c.send(l, inputs, key)
+	if err != nil {
+		return "", engine.Stats{}, err
+	}
+	r, err := c.Recv(id, false, false)
+	if err != nil {
+		_ = c.call("Release", &ReleaseRequest{Jobs: []uint64{id}}, &ReleaseResponse{})
+		return "", engine.Stats{}, err
+	}
+	return jobRef(id), statsOf(r), nil
+}
+
+// Upload implements engine.ResidentDevice.
+func (c *Client) Upload(limbs [][]uint64, polys int) (string, error) {
+	if polys < 1 || len(limbs) == 0 || len(limbs)%polys != 0 {
+		return "", fmt.Errorf("device: upload of %d limbs in %d polys", len(limbs), polys)
+	}
+	id, err := c.Send(&SendRequest{Inputs: []Binding{{Space: uint8(isa.SpaceDRAM), Polys: uint32(polys),
+		Limbs: uint32(len(limbs) / polys), Source: SourceInline, Inline: limbs}}})
+	if err != nil {
+		return "", err
+	}
+	return jobRef(id), nil
+}
+
+// Fetch implements engine.ResidentDevice.
+func (c *Client) Fetch(ref string) ([][]uint64, error) {
+	id, err := parseJobRef(ref)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.Recv(id, true, false)
+	if err != nil {
+		return nil, err
+	}
+	return r.Data, nil
+}
+
+// Free implements engine.ResidentDevice.
+func (c *Client) Free(refs ...string) error {
+	req := &ReleaseRequest{}
+	for _, ref := range refs {
+		id, err := parseJobRef(ref)
+		if err != nil {
+			return err
+		}
+		req.Jobs = append(req.Jobs, id)
+	}
+	return c.call("Release", req, &ReleaseResponse{})
+}

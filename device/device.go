@@ -1,0 +1,287 @@
+package device
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/store"
+)
+
+// Limits bound what the device holds and does at once.
+type Limits struct {
+	MaxResidentBytes int64 // uploads and job results held in device DRAM
+	MaxPrograms      int   // programs set by ProgSet
+	MaxJobs          int   // jobs not yet released
+	Workers          int   // jobs executing at once
+}
+
+// DefaultLimits are the limits of `rosemary device serve`.
+func DefaultLimits() Limits {
+	return Limits{MaxResidentBytes: 1 << 30, MaxPrograms: 1024, MaxJobs: 1 << 14, Workers: runtime.GOMAXPROCS(0)}
+}
+
+// Errors a request can fail with (wrapped; the gRPC layer maps them to
+// status codes).
+var (
+	ErrInvalid   = errors.New("invalid request")
+	ErrNotFound  = errors.New("not found")
+	ErrExhausted = errors.New("device memory or table full")
+)
+
+// Device is the in-storage device: an object store, the programs set on
+// it, and the jobs it runs next to the data. Its methods are the host API;
+// the gRPC service and the in-process mode both call them. Safe for
+// concurrent use.
+type Device struct {
+	st  *store.Store
+	lim Limits
+	sem chan struct{}
+
+	mu        sync.Mutex
+	progs     map[string]*isa.Program
+	progBytes map[string]string // name → encoded program (ProgSet is idempotent)
+	jobs      map[uint64]*job
+	nextJob   uint64
+	resident  int64
+	peak      int64
+	ispJobs   int
+
+	storeRead, microOps, instrs, jobsRun atomic.Int64
+	wire                                 *codec // the server codec (wire counters), if any
+}
+
+type job struct {
+	done   chan struct{}
+	result [][]uint64 // poly-major
+	polys  int
+	bytes  int64 // charged to resident
+	err    error
+	st     engine.Stats
+	stored int64
+}
+
+// New returns a device over an open store.
+func New(st *store.Store, lim Limits) (*Device, error) {
+	if st == nil {
+		return nil, fmt.Errorf("device: no store")
+	}
+	if lim.MaxResidentBytes <= 0 || lim.MaxPrograms <= 0 || lim.MaxJobs <= 0 || lim.Workers <= 0 {
+		return nil, fmt.Errorf("device: limits must be positive: %+v", lim)
+	}
+	return &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
+		progBytes: map[string]string{}, jobs: map[uint64]*job{}}, nil
+}
+
+// Config implements the paper's config(): the device's parameters.
+func (d *Device) Config(context.Context, *ConfigRequest) (*ConfigResponse, error) {
+	objs, err := d.st.List()
+	if err != nil {
+		return nil, fmt.Errorf("device: config: %w", err)
+	}
+	l := d.st.Layout()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return &ConfigResponse{WireVersion: wireVersion, Channels: uint32(l.Channels), PageSize: uint32(l.PageSize),
+		WordBytes: engine.WordBytes, MaxMessageBytes: MaxMessageBytes, MaxResidentBytes: uint64(d.lim.MaxResidentBytes),
+		MaxPrograms: uint32(d.lim.MaxPrograms), Workers: uint32(d.lim.Workers), Objects: uint32(len(objs)),
+		Programs: uint32(len(d.progs))}, nil
+}
+
+// ProgSet registers an mProgram. Setting the same bytes again is a no-op;
+// different bytes under a taken name are refused.
+func (d *Device) ProgSet(_ context.Context, req *ProgSetRequest) (*ProgSetResponse, error) {
+	if err := checkName(req.Name); err != nil {
+		return nil, err
+	}
+	var p isa.Program
+	if err := p.UnmarshalBinary(req.Program); err != nil {
+		return nil, fmt.Errorf("device: progset %q: %w: %w", req.Name, ErrInvalid, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, ok := d.progBytes[req.Name]; ok {
+		if old != string(req.Program) {
+			return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, ErrInvalid)
+		}
+		return &ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
+	}
+	if len(d.progs) >= d.lim.MaxPrograms {
+		return nil, fmt.Errorf("device: progset %q: %w: %d programs set", req.Name, ErrExhausted, len(d.progs))
+	}
+	d.progs[req.Name] = &p
+	d.progBytes[req.Name] = string(req.Program)
+	return &ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
+}
+
+func checkName(name string) error {
+	if name == "" || len(name) > MaxNameBytes {
+		return fmt.Errorf("device: %w: name of %d bytes (want 1..%d)", ErrInvalid, len(name), MaxNameBytes)
+	}
+	return nil
+}
+
+// Put stores an object limb by limb (refused while jobs run: ISP mode).
+func (d *Device) Put(_ context.Context, req *PutRequest) (*PutResponse, error) {
+	if err := checkName(req.Name); err != nil {
+		return nil, err
+	}
+	shape, err := shapeOf(req.Polys, req.Limbs, req.Data)
+	if err != nil {
+		return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
+	}
+	raw := make([][]byte, len(req.Data))
+	for i, l := range req.Data {
+		raw[i] = make([]byte, 8*len(l))
+		for j, c := range l {
+			binary.LittleEndian.PutUint64(raw[i][8*j:], c)
+		}
+	}
+	gen, err := d.st.Put(req.Name, store.Kind(req.Kind), shape, raw)
+	if err != nil {
+		if errors.Is(err, store.ErrISPMode) {
+			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
+		}
+		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, ErrInvalid, err)
+	}
+	return &PutResponse{Generation: uint64(gen), Bytes: uint64(shape.Bytes())}, nil
+}
+
+func shapeOf(polys, limbs uint32, data [][]uint64) (store.Shape, error) {
+	if polys == 0 || limbs == 0 || uint64(polys)*uint64(limbs) != uint64(len(data)) {
+		return store.Shape{}, fmt.Errorf("%w: %d limbs for %d polys × %d limbs", ErrInvalid, len(data), polys, limbs)
+	}
+	n := len(data[0])
+	if n&(n-1) != 0 {
+		return store.Shape{}, fmt.Errorf("%w: limb length %d is not a power of two", ErrInvalid, n)
+	}
+	logN := 0
+	for 1<<logN < n {
+		logN++
+	}
+	s := store.Shape{Polys: int(polys), Limbs: int(limbs), LogN: uint8(logN), WordSize: 8}
+	if err := s.Validate(); err != nil {
+		return store.Shape{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return s, nil
+}
+
+// Get reads a stored object.
+func (d *Device) Get(_ context.Context, req *GetRequest) (*GetResponse, error) {
+	if err := checkName(req.Name); err != nil {
+		return nil, err
+	}
+	info, raw, err := d.st.Get(req.Name)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("device: get %q: %w", req.Name, ErrNotFound)
+		}
+		return nil, fmt.Errorf("device: get %q: %w", req.Name, err)
+	}
+	if info.Shape.WordSize != 8 {
+		return nil, fmt.Errorf("device: get %q: word size %d, want 8", req.Name, info.Shape.WordSize)
+	}
+	if info.Bytes > MaxMessageBytes-1024 {
+		return nil, fmt.Errorf("device: get %q: %w: object of %d bytes exceeds a message", req.Name, ErrExhausted, info.Bytes)
+	}
+	out := make([][]uint64, len(raw))
+	for i, b := range raw {
+		out[i] = decodeWords(b, nil)
+	}
+	return &GetResponse{Kind: uint8(info.Kind), Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out}, nil
+}
+
+func decodeWords(b []byte, dst []uint64) []uint64 {
+	if dst == nil {
+		dst = make([]uint64, len(b)/8)
+	}
+	for i := range dst {
+		dst[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return dst
+}
+
+// Delete deletes a stored object (refused while jobs run).
+func (d *Device) Delete(_ context.Context, req *DeleteRequest) (*DeleteResponse, error) {
+	if err := checkName(req.Name); err != nil {
+		return nil, err
+	}
+	if err := d.st.Delete(req.Name); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("device: delete %q: %w", req.Name, ErrNotFound)
+		}
+		return nil, fmt.Errorf("device: delete %q: %w", req.Name, err)
+	}
+	return &DeleteResponse{}, nil
+}
+
+// Stats returns the device counters.
+func (d *Device) Stats(context.Context, *StatsRequest) (*StatsResponse, error) {
+	d.mu.Lock()
+	res, peak := d.resident, d.peak
+	d.mu.Unlock()
+	s := &StatsResponse{StoreBytesRead: uint64(d.storeRead.Load()), MicroOps: uint64(d.microOps.Load()),
+		Instructions: uint64(d.instrs.Load()), Jobs: uint64(d.jobsRun.Load()), ResidentBytes: uint64(res), PeakResidentBytes: uint64(peak)}
+	if d.wire != nil {
+		s.WireBytesIn, s.WireBytesOut = uint64(d.wire.in.Load()), uint64(d.wire.out.Load())
+	}
+	return s, nil
+}
+
+// Release drops finished or running jobs' results.
+func (d *Device) Release(_ context.Context, req *ReleaseRequest) (*ReleaseResponse, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var missing []uint64
+	for _, id := range req.Jobs {
+		j, ok := d.jobs[id]
+		if !ok {
+			missing = append(missing, id)
+			continue
+		}
+		delete(d.jobs, id)
+		d.resident -= j.bytes
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("device: release: %w: jobs %v", ErrNotFound, missing)
+	}
+	return &ReleaseResponse{}, nil
+}
+
+// Recv waits for a job and returns its result.
+func (d *Device) Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, error) {
+	d.mu.Lock()
+	j, ok := d.jobs[req.Job]
+	d.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("device: recv: %w: job %d", ErrNotFound, req.Job)
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if req.Release {
+		d.mu.Lock()
+		if _, ok := d.jobs[req.Job]; ok {
+			delete(d.jobs, req.Job)
+			d.resident -= j.bytes
+		}
+		d.mu.Unlock()
+	}
+	if j.err != nil {
+		return nil, fmt.Errorf("device: job %d: %w", req.Job, j.err)
+	}
+	resp := &RecvResponse{Polys: uint32(j.polys), Instructions: uint64(j.st.Instructions), MicroOps: uint64(j.st.MicroOps),
+		StoreBytes: uint64(j.stored)}
+	if req.Fetch {
+		resp.Data = j.result
+	}
+	return resp, nil
+}

@@ -1,0 +1,347 @@
+package device
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/store"
+)
+
+// maxJobScratch bounds the DRAM objects one job writes besides its output.
+const maxJobScratch = 256 << 20
+
+// operand is a validated binding.
+type operand struct {
+	b      Binding
+	obj    *store.Object // SourceStored (pinned)
+	stride int           // SourceStored: limbs per poly of the stored object
+	dep    *job          // SourceResident
+	depID  uint64
+}
+
+// Send validates a job and starts it; the job id is returned at once.
+func (d *Device) Send(_ context.Context, req *SendRequest) (*SendResponse, error) {
+	if req.Program == "" {
+		return d.hold(req)
+	}
+	d.mu.Lock()
+	p, ok := d.progs[req.Program]
+	d.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("device: send: %w: program %q not set", ErrNotFound, req.Program)
+	}
+	n := p.Config.N()
+	if len(req.Inputs) == 0 || len(req.Inputs) > MaxBindings {
+		return nil, fmt.Errorf("device: send: %w: %d inputs (want 1..%d)", ErrInvalid, len(req.Inputs), MaxBindings)
+	}
+	binds := append([]Binding(nil), req.Inputs...)
+	if req.HasKey {
+		binds = append(binds, req.Key)
+	}
+	seen := map[[2]uint64]bool{}
+	for _, b := range append(append([]Binding(nil), binds...), req.Output) {
+		if err := checkBinding(b); err != nil {
+			return nil, fmt.Errorf("device: send: %w", err)
+		}
+		k := [2]uint64{uint64(b.Space), uint64(b.ID)}
+		if seen[k] {
+			return nil, fmt.Errorf("device: send: %w: object %s[%d] bound twice", ErrInvalid, isa.Space(b.Space), b.ID)
+		}
+		seen[k] = true
+	}
+	if isa.Space(req.Output.Space) != isa.SpaceDRAM {
+		return nil, fmt.Errorf("device: send: %w: output must be a DRAM object, not %s", ErrInvalid, isa.Space(req.Output.Space))
+	}
+	ops := make([]operand, len(binds))
+	release := func() {
+		for _, o := range ops {
+			if o.obj != nil {
+				o.obj.Release()
+			}
+		}
+	}
+	for i, b := range binds {
+		o, err := d.resolve(b, n)
+		if err != nil {
+			release()
+			return nil, fmt.Errorf("device: send: operand %d: %w", i, err)
+		}
+		ops[i] = o
+	}
+	outBytes := int64(req.Output.Polys) * int64(req.Output.Limbs) * int64(n) * 8
+	j := &job{done: make(chan struct{}), polys: int(req.Output.Polys), bytes: outBytes}
+	id, err := d.register(j)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("device: send: %w", err)
+	}
+	go func() {
+		defer close(j.done)
+		defer release()
+		j.err = d.execute(j, p, ops, req.Output)
+	}()
+	return &SendResponse{Job: id}, nil
+}
+
+func checkBinding(b Binding) error {
+	switch isa.Space(b.Space) {
+	case isa.SpaceDRAM, isa.SpaceNAND:
+	default:
+		return fmt.Errorf("%w: operand space %d is not DRAM or NAND", ErrInvalid, b.Space)
+	}
+	if b.ID >= isa.MaxObjects {
+		return fmt.Errorf("%w: object id %d ≥ %d", ErrInvalid, b.ID, isa.MaxObjects)
+	}
+	if b.Polys == 0 || b.Limbs == 0 || b.Polys > 255 || b.Limbs > 1<<isa.LimbBits {
+		return fmt.Errorf("%w: object of %d polys × %d limbs", ErrInvalid, b.Polys, b.Limbs)
+	}
+	if b.Polys*b.Limbs > 1<<isa.LimbBits {
+		return fmt.Errorf("%w: object of %d limbs exceeds the %d an address reaches", ErrInvalid, b.Polys*b.Limbs, 1<<isa.LimbBits)
+	}
+	return nil
+}
+
+// resolve checks one operand against what the device holds.
+func (d *Device) resolve(b Binding, n int) (operand, error) {
+	o := operand{b: b}
+	switch b.Source {
+	case SourceInline:
+		if len(b.Inline) != int(b.Polys*b.Limbs) {
+			return o, fmt.Errorf("%w: %d inline limbs for %d polys × %d limbs", ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
+		}
+		if len(b.Inline[0]) != n {
+			return o, fmt.Errorf("%w: inline limbs of %d coefficients, the program's ring has %d", ErrInvalid, len(b.Inline[0]), n)
+		}
+	case SourceStored:
+		obj, err := d.st.Acquire(b.Name)
+		if err != nil {
+			return o, fmt.Errorf("%w: stored object %q: %w", ErrNotFound, b.Name, err)
+		}
+		sh := obj.Info().Shape
+		switch {
+		case sh.WordSize != 8 || 1<<sh.LogN != n:
+			err = fmt.Errorf("%w: stored object %q has %d-byte words and N=%d, the program wants 8 and %d", ErrInvalid, b.Name, sh.WordSize, 1<<sh.LogN, n)
+		case int(b.Poly)+int(b.Polys) > sh.Polys:
+			err = fmt.Errorf("%w: stored object %q has %d polys, operand reads %d from poly %d", ErrInvalid, b.Name, sh.Polys, b.Polys, b.Poly)
+		case int(b.Limbs) > sh.Limbs:
+			err = fmt.Errorf("%w: stored object %q has %d limbs per poly, operand reads %d", ErrInvalid, b.Name, sh.Limbs, b.Limbs)
+		}
+		if err != nil {
+			obj.Release()
+			return o, err
+		}
+		o.obj, o.stride = obj, sh.Limbs
+	case SourceResident:
+		d.mu.Lock()
+		j, ok := d.jobs[b.Job]
+		d.mu.Unlock()
+		if !ok {
+			return o, fmt.Errorf("%w: job %d (released or never sent)", ErrNotFound, b.Job)
+		}
+		o.dep, o.depID = j, b.Job
+	default:
+		return o, fmt.Errorf("%w: operand source %d", ErrInvalid, b.Source)
+	}
+	return o, nil
+}
+
+// register charges a job's result to device DRAM and names it.
+func (d *Device) register(j *job) (uint64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.jobs) >= d.lim.MaxJobs {
+		return 0, fmt.Errorf("%w: %d jobs not released", ErrExhausted, len(d.jobs))
+	}
+	if d.resident+j.bytes > d.lim.MaxResidentBytes {
+		return 0, fmt.Errorf("%w: %d bytes resident, %d more exceed %d", ErrExhausted, d.resident, j.bytes, d.lim.MaxResidentBytes)
+	}
+	d.resident += j.bytes
+	if d.resident > d.peak {
+		d.peak = d.resident
+	}
+	d.nextJob++
+	d.jobs[d.nextJob] = j
+	return d.nextJob, nil
+}
+
+// hold is an upload: a job whose result is its one inline operand.
+func (d *Device) hold(req *SendRequest) (*SendResponse, error) {
+	if len(req.Inputs) != 1 || req.HasKey || req.Inputs[0].Source != SourceInline {
+		return nil, fmt.Errorf("device: send: %w: an upload (no program) takes one inline operand and no key", ErrInvalid)
+	}
+	b := req.Inputs[0]
+	if b.Polys == 0 || b.Limbs == 0 || len(b.Inline) != int(b.Polys)*int(b.Limbs) {
+		return nil, fmt.Errorf("device: send: %w: upload of %d limbs for %d polys × %d limbs", ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
+	}
+	j := &job{done: make(chan struct{}), polys: int(b.Polys), result: b.Inline, bytes: limbBytes(b.Inline)}
+	close(j.done)
+	id, err := d.register(j)
+	if err != nil {
+		return nil, fmt.Errorf("device: send: %w", err)
+	}
+	d.jobsRun.Add(1)
+	return &SendResponse{Job: id}, nil
+}
+
+// execute runs a job: waits for the results it reads, then runs the
+// program in ISP mode with LD operands read from the store in place.
+func (d *Device) execute(j *job, p *isa.Program, ops []operand, out Binding) error {
+	for _, o := range ops {
+		if o.dep == nil {
+			continue
+		}
+		<-o.dep.done
+		if o.dep.err != nil {
+			return fmt.Errorf("operand job %d failed: %w", o.depID, o.dep.err)
+		}
+		if o.dep.polys != int(o.b.Polys) || len(o.dep.result) < o.dep.polys*int(o.b.Limbs) || len(o.dep.result)%o.dep.polys != 0 {
+			return fmt.Errorf("%w: job %d holds %d polys of %d limbs, operand wants %d × %d", ErrInvalid, o.depID,
+				o.dep.polys, len(o.dep.result)/max(o.dep.polys, 1), o.b.Polys, o.b.Limbs)
+		}
+		if len(o.dep.result[0]) != p.Config.N() {
+			return fmt.Errorf("%w: job %d holds limbs of %d coefficients, the program wants %d", ErrInvalid, o.depID, len(o.dep.result[0]), p.Config.N())
+		}
+	}
+	d.sem <- struct{}{}
+	defer func() { <-d.sem }()
+	d.enterISP()
+	defer d.leaveISP()
+
+	mem := &jobMemory{ops: map[[2]int]*operand{}, written: map[[2]int][][]uint64{}}
+	for i := range ops {
+		o := &ops[i]
+		mem.ops[[2]int{int(o.b.Space), int(o.b.ID)}] = o
+	}
+	m, err := engine.NewMachine(p.Config, mem)
+	if err != nil {
+		return err
+	}
+	st, err := m.Run(p)
+	j.st, j.stored = st, mem.stored
+	d.storeRead.Add(mem.stored)
+	d.microOps.Add(st.MicroOps)
+	d.instrs.Add(st.Instructions)
+	d.jobsRun.Add(1)
+	if err != nil {
+		return err
+	}
+	res := mem.written[[2]int{int(out.Space), int(out.ID)}]
+	want := int(out.Polys * out.Limbs)
+	if len(res) < want {
+		return fmt.Errorf("program wrote %d limbs of the output, want %d", len(res), want)
+	}
+	for i, l := range res[:want] {
+		if l == nil {
+			return fmt.Errorf("program did not write output limb %d", i)
+		}
+	}
+	j.result = res[:want]
+	return nil
+}
+
+func (d *Device) enterISP() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ispJobs == 0 {
+		d.st.SetISP(true)
+	}
+	d.ispJobs++
+}
+
+func (d *Device) leaveISP() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ispJobs--; d.ispJobs == 0 {
+		d.st.SetISP(false)
+	}
+}
+
+// jobMemory is a job's ObjectMemory: bound operands (inline, resident, or
+// stored objects read from the store limb by limb) and the DRAM objects
+// the program writes. NAND is read-only during a job.
+type jobMemory struct {
+	mu      sync.Mutex
+	ops     map[[2]int]*operand
+	written map[[2]int][][]uint64
+	scratch int64
+	stored  int64
+	buf     []byte
+}
+
+// ReadLimb implements engine.ObjectMemory.
+func (m *jobMemory) ReadLimb(s isa.Space, obj, limb int, dst []uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := [2]int{int(s), obj}
+	if w, ok := m.written[k]; ok {
+		if limb >= len(w) || w[limb] == nil {
+			return fmt.Errorf("device: object %s[%d] limb %d was never written", s, obj, limb)
+		}
+		copy(dst, w[limb])
+		return nil
+	}
+	o, ok := m.ops[k]
+	if !ok {
+		return fmt.Errorf("device: program reads object %s[%d], which the job does not bind", s, obj)
+	}
+	if limb >= int(o.b.Polys*o.b.Limbs) {
+		return fmt.Errorf("device: program reads limb %d of object %s[%d] (%d polys × %d limbs bound)", limb, s, obj, o.b.Polys, o.b.Limbs)
+	}
+	poly, l := limb/int(o.b.Limbs), limb%int(o.b.Limbs)
+	var src []uint64
+	switch o.b.Source {
+	case SourceInline:
+		src = o.b.Inline[limb]
+	case SourceResident:
+		per := len(o.dep.result) / o.dep.polys
+		src = o.dep.result[poly*per+l]
+	case SourceStored:
+		if cap(m.buf) < 8*len(dst) {
+			m.buf = make([]byte, 8*len(dst))
+		}
+		b := m.buf[:8*len(dst)]
+		if err := o.obj.ReadLimbInto(b, int(o.b.Poly)+poly, l); err != nil {
+			return fmt.Errorf("device: LD %s[%d] limb %d: %w", s, obj, limb, err)
+		}
+		m.stored += int64(len(b))
+		decodeWords(b, dst)
+		return nil
+	}
+	if len(src) != len(dst) {
+		return fmt.Errorf("device: object %s[%d] limb %d has %d coefficients, want %d", s, obj, limb, len(src), len(dst))
+	}
+	copy(dst, src)
+	return nil
+}
+
+// WriteLimb implements engine.ObjectMemory.
+func (m *jobMemory) WriteLimb(s isa.Space, obj, limb int, src []uint64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s != isa.SpaceDRAM {
+		return fmt.Errorf("device: ST to %s[%d]: only DRAM objects are written during a job (ISP mode)", s, obj)
+	}
+	k := [2]int{int(s), obj}
+	if _, ok := m.ops[k]; ok {
+		return fmt.Errorf("device: ST to input object %s[%d]", s, obj)
+	}
+	if limb >= 1<<isa.LimbBits {
+		return fmt.Errorf("device: ST to limb %d of %s[%d]", limb, s, obj)
+	}
+	w := m.written[k]
+	for len(w) <= limb {
+		w = append(w, nil)
+	}
+	if w[limb] == nil {
+		m.scratch += int64(8 * len(src))
+		if m.scratch > maxJobScratch {
+			return fmt.Errorf("device: job writes more than %d bytes of DRAM objects", maxJobScratch)
+		}
+	}
+	w[limb] = append(w[limb][:0], src...)
+	m.written[k] = w
+	return nil
+}

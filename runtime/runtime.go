@@ -1,0 +1,490 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+	"github.com/rosemary-fhe/rosemary/workload"
+)
+
+// Options select what to run and where.
+type Options struct {
+	Workload string // "pir" or "vecdist" (their small, runnable forms)
+	Arch     string // architecture the compiler plans for (default "rosemary")
+	Opt      string // compiler optimisation level (default "tdap")
+	// Placement: "plan" runs each node where the compiler's plan puts it;
+	// "device" runs every operation on the device (only Inputs and Outputs
+	// on the host), the in-storage extreme.
+	Placement string
+	// PIRRows, PIRCols size the PIR database (default 16 × 16 plaintexts).
+	PIRRows, PIRCols int
+	// VecPlaintexts, VecDim, VecGroups size the vector database (default
+	// the workload's small form: 8 plaintexts, 4-d, 2 groups).
+	VecPlaintexts, VecDim, VecGroups int
+	// Prefix namespaces the objects this session stores on the device.
+	Prefix string
+}
+
+func (o *Options) defaults() {
+	if o.Arch == "" {
+		o.Arch = "rosemary"
+	}
+	if o.Opt == "" {
+		o.Opt = "tdap"
+	}
+	if o.Placement == "" {
+		o.Placement = "plan"
+	}
+	if o.PIRRows == 0 {
+		o.PIRRows = 16
+	}
+	if o.PIRCols == 0 {
+		o.PIRCols = 16
+	}
+	if o.VecPlaintexts == 0 {
+		o.VecPlaintexts, o.VecDim, o.VecGroups = 8, 4, 2
+	}
+	if o.Prefix == "" {
+		o.Prefix = o.Workload
+	}
+}
+
+// Session is a workload set up on a device: keys generated, stored data
+// and evaluation keys uploaded once, ready for queries. Query is safe for
+// concurrent use (each call gets its own executor; pass one client per
+// goroutine to use several connections).
+type Session struct {
+	Opts    Options
+	Program *ir.Program
+	Plan    *compiler.Plan
+	// SetupBytes are the payload bytes of the setup uploads (stored data
+	// and keys), not query traffic.
+	SetupBytes int64
+	// StoredBytes is the size of the stored data: what a host-only run
+	// pulls from storage for every query.
+	StoredBytes int64
+
+	preset   fhe.Preset
+	params   any
+	rparams  rlwe.Parameters
+	enc      *rlwe.Encryptor
+	dec      *rlwe.Decryptor
+	keys     engine.Keys
+	data     dataset
+	stored   map[string][]engine.Value
+	onDevice func(int) bool
+	keyRef   func(ir.Op, uint64) string
+	mu       sync.Mutex
+}
+
+// Program builds the program the session runs.
+func (o Options) program() (*ir.Program, error) {
+	switch o.Workload {
+	case "pir":
+		if o.PIRRows < 1 || o.PIRCols < 1 || o.PIRRows*o.PIRCols > 1<<16 {
+			return nil, fmt.Errorf("runtime: PIR database of %d × %d plaintexts outside [1, 2^16]", o.PIRRows, o.PIRCols)
+		}
+		return workload.PIRShape{Name: "pir-run", Params: "insecure-test-bgv", Rows: int64(o.PIRRows), Cols: int64(o.PIRCols)}.Program()
+	case "vecdist":
+		if o.VecDim < 1 || o.VecDim&(o.VecDim-1) != 0 {
+			return nil, fmt.Errorf("runtime: vector dimension %d is not a power of two", o.VecDim)
+		}
+		if o.VecPlaintexts < 1 || o.VecPlaintexts > 1<<16 || o.VecGroups < 1 {
+			return nil, fmt.Errorf("runtime: vector database of %d plaintexts in %d groups", o.VecPlaintexts, o.VecGroups)
+		}
+		return workload.VecDistShape{Name: "vecdist-run", Params: "insecure-test", Plaintexts: int64(o.VecPlaintexts),
+			Dim: o.VecDim, Groups: int64(o.VecGroups)}.Program()
+	}
+	return nil, fmt.Errorf("runtime: unknown workload %q (pir, vecdist)", o.Workload)
+}
+
+// Setup compiles the workload, generates keys and data, and uploads the
+// stored data and evaluation keys through c.
+func Setup(c *device.Client, opts Options) (*Session, error) {
+	opts.defaults()
+	p, err := opts.program()
+	if err != nil {
+		return nil, err
+	}
+	a, err := arch.Preset(opts.Arch)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	plan, err := compiler.Compile(p, a, compiler.Options{Opt: opts.Opt})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: compile: %w", err)
+	}
+	s := &Session{Opts: opts, Program: plan.Program, Plan: plan}
+	switch opts.Placement {
+	case "plan":
+		s.onDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
+	case "device":
+		s.onDevice = func(i int) bool {
+			switch plan.Program.Nodes[i].Op {
+			case ir.OpInput, ir.OpOutput, ir.OpStored:
+				return plan.Placement[i] == "ssd"
+			}
+			return true
+		}
+	default:
+		return nil, fmt.Errorf("runtime: unknown placement %q (plan, device)", opts.Placement)
+	}
+	if s.preset, err = fhe.Lookup(p.Nodes[0].Params); err != nil {
+		return nil, err
+	}
+	if err := s.keygen(); err != nil {
+		return nil, err
+	}
+	switch opts.Workload {
+	case "pir":
+		s.data, err = newPIRData(s.params.(bgv.Parameters), opts.PIRRows, opts.PIRCols)
+	case "vecdist":
+		s.data, err = newVecData(s.params.(ckks.Parameters), opts.VecPlaintexts, opts.VecDim, opts.VecGroups)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sent0, recv0 := c.Traffic()
+	if err := s.uploadStored(c); err != nil {
+		return nil, err
+	}
+	if err := s.uploadKeys(c); err != nil {
+		return nil, err
+	}
+	sent1, recv1 := c.Traffic()
+	s.SetupBytes = sent1 - sent0 + recv1 - recv0
+	return s, nil
+}
+
+func (s *Session) keygen() error {
+	var err error
+	switch s.preset.Scheme {
+	case fhe.BGV:
+		var p bgv.Parameters
+		p, err = s.preset.BGVParameters()
+		s.params, s.rparams = p, p.Parameters
+	case fhe.CKKS:
+		var p ckks.Parameters
+		p, err = s.preset.CKKSParameters()
+		s.params, s.rparams = p, p.Parameters
+	default:
+		return fmt.Errorf("runtime: scheme %s", s.preset.Scheme)
+	}
+	if err != nil {
+		return fmt.Errorf("runtime: parameters: %w", err)
+	}
+	kg := rlwe.NewKeyGenerator(s.rparams)
+	sk := kg.GenSecretKeyNew()
+	s.enc = rlwe.NewEncryptor(s.rparams, sk)
+	s.dec = rlwe.NewDecryptor(s.rparams, sk)
+	s.keys = engine.Keys{Relin: kg.GenRelinearizationKeyNew(sk), Galois: map[uint64]*rlwe.GaloisKey{}}
+	for _, n := range s.Program.Nodes {
+		var g uint64
+		switch n.Op {
+		case ir.OpHRot:
+			g = s.rparams.GaloisElement(n.Rotation)
+		case ir.OpConjugate:
+			g = s.rparams.GaloisElementOrderTwoOrthogonalSubgroup()
+		default:
+			continue
+		}
+		if _, ok := s.keys.Galois[g]; !ok {
+			s.keys.Galois[g] = kg.GenGaloisKeyNew(g, sk)
+		}
+	}
+	return nil
+}
+
+// chunkBytes bounds one stored object (a Put message).
+const chunkBytes = 32 << 20
+
+// uploadStored stores each Stored node's instances on the device, packed
+// up to 255 instances (polys) per object, and keeps references to them.
+func (s *Session) uploadStored(c *device.Client) error {
+	s.stored = map[string][]engine.Value{}
+	for name, pts := range s.data.stored() {
+		if len(pts) == 0 {
+			continue
+		}
+		limbs := pts[0].Level() + 1
+		ptBytes := int64(limbs) * int64(s.rparams.N()) * engine.WordBytes
+		per := int(min(int64(layout.MaxPolys), chunkBytes/ptBytes))
+		vals := make([]engine.Value, len(pts))
+		for first := 0; first < len(pts); first += per {
+			last := min(first+per, len(pts))
+			obj := fmt.Sprintf("%s/%s/%06d", s.Opts.Prefix, name, first/per)
+			var data [][]uint64
+			for k := first; k < last; k++ {
+				data = append(data, pts[k].Value.Coeffs[:limbs]...)
+			}
+			if _, err := c.Put(obj, store.KindPlaintext, last-first, limbs, data); err != nil {
+				return fmt.Errorf("runtime: upload %s: %w", obj, err)
+			}
+			for k := first; k < last; k++ {
+				vals[k] = engine.Value{Dev: &engine.DeviceValue{Ref: device.StoredRef(obj, k-first), Degree: 0,
+					Level: limbs - 1, Meta: *pts[k].MetaData, Bytes: ptBytes, Stored: true}}
+				s.StoredBytes += ptBytes
+			}
+		}
+		s.stored[name] = vals
+	}
+	return nil
+}
+
+func (s *Session) uploadKeys(c *device.Client) error {
+	put := func(name string, g *rlwe.GadgetCiphertext) error {
+		limbs := engine.KeyLimbs(g)
+		per := len(g.Value[0][0][0].Q.Coeffs) + len(g.Value[0][0][0].P.Coeffs)
+		if _, err := c.Put(name, store.KindKey, len(limbs)/per, per, limbs); err != nil {
+			return fmt.Errorf("runtime: upload key %s: %w", name, err)
+		}
+		return nil
+	}
+	refs := map[uint64]string{}
+	rlk := s.Opts.Prefix + "/keys/rlk"
+	if err := put(rlk, &s.keys.Relin.GadgetCiphertext); err != nil {
+		return err
+	}
+	for g, k := range s.keys.Galois {
+		name := fmt.Sprintf("%s/keys/gk/%d", s.Opts.Prefix, g)
+		if err := put(name, &k.GadgetCiphertext); err != nil {
+			return err
+		}
+		refs[g] = device.StoredRef(name, 0)
+	}
+	s.keyRef = func(op ir.Op, g uint64) string {
+		if op == ir.OpRelinearize || op == ir.OpHMult {
+			return device.StoredRef(rlk, 0)
+		}
+		return refs[g]
+	}
+	return nil
+}
+
+// QueryResult is one query's outcome and traffic.
+type QueryResult struct {
+	Correct bool
+	Err     error // why it is not correct
+	// HostDeviceBytes are the payload bytes crossing host↔device during
+	// the query (both directions, all RPCs: uploads, program sets, jobs,
+	// fetches, releases), measured by the client's codec.
+	HostDeviceBytes int64
+	Exec            engine.ExecStats
+	Seconds         float64
+}
+
+// Query runs one fresh random query through c and checks it against the
+// plaintext reference. Traffic is measured on c, so concurrent queries
+// must use distinct clients.
+func (s *Session) Query(c *device.Client) (QueryResult, error) {
+	start := time.Now()
+	in, check, err := s.data.query(s.enc)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	x, err := engine.NewExecutor(s.preset, s.params, s.keys)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	x.OnDevice, x.Device, x.KeyRef = s.onDevice, c, s.keyRef
+	sent0, recv0 := c.Traffic()
+	stored, err := s.hostStored(c)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	out, err := x.Run(s.Program, in, stored)
+	sent1, recv1 := c.Traffic()
+	r := QueryResult{HostDeviceBytes: sent1 - sent0 + recv1 - recv0, Exec: x.Stats}
+	if err != nil {
+		return r, fmt.Errorf("runtime: execute: %w", err)
+	}
+	s.mu.Lock()
+	err = check(s.dec, out) // the decryptor is not safe for concurrent use
+	s.mu.Unlock()
+	r.Correct, r.Err = err == nil, err
+	r.Seconds = time.Since(start).Seconds()
+	return r, nil
+}
+
+// hostStored gives the stored values: device references, plus the
+// plaintexts themselves (fetched from the device, counted as traffic) for
+// stored nodes a host node reads.
+func (s *Session) hostStored(c *device.Client) (map[string][]engine.Value, error) {
+	out := map[string][]engine.Value{}
+	for name, vals := range s.stored {
+		out[name] = vals
+	}
+	for i, n := range s.Program.Nodes {
+		if s.onDevice(i) {
+			continue
+		}
+		for _, a := range n.Args {
+			an := s.Program.Nodes[a]
+			if an.Op != ir.OpStored || out[an.Name] == nil || out[an.Name][0].Pt != nil {
+				continue
+			}
+			pts, ok := s.data.stored()[an.Name]
+			if !ok {
+				return nil, fmt.Errorf("runtime: no data for stored %q", an.Name)
+			}
+			// A host node reads it: the host pulls every instance from the
+			// device (what a host-only run does).
+			vals := make([]engine.Value, len(pts))
+			for k := range vals {
+				vals[k] = engine.Value{Pt: pts[k]}
+			}
+			if err := s.pull(c, an.Name); err != nil {
+				return nil, err
+			}
+			out[an.Name] = vals
+		}
+	}
+	return out, nil
+}
+
+// pull reads a stored node's objects from the device (their bytes are
+// query traffic; the host then uses its own identical copy).
+func (s *Session) pull(c *device.Client, name string) error {
+	seen := map[string]bool{}
+	for _, v := range s.stored[name] {
+		obj := v.Dev.Ref
+		if seen[obj] {
+			continue
+		}
+		seen[obj] = true
+		_, objName, err := parseStoredRef(obj)
+		if err != nil {
+			return err
+		}
+		if seen["o:"+objName] {
+			continue
+		}
+		seen["o:"+objName] = true
+		if _, err := c.Get(objName); err != nil {
+			return fmt.Errorf("runtime: pull %s: %w", objName, err)
+		}
+	}
+	return nil
+}
+
+func parseStoredRef(ref string) (int, string, error) {
+	var poly int
+	var name string
+	if _, err := fmt.Sscanf(ref, "s:%d:", &poly); err != nil {
+		return 0, "", fmt.Errorf("runtime: bad stored reference %q", ref)
+	}
+	for i := 2; i < len(ref); i++ {
+		if ref[i] == ':' {
+			name = ref[i+1:]
+			break
+		}
+	}
+	return poly, name, nil
+}
+
+// Report is what `rosemary run --json` prints.
+type Report struct {
+	Workload  string `json:"workload"`
+	Placement string `json:"placement"`
+	Queries   int    `json:"queries"`
+	Correct   bool   `json:"correct"`
+	Error     string `json:"error,omitempty"`
+	// HostDeviceBytes: payload bytes crossing host↔device per query (mean),
+	// measured by the client codec.
+	HostDeviceBytes int64 `json:"host_device_bytes"`
+	// CiphertextBytes: the ciphertext words among them (executor count).
+	CiphertextBytes int64 `json:"ciphertext_bytes"`
+	// HostOnlyBytes: stored bytes a host-only run pulls per query.
+	HostOnlyBytes int64   `json:"host_only_bytes"`
+	Ratio         float64 `json:"host_only_over_host_device"`
+	// DeviceStoreBytes: bytes the device read from its store per query
+	// (device counter).
+	DeviceStoreBytes int64   `json:"device_store_bytes"`
+	SetupBytes       int64   `json:"setup_bytes"`
+	DeviceMicroOps   int64   `json:"device_micro_ops"`
+	HostOps          int64   `json:"host_ops"`
+	DeviceOps        int64   `json:"device_ops"`
+	PlanCutBytes     int64   `json:"plan_cut_bytes"`
+	PlanHostOnly     int64   `json:"plan_host_only_bytes"`
+	WallSeconds      float64 `json:"wall_s"`
+}
+
+// Run sets a workload up on the device behind c (nil: an in-process
+// device on a temporary store), runs queries and reports.
+func Run(c *device.Client, opts Options, queries int) (*Report, error) {
+	start := time.Now()
+	if queries < 1 {
+		return nil, fmt.Errorf("runtime: %d queries", queries)
+	}
+	if c == nil {
+		dir, err := os.MkdirTemp("", "rosemary-device-")
+		if err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		st, err := store.Open(dir, layout.Layout{Channels: 4, PageSize: 4096})
+		if err != nil {
+			return nil, fmt.Errorf("runtime: open store: %w", err)
+		}
+		defer st.Close()
+		c, _, err = device.InProcess(st, device.DefaultLimits())
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+	}
+	s, err := Setup(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Workload: s.Opts.Workload, Placement: s.Opts.Placement, Queries: queries, Correct: true,
+		HostOnlyBytes: s.StoredBytes, SetupBytes: s.SetupBytes, PlanCutBytes: s.Plan.CutBytes, PlanHostOnly: s.Plan.HostOnlyBytes}
+	st0, err := c.Stats()
+	if err != nil {
+		return nil, err
+	}
+	for q := 0; q < queries; q++ {
+		r, err := s.Query(c)
+		if err != nil {
+			return nil, err
+		}
+		if !r.Correct && rep.Correct {
+			rep.Correct, rep.Error = false, r.Err.Error()
+		}
+		rep.HostDeviceBytes += r.HostDeviceBytes
+		rep.CiphertextBytes += r.Exec.BytesToDevice + r.Exec.BytesFromDevice + r.Exec.KeyBytesToDevice
+		rep.DeviceMicroOps += r.Exec.DeviceMicroOps
+		rep.HostOps += r.Exec.HostOps
+		rep.DeviceOps += r.Exec.DeviceOps
+	}
+	st1, err := c.Stats()
+	if err != nil {
+		return nil, err
+	}
+	n := int64(queries)
+	rep.HostDeviceBytes /= n
+	rep.CiphertextBytes /= n
+	rep.DeviceMicroOps /= n
+	rep.HostOps /= n
+	rep.DeviceOps /= n
+	rep.DeviceStoreBytes = int64(st1.StoreBytesRead-st0.StoreBytesRead) / n
+	if rep.HostDeviceBytes > 0 {
+		rep.Ratio = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
+	}
+	rep.WallSeconds = time.Since(start).Seconds()
+	return rep, nil
+}

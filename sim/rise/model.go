@@ -161,6 +161,7 @@ type Report struct {
 	Core   CoreCosts   `json:"core"`
 	Accel  AccelCosts  `json:"accel"`
 	Points []Point     `json:"points"`
+	Model  Summary     `json:"model_summary"` // the model's counterparts of Paper
 	Paper  PaperValues `json:"paper"`
 }
 
@@ -266,6 +267,7 @@ func Table(opt Options) (Report, error) {
 		}
 		r.Points = append(r.Points, pt)
 	}
+	r.Model = Summarize(r)
 	return r, nil
 }
 

@@ -304,3 +304,23 @@ func TestReportJSON(t *testing.T) {
 		t.Errorf("round trip lost data: %+v", back.Points[2].Rows[3])
 	}
 }
+
+func TestSummary(t *testing.T) {
+	r := table(t)
+	s := r.Model
+	b0, r0 := row(t, r.Points[0], Baseline), row(t, r.Points[0], RACE)
+	v := b0.Encrypt.LatencyUs / r0.Encrypt.LatencyUs
+	if v < s.RACEvsBaselineEnc.Min || v > s.RACEvsBaselineEnc.Max || s.RACEvsBaselineEnc.Min > s.RACEvsBaselineEnc.Max {
+		t.Errorf("span %+v does not hold the first point's %v", s.RACEvsBaselineEnc, v)
+	}
+	if s.MaxvsRISE1Enc.Min <= 1 || s.MaxvsBaselineEnc.Min <= s.RACEvsBaselineEnc.Min {
+		t.Errorf("summary %+v", s)
+	}
+	last := r.Points[len(r.Points)-1]
+	if got := s.FPSQVGA[RISEMaxBFU][1]; got != row(t, last, RISEMaxBFU).FPSQVGA {
+		t.Errorf("FPS end point %v", got)
+	}
+	if (Summarize(Report{}).FPSQQVGA) == nil {
+		t.Error("empty summary has nil maps")
+	}
+}

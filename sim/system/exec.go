@@ -846,9 +846,6 @@ func (x *exec) result(wall float64) *Result {
 	util := Utilization{Host: u(d.HostBusy), NAND: u(d.NANDBusy) / float64(x.a.NAND.Channels), DRAM: u(d.DRAMBusy),
 		Engine: u(d.EngineBusy), PCIe: max(u(d.PCIe[0].Busy), u(d.PCIe[1].Busy)), HostMem: u(d.HBMBusy),
 		SRAM: u(d.SRAMBusy), EDRAM: u(d.EDRAMBusy)}
-	if x.sys == CPU {
-		util.Host /= float64(x.opt.CPUCores)
-	}
 	secs := lat.Seconds()
 	var energy, area float64
 	switch x.sys {
@@ -874,7 +871,8 @@ func (x *exec) result(wall float64) *Result {
 		energy = x.a.Host.PowerW * d.HostBusy.Seconds()
 		area = x.a.Host.AreaMM2
 	case CPU:
-		energy = CPUCorePowerW * d.HostBusy.Seconds()
+		// HostBusy is wall time with all cores working together.
+		energy = CPUCorePowerW * float64(x.opt.CPUCores) * d.HostBusy.Seconds()
 		x.notes = append(x.notes, fmt.Sprintf("CPU: kernel costs measured single-threaded on this machine (cpu.go), %d core(s) assumed; energy %.1f W per busy core; area not modelled", x.opt.CPUCores, CPUCorePowerW))
 	}
 	var nandPayload int64

@@ -514,3 +514,61 @@ func TestBadInputs(t *testing.T) {
 		t.Error("gpu parsed")
 	}
 }
+
+// TestHostChargesCalibratedKernels: on HA the host accelerator is busy for
+// the host datapath cycles of every lowered kernel; on CPU for the
+// calibrated per-limb times of cpu.go.
+func TestHostChargesCalibratedKernels(t *testing.T) {
+	a := preset(t, "rosemary")
+	p, err := workload.Program("vecdist:small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := compile(t, p, a, "full")
+	ha := run(t, plan, a, HA, Options{})
+	cpu := run(t, plan, a, CPU, Options{CPUCores: 4})
+	dp := a.Host.Datapath()
+	prof := compiler.NewProfiler()
+	m, err := newCPUModel(p.Nodes[1].Params, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cycles int64
+	var cpuS float64
+	for _, n := range p.Nodes {
+		switch n.Op {
+		case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
+			continue
+		}
+		op, inst, first := n.Op, n.Count, p.Nodes[n.Args[0]]
+		if n.Op == ir.OpSum {
+			op, inst = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
+		}
+		pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, c := range pr.Kernels {
+			cy, err := dp.Cycles(arch.Op{Kernel: k, N: pr.N, Count: int(c * inst)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cycles += cy
+			ns, err := m.limbNs(k, pr.N)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpuS += ns * float64(c*inst) / 1e9 / 4
+		}
+	}
+	want := dp.Seconds(cycles)
+	if got := ha.Detail.HostBusy.Seconds(); cycles == 0 || math.Abs(got-want) > 1e-9*want+float64(ha.Report.Tiles)*1e-12 {
+		t.Errorf("HA host busy %.9g s, kernels give %.9g s", got, want)
+	}
+	if got := cpu.Detail.HostBusy.Seconds(); math.Abs(got-cpuS) > 1e-9*cpuS+float64(cpu.Report.Tiles)*1e-12 {
+		t.Errorf("CPU busy %.9g s, calibration gives %.9g s", got, cpuS)
+	}
+	if cpu.Report.Utilization.Host > 1 || math.Abs(cpu.Report.EnergyJ-4*CPUCorePowerW*cpu.Detail.HostBusy.Seconds()) > 1e-12 {
+		t.Errorf("CPU report %+v", cpu.Report)
+	}
+}

@@ -46,6 +46,9 @@ type Result struct {
 	MemoryS       float64 `json:"memory_s"`      // HBM bytes / bandwidth
 	LatencyS      float64 `json:"latency_s"`     // max of the two (perfect overlap)
 	Bound         string  `json:"bound"`         // "compute" or "memory"
+	// OpsPerByte is the arithmetic intensity: element operations of all
+	// clusters per HBM byte (the paper profiles 0.6 Ops/Byte, §IV-A).
+	OpsPerByte float64 `json:"ops_per_byte"`
 	// Working set: the baby-step ciphertexts a tile materializes and how
 	// many stay resident (BSGS split), or the partial sums and the output
 	// tiles they need (OptiFlow).
@@ -76,6 +79,9 @@ func finish(r *Result, c Config, tiles float64) {
 	r.Automorphisms *= tiles
 	r.HBMBytes = r.HBM.Total()
 	r.ComputeS = r.Work.Seconds(c)
+	if r.HBMBytes > 0 {
+		r.OpsPerByte = (r.Work.Butterflies + r.Work.ModMuls + r.Work.AutMoves + r.Work.ModAdds) / r.HBMBytes
+	}
 	r.MemoryS = r.HBMBytes / c.HBMBytesPerSec
 	r.LatencyS = max(r.ComputeS, r.MemoryS)
 	r.Bound = "compute"

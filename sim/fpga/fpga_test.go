@@ -288,3 +288,23 @@ func TestReportJSON(t *testing.T) {
 		t.Errorf("traffic ratio %v", back.Networks[0].TrafficRatio)
 	}
 }
+
+// Arithmetic intensity by hand on the paper layer's BSGS split: the work
+// of 8 hoists, 56 rotations, 2048 products and 24 full automorphisms over
+// the traffic of TestPaperLayerHand.
+func TestOpsPerByte(t *testing.T) {
+	w, _ := paperWorkload(t)
+	r, err := CompareWorkload(w, Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	N := 8192.0
+	ntt := N / 2 * 13
+	hoist := (3+3*4)*ntt + 3*4*N
+	rotate := (3*4+3)*N + (2*3*4*N + 2*2*3*N) + (2*3*4*N + 2*3*N) + 2*4*ntt
+	cp := 4 * 3 * N
+	ops := 8*hoist + 56*rotate + 2048*cp + 24*(hoist+rotate)
+	if got := r.Split.OpsPerByte; math.Abs(got-ops/r.Split.HBMBytes) > 1e-12 {
+		t.Errorf("ops/byte %v, want %v", got, ops/r.Split.HBMBytes)
+	}
+}

@@ -15,7 +15,9 @@
 //     ciphertext at a time, its baby steps recomputed on the fly (hoisted)
 //     and multiplied into all G·C/B partial sums, which stay on chip; when
 //     they exceed the scratchpad, the outputs are tiled and each output tile
-//     re-reads the inputs and recomputes their baby steps.
+//     re-reads the inputs and recomputes their baby steps. Its Galois keys
+//     are held resident, streamed, or read once per output tile with all
+//     inputs held, whichever moves the fewest bytes.
 //
 // The layer's structure — input ciphertexts per tile Ni, output groups G,
 // the channel block C, the baby-step count B, spatial tiles, automorphisms
@@ -35,5 +37,9 @@
 // cluster, HBM bytes / bandwidth) — bounded below by both. Figures are
 // simulated, never fitted to the paper's results; parameters are the
 // paper's platform (AMD Alveo U55C: 16 GB HBM2 at 460 GB/s) and
-// first-principles assumptions stated beside each Config field.
+// first-principles assumptions stated beside each Config field. With the
+// default cluster sizes the layers are compute-bound (the plaintext-
+// ciphertext products dominate the modmul cluster), so OptiFlow's recomputed
+// baby steps cost more time than its saved traffic; Table's lane and
+// bandwidth sweeps show where the order flips.
 package fpga

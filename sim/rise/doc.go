@@ -23,7 +23,9 @@
 //     1088-bit output, paper §III-A) and a sampler producing one coefficient
 //     per cycle; data moves over a 64-bit link, one word per cycle, and the
 //     public-key limbs load into the idle bank group while the NTT runs
-//     (paper Fig. 5).
+//     (paper Fig. 5). The phases of a conversion (encode on the core,
+//     sampling, en/decryption) run one after the other, and the frames'
+//     ciphertexts are converted one after the other (no pipelining).
 //   - Power and area come from the paper's component figures (§VI-B): the
 //     baseline's 27.19 mW and the percentage increases of each system, taken
 //     at the smallest N for the first number of each quoted range and at the
@@ -36,6 +38,7 @@
 //     (minimum) by the frame's ciphertext bits.
 //
 // Table evaluates every system at every (N, log Q) point of edge.Presets and
-// returns a Report (JSON-able) that also carries the paper's quoted Figure 7
-// and Figure 10 values for comparison.
+// returns a Report (JSON-able) whose Model summary (Summarize) sets the
+// model's speed-up ranges and frame rates beside the paper's quoted Figure 7
+// and Figure 10 values (Paper).
 package rise

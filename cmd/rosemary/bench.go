@@ -6,6 +6,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/crosscheck"
 	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/rns/rnsbench"
 )
 
 func init() {
@@ -41,7 +42,7 @@ func runBench(args []string) error {
 	var rows []benchRow
 	switch what {
 	case "kernels":
-		ks, err := rns.BenchKernels(*logN, *iters)
+		ks, err := rnsbench.BenchKernels(*logN, *iters)
 		if err != nil {
 			return err
 		}

@@ -11,18 +11,22 @@ import (
 // CPU baseline calibration: the time of one kernel over one RNS limb of
 // 2^13 coefficients with Rosemary's own rns package, single-threaded.
 //
-// Measured here on 2026-11-29 (~23:50 UTC), machine: 2-core "AMD EPYC"
-// virtual machine with AVX-512 and AVX-512 IFMA, shared with other jobs
-// (load average ~4-5 during the run), Go 1.26, by
+// Measured here on 2026-11-29, machine: 2-core "AMD EPYC" virtual machine
+// with AVX-512 and AVX-512 IFMA, shared with other jobs (load average 4-6),
+// Go 1.26. The figures below are the medians of 200 calls on one locked OS
+// thread reported at ~23:50 UTC by rns.BenchKernels(13, 200) (since moved
+// to rns/rnsbench). They were cross-checked at ~23:58 UTC with this
+// package's benchmark,
 //
-//	go test ./sim/system -run XXX -bench CalibrateCPU -benchtime 1x -v
+//	go test ./sim/system -run XXX -bench CPUCalibration -benchtime 2000x -cpu 1 -count 2
 //
-// which calls rns.BenchKernels(13, 200): the median of 200 calls on one
-// locked OS thread after a warm-up. The 49-bit table is the IFMA path
-// (primes below 2^50), the 60-bit table the AVX-512 / pure-Go path for
-// larger primes. BConv was timed from 4 limbs to 8 (32 limb pairs,
-// including the 4 input scalings); the per-pair figure is that time / 32.
-// ModSub is taken equal to ModAdd (same kernel shape).
+// which gave figures within 15% of them (e.g. NTT 8.7-9.6 us / 13.7-14.5
+// us, MODMUL 1.22-1.24 us / 2.57-2.98 us, BConv 4->8 36-39 us / 110 us for
+// 49- / 60-bit primes; the spread is the machine's load). The 49-bit table
+// is the IFMA path (primes below 2^50), the 60-bit table the AVX-512 /
+// pure-Go path for larger primes. BConv was timed from 4 limbs to 8 (32
+// limb pairs, including the 4 input scalings); the per-pair figure is that
+// time / 32. ModSub is taken equal to ModAdd (same kernel shape).
 var (
 	cpuCalibLogN = 13
 

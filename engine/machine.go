@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/isa"
 	"github.com/rosemary-fhe/rosemary/rns"
@@ -21,6 +22,8 @@ type Stats struct {
 	MicroOps int64
 	// Bytes read from and written to each memory space.
 	BytesRead, BytesWritten map[isa.Space]int64
+	// Nanos is the wall time spent per opcode (only when Machine.Timing).
+	Nanos map[isa.Opcode]int64
 }
 
 func newStats() Stats {
@@ -64,6 +67,9 @@ type Machine struct {
 	bcTmp           []uint64
 	limbIn          [][]uint64
 	limbOu          [][]uint64
+
+	// Timing makes Run record the wall time per opcode in Stats.Nanos.
+	Timing bool
 }
 
 // NewMachine prepares a machine for programs with configuration cfg whose
@@ -164,9 +170,19 @@ func (m *Machine) Run(p *isa.Program) (Stats, error) {
 		return st, fmt.Errorf("engine: program configuration differs from the machine's")
 	}
 	limbBytes := int64(m.n * WordBytes)
+	if m.Timing {
+		st.Nanos = map[isa.Opcode]int64{}
+	}
 	for pc, in := range p.Code {
+		var t0 time.Time
+		if m.Timing {
+			t0 = time.Now()
+		}
 		if err := m.exec(in, &st, limbBytes); err != nil {
 			return st, fmt.Errorf("engine: instruction %d (%v): %w", pc, in, err)
+		}
+		if m.Timing {
+			st.Nanos[in.Op] += time.Since(t0).Nanoseconds()
 		}
 		st.Instructions++
 		st.ByOp[in.Op]++

@@ -870,6 +870,8 @@ func (x *exec) result(wall float64) *Result {
 	case HA:
 		energy = x.a.Host.PowerW * d.HostBusy.Seconds()
 		area = x.a.Host.AreaMM2
+		x.notes = append(x.notes, fmt.Sprintf("HA: stored data streams over PCIe at the link's full MQSim rate, %.2f GB/s of payload (%.1f GB/s raw less TLP/DLLP/PHY overheads)",
+			x.a.Link.EffectiveGBps(), x.a.Link.RawGBps()))
 	case CPU:
 		// HostBusy is wall time with all cores working together.
 		energy = CPUCorePowerW * float64(x.opt.CPUCores) * d.HostBusy.Seconds()

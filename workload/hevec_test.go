@@ -1,0 +1,141 @@
+package workload_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/workload"
+)
+
+// The small HEVEC scan, run for real on the hevec preset (N=4096,
+// logQP=109) over 1024 MNIST images, decrypts to the plaintext inner
+// products and finds the same nearest neighbour.
+func TestHEVECSmallMatchesPlaintext(t *testing.T) {
+	train, test := mnist(t)
+	shape := workload.HEVECSmall()
+	p, err := workload.Program("hevec:small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := make([][]float64, shape.Vectors)
+	for i := range db {
+		db[i] = unit(train[i])
+	}
+	query := unit(test[0])
+
+	e := newEnv(t, p, false)
+	codec, err := workload.NewHEVECCodec(shape, e.params, 26)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := codec.Database(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := map[string][]engine.Value{}
+	for name, list := range pts {
+		for _, pt := range list {
+			st[name] = append(st[name], engine.Value{Pt: pt})
+		}
+	}
+	qpt, err := codec.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string][]engine.Value{"query": {{Ct: e.encrypt(t, qpt)}}}
+	out := e.run(t, p, in, st)
+	var res []*rlwe.Plaintext
+	for _, v := range out["scores"] {
+		if v.Ct.Level() != 0 {
+			t.Fatalf("scores returned at level %d, want 0", v.Ct.Level())
+		}
+		res = append(res, e.dec.DecryptNew(v.Ct))
+	}
+	got, err := codec.Scores(res, len(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestGot := 0, 0
+	var maxErr float64
+	for i, x := range db {
+		var want float64
+		for k := range x {
+			want += x[k] * query[k]
+		}
+		maxErr = math.Max(maxErr, math.Abs(got[i]-want))
+		if math.Abs(got[i]-want) > 1e-4 {
+			t.Fatalf("vector %d: inner product %.7f, want %.7f", i, got[i], want)
+		}
+		var bw float64
+		for k := range db[best] {
+			bw += db[best][k] * query[k]
+		}
+		if want > bw {
+			best = i
+		}
+		if got[i] > got[bestGot] {
+			bestGot = i
+		}
+	}
+	if best != bestGot {
+		t.Fatalf("nearest neighbour %d, plaintext says %d", bestGot, best)
+	}
+	t.Logf("1024 MNIST inner products, max error %.2e, nearest neighbour %d", maxErr, best)
+}
+
+// Deep1B at full scale: 10^9 96-d vectors in 128 coefficients, 32 per
+// plaintext, 128 score ciphertexts merged per result.
+func TestHEVECFullShape(t *testing.T) {
+	p, err := workload.Program("hevec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := workload.HEVECShape{Name: "x", Params: "hevec", Vectors: 1_000_000_000, Dim: 128, Pack: 128}
+	lay, err := s.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ⌈10^9/32⌉ = 31,250,000 plaintexts, ⌈/128⌉ = 244,141 groups.
+	if lay.PerPt != 32 || lay.Groups != 244141 || lay.Plaintexts != 244141*128 || lay.Gap != 1 {
+		t.Fatalf("layout %+v", lay)
+	}
+	count := map[ir.Op]int64{}
+	var stored int64
+	for _, n := range p.Nodes {
+		count[n.Op] += n.Count
+		if n.Op == ir.OpStored && n.Degree == 0 && n.Count > 1 {
+			stored += n.Count
+		}
+	}
+	// One PMult per database plaintext plus one per merge (127 per group);
+	// one automorphism per merge; one Rescale per returned ciphertext.
+	if stored != lay.Plaintexts || count[ir.OpHRot] != 127*lay.Groups ||
+		count[ir.OpPMult] != lay.Plaintexts+127*lay.Groups || count[ir.OpRescale] != lay.Groups {
+		t.Fatalf("op counts %v, stored %d", count, stored)
+	}
+	plans := compileAll(t, p)
+	// Run next to the data (the bare plan puts the whole scan on the SSD),
+	// only the packed scores cross the link: ≥ 100× less than the database.
+	if bare := plans["bare"]; bare.CutBytes*100 > bare.HostOnlyBytes {
+		t.Fatalf("bare plan moves %d bytes vs host-only %d", bare.CutBytes, bare.HostOnlyBytes)
+	}
+}
+
+func TestHEVECRejectsBadShapes(t *testing.T) {
+	for _, s := range []workload.HEVECShape{
+		{Name: "x", Params: "hevec", Vectors: 10, Dim: 96, Pack: 1},
+		{Name: "x", Params: "hevec", Vectors: 10, Dim: 128, Pack: 256},
+		{Name: "x", Params: "hevec", Vectors: 0, Dim: 128, Pack: 1},
+		{Name: "x", Params: "hevec", Vectors: 10, Dim: 4096, Pack: 1},
+		{Name: "x", Params: "pir-bgv", Vectors: 10, Dim: 128, Pack: 1},
+		{Name: "x", Params: "nope", Vectors: 10, Dim: 128, Pack: 1},
+	} {
+		if _, err := s.Program(); err == nil {
+			t.Errorf("accepted %+v", s)
+		}
+	}
+}

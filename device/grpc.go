@@ -27,7 +27,11 @@ func unary[Req any, Resp any, PReq interface {
 }](name string, call func(*Device, context.Context, PReq) (Resp, error)) grpc.MethodDesc {
 	return grpc.MethodDesc{MethodName: name, Handler: func(srv any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
 		in := PReq(new(Req))
-		if err := dec(in); err != nil {
+		err := dec(in)
+		if err == nil && srv.(*Device).wire != nil {
+			err = srv.(*Device).wire.decodeErr(in)
+		}
+		if err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "device: %s: malformed request: %v", name, err)
 		}
 		h := func(ctx context.Context, req any) (any, error) {
@@ -82,7 +86,7 @@ var serviceDesc = grpc.ServiceDesc{
 
 // NewGRPCServer returns a gRPC server exposing d.
 func NewGRPCServer(d *Device) *grpc.Server {
-	c := &codec{}
+	c := &codec{deferErrs: true}
 	d.wire = c
 	s := grpc.NewServer(grpc.ForceServerCodec(c), grpc.MaxRecvMsgSize(MaxMessageBytes+1024), grpc.MaxSendMsgSize(MaxMessageBytes+1024))
 	s.RegisterService(&serviceDesc, d)

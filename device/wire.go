@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 )
 
@@ -245,6 +246,18 @@ func unmarshal(data []byte, m message) error {
 // encodes and decodes (the messages' payloads on the wire).
 type codec struct {
 	out, in atomic.Int64
+	// defer (server side): a decode failure is recorded for the handler,
+	// which reports it as InvalidArgument (gRPC would say Internal).
+	deferErrs bool
+	errs      sync.Map // message → error
+}
+
+// decodeErr returns and forgets the decode failure recorded for m.
+func (c *codec) decodeErr(m any) error {
+	if e, ok := c.errs.LoadAndDelete(m); ok {
+		return e.(error)
+	}
+	return nil
 }
 
 // CodecName is the gRPC content subtype of the device service.
@@ -271,7 +284,12 @@ func (c *codec) Unmarshal(data []byte, v any) error {
 		return fmt.Errorf("device: codec cannot unmarshal into %T", v)
 	}
 	c.in.Add(int64(len(data)))
-	return unmarshal(data, m)
+	err := unmarshal(data, m)
+	if err != nil && c.deferErrs {
+		c.errs.Store(m, err)
+		return nil
+	}
+	return err
 }
 
 var errNoLimbs = errors.New("no limbs")

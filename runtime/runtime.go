@@ -292,7 +292,9 @@ type QueryResult struct {
 // must use distinct clients.
 func (s *Session) Query(c *device.Client) (QueryResult, error) {
 	start := time.Now()
+	s.mu.Lock() // encoder and encryptor are not safe for concurrent use
 	in, check, err := s.data.query(s.enc)
+	s.mu.Unlock()
 	if err != nil {
 		return QueryResult{}, err
 	}

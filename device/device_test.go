@@ -1,0 +1,269 @@
+package device
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+)
+
+func newDevice(t *testing.T) (*Client, *Device) {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	lim := DefaultLimits()
+	lim.MaxResidentBytes = 8 << 20
+	c, d, err := InProcess(st, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, d
+}
+
+func code(err error) codes.Code {
+	var s interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &s) {
+		return s.GRPCStatus().Code()
+	}
+	return codes.Unknown
+}
+
+// lowered returns an HAdd at level 1 of insecure-test (N = 2048, limbs of
+// 2 moduli) and its modulus.
+func lowered(t *testing.T) (*compiler.Lowered, []uint64) {
+	t.Helper()
+	p, err := fhe.Lookup("insecure-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := p.CKKSParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := compiler.LowerOp(ir.OpHAdd, &compiler.LowerContext{Scheme: fhe.CKKS, Ring: compiler.RingOf(params.Parameters), Level: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, params.Q()[:2]
+}
+
+func limbsOf(q []uint64, polys int, seed uint64) [][]uint64 {
+	var out [][]uint64
+	for p := 0; p < polys; p++ {
+		for _, m := range q {
+			l := make([]uint64, 2048)
+			for i := range l {
+				seed = seed*6364136223846793005 + 1442695040888963407
+				l[i] = (seed >> 11) % m
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// An HAdd with one operand uploaded, one stored on the device and the
+// result kept resident equals the element-wise sum; the job reads the
+// stored operand from the store.
+func TestJobReadsStoreAndMatchesReference(t *testing.T) {
+	c, _ := newDevice(t)
+	l, q := lowered(t)
+	a, b := limbsOf(q, 2, 1), limbsOf(q, 2, 2)
+	if _, err := c.Put("b", store.KindCiphertext, 2, 2, b); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := c.Upload(a, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, st, err := c.RunResident(l, []engine.Operand{{Ref: ref}, {Ref: StoredRef("b", 0)}}, engine.Operand{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.MicroOps == 0 {
+		t.Fatal("no micro-ops counted")
+	}
+	got, err := c.Fetch(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		m := q[i%2]
+		for j := range got[i] {
+			if want := (a[i][j] + b[i][j]) % m; got[i][j] != want {
+				t.Fatalf("limb %d coefficient %d: %d, want %d", i, j, got[i][j], want)
+			}
+		}
+	}
+	stats, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.StoreBytesRead != 4*2048*8 || stats.WireBytesIn == 0 || stats.WireBytesOut == 0 {
+		t.Fatalf("stats %+v: want 4 limbs read from the store and wire bytes counted", stats)
+	}
+	if err := c.Free(ref, out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Fetch(out); code(err) != codes.NotFound {
+		t.Fatalf("fetch after free: %v", err)
+	}
+	// Round trip of a stored object.
+	g, err := c.Get("b")
+	if err != nil || g.Polys != 2 || g.Limbs != 2 || g.Data[3][5] != b[3][5] {
+		t.Fatalf("get: %v", err)
+	}
+}
+
+func TestMalformedRejected(t *testing.T) {
+	c, d := newDevice(t)
+	l, q := lowered(t)
+	raw, err := l.Program.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte(nil), raw...)
+	bad[len(bad)/2] ^= 0x40
+	for name, prog := range map[string][]byte{"flipped byte": bad, "truncated": raw[:len(raw)-9], "empty": nil, "garbage": []byte("not a program")} {
+		if err := c.ProgSet("x", prog); code(err) != codes.InvalidArgument {
+			t.Errorf("ProgSet %s: %v, want InvalidArgument", name, err)
+		}
+	}
+	if err := c.ProgSet("ok", raw); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := (&isa.Program{Config: l.Program.Config}).MarshalBinary()
+	if err := c.ProgSet("ok", other); code(err) != codes.InvalidArgument {
+		t.Errorf("ProgSet over a taken name: %v", err)
+	}
+	// Objects.
+	good := limbsOf(q, 2, 3)
+	for name, put := range map[string]func() error{
+		"limb count": func() error { _, err := c.Put("o", store.KindCiphertext, 2, 3, good); return err },
+		"ragged limb": func() error {
+			_, err := c.Put("o", store.KindCiphertext, 2, 2, append(good[:3:3], good[3][:100]))
+			return err
+		},
+		"kind":       func() error { _, err := c.Put("o", 9, 2, 2, good); return err },
+		"empty name": func() error { _, err := c.Put("", store.KindCiphertext, 2, 2, good); return err },
+		"no limbs":   func() error { _, err := c.Put("o", store.KindCiphertext, 0, 0, nil); return err },
+		"odd N": func() error {
+			_, err := c.Put("o", store.KindCiphertext, 1, 1, [][]uint64{make([]uint64, 3)})
+			return err
+		},
+		"missing get":  func() error { _, err := c.Get("nope"); return err },
+		"missing del":  func() error { return c.Delete("nope") },
+		"unknown prog": func() error { _, err := c.Send(&SendRequest{Program: "nope"}); return err },
+	} {
+		if err := put(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	// Jobs with bad bindings.
+	a := limbsOf(q, 2, 4)
+	mk := func(b Binding) *SendRequest {
+		return &SendRequest{Program: "ok", Inputs: []Binding{{Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a}, b},
+			Output: Binding{Space: uint8(isa.SpaceDRAM), ID: 3, Polys: 2, Limbs: 2}}
+	}
+	for name, b := range map[string]Binding{
+		"missing stored":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceStored, Name: "nope"},
+		"missing job":     {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceResident, Job: 999},
+		"short inline":    {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a[:3]},
+		"duplicate":       {Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a},
+		"bad space":       {Space: 9, ID: 2, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a},
+		"too many limbs":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 200, Limbs: 200, Source: SourceInline, Inline: a},
+		"wrong ring size": {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 1, Limbs: 1, Source: SourceInline, Inline: [][]uint64{make([]uint64, 1024)}},
+	} {
+		if _, err := c.Send(mk(b)); err == nil {
+			t.Errorf("Send with %s operand accepted", name)
+		}
+	}
+	// A stored operand too short for the program.
+	if _, err := c.Put("short", store.KindCiphertext, 1, 2, good[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(mk(Binding{Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceStored, Name: "short"})); code(err) != codes.InvalidArgument {
+		t.Errorf("stored operand with too few polys: %v", err)
+	}
+	// Memory bound: uploads beyond MaxResidentBytes are refused.
+	var refs []string
+	for {
+		ref, err := c.Upload(a, 2)
+		if err != nil {
+			if code(err) != codes.ResourceExhausted {
+				t.Fatalf("upload past the limit: %v", err)
+			}
+			break
+		}
+		refs = append(refs, ref)
+		if len(refs) > 1000 {
+			t.Fatal("no memory bound")
+		}
+	}
+	if err := c.Free(refs...); err != nil {
+		t.Fatal(err)
+	}
+	// ISP mode: conventional writes are refused while a job runs.
+	d.enterISP()
+	_, err = c.Put("during-job", store.KindCiphertext, 2, 2, good)
+	d.leaveISP()
+	if code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "ISP") {
+		t.Errorf("Put during a job: %v, want FailedPrecondition (ISP mode)", err)
+	}
+	if _, err := c.Put("after-job", store.KindCiphertext, 2, 2, good); err != nil {
+		t.Errorf("Put after the job: %v", err)
+	}
+}
+
+// rawMessage carries arbitrary bytes as a request body.
+type rawMessage struct {
+	typ  uint8
+	body []byte
+}
+
+func (m *rawMessage) msgType() uint8   { return m.typ }
+func (m *rawMessage) encode(w *writer) { w.b = append(w.b, m.body...) }
+func (m *rawMessage) decode(r *reader) { r.off = len(r.b) }
+
+// Malformed RPC payloads get InvalidArgument naming the problem.
+func TestMalformedRPCPayloads(t *testing.T) {
+	c, _ := newDevice(t)
+	for name, m := range map[string]*rawMessage{
+		"truncated put":      {typ: msgPutReq, body: []byte{5, 0, 0}},
+		"wrong type":         {typ: msgGetReq + 100, body: nil},
+		"huge name":          {typ: msgGetReq, body: []byte{0xff, 0xff, 0xff, 0x7f}},
+		"trailing bytes":     {typ: msgGetReq, body: []byte{1, 0, 0, 0, 'a', 9}},
+		"limb length 0":      {typ: msgPutReq, body: append([]byte{1, 0, 0, 0, 'a', 2, 1, 0, 0, 0, 1, 0, 0, 0}, 1, 0, 0, 0, 0, 0, 0, 0)},
+		"bad operand source": {typ: msgSendReq, body: append([]byte{1, 0, 0, 0, 'p', 1, 0, 0, 0}, bytes.Repeat([]byte{2}, 18)...)},
+		"bool not 0/1":       {typ: msgRecvReq, body: []byte{1, 0, 0, 0, 0, 0, 0, 0, 7, 0}},
+	} {
+		method := "Get"
+		switch m.typ {
+		case msgPutReq:
+			method = "Put"
+		case msgSendReq:
+			method = "Send"
+		case msgRecvReq:
+			method = "Recv"
+		}
+		err := c.call(method, m, &GetResponse{})
+		if code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+)
+
+// daemonEnv makes the test binary run as the device daemon on the store
+// directory it names.
+const daemonEnv = "ROSEMARY_TEST_DEVICE_STORE"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(daemonEnv); dir != "" {
+		if err := serveDaemon(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "daemon:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func serveDaemon(dir string) error {
+	st, err := store.Open(dir, layout.Layout{Channels: 4, PageSize: 4096})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("listening %s\n", lis.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return device.Serve(ctx, d, lis)
+}
+
+// daemon is the device running in a child process.
+type daemon struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startDaemon(t *testing.T) *daemon {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), daemonEnv+"="+t.TempDir())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("daemon did not report its address: %v", err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if !ok {
+		t.Fatalf("daemon said %q", line)
+	}
+	return &daemon{cmd: cmd, addr: addr}
+}
+
+// peakRSS reads a process's peak resident set (VmHWM) in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+func dial(t *testing.T, addr string) *device.Client {
+	t.Helper()
+	c, err := device.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A PIR query and a vector-distance query, executed by a device daemon in
+// another process over data stored on it, decrypt to the plaintext
+// answers; only the query, intermediate and answer ciphertexts cross.
+func TestEndToEndTwoProcesses(t *testing.T) {
+	d := startDaemon(t)
+	c := dial(t, d.addr)
+
+	const rows, cols = 32, 32
+	pir, err := Run(c, Options{Workload: "pir", PIRRows: rows, PIRCols: cols, Placement: "device"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pir.Correct {
+		t.Fatalf("PIR answer wrong: %s", pir.Error)
+	}
+	// insecure-test-bgv: N = 2048, 6 limbs at the top level.
+	const limb = 2048 * 8
+	pt, ct := int64(6*limb), int64(2*6*limb)
+	if pir.HostOnlyBytes != rows*cols*pt {
+		t.Fatalf("host-only bytes %d, want %d", pir.HostOnlyBytes, rows*cols*pt)
+	}
+	// Up: one selection per row and column; down: the rescaled answer (5 limbs).
+	if want := (rows+cols)*ct + 2*5*limb; pir.CiphertextBytes != want {
+		t.Fatalf("ciphertext bytes crossing %d, want %d", pir.CiphertextBytes, want)
+	}
+	if pir.HostDeviceBytes < pir.CiphertextBytes || pir.HostDeviceBytes > pir.CiphertextBytes*11/10+(1<<20) {
+		t.Fatalf("wire bytes %d far from the ciphertext bytes %d", pir.HostDeviceBytes, pir.CiphertextBytes)
+	}
+	if pir.DeviceStoreBytes < pir.HostOnlyBytes {
+		t.Fatalf("device read %d B from its store, the database is %d B", pir.DeviceStoreBytes, pir.HostOnlyBytes)
+	}
+	t.Logf("PIR %d×%d: host↔device %d B (ciphertexts %d B), host-only %d B: %.2f× less; device store reads %d B; setup %d B",
+		rows, cols, pir.HostDeviceBytes, pir.CiphertextBytes, pir.HostOnlyBytes, pir.Ratio, pir.DeviceStoreBytes, pir.SetupBytes)
+
+	vec, err := Run(c, Options{Workload: "vecdist", VecPlaintexts: 32, VecDim: 4, VecGroups: 2, Placement: "device"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !vec.Correct {
+		t.Fatalf("vector distances wrong: %s", vec.Error)
+	}
+	t.Logf("vecdist 32 plaintexts: host↔device %d B, host-only %d B (%.2f×), device store reads %d B",
+		vec.HostDeviceBytes, vec.HostOnlyBytes, vec.Ratio, vec.DeviceStoreBytes)
+
+	// The compiler's own placement for PIR also runs correctly (scan on the
+	// device, the row products on the host).
+	plan, err := Run(c, Options{Workload: "pir", PIRRows: 8, PIRCols: 8, Prefix: "pir-plan"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Correct || plan.DeviceOps == 0 || plan.HostOps == 0 {
+		t.Fatalf("PIR under the plan: %+v", plan)
+	}
+}
+
+// Load: 16 clients × 50 queries against one daemon, every answer checked;
+// the daemon's peak RSS stays bounded.
+func TestLoad(t *testing.T) {
+	d := startDaemon(t)
+	setup := dial(t, d.addr)
+	s, err := Setup(setup, Options{Workload: "pir", PIRRows: 2, PIRCols: 2, Placement: "device", Prefix: "load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clients, queries = 16, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	var mu sync.Mutex
+	correct := 0
+	for i := 0; i < clients; i++ {
+		c := dial(t, d.addr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for q := 0; q < queries; q++ {
+				r, err := s.Query(c)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !r.Correct {
+					errs <- r.Err
+					return
+				}
+				mu.Lock()
+				correct++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if correct != clients*queries {
+		t.Fatalf("%d correct answers, want %d", correct, clients*queries)
+	}
+	st, err := setup.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ResidentBytes != 0 {
+		t.Fatalf("%d bytes still resident after all queries", st.ResidentBytes)
+	}
+	rss := peakRSS(t, d.cmd.Process.Pid)
+	t.Logf("%d queries correct; daemon peak RSS %.1f MiB, peak device DRAM %.1f MiB, %d jobs, %d micro-ops, store reads %d B",
+		correct, float64(rss)/(1<<20), float64(st.PeakResidentBytes)/(1<<20), st.Jobs, st.MicroOps, st.StoreBytesRead)
+	if rss > 1<<30 {
+		t.Fatalf("daemon peak RSS %d B exceeds 1 GiB", rss)
+	}
+}

@@ -23,7 +23,8 @@
 // is k-1 HAdds per group).
 //
 // Time and granularity. A node's Count instances are processed in tiles of
-// consecutive instances (at most Options.MaxTiles per node; a node reading
+// consecutive instances (at most Options.MaxTiles per node, fewer when the
+// program has so many nodes that it would exceed Options.TileBudget; a node reading
 // stored data uses tiles of at least one flash page per plane). Each tile
 // is loaded (all its operand and key reads booked at once on their
 // resources), computed, then stored: three events. Every resource is a FIFO

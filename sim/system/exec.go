@@ -190,6 +190,20 @@ func (x *exec) build() error {
 	p := x.prog
 	x.nodes = make([]*node, len(p.Nodes))
 	prof := compiler.NewProfiler()
+	// Tiles per node: MaxTiles, or fewer so that the whole program stays
+	// within TileBudget tiles (at least 16 per node).
+	computeNodes := int64(0)
+	for _, n := range p.Nodes {
+		switch n.Op {
+		case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
+		default:
+			computeNodes++
+		}
+	}
+	perNode := int64(x.opt.MaxTiles)
+	if computeNodes > 0 {
+		perNode = min(perNode, max(16, int64(x.opt.TileBudget)/computeNodes))
+	}
 	var params string
 	for i, n := range p.Nodes {
 		if n.ID != i {
@@ -254,7 +268,7 @@ func (x *exec) build() error {
 				return fmt.Errorf("system: node %d: %w", i, err)
 			}
 			v.prof = pr
-			v.tiles = min(v.units, int64(x.opt.MaxTiles))
+			v.tiles = min(v.units, perNode)
 			if minUnits := x.minTileUnits(v, p); minUnits > 1 {
 				v.tiles = min(v.tiles, max(1, v.units/minUnits))
 			}

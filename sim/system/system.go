@@ -87,6 +87,10 @@ type Options struct {
 	// MaxTiles caps the tiles (batches of consecutive instances) a node is
 	// simulated in; 0 means DefaultMaxTiles.
 	MaxTiles int
+	// TileBudget bounds the tiles of the whole program: nodes get fewer
+	// than MaxTiles tiles (at least 16) when there are many of them; 0
+	// means DefaultTileBudget.
+	TileBudget int
 	// CPUCores is the number of cores the CPU baseline spreads kernels over
 	// (perfect scaling assumed); 0 means 1, the calibration's single thread.
 	CPUCores int
@@ -97,6 +101,10 @@ type Options struct {
 // DefaultMaxTiles bounds the event count: a node of any size is simulated
 // in at most this many tiles (about 3 events each).
 const DefaultMaxTiles = 1 << 14
+
+// DefaultTileBudget bounds the whole program's tiles (about three events
+// each): 2^20.
+const DefaultTileBudget = 1 << 20
 
 // Detail holds raw counters for tests and tools.
 type Detail struct {
@@ -151,6 +159,12 @@ func Run(plan *compiler.Plan, a *arch.Arch, sys System, opt Options) (*Result, e
 	}
 	if opt.MaxTiles < 1 || opt.MaxTiles > 1<<24 {
 		return nil, fmt.Errorf("system: max tiles %d outside 1..2^24", opt.MaxTiles)
+	}
+	if opt.TileBudget == 0 {
+		opt.TileBudget = DefaultTileBudget
+	}
+	if opt.TileBudget < 1 || opt.TileBudget > 1<<30 {
+		return nil, fmt.Errorf("system: tile budget %d outside 1..2^30", opt.TileBudget)
 	}
 	if opt.CPUCores == 0 {
 		opt.CPUCores = 1

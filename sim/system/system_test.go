@@ -329,13 +329,14 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 	for _, w := range workload.Names() {
 		p, err := workload.Program(w)
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("workload %s: %v", w, err)
+			continue
 		}
 		for name, archs := range series {
 			prev := math.Inf(1)
 			var lats []float64
 			for _, a := range archs {
-				r := run(t, compile(t, p, a, "full"), a, Rosemary, Options{MaxTiles: 512})
+				r := run(t, compile(t, p, a, "full"), a, Rosemary, Options{MaxTiles: 512, TileBudget: 1 << 16})
 				lat := r.Report.LatencyS
 				lats = append(lats, lat)
 				if lat > prev*(1+1e-9) {
@@ -570,5 +571,24 @@ func TestHostChargesCalibratedKernels(t *testing.T) {
 	}
 	if cpu.Report.Utilization.Host > 1 || math.Abs(cpu.Report.EnergyJ-4*CPUCorePowerW*cpu.Detail.HostBusy.Seconds()) > 1e-12 {
 		t.Errorf("CPU report %+v", cpu.Report)
+	}
+}
+
+// TestTilingConverges: the tile size sets only pipeline fill and drain, so
+// coarser tiling changes the simulated latency of the full-scale workloads
+// by well under 1%.
+func TestTilingConverges(t *testing.T) {
+	a := preset(t, "rosemary")
+	for _, w := range []string{"pir", "vecdist"} {
+		p, err := workload.Program(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := compile(t, p, a, "full")
+		fine := run(t, plan, a, Rosemary, Options{}).Report
+		coarse := run(t, plan, a, Rosemary, Options{MaxTiles: 256}).Report
+		if rel := math.Abs(coarse.LatencyS-fine.LatencyS) / fine.LatencyS; rel > 0.01 || coarse.Tiles >= fine.Tiles {
+			t.Errorf("%s: %d tiles %.6g s, %d tiles %.6g s (%.3f%%)", w, fine.Tiles, fine.LatencyS, coarse.Tiles, coarse.LatencyS, 100*rel)
+		}
 	}
 }

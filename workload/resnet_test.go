@@ -1,0 +1,350 @@
+package workload
+
+import (
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// ckksRun executes small programs for real: keys for exactly the
+// rotations a program uses, values encoded at the level of their node.
+type ckksRun struct {
+	preset fhe.Preset
+	params ckks.Parameters
+	kg     *rlwe.KeyGenerator
+	sk     *rlwe.SecretKey
+	enc    *ckks.Encoder
+	encr   *rlwe.Encryptor
+	dec    *rlwe.Decryptor
+	keys   engine.Keys
+}
+
+func newCKKSRun(t *testing.T, preset string) *ckksRun {
+	t.Helper()
+	pr, err := fhe.Lookup(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := pr.CKKSParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kg := rlwe.NewKeyGenerator(params)
+	sk := kg.GenSecretKeyNew()
+	return &ckksRun{preset: pr, params: params, kg: kg, sk: sk, enc: ckks.NewEncoder(params),
+		encr: rlwe.NewEncryptor(params, sk), dec: rlwe.NewDecryptor(params, sk),
+		keys: engine.Keys{Relin: kg.GenRelinearizationKeyNew(sk), Galois: map[uint64]*rlwe.GaloisKey{}}}
+}
+
+// keysFor generates the Galois keys of p's rotations and conjugations.
+func (r *ckksRun) keysFor(p *ir.Program) {
+	for _, n := range p.Nodes {
+		var g uint64
+		switch n.Op {
+		case ir.OpHRot:
+			g = r.params.GaloisElement(n.Rotation)
+		case ir.OpConjugate:
+			g = r.params.GaloisElementForComplexConjugation()
+		default:
+			continue
+		}
+		if _, ok := r.keys.Galois[g]; !ok {
+			r.keys.Galois[g] = r.kg.GenGaloisKeyNew(g, r.sk)
+		}
+	}
+}
+
+func (r *ckksRun) encode(t *testing.T, v []float64, level int) *rlwe.Plaintext {
+	t.Helper()
+	c := make([]complex128, r.params.MaxSlots())
+	for i, x := range v {
+		c[i] = complex(x, 0)
+	}
+	pt := ckks.NewPlaintext(r.params, level)
+	if err := r.enc.Encode(c, pt); err != nil {
+		t.Fatal(err)
+	}
+	return pt
+}
+
+func (r *ckksRun) encrypt(t *testing.T, v []float64, level int) *rlwe.Ciphertext {
+	t.Helper()
+	ct, err := r.encr.EncryptNew(r.encode(t, v, level))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ct
+}
+
+func (r *ckksRun) decrypt(t *testing.T, ct *rlwe.Ciphertext) []float64 {
+	t.Helper()
+	c := make([]complex128, r.params.MaxSlots())
+	if err := r.enc.Decode(r.dec.DecryptNew(ct), c); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, len(c))
+	for i := range c {
+		out[i] = real(c[i])
+	}
+	return out
+}
+
+// values builds the Input and Stored instances of p from per-name vectors
+// (vecs[name][instance]); stored objects of degree 1 are encrypted.
+func (r *ckksRun) values(t *testing.T, p *ir.Program, vecs map[string][][]float64) (in, st map[string][]engine.Value) {
+	t.Helper()
+	in, st = map[string][]engine.Value{}, map[string][]engine.Value{}
+	for _, n := range p.Nodes {
+		if n.Op != ir.OpInput && n.Op != ir.OpStored {
+			continue
+		}
+		vs, ok := vecs[n.Name]
+		if !ok || int64(len(vs)) != n.Count {
+			t.Fatalf("%s %q: %d instances given, node has %d", n.Op, n.Name, len(vs), n.Count)
+		}
+		var out []engine.Value
+		for _, v := range vs {
+			if n.Degree == 0 {
+				out = append(out, engine.Value{Pt: r.encode(t, v, n.Level)})
+			} else {
+				out = append(out, engine.Value{Ct: r.encrypt(t, v, n.Level)})
+			}
+		}
+		if n.Op == ir.OpInput {
+			in[n.Name] = out
+		} else {
+			st[n.Name] = out
+		}
+	}
+	return in, st
+}
+
+func (r *ckksRun) run(t *testing.T, p *ir.Program, vecs map[string][][]float64) map[string][]engine.Value {
+	t.Helper()
+	r.keysFor(p)
+	in, st := r.values(t, p, vecs)
+	x, err := engine.NewExecutor(r.preset, r.params, r.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.Run(p, in, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wave is a deterministic test signal in [−a, a].
+func wave(seed, i int, a float64) float64 { return a * math.Sin(float64(seed*7919+i*31+1)) }
+
+// The small ResNet layer (MULTPARCONV + composite-polynomial ReLU) decrypts
+// to a plaintext 3×3 convolution with zero padding followed by the same
+// polynomial, with plaintext (UW) and encrypted (EW) weights.
+func TestResNetLayerDecrypts(t *testing.T) {
+	s := SmallConvShape
+	hw := s.H * s.W
+	img := make([]float64, s.Ci*hw)
+	for i := range img {
+		img[i] = wave(1, i, 0.5)
+	}
+	kern := func(o, c, ky, kx int) float64 { return wave(2, ((o*s.Ci+c)*3+ky)*3+kx, 0.05) }
+	want := make([]float64, s.Co*hw)
+	for o := 0; o < s.Co; o++ {
+		for y := 0; y < s.H; y++ {
+			for x := 0; x < s.W; x++ {
+				var acc float64
+				for c := 0; c < s.Ci; c++ {
+					for dy := -1; dy <= 1; dy++ {
+						for dx := -1; dx <= 1; dx++ {
+							if y+dy >= 0 && y+dy < s.H && x+dx >= 0 && x+dx < s.W {
+								acc += kern(o, c, dy+1, dx+1) * img[c*hw+(y+dy)*s.W+x+dx]
+							}
+						}
+					}
+				}
+				if math.Abs(acc) > 1 {
+					t.Fatalf("test data leaves the sign approximation's domain: %v", acc)
+				}
+				want[o*hw+y*s.W+x] = SmallReLU.Eval(acc)
+			}
+		}
+	}
+	if s.Groups() != s.Co {
+		t.Fatalf("%d groups for %d output channels with one copy", s.Groups(), s.Co)
+	}
+	vecs := map[string][][]float64{"image": {img}}
+	for i := 0; i < s.Groups(); i++ {
+		mask := make([]float64, hw)
+		for k := range mask {
+			mask[k] = 1
+		}
+		vecs[name3("conv/g", i, "/mask")] = [][]float64{mask}
+		for u := 0; u < 9; u++ {
+			dy, dx := u/3-1, u%3-1
+			w := make([]float64, s.Ci*hw)
+			for c := 0; c < s.Ci; c++ {
+				for y := 0; y < s.H; y++ {
+					for x := 0; x < s.W; x++ {
+						if y+dy >= 0 && y+dy < s.H && x+dx >= 0 && x+dx < s.W {
+							w[c*hw+y*s.W+x] = kern(i, c, dy+1, dx+1)
+						}
+					}
+				}
+			}
+			vecs[name3("conv/g", i, "/w")+string(rune('0'+u))] = [][]float64{w}
+		}
+	}
+	r := newCKKSRun(t, "insecure-test-deep")
+	for _, enc := range []bool{false, true} {
+		p, err := ResNetLayer("layer", "insecure-test-deep", s, SmallReLU, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := r.run(t, p, vecs)
+		got := r.decrypt(t, out["out"][0].Ct)
+		worst := 0.0
+		for i := range got {
+			var w float64
+			if i < len(want) {
+				w = want[i]
+			}
+			worst = max(worst, math.Abs(got[i]-w))
+		}
+		if worst > 1e-3 {
+			t.Fatalf("encrypted weights %v: worst slot error %.3g", enc, worst)
+		}
+		t.Logf("encrypted weights %v: %d nodes, worst slot error %.2g", enc, len(p.Nodes), worst)
+	}
+}
+
+func name3(a string, i int, b string) string { return a + string(rune('0'+i)) + b }
+
+// The ReLU approximation of the small form is close to ReLU away from 0.
+func TestSmallReLUApproximatesReLU(t *testing.T) {
+	for _, x := range []float64{-0.9, -0.5, -0.3, 0.3, 0.5, 0.9} {
+		if got := SmallReLU.Eval(x); math.Abs(got-math.Max(x, 0)) > 0.02 {
+			t.Errorf("relu(%v) ≈ %v", x, got)
+		}
+	}
+	if d := leeReLU.Depth(); d != 14 {
+		t.Errorf("Lee et al.'s AppReLU depth %d, want 14", d)
+	}
+}
+
+// MULTPARCONV shapes of ResNet-110's stages (Lee et al.'s packing at 2^14
+// slots): copies and groups.
+func TestConvShapes(t *testing.T) {
+	cases := []struct {
+		s              ConvShape
+		copies, groups int
+	}{
+		{ConvShape{H: 32, W: 32, Ci: 16, Co: 16, K: 1, Stride: 1, Slots: 1 << 14}, 1, 16},
+		{ConvShape{H: 16, W: 16, Ci: 32, Co: 32, K: 2, Stride: 1, Slots: 1 << 14}, 2, 16},
+		{ConvShape{H: 8, W: 8, Ci: 64, Co: 64, K: 4, Stride: 1, Slots: 1 << 14}, 4, 16},
+		{ConvShape{H: 32, W: 32, Ci: 16, Co: 32, K: 1, Stride: 2, Slots: 1 << 14}, 1, 16},
+	}
+	for _, c := range cases {
+		if c.s.copies() != c.copies || c.s.Groups() != c.groups {
+			t.Errorf("%+v: copies %d groups %d, want %d %d", c.s, c.s.copies(), c.s.Groups(), c.copies, c.groups)
+		}
+	}
+	bad := ConvShape{H: 64, W: 64, Ci: 16, Co: 16, K: 1, Stride: 1, Slots: 1 << 14}
+	if _, err := ResNetLayer("x", "insecure-test-deep", bad, SmallReLU, false); err == nil {
+		t.Fatal("accepted a tensor larger than the slots")
+	}
+}
+
+// opCounts sums the instances of each operation.
+func opCounts(p *ir.Program) map[ir.Op]int64 {
+	c := map[ir.Op]int64{}
+	for _, n := range p.Nodes {
+		c[n.Op] += n.Count
+	}
+	return c
+}
+
+// The grouped form of a convolution performs exactly the operations of the
+// explicit (executable) form.
+func TestGroupedConvMatchesExplicit(t *testing.T) {
+	s := ConvShape{H: 8, W: 8, Ci: 8, Co: 8, K: 2, Stride: 1, Slots: 1 << 10}
+	build := func(explicit bool) *ir.Program {
+		g, err := newGen("c", "insecure-test-deep", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := g.input("x", 1)
+		g.output("y", g.conv(x, s, 1, "conv", convOpts{explicit: explicit}))
+		p, err := g.build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a, b := opCounts(build(true)), opCounts(build(false))
+	q := int64(s.Groups())
+	// The grouped form folds the q groups with a Sum (q − 1 HAdds) and
+	// rotates group 0 too (by the representative amount).
+	b[ir.OpHAdd] += (q - 1) * b[ir.OpSum]
+	b[ir.OpHRot]--
+	for _, op := range []ir.Op{ir.OpPMult, ir.OpHRot, ir.OpHAdd, ir.OpRescale} {
+		if a[op] != b[op] {
+			t.Errorf("%s: explicit %d, grouped %d", op, a[op], b[op])
+		}
+	}
+}
+
+// ResNet-110: 109 convolutions, one bootstrapping before each activation
+// but the first (it runs on the fresh ciphertext's levels), compiled at
+// every optimisation level.
+func TestResNet110Compiles(t *testing.T) {
+	a, err := arch.Preset("rosemary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"resnet-uw", "resnet-ew"} {
+		p, err := Program(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		boots := int64(0)
+		kinds := map[ir.Op]bool{}
+		for _, n := range p.Nodes {
+			if n.Op == ir.OpBoot {
+				boots += n.Count
+			}
+			if n.Op == ir.OpStored && n.Name == "s1/w0" {
+				kinds[map[int]ir.Op{0: ir.OpPMult, 1: ir.OpHMult}[n.Degree]] = true
+			}
+		}
+		if boots != 108 {
+			t.Errorf("%s: %d bootstrappings, want 108", name, boots)
+		}
+		wantKind := ir.OpPMult
+		if name == "resnet-ew" {
+			wantKind = ir.OpHMult
+		}
+		if !kinds[wantKind] {
+			t.Errorf("%s: weights are not %s operands", name, wantKind)
+		}
+		var lat []float64
+		for _, opt := range []string{"bare", "tdap", "full"} {
+			plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
+			if err != nil {
+				t.Fatalf("%s/%s: %v", name, opt, err)
+			}
+			lat = append(lat, plan.EstLatency)
+		}
+		if !sort.IsSorted(sort.Reverse(sort.Float64Slice(lat))) {
+			t.Errorf("%s: bare/tdap/full latencies %v not ordered", name, lat)
+		}
+	}
+}

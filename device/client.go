@@ -29,8 +29,16 @@ type Client struct {
 	codec *codec
 	ctx   context.Context
 
+	// Async makes RunResident return as soon as the job is sent, without
+	// waiting for it (one RPC per operation instead of two): the device
+	// orders jobs by the results they read, and a failure surfaces when a
+	// dependent result is fetched. Its Stats are then zero (read the
+	// device's counters instead).
+	Async bool
+
 	mu    sync.Mutex
 	progs map[*isa.Program]string // programs already set, by identity
+	named map[string]bool         // names (content hashes) already set
 	close func() error
 }
 
@@ -42,7 +50,7 @@ func Dial(addr string) (*Client, error) {
 }
 
 func newClient(target string, opts ...grpc.DialOption) (*Client, error) {
-	c := &Client{codec: &codec{}, ctx: context.Background(), progs: map[*isa.Program]string{}}
+	c := &Client{codec: &codec{}, ctx: context.Background(), progs: map[*isa.Program]string{}, named: map[string]bool{}}
 	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(c.codec), grpc.MaxCallRecvMsgSize(MaxMessageBytes+1024), grpc.MaxCallSendMsgSize(MaxMessageBytes+1024)))
 	conn, err := grpc.NewClient(target, opts...)
@@ -201,11 +209,16 @@ func (c *Client) program(p *isa.Program) (string, error) {
 	}
 	sum := sha256.Sum256(raw)
 	name = "p-" + hex.EncodeToString(sum[:12])
-	if err := c.ProgSet(name, raw); err != nil {
-		return "", err
+	c.mu.Lock()
+	set := c.named[name]
+	c.mu.Unlock()
+	if !set {
+		if err := c.ProgSet(name, raw); err != nil {
+			return "", err
+		}
 	}
 	c.mu.Lock()
-	c.progs[p] = name
+	c.progs[p], c.named[name] = name, true
 	c.mu.Unlock()
 	return name, nil
 }
@@ -261,6 +274,9 @@ func (c *Client) RunResident(l *compiler.Lowered, inputs []engine.Operand, key e
 	id, err := c.send(l, inputs, key)
 	if err != nil {
 		return "", engine.Stats{}, err
+	}
+	if c.Async {
+		return jobRef(id), engine.Stats{}, nil
 	}
 	r, err := c.Recv(id, false, false)
 	if err != nil {

@@ -20,6 +20,9 @@ import (
 type dataset interface {
 	// stored returns the stored node's plaintexts by node name.
 	stored() map[string][]*rlwe.Plaintext
+	// constant reports whether a stored node is a public constant the host
+	// could make itself (not data a host-only run must pull).
+	constant(name string) bool
 	// query returns fresh encrypted inputs and a checker of the outputs.
 	query(enc *rlwe.Encryptor) (map[string][]engine.Value, func(dec *rlwe.Decryptor, out map[string][]engine.Value) error, error)
 }
@@ -47,6 +50,47 @@ type pirData struct {
 	rows, cols int
 	records    [][]uint64 // plaintext k = r·cols + c
 	pts        []*rlwe.Plaintext
+	// packed: the query is one ciphertext holding both one-hot selections
+	// (column c at slot c, row r at slot cols+r), expanded on the device
+	// with the public masks.
+	packed             bool
+	colMasks, rowMasks []*rlwe.Plaintext
+}
+
+func (d *pirData) constant(name string) bool { return name != "database" }
+
+// oneHot encodes a plaintext with 1 at slot i (nothing if i < 0).
+func (d *pirData) oneHot(slots ...int) (*rlwe.Plaintext, error) {
+	v := make([]uint64, d.params.MaxSlots())
+	for _, i := range slots {
+		v[i] = 1
+	}
+	pt := bgv.NewPlaintext(d.params, d.params.MaxLevel())
+	if err := d.enc.Encode(v, pt); err != nil {
+		return nil, err
+	}
+	return pt, nil
+}
+
+func (d *pirData) makeMasks() error {
+	if d.rows+d.cols > d.params.MaxSlots() {
+		return fmt.Errorf("runtime: packed PIR query needs %d slots, have %d", d.rows+d.cols, d.params.MaxSlots())
+	}
+	for j := 0; j < d.cols; j++ {
+		pt, err := d.oneHot(j)
+		if err != nil {
+			return err
+		}
+		d.colMasks = append(d.colMasks, pt)
+	}
+	for i := 0; i < d.rows; i++ {
+		pt, err := d.oneHot(d.cols + i)
+		if err != nil {
+			return err
+		}
+		d.rowMasks = append(d.rowMasks, pt)
+	}
+	return nil
 }
 
 func newPIRData(params bgv.Parameters, rows, cols int) (*pirData, error) {
@@ -73,6 +117,9 @@ func newPIRData(params bgv.Parameters, rows, cols int) (*pirData, error) {
 }
 
 func (d *pirData) stored() map[string][]*rlwe.Plaintext {
+	if d.packed {
+		return map[string][]*rlwe.Plaintext{"database": d.pts, "col-masks": d.colMasks, "row-masks": d.rowMasks}
+	}
 	return map[string][]*rlwe.Plaintext{"database": d.pts}
 }
 
@@ -107,14 +154,6 @@ func (d *pirData) query(enc *rlwe.Encryptor) (map[string][]engine.Value, func(*r
 	if err != nil {
 		return nil, nil, err
 	}
-	colSel, err := d.selection(enc, d.cols, int(c))
-	if err != nil {
-		return nil, nil, fmt.Errorf("runtime: encrypt column selection: %w", err)
-	}
-	rowSel, err := d.selection(enc, d.rows, int(r))
-	if err != nil {
-		return nil, nil, fmt.Errorf("runtime: encrypt row selection: %w", err)
-	}
 	want := d.records[int(r)*d.cols+int(c)]
 	check := func(dec *rlwe.Decryptor, out map[string][]engine.Value) error {
 		ans := out["answer"]
@@ -131,6 +170,25 @@ func (d *pirData) query(enc *rlwe.Encryptor) (map[string][]engine.Value, func(*r
 			}
 		}
 		return nil
+	}
+	if d.packed {
+		pt, err := d.oneHot(int(c), d.cols+int(r))
+		if err != nil {
+			return nil, nil, err
+		}
+		ct, err := enc.EncryptNew(pt)
+		if err != nil {
+			return nil, nil, fmt.Errorf("runtime: encrypt packed query: %w", err)
+		}
+		return map[string][]engine.Value{"query": {{Ct: ct}}}, check, nil
+	}
+	colSel, err := d.selection(enc, d.cols, int(c))
+	if err != nil {
+		return nil, nil, fmt.Errorf("runtime: encrypt column selection: %w", err)
+	}
+	rowSel, err := d.selection(enc, d.rows, int(r))
+	if err != nil {
+		return nil, nil, fmt.Errorf("runtime: encrypt row selection: %w", err)
 	}
 	return map[string][]engine.Value{"col-selection": colSel, "row-selection": rowSel}, check, nil
 }
@@ -174,6 +232,8 @@ func newVecData(params ckks.Parameters, plaintexts, dim, groups int) (*vecData, 
 	}
 	return d, nil
 }
+
+func (d *vecData) constant(string) bool { return false }
 
 func (d *vecData) stored() map[string][]*rlwe.Plaintext {
 	return map[string][]*rlwe.Plaintext{"vectors": d.pts}

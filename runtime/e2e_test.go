@@ -124,7 +124,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	d := startDaemon(t)
 	c := dial(t, d.addr)
 
-	const rows, cols = 32, 32
+	const rows, cols = 16, 16
 	pir, err := Run(c, Options{Workload: "pir", PIRRows: rows, PIRCols: cols, Placement: "device"}, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +150,28 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	}
 	t.Logf("PIR %d×%d: host↔device %d B (ciphertexts %d B), host-only %d B: %.2f× less; device store reads %d B; setup %d B",
 		rows, cols, pir.HostDeviceBytes, pir.CiphertextBytes, pir.HostOnlyBytes, pir.Ratio, pir.DeviceStoreBytes, pir.SetupBytes)
+
+	// The packed query (one ciphertext, expanded on the device): only the
+	// query and the answer cross, ≥ 100× less than the database.
+	const pr, pc = 40, 40
+	packed, err := Run(c, Options{Workload: "pir", PIRRows: pr, PIRCols: pc, PIRPacked: true, Placement: "device", Prefix: "pir-packed"}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !packed.Correct {
+		t.Fatalf("packed PIR answer wrong: %s", packed.Error)
+	}
+	if want := ct + 2*5*limb; packed.CiphertextBytes != want {
+		t.Fatalf("packed PIR: ciphertext bytes crossing %d, want %d", packed.CiphertextBytes, want)
+	}
+	if packed.HostOnlyBytes != pr*pc*pt {
+		t.Fatalf("packed PIR: host-only bytes %d, want %d", packed.HostOnlyBytes, pr*pc*pt)
+	}
+	if packed.HostDeviceBytes*100 > packed.HostOnlyBytes {
+		t.Fatalf("packed PIR: host↔device %d B is not 100× below host-only %d B", packed.HostDeviceBytes, packed.HostOnlyBytes)
+	}
+	t.Logf("packed PIR %d×%d: host↔device %d B (ciphertexts %d B), host-only %d B: %.1f× less; device store reads %d B; warm-up query %d B",
+		pr, pc, packed.HostDeviceBytes, packed.CiphertextBytes, packed.HostOnlyBytes, packed.Ratio, packed.DeviceStoreBytes, packed.WarmupBytes)
 
 	vec, err := Run(c, Options{Workload: "vecdist", VecPlaintexts: 32, VecDim: 4, VecGroups: 2, Placement: "device"}, 1)
 	if err != nil {

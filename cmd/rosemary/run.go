@@ -24,6 +24,7 @@ func runRun(args []string) error {
 	fs.StringVar(&o.Placement, "placement", "plan", "plan (the compiler's placement) or device (every operation on the device)")
 	fs.IntVar(&o.PIRRows, "rows", 16, "PIR database rows (plaintexts)")
 	fs.IntVar(&o.PIRCols, "cols", 16, "PIR database columns (plaintexts)")
+	fs.BoolVar(&o.PIRPacked, "packed", false, "PIR: one-ciphertext query expanded on the device (with --placement device)")
 	fs.IntVar(&o.VecPlaintexts, "vectors", 8, "vecdist: stored plaintexts")
 	fs.IntVar(&o.VecDim, "dim", 4, "vecdist: vector dimension (power of two)")
 	fs.IntVar(&o.VecGroups, "groups", 2, "vecdist: score sums")

@@ -18,14 +18,14 @@ type latSetup struct {
 	esk    *SecretKey
 }
 
-func newLatSetup(t testing.TB, p Params) *latSetup {
+func newLatSetup(t testing.TB, p Params, opts ...Option) *latSetup {
 	t.Helper()
 	lp, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{LogN: bitsLen(p.N), Q: p.Q, LogDefaultScale: p.LogScale})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sk, pk := rlwe.NewKeyGenerator(lp).GenKeyPairNew()
-	ctx, err := NewContext(p)
+	ctx, err := NewContext(p, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,54 +120,63 @@ func TestEncoderMatchesLattigo(t *testing.T) {
 }
 
 // Public-key encryption with a converted Lattigo key decrypts under Lattigo,
-// and under our decryptor; for every preset.
+// and under our decryptor; for every preset and every NTT path.
 func TestEncryptLattigoDecrypts(t *testing.T) {
 	for _, pp := range Presets {
 		if testing.Short() && pp.N > 4096 {
 			continue
 		}
-		t.Run(pp.Name, func(t *testing.T) {
-			s := newLatSetup(t, pp)
-			enc, err := NewEncryptor(s.ctx, s.epk)
-			if err != nil {
-				t.Fatal(err)
+		for _, path := range allPaths {
+			if path == PathTable && pp.N > 4096 {
+				continue // the table path is the fly path's arithmetic with stored twiddles
 			}
-			// Keep |Δ·v| well below Q/2 (the N2048 preset has one 27-bit prime at scale 2^25).
-			amp := math.Min(1, math.Exp2(pp.LogQ()-float64(pp.LogScale)-10))
-			vals := testValues(pp.N / 2)
-			for i := range vals {
-				vals[i] *= amp
-			}
-			ct := s.ctx.NewCiphertext()
-			scale := math.Exp2(float64(pp.LogScale))
-			if err := enc.Encrypt(vals, scale, ct); err != nil {
-				t.Fatal(err)
-			}
-			// Tolerance: fresh noise ~ 3.24·sqrt(4N/3)·sqrt(N) in slots, over Δ.
-			tol := 8 * 3.24 * math.Sqrt(4*float64(pp.N)/3) * math.Sqrt(float64(pp.N)) / scale
-			got := s.lattigoDecrypt(t, ct, len(vals))
-			if e := maxErr(got, vals); e > tol {
-				t.Fatalf("lattigo decryption error %.3g > %.3g", e, tol)
-			}
-			dec, err := NewDecryptor(s.ctx, s.esk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mine := make([]float64, len(vals))
-			if err := dec.Decrypt(ct, mine); err != nil {
-				t.Fatal(err)
-			}
-			if e := maxErr(mine, vals); e > tol {
-				t.Fatalf("edge decryption error %.3g > %.3g", e, tol)
-			}
-			// A wrong key must not decrypt.
-			other, _, _ := s.ctx.GenKeys()
-			d2, _ := NewDecryptor(s.ctx, other)
-			d2.Decrypt(ct, mine)
-			if e := maxErr(mine, vals); e < 1 {
-				t.Fatalf("decryption with a wrong key gave error %.3g", e)
-			}
-		})
+			t.Run(pp.Name+"/"+string(path), func(t *testing.T) { testEncryptLattigoDecrypts(t, pp, path) })
+		}
+	}
+}
+
+var allPaths = []NTTPath{PathFly, PathTable, PathRNS, PathRNSShared}
+
+func testEncryptLattigoDecrypts(t *testing.T, pp Params, path NTTPath) {
+	s := newLatSetup(t, pp, WithPath(path))
+	enc, err := NewEncryptor(s.ctx, s.epk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep |Δ·v| well below Q/2 (the N2048 preset has one 27-bit prime at scale 2^25).
+	amp := math.Min(1, math.Exp2(pp.LogQ()-float64(pp.LogScale)-10))
+	vals := testValues(pp.N / 2)
+	for i := range vals {
+		vals[i] *= amp
+	}
+	ct := s.ctx.NewCiphertext()
+	scale := math.Exp2(float64(pp.LogScale))
+	if err := enc.Encrypt(vals, scale, ct); err != nil {
+		t.Fatal(err)
+	}
+	// Tolerance: fresh noise ~ 3.24·sqrt(4N/3)·sqrt(N) in slots, over Δ.
+	tol := 8 * 3.24 * math.Sqrt(4*float64(pp.N)/3) * math.Sqrt(float64(pp.N)) / scale
+	got := s.lattigoDecrypt(t, ct, len(vals))
+	if e := maxErr(got, vals); e > tol {
+		t.Fatalf("lattigo decryption error %.3g > %.3g", e, tol)
+	}
+	dec, err := NewDecryptor(s.ctx, s.esk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := make([]float64, len(vals))
+	if err := dec.Decrypt(ct, mine); err != nil {
+		t.Fatal(err)
+	}
+	if e := maxErr(mine, vals); e > tol {
+		t.Fatalf("edge decryption error %.3g > %.3g", e, tol)
+	}
+	// A wrong key must not decrypt.
+	other, _, _ := s.ctx.GenKeys()
+	d2, _ := NewDecryptor(s.ctx, other)
+	d2.Decrypt(ct, mine)
+	if e := maxErr(mine, vals); e < 1 {
+		t.Fatalf("decryption with a wrong key gave error %.3g", e)
 	}
 }
 
@@ -260,24 +269,40 @@ func testGenKeysRoundTrip(t *testing.T, opt Option) {
 	}
 }
 
-// Steady-state encryption allocates nothing; working memory is ≈ 2N words.
+// Steady-state encryption allocates nothing on every path; working memory
+// is ≈ 2N words plus, on PathRNS, the encryptor's lean table of exactly 2N
+// words (on PathRNSShared the context holds 2N words per limb).
 func TestEncryptAllocatesNothing(t *testing.T) {
 	for _, n := range []int{4096, 16384} {
-		p, _ := Preset(n)
-		ctx, _ := NewContext(p)
-		_, pk, _ := ctx.GenKeys()
-		enc, _ := NewEncryptor(ctx, pk)
-		ct := ctx.NewCiphertext()
-		vals := testValues(n / 2)
-		if a := testing.AllocsPerRun(3, func() {
-			if err := enc.Encrypt(vals, 1<<25, ct); err != nil {
+		for _, path := range allPaths {
+			p, _ := Preset(n)
+			ctx, err := NewContext(p, WithPath(path))
+			if err != nil {
 				t.Fatal(err)
 			}
-		}); a != 0 {
-			t.Fatalf("N=%d: Encrypt allocates %.1f times per call", n, a)
-		}
-		if w, lim := enc.WorkingBytes(), 2*8*n+2*n+1024; w > lim {
-			t.Fatalf("N=%d: working bytes %d > %d", n, w, lim)
+			_, pk, _ := ctx.GenKeys()
+			enc, _ := NewEncryptor(ctx, pk)
+			ct := ctx.NewCiphertext()
+			vals := testValues(n / 2)
+			if a := testing.AllocsPerRun(3, func() {
+				if err := enc.Encrypt(vals, 1<<25, ct); err != nil {
+					t.Fatal(err)
+				}
+			}); a != 0 {
+				t.Fatalf("N=%d %s: Encrypt allocates %.1f times per call", n, path, a)
+			}
+			lim := 2*8*n + 2*n + 1024
+			if path == PathRNS {
+				lim += 2*8*n + rnsHeaderBytes
+			}
+			if w := enc.WorkingBytes(); w > lim {
+				t.Fatalf("N=%d %s: working bytes %d > %d", n, path, w, lim)
+			}
+			if path == PathRNSShared {
+				if tb, want := ctx.TwiddleBytes(), len(p.Q)*(2*8*n+rnsHeaderBytes+8*(2*(ctx.logN+1)+2)); tb != want {
+					t.Fatalf("N=%d %s: context twiddles %d bytes, want %d", n, path, tb, want)
+				}
+			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package edge
 import (
 	"fmt"
 	"math"
+
+	"github.com/rosemary-fhe/rosemary/rns"
 )
 
 // Ciphertext is a CKKS ciphertext (c0, c1), one slice of N words per limb,
@@ -47,6 +49,7 @@ type Encryptor struct {
 	u, e1 []int8
 	prng  *PRNG
 	nonce uint64
+	tab   *rns.NTTTable // PathRNS: the lean forward table, refilled per limb
 }
 
 // NewEncryptor returns an encryptor for pk seeded from crypto/rand.
@@ -65,14 +68,27 @@ func NewEncryptorSeed(ctx *Context, pk *PublicKey, seed [SeedSize]byte) (*Encryp
 		return nil, fmt.Errorf("edge: public key does not match the context")
 	}
 	n := ctx.params.N
-	return &Encryptor{ctx: ctx, pk: pk, bg0: make([]uint64, n), bg1: make([]uint64, n),
-		u: make([]int8, n), e1: make([]int8, n), prng: NewPRNG(seed)}, nil
+	e := &Encryptor{ctx: ctx, pk: pk, bg0: make([]uint64, n), bg1: make([]uint64, n),
+		u: make([]int8, n), e1: make([]int8, n), prng: NewPRNG(seed)}
+	if ctx.path == PathRNS {
+		t, err := ctx.leanTable(rns.NTTForward)
+		if err != nil {
+			return nil, err
+		}
+		e.tab = t
+	}
+	return e, nil
 }
 
-// WorkingBytes is the encryptor's working memory beyond the key, computed
-// from its actual buffers (the PRNG counted by its struct size).
+// WorkingBytes is the encryptor's working memory beyond the key and the
+// context, computed from its actual buffers (the PRNG counted by its struct
+// size), including its own twiddle table on PathRNS.
 func (e *Encryptor) WorkingBytes() int {
-	return 8*(len(e.bg0)+len(e.bg1)) + len(e.u) + len(e.e1) + prngBytes
+	w := 8*(len(e.bg0)+len(e.bg1)) + len(e.u) + len(e.e1) + prngBytes
+	if e.tab != nil {
+		w += rnsHeaderBytes + e.tab.TableBytes()
+	}
+	return w
 }
 
 // prngBytes is the size of a PRNG (Keccak state, seed, one block).
@@ -100,6 +116,13 @@ func (e *Encryptor) Encrypt(values []float64, scale float64, ct *Ciphertext) err
 	p.SampleTernary(e.u)
 	p.Seek(stream(StreamE1, e.nonce), 0)
 	p.SampleBinomial(e.e1)
+	if c.path.isRNS() {
+		if err := e.encryptRNS(ct); err != nil {
+			return err
+		}
+		ct.Scale = scale
+		return nil
+	}
 	m := ints(e.bg0)
 	for i := range c.limbs {
 		l := &c.limbs[i]
@@ -245,6 +268,9 @@ type Decryptor struct {
 	inv  [][]uint64 // inv[k][j] = q_j^-1 mod q_k, j < k
 	half [2]uint64  // (Q'-1)/2 as (hi, lo)
 	qp   [2]uint64  // Q' as (hi, lo)
+	// rns paths: lean inverse tables, one per used limb (PathRNSShared) or
+	// one refilled per limb (PathRNS).
+	itab []*rns.NTTTable
 }
 
 // NewDecryptor returns a decryptor for sk.
@@ -275,7 +301,37 @@ func NewDecryptor(ctx *Context, sk *SecretKey) (*Decryptor, error) {
 	}
 	// half = (Q'-1)/2 (Q' odd)
 	d.half = [2]uint64{d.qp[0] >> 1, d.qp[1]>>1 | d.qp[0]<<63}
+	switch ctx.path {
+	case PathRNS:
+		t, err := ctx.leanTable(rns.NTTBackward)
+		if err != nil {
+			return nil, err
+		}
+		d.itab = []*rns.NTTTable{t}
+	case PathRNSShared:
+		for k := 0; k < d.nl; k++ {
+			t, err := rns.NewNTTTableLean(ctx.params.N, ctx.limbs[k].mod.Q, rns.NTTBackward)
+			if err != nil {
+				return nil, fmt.Errorf("edge: rns table: %w", err)
+			}
+			d.itab = append(d.itab, t)
+		}
+	}
 	return d, nil
+}
+
+// invTable returns the lean inverse table for limb k on the rns paths.
+func (d *Decryptor) invTable(k int) (*rns.NTTTable, error) {
+	if len(d.itab) > 1 {
+		return d.itab[k], nil
+	}
+	t := d.itab[0]
+	if hdr := d.ctx.limbs[k].hdr; t.Q != hdr.Q {
+		if err := t.Retarget(hdr); err != nil {
+			return nil, fmt.Errorf("edge: limb %d: %w", k, err)
+		}
+	}
+	return t, nil
 }
 
 // Decrypt writes the first len(out) slots of ct into out.
@@ -297,6 +353,15 @@ func (d *Decryptor) Decrypt(ct *Ciphertext, out []float64) error {
 		}
 		a := d.acc[k]
 		copy(a, ct.C0[k])
+		if d.itab != nil {
+			t, err := d.invTable(k)
+			if err != nil {
+				return err
+			}
+			rns.MACMont(ct.C1[k], d.sk.sm[k], a, &l.rmod)
+			t.Backward(a, a)
+			continue
+		}
 		l.mulAdd(a, ct.C1[k], d.sk.sm[k])
 		l.ntt.Inverse(a)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/rosemary-fhe/rosemary/rns"
 )
 
 // Params is a CKKS parameter set for the edge: ring degree N, the RNS primes
@@ -66,8 +68,12 @@ func (p Params) LogQ() float64 {
 type limb struct {
 	mod   Modulus
 	ntt   NTT
-	small bool // q < 2^30: 32-bit Montgomery products
+	small bool // q < 2^30 off the rns paths: 32-bit Montgomery products
 	r32   uint64
+	// rns paths: the lean table header (scalars, for Retarget), the shared
+	// forward table (PathRNSShared) and the rns form of the modulus.
+	hdr, fwd *rns.NTTTable
+	rmod     rns.Modulus
 }
 
 // Context is the immutable per-parameter state shared by encryptors and
@@ -76,7 +82,7 @@ type Context struct {
 	params Params
 	logN   int
 	limbs  []limb
-	table  bool
+	path   NTTPath
 }
 
 // Option configures a Context.
@@ -84,7 +90,7 @@ type Option func(*Context)
 
 // WithTableNTT makes the context use precomputed twiddle tables (faster,
 // 4 words per coefficient per limb) instead of on-the-fly twiddles.
-func WithTableNTT() Option { return func(c *Context) { c.table = true } }
+func WithTableNTT() Option { return WithPath(PathTable) }
 
 // NewContext validates p and prepares its NTTs.
 func NewContext(p Params, opts ...Option) (*Context, error) {
@@ -101,6 +107,13 @@ func NewContext(p Params, opts ...Option) (*Context, error) {
 	for _, o := range opts {
 		o(c)
 	}
+	switch c.path {
+	case "":
+		c.path = DefaultPath(p)
+	case PathFly, PathTable, PathRNS, PathRNSShared:
+	default:
+		return nil, fmt.Errorf("edge: unknown NTT path %q", c.path)
+	}
 	seen := map[uint64]bool{}
 	for i, q := range p.Q {
 		if seen[q] {
@@ -110,7 +123,7 @@ func NewContext(p Params, opts ...Option) (*Context, error) {
 		var ntt NTT
 		var err error
 		switch {
-		case c.table:
+		case c.path == PathTable:
 			ntt, err = NewTableNTT(p.N, q)
 		default:
 			ntt, err = NewFlyNTT(p.N, q)
@@ -120,6 +133,11 @@ func NewContext(p Params, opts ...Option) (*Context, error) {
 		}
 		l := limb{mod: *ntt.Modulus(), ntt: ntt, small: q < small30}
 		l.r32 = (uint64(1) << 32) % q
+		if c.path.isRNS() {
+			if err := c.setupRNS(&l); err != nil {
+				return nil, fmt.Errorf("edge: limb %d: %w", i, err)
+			}
+		}
 		c.limbs = append(c.limbs, l)
 	}
 	return c, nil
@@ -128,7 +146,11 @@ func NewContext(p Params, opts ...Option) (*Context, error) {
 // Params returns the parameters.
 func (c *Context) Params() Params { return c.params }
 
-// TwiddleBytes is the memory of the NTT twiddles of all limbs.
+// TwiddleBytes is the memory of the NTT twiddles the context holds for all
+// limbs: the tables, or the root registers of the on-the-fly NTT (which
+// the rns paths keep for key generation and symmetric encryption) plus the
+// rns table headers and shared tables. An rns encryptor's own table is in
+// its WorkingBytes.
 func (c *Context) TwiddleBytes() int {
 	s := 0
 	for _, l := range c.limbs {
@@ -136,6 +158,9 @@ func (c *Context) TwiddleBytes() int {
 			s += t.TableBytes()
 		} else {
 			s += 8 * (2*(c.logN+1) + 2)
+		}
+		if l.hdr != nil {
+			s += rnsHeaderBytes + l.hdr.TableBytes()
 		}
 	}
 	return s

@@ -73,7 +73,7 @@ func nttFast(t *NTTTable, in, out []uint64, canonical bool) {
 
 // inttFast is nttFast for the inverse transform.
 func inttFast(t *NTTTable, in, out []uint64, canonical bool) {
-	if useIFMA && t.roots52 != nil {
+	if useIFMA && t.rootsInv52 != nil {
 		inttIFMA(t, in, out, canonical)
 		return
 	}

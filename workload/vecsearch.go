@@ -78,8 +78,10 @@ const signDepth = 3
 // and are left out, as compiler.ExpandBoot leaves out its own.
 //
 // Bootstrapping: when Boot is set, the working distance ciphertext is
-// bootstrapped at the start of every round (Boot.OutputLevel levels must
-// cover one round); Engorgio bootstraps between comparison stages.
+// bootstrapped at the start of every round when Boot.OutputLevel covers a
+// round (Engorgio bootstraps between comparison stages); with fewer levels
+// (small test parameters) values are bootstrapped step by step, before a
+// sign polynomial or a product that would run out of levels.
 type VecSearchShape struct {
 	Name    string
 	Params  string
@@ -172,7 +174,23 @@ func (s VecSearchShape) Layout() (VecSearchLayout, error) {
 type vsBuilder struct {
 	b     *ir.Builder
 	level map[int]int
+	boot  *ir.BootSpec
+	boots int
 	err   error
+}
+
+// ensure bootstraps x when it has fewer than n levels left (and
+// bootstrapping is available; otherwise the level check fails later).
+func (v *vsBuilder) ensure(x, n int) int {
+	if v.level[x] >= n || v.boot == nil {
+		return x
+	}
+	if v.boot.OutputLevel < n {
+		v.fail("bootstrapping leaves %d levels, a step needs %d", v.boot.OutputLevel, n)
+		return x
+	}
+	v.boots++
+	return v.set(v.b.Boot(x, *v.boot), v.boot.OutputLevel)
 }
 
 func (v *vsBuilder) set(id, l int) int { v.level[id] = l; return id }
@@ -235,6 +253,7 @@ func (v *vsBuilder) cmulFrac(x int, c float64) int {
 // x³/d = (x/d)·x², x⁴ = (x²)², x⁵/d = (x/d)·x⁴, x⁷/d = (x³/d)·x⁴, the
 // integer numerators as level-free constant multiplications, three HAdds.
 func (v *vsBuilder) signPoly(x int, p SignPoly) int {
+	x = v.ensure(x, signDepth)
 	x2 := v.mul(x, x)
 	xs := v.cmulFrac(x, 1/p.Denom)
 	x3 := v.mul(xs, x2)
@@ -274,13 +293,13 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		return nil, err
 	}
 	need := s.RoundLevels(lay)
-	if s.Boot != nil && s.Boot.OutputLevel < need {
-		return nil, fmt.Errorf("workload: vecsearch: a round needs %d levels, bootstrapping leaves %d", need, s.Boot.OutputLevel)
-	}
 	if s.Boot == nil && s.DBLevel-1 < need*lay.Rounds {
 		return nil, fmt.Errorf("workload: vecsearch: %d rounds need %d levels after the distance, have %d (add bootstrapping)", lay.Rounds, need*lay.Rounds, s.DBLevel-1)
 	}
-	v := &vsBuilder{b: ir.NewBuilder(s.Name, s.Params), level: map[int]int{}}
+	if s.Boot != nil && s.Boot.OutputLevel < signDepth+1 {
+		return nil, fmt.Errorf("workload: vecsearch: bootstrapping leaves %d levels, a sign polynomial step needs %d", s.Boot.OutputLevel, signDepth+1)
+	}
+	v := &vsBuilder{b: ir.NewBuilder(s.Name, s.Params), level: map[int]int{}, boot: s.Boot}
 	b := v.b
 	c := int64(lay.Cts)
 	q := v.set(b.InputN("query", s.DBLevel, c), s.DBLevel)
@@ -299,8 +318,14 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 	stride := 1
 	var signs []int
 	for r := 0; r < lay.Rounds; r++ {
-		if s.Boot != nil {
-			d = v.set(b.Boot(d, *s.Boot), s.Boot.OutputLevel)
+		// Bootstrap the working ciphertext once for the whole round when
+		// the bootstrapping leaves enough levels; otherwise bootstrap step
+		// by step as levels run out.
+		if s.Boot != nil && v.level[d] < need {
+			d = v.ensure(d, min(need, s.Boot.OutputLevel))
+		}
+		if s.Masks {
+			d = v.ensure(d, 1)
 		}
 		// The k−1 comparison partners.
 		var cmp []int
@@ -340,7 +365,7 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		for len(signs) > 1 {
 			var next []int
 			for i := 0; i+1 < len(signs); i += 2 {
-				next = append(next, v.mul(signs[i], signs[i+1]))
+				next = append(next, v.mul(v.ensure(signs[i], 1), v.ensure(signs[i+1], 1)))
 			}
 			if len(signs)%2 == 1 {
 				next = append(next, signs[len(signs)-1])
@@ -350,10 +375,11 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		w := signs[0]
 		if s.Masks {
 			for i := lay.E; i < lay.Slots; i *= 2 {
+				w = v.ensure(w, 1)
 				w = v.mul(w, v.rot(w, i))
 			}
 		}
-		best := v.mul(w, d)
+		best := v.mul(v.ensure(w, 1), v.ensure(d, 1))
 		for i := stride; i < stride*s.Way; i *= 2 {
 			best = v.add(best, v.rot(best, i))
 		}

@@ -275,9 +275,25 @@ func TestVecSearchRejectsBadShapes(t *testing.T) {
 	}
 	full := workload.VecSearchFull("x", 16, 128)
 	boot := *full.Boot
-	boot.OutputLevel = 10
+	boot.OutputLevel = 3
 	full.Boot = &boot
 	if _, err := full.Program(); err == nil {
-		t.Error("accepted a bootstrapping that leaves too few levels for a round")
+		t.Error("accepted a bootstrapping that leaves too few levels for a sign polynomial")
+	}
+	// With 10 levels a round no longer fits: values are bootstrapped step
+	// by step, more often than once per round.
+	boot.OutputLevel = 10
+	p, err := full.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	boots := 0
+	for _, n := range p.Nodes {
+		if n.Op == ir.OpBoot {
+			boots++
+		}
+	}
+	if boots <= 3 {
+		t.Fatalf("%d boots for 3 rounds with 10 levels each", boots)
 	}
 }

@@ -267,3 +267,36 @@ func TestMalformedRPCPayloads(t *testing.T) {
 		}
 	}
 }
+
+// A stored object with an unreduced coefficient, and a resident operand of
+// the wrong shape, make the job fail with a clear error; with Async the
+// failure surfaces when the result is fetched.
+func TestBadOperandsFailJobs(t *testing.T) {
+	c, _ := newDevice(t)
+	l, q := lowered(t)
+	a := limbsOf(q, 2, 5)
+	bad := limbsOf(q, 2, 6)
+	bad[1][7] = q[1] // not reduced modulo q_1
+	if _, err := c.Put("bad", store.KindCiphertext, 2, 2, bad); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := c.RunLowered(l, []engine.Operand{{Limbs: a}, {Ref: StoredRef("bad", 0)}}, engine.Operand{})
+	if err == nil || !strings.Contains(err.Error(), "not reduced") {
+		t.Fatalf("unreduced stored coefficient: %v", err)
+	}
+	small, err := c.Upload(a[:2], 1) // one poly where the program wants two
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Async = true
+	ref, _, err := c.RunResident(l, []engine.Operand{{Limbs: a}, {Ref: small}}, engine.Operand{})
+	if err != nil {
+		t.Fatalf("async send: %v", err)
+	}
+	if _, err := c.Fetch(ref); err == nil || !strings.Contains(err.Error(), "holds 1 polys") {
+		t.Fatalf("fetch of a job with a mis-shaped operand: %v", err)
+	}
+	if err := c.Free(ref, small); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -192,6 +192,18 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	if !plan.Correct || plan.DeviceOps == 0 || plan.HostOps == 0 {
 		t.Fatalf("PIR under the plan: %+v", plan)
 	}
+	st, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ResidentBytes != 0 {
+		t.Fatalf("%d bytes still resident after the runs", st.ResidentBytes)
+	}
+	rss := peakRSS(t, d.cmd.Process.Pid)
+	t.Logf("daemon peak RSS %.1f MiB, peak device DRAM %.1f MiB", float64(rss)/(1<<20), float64(st.PeakResidentBytes)/(1<<20))
+	if rss > 2<<30 {
+		t.Fatalf("daemon peak RSS %d B exceeds 2 GiB", rss)
+	}
 }
 
 // Load: 16 clients × 50 queries against one daemon, every answer checked;

@@ -102,6 +102,7 @@ type env struct {
 	enc    *ckks.Encoder
 	encr   *rlwe.Encryptor
 	dec    *rlwe.Decryptor
+	sk     *rlwe.SecretKey
 	keys   engine.Keys
 }
 
@@ -119,7 +120,7 @@ func newEnv(t *testing.T, p *ir.Program, relin bool) *env {
 	kg := rlwe.NewKeyGenerator(params)
 	sk := kg.GenSecretKeyNew()
 	e := &env{preset: pr, params: params, enc: ckks.NewEncoder(params), encr: rlwe.NewEncryptor(params, sk),
-		dec: rlwe.NewDecryptor(params, sk), keys: engine.Keys{Galois: map[uint64]*rlwe.GaloisKey{}}}
+		dec: rlwe.NewDecryptor(params, sk), sk: sk, keys: engine.Keys{Galois: map[uint64]*rlwe.GaloisKey{}}}
 	if relin {
 		e.keys.Relin = kg.GenRelinearizationKeyNew(sk)
 	}

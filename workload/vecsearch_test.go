@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -45,13 +47,23 @@ func TestSignPolynomials(t *testing.T) {
 // has the right sign, and the 4-way group minima read from the encrypted
 // comparisons are the plaintext ones.
 func TestVecSearchSmallComparisons(t *testing.T) {
-	train, test := mnist(t)
 	shape := workload.VecSearchSmall("vq1-small", 4)
-	lay, err := shape.Layout()
+	p, err := shape.Program()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := shape.Program()
+	e := newEnv(t, p, true)
+	in, st, dist := vecsearchData(t, shape, e)
+	checkComparisons(t, shape, dist, e, e.run(t, p, in, st))
+}
+
+// vecsearchData encrypts 1024 pooled MNIST images (the database) and a test
+// image (the query) in the shape's layout and returns the plaintext squared
+// distances, scaled as the ciphertexts are.
+func vecsearchData(t *testing.T, shape workload.VecSearchShape, e *env) (in, st map[string][]engine.Value, dist []float64) {
+	t.Helper()
+	train, test := mnist(t)
+	lay, err := shape.Layout()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +73,7 @@ func TestVecSearchSmallComparisons(t *testing.T) {
 		db[i] = pooled(train[i])
 	}
 	query := pooled(test[0])
-	dist := make([]float64, n)
+	dist = make([]float64, n)
 	var maxD float64
 	for i, x := range db {
 		for k := range x {
@@ -76,13 +88,10 @@ func TestVecSearchSmallComparisons(t *testing.T) {
 	for i := range dist {
 		dist[i] *= scale * scale
 	}
-
-	e := newEnv(t, p, true)
-	slots := lay.Slots
 	layout := func(vec func(e int) []float64) []engine.Value {
 		var out []engine.Value
 		for c := 0; c < lay.Cts; c++ {
-			v := make([]float64, slots)
+			v := make([]float64, lay.Slots)
 			for b := 0; b < lay.Blocks; b++ {
 				k := b*lay.Cts + c
 				if k >= shape.Dim {
@@ -94,19 +103,35 @@ func TestVecSearchSmallComparisons(t *testing.T) {
 					}
 				}
 			}
-			out = append(out, engine.Value{Ct: e.encrypt(t, e.slots(t, v))})
+			pt := ckks.NewPlaintext(e.params, shape.DBLevel)
+			if err := e.enc.Encode(v, pt); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, engine.Value{Ct: e.encrypt(t, pt)})
 		}
 		return out
 	}
-	st := map[string][]engine.Value{"database": layout(func(i int) []float64 {
+	st = map[string][]engine.Value{"database": layout(func(i int) []float64 {
 		if i < n {
 			return db[i]
 		}
 		return nil
 	})}
-	in := map[string][]engine.Value{"query": layout(func(int) []float64 { return query })}
-	out := e.run(t, p, in, st)
+	in = map[string][]engine.Value{"query": layout(func(int) []float64 { return query })}
+	return in, st, dist
+}
 
+// checkComparisons checks the decrypted signs of one round of way-way
+// comparisons: every value matches the plaintext composite, every
+// clear-cut comparison has the right sign, and the group minima read from
+// the encrypted comparisons are the plaintext ones.
+func checkComparisons(t *testing.T, shape workload.VecSearchShape, dist []float64, e *env, out map[string][]engine.Value) {
+	t.Helper()
+	lay, err := shape.Layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(shape.Entries)
 	// Scales drift by the primes' distance from 2^40 (terms of a sum carry
 	// slightly different scales), amplified ≈10× by the composite near 0.
 	const tol = 5e-3
@@ -117,7 +142,10 @@ func TestVecSearchSmallComparisons(t *testing.T) {
 		got := e.decodeSlots(t, out[fmt.Sprintf("signs/%d", j-1)][0].Ct)
 		sgn[j] = got[:lay.E]
 		for i := 0; i < lay.E; i++ {
-			diff := dist[i] - dist[(i+j)%lay.E]
+			diff := dist[i%n] - dist[(i+j)%lay.E%n]
+			if i >= n || (i+j)%lay.E >= n {
+				continue // padding slots
+			}
 			ref := workload.EvalComposite(shape.Sign, diff)
 			maxErr = math.Max(maxErr, math.Abs(got[i]-ref))
 			if math.Abs(got[i]-ref) > tol {
@@ -134,8 +162,8 @@ func TestVecSearchSmallComparisons(t *testing.T) {
 	if wrong > 0 || clear < lay.E {
 		t.Fatalf("%d of %d clear-cut comparisons have the wrong sign", wrong, clear)
 	}
-	// 4-way group minima from the encrypted comparisons: entry i of its
-	// group wins when it is below each partner; sign(d_i − d_{i−m}) is
+	// Group minima from the encrypted comparisons: entry i of its group
+	// wins when it is below each partner; sign(d_i − d_{i−m}) is
 	// −sign_m(i−m).
 	cmp := func(i, l int) float64 { // ≈ sign(d_i − d_l) for i ≠ l
 		if l > i {

@@ -38,6 +38,7 @@ type Row struct {
 	LANS          float64 `json:"lan_s"`
 	WANS          float64 `json:"wan_s"`
 	// Measured rows only.
+	WallS      float64 `json:"wall_s,omitempty"`          // wall time of the same work (≥ cpu_s on a loaded machine)
 	PrepS      float64 `json:"prep_s,omitempty"`          // weight encoding (offline), not in cpu_s
 	ProjectedS float64 `json:"projected_cpu_s,omitempty"` // the unit-cost model for the same layer
 	Verified   bool    `json:"verified,omitempty"`        // output shares add up to the plaintext convolution
@@ -102,9 +103,10 @@ func ConvMod(s linear.ConvShape, w, x []uint64, logT int) []uint64 {
 // bound and random shares of a random input, the client's messages and the
 // server's replies through a transport pipe (so bytes and flights are
 // counted as on TCP), and checks that the output shares add up to the
-// plaintext convolution. cpu_s is the single-threaded time of the client's
-// encryption, the server's evaluation and the client's decryption (the
-// weight encoding, done once offline, is prep_s).
+// plaintext convolution. cpu_s is the single-threaded CPU time (thread
+// CPU clock on Linux, else wall time) of the client's encryption, the
+// server's evaluation and the client's decryption, wall_s the wall time of
+// the same; the weight encoding, done once offline, is prep_s.
 func MeasureLayer(network, layer string, proto linear.Protocol, params cheetah.Parameters, s linear.ConvShape, opt linear.Options, units *Units) (Row, error) {
 	pl, err := linear.NewPlan(proto, params, s, opt)
 	if err != nil {
@@ -149,40 +151,46 @@ func MeasureLayer(network, layer string, proto linear.Protocol, params cheetah.P
 		typeIn  = 0x48 // frame types of this measurement (infer's range)
 		typeOut = 0x49
 	)
-	t0 = time.Now()
-	up, err := pl.EncryptInput(client, xc)
+	// The timed part: both parties' online work, in this goroutine.
+	var ys []uint64
+	online := func() ([]uint64, error) {
+		up, err := pl.EncryptInput(client, xc)
+		if err != nil {
+			return nil, err
+		}
+		if err := cc.Send(typeIn, infer.EncodeMessages(up)); err != nil {
+			return nil, err
+		}
+		b, err := sc.RecvType(typeIn)
+		if err != nil {
+			return nil, err
+		}
+		in, err := infer.DecodeMessages(b)
+		if err != nil {
+			return nil, err
+		}
+		var down [][]byte
+		down, ys, err = pl.EvaluatePrepared(ev, ws, nil, xs, in)
+		if err != nil {
+			return nil, err
+		}
+		if err := sc.Send(typeOut, infer.EncodeMessages(down)); err != nil {
+			return nil, err
+		}
+		if b, err = cc.RecvType(typeOut); err != nil {
+			return nil, err
+		}
+		if down, err = infer.DecodeMessages(b); err != nil {
+			return nil, err
+		}
+		return pl.DecryptOutput(client, down)
+	}
+	sw := startWatch()
+	yc, err := online()
+	cpu, wall := sw.stop()
 	if err != nil {
 		return Row{}, err
 	}
-	if err := cc.Send(typeIn, infer.EncodeMessages(up)); err != nil {
-		return Row{}, err
-	}
-	b, err := sc.RecvType(typeIn)
-	if err != nil {
-		return Row{}, err
-	}
-	in, err := infer.DecodeMessages(b)
-	if err != nil {
-		return Row{}, err
-	}
-	down, ys, err := pl.EvaluatePrepared(ev, ws, nil, xs, in)
-	if err != nil {
-		return Row{}, err
-	}
-	if err := sc.Send(typeOut, infer.EncodeMessages(down)); err != nil {
-		return Row{}, err
-	}
-	if b, err = cc.RecvType(typeOut); err != nil {
-		return Row{}, err
-	}
-	if down, err = infer.DecodeMessages(b); err != nil {
-		return Row{}, err
-	}
-	yc, err := pl.DecryptOutput(client, down)
-	if err != nil {
-		return Row{}, err
-	}
-	cpu := time.Since(t0)
 
 	got, err := ring.Reconstruct(yc, ys)
 	if err != nil {
@@ -196,7 +204,7 @@ func MeasureLayer(network, layer string, proto linear.Protocol, params cheetah.P
 	}
 	st := cc.Stats()
 	r := Row{Kind: Measured, Network: network, Protocol: proto.String(), Layer: layer, LogN: params.LogN(), Count: 1,
-		Flights: int64(st.Flights), CPUS: cpu.Seconds(), PrepS: prep.Seconds(), Verified: true}
+		Flights: int64(st.Flights), CPUS: cpu.Seconds(), WallS: wall.Seconds(), PrepS: prep.Seconds(), Verified: true}
 	setCounters(&r, pl.Counters)
 	r.BytesC2S, r.BytesS2C = int64(st.BytesC2S), int64(st.BytesS2C) // as sent, framing included
 	if units != nil {

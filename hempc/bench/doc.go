@@ -10,14 +10,16 @@
 //     weights and input shares, sends the client's and the server's
 //     messages through a transport pipe (bytes and flights counted as on
 //     TCP, framing included), and checks that the output shares add up to
-//     the plaintext convolution mod 2^ℓ (verified). cpu_s is the
-//     single-threaded wall time of encryption, evaluation and decryption
-//     (weight encoding is offline: prep_s). MNIST rows come from a real
+//     the plaintext convolution mod 2^ℓ (verified). cpu_s is the CPU time
+//     of the thread doing encryption, evaluation and decryption
+//     (CLOCK_THREAD_CPUTIME_ID on Linux, so other processes on a shared
+//     machine do not inflate it; wall_s beside it); weight encoding is
+//     offline: prep_s. MNIST rows come from a real
 //     session (infer.Evaluate over a pipe); their times are the client's
 //     wall clock per phase, which includes the server's computation.
 //   - projected: counters from the real linear plans (the same code the
 //     protocols execute, via nets.Count), computation time from unit costs
-//     measured here (MeasureUnits: one encryption, plaintext product,
+//     measured here in thread CPU time (MeasureUnits: one encryption, plaintext product,
 //     automorphism, output re-randomization + compression + decryption),
 //     with one upload and one download flight per layer. Nonlinear layers
 //     are not in the network projections. For the measured paper layer,

@@ -20,7 +20,8 @@ type Units struct {
 	Rounds int     `json:"rounds"`   // repetitions each figure is the mean of
 }
 
-// MeasureUnits times each operation rounds times (after one warm-up).
+// MeasureUnits times each operation rounds times (after one warm-up), in
+// thread CPU time where available.
 func MeasureUnits(params cheetah.Parameters, logT, rounds int) (Units, error) {
 	if rounds < 1 {
 		return Units{}, fmt.Errorf("bench: rounds %d < 1", rounds)
@@ -69,14 +70,14 @@ func MeasureUnits(params cheetah.Parameters, logT, rounds int) (Units, error) {
 		if err := f(); err != nil { // warm-up
 			return err
 		}
-		t := time.Now()
-		for i := 0; i < rounds; i++ {
-			if err := f(); err != nil {
-				return err
-			}
+		sw := startWatch()
+		var err error
+		for i := 0; i < rounds && err == nil; i++ {
+			err = f()
 		}
-		*dst = time.Since(t).Seconds() / float64(rounds)
-		return nil
+		cpu, _ := sw.stop()
+		*dst = cpu.Seconds() / float64(rounds)
+		return err
 	}
 	if err := timeIt(&u.EncS, func() error { _, _, err := enc.EncryptSeeded(m, logT); return err }); err != nil {
 		return Units{}, fmt.Errorf("bench: encrypt: %w", err)

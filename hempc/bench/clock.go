@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"runtime"
+	"time"
+)
+
+// stopwatch measures a single-goroutine computation: the thread's CPU time
+// where the OS reports it (so other processes on a loaded machine do not
+// inflate it), else wall time. The goroutine is locked to its thread while
+// it runs.
+type stopwatch struct {
+	wall0 time.Time
+	cpu0  time.Duration
+	ok    bool
+}
+
+func startWatch() *stopwatch {
+	runtime.LockOSThread()
+	cpu, ok := threadCPU()
+	return &stopwatch{wall0: time.Now(), cpu0: cpu, ok: ok}
+}
+
+// stop returns the CPU (or wall) time and the wall time, and unlocks.
+func (s *stopwatch) stop() (cpu, wall time.Duration) {
+	wall = time.Since(s.wall0)
+	cpu = wall
+	if s.ok {
+		if c, ok := threadCPU(); ok {
+			cpu = c - s.cpu0
+		}
+	}
+	runtime.UnlockOSThread()
+	return cpu, wall
+}

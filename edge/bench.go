@@ -10,6 +10,9 @@ import (
 // BenchResult is one row of `rosemary edge bench`: figures measured on this
 // machine by MeasureEncrypt (the lattigo_* fields are filled by the caller).
 type BenchResult struct {
+	// Path is the NTT path of the main figures (the context default here:
+	// rns on amd64 with AVX-512 IFMA, else fly).
+	Path                NTTPath `json:"path"`
 	N                   int     `json:"n"`
 	Limbs               int     `json:"limbs"`
 	LogQ                float64 `json:"log_q"`
@@ -31,6 +34,37 @@ type BenchResult struct {
 	CtsQQVGA          int     `json:"cts_per_frame_qqvga"`
 	CtsQVGA           int     `json:"cts_per_frame_qvga"`
 	CiphertextBytes   int     `json:"ciphertext_bytes"`
+	// Lattigo's figures over ours (set by SetLattigo): encryption speed-up in
+	// wall and thread-CPU time, and our working memory as a fraction of
+	// Lattigo's.
+	SpeedupWall  float64 `json:"speedup_wall"`
+	SpeedupCPU   float64 `json:"speedup_cpu"`
+	WorkingRatio float64 `json:"working_ratio"`
+	// Every path measured (the main one first), same rules.
+	Paths []PathResult `json:"paths"`
+}
+
+// PathResult is public-key encryption on one NTT path.
+type PathResult struct {
+	Path         NTTPath `json:"path"`
+	EncryptMs    float64 `json:"encrypt_ms"`
+	EncryptCPUMs float64 `json:"encrypt_cpu_ms"`
+	// Encryptor buffers plus the context's twiddle state (Context.TwiddleBytes).
+	WorkingBytes int `json:"working_bytes"`
+}
+
+// SetLattigo records Lattigo's figures and the ratios to ours.
+func (r *BenchResult) SetLattigo(encryptMs, encryptCPUMs float64, workingBytes int) {
+	r.LattigoEncryptMs, r.LattigoEncryptCPUMs, r.LattigoWorkingBytes = encryptMs, encryptCPUMs, workingBytes
+	ratio := func(a, b float64) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return math.Round(a/b*1000) / 1000
+	}
+	r.SpeedupWall = ratio(encryptMs, r.EncryptMs)
+	r.SpeedupCPU = ratio(encryptCPUMs, r.EncryptCPUMs)
+	r.WorkingRatio = ratio(float64(r.WorkingBytes), float64(workingBytes))
 }
 
 // BenchValues returns the deterministic slot values used for benchmarks.
@@ -88,15 +122,23 @@ func timeIt(iters int, f func() error) (float64, error) {
 	return w, err
 }
 
-// MeasureEncrypt times public-key encryption (on-the-fly twiddles, the RISE
-// configuration, and with tables), seeded encryption and decryption of one
-// full ciphertext of p with iters repetitions, counts heap allocations per
-// encryption, computes the working memory from the actual buffers (plus the
-// NTT twiddle state) and the frames per second reached when packing and
-// encrypting synthetic QQVGA and QVGA frames.
+// MeasureEncrypt times public-key encryption on the default NTT path
+// (DefaultPath: the rns kernels where they run) and on the others (fly, the
+// RISE configuration; table; rns-shared where the rns kernels run), seeded
+// encryption and decryption of one full ciphertext of p with iters
+// repetitions, counts heap allocations per encryption, computes the working
+// memory from the actual buffers (plus the context's NTT twiddle state) and
+// the frames per second reached when packing and encrypting synthetic QQVGA
+// and QVGA frames.
 func MeasureEncrypt(p Params, iters int) (BenchResult, error) {
-	r := BenchResult{N: p.N, Limbs: len(p.Q), LogQ: math.Round(p.LogQ()*10) / 10}
-	ctx, err := NewContext(p)
+	return MeasureEncryptPath(p, DefaultPath(p), iters)
+}
+
+// MeasureEncryptPath is MeasureEncrypt with the main figures (encryption,
+// decryption, seeded encryption, frames) on the given path.
+func MeasureEncryptPath(p Params, path NTTPath, iters int) (BenchResult, error) {
+	r := BenchResult{N: p.N, Limbs: len(p.Q), LogQ: math.Round(p.LogQ()*10) / 10, Path: path}
+	ctx, err := NewContext(p, WithPath(path))
 	if err != nil {
 		return r, err
 	}
@@ -126,6 +168,7 @@ func MeasureEncrypt(p Params, iters int) (BenchResult, error) {
 	r.AllocsPerOp = float64(m1.Mallocs-m0.Mallocs) / float64(iters)
 	r.WorkingBytes = enc.WorkingBytes() + ctx.TwiddleBytes()
 	r.CiphertextBytes = ctx.CiphertextSize()
+	r.Paths = append(r.Paths, PathResult{Path: r.Path, EncryptMs: r.EncryptMs, EncryptCPUMs: r.EncryptCPUMs, WorkingBytes: r.WorkingBytes})
 
 	dec, err := NewDecryptor(ctx, sk)
 	if err != nil {
@@ -139,23 +182,24 @@ func MeasureEncrypt(p Params, iters int) (BenchResult, error) {
 		return r, fmt.Errorf("edge bench: decryption error %g", e)
 	}
 
-	tctx, err := NewContext(p, WithTableNTT())
-	if err != nil {
-		return r, err
-	}
 	pk0, pk1 := ctx.ExportPublicKey(pk)
-	tpk, err := tctx.ImportPublicKey(pk0, pk1, false)
-	if err != nil {
-		return r, err
+	others := []NTTPath{PathFly, PathTable}
+	if DefaultPath(p).isRNS() {
+		others = append(others, PathRNS, PathRNSShared)
 	}
-	tenc, err := NewEncryptor(tctx, tpk)
-	if err != nil {
-		return r, err
+	for _, path := range others {
+		if path == r.Path {
+			continue
+		}
+		pr, err := measurePath(p, path, pk0, pk1, vals, scale, iters)
+		if err != nil {
+			return r, err
+		}
+		r.Paths = append(r.Paths, pr)
+		if path == PathTable {
+			r.EncryptTableMs, r.EncryptTableCPUMs, r.TableWorkingBytes = pr.EncryptMs, pr.EncryptCPUMs, pr.WorkingBytes
+		}
 	}
-	if r.EncryptTableMs, r.EncryptTableCPUMs, err = TimeOp(iters, func() error { return tenc.Encrypt(vals, scale, ct) }); err != nil {
-		return r, err
-	}
-	r.TableWorkingBytes = tenc.WorkingBytes() + tctx.TwiddleBytes()
 
 	senc, err := NewSymEncryptor(ctx, sk)
 	if err != nil {
@@ -196,6 +240,29 @@ func MeasureEncrypt(p Params, iters int) (BenchResult, error) {
 		*fr.fps = math.Round(1000/t*10) / 10
 	}
 	return r, nil
+}
+
+// measurePath times public-key encryption under (pk0, pk1) on one path.
+func measurePath(p Params, path NTTPath, pk0, pk1 [][]uint64, vals []float64, scale float64, iters int) (PathResult, error) {
+	pr := PathResult{Path: path}
+	ctx, err := NewContext(p, WithPath(path))
+	if err != nil {
+		return pr, err
+	}
+	pk, err := ctx.ImportPublicKey(pk0, pk1, false)
+	if err != nil {
+		return pr, err
+	}
+	enc, err := NewEncryptor(ctx, pk)
+	if err != nil {
+		return pr, err
+	}
+	ct := ctx.NewCiphertext()
+	if pr.EncryptMs, pr.EncryptCPUMs, err = TimeOp(iters, func() error { return enc.Encrypt(vals, scale, ct) }); err != nil {
+		return pr, fmt.Errorf("edge bench: path %s: %w", path, err)
+	}
+	pr.WorkingBytes = enc.WorkingBytes() + ctx.TwiddleBytes()
+	return pr, nil
 }
 
 func maxAbsDiff(a, b []float64) float64 {

@@ -21,8 +21,24 @@
 // limb (Forward3), as RISE's BFUs share one twiddle unit. Output is
 // bit-identical to Lattigo v6's ring NTT and to the rns package's: same
 // 2N-th root ψ = g^((q-1)/2N) with g the smallest primitive root ≥ 3 of q,
-// same bit-reversed order. (The rns kernels are not used at run time: rns
-// links Lattigo, which the edge must not need.)
+// same bit-reversed order.
+//
+// The transforms and products take one of four paths (NTTPath, chosen with
+// WithPath; DefaultPath picks): PathFly, the on-the-fly NTT above (the RISE
+// hardware's algorithm, and the default on riscv64 and on CPUs without
+// AVX-512 IFMA); PathTable, the same with stored tables; and the two rns
+// paths, which run the rns package's AVX-512 IFMA NTT and Montgomery
+// multiply-accumulate kernels (the default where they run; rns has no
+// Lattigo dependency). The rns kernels read precomputed twiddles, so
+// PathRNS gives each encryptor (and decryptor) one lean table of 2N words
+// (rns.NewNTTTableLean: twiddles and 52-bit Shoup companions in the
+// kernels' layout, nothing else) and refills it for each limb as the limb
+// streams through (rns.NTTTable.Retarget, ~2N modular products); the
+// context keeps only per-prime table headers. PathRNSShared instead builds
+// one lean forward table per prime at setup (2N words per limb, no refill).
+// On the rns paths the key limbs are held in 64-bit Montgomery form (the
+// form rns.MACMont takes) instead of the 32-bit one. Every path gives
+// bit-identical ciphertexts for the same randomness (tested).
 //
 // Encryption streams limb by limb and in place through two bank-sized
 // buffers (the paper's two bank groups BG0 and BG1): the encoded message plus
@@ -30,7 +46,8 @@
 // encoder's complex FFT runs inside the same buffer), and the other holds
 // NTT(u mod q_i) for the limb in flight; the output ciphertext limbs are the
 // NTT scratch, and u and e1 are kept as N bytes each. Steady-state
-// encryption allocates nothing; Encryptor.WorkingBytes reports the buffers.
+// encryption allocates nothing; Encryptor.WorkingBytes reports the buffers
+// (and the PathRNS table), Context.TwiddleBytes the context's NTT state.
 // Symmetric encryption (SymEncryptor) draws c1 = a from a fresh public seed
 // so only c0 and the seed are uploaded; Context.ExpandSeeded regenerates c1
 // on the server, limb by limb.

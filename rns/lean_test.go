@@ -5,15 +5,15 @@ import (
 	"testing"
 )
 
-// TestShoup52Fast checks the float-estimated 52-bit Shoup quotient against
-// the exact division on edge values and random ones.
-func TestShoup52Fast(t *testing.T) {
-	for _, q := range []uint64{3, 1053818881, largestNTTPrime(t, 40, 10), largestNTTPrime(t, 49, 10)} {
-		qf := 0x1p52 / float64(q)
-		ws := append([]uint64{0, 1, 2, q / 2, q - 2, q - 1}, randLimb(t, 4096, q)...)
+// TestShoup52Barrett checks the division-free 52-bit Shoup quotient against
+// the exact division on edge values and random ones, for small to 49-bit q.
+func TestShoup52Barrett(t *testing.T) {
+	for _, q := range []uint64{3, 17, 1053818881, largestNTTPrime(t, 40, 10), largestNTTPrime(t, 49, 10), 1<<50 - 27} {
+		c := newShoup52Barrett(q)
+		ws := append([]uint64{0, 1, 2, q / 2, q - 2, q - 1}, randLimb(t, 1<<15, q)...)
 		for _, w := range ws {
-			if got, want := shoup52Fast(w, q, qf), shoup52(w, q); got != want {
-				t.Fatalf("q=%d w=%d: shoup52Fast %d, want %d", q, w, got, want)
+			if got, want := c.of(w), shoup52(w, q); got != want {
+				t.Fatalf("q=%d w=%d: shoup52Barrett %d, want %d", q, w, got, want)
 			}
 		}
 	}

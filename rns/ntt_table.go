@@ -283,14 +283,14 @@ func (t *NTTTable) fillLean() {
 // scatter).
 func fillLeanDir(r, r52 []uint64, inner *[4][]uint64, psi, q uint64, logN int) {
 	n := 1 << logN
-	qf := 0x1p52 / float64(q)
+	sh := newShoup52Barrett(q)
 	// c[s] = ψ^(N/2^(s+1)) = ψ^(2^(logN-1-s)), the factor of block s.
 	var c [64]uint64
 	c[logN-1] = psi
 	for s := logN - 2; s >= 0; s-- {
 		c[s] = mulMod(c[s+1], c[s+1], q)
 	}
-	r[0], r52[0] = 1, shoup52Fast(1, q, qf)
+	r[0], r52[0] = 1, sh.of(1)
 	for s := 0; 1<<s < n/4; s++ {
 		w, ws := c[s], ShoupConstant64(c[s], q)
 		lo := 1 << s
@@ -299,7 +299,7 @@ func fillLeanDir(r, r52 []uint64, inner *[4][]uint64, psi, q uint64, logN int) {
 			dst[i] = mulShoup(x, w, ws, q)
 		}
 		for i, x := range dst {
-			r52[lo+i] = shoup52Fast(x, q, qf)
+			r52[lo+i] = sh.of(x)
 		}
 	}
 	// R[N/4+x] = ψ^2·R[x] for x < N/4, into the innerTwiddles2 layout.
@@ -308,7 +308,7 @@ func fillLeanDir(r, r52 []uint64, inner *[4][]uint64, psi, q uint64, logN int) {
 	for x := 0; x < n/4; x++ {
 		o := x&^3 + 2*(x&1) + (x>>1)&1
 		v := mulShoup(r[x], w2, w2s, q)
-		in2[o], in2s[o] = v, shoup52Fast(v, q, qf)
+		in2[o], in2s[o] = v, sh.of(v)
 	}
 	// R[N/2+x] = ψ·R[x] for x < N/2 (R[x] from r or the inner2 copy), into
 	// the innerTwiddles1 layout.
@@ -325,7 +325,7 @@ func fillLeanDir(r, r52 []uint64, inner *[4][]uint64, psi, q uint64, logN int) {
 		}
 		o := x&^7 + 2*sub[x&3] + (x>>2)&1
 		v := mulShoup(src, w1, w1s, q)
-		in1[o], in1s[o] = v, shoup52Fast(v, q, qf)
+		in1[o], in1s[o] = v, sh.of(v)
 	}
 }
 
@@ -341,16 +341,26 @@ func ShoupConstant64(w, q uint64) uint64 {
 	return s
 }
 
-// shoup52Fast returns floor(w·2^52/q) = shoup52(w, q) for w < q < 2^50 from
-// a float64 estimate (qf = 2^52/q) corrected with the exact remainder.
-func shoup52Fast(w, q uint64, qf float64) uint64 {
-	s := uint64(int64(float64(int64(w)) * qf)) // w < 2^50, s < 2^52: signed conversions are exact and cheaper
-	// The estimate is within ±2 of the quotient; r = w·2^52 − s·q is the
-	// exact signed remainder (it is small, so the wrapped difference is it).
-	for range 2 {
-		r := int64(w<<52 - s*q)
-		s += uint64(^(r-int64(q))>>63) & 1 // r ≥ q: one more
-		s -= uint64(r>>63) & 1             // r < 0: one less
+// shoup52Barrett computes floor(v·2^52/q) for v < q < 2^50 without a
+// division: with k = bitlen(q)+10 and M = floor(2^(52+k)/q) < 2^63, the
+// estimate floor(v·M/2^k) is the quotient or one less (its error is below
+// v/2^k < 2^-10), fixed by one check of the remainder.
+type shoup52Barrett struct {
+	m, q uint64
+	k    uint
+}
+
+func newShoup52Barrett(q uint64) shoup52Barrett {
+	k := uint(bits.Len64(q)) + 10
+	m, _ := bits.Div64(uint64(1)<<(52+k-64), 0, q)
+	return shoup52Barrett{m: m, q: q, k: k}
+}
+
+func (c shoup52Barrett) of(v uint64) uint64 {
+	hi, lo := bits.Mul64(v, c.m)
+	s := hi<<(64-c.k) | lo>>c.k
+	if v<<52-s*c.q >= c.q { // the remainder, exact modulo 2^64
+		s++
 	}
 	return s
 }

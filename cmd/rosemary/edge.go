@@ -139,6 +139,7 @@ func edgeBench(args []string) error {
 	iters := fs.Int("iters", 20, "repetitions per measurement")
 	asJSON := fs.Bool("json", false, "print JSON")
 	ns := fs.String("n", "4096,16384", "ring degrees to measure (comma-separated presets)")
+	path := fs.String("path", "", "NTT path of the main figures: fly (RISE, on-the-fly twiddles), table, rns (rns IFMA kernels, one lean table per encryptor), rns-shared (one lean table per prime); default: rns where the kernels run, else fly")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -155,7 +156,11 @@ func edgeBench(args []string) error {
 		if err != nil {
 			return err
 		}
-		r, err := edge.MeasureEncrypt(p, *iters)
+		pth := edge.DefaultPath(p)
+		if *path != "" {
+			pth = edge.NTTPath(*path)
+		}
+		r, err := edge.MeasureEncryptPath(p, pth, *iters)
 		if err != nil {
 			return err
 		}
@@ -163,7 +168,7 @@ func edgeBench(args []string) error {
 		if err != nil {
 			return err
 		}
-		r.LattigoEncryptMs, r.LattigoEncryptCPUMs, r.LattigoWorkingBytes = lr.EncryptMs, lr.EncryptCPUMs, lr.WorkingBytes
+		r.SetLattigo(lr.EncryptMs, lr.EncryptCPUMs, lr.WorkingBytes)
 		rows = append(rows, r)
 	}
 	if *asJSON {
@@ -173,13 +178,22 @@ func edgeBench(args []string) error {
 	}
 	w := io.Writer(os.Stdout)
 	fmt.Fprintln(w, "measured on this machine (rosemary edge bench): public-key encryption, fastest of 5 rounds, wall and thread-CPU ms;")
-	fmt.Fprintln(w, "edge = on-the-fly twiddles (RISE), table = precomputed twiddles, lattigo = ckks Encode + rlwe Encrypt (no P)")
-	fmt.Fprintf(w, "%6s %6s %9s %9s %9s %9s %11s %11s %8s %10s %10s %12s %9s %9s\n", "N", "limbs", "enc_ms", "enc_cpu", "table_ms", "table_cpu",
-		"lattigo_ms", "lattigo_cpu", "dec_ms", "work_B", "table_B", "lattigo_B", "fps_qqvga", "fps_qvga")
+	fmt.Fprintln(w, "path: fly = on-the-fly twiddles (RISE), table = precomputed twiddles, rns = rns IFMA kernels with one lean table")
+	fmt.Fprintln(w, "per encryptor, rns-shared = one lean table per prime; lattigo = ckks Encode + rlwe Encrypt (no P);")
+	fmt.Fprintln(w, "work_B = encryptor buffers + context twiddle state (lattigo: its live setup heap + bytes allocated per encryption)")
+	fmt.Fprintf(w, "%6s %6s %-10s %9s %9s %11s %11s %8s %8s %10s %12s %7s %8s %9s %9s\n", "N", "limbs", "path", "enc_ms", "enc_cpu",
+		"lattigo_ms", "lattigo_cpu", "x_wall", "x_cpu", "work_B", "lattigo_B", "work_%", "dec_ms", "fps_qqvga", "fps_qvga")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%6d %6d %9.3f %9.3f %9.3f %9.3f %11.3f %11.3f %8.3f %10d %10d %12d %9.1f %9.1f\n", r.N, r.Limbs, r.EncryptMs, r.EncryptCPUMs,
-			r.EncryptTableMs, r.EncryptTableCPUMs, r.LattigoEncryptMs, r.LattigoEncryptCPUMs, r.DecryptMs, r.WorkingBytes, r.TableWorkingBytes,
-			r.LattigoWorkingBytes, r.FPSQQVGA, r.FPSQVGA)
+		fmt.Fprintf(w, "%6d %6d %-10s %9.3f %9.3f %11.3f %11.3f %8.2f %8.2f %10d %12d %6.1f%% %8.3f %9.1f %9.1f\n", r.N, r.Limbs, r.Path,
+			r.EncryptMs, r.EncryptCPUMs, r.LattigoEncryptMs, r.LattigoEncryptCPUMs, r.SpeedupWall, r.SpeedupCPU, r.WorkingBytes,
+			r.LattigoWorkingBytes, 100*r.WorkingRatio, r.DecryptMs, r.FPSQQVGA, r.FPSQVGA)
+	}
+	fmt.Fprintln(w, "all paths (same rules):")
+	fmt.Fprintf(w, "%6s %-10s %9s %9s %10s\n", "N", "path", "enc_ms", "enc_cpu", "work_B")
+	for _, r := range rows {
+		for _, pr := range r.Paths {
+			fmt.Fprintf(w, "%6d %-10s %9.3f %9.3f %10d\n", r.N, pr.Path, pr.EncryptMs, pr.EncryptCPUMs, pr.WorkingBytes)
+		}
 	}
 	return nil
 }

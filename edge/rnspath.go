@@ -104,13 +104,25 @@ func (c *Context) tableFor(own *rns.NTTTable, i int) (*rns.NTTTable, error) {
 	return own, nil
 }
 
+// reverseLimbs reports whether to process the limbs last to first: they
+// are independent, so when the refilled table own already holds the last
+// limb (as after the previous encryption) the reverse order saves a refill.
+func (c *Context) reverseLimbs(own *rns.NTTTable) bool {
+	return own != nil && len(c.limbs) > 1 && own.Q == c.limbs[len(c.limbs)-1].hdr.Q
+}
+
 // encryptRNS is Encrypt's limb loop on the rns paths: the three forward
 // transforms and the two products c0 += u·pk0, c1 += u·pk1 run in the rns
 // kernels.
 func (e *Encryptor) encryptRNS(ct *Ciphertext) error {
 	c := e.ctx
 	m := ints(e.bg0)
-	for i := range c.limbs {
+	rev := c.reverseLimbs(e.tab)
+	for k := range c.limbs {
+		i := k
+		if rev {
+			i = len(c.limbs) - 1 - k
+		}
 		l := &c.limbs[i]
 		t, err := c.tableFor(e.tab, i)
 		if err != nil {

@@ -106,6 +106,7 @@ func (g *gen) rescale(x val) val {
 
 // mulN returns x·y relinearized and rescaled, with count instances.
 func (g *gen) mulN(x, y val, count int64) val {
+	x, y = g.need(x, 1), g.need(y, 1)
 	x, y = g.align(x, y)
 	if x.level < 1 {
 		g.fail("out of levels for a multiplication")
@@ -120,6 +121,7 @@ func (g *gen) mul(x, y val) val { return g.mulN(x, y, maxCount(x, y)) }
 
 // pmulN returns x·pt rescaled (pt a Stored plaintext), with count instances.
 func (g *gen) pmulN(x, pt val, count int64) val {
+	x = g.need(x, 1)
 	if pt.level < x.level {
 		g.fail("plaintext below its ciphertext")
 		return x
@@ -132,6 +134,7 @@ func (g *gen) pmulN(x, pt val, count int64) val {
 // integer one needs no scaling and the level is dropped instead, so both
 // leave the result one level down at the input's scale.
 func (g *gen) cmul(x val, c float64) val {
+	x = g.need(x, 1)
 	if x.level < 1 {
 		g.fail("out of levels for a constant multiplication")
 		return x
@@ -182,7 +185,8 @@ func (g *gen) sum(x val, count int64) val {
 }
 
 // need returns x with at least levels levels left, bootstrapping it when
-// it has fewer.
+// it has fewer (the multiplications call it with 1, so a value that ran
+// out is bootstrapped where it is next multiplied, as NEXUS re-encrypts).
 func (g *gen) need(x val, levels int) val {
 	if x.level >= levels {
 		return x

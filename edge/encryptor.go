@@ -181,6 +181,7 @@ type SymEncryptor struct {
 	prng  *PRNG // secret randomness (errors)
 	pub   *PRNG // public randomness (a)
 	nonce uint64
+	tab   *rns.NTTTable // PathRNS: the lean forward table, refilled per limb
 }
 
 // NewSymEncryptor returns a symmetric encryptor for sk seeded from crypto/rand.
@@ -193,12 +194,25 @@ func NewSymEncryptor(ctx *Context, sk *SecretKey) (*SymEncryptor, error) {
 		return nil, fmt.Errorf("edge: secret key does not match the context")
 	}
 	n := ctx.params.N
-	return &SymEncryptor{ctx: ctx, sk: sk, bg0: make([]uint64, n), bg1: make([]uint64, n),
-		prng: NewPRNG(seed), pub: NewPRNG(seed)}, nil
+	e := &SymEncryptor{ctx: ctx, sk: sk, bg0: make([]uint64, n), bg1: make([]uint64, n),
+		prng: NewPRNG(seed), pub: NewPRNG(seed)}
+	if ctx.path == PathRNS {
+		if e.tab, err = ctx.leanTable(rns.NTTForward); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
-// WorkingBytes is the working memory beyond the key.
-func (e *SymEncryptor) WorkingBytes() int { return 8*(len(e.bg0)+len(e.bg1)) + 2*prngBytes }
+// WorkingBytes is the working memory beyond the key and the context
+// (including the PathRNS table).
+func (e *SymEncryptor) WorkingBytes() int {
+	w := 8*(len(e.bg0)+len(e.bg1)) + 2*prngBytes
+	if e.tab != nil {
+		w += rnsHeaderBytes + e.tab.TableBytes()
+	}
+	return w
+}
 
 // EncryptSeeded encrypts values: c0 = -a·s + e + Δm with a_i the uniform
 // NTT-domain polynomial of stream (StreamA, limb i) of a fresh public seed.
@@ -230,6 +244,16 @@ func (e *SymEncryptor) EncryptSeeded(values []float64, scale float64, ct *Seeded
 		c0 := ct.C0[i]
 		for j, x := range m {
 			c0[j] = l.mod.ReduceSigned(x)
+		}
+		if c.path.isRNS() {
+			t, err := c.tableFor(e.tab, i)
+			if err != nil {
+				return err
+			}
+			t.Forward(c0, c0)
+			rns.MulMont(e.bg1, e.sk.sm[i], e.bg1, &l.rmod) // a·s (bg1 is free after)
+			rns.Sub(c0, e.bg1, c0, l.mod.Q)
+			continue
 		}
 		l.ntt.Forward(c0)
 		l.mulSub(c0, e.bg1, e.sk.sm[i])

@@ -134,3 +134,61 @@ func TestPathSelection(t *testing.T) {
 		t.Error("PathRNS accepted a 60-bit prime")
 	}
 }
+
+// Seeded symmetric encryption on the rns paths equals the fly path's bit for
+// bit (same secret randomness), over consecutive encryptions.
+func TestRNSPathsSeededBitExact(t *testing.T) {
+	p, _ := Preset(4096)
+	ref, _ := NewContext(p, WithPath(PathFly))
+	sk, _ := ref.genKeysFromSeed([SeedSize]byte{4, 5, 6})
+	s := ref.ExportSecretKey(sk)
+	vals := testValues(p.N / 2)
+	run := func(ctx *Context, esk *SecretKey) []*SeededCiphertext {
+		enc, err := NewSymEncryptor(ctx, esk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc.prng = NewPRNG([SeedSize]byte{7}) // fixed secret randomness
+		var out []*SeededCiphertext
+		for range 3 {
+			ct := ctx.NewSeededCiphertext()
+			if err := enc.EncryptSeeded(vals, 1<<30, ct); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ct)
+		}
+		return out
+	}
+	want := run(ref, sk)
+	for _, path := range []NTTPath{PathRNS, PathRNSShared} {
+		ctx, _ := NewContext(p, WithPath(path))
+		esk, err := ctx.ImportSecretKey(s, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := run(ctx, esk)
+		for k := range got {
+			if got[k].Seed != want[k].Seed {
+				t.Fatalf("%s: ciphertext %d seed differs", path, k)
+			}
+			for i := range got[k].C0 {
+				if !slices.Equal(got[k].C0[i], want[k].C0[i]) {
+					t.Fatalf("%s: ciphertext %d limb %d differs from the fly path's", path, k, i)
+				}
+			}
+		}
+		// And it decrypts after server-side expansion.
+		full, err := ctx.ExpandSeeded(got[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, _ := NewDecryptor(ctx, esk)
+		out := make([]float64, len(vals))
+		if err := dec.Decrypt(full, out); err != nil {
+			t.Fatal(err)
+		}
+		if e := maxErr(out, vals); e > 1e-3 {
+			t.Fatalf("%s: seeded ciphertext decrypts with error %.3g", path, e)
+		}
+	}
+}

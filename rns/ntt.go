@@ -202,15 +202,17 @@ func (t *NTTTable) leanBackward(in, out []uint64, canonical bool) {
 func nttLeanGo(t *NTTTable, a []uint64) {
 	n, q := t.N, t.Q
 	q2 := 2 * q
-	for i := range a {
-		a[i] %= q
+	for i := range a { // inputs below 4q
+		if a[i] >= q2 {
+			a[i] -= q2
+		}
 	}
 	half := n
 	for m := 1; m < n; m <<= 1 {
 		half >>= 1
 		for i := 0; i < m; i++ {
 			w := t.leanRoot(m+i, false)
-			ws := ShoupConstant64(w, q)
+			ws := shoupConstant64(w, q)
 			x := a[2*i*half : 2*i*half+half]
 			y := a[2*i*half+half : 2*(i+1)*half]
 			for j := range x {
@@ -224,8 +226,13 @@ func nttLeanGo(t *NTTTable, a []uint64) {
 			}
 		}
 	}
-	for i := range a {
-		a[i] %= q
+	for i := range a { // [0, 4q) to [0, q)
+		if a[i] >= q2 {
+			a[i] -= q2
+		}
+		if a[i] >= q {
+			a[i] -= q
+		}
 	}
 }
 
@@ -234,15 +241,17 @@ func nttLeanGo(t *NTTTable, a []uint64) {
 func inttLeanGo(t *NTTTable, a []uint64) {
 	n, q := t.N, t.Q
 	q2 := 2 * q
-	for i := range a {
-		a[i] %= q
+	for i := range a { // inputs below 4q
+		if a[i] >= q2 {
+			a[i] -= q2
+		}
 	}
 	span := 1
 	for m := n; m > 1; m >>= 1 {
 		h := m >> 1
 		for i := 0; i < h; i++ {
 			w := t.leanRoot(h+i, true)
-			ws := ShoupConstant64(w, q)
+			ws := shoupConstant64(w, q)
 			x := a[2*i*span : 2*i*span+span]
 			y := a[2*i*span+span : 2*(i+1)*span]
 			for j := range x {
@@ -257,8 +266,12 @@ func inttLeanGo(t *NTTTable, a []uint64) {
 		}
 		span <<= 1
 	}
-	nis := ShoupConstant64(t.NInv, q)
+	nis := shoupConstant64(t.NInv, q)
 	for i := range a {
-		a[i] = MulShoupLazy(a[i], t.NInv, nis, q) % q
+		r := MulShoupLazy(a[i], t.NInv, nis, q)
+		if r >= q {
+			r -= q
+		}
+		a[i] = r
 	}
 }

@@ -292,7 +292,7 @@ func fillLeanDir(r, r52 []uint64, inner *[4][]uint64, psi, q uint64, logN int) {
 	}
 	r[0], r52[0] = 1, sh.of(1)
 	for s := 0; 1<<s < n/4; s++ {
-		w, ws := c[s], ShoupConstant64(c[s], q)
+		w, ws := c[s], shoupConstant64(c[s], q)
 		lo := 1 << s
 		src, dst := r[:lo], r[lo:2*lo]
 		for i, x := range src {
@@ -303,7 +303,7 @@ func fillLeanDir(r, r52 []uint64, inner *[4][]uint64, psi, q uint64, logN int) {
 		}
 	}
 	// R[N/4+x] = ψ^2·R[x] for x < N/4, into the innerTwiddles2 layout.
-	w2, w2s := c[logN-2], ShoupConstant64(c[logN-2], q)
+	w2, w2s := c[logN-2], shoupConstant64(c[logN-2], q)
 	in2, in2s := inner[0][:n/4], inner[1][:n/4]
 	for x := 0; x < n/4; x++ {
 		o := x&^3 + 2*(x&1) + (x>>1)&1
@@ -312,7 +312,7 @@ func fillLeanDir(r, r52 []uint64, inner *[4][]uint64, psi, q uint64, logN int) {
 	}
 	// R[N/2+x] = ψ·R[x] for x < N/2 (R[x] from r or the inner2 copy), into
 	// the innerTwiddles1 layout.
-	w1, w1s := c[logN-1], ShoupConstant64(c[logN-1], q)
+	w1, w1s := c[logN-1], shoupConstant64(c[logN-1], q)
 	in1, in1s := inner[2][:n/2], inner[3][:n/2]
 	sub := [4]int{0, 2, 1, 3}
 	for x := 0; x < n/2; x++ {
@@ -335,8 +335,8 @@ func mulShoup(x, w, ws, q uint64) uint64 {
 	return r - q&-(((r-q)>>63)^1)
 }
 
-// ShoupConstant64 returns floor(w·2^64/q) for w < q.
-func ShoupConstant64(w, q uint64) uint64 {
+// shoupConstant64 returns floor(w·2^64/q) for w < q.
+func shoupConstant64(w, q uint64) uint64 {
 	s, _ := bits.Div64(w, 0, q)
 	return s
 }

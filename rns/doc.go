@@ -23,4 +23,10 @@
 // canonical inputs to MulMont; NTT inputs below 4q). Building with
 // -tags purego, or calling SetPureGo(true), selects the Go code everywhere;
 // tests run both and require identical canonical outputs.
+//
+// NewNTTTableLean builds a table with only what the IFMA NTT reads (2N words
+// per direction instead of NewNTTTable's 8N to 14N) for memory-bound users
+// such as the edge encryptor; Retarget refills it for another prime of the
+// same degree without allocating, so one table can serve the limbs of a
+// ciphertext in turn. Its transforms are bit-identical to the full table's.
 package rns

@@ -175,7 +175,6 @@ type vsBuilder struct {
 	b     *ir.Builder
 	level map[int]int
 	boot  *ir.BootSpec
-	boots int
 	err   error
 }
 
@@ -189,7 +188,6 @@ func (v *vsBuilder) ensure(x, n int) int {
 		v.fail("bootstrapping leaves %d levels, a step needs %d", v.boot.OutputLevel, n)
 		return x
 	}
-	v.boots++
 	return v.set(v.b.Boot(x, *v.boot), v.boot.OutputLevel)
 }
 
@@ -411,11 +409,12 @@ var engorgioBoot = ir.BootSpec{OutputLevel: 28, CtSLevels: 4, StCLevels: 3, Eval
 // in the Rosemary paper (it says only that VQ_L fills more slots); 128 (a
 // SIFT-sized vector) and 1024 (≈ GIST's 960, padded) are our choice.
 func VecSearchFull(name string, way, dim int) VecSearchShape {
+	boot := engorgioBoot
 	return VecSearchShape{
 		Name: name, Params: "engorgio", Entries: 10_000, Dim: dim, Way: way,
 		// Cheon et al. 2020 composite f3∘f3∘g3∘g3 (dg = df = 2).
 		Sign:    []SignPoly{SignG3, SignG3, SignF3, SignF3},
-		DBLevel: 2, Masks: true, Select: true, Boot: &engorgioBoot,
+		DBLevel: 2, Masks: true, Select: true, Boot: &boot,
 	}
 }
 

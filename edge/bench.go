@@ -83,8 +83,8 @@ const benchRounds = 5
 
 // TimeOp runs f once to warm up, then benchRounds rounds of
 // max(ceil(iters/benchRounds), ~50 ms worth) calls on one locked OS thread, and returns the mean
-// wall time and the mean thread CPU time (getrusage RUSAGE_THREAD; 0 where
-// unavailable) of the fastest round, in milliseconds. The CPU time is the
+// wall time and the mean thread CPU time (CLOCK_THREAD_CPUTIME_ID on Linux;
+// 0 where unavailable) of the fastest round, in milliseconds. The CPU time is the
 // robust figure on a loaded machine (it excludes time the thread waited
 // for a core); both are reported.
 func TimeOp(iters int, f func() error) (wallMs, cpuMs float64, err error) {
@@ -94,7 +94,7 @@ func TimeOp(iters int, f func() error) (wallMs, cpuMs float64, err error) {
 	if err := f(); err != nil { // warm-up
 		return 0, 0, err
 	}
-	// Rounds last at least ~50 ms: getrusage is tick-accounted on some kernels.
+	// Rounds last at least ~50 ms, so that a descheduling spike is averaged.
 	one := max(time.Since(t0), time.Microsecond)
 	per := max(1, (iters+benchRounds-1)/benchRounds, int(50*time.Millisecond/one))
 	wallMs, cpuMs = math.Inf(1), math.Inf(1)
@@ -107,7 +107,7 @@ func TimeOp(iters int, f func() error) (wallMs, cpuMs float64, err error) {
 			}
 		}
 		wallMs = math.Min(wallMs, float64(time.Since(start).Nanoseconds())/1e6/float64(per))
-		if c1, ok := threadCPU(); ok && okc {
+		if c1, ok := threadCPU(); ok && okc && c1 > c0 {
 			cpuMs = math.Min(cpuMs, float64(c1-c0)/1e6/float64(per))
 		}
 	}

@@ -139,3 +139,77 @@ func TestHEVECRejectsBadShapes(t *testing.T) {
 		}
 	}
 }
+
+// The small scan split as the compiler plans it (bare: the scan and the
+// merge tree on the SSD, lowered to mPrograms and run on the in-process
+// device interpreter) gives the same scores as the host run.
+func TestHEVECSmallOnDevice(t *testing.T) {
+	train, test := mnist(t)
+	shape := workload.HEVECSmall()
+	shape.Vectors, shape.Pack = 64, 16 // 16 plaintexts, one merge tree of 15 merges
+	p, err := shape.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := compileAll(t, p)["bare"]
+	onDev := 0
+	for i, d := range plan.Placement {
+		if d == "ssd" && p.Nodes[i].Op != ir.OpInput && p.Nodes[i].Op != ir.OpStored && p.Nodes[i].Op != ir.OpOutput {
+			onDev++
+		}
+	}
+	if onDev == 0 {
+		t.Fatal("bare plan runs nothing on the device")
+	}
+	db := make([][]float64, shape.Vectors)
+	for i := range db {
+		db[i] = unit(train[i])
+	}
+	query := unit(test[1])
+	e := newEnv(t, p, false)
+	codec, err := workload.NewHEVECCodec(shape, e.params, 26)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := codec.Database(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := map[string][]engine.Value{}
+	for name, list := range pts {
+		for _, pt := range list {
+			st[name] = append(st[name], engine.Value{Pt: pt})
+		}
+	}
+	qpt, err := codec.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string][]engine.Value{"query": {{Ct: e.encrypt(t, qpt)}}}
+	x, err := engine.NewExecutor(e.preset, e.params, e.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.OnDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
+	out, err := x.Run(plan.Program, in, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Stats.DeviceOps == 0 {
+		t.Fatalf("stats %+v", x.Stats)
+	}
+	got, err := codec.Scores([]*rlwe.Plaintext{e.dec.DecryptNew(out["scores"][0].Ct)}, len(db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range db {
+		var want float64
+		for k := range v {
+			want += v[k] * query[k]
+		}
+		if math.Abs(got[i]-want) > 1e-4 {
+			t.Fatalf("vector %d: %.7f on the device, want %.7f", i, got[i], want)
+		}
+	}
+	t.Logf("%d device ops, %d micro-ops, %d B to the device, %d B back", x.Stats.DeviceOps, x.Stats.DeviceMicroOps, x.Stats.BytesToDevice, x.Stats.BytesFromDevice)
+}

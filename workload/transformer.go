@@ -140,8 +140,8 @@ func (g *gen) expApprox(x val, k int) val {
 // unless it already sits at the bootstrapping level (it is read by every
 // iteration), iterates are bootstrapped when they run low.
 func (g *gen) invSqrt(v val, s TransformerShape) val {
-	if g.boot != nil && v.level < g.boot.OutputLevel {
-		v = g.need(v, g.boot.OutputLevel)
+	if g.boot != nil {
+		v = g.need(v, g.boot.OutputLevel-4)
 	}
 	y := g.addConst(g.cmul(v, s.InitA), s.InitB)
 	half := g.cmul(v, -0.5)
@@ -154,7 +154,11 @@ func (g *gen) invSqrt(v val, s TransformerShape) val {
 	if s.Gold == 0 {
 		return y
 	}
-	y = g.need(y, 2)
+	// One bootstrapping of y ahead of Goldschmidt's 2·Gold + 2 levels
+	// (when the chain allows) instead of one of x and one of h inside.
+	if g.boot != nil {
+		y = g.need(y, min(2*s.Gold+3, g.boot.OutputLevel))
+	}
 	x := g.mul(v, y)
 	h := g.cmul(y, 0.5)
 	for i := 0; i < s.Gold; i++ {
@@ -255,9 +259,18 @@ func (s TransformerShape) norm(g *gen, x val, n int64) val {
 		mu := g.cmul(g.sum(x, n), 1/d)
 		xc = g.sub(x, mu)
 	}
-	xc = g.need(xc, 2)
+	// One bootstrapping of the centred values leaves the variance enough
+	// levels for invert_sqrt (instead of one of xc and one of the variance).
+	if g.boot != nil {
+		xc = g.need(xc, g.boot.OutputLevel-2)
+	}
 	variance := g.cmul(g.sum(g.mul(xc, xc), n), 1/d)
 	inv := g.invSqrt(variance, s)
+	if g.boot != nil {
+		// Bootstrapping the n inverse deviations (not the n·DModel
+		// outputs) hands the next layer fresh levels.
+		inv = g.need(inv, g.boot.OutputLevel-6)
+	}
 	return g.mul(g.need(xc, 1), inv)
 }
 

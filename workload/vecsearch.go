@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 
 	"github.com/rosemary-fhe/rosemary/fhe"
@@ -59,23 +60,28 @@ const signDepth = 3
 // Sum, one Rescale; synchronisation: log2(B) rotate-and-add steps by
 // multiples of E, after which every block holds all E distances.
 //
-// Top-k: Rounds rounds of a k-way tournament (k = Way): in round r every
-// distance is compared with the k−1 entries at offsets j·k^r (j = 1 … k−1;
-// rotations, cyclic over the E entries thanks to the replicated blocks).
-// When masks are on, the k−1 rotated copies are masked into blocks (PMult
-// by a block mask + Rescale, B comparisons per ciphertext, ⌈(k−1)/B⌉
-// ciphertexts) before the HSub; the differences go through the composite
-// sign approximation Sign. Selection (Full only): the comparison results
-// are multiplied together (product tree over the ciphertexts, then over the
-// blocks with rotations), multiplied with the distances and folded with
-// log2(k) rotate-and-add steps onto each group's first slot, which the next
-// round compares with stride k^{r+1}. The k-way comparison follows the
-// k-sorter of Hong, Kim, Choi, Lee, Cheon, "Efficient Sorting of
-// Homomorphic Encrypted Data with k-way Sorting Network" (IEEE TIFS 2021),
-// which Rosemary §III cites beside Engorgio; running only the selection
-// rounds a top-k query needs (not a full sorting network) is our choice.
-// Constant additions ((1+s)/2 of a comparison bit) are not IR operations
-// and are left out, as compiler.ExpandBoot leaves out its own.
+// Top-k: Rounds rounds of a k-way tournament (k = Way). In round r the
+// entries form groups of k at stride k^r; every slot is compared with the
+// k−1 other members of its group (group-cyclic: the partner of position p is
+// position (p + j) mod k, a left rotation by j·k^r where p + j < k and a
+// right rotation by (k − j)·k^r elsewhere, each masked by a stored mask
+// plaintext, MaskValues; cyclic over the E entries thanks to the replicated
+// blocks). With block packing (Masks) comparison j goes to block
+// (j − 1) mod B, B comparisons per ciphertext, ⌈(k−1)/B⌉ ciphertexts, and
+// blocks left over are padded with 1 (above every distance). The
+// differences go through the composite sign approximation Sign. Selection:
+// the comparison bits 1 − s ∈ {0, 2} (an encrypted all-ones vector, "ones",
+// stands in for the constant the IR cannot add) are multiplied over the
+// ciphertexts and then over the blocks (rotations by multiples of E), times
+// the distances scaled by 2^−(number of bits), and folded with log2(k)
+// rotate-and-add steps onto the group's first slot, which then holds the
+// group's minimum and moves on to round r + 1. The k-way comparison
+// follows the k-sorter of Hong, Kim, Choi, Lee, Cheon, "Efficient Sorting
+// of Homomorphic Encrypted Data with k-way Sorting Network" (IEEE TIFS
+// 2021), which Rosemary §III cites beside Engorgio; running only the
+// selection rounds a top-k query needs (not a full sorting network) is our
+// choice. Without Select, one round of comparisons is run and the signs are
+// returned.
 //
 // Bootstrapping: when Boot is set, the working distance ciphertext is
 // bootstrapped at the start of every round when Boot.OutputLevel covers a
@@ -96,9 +102,9 @@ type VecSearchShape struct {
 	// Masks packs the k−1 comparisons of a round into blocks (needs B > 1
 	// and a level); off, each comparison is its own ciphertext.
 	Masks bool
-	// Select emits the selection step after the comparisons (the winner's
-	// distance moves on); off, the round outputs the comparison signs
-	// (one round only).
+	// Select emits the group-cyclic comparisons and the selection step
+	// (the group minimum moves on); off, one round of plain comparisons
+	// outputs its signs.
 	Select bool
 	Boot   *ir.BootSpec
 }
@@ -275,7 +281,7 @@ func (v *vsBuilder) sign(x int, polys []SignPoly) int {
 // RoundLevels is the number of levels one round consumes.
 func (s VecSearchShape) RoundLevels(lay VecSearchLayout) int {
 	n := signDepth * len(s.Sign)
-	if s.Masks {
+	if s.Masks || s.Select {
 		n++
 	}
 	if s.Select {
@@ -312,7 +318,19 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		d = v.add(d, v.rot(d, i))
 	}
 
-	var masks []int
+	// ones is an encrypted all-ones vector stored with the database: the
+	// IR has no constant addition, and a comparison bit 1 − s needs one.
+	ones := -1
+	if s.Select {
+		l := s.DBLevel
+		if s.Boot != nil {
+			l = max(l, s.Boot.OutputLevel)
+		}
+		ones = v.set(b.Stored("ones", l, 1, false), l)
+	}
+	mask := func(r, j int, kind string) int {
+		return v.set(b.Stored(MaskName(r, j, kind), v.level[d], 1, true), v.level[d])
+	}
 	stride := 1
 	var signs []int
 	for r := 0; r < lay.Rounds; r++ {
@@ -322,28 +340,43 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		if s.Boot != nil && v.level[d] < need {
 			d = v.ensure(d, min(need, s.Boot.OutputLevel))
 		}
-		if s.Masks {
-			d = v.ensure(d, 1)
-		}
-		// The k−1 comparison partners.
+		// The k−1 comparison partners: with selection, group-cyclic
+		// (partner of group position p is position (p + j) mod k: a left
+		// rotation by j·stride where p + j < k, a right rotation by
+		// (k − j)·stride elsewhere, each masked); with block packing,
+		// comparison j goes to block (j − 1) mod B of ciphertext
+		// ⌊(j − 1)/B⌋.
 		var cmp []int
-		if s.Masks {
+		if s.Masks || s.Select {
+			d = v.ensure(d, 1)
 			packed := make([]int, lay.Packed)
 			for j := 1; j < s.Way; j++ {
-				blk := (j - 1) % lay.Blocks
-				if len(masks) <= blk {
-					masks = append(masks, v.set(b.Stored(fmt.Sprintf("mask/%d", len(masks)), v.level[d], 1, true), v.level[d]))
+				g := j - 1
+				if s.Masks {
+					g = (j - 1) / lay.Blocks
 				}
-				m := v.rescale(v.set(b.PMult(v.rot(d, j*stride), masks[blk]), v.level[d]))
-				g := (j - 1) / lay.Blocks
-				if blk == 0 {
-					packed[g] = m
+				var t int
+				if s.Select {
+					lo := v.set(b.PMult(v.rot(d, j*stride), mask(r, j, "lo")), v.level[d])
+					hi := v.set(b.PMult(v.rot(d, lay.Slots-(s.Way-j)*stride), mask(r, j, "hi")), v.level[d])
+					t = v.add(lo, hi)
 				} else {
-					packed[g] = v.add(packed[g], m)
+					t = v.set(b.PMult(v.rot(d, j*stride), mask(r, j, "block")), v.level[d])
 				}
+				if s.Masks && (j-1)%lay.Blocks != 0 {
+					t = v.add(packed[g], t)
+				}
+				packed[g] = t
+			}
+			if s.Select && s.Masks && (s.Way-1)%lay.Blocks != 0 {
+				// Blocks without a comparison hold 1 (above every
+				// distance), so their comparison bit is 1 too.
+				last := lay.Packed - 1
+				pad := v.set(b.PMult(v.down(ones, v.level[d]), mask(r, 0, "pad")), v.level[d])
+				packed[last] = v.add(packed[last], pad)
 			}
 			for _, p := range packed {
-				cmp = append(cmp, v.sub(d, p))
+				cmp = append(cmp, v.sub(d, v.rescale(p)))
 			}
 		} else {
 			for j := 1; j < s.Way; j++ {
@@ -357,9 +390,14 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		if !s.Select {
 			break
 		}
-		// Selection: product of the comparison results (over ciphertexts,
-		// then over the blocks), times the distances, folded onto the
-		// group's first slot.
+		// Selection: bits 1 − s ∈ {0, 2} (2 where the entry is below its
+		// partner), multiplied over the ciphertexts and then over the
+		// blocks, times the distances scaled by 2^−factors, folded onto
+		// the group's first slot: the group minimum.
+		factors := len(signs)
+		for i, x := range signs {
+			signs[i] = v.sub(v.down(ones, v.level[x]), x)
+		}
 		for len(signs) > 1 {
 			var next []int
 			for i := 0; i+1 < len(signs); i += 2 {
@@ -372,12 +410,14 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		}
 		w := signs[0]
 		if s.Masks {
+			factors *= lay.Blocks
 			for i := lay.E; i < lay.Slots; i *= 2 {
 				w = v.ensure(w, 1)
 				w = v.mul(w, v.rot(w, i))
 			}
 		}
-		best := v.mul(v.ensure(w, 1), v.ensure(d, 1))
+		scaled := v.cmulFrac(v.ensure(d, 1), math.Ldexp(1, -factors))
+		best := v.mul(v.ensure(w, 1), v.ensure(scaled, 1))
 		for i := stride; i < stride*s.Way; i *= 2 {
 			best = v.add(best, v.rot(best, i))
 		}
@@ -395,6 +435,48 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		return nil, v.err
 	}
 	return b.Build()
+}
+
+// MaskName names the stored mask plaintext of round r, comparison j and
+// kind ("lo", "hi", "block", or "pad" with j = 0).
+func MaskName(r, j int, kind string) string { return fmt.Sprintf("mask/%d/%d/%s", r, j, kind) }
+
+// MaskValues returns the slot values of the mask MaskName(r, j, kind): 1 in
+// the slots that take part, 0 elsewhere. Slot i holds entry e = i mod E of
+// block i / E; its group position in round r is p = ⌊e / k^r⌋ mod k.
+// "lo" keeps the slots whose partner p + j lies in the group (p + j < k),
+// "hi" those whose partner wraps around (p + j ≥ k), "block" block
+// (j − 1) mod B; with block packing "lo" and "hi" are also restricted to
+// that block, and "pad" selects the blocks of the last packed ciphertext
+// that hold no comparison.
+func (s VecSearchShape) MaskValues(lay VecSearchLayout, r, j int, kind string) ([]float64, error) {
+	stride := 1
+	for i := 0; i < r; i++ {
+		stride *= s.Way
+	}
+	out := make([]float64, lay.Slots)
+	for i := range out {
+		e, blk := i%lay.E, i/lay.E
+		p := e / stride % s.Way
+		inBlock := !s.Masks || blk == (j-1)%lay.Blocks
+		var on bool
+		switch kind {
+		case "lo":
+			on = inBlock && p+j < s.Way
+		case "hi":
+			on = inBlock && p+j >= s.Way
+		case "block":
+			on = blk == (j-1)%lay.Blocks
+		case "pad":
+			on = s.Masks && blk >= (s.Way-1)%lay.Blocks
+		default:
+			return nil, fmt.Errorf("workload: vecsearch: unknown mask kind %q", kind)
+		}
+		if on {
+			out[i] = 1
+		}
+	}
+	return out, nil
 }
 
 // engorgioBoot is the bootstrapping of the engorgio preset (N=2^17, 43

@@ -244,7 +244,7 @@ func TestVecSearchFullShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			boots, rots, mults := 0, 0, int64(0)
+			boots, rots, pmults, mults := 0, 0, 0, int64(0)
 			for _, n := range p.Nodes {
 				switch n.Op {
 				case ir.OpBoot:
@@ -256,16 +256,22 @@ func TestVecSearchFullShapes(t *testing.T) {
 					rots++
 				case ir.OpHMult:
 					mults += n.Count
+				case ir.OpPMult:
+					pmults++
 				case ir.OpInput:
 					if n.Count != int64(c.queryCts) || n.Level != 2 {
 						t.Fatalf("query %+v", n)
 					}
 				}
 			}
-			// Per round: k−1 comparison rotations, log2(4) block products,
-			// log2(k) folds; plus log2(4) synchronisation rotations.
+			// Per round: 2(k−1) group-cyclic comparison rotations, log2(4)
+			// block products, log2(k) folds; plus log2(4) synchronisation
+			// rotations. Per round 2(k−1) masks and one padding mask.
 			lg := func(x int) int { return int(math.Log2(float64(x))) }
-			wantRots := 2 + c.rounds*((c.way-1)+2+lg(c.way))
+			wantRots := 2 + c.rounds*(2*(c.way-1)+2+lg(c.way))
+			if pmults != c.rounds*(2*(c.way-1)+1) {
+				t.Fatalf("%d plaintext products", pmults)
+			}
 			// Per sign polynomial 5 products (x², x³, x⁴, x⁵, x⁷); per round the product tree,
 			// block products and the selection.
 			wantMults := int64(c.queryCts) + int64(c.rounds)*int64(c.packed*4*5+(c.packed-1)+2+1)

@@ -392,9 +392,10 @@ type convOpts struct {
 
 // conv emits n identical MULTPARCONV + BN layers (n > 1 only in the grouped
 // form) on x and returns their outputs (count n, two levels down): 8
-// kernel rotations; per group 9 weight products, SumSlots, a selection mask
-// (PMult) and a placement rotation; the groups added; log2 P_out
-// rotate-and-add steps replicating the output for the next layer.
+// kernel rotations; per group 9 weight products (EW: HMult + Relinearize),
+// SumSlots, a selection mask (PMult) and a placement
+// rotation; the groups added; log2 P_out rotate-and-add steps replicating
+// the output for the next layer.
 func (g *gen) conv(x val, s ConvShape, n int64, name string, o convOpts) val {
 	if err := s.check(); err != nil {
 		g.fail("%v", err)
@@ -433,6 +434,8 @@ func (g *gen) conv(x val, s ConvShape, n int64, name string, o convOpts) val {
 			w := g.stored(wname, taps[u].level, cnt, !o.encrypted)
 			var p val
 			if o.encrypted {
+				// Relinearized per product: the device lowering adds
+				// degree-1 operands only.
 				m := g.node(ir.OpHMult, cnt, taps[u].level, 2, taps[u].id, w.id)
 				p = val{g.node(ir.OpRelinearize, cnt, taps[u].level, 1, m), taps[u].level, cnt}
 			} else {
@@ -565,9 +568,10 @@ type ResNetShape struct {
 // shortcut, where the network adds it after every second convolution: B
 // (or B − 1) HAdds too many per stage, 52 for ResNet-110. All other
 // operation counts per layer are exact; the chaining between the grouped
-// layers is not represented. Six bootstrapping sites remain (conv1, the two
-// stride-2 convolutions, the three runs), which keeps the expanded program
-// and its compilation small.
+// layers is not represented. Five bootstrapping sites remain (the two
+// stride-2 convolutions and the three runs; conv1's activation runs on the
+// fresh ciphertext's levels), which keeps the expanded program and its
+// compilation small.
 func (s ResNetShape) Program() (*ir.Program, error) {
 	if s.Blocks < 2 {
 		return nil, fmt.Errorf("workload: resnet needs at least 2 blocks per stage")
@@ -585,8 +589,11 @@ func (s ResNetShape) Program() (*ir.Program, error) {
 			y = g.add(y, *shortcut)
 		}
 		// AppReLU and the next convolution (two levels) on one bootstrapping.
-		y = g.need(y, s.ReLU.Depth()+2)
-		y = g.add(y, g.conj(y)) // imaginary removal after bootstrapping
+		b := g.need(y, s.ReLU.Depth()+2)
+		if b.id != y.id {
+			b = g.add(b, g.conj(b)) // imaginary removal after bootstrapping
+		}
+		y = b
 		y = g.relu(y, s.ReLU)
 		return g.sum(y, 1)
 	}

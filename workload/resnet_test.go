@@ -348,3 +348,66 @@ func TestResNet110Compiles(t *testing.T) {
 		}
 	}
 }
+
+// The small forms of resnet-uw, resnet-ew and bert run split as the full
+// compiler places them (most nodes on the SSD engine's mPrograms) and
+// decrypt to the host-only run's values.
+func TestSmallFormsRunSplit(t *testing.T) {
+	a, err := arch.Preset("rosemary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newCKKSRun(t, "insecure-test-deep")
+	for _, w := range []string{"resnet-uw:small", "resnet-ew:small", "bert:small"} {
+		p, err := Program(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := compiler.Compile(p, a, compiler.Options{Opt: "full"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vecs := map[string][][]float64{}
+		for _, n := range plan.Program.Nodes {
+			if n.Op == ir.OpInput || n.Op == ir.OpStored {
+				for i := int64(0); i < n.Count; i++ {
+					v := make([]float64, 64)
+					for k := range v {
+						v[k] = wave(int(i)+len(n.Name), k, 0.05)
+					}
+					vecs[n.Name] = append(vecs[n.Name], v)
+				}
+			}
+		}
+		r.keysFor(plan.Program)
+		in, st := r.values(t, plan.Program, vecs)
+		outs := make([]map[string][]engine.Value, 2)
+		var dev int64
+		for k, split := range []bool{false, true} {
+			x, err := engine.NewExecutor(r.preset, r.params, r.keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if split {
+				x.OnDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
+			}
+			if outs[k], err = x.Run(plan.Program, in, st); err != nil {
+				t.Fatalf("%s (split %v): %v", w, split, err)
+			}
+			dev = x.Stats.DeviceOps
+		}
+		if dev == 0 {
+			t.Fatalf("%s: nothing ran on the device", w)
+		}
+		for name, host := range outs[0] {
+			for i := range host {
+				a, b := r.decrypt(t, host[i].Ct), r.decrypt(t, outs[1][name][i].Ct)
+				for k := range a {
+					if math.Abs(a[k]-b[k]) > 1e-9 {
+						t.Fatalf("%s: output %s[%d] slot %d: split %v, host %v", w, name, i, k, b[k], a[k])
+					}
+				}
+			}
+		}
+	}
+}

@@ -42,8 +42,13 @@ import (
 // comparisons (sgn_eval2 with 3 + 3 odd degree-9 polynomials, depth 4 each)
 // selecting a degree-12 polynomial piece and the identity. Bootstrapping is
 // placed as NEXUS re-encrypts: when the next step needs more levels than a
-// value has left, and before each invert_sqrt. Constants are added through
-// an encrypted all-ones ciphertext (the IR has no plaintext addition).
+// value has left, before each invert_sqrt (its input is read by every
+// iteration) and ahead of its Goldschmidt iterations, and on LayerNorm's
+// centred values and inverse deviations (our placement, chosen to bootstrap
+// the smaller tensors). Constants are added through an encrypted all-ones
+// ciphertext (the IR has no plaintext addition). Products are relinearized
+// before they are summed (ir.Sum folds degree-1 values only), where NEXUS
+// sums first: the programs count one Relinearize per HMult.
 type TransformerShape struct {
 	Name    string
 	Params  string

@@ -335,6 +335,15 @@ func TestResNet110Compiles(t *testing.T) {
 		if !kinds[wantKind] {
 			t.Errorf("%s: weights are not %s operands", name, wantKind)
 		}
+		// 109 convolutions × 16 groups × (9 taps + 1 mask), 2 shortcuts × 16
+		// masks, 10 classes; EW turns the taps into HMults.
+		wantPMult := int64(109*16*10 + 2*16 + 10)
+		if name == "resnet-ew" {
+			wantPMult -= 109 * 16 * 9
+		}
+		if got := opCounts(p)[ir.OpPMult]; got != wantPMult {
+			t.Errorf("%s: %d PMults, want %d", name, got, wantPMult)
+		}
 		var lat []float64
 		for _, opt := range []string{"bare", "tdap", "full"} {
 			plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})

@@ -35,6 +35,14 @@ type keyRef struct {
 	rot  int    // normalised rotation for "rot"
 }
 
+// name is the key's name in a Plan: "rlk", "conj" or "rot<r>".
+func (k keyRef) name() string {
+	if k.kind == "rot" {
+		return fmt.Sprintf("rot%d", k.rot)
+	}
+	return k.kind
+}
+
 func (u *unit) slots(params string) int {
 	r, _, _ := u.cm.Prof.Ring(params)
 	return 1 << (r.LogN - 1)
@@ -107,7 +115,9 @@ func passRotationKeys(u *unit) error {
 		if k.kind == "rot" {
 			u.plan.HotRotations = append(u.plan.HotRotations, k.rot)
 		}
+		u.plan.HotKeys = append(u.plan.HotKeys, k.name())
 	}
+	sort.Strings(u.plan.HotKeys)
 	sort.Ints(u.plan.HotRotations)
 	if u.plan.KeysOnChip || len(u.plan.HotRotations) == 0 || u.noRewrite {
 		return nil
@@ -317,6 +327,13 @@ func passPlacement(u *unit) error {
 		after, evicted := u.spills(u.order, capacity-min(hot, capacity), true)
 		u.plan.SpilledBytesBefore = before
 		u.plan.SpilledBytes = after
+		u.plan.Streamed = u.plan.Streamed[:0]
+		for v, ok := range streamable(u.prog, func(v int) bool { return u.assign[v] == tdap.SSD }) {
+			if ok {
+				u.plan.Streamed = append(u.plan.Streamed, v)
+			}
+		}
+		sort.Ints(u.plan.Streamed)
 		u.cm.Resident = map[int]bool{}
 		for i, n := range u.prog.Nodes {
 			if u.assign[i] == tdap.SSD && !evicted[i] && n.Op != ir.OpStored {
@@ -370,8 +387,10 @@ func passResidencyHint(u *unit) error {
 	if !u.optimistic {
 		return nil
 	}
-	for v := range streamable(u.prog, func(int) bool { return true }) {
-		u.cm.Resident[v] = true
+	for v, ok := range streamable(u.prog, func(int) bool { return true }) {
+		if ok {
+			u.cm.Resident[v] = true
+		}
 	}
 	return nil
 }

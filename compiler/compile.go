@@ -202,6 +202,7 @@ func passCost(u *unit) error {
 		// Keys plus working data: the keys may take half the on-chip memory.
 		u.cm.HostKeysOnChip = int64(len(keys))*2*half <= u.arch.Host.OnChipBytes/2
 	}
+	u.plan.HostKeysOnChip = u.cm.HostKeysOnChip
 	u.costs = make([]NodeCost, len(u.prog.Nodes))
 	prob := tdap.Problem{Nodes: make([]tdap.Node, len(u.prog.Nodes))}
 	for i, n := range u.prog.Nodes {
@@ -342,16 +343,7 @@ func (u *unit) programBytes(n ir.Node) (int64, error) {
 	case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
 		return 0, nil
 	}
-	op, inst := n.Op, n.Count
-	if n.Op == ir.OpSum {
-		op, inst = ir.OpHAdd, n.Count*(u.prog.Nodes[n.Args[0]].Count/n.Count-1)
-	}
-	a := u.prog.Nodes[n.Args[0]]
-	level := a.Level
-	if n.Op == ir.OpModRaise {
-		level = n.Level
-	}
-	prof, err := u.cm.Prof.Of(op, n.Params, level, a.Degree)
+	prof, inst, err := u.cm.Prof.NodeWork(u.prog, n)
 	if err != nil {
 		return 0, err
 	}

@@ -99,20 +99,12 @@ func (cm *CostModel) Cost(p *ir.Program, n ir.Node) (NodeCost, error) {
 	case ir.OpBoot:
 		return NodeCost{}, fmt.Errorf("compiler: node %d: Boot must be expanded before costing", n.ID)
 	}
-	op, instances := n.Op, float64(n.Count)
 	first := p.Nodes[n.Args[0]]
-	if n.Op == ir.OpSum {
-		k := first.Count / n.Count
-		op, instances = ir.OpHAdd, float64(n.Count)*float64(k-1)
-	}
-	level := first.Level
-	if n.Op == ir.OpModRaise {
-		level = n.Level
-	}
-	prof, err := cm.Prof.Of(op, n.Params, level, first.Degree)
+	prof, inst, err := cm.Prof.NodeWork(p, n)
 	if err != nil {
 		return NodeCost{}, err
 	}
+	instances := float64(inst)
 	var c NodeCost
 	for _, ssd := range []bool{false, true} {
 		t, err := cm.deviceSeconds(n, prof, ssd)

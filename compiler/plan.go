@@ -28,6 +28,15 @@ type Plan struct {
 	KeysOnChip         bool  `json:"keys_on_chip"`
 	HotRotations       []int `json:"hot_rotations,omitempty"`
 	RotationsRewritten int   `json:"rotations_rewritten"`
+
+	// CLCAO's decisions, for the simulator to follow rather than re-derive:
+	// the evaluation keys kept in eDRAM ("rlk", "conj", "rot<r>" with r
+	// normalised modulo the slots), the counted values streamed one
+	// instance at a time into their consumers, and whether the host
+	// accelerator holds all keys on chip.
+	HotKeys        []string `json:"hot_keys,omitempty"`
+	Streamed       []int    `json:"streamed,omitempty"`
+	HostKeysOnChip bool     `json:"host_keys_on_chip"`
 }
 
 // PlanSegment is a maximal run of same-device nodes in execution order.

@@ -172,3 +172,26 @@ func scaleProfile(p Profile, num, den int64) Profile {
 	}
 	return q
 }
+
+// NodeWork is the work of a compute node: the profile of one instance of
+// the operation it runs and how many instances run. A Sum of k instances
+// per group runs count·(k−1) HAdds; ModRaise is profiled at its target
+// level. The cost model and the simulator both call this.
+func (pf *Profiler) NodeWork(p *ir.Program, n ir.Node) (Profile, int64, error) {
+	if len(n.Args) == 0 {
+		return Profile{}, 0, fmt.Errorf("compiler: node %d (%s) does no work", n.ID, n.Op)
+	}
+	first := p.Nodes[n.Args[0]]
+	op, instances, level := n.Op, n.Count, first.Level
+	switch n.Op {
+	case ir.OpSum:
+		if first.Count%n.Count != 0 {
+			return Profile{}, 0, fmt.Errorf("compiler: node %d: Sum of %d instances into %d groups", n.ID, first.Count, n.Count)
+		}
+		op, instances = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
+	case ir.OpModRaise:
+		level = n.Level
+	}
+	prof, err := pf.Of(op, n.Params, level, first.Degree)
+	return prof, instances, err
+}

@@ -255,15 +255,14 @@ func (x *exec) build() error {
 		if v.kind == kindCompute {
 			// The same operation/instance mapping as compiler.CostModel.Cost:
 			// Sum folds k instances per group with k-1 HAdds.
-			op, first := n.Op, p.Nodes[n.Args[0]]
+			first := p.Nodes[n.Args[0]]
 			if n.Op == ir.OpSum {
 				if first.Count%n.Count != 0 || first.Count < n.Count {
 					return fmt.Errorf("system: node %d: Sum of %d instances into %d groups", i, first.Count, n.Count)
 				}
 				v.k = first.Count / n.Count
-				op = ir.OpHAdd
 			}
-			pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
+			pr, _, err := prof.NodeWork(p, n)
 			if err != nil {
 				return fmt.Errorf("system: node %d: %w", i, err)
 			}
@@ -399,29 +398,15 @@ func (x *exec) keys(prof *compiler.Profiler, params string) error {
 			used[k] = true
 		}
 	}
-	x.hostKeys = int64(len(used))*2*x.keyHalf <= x.a.Host.OnChipBytes/2
+	// The host keeps keys on chip when the compiler decided so.
+	x.hostKeys = x.plan.HostKeysOnChip
 	x.onChipCap = x.a.SRAM.CapacityBytes
 	if !x.clcao || x.a.EDRAM.CapacityBytes == 0 || x.keyHalf == 0 {
 		return nil
 	}
-	capacity := x.a.EDRAM.CapacityBytes / x.keyHalf
-	hot := map[int]bool{}
-	for _, r := range x.plan.HotRotations {
-		hot[r] = true
-	}
-	// CLCAO's order: rlk, then conj, then rotations (the plan lists them).
-	var idx int64
-	for _, k := range []string{"rlk", "conj"} {
+	// CLCAO's hot set, as the plan records it.
+	for _, k := range x.plan.HotKeys {
 		if used[k] {
-			if idx < capacity {
-				x.hotKeys[k] = true
-			}
-			idx++
-		}
-	}
-	for k := range used {
-		var r int
-		if _, err := fmt.Sscanf(k, "rot%d", &r); err == nil && (hot[r] || x.plan.KeysOnChip) {
 			x.hotKeys[k] = true
 		}
 	}
@@ -438,19 +423,10 @@ func (x *exec) streaming() {
 	if !x.clcao {
 		return
 	}
-	for i := len(x.nodes) - 1; i >= 0; i-- {
-		v := x.nodes[i]
-		if v.ir.Count <= 1 || v.dev != onSSD || v.kind != kindCompute || len(v.users) == 0 {
-			continue
+	for _, i := range x.plan.Streamed {
+		if i >= 0 && i < len(x.nodes) && x.nodes[i].dev == onSSD {
+			x.nodes[i].streamed = true
 		}
-		ok := true
-		for _, u := range v.users {
-			w := x.nodes[u]
-			if w.dev != onSSD || w.kind != kindCompute || !(w.ir.Op == ir.OpSum || (w.ir.Count == v.ir.Count && w.streamed)) {
-				ok = false
-			}
-		}
-		v.streamed = ok
 	}
 }
 

@@ -52,7 +52,7 @@ const signDepth = 3
 // selection by k-way comparisons with a composite sign approximation and
 // bootstrapping.
 //
-// Layout (ours; Engorgio packs one row per slot): Entries are padded to
+// Layout (ours, not Engorgio's exact encoding): Entries are padded to
 // E = 2^⌈log2 Entries⌉ slots, the N/2 slots hold B = N/(2E) blocks, and the
 // Dim dimensions are spread over C = ⌈Dim/B⌉ ciphertexts: ciphertext c,
 // block b, slot e holds dimension b·C + c of entry e. The query comes
@@ -80,8 +80,11 @@ const signDepth = 3
 // of Homomorphic Encrypted Data with k-way Sorting Network" (IEEE TIFS
 // 2021), which Rosemary §III cites beside Engorgio; running only the
 // selection rounds a top-k query needs (not a full sorting network) is our
-// choice. Without Select, one round of comparisons is run and the signs are
-// returned.
+// choice. After the last round the output "topk" holds, at the multiples of
+// TopSlot, the minima of the E/TopSlot final groups (the client's top-1 is
+// the least of them; the k nearest overall are exact only when they fall in
+// different groups). Without Select, one round of comparisons is run and
+// the signs are returned.
 //
 // Bootstrapping: when Boot is set, the working distance ciphertext is
 // bootstrapped at the start of every round when Boot.OutputLevel covers a

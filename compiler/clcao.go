@@ -328,10 +328,8 @@ func passPlacement(u *unit) error {
 		u.plan.SpilledBytesBefore = before
 		u.plan.SpilledBytes = after
 		u.plan.Streamed = u.plan.Streamed[:0]
-		for v, ok := range streamable(u.prog, func(v int) bool { return u.assign[v] == tdap.SSD }) {
-			if ok {
-				u.plan.Streamed = append(u.plan.Streamed, v)
-			}
+		for v := range streamable(u.prog, func(v int) bool { return u.assign[v] == tdap.SSD }) {
+			u.plan.Streamed = append(u.plan.Streamed, v)
 		}
 		sort.Ints(u.plan.Streamed)
 		u.cm.Resident = map[int]bool{}
@@ -356,25 +354,31 @@ func passPlacement(u *unit) error {
 }
 
 // streamable returns the counted values CLCAO can produce and consume one
-// instance at a time: every user is on the SSD and is a Sum (which folds
-// instances into a running accumulator) or an element-wise node of the
-// same count that is itself streamed.
+// instance at a time, so that only one instance is ever live: every user
+// is on the SSD and is either a Sum (which folds instances into a running
+// accumulator) or an element-wise node of the same count (its instance k
+// reads only instance k). The users' own results may still be
+// materialised; fusing producer and consumer instance by instance is what
+// keeps the producer's live range short.
 func streamable(p *ir.Program, onSSD func(int) bool) map[int]bool {
 	users := p.Users()
 	streamed := map[int]bool{}
-	for i := len(p.Nodes) - 1; i >= 0; i-- {
-		n := p.Nodes[i]
-		if n.Count <= 1 || !onSSD(i) || n.Op == ir.OpStored || len(users[i]) == 0 {
+	for i, n := range p.Nodes {
+		// LevelDown moves no data (it only drops limbs): values pass through
+		// it materialised.
+		if n.Count <= 1 || !onSSD(i) || n.Op == ir.OpStored || n.Op == ir.OpLevelDown || len(users[i]) == 0 {
 			continue
 		}
 		ok := true
 		for _, w := range users[i] {
 			un := p.Nodes[w]
-			if !onSSD(w) || !(un.Op == ir.OpSum || (un.Count == n.Count && streamed[w])) {
+			if !onSSD(w) || !(un.Op == ir.OpSum || un.Count == n.Count) || un.Op == ir.OpOutput || un.Op == ir.OpLevelDown {
 				ok = false
 			}
 		}
-		streamed[i] = ok
+		if ok {
+			streamed[i] = true
+		}
 	}
 	return streamed
 }
@@ -387,10 +391,8 @@ func passResidencyHint(u *unit) error {
 	if !u.optimistic {
 		return nil
 	}
-	for v, ok := range streamable(u.prog, func(int) bool { return true }) {
-		if ok {
-			u.cm.Resident[v] = true
-		}
+	for v := range streamable(u.prog, func(int) bool { return true }) {
+		u.cm.Resident[v] = true
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package model
 
 import (
+	"bytes"
+	"compress/gzip"
 	_ "embed"
 	"fmt"
+	"io"
 )
 
 //go:generate go run ./internal/trainmnist
@@ -42,4 +45,47 @@ func TestSubset() (Dataset, error) {
 		return Dataset{}, fmt.Errorf("model: embedded subset: %d images, %d labels", len(imgs), len(labels))
 	}
 	return Dataset{Images: imgs, Labels: labels}, nil
+}
+
+// The first 1024 MNIST training images, gzipped (written by
+// go run ./hempc/model/internal/trainsubset): the demo's vector database.
+var (
+	//go:embed testdata/train-subset-images-idx3-ubyte.gz
+	trainSubsetImages []byte
+	//go:embed testdata/train-subset-labels-idx1-ubyte.gz
+	trainSubsetLabels []byte
+)
+
+// TrainSubset returns the committed first 1024 images of the MNIST
+// training set.
+func TrainSubset() (Dataset, error) {
+	img, err := gunzip(trainSubsetImages)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
+	}
+	lab, err := gunzip(trainSubsetLabels)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
+	}
+	imgs, err := DecodeIDXImages(img)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
+	}
+	labels, err := DecodeIDXLabels(lab)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
+	}
+	if len(imgs) != len(labels) {
+		return Dataset{}, fmt.Errorf("model: embedded training subset: %d images, %d labels", len(imgs), len(labels))
+	}
+	return Dataset{Images: imgs, Labels: labels}, nil
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return io.ReadAll(io.LimitReader(zr, 64<<20))
 }

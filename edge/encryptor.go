@@ -107,6 +107,40 @@ func (e *Encryptor) Encrypt(values []float64, scale float64, ct *Ciphertext) err
 	if err := encodeInto(e.bg0, values, scale, c.logN); err != nil {
 		return err
 	}
+	return e.encryptEncoded(scale, ct)
+}
+
+// EncryptCoeffs encrypts the polynomial Σ round(Δ·coeffs[i])·X^i directly
+// (coefficient encoding, as HEVEC-style inner-product queries use): the
+// same encryption as Encrypt without the slot encoding. It allocates
+// nothing.
+func (e *Encryptor) EncryptCoeffs(coeffs []float64, scale float64, ct *Ciphertext) error {
+	c := e.ctx
+	if err := c.checkCiphertext(ct); err != nil {
+		return err
+	}
+	n := 1 << c.logN
+	if len(coeffs) > n {
+		return fmt.Errorf("edge: %d coefficients exceed N=%d", len(coeffs), n)
+	}
+	if !(scale >= 1) || math.IsInf(scale, 0) {
+		return fmt.Errorf("edge: scale %v out of range", scale)
+	}
+	m := ints(e.bg0)
+	clear(m)
+	for i, v := range coeffs {
+		y := math.Floor(v*scale + 0.5)
+		if math.IsNaN(y) || y >= maxCoeff || y <= -maxCoeff {
+			return fmt.Errorf("edge: coefficient %d = %v does not fit at scale %v", i, v, scale)
+		}
+		m[i] = int64(y)
+	}
+	return e.encryptEncoded(scale, ct)
+}
+
+// encryptEncoded encrypts the signed message coefficients held in bg0.
+func (e *Encryptor) encryptEncoded(scale float64, ct *Ciphertext) error {
+	c := e.ctx
 	e.nonce++
 	p := e.prng
 	// Δm + e0 as signed integers (|e0| ≤ 21).

@@ -40,6 +40,12 @@ type Options struct {
 	// VecPlaintexts, VecDim, VecGroups size the vector database (default
 	// the workload's small form: 8 plaintexts, 4-d, 2 groups).
 	VecPlaintexts, VecDim, VecGroups int
+	// HEVECVectors sizes the hevec database (MNIST images, default 1024);
+	// EdgeQuery encrypts its queries with the edge (RISE) encryptor;
+	// QueryImage picks the first MNIST test image queried.
+	HEVECVectors int
+	EdgeQuery    bool
+	QueryImage   int
 	// Prefix namespaces the objects this session stores on the device.
 	Prefix string
 }
@@ -62,6 +68,9 @@ func (o *Options) defaults() {
 	}
 	if o.VecPlaintexts == 0 {
 		o.VecPlaintexts, o.VecDim, o.VecGroups = 8, 4, 2
+	}
+	if o.HEVECVectors == 0 {
+		o.HEVECVectors = 1024
 	}
 	if o.Prefix == "" {
 		o.Prefix = o.Workload
@@ -89,6 +98,7 @@ type Session struct {
 	preset   fhe.Preset
 	params   any
 	rparams  rlwe.Parameters
+	sk       *rlwe.SecretKey
 	enc      *rlwe.Encryptor
 	dec      *rlwe.Decryptor
 	keys     engine.Keys
@@ -110,6 +120,8 @@ func (o Options) program() (*ir.Program, error) {
 			return packedPIR(o.PIRRows, o.PIRCols)
 		}
 		return workload.PIRShape{Name: "pir-run", Params: "insecure-test-bgv", Rows: int64(o.PIRRows), Cols: int64(o.PIRCols)}.Program()
+	case "hevec":
+		return hevecShape(o.HEVECVectors).Program()
 	case "vecdist":
 		if o.VecDim < 1 || o.VecDim&(o.VecDim-1) != 0 {
 			return nil, fmt.Errorf("runtime: vector dimension %d is not a power of two", o.VecDim)
@@ -202,6 +214,8 @@ func Setup(c *device.Client, opts Options) (*Session, error) {
 		s.data = pd
 	case "vecdist":
 		s.data, err = newVecData(s.params.(ckks.Parameters), opts.VecPlaintexts, opts.VecDim, opts.VecGroups)
+	case "hevec":
+		s.data, err = newHEVECData(s.params.(ckks.Parameters), s.sk, opts.HEVECVectors, opts.EdgeQuery, opts.QueryImage)
 	}
 	if err != nil {
 		return nil, err
@@ -237,6 +251,7 @@ func (s *Session) keygen() error {
 	}
 	kg := rlwe.NewKeyGenerator(s.rparams)
 	sk := kg.GenSecretKeyNew()
+	s.sk = sk
 	s.enc = rlwe.NewEncryptor(s.rparams, sk)
 	s.dec = rlwe.NewDecryptor(s.rparams, sk)
 	s.keys = engine.Keys{Relin: kg.GenRelinearizationKeyNew(sk), Galois: map[uint64]*rlwe.GaloisKey{}}
@@ -558,4 +573,16 @@ func Run(c *device.Client, opts Options, queries int) (*Report, error) {
 	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// LastAnswer returns the outcome of the most recent nearest-neighbour
+// query of a hevec session (false for other workloads).
+func (s *Session) LastAnswer() (NNAnswer, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.data.(*hevecData)
+	if !ok {
+		return NNAnswer{}, false
+	}
+	return d.last, true
 }

@@ -1,9 +1,11 @@
-// Package demo is the main job `rosemary demo` runs on embedded defaults. At
-// this stage of the system it exercises the verified core end to end: a
-// client encrypts two vectors, HMult+Relinearize and a rotation are lowered
-// to mPrograms and run on the interpreter, and the result is compared with
-// Lattigo's evaluator (bit for bit) and with the plaintext computation
-// (after decryption).
+// Package demo is the main job `rosemary demo` runs on embedded defaults.
+// Search (search.go) is the system end to end: an encrypted MNIST-vector
+// database on an in-process device, a nearest-neighbour query encrypted at
+// the edge, the Plan split by the compiler between host and device, the
+// answer checked by decryption, the bytes moved, and the projection on
+// Rosemary hardware. Run (this file) first checks the verified core: HMult,
+// Relinearize and a rotation lowered to mPrograms, interpreted, and compared
+// bit for bit with Lattigo.
 package demo
 
 import (

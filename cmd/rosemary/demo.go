@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/rosemary-fhe/rosemary/demo"
@@ -15,23 +16,32 @@ func init() {
 func runDemo(args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	preset := fs.String("preset", "ckks-14", "CKKS parameter preset")
-	rot := fs.Int("rot", 5, "rotation steps")
+	preset := fs.String("preset", "ckks-14", "CKKS preset of the verified-core check")
+	rot := fs.Int("rot", 5, "rotation steps of the verified-core check")
+	vectors := fs.Int("vectors", 1024, "MNIST images in the encrypted database (≤ 1024)")
+	query := fs.Int("query", 0, "MNIST test image to search for (0–99)")
+	opt := fs.String("opt", "full", "compiler optimisation: bare, tdap or full")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	out := os.Stdout
+	var out io.Writer = os.Stdout
 	if *asJSON {
 		out = nil
 	}
-	s, err := demo.Run(out, *preset, *rot)
+	core, err := demo.Run(out, *preset, *rot)
+	if err != nil {
+		return err
+	}
+	search, err := demo.Search(out, demo.SearchOptions{Vectors: *vectors, QueryImage: *query, Opt: *opt})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printJSON(s)
+		if err := printJSON(map[string]any{"core": core, "search": search}); err != nil {
+			return err
+		}
 	}
-	if !s.Correct {
+	if !core.Correct || !search.Correct {
 		return fmt.Errorf("demo result incorrect")
 	}
 	return nil

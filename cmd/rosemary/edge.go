@@ -19,7 +19,7 @@ func init() {
 
 func runEdge(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: rosemary edge encrypt|decrypt|bench [flags]")
+		return errors.New("usage: rosemary edge encrypt|decrypt|bench|soc [flags]")
 	}
 	switch args[0] {
 	case "encrypt":
@@ -28,8 +28,10 @@ func runEdge(args []string) error {
 		return edgeDecrypt(args[1:])
 	case "bench":
 		return edgeBench(args[1:])
+	case "soc":
+		return edgeSoC(args[1:])
 	default:
-		return fmt.Errorf("unknown edge subcommand %q (encrypt|decrypt|bench)", args[0])
+		return fmt.Errorf("unknown edge subcommand %q (encrypt|decrypt|bench|soc)", args[0])
 	}
 }
 

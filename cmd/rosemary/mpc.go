@@ -26,7 +26,7 @@ func init() {
 
 func runMPC(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: rosemary mpc train|serve|infer|bench [flags]")
+		return errors.New("usage: rosemary mpc train|serve|infer|bench|fpga [flags]")
 	}
 	switch args[0] {
 	case "train":
@@ -37,8 +37,10 @@ func runMPC(args []string) error {
 		return mpcInfer(args[1:])
 	case "bench":
 		return mpcBench(args[1:])
+	case "fpga":
+		return mpcFPGA(args[1:])
 	default:
-		return fmt.Errorf("unknown mpc subcommand %q (train|serve|infer|bench)", args[0])
+		return fmt.Errorf("unknown mpc subcommand %q (train|serve|infer|bench|fpga)", args[0])
 	}
 }
 

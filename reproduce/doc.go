@@ -1,0 +1,22 @@
+// Package reproduce regenerates the evaluation of the Rosemary paper
+// (/work/shared/papers/000_fc3721b90c0d7b3d.txt: §Evaluation, §Ablation
+// Studies, §Architectural Analysis, §Area and Power Overhead) from our own
+// models: every "ours" figure is SIMULATED — the workload generators
+// (package workload) build the programs, compiler.Compile plans them and
+// sim/system runs the plans on the CPU, HA, INSPIRE and Rosemary systems.
+// Nothing is measured on hardware here and no simulator parameter is fitted
+// to the paper.
+//
+// Every "paper" figure is QUOTED from the paper text; the sentence it comes
+// from is kept beside it (Quote) and written into the table notes. Each
+// figure function returns a report.Table (our value, the paper's value and
+// their ratio ours/paper, and a "why" note where they differ by more than
+// 25%) and a report.Chart. Figures lists them all; Runner caches plans and
+// simulation reports so that figures sharing a configuration simulate it
+// once.
+//
+// Transformer workloads (bert, llama) are programs over one batch of
+// workload.TransformerShape.Batch() = 128 sequences: latencies and energies
+// reported per sequence are divided by the batch; ratios (speedups,
+// reductions) are unaffected.
+package reproduce

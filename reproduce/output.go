@@ -1,0 +1,142 @@
+package reproduce
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/rosemary-fhe/rosemary/report"
+)
+
+// FileBase is the file name stem of a result: "FIG9", …, "TABLEV".
+func (res *Result) FileBase() string {
+	if _, err := strconv.Atoi(res.ID); err == nil {
+		return "FIG" + res.ID
+	}
+	return "TABLE" + res.ID
+}
+
+// FigureKey is the figure's JSON key: the number for figures, "V" for the
+// table.
+func (res *Result) FigureKey() any {
+	if n, err := strconv.Atoi(res.ID); err == nil {
+		return n
+	}
+	return res.ID
+}
+
+// Write saves the result into dir as <base>.md, .csv, .svg and .png.
+func (res *Result) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	stem := filepath.Join(dir, res.FileBase())
+	var md, csv bytes.Buffer
+	if err := res.Table.Markdown(&md); err != nil {
+		return fmt.Errorf("reproduce: %s markdown: %w", res.FileBase(), err)
+	}
+	if err := res.Table.CSV(&csv); err != nil {
+		return fmt.Errorf("reproduce: %s csv: %w", res.FileBase(), err)
+	}
+	if err := os.WriteFile(stem+".md", md.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	if err := os.WriteFile(stem+".csv", csv.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	ch := sanitize(res.Chart)
+	if !res.Lines && ch.LogY {
+		ch = log10Bars(ch)
+	}
+	for _, ext := range []string{".svg", ".png"} {
+		var err error
+		if res.Lines {
+			err = ch.Lines(stem + ext)
+		} else {
+			err = ch.Bars(stem + ext)
+		}
+		if err != nil {
+			return fmt.Errorf("reproduce: %s chart: %w", res.FileBase(), err)
+		}
+	}
+	return nil
+}
+
+// sanitize replaces values a chart cannot draw (NaN, Inf, and non-positive
+// values on a log axis) by the smallest drawable value.
+func sanitize(c report.Chart) report.Chart {
+	out := c
+	out.Series = make([]Series, len(c.Series))
+	floor := 0.0
+	if c.LogY {
+		floor = math.Inf(1)
+		for _, s := range c.Series {
+			for _, y := range s.Y {
+				if y > 0 && !math.IsInf(y, 0) && y < floor {
+					floor = y
+				}
+			}
+		}
+		if math.IsInf(floor, 1) {
+			floor = 1
+		}
+	}
+	for i, s := range c.Series {
+		ys := make([]float64, len(s.Y))
+		for j, y := range s.Y {
+			if math.IsNaN(y) || math.IsInf(y, 0) || (c.LogY && y <= 0) {
+				y = floor
+			}
+			ys[j] = y
+		}
+		out.Series[i] = Series{Name: s.Name, X: s.X, Y: ys}
+	}
+	return out
+}
+
+// log10Bars plots log10 of the values on a linear axis: gonum's bars start
+// at 0, which a log axis cannot show.
+func log10Bars(c report.Chart) report.Chart {
+	c.LogY = false
+	c.YLabel = "log10 " + c.YLabel
+	for i, s := range c.Series {
+		ys := make([]float64, len(s.Y))
+		for j, y := range s.Y {
+			ys[j] = math.Log10(y)
+		}
+		c.Series[i].Y = ys
+	}
+	return c
+}
+
+// Records returns the table rows as maps with the figure key added.
+func (res *Result) Records() []map[string]any {
+	recs := res.Table.Records()
+	for _, r := range recs {
+		r["figure"] = res.FigureKey()
+	}
+	return recs
+}
+
+// JSONGeoMeans returns the summary figures with NaN replaced by nil.
+func (res *Result) JSONGeoMeans() []map[string]any {
+	var out []map[string]any
+	for _, g := range res.GeoMeans {
+		m := map[string]any{"figure": res.FigureKey(), "name": g.Name, "ours": num(g.Ours), "paper": num(g.Paper), "ratio": num(g.Ratio), "quote": g.Quote, "ours_from": g.OursFrom, "paper_from": "quoted"}
+		if g.Why != "" {
+			m["why"] = g.Why
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func num(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}

@@ -795,7 +795,7 @@ func Fig15(r *Runner) (*Result, error) {
 
 const (
 	q16      = "Smaller SSDs substantially degrade performance for both engine sizes, especially for PIR, which nearly saturates NAND bandwidth."
-	q16large = "The Large SSD improves geometric-mean performance by about 38%."
+	q16large = "The Large SSD improves … geometric-mean performance by about 38%."
 )
 
 // SSDs are Figure 16's presets; SSDAUs its engine sizes.

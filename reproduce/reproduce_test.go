@@ -1,0 +1,362 @@
+package reproduce
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// testWorkloads is the reduced set: a flash scan (PIR), the coefficient
+// scan (HEVEC) and a bootstrapping top-k search (VQ2-S).
+var testWorkloads = []string{"pir-vcall", "hevec", "vecsearch-vq2-s"}
+
+var (
+	runnerOnce sync.Once
+	shared     *Runner
+	sharedErr  error
+	resMu      sync.Mutex
+	results    = map[string]*Result{}
+)
+
+// runner is shared by the tests so that plans and reports are computed once.
+func runner(t *testing.T) *Runner {
+	t.Helper()
+	runnerOnce.Do(func() {
+		shared, sharedErr = NewRunner(Options{Workloads: testWorkloads, MaxTiles: 32, TileBudget: 1 << 12})
+	})
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return shared
+}
+
+func result(t *testing.T, id string) *Result {
+	t.Helper()
+	resMu.Lock()
+	defer resMu.Unlock()
+	if r, ok := results[id]; ok {
+		return r
+	}
+	f, err := FigureByID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.Run(runner(t))
+	if err != nil {
+		t.Fatalf("figure %s: %v", id, err)
+	}
+	results[id] = r
+	return r
+}
+
+func col(t *testing.T, tb interface{ Records() []map[string]any }, row map[string]any, name string) float64 {
+	t.Helper()
+	v, ok := row[name]
+	if !ok {
+		t.Fatalf("row %v has no column %q", row, name)
+	}
+	f, ok := v.(float64)
+	if !ok {
+		t.Fatalf("column %q of %v is %T, not a number", name, row, v)
+	}
+	return f
+}
+
+func TestFigureTablesShape(t *testing.T) {
+	n := len(testWorkloads)
+	want := map[string]struct {
+		cols []string
+		rows int
+	}{
+		"9":  {[]string{"workload", "cpu_latency_s", "ha_latency_s", "rosemary_latency_s", "speedup_vs_cpu", "speedup_vs_ha", "paper", "ratio", "why"}, n + 1},
+		"10": {[]string{"workload", "ha_pcie_bytes", "rosemary_pcie_bytes", "reduction", "paper", "ratio", "why"}, n + 1},
+		"11": {[]string{"database", "batch", "cpu_latency_s", "inspire_latency_s", "rosemary_latency_s", "inspire_speedup_vs_cpu", "rosemary_speedup_vs_cpu", "rosemary_vs_inspire", "paper", "ratio", "why"}, len(Batches)},
+		"12": {[]string{"workload", "bare_latency_s", "tdap_latency_s", "full_latency_s", "tdap_gain", "full_gain", "paper_tdap", "paper_full", "ratio_tdap", "ratio_full", "why"}, n + 1},
+		"13": {[]string{"workload", "resource", "utilization_pct", "paper", "ratio", "why"}, n * len(Resources)},
+		"14": {[]string{"workload", "edram_mb", "latency_s", "speedup_vs_no_edram", "paper", "ratio", "why"}, (n + 1) * len(EDRAMSizesMB)},
+		"15": {[]string{"workload", "aus", "latency_s", "speedup_vs_ha", "paper", "ratio", "why"}, (n + 1) * len(AUCounts)},
+		"16": {[]string{"workload", "aus", "ssd", "latency_s", "speedup_vs_medium", "paper", "ratio", "why"}, (n + 1) * len(SSDs) * len(SSDAUs)},
+		"17": {[]string{"workload", "ha_energy_j", "rosemary_energy_j", "energy_gain", "ha_edap", "rosemary_edap", "edap_gain", "paper", "ratio", "why"}, n + 3},
+		"V":  {[]string{"component", "area_mm2", "power_w", "paper_area_mm2", "paper_power_w", "ratio_area", "ratio_power", "why"}, 7},
+	}
+	if len(want) != len(Figures) {
+		t.Fatalf("test covers %d figures, Figures lists %d", len(want), len(Figures))
+	}
+	dir := t.TempDir()
+	for _, f := range Figures {
+		w, ok := want[f.ID]
+		if !ok {
+			t.Fatalf("figure %s not covered", f.ID)
+		}
+		res := result(t, f.ID)
+		if strings.Join(res.Table.Columns, ",") != strings.Join(w.cols, ",") {
+			t.Errorf("figure %s columns %v, want %v", f.ID, res.Table.Columns, w.cols)
+		}
+		if len(res.Table.Rows) != w.rows {
+			t.Errorf("figure %s has %d rows, want %d", f.ID, len(res.Table.Rows), w.rows)
+		}
+		// Every row with a paper value has ratio = ours/paper and a why
+		// exactly when they differ by more than 25%.
+		for _, rec := range res.Records() {
+			if rec["figure"] != res.FigureKey() {
+				t.Fatalf("figure %s: record %v lacks its figure key", f.ID, rec)
+			}
+		}
+		if err := res.Write(dir); err != nil {
+			t.Fatalf("figure %s: %v", f.ID, err)
+		}
+		for _, ext := range []string{".md", ".csv", ".svg", ".png"} {
+			st, err := os.Stat(filepath.Join(dir, res.FileBase()+ext))
+			if err != nil || st.Size() == 0 {
+				t.Errorf("figure %s: %s missing or empty (%v)", f.ID, ext, err)
+			}
+		}
+		b, err := os.ReadFile(filepath.Join(dir, res.FileBase()+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+		if err != nil {
+			t.Fatalf("figure %s csv: %v", f.ID, err)
+		}
+		if len(recs) != w.rows+1 {
+			t.Errorf("figure %s csv has %d records, want %d", f.ID, len(recs), w.rows+1)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, res.FileBase()+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(md, []byte("Provenance")) || !bytes.Contains(md, []byte("Paper: \"")) {
+			t.Errorf("figure %s markdown lacks provenance or paper quotes", f.ID)
+		}
+	}
+}
+
+// TestRatiosAndWhy: in every table with (ours, paper, ratio, why) columns,
+// ratio = ours/paper and a why is present exactly when they differ by more
+// than 25%.
+func TestRatiosAndWhy(t *testing.T) {
+	ours := map[string]string{"9": "speedup_vs_ha", "10": "reduction", "11": "rosemary_vs_inspire", "13": "utilization_pct",
+		"14": "speedup_vs_no_edram", "15": "speedup_vs_ha", "16": "speedup_vs_medium", "17": "edap_gain"}
+	checked := 0
+	for id, oc := range ours {
+		res := result(t, id)
+		for _, rec := range res.Records() {
+			p, ok := rec["paper"].(float64)
+			if !ok {
+				continue
+			}
+			o := col(t, res.Table, rec, oc)
+			q := col(t, res.Table, rec, "ratio")
+			if math.Abs(q-o/p) > 1e-12*math.Abs(o/p) {
+				t.Errorf("figure %s %v: ratio %g, want %g", id, rec, q, o/p)
+			}
+			why, _ := rec["why"].(string)
+			if (why != "") != (q > 1.25 || q < 0.8) {
+				t.Errorf("figure %s %v: ratio %g with why %q", id, rec, q, why)
+			}
+			checked++
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d rows with paper values checked", checked)
+	}
+}
+
+// latencies returns latency_s per workload and per value of key.
+func latencies(t *testing.T, res *Result, key string) map[string]map[float64]float64 {
+	t.Helper()
+	out := map[string]map[float64]float64{}
+	for _, rec := range res.Records() {
+		w := rec["workload"].(string)
+		if w == "geomean" {
+			continue
+		}
+		if out[w] == nil {
+			out[w] = map[float64]float64{}
+		}
+		var k float64
+		switch v := rec[key].(type) {
+		case int:
+			k = float64(v)
+		case float64:
+			k = v
+		default:
+			t.Fatalf("%s is %T", key, v)
+		}
+		out[w][k] = col(t, res.Table, rec, "latency_s")
+	}
+	return out
+}
+
+// TestEDRAMSaturates: more scratchpad never slows a workload down and the last
+// step (96 -> 128 MB) changes latency by less than 5%.
+func TestEDRAMSaturates(t *testing.T) {
+	lat := latencies(t, result(t, "14"), "edram_mb")
+	if len(lat) != len(testWorkloads) {
+		t.Fatalf("%d workloads in the sweep", len(lat))
+	}
+	for w, l := range lat {
+		if l[128] > l[0]*(1+1e-9) {
+			t.Errorf("%s: 128 MB eDRAM slower than none (%g > %g s)", w, l[128], l[0])
+		}
+		if d := math.Abs(l[96]/l[128] - 1); d >= 0.05 {
+			t.Errorf("%s: 96 -> 128 MB changes latency by %.1f%%", w, 100*d)
+		}
+	}
+}
+
+// TestAUsSaturate: more AUs never slow a workload down, and 32 -> 64 AUs
+// changes latency by less than 5%; the 4-AU engine is slower than the
+// 64-AU one for at least one workload (the sweep is not flat).
+func TestAUsSaturate(t *testing.T) {
+	lat := latencies(t, result(t, "15"), "aus")
+	grows := false
+	for w, l := range lat {
+		if l[64] > l[4]*(1+1e-9) {
+			t.Errorf("%s: 64 AUs slower than 4 (%g > %g s)", w, l[64], l[4])
+		}
+		if l[4] > 1.05*l[64] {
+			grows = true
+		}
+		if d := math.Abs(l[32]/l[64] - 1); d >= 0.05 {
+			t.Errorf("%s: 32 -> 64 AUs changes latency by %.1f%%", w, 100*d)
+		}
+	}
+	if !grows {
+		t.Error("no workload gains more than 5% from 4 to 64 AUs")
+	}
+}
+
+// TestSmallSSDHurtsPIRMost: at both engine sizes the slowdown of the small SSD
+// against the medium one is largest for PIR.
+func TestSmallSSDHurtsPIRMost(t *testing.T) {
+	res := result(t, "16")
+	for _, n := range SSDAUs {
+		worst, worstSp := "", math.Inf(1)
+		for _, rec := range res.Records() {
+			if rec["ssd"] != "ssd-small" || rec["aus"] != n || rec["workload"] == "geomean" {
+				continue
+			}
+			sp := col(t, res.Table, rec, "speedup_vs_medium")
+			if sp >= 1 {
+				t.Errorf("%v AUs: %v is not slower on the small SSD (%g)", n, rec["workload"], sp)
+			}
+			if sp < worstSp {
+				worst, worstSp = rec["workload"].(string), sp
+			}
+		}
+		if worst != "pir-vcall" {
+			t.Errorf("%d AUs: the small SSD hurts %s most (%.3g), not PIR", n, worst, worstSp)
+		}
+	}
+}
+
+// TestAblationOrder: TDAP+CLCAO is at least as fast as TDAP, which is at
+// least as fast as Bare, on every workload.
+func TestAblationOrder(t *testing.T) {
+	res := result(t, "12")
+	for _, rec := range res.Records() {
+		if rec["workload"] == "geomean" {
+			continue
+		}
+		b, d, f := col(t, res.Table, rec, "bare_latency_s"), col(t, res.Table, rec, "tdap_latency_s"), col(t, res.Table, rec, "full_latency_s")
+		if d > b*(1+1e-9) || f > d*(1+1e-9) {
+			t.Errorf("%v: bare %g s, tdap %g s, full %g s: not full <= tdap <= bare", rec["workload"], b, d, f)
+		}
+	}
+}
+
+// TestPaperQuotes: every quoted value appears in its sentence, and every
+// sentence appears in the paper text (after undoing its LaTeX).
+func TestPaperQuotes(t *testing.T) {
+	paper, err := os.ReadFile("/work/shared/papers/000_fc3721b90c0d7b3d.txt")
+	norm := func(s string) string {
+		r := strings.NewReplacer("$", "", `\times`, "×", `\%`, "%", `\ \mathrm{mm}^2`, "mm2", " ", "")
+		return r.Replace(s)
+	}
+	text := norm(string(paper))
+	num := regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+	for _, f := range Figures {
+		res := result(t, f.ID)
+		for _, g := range res.GeoMeans {
+			if math.IsNaN(g.Paper) {
+				continue
+			}
+			found := false
+			for _, m := range num.FindAllString(g.Quote, -1) {
+				// "about 38%" is the factor 1.38.
+				if v, _ := strconv.ParseFloat(m, 64); v == g.Paper || math.Abs(1+v/100-g.Paper) < 1e-12 {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("figure %s %s: paper value %g not in its quote %q", f.ID, g.Name, g.Paper, g.Quote)
+			}
+		}
+		for _, n := range res.Table.Notes {
+			q, ok := strings.CutPrefix(n, "Paper: \"")
+			if !ok {
+				continue
+			}
+			q = strings.TrimSuffix(q, "\"")
+			// "…" marks text the paper interrupts (a table in the text).
+			for _, part := range strings.Split(q, "…") {
+				if err == nil && !strings.Contains(text, norm(part)) {
+					t.Errorf("figure %s: quote not in the paper: %q", f.ID, part)
+				}
+			}
+		}
+	}
+	if err != nil {
+		t.Skipf("paper text not available to check the sentences: %v", err)
+	}
+}
+
+func TestBatchedPIR(t *testing.T) {
+	w := Workload{Name: "b", Build: pirBuild("pir-test", 1<<20, 96, 4)}
+	p, err := w.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, stored := 0, 0
+	for _, n := range p.Nodes {
+		switch n.Op {
+		case ir.OpOutput:
+			outs++
+		case ir.OpStored:
+			stored++
+		}
+	}
+	if outs != 4 || stored != 1 {
+		t.Fatalf("batched PIR of 4 queries has %d outputs and %d stored nodes, want 4 and 1", outs, stored)
+	}
+}
+
+func TestFigureByID(t *testing.T) {
+	for _, id := range []string{"9", "17", "V", "v", "5"} {
+		if _, err := FigureByID(id); err != nil {
+			t.Errorf("%q: %v", id, err)
+		}
+	}
+	for _, id := range []string{"", "8", "18", "VI", "x"} {
+		if _, err := FigureByID(id); err == nil {
+			t.Errorf("%q accepted", id)
+		}
+	}
+	if _, err := NewRunner(Options{Workloads: []string{"nope"}}); err == nil {
+		t.Error("unknown workload accepted")
+	}
+	if _, err := NewRunner(Options{MaxTiles: -1}); err == nil {
+		t.Error("negative tiles accepted")
+	}
+}

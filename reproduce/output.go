@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/rosemary-fhe/rosemary/report"
 )
@@ -84,6 +85,10 @@ func sanitize(c report.Chart) report.Chart {
 			floor = 1
 		}
 	}
+	out.Categories = make([]string, len(c.Categories))
+	for i, n := range c.Categories {
+		out.Categories[i] = strings.TrimPrefix(n, "vecsearch-")
+	}
 	for i, s := range c.Series {
 		ys := make([]float64, len(s.Y))
 		for j, y := range s.Y {
@@ -102,6 +107,7 @@ func sanitize(c report.Chart) report.Chart {
 func log10Bars(c report.Chart) report.Chart {
 	c.LogY = false
 	c.YLabel = "log10 " + c.YLabel
+	c.Series = append([]Series(nil), c.Series...)
 	for i, s := range c.Series {
 		ys := make([]float64, len(s.Y))
 		for j, y := range s.Y {

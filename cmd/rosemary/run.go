@@ -17,7 +17,7 @@ func init() {
 func runRun(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var o runtime.Options
-	fs.StringVar(&o.Workload, "w", "pir", "workload: pir or vecdist (runnable sizes)")
+	fs.StringVar(&o.Workload, "w", "pir", "workload: pir, vecdist or hevec (runnable sizes)")
 	addr := fs.String("device", "", "device daemon address (default: an in-process device on a temporary store)")
 	fs.StringVar(&o.Arch, "a", "rosemary", "architecture the compiler plans for")
 	fs.StringVar(&o.Opt, "opt", "tdap", "compiler optimisation level")

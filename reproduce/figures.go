@@ -196,9 +196,9 @@ func why9(w Workload, ha, ros system.Report) string {
 	}
 	switch {
 	case isPIR(w.Name):
-		s += "; PIR is a flash scan: the speedup is roughly aggregate flash bandwidth over the PCIe link (plus the HA's page-granular limb reads); the paper value is the average over the three databases"
+		s += "; PIR is a flash scan: the speedup is roughly the aggregate flash bandwidth of the preset over the PCIe link's; the paper value is the average over the three databases"
 	case strings.HasPrefix(w.Name, "resnet"):
-		s += "; ResNet is compute-bound on the host accelerator in our model (the stored weights are small against the bootstrapping work)" + whyRange
+		s += "; in our model host-side work (HBM, bootstrapping on the host accelerator, bottleneck above) dominates both systems, so offloading the linear layers saves little" + whyRange
 	case w.Name == "bert" || w.Name == "llama":
 		s += "; our NEXUS-style program and its TDAP placement are ours (the paper does not give its batching or placement per layer)"
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -63,6 +64,10 @@ func runReproduce(args []string) error {
 			bar.clear()
 			fmt.Printf("%s -> %s.{md,csv,svg,png}\n", f.Title, strings.TrimSuffix(*dir, "/")+"/"+res.FileBase())
 			for _, g := range res.GeoMeans {
+				if math.IsNaN(g.Paper) {
+					fmt.Printf("  %s: ours %.4g (%s), no paper value\n", g.Name, g.Ours, g.OursFrom)
+					continue
+				}
 				fmt.Printf("  %s: ours %.4g (%s), paper %.4g (quoted), ratio %.3g\n", g.Name, g.Ours, g.OursFrom, g.Paper, g.Ratio)
 			}
 		}

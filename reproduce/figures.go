@@ -572,7 +572,12 @@ func Fig13(r *Runner) (*Result, error) {
 			p := paper13(w.Name, res)
 			quotes = append(quotes, p.Quote)
 			why := ""
-			if differs(u, p.Value) {
+			if u < 0 || u > 100.5 {
+				// Report the defect rather than a meaningless figure.
+				why = fmt.Sprintf("the simulator returned %.4g%%, outside [0, 100]: a sim/system defect (busy time summed over channels in picoseconds appears to overflow int64 on runs this long); not plotted", u)
+				u = math.NaN()
+				t.Notes = append(t.Notes, fmt.Sprintf("%s %s: %s.", w.Name, res, why))
+			} else if differs(u, p.Value) {
 				why = fmt.Sprintf("our run's bottleneck is %s", bn(rep))
 				if rep.Utilization.Host > 0.99 || rep.Utilization.Engine == 0 {
 					why += " (the plan keeps the work on the host)"

@@ -833,7 +833,7 @@ func (x *exec) result(wall float64) *Result {
 		}
 		return float64(b) / float64(lat)
 	}
-	util := Utilization{Host: u(d.HostBusy), NAND: u(d.NANDBusy) / float64(x.a.NAND.Channels), DRAM: u(d.DRAMBusy),
+	util := Utilization{Host: u(d.HostBusy), NAND: u(d.NANDBusy), DRAM: u(d.DRAMBusy),
 		Engine: u(d.EngineBusy), PCIe: max(u(d.PCIe[0].Busy), u(d.PCIe[1].Busy)), HostMem: u(d.HBMBusy),
 		SRAM: u(d.SRAMBusy), EDRAM: u(d.EDRAMBusy)}
 	secs := lat.Seconds()

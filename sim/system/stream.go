@@ -109,9 +109,11 @@ func (f *flashStream) read(first, n int64) des.Time {
 
 // busy is the summed channel busy time.
 func (f *flashStream) busy() des.Time {
-	var b des.Time
+	// The mean per channel, summed in float64: a sum of channel busy times
+	// in picoseconds overflows int64 on week-long runs.
+	var b float64
 	for _, c := range f.channels {
-		b += c.Stats().Busy
+		b += float64(c.Stats().Busy)
 	}
-	return b
+	return des.Time(b / float64(max(len(f.channels), 1)))
 }

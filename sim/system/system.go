@@ -116,7 +116,7 @@ type Detail struct {
 	SRAMBusy     des.Time
 	EDRAMBusy    des.Time
 	HBMBusy      des.Time
-	NANDBusy     des.Time // summed over channels
+	NANDBusy     des.Time // mean busy time per channel
 	NANDPages    int64
 	PCIe         [2]pcie.Stats // indexed by pcie.ToDevice, pcie.ToHost
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
@@ -27,15 +28,55 @@ type Chart struct {
 	Series                []Series
 }
 
+// drawable replaces values a chart cannot draw — NaN, ±Inf, and
+// non-positive values on a log axis — by the smallest drawable value.
+func (c Chart) drawable() Chart {
+	floor := 0.0
+	if c.LogY {
+		floor = math.Inf(1)
+		for _, s := range c.Series {
+			for _, y := range s.Y {
+				if y > 0 && !math.IsInf(y, 0) && y < floor {
+					floor = y
+				}
+			}
+		}
+		if math.IsInf(floor, 1) {
+			floor = 1
+		}
+	}
+	out := c
+	out.Series = make([]Series, len(c.Series))
+	for i, s := range c.Series {
+		ys := make([]float64, len(s.Y))
+		for j, y := range s.Y {
+			if math.IsNaN(y) || math.IsInf(y, 0) || (c.LogY && y <= 0) {
+				y = floor
+			}
+			ys[j] = y
+		}
+		out.Series[i] = Series{Name: s.Name, X: s.X, Y: ys}
+	}
+	return out
+}
+
 // Bars saves a grouped bar chart; the file type follows the extension
-// (.svg or .png).
+// (.svg or .png). Undrawable values are replaced (see drawable). Bars start
+// at zero, which a log axis cannot show, so LogY bars plot log10 of the
+// values on a linear axis labelled as such.
 func (c Chart) Bars(path string) error {
+	c = c.drawable()
+	if c.LogY {
+		c.LogY = false
+		c.YLabel = "log10 " + c.YLabel
+		for i, s := range c.Series {
+			for j, y := range s.Y {
+				c.Series[i].Y[j] = math.Log10(y)
+			}
+		}
+	}
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
-	if c.LogY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{}
-	}
 	n := len(c.Series)
 	if n == 0 {
 		return fmt.Errorf("report: chart %q has no series", c.Title)
@@ -46,12 +87,7 @@ func (c Chart) Bars(path string) error {
 			return fmt.Errorf("report: chart %q: series %q has %d values for %d categories", c.Title, s.Name, len(s.Y), len(c.Categories))
 		}
 		vals := make(plotter.Values, len(s.Y))
-		for j, y := range s.Y {
-			if c.LogY && y <= 0 {
-				y = 1e-12
-			}
-			vals[j] = y
-		}
+		copy(vals, s.Y)
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
 			return err
@@ -67,8 +103,10 @@ func (c Chart) Bars(path string) error {
 	return save(p, path, len(c.Categories))
 }
 
-// Lines saves a line chart with markers.
+// Lines saves a line chart with markers (undrawable values replaced, see
+// drawable).
 func (c Chart) Lines(path string) error {
+	c = c.drawable()
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
 	if c.LogY {

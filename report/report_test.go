@@ -66,3 +66,19 @@ func TestCharts(t *testing.T) {
 		t.Fatal("accepted mismatched series")
 	}
 }
+
+func TestLogChartsWithZeros(t *testing.T) {
+	dir := t.TempDir()
+	c := Chart{Title: "log", LogY: true, Categories: []string{"a", "b", "c"},
+		Series: []Series{{Name: "s", Y: []float64{0, 10, math.NaN()}}}}
+	if err := c.Bars(filepath.Join(dir, "b.svg")); err != nil {
+		t.Fatal(err)
+	}
+	l := Chart{Title: "log", LogY: true, Series: []Series{{Name: "s", X: []float64{1, 2, 3}, Y: []float64{0, 100, 1000}}}}
+	if err := l.Lines(filepath.Join(dir, "l.svg")); err != nil {
+		t.Fatal(err)
+	}
+	if c.Series[0].Y[0] != 0 {
+		t.Fatal("Bars modified its input")
+	}
+}

@@ -48,10 +48,7 @@ func (res *Result) Write(dir string) error {
 	if err := os.WriteFile(stem+".csv", csv.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("reproduce: %w", err)
 	}
-	ch := sanitize(res.Chart)
-	if !res.Lines && ch.LogY {
-		ch = log10Bars(ch)
-	}
+	ch := shortNames(res.Chart)
 	for _, ext := range []string{".svg", ".png"} {
 		var err error
 		if res.Lines {
@@ -66,56 +63,14 @@ func (res *Result) Write(dir string) error {
 	return nil
 }
 
-// sanitize replaces values a chart cannot draw (NaN, Inf, and non-positive
-// values on a log axis) by the smallest drawable value.
-func sanitize(c report.Chart) report.Chart {
+// shortNames drops the common "vecsearch-" prefix from chart categories.
+func shortNames(c report.Chart) report.Chart {
 	out := c
-	out.Series = make([]Series, len(c.Series))
-	floor := 0.0
-	if c.LogY {
-		floor = math.Inf(1)
-		for _, s := range c.Series {
-			for _, y := range s.Y {
-				if y > 0 && !math.IsInf(y, 0) && y < floor {
-					floor = y
-				}
-			}
-		}
-		if math.IsInf(floor, 1) {
-			floor = 1
-		}
-	}
 	out.Categories = make([]string, len(c.Categories))
 	for i, n := range c.Categories {
 		out.Categories[i] = strings.TrimPrefix(n, "vecsearch-")
 	}
-	for i, s := range c.Series {
-		ys := make([]float64, len(s.Y))
-		for j, y := range s.Y {
-			if math.IsNaN(y) || math.IsInf(y, 0) || (c.LogY && y <= 0) {
-				y = floor
-			}
-			ys[j] = y
-		}
-		out.Series[i] = Series{Name: s.Name, X: s.X, Y: ys}
-	}
 	return out
-}
-
-// log10Bars plots log10 of the values on a linear axis: gonum's bars start
-// at 0, which a log axis cannot show.
-func log10Bars(c report.Chart) report.Chart {
-	c.LogY = false
-	c.YLabel = "log10 " + c.YLabel
-	c.Series = append([]Series(nil), c.Series...)
-	for i, s := range c.Series {
-		ys := make([]float64, len(s.Y))
-		for j, y := range s.Y {
-			ys[j] = math.Log10(y)
-		}
-		c.Series[i].Y = ys
-	}
-	return c
 }
 
 // Records returns the table rows as maps with the figure key added.

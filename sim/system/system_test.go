@@ -602,3 +602,29 @@ func TestTilingConverges(t *testing.T) {
 		}
 	}
 }
+
+// Two host queries over one stored database (HA): the database crosses
+// PCIe once, shared tile by tile, as the compiler's cost model assumes.
+func TestStoredDataShippedOnceToHost(t *testing.T) {
+	b := ir.NewBuilder("two-queries", "pir-bgv")
+	db := b.Stored("db", 2, 4096, true)
+	for _, q := range []string{"q1", "q2"} {
+		x := b.Input(q, 2)
+		b.Output(q+"-answer", b.Sum(b.PMult(x, db), 1))
+	}
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := preset(t, "rosemary")
+	plan := compile(t, p, a, "tdap")
+	r := run(t, plan, a, HA, Options{})
+	dbBytes, err := p.Bytes(p.Nodes[0], a.Engine.WordBits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbBytes *= p.Nodes[0].Count
+	if got := r.Detail.PCIe[pcie.ToHost].PayloadBytes; got < dbBytes || got > dbBytes+dbBytes/100 {
+		t.Fatalf("PCIe to host %d bytes for a %d-byte database", got, dbBytes)
+	}
+}

@@ -28,6 +28,17 @@ type CostModel struct {
 	// producers and consumers on the SSD skip the LPDDR round trip. Without
 	// CLCAO a value is on chip only if all its instances fit the buffer.
 	Resident map[int]bool
+
+	users   [][]int     // readers of each node of usersOf
+	usersOf *ir.Program // the program users describes
+}
+
+// readers returns how many nodes read v's result (at least 1).
+func (cm *CostModel) readers(p *ir.Program, v int) int {
+	if cm.usersOf != p || len(cm.users) != len(p.Nodes) {
+		cm.users, cm.usersOf = p.Users(), p
+	}
+	return max(1, len(cm.users[v]))
 }
 
 // onChip reports whether v's result is held in on-chip memory on the
@@ -129,7 +140,14 @@ func (cm *CostModel) Cost(p *ir.Program, n ir.Node) (NodeCost, error) {
 				if arg.Count < n.Count {
 					reads = float64(arg.Count)
 				}
-				total += reads * cm.trafficSeconds(p, arg, float64(limbs)*limbBytes, ssd)
+				t := reads * cm.trafficSeconds(p, arg, float64(limbs)*limbBytes, ssd)
+				if ssd && arg.Op == ir.OpStored {
+					// Readers of one stored object on the SSD share its
+					// flash stream tile by tile (a batch of queries reads
+					// the database once): each pays its share.
+					t /= float64(cm.readers(p, arg.ID))
+				}
+				total += t
 			}
 		}
 		total += outInstances * cm.trafficSeconds(p, n, float64(prof.OutputLimbs)*limbBytes, ssd)

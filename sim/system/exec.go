@@ -585,7 +585,33 @@ func (x *exec) issue(v *node, j int64) {
 			return
 		}
 		if v.dev == onSSD {
-			direct = max(direct, x.flash.read(first*pages, reads*pages))
+			// SSD readers of one stored object share its flash stream tile
+			// by tile (as the compiler's cost model assumes).
+			key := [3]int64{-1 - int64(a.ir.ID), first * pages, reads * pages}
+			if sh, ok := x.shipped[key]; ok {
+				pending++
+				if sh.done {
+					x.sim.At(max(x.sim.Now(), sh.at), join)
+				} else {
+					sh.waiters = append(sh.waiters, join)
+				}
+				continue
+			}
+			sh := &shipment{}
+			if x.shipped == nil {
+				x.shipped = map[[3]int64]*shipment{}
+			}
+			x.shipped[key] = sh
+			e := x.flash.read(first*pages, reads*pages)
+			sh.at = e
+			x.sim.At(e, func() {
+				sh.done = true
+				for _, w := range sh.waiters {
+					w()
+				}
+				sh.waiters = nil
+			})
+			direct = max(direct, e)
 			continue
 		}
 		// A host node reading stored data: flash -> PCIe -> host memory
@@ -674,6 +700,7 @@ func (x *exec) issue(v *node, j int64) {
 // shipment is one tile of stored data on its way to the host.
 type shipment struct {
 	done    bool
+	at      des.Time // when the data is there (flash shares)
 	waiters []func()
 }
 

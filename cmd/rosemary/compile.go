@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
@@ -18,7 +17,7 @@ func init() {
 func runCompile(args []string) error {
 	fs := flag.NewFlagSet("compile", flag.ContinueOnError)
 	w := fs.String("w", "pir", "workload (NAME or NAME:small; see --list)")
-	a := fs.String("a", "rosemary", "architecture preset or JSON file")
+	loadArch := archFlags(fs)
 	opt := fs.String("opt", "full", "optimisation: bare, tdap or full")
 	out := fs.String("o", "", "write the full plan as JSON to this file")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -37,7 +36,7 @@ func runCompile(args []string) error {
 	if err != nil {
 		return err
 	}
-	hw, err := arch.Open(*a)
+	hw, err := loadArch()
 	if err != nil {
 		return err
 	}

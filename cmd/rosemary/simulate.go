@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -18,7 +17,7 @@ func init() {
 func runSimulate(args []string) error {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	w := fs.String("w", "pir", "workload (NAME or NAME:small)")
-	a := fs.String("a", "rosemary", "architecture preset or JSON file")
+	loadArch := archFlags(fs)
 	sysName := fs.String("system", "rosemary", "system: cpu, ha, inspire or rosemary")
 	opt := fs.String("opt", "full", "compiler optimisation: bare, tdap or full")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -36,7 +35,7 @@ func runSimulate(args []string) error {
 	if err != nil {
 		return err
 	}
-	hw, err := arch.Open(*a)
+	hw, err := loadArch()
 	if err != nil {
 		return err
 	}

@@ -205,7 +205,8 @@ func (e *bootEmitter) diagonal(dft string, matrix, diag, level int) int {
 	if id, ok := e.shared[name]; ok {
 		return id
 	}
-	id := e.add(ir.Node{Op: ir.OpStored, Name: name, Params: e.params, Level: level, Degree: 0, Count: 1})
+	// Diagonals are public constants: the host can encode them as well.
+	id := e.add(ir.Node{Op: ir.OpStored, Name: name, Params: e.params, Level: level, Degree: 0, Count: 1, Public: true})
 	e.shared[name] = id
 	return id
 }

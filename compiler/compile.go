@@ -216,11 +216,13 @@ func passCost(u *unit) error {
 		case ir.OpInput, ir.OpOutput:
 			tn.Pin = tdap.PinHost
 		case ir.OpStored:
-			tn.Pin = tdap.PinSSD
+			if !n.Public {
+				tn.Pin = tdap.PinSSD
+			}
 		}
 		// A value crosses the link at most once however many readers sit on
 		// the other side: its transfer is the node's OutComm, its edges free.
-		if n.Op != ir.OpOutput {
+		if n.Op != ir.OpOutput && !n.Public {
 			t, err := u.cm.CommSeconds(u.prog, n)
 			if err != nil {
 				return err
@@ -367,8 +369,8 @@ func passEstimate(u *unit) error {
 			continue
 		}
 		key := [2]int{e.From, int(u.assign[e.To])}
-		if sent[key] {
-			continue
+		if sent[key] || u.prog.Nodes[e.From].Public {
+			continue // public constants are made where they are used
 		}
 		sent[key] = true
 		lat += fromUnits(u.prob.Nodes[e.From].OutComm)
@@ -380,7 +382,7 @@ func passEstimate(u *unit) error {
 		p.Transfers = append(p.Transfers, Transfer{Node: e.From, To: u.assign[e.To].String(), Bytes: b})
 	}
 	for _, n := range u.prog.Nodes {
-		if n.Op == ir.OpStored {
+		if n.Op == ir.OpStored && !n.Public {
 			b, err := u.cm.ValueBytes(u.prog, n)
 			if err != nil {
 				return err

@@ -439,3 +439,27 @@ func TestCompileWithBootstrapping(t *testing.T) {
 		t.Fatalf("bare %.4g s, tdap %.4g s, full %.4g s", bare.EstLatency, tdap.EstLatency, full.EstLatency)
 	}
 }
+
+// Public constants are made where they are used: never pinned, never
+// transferred, not counted in the host-only traffic.
+func TestPublicConstantsDoNotCross(t *testing.T) {
+	b := ir.NewBuilder("consts", "insecure-test")
+	x := b.Input("x", 5)
+	y := b.PMult(x, b.Constant("mask", 5, 4096))
+	b.Output("y", b.Sum(y, 1))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []string{"bare", "tdap", "full"} {
+		plan := compile(t, p, rosemary(t), o)
+		if plan.HostOnlyBytes != 0 {
+			t.Fatalf("%s: host-only bytes %d for a program without stored data", o, plan.HostOnlyBytes)
+		}
+		for _, tr := range plan.Transfers {
+			if plan.Program.Nodes[tr.Node].Public {
+				t.Fatalf("%s: public constant %d transferred", o, tr.Node)
+			}
+		}
+	}
+}

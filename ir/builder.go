@@ -149,3 +149,9 @@ func (b *Builder) Append(n Node) int { return b.add(n) }
 func (b *Builder) InputN(name string, level int, count int64) int {
 	return b.add(Node{Op: OpInput, Name: name, Level: level, Degree: 1, Count: count})
 }
+
+// Constant is a public plaintext constant of count instances (bootstrapping
+// diagonals, masks): stored on the device, but either side can make it.
+func (b *Builder) Constant(name string, level int, count int64) int {
+	return b.add(Node{Op: OpStored, Name: name, Level: level, Degree: 0, Count: count, Public: true})
+}

@@ -114,3 +114,20 @@ func FuzzProgramJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestPublicConstants(t *testing.T) {
+	b := NewBuilder("c", "insecure-test")
+	x := b.Input("x", 5)
+	b.Output("y", b.PMult(x, b.Constant("mask", 5, 1)))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Nodes[1].Public || p.Nodes[1].Op != OpStored {
+		t.Fatalf("constant node %+v", p.Nodes[1])
+	}
+	p.Nodes[0].Public = true
+	if err := p.Validate(); err == nil {
+		t.Fatal("a public Input was accepted")
+	}
+}

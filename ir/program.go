@@ -17,7 +17,11 @@ type Node struct {
 	Degree int    `json:"degree"` // 0 plaintext, 1 ciphertext, 2 unrelinearized product
 	Count  int64  `json:"count"`  // independent instances (≥ 1)
 
-	Name     string    `json:"name,omitempty"`     // Input/Stored/Output object name
+	Name string `json:"name,omitempty"` // Input/Stored/Output object name
+	// Public marks a Stored plaintext that is a public constant (e.g. a
+	// bootstrapping DFT diagonal or a mask): either side can produce it, so
+	// it is pinned to neither device and never crosses the link.
+	Public   bool      `json:"public,omitempty"`
 	Rotation int       `json:"rotation,omitempty"` // HRot steps
 	Constant float64   `json:"constant,omitempty"` // CMult
 	Boot     *BootSpec `json:"boot,omitempty"`

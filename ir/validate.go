@@ -25,6 +25,9 @@ func (p *Program) Validate() error {
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		where := fmt.Sprintf("ir: node %d (%s)", i, n.Op)
+		if n.Public && n.Op != OpStored {
+			return fmt.Errorf("%s: only stored plaintexts can be public constants", where)
+		}
 		if n.ID != i {
 			return fmt.Errorf("%s: id %d, want %d (nodes must be numbered in order)", where, n.ID, i)
 		}
@@ -135,6 +138,9 @@ func (p *Program) checkTypes(n *Node) error {
 	case OpInput, OpStored:
 		if n.Name == "" {
 			return fmt.Errorf("needs a name")
+		}
+		if n.Public && (n.Op != OpStored || n.Degree != 0) {
+			return fmt.Errorf("only stored plaintexts can be public constants")
 		}
 		if n.Degree > 1 {
 			return fmt.Errorf("sources are plaintexts or ciphertexts (degree 0 or 1)")

@@ -18,7 +18,7 @@ import (
 
 // testWorkloads is the reduced set: a flash scan (PIR), the coefficient
 // scan (HEVEC) and a bootstrapping top-k search (VQ2-S).
-var testWorkloads = []string{"pir-vcall", "hevec", "vecsearch-vq2-s"}
+var testWorkloads = []string{"pir-vcall", "hevec", "vecdist"}
 
 var (
 	runnerOnce sync.Once

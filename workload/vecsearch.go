@@ -332,7 +332,7 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		ones = v.set(b.Stored("ones", l, 1, false), l)
 	}
 	mask := func(r, j int, kind string) int {
-		return v.set(b.Stored(MaskName(r, j, kind), v.level[d], 1, true), v.level[d])
+		return v.set(b.Constant(MaskName(r, j, kind), v.level[d], 1), v.level[d])
 	}
 	stride := 1
 	var signs []int

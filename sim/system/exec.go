@@ -614,6 +614,14 @@ func (x *exec) issue(v *node, j int64) {
 			direct = max(direct, e)
 			continue
 		}
+		if a.ir.Public {
+			// A public constant (bootstrapping diagonal, mask): the host
+			// makes its own copy, read from host memory.
+			if x.sys != CPU {
+				direct = max(direct, x.hbm.transfer(bytes))
+			}
+			continue
+		}
 		// A host node reading stored data: flash -> PCIe -> host memory
 		// (written, then read by the compute: twice the bytes on HBM). A
 		// tile another host node already had shipped is read from HBM.

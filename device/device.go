@@ -20,11 +20,15 @@ type Limits struct {
 	MaxPrograms      int   // programs set by ProgSet
 	MaxJobs          int   // jobs not yet released
 	Workers          int   // jobs executing at once
+	// KeyCacheBytes bounds the cache of evaluation-key limbs kept in
+	// device memory between jobs (0: no cache).
+	KeyCacheBytes int64
 }
 
 // DefaultLimits are the limits of `rosemary device serve`.
 func DefaultLimits() Limits {
-	return Limits{MaxResidentBytes: 1 << 30, MaxPrograms: 1024, MaxJobs: 1 << 14, Workers: runtime.GOMAXPROCS(0)}
+	return Limits{MaxResidentBytes: 1 << 30, MaxPrograms: 1024, MaxJobs: 1 << 14, Workers: runtime.GOMAXPROCS(0),
+		KeyCacheBytes: 256 << 20}
 }
 
 // Errors a request can fail with (wrapped; the gRPC layer maps them to
@@ -54,6 +58,7 @@ type Device struct {
 	ispJobs   int
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
+	keys                                 *keyCache
 	wire                                 *codec // the server codec (wire counters), if any
 }
 
@@ -72,11 +77,11 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	if st == nil {
 		return nil, fmt.Errorf("device: no store")
 	}
-	if lim.MaxResidentBytes <= 0 || lim.MaxPrograms <= 0 || lim.MaxJobs <= 0 || lim.Workers <= 0 {
+	if lim.MaxResidentBytes <= 0 || lim.MaxPrograms <= 0 || lim.MaxJobs <= 0 || lim.Workers <= 0 || lim.KeyCacheBytes < 0 {
 		return nil, fmt.Errorf("device: limits must be positive: %+v", lim)
 	}
 	return &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
-		progBytes: map[string]string{}, jobs: map[uint64]*job{}}, nil
+		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes)}, nil
 }
 
 // Config implements the paper's config(): the device's parameters.

@@ -210,7 +210,7 @@ func (d *Device) execute(j *job, p *isa.Program, ops []operand, out Binding) err
 	d.enterISP()
 	defer d.leaveISP()
 
-	mem := &jobMemory{ops: map[[2]int]*operand{}, written: map[[2]int][][]uint64{}}
+	mem := &jobMemory{ops: map[[2]int]*operand{}, written: map[[2]int][][]uint64{}, keys: d.keys}
 	for i := range ops {
 		o := &ops[i]
 		mem.ops[[2]int{int(o.b.Space), int(o.b.ID)}] = o
@@ -269,6 +269,7 @@ type jobMemory struct {
 	scratch int64
 	stored  int64
 	buf     []byte
+	keys    *keyCache // evaluation-key limbs kept between jobs
 }
 
 // ReadLimb implements engine.ObjectMemory.
@@ -299,6 +300,12 @@ func (m *jobMemory) ReadLimb(s isa.Space, obj, limb int, dst []uint64) error {
 		per := len(o.dep.result) / o.dep.polys
 		src = o.dep.result[poly*per+l]
 	case SourceStored:
+		info := o.obj.Info()
+		ck := keyLimb{name: info.Name, gen: info.Generation, poly: int(o.b.Poly) + poly, limb: l, coefficient: len(dst)}
+		isKey := info.Kind == store.KindKey
+		if isKey && m.keys.get(ck, dst) {
+			return nil
+		}
 		if cap(m.buf) < 8*len(dst) {
 			m.buf = make([]byte, 8*len(dst))
 		}
@@ -308,6 +315,9 @@ func (m *jobMemory) ReadLimb(s isa.Space, obj, limb int, dst []uint64) error {
 		}
 		m.stored += int64(len(b))
 		decodeWords(b, dst)
+		if isKey {
+			m.keys.put(ck, dst)
+		}
 		return nil
 	}
 	if len(src) != len(dst) {

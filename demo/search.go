@@ -10,6 +10,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/report"
 	"github.com/rosemary-fhe/rosemary/runtime"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/store"
@@ -103,7 +104,7 @@ func Search(w io.Writer, o SearchOptions) (*SearchSummary, error) {
 			s.HostNodes++
 		}
 	}
-	fmt.Fprintf(w, "  device: %d MNIST images stored as %s of plaintexts in a 4-channel interleaved store (in process)\n", o.Vectors, human(sess.StoredBytes))
+	fmt.Fprintf(w, "  device: %d MNIST images stored as %s of plaintexts in a 4-channel interleaved store (in process)\n", o.Vectors, report.Bytes(sess.StoredBytes))
 	fmt.Fprintf(w, "  compiler (--opt %s): %d of %d nodes on the SSD, %d on the host\n", o.Opt, s.SSDNodes, s.SSDNodes+s.HostNodes, s.HostNodes)
 
 	// A first query installs the mPrograms on the device (ProgSet); the
@@ -134,13 +135,13 @@ func Search(w io.Writer, o SearchOptions) (*SearchSummary, error) {
 	s.Answer, _ = sess.LastAnswer()
 	a := s.Answer
 	fmt.Fprintf(w, "  edge: query = MNIST test image %d (a %d), encrypted by the RISE encryptor (%s ciphertext)\n",
-		a.Query, a.QueryLabel, human(a.QueryCipherLen))
+		a.Query, a.QueryLabel, report.Bytes(a.QueryCipherLen))
 	fmt.Fprintf(w, "  answer: nearest neighbour = training image %d (a %d), cosine %.4f; plaintext search agrees: %v (max score error %.1e)\n",
 		a.Neighbor, a.NeighborLabel, a.Score, a.Neighbor == a.PlainNeighbor, a.MaxScoreError)
 	fmt.Fprintf(w, "  bytes host↔device for the query: %s; a host-only run pulls the database: %s (%.0f× more) — measured here\n",
-		human(s.HostDeviceBytes), human(s.HostOnlyBytes), float64(s.HostOnlyBytes)/float64(max(s.HostDeviceBytes, 1)))
+		report.Bytes(s.HostDeviceBytes), report.Bytes(s.HostOnlyBytes), float64(s.HostOnlyBytes)/float64(max(s.HostDeviceBytes, 1)))
 	fmt.Fprintf(w, "  the device read %s from its store next to the data (database and rotation keys); query time %.2f s (interpreter, measured here)\n",
-		human(s.DeviceStoreRead), s.QuerySeconds)
+		report.Bytes(s.DeviceStoreRead), s.QuerySeconds)
 
 	// Projection: the same query, and the search at Deep1B scale.
 	s.ProjectedQuery, err = project(sess.Program, hw, o.Opt)
@@ -192,16 +193,4 @@ func project(p *ir.Program, a *arch.Arch, opt string) ([]Projection, error) {
 		out = append(out, Projection{System: sys.name, LatencyS: r.Report.LatencyS, PCIe: r.Report.PCIeBytes, EnergyJ: r.Report.EnergyJ})
 	}
 	return out, nil
-}
-
-func human(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }

@@ -82,3 +82,11 @@ func TestLogChartsWithZeros(t *testing.T) {
 		t.Fatal("Bars modified its input")
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for b, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.00 KiB", 16 << 20: "16.00 MiB", 3 << 40: "3.00 TiB"} {
+		if got := Bytes(b); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", b, got, want)
+		}
+	}
+}

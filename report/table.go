@@ -132,3 +132,17 @@ func GeoMean(vals []float64) float64 {
 	}
 	return math.Exp(s / float64(n))
 }
+
+// Bytes formats a byte count with binary units (B, KiB, MiB, …).
+func Bytes(b int64) string {
+	const unit = 1024
+	if b < unit && b > -unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	f, i := float64(b), 0
+	for (f >= unit || f <= -unit) && i < 6 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.2f %ciB", f, "KMGTPE"[i-1])
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/report"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
 
@@ -63,21 +64,12 @@ func runCompile(args []string) error {
 	}
 	fmt.Printf("workload %s on %s, --opt %s (estimates of the cost model)\n", s.Workload, s.Arch, s.Opt)
 	fmt.Printf("  nodes %d: %d on the host, %d on the SSD; %d segments, %d transfers\n", s.Nodes, s.HostNodes, s.SSDNodes, s.Segments, s.Transfers)
-	fmt.Printf("  bytes over PCIe: %s (host-only: %s)\n", human(s.CutBytes), human(s.HostOnlyBytes))
-	fmt.Printf("  mProgram bytes: %s; spilled to LPDDR: %s (before CLCAO: %s)\n", human(s.MProgramBytes), human(s.SpilledBytes), human(s.SpilledBefore))
+	fmt.Printf("  bytes over PCIe: %s (host-only: %s)\n", report.Bytes(s.CutBytes), report.Bytes(s.HostOnlyBytes))
+	if s.Opt == "full" {
+		fmt.Printf("  mProgram bytes: %s; spilled to LPDDR: %s (before CLCAO: %s)\n", report.Bytes(s.MProgramBytes), report.Bytes(s.SpilledBytes), report.Bytes(s.SpilledBefore))
+	} else {
+		fmt.Printf("  mProgram bytes: %s; spilled to LPDDR: %s\n", report.Bytes(s.MProgramBytes), report.Bytes(s.SpilledBytes))
+	}
 	fmt.Printf("  estimated latency: %.4g s\n", s.EstLatency)
 	return nil
-}
-
-func human(b int64) string {
-	const unit = 1024
-	if b < unit {
-		return fmt.Sprintf("%d B", b)
-	}
-	f, i := float64(b), 0
-	for f >= unit && i < 6 {
-		f /= unit
-		i++
-	}
-	return fmt.Sprintf("%.2f %ciB", f, "KMGTPE"[i-1])
 }

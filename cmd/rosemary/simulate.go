@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/report"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
@@ -67,7 +68,7 @@ func runSimulate(args []string) error {
 	u := r.Utilization
 	fmt.Printf("%s on %s, system %s, --opt %s (simulated)\n", r.Workload, r.Arch, r.System, r.Opt)
 	fmt.Printf("  latency: %.4g s\n", r.LatencyS)
-	fmt.Printf("  bytes: PCIe %s, NAND %s, LPDDR %s, host memory %s\n", human(r.PCIeBytes), human(r.NANDBytes), human(r.DRAMBytes), human(r.HostMem))
+	fmt.Printf("  bytes: PCIe %s, NAND %s, LPDDR %s, host memory %s\n", report.Bytes(r.PCIeBytes), report.Bytes(r.NANDBytes), report.Bytes(r.DRAMBytes), report.Bytes(r.HostMem))
 	fmt.Printf("  utilization: host %.1f%%, NAND %.1f%%, LPDDR %.1f%%, engine %.1f%%, PCIe %.1f%%\n",
 		100*u.Host, 100*u.NAND, 100*u.DRAM, 100*u.Engine, 100*u.PCIe)
 	fmt.Printf("  energy: %.4g J; area: %.1f mm2\n", r.EnergyJ, r.AreaMM2)

@@ -393,7 +393,7 @@ func Fig11(r *Runner) (*Result, error) {
 			}
 			why := ""
 			if differs(x, p.Value) {
-				why = fmt.Sprintf("simulated bottlenecks: INSPIRE %s, Rosemary %s; our INSPIRE is an assumption (no eDRAM/CLCAO/host offload), not INSPIRE's published engine, and its buffer limits per query are not modelled", bn(reps[1]), bn(reps[2]))
+				why = fmt.Sprintf("simulated bottlenecks: INSPIRE %s, Rosemary %s; both scan the same flash, so both are bound by it; our INSPIRE is an assumption (Rosemary's engine and flash, everything in the SSD, no eDRAM or CLCAO beyond a fused multiply-accumulate), not INSPIRE's published engine, whose per-engine buffer limits (the paper's reason INSPIRE degrades with batch) are not modelled", bn(reps[1]), bn(reps[2]))
 				if hostOnly {
 					why += fmt.Sprintf("; our compiler places this batched program on the host (its estimate %.4g s, the database crossing PCIe once), but the simulator finds %.4g s: it appears to stream the shared stored database over PCIe once per query chain (a compiler/simulator inconsistency, not a property of Rosemary)", pl.EstLatency, reps[2].LatencyS)
 				}

@@ -424,7 +424,18 @@ func (x *exec) keys(prof *compiler.Profiler, params string) error {
 // the SSD whose users are all on the SSD and are Sums (running
 // accumulators) or same-count nodes that are themselves streamed (the
 // compiler's streamability rule).
+//
+// INSPIRE streams only its hard-wired dataflow: a product consumed solely
+// by Sums goes straight into the running accumulator (the multiply-
+// accumulate a PIR engine is built around, inspireStreams); everything
+// else follows the no-CLCAO rule.
 func (x *exec) streaming() {
+	if x.sys == INSPIRE {
+		for _, v := range x.nodes {
+			v.streamed = inspireStreams(x.nodes, v)
+		}
+		return
+	}
 	if !x.clcao {
 		return
 	}

@@ -2,6 +2,7 @@ package system
 
 import (
 	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/ir"
 )
 
 // INSPIRE ("INSPIRE: In-Storage Private Information Retrieval via
@@ -21,13 +22,17 @@ import (
 //     the SSD, whatever the plan's placement;
 //   - no eDRAM scratchpad (capacity 0, its Table V row dropped from area and
 //     energy): evaluation keys stream from LPDDR at every use;
-//   - no CLCAO: no tile streaming between operations and no hot keys; an
-//     intermediate stays on chip only if all its instances fit the SRAM
-//     (the compiler's rule without CLCAO), otherwise it goes through LPDDR.
+//   - no CLCAO: no hot keys and no general tile streaming between
+//     operations; an intermediate stays on chip only if all its instances
+//     fit the SRAM (the compiler's rule without CLCAO), otherwise it goes
+//     through LPDDR — except the one dataflow a PIR accelerator is built
+//     around: a computed value whose every user is a Sum streams tile by
+//     tile into the running accumulator (a fused multiply-accumulate over
+//     the database as it leaves the flash), inspireStreams.
 // The plan's program is run as given (with CLCAO's rotation rewrites, if the
 // plan has any).
 
-const inspireNote = "INSPIRE modelled by assumption (its configuration was not available here): Rosemary's engine and flash, every op in the SSD, no eDRAM, no CLCAO; see sim/system/inspire.go"
+const inspireNote = "INSPIRE modelled by assumption (its configuration was not available here): Rosemary's engine and flash, every op in the SSD, no eDRAM, no CLCAO beyond its fused database multiply-accumulate; see sim/system/inspire.go"
 
 // inspireArch is a without its eDRAM scratchpad.
 func inspireArch(a *arch.Arch) *arch.Arch {
@@ -42,4 +47,18 @@ func inspireArch(a *arch.Arch) *arch.Arch {
 	}
 	b.Components = comps
 	return b
+}
+
+// inspireStreams reports whether INSPIRE streams v: a computed SSD value
+// whose users are all Sums (a fused multiply-accumulate).
+func inspireStreams(nodes []*node, v *node) bool {
+	if v.kind != kindCompute || v.dev != onSSD || len(v.users) == 0 {
+		return false
+	}
+	for _, u := range v.users {
+		if nodes[u].ir.Op != ir.OpSum {
+			return false
+		}
+	}
+	return true
 }

@@ -24,7 +24,8 @@ const (
 	// NAND -> PCIe -> HBM at the link's full bandwidth (the paper's baseline).
 	HA
 	// INSPIRE is an ISP-only engine (inspire.go): every node in the SSD, no
-	// host offload, no eDRAM scratchpad, no CLCAO.
+	// host offload, no eDRAM scratchpad, no CLCAO beyond a fused
+	// multiply-accumulate.
 	INSPIRE
 	// Rosemary follows the plan's placement.
 	Rosemary

@@ -344,9 +344,11 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 				r := run(t, plan, a, Rosemary, Options{MaxTiles: 256, TileBudget: 1 << 14})
 				lat := r.Report.LatencyS
 				lats = append(lats, lat)
-				// 1e-4: on a latency-bound run a wider flash array leaves more
-				// channels idle between tiles, and each restart pays the read
-				// command and tR again; that jitter stays far below this.
+				// 1e-4: host-bound vecsearch runs come out ≈4e-5 slower on
+				// ssd-large than on ssd-medium. Not the flash pipeline fill
+				// (the difference stays with the fill switched off, tried);
+				// the event order of the greedy schedule shifts with the
+				// faster back end. Cause not pinned down yet.
 				if lat > prev*(1+1e-4) {
 					t.Errorf("%s/%s: %s is slower (%.6g s) than the previous configuration (%.6g s)", w, name, a.Name, lat, prev)
 				}

@@ -116,9 +116,14 @@ func ExpandBoot(p *ir.Program) (*ir.Program, error) {
 			remap[n.ID] = e.add(c)
 			continue
 		}
+		start := len(e.out.Nodes)
 		id, err := e.expand(n, args[0])
 		if err != nil {
 			return nil, fmt.Errorf("compiler: expand boot: node %d: %w", n.ID, err)
+		}
+		// Bootstrapping is a non-linear segment (ir.Node.Segment).
+		for k := start; k < len(e.out.Nodes); k++ {
+			e.out.Nodes[k].Segment = ir.NonLinear
 		}
 		remap[n.ID] = id
 	}

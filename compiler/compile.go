@@ -244,16 +244,26 @@ func passCost(u *unit) error {
 	return nil
 }
 
-// nonLinear are the operations the paper's Bare baseline keeps on the host.
-func nonLinear(op ir.Op) bool {
-	return op == ir.OpHMult || op == ir.OpRelinearize || op == ir.OpBoot
+// bareOnHost is the paper's Bare baseline ("our baseline allocation
+// manually hints to the compiler and assigns all non-linear FHE segments to
+// the FHE Accel and linear segments to RosemarySSD"): the workload's
+// segment hint where it gives one, otherwise a per-operation rule that keeps
+// ciphertext products and bootstrapping on the host.
+func bareOnHost(n ir.Node) bool {
+	switch n.Segment {
+	case ir.NonLinear:
+		return true
+	case ir.Linear:
+		return false
+	}
+	return n.Op == ir.OpHMult || n.Op == ir.OpRelinearize || n.Op == ir.OpBoot
 }
 
 func passBare(u *unit) error {
 	u.assign = make(tdap.Assignment, len(u.prog.Nodes))
 	for i, n := range u.prob.Nodes {
 		switch {
-		case n.Pin == tdap.PinHost || (n.Pin == tdap.Free && nonLinear(u.prog.Nodes[i].Op)):
+		case n.Pin == tdap.PinHost || (n.Pin == tdap.Free && bareOnHost(u.prog.Nodes[i])):
 			u.assign[i] = tdap.Host
 		default:
 			u.assign[i] = tdap.SSD

@@ -5,9 +5,19 @@ import "fmt"
 // Builder constructs a program; the first error sticks and is returned by
 // Build, so calls chain without checks. Values are node IDs.
 type Builder struct {
-	p      Program
-	params string
-	err    error
+	p       Program
+	params  string
+	segment Segment
+	err     error
+}
+
+// Segment makes s the segment hint of the nodes added from now on (see
+// Node.Segment) and returns the previous hint, so a region reads
+// defer b.Segment(b.Segment(ir.NonLinear)).
+func (b *Builder) Segment(s Segment) Segment {
+	prev := b.segment
+	b.segment = s
+	return prev
 }
 
 // NewBuilder starts a program whose nodes use the parameter preset params.
@@ -19,6 +29,9 @@ func (b *Builder) add(n Node) int {
 	n.ID = len(b.p.Nodes)
 	if n.Params == "" {
 		n.Params = b.params
+	}
+	if n.Segment == Unhinted {
+		n.Segment = b.segment
 	}
 	if n.Count == 0 {
 		n.Count = 1

@@ -25,7 +25,27 @@ type Node struct {
 	Rotation int       `json:"rotation,omitempty"` // HRot steps
 	Constant float64   `json:"constant,omitempty"` // CMult
 	Boot     *BootSpec `json:"boot,omitempty"`
+	// Segment is the workload author's hint of the kind of program segment
+	// the node belongs to. Only the compiler's Bare baseline reads it (the
+	// paper's manual allocation: non-linear segments on the host
+	// accelerator, linear ones on the SSD); TDAP ignores it.
+	Segment Segment `json:"segment,omitempty"`
 }
+
+// Segment kinds for Node.Segment.
+type Segment string
+
+const (
+	// Unhinted: the Bare baseline falls back to a per-operation rule.
+	Unhinted Segment = ""
+	// Linear segments: scans, distances, inner products, matrix products,
+	// convolutions — shallow work over stored data.
+	Linear Segment = "linear"
+	// NonLinear segments: polynomial approximations of non-linear
+	// functions (sign, ReLU, softmax, GELU, normalisation) and
+	// bootstrapping — deep work with many key switches.
+	NonLinear Segment = "nonlinear"
+)
 
 // Program is a DAG of nodes in topological order; node i has ID i.
 type Program struct {

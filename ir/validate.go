@@ -25,6 +25,11 @@ func (p *Program) Validate() error {
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		where := fmt.Sprintf("ir: node %d (%s)", i, n.Op)
+		switch n.Segment {
+		case Unhinted, Linear, NonLinear:
+		default:
+			return fmt.Errorf("%s: unknown segment hint %q (linear, nonlinear)", where, n.Segment)
+		}
 		if n.Public && n.Op != OpStored {
 			return fmt.Errorf("%s: only stored plaintexts can be public constants", where)
 		}

@@ -103,6 +103,8 @@ func (s HEVECShape) Program() (*ir.Program, error) {
 	p, _ := fhe.Lookup(s.Params)
 	top := p.Levels()
 	b := ir.NewBuilder(s.Name, s.Params)
+	// A scan over stored data: one linear segment (ir.Node.Segment).
+	b.Segment(ir.Linear)
 	q := b.Input("query", top)
 	leaves := make([]int, s.Pack)
 	for i := range leaves {

@@ -45,6 +45,8 @@ func (s PIRShape) Program() (*ir.Program, error) {
 	}
 	top := p.Levels()
 	b := ir.NewBuilder(s.Name, s.Params)
+	// A scan over stored data: one linear segment (ir.Node.Segment).
+	b.Segment(ir.Linear)
 	colSel := b.InputN("col-selection", top, s.Cols)
 	rowSel := b.InputN("row-selection", top, s.Rows)
 	db := b.Stored("database", top, s.Rows*s.Cols, true)

@@ -204,6 +204,14 @@ func (g *gen) need(x val, levels int) val {
 
 func (g *gen) output(name string, x val) { g.b.Output(name, x.id) }
 
+// segment hints the nodes emitted until the returned function runs as
+// belonging to a segment of kind s (ir.Node.Segment: the Bare baseline's
+// manual allocation); use as defer g.segment(ir.Linear)().
+func (g *gen) segment(s ir.Segment) func() {
+	prev := g.b.Segment(s)
+	return func() { g.b.Segment(prev) }
+}
+
 func (g *gen) build() (*ir.Program, error) {
 	if g.err != nil {
 		return nil, g.err
@@ -397,6 +405,7 @@ type convOpts struct {
 // rotation; the groups added; log2 P_out rotate-and-add steps replicating
 // the output for the next layer.
 func (g *gen) conv(x val, s ConvShape, n int64, name string, o convOpts) val {
+	defer g.segment(ir.Linear)()
 	if err := s.check(); err != nil {
 		g.fail("%v", err)
 		return x
@@ -507,6 +516,7 @@ func (r ReLUApprox) Eval(x float64) float64 {
 
 // relu emits the approximation on x.
 func (g *gen) relu(x val, r ReLUApprox) val {
+	defer g.segment(ir.NonLinear)()
 	s := x
 	for _, p := range r.Polys {
 		s = g.oddPoly(s, p)
@@ -589,6 +599,7 @@ func (s ResNetShape) Program() (*ir.Program, error) {
 			y = g.add(y, *shortcut)
 		}
 		// AppReLU and the next convolution (two levels) on one bootstrapping.
+		defer g.segment(ir.NonLinear)()
 		b := g.need(y, s.ReLU.Depth()+2)
 		if b.id != y.id {
 			b = g.add(b, g.conj(b)) // imaginary removal after bootstrapping
@@ -631,6 +642,7 @@ func (s ResNetShape) Program() (*ir.Program, error) {
 // output group a selection mask and a placement rotation of the block
 // input (our reading of Lee et al.'s multiplexed downsampling), summed.
 func (g *gen) shortcut(x val, s ConvShape) val {
+	defer g.segment(ir.Linear)()
 	q := int64(s.Groups())
 	m := g.stored(fmt.Sprintf("shortcut-%dx%d/mask", s.H, s.Ci), x.level, q, true)
 	y := g.pmulN(x, m, q)
@@ -645,6 +657,7 @@ func (g *gen) shortcut(x val, s ConvShape) val {
 // per class, a rotate-and-add over the 64 channel slots, a placement
 // rotation per class, summed).
 func (g *gen) poolFC(x val, s ConvShape) val {
+	defer g.segment(ir.Linear)()
 	for j := s.K; j < s.K*s.W; j <<= 1 {
 		x = g.add(x, g.rot(x, j))
 	}

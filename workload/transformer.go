@@ -102,6 +102,7 @@ var geluPoly = []float64{2.25775755e-04, 0.5, 3.96880960e-01, -6.37042698e-02, 8
 // proj is X·W for n layers: a PMult per weight, the Sum over the in
 // input columns and one Rescale; x holds in (or n·in) columns.
 func (g *gen) proj(x val, in, out int, n int64, name string) val {
+	defer g.segment(ir.Linear)()
 	cnt := n * int64(out) * int64(in)
 	x = g.need(x, 1)
 	w := g.stored(name, x.level, cnt, true)
@@ -112,6 +113,7 @@ func (g *gen) proj(x val, in, out int, n int64, name string) val {
 // mulSum multiplies x and y into count instances, relinearizes, folds
 // them into sum results and rescales once.
 func (g *gen) mulSum(x, y val, count, sum int64) val {
+	defer g.segment(ir.Linear)()
 	x, y = g.need(x, 1), g.need(y, 1)
 	x, y = g.align(x, y)
 	m := g.node(ir.OpHMult, count, x.level, 2, x.id, y.id)
@@ -131,6 +133,7 @@ func (g *gen) constMinus(c float64, x val) val {
 
 // expApprox is (1 + x)^(2^k) (x already divided by 2^k).
 func (g *gen) expApprox(x val, k int) val {
+	defer g.segment(ir.NonLinear)()
 	e := g.addConst(x, 1)
 	for i := 0; i < k; i++ {
 		e = g.need(e, 1)
@@ -145,6 +148,7 @@ func (g *gen) expApprox(x val, k int) val {
 // unless it already sits at the bootstrapping level (it is read by every
 // iteration), iterates are bootstrapped when they run low.
 func (g *gen) invSqrt(v val, s TransformerShape) val {
+	defer g.segment(ir.NonLinear)()
 	if g.boot != nil {
 		v = g.need(v, g.boot.OutputLevel-4)
 	}
@@ -230,9 +234,11 @@ func (s TransformerShape) attention(g *gen, x val, n int64, explicit bool) val {
 	kr := g.rotCount(k, 1, seq*k.count)
 	scores := g.mulSum(q, kr, seq*heads*int64(dh), seq*heads)
 	e := g.expApprox(scores, s.ExpSquarings)
+	restore := g.segment(ir.NonLinear) // softmax: e / sqrt(sum^2)
 	sum := g.sum(e, heads)
 	inv := g.invSqrt(g.mul(sum, sum), s)
 	p := g.mul(e, inv)
+	restore()
 	vr := g.rotCount(v, 1, seq*v.count)
 	return s.redup(g, g.mulSum(p, vr, seq*heads*int64(dh), heads*int64(dh)))
 }
@@ -240,6 +246,7 @@ func (s TransformerShape) attention(g *gen, x val, n int64, explicit bool) val {
 // redup keeps the first Seq slots of each 2·Seq block and copies them into
 // the second half.
 func (s TransformerShape) redup(g *gen, o val) val {
+	defer g.segment(ir.Linear)()
 	m := g.stored("dup-mask", max(o.level, 1), 1, true)
 	y := g.pmulN(o, m, o.count)
 	return g.add(y, g.rot(y, -s.Seq))
@@ -258,6 +265,7 @@ func (s TransformerShape) Batch() (int, error) {
 // norm is LayerNorm (or RMSNorm) over the DModel columns of n layers
 // (count n·DModel); the affine γ, β fold into the next weights.
 func (s TransformerShape) norm(g *gen, x val, n int64) val {
+	defer g.segment(ir.NonLinear)()
 	d := float64(s.DModel)
 	xc := x
 	if !s.RMSNorm {
@@ -288,6 +296,7 @@ func (s TransformerShape) norm(g *gen, x val, n int64) val {
 // operands (one Sum over the pair). SiLU (Llama's SwiGLU) takes the same
 // piecewise structure.
 func (s TransformerShape) gelu(g *gen, x val) val {
+	defer g.segment(ir.NonLinear)()
 	x = g.need(x, 6)
 	t := g.addConst(x, 3.5)
 	two := val{g.node(ir.OpCMult, 2*t.count, t.level, 1, t.id), t.level, 2 * t.count}

@@ -37,6 +37,8 @@ func (s VecDistShape) Program() (*ir.Program, error) {
 	}
 	top := p.Levels()
 	b := ir.NewBuilder(s.Name, s.Params)
+	// A scan over stored data: one linear segment (ir.Node.Segment).
+	b.Segment(ir.Linear)
 	q := b.Input("query", top)
 	db := b.Stored("vectors", top, s.Plaintexts, true)
 	x := b.Rescale(b.PMult(q, db))

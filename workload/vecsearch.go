@@ -309,6 +309,10 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 	v := &vsBuilder{b: ir.NewBuilder(s.Name, s.Params), level: map[int]int{}, boot: s.Boot}
 	b := v.b
 	c := int64(lay.Cts)
+	// Distance and synchronisation are the linear segment, the top-k the
+	// non-linear one (ir.Node.Segment: Rosemary's Figure 3 keeps the
+	// distance in storage and the sort on the host).
+	b.Segment(ir.Linear)
 	q := v.set(b.InputN("query", s.DBLevel, c), s.DBLevel)
 	db := v.set(b.Stored("database", s.DBLevel, c, false), s.DBLevel)
 
@@ -321,6 +325,7 @@ func (s VecSearchShape) Program() (*ir.Program, error) {
 		d = v.add(d, v.rot(d, i))
 	}
 
+	b.Segment(ir.NonLinear)
 	// ones is an encrypted all-ones vector stored with the database: the
 	// IR has no constant addition, and a comparison bit 1 − s needs one.
 	ones := -1

@@ -8,12 +8,12 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
-	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
@@ -102,33 +102,15 @@ func TestCompileRejectsBadInput(t *testing.T) {
 
 // ckksEnv is a small CKKS key set for executing programs for real.
 type ckksEnv struct {
-	preset fhe.Preset
-	params ckks.Parameters
-	enc    *ckks.Encoder
-	encr   *rlwe.Encryptor
-	dec    *rlwe.Decryptor
-	keys   engine.Keys
+	*fhetest.CKKS
+	keys engine.Keys
 }
 
 func newCKKSEnv(t *testing.T, preset string, rotations []int) *ckksEnv {
 	t.Helper()
-	pr, err := fhe.Lookup(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.CKKSParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kg := rlwe.NewKeyGenerator(params)
-	sk := kg.GenSecretKeyNew()
-	e := &ckksEnv{preset: pr, params: params, enc: ckks.NewEncoder(params), encr: rlwe.NewEncryptor(params, sk),
-		dec: rlwe.NewDecryptor(params, sk), keys: engine.Keys{Relin: kg.GenRelinearizationKeyNew(sk), Galois: map[uint64]*rlwe.GaloisKey{}}}
-	for _, r := range rotations {
-		g := params.GaloisElement(r)
-		e.keys.Galois[g] = kg.GenGaloisKeyNew(g, sk)
-	}
-	return e
+	c := fhetest.NewCKKS(t, preset)
+	c.AddGaloisKeys(c.Params.GaloisElements(rotations)...)
+	return &ckksEnv{CKKS: c, keys: engine.Keys{Relin: c.Relin, Galois: c.Galois}}
 }
 
 func (e *ckksEnv) vec(seed, n int) []complex128 {
@@ -139,32 +121,10 @@ func (e *ckksEnv) vec(seed, n int) []complex128 {
 	return v
 }
 
-func (e *ckksEnv) ct(t *testing.T, v []complex128) *rlwe.Ciphertext {
-	pt := ckks.NewPlaintext(e.params, e.params.MaxLevel())
-	if err := e.enc.Encode(v, pt); err != nil {
-		t.Fatal(err)
-	}
-	ct, err := e.encr.EncryptNew(pt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ct
-}
-
+// pt encodes v at the top level.
 func (e *ckksEnv) pt(t *testing.T, v []complex128) *rlwe.Plaintext {
-	pt := ckks.NewPlaintext(e.params, e.params.MaxLevel())
-	if err := e.enc.Encode(v, pt); err != nil {
-		t.Fatal(err)
-	}
-	return pt
-}
-
-func (e *ckksEnv) decode(t *testing.T, ct *rlwe.Ciphertext) []complex128 {
-	out := make([]complex128, e.params.MaxSlots())
-	if err := e.enc.Decode(e.dec.DecryptNew(ct), out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	t.Helper()
+	return e.EncodeComplex(t, v, e.Params.MaxLevel())
 }
 
 func (e *ckksEnv) run(t *testing.T, p *ir.Program, onDevice func(int) bool, in, st map[string][]engine.Value) (map[string][]engine.Value, engine.ExecStats) {
@@ -175,7 +135,7 @@ func (e *ckksEnv) run(t *testing.T, p *ir.Program, onDevice func(int) bool, in, 
 
 func (e *ckksEnv) runValues(t *testing.T, p *ir.Program, onDevice func(int) bool, in, st map[string][]engine.Value) (map[string][]engine.Value, engine.ExecStats, [][]engine.Value) {
 	t.Helper()
-	x, err := engine.NewExecutor(e.preset, e.params, e.keys)
+	x, err := engine.NewExecutor(e.Preset, e.Params, e.keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +154,7 @@ func checkSegmentPrograms(t *testing.T, plan *compiler.Plan, p *ir.Program, e *c
 	t.Helper()
 	sized := *plan
 	sized.Program = p
-	rg := compiler.RingOf(e.params.Parameters)
+	rg := compiler.RingOf(e.Params.Parameters)
 	checked := 0
 	for s, seg := range plan.Segments {
 		if seg.Device != "ssd" {
@@ -298,9 +258,9 @@ func TestSplitExecutionMatchesLattigo(t *testing.T) {
 	// Execute the same plan with 8 stored plaintexts instead of 2^16.
 	p := shrink(t, plan.Program, big, 8)
 	e := newCKKSEnv(t, "insecure-test", []int{1, 2})
-	slots := e.params.MaxSlots()
+	slots := e.Params.MaxSlots()
 	q := e.vec(1, slots)
-	in := map[string][]engine.Value{"query": {{Ct: e.ct(t, q)}}}
+	in := map[string][]engine.Value{"query": {{Ct: e.Encrypt(t, e.pt(t, q))}}}
 	var db [][]complex128
 	var pts []engine.Value
 	for i := 0; i < 8; i++ {
@@ -316,7 +276,7 @@ func TestSplitExecutionMatchesLattigo(t *testing.T) {
 	}
 	for g := range whole["scores"] {
 		compareCt(t, whole["scores"][g].Ct, split["scores"][g].Ct)
-		got := e.decode(t, split["scores"][g].Ct)
+		got := e.DecryptComplex(t, split["scores"][g].Ct)
 		// Before the tail, slot i holds (Σ over the group's 4 plaintexts of
 		// Σ_{k<4} q[i+k]·x[i+k])²; each tail round adds the right neighbour.
 		ref := make([]complex128, slots)
@@ -365,9 +325,9 @@ func TestRotationDecompositionPreservesResults(t *testing.T) {
 	// Execute both programs with 64 stored plaintexts.
 	p = shrink(t, p, 1<<16, 64)
 	rw := shrink(t, plan.Program, 1<<16, 64)
-	slots := e.params.MaxSlots()
+	slots := e.Params.MaxSlots()
 	q := e.vec(3, slots)
-	in := map[string][]engine.Value{"query": {{Ct: e.ct(t, q)}}}
+	in := map[string][]engine.Value{"query": {{Ct: e.Encrypt(t, e.pt(t, q))}}}
 	var pts []engine.Value
 	for i := 0; i < 64; i++ {
 		pts = append(pts, engine.Value{Pt: e.pt(t, e.vec(i+9, slots))})
@@ -375,7 +335,7 @@ func TestRotationDecompositionPreservesResults(t *testing.T) {
 	st := map[string][]engine.Value{"vectors": pts}
 	orig, _ := e.run(t, p, nil, in, st)
 	rewritten, _ := e.run(t, rw, func(i int) bool { return plan.Placement[i] == "ssd" }, in, st)
-	a, b := e.decode(t, orig["scores"][0].Ct), e.decode(t, rewritten["scores"][0].Ct)
+	a, b := e.DecryptComplex(t, orig["scores"][0].Ct), e.DecryptComplex(t, rewritten["scores"][0].Ct)
 	for i := range a {
 		if cmplx.Abs(a[i]-b[i]) > 1e-4 {
 			t.Fatalf("slot %d: rewritten %v, original %v", i, b[i], a[i])

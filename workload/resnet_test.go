@@ -5,98 +5,28 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
-
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/ir"
 )
 
 // ckksRun executes small programs for real: keys for exactly the
 // rotations a program uses, values encoded at the level of their node.
 type ckksRun struct {
-	preset fhe.Preset
-	params ckks.Parameters
-	kg     *rlwe.KeyGenerator
-	sk     *rlwe.SecretKey
-	enc    *ckks.Encoder
-	encr   *rlwe.Encryptor
-	dec    *rlwe.Decryptor
-	keys   engine.Keys
+	*fhetest.CKKS
+	keys engine.Keys
 }
 
 func newCKKSRun(t *testing.T, preset string) *ckksRun {
 	t.Helper()
-	pr, err := fhe.Lookup(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.CKKSParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kg := rlwe.NewKeyGenerator(params)
-	sk := kg.GenSecretKeyNew()
-	return &ckksRun{preset: pr, params: params, kg: kg, sk: sk, enc: ckks.NewEncoder(params),
-		encr: rlwe.NewEncryptor(params, sk), dec: rlwe.NewDecryptor(params, sk),
-		keys: engine.Keys{Relin: kg.GenRelinearizationKeyNew(sk), Galois: map[uint64]*rlwe.GaloisKey{}}}
+	c := fhetest.NewCKKS(t, preset)
+	return &ckksRun{CKKS: c, keys: engine.Keys{Relin: c.Relin, Galois: c.Galois}}
 }
 
 // keysFor generates the Galois keys of p's rotations and conjugations.
-func (r *ckksRun) keysFor(p *ir.Program) {
-	for _, n := range p.Nodes {
-		var g uint64
-		switch n.Op {
-		case ir.OpHRot:
-			g = r.params.GaloisElement(n.Rotation)
-		case ir.OpConjugate:
-			g = r.params.GaloisElementForComplexConjugation()
-		default:
-			continue
-		}
-		if _, ok := r.keys.Galois[g]; !ok {
-			r.keys.Galois[g] = r.kg.GenGaloisKeyNew(g, r.sk)
-		}
-	}
-}
-
-func (r *ckksRun) encode(t *testing.T, v []float64, level int) *rlwe.Plaintext {
-	t.Helper()
-	c := make([]complex128, r.params.MaxSlots())
-	for i, x := range v {
-		c[i] = complex(x, 0)
-	}
-	pt := ckks.NewPlaintext(r.params, level)
-	if err := r.enc.Encode(c, pt); err != nil {
-		t.Fatal(err)
-	}
-	return pt
-}
-
-func (r *ckksRun) encrypt(t *testing.T, v []float64, level int) *rlwe.Ciphertext {
-	t.Helper()
-	ct, err := r.encr.EncryptNew(r.encode(t, v, level))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ct
-}
-
-func (r *ckksRun) decrypt(t *testing.T, ct *rlwe.Ciphertext) []float64 {
-	t.Helper()
-	c := make([]complex128, r.params.MaxSlots())
-	if err := r.enc.Decode(r.dec.DecryptNew(ct), c); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]float64, len(c))
-	for i := range c {
-		out[i] = real(c[i])
-	}
-	return out
-}
+func (r *ckksRun) keysFor(p *ir.Program) { r.AddGaloisKeys(GaloisElementsForTest(r.Params, p)...) }
 
 // values builds the Input and Stored instances of p from per-name vectors
 // (vecs[name][instance]); stored objects of degree 1 are encrypted.
@@ -114,9 +44,9 @@ func (r *ckksRun) values(t *testing.T, p *ir.Program, vecs map[string][][]float6
 		var out []engine.Value
 		for _, v := range vs {
 			if n.Degree == 0 {
-				out = append(out, engine.Value{Pt: r.encode(t, v, n.Level)})
+				out = append(out, engine.Value{Pt: r.Encode(t, v, n.Level)})
 			} else {
-				out = append(out, engine.Value{Ct: r.encrypt(t, v, n.Level)})
+				out = append(out, engine.Value{Ct: r.Encrypt(t, r.Encode(t, v, n.Level))})
 			}
 		}
 		if n.Op == ir.OpInput {
@@ -132,15 +62,7 @@ func (r *ckksRun) run(t *testing.T, p *ir.Program, vecs map[string][][]float64) 
 	t.Helper()
 	r.keysFor(p)
 	in, st := r.values(t, p, vecs)
-	x, err := engine.NewExecutor(r.preset, r.params, r.keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := x.Run(p, in, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return ExecuteForTest(t, r.CKKS, r.keys, p, in, st)
 }
 
 // wave is a deterministic test signal in [−a, a].
@@ -210,7 +132,7 @@ func TestResNetLayerDecrypts(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := r.run(t, p, vecs)
-		got := r.decrypt(t, out["out"][0].Ct)
+		got := r.Decrypt(t, out["out"][0].Ct)
 		worst := 0.0
 		for i := range got {
 			var w float64
@@ -394,7 +316,7 @@ func TestSmallFormsRunSplit(t *testing.T) {
 		outs := make([]map[string][]engine.Value, 2)
 		var dev int64
 		for k, split := range []bool{false, true} {
-			x, err := engine.NewExecutor(r.preset, r.params, r.keys)
+			x, err := engine.NewExecutor(r.Preset, r.Params, r.keys)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,7 +333,7 @@ func TestSmallFormsRunSplit(t *testing.T) {
 		}
 		for name, host := range outs[0] {
 			for i := range host {
-				a, b := r.decrypt(t, host[i].Ct), r.decrypt(t, outs[1][name][i].Ct)
+				a, b := r.Decrypt(t, host[i].Ct), r.Decrypt(t, outs[1][name][i].Ct)
 				for k := range a {
 					if math.Abs(a[k]-b[k]) > 1e-9 {
 						t.Fatalf("%s: output %s[%d] slot %d: split %v, host %v", w, name, i, k, b[k], a[k])

@@ -84,7 +84,7 @@ func TestAttentionHeadDecrypts(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newCKKSRun(t, s.Params)
-	slots := r.params.MaxSlots()
+	slots := r.Params.MaxSlots()
 	vecs := map[string][][]float64{}
 	for j := 0; j < d; j++ {
 		col := make([]float64, slots)
@@ -126,7 +126,7 @@ func TestAttentionHeadDecrypts(t *testing.T) {
 	}
 	worstEmu, worstExact := 0.0, 0.0
 	for j := 0; j < d; j++ {
-		got := r.decrypt(t, out[j].Ct)
+		got := r.Decrypt(t, out[j].Ct)
 		for k := 0; k < slots; k++ {
 			tok := k % seq
 			worstEmu = max(worstEmu, math.Abs(got[k]-emu[tok][j]))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/circuits/ckks/bootstrapping"
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 	"github.com/tuneinsight/lattigo/v6/utils"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
@@ -121,6 +120,43 @@ func runPhased(t *testing.T, e *env, p *ir.Program, in, st map[string][]engine.V
 	return final, boots
 }
 
+// withBootstrapping sets shape.Boot to Lattigo v6's default bootstrapping
+// over shape's parameters and returns a key set (sized on the program built
+// first with a placeholder spec), the program and the bootstrapping
+// evaluator.
+func withBootstrapping(t *testing.T, shape *workload.VecSearchShape) (*env, *ir.Program, *bootstrapping.Evaluator) {
+	t.Helper()
+	pr0 := *shape
+	pr0.Boot = &ir.BootSpec{OutputLevel: 5}
+	p0, err := pr0.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, p0, true)
+	btp, err := bootstrapping.NewParametersFromLiteral(e.Params, bootstrapping.ParametersLiteral{LogN: utils.Pointy(e.Params.LogN())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := compiler.BootSpecFromLattigo(btp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape.Boot = &spec
+	p, err := shape.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	evk, _, err := btp.GenEvaluationKeys(e.SK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval, err := bootstrapping.NewEvaluator(btp, evk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, p, eval
+}
+
 // The small VQ1 query with bootstrapping, for real: insecure-test (N=2^11,
 // 5 levels) as Lattigo's residual parameters, bootstrapped with Lattigo v6's
 // default circuit at N=2^11; 1024 MNIST images (one per slot, 196
@@ -133,37 +169,9 @@ func TestVecSearchSmallWithBootstrapping(t *testing.T) {
 	}
 	shape := workload.VecSearchSmall("vq1-boot", 4)
 	shape.Params, shape.DBLevel = "insecure-test", 5
-	// Build the program first with a placeholder spec to size the keys.
-	pr0 := shape
-	pr0.Boot = &ir.BootSpec{OutputLevel: 5}
-	p0, err := pr0.Program()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, p0, true)
-	btp, err := bootstrapping.NewParametersFromLiteral(e.params, bootstrapping.ParametersLiteral{LogN: utils.Pointy(e.params.LogN())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := compiler.BootSpecFromLattigo(btp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if spec.OutputLevel != 5 {
-		t.Fatalf("bootstrapping leaves level %d", spec.OutputLevel)
-	}
-	shape.Boot = &spec
-	p, err := shape.Program()
-	if err != nil {
-		t.Fatal(err)
-	}
-	evk, _, err := btp.GenEvaluationKeys(e.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eval, err := bootstrapping.NewEvaluator(btp, evk)
-	if err != nil {
-		t.Fatal(err)
+	e, p, eval := withBootstrapping(t, &shape)
+	if shape.Boot.OutputLevel != 5 {
+		t.Fatalf("bootstrapping leaves level %d", shape.Boot.OutputLevel)
 	}
 	in, st, dist := vecsearchData(t, shape, e)
 	out, boots := runPhased(t, e, p, in, st, eval.Bootstrap)
@@ -217,34 +225,7 @@ func topKWithBootstrapping(t *testing.T, shape workload.VecSearchShape, wantExac
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr0 := shape
-	pr0.Boot = &ir.BootSpec{OutputLevel: 5}
-	p0, err := pr0.Program()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, p0, true)
-	btp, err := bootstrapping.NewParametersFromLiteral(e.params, bootstrapping.ParametersLiteral{LogN: utils.Pointy(e.params.LogN())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := compiler.BootSpecFromLattigo(btp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	shape.Boot = &spec
-	p, err := shape.Program()
-	if err != nil {
-		t.Fatal(err)
-	}
-	evk, _, err := btp.GenEvaluationKeys(e.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eval, err := bootstrapping.NewEvaluator(btp, evk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, p, eval := withBootstrapping(t, &shape)
 	in, st, dist := vecsearchData(t, shape, e)
 	for _, n := range p.Nodes {
 		if n.Op != ir.OpStored || n.Name == "database" {
@@ -266,18 +247,15 @@ func topKWithBootstrapping(t *testing.T, shape workload.VecSearchShape, wantExac
 				t.Fatal(err)
 			}
 		}
-		pt := ckks.NewPlaintext(e.params, n.Level)
-		if err := e.enc.Encode(vals, pt); err != nil {
-			t.Fatal(err)
-		}
+		pt := e.Encode(t, vals, n.Level)
 		v := engine.Value{Pt: pt}
 		if n.Degree == 1 {
-			v = engine.Value{Ct: e.encrypt(t, pt)}
+			v = engine.Value{Ct: e.Encrypt(t, pt)}
 		}
 		st[n.Name] = []engine.Value{v}
 	}
 	out, boots := runPhased(t, e, p, in, st, eval.Bootstrap)
-	got := e.decodeSlots(t, out["topk"][0].Ct)
+	got := e.Decrypt(t, out["topk"][0].Ct)
 
 	// The same algebra in float64.
 	k, n := shape.Way, lay.E

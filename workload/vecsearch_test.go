@@ -5,8 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
-
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -103,11 +101,7 @@ func vecsearchData(t *testing.T, shape workload.VecSearchShape, e *env) (in, st 
 					}
 				}
 			}
-			pt := ckks.NewPlaintext(e.params, shape.DBLevel)
-			if err := e.enc.Encode(v, pt); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, engine.Value{Ct: e.encrypt(t, pt)})
+			out = append(out, engine.Value{Ct: e.Encrypt(t, e.Encode(t, v, shape.DBLevel))})
 		}
 		return out
 	}
@@ -139,7 +133,7 @@ func checkComparisons(t *testing.T, shape workload.VecSearchShape, dist []float6
 	var maxErr float64
 	clear, wrong := 0, 0
 	for j := 1; j < shape.Way; j++ {
-		got := e.decodeSlots(t, out[fmt.Sprintf("signs/%d", j-1)][0].Ct)
+		got := e.Decrypt(t, out[fmt.Sprintf("signs/%d", j-1)][0].Ct)
 		sgn[j] = got[:lay.E]
 		for i := 0; i < lay.E; i++ {
 			diff := dist[i%n] - dist[(i+j)%lay.E%n]

@@ -1,0 +1,45 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// The helpers here are defined in a test file, for the tests of this
+// package and of package workload_test alike.
+
+// GaloisElementsForTest returns the Galois element under params of each
+// rotation and conjugation in p (repeats included): the Galois keys a test
+// needs to execute p.
+func GaloisElementsForTest(params ckks.Parameters, p *ir.Program) []uint64 {
+	var els []uint64
+	for _, n := range p.Nodes {
+		switch n.Op {
+		case ir.OpHRot:
+			els = append(els, params.GaloisElement(n.Rotation))
+		case ir.OpConjugate:
+			els = append(els, params.GaloisElementForComplexConjugation())
+		}
+	}
+	return els
+}
+
+// ExecuteForTest runs p on engine.Executor with c's preset and parameters
+// and the given keys, failing t on any error.
+func ExecuteForTest(t testing.TB, c *fhetest.CKKS, keys engine.Keys, p *ir.Program, in, st map[string][]engine.Value) map[string][]engine.Value {
+	t.Helper()
+	x, err := engine.NewExecutor(c.Preset, c.Params, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.Run(p, in, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

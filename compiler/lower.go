@@ -181,6 +181,15 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		l.storeCt(a)
 		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), l.ctObj("pt", objIn1, 1)}
 		res.Output = l.ctObj("out", objOut, 2)
+	case OpPMultCompact:
+		if ctx.Scheme != fhe.BGV {
+			return nil, fmt.Errorf("compiler: compact plaintexts are BGV plaintexts, not %s", ctx.Scheme)
+		}
+		a := l.loadCt(objIn0, 2)
+		l.mulCompact(a, l.liftCompact(objIn1))
+		l.storeCt(a)
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), {Role: "pt", Space: isa.SpaceDRAM, ID: objIn1, Polys: 1, Limbs: 1}}
+		res.Output = l.ctObj("out", objOut, 2)
 	case ir.OpCMult:
 		if len(ctx.Constant) != l.level+1 {
 			return nil, fmt.Errorf("compiler: CMult needs %d RNS residues, got %d", l.level+1, len(ctx.Constant))
@@ -258,6 +267,35 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 	}
 	res.Program = prog
 	return res, nil
+}
+
+// OpPMultCompact is PMult by a compact plaintext (ir.Node.Compact): the
+// plaintext object is one limb of coefficients modulo t, lifted to every
+// q_i and to NTT form on the fly (liftCompact).
+const OpPMultCompact ir.Op = "PMult(compact)"
+
+// liftCompact loads a compact plaintext into one slot per limb: the same
+// stored coefficients m < t < q_i read as residues modulo each q_i, then
+// NTT. Lattigo's plaintext for PMult is NTT(m·t⁻¹ mod q_i) and mulPlain
+// multiplies it by t, so NTT(m) is that product exactly: mulCompact skips
+// the t factor.
+func (l *lowering) liftCompact(obj int) poly {
+	out := make(poly, l.level+1)
+	for i := range out {
+		out[i] = l.alloc()
+		l.emit(isa.Instr{Op: isa.OpLD, Mod: uint8(i), A: isa.Obj(isa.SpaceDRAM, obj, 0), Out: out[i]})
+		l.ntt(i, out[i], out[i])
+	}
+	return out
+}
+
+// mulCompact multiplies a ciphertext by a lifted compact plaintext in place.
+func (l *lowering) mulCompact(a []poly, pt poly) {
+	for i := range pt {
+		for p := range a {
+			l.op(isa.OpModMul, i, isa.FlagPlain, a[p][i], pt[i], a[p][i])
+		}
+	}
 }
 
 // opHMultRelin is the fused HMult + Relinearize (Lattigo's MulRelin).

@@ -36,6 +36,16 @@ type Result struct {
 // Ops are the operations the check covers, in order.
 var Ops = []ir.Op{ir.OpHAdd, ir.OpHSub, ir.OpPMult, ir.OpCMult, ir.OpHMult, ir.OpRelinearize, "HMult+Relinearize", ir.OpHRot, ir.OpConjugate, ir.OpRescale}
 
+// Ops returns the operations checked for the environment's scheme: Ops,
+// and for BGV also PMult by a compact stored plaintext.
+func (e *Env) Ops() []ir.Op {
+	ops := append([]ir.Op(nil), Ops...)
+	if e.Preset.Scheme == fhe.BGV {
+		ops = append(ops, compiler.OpPMultCompact)
+	}
+	return ops
+}
+
 // RotationSteps is the HRot amount used by the check.
 const RotationSteps = 5
 
@@ -225,7 +235,10 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 				return bg.SubNew(ct0, ct1)
 			})
 		}
-	case ir.OpPMult:
+	case ir.OpPMult, compiler.OpPMultCompact:
+		if op == compiler.OpPMultCompact && isCKKS {
+			return fmt.Errorf("compact plaintexts are BGV only")
+		}
 		if ptIn, err = e.encode(m1, level); err != nil {
 			return err
 		}
@@ -338,6 +351,14 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 	r.ProgramBytes = low.Program.Size()
 	mem := engine.NewMemObjects()
 	for i, obj := range low.Inputs {
+		if obj.Role == "pt" && op == compiler.OpPMultCompact {
+			m, err := fhe.CompactBGV(e.bgv, ptIn)
+			if err != nil {
+				return err
+			}
+			mem.Set(obj.Space, obj.ID, [][]uint64{m})
+			continue
+		}
 		if obj.Role == "pt" {
 			mem.Set(obj.Space, obj.ID, engine.PolyLimbs([]ring.Poly{ptIn.Value}, obj.Limbs))
 			continue

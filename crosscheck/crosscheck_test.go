@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
 )
 
@@ -13,7 +14,7 @@ func TestBitExactWithLattigo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, op := range Ops {
+		for _, op := range env.Ops() {
 			r := env.Check(op)
 			if r.Error != "" || !r.BitExact || !r.Decrypts {
 				t.Errorf("%s %s (logN=%d dnum=%d): bitexact=%v decrypts=%v err=%s", preset, op, r.LogN, r.DNum, r.BitExact, r.Decrypts, r.Error)
@@ -44,7 +45,11 @@ func TestBitExactAtEveryLevel(t *testing.T) {
 			t.Fatal(err)
 		}
 		for level := env.Params.MaxLevel(); level >= 1; level-- {
-			for _, op := range []ir.Op{ir.OpHRot, "HMult+Relinearize", ir.OpConjugate, ir.OpRescale, ir.OpCMult} {
+			ops := []ir.Op{ir.OpHRot, "HMult+Relinearize", ir.OpConjugate, ir.OpRescale, ir.OpCMult}
+			if env.Preset.Scheme == fhe.BGV {
+				ops = append(ops, compiler.OpPMultCompact)
+			}
+			for _, op := range ops {
 				r := env.CheckAt(op, level)
 				if r.Error != "" || !r.BitExact || !r.Decrypts {
 					t.Errorf("%s %s level %d: bitexact=%v decrypts=%v err=%s", preset, op, level, r.BitExact, r.Decrypts, r.Error)

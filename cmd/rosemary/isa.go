@@ -101,7 +101,7 @@ func isaVerify(args []string) error {
 		if err != nil {
 			return err
 		}
-		for _, op := range crosscheck.Ops {
+		for _, op := range env.Ops() {
 			r := env.Check(op)
 			rep.Ops = append(rep.Ops, r)
 			rep.AllBitExact = rep.AllBitExact && r.BitExact && r.Error == ""

@@ -274,16 +274,21 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 // q_i and to NTT form on the fly (liftCompact).
 const OpPMultCompact ir.Op = "PMult(compact)"
 
-// liftCompact loads a compact plaintext into one slot per limb: the same
-// stored coefficients m < t < q_i read as residues modulo each q_i, then
-// NTT. Lattigo's plaintext for PMult is NTT(m·t⁻¹ mod q_i) and mulPlain
-// multiplies it by t, so NTT(m) is that product exactly: mulCompact skips
-// the t factor.
+// liftCompact loads a compact plaintext into one slot per limb: the stored
+// coefficients m < t < q_i are read once (as residues mod q_0), copied as
+// residues modulo every other q_i (a MODADD of 0: m is below each q_i), and
+// each copy goes to NTT form. Lattigo's plaintext for PMult is
+// NTT(m·t⁻¹ mod q_i) and mulPlain multiplies it by t, so NTT(m) is that
+// product exactly: mulCompact skips the t factor.
 func (l *lowering) liftCompact(obj int) poly {
 	out := make(poly, l.level+1)
-	for i := range out {
+	out[0] = l.alloc()
+	l.emit(isa.Instr{Op: isa.OpLD, Mod: 0, A: isa.Obj(isa.SpaceDRAM, obj, 0), Out: out[0]})
+	for i := 1; i < len(out); i++ {
 		out[i] = l.alloc()
-		l.emit(isa.Instr{Op: isa.OpLD, Mod: uint8(i), A: isa.Obj(isa.SpaceDRAM, obj, 0), Out: out[i]})
+		l.op(isa.OpModAdd, i, isa.FlagScalarB, out[0], l.scalar(0), out[i])
+	}
+	for i := range out {
 		l.ntt(i, out[i], out[i])
 	}
 	return out

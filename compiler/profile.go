@@ -191,6 +191,10 @@ func (pf *Profiler) NodeWork(p *ir.Program, n ir.Node) (Profile, int64, error) {
 		op, instances = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
 	case ir.OpModRaise:
 		level = n.Level
+	case ir.OpPMult:
+		if p.Nodes[n.Args[1]].Compact {
+			op = OpPMultCompact
+		}
 	}
 	prof, err := pf.Of(op, n.Params, level, first.Degree)
 	return prof, instances, err

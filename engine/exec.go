@@ -251,7 +251,7 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 				x.countCross(p, a, vals, onDev(i), crossed)
 			}
 			if onDev(i) && an.Op == ir.OpStored {
-				x.Stats.DeviceStoredBytes += valueBytes(vals[a])
+				x.Stats.DeviceStoredBytes += x.nodeBytes(p, a, vals)
 			}
 		}
 		if onDev(i) {
@@ -364,10 +364,19 @@ func (x *Executor) countCross(p *ir.Program, v int, vals [][]Value, toDevice boo
 	}
 	crossed[key] = true
 	if toDevice {
-		x.Stats.BytesToDevice += valueBytes(vals[v])
+		x.Stats.BytesToDevice += x.nodeBytes(p, v, vals)
 	} else {
-		x.Stats.BytesFromDevice += valueBytes(vals[v])
+		x.Stats.BytesFromDevice += x.nodeBytes(p, v, vals)
 	}
+}
+
+// nodeBytes is the size of node v's value as it is held: a compact stored
+// plaintext is one limb per instance, whatever form the host holds it in.
+func (x *Executor) nodeBytes(p *ir.Program, v int, vals [][]Value) int64 {
+	if n := p.Nodes[v]; n.Compact {
+		return int64(len(vals[v])) * int64(x.Params.N()) * WordBytes
+	}
+	return valueBytes(vals[v])
 }
 
 func valueBytes(vs []Value) int64 {
@@ -567,6 +576,9 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 		return x.runHost(p, n, vals) // dropping limbs moves no data
 	}
 	out := make([]Value, n.Count)
+	if n.Op == ir.OpPMult && p.Nodes[n.Args[1]].Compact {
+		n.Op = compiler.OpPMultCompact // lift the stored coefficients on the device
+	}
 	for k := int64(0); k < n.Count; k++ {
 		a := instanceRef(vals[n.Args[0]], k)
 		b := &Value{}
@@ -643,6 +655,36 @@ func (x *Executor) operand(v *Value, obj compiler.Object) (Operand, error) {
 	return Operand{Ref: ref}, nil
 }
 
+// compactOperand passes a compact stored plaintext: the device's stored
+// object (one limb) by reference, or the host's plaintext reduced to its
+// compact form.
+func (x *Executor) compactOperand(v *Value, level int) (Operand, error) {
+	if v.level() < level || v.degree() != 0 {
+		return Operand{}, fmt.Errorf("compact plaintext at level %d, degree %d; the program wants level %d", v.level(), v.degree(), level)
+	}
+	if v.Dev != nil {
+		return Operand{Ref: v.Dev.Ref}, nil
+	}
+	if v.Pt == nil {
+		return Operand{}, fmt.Errorf("compact plaintext missing")
+	}
+	m, err := fhe.CompactBGV(x.bgv, v.Pt)
+	if err != nil {
+		return Operand{}, err
+	}
+	limbs := [][]uint64{m}
+	if x.res == nil {
+		return Operand{Limbs: limbs}, nil
+	}
+	ref, err := x.res.Upload(limbs, 1)
+	if err != nil {
+		return Operand{}, fmt.Errorf("upload: %w", err)
+	}
+	x.temps = append(x.temps, ref)
+	x.Stats.BytesToDevice += int64(len(m)) * WordBytes
+	return Operand{Ref: ref}, nil
+}
+
 func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 	level := a.level()
 	if level < 0 || a.Pt != nil {
@@ -660,6 +702,12 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 		}
 		if v.level() < 0 {
 			return Value{}, fmt.Errorf("operand %d missing", i)
+		}
+		if n.Op == compiler.OpPMultCompact && i == 1 {
+			if inputs[i], err = x.compactOperand(v, level); err != nil {
+				return Value{}, fmt.Errorf("operand %d: %w", i, err)
+			}
+			continue
 		}
 		if v.level() < level || v.degree()+1 != obj.Polys {
 			return Value{}, fmt.Errorf("operand %d has level %d and degree %d, the program wants %d and %d", i, v.level(), v.degree(), level, obj.Polys-1)
@@ -686,7 +734,7 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 	}
 	md := *a.meta()
 	switch n.Op {
-	case ir.OpPMult:
+	case ir.OpPMult, compiler.OpPMultCompact:
 		md.Scale = a.meta().Scale.Mul(b.meta().Scale)
 	case ir.OpHMult:
 		md.Scale = a.meta().Scale.Mul(b.meta().Scale)

@@ -70,6 +70,12 @@ func (b *Builder) Stored(name string, level int, count int64, plain bool) int {
 	return b.add(Node{Op: OpStored, Name: name, Level: level, Degree: d, Count: count})
 }
 
+// StoredCompact adds a stored BGV plaintext kept in compact form (see
+// Node.Compact); it can only be the plaintext operand of a PMult.
+func (b *Builder) StoredCompact(name string, level int, count int64) int {
+	return b.add(Node{Op: OpStored, Name: name, Level: level, Degree: 0, Count: count, Compact: true})
+}
+
 // Output returns x to the client.
 func (b *Builder) Output(name string, x int) int {
 	a := b.node(x)

@@ -21,7 +21,11 @@ type Node struct {
 	// Public marks a Stored plaintext that is a public constant (e.g. a
 	// bootstrapping DFT diagonal or a mask): either side can produce it, so
 	// it is pinned to neither device and never crosses the link.
-	Public   bool      `json:"public,omitempty"`
+	Public bool `json:"public,omitempty"`
+	// Compact marks a stored BGV plaintext kept as its coefficients modulo
+	// t: one limb instead of Level+1 (they are below every q_i), lifted to
+	// RNS and NTT form where it is used (compiler.OpPMultCompact).
+	Compact  bool      `json:"compact,omitempty"`
 	Rotation int       `json:"rotation,omitempty"` // HRot steps
 	Constant float64   `json:"constant,omitempty"` // CMult
 	Boot     *BootSpec `json:"boot,omitempty"`
@@ -91,5 +95,9 @@ func (p *Program) Bytes(n Node, wordBits int) (int64, error) {
 	if n.Degree == 0 {
 		polys = 1
 	}
-	return polys * int64(n.Level+1) * (int64(1) << pr.LogN) * int64(wordBits) / 8, nil
+	limbs := int64(n.Level + 1)
+	if n.Compact {
+		limbs = 1
+	}
+	return polys * limbs * (int64(1) << pr.LogN) * int64(wordBits) / 8, nil
 }

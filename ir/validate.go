@@ -30,6 +30,9 @@ func (p *Program) Validate() error {
 		default:
 			return fmt.Errorf("%s: unknown segment hint %q (linear, nonlinear)", where, n.Segment)
 		}
+		if n.Compact && (n.Op != OpStored || n.Degree != 0 || n.Public) {
+			return fmt.Errorf("%s: only stored (non-public) plaintexts can be compact", where)
+		}
 		if n.Public && n.Op != OpStored {
 			return fmt.Errorf("%s: only stored plaintexts can be public constants", where)
 		}
@@ -54,6 +57,9 @@ func (p *Program) Validate() error {
 		if n.Count < 1 {
 			return fmt.Errorf("%s: count %d must be ≥ 1", where, n.Count)
 		}
+		if n.Compact && pr.Scheme != fhe.BGV {
+			return fmt.Errorf("%s: compact plaintexts are BGV plaintexts, %s is %s", where, n.Params, pr.Scheme)
+		}
 		if n.Level < 0 || n.Level > pr.Levels() {
 			return fmt.Errorf("%s: level %d outside [0, %d] of %s", where, n.Level, pr.Levels(), n.Params)
 		}
@@ -71,6 +77,9 @@ func (p *Program) Validate() error {
 				return fmt.Errorf("%s: argument %d comes later (nodes must be in topological order)", where, a)
 			}
 			arg := p.Nodes[a]
+			if arg.Compact && (n.Op != OpPMult || len(n.Args) != 2 || n.Args[1] != a) {
+				return fmt.Errorf("%s: compact plaintext %d can only be the plaintext operand of a PMult", where, a)
+			}
 			if arg.Op == OpOutput {
 				return fmt.Errorf("%s: argument %d is an Output", where, a)
 			}

@@ -160,7 +160,7 @@ func packedPIR(rows, cols int) (*ir.Program, error) {
 	}
 	colSel := expand(b.Stored("col-masks", top, int64(cols), true))
 	rowSel := expand(b.Stored("row-masks", top, int64(rows), true))
-	db := b.Stored("database", top, int64(rows*cols), true)
+	db := b.StoredCompact("database", top, int64(rows*cols)) // coefficients mod t
 	rowSums := b.Sum(b.PMult(colSel, db), int64(rows))
 	ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
 	b.Output("answer", ans)
@@ -277,13 +277,26 @@ const chunkBytes = 32 << 20
 
 // uploadStored stores each Stored node's instances on the device, packed
 // up to 255 instances (polys) per object, and keeps references to them.
+//
+// A compact Stored node (ir.Node.Compact) is stored as its coefficients
+// modulo t, one limb per plaintext; the device lifts them where they are
+// used.
 func (s *Session) uploadStored(c *device.Client) error {
 	s.stored = map[string][]engine.Value{}
+	compact := map[string]bool{}
+	for _, n := range s.Program.Nodes {
+		if n.Op == ir.OpStored && n.Compact {
+			compact[n.Name] = true
+		}
+	}
 	for name, pts := range s.data.stored() {
 		if len(pts) == 0 {
 			continue
 		}
 		limbs := pts[0].Level() + 1
+		if compact[name] {
+			limbs = 1
+		}
 		ptBytes := int64(limbs) * int64(s.rparams.N()) * engine.WordBytes
 		per := int(min(int64(layout.MaxPolys), chunkBytes/ptBytes))
 		vals := make([]engine.Value, len(pts))
@@ -292,14 +305,26 @@ func (s *Session) uploadStored(c *device.Client) error {
 			obj := fmt.Sprintf("%s/%s/%06d", s.Opts.Prefix, name, first/per)
 			var data [][]uint64
 			for k := first; k < last; k++ {
-				data = append(data, pts[k].Value.Coeffs[:limbs]...)
+				if !compact[name] {
+					data = append(data, pts[k].Value.Coeffs[:limbs]...)
+					continue
+				}
+				bp, ok := s.params.(bgv.Parameters)
+				if !ok {
+					return fmt.Errorf("runtime: compact plaintexts %q need BGV parameters", name)
+				}
+				m, err := fhe.CompactBGV(bp, pts[k])
+				if err != nil {
+					return fmt.Errorf("runtime: %s instance %d: %w", name, k, err)
+				}
+				data = append(data, m)
 			}
 			if _, err := c.Put(obj, store.KindPlaintext, last-first, limbs, data); err != nil {
 				return fmt.Errorf("runtime: upload %s: %w", obj, err)
 			}
 			for k := first; k < last; k++ {
 				vals[k] = engine.Value{Dev: &engine.DeviceValue{Ref: device.StoredRef(obj, k-first), Degree: 0,
-					Level: limbs - 1, Meta: *pts[k].MetaData, Bytes: ptBytes, Stored: true}}
+					Level: pts[k].Level(), Meta: *pts[k].MetaData, Bytes: ptBytes, Stored: true}}
 				if s.data.constant(name) {
 					s.ConstantBytes += ptBytes
 				} else {

@@ -49,7 +49,9 @@ func (s PIRShape) Program() (*ir.Program, error) {
 	b.Segment(ir.Linear)
 	colSel := b.InputN("col-selection", top, s.Cols)
 	rowSel := b.InputN("row-selection", top, s.Rows)
-	db := b.Stored("database", top, s.Rows*s.Cols, true)
+	// The database is stored compact (its coefficients mod t, one limb per
+	// plaintext) and lifted to RNS/NTT form where it is multiplied.
+	db := b.StoredCompact("database", top, s.Rows*s.Cols)
 	picked := b.PMult(colSel, db) // instance r·Cols + c uses column c's selection
 	rowSums := b.Sum(picked, s.Rows)
 	prod := b.MulRelin(rowSums, rowSel)

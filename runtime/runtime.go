@@ -25,7 +25,7 @@ import (
 type Options struct {
 	Workload string // "pir" or "vecdist" (their small, runnable forms)
 	Arch     string // architecture the compiler plans for (default "rosemary")
-	Opt      string // compiler optimisation level (default "tdap")
+	Opt      string // compiler optimisation level (default "full", as the compiler's)
 	// Placement: "plan" runs each node where the compiler's plan puts it;
 	// "device" runs every operation on the device (only Inputs and Outputs
 	// on the host), the in-storage extreme.
@@ -55,7 +55,7 @@ func (o *Options) defaults() {
 		o.Arch = "rosemary"
 	}
 	if o.Opt == "" {
-		o.Opt = "tdap"
+		o.Opt = "full"
 	}
 	if o.Placement == "" {
 		o.Placement = "plan"

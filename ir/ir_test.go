@@ -104,6 +104,12 @@ func FuzzProgramJSON(f *testing.F) {
 	p := sampleProgram(&testing.T{})
 	b, _ := json.Marshal(p)
 	f.Add(b)
+	// Segment hints and a compact stored plaintext.
+	f.Add([]byte(`{"name":"c","nodes":[{"id":0,"op":"Input","params":"insecure-test-bgv","level":3,"degree":1,"count":1,"name":"q","segment":"linear"},` +
+		`{"id":1,"op":"Stored","params":"insecure-test-bgv","level":3,"degree":0,"count":4,"name":"db","compact":true},` +
+		`{"id":2,"op":"PMult","args":[0,1],"params":"insecure-test-bgv","level":3,"degree":1,"count":4,"segment":"nonlinear"},` +
+		`{"id":3,"op":"Sum","args":[2],"params":"insecure-test-bgv","level":3,"degree":1,"count":1},` +
+		`{"id":4,"op":"Output","args":[3],"params":"insecure-test-bgv","level":3,"degree":1,"count":1,"name":"y"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var q Program
 		if err := json.Unmarshal(data, &q); err != nil {

@@ -360,7 +360,15 @@ func passPlacement(u *unit) error {
 // reads only instance k). The users' own results may still be
 // materialised; fusing producer and consumer instance by instance is what
 // keeps the producer's live range short.
-func streamable(p *ir.Program, onSSD func(int) bool) map[int]bool {
+func streamable(p *ir.Program, onSSD func(int) bool) map[int]bool { return Streamable(p, onSSD) }
+
+// Streamable returns the counted values that can be produced and consumed
+// one instance at a time on the device `on` reports: every user is on that
+// device and is a Sum or an element-wise node of the same count. CLCAO
+// streams them on the SSD; the host accelerator's own scheduler fuses them
+// the same way (the cost model and the simulator charge them on chip).
+func Streamable(p *ir.Program, on func(int) bool) map[int]bool {
+	onSSD := on
 	users := p.Users()
 	streamed := map[int]bool{}
 	for i, n := range p.Nodes {

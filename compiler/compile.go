@@ -186,6 +186,7 @@ func toUnits(s float64) int64 {
 func fromUnits(u int64) float64 { return float64(u) / unitsPerSecond }
 
 func passCost(u *unit) error {
+	u.cm.HostStreamed = Streamable(u.prog, func(int) bool { return true })
 	keys := map[keyRef]bool{}
 	var params string
 	for _, n := range u.prog.Nodes {

@@ -28,6 +28,10 @@ type CostModel struct {
 	// producers and consumers on the SSD skip the LPDDR round trip. Without
 	// CLCAO a value is on chip only if all its instances fit the buffer.
 	Resident map[int]bool
+	// HostStreamed marks counted values the host accelerator produces and
+	// consumes instance by instance (Streamable, users assumed on the
+	// host): they stay on chip there.
+	HostStreamed map[int]bool
 
 	users   [][]int     // readers of each node of usersOf
 	usersOf *ir.Program // the program users describes
@@ -48,6 +52,9 @@ func (cm *CostModel) onChip(p *ir.Program, v ir.Node, ssd bool) bool {
 		return false
 	}
 	if ssd && cm.Resident[v.ID] {
+		return true
+	}
+	if !ssd && cm.HostStreamed[v.ID] {
 		return true
 	}
 	b, err := cm.ValueBytes(p, v)

@@ -238,12 +238,16 @@ func TestAUsSaturate(t *testing.T) {
 	}
 }
 
-// TestSmallSSDHurtsPIRMost: at both engine sizes the slowdown of the small SSD
-// against the medium one is largest for PIR.
+// TestSmallSSDHurtsPIRMost: at both engine sizes every workload is slower
+// on the small SSD, and PIR is among the most hurt: its slowdown is the
+// flash bandwidth ratio of the two presets (8 × 1.8 GB/s over 16 × 2.4 GB/s)
+// within 3%, and no workload is hurt more than 2% beyond it. (The other
+// flash scans, HEVEC and vecdist, tie with it in our model.)
 func TestSmallSSDHurtsPIRMost(t *testing.T) {
 	res := result(t, "16")
+	const flashRatio = 8 * 1.8 / (16 * 2.4)
 	for _, n := range SSDAUs {
-		worst, worstSp := "", math.Inf(1)
+		worst, worstSp, pirSp := "", math.Inf(1), math.NaN()
 		for _, rec := range res.Records() {
 			if rec["ssd"] != "ssd-small" || rec["aus"] != n || rec["workload"] == "geomean" {
 				continue
@@ -255,9 +259,15 @@ func TestSmallSSDHurtsPIRMost(t *testing.T) {
 			if sp < worstSp {
 				worst, worstSp = rec["workload"].(string), sp
 			}
+			if rec["workload"] == "pir-vcall" {
+				pirSp = sp
+			}
 		}
-		if worst != "pir-vcall" {
-			t.Errorf("%d AUs: the small SSD hurts %s most (%.3g), not PIR", n, worst, worstSp)
+		if math.Abs(pirSp/flashRatio-1) > 0.03 {
+			t.Errorf("%d AUs: PIR on the small SSD %.3g×, the flash ratio is %.3g", n, pirSp, flashRatio)
+		}
+		if worstSp < pirSp/1.02 {
+			t.Errorf("%d AUs: the small SSD hurts %s (%.3g×) more than PIR (%.3g×)", n, worst, worstSp, pirSp)
 		}
 	}
 }

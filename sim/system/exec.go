@@ -67,6 +67,9 @@ type node struct {
 	done     int64
 	finished bool
 	streamed bool
+	// hostFused: a host value the host accelerator produces and consumes
+	// instance by instance (compiler.Streamable): held on chip, not in HBM.
+	hostFused bool
 	arrived  [2]bool
 	tierOn   [2]tier
 	bytes    int64 // all instances of the value
@@ -430,6 +433,17 @@ func (x *exec) keys(prof *compiler.Profiler, params string) error {
 // accumulate a PIR engine is built around, inspireStreams); everything
 // else follows the no-CLCAO rule.
 func (x *exec) streaming() {
+	// The host accelerator fuses producer and consumer instances of its own
+	// counted values (compiler.Streamable over the host's nodes), as the
+	// cost model assumes.
+	if x.sys != CPU {
+		onHost := func(i int) bool { return x.nodes[i].dev == onHost && x.nodes[i].kind == kindCompute }
+		for i := range compiler.Streamable(x.prog, onHost) {
+			if onHost(i) {
+				x.nodes[i].hostFused = true
+			}
+		}
+	}
 	if x.sys == INSPIRE {
 		for _, v := range x.nodes {
 			v.streamed = inspireStreams(x.nodes, v)
@@ -461,7 +475,7 @@ func (x *exec) tierOf(v *node, d device) tier {
 		}
 		return tierDRAM
 	}
-	if x.sys == CPU || v.bytes <= x.a.Host.OnChipBytes {
+	if x.sys == CPU || v.hostFused || v.bytes <= x.a.Host.OnChipBytes {
 		return tierFree
 	}
 	return tierHBM

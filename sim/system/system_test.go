@@ -659,3 +659,26 @@ func TestStoredDataShippedOnceToHost(t *testing.T) {
 		t.Fatalf("PCIe to host %d bytes for a %d-byte database", got, dbBytes)
 	}
 }
+
+// TestHostFusesCountedValues: on HA, the scan's products (4096 instances,
+// far more than the host's on-chip memory together) feed only a Sum, so the
+// host accelerator produces and accumulates them instance by instance: its
+// HBM sees the shipped database (written, then read) and nothing of the
+// products. A product consumed by a non-Sum of another count goes to HBM.
+func TestHostFusesCountedValues(t *testing.T) {
+	a := preset(t, "rosemary")
+	p := scanProgram(t, 4096)
+	ha := run(t, compile(t, p, a, "full"), a, HA, Options{}).Report
+	db, err := p.Bytes(p.Nodes[1], a.Engine.WordBits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db *= 4096
+	product := db * 2 // two polynomials per product instance
+	if product <= a.Host.OnChipBytes {
+		t.Fatalf("products %d B fit the host's %d B: the test needs more instances", product, a.Host.OnChipBytes)
+	}
+	if ha.HostMem < 2*db || ha.HostMem >= 2*db+product {
+		t.Errorf("HA host memory traffic %d B, want the shipped database %d B and no products (%d B)", ha.HostMem, 2*db, product)
+	}
+}

@@ -70,11 +70,11 @@ type node struct {
 	// hostFused: a host value the host accelerator produces and consumes
 	// instance by instance (compiler.Streamable): held on chip, not in HBM.
 	hostFused bool
-	arrived  [2]bool
-	tierOn   [2]tier
-	bytes    int64 // all instances of the value
-	logN     int
-	users    []int
+	arrived   [2]bool
+	tierOn    [2]tier
+	bytes     int64 // all instances of the value
+	logN      int
+	users     []int
 }
 
 // res is a FIFO bandwidth/occupancy resource with a timeline name.

@@ -9,4 +9,11 @@
 // consecutive groups of its argument's instances into Count results with
 // HAdds. Sizes in bytes depend on the word size of the machine
 // that holds them, so they are computed on demand (Bytes) rather than stored.
+//
+// Two annotations change no semantics. Segment hints (Builder.Segment) mark
+// nodes as part of a linear or non-linear program segment, the manual
+// allocation the compiler's Bare baseline follows. Compact stored plaintexts
+// (Builder.StoredCompact, BGV only) are kept as their coefficients modulo t,
+// one limb whatever their level; they may only be the plaintext operand of a
+// PMult, which lifts them.
 package ir

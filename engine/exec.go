@@ -663,6 +663,11 @@ func (x *Executor) compactOperand(v *Value, level int) (Operand, error) {
 		return Operand{}, fmt.Errorf("compact plaintext at level %d, degree %d; the program wants level %d", v.level(), v.degree(), level)
 	}
 	if v.Dev != nil {
+		// The device's object must hold the compact form (one limb); a
+		// full RNS plaintext there would be read as coefficients silently.
+		if want := int64(x.Params.N()) * WordBytes; v.Dev.Bytes != want {
+			return Operand{}, fmt.Errorf("stored object %q holds %d B, not a compact plaintext (%d B)", v.Dev.Ref, v.Dev.Bytes, want)
+		}
 		return Operand{Ref: v.Dev.Ref}, nil
 	}
 	if v.Pt == nil {

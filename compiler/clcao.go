@@ -151,13 +151,8 @@ func (u *unit) rewriteColdRotations(half int64) error {
 		if err != nil {
 			return err
 		}
-		// τ_key is paid once per KeyBatch instances (they share the read).
-		prof, _, err := u.cm.Prof.NodeWork(u.prog, n)
-		if err != nil {
-			return err
-		}
 		m := float64(len(chain) - 1)
-		if tauKey/float64(KeyBatch(prof, u.arch.SRAM.CapacityBytes, u.cm.WordBits(), n.Count)) > m*c.SSD {
+		if tauKey > m*c.SSD {
 			rewrite[n.ID] = chain
 		}
 	}

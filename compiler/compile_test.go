@@ -325,9 +325,6 @@ func TestRotationDecompositionPreservesResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// SRAM for about one instance's working set: every rotation instance
-	// reads its key (compiler.KeyBatch = 1), so cold keys cost τ_key each.
-	small.SRAM.CapacityBytes = 256 << 10
 	plan := compile(t, p, small, "full")
 	if plan.RotationsRewritten == 0 {
 		t.Fatalf("no rotation rewritten (hot %v)", plan.HotRotations)

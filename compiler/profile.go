@@ -23,21 +23,6 @@ type Profile struct {
 	// ProgramBytes is the encoded size of the operation's mProgram.
 	ProgramBytes int64
 	Instructions int64
-	// WorkLimbs is the on-chip limb slots the mProgram uses at its peak:
-	// one instance's working set (see KeyBatch).
-	WorkLimbs int64
-}
-
-// KeyBatch is how many instances of an operation share one read of its
-// evaluation key: as many as can hold their working sets (WorkLimbs limbs
-// of wordBits-bit words each) in onChip bytes at once — the key streams
-// past all of them limb by limb — at least 1 and at most count.
-func KeyBatch(prof Profile, onChip int64, wordBits int, count int64) int64 {
-	work := prof.WorkLimbs * int64(prof.N) * int64(wordBits) / 8
-	if work <= 0 || count <= 1 {
-		return 1
-	}
-	return max(1, min(count, onChip/work))
 }
 
 // opKernel maps an ISA opcode to the datapath kernel that executes it.
@@ -51,7 +36,7 @@ var opKernel = map[isa.Opcode]arch.Kernel{
 func ProfileProgram(l *Lowered) Profile {
 	p := l.Program
 	pr := Profile{N: p.Config.N(), Kernels: map[arch.Kernel]int64{}, InputLimbs: make([]int64, len(l.Inputs)),
-		ProgramBytes: int64(p.Size()), Instructions: int64(len(p.Code)), WorkLimbs: int64(p.Config.SRAMSlots)}
+		ProgramBytes: int64(p.Size()), Instructions: int64(len(p.Code))}
 	inputIndex := map[int]int{}
 	for i, in := range l.Inputs {
 		inputIndex[in.ID] = i
@@ -177,7 +162,7 @@ func (pf *Profiler) store(k profileKey, p Profile) {
 }
 
 func scaleProfile(p Profile, num, den int64) Profile {
-	q := Profile{N: p.N, Kernels: map[arch.Kernel]int64{}, KeyLimbs: p.KeyLimbs * num / den, WorkLimbs: p.WorkLimbs,
+	q := Profile{N: p.N, Kernels: map[arch.Kernel]int64{}, KeyLimbs: p.KeyLimbs * num / den,
 		OutputLimbs: p.OutputLimbs * num / den, ProgramBytes: p.ProgramBytes * num / den, Instructions: p.Instructions * num / den}
 	for k, v := range p.Kernels {
 		q.Kernels[k] = v * num / den

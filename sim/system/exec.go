@@ -696,9 +696,8 @@ func (x *exec) issue(v *node, j int64) {
 			join()
 		})
 	}
-	// Evaluation keys: one read serves KeyBatch instances (their working
-	// sets on chip together), as the cost model charges.
-	if kb := v.prof.KeyLimbs * lb * inst / x.keyBatch(v); kb > 0 {
+	// Evaluation keys.
+	if kb := v.prof.KeyLimbs * lb * inst; kb > 0 {
 		switch {
 		case v.dev == onSSD && x.hotKeys[keyName(v.ir, x.slots(v))] && x.edram != nil:
 			direct = max(direct, x.edram.transfer(ssd.StoredKSKBytes(kb)))
@@ -748,16 +747,6 @@ func (x *exec) linkTime(payload int64) des.Time {
 		return 0
 	}
 	return t
-}
-
-// keyBatch is how many of v's instances share one read of its key on its
-// device (compiler.KeyBatch over that device's on-chip memory).
-func (x *exec) keyBatch(v *node) int64 {
-	cap := x.a.Host.OnChipBytes
-	if v.dev == onSSD {
-		cap = x.a.SRAM.CapacityBytes
-	}
-	return compiler.KeyBatch(v.prof, cap, x.wordBits, v.ir.Count)
 }
 
 // storedPages is the flash pages of `limbs` limbs of one instance of the

@@ -109,3 +109,34 @@ func TestCompactDatabaseOnDevice(t *testing.T) {
 		t.Errorf("device read %d B of stored data, want %d (one limb per plaintext)", st.DeviceStoredBytes, compact)
 	}
 }
+
+// TestGaloisElements: the distinct elements of a program's rotations and
+// conjugations, sorted, as Lattigo computes them.
+func TestGaloisElements(t *testing.T) {
+	pr, err := fhe.Lookup("insecure-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := pr.CKKSParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ir.NewBuilder("g", pr.Name)
+	x := b.Input("x", 1)
+	y := b.HRot(b.HRot(x, 3), 1)
+	b.Output("y", b.HAdd(b.HRot(y, 3), b.Conjugate(y)))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := engine.GaloisElements(params.Parameters, p)
+	want := map[uint64]bool{params.GaloisElement(3): true, params.GaloisElement(1): true, params.GaloisElementForComplexConjugation(): true}
+	if len(got) != len(want) {
+		t.Fatalf("%d elements %v, want %d", len(got), got, len(want))
+	}
+	for i, g := range got {
+		if !want[g] || (i > 0 && got[i-1] >= g) {
+			t.Fatalf("elements %v: not the distinct sorted set %v", got, want)
+		}
+	}
+}

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
+
+	"github.com/rosemary-fhe/rosemary/ir"
 )
 
 // PolyLimbs flattens polynomials into object limbs in the compiler's
@@ -45,4 +49,29 @@ func CopyLimbs(limbs [][]uint64, polys []ring.Poly, perPoly int) bool {
 		}
 	}
 	return true
+}
+
+// GaloisElements returns the distinct Galois elements, in increasing order,
+// of the rotations and conjugations in p under params: the Galois keys an
+// execution of p needs.
+func GaloisElements(params rlwe.Parameters, p *ir.Program) []uint64 {
+	seen := map[uint64]bool{}
+	var els []uint64
+	for _, n := range p.Nodes {
+		var g uint64
+		switch n.Op {
+		case ir.OpHRot:
+			g = params.GaloisElement(n.Rotation)
+		case ir.OpConjugate:
+			g = params.GaloisElementOrderTwoOrthogonalSubgroup()
+		default:
+			continue
+		}
+		if !seen[g] {
+			seen[g] = true
+			els = append(els, g)
+		}
+	}
+	slices.Sort(els)
+	return els
 }

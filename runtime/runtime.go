@@ -255,19 +255,8 @@ func (s *Session) keygen() error {
 	s.enc = rlwe.NewEncryptor(s.rparams, sk)
 	s.dec = rlwe.NewDecryptor(s.rparams, sk)
 	s.keys = engine.Keys{Relin: kg.GenRelinearizationKeyNew(sk), Galois: map[uint64]*rlwe.GaloisKey{}}
-	for _, n := range s.Program.Nodes {
-		var g uint64
-		switch n.Op {
-		case ir.OpHRot:
-			g = s.rparams.GaloisElement(n.Rotation)
-		case ir.OpConjugate:
-			g = s.rparams.GaloisElementOrderTwoOrthogonalSubgroup()
-		default:
-			continue
-		}
-		if _, ok := s.keys.Galois[g]; !ok {
-			s.keys.Galois[g] = kg.GenGaloisKeyNew(g, sk)
-		}
+	for _, g := range engine.GaloisElements(s.rparams, s.Program) {
+		s.keys.Galois[g] = kg.GenGaloisKeyNew(g, sk)
 	}
 	return nil
 }

@@ -13,20 +13,10 @@ import (
 // The helpers here are defined in a test file, for the tests of this
 // package and of package workload_test alike.
 
-// GaloisElementsForTest returns the Galois element under params of each
-// rotation and conjugation in p (repeats included): the Galois keys a test
-// needs to execute p.
+// GaloisElementsForTest returns the Galois elements of the rotations and
+// conjugations in p under params: the Galois keys a test needs to execute p.
 func GaloisElementsForTest(params ckks.Parameters, p *ir.Program) []uint64 {
-	var els []uint64
-	for _, n := range p.Nodes {
-		switch n.Op {
-		case ir.OpHRot:
-			els = append(els, params.GaloisElement(n.Rotation))
-		case ir.OpConjugate:
-			els = append(els, params.GaloisElementForComplexConjugation())
-		}
-	}
-	return els
+	return engine.GaloisElements(params.Parameters, p)
 }
 
 // ExecuteForTest runs p on engine.Executor with c's preset and parameters

@@ -328,7 +328,7 @@ func passPlacement(u *unit) error {
 		u.plan.SpilledBytesBefore = before
 		u.plan.SpilledBytes = after
 		u.plan.Streamed = u.plan.Streamed[:0]
-		for v := range streamable(u.prog, func(v int) bool { return u.assign[v] == tdap.SSD }) {
+		for v := range Streamable(u.prog, func(v int) bool { return u.assign[v] == tdap.SSD }) {
 			u.plan.Streamed = append(u.plan.Streamed, v)
 		}
 		sort.Ints(u.plan.Streamed)
@@ -353,34 +353,30 @@ func passPlacement(u *unit) error {
 	return nil
 }
 
-// streamable returns the counted values CLCAO can produce and consume one
-// instance at a time, so that only one instance is ever live: every user
-// is on the SSD and is either a Sum (which folds instances into a running
-// accumulator) or an element-wise node of the same count (its instance k
-// reads only instance k). The users' own results may still be
-// materialised; fusing producer and consumer instance by instance is what
-// keeps the producer's live range short.
-func streamable(p *ir.Program, onSSD func(int) bool) map[int]bool { return Streamable(p, onSSD) }
-
 // Streamable returns the counted values that can be produced and consumed
 // one instance at a time on the device `on` reports: every user is on that
 // device and is a Sum or an element-wise node of the same count. CLCAO
 // streams them on the SSD; the host accelerator's own scheduler fuses them
 // the same way (the cost model and the simulator charge them on chip).
+//
+// Only one instance is then ever live: a Sum folds instances into a running
+// accumulator, and instance k of an element-wise user reads only instance k.
+// The users' own results may still be materialised; fusing producer and
+// consumer instance by instance is what keeps the producer's live range
+// short.
 func Streamable(p *ir.Program, on func(int) bool) map[int]bool {
-	onSSD := on
 	users := p.Users()
 	streamed := map[int]bool{}
 	for i, n := range p.Nodes {
 		// LevelDown moves no data (it only drops limbs): values pass through
 		// it materialised.
-		if n.Count <= 1 || !onSSD(i) || n.Op == ir.OpStored || n.Op == ir.OpLevelDown || len(users[i]) == 0 {
+		if n.Count <= 1 || !on(i) || n.Op == ir.OpStored || n.Op == ir.OpLevelDown || len(users[i]) == 0 {
 			continue
 		}
 		ok := true
 		for _, w := range users[i] {
 			un := p.Nodes[w]
-			if !onSSD(w) || !(un.Op == ir.OpSum || un.Count == n.Count) || un.Op == ir.OpOutput || un.Op == ir.OpLevelDown {
+			if !on(w) || !(un.Op == ir.OpSum || un.Count == n.Count) || un.Op == ir.OpOutput || un.Op == ir.OpLevelDown {
 				ok = false
 			}
 		}
@@ -399,7 +395,7 @@ func passResidencyHint(u *unit) error {
 	if !u.optimistic {
 		return nil
 	}
-	for v := range streamable(u.prog, func(int) bool { return true }) {
+	for v := range Streamable(u.prog, func(int) bool { return true }) {
 		u.cm.Resident[v] = true
 	}
 	return nil
@@ -413,7 +409,7 @@ func (u *unit) spills(order []int, capacity int64, stream bool) (int64, map[int]
 	onSSD := func(v int) bool { return u.assign[v] == tdap.SSD }
 	streamed := map[int]bool{}
 	if stream {
-		streamed = streamable(p, onSSD)
+		streamed = Streamable(p, onSSD)
 	}
 	pos := make([]int, len(p.Nodes))
 	for k, v := range order {

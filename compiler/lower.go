@@ -177,7 +177,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 	case ir.OpPMult:
 		a := l.loadCt(objIn0, 2)
 		pt := l.loadCt(objIn1, 1)[0]
-		l.mulPlain(a, pt)
+		l.mulPlain(a, pt, ctx.Scheme == fhe.BGV)
 		l.storeCt(a)
 		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), l.ctObj("pt", objIn1, 1)}
 		res.Output = l.ctObj("out", objOut, 2)
@@ -186,7 +186,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 			return nil, fmt.Errorf("compiler: compact plaintexts are BGV plaintexts, not %s", ctx.Scheme)
 		}
 		a := l.loadCt(objIn0, 2)
-		l.mulCompact(a, l.liftCompact(objIn1))
+		l.mulPlain(a, l.liftCompact(objIn1), false)
 		l.storeCt(a)
 		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), {Role: "pt", Space: isa.SpaceDRAM, ID: objIn1, Polys: 1, Limbs: 1}}
 		res.Output = l.ctObj("out", objOut, 2)
@@ -274,12 +274,21 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 // q_i and to NTT form on the fly (liftCompact).
 const OpPMultCompact ir.Op = "PMult(compact)"
 
+// LoweringOp is the operation node n of p is lowered as: its own, or
+// OpPMultCompact for a PMult whose plaintext is stored compact.
+func LoweringOp(p *ir.Program, n ir.Node) ir.Op {
+	if n.Op == ir.OpPMult && len(n.Args) == 2 && p.Nodes[n.Args[1]].Compact {
+		return OpPMultCompact
+	}
+	return n.Op
+}
+
 // liftCompact loads a compact plaintext into one slot per limb: the stored
 // coefficients m < t < q_i are read once (as residues mod q_0), copied as
 // residues modulo every other q_i (a MODADD of 0: m is below each q_i), and
 // each copy goes to NTT form. Lattigo's plaintext for PMult is
 // NTT(m·t⁻¹ mod q_i) and mulPlain multiplies it by t, so NTT(m) is that
-// product exactly: mulCompact skips the t factor.
+// product exactly: the compact product skips the t factor.
 func (l *lowering) liftCompact(obj int) poly {
 	out := make(poly, l.level+1)
 	out[0] = l.alloc()
@@ -294,15 +303,6 @@ func (l *lowering) liftCompact(obj int) poly {
 	return out
 }
 
-// mulCompact multiplies a ciphertext by a lifted compact plaintext in place.
-func (l *lowering) mulCompact(a []poly, pt poly) {
-	for i := range pt {
-		for p := range a {
-			l.op(isa.OpModMul, i, isa.FlagPlain, a[p][i], pt[i], a[p][i])
-		}
-	}
-}
-
 // opHMultRelin is the fused HMult + Relinearize (Lattigo's MulRelin).
 const opHMultRelin ir.Op = "HMult+Relinearize"
 
@@ -310,10 +310,10 @@ const opHMultRelin ir.Op = "HMult+Relinearize"
 func LowerMulRelin(ctx *LowerContext) (*Lowered, error) { return LowerOp(opHMultRelin, ctx) }
 
 // mulPlain multiplies a ciphertext by a plaintext in place. CKKS: ct·pt;
-// BGV: Lattigo multiplies by t as well (its tMontgomery factor).
-func (l *lowering) mulPlain(a []poly, pt poly) {
+// BGV (scaleT): Lattigo multiplies by t as well (its tMontgomery factor).
+func (l *lowering) mulPlain(a []poly, pt poly, scaleT bool) {
 	for i := range pt {
-		if l.ctx.Scheme == fhe.BGV {
+		if scaleT {
 			l.op(isa.OpModMul, i, isa.FlagScalarB|isa.FlagPlain, pt[i], l.scalar(l.ctx.T%l.cfg.Moduli[i]), pt[i])
 		}
 		for p := range a {

@@ -192,9 +192,7 @@ func (pf *Profiler) NodeWork(p *ir.Program, n ir.Node) (Profile, int64, error) {
 	case ir.OpModRaise:
 		level = n.Level
 	case ir.OpPMult:
-		if p.Nodes[n.Args[1]].Compact {
-			op = OpPMultCompact
-		}
+		op = LoweringOp(p, n)
 	}
 	prof, err := pf.Of(op, n.Params, level, first.Degree)
 	return prof, instances, err

@@ -107,10 +107,7 @@ func (p *Plan) SegmentProgram(seg int, ring Ring, scheme fhe.Scheme, t uint64) (
 			}
 		} else {
 			for k := int64(0); k < n.Count; k++ {
-				st := step{op: n.Op, out: [2]int64{int64(v), k}, level: first.Level, rotation: n.Rotation, constant: n.Constant}
-				if n.Op == ir.OpPMult && prog.Nodes[n.Args[1]].Compact {
-					st.op = OpPMultCompact
-				}
+				st := step{op: LoweringOp(prog, n), out: [2]int64{int64(v), k}, level: first.Level, rotation: n.Rotation, constant: n.Constant}
 				for _, a := range n.Args {
 					st.args = append(st.args, [2]int64{int64(a), k % prog.Nodes[a].Count})
 				}

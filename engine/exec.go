@@ -374,7 +374,9 @@ func (x *Executor) countCross(p *ir.Program, v int, vals [][]Value, toDevice boo
 // plaintext is one limb per instance, whatever form the host holds it in.
 func (x *Executor) nodeBytes(p *ir.Program, v int, vals [][]Value) int64 {
 	if n := p.Nodes[v]; n.Compact {
-		return int64(len(vals[v])) * int64(x.Params.N()) * WordBytes
+		if b, err := p.Bytes(n, 8*WordBytes); err == nil {
+			return b * int64(len(vals[v]))
+		}
 	}
 	return valueBytes(vals[v])
 }
@@ -576,9 +578,7 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 		return x.runHost(p, n, vals) // dropping limbs moves no data
 	}
 	out := make([]Value, n.Count)
-	if n.Op == ir.OpPMult && p.Nodes[n.Args[1]].Compact {
-		n.Op = compiler.OpPMultCompact // lift the stored coefficients on the device
-	}
+	n.Op = compiler.LoweringOp(p, n) // a compact plaintext is lifted on the device
 	for k := int64(0); k < n.Count; k++ {
 		a := instanceRef(vals[n.Args[0]], k)
 		b := &Value{}

@@ -244,8 +244,8 @@ func TestEngineChargesCompilerKernels(t *testing.T) {
 			if n.Op == ir.OpSum {
 				op, inst = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
 			}
-			if n.Op == ir.OpPMult && p.Nodes[n.Args[1]].Compact {
-				op = compiler.OpPMultCompact // the stored database is lifted on the fly
+			if n.Op == ir.OpPMult {
+				op = compiler.LoweringOp(p, n) // a compact database is lifted on the fly
 			}
 			pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
 			if err != nil {

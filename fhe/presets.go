@@ -130,6 +130,8 @@ var presets = []Preset{
 		Source: "HE standard logN=16 row (logQP ≤ 1761): 23 levels, primes < 2^50 for the 52-bit (IFMA) datapath, α=4, dnum=6"},
 	{Name: "pir-bgv", Scheme: BGV, LogN: 13, LogQ: []int{54, 54, 55}, LogP: []int{55}, T: 65537,
 		Source: "Rosemary §Workloads: SmartPIR BFV (N=2^13, T≈2^16) mapped to BGV with logQP=218, depth 2; N=2^13 keeps the 128-bit bound"},
+	{Name: "bgv-13", Scheme: BGV, LogN: 13, LogQ: []int{50, 50, 50}, LogP: []int{50}, T: 65537,
+		Source: "HE standard logN=13 row (logQP ≤ 218): 3×50-bit Q and one 50-bit P (primes < 2^50 for the 52-bit IFMA datapath), T=2^16+1; the real in-storage PIR (query expansion at level 2, scan and row product at level 1)"},
 	{Name: "insecure-pir-paper", Scheme: BGV, LogN: 12, LogQ: []int{54, 54, 55}, LogP: []int{55}, T: 65537,
 		Source: "Rosemary §Workloads as printed (N=4096, logQP=218): exceeds the 109-bit bound for N=4096; kept only to reproduce the paper's shapes"},
 	{Name: "hevec", Scheme: CKKS, LogN: 12, LogQ: []int{38, 33}, LogP: []int{38}, LogDefaultScale: 33,

@@ -83,6 +83,8 @@ type LowerContext struct {
 	Constant []uint64 // CMult: the constant in RNS, one residue per q_0…q_level
 	// TargetLevel is the level ModRaise lifts a level-0 ciphertext to.
 	TargetLevel int
+	// Depth is the tree depth of an expansion step (OpExpandStep).
+	Depth int
 }
 
 // Object IDs of the calling convention.
@@ -236,6 +238,29 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
 		res.Keys = []Object{l.keyObj("gk")}
 		res.Output = l.ctObj("out", objOut, 2)
+	case OpExpandStep:
+		if ctx.Depth < 0 || ctx.Depth > ctx.Ring.LogN-2 {
+			return nil, fmt.Errorf("compiler: expansion step at depth %d outside [0, %d]", ctx.Depth, ctx.Ring.LogN-2)
+		}
+		gal := ExpandGalois(ctx.Ring.LogN, ctx.Depth)
+		a := l.loadCt(objIn0, 2)
+		mono := l.loadPoly(isa.SpaceDRAM, objIn1, 0, l.level+1)
+		aut := l.automorphism(a, gal)
+		even := make([]poly, 2)
+		for p := range a {
+			even[p] = make(poly, l.level+1)
+			for i := range a[p] {
+				even[p][i] = l.alloc()
+				l.op(isa.OpModAdd, i, 0, a[p][i], aut[p][i], even[p][i])
+				l.op(isa.OpModSub, i, 0, a[p][i], aut[p][i], a[p][i])
+				l.op(isa.OpModMul, i, isa.FlagPlain, a[p][i], mono[i], a[p][i])
+			}
+		}
+		l.storeCt(append(even, a...))
+		res.GaloisElement = gal
+		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2), l.ctObj("mono", objIn1, 1)}
+		res.Keys = []Object{l.keyObj("gk")}
+		res.Output = l.ctObj("out", objOut, 4)
 	case ir.OpModRaise:
 		if l.level != 0 || ctx.TargetLevel < 1 || ctx.TargetLevel > ctx.Ring.MaxLevel() {
 			return nil, fmt.Errorf("compiler: ModRaise lifts level 0 to a level in [1, %d], got %d → %d", ctx.Ring.MaxLevel(), l.level, ctx.TargetLevel)
@@ -273,6 +298,18 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 // plaintext object is one limb of coefficients modulo t, lifted to every
 // q_i and to NTT form on the fly (liftCompact).
 const OpPMultCompact ir.Op = "PMult(compact)"
+
+// OpExpandStep is one step of a query expansion (ir.OpExpand): from a
+// tree node c at depth j it computes both children, c + σ(c) (polys 0, 1
+// of the output) and (c − σ(c))·X^(−2^j) (polys 2, 3), σ the automorphism
+// X → X^(N/2^j + 1) with its key switch. The monomial arrives as input
+// object 2 in NTT form (ExpandMonomial), multiplied without the t factor of
+// a BGV plaintext: the step is exact, as in Lattigo's
+// RingPackingEvaluator.Expand.
+const OpExpandStep ir.Op = "Expand(step)"
+
+// ExpandGalois is the automorphism of expansion depth j: N/2^j + 1.
+func ExpandGalois(logN, j int) uint64 { return uint64(1)<<(logN-j) + 1 }
 
 // LoweringOp is the operation node n of p is lowered as: its own, or
 // OpPMultCompact for a PMult whose plaintext is stored compact.

@@ -173,6 +173,11 @@ func scaleProfile(p Profile, num, den int64) Profile {
 	return q
 }
 
+// ExpandSteps is the number of expansion steps an Expand node runs: one
+// per tree node on the way to its leaves, the prefix path and then a full
+// binary tree over its leaves.
+func ExpandSteps(n ir.Node) int64 { return int64(n.Expand.PrefixBits) + n.Count - 1 }
+
 // NodeWork is the work of a compute node: the profile of one instance of
 // the operation it runs and how many instances run. A Sum of k instances
 // per group runs count·(k−1) HAdds; ModRaise is profiled at its target
@@ -193,6 +198,11 @@ func (pf *Profiler) NodeWork(p *ir.Program, n ir.Node) (Profile, int64, error) {
 		level = n.Level
 	case ir.OpPMult:
 		op = LoweringOp(p, n)
+	case ir.OpExpand:
+		if n.Expand == nil {
+			return Profile{}, 0, fmt.Errorf("compiler: node %d: Expand without its leaf placement", n.ID)
+		}
+		op, instances = OpExpandStep, ExpandSteps(n)
 	}
 	prof, err := pf.Of(op, n.Params, level, first.Degree)
 	return prof, instances, err

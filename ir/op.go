@@ -32,13 +32,17 @@ const (
 	// each coefficient from q_0 to every other prime, NTT; no key switch).
 	// Only compiler.ExpandBoot emits it.
 	OpModRaise Op = "ModRaise"
+
+	// OpExpand expands a one-ciphertext query into Count ciphertexts, each
+	// encrypting one of its coefficients as a constant (see ExpandSpec).
+	OpExpand Op = "Expand"
 )
 
 // Ops lists the operations that lower to single mPrograms.
 var Ops = []Op{OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize, OpHRot, OpConjugate, OpRescale}
 
 var allOps = []Op{OpInput, OpStored, OpOutput, OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize,
-	OpHRot, OpConjugate, OpRescale, OpLevelDown, OpBoot, OpSum, OpModRaise}
+	OpHRot, OpConjugate, OpRescale, OpLevelDown, OpBoot, OpSum, OpModRaise, OpExpand}
 
 // ParseOp returns the Op with the given name.
 func ParseOp(s string) (Op, error) {
@@ -52,5 +56,5 @@ func ParseOp(s string) (Op, error) {
 
 // KeySwitching reports whether the operation needs an evaluation key.
 func (o Op) KeySwitching() bool {
-	return o == OpRelinearize || o == OpHRot || o == OpConjugate
+	return o == OpRelinearize || o == OpHRot || o == OpConjugate || o == OpExpand
 }

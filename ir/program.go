@@ -29,6 +29,8 @@ type Node struct {
 	Rotation int       `json:"rotation,omitempty"` // HRot steps
 	Constant float64   `json:"constant,omitempty"` // CMult
 	Boot     *BootSpec `json:"boot,omitempty"`
+	// Expand places the leaves of an Expand node.
+	Expand *ExpandSpec `json:"expand,omitempty"`
 	// Segment is the workload author's hint of the kind of program segment
 	// the node belongs to. Only the compiler's Bare baseline reads it (the
 	// paper's manual allocation: non-linear segments on the host

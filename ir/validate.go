@@ -10,7 +10,7 @@ import (
 var arity = map[Op]int{
 	OpInput: 0, OpStored: 0, OpOutput: 1, OpHAdd: 2, OpHSub: 2, OpPMult: 2, OpCMult: 1, OpHMult: 2,
 	OpRelinearize: 1, OpHRot: 1, OpConjugate: 1, OpRescale: 1, OpLevelDown: 1, OpBoot: 1, OpSum: 1,
-	OpModRaise: 1,
+	OpModRaise: 1, OpExpand: 1,
 }
 
 // Validate checks the program: known operations with the right number and
@@ -86,7 +86,11 @@ func (p *Program) Validate() error {
 			if arg.Params != n.Params {
 				return fmt.Errorf("%s: parameter mismatch: %s vs argument %d in %s", where, n.Params, a, arg.Params)
 			}
-			if n.Op == OpSum {
+			if n.Op == OpExpand {
+				if arg.Count != 1 {
+					return fmt.Errorf("%s: the query of an expansion is one ciphertext, argument %d has count %d", where, a, arg.Count)
+				}
+			} else if n.Op == OpSum {
 				if arg.Count%n.Count != 0 {
 					return fmt.Errorf("%s: count %d does not divide argument count %d", where, n.Count, arg.Count)
 				}
@@ -147,6 +151,9 @@ func (p *Program) checkTypes(n *Node) error {
 			return fmt.Errorf("result degree %d, want %d", n.Degree, degree)
 		}
 		return nil
+	}
+	if n.Expand != nil && n.Op != OpExpand {
+		return fmt.Errorf("only Expand nodes place leaves")
 	}
 	switch n.Op {
 	case OpInput, OpStored:
@@ -245,6 +252,21 @@ func (p *Program) checkTypes(n *Node) error {
 		return expect(n.Level, 1)
 	case OpSum:
 		if err := ct(0, 1); err != nil {
+			return err
+		}
+		return expect(arg(0).Level, 1)
+	case OpExpand:
+		if err := ct(0, 1); err != nil {
+			return err
+		}
+		if n.Expand == nil {
+			return fmt.Errorf("Expand needs its leaf placement")
+		}
+		pr, err := fhe.Lookup(n.Params)
+		if err != nil {
+			return err
+		}
+		if err := n.Expand.check(n.Count, pr.LogN); err != nil {
 			return err
 		}
 		return expect(arg(0).Level, 1)

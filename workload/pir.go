@@ -77,3 +77,38 @@ func init() {
 		},
 	})
 }
+
+// ExpandedPIR is the PIR scan with a one-ciphertext query expanded on the
+// server (Angel, Chen, Laine, Setty, "PIR with Compressed Queries and
+// Amortized Query Processing", IEEE S&P 2018): the query's odd
+// coefficients select a column, its even coefficients a row (ir.Expand
+// places the leaves), each selection is rescaled once, and the scan and
+// the row product run one level lower. Rows and Cols are powers of two.
+// The database plaintexts are stored compact.
+type ExpandedPIR struct {
+	Name       string
+	Params     string
+	Rows, Cols int64
+}
+
+// Program builds the expanded-query PIR scan.
+func (s ExpandedPIR) Program() (*ir.Program, error) {
+	p, err := fhe.Lookup(s.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.Scheme != fhe.BGV || p.Levels() < 2 {
+		return nil, fmt.Errorf("workload: expanded PIR needs BGV with two levels, %s has %d", s.Params, p.Levels())
+	}
+	top := p.Levels()
+	b := ir.NewBuilder(s.Name, s.Params)
+	b.Segment(ir.Linear)
+	q := b.Input("query", top)
+	colSel := b.Rescale(b.Expand(q, s.Cols, ir.ExpandSpec{Prefix: 1, PrefixBits: 1}))
+	rowSel := b.Rescale(b.Expand(q, s.Rows, ir.ExpandSpec{Prefix: 0, PrefixBits: 1}))
+	db := b.StoredCompact("database", top-1, s.Rows*s.Cols)
+	rowSums := b.Sum(b.PMult(colSel, db), s.Rows) // instance r·Cols + c uses column c's selection
+	ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
+	b.Output("answer", ans)
+	return b.Build()
+}

@@ -1,0 +1,376 @@
+package compiler
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/isa"
+)
+
+// StreamKind says how a stream node's instances come about.
+type StreamKind uint8
+
+// Stream node kinds.
+const (
+	// StreamInput instances arrive with each run: values the host (or an
+	// earlier segment) produced.
+	StreamInput StreamKind = iota + 1
+	// StreamStored instances are stored objects, bound to store objects per
+	// run and read from the store in place.
+	StreamStored
+	// StreamOp runs Body once per instance; argument a of instance k is
+	// instance k mod Count(a) (the IR's broadcast rule).
+	StreamOp
+	// StreamSum folds each group of Count(arg)/Count consecutive argument
+	// instances (Body is the HAdd it folds with).
+	StreamSum
+	// StreamExpand produces the leaves of a query expansion depth first
+	// (Steps[j] is the step at depth j, ir.ExpandSpec places the leaves).
+	StreamExpand
+)
+
+func (k StreamKind) String() string {
+	switch k {
+	case StreamInput:
+		return "input"
+	case StreamStored:
+		return "stored"
+	case StreamOp:
+		return "op"
+	case StreamSum:
+		return "sum"
+	case StreamExpand:
+		return "expand"
+	}
+	return fmt.Sprintf("StreamKind(%d)", uint8(k))
+}
+
+// StreamNode is one node of a stream program.
+type StreamNode struct {
+	Node  int        `json:"node"` // the IR node
+	Kind  StreamKind `json:"kind"`
+	Name  string     `json:"name,omitempty"` // Input/Stored: the IR name
+	Count int64      `json:"count"`
+	// Polys × Limbs is the shape of one instance (a compact plaintext has
+	// one limb whatever its level).
+	Polys   int   `json:"polys"`
+	Limbs   int   `json:"limbs"`
+	Compact bool  `json:"compact,omitempty"`
+	Args    []int `json:"args,omitempty"` // indices into StreamProgram.Nodes
+
+	Body   *Lowered       `json:"body,omitempty"`
+	Steps  []*Lowered     `json:"steps,omitempty"`
+	Expand *ir.ExpandSpec `json:"expand,omitempty"`
+	// Cache: every instance is used more than once; the device computes
+	// each once and holds it until the run ends. Other instances stream:
+	// computed when their one consumer needs them and dropped after.
+	Cache bool `json:"cache,omitempty"`
+	// Out: the instances leave the segment (an Output, or a host node reads
+	// them); the run returns them.
+	Out bool `json:"out,omitempty"`
+}
+
+// StreamProgram is one device segment of a Plan as the device runs it:
+// the mProgram of one instance of every node (its body), and the IR's
+// instance rules, so that a node of millions of instances is a loop over
+// one body rather than millions of copies. The device evaluates it
+// demand-driven: an output instance pulls the instances it reads, streamed
+// values never pile up, and only Cache nodes are held — the device memory
+// a run needs is independent of the number of stored instances it scans
+// (CLCAO's streaming placement, in software).
+type StreamProgram struct {
+	Workload string       `json:"workload"`
+	Segment  int          `json:"segment"`
+	Scheme   fhe.Scheme   `json:"scheme"`
+	T        uint64       `json:"t,omitempty"`
+	Ring     Ring         `json:"ring"`
+	Nodes    []StreamNode `json:"nodes"`
+}
+
+// MaxStreamNodes bounds the nodes of a stream program.
+const MaxStreamNodes = 1 << 16
+
+// StreamSegment builds the stream program of device segment seg of the
+// plan for the ring ring (the primes of the keys in use).
+func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*StreamProgram, error) {
+	if seg < 0 || seg >= len(p.Segments) || p.Segments[seg].Device != "ssd" {
+		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
+	}
+	prog := p.Program
+	users := prog.Users()
+	inSeg := map[int]bool{}
+	for _, v := range p.Segments[seg].Nodes {
+		inSeg[v] = true
+	}
+	sp := &StreamProgram{Workload: p.Workload, Segment: seg, Scheme: scheme, T: t, Ring: ring}
+	index := map[int]int{} // IR node → stream node
+	// fused marks an HMult whose only user is a Relinearize in the segment:
+	// the pair runs as one body (Lattigo's MulRelin).
+	fused := map[int]bool{}
+	var add func(v int) (int, error)
+	add = func(v int) (int, error) {
+		if i, ok := index[v]; ok {
+			return i, nil
+		}
+		n := prog.Nodes[v]
+		sn := StreamNode{Node: v, Count: n.Count, Polys: n.Degree + 1, Limbs: n.Level + 1}
+		if n.Degree == 0 {
+			sn.Polys = 1
+		}
+		switch {
+		case n.Op == ir.OpStored:
+			sn.Kind, sn.Name, sn.Compact = StreamStored, n.Name, n.Compact
+			if n.Compact {
+				sn.Limbs = 1
+			}
+		case !inSeg[v] || n.Op == ir.OpInput:
+			sn.Kind, sn.Name = StreamInput, n.Name
+		default:
+			args := n.Args
+			if n.Op == ir.OpRelinearize && fused[n.Args[0]] {
+				args = prog.Nodes[n.Args[0]].Args
+			}
+			for _, a := range args {
+				ai, err := add(a)
+				if err != nil {
+					return 0, err
+				}
+				sn.Args = append(sn.Args, ai)
+			}
+			first := prog.Nodes[args[0]]
+			ctx := &LowerContext{Scheme: scheme, Ring: ring, T: t, Level: first.Level, Rotation: n.Rotation}
+			var err error
+			switch n.Op {
+			case ir.OpSum:
+				sn.Kind = StreamSum
+				if first.Degree != 1 {
+					return 0, fmt.Errorf("compiler: node %d: a Sum of degree-%d values has no device lowering", v, first.Degree)
+				}
+				sn.Body, err = LowerOp(ir.OpHAdd, ctx)
+			case ir.OpExpand:
+				sn.Kind, sn.Expand = StreamExpand, n.Expand
+				for j := 0; j < n.Expand.Depth(n.Count); j++ {
+					ctx.Depth = j
+					step, err := LowerOp(OpExpandStep, ctx)
+					if err != nil {
+						return 0, fmt.Errorf("compiler: node %d: %w", v, err)
+					}
+					sn.Steps = append(sn.Steps, step)
+				}
+			case ir.OpLevelDown, ir.OpBoot, ir.OpCMult:
+				return 0, fmt.Errorf("compiler: node %d: %s has no streaming device lowering", v, n.Op)
+			case ir.OpRelinearize:
+				sn.Kind = StreamOp
+				if fused[n.Args[0]] {
+					sn.Body, err = LowerMulRelin(ctx)
+				} else {
+					sn.Body, err = LowerOp(n.Op, ctx)
+				}
+			default:
+				sn.Kind = StreamOp
+				sn.Body, err = LowerOp(LoweringOp(prog, n), ctx)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("compiler: node %d: %w", v, err)
+			}
+		}
+		if len(sp.Nodes) >= MaxStreamNodes {
+			return 0, fmt.Errorf("compiler: segment %d exceeds %d stream nodes", seg, MaxStreamNodes)
+		}
+		index[v] = len(sp.Nodes)
+		sp.Nodes = append(sp.Nodes, sn)
+		return index[v], nil
+	}
+	for _, v := range p.Segments[seg].Nodes {
+		n := prog.Nodes[v]
+		if n.Op == ir.OpHMult && len(users[v]) == 1 && prog.Nodes[users[v][0]].Op == ir.OpRelinearize && inSeg[users[v][0]] {
+			fused[v] = true
+		}
+	}
+	for _, v := range p.Segments[seg].Nodes {
+		n := prog.Nodes[v]
+		if n.Op == ir.OpInput || n.Op == ir.OpOutput || fused[v] {
+			continue
+		}
+		if n.Op == ir.OpStored && !usedIn(users[v], inSeg) {
+			continue
+		}
+		if _, err := add(v); err != nil {
+			return nil, err
+		}
+	}
+	// How often each instance is read decides what is held.
+	uses := make([]int64, len(sp.Nodes))
+	for _, sn := range sp.Nodes {
+		for _, a := range sn.Args {
+			if sn.Kind == StreamSum {
+				uses[a]++ // each argument instance is folded once
+				continue
+			}
+			uses[a] += sn.Count / sp.Nodes[a].Count
+		}
+	}
+	for i := range sp.Nodes {
+		sn := &sp.Nodes[i]
+		if sn.Kind == StreamInput || sn.Kind == StreamStored {
+			continue
+		}
+		for _, u := range users[sn.Node] {
+			if !inSeg[u] || prog.Nodes[u].Op == ir.OpOutput {
+				sn.Out = true
+			}
+		}
+		sn.Cache = uses[i] > 1
+	}
+	return sp, sp.Validate()
+}
+
+func usedIn(users []int, inSeg map[int]bool) bool {
+	for _, u := range users {
+		if inSeg[u] {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks a stream program's structure (a device checks every
+// program it is given): arguments earlier than their users, counts that
+// follow the IR's rules, bodies whose operands match the shapes bound to
+// them, and programs that validate.
+func (sp *StreamProgram) Validate() error {
+	if len(sp.Nodes) == 0 || len(sp.Nodes) > MaxStreamNodes {
+		return fmt.Errorf("compiler: stream program of %d nodes", len(sp.Nodes))
+	}
+	if sp.Ring.LogN < 1 || sp.Ring.LogN > 17 || len(sp.Ring.Q) == 0 || len(sp.Ring.P) == 0 {
+		return fmt.Errorf("compiler: stream program ring logN=%d with %d+%d primes", sp.Ring.LogN, len(sp.Ring.Q), len(sp.Ring.P))
+	}
+	hasOut := false
+	for i, sn := range sp.Nodes {
+		where := fmt.Sprintf("compiler: stream node %d (%s, IR node %d)", i, sn.Kind, sn.Node)
+		if sn.Count < 1 || sn.Polys < 1 || sn.Polys > 4 || sn.Limbs < 1 || sn.Limbs > len(sp.Ring.Q)+len(sp.Ring.P) {
+			return fmt.Errorf("%s: %d instances of %d polys × %d limbs", where, sn.Count, sn.Polys, sn.Limbs)
+		}
+		for _, a := range sn.Args {
+			if a < 0 || a >= i {
+				return fmt.Errorf("%s: argument %d is not an earlier node", where, a)
+			}
+		}
+		hasOut = hasOut || sn.Out
+		body := func(l *Lowered, args int) error {
+			if l == nil || l.Program == nil {
+				return fmt.Errorf("%s: no body", where)
+			}
+			if err := l.Program.Validate(); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			if l.Program.Config.LogN != sp.Ring.LogN {
+				return fmt.Errorf("%s: body for logN %d", where, l.Program.Config.LogN)
+			}
+			if len(l.Inputs) != args || len(l.Keys) > 1 {
+				return fmt.Errorf("%s: body takes %d inputs and %d keys, the node gives %d", where, len(l.Inputs), len(l.Keys), args)
+			}
+			for _, o := range append(append([]Object{l.Output}, l.Inputs...), l.Keys...) {
+				if o.Polys < 1 || o.Limbs < 1 || o.ID < 1 || o.ID >= isa.MaxObjects {
+					return fmt.Errorf("%s: body object %+v", where, o)
+				}
+			}
+			return nil
+		}
+		switch sn.Kind {
+		case StreamInput, StreamStored:
+			if len(sn.Args) != 0 || sn.Name == "" {
+				return fmt.Errorf("%s: sources take no arguments and need a name", where)
+			}
+		case StreamOp:
+			if len(sn.Args) == 0 {
+				return fmt.Errorf("%s: no arguments", where)
+			}
+			for _, a := range sn.Args {
+				if sn.Count%sp.Nodes[a].Count != 0 {
+					return fmt.Errorf("%s: argument count %d does not divide %d", where, sp.Nodes[a].Count, sn.Count)
+				}
+			}
+			if err := body(sn.Body, len(sn.Args)); err != nil {
+				return err
+			}
+			for j, in := range sn.Body.Inputs {
+				a := sp.Nodes[sn.Args[j]]
+				if a.Polys != in.Polys || a.Limbs < in.Limbs || (a.Compact && in.Limbs != 1) {
+					return fmt.Errorf("%s: input %d is %d×%d, the body reads %d×%d", where, j, a.Polys, a.Limbs, in.Polys, in.Limbs)
+				}
+			}
+			if sn.Body.Output.Polys != sn.Polys || sn.Body.Output.Limbs != sn.Limbs {
+				return fmt.Errorf("%s: body writes %d×%d, the node holds %d×%d", where, sn.Body.Output.Polys, sn.Body.Output.Limbs, sn.Polys, sn.Limbs)
+			}
+		case StreamSum:
+			if len(sn.Args) != 1 || sp.Nodes[sn.Args[0]].Count%sn.Count != 0 {
+				return fmt.Errorf("%s: a sum folds one argument whose count %d is a multiple of %d", where, sp.Nodes[sn.Args[0]].Count, sn.Count)
+			}
+			if err := body(sn.Body, 2); err != nil {
+				return err
+			}
+			a := sp.Nodes[sn.Args[0]]
+			if a.Polys != 2 || a.Limbs != sn.Limbs || sn.Polys != 2 || sn.Body.Output.Limbs != sn.Limbs {
+				return fmt.Errorf("%s: sum of %d×%d instances into %d×%d", where, a.Polys, a.Limbs, sn.Polys, sn.Limbs)
+			}
+		case StreamExpand:
+			if len(sn.Args) != 1 || sp.Nodes[sn.Args[0]].Count != 1 || sn.Expand == nil || sn.Polys != 2 {
+				return fmt.Errorf("%s: an expansion takes one query ciphertext and a leaf placement", where)
+			}
+			if len(sn.Steps) != sn.Expand.Depth(sn.Count) || len(sn.Steps) < 1 || len(sn.Steps) > sp.Ring.LogN-1 ||
+				sn.Count&(sn.Count-1) != 0 || sn.Expand.PrefixBits > len(sn.Steps) {
+				return fmt.Errorf("%s: %d steps for %d leaves", where, len(sn.Steps), sn.Count)
+			}
+			for j, st := range sn.Steps {
+				if err := body(st, 2); err != nil {
+					return err
+				}
+				if st.GaloisElement != ExpandGalois(sp.Ring.LogN, j) || st.Output.Polys != 4 || st.Output.Limbs != sn.Limbs ||
+					st.Inputs[0].Limbs != sn.Limbs || st.Inputs[1].Limbs != sn.Limbs {
+					return fmt.Errorf("%s: step %d does not expand at depth %d", where, j, j)
+				}
+			}
+			if a := sp.Nodes[sn.Args[0]]; a.Polys != 2 || a.Limbs < sn.Limbs {
+				return fmt.Errorf("%s: query of %d×%d", where, a.Polys, a.Limbs)
+			}
+		default:
+			return fmt.Errorf("%s: unknown kind", where)
+		}
+	}
+	if !hasOut {
+		return fmt.Errorf("compiler: stream program returns nothing")
+	}
+	return nil
+}
+
+// KeyName names the evaluation key a body needs ("" if none): "rlk" or
+// "gal:<element>".
+func (l *Lowered) KeyName() string {
+	switch {
+	case len(l.Keys) == 0:
+		return ""
+	case l.GaloisElement != 0:
+		return fmt.Sprintf("gal:%d", l.GaloisElement)
+	}
+	return "rlk"
+}
+
+// MarshalBinary encodes the stream program (JSON; bodies as encoded
+// mPrograms).
+func (sp *StreamProgram) MarshalBinary() ([]byte, error) { return json.Marshal(sp) }
+
+// UnmarshalBinary decodes and validates a stream program.
+func (sp *StreamProgram) UnmarshalBinary(b []byte) error {
+	var q StreamProgram
+	if err := json.Unmarshal(b, &q); err != nil {
+		return fmt.Errorf("compiler: decode stream program: %w", err)
+	}
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	*sp = q
+	return nil
+}

@@ -737,24 +737,15 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 			}
 		}
 	}
-	md := *a.meta()
-	switch n.Op {
-	case ir.OpPMult, compiler.OpPMultCompact:
-		md.Scale = a.meta().Scale.Mul(b.meta().Scale)
-	case ir.OpHMult:
-		md.Scale = a.meta().Scale.Mul(b.meta().Scale)
-	case ir.OpCMult:
-		md.Scale = a.meta().Scale.Mul(constScale)
-	case ir.OpHAdd, ir.OpHSub:
-		md.Scale = a.meta().Scale.Max(b.meta().Scale)
-	case ir.OpRescale:
-		q := x.Params.Q()[level]
-		if x.ckEval != nil {
-			md.Scale = a.meta().Scale.Div(x.ckks.NewScale(q))
-		} else {
-			md.Scale = a.meta().Scale.Div(x.bgv.NewScale(q))
-		}
+	var sc scaler = x.bgv
+	if x.ckEval != nil {
+		sc = x.ckks
 	}
+	bm := a.meta()
+	if b != nil && b.meta() != nil {
+		bm = b.meta()
+	}
+	md := resultMeta(n.Op, a.meta(), bm, constScale, x.Params.Q()[level], sc)
 	outLevel := l.Output.Limbs - 1
 	if x.res != nil {
 		ref, st, err := x.res.RunResident(l, inputs, key)

@@ -1,0 +1,355 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/rns"
+)
+
+// worker evaluates instances on one goroutine: its own interpreters (one
+// per body), stored readers, expansion paths and buffers.
+type worker struct {
+	r *run
+	// top: this worker runs alone, so a large Sum may spread its inputs
+	// over every worker.
+	top      bool
+	machines map[*compiler.Lowered]*Machine
+	mem      bindMem
+	readers  map[int]StoredReader
+	gens     map[int]*expandGen
+	pool     map[int][]Limbs // free buffers by limb count
+
+	st             Stats
+	bodies, stored int64
+}
+
+func (r *run) newWorker() *worker {
+	return &worker{r: r, machines: map[*compiler.Lowered]*Machine{}, readers: map[int]StoredReader{},
+		gens: map[int]*expandGen{}, pool: map[int][]Limbs{}}
+}
+
+func (w *worker) close() {
+	for _, rd := range w.readers {
+		rd.Close()
+	}
+}
+
+// alloc returns a buffer of limbs limbs (its contents are garbage).
+func (w *worker) alloc(limbs int) (Limbs, error) {
+	if free := w.pool[limbs]; len(free) > 0 {
+		v := free[len(free)-1]
+		w.pool[limbs] = free[:len(free)-1]
+		return v, nil
+	}
+	if err := w.r.charge(int64(limbs) * int64(w.r.s.n) * WordBytes); err != nil {
+		return nil, err
+	}
+	v := make(Limbs, limbs)
+	flat := make([]uint64, limbs*w.r.s.n)
+	for i := range v {
+		v[i] = flat[i*w.r.s.n : (i+1)*w.r.s.n : (i+1)*w.r.s.n]
+	}
+	return v, nil
+}
+
+func (w *worker) release(v Limbs) { w.pool[len(v)] = append(w.pool[len(v)], v) }
+
+func (w *worker) clone(v Limbs) Limbs {
+	out := make(Limbs, len(v))
+	for i, l := range v {
+		out[i] = append([]uint64(nil), l...)
+	}
+	return out
+}
+
+// eval returns instance k of stream node i; owned reports that the caller
+// owns the buffer (it may modify or release it).
+func (w *worker) eval(i int, k int64) (Limbs, bool, error) {
+	r := w.r
+	sn := &r.s.sp.Nodes[i]
+	if c := r.cache[i]; c != nil {
+		return c[k], false, nil
+	}
+	switch sn.Kind {
+	case compiler.StreamInput:
+		v, err := r.src.Input(i, k%sn.Count)
+		if err != nil {
+			return nil, false, fmt.Errorf("engine: input %q instance %d: %w", sn.Name, k%sn.Count, err)
+		}
+		if err := w.checkShape(v, sn); err != nil {
+			return nil, false, fmt.Errorf("engine: input %q instance %d: %w", sn.Name, k, err)
+		}
+		return v, false, nil
+	case compiler.StreamStored:
+		rd, ok := w.readers[i]
+		if !ok {
+			var err error
+			if rd, err = r.src.Stored(r.ctx, i); err != nil {
+				return nil, false, fmt.Errorf("engine: stored %q: %w", sn.Name, err)
+			}
+			w.readers[i] = rd
+		}
+		v, err := rd.Instance(k)
+		if err != nil {
+			return nil, false, fmt.Errorf("engine: stored %q instance %d: %w", sn.Name, k, err)
+		}
+		if err := w.checkShape(v, sn); err != nil {
+			return nil, false, fmt.Errorf("engine: stored %q instance %d: %w", sn.Name, k, err)
+		}
+		w.stored++
+		return v, false, nil
+	case compiler.StreamOp:
+		var args [4]Limbs
+		var owned [4]bool
+		defer func() {
+			for j := range sn.Args {
+				if owned[j] {
+					w.release(args[j])
+				}
+			}
+		}()
+		for j, a := range sn.Args {
+			var err error
+			if args[j], owned[j], err = w.eval(a, k%r.s.sp.Nodes[a].Count); err != nil {
+				return nil, false, err
+			}
+		}
+		out, err := w.alloc(sn.Polys * sn.Limbs)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := w.runBody(sn.Body, args[:len(sn.Args)], out); err != nil {
+			w.release(out)
+			return nil, false, fmt.Errorf("engine: node %d instance %d: %w", sn.Node, k, err)
+		}
+		return out, true, nil
+	case compiler.StreamSum:
+		a := sn.Args[0]
+		g := r.s.sp.Nodes[a].Count / sn.Count
+		if w.top && len(r.workers) > 1 && g >= 2*int64(len(r.workers)) {
+			acc, err := w.spreadSum(a, k*g, g)
+			return acc, err == nil, err
+		}
+		acc, err := w.sum(a, k*g, k*g+g)
+		return acc, err == nil, err
+	case compiler.StreamExpand:
+		gen, ok := w.gens[i]
+		if !ok {
+			var err error
+			if gen, err = w.newExpandGen(i); err != nil {
+				return nil, false, err
+			}
+			w.gens[i] = gen
+		}
+		v, err := gen.leaf(k)
+		return v, false, err
+	}
+	return nil, false, fmt.Errorf("engine: stream node %d of kind %s", i, sn.Kind)
+}
+
+func (w *worker) checkShape(v Limbs, sn *compiler.StreamNode) error {
+	if len(v) != sn.Polys*sn.Limbs {
+		return fmt.Errorf("%d limbs, want %d polys × %d limbs", len(v), sn.Polys, sn.Limbs)
+	}
+	for _, l := range v {
+		if len(l) != w.r.s.n {
+			return fmt.Errorf("limb of %d coefficients, want %d", len(l), w.r.s.n)
+		}
+	}
+	return nil
+}
+
+// sum folds instances [first, last) of node a (HAdd, modulo q_i limb by
+// limb: the MODADD kernel the HAdd body runs, into an accumulator held in
+// place instead of a load and store per instance).
+func (w *worker) sum(a int, first, last int64) (Limbs, error) {
+	acc, owned, err := w.eval(a, first)
+	if err != nil {
+		return nil, err
+	}
+	if !owned {
+		c, err := w.alloc(len(acc))
+		if err != nil {
+			return nil, err
+		}
+		for i := range acc {
+			copy(c[i], acc[i])
+		}
+		acc = c
+	}
+	limbs := w.r.s.sp.Nodes[a].Limbs
+	for k := first + 1; k < last; k++ {
+		if err := w.r.ctx.Err(); err != nil {
+			w.release(acc)
+			return nil, err
+		}
+		x, owned, err := w.eval(a, k)
+		if err != nil {
+			w.release(acc)
+			return nil, err
+		}
+		for i := range acc {
+			rns.Add(acc[i], x[i], acc[i], w.r.s.mods[i%limbs].Q)
+		}
+		if owned {
+			w.release(x)
+		}
+	}
+	return acc, nil
+}
+
+// spreadSum splits one large fold over every worker and adds the partial
+// sums.
+func (w *worker) spreadSum(a int, base, g int64) (Limbs, error) {
+	ws := w.r.workers
+	parts := make([]Limbs, len(ws))
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for wi, x := range ws {
+		first, last := base+g*int64(wi)/int64(len(ws)), base+g*int64(wi+1)/int64(len(ws))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			top := x.top
+			x.top = false
+			parts[wi], errs[wi] = x.sum(a, first, last)
+			x.top = top
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for wi, p := range parts {
+			if p != nil {
+				ws[wi].release(p)
+			}
+		}
+		return nil, err
+	}
+	limbs := w.r.s.sp.Nodes[a].Limbs
+	acc := parts[0]
+	for wi, p := range parts[1:] {
+		for i := range acc {
+			rns.Add(acc[i], p[i], acc[i], w.r.s.mods[i%limbs].Q)
+		}
+		ws[wi+1].release(p)
+	}
+	return acc, nil
+}
+
+// runBody runs one body with its inputs bound to args and its output
+// written into out.
+func (w *worker) runBody(l *compiler.Lowered, args []Limbs, out Limbs) error {
+	m, ok := w.machines[l]
+	if !ok {
+		var err error
+		if m, err = NewMachine(l.Program.Config, &w.mem); err != nil {
+			return err
+		}
+		w.machines[l] = m
+	}
+	w.mem.reset()
+	for j, obj := range l.Inputs {
+		if err := w.mem.bind(isa.SpaceDRAM, obj, args[j]); err != nil {
+			return err
+		}
+	}
+	if name := l.KeyName(); name != "" {
+		key, err := w.r.key(name)
+		if err != nil {
+			return err
+		}
+		if err := w.mem.bind(isa.SpaceNAND, l.Keys[0], key); err != nil {
+			return fmt.Errorf("key %s: %w", name, err)
+		}
+	}
+	w.mem.out, w.mem.outID = out, l.Output.ID
+	st, err := m.Run(l.Program)
+	w.st.Instructions += st.Instructions
+	w.st.MicroOps += st.MicroOps
+	w.bodies++
+	w.mem.out = nil
+	return err
+}
+
+// bindMem is the ObjectMemory of a body run: its input objects view the
+// argument values (which may hold more limbs per poly than the body reads),
+// its output object is written into the caller's buffer.
+type bindMem struct {
+	objs  []bound
+	out   Limbs
+	outID int
+}
+
+type bound struct {
+	space     isa.Space
+	id        int
+	v         Limbs
+	objLimbs  int // limbs per poly of the object the body reads
+	valLimbs  int // limbs per poly of the value
+	polyCount int
+}
+
+func (m *bindMem) reset() { m.objs = m.objs[:0] }
+
+func (m *bindMem) bind(s isa.Space, obj compiler.Object, v Limbs) error {
+	if len(v)%obj.Polys != 0 {
+		return fmt.Errorf("value of %d limbs bound to an object of %d polys", len(v), obj.Polys)
+	}
+	per := len(v) / obj.Polys
+	if per < obj.Limbs {
+		return fmt.Errorf("value of %d limbs per poly bound to an object of %d", per, obj.Limbs)
+	}
+	m.objs = append(m.objs, bound{space: s, id: obj.ID, v: v, objLimbs: obj.Limbs, valLimbs: per, polyCount: obj.Polys})
+	return nil
+}
+
+func (m *bindMem) limb(s isa.Space, obj, limb int) ([]uint64, error) {
+	if s == isa.SpaceDRAM && obj == m.outID && m.out != nil {
+		if limb >= len(m.out) {
+			return nil, fmt.Errorf("engine: output limb %d of %d", limb, len(m.out))
+		}
+		return m.out[limb], nil
+	}
+	for i := range m.objs {
+		b := &m.objs[i]
+		if b.space != s || b.id != obj {
+			continue
+		}
+		p, l := limb/b.objLimbs, limb%b.objLimbs
+		if p >= b.polyCount {
+			return nil, fmt.Errorf("engine: limb %d of object %s[%d] (%d polys × %d limbs)", limb, s, obj, b.polyCount, b.objLimbs)
+		}
+		return b.v[p*b.valLimbs+l], nil
+	}
+	return nil, fmt.Errorf("engine: body reads object %s[%d], which is not bound", s, obj)
+}
+
+// ReadLimb implements ObjectMemory.
+func (m *bindMem) ReadLimb(s isa.Space, obj, limb int, dst []uint64) error {
+	v, err := m.limb(s, obj, limb)
+	if err != nil {
+		return err
+	}
+	copy(dst, v)
+	return nil
+}
+
+// ViewLimb implements LimbViewer. Bound values are checked where they
+// enter the run (the device checks inputs, keys and stored limbs), so no
+// coefficient check is repeated per view.
+func (m *bindMem) ViewLimb(s isa.Space, obj, limb int, _ uint64) ([]uint64, error) {
+	return m.limb(s, obj, limb)
+}
+
+// WriteLimb implements ObjectMemory: only the output object is written.
+func (m *bindMem) WriteLimb(s isa.Space, obj, limb int, src []uint64) error {
+	if s != isa.SpaceDRAM || obj != m.outID || m.out == nil || limb >= len(m.out) {
+		return fmt.Errorf("engine: body writes limb %d of %s[%d], not its output", limb, s, obj)
+	}
+	copy(m.out[limb], src)
+	return nil
+}

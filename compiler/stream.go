@@ -60,9 +60,14 @@ type StreamNode struct {
 	Compact bool  `json:"compact,omitempty"`
 	Args    []int `json:"args,omitempty"` // indices into StreamProgram.Nodes
 
-	Body   *Lowered       `json:"body,omitempty"`
-	Steps  []*Lowered     `json:"steps,omitempty"`
-	Expand *ir.ExpandSpec `json:"expand,omitempty"`
+	Body *Lowered `json:"body,omitempty"`
+	// MAC, on a StreamSum, fuses the Sum with the compact-plaintext PMult
+	// it folds: Args are the PMult's (ciphertext, plaintext) and Products
+	// its instance count; product k reads instance k mod Count of each.
+	MAC      *MACLowered    `json:"mac,omitempty"`
+	Products int64          `json:"products,omitempty"`
+	Steps    []*Lowered     `json:"steps,omitempty"`
+	Expand   *ir.ExpandSpec `json:"expand,omitempty"`
 	// Cache: every instance is used more than once; the device computes
 	// each once and holds it until the run ends. Other instances stream:
 	// computed when their one consumer needs them and dropped after.
@@ -106,8 +111,9 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 	}
 	sp := &StreamProgram{Workload: p.Workload, Segment: seg, Scheme: scheme, T: t, Ring: ring}
 	index := map[int]int{} // IR node → stream node
-	// fused marks an HMult whose only user is a Relinearize in the segment:
-	// the pair runs as one body (Lattigo's MulRelin).
+	// fused marks an HMult whose only user is a Relinearize in the segment
+	// (the pair runs as one body, Lattigo's MulRelin) and a compact PMult
+	// whose only user is a Sum (a multiply-accumulate loop).
 	fused := map[int]bool{}
 	var add func(v int) (int, error)
 	add = func(v int) (int, error) {
@@ -129,7 +135,7 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 			sn.Kind, sn.Name = StreamInput, n.Name
 		default:
 			args := n.Args
-			if n.Op == ir.OpRelinearize && fused[n.Args[0]] {
+			if (n.Op == ir.OpRelinearize || n.Op == ir.OpSum) && fused[n.Args[0]] {
 				args = prog.Nodes[n.Args[0]].Args
 			}
 			for _, a := range args {
@@ -145,6 +151,11 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 			switch n.Op {
 			case ir.OpSum:
 				sn.Kind = StreamSum
+				if fused[n.Args[0]] {
+					sn.MAC, err = LowerMACCompact(ctx)
+					sn.Products = prog.Nodes[n.Args[0]].Count
+					break
+				}
 				if first.Degree != 1 {
 					return 0, fmt.Errorf("compiler: node %d: a Sum of degree-%d values has no device lowering", v, first.Degree)
 				}
@@ -185,7 +196,13 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 	}
 	for _, v := range p.Segments[seg].Nodes {
 		n := prog.Nodes[v]
-		if n.Op == ir.OpHMult && len(users[v]) == 1 && prog.Nodes[users[v][0]].Op == ir.OpRelinearize && inSeg[users[v][0]] {
+		if len(users[v]) != 1 || !inSeg[users[v][0]] {
+			continue
+		}
+		switch u := prog.Nodes[users[v][0]]; {
+		case n.Op == ir.OpHMult && u.Op == ir.OpRelinearize:
+			fused[v] = true
+		case LoweringOp(prog, n) == OpPMultCompact && u.Op == ir.OpSum:
 			fused[v] = true
 		}
 	}
@@ -205,6 +222,10 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 	uses := make([]int64, len(sp.Nodes))
 	for _, sn := range sp.Nodes {
 		for _, a := range sn.Args {
+			if sn.MAC != nil {
+				uses[a] += sn.Products / sp.Nodes[a].Count
+				continue
+			}
 			if sn.Kind == StreamSum {
 				uses[a]++ // each argument instance is folded once
 				continue
@@ -306,6 +327,12 @@ func (sp *StreamProgram) Validate() error {
 				return fmt.Errorf("%s: body writes %d×%d, the node holds %d×%d", where, sn.Body.Output.Polys, sn.Body.Output.Limbs, sn.Polys, sn.Limbs)
 			}
 		case StreamSum:
+			if sn.MAC != nil {
+				if err := sp.validateMAC(i); err != nil {
+					return err
+				}
+				break
+			}
 			if len(sn.Args) != 1 || sp.Nodes[sn.Args[0]].Count%sn.Count != 0 {
 				return fmt.Errorf("%s: a sum folds one argument whose count %d is a multiple of %d", where, sp.Nodes[sn.Args[0]].Count, sn.Count)
 			}
@@ -344,6 +371,43 @@ func (sp *StreamProgram) Validate() error {
 		return fmt.Errorf("compiler: stream program returns nothing")
 	}
 	return nil
+}
+
+func (sp *StreamProgram) validateMAC(i int) error {
+	sn := sp.Nodes[i]
+	where := fmt.Sprintf("compiler: stream node %d (multiply-accumulate, IR node %d)", i, sn.Node)
+	m := sn.MAC
+	if len(sn.Args) != 2 || len(m.Inputs) != 2 || sn.Products < 1 || sn.Products%sn.Count != 0 {
+		return fmt.Errorf("%s: %d arguments for %d products into %d sums", where, len(sn.Args), sn.Products, sn.Count)
+	}
+	for _, p := range []*isa.Program{m.First, m.Next, m.Flush} {
+		if p == nil {
+			return fmt.Errorf("%s: missing a program", where)
+		}
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		if p.Config.LogN != sp.Ring.LogN || !sameProgramConfig(&p.Config, &m.First.Config) {
+			return fmt.Errorf("%s: the three programs must share one configuration", where)
+		}
+	}
+	for j, in := range m.Inputs {
+		a := sp.Nodes[sn.Args[j]]
+		if sn.Products%a.Count != 0 || a.Polys != in.Polys || a.Limbs < in.Limbs || (j == 1) != a.Compact || in.ID < 1 || in.ID >= isa.MaxObjects {
+			return fmt.Errorf("%s: input %d (%d×%d, %d instances) does not fit the loop", where, j, a.Polys, a.Limbs, a.Count)
+		}
+	}
+	if m.Output.Polys != sn.Polys || m.Output.Limbs != sn.Limbs || m.Output.ID < 1 || m.Output.ID >= isa.MaxObjects {
+		return fmt.Errorf("%s: writes %d×%d, the node holds %d×%d", where, m.Output.Polys, m.Output.Limbs, sn.Polys, sn.Limbs)
+	}
+	return nil
+}
+
+// sameProgramConfig compares two configurations entry by entry.
+func sameProgramConfig(a, b *isa.Config) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
 }
 
 // KeyName names the evaluation key a body needs ("" if none): "rlk" or

@@ -234,3 +234,44 @@ func TestStreamPIR(t *testing.T) {
 		}
 	}
 }
+
+// sameReader serves one plaintext for every instance (the work of a scan
+// does not depend on the data).
+type sameReader struct{ v engine.Limbs }
+
+func (s sameReader) Instance(int64) (engine.Limbs, error) { return s.v, nil }
+func (sameReader) Close() error                           { return nil }
+
+type sameSource struct {
+	*memSource
+	pt engine.Limbs
+}
+
+func (s sameSource) Stored(context.Context, int) (engine.StoredReader, error) {
+	return sameReader{s.pt}, nil
+}
+
+// BenchmarkStreamPIRScan measures one expanded-query PIR over 16 × 256
+// plaintexts of N = 2^13 (64 MiB of 16-bit records), on 1 and 2 workers;
+// it reports the scan rate over 2-byte stored coefficients.
+func BenchmarkStreamPIRScan(b *testing.B) {
+	t := &testing.T{}
+	f := newPIRFixture(t, 16, 256)
+	q := f.query(t, 3, 5)
+	src := sameSource{&memSource{sp: f.sp, inputs: map[string][]engine.Limbs{"query": {ctLimbs(q)}}, keys: f.keys}, engine.Limbs{f.db[0]}}
+	s, err := engine.NewStream(f.sp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := s.Run(context.Background(), src, engine.StreamOptions{Workers: workers}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			dbBytes := float64(f.rows*f.cols) * float64(f.params.N()) * 2
+			b.ReportMetric(dbBytes/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GB/s")
+		})
+	}
+}

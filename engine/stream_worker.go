@@ -17,7 +17,7 @@ type worker struct {
 	// top: this worker runs alone, so a large Sum may spread its inputs
 	// over every worker.
 	top      bool
-	machines map[*compiler.Lowered]*Machine
+	machines map[any]*Machine
 	mem      bindMem
 	readers  map[int]StoredReader
 	gens     map[int]*expandGen
@@ -28,7 +28,7 @@ type worker struct {
 }
 
 func (r *run) newWorker() *worker {
-	return &worker{r: r, machines: map[*compiler.Lowered]*Machine{}, readers: map[int]StoredReader{},
+	return &worker{r: r, machines: map[any]*Machine{}, readers: map[int]StoredReader{},
 		gens: map[int]*expandGen{}, pool: map[int][]Limbs{}}
 }
 
@@ -128,13 +128,15 @@ func (w *worker) eval(i int, k int64) (Limbs, bool, error) {
 		}
 		return out, true, nil
 	case compiler.StreamSum:
-		a := sn.Args[0]
-		g := r.s.sp.Nodes[a].Count / sn.Count
+		g := r.s.sp.Nodes[sn.Args[0]].Count / sn.Count
+		if sn.MAC != nil {
+			g = sn.Products / sn.Count
+		}
 		if w.top && len(r.workers) > 1 && g >= 2*int64(len(r.workers)) {
-			acc, err := w.spreadSum(a, k*g, g)
+			acc, err := w.spreadSum(i, k*g, g)
 			return acc, err == nil, err
 		}
-		acc, err := w.sum(a, k*g, k*g+g)
+		acc, err := w.fold(i, k*g, k*g+g)
 		return acc, err == nil, err
 	case compiler.StreamExpand:
 		gen, ok := w.gens[i]
@@ -161,6 +163,15 @@ func (w *worker) checkShape(v Limbs, sn *compiler.StreamNode) error {
 		}
 	}
 	return nil
+}
+
+// fold folds the instances [first, last) of what Sum node i sums.
+func (w *worker) fold(i int, first, last int64) (Limbs, error) {
+	sn := &w.r.s.sp.Nodes[i]
+	if sn.MAC != nil {
+		return w.mac(sn, first, last)
+	}
+	return w.sum(sn.Args[0], first, last)
 }
 
 // sum folds instances [first, last) of node a (HAdd, modulo q_i limb by
@@ -202,9 +213,60 @@ func (w *worker) sum(a int, first, last int64) (Limbs, error) {
 	return acc, nil
 }
 
+// mac runs the multiply-accumulate loop of a fused Sum over products
+// [first, last): the accumulator stays in the interpreter's slots.
+func (w *worker) mac(sn *compiler.StreamNode, first, last int64) (Limbs, error) {
+	m, err := w.machine(sn.MAC, sn.MAC.First)
+	if err != nil {
+		return nil, err
+	}
+	sp := w.r.s.sp
+	ct, pt := sn.Args[0], sn.Args[1]
+	for k := first; k < last; k++ {
+		if err := w.r.ctx.Err(); err != nil {
+			return nil, err
+		}
+		a, ownA, err := w.eval(ct, k%sp.Nodes[ct].Count)
+		if err != nil {
+			return nil, err
+		}
+		b, ownB, err := w.eval(pt, k%sp.Nodes[pt].Count)
+		if err != nil {
+			if ownA {
+				w.release(a)
+			}
+			return nil, err
+		}
+		prog := sn.MAC.Next
+		if k == first {
+			prog = sn.MAC.First
+		}
+		err = w.runProgram(m, prog, sn.MAC.Inputs, []Limbs{a, b}, compiler.Object{}, nil, nil)
+		if ownA {
+			w.release(a)
+		}
+		if ownB {
+			w.release(b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("engine: node %d product %d: %w", sn.Node, k, err)
+		}
+	}
+	out, err := w.alloc(sn.Polys * sn.Limbs)
+	if err != nil {
+		return nil, err
+	}
+	w.mem.outID = sn.MAC.Output.ID
+	if err := w.runProgram(m, sn.MAC.Flush, nil, nil, compiler.Object{}, nil, out); err != nil {
+		w.release(out)
+		return nil, fmt.Errorf("engine: node %d: %w", sn.Node, err)
+	}
+	return out, nil
+}
+
 // spreadSum splits one large fold over every worker and adds the partial
 // sums.
-func (w *worker) spreadSum(a int, base, g int64) (Limbs, error) {
+func (w *worker) spreadSum(i int, base, g int64) (Limbs, error) {
 	ws := w.r.workers
 	parts := make([]Limbs, len(ws))
 	errs := make([]error, len(ws))
@@ -216,7 +278,7 @@ func (w *worker) spreadSum(a int, base, g int64) (Limbs, error) {
 			defer wg.Done()
 			top := x.top
 			x.top = false
-			parts[wi], errs[wi] = x.sum(a, first, last)
+			parts[wi], errs[wi] = x.fold(i, first, last)
 			x.top = top
 		}()
 	}
@@ -229,7 +291,7 @@ func (w *worker) spreadSum(a int, base, g int64) (Limbs, error) {
 		}
 		return nil, err
 	}
-	limbs := w.r.s.sp.Nodes[a].Limbs
+	limbs := w.r.s.sp.Nodes[i].Limbs
 	acc := parts[0]
 	for wi, p := range parts[1:] {
 		for i := range acc {
@@ -243,31 +305,52 @@ func (w *worker) spreadSum(a int, base, g int64) (Limbs, error) {
 // runBody runs one body with its inputs bound to args and its output
 // written into out.
 func (w *worker) runBody(l *compiler.Lowered, args []Limbs, out Limbs) error {
-	m, ok := w.machines[l]
-	if !ok {
-		var err error
-		if m, err = NewMachine(l.Program.Config, &w.mem); err != nil {
+	m, err := w.machine(l, l.Program)
+	if err != nil {
+		return err
+	}
+	var key Limbs
+	var keyObj compiler.Object
+	if name := l.KeyName(); name != "" {
+		if key, err = w.r.key(name); err != nil {
 			return err
 		}
-		w.machines[l] = m
+		keyObj = l.Keys[0]
 	}
+	w.mem.outID = l.Output.ID
+	return w.runProgram(m, l.Program, l.Inputs, args, keyObj, key, out)
+}
+
+// machine returns the worker's interpreter for the programs of owner
+// (one per body: its slots may carry state between runs).
+func (w *worker) machine(owner any, p *isa.Program) (*Machine, error) {
+	if m, ok := w.machines[owner]; ok {
+		return m, nil
+	}
+	m, err := NewMachine(p.Config, &w.mem)
+	if err != nil {
+		return nil, err
+	}
+	w.machines[owner] = m
+	return m, nil
+}
+
+// runProgram binds inputs (and a key) and runs p on m; out, if not nil,
+// receives the writes to the output object (w.mem.outID).
+func (w *worker) runProgram(m *Machine, p *isa.Program, inputs []compiler.Object, args []Limbs, keyObj compiler.Object, key, out Limbs) error {
 	w.mem.reset()
-	for j, obj := range l.Inputs {
+	for j, obj := range inputs {
 		if err := w.mem.bind(isa.SpaceDRAM, obj, args[j]); err != nil {
 			return err
 		}
 	}
-	if name := l.KeyName(); name != "" {
-		key, err := w.r.key(name)
-		if err != nil {
-			return err
-		}
-		if err := w.mem.bind(isa.SpaceNAND, l.Keys[0], key); err != nil {
-			return fmt.Errorf("key %s: %w", name, err)
+	if key != nil {
+		if err := w.mem.bind(isa.SpaceNAND, keyObj, key); err != nil {
+			return fmt.Errorf("key: %w", err)
 		}
 	}
-	w.mem.out, w.mem.outID = out, l.Output.ID
-	st, err := m.Run(l.Program)
+	w.mem.out = out
+	st, err := m.Run(p)
 	w.st.Instructions += st.Instructions
 	w.st.MicroOps += st.MicroOps
 	w.bodies++

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
+	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/isa"
 	"github.com/rosemary-fhe/rosemary/store"
@@ -25,9 +26,10 @@ import (
 // objects) and counts the payload bytes it sends and receives. Safe for
 // concurrent use.
 type Client struct {
-	conn  *grpc.ClientConn
-	codec *codec
-	ctx   context.Context
+	conn    *grpc.ClientConn
+	rpc     pb.DeviceClient
+	traffic *wireStats
+	ctx     context.Context
 
 	// Async makes RunResident return as soon as the job is sent, without
 	// waiting for it (one RPC per operation instead of two): the device
@@ -50,14 +52,14 @@ func Dial(addr string) (*Client, error) {
 }
 
 func newClient(target string, opts ...grpc.DialOption) (*Client, error) {
-	c := &Client{codec: &codec{}, ctx: context.Background(), progs: map[*isa.Program]string{}, named: map[string]bool{}}
-	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(c.codec), grpc.MaxCallRecvMsgSize(MaxMessageBytes+1024), grpc.MaxCallSendMsgSize(MaxMessageBytes+1024)))
+	c := &Client{traffic: &wireStats{}, ctx: context.Background(), progs: map[*isa.Program]string{}, named: map[string]bool{}}
+	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStatsHandler(c.traffic),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcMessageLimit), grpc.MaxCallSendMsgSize(grpcMessageLimit)))
 	conn, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("device: dial %s: %w", target, err)
 	}
-	c.conn = conn
+	c.conn, c.rpc = conn, pb.NewDeviceClient(conn)
 	c.close = conn.Close
 	return c, nil
 }
@@ -92,63 +94,80 @@ func InProcess(st *store.Store, lim Limits) (*Client, *Device, error) {
 // Close closes the connection (and an in-process server).
 func (c *Client) Close() error { return c.close() }
 
-// Traffic returns the payload bytes this client sent and received.
-func (c *Client) Traffic() (sent, received int64) { return c.codec.out.Load(), c.codec.in.Load() }
+// Traffic returns the payload bytes this client sent and received: the
+// protobuf-encoded size of every request and reply of the device service
+// (gRPC's stats.OutPayload.Length and InPayload.Length), without gRPC's
+// 5-byte message headers and HTTP/2 framing.
+func (c *Client) Traffic() (sent, received int64) { return c.traffic.out.Load(), c.traffic.in.Load() }
 
-func (c *Client) call(method string, req, resp message) error {
-	if err := c.conn.Invoke(c.ctx, "/"+ServiceName+"/"+method, req, resp); err != nil {
-		return fmt.Errorf("device: %s: %w", method, err)
+// call runs one RPC and converts its reply.
+func call[Q, P, R any](c *Client, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
+	conv func(P) (R, error)) (R, error) {
+	var zero R
+	resp, err := rpc(c.ctx, req)
+	if err != nil {
+		return zero, fmt.Errorf("device: %s: %w", method, err)
 	}
-	return nil
+	r, err := conv(resp)
+	if err != nil {
+		return zero, fmt.Errorf("device: %s: malformed reply: %w", method, err)
+	}
+	return r, nil
 }
+
+func ok[P any](P) (struct{}, error) { return struct{}{}, nil }
 
 // Config returns the device's parameters.
 func (c *Client) Config() (*ConfigResponse, error) {
-	r := &ConfigResponse{}
-	return r, c.call("Config", &ConfigRequest{}, r)
+	return call(c, "Config", c.rpc.Config, &pb.ConfigRequest{},
+		func(m *pb.ConfigResponse) (*ConfigResponse, error) { return configRespFromProto(m), nil })
 }
 
 // ProgSet registers an encoded mProgram.
 func (c *Client) ProgSet(name string, program []byte) error {
-	return c.call("ProgSet", &ProgSetRequest{Name: name, Program: program}, &ProgSetResponse{})
+	_, err := call(c, "ProgSet", c.rpc.ProgSet, &pb.ProgSetRequest{Name: name, Program: program}, ok[*pb.ProgSetResponse])
+	return err
 }
 
 // Put stores an object of polys × limbs limbs (poly-major).
 func (c *Client) Put(name string, kind store.Kind, polys, limbs int, data [][]uint64) (*PutResponse, error) {
-	r := &PutResponse{}
-	return r, c.call("Put", &PutRequest{Name: name, Kind: uint8(kind), Polys: uint32(polys), Limbs: uint32(limbs), Data: data}, r)
+	req := putToProto(&PutRequest{Name: name, Kind: uint8(kind), Polys: uint32(polys), Limbs: uint32(limbs), Data: data})
+	return call(c, "Put", c.rpc.Put, req, func(m *pb.PutResponse) (*PutResponse, error) {
+		return &PutResponse{Generation: m.GetGeneration(), Bytes: m.GetBytes()}, nil
+	})
 }
 
 // Get reads a stored object.
 func (c *Client) Get(name string) (*GetResponse, error) {
-	r := &GetResponse{}
-	return r, c.call("Get", &GetRequest{Name: name}, r)
+	return call(c, "Get", c.rpc.Get, &pb.GetRequest{Name: name}, getRespFromProto)
 }
 
 // Delete deletes a stored object.
 func (c *Client) Delete(name string) error {
-	return c.call("Delete", &DeleteRequest{Name: name}, &DeleteResponse{})
+	_, err := call(c, "Delete", c.rpc.Delete, &pb.DeleteRequest{Name: name}, ok[*pb.DeleteResponse])
+	return err
 }
 
 // Send starts a job.
 func (c *Client) Send(req *SendRequest) (uint64, error) {
-	r := &SendResponse{}
-	if err := c.call("Send", req, r); err != nil {
-		return 0, err
-	}
-	return r.Job, nil
+	return call(c, "Send", c.rpc.Send, sendToProto(req), func(m *pb.SendResponse) (uint64, error) { return m.GetJob(), nil })
 }
 
 // Recv waits for a job.
 func (c *Client) Recv(job uint64, fetch, release bool) (*RecvResponse, error) {
-	r := &RecvResponse{}
-	return r, c.call("Recv", &RecvRequest{Job: job, Fetch: fetch, Release: release}, r)
+	return call(c, "Recv", c.rpc.Recv, &pb.RecvRequest{Job: job, Fetch: fetch, Release: release}, recvRespFromProto)
+}
+
+// release drops jobs' results.
+func (c *Client) release(jobs []uint64) error {
+	_, err := call(c, "Release", c.rpc.Release, &pb.ReleaseRequest{Jobs: jobs}, ok[*pb.ReleaseResponse])
+	return err
 }
 
 // Stats returns the device counters.
 func (c *Client) Stats() (*StatsResponse, error) {
-	r := &StatsResponse{}
-	return r, c.call("Stats", &StatsRequest{}, r)
+	return call(c, "Stats", c.rpc.Stats, &pb.StatsRequest{},
+		func(m *pb.StatsResponse) (*StatsResponse, error) { return statsRespFromProto(m), nil })
 }
 
 // StoredRef is the operand reference of a stored object instance: the
@@ -280,7 +299,7 @@ func (c *Client) RunResident(l *compiler.Lowered, inputs []engine.Operand, key e
 	}
 	r, err := c.Recv(id, false, false)
 	if err != nil {
-		_ = c.call("Release", &ReleaseRequest{Jobs: []uint64{id}}, &ReleaseResponse{})
+		_ = c.release([]uint64{id})
 		return "", engine.Stats{}, err
 	}
 	return jobRef(id), statsOf(r), nil
@@ -314,13 +333,13 @@ func (c *Client) Fetch(ref string) ([][]uint64, error) {
 
 // Free implements engine.ResidentDevice.
 func (c *Client) Free(refs ...string) error {
-	req := &ReleaseRequest{}
+	var jobs []uint64
 	for _, ref := range refs {
 		id, err := parseJobRef(ref)
 		if err != nil {
 			return err
 		}
-		req.Jobs = append(req.Jobs, id)
+		jobs = append(jobs, id)
 	}
-	return c.call("Release", req, &ReleaseResponse{})
+	return c.release(jobs)
 }

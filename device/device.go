@@ -59,7 +59,7 @@ type Device struct {
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	keys                                 *keyCache
-	wire                                 *codec // the server codec (wire counters), if any
+	wire                                 *wireStats // payload bytes over gRPC, if served
 }
 
 type job struct {

@@ -2,14 +2,19 @@ package device
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
+	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
@@ -230,40 +235,62 @@ func TestMalformedRejected(t *testing.T) {
 	}
 }
 
-// rawMessage carries arbitrary bytes as a request body.
-type rawMessage struct {
-	typ  uint8
-	body []byte
+// rawCodec sends a request's bytes as they are and ignores the reply.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(v.([]byte))}, nil
+}
+func (rawCodec) Unmarshal(mem.BufferSlice, any) error { return nil }
+func (rawCodec) Name() string                         { return "proto" }
+
+// rawCall invokes method with body as the encoded request.
+func rawCall(c *Client, method string, body []byte) error {
+	var reply []byte
+	return c.conn.Invoke(context.Background(), "/"+ServiceName+"/"+method, body, &reply, grpc.ForceCodecV2(rawCodec{}))
 }
 
-func (m *rawMessage) msgType() uint8   { return m.typ }
-func (m *rawMessage) encode(w *writer) { w.b = append(w.b, m.body...) }
-func (m *rawMessage) decode(r *reader) { r.off = len(r.b) }
+func marshalPB(t *testing.T, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
-// Malformed RPC payloads get InvalidArgument naming the problem.
+// Malformed RPC payloads get InvalidArgument naming the problem: bytes
+// that are no protobuf message, and messages that break the wire limits.
 func TestMalformedRPCPayloads(t *testing.T) {
 	c, _ := newDevice(t)
-	for name, m := range map[string]*rawMessage{
-		"truncated put":      {typ: msgPutReq, body: []byte{5, 0, 0}},
-		"wrong type":         {typ: msgGetReq + 100, body: nil},
-		"huge name":          {typ: msgGetReq, body: []byte{0xff, 0xff, 0xff, 0x7f}},
-		"trailing bytes":     {typ: msgGetReq, body: []byte{1, 0, 0, 0, 'a', 9}},
-		"limb length 0":      {typ: msgPutReq, body: append([]byte{1, 0, 0, 0, 'a', 2, 1, 0, 0, 0, 1, 0, 0, 0}, 1, 0, 0, 0, 0, 0, 0, 0)},
-		"bad operand source": {typ: msgSendReq, body: append([]byte{1, 0, 0, 0, 'p', 1, 0, 0, 0}, bytes.Repeat([]byte{2}, 18)...)},
-		"bool not 0/1":       {typ: msgRecvReq, body: []byte{1, 0, 0, 0, 0, 0, 0, 0, 7, 0}},
+	limb := make([]byte, 8*4)
+	in := &pb.Binding{Space: uint32(isa.SpaceDRAM), Id: 1, Polys: 1, Limbs: 1, Source: &pb.Binding_Inline{Inline: &pb.Inline{Data: [][]byte{limb}}}}
+	many := &pb.SendRequest{Program: "p", Output: &pb.Object{Space: uint32(isa.SpaceDRAM), Id: 2, Polys: 1, Limbs: 1}}
+	for range MaxBindings + 1 {
+		many.Inputs = append(many.Inputs, in)
+	}
+	for _, tc := range []struct {
+		name, method string
+		body         []byte
+		want         string
+	}{
+		{"truncated put", "Put", []byte{0x0a, 5, 'a', 'b'}, "malformed request"},
+		{"truncated varint", "Recv", []byte{0x08, 0x80}, "malformed request"},
+		{"varint overflow", "Recv", append([]byte{0x08}, bytes.Repeat([]byte{0xff}, 11)...), "malformed request"},
+		{"invalid UTF-8 name", "Get", []byte{0x0a, 1, 0xff}, "malformed request"},
+		{"huge name", "Get", marshalPB(t, &pb.GetRequest{Name: strings.Repeat("a", MaxNameBytes+1)}), "exceeds 255"},
+		{"kind beyond a byte", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 256, Polys: 1, Limbs: 1, Data: [][]byte{limb}}), "kind 256"},
+		{"limb length 0", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 1, Data: [][]byte{{}}}), "limb of 0 bytes"},
+		{"limb not whole words", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 1, Data: [][]byte{limb[:7]}}), "limb of 7 bytes"},
+		{"ragged limbs", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 2, Data: [][]byte{limb, limb[:8]}}), "limb 1 has 8 bytes"},
+		{"no operand source", "Send", marshalPB(t, &pb.SendRequest{Program: "p", Inputs: []*pb.Binding{{Space: 2, Id: 1, Polys: 1, Limbs: 1}}}), "no source"},
+		{"too many inputs", "Send", marshalPB(t, many), "17 inputs exceed 16"},
+		{"space beyond a byte", "Send", marshalPB(t, &pb.SendRequest{Program: "p", Inputs: []*pb.Binding{in}, Output: &pb.Object{Space: 300}}), "output space 300"},
+		{"too many jobs", "Release", marshalPB(t, &pb.ReleaseRequest{Jobs: make([]uint64, maxRelease+1)}), "jobs exceed"},
 	} {
-		method := "Get"
-		switch m.typ {
-		case msgPutReq:
-			method = "Put"
-		case msgSendReq:
-			method = "Send"
-		case msgRecvReq:
-			method = "Recv"
-		}
-		err := c.call(method, m, &GetResponse{})
-		if code(err) != codes.InvalidArgument {
-			t.Errorf("%s: %v, want InvalidArgument", name, err)
+		err := rawCall(c, tc.method, tc.body)
+		if code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want InvalidArgument naming %q", tc.name, err, tc.want)
 		}
 	}
 }

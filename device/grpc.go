@@ -4,50 +4,127 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
+	protocodec "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
+	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
 	"github.com/rosemary-fhe/rosemary/store"
 )
 
-func init() { encoding.RegisterCodec(&codec{}) }
-
-// ServiceName is the gRPC service of the device.
+// ServiceName is the gRPC service of the device (device/devicepb/device.proto).
 const ServiceName = "rosemary.device.v1.Device"
 
-// unary builds a method handler: decode the request (a decode failure is
-// InvalidArgument), call the device, map its error to a status.
-func unary[Req any, Resp any, PReq interface {
-	*Req
-	message
-}](name string, call func(*Device, context.Context, PReq) (Resp, error)) grpc.MethodDesc {
-	return grpc.MethodDesc{MethodName: name, Handler: func(srv any, ctx context.Context, dec func(any) error, icpt grpc.UnaryServerInterceptor) (any, error) {
-		in := PReq(new(Req))
-		err := dec(in)
-		if err == nil && srv.(*Device).wire != nil {
-			err = srv.(*Device).wire.decodeErr(in)
-		}
-		if err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "device: %s: malformed request: %v", name, err)
-		}
-		h := func(ctx context.Context, req any) (any, error) {
-			resp, err := call(srv.(*Device), ctx, req.(PReq))
-			if err != nil {
-				return nil, toStatus(err)
-			}
-			return resp, nil
-		}
-		if icpt == nil {
-			return h(ctx, in)
-		}
-		return icpt(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/" + ServiceName + "/" + name}, h)
-	}}
+// grpcMessageLimit bounds one gRPC message either way: MaxMessageBytes of
+// payload plus room for the protobuf framing of its limbs.
+const grpcMessageLimit = MaxMessageBytes + 1<<20
+
+// Option configures NewGRPCServer and Serve.
+type Option func(*options)
+
+type options struct {
+	log   *slog.Logger
+	grace time.Duration
+	began func(method string) // test hook: a unary RPC reached the server
 }
 
+// WithLogger sets the server's logger (default slog.Default()): one Debug
+// line per RPC, a Warn line per failed RPC, start and stop at Info.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithGrace sets how long Serve lets running RPCs finish once its context
+// ends before it stops them (default 30s; ≤ 0 stops them at once).
+func WithGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
+
+func newOptions(opts []Option) options {
+	o := options{log: slog.Default(), grace: 30 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.log == nil {
+		o.log = slog.Default()
+	}
+	return o
+}
+
+// server is the device behind the generated DeviceServer interface: it
+// converts (and so validates) each request, calls the Device and converts
+// the reply.
+type server struct {
+	pb.UnimplementedDeviceServer
+	d *Device
+}
+
+var _ pb.DeviceServer = (*server)(nil)
+
+// handle converts a request, calls the device and converts its reply. A
+// request the conversion refuses wraps ErrInvalid.
+func handle[P, Q, R, S any](ctx context.Context, method string, in P, from func(P) (Q, error),
+	call func(context.Context, Q) (R, error), to func(R) S) (S, error) {
+	var zero S
+	req, err := from(in)
+	if err != nil {
+		return zero, fmt.Errorf("device: %s: malformed request: %w", method, err)
+	}
+	resp, err := call(ctx, req)
+	if err != nil {
+		return zero, err
+	}
+	return to(resp), nil
+}
+
+func (s *server) Config(ctx context.Context, in *pb.ConfigRequest) (*pb.ConfigResponse, error) {
+	return handle(ctx, "Config", in, configReqFromProto, s.d.Config, configRespToProto)
+}
+
+func (s *server) ProgSet(ctx context.Context, in *pb.ProgSetRequest) (*pb.ProgSetResponse, error) {
+	return handle(ctx, "ProgSet", in, progSetFromProto, s.d.ProgSet, progSetRespToProto)
+}
+
+func (s *server) Put(ctx context.Context, in *pb.PutRequest) (*pb.PutResponse, error) {
+	return handle(ctx, "Put", in, putFromProto, s.d.Put, putRespToProto)
+}
+
+func (s *server) Get(ctx context.Context, in *pb.GetRequest) (*pb.GetResponse, error) {
+	return handle(ctx, "Get", in, getFromProto, s.d.Get, getRespToProto)
+}
+
+func (s *server) Delete(ctx context.Context, in *pb.DeleteRequest) (*pb.DeleteResponse, error) {
+	return handle(ctx, "Delete", in, deleteFromProto, s.d.Delete, deleteRespToProto)
+}
+
+func (s *server) Send(ctx context.Context, in *pb.SendRequest) (*pb.SendResponse, error) {
+	return handle(ctx, "Send", in, sendFromProto, s.d.Send, sendRespToProto)
+}
+
+func (s *server) Recv(ctx context.Context, in *pb.RecvRequest) (*pb.RecvResponse, error) {
+	return handle(ctx, "Recv", in, recvFromProto, s.d.Recv, recvRespToProto)
+}
+
+func (s *server) Release(ctx context.Context, in *pb.ReleaseRequest) (*pb.ReleaseResponse, error) {
+	return handle(ctx, "Release", in, releaseFromProto, s.d.Release, releaseRespToProto)
+}
+
+func (s *server) Stats(ctx context.Context, in *pb.StatsRequest) (*pb.StatsResponse, error) {
+	return handle(ctx, "Stats", in, statsReqFromProto, s.d.Stats, statsRespToProto)
+}
+
+// toStatus maps a device error to a gRPC status.
 func toStatus(err error) error {
 	c := codes.Internal
 	switch {
@@ -65,45 +142,199 @@ func toStatus(err error) error {
 	return status.Error(c, err.Error())
 }
 
-// serviceDesc is the hand-written descriptor of the device service (there
-// is no .proto: messages use the device codec).
-var serviceDesc = grpc.ServiceDesc{
-	ServiceName: ServiceName,
-	HandlerType: (*any)(nil),
-	Methods: []grpc.MethodDesc{
-		unary("Config", (*Device).Config),
-		unary("ProgSet", (*Device).ProgSet),
-		unary("Put", (*Device).Put),
-		unary("Get", (*Device).Get),
-		unary("Delete", (*Device).Delete),
-		unary("Send", (*Device).Send),
-		unary("Recv", (*Device).Recv),
-		unary("Release", (*Device).Release),
-		unary("Stats", (*Device).Stats),
-	},
-	Metadata: "rosemary/device",
+// asStatus leaves a status error alone and maps any other.
+func asStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
+		return err
+	}
+	return toStatus(err)
 }
 
-// NewGRPCServer returns a gRPC server exposing d.
-func NewGRPCServer(d *Device) *grpc.Server {
-	c := &codec{deferErrs: true}
-	d.wire = c
-	s := grpc.NewServer(grpc.ForceServerCodec(c), grpc.MaxRecvMsgSize(MaxMessageBytes+1024), grpc.MaxSendMsgSize(MaxMessageBytes+1024))
-	s.RegisterService(&serviceDesc, d)
-	return s
+// deferCodec is the server's protobuf codec. gRPC reports a request that
+// does not parse as Internal; this codec records the failure instead, and
+// the interceptors answer InvalidArgument naming it.
+type deferCodec struct {
+	encoding.CodecV2
+	errs sync.Map // message → error
 }
 
-// Serve runs the device service on lis until ctx ends.
-func Serve(ctx context.Context, d *Device, lis net.Listener) error {
-	s := NewGRPCServer(d)
+func (c *deferCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if err := c.CodecV2.Unmarshal(data, v); err != nil {
+		c.errs.Store(v, err)
+	}
+	return nil
+}
+
+// take returns and forgets the decode failure recorded for m.
+func (c *deferCodec) take(m any) error {
+	if e, ok := c.errs.LoadAndDelete(m); ok {
+		return e.(error)
+	}
+	return nil
+}
+
+// wireStats is a stats.Handler counting the payload bytes of the device
+// service's messages: stats.InPayload.Length and OutPayload.Length, the
+// protobuf encoding of each message (its proto.Size), without gRPC's 5-byte
+// message header and HTTP/2 framing. Health and reflection RPCs are not
+// counted.
+type wireStats struct{ in, out atomic.Int64 }
+
+type countKey struct{}
+
+func (w *wireStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
+	if strings.HasPrefix(info.FullMethodName, "/"+ServiceName+"/") {
+		return context.WithValue(ctx, countKey{}, true)
+	}
+	return ctx
+}
+
+func (w *wireStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if ctx.Value(countKey{}) == nil {
+		return
+	}
+	switch p := s.(type) {
+	case *stats.InPayload:
+		w.in.Add(int64(p.Length))
+	case *stats.OutPayload:
+		w.out.Add(int64(p.Length))
+	}
+}
+
+func (*wireStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+func (*wireStats) HandleConn(context.Context, stats.ConnStats)                       {}
+
+// grpcServer is a device's gRPC server with its health service.
+type grpcServer struct {
+	srv    *grpc.Server
+	health *health.Server
+	codec  *deferCodec
+	log    *slog.Logger
+	began  func(method string)
+}
+
+func methodName(full string) string {
+	if i := strings.LastIndexByte(full, '/'); i >= 0 {
+		return full[i+1:]
+	}
+	return full
+}
+
+func (g *grpcServer) logRPC(ctx context.Context, method string, start time.Time, err error) {
+	attrs := []any{"method", method, "duration", time.Since(start)}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		attrs = append(attrs, "peer", p.Addr.String())
+	}
+	if err != nil {
+		g.log.Warn("rpc failed", append(attrs, "code", status.Code(err).String(), "error", status.Convert(err).Message())...)
+		return
+	}
+	g.log.Debug("rpc", attrs...)
+}
+
+func (g *grpcServer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	start := time.Now()
+	if g.began != nil {
+		g.began(info.FullMethod)
+	}
+	var resp any
+	err := g.codec.take(req)
+	if err != nil {
+		err = status.Errorf(codes.InvalidArgument, "device: %s: malformed request: %v", methodName(info.FullMethod), err)
+	} else {
+		resp, err = h(ctx, req)
+		err = asStatus(err)
+	}
+	g.logRPC(ctx, info.FullMethod, start, err)
+	return resp, err
+}
+
+// checkedStream reports a message that did not parse as InvalidArgument.
+type checkedStream struct {
+	grpc.ServerStream
+	codec  *deferCodec
+	method string
+}
+
+func (s *checkedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if err := s.codec.take(m); err != nil {
+		return status.Errorf(codes.InvalidArgument, "device: %s: malformed request: %v", methodName(s.method), err)
+	}
+	return nil
+}
+
+func (g *grpcServer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	start := time.Now()
+	err := asStatus(h(srv, &checkedStream{ServerStream: ss, codec: g.codec, method: info.FullMethod}))
+	g.logRPC(ss.Context(), info.FullMethod, start, err)
+	return err
+}
+
+func newGRPCServer(d *Device, o options) *grpcServer {
+	if d.wire == nil {
+		d.wire = &wireStats{}
+	}
+	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log,
+		began: o.began}
+	g.srv = grpc.NewServer(grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
+		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit),
+		grpc.UnaryInterceptor(g.unary), grpc.StreamInterceptor(g.stream))
+	pb.RegisterDeviceServer(g.srv, &server{d: d})
+	healthpb.RegisterHealthServer(g.srv, g.health)
+	reflection.Register(g.srv)
+	// The device holds an open store from New on: it serves at once.
+	g.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	g.health.SetServingStatus(ServiceName, healthpb.HealthCheckResponse_SERVING)
+	return g
+}
+
+// NewGRPCServer returns a gRPC server exposing d: the device service, the
+// standard health service (SERVING) and server reflection.
+func NewGRPCServer(d *Device, opts ...Option) *grpc.Server {
+	return newGRPCServer(d, newOptions(opts)).srv
+}
+
+// Serve runs the device service on lis until ctx ends, then shuts down
+// gracefully: health turns NOT_SERVING, the listener closes, and running
+// RPCs get the grace period (WithGrace) to finish before they are stopped.
+// It returns nil after such a shutdown.
+func Serve(ctx context.Context, d *Device, lis net.Listener, opts ...Option) error {
+	o := newOptions(opts)
+	g := newGRPCServer(d, o)
+	o.log.Info("device serving", "addr", lis.Addr().String(), "service", ServiceName)
 	errc := make(chan error, 1)
-	go func() { errc <- s.Serve(lis) }()
+	go func() { errc <- g.srv.Serve(lis) }()
 	select {
 	case <-ctx.Done():
-		s.GracefulStop()
-		<-errc
-		return nil
 	case err := <-errc:
+		g.health.Shutdown()
+		g.srv.Stop()
+		o.log.Error("device server failed", "error", err)
 		return fmt.Errorf("device: serve: %w", err)
 	}
+	o.log.Info("device stopping", "grace", o.grace)
+	g.health.Shutdown()
+	stopped := make(chan struct{})
+	go func() {
+		g.srv.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(max(o.grace, 0))
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		o.log.Warn("grace period over: stopping running RPCs", "grace", o.grace)
+		g.srv.Stop()
+		<-stopped
+	}
+	<-errc
+	o.log.Info("device stopped")
+	return nil
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/store"
@@ -18,9 +21,9 @@ func init() {
 	register(command{name: "device", summary: "in-storage device daemon: serve --store DIR --listen ADDR", run: runDevice})
 }
 
-func runDevice(args []string) error {
+func runDevice(args []string) (err error) {
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("device: usage: rosemary device serve --store DIR [--listen 127.0.0.1:7420]")
+		return fmt.Errorf("device: usage: rosemary device serve --store DIR [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json]")
 	}
 	fs := flag.NewFlagSet("device serve", flag.ContinueOnError)
 	dir := fs.String("store", "", "object store directory (created if absent)")
@@ -28,17 +31,45 @@ func runDevice(args []string) error {
 	channels := fs.Int("channels", 4, "store channels (new stores)")
 	page := fs.Int("page", 4096, "store page size in bytes (new stores)")
 	resident := fs.Int64("resident-mb", 1024, "device DRAM for uploads and results (MiB)")
+	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM/SIGINT, how long running RPCs may finish before they are stopped")
+	level := fs.String("log-level", "info", "log level: debug (one line per RPC), info, warn")
+	logJSON := fs.Bool("log-json", false, "log JSON lines to stderr (default: text)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if *dir == "" {
 		return fmt.Errorf("device serve: --store is required")
 	}
+	var lv slog.Level
+	switch *level {
+	case "debug":
+		lv = slog.LevelDebug
+	case "info":
+		lv = slog.LevelInfo
+	case "warn":
+		lv = slog.LevelWarn
+	default:
+		return fmt.Errorf("device serve: --log-level %q (want debug, info or warn)", *level)
+	}
+	hopts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, hopts)
+	if *logJSON {
+		h = slog.NewJSONHandler(os.Stderr, hopts)
+	}
+	log := slog.New(h)
 	st, err := store.Open(*dir, layout.Layout{Channels: *channels, PageSize: *page})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	// Closed after the server has stopped (Serve returns only then).
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			log.Error("close store", "error", cerr)
+			err = errors.Join(err, cerr)
+			return
+		}
+		log.Info("store closed", "dir", *dir)
+	}()
 	lim := device.DefaultLimits()
 	lim.MaxResidentBytes = *resident << 20
 	d, err := device.New(st, lim)
@@ -51,7 +82,13 @@ func runDevice(args []string) error {
 	}
 	// The address line lets a parent process find an ephemeral port.
 	fmt.Fprintf(os.Stdout, "listening %s\n", lis.Addr())
+	// The first SIGTERM or SIGINT starts a graceful shutdown; a second one
+	// gets the default handling (the process ends at once).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return device.Serve(ctx, d, lis)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return device.Serve(ctx, d, lis, device.WithLogger(log), device.WithGrace(*grace))
 }

@@ -1,0 +1,283 @@
+package device
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+
+	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+)
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type served struct {
+	d    *Device
+	addr string
+	errc chan error
+	stop context.CancelFunc
+	logs *syncBuffer
+}
+
+// serveTCP runs Serve on a loopback TCP listener with JSON logs at Debug.
+func serveTCP(t *testing.T, opts ...Option) *served {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := New(st, DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &served{d: d, addr: lis.Addr().String(), errc: make(chan error, 1), stop: cancel, logs: logs}
+	go func() { s.errc <- Serve(ctx, d, lis, append([]Option{WithLogger(log)}, opts...)...) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.errc:
+		case <-time.After(time.Minute):
+			t.Error("Serve did not return")
+		}
+	})
+	return s
+}
+
+func (s *served) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-s.errc:
+		s.errc <- err // for the cleanup
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+		return nil
+	}
+}
+
+func dialT(t *testing.T, addr string) *Client {
+	t.Helper()
+	c, err := Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Serve on a real TCP listener: an RPC works, health reports SERVING and
+// turns NOT_SERVING at shutdown, Serve returns nil once its context ends,
+// and the address refuses connections afterwards.
+func TestServeShutdown(t *testing.T) {
+	s := serveTCP(t)
+	c := dialT(t, s.addr)
+	cfg, err := c.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.WireVersion != wireVersion || cfg.Channels != 4 || cfg.MaxMessageBytes != MaxMessageBytes {
+		t.Fatalf("config %+v", cfg)
+	}
+	hc := healthpb.NewHealthClient(c.conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, svc := range []string{"", ServiceName} {
+		r, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
+		if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("health of %q: %v %v, want SERVING", svc, r, err)
+		}
+	}
+	watch, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{Service: ServiceName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := watch.Recv(); err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("watch: %v %v", r, err)
+	}
+
+	s.stop()
+	if r, err := watch.Recv(); err != nil || r.Status != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("watch during shutdown: %v %v, want NOT_SERVING", r, err)
+	}
+	cancel() // ends the watch, the one RPC still running
+	if err := s.wait(t); err != nil {
+		t.Fatalf("Serve after shutdown: %v", err)
+	}
+	if conn, err := net.DialTimeout("tcp", s.addr, 2*time.Second); err == nil {
+		conn.Close()
+		t.Fatal("dial after shutdown succeeded")
+	}
+	late := dialT(t, s.addr)
+	if _, err := late.Config(); code(err) != codes.Unavailable {
+		t.Fatalf("RPC after shutdown: %v, want Unavailable", err)
+	}
+	logs := s.logs.String()
+	for _, want := range []string{`"msg":"device serving"`, `"msg":"device stopping"`, `"msg":"device stopped"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %s:\n%s", want, logs)
+		}
+	}
+}
+
+// A running RPC finishes within the grace period; one that outlasts it is
+// stopped, and Serve still returns nil.
+func TestServeGrace(t *testing.T) {
+	for _, finish := range []bool{true, false} {
+		began := make(chan string, 8)
+		s := serveTCP(t, WithGrace(300*time.Millisecond), func(o *options) { o.began = func(m string) { began <- m } })
+		c := dialT(t, s.addr)
+		j := &job{done: make(chan struct{}), polys: 1, result: [][]uint64{{1, 2}}, bytes: 16}
+		id, err := s.d.register(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recv := make(chan error, 1)
+		go func() { _, err := c.Recv(id, true, true); recv <- err }()
+		if m := <-began; m != pb.Device_Recv_FullMethodName {
+			t.Fatalf("first RPC %s", m)
+		}
+		s.stop()
+		if finish {
+			time.Sleep(50 * time.Millisecond)
+			close(j.done)
+		}
+		if err := s.wait(t); err != nil {
+			t.Fatalf("finish=%v: Serve: %v", finish, err)
+		}
+		err = <-recv
+		if finish && err != nil {
+			t.Fatalf("RPC finishing within the grace period: %v", err)
+		}
+		if !finish {
+			if err == nil {
+				t.Fatal("RPC outlasting the grace period succeeded")
+			}
+			if !strings.Contains(s.logs.String(), "grace period over") {
+				t.Errorf("no log of the forced stop:\n%s", s.logs.String())
+			}
+		}
+	}
+}
+
+// The server offers reflection and logs one Debug line per RPC and a Warn
+// line naming the method and error of a failed one.
+func TestReflectionAndLogs(t *testing.T) {
+	s := serveTCP(t)
+	c := dialT(t, s.addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rc, err := reflectionpb.NewServerReflectionClient(c.conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := rc.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, svc := range r.GetListServicesResponse().GetService() {
+		names = append(names, svc.GetName())
+	}
+	if got := strings.Join(names, " "); !strings.Contains(got, ServiceName) || !strings.Contains(got, healthpb.Health_ServiceDesc.ServiceName) {
+		t.Fatalf("reflection lists %q", got)
+	}
+	rc.CloseSend()
+	if ServiceName != pb.Device_ServiceDesc.ServiceName {
+		t.Fatalf("ServiceName %q, generated %q", ServiceName, pb.Device_ServiceDesc.ServiceName)
+	}
+
+	if _, err := c.Stats(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get("missing"); code(err) != codes.NotFound {
+		t.Fatalf("get of a missing object: %v", err)
+	}
+	var debug, warn bool
+	for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
+		var e struct {
+			Level, Msg, Method, Code, Error string
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		switch {
+		case e.Level == "DEBUG" && e.Msg == "rpc" && e.Method == pb.Device_Stats_FullMethodName:
+			debug = true
+		case e.Level == "WARN" && e.Method == pb.Device_Get_FullMethodName && e.Code == "NotFound" && strings.Contains(e.Error, "missing"):
+			warn = true
+		}
+	}
+	if !debug || !warn {
+		t.Fatalf("debug line %v, warn line %v in:\n%s", debug, warn, s.logs.String())
+	}
+}
+
+// Traffic counts the protobuf payloads a client sends and receives, and
+// the device counts the same bytes the other way.
+func TestTraffic(t *testing.T) {
+	c, _ := newDevice(t)
+	st0, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent0, recv0 := c.Traffic()
+	data := [][]uint64{make([]uint64, 1024), make([]uint64, 1024)}
+	if _, err := c.Put("o", store.KindCiphertext, 1, 2, data); err != nil {
+		t.Fatal(err)
+	}
+	sent1, recv1 := c.Traffic()
+	if d := sent1 - sent0; d < 2*8*1024 || d > 2*8*1024+64 {
+		t.Fatalf("Put of 16 KiB counted %d bytes sent", d)
+	}
+	if recv1 <= recv0 {
+		t.Fatal("no reply bytes counted")
+	}
+	st1, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The device counted the Put and the first Stats exchange; the second
+	// Stats reply is sent after the counters are read.
+	sent2, _ := c.Traffic()
+	if in := int64(st1.WireBytesIn - st0.WireBytesIn); in != sent2-sent0 {
+		t.Fatalf("device counted %d bytes in, client sent %d", in, sent2-sent0)
+	}
+}

@@ -30,8 +30,8 @@
 // (deterministic, bit-identical for any number of workers); device
 // implementations are compared with it ciphertext for ciphertext.
 //
-// Noise (bgv-13, N=2^13, Q=3×50 bits, t=65537), measured by the tests as
-// log2(Q_l/2) − log2‖t·(c0+c1·s) mod Q_l‖∞: the answer keeps ≈ 20.7 bits
-// of budget at Rows=4, Cols=256 and 16.9 bits at the largest shape,
-// Rows=2048, Cols=256 (see noise_test.go).
+// Noise (bgv-13: N=2^13, three 49-bit Q primes, t=65537), measured by the
+// tests as log2(Q_l/2) − log2‖t·(c0+c1·s) mod Q_l‖∞: the answer keeps
+// ≈ 21 bits of budget at Rows=4, Cols=256 and 16.9 bits at the largest
+// shape, Rows=2048, Cols=256 (see noise_test.go).
 package pir

@@ -218,6 +218,9 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 			return nil, err
 		}
 	}
+	if len(sp.Nodes) == 0 {
+		return nil, fmt.Errorf("compiler: device segment %d computes nothing (only stored data)", seg)
+	}
 	// How often each instance is read decides what is held.
 	uses := make([]int64, len(sp.Nodes))
 	for _, sn := range sp.Nodes {

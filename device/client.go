@@ -100,11 +100,17 @@ func (c *Client) Close() error { return c.close() }
 // 5-byte message headers and HTTP/2 framing.
 func (c *Client) Traffic() (sent, received int64) { return c.traffic.out.Load(), c.traffic.in.Load() }
 
-// call runs one RPC and converts its reply.
+// call runs one RPC under the client's context and converts its reply.
 func call[Q, P, R any](c *Client, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
 	conv func(P) (R, error)) (R, error) {
+	return callCtx(c.ctx, c, method, rpc, req, conv)
+}
+
+// callCtx runs one RPC under ctx and converts its reply.
+func callCtx[Q, P, R any](ctx context.Context, c *Client, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
+	conv func(P) (R, error)) (R, error) {
 	var zero R
-	resp, err := rpc(c.ctx, req)
+	resp, err := rpc(ctx, req)
 	if err != nil {
 		return zero, fmt.Errorf("device: %s: %w", method, err)
 	}

@@ -268,7 +268,7 @@ func recvRespToProto(r *RecvResponse) *pb.RecvResponse {
 func statsRespToProto(r *StatsResponse) *pb.StatsResponse {
 	return &pb.StatsResponse{StoreBytesRead: r.StoreBytesRead, WireBytesIn: r.WireBytesIn, WireBytesOut: r.WireBytesOut,
 		MicroOps: r.MicroOps, Instructions: r.Instructions, Jobs: r.Jobs, ResidentBytes: r.ResidentBytes,
-		PeakResidentBytes: r.PeakResidentBytes}
+		PeakResidentBytes: r.PeakResidentBytes, PeakRssBytes: r.PeakRSSBytes}
 }
 
 // Replies: wire → device (in the Client).
@@ -303,5 +303,5 @@ func recvRespFromProto(m *pb.RecvResponse) (*RecvResponse, error) {
 func statsRespFromProto(m *pb.StatsResponse) *StatsResponse {
 	return &StatsResponse{StoreBytesRead: m.GetStoreBytesRead(), WireBytesIn: m.GetWireBytesIn(),
 		WireBytesOut: m.GetWireBytesOut(), MicroOps: m.GetMicroOps(), Instructions: m.GetInstructions(), Jobs: m.GetJobs(),
-		ResidentBytes: m.GetResidentBytes(), PeakResidentBytes: m.GetPeakResidentBytes()}
+		ResidentBytes: m.GetResidentBytes(), PeakResidentBytes: m.GetPeakResidentBytes(), PeakRSSBytes: m.GetPeakRssBytes()}
 }

@@ -59,7 +59,8 @@ type Device struct {
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	keys                                 *keyCache
-	wire                                 *wireStats // payload bytes over gRPC, if served
+	streams                              streamTable // stream programs (SetStream, RunStream)
+	wire                                 *wireStats  // payload bytes over gRPC, if served
 }
 
 type job struct {
@@ -232,7 +233,8 @@ func (d *Device) Stats(context.Context, *StatsRequest) (*StatsResponse, error) {
 	res, peak := d.resident, d.peak
 	d.mu.Unlock()
 	s := &StatsResponse{StoreBytesRead: uint64(d.storeRead.Load()), MicroOps: uint64(d.microOps.Load()),
-		Instructions: uint64(d.instrs.Load()), Jobs: uint64(d.jobsRun.Load()), ResidentBytes: uint64(res), PeakResidentBytes: uint64(peak)}
+		Instructions: uint64(d.instrs.Load()), Jobs: uint64(d.jobsRun.Load()), ResidentBytes: uint64(res), PeakResidentBytes: uint64(peak),
+		PeakRSSBytes: peakRSS()}
 	if d.wire != nil {
 		s.WireBytesIn, s.WireBytesOut = uint64(d.wire.in.Load()), uint64(d.wire.out.Load())
 	}

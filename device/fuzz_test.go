@@ -32,6 +32,9 @@ func seeds() []proto.Message {
 		&pb.ProgSetRequest{Name: "p", Program: []byte("RSMP....")},
 		&pb.GetRequest{Name: "x"},
 		&pb.DeleteRequest{Name: "x"},
+		&pb.SetStreamRequest{Name: "s", Program: []byte(`{"nodes":[]}`)},
+		runStreamToProto(&RunStreamRequest{Program: "s", Inputs: []StreamValues{{Node: 0, Instances: [][][]uint64{seedLimbs}}},
+			Stored: []StoredBinding{{Node: 5, Prefix: "db/", PerObject: 255}}, Keys: []KeyBinding{{Key: "rlk", Object: "k/rlk"}}}),
 	}
 }
 
@@ -54,7 +57,7 @@ func TestProtoRoundTrip(t *testing.T) {
 		{"recv reply", &RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3},
 			recvRespToProto(&RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3}),
 			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
-		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8}),
+		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}),
 			func(m proto.Message) (any, error) { return statsRespFromProto(m.(*pb.StatsResponse)), nil }},
 		{"config reply", &ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12},
 			configRespToProto(&ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12}),
@@ -106,6 +109,10 @@ func requests() []request {
 			func(m proto.Message) (any, error) { return releaseFromProto(m.(*pb.ReleaseRequest)) }},
 		{"Stats", func() proto.Message { return &pb.StatsRequest{} },
 			func(m proto.Message) (any, error) { return statsReqFromProto(m.(*pb.StatsRequest)) }},
+		{"SetStream", func() proto.Message { return &pb.SetStreamRequest{} },
+			func(m proto.Message) (any, error) { return setStreamFromProto(m.(*pb.SetStreamRequest)) }},
+		{"RunStream", func() proto.Message { return &pb.RunStreamRequest{} },
+			func(m proto.Message) (any, error) { return runStreamFromProto(m.(*pb.RunStreamRequest)) }},
 	}
 }
 
@@ -183,6 +190,27 @@ func checkValid(req any) error {
 		if len(r.Jobs) > maxRelease {
 			return fmt.Errorf("%d jobs", len(r.Jobs))
 		}
+	case *SetStreamRequest:
+		return name(r.Name)
+	case *RunStreamRequest:
+		if err := name(r.Program); err != nil {
+			return err
+		}
+		for _, v := range r.Inputs {
+			if len(v.Instances) > MaxStreamInstances {
+				return fmt.Errorf("%d instances", len(v.Instances))
+			}
+			for _, in := range v.Instances {
+				if err := checkLimbs(in); err != nil {
+					return err
+				}
+			}
+		}
+		for _, b := range r.Stored {
+			if err := name(b.Prefix); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -221,6 +249,8 @@ func FuzzRequests(f *testing.F) {
 				again, err = putFromProto(putToProto(q))
 			case *SendRequest:
 				again, err = sendFromProto(sendToProto(q))
+			case *RunStreamRequest:
+				again, err = runStreamFromProto(runStreamToProto(q))
 			default:
 				continue
 			}

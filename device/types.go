@@ -159,6 +159,9 @@ type StatsResponse struct {
 	Jobs              uint64 // jobs run (holding jobs included)
 	ResidentBytes     uint64 // device DRAM held now
 	PeakResidentBytes uint64
+	// PeakRSSBytes is the device process's peak resident set (Linux
+	// VmHWM; 0 where unknown): what the whole daemon needed at most.
+	PeakRSSBytes uint64
 }
 
 // limbBytes is the payload size of limbs.

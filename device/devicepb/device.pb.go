@@ -1267,6 +1267,7 @@ type StatsResponse struct {
 	Jobs              uint64                 `protobuf:"varint,6,opt,name=jobs,proto3" json:"jobs,omitempty"`                                        // jobs run (holding jobs included)
 	ResidentBytes     uint64                 `protobuf:"varint,7,opt,name=resident_bytes,json=residentBytes,proto3" json:"resident_bytes,omitempty"` // device DRAM held now
 	PeakResidentBytes uint64                 `protobuf:"varint,8,opt,name=peak_resident_bytes,json=peakResidentBytes,proto3" json:"peak_resident_bytes,omitempty"`
+	PeakRssBytes      uint64                 `protobuf:"varint,9,opt,name=peak_rss_bytes,json=peakRssBytes,proto3" json:"peak_rss_bytes,omitempty"` // the device process's peak resident set (VmHWM), 0 if unknown
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1353,6 +1354,492 @@ func (x *StatsResponse) GetResidentBytes() uint64 {
 func (x *StatsResponse) GetPeakResidentBytes() uint64 {
 	if x != nil {
 		return x.PeakResidentBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPeakRssBytes() uint64 {
+	if x != nil {
+		return x.PeakRssBytes
+	}
+	return 0
+}
+
+type SetStreamRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Program       []byte                 `protobuf:"bytes,2,opt,name=program,proto3" json:"program,omitempty"` // compiler.StreamProgram.MarshalBinary
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStreamRequest) Reset() {
+	*x = SetStreamRequest{}
+	mi := &file_device_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStreamRequest) ProtoMessage() {}
+
+func (x *SetStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStreamRequest.ProtoReflect.Descriptor instead.
+func (*SetStreamRequest) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SetStreamRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SetStreamRequest) GetProgram() []byte {
+	if x != nil {
+		return x.Program
+	}
+	return nil
+}
+
+type SetStreamResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Nodes         uint32                 `protobuf:"varint,1,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetStreamResponse) Reset() {
+	*x = SetStreamResponse{}
+	mi := &file_device_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetStreamResponse) ProtoMessage() {}
+
+func (x *SetStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetStreamResponse.ProtoReflect.Descriptor instead.
+func (*SetStreamResponse) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SetStreamResponse) GetNodes() uint32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+// Instance is one value: its limbs, poly-major, little-endian uint64s.
+type Instance struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          [][]byte               `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Instance) Reset() {
+	*x = Instance{}
+	mi := &file_device_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Instance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Instance) ProtoMessage() {}
+
+func (x *Instance) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Instance.ProtoReflect.Descriptor instead.
+func (*Instance) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *Instance) GetData() [][]byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// StreamValues are the instances of one IR node of a segment.
+type StreamValues struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          uint32                 `protobuf:"varint,1,opt,name=node,proto3" json:"node,omitempty"`
+	Instances     []*Instance            `protobuf:"bytes,2,rep,name=instances,proto3" json:"instances,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamValues) Reset() {
+	*x = StreamValues{}
+	mi := &file_device_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamValues) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamValues) ProtoMessage() {}
+
+func (x *StreamValues) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamValues.ProtoReflect.Descriptor instead.
+func (*StreamValues) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *StreamValues) GetNode() uint32 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *StreamValues) GetInstances() []*Instance {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+// StoredBinding binds a stored node: instance k is poly k mod per_object
+// of the object named prefix + the object number k / per_object in six or
+// more decimal digits (device.StoredObjectName).
+type StoredBinding struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          uint32                 `protobuf:"varint,1,opt,name=node,proto3" json:"node,omitempty"`
+	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	PerObject     uint32                 `protobuf:"varint,3,opt,name=per_object,json=perObject,proto3" json:"per_object,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoredBinding) Reset() {
+	*x = StoredBinding{}
+	mi := &file_device_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoredBinding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoredBinding) ProtoMessage() {}
+
+func (x *StoredBinding) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoredBinding.ProtoReflect.Descriptor instead.
+func (*StoredBinding) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *StoredBinding) GetNode() uint32 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *StoredBinding) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *StoredBinding) GetPerObject() uint32 {
+	if x != nil {
+		return x.PerObject
+	}
+	return 0
+}
+
+// KeyBinding binds an evaluation key the program names ("rlk",
+// "gal:<element>") to a stored key object.
+type KeyBinding struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Object        string                 `protobuf:"bytes,2,opt,name=object,proto3" json:"object,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyBinding) Reset() {
+	*x = KeyBinding{}
+	mi := &file_device_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyBinding) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyBinding) ProtoMessage() {}
+
+func (x *KeyBinding) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyBinding.ProtoReflect.Descriptor instead.
+func (*KeyBinding) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *KeyBinding) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *KeyBinding) GetObject() string {
+	if x != nil {
+		return x.Object
+	}
+	return ""
+}
+
+type RunStreamRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Program       string                 `protobuf:"bytes,1,opt,name=program,proto3" json:"program,omitempty"`
+	Inputs        []*StreamValues        `protobuf:"bytes,2,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	Stored        []*StoredBinding       `protobuf:"bytes,3,rep,name=stored,proto3" json:"stored,omitempty"`
+	Keys          []*KeyBinding          `protobuf:"bytes,4,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStreamRequest) Reset() {
+	*x = RunStreamRequest{}
+	mi := &file_device_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStreamRequest) ProtoMessage() {}
+
+func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStreamRequest.ProtoReflect.Descriptor instead.
+func (*RunStreamRequest) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *RunStreamRequest) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
+}
+
+func (x *RunStreamRequest) GetInputs() []*StreamValues {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+func (x *RunStreamRequest) GetStored() []*StoredBinding {
+	if x != nil {
+		return x.Stored
+	}
+	return nil
+}
+
+func (x *RunStreamRequest) GetKeys() []*KeyBinding {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+type RunStreamResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outputs       []*StreamValues        `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	StoreBytes    uint64                 `protobuf:"varint,2,opt,name=store_bytes,json=storeBytes,proto3" json:"store_bytes,omitempty"` // read from the store
+	Instructions  uint64                 `protobuf:"varint,3,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	MicroOps      uint64                 `protobuf:"varint,4,opt,name=micro_ops,json=microOps,proto3" json:"micro_ops,omitempty"`
+	Bodies        uint64                 `protobuf:"varint,5,opt,name=bodies,proto3" json:"bodies,omitempty"`                        // body programs run
+	Stored        uint64                 `protobuf:"varint,6,opt,name=stored,proto3" json:"stored,omitempty"`                        // stored instances read
+	PeakBytes     uint64                 `protobuf:"varint,7,opt,name=peak_bytes,json=peakBytes,proto3" json:"peak_bytes,omitempty"` // value memory the run held at once
+	Seconds       float64                `protobuf:"fixed64,8,opt,name=seconds,proto3" json:"seconds,omitempty"`                     // on the device
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStreamResponse) Reset() {
+	*x = RunStreamResponse{}
+	mi := &file_device_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStreamResponse) ProtoMessage() {}
+
+func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStreamResponse.ProtoReflect.Descriptor instead.
+func (*RunStreamResponse) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *RunStreamResponse) GetOutputs() []*StreamValues {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+func (x *RunStreamResponse) GetStoreBytes() uint64 {
+	if x != nil {
+		return x.StoreBytes
+	}
+	return 0
+}
+
+func (x *RunStreamResponse) GetInstructions() uint64 {
+	if x != nil {
+		return x.Instructions
+	}
+	return 0
+}
+
+func (x *RunStreamResponse) GetMicroOps() uint64 {
+	if x != nil {
+		return x.MicroOps
+	}
+	return 0
+}
+
+func (x *RunStreamResponse) GetBodies() uint64 {
+	if x != nil {
+		return x.Bodies
+	}
+	return 0
+}
+
+func (x *RunStreamResponse) GetStored() uint64 {
+	if x != nil {
+		return x.Stored
+	}
+	return 0
+}
+
+func (x *RunStreamResponse) GetPeakBytes() uint64 {
+	if x != nil {
+		return x.PeakBytes
+	}
+	return 0
+}
+
+func (x *RunStreamResponse) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
 	}
 	return 0
 }
@@ -1444,7 +1931,7 @@ const file_device_proto_rawDesc = "" +
 	"\x0eReleaseRequest\x12\x12\n" +
 	"\x04jobs\x18\x01 \x03(\x04R\x04jobs\"\x11\n" +
 	"\x0fReleaseResponse\"\x0e\n" +
-	"\fStatsRequest\"\xaf\x02\n" +
+	"\fStatsRequest\"\xd5\x02\n" +
 	"\rStatsResponse\x12(\n" +
 	"\x10store_bytes_read\x18\x01 \x01(\x04R\x0estoreBytesRead\x12\"\n" +
 	"\rwire_bytes_in\x18\x02 \x01(\x04R\vwireBytesIn\x12$\n" +
@@ -1453,7 +1940,43 @@ const file_device_proto_rawDesc = "" +
 	"\finstructions\x18\x05 \x01(\x04R\finstructions\x12\x12\n" +
 	"\x04jobs\x18\x06 \x01(\x04R\x04jobs\x12%\n" +
 	"\x0eresident_bytes\x18\a \x01(\x04R\rresidentBytes\x12.\n" +
-	"\x13peak_resident_bytes\x18\b \x01(\x04R\x11peakResidentBytes2\xc6\x05\n" +
+	"\x13peak_resident_bytes\x18\b \x01(\x04R\x11peakResidentBytes\x12$\n" +
+	"\x0epeak_rss_bytes\x18\t \x01(\x04R\fpeakRssBytes\"@\n" +
+	"\x10SetStreamRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aprogram\x18\x02 \x01(\fR\aprogram\")\n" +
+	"\x11SetStreamResponse\x12\x14\n" +
+	"\x05nodes\x18\x01 \x01(\rR\x05nodes\"\x1e\n" +
+	"\bInstance\x12\x12\n" +
+	"\x04data\x18\x01 \x03(\fR\x04data\"^\n" +
+	"\fStreamValues\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\rR\x04node\x12:\n" +
+	"\tinstances\x18\x02 \x03(\v2\x1c.rosemary.device.v1.InstanceR\tinstances\"Z\n" +
+	"\rStoredBinding\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\rR\x04node\x12\x16\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1d\n" +
+	"\n" +
+	"per_object\x18\x03 \x01(\rR\tperObject\"6\n" +
+	"\n" +
+	"KeyBinding\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06object\x18\x02 \x01(\tR\x06object\"\xd5\x01\n" +
+	"\x10RunStreamRequest\x12\x18\n" +
+	"\aprogram\x18\x01 \x01(\tR\aprogram\x128\n" +
+	"\x06inputs\x18\x02 \x03(\v2 .rosemary.device.v1.StreamValuesR\x06inputs\x129\n" +
+	"\x06stored\x18\x03 \x03(\v2!.rosemary.device.v1.StoredBindingR\x06stored\x122\n" +
+	"\x04keys\x18\x04 \x03(\v2\x1e.rosemary.device.v1.KeyBindingR\x04keys\"\x9a\x02\n" +
+	"\x11RunStreamResponse\x12:\n" +
+	"\aoutputs\x18\x01 \x03(\v2 .rosemary.device.v1.StreamValuesR\aoutputs\x12\x1f\n" +
+	"\vstore_bytes\x18\x02 \x01(\x04R\n" +
+	"storeBytes\x12\"\n" +
+	"\finstructions\x18\x03 \x01(\x04R\finstructions\x12\x1b\n" +
+	"\tmicro_ops\x18\x04 \x01(\x04R\bmicroOps\x12\x16\n" +
+	"\x06bodies\x18\x05 \x01(\x04R\x06bodies\x12\x16\n" +
+	"\x06stored\x18\x06 \x01(\x04R\x06stored\x12\x1d\n" +
+	"\n" +
+	"peak_bytes\x18\a \x01(\x04R\tpeakBytes\x12\x18\n" +
+	"\aseconds\x18\b \x01(\x01R\aseconds2\xfa\x06\n" +
 	"\x06Device\x12O\n" +
 	"\x06Config\x12!.rosemary.device.v1.ConfigRequest\x1a\".rosemary.device.v1.ConfigResponse\x12R\n" +
 	"\aProgSet\x12\".rosemary.device.v1.ProgSetRequest\x1a#.rosemary.device.v1.ProgSetResponse\x12F\n" +
@@ -1463,7 +1986,9 @@ const file_device_proto_rawDesc = "" +
 	"\x04Send\x12\x1f.rosemary.device.v1.SendRequest\x1a .rosemary.device.v1.SendResponse\x12I\n" +
 	"\x04Recv\x12\x1f.rosemary.device.v1.RecvRequest\x1a .rosemary.device.v1.RecvResponse\x12R\n" +
 	"\aRelease\x12\".rosemary.device.v1.ReleaseRequest\x1a#.rosemary.device.v1.ReleaseResponse\x12L\n" +
-	"\x05Stats\x12 .rosemary.device.v1.StatsRequest\x1a!.rosemary.device.v1.StatsResponseB2Z0github.com/rosemary-fhe/rosemary/device/devicepbb\x06proto3"
+	"\x05Stats\x12 .rosemary.device.v1.StatsRequest\x1a!.rosemary.device.v1.StatsResponse\x12X\n" +
+	"\tSetStream\x12$.rosemary.device.v1.SetStreamRequest\x1a%.rosemary.device.v1.SetStreamResponse\x12X\n" +
+	"\tRunStream\x12$.rosemary.device.v1.RunStreamRequest\x1a%.rosemary.device.v1.RunStreamResponseB2Z0github.com/rosemary-fhe/rosemary/device/devicepbb\x06proto3"
 
 var (
 	file_device_proto_rawDescOnce sync.Once
@@ -1477,30 +2002,38 @@ func file_device_proto_rawDescGZIP() []byte {
 	return file_device_proto_rawDescData
 }
 
-var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_device_proto_goTypes = []any{
-	(*ConfigRequest)(nil),   // 0: rosemary.device.v1.ConfigRequest
-	(*ConfigResponse)(nil),  // 1: rosemary.device.v1.ConfigResponse
-	(*ProgSetRequest)(nil),  // 2: rosemary.device.v1.ProgSetRequest
-	(*ProgSetResponse)(nil), // 3: rosemary.device.v1.ProgSetResponse
-	(*PutRequest)(nil),      // 4: rosemary.device.v1.PutRequest
-	(*PutResponse)(nil),     // 5: rosemary.device.v1.PutResponse
-	(*GetRequest)(nil),      // 6: rosemary.device.v1.GetRequest
-	(*GetResponse)(nil),     // 7: rosemary.device.v1.GetResponse
-	(*DeleteRequest)(nil),   // 8: rosemary.device.v1.DeleteRequest
-	(*DeleteResponse)(nil),  // 9: rosemary.device.v1.DeleteResponse
-	(*Object)(nil),          // 10: rosemary.device.v1.Object
-	(*Binding)(nil),         // 11: rosemary.device.v1.Binding
-	(*Inline)(nil),          // 12: rosemary.device.v1.Inline
-	(*Stored)(nil),          // 13: rosemary.device.v1.Stored
-	(*SendRequest)(nil),     // 14: rosemary.device.v1.SendRequest
-	(*SendResponse)(nil),    // 15: rosemary.device.v1.SendResponse
-	(*RecvRequest)(nil),     // 16: rosemary.device.v1.RecvRequest
-	(*RecvResponse)(nil),    // 17: rosemary.device.v1.RecvResponse
-	(*ReleaseRequest)(nil),  // 18: rosemary.device.v1.ReleaseRequest
-	(*ReleaseResponse)(nil), // 19: rosemary.device.v1.ReleaseResponse
-	(*StatsRequest)(nil),    // 20: rosemary.device.v1.StatsRequest
-	(*StatsResponse)(nil),   // 21: rosemary.device.v1.StatsResponse
+	(*ConfigRequest)(nil),     // 0: rosemary.device.v1.ConfigRequest
+	(*ConfigResponse)(nil),    // 1: rosemary.device.v1.ConfigResponse
+	(*ProgSetRequest)(nil),    // 2: rosemary.device.v1.ProgSetRequest
+	(*ProgSetResponse)(nil),   // 3: rosemary.device.v1.ProgSetResponse
+	(*PutRequest)(nil),        // 4: rosemary.device.v1.PutRequest
+	(*PutResponse)(nil),       // 5: rosemary.device.v1.PutResponse
+	(*GetRequest)(nil),        // 6: rosemary.device.v1.GetRequest
+	(*GetResponse)(nil),       // 7: rosemary.device.v1.GetResponse
+	(*DeleteRequest)(nil),     // 8: rosemary.device.v1.DeleteRequest
+	(*DeleteResponse)(nil),    // 9: rosemary.device.v1.DeleteResponse
+	(*Object)(nil),            // 10: rosemary.device.v1.Object
+	(*Binding)(nil),           // 11: rosemary.device.v1.Binding
+	(*Inline)(nil),            // 12: rosemary.device.v1.Inline
+	(*Stored)(nil),            // 13: rosemary.device.v1.Stored
+	(*SendRequest)(nil),       // 14: rosemary.device.v1.SendRequest
+	(*SendResponse)(nil),      // 15: rosemary.device.v1.SendResponse
+	(*RecvRequest)(nil),       // 16: rosemary.device.v1.RecvRequest
+	(*RecvResponse)(nil),      // 17: rosemary.device.v1.RecvResponse
+	(*ReleaseRequest)(nil),    // 18: rosemary.device.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),   // 19: rosemary.device.v1.ReleaseResponse
+	(*StatsRequest)(nil),      // 20: rosemary.device.v1.StatsRequest
+	(*StatsResponse)(nil),     // 21: rosemary.device.v1.StatsResponse
+	(*SetStreamRequest)(nil),  // 22: rosemary.device.v1.SetStreamRequest
+	(*SetStreamResponse)(nil), // 23: rosemary.device.v1.SetStreamResponse
+	(*Instance)(nil),          // 24: rosemary.device.v1.Instance
+	(*StreamValues)(nil),      // 25: rosemary.device.v1.StreamValues
+	(*StoredBinding)(nil),     // 26: rosemary.device.v1.StoredBinding
+	(*KeyBinding)(nil),        // 27: rosemary.device.v1.KeyBinding
+	(*RunStreamRequest)(nil),  // 28: rosemary.device.v1.RunStreamRequest
+	(*RunStreamResponse)(nil), // 29: rosemary.device.v1.RunStreamResponse
 }
 var file_device_proto_depIdxs = []int32{
 	12, // 0: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
@@ -1508,29 +2041,38 @@ var file_device_proto_depIdxs = []int32{
 	11, // 2: rosemary.device.v1.SendRequest.inputs:type_name -> rosemary.device.v1.Binding
 	11, // 3: rosemary.device.v1.SendRequest.key:type_name -> rosemary.device.v1.Binding
 	10, // 4: rosemary.device.v1.SendRequest.output:type_name -> rosemary.device.v1.Object
-	0,  // 5: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
-	2,  // 6: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
-	4,  // 7: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
-	6,  // 8: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
-	8,  // 9: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
-	14, // 10: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
-	16, // 11: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
-	18, // 12: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
-	20, // 13: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
-	1,  // 14: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
-	3,  // 15: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
-	5,  // 16: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
-	7,  // 17: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
-	9,  // 18: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
-	15, // 19: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
-	17, // 20: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
-	19, // 21: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
-	21, // 22: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
-	14, // [14:23] is the sub-list for method output_type
-	5,  // [5:14] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	24, // 5: rosemary.device.v1.StreamValues.instances:type_name -> rosemary.device.v1.Instance
+	25, // 6: rosemary.device.v1.RunStreamRequest.inputs:type_name -> rosemary.device.v1.StreamValues
+	26, // 7: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
+	27, // 8: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
+	25, // 9: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
+	0,  // 10: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
+	2,  // 11: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
+	4,  // 12: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
+	6,  // 13: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
+	8,  // 14: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
+	14, // 15: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
+	16, // 16: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
+	18, // 17: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
+	20, // 18: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
+	22, // 19: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
+	28, // 20: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
+	1,  // 21: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
+	3,  // 22: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
+	5,  // 23: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
+	7,  // 24: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
+	9,  // 25: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
+	15, // 26: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
+	17, // 27: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
+	19, // 28: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
+	21, // 29: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
+	23, // 30: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
+	29, // 31: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
+	21, // [21:32] is the sub-list for method output_type
+	10, // [10:21] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_device_proto_init() }
@@ -1549,7 +2091,7 @@ func file_device_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_device_proto_rawDesc), len(file_device_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

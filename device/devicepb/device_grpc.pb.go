@@ -19,15 +19,17 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Device_Config_FullMethodName  = "/rosemary.device.v1.Device/Config"
-	Device_ProgSet_FullMethodName = "/rosemary.device.v1.Device/ProgSet"
-	Device_Put_FullMethodName     = "/rosemary.device.v1.Device/Put"
-	Device_Get_FullMethodName     = "/rosemary.device.v1.Device/Get"
-	Device_Delete_FullMethodName  = "/rosemary.device.v1.Device/Delete"
-	Device_Send_FullMethodName    = "/rosemary.device.v1.Device/Send"
-	Device_Recv_FullMethodName    = "/rosemary.device.v1.Device/Recv"
-	Device_Release_FullMethodName = "/rosemary.device.v1.Device/Release"
-	Device_Stats_FullMethodName   = "/rosemary.device.v1.Device/Stats"
+	Device_Config_FullMethodName    = "/rosemary.device.v1.Device/Config"
+	Device_ProgSet_FullMethodName   = "/rosemary.device.v1.Device/ProgSet"
+	Device_Put_FullMethodName       = "/rosemary.device.v1.Device/Put"
+	Device_Get_FullMethodName       = "/rosemary.device.v1.Device/Get"
+	Device_Delete_FullMethodName    = "/rosemary.device.v1.Device/Delete"
+	Device_Send_FullMethodName      = "/rosemary.device.v1.Device/Send"
+	Device_Recv_FullMethodName      = "/rosemary.device.v1.Device/Recv"
+	Device_Release_FullMethodName   = "/rosemary.device.v1.Device/Release"
+	Device_Stats_FullMethodName     = "/rosemary.device.v1.Device/Stats"
+	Device_SetStream_FullMethodName = "/rosemary.device.v1.Device/SetStream"
+	Device_RunStream_FullMethodName = "/rosemary.device.v1.Device/RunStream"
 )
 
 // DeviceClient is the client API for Device service.
@@ -55,6 +57,15 @@ type DeviceClient interface {
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
 	// Stats returns the device counters since it started.
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
+	// SetStream registers a stream program: one device segment of a compiled
+	// Plan (compiler.StreamProgram), set once and run per query by RunStream
+	// (the paper's ProgSet). Same bytes again: a no-op.
+	SetStream(ctx context.Context, in *SetStreamRequest, opts ...grpc.CallOption) (*SetStreamResponse, error)
+	// RunStream runs a registered stream program once (the paper's Send and
+	// Recv): inputs travel with the request, stored operands stream from the
+	// store, the segment's results come back. Runs take the device's workers
+	// one at a time; a cancelled call stops its run.
+	RunStream(ctx context.Context, in *RunStreamRequest, opts ...grpc.CallOption) (*RunStreamResponse, error)
 }
 
 type deviceClient struct {
@@ -155,6 +166,26 @@ func (c *deviceClient) Stats(ctx context.Context, in *StatsRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *deviceClient) SetStream(ctx context.Context, in *SetStreamRequest, opts ...grpc.CallOption) (*SetStreamResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetStreamResponse)
+	err := c.cc.Invoke(ctx, Device_SetStream_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *deviceClient) RunStream(ctx context.Context, in *RunStreamRequest, opts ...grpc.CallOption) (*RunStreamResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunStreamResponse)
+	err := c.cc.Invoke(ctx, Device_RunStream_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DeviceServer is the server API for Device service.
 // All implementations must embed UnimplementedDeviceServer
 // for forward compatibility.
@@ -180,6 +211,15 @@ type DeviceServer interface {
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
 	// Stats returns the device counters since it started.
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
+	// SetStream registers a stream program: one device segment of a compiled
+	// Plan (compiler.StreamProgram), set once and run per query by RunStream
+	// (the paper's ProgSet). Same bytes again: a no-op.
+	SetStream(context.Context, *SetStreamRequest) (*SetStreamResponse, error)
+	// RunStream runs a registered stream program once (the paper's Send and
+	// Recv): inputs travel with the request, stored operands stream from the
+	// store, the segment's results come back. Runs take the device's workers
+	// one at a time; a cancelled call stops its run.
+	RunStream(context.Context, *RunStreamRequest) (*RunStreamResponse, error)
 	mustEmbedUnimplementedDeviceServer()
 }
 
@@ -216,6 +256,12 @@ func (UnimplementedDeviceServer) Release(context.Context, *ReleaseRequest) (*Rel
 }
 func (UnimplementedDeviceServer) Stats(context.Context, *StatsRequest) (*StatsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stats not implemented")
+}
+func (UnimplementedDeviceServer) SetStream(context.Context, *SetStreamRequest) (*SetStreamResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetStream not implemented")
+}
+func (UnimplementedDeviceServer) RunStream(context.Context, *RunStreamRequest) (*RunStreamResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RunStream not implemented")
 }
 func (UnimplementedDeviceServer) mustEmbedUnimplementedDeviceServer() {}
 func (UnimplementedDeviceServer) testEmbeddedByValue()                {}
@@ -400,6 +446,42 @@ func _Device_Stats_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Device_SetStream_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetStreamRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DeviceServer).SetStream(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Device_SetStream_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DeviceServer).SetStream(ctx, req.(*SetStreamRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Device_RunStream_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunStreamRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DeviceServer).RunStream(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Device_RunStream_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DeviceServer).RunStream(ctx, req.(*RunStreamRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Device_ServiceDesc is the grpc.ServiceDesc for Device service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -442,6 +524,14 @@ var Device_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Stats",
 			Handler:    _Device_Stats_Handler,
+		},
+		{
+			MethodName: "SetStream",
+			Handler:    _Device_SetStream_Handler,
+		},
+		{
+			MethodName: "RunStream",
+			Handler:    _Device_RunStream_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

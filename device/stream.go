@@ -1,0 +1,287 @@
+package device
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/store"
+)
+
+// Stream programs: a device segment of a Plan, registered once
+// (SetStream, the paper's ProgSet) and run per query (RunStream, the
+// paper's Send + Recv): its stored operands stream from the store, only
+// its inputs and outputs cross the link.
+
+// StreamValues are the instances of one node of a segment.
+type StreamValues struct {
+	Node      int // IR node
+	Instances []engine.Limbs
+}
+
+// SetStreamRequest registers a stream program (compiler.StreamProgram,
+// MarshalBinary) under a name. Setting the same bytes again is a no-op.
+type SetStreamRequest struct {
+	Name    string
+	Program []byte
+}
+
+// SetStreamResponse acknowledges a SetStream.
+type SetStreamResponse struct {
+	Nodes uint32
+}
+
+// RunStreamRequest runs a registered stream program: Inputs give every
+// input node's instances, Stored binds every stored node to store
+// objects, Keys every evaluation key the program names.
+type RunStreamRequest struct {
+	Program string
+	Inputs  []StreamValues
+	Stored  []StoredBinding
+	Keys    []KeyBinding
+}
+
+// RunStreamResponse holds the instances of every node the segment hands
+// back, and what the run did.
+type RunStreamResponse struct {
+	Outputs      []StreamValues
+	StoreBytes   uint64 // read from the store
+	Instructions uint64
+	MicroOps     uint64
+	Bodies       uint64 // body programs run
+	Stored       uint64 // stored instances read
+	PeakBytes    uint64 // value memory held at once
+	Seconds      float64
+}
+
+// streamTable is the device's registered stream programs and the
+// evaluation keys they read, decoded once.
+type streamTable struct {
+	mu    sync.Mutex
+	progs map[string]*registeredStream
+	keys  map[keyObject]engine.Limbs
+	// run admits one run at a time: a run uses every worker.
+	run chan struct{}
+}
+
+type registeredStream struct {
+	raw    string
+	stream *engine.Stream
+}
+
+type keyObject struct {
+	name string
+	gen  store.Generation
+}
+
+func (t *streamTable) init() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.progs == nil {
+		t.progs, t.keys, t.run = map[string]*registeredStream{}, map[keyObject]engine.Limbs{}, make(chan struct{}, 1)
+	}
+}
+
+// SetStream registers a stream program.
+func (d *Device) SetStream(_ context.Context, req *SetStreamRequest) (*SetStreamResponse, error) {
+	if err := checkName(req.Name); err != nil {
+		return nil, err
+	}
+	d.streams.init()
+	t := &d.streams
+	t.mu.Lock()
+	if old, ok := t.progs[req.Name]; ok {
+		t.mu.Unlock()
+		if old.raw != string(req.Program) {
+			return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, ErrInvalid)
+		}
+		return &SetStreamResponse{Nodes: uint32(len(old.stream.Program().Nodes))}, nil
+	}
+	n := len(t.progs)
+	t.mu.Unlock()
+	if n >= d.lim.MaxPrograms {
+		return nil, fmt.Errorf("device: setstream %q: %w: %d programs set", req.Name, ErrExhausted, n)
+	}
+	var sp compiler.StreamProgram
+	if err := sp.UnmarshalBinary(req.Program); err != nil {
+		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, ErrInvalid, err)
+	}
+	s, err := engine.NewStream(&sp)
+	if err != nil {
+		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, ErrInvalid, err)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.progs[req.Name]; !ok {
+		t.progs[req.Name] = &registeredStream{raw: string(req.Program), stream: s}
+	}
+	return &SetStreamResponse{Nodes: uint32(len(sp.Nodes))}, nil
+}
+
+// RunStream runs a registered stream program in ISP mode: every worker
+// evaluates its share, stored objects are pinned for the run and read
+// ahead, and the run's value memory is bounded by MaxResidentBytes.
+func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error) {
+	start := time.Now()
+	d.streams.init()
+	t := &d.streams
+	t.mu.Lock()
+	reg, ok := t.progs[req.Program]
+	t.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("device: runstream: %w: program %q not set", ErrNotFound, req.Program)
+	}
+	sp := reg.stream.Program()
+	src := &streamSource{d: d, sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
+		moduli: append(append([]uint64(nil), sp.Ring.Q...), sp.Ring.P...), readahead: 2}
+	defer func() {
+		for _, ps := range src.stored {
+			ps.release()
+		}
+	}()
+	byNode := map[int]int{}
+	for i, sn := range sp.Nodes {
+		byNode[sn.Node] = i
+	}
+	for _, in := range req.Inputs {
+		i, ok := byNode[in.Node]
+		if !ok || sp.Nodes[i].Kind != compiler.StreamInput {
+			return nil, fmt.Errorf("device: runstream: %w: node %d is not an input of %q", ErrInvalid, in.Node, req.Program)
+		}
+		if err := checkInstances(sp.Nodes[i], in.Instances, sp.Ring.Q, 1<<sp.Ring.LogN); err != nil {
+			return nil, fmt.Errorf("device: runstream: input node %d: %w", in.Node, err)
+		}
+		src.inputs[i] = in.Instances
+	}
+	for _, b := range req.Stored {
+		i, ok := byNode[b.Node]
+		if !ok || sp.Nodes[i].Kind != compiler.StreamStored {
+			return nil, fmt.Errorf("device: runstream: %w: node %d is not a stored node of %q", ErrInvalid, b.Node, req.Program)
+		}
+		ps, err := d.pin(sp.Nodes[i], b, sp.Ring.LogN)
+		if err != nil {
+			return nil, fmt.Errorf("device: runstream: %w", err)
+		}
+		if old := src.stored[i]; old != nil {
+			old.release()
+		}
+		src.stored[i] = ps
+	}
+	for _, k := range req.Keys {
+		if err := checkName(k.Object); err != nil {
+			return nil, err
+		}
+		src.keys[k.Key] = k.Object
+	}
+	for i, sn := range sp.Nodes {
+		switch {
+		case sn.Kind == compiler.StreamInput && src.inputs[i] == nil:
+			return nil, fmt.Errorf("device: runstream: %w: input %q (node %d) not sent", ErrInvalid, sn.Name, sn.Node)
+		case sn.Kind == compiler.StreamStored && src.stored[i] == nil:
+			return nil, fmt.Errorf("device: runstream: %w: stored %q (node %d) not bound", ErrInvalid, sn.Name, sn.Node)
+		}
+	}
+	select {
+	case t.run <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-t.run }()
+	d.enterISP()
+	defer d.leaveISP()
+	out, st, err := reg.stream.Run(ctx, src, engine.StreamOptions{Workers: d.lim.Workers, MaxBytes: d.lim.MaxResidentBytes})
+	d.storeRead.Add(src.storeBytes)
+	d.microOps.Add(st.MicroOps)
+	d.instrs.Add(st.Instructions)
+	d.jobsRun.Add(1)
+	if err != nil {
+		if errors.Is(err, engine.ErrStreamMemory) {
+			return nil, fmt.Errorf("device: runstream %q: %w: %w", req.Program, ErrExhausted, err)
+		}
+		return nil, fmt.Errorf("device: runstream %q: %w", req.Program, err)
+	}
+	resp := &RunStreamResponse{StoreBytes: uint64(src.storeBytes), Instructions: uint64(st.Instructions), MicroOps: uint64(st.MicroOps),
+		Bodies: uint64(st.Bodies), Stored: uint64(st.StoredInstances), PeakBytes: uint64(st.PeakBytes)}
+	for i, v := range out {
+		resp.Outputs = append(resp.Outputs, StreamValues{Node: sp.Nodes[i].Node, Instances: v})
+	}
+	resp.Seconds = time.Since(start).Seconds()
+	return resp, nil
+}
+
+// checkInstances checks a node's instances from a request: shape and
+// residues below their moduli.
+func checkInstances(sn compiler.StreamNode, vals []engine.Limbs, q []uint64, n int) error {
+	if int64(len(vals)) != sn.Count {
+		return fmt.Errorf("%w: %d instances, the node has %d", ErrInvalid, len(vals), sn.Count)
+	}
+	for k, v := range vals {
+		if len(v) != sn.Polys*sn.Limbs {
+			return fmt.Errorf("%w: instance %d has %d limbs, want %d × %d", ErrInvalid, k, len(v), sn.Polys, sn.Limbs)
+		}
+		for l, limb := range v {
+			if len(limb) != n {
+				return fmt.Errorf("%w: instance %d limb %d has %d coefficients, want %d", ErrInvalid, k, l, len(limb), n)
+			}
+			m := q[l%sn.Limbs]
+			for i, c := range limb {
+				if c >= m {
+					return fmt.Errorf("%w: instance %d limb %d coefficient %d is %d, not below q = %d", ErrInvalid, k, l, i, c, m)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// streamKey returns a stored key object decoded (and checked), cached by
+// generation.
+func (d *Device) streamKey(name string, moduli []uint64) (engine.Limbs, error) {
+	o, err := d.st.Acquire(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: key object %q: %w", ErrNotFound, name, err)
+	}
+	defer o.Release()
+	info := o.Info()
+	ko := keyObject{name, info.Generation}
+	t := &d.streams
+	t.mu.Lock()
+	k, ok := t.keys[ko]
+	t.mu.Unlock()
+	if ok {
+		return k, nil
+	}
+	if info.Kind != store.KindKey || info.Shape.WordSize != 8 || info.Shape.Limbs != len(moduli) {
+		return nil, fmt.Errorf("%w: object %q is not a key of this ring (%s, %v)", ErrInvalid, name, info.Kind, info.Shape)
+	}
+	raw, err := o.ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("device: read key %q: %w", name, err)
+	}
+	k = make(engine.Limbs, len(raw))
+	for l, b := range raw {
+		k[l] = make([]uint64, len(b)/8)
+		m := moduli[l%len(moduli)]
+		for i := range k[l] {
+			v := binary.LittleEndian.Uint64(b[8*i:])
+			if v >= m {
+				return nil, fmt.Errorf("device: key %q: %w: limb %d coefficient %d is %d, not below %d", name, store.ErrCorrupt, l, i, v, m)
+			}
+			k[l][i] = v
+		}
+	}
+	t.mu.Lock()
+	for old := range t.keys {
+		if old.name == name && old.gen != ko.gen {
+			delete(t.keys, old)
+		}
+	}
+	t.keys[ko] = k
+	t.mu.Unlock()
+	return k, nil
+}

@@ -190,14 +190,23 @@ func (d *Device) Get(_ context.Context, req *GetRequest) (*GetResponse, error) {
 		}
 		return nil, fmt.Errorf("device: get %q: %w", req.Name, err)
 	}
-	if info.Shape.WordSize != 8 {
-		return nil, fmt.Errorf("device: get %q: word size %d, want 8", req.Name, info.Shape.WordSize)
+	ws := int64(info.Shape.WordSize)
+	if ws != 8 && ws != 2 {
+		return nil, fmt.Errorf("device: get %q: word size %d, want 8 or 2", req.Name, ws)
 	}
-	if info.Bytes > MaxMessageBytes-1024 {
+	// The wire carries 8-byte coefficients whatever the stored word size.
+	if info.Bytes*8/ws > MaxMessageBytes-1024 {
 		return nil, fmt.Errorf("device: get %q: %w: object of %d bytes exceeds a message", req.Name, ErrExhausted, info.Bytes)
 	}
 	out := make([][]uint64, len(raw))
 	for i, b := range raw {
+		if ws == 2 {
+			out[i] = make([]uint64, len(b)/2)
+			for j := range out[i] {
+				out[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
+			}
+			continue
+		}
 		out[i] = decodeWords(b, nil)
 	}
 	return &GetResponse{Kind: uint8(info.Kind), Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out}, nil

@@ -160,3 +160,11 @@ func (c *Client) PutObject(ctx context.Context, req *PutRequest) (*PutResponse, 
 func (d *Device) PutObject(ctx context.Context, req *PutRequest) (*PutResponse, error) {
 	return d.Put(ctx, req)
 }
+
+// GetObject reads a stored object (the context-first form of Get).
+func (c *Client) GetObject(ctx context.Context, req *GetRequest) (*GetResponse, error) {
+	return callCtx(ctx, c, "Get", c.rpc.Get, &pb.GetRequest{Name: req.Name}, getRespFromProto)
+}
+
+// GetObject reads a stored object (in process; the same as Get).
+func (d *Device) GetObject(ctx context.Context, req *GetRequest) (*GetResponse, error) { return d.Get(ctx, req) }

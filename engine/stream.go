@@ -190,21 +190,8 @@ func (r *run) runAll(out map[int][]Limbs) error {
 		if !sn.Cache || sn.Kind == compiler.StreamInput || sn.Kind == compiler.StreamStored {
 			continue
 		}
-		vals := make([]Limbs, sn.Count)
-		if err := r.charge(sn.Count * r.bytes(sn)); err != nil {
-			return err
-		}
-		if err := r.parallel(sn.Count, func(w *worker, k int64) error {
-			v, owned, err := w.eval(i, k)
-			if err != nil {
-				return err
-			}
-			if !owned {
-				v = w.clone(v)
-			}
-			vals[k] = v
-			return nil
-		}); err != nil {
+		vals, err := r.all(i)
+		if err != nil {
 			return err
 		}
 		r.cache[i] = vals
@@ -217,23 +204,38 @@ func (r *run) runAll(out map[int][]Limbs) error {
 			out[i] = r.cache[i]
 			continue
 		}
-		vals := make([]Limbs, sn.Count)
-		if err := r.parallel(sn.Count, func(w *worker, k int64) error {
-			v, owned, err := w.eval(i, k)
-			if err != nil {
-				return err
-			}
-			if !owned {
-				v = w.clone(v)
-			}
-			vals[k] = v
-			return nil
-		}); err != nil {
+		vals, err := r.all(i)
+		if err != nil {
 			return err
 		}
 		out[i] = vals
 	}
 	return nil
+}
+
+// all evaluates every instance of node i, spread over the workers. The
+// values are the run's own (charged to its memory while it holds them).
+func (r *run) all(i int) ([]Limbs, error) {
+	vals := make([]Limbs, r.s.sp.Nodes[i].Count)
+	err := r.parallel(int64(len(vals)), func(w *worker, k int64) error {
+		v, owned, err := w.eval(i, k)
+		if err != nil {
+			return err
+		}
+		if !owned {
+			c, err := w.alloc(len(v))
+			if err != nil {
+				return err
+			}
+			for l := range v {
+				copy(c[l], v[l])
+			}
+			v = c
+		}
+		vals[k] = v
+		return nil
+	})
+	return vals, err
 }
 
 // parallel runs f over [0, count), in contiguous ranges, one per worker.

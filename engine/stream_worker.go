@@ -58,14 +58,6 @@ func (w *worker) alloc(limbs int) (Limbs, error) {
 
 func (w *worker) release(v Limbs) { w.pool[len(v)] = append(w.pool[len(v)], v) }
 
-func (w *worker) clone(v Limbs) Limbs {
-	out := make(Limbs, len(v))
-	for i, l := range v {
-		out[i] = append([]uint64(nil), l...)
-	}
-	return out
-}
-
 // eval returns instance k of stream node i; owned reports that the caller
 // owns the buffer (it may modify or release it).
 func (w *worker) eval(i int, k int64) (Limbs, bool, error) {

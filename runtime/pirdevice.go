@@ -1,0 +1,437 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	goruntime "runtime"
+	"sync"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/pir"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/workload"
+)
+
+// StreamDevice is what a stream session needs of a device: objects stored,
+// stream programs set and run. *device.Device (in process) and
+// *device.Client (over gRPC) implement it.
+type StreamDevice interface {
+	PutObject(ctx context.Context, req *device.PutRequest) (*device.PutResponse, error)
+	SetStream(ctx context.Context, req *device.SetStreamRequest) (*device.SetStreamResponse, error)
+	RunStream(ctx context.Context, req *device.RunStreamRequest) (*device.RunStreamResponse, error)
+	GetObject(ctx context.Context, req *device.GetRequest) (*device.GetResponse, error)
+}
+
+// PIRPerObject is the number of plaintexts per store object of a PIR
+// database (the most polys an object holds).
+const PIRPerObject = 255
+
+// PIRPlaintextPrefix is the object-name prefix of a database's plaintexts
+// (object j holds plaintexts j·PIRPerObject … (j+1)·PIRPerObject − 1).
+func PIRPlaintextPrefix(db string) string { return db + "/pt/" }
+
+// WritePIRDatabase writes the Rows·Cols plaintexts of a database straight
+// into a store, compact (16-bit record chunks, 2-byte words, one limb per
+// plaintext), PIRPerObject per object. block(p, buf) fills buf with the
+// records of plaintext p (PerPlaintext·RecordSize bytes; the last
+// plaintext's missing records are zero); plaintexts beyond the records are
+// zero. progress, if not nil, gets the bytes written so far and the total.
+// It returns the bytes of the database.
+func WritePIRDatabase(ctx context.Context, st *store.Store, db string, shape pir.Shape, block func(p int, buf []byte) error,
+	progress func(done, total int64)) (int64, error) {
+	logN := 0
+	for 1<<logN < shape.N {
+		logN++
+	}
+	total := int64(shape.Rows*shape.Cols) * int64(2*shape.N)
+	recs := make([]byte, shape.PerPlaintext*shape.RecordSize)
+	var done int64
+	for first := 0; first < shape.Rows*shape.Cols; first += PIRPerObject {
+		if err := ctx.Err(); err != nil {
+			return done, err
+		}
+		last := min(first+PIRPerObject, shape.Rows*shape.Cols)
+		limbs := make([][]byte, last-first)
+		for p := first; p < last; p++ {
+			raw := make([]byte, 2*shape.N)
+			if p < shape.Plaintexts {
+				clear(recs)
+				if err := block(p, recs); err != nil {
+					return done, fmt.Errorf("runtime: records of plaintext %d: %w", p, err)
+				}
+				n := min(len(recs), (shape.Records-p*shape.PerPlaintext)*shape.RecordSize)
+				words, err := pir.EncodePlaintext16(shape, recs[:n])
+				if err != nil {
+					return done, fmt.Errorf("runtime: plaintext %d: %w", p, err)
+				}
+				for i, w := range words {
+					binary.LittleEndian.PutUint16(raw[2*i:], w)
+				}
+			}
+			limbs[p-first] = raw
+		}
+		name := device.StoredObjectName(PIRPlaintextPrefix(db), int64(first/PIRPerObject))
+		shp := store.Shape{Polys: last - first, Limbs: 1, LogN: uint8(logN), WordSize: 2}
+		if _, err := st.Put(name, store.KindPlaintext, shp, limbs); err != nil {
+			return done, fmt.Errorf("runtime: write %s: %w", name, err)
+		}
+		done += shp.Bytes()
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	return done, nil
+}
+
+// PIRSession is a PIR database on a device, ready for queries: its Plan
+// compiled, the Plan's device segment set on the device as a stream
+// program, the evaluation keys stored beside the database. The secret key
+// stays here.
+type PIRSession struct {
+	Preset fhe.Preset
+	Params bgv.Parameters
+	Shape  pir.Shape
+	Plan   *compiler.Plan
+	Stream *compiler.StreamProgram
+	// SetupBytes are the payload bytes of the keys and program uploads.
+	SetupBytes int64
+
+	dev      StreamDevice
+	db       string
+	progName string
+	client   *pir.Client
+	query    int // IR node of the query input
+	stored   int // IR node of the database
+	answer   int // IR node whose instance the segment returns
+	keys     []device.KeyBinding
+	meta     rlwe.MetaData
+	// host: the plan keeps the scan on the host (a database small enough
+	// that pulling it costs less than the device's work): the host pulls
+	// the plaintexts and answers with the Lattigo evaluator.
+	host   bool
+	server *pir.Server
+	evk    *rlwe.MemEvaluationKeySet // the evaluation keys (public)
+}
+
+// EvaluationKeys are the session's evaluation keys (public: a host-side
+// evaluator can use them too).
+func (s *PIRSession) EvaluationKeys() rlwe.EvaluationKeySet { return s.evk }
+
+// NewPIRSession compiles the expanded-query PIR for shape, sets its device
+// segment on dev, generates the evaluation keys from sk and stores them.
+// The database's plaintexts must already be stored (WritePIRDatabase, or
+// uploaded) under PIRPlaintextPrefix(db).
+func NewPIRSession(ctx context.Context, dev StreamDevice, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey) (*PIRSession, error) {
+	params, err := preset.BGVParameters()
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	prog, err := workload.ExpandedPIR{Name: "pir", Params: preset.Name, Rows: int64(shape.Rows), Cols: int64(shape.Cols)}.Program()
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	a, err := arch.Preset("rosemary")
+	if err != nil {
+		return nil, err
+	}
+	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: compile: %w", err)
+	}
+	s := &PIRSession{Preset: preset, Params: params, Shape: shape, Plan: plan, dev: dev, db: db}
+	seg := -1
+	for i, g := range plan.Segments {
+		if g.Device == "ssd" && len(g.Nodes) > 1 {
+			seg = i
+		}
+	}
+	if s.client, err = pir.NewClient(params, shape, sk); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	if seg < 0 {
+		return s, s.hostPlan(sk)
+	}
+	if s.Stream, err = plan.StreamSegment(seg, compiler.RingOf(params.Parameters), fhe.BGV, preset.T); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	s.query, s.stored, s.answer = -1, -1, -1
+	for _, sn := range s.Stream.Nodes {
+		n := plan.Program.Nodes[sn.Node]
+		switch {
+		case sn.Kind == compiler.StreamInput && n.Name == "query":
+			s.query = sn.Node
+		case sn.Kind == compiler.StreamStored && n.Name == "database":
+			s.stored = sn.Node
+		case sn.Out:
+			s.answer = sn.Node
+		}
+	}
+	if s.query < 0 || s.stored < 0 || s.answer < 0 || plan.Program.Nodes[s.answer].Level != 0 {
+		return nil, fmt.Errorf("runtime: the device segment does not take the query, scan the database and return the answer")
+	}
+	raw, err := s.Stream.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	s.progName = db + "/stream/" + hex.EncodeToString(sum[:8])
+	if _, err := dev.SetStream(ctx, &device.SetStreamRequest{Name: s.progName, Program: raw}); err != nil {
+		return nil, fmt.Errorf("runtime: set stream program: %w", err)
+	}
+	s.SetupBytes += int64(len(raw))
+	if err := s.storeKeys(ctx, sk); err != nil {
+		return nil, err
+	}
+	ptMeta := bgv.NewPlaintext(params, params.MaxLevel()-1)
+	ptMeta.IsBatched = false
+	q, err := s.client.Query(0)
+	if err != nil {
+		return nil, err
+	}
+	md, err := engine.ProgramMeta(plan.Program, params, params, map[string]rlwe.MetaData{"query": *q.MetaData, "database": *ptMeta.MetaData})
+	if err != nil {
+		return nil, err
+	}
+	s.meta = md[s.answer]
+	return s, nil
+}
+
+// hostPlan prepares the host side of a plan that scans on the host.
+func (s *PIRSession) hostPlan(sk *rlwe.SecretKey) error {
+	s.host = true
+	kg := rlwe.NewKeyGenerator(s.Params)
+	var gks []*rlwe.GaloisKey
+	for _, g := range s.Shape.GaloisElements() {
+		gks = append(gks, kg.GenGaloisKeyNew(g, sk))
+	}
+	s.evk = rlwe.NewMemEvaluationKeySet(kg.GenRelinearizationKeyNew(sk), gks...)
+	var err error
+	if s.server, err = pir.NewServer(s.Params, s.Shape, s.evk, goruntime.GOMAXPROCS(0)); err != nil {
+		return fmt.Errorf("runtime: %w", err)
+	}
+	return nil
+}
+
+// OnDevice reports whether the plan scans the database on the device.
+func (s *PIRSession) OnDevice() bool { return !s.host }
+
+// storeKeys generates the keys the stream program names and stores them
+// next to the database.
+func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey) error {
+	kg := rlwe.NewKeyGenerator(s.Params)
+	s.evk = rlwe.NewMemEvaluationKeySet(nil)
+	seen := map[string]bool{}
+	for _, sn := range s.Stream.Nodes {
+		bodies := append([]*compiler.Lowered{sn.Body}, sn.Steps...)
+		for _, l := range bodies {
+			if l == nil || l.KeyName() == "" || seen[l.KeyName()] {
+				continue
+			}
+			name := l.KeyName()
+			seen[name] = true
+			var g *rlwe.GadgetCiphertext
+			if l.GaloisElement != 0 {
+				gk := kg.GenGaloisKeyNew(l.GaloisElement, sk)
+				s.evk.GaloisKeys[gk.GaloisElement] = gk
+				g = &gk.GadgetCiphertext
+			} else {
+				s.evk.RelinearizationKey = kg.GenRelinearizationKeyNew(sk)
+				g = &s.evk.RelinearizationKey.GadgetCiphertext
+			}
+			limbs := engine.KeyLimbs(g)
+			per := len(s.Params.Q()) + len(s.Params.P())
+			obj := fmt.Sprintf("%s/keys/%s", s.db, keyObjectName(name))
+			resp, err := s.dev.PutObject(ctx, &device.PutRequest{Name: obj, Kind: uint8(store.KindKey), Polys: uint32(len(limbs) / per),
+				Limbs: uint32(per), Data: limbs})
+			if err != nil {
+				return fmt.Errorf("runtime: store key %s: %w", name, err)
+			}
+			s.SetupBytes += int64(resp.Bytes)
+			s.keys = append(s.keys, device.KeyBinding{Key: name, Object: obj})
+		}
+	}
+	return nil
+}
+
+func keyObjectName(key string) string {
+	out := []byte(key)
+	for i, c := range out {
+		if c == ':' {
+			out[i] = '-'
+		}
+	}
+	return string(out)
+}
+
+// PIRQuery is one query's outcome.
+type PIRQuery struct {
+	Index  int
+	Record []byte
+	// QueryBytes and AnswerBytes are the ciphertext payloads that crossed
+	// host↔device (8 bytes per coefficient, as the wire carries them).
+	QueryBytes, AnswerBytes int64
+	// PulledBytes: plaintext bytes the host read from the device (a plan
+	// that scans on the host).
+	PulledBytes int64
+	Seconds     float64 // the whole query, client side
+	// Device is what the device reported (nil for a host-side scan).
+	Device *device.RunStreamResponse
+}
+
+// ErrIndex is returned for a record index outside the database.
+var ErrIndex = pir.ErrIndexOutOfRange
+
+// Get retrieves record index: the query is encrypted here, the device
+// expands it and scans the database, the answer is decrypted here. The
+// device never sees the index.
+func (s *PIRSession) Get(ctx context.Context, index int) (*PIRQuery, error) {
+	start := time.Now()
+	q, err := s.client.Query(index)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+	}
+	if s.host {
+		return s.hostGet(ctx, index, q, start)
+	}
+	ct, resp, err := s.Answer(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+	}
+	rec, err := s.client.Decode(index, ct)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+	}
+	return &PIRQuery{Index: index, Record: rec, QueryBytes: ctBytes(q), AnswerBytes: ctBytes(ct),
+		Seconds: time.Since(start).Seconds(), Device: resp}, nil
+}
+
+// Query encrypts the query for record index (the client side of Get).
+func (s *PIRSession) Query(index int) (*rlwe.Ciphertext, error) { return s.client.Query(index) }
+
+// Answer runs the device segment on an encrypted query and returns the
+// answer ciphertext.
+func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciphertext, *device.RunStreamResponse, error) {
+	if s.host {
+		return nil, nil, errors.New("runtime: the plan answers on the host")
+	}
+	var limbs engine.Limbs
+	for _, p := range q.Value {
+		limbs = append(limbs, p.Coeffs...)
+	}
+	req := &device.RunStreamRequest{Program: s.progName,
+		Inputs: []device.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}},
+		Stored: []device.StoredBinding{{Node: s.stored, Prefix: PIRPlaintextPrefix(s.db), PerObject: PIRPerObject}},
+		Keys:   s.keys}
+	resp, err := s.dev.RunStream(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ans engine.Limbs
+	for _, o := range resp.Outputs {
+		if o.Node == s.answer && len(o.Instances) == 1 {
+			ans = o.Instances[0]
+		}
+	}
+	ct := rlwe.NewCiphertext(s.Params, 1, 0)
+	*ct.MetaData = s.meta
+	if ans == nil || !engine.CopyLimbs(ans, ct.Value, 1) {
+		return nil, resp, errors.New("the device returned no answer of one level-0 ciphertext")
+	}
+	return ct, resp, nil
+}
+
+func ctBytes(ct *rlwe.Ciphertext) int64 {
+	var n int64
+	for _, p := range ct.Value {
+		n += 8 * int64(len(p.Coeffs)) * int64(len(p.Coeffs[0]))
+	}
+	return n
+}
+
+// hostGet answers on the host: the plaintexts cross from the device.
+func (s *PIRSession) hostGet(ctx context.Context, index int, q *rlwe.Ciphertext, start time.Time) (*PIRQuery, error) {
+	db := &devicePlaintexts{dev: s.dev, prefix: PIRPlaintextPrefix(s.db), objs: map[int64][][]uint64{}}
+	ans, err := s.server.Answer(ctx, q, db)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: query %d on the host: %w", index, err)
+	}
+	rec, err := s.client.Decode(index, ans)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+	}
+	return &PIRQuery{Index: index, Record: rec, PulledBytes: db.pulled, Seconds: time.Since(start).Seconds()}, nil
+}
+
+// devicePlaintexts reads a database's plaintexts from the device, object
+// by object (a host-side scan).
+type devicePlaintexts struct {
+	dev    StreamDevice
+	prefix string
+	mu     sync.Mutex
+	objs   map[int64][][]uint64
+	pulled int64
+}
+
+// Plaintext implements pir.Database.
+func (d *devicePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) error {
+	j := int64(p / PIRPerObject)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	o, ok := d.objs[j]
+	if !ok {
+		resp, err := d.dev.GetObject(ctx, &device.GetRequest{Name: device.StoredObjectName(d.prefix, j)})
+		if err != nil {
+			return err
+		}
+		o = resp.Data
+		d.objs[j] = o
+		d.pulled += int64(len(o)) * int64(len(dst)) * 8
+	}
+	k := p % PIRPerObject
+	if k >= len(o) || len(o[k]) != len(dst) {
+		return fmt.Errorf("runtime: object %d has no plaintext %d of %d coefficients", j, k, len(dst))
+	}
+	copy(dst, o[k])
+	return nil
+}
+
+// SeededRecords fills buf with the records of plaintext p of a database
+// whose bytes come from a seeded ChaCha8 stream per plaintext: a database
+// of any size that can be checked record by record without keeping it.
+func SeededRecords(seed uint64) func(p int, buf []byte) error {
+	return func(p int, buf []byte) error {
+		var key [32]byte
+		binary.LittleEndian.PutUint64(key[:], seed)
+		binary.LittleEndian.PutUint64(key[8:], uint64(p))
+		copy(key[16:], "rosemary-records")
+		r := rand.NewChaCha8(key)
+		_, err := r.Read(buf)
+		return err
+	}
+}
+
+// SeededRecord returns record index of a SeededRecords database.
+func SeededRecord(seed uint64, shape pir.Shape, index int) ([]byte, error) {
+	p, _, _, off, err := shape.Locate(index)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, shape.PerPlaintext*shape.RecordSize)
+	if err := SeededRecords(seed)(p, buf); err != nil {
+		return nil, err
+	}
+	return buf[off : off+shape.RecordSize], nil
+}

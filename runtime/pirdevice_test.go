@@ -1,0 +1,213 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/pir"
+	"github.com/rosemary-fhe/rosemary/runtime"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+)
+
+// pirDB is a seeded PIR database in a fresh store behind an in-process
+// device, with a session on it.
+type pirDB struct {
+	st    *store.Store
+	dev   *device.Device
+	sess  *runtime.PIRSession
+	shape pir.Shape
+	seed  uint64
+	bytes int64
+}
+
+func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
+	t.Helper()
+	preset, err := fhe.Lookup("bgv-13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := preset.BGVParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape, err := pir.NewShape(params, recordSize, records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	n, err := runtime.WritePIRDatabase(ctx, st, "db", shape, runtime.SeededRecords(seed), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := device.DefaultLimits()
+	lim.Workers = 2
+	dev, err := device.New(st, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := rlwe.NewKeyGenerator(params).GenSecretKeyNew()
+	sess, err := runtime.NewPIRSession(ctx, dev, "db", preset, shape, sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pirDB{st: st, dev: dev, sess: sess, shape: shape, seed: seed, bytes: n}
+}
+
+func (db *pirDB) check(t *testing.T, index int) *runtime.PIRQuery {
+	t.Helper()
+	q, err := db.sess.Get(context.Background(), index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := runtime.SeededRecord(db.seed, db.shape, index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(q.Record, want) {
+		t.Fatalf("record %d: got %x…, want %x…", index, q.Record[:8], want[:8])
+	}
+	return q
+}
+
+// A database in the store answers PIR queries through the compiled Plan's
+// device segment, on 128-bit parameters: records come back exactly, the
+// device reads every plaintext once per query, and only one query and one
+// answer ciphertext cross.
+func TestPIRDeviceRecords(t *testing.T) {
+	db := newPIRDB(t, 100, 163*1000, 7) // 163 records per plaintext: 1000 plaintexts, 4 × 256 padded
+	if !db.sess.OnDevice() {
+		t.Fatalf("the plan scans %d × %d plaintexts on the host", db.shape.Rows, db.shape.Cols)
+	}
+	for _, i := range []int{0, db.shape.Records - 1, 12345, 163, 162} {
+		q := db.check(t, i)
+		if int(q.Device.Stored) != db.shape.Rows*db.shape.Cols {
+			t.Fatalf("query read %d stored plaintexts, the database has %d", q.Device.Stored, db.shape.Rows*db.shape.Cols)
+		}
+		if q.Device.StoreBytes < uint64(db.bytes) {
+			t.Fatalf("query read %d bytes from the store, the database has %d", q.Device.StoreBytes, db.bytes)
+		}
+		if want := int64(2 * 3 * 8 * db.shape.N); q.QueryBytes != want {
+			t.Fatalf("query of %d bytes, want one level-2 ciphertext (%d)", q.QueryBytes, want)
+		}
+	}
+	if _, err := db.sess.Get(context.Background(), db.shape.Records); !errors.Is(err, runtime.ErrIndex) {
+		t.Fatalf("index past the end: %v, want ErrIndex", err)
+	}
+}
+
+// A database so small that the plan keeps the scan on the host still
+// answers: the host pulls its plaintexts from the device.
+func TestPIRHostPlan(t *testing.T) {
+	db := newPIRDB(t, 100, 20000, 9) // 123 plaintexts: 1 × 128
+	if db.sess.OnDevice() {
+		t.Skip("the plan scans this database on the device")
+	}
+	for _, i := range []int{0, db.shape.Records - 1, 777} {
+		q := db.check(t, i)
+		if q.PulledBytes != db.bytes*4 {
+			t.Fatalf("pulled %d bytes, want the database's %d 2-byte words as 8-byte ones", q.PulledBytes, db.bytes/2)
+		}
+	}
+}
+
+// The device's answer is bit for bit the answer of the Lattigo reference
+// server reading the same store (package pir).
+func TestPIRDeviceMatchesLattigo(t *testing.T) {
+	db := newPIRDB(t, 64, 4*256*256, 3) // 4 × 256 plaintexts
+	ctx := context.Background()
+	q, err := db.sess.Query(777)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := db.sess.Answer(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := pir.NewServer(db.sess.Params, db.shape, db.sess.EvaluationKeys(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := srv.Answer(ctx, q, runtime.NewStorePlaintexts(db.st, "db", db.shape))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range want.Value {
+		for i := range want.Value[p].Coeffs {
+			for j, c := range want.Value[p].Coeffs[i] {
+				if got.Value[p].Coeffs[i][j] != c {
+					t.Fatalf("poly %d limb %d coefficient %d: device %d, Lattigo %d", p, i, j, got.Value[p].Coeffs[i][j], c)
+				}
+			}
+		}
+	}
+}
+
+// Device memory does not grow with the database: a run over four times the
+// plaintexts holds the same value memory (the held column selections, the
+// expansion paths, the accumulators), within 10%.
+func TestPIRDeviceMemoryIndependentOfSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 320 MiB of store")
+	}
+	small := newPIRDB(t, 2*8192, 4096, 1)   // 64 MiB: 16 × 256
+	large := newPIRDB(t, 2*8192, 4*4096, 2) // 256 MiB: 64 × 256
+	qs := small.check(t, 4095)
+	ql := large.check(t, 4*4096-1)
+	ps, pl := float64(qs.Device.PeakBytes), float64(ql.Device.PeakBytes)
+	t.Logf("peak value memory: %.1f MiB over %d MiB, %.1f MiB over %d MiB", ps/(1<<20), small.bytes>>20, pl/(1<<20), large.bytes>>20)
+	if pl > 1.1*ps {
+		t.Fatalf("value memory grew from %.0f to %.0f bytes with the database", ps, pl)
+	}
+}
+
+// Bad input: a key the device does not hold, a corrupt page met mid-scan,
+// a client that goes away mid-query — each a named error; the device keeps
+// answering and nothing stored changes.
+func TestPIRDeviceBadInput(t *testing.T) {
+	db := newPIRDB(t, 256, 2*256*64, 5) // 2 × 256 plaintexts
+	ctx := context.Background()
+
+	// A cancelled query stops with the context's error.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := db.sess.Get(cctx, 3); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled query: %v", err)
+	}
+	db.check(t, 3)
+
+	// Flip a byte in the middle of the database's pages.
+	dir := db.st.Dir()
+	ch := filepath.Join(dir, "ch01")
+	f, err := os.OpenFile(ch, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := db.bytes / 4 / 2 // the database was written first: its share of ch01 starts the file
+	b := []byte{0}
+	f.ReadAt(b, off)
+	b[0] ^= 0x40
+	f.WriteAt(b, off)
+	_, err = db.sess.Get(ctx, 1)
+	if !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("query over a corrupt page: %v, want store.ErrCorrupt", err)
+	}
+	b[0] ^= 0x40
+	f.WriteAt(b, off)
+	f.Close()
+	db.check(t, 1)
+	db.check(t, db.shape.Records-1)
+}

@@ -167,4 +167,6 @@ func (c *Client) GetObject(ctx context.Context, req *GetRequest) (*GetResponse, 
 }
 
 // GetObject reads a stored object (in process; the same as Get).
-func (d *Device) GetObject(ctx context.Context, req *GetRequest) (*GetResponse, error) { return d.Get(ctx, req) }
+func (d *Device) GetObject(ctx context.Context, req *GetRequest) (*GetResponse, error) {
+	return d.Get(ctx, req)
+}

@@ -43,6 +43,13 @@ func CompactBGV(params bgv.Parameters, pt *rlwe.Plaintext) ([]uint64, error) {
 // the coefficient vector m, so CompactBGV(LiftCompactBGV(m)) = m and the
 // lifted plaintext equals the one m was taken from.
 func LiftCompactBGV(params bgv.Parameters, m []uint64, pt *rlwe.Plaintext) error {
+	return LiftCompactBGVWith(params, bgv.NewEncoder(params), m, pt)
+}
+
+// LiftCompactBGVWith is LiftCompactBGV with the caller's encoder (an
+// encoder is costly to build and not safe for concurrent use: one per
+// goroutine).
+func LiftCompactBGVWith(params bgv.Parameters, ecd *bgv.Encoder, m []uint64, pt *rlwe.Plaintext) error {
 	if len(m) != params.N() {
 		return fmt.Errorf("fhe: lift: %d coefficients, want %d", len(m), params.N())
 	}
@@ -55,7 +62,7 @@ func LiftCompactBGV(params bgv.Parameters, m []uint64, pt *rlwe.Plaintext) error
 	batched, scale := pt.IsBatched, pt.Scale
 	pt.IsBatched = false
 	pt.Scale = rlwe.NewScale(1)
-	err := bgv.NewEncoder(params).Encode(m, pt)
+	err := ecd.Encode(m, pt)
 	pt.IsBatched, pt.Scale = batched, scale
 	if err != nil {
 		return fmt.Errorf("fhe: lift: %w", err)

@@ -224,6 +224,7 @@ func (s *Server) answer(ctx context.Context, query *rlwe.Ciphertext, db Database
 		e := exps[k]
 		eval := e.eval
 		coeffs := make([]uint64, params.N())
+		ecd := bgv.NewEncoder(params)
 		pt := bgv.NewPlaintext(params, level)
 		pt.IsBatched = false
 		rowSum := bgv.NewCiphertext(params, 1, level)
@@ -241,7 +242,7 @@ func (s *Server) answer(ctx context.Context, query *rlwe.Ciphertext, db Database
 				if err := db.Plaintext(ctx, p, coeffs); err != nil {
 					return fmt.Errorf("pir: answer: %w: plaintext %d: %w", ErrDatabase, p, err)
 				}
-				if err := fhe.LiftCompactBGV(params, coeffs, pt); err != nil {
+				if err := fhe.LiftCompactBGVWith(params, ecd, coeffs, pt); err != nil {
 					return fmt.Errorf("pir: answer: %w: plaintext %d: %w", ErrDatabase, p, err)
 				}
 				if c == 0 {

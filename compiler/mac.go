@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/isa"
@@ -54,9 +55,15 @@ func LowerMACCompact(ctx *LowerContext) (*MACLowered, error) {
 		for i := 1; i < len(pt); i++ {
 			l.ntt(i, pt[i], pt[i])
 		}
+		// To Montgomery form once (pt·R, a Montgomery product by R²), so
+		// that the two products with it are Montgomery multiply-accumulates
+		// (ct·pt·R·R⁻¹) rather than plain products and separate additions.
+		for i := range pt {
+			l.op(isa.OpModMul, i, isa.FlagScalarB, pt[i], l.scalar(montR2(l.cfg.Moduli[i])), pt[i])
+		}
 		for p := range ct {
 			for i := range ct[p] {
-				l.op(op, i, isa.FlagPlain, ct[p][i], pt[i], acc[p][i])
+				l.op(op, i, 0, ct[p][i], pt[i], acc[p][i])
 			}
 			l.release(ct[p]...)
 		}
@@ -87,4 +94,11 @@ func LowerMACCompact(ctx *LowerContext) (*MACLowered, error) {
 		return nil, fmt.Errorf("compiler: multiply-accumulate: %w", err)
 	}
 	return m, nil
+}
+
+// montR2 is 2^128 mod q: a Montgomery product by it puts a value in
+// Montgomery form.
+func montR2(q uint64) uint64 {
+	r := new(big.Int).Lsh(big.NewInt(1), 128)
+	return r.Mod(r, new(big.Int).SetUint64(q)).Uint64()
 }

@@ -278,9 +278,7 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 		dst := r.dec[l]
 		switch r.ps.wordSize {
 		case 2:
-			for i := range dst {
-				dst[i] = uint64(binary.LittleEndian.Uint16(raw[2*i:]))
-			}
+			decode16(raw, dst)
 		default:
 			// Full-width words are residues mod q_l (mod t if compact):
 			// a value out of range is a corrupt object, not an operand.

@@ -75,6 +75,14 @@ type Machine struct {
 // NewMachine prepares a machine for programs with configuration cfg whose
 // LD/ST operands live in mem.
 func NewMachine(cfg isa.Config, mem ObjectMemory) (*Machine, error) {
+	return NewMachineSlots(cfg, mem, nil)
+}
+
+// NewMachineSlots is NewMachine whose SRAM slots are the first
+// cfg.SRAMSlots of sram (allocated if sram has fewer): machines that never
+// run at the same time, and keep nothing in their slots between runs, can
+// share one set.
+func NewMachineSlots(cfg isa.Config, mem ObjectMemory, sram [][]uint64) (*Machine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,7 +119,11 @@ func NewMachine(cfg isa.Config, mem ObjectMemory) (*Machine, error) {
 		}
 		m.bconv = append(m.bconv, bc)
 	}
-	m.sramOwn = allocSlots(cfg.SRAMSlots, m.n)
+	if len(sram) >= cfg.SRAMSlots && (cfg.SRAMSlots == 0 || len(sram[0]) == m.n) {
+		m.sramOwn = sram[:cfg.SRAMSlots:cfg.SRAMSlots]
+	} else {
+		m.sramOwn = allocSlots(cfg.SRAMSlots, m.n)
+	}
 	m.edramOwn = allocSlots(cfg.EDRAMSlots, m.n)
 	m.sram = append([][]uint64(nil), m.sramOwn...)
 	m.edram = append([][]uint64(nil), m.edramOwn...)

@@ -58,6 +58,9 @@ type Stream struct {
 	// monomials[level][j] is NTT(X^(−2^j)) over q_0 … q_level, the
 	// constant of expansion step j.
 	monomials map[int]Limbs
+	// slots is the most SRAM slots a body uses: the size of the slot set
+	// a worker's interpreters share.
+	slots int
 }
 
 // NewStream prepares a validated stream program.
@@ -74,6 +77,12 @@ func NewStream(sp *compiler.StreamProgram) (*Stream, error) {
 		s.mods = append(s.mods, t.Modulus)
 	}
 	for _, sn := range sp.Nodes {
+		if sn.Body != nil {
+			s.slots = max(s.slots, sn.Body.Program.Config.SRAMSlots)
+		}
+		for _, st := range sn.Steps {
+			s.slots = max(s.slots, st.Program.Config.SRAMSlots)
+		}
 		if sn.Kind != compiler.StreamExpand {
 			continue
 		}

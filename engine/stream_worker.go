@@ -18,6 +18,7 @@ type worker struct {
 	// over every worker.
 	top      bool
 	machines map[any]*Machine
+	slots    [][]uint64 // SRAM slots shared by the interpreters of bodies
 	mem      bindMem
 	readers  map[int]StoredReader
 	gens     map[int]*expandGen
@@ -313,13 +314,30 @@ func (w *worker) runBody(l *compiler.Lowered, args []Limbs, out Limbs) error {
 	return w.runProgram(m, l.Program, l.Inputs, args, keyObj, key, out)
 }
 
-// machine returns the worker's interpreter for the programs of owner
-// (one per body: its slots may carry state between runs).
+// machine returns the worker's interpreter for the programs of owner. A
+// body's interpreter keeps nothing between runs, and a worker runs one
+// body at a time: they share the worker's slots. A multiply-accumulate
+// loop keeps its accumulator in its slots between runs (while other bodies
+// produce its operands): it has its own.
 func (w *worker) machine(owner any, p *isa.Program) (*Machine, error) {
 	if m, ok := w.machines[owner]; ok {
 		return m, nil
 	}
-	m, err := NewMachine(p.Config, &w.mem)
+	var slots [][]uint64
+	if _, private := owner.(*compiler.MACLowered); !private {
+		if w.slots == nil {
+			if err := w.r.charge(int64(w.r.s.slots) * int64(w.r.s.n) * WordBytes); err != nil {
+				return nil, err
+			}
+			w.slots = make([][]uint64, w.r.s.slots)
+			flat := make([]uint64, w.r.s.slots*w.r.s.n)
+			for i := range w.slots {
+				w.slots[i] = flat[i*w.r.s.n : (i+1)*w.r.s.n : (i+1)*w.r.s.n]
+			}
+		}
+		slots = w.slots
+	}
+	m, err := NewMachineSlots(p.Config, &w.mem, slots)
 	if err != nil {
 		return nil, err
 	}

@@ -97,11 +97,21 @@ type Store struct {
 	isp atomic.Bool
 }
 
+// DefaultLayout is the layout Open gives a new store when asked for the
+// zero Layout: 4 channels of 4 KiB pages.
+var DefaultLayout = layout.Layout{Channels: 4, PageSize: 4096}
+
 // Open opens or creates the store in dir with layout l. An existing store
-// must have been created with the same layout. Open verifies the catalog
-// (every record decodes; used and free extents tile the allocated rows) and
-// reclaims dead generations left by a previous process.
+// must have been created with the same layout; the zero Layout opens an
+// existing store with its own and creates a new one with DefaultLayout.
+// Open verifies the catalog (every record decodes; used and free extents
+// tile the allocated rows) and reclaims dead generations left by a
+// previous process.
 func Open(dir string, l layout.Layout) (*Store, error) {
+	adopt := l == layout.Layout{}
+	if adopt {
+		l = DefaultLayout
+	}
 	if err := l.Validate(); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}
@@ -139,6 +149,9 @@ func Open(dir string, l layout.Layout) (*Store, error) {
 			var have layout.Layout
 			if err := have.UnmarshalBinary(raw); err != nil {
 				return fmt.Errorf("catalog layout: %w", err)
+			}
+			if adopt {
+				l, s.lay = have, have
 			}
 			if have != l {
 				return fmt.Errorf("store holds layout %v, opened with %v", have, l)

@@ -309,3 +309,31 @@ func TestKindsAndClosedHandles(t *testing.T) {
 		}
 	}
 }
+
+// The zero Layout opens a store with its own layout and makes a new one
+// with DefaultLayout.
+func TestOpenAdoptsLayout(t *testing.T) {
+	dir := t.TempDir()
+	want := layout.Layout{Channels: 3, PageSize: 8192}
+	s, err := Open(dir, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(dir, layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Layout() != want {
+		t.Fatalf("reopened with layout %v, want %v", s.Layout(), want)
+	}
+	s.Close()
+	s, err = Open(t.TempDir(), layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Layout() != DefaultLayout {
+		t.Fatalf("new store with layout %v, want %v", s.Layout(), DefaultLayout)
+	}
+}

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure our kernels and whole operations against Lattigo in the same run: kernels|ops", run: runBench})
+	register(command{name: "bench", summary: "measure against a baseline in the same run: kernels|ops (ours vs Lattigo), pir (GiB-scale in-storage PIR vs a raw read and Lattigo host-only)", run: runBench})
 }
 
 // benchRow is one comparison line (measured here, single-threaded).
@@ -27,9 +27,12 @@ type benchRow struct {
 
 func runBench(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: rosemary bench kernels|ops [--json] [--logn 16] [--iters 20]")
+		return fmt.Errorf("usage: rosemary bench kernels|ops|pir [--json] ...")
 	}
 	what := args[0]
+	if what == "pir" {
+		return runBenchPIR(args[1:])
+	}
 	fs := flag.NewFlagSet("bench "+what, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	logN := fs.Int("logn", 16, "log2 of the ring degree for the kernel rows")
@@ -59,7 +62,7 @@ func runBench(args []string) error {
 			rows = append(rows, benchRow{Kernel: o.Op, LogN: o.LogN, Levels: o.Levels, Path: rns.Accelerated() + "+interpreter", OursNs: o.OursNs, LattigoNs: o.LattigoNs, Speedup: o.Speedup})
 		}
 	default:
-		return fmt.Errorf("unknown bench %q (kernels, ops)", what)
+		return fmt.Errorf("unknown bench %q (kernels, ops, pir)", what)
 	}
 	if *asJSON {
 		return printJSON(map[string]any{"measured": "here, single goroutine, same run for ours and Lattigo v6.1.1", "results": rows})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -28,12 +31,14 @@ func runDevice(args []string) (err error) {
 	fs := flag.NewFlagSet("device serve", flag.ContinueOnError)
 	dir := fs.String("store", "", "object store directory (created if absent)")
 	listen := fs.String("listen", "127.0.0.1:7420", "address to listen on")
-	channels := fs.Int("channels", 4, "store channels (new stores)")
-	page := fs.Int("page", 4096, "store page size in bytes (new stores)")
-	resident := fs.Int64("resident-mb", 1024, "device DRAM for uploads and results (MiB)")
+	channels := fs.Int("channels", 0, "store channels of a new store (0: an existing store's own, else 4)")
+	page := fs.Int("page", 0, "store page size in bytes of a new store (0: an existing store's own, else 4096)")
+	resident := fs.Int64("resident-mb", 1024, "device DRAM for uploads, results and a stream run's values (MiB)")
+	memLimit := fs.Int64("memory-limit-mb", 256, "soft limit of the daemon's Go heap (MiB; 0: none): the garbage collector works harder near it instead of letting the heap double")
 	grace := fs.Duration("grace", 30*time.Second, "on SIGTERM/SIGINT, how long running RPCs may finish before they are stopped")
 	level := fs.String("log-level", "info", "log level: debug (one line per RPC), info, warn")
 	logJSON := fs.Bool("log-json", false, "log JSON lines to stderr (default: text)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the daemon's life to this file")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -57,7 +62,12 @@ func runDevice(args []string) (err error) {
 		h = slog.NewJSONHandler(os.Stderr, hopts)
 	}
 	log := slog.New(h)
-	st, err := store.Open(*dir, layout.Layout{Channels: *channels, PageSize: *page})
+	lay := layout.Layout{Channels: *channels, PageSize: *page}
+	if lay != (layout.Layout{}) {
+		lay.Channels = cmp.Or(lay.Channels, store.DefaultLayout.Channels)
+		lay.PageSize = cmp.Or(lay.PageSize, store.DefaultLayout.PageSize)
+	}
+	st, err := store.Open(*dir, lay)
 	if err != nil {
 		return err
 	}
@@ -70,6 +80,19 @@ func runDevice(args []string) (err error) {
 		}
 		log.Info("store closed", "dir", *dir)
 	}()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(*memLimit << 20)
+	}
 	lim := device.DefaultLimits()
 	lim.MaxResidentBytes = *resident << 20
 	d, err := device.New(st, lim)

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/reproduce"
@@ -41,7 +40,7 @@ func runReproduce(args []string) error {
 	}
 	bar := newProgressBar()
 	cur := ""
-	opt.Progress = func(done, total int, what string) { bar.show(cur, done, total) }
+	opt.Progress = func(done, total int, what string) { bar.show(fmt.Sprintf("figure %-3s simulations", cur), int64(done), int64(total)) }
 	r, err := reproduce.NewRunner(opt)
 	if err != nil {
 		return err
@@ -83,27 +82,4 @@ func runReproduce(args []string) error {
 	return nil
 }
 
-// progressBar draws on stderr only when it is a terminal (character device).
-type progressBar struct{ on bool }
 
-func newProgressBar() *progressBar {
-	fi, err := os.Stderr.Stat()
-	return &progressBar{on: err == nil && fi.Mode()&os.ModeCharDevice != 0}
-}
-
-func (p *progressBar) show(fig string, done, total int) {
-	if !p.on || total <= 0 {
-		return
-	}
-	const width = 30
-	n := done * width / total
-	fmt.Fprintf(os.Stderr, "\r[%s%s] figure %-3s %d/%d simulations", strings.Repeat("#", n), strings.Repeat(".", width-n), fig, done, total)
-}
-
-func (p *progressBar) clear() {
-	if p.on {
-		fmt.Fprint(os.Stderr, "\r\033[K")
-	}
-}
-
-func (p *progressBar) done() { p.clear() }

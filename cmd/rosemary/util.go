@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/rosemary-fhe/rosemary/arch"
 )
@@ -43,3 +45,29 @@ func archFlags(fs *flag.FlagSet) func() (*arch.Arch, error) {
 		return a, nil
 	}
 }
+
+// progressBar draws on stderr only when it is a terminal (character device).
+type progressBar struct{ on bool }
+
+func newProgressBar() *progressBar {
+	fi, err := os.Stderr.Stat()
+	return &progressBar{on: err == nil && fi.Mode()&os.ModeCharDevice != 0}
+}
+
+// show draws "[####....] label done/total".
+func (p *progressBar) show(label string, done, total int64) {
+	if !p.on || total <= 0 {
+		return
+	}
+	const width = 30
+	n := int(done * width / total)
+	fmt.Fprintf(os.Stderr, "\r[%s%s] %s %d/%d", strings.Repeat("#", n), strings.Repeat(".", width-n), label, done, total)
+}
+
+func (p *progressBar) clear() {
+	if p.on {
+		fmt.Fprint(os.Stderr, "\r\033[K")
+	}
+}
+
+func (p *progressBar) done() { p.clear() }

@@ -108,6 +108,7 @@ type manifest struct {
 	Seed       uint64    `json:"seed"`
 	Preset     string    `json:"preset"`
 	Shape      pir.Shape `json:"shape"`
+	TileRows   int       `json:"tile_rows"`
 }
 
 // RunPIR builds (or reuses) a database of opt.Size bytes, measures a raw
@@ -151,7 +152,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	rep.DBBytes = int64(shape.Rows*shape.Cols) * perPt
 	rep.HostOnlyBytes = rep.DBBytes
 
-	want := manifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Preset: preset.Name, Shape: shape}
+	want := manifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Preset: preset.Name, Shape: shape, TileRows: runtime.PIRTileRows}
 	if opt.Device == "" {
 		if err := buildStore(ctx, opt, want, rep, progress, logf); err != nil {
 			return nil, err

@@ -8,38 +8,52 @@ import (
 	"github.com/rosemary-fhe/rosemary/isa"
 )
 
+// MACLanes is the number of sums a multiply-accumulate loop folds at once
+// (CLCAO's tiling of a scan): a ciphertext operand shared by the products
+// of neighbouring sums (a column selection of PIR) is read once for all of
+// them while it is on chip, instead of once per sum.
+const MACLanes = 8
+
 // MACLowered is a Sum over compact-plaintext products (Sum(PMult(ct, pt))
-// with pt stored compact) as one multiply-accumulate loop: three programs
-// sharing one configuration and the accumulator's SRAM slots, which stay
-// on chip between runs. First sets acc = ct·pt, Next adds ct·pt to it, and
-// Flush stores it — CLCAO's streaming placement: a product is never
-// written out, it streams into the accumulator. Inputs are the ct and the
-// compact pt objects of every step; Output is written by Flush.
+// with pt stored compact) as a multiply-accumulate loop: programs sharing
+// one configuration and Lanes accumulators whose SRAM slots stay on chip
+// between runs. First[j] sets accumulator j to ct·pt, Next[j] adds ct·pt
+// to it and Flush[j] stores it — CLCAO's streaming placement: a product is
+// never written out, it streams into its accumulator. Inputs are the ct
+// and the compact pt objects of every step; Output is what Flush writes.
 type MACLowered struct {
-	First, Next, Flush *isa.Program
+	Lanes              int
+	First, Next, Flush []*isa.Program
 	Inputs             []Object
 	Output             Object
 }
 
 // LowerMACCompact lowers the multiply-accumulate of BGV ciphertexts at
-// ctx.Level by compact plaintexts. Each step reads the ciphertext and the
-// plaintext in place (loads view the objects), lifts the plaintext out of
-// place and multiplies into the accumulator: no copy of an operand.
-func LowerMACCompact(ctx *LowerContext) (*MACLowered, error) {
+// ctx.Level by compact plaintexts, with lanes accumulators. Each step
+// reads the ciphertext and the plaintext in place (loads view the
+// objects), lifts the plaintext out of place, puts it in Montgomery form
+// once and multiply-accumulates: no copy of an operand.
+func LowerMACCompact(ctx *LowerContext, lanes int) (*MACLowered, error) {
 	if ctx.Scheme != fhe.BGV {
 		return nil, fmt.Errorf("compiler: compact plaintexts are BGV plaintexts, not %s", ctx.Scheme)
+	}
+	if lanes < 1 || lanes > 64 {
+		return nil, fmt.Errorf("compiler: multiply-accumulate of %d lanes", lanes)
 	}
 	l, err := newLowering(ctx)
 	if err != nil {
 		return nil, err
 	}
-	acc := []poly{make(poly, l.level+1), make(poly, l.level+1)}
-	for p := range acc {
-		for i := range acc[p] {
-			acc[p][i] = l.alloc()
+	accs := make([][]poly, lanes)
+	for j := range accs {
+		accs[j] = []poly{make(poly, l.level+1), make(poly, l.level+1)}
+		for p := range accs[j] {
+			for i := range accs[j][p] {
+				accs[j][p][i] = l.alloc()
+			}
 		}
 	}
-	step := func(op isa.Opcode) {
+	step := func(op isa.Opcode, acc []poly) {
 		ct := l.loadCt(objIn0, 2)
 		x := l.alloc()
 		l.emit(isa.Instr{Op: isa.OpLD, Mod: 0, A: isa.Obj(isa.SpaceDRAM, objIn1, 0), Out: x})
@@ -70,28 +84,36 @@ func LowerMACCompact(ctx *LowerContext) (*MACLowered, error) {
 		l.release(pt...)
 		l.release(x)
 	}
-	step(isa.OpModMul)
-	first := len(l.code)
-	step(isa.OpModMAC)
-	next := len(l.code)
-	l.storeCt(acc)
+	var cuts []int // code ranges: First[j], Next[j], Flush[j] for each j
+	for j := range accs {
+		step(isa.OpModMul, accs[j])
+		cuts = append(cuts, len(l.code))
+		step(isa.OpModMAC, accs[j])
+		cuts = append(cuts, len(l.code))
+		l.storeCt(accs[j])
+		cuts = append(cuts, len(l.code))
+	}
 	whole, err := l.program()
 	if err != nil {
 		return nil, err
 	}
-	part := func(code []isa.Instr) (*isa.Program, error) {
-		p := &isa.Program{Config: whole.Config, Code: append([]isa.Instr(nil), code...)}
-		return p, p.Validate()
-	}
-	m := &MACLowered{Inputs: []Object{l.ctObj("ct0", objIn0, 2), {Role: "pt", Space: isa.SpaceDRAM, ID: objIn1, Polys: 1, Limbs: 1}},
+	m := &MACLowered{Lanes: lanes, Inputs: []Object{l.ctObj("ct0", objIn0, 2), {Role: "pt", Space: isa.SpaceDRAM, ID: objIn1, Polys: 1, Limbs: 1}},
 		Output: l.ctObj("out", objOut, 2)}
-	if m.First, err = part(whole.Code[:first]); err == nil {
-		if m.Next, err = part(whole.Code[first:next]); err == nil {
-			m.Flush, err = part(whole.Code[next:])
+	from := 0
+	for k, to := range cuts {
+		p := &isa.Program{Config: whole.Config, Code: append([]isa.Instr(nil), whole.Code[from:to]...)}
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("compiler: multiply-accumulate: %w", err)
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("compiler: multiply-accumulate: %w", err)
+		switch k % 3 {
+		case 0:
+			m.First = append(m.First, p)
+		case 1:
+			m.Next = append(m.Next, p)
+		default:
+			m.Flush = append(m.Flush, p)
+		}
+		from = to
 	}
 	return m, nil
 }

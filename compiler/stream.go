@@ -152,7 +152,7 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 			case ir.OpSum:
 				sn.Kind = StreamSum
 				if fused[n.Args[0]] {
-					sn.MAC, err = LowerMACCompact(ctx)
+					sn.MAC, err = LowerMACCompact(ctx, MACLanes)
 					sn.Products = prog.Nodes[n.Args[0]].Count
 					break
 				}
@@ -383,15 +383,20 @@ func (sp *StreamProgram) validateMAC(i int) error {
 	if len(sn.Args) != 2 || len(m.Inputs) != 2 || sn.Products < 1 || sn.Products%sn.Count != 0 {
 		return fmt.Errorf("%s: %d arguments for %d products into %d sums", where, len(sn.Args), sn.Products, sn.Count)
 	}
-	for _, p := range []*isa.Program{m.First, m.Next, m.Flush} {
-		if p == nil {
-			return fmt.Errorf("%s: missing a program", where)
-		}
-		if err := p.Validate(); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		if p.Config.LogN != sp.Ring.LogN || !sameProgramConfig(&p.Config, &m.First.Config) {
-			return fmt.Errorf("%s: the three programs must share one configuration", where)
+	if m.Lanes < 1 || m.Lanes > 64 || len(m.First) != m.Lanes || len(m.Next) != m.Lanes || len(m.Flush) != m.Lanes {
+		return fmt.Errorf("%s: %d lanes with %d, %d and %d programs", where, m.Lanes, len(m.First), len(m.Next), len(m.Flush))
+	}
+	for _, ps := range [][]*isa.Program{m.First, m.Next, m.Flush} {
+		for _, p := range ps {
+			if p == nil {
+				return fmt.Errorf("%s: missing a program", where)
+			}
+			if err := p.Validate(); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			if p.Config.LogN != sp.Ring.LogN || !sameProgramConfig(&p.Config, &m.First[0].Config) {
+				return fmt.Errorf("%s: the programs must share one configuration", where)
+			}
 		}
 	}
 	for j, in := range m.Inputs {

@@ -13,12 +13,31 @@ import (
 )
 
 // StoredBinding binds a Stored node of a segment to store objects:
-// instance k is poly k mod PerObject of the object named
-// StoredObjectName(Prefix, k / PerObject).
+// instance k sits at position p = TilePosition(k, count, RowLength,
+// TileRows), poly p mod PerObject of the object named
+// StoredObjectName(Prefix, p / PerObject).
 type StoredBinding struct {
 	Node      int // IR node
 	Prefix    string
 	PerObject int64
+	// RowLength and TileRows (0: none) tile the instances: read as rows of
+	// RowLength, each TileRows rows are stored column by column, the order
+	// in which a multiply-accumulate loop of TileRows lanes reads them.
+	RowLength, TileRows int64
+}
+
+// TilePosition is the stored position of instance k of count instances
+// laid out in tiles of tileRows rows of rowLength (row-major when either
+// is 0 or 1): tiles follow one another, a tile holds its rows column by
+// column, and the last tile holds the rows left.
+func TilePosition(k, count, rowLength, tileRows int64) int64 {
+	if rowLength <= 1 || tileRows <= 1 || count%rowLength != 0 {
+		return k
+	}
+	r, c := k/rowLength, k%rowLength
+	first := r - r%tileRows
+	h := min(tileRows, count/rowLength-first)
+	return first*rowLength + c*h + (r - first)
 }
 
 // StoredObjectName is the name of object j of a stored binding.
@@ -47,6 +66,18 @@ type streamSource struct {
 	readahead  int
 }
 
+// TileInstance is the instance stored at position p: the inverse of
+// TilePosition.
+func TileInstance(p, count, rowLength, tileRows int64) int64 {
+	if rowLength <= 1 || tileRows <= 1 || count%rowLength != 0 {
+		return p
+	}
+	first := p / (tileRows * rowLength) * tileRows
+	h := min(tileRows, count/rowLength-first)
+	o := p - first*rowLength
+	return (first+o%h)*rowLength + o/h
+}
+
 // pinnedSet is a stored node's objects, pinned for the whole run so a
 // query reads one generation of each even if it is replaced meanwhile.
 type pinnedSet struct {
@@ -57,6 +88,8 @@ type pinnedSet struct {
 	wordSize  int
 	logN      int
 	compact   bool
+	rowLength int64
+	tileRows  int64
 }
 
 func (p *pinnedSet) release() {
@@ -72,7 +105,11 @@ func (d *Device) pin(sn compiler.StreamNode, b StoredBinding, logN int) (*pinned
 		return nil, fmt.Errorf("%w: stored %q: %d instances per object", ErrInvalid, sn.Name, b.PerObject)
 	}
 	n := (sn.Count + b.PerObject - 1) / b.PerObject
-	ps := &pinnedSet{perObject: b.PerObject, count: sn.Count, limbs: sn.Limbs, logN: logN, compact: sn.Compact}
+	if b.RowLength < 0 || b.TileRows < 0 || b.TileRows > 1<<16 || (b.RowLength > 1 && sn.Count%b.RowLength != 0) {
+		return nil, fmt.Errorf("%w: stored %q: tiles of %d rows of %d for %d instances", ErrInvalid, sn.Name, b.TileRows, b.RowLength, sn.Count)
+	}
+	ps := &pinnedSet{perObject: b.PerObject, count: sn.Count, limbs: sn.Limbs, logN: logN, compact: sn.Compact,
+		rowLength: b.RowLength, tileRows: b.TileRows}
 	for j := int64(0); j < n; j++ {
 		name := StoredObjectName(b.Prefix, j)
 		o, err := d.st.Acquire(name)
@@ -246,7 +283,8 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	if k < 0 || k >= r.ps.count {
 		return nil, fmt.Errorf("%w: instance %d of %d", ErrInvalid, k, r.ps.count)
 	}
-	j, poly := k/r.ps.perObject, int(k%r.ps.perObject)
+	pos := TilePosition(k, r.ps.count, r.ps.rowLength, r.ps.tileRows)
+	j, poly := pos/r.ps.perObject, int(pos%r.ps.perObject)
 	if j != r.cur {
 		if r.ch == nil || j < r.next {
 			r.start(j)

@@ -84,7 +84,11 @@ func runStreamFromProto(m *pb.RunStreamRequest) (*RunStreamRequest, error) {
 		if err := checkNameLen("stored prefix", b.GetPrefix()); err != nil {
 			return nil, err
 		}
-		r.Stored = append(r.Stored, StoredBinding{Node: int(b.GetNode()), Prefix: b.GetPrefix(), PerObject: int64(b.GetPerObject())})
+		if b.GetRowLength() > 1<<40 {
+			return nil, fmt.Errorf("%w: rows of %d instances", ErrInvalid, b.GetRowLength())
+		}
+		r.Stored = append(r.Stored, StoredBinding{Node: int(b.GetNode()), Prefix: b.GetPrefix(), PerObject: int64(b.GetPerObject()),
+			RowLength: int64(b.GetRowLength()), TileRows: int64(b.GetTileRows())})
 	}
 	for _, k := range m.GetKeys() {
 		if err := checkNameLen("key", k.GetKey()); err != nil {
@@ -101,7 +105,8 @@ func runStreamFromProto(m *pb.RunStreamRequest) (*RunStreamRequest, error) {
 func runStreamToProto(r *RunStreamRequest) *pb.RunStreamRequest {
 	m := &pb.RunStreamRequest{Program: r.Program, Inputs: valuesToProto(r.Inputs)}
 	for _, b := range r.Stored {
-		m.Stored = append(m.Stored, &pb.StoredBinding{Node: uint32(b.Node), Prefix: b.Prefix, PerObject: uint32(min(b.PerObject, math.MaxUint32))})
+		m.Stored = append(m.Stored, &pb.StoredBinding{Node: uint32(b.Node), Prefix: b.Prefix, PerObject: uint32(min(b.PerObject, math.MaxUint32)),
+			RowLength: uint64(max(b.RowLength, 0)), TileRows: uint32(min(max(b.TileRows, 0), math.MaxUint32))})
 	}
 	for _, k := range r.Keys {
 		m.Keys = append(m.Keys, &pb.KeyBinding{Key: k.Key, Object: k.Object})

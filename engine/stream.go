@@ -258,7 +258,7 @@ func (r *run) parallel(count int64, f func(w *worker, k int64) error) error {
 	errs := make([]error, len(ws))
 	var wg sync.WaitGroup
 	for wi, w := range ws {
-		first, last := count*int64(wi)/int64(len(ws)), count*int64(wi+1)/int64(len(ws))
+		first, last := split(count, wi, len(ws)), split(count, wi+1, len(ws))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -22,6 +22,7 @@ type worker struct {
 	mem      bindMem
 	readers  map[int]StoredReader
 	gens     map[int]*expandGen
+	macDone  map[int]map[int64]Limbs // sums a multiply-accumulate block computed ahead
 	pool     map[int][]Limbs // free buffers by limb count
 
 	st             Stats
@@ -30,7 +31,7 @@ type worker struct {
 
 func (r *run) newWorker() *worker {
 	return &worker{r: r, machines: map[any]*Machine{}, readers: map[int]StoredReader{},
-		gens: map[int]*expandGen{}, pool: map[int][]Limbs{}}
+		gens: map[int]*expandGen{}, macDone: map[int]map[int64]Limbs{}, pool: map[int][]Limbs{}}
 }
 
 func (w *worker) close() {
@@ -124,12 +125,19 @@ func (w *worker) eval(i int, k int64) (Limbs, bool, error) {
 		g := r.s.sp.Nodes[sn.Args[0]].Count / sn.Count
 		if sn.MAC != nil {
 			g = sn.Products / sn.Count
+			if v, ok := w.macDone[i][k]; ok {
+				delete(w.macDone[i], k)
+				return v, true, nil
+			}
 		}
-		if w.top && len(r.workers) > 1 && g >= 2*int64(len(r.workers)) {
+		if w.top && len(r.workers) > 1 && g >= 2*int64(len(r.workers)) && (sn.MAC == nil || sn.Count == 1) {
 			acc, err := w.spreadSum(i, k*g, g)
 			return acc, err == nil, err
 		}
-		acc, err := w.fold(i, k*g, k*g+g)
+		if sn.MAC != nil {
+			return w.macBlock(i, k)
+		}
+		acc, err := w.sum(sn.Args[0], k*g, k*g+g)
 		return acc, err == nil, err
 	case compiler.StreamExpand:
 		gen, ok := w.gens[i]
@@ -162,9 +170,41 @@ func (w *worker) checkShape(v Limbs, sn *compiler.StreamNode) error {
 func (w *worker) fold(i int, first, last int64) (Limbs, error) {
 	sn := &w.r.s.sp.Nodes[i]
 	if sn.MAC != nil {
-		return w.mac(sn, first, last)
+		outs, err := w.mac(sn, [][2]int64{{first, last}})
+		if err != nil {
+			return nil, err
+		}
+		return outs[0], nil
 	}
 	return w.sum(sn.Args[0], first, last)
+}
+
+// macBlock computes sum k of a multiply-accumulate node together with the
+// following sums up to the next multiple of its lanes (each lane folds one
+// sum, product t of every lane in turn), keeps the others for the calls
+// that ask for them next, and returns sum k.
+func (w *worker) macBlock(i int, k int64) (Limbs, bool, error) {
+	sn := &w.r.s.sp.Nodes[i]
+	lanes := int64(sn.MAC.Lanes)
+	end := min(sn.Count, (k/lanes+1)*lanes)
+	g := sn.Products / sn.Count
+	var ranges [][2]int64
+	for s := k; s < end; s++ {
+		ranges = append(ranges, [2]int64{s * g, s*g + g})
+	}
+	outs, err := w.mac(sn, ranges)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(outs) > 1 {
+		if w.macDone[i] == nil {
+			w.macDone[i] = map[int64]Limbs{}
+		}
+		for j, o := range outs[1:] {
+			w.macDone[i][k+1+int64(j)] = o
+		}
+	}
+	return outs[0], true, nil
 }
 
 // sum folds instances [first, last) of node a (HAdd, modulo q_i limb by
@@ -206,55 +246,68 @@ func (w *worker) sum(a int, first, last int64) (Limbs, error) {
 	return acc, nil
 }
 
-// mac runs the multiply-accumulate loop of a fused Sum over products
-// [first, last): the accumulator stays in the interpreter's slots.
-func (w *worker) mac(sn *compiler.StreamNode, first, last int64) (Limbs, error) {
-	m, err := w.machine(sn.MAC, sn.MAC.First)
+// mac runs the multiply-accumulate loop of a fused Sum: lane j folds the
+// products ranges[j] (all of one length), product t of every lane in
+// turn, so an operand the lanes share is read once while on chip; the
+// accumulators stay in the interpreter's slots.
+func (w *worker) mac(sn *compiler.StreamNode, ranges [][2]int64) ([]Limbs, error) {
+	m, err := w.machine(sn.MAC, sn.MAC.First[0])
 	if err != nil {
 		return nil, err
+	}
+	if len(ranges) > sn.MAC.Lanes {
+		return nil, fmt.Errorf("engine: %d sums at once, the loop has %d lanes", len(ranges), sn.MAC.Lanes)
 	}
 	sp := w.r.s.sp
 	ct, pt := sn.Args[0], sn.Args[1]
-	for k := first; k < last; k++ {
+	n := ranges[0][1] - ranges[0][0]
+	for t := int64(0); t < n; t++ {
 		if err := w.r.ctx.Err(); err != nil {
 			return nil, err
 		}
-		a, ownA, err := w.eval(ct, k%sp.Nodes[ct].Count)
-		if err != nil {
-			return nil, err
-		}
-		b, ownB, err := w.eval(pt, k%sp.Nodes[pt].Count)
-		if err != nil {
+		for j, rg := range ranges {
+			k := rg[0] + t
+			a, ownA, err := w.eval(ct, k%sp.Nodes[ct].Count)
+			if err != nil {
+				return nil, err
+			}
+			b, ownB, err := w.eval(pt, k%sp.Nodes[pt].Count)
+			if err != nil {
+				if ownA {
+					w.release(a)
+				}
+				return nil, err
+			}
+			prog := sn.MAC.Next[j]
+			if t == 0 {
+				prog = sn.MAC.First[j]
+			}
+			err = w.runProgram(m, prog, sn.MAC.Inputs, []Limbs{a, b}, compiler.Object{}, nil, nil)
 			if ownA {
 				w.release(a)
 			}
+			if ownB {
+				w.release(b)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("engine: node %d product %d: %w", sn.Node, k, err)
+			}
+		}
+	}
+	outs := make([]Limbs, len(ranges))
+	w.mem.outID = sn.MAC.Output.ID
+	for j := range ranges {
+		out, err := w.alloc(sn.Polys * sn.Limbs)
+		if err != nil {
 			return nil, err
 		}
-		prog := sn.MAC.Next
-		if k == first {
-			prog = sn.MAC.First
+		if err := w.runProgram(m, sn.MAC.Flush[j], nil, nil, compiler.Object{}, nil, out); err != nil {
+			w.release(out)
+			return nil, fmt.Errorf("engine: node %d: %w", sn.Node, err)
 		}
-		err = w.runProgram(m, prog, sn.MAC.Inputs, []Limbs{a, b}, compiler.Object{}, nil, nil)
-		if ownA {
-			w.release(a)
-		}
-		if ownB {
-			w.release(b)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("engine: node %d product %d: %w", sn.Node, k, err)
-		}
+		outs[j] = out
 	}
-	out, err := w.alloc(sn.Polys * sn.Limbs)
-	if err != nil {
-		return nil, err
-	}
-	w.mem.outID = sn.MAC.Output.ID
-	if err := w.runProgram(m, sn.MAC.Flush, nil, nil, compiler.Object{}, nil, out); err != nil {
-		w.release(out)
-		return nil, fmt.Errorf("engine: node %d: %w", sn.Node, err)
-	}
-	return out, nil
+	return outs, nil
 }
 
 // spreadSum splits one large fold over every worker and adds the partial
@@ -265,7 +318,10 @@ func (w *worker) spreadSum(i int, base, g int64) (Limbs, error) {
 	errs := make([]error, len(ws))
 	var wg sync.WaitGroup
 	for wi, x := range ws {
-		first, last := base+g*int64(wi)/int64(len(ws)), base+g*int64(wi+1)/int64(len(ws))
+		first, last := base+split(g, wi, len(ws)), base+split(g, wi+1, len(ws))
+		if first == last {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -276,23 +332,36 @@ func (w *worker) spreadSum(i int, base, g int64) (Limbs, error) {
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		for wi, p := range parts {
-			if p != nil {
-				ws[wi].release(p)
-			}
-		}
-		return nil, err
-	}
+	var acc Limbs
+	err := errors.Join(errs...)
 	limbs := w.r.s.sp.Nodes[i].Limbs
-	acc := parts[0]
-	for wi, p := range parts[1:] {
-		for i := range acc {
-			rns.Add(acc[i], p[i], acc[i], w.r.s.mods[i%limbs].Q)
+	for wi, p := range parts {
+		switch {
+		case p == nil:
+		case err != nil:
+			ws[wi].release(p)
+		case acc == nil:
+			acc = p
+		default:
+			for l := range acc {
+				rns.Add(acc[l], p[l], acc[l], w.r.s.mods[l%limbs].Q)
+			}
+			ws[wi].release(p)
 		}
-		ws[wi+1].release(p)
 	}
-	return acc, nil
+	return acc, err
+}
+
+// split is the start of part k of [0, n) cut into parts pieces, on a
+// multiple of compiler.MACLanes where the pieces are large enough: the
+// blocks a multiply-accumulate loop computes ahead then stay within one
+// worker's part.
+func split(n int64, k, parts int) int64 {
+	at := n * int64(k) / int64(parts)
+	if k == parts {
+		return n
+	}
+	return at - at%compiler.MACLanes
 }
 
 // runBody runs one body with its inputs bound to args and its output

@@ -39,13 +39,23 @@ type StreamDevice interface {
 // database (the most polys an object holds).
 const PIRPerObject = 255
 
+// PIRTileRows is the height of the tiles a PIR database is stored in
+// (device.TilePosition): the lanes of the device's multiply-accumulate
+// loop, which reads a tile column by column.
+const PIRTileRows = compiler.MACLanes
+
+// pirPosition is the stored position of plaintext p.
+func pirPosition(shape pir.Shape, p int) int64 {
+	return device.TilePosition(int64(p), int64(shape.Rows*shape.Cols), int64(shape.Cols), PIRTileRows)
+}
+
 // PIRPlaintextPrefix is the object-name prefix of a database's plaintexts
 // (object j holds plaintexts j·PIRPerObject … (j+1)·PIRPerObject − 1).
 func PIRPlaintextPrefix(db string) string { return db + "/pt/" }
 
 // WritePIRDatabase writes the Rows·Cols plaintexts of a database straight
 // into a store, compact (16-bit record chunks, 2-byte words, one limb per
-// plaintext), PIRPerObject per object. block(p, buf) fills buf with the
+// plaintext), in tiles of PIRTileRows rows, PIRPerObject per object. block(p, buf) fills buf with the
 // records of plaintext p (PerPlaintext·RecordSize bytes; the last
 // plaintext's missing records are zero); plaintexts beyond the records are
 // zero. progress, if not nil, gets the bytes written so far and the total.
@@ -65,8 +75,9 @@ func WritePIRDatabase(ctx context.Context, st *store.Store, db string, shape pir
 		}
 		last := min(first+PIRPerObject, shape.Rows*shape.Cols)
 		limbs := make([][]byte, last-first)
-		for p := first; p < last; p++ {
+		for pos := first; pos < last; pos++ {
 			raw := make([]byte, 2*shape.N)
+			p := int(device.TileInstance(int64(pos), int64(shape.Rows*shape.Cols), int64(shape.Cols), PIRTileRows))
 			if p < shape.Plaintexts {
 				clear(recs)
 				if err := block(p, recs); err != nil {
@@ -81,7 +92,7 @@ func WritePIRDatabase(ctx context.Context, st *store.Store, db string, shape pir
 					binary.LittleEndian.PutUint16(raw[2*i:], w)
 				}
 			}
-			limbs[p-first] = raw
+			limbs[pos-first] = raw
 		}
 		name := device.StoredObjectName(PIRPlaintextPrefix(db), int64(first/PIRPerObject))
 		shp := store.Shape{Polys: last - first, Limbs: 1, LogN: uint8(logN), WordSize: 2}
@@ -333,7 +344,8 @@ func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciph
 	}
 	req := &device.RunStreamRequest{Program: s.progName,
 		Inputs: []device.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}},
-		Stored: []device.StoredBinding{{Node: s.stored, Prefix: PIRPlaintextPrefix(s.db), PerObject: PIRPerObject}},
+		Stored: []device.StoredBinding{{Node: s.stored, Prefix: PIRPlaintextPrefix(s.db), PerObject: PIRPerObject,
+			RowLength: int64(s.Shape.Cols), TileRows: PIRTileRows}},
 		Keys:   s.keys}
 	resp, err := s.dev.RunStream(ctx, req)
 	if err != nil {
@@ -363,7 +375,7 @@ func ctBytes(ct *rlwe.Ciphertext) int64 {
 
 // hostGet answers on the host: the plaintexts cross from the device.
 func (s *PIRSession) hostGet(ctx context.Context, index int, q *rlwe.Ciphertext, start time.Time) (*PIRQuery, error) {
-	db := &devicePlaintexts{dev: s.dev, prefix: PIRPlaintextPrefix(s.db), objs: map[int64][][]uint64{}}
+	db := &devicePlaintexts{dev: s.dev, prefix: PIRPlaintextPrefix(s.db), shape: s.Shape, objs: map[int64][][]uint64{}}
 	ans, err := s.server.Answer(ctx, q, db)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: query %d on the host: %w", index, err)
@@ -380,6 +392,7 @@ func (s *PIRSession) hostGet(ctx context.Context, index int, q *rlwe.Ciphertext,
 type devicePlaintexts struct {
 	dev    StreamDevice
 	prefix string
+	shape  pir.Shape
 	mu     sync.Mutex
 	objs   map[int64][][]uint64
 	pulled int64
@@ -387,7 +400,8 @@ type devicePlaintexts struct {
 
 // Plaintext implements pir.Database.
 func (d *devicePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) error {
-	j := int64(p / PIRPerObject)
+	pos := pirPosition(d.shape, p)
+	j := pos / PIRPerObject
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	o, ok := d.objs[j]
@@ -400,7 +414,7 @@ func (d *devicePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) e
 		d.objs[j] = o
 		d.pulled += int64(len(o)) * int64(len(dst)) * 8
 	}
-	k := p % PIRPerObject
+	k := int(pos % PIRPerObject)
 	if k >= len(o) || len(o[k]) != len(dst) {
 		return fmt.Errorf("runtime: object %d has no plaintext %d of %d coefficients", j, k, len(dst))
 	}

@@ -20,6 +20,7 @@ type StorePlaintexts struct {
 	st     *store.Store
 	prefix string
 	n      int
+	shape  pir.Shape
 
 	mu    sync.Mutex
 	objs  map[int64]*cachedObject
@@ -38,7 +39,7 @@ const storeCacheObjects = 8
 
 // NewStorePlaintexts reads database db of shape from st.
 func NewStorePlaintexts(st *store.Store, db string, shape pir.Shape) *StorePlaintexts {
-	return &StorePlaintexts{st: st, prefix: PIRPlaintextPrefix(db), n: shape.N, objs: map[int64]*cachedObject{}}
+	return &StorePlaintexts{st: st, prefix: PIRPlaintextPrefix(db), n: shape.N, shape: shape, objs: map[int64]*cachedObject{}}
 }
 
 // BytesRead is what the reads took from the store so far.
@@ -53,7 +54,8 @@ func (s *StorePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	j := int64(p / PIRPerObject)
+	pos := pirPosition(s.shape, p)
+	j := pos / PIRPerObject
 	s.mu.Lock()
 	o, ok := s.objs[j]
 	if !ok {
@@ -88,7 +90,7 @@ func (s *StorePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) er
 	if o.err != nil {
 		return fmt.Errorf("runtime: plaintext %d: %w", p, o.err)
 	}
-	k := p % PIRPerObject
+	k := int(pos % PIRPerObject)
 	if k >= len(o.limbs) || len(dst) != s.n {
 		return fmt.Errorf("runtime: plaintext %d not in its object", p)
 	}

@@ -1559,14 +1559,19 @@ func (x *StreamValues) GetInstances() []*Instance {
 	return nil
 }
 
-// StoredBinding binds a stored node: instance k is poly k mod per_object
-// of the object named prefix + the object number k / per_object in six or
-// more decimal digits (device.StoredObjectName).
+// StoredBinding binds a stored node: instance k, at stored position p
+// (device.TilePosition), is poly p mod per_object of the object named
+// prefix + the object number p / per_object in six or more decimal digits
+// (device.StoredObjectName).
 type StoredBinding struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Node          uint32                 `protobuf:"varint,1,opt,name=node,proto3" json:"node,omitempty"`
-	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
-	PerObject     uint32                 `protobuf:"varint,3,opt,name=per_object,json=perObject,proto3" json:"per_object,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Node      uint32                 `protobuf:"varint,1,opt,name=node,proto3" json:"node,omitempty"`
+	Prefix    string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	PerObject uint32                 `protobuf:"varint,3,opt,name=per_object,json=perObject,proto3" json:"per_object,omitempty"`
+	// Tiles (0: none): read as rows of row_length instances, each tile_rows
+	// rows are stored column by column (device.TilePosition).
+	RowLength     uint64 `protobuf:"varint,4,opt,name=row_length,json=rowLength,proto3" json:"row_length,omitempty"`
+	TileRows      uint32 `protobuf:"varint,5,opt,name=tile_rows,json=tileRows,proto3" json:"tile_rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1618,6 +1623,20 @@ func (x *StoredBinding) GetPrefix() string {
 func (x *StoredBinding) GetPerObject() uint32 {
 	if x != nil {
 		return x.PerObject
+	}
+	return 0
+}
+
+func (x *StoredBinding) GetRowLength() uint64 {
+	if x != nil {
+		return x.RowLength
+	}
+	return 0
+}
+
+func (x *StoredBinding) GetTileRows() uint32 {
+	if x != nil {
+		return x.TileRows
 	}
 	return 0
 }
@@ -1951,12 +1970,15 @@ const file_device_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x03(\fR\x04data\"^\n" +
 	"\fStreamValues\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\rR\x04node\x12:\n" +
-	"\tinstances\x18\x02 \x03(\v2\x1c.rosemary.device.v1.InstanceR\tinstances\"Z\n" +
+	"\tinstances\x18\x02 \x03(\v2\x1c.rosemary.device.v1.InstanceR\tinstances\"\x96\x01\n" +
 	"\rStoredBinding\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\rR\x04node\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1d\n" +
 	"\n" +
-	"per_object\x18\x03 \x01(\rR\tperObject\"6\n" +
+	"per_object\x18\x03 \x01(\rR\tperObject\x12\x1d\n" +
+	"\n" +
+	"row_length\x18\x04 \x01(\x04R\trowLength\x12\x1b\n" +
+	"\ttile_rows\x18\x05 \x01(\rR\btileRows\"6\n" +
 	"\n" +
 	"KeyBinding\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +

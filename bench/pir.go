@@ -53,13 +53,13 @@ type PIROptions struct {
 // PIRReport is what `rosemary bench pir --json` prints. Every figure is
 // measured in this run on this machine.
 type PIRReport struct {
-	DBBytes      int64  `json:"db_bytes"`
-	Params       string `json:"params"`
-	RecordSize   int    `json:"record_size"`
-	Records      int    `json:"records"`
-	Rows         int    `json:"rows"`
-	Cols         int    `json:"cols"`
-	Reused       bool   `json:"store_reused"`
+	DBBytes      int64   `json:"db_bytes"`
+	Params       string  `json:"params"`
+	RecordSize   int     `json:"record_size"`
+	Records      int     `json:"records"`
+	Rows         int     `json:"rows"`
+	Cols         int     `json:"cols"`
+	Reused       bool    `json:"store_reused"`
 	BuildSeconds float64 `json:"build_s,omitempty"`
 
 	Queries  int      `json:"queries"`

@@ -23,7 +23,7 @@ type worker struct {
 	readers  map[int]StoredReader
 	gens     map[int]*expandGen
 	macDone  map[int]map[int64]Limbs // sums a multiply-accumulate block computed ahead
-	pool     map[int][]Limbs // free buffers by limb count
+	pool     map[int][]Limbs         // free buffers by limb count
 
 	st             Stats
 	bodies, stored int64

@@ -346,7 +346,7 @@ func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciph
 		Inputs: []device.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}},
 		Stored: []device.StoredBinding{{Node: s.stored, Prefix: PIRPlaintextPrefix(s.db), PerObject: PIRPerObject,
 			RowLength: int64(s.Shape.Cols), TileRows: PIRTileRows}},
-		Keys:   s.keys}
+		Keys: s.keys}
 	resp, err := s.dev.RunStream(ctx, req)
 	if err != nil {
 		return nil, nil, err

@@ -40,7 +40,9 @@ func runReproduce(args []string) error {
 	}
 	bar := newProgressBar()
 	cur := ""
-	opt.Progress = func(done, total int, what string) { bar.show(fmt.Sprintf("figure %-3s simulations", cur), int64(done), int64(total)) }
+	opt.Progress = func(done, total int, what string) {
+		bar.show(fmt.Sprintf("figure %-3s simulations", cur), int64(done), int64(total))
+	}
 	r, err := reproduce.NewRunner(opt)
 	if err != nil {
 		return err
@@ -81,5 +83,3 @@ func runReproduce(args []string) error {
 	}
 	return nil
 }
-
-

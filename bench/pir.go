@@ -271,7 +271,7 @@ func buildStore(ctx context.Context, opt PIROptions, want manifest, rep *PIRRepo
 	os.Remove(filepath.Join(opt.StoreDir, manifestFile))
 	logf("writing a %d-byte database to %s", rep.DBBytes, opt.StoreDir)
 	start := time.Now()
-	if _, err := runtime.WritePIRDatabase(ctx, st, benchDB, want.Shape, runtime.SeededRecords(opt.Seed),
+	if _, err := runtime.WritePIRDatabase(ctx, runtime.StoreSink(st), benchDB, want.Shape, runtime.SeededRecords(opt.Seed),
 		func(done, total int64) { progress("build", done, total) }); err != nil {
 		return err
 	}

@@ -111,7 +111,11 @@ func putFromProto(m *pb.PutRequest) (*PutRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PutRequest{Name: m.GetName(), Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data}, nil
+	wb, err := toU8("word bytes", m.GetWordBytes())
+	if err != nil {
+		return nil, err
+	}
+	return &PutRequest{Name: m.GetName(), Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, WordBytes: wb}, nil
 }
 
 func getFromProto(m *pb.GetRequest) (*GetRequest, error) {
@@ -233,7 +237,7 @@ func sendToProto(r *SendRequest) *pb.SendRequest {
 }
 
 func putToProto(r *PutRequest) *pb.PutRequest {
-	return &pb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data)}
+	return &pb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data), WordBytes: uint32(r.WordBytes)}
 }
 
 // Replies: device → wire (on the device).

@@ -143,11 +143,27 @@ func (d *Device) Put(_ context.Context, req *PutRequest) (*PutResponse, error) {
 		return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
 	}
 	raw := make([][]byte, len(req.Data))
-	for i, l := range req.Data {
-		raw[i] = make([]byte, 8*len(l))
-		for j, c := range l {
-			binary.LittleEndian.PutUint64(raw[i][8*j:], c)
+	switch req.WordBytes {
+	case 0, 8:
+		for i, l := range req.Data {
+			raw[i] = make([]byte, 8*len(l))
+			for j, c := range l {
+				binary.LittleEndian.PutUint64(raw[i][8*j:], c)
+			}
 		}
+	case 2:
+		shape.WordSize = 2
+		for i, l := range req.Data {
+			raw[i] = make([]byte, 2*len(l))
+			for j, c := range l {
+				if c >= 1<<16 {
+					return nil, fmt.Errorf("device: put %q: %w: limb %d coefficient %d is %d, too large for 2-byte words", req.Name, ErrInvalid, i, j, c)
+				}
+				binary.LittleEndian.PutUint16(raw[i][2*j:], uint16(c))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("device: put %q: %w: %d-byte words (8 or 2)", req.Name, ErrInvalid, req.WordBytes)
 	}
 	gen, err := d.st.Put(req.Name, store.Kind(req.Kind), shape, raw)
 	if err != nil {

@@ -11,8 +11,11 @@ import (
 // Wire conversions of the stream RPCs (see convert.go for the rules).
 
 // MaxStreamInstances bounds the instances of one node a stream request or
-// reply carries.
-const MaxStreamInstances = 1 << 16
+// reply carries; MaxStreamBindings the stored nodes and the keys it binds.
+const (
+	MaxStreamInstances = 1 << 16
+	MaxStreamBindings  = 1 << 12
+)
 
 func valuesFromProto(what string, vs []*pb.StreamValues) ([]StreamValues, error) {
 	if len(vs) > MaxBindings*64 {
@@ -76,7 +79,7 @@ func runStreamFromProto(m *pb.RunStreamRequest) (*RunStreamRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(m.GetStored()) > MaxBindings || len(m.GetKeys()) > 4*MaxBindings {
+	if len(m.GetStored()) > MaxStreamBindings || len(m.GetKeys()) > MaxStreamBindings {
 		return nil, fmt.Errorf("%w: %d stored and %d key bindings", ErrInvalid, len(m.GetStored()), len(m.GetKeys()))
 	}
 	r := &RunStreamRequest{Program: m.GetProgram(), Inputs: inputs}

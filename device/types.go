@@ -61,6 +61,9 @@ type PutRequest struct {
 	Polys uint32
 	Limbs uint32
 	Data  [][]uint64
+	// WordBytes is the stored word size: 8 (0 means 8), or 2 for values
+	// below 2^16.
+	WordBytes uint8
 }
 
 // PutResponse reports the published generation.

@@ -125,7 +125,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	c := dial(t, d.addr)
 
 	const rows, cols = 16, 16
-	pir, err := Run(c, Options{Workload: "pir", PIRRows: rows, PIRCols: cols, Placement: "device"}, 1)
+	pir, err := Run(c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: rows, PIRCols: cols, Placement: "device"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	// The packed query (one ciphertext, expanded on the device): only the
 	// query and the answer cross, ≥ 20× less than the compact database.
 	const pr, pc = 40, 40
-	packed, err := Run(c, Options{Workload: "pir", PIRRows: pr, PIRCols: pc, PIRPacked: true, Placement: "device", Prefix: "pir-packed"}, 1)
+	packed, err := Run(c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: pr, PIRCols: pc, PIRPacked: true, Placement: "device", Prefix: "pir-packed"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,18 +187,37 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	t.Logf("vecdist 32 plaintexts: host↔device %d B, host-only %d B (%.2f×), device store reads %d B",
 		vec.HostDeviceBytes, vec.HostOnlyBytes, vec.Ratio, vec.DeviceStoreBytes)
 
-	// The compiler's own placement for PIR also runs correctly (scan on the
-	// device, the row products on the host). With the database stored
-	// compact, lifting it costs the engine an NTT per limb and plaintext:
-	// at this size only the full compiler (CLCAO streams the products into
-	// the row sums) finds the split cheaper than shipping the database.
-	plan, err := Run(c, Options{Workload: "pir", PIRRows: 32, PIRCols: 32, Opt: "full", Prefix: "pir-plan"}, 1)
+	// The compiler's own placement for the legacy PIR also runs correctly
+	// (scan on the device, the row products on the host), the device
+	// segment as one stream program. With the database stored compact,
+	// lifting it costs the engine an NTT per limb and plaintext: at this
+	// size only the full compiler (CLCAO streams the products into the row
+	// sums) finds the split cheaper than shipping the database.
+	plan, err := Run(c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 32, PIRCols: 32, Opt: "full", Prefix: "pir-plan"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !plan.Correct || plan.DeviceOps == 0 || plan.HostOps == 0 {
+	if !plan.Correct || plan.DeviceOps == 0 || plan.HostOps == 0 || plan.Segments != "stream" {
 		t.Fatalf("PIR under the plan: %+v", plan)
 	}
+
+	// The default PIR: 128-bit parameters, a one-ciphertext query expanded
+	// on the device, 3 queries (first, last, random) over 16 MiB.
+	sec, err := Run(c, Options{Workload: "pir", Prefix: "pir-secure", PIRRecords: 1 << 16, PIRRecordSize: 256}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sec.Correct || sec.Params != "bgv-13" || sec.Segments != "stream" {
+		t.Fatalf("secure PIR: %+v", sec)
+	}
+	// One level-2 query (2 × 3 limbs) up, one level-0 answer (2 limbs) down.
+	if want := int64((6 + 2) * 8192 * 8); sec.CiphertextBytes != want {
+		t.Fatalf("secure PIR: %d ciphertext bytes crossed, want %d", sec.CiphertextBytes, want)
+	}
+	if sec.HostDeviceBytes*20 > sec.HostOnlyBytes {
+		t.Fatalf("secure PIR: %d bytes crossed per query, the database is %d", sec.HostDeviceBytes, sec.HostOnlyBytes)
+	}
+	t.Logf("secure PIR over %d B: host↔device %d B per query (%.0f×)", sec.HostOnlyBytes, sec.HostDeviceBytes, sec.Ratio)
 	st, err := c.Stats()
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +237,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 func TestLoad(t *testing.T) {
 	d := startDaemon(t)
 	setup := dial(t, d.addr)
-	s, err := Setup(setup, Options{Workload: "pir", PIRRows: 2, PIRCols: 2, Placement: "device", Prefix: "load"})
+	s, err := Setup(setup, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 2, PIRCols: 2, Placement: "device", Prefix: "load"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func PIRPlaintextPrefix(db string) string { return db + "/pt/" }
 // plaintext's missing records are zero); plaintexts beyond the records are
 // zero. progress, if not nil, gets the bytes written so far and the total.
 // It returns the bytes of the database.
-func WritePIRDatabase(ctx context.Context, st *store.Store, db string, shape pir.Shape, block func(p int, buf []byte) error,
+func WritePIRDatabase(ctx context.Context, sink ObjectSink, db string, shape pir.Shape, block func(p int, buf []byte) error,
 	progress func(done, total int64)) (int64, error) {
 	logN := 0
 	for 1<<logN < shape.N {
@@ -96,7 +96,7 @@ func WritePIRDatabase(ctx context.Context, st *store.Store, db string, shape pir
 		}
 		name := device.StoredObjectName(PIRPlaintextPrefix(db), int64(first/PIRPerObject))
 		shp := store.Shape{Polys: last - first, Limbs: 1, LogN: uint8(logN), WordSize: 2}
-		if _, err := st.Put(name, store.KindPlaintext, shp, limbs); err != nil {
+		if err := sink(ctx, name, shp, limbs); err != nil {
 			return done, fmt.Errorf("runtime: write %s: %w", name, err)
 		}
 		done += shp.Bytes()
@@ -105,6 +105,38 @@ func WritePIRDatabase(ctx context.Context, st *store.Store, db string, shape pir
 		}
 	}
 	return done, nil
+}
+
+// ObjectSink stores one plaintext object of a database: its limbs as
+// stored bytes (little-endian words of shape.WordSize bytes).
+type ObjectSink func(ctx context.Context, name string, shape store.Shape, raw [][]byte) error
+
+// StoreSink writes objects straight into a store (the device's own, before
+// it serves, or for a benchmark).
+func StoreSink(st *store.Store) ObjectSink {
+	return func(_ context.Context, name string, shape store.Shape, raw [][]byte) error {
+		_, err := st.Put(name, store.KindPlaintext, shape, raw)
+		return err
+	}
+}
+
+// DeviceSink uploads objects to a device (Put), keeping 2-byte words.
+func DeviceSink(dev StreamDevice) ObjectSink {
+	return func(ctx context.Context, name string, shape store.Shape, raw [][]byte) error {
+		if shape.WordSize != 2 {
+			return fmt.Errorf("runtime: upload of %d-byte words", shape.WordSize)
+		}
+		data := make([][]uint64, len(raw))
+		for i, b := range raw {
+			data[i] = make([]uint64, len(b)/2)
+			for j := range data[i] {
+				data[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
+			}
+		}
+		_, err := dev.PutObject(ctx, &device.PutRequest{Name: name, Kind: uint8(store.KindPlaintext), Polys: uint32(shape.Polys),
+			Limbs: uint32(shape.Limbs), Data: data, WordBytes: 2})
+		return err
+	}
 }
 
 // PIRSession is a PIR database on a device, ready for queries: its Plan

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
@@ -49,7 +50,7 @@ func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
-	n, err := runtime.WritePIRDatabase(ctx, st, "db", shape, runtime.SeededRecords(seed), nil)
+	n, err := runtime.WritePIRDatabase(ctx, runtime.StoreSink(st), "db", shape, runtime.SeededRecords(seed), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,4 +211,58 @@ func TestPIRDeviceBadInput(t *testing.T) {
 	f.Close()
 	db.check(t, 1)
 	db.check(t, db.shape.Records-1)
+
+	// A key the device does not hold.
+	if err := db.st.Delete("db/keys/rlk"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.sess.Get(ctx, 2); !errors.Is(err, device.ErrNotFound) {
+		t.Fatalf("query without the relinearization key: %v, want device.ErrNotFound", err)
+	}
+}
+
+// A client that goes away mid-query over gRPC: the device stops the run,
+// keeps serving, and the next query is answered.
+func TestPIRClientGoesAway(t *testing.T) {
+	preset, _ := fhe.Lookup("bgv-13")
+	params, _ := preset.BGVParameters()
+	shape, err := pir.NewShape(params, 2*8192, 8*256) // 8 × 256 plaintexts
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lim := device.DefaultLimits()
+	c, d, err := device.InProcess(st, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := runtime.WritePIRDatabase(ctx, runtime.DeviceSink(c), "db", shape, runtime.SeededRecords(4), nil); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := runtime.NewPIRSession(ctx, c, "db", preset, shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew())
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := sess.Get(short, 5); err == nil {
+		t.Skip("the query finished within 20 ms: nothing to interrupt on this machine")
+	}
+	q, err := sess.Get(ctx, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := runtime.SeededRecord(4, shape, 5)
+	if !bytes.Equal(q.Record, want) {
+		t.Fatal("record 5 differs after an interrupted query")
+	}
+	if st, err := d.Stats(ctx, &device.StatsRequest{}); err != nil || st.Jobs < 2 {
+		t.Fatalf("device stats after the interrupted query: %+v, %v", st, err)
+	}
 }

@@ -48,6 +48,16 @@ type Options struct {
 	QueryImage   int
 	// Prefix namespaces the objects this session stores on the device.
 	Prefix string
+	// PIRRecords and PIRRecordSize size the PIR database of the default
+	// (secure, expanded-query) PIR: records of PIRRecordSize bytes.
+	PIRRecords, PIRRecordSize int
+	// Insecure allows presets that are not 128-bit secure (insecure-*):
+	// the unpacked and packed PIR forms (PIRLegacy) and small test rings.
+	Insecure bool
+	// PIRLegacy runs the earlier PIR forms (PIRRows × PIRCols plaintexts,
+	// a selection ciphertext per row and column, or PIRPacked) on
+	// insecure-test-bgv; it needs Insecure.
+	PIRLegacy bool
 }
 
 func (o *Options) defaults() {
@@ -74,6 +84,12 @@ func (o *Options) defaults() {
 	}
 	if o.Prefix == "" {
 		o.Prefix = o.Workload
+	}
+	if o.PIRRecords == 0 {
+		o.PIRRecords = 1 << 16
+	}
+	if o.PIRRecordSize == 0 {
+		o.PIRRecordSize = 256
 	}
 }
 
@@ -107,6 +123,15 @@ type Session struct {
 	onDevice func(int) bool
 	keyRef   func(ir.Op, uint64) string
 	mu       sync.Mutex
+
+	// Streams are the plan's device segments as stream programs, set on
+	// the device once (by segment); nil runs device nodes op by op (the
+	// "device" placement, or a segment that cannot stream: StreamErr).
+	Streams     map[int]*compiler.StreamProgram
+	StreamErr   error
+	streamNames map[int]string
+	storedPer   map[string]int    // stored node → instances per object
+	keyObjects  map[string]string // key name ("rlk", "gal:<g>") → object
 }
 
 // Program builds the program the session runs.
@@ -129,7 +154,7 @@ func (o Options) program() (*ir.Program, error) {
 		if o.VecPlaintexts < 1 || o.VecPlaintexts > 1<<16 || o.VecGroups < 1 {
 			return nil, fmt.Errorf("runtime: vector database of %d plaintexts in %d groups", o.VecPlaintexts, o.VecGroups)
 		}
-		return workload.VecDistShape{Name: "vecdist-run", Params: "insecure-test", Plaintexts: int64(o.VecPlaintexts),
+		return workload.VecDistShape{Name: "vecdist-run", Params: "hevec", Plaintexts: int64(o.VecPlaintexts),
 			Dim: o.VecDim, Groups: int64(o.VecGroups)}.Program()
 	}
 	return nil, fmt.Errorf("runtime: unknown workload %q (pir, vecdist)", o.Workload)
@@ -201,6 +226,9 @@ func Setup(c *device.Client, opts Options) (*Session, error) {
 	if s.preset, err = fhe.Lookup(p.Nodes[0].Params); err != nil {
 		return nil, err
 	}
+	if s.preset.Insecure() && !opts.Insecure {
+		return nil, fmt.Errorf("runtime: %s runs on %s, which is not 128-bit secure: pass Insecure (--insecure) to run it anyway", opts.Workload, s.preset.Name)
+	}
 	if err := s.keygen(); err != nil {
 		return nil, err
 	}
@@ -226,6 +254,11 @@ func Setup(c *device.Client, opts Options) (*Session, error) {
 	}
 	if err := s.uploadKeys(c); err != nil {
 		return nil, err
+	}
+	if opts.Placement == "plan" {
+		if err := s.setStreams(c); err != nil {
+			return nil, err
+		}
 	}
 	sent1, recv1 := c.Traffic()
 	s.SetupBytes = sent1 - sent0 + recv1 - recv0
@@ -272,6 +305,7 @@ const chunkBytes = 32 << 20
 // used.
 func (s *Session) uploadStored(c *device.Client) error {
 	s.stored = map[string][]engine.Value{}
+	s.storedPer = map[string]int{}
 	compact := map[string]bool{}
 	for _, n := range s.Program.Nodes {
 		if n.Op == ir.OpStored && n.Compact {
@@ -288,6 +322,7 @@ func (s *Session) uploadStored(c *device.Client) error {
 		}
 		ptBytes := int64(limbs) * int64(s.rparams.N()) * engine.WordBytes
 		per := int(min(int64(layout.MaxPolys), chunkBytes/ptBytes))
+		s.storedPer[name] = per
 		vals := make([]engine.Value, len(pts))
 		for first := 0; first < len(pts); first += per {
 			last := min(first+per, len(pts))
@@ -340,12 +375,14 @@ func (s *Session) uploadKeys(c *device.Client) error {
 	if err := put(rlk, &s.keys.Relin.GadgetCiphertext); err != nil {
 		return err
 	}
+	s.keyObjects = map[string]string{"rlk": rlk}
 	for g, k := range s.keys.Galois {
 		name := fmt.Sprintf("%s/keys/gk/%d", s.Opts.Prefix, g)
 		if err := put(name, &k.GadgetCiphertext); err != nil {
 			return err
 		}
 		refs[g] = device.StoredRef(name, 0)
+		s.keyObjects[fmt.Sprintf("gal:%d", g)] = name
 	}
 	s.keyRef = func(op ir.Op, g uint64) string {
 		if op == ir.OpRelinearize || op == ir.OpHMult {
@@ -389,7 +426,12 @@ func (s *Session) Query(c *device.Client) (QueryResult, error) {
 	if err != nil {
 		return QueryResult{}, err
 	}
-	out, err := x.Run(s.Program, in, stored)
+	var out map[string][]engine.Value
+	if s.Streams != nil {
+		out, err = x.RunPlan(s.Plan, s.Streams, &segmentRunner{s: s, c: c}, in, stored)
+	} else {
+		out, err = x.Run(s.Program, in, stored)
+	}
 	sent1, recv1 := c.Traffic()
 	r := QueryResult{HostDeviceBytes: sent1 - sent0 + recv1 - recv0, Exec: x.Stats}
 	if err != nil {
@@ -482,7 +524,12 @@ func parseStoredRef(ref string) (int, string, error) {
 // Report is what `rosemary run --json` prints.
 type Report struct {
 	Workload  string `json:"workload"`
+	Params    string `json:"params"`
 	Placement string `json:"placement"`
+	// Segments says how the device segments ran: "stream" (each segment
+	// one stream program, set once and run per query), "op by op: <why>",
+	// or "host scan" (the plan kept everything on the host).
+	Segments string `json:"segments"`
 	Queries   int    `json:"queries"`
 	Correct   bool   `json:"correct"`
 	Error     string `json:"error,omitempty"`
@@ -517,13 +564,14 @@ func Run(c *device.Client, opts Options, queries int) (*Report, error) {
 	if queries < 1 {
 		return nil, fmt.Errorf("runtime: %d queries", queries)
 	}
+	var st *store.Store // the in-process device's store
 	if c == nil {
 		dir, err := os.MkdirTemp("", "rosemary-device-")
 		if err != nil {
 			return nil, fmt.Errorf("runtime: %w", err)
 		}
 		defer os.RemoveAll(dir)
-		st, err := store.Open(dir, layout.Layout{Channels: 4, PageSize: 4096})
+		st, err = store.Open(dir, layout.Layout{Channels: 4, PageSize: 4096})
 		if err != nil {
 			return nil, fmt.Errorf("runtime: open store: %w", err)
 		}
@@ -534,11 +582,22 @@ func Run(c *device.Client, opts Options, queries int) (*Report, error) {
 		}
 		defer c.Close()
 	}
+	if opts.Workload == "pir" && !opts.PIRLegacy {
+		opts.defaults()
+		return runPIR(c, st, opts, queries)
+	}
 	s, err := Setup(c, opts)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Workload: s.Opts.Workload, Placement: s.Opts.Placement, Queries: queries, Correct: true,
+	segs := "stream"
+	switch {
+	case s.Streams == nil && s.StreamErr != nil:
+		segs = "op by op: " + s.StreamErr.Error()
+	case s.Streams == nil:
+		segs = "op by op (every operation on the device)"
+	}
+	rep := &Report{Workload: s.Opts.Workload, Params: s.preset.Name, Segments: segs, Placement: s.Opts.Placement, Queries: queries, Correct: true,
 		HostOnlyBytes: s.StoredBytes, SetupBytes: s.SetupBytes, ConstantBytes: s.ConstantBytes,
 		PlanCutBytes: s.Plan.CutBytes, PlanHostOnly: s.Plan.HostOnlyBytes}
 	c.Async = true

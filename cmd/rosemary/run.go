@@ -17,14 +17,18 @@ func init() {
 func runRun(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var o runtime.Options
-	fs.StringVar(&o.Workload, "w", "pir", "workload: pir, vecdist or hevec (runnable sizes)")
+	fs.StringVar(&o.Workload, "w", "pir", "workload: pir (expanded-query PIR on bgv-13), vecdist or hevec (CKKS, preset hevec)")
 	addr := fs.String("device", "", "device daemon address (default: an in-process device on a temporary store)")
 	fs.StringVar(&o.Arch, "a", "rosemary", "architecture the compiler plans for")
 	fs.StringVar(&o.Opt, "opt", "full", "compiler optimisation level (bare, tdap, full)")
 	fs.StringVar(&o.Placement, "placement", "plan", "plan (the compiler's placement) or device (every operation on the device)")
-	fs.IntVar(&o.PIRRows, "rows", 32, "PIR database rows (plaintexts)")
-	fs.IntVar(&o.PIRCols, "cols", 32, "PIR database columns (plaintexts)")
-	fs.BoolVar(&o.PIRPacked, "packed", false, "PIR: one-ciphertext query expanded on the device (with --placement device)")
+	fs.IntVar(&o.PIRRecords, "records", 1<<16, "PIR: records in the database")
+	fs.IntVar(&o.PIRRecordSize, "record-size", 256, "PIR: bytes per record")
+	fs.BoolVar(&o.Insecure, "insecure", false, "allow presets below 128-bit security (the legacy PIR forms, test rings)")
+	fs.BoolVar(&o.PIRLegacy, "legacy", false, "PIR: the earlier forms on insecure-test-bgv (--rows × --cols, a selection per row and column, or --packed); needs --insecure")
+	fs.IntVar(&o.PIRRows, "rows", 32, "legacy PIR: database rows (plaintexts)")
+	fs.IntVar(&o.PIRCols, "cols", 32, "legacy PIR: database columns (plaintexts)")
+	fs.BoolVar(&o.PIRPacked, "packed", false, "legacy PIR: one-ciphertext query expanded by rotations on the device")
 	fs.IntVar(&o.VecPlaintexts, "vectors", 8, "vecdist: stored plaintexts")
 	fs.IntVar(&o.VecDim, "dim", 4, "vecdist: vector dimension (power of two)")
 	fs.IntVar(&o.VecGroups, "groups", 2, "vecdist: score sums")
@@ -50,8 +54,8 @@ func runRun(args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Printf("%s (%s placement): correct=%v  host↔device %d B/query, host-only %d B (%.1f×), device read %d B from store, setup %d B, %.2f s\n",
-		rep.Workload, rep.Placement, rep.Correct, rep.HostDeviceBytes, rep.HostOnlyBytes, rep.Ratio, rep.DeviceStoreBytes, rep.SetupBytes, rep.WallSeconds)
+	fmt.Printf("%s on %s (%s placement, device segments %s): correct=%v  host↔device %d B/query, host-only %d B (%.1f×), device read %d B from store, setup %d B, %.2f s (measured here)\n",
+		rep.Workload, rep.Params, rep.Placement, rep.Segments, rep.Correct, rep.HostDeviceBytes, rep.HostOnlyBytes, rep.Ratio, rep.DeviceStoreBytes, rep.SetupBytes, rep.WallSeconds)
 	if !rep.Correct {
 		return fmt.Errorf("run: wrong answer: %s", rep.Error)
 	}

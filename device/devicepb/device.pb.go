@@ -271,12 +271,15 @@ func (x *ProgSetResponse) GetInstructions() uint32 {
 
 // PutRequest stores polys × limbs limbs (poly-major).
 type PutRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Kind          uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"` // store.Kind (0..255)
-	Polys         uint32                 `protobuf:"varint,3,opt,name=polys,proto3" json:"polys,omitempty"`
-	Limbs         uint32                 `protobuf:"varint,4,opt,name=limbs,proto3" json:"limbs,omitempty"`
-	Data          [][]byte               `protobuf:"bytes,5,rep,name=data,proto3" json:"data,omitempty"` // one limb each, little-endian uint64s
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Kind  uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"` // store.Kind (0..255)
+	Polys uint32                 `protobuf:"varint,3,opt,name=polys,proto3" json:"polys,omitempty"`
+	Limbs uint32                 `protobuf:"varint,4,opt,name=limbs,proto3" json:"limbs,omitempty"`
+	Data  [][]byte               `protobuf:"bytes,5,rep,name=data,proto3" json:"data,omitempty"` // one limb each, little-endian uint64s
+	// word_bytes is the stored word size: 8 (0 means 8), or 2 for values
+	// below 2^16 (compact plaintexts of 16-bit chunks), kept 4× smaller.
+	WordBytes     uint32 `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -344,6 +347,13 @@ func (x *PutRequest) GetData() [][]byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *PutRequest) GetWordBytes() uint32 {
+	if x != nil {
+		return x.WordBytes
+	}
+	return 0
 }
 
 type PutResponse struct {
@@ -1886,14 +1896,16 @@ const file_device_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprogram\x18\x02 \x01(\fR\aprogram\"5\n" +
 	"\x0fProgSetResponse\x12\"\n" +
-	"\finstructions\x18\x01 \x01(\rR\finstructions\"t\n" +
+	"\finstructions\x18\x01 \x01(\rR\finstructions\"\x93\x01\n" +
 	"\n" +
 	"PutRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\rR\x04kind\x12\x14\n" +
 	"\x05polys\x18\x03 \x01(\rR\x05polys\x12\x14\n" +
 	"\x05limbs\x18\x04 \x01(\rR\x05limbs\x12\x12\n" +
-	"\x04data\x18\x05 \x03(\fR\x04data\"C\n" +
+	"\x04data\x18\x05 \x03(\fR\x04data\x12\x1d\n" +
+	"\n" +
+	"word_bytes\x18\x06 \x01(\rR\twordBytes\"C\n" +
 	"\vPutResponse\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x01 \x01(\x04R\n" +

@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+)
+
+// setStreams turns every device segment of the plan into its stream
+// program and sets it on the device once. A segment that cannot stream
+// (an operation without a streaming lowering) leaves the session running
+// device nodes op by op, with the reason in StreamErr.
+func (s *Session) setStreams(c *device.Client) error {
+	streams := map[int]*compiler.StreamProgram{}
+	names := map[int]string{}
+	ring := compiler.RingOf(s.rparams)
+	var t uint64
+	if s.preset.Scheme == fhe.BGV {
+		t = s.preset.T
+	}
+	for i, seg := range s.Plan.Segments {
+		if seg.Device != "ssd" || !computesAny(s.Plan, seg.Nodes) {
+			continue
+		}
+		sp, err := s.Plan.StreamSegment(i, ring, s.preset.Scheme, t)
+		if err != nil {
+			s.StreamErr = err
+			return nil
+		}
+		raw, err := sp.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(raw)
+		name := s.Opts.Prefix + "/stream/" + hex.EncodeToString(sum[:8])
+		if _, err := c.SetStream(context.Background(), &device.SetStreamRequest{Name: name, Program: raw}); err != nil {
+			return fmt.Errorf("runtime: set segment %d: %w", i, err)
+		}
+		streams[i], names[i] = sp, name
+	}
+	s.Streams, s.streamNames = streams, names
+	return nil
+}
+
+func computesAny(p *compiler.Plan, nodes []int) bool {
+	for _, v := range nodes {
+		switch p.Program.Nodes[v].Op {
+		case "Input", "Stored", "Output":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// segmentRunner runs a session's device segments through a client.
+type segmentRunner struct {
+	s *Session
+	c *device.Client
+}
+
+// RunSegment implements engine.SegmentRunner.
+func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[int][]engine.Limbs, int64, error) {
+	sp := r.s.Streams[seg]
+	req := &device.RunStreamRequest{Program: r.s.streamNames[seg]}
+	for node, vs := range inputs {
+		req.Inputs = append(req.Inputs, device.StreamValues{Node: node, Instances: vs})
+	}
+	keys := map[string]bool{}
+	for _, sn := range sp.Nodes {
+		if sn.Kind == compiler.StreamStored {
+			per, ok := r.s.storedPer[sn.Name]
+			if !ok {
+				return nil, 0, fmt.Errorf("runtime: stored %q was not uploaded", sn.Name)
+			}
+			req.Stored = append(req.Stored, device.StoredBinding{Node: sn.Node,
+				Prefix: fmt.Sprintf("%s/%s/", r.s.Opts.Prefix, sn.Name), PerObject: int64(per)})
+		}
+		for _, l := range append([]*compiler.Lowered{sn.Body}, sn.Steps...) {
+			if l == nil || l.KeyName() == "" || keys[l.KeyName()] {
+				continue
+			}
+			obj, ok := r.s.keyObjects[l.KeyName()]
+			if !ok {
+				return nil, 0, fmt.Errorf("runtime: no key %s uploaded", l.KeyName())
+			}
+			keys[l.KeyName()] = true
+			req.Keys = append(req.Keys, device.KeyBinding{Key: l.KeyName(), Object: obj})
+		}
+	}
+	resp, err := r.c.RunStream(context.Background(), req)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[int][]engine.Limbs{}
+	for _, o := range resp.Outputs {
+		out[o.Node] = o.Instances
+	}
+	return out, int64(resp.MicroOps), nil
+}

@@ -530,9 +530,9 @@ type Report struct {
 	// one stream program, set once and run per query), "op by op: <why>",
 	// or "host scan" (the plan kept everything on the host).
 	Segments string `json:"segments"`
-	Queries   int    `json:"queries"`
-	Correct   bool   `json:"correct"`
-	Error     string `json:"error,omitempty"`
+	Queries  int    `json:"queries"`
+	Correct  bool   `json:"correct"`
+	Error    string `json:"error,omitempty"`
 	// HostDeviceBytes: payload bytes crossing host↔device per query (mean),
 	// measured by the client codec.
 	HostDeviceBytes int64 `json:"host_device_bytes"`

@@ -221,13 +221,9 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 		var err error
 		switch n.Op {
 		case ir.OpInput, ir.OpStored:
-			src := inputs
-			if n.Op == ir.OpStored {
-				src = stored
-			}
-			v, ok := src[n.Name]
-			if !ok || int64(len(v)) != n.Count {
-				return nil, fmt.Errorf("engine: node %d: %s %q needs %d instances, got %d", i, n.Op, n.Name, n.Count, len(v))
+			v, err := sourceValues(n, inputs, stored)
+			if err != nil {
+				return nil, err
 			}
 			// A copy: resident mode records uploads in the values.
 			vals[i] = append([]Value(nil), v...)
@@ -281,6 +277,19 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 	}
 	x.Values = vals
 	return out, nil
+}
+
+// sourceValues returns the instances given for an Input or Stored node.
+func sourceValues(n ir.Node, inputs, stored map[string][]Value) ([]Value, error) {
+	src := inputs
+	if n.Op == ir.OpStored {
+		src = stored
+	}
+	v, ok := src[n.Name]
+	if !ok || int64(len(v)) != n.Count {
+		return nil, fmt.Errorf("engine: node %d: %s %q needs %d instances, got %d", n.ID, n.Op, n.Name, n.Count, len(v))
+	}
+	return v, nil
 }
 
 // materialize fetches the device-only values of vs to the host.

@@ -34,13 +34,9 @@ func (x *Executor) RunPlan(plan *compiler.Plan, streams map[int]*compiler.Stream
 		if n.Op != ir.OpInput && n.Op != ir.OpStored {
 			continue
 		}
-		src := inputs
-		if n.Op == ir.OpStored {
-			src = stored
-		}
-		v, ok := src[n.Name]
-		if !ok || int64(len(v)) != n.Count {
-			return nil, fmt.Errorf("engine: node %d: %s %q needs %d instances, got %d", i, n.Op, n.Name, n.Count, len(v))
+		v, err := sourceValues(n, inputs, stored)
+		if err != nil {
+			return nil, err
 		}
 		vals[i] = v
 	}

@@ -89,3 +89,16 @@ func (p *Plan) Summary() Summary {
 	}
 	return s
 }
+
+// Computes reports whether segment seg runs an operation (not only
+// sources and sinks: Input, Stored, Output).
+func (p *Plan) Computes(seg int) bool {
+	for _, v := range p.Segments[seg].Nodes {
+		switch p.Program.Nodes[v].Op {
+		case ir.OpInput, ir.OpStored, ir.OpOutput:
+		default:
+			return true
+		}
+	}
+	return false
+}

@@ -45,7 +45,7 @@ func (x *Executor) RunPlan(plan *compiler.Plan, streams map[int]*compiler.Stream
 		if seg.Device == "ssd" {
 			sp := streams[si]
 			if sp == nil {
-				if computes(p, seg.Nodes) {
+				if plan.Computes(si) {
 					return nil, fmt.Errorf("engine: device segment %d has no stream program", si)
 				}
 				continue
@@ -87,17 +87,6 @@ func (x *Executor) RunPlan(plan *compiler.Plan, streams map[int]*compiler.Stream
 	}
 	x.Values = vals
 	return out, nil
-}
-
-func computes(p *ir.Program, nodes []int) bool {
-	for _, v := range nodes {
-		switch p.Nodes[v].Op {
-		case ir.OpInput, ir.OpStored, ir.OpOutput:
-		default:
-			return true
-		}
-	}
-	return false
 }
 
 // runStream runs device segment si: its inputs go as limbs, its results

@@ -238,12 +238,12 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if rep.HostDeviceBytes > 0 {
 		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
 	}
-	st, err := c.Stats()
+	st, err := c.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
 	rep.DevicePeakRSS = st.PeakRSSBytes
-	cfg, err := c.Config()
+	cfg, err := c.Config(ctx)
 	if err == nil {
 		rep.DeviceWorkers = cfg.Workers
 	}

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -53,8 +54,9 @@ type SearchSummary struct {
 	ProjectedFull  []Projection `json:"projected_deep1b"`
 }
 
-// Search runs the main job and writes a report to w (nil for none).
-func Search(w io.Writer, o SearchOptions) (*SearchSummary, error) {
+// Search runs the main job under ctx and writes a report to w (nil for
+// none).
+func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, error) {
 	if w == nil {
 		w = io.Discard
 	}
@@ -91,7 +93,7 @@ func Search(w io.Writer, o SearchOptions) (*SearchSummary, error) {
 	t0 := time.Now()
 	// Queries take consecutive test images; the warm-up query below takes
 	// the one before the requested image.
-	sess, err := runtime.Setup(c, runtime.Options{Workload: "hevec", HEVECVectors: o.Vectors, EdgeQuery: true,
+	sess, err := runtime.Setup(ctx, c, runtime.Options{Workload: "hevec", HEVECVectors: o.Vectors, EdgeQuery: true,
 		QueryImage: (o.QueryImage + 99) % 100, Opt: o.Opt, Arch: o.Arch, Placement: "plan"})
 	if err != nil {
 		return nil, err
@@ -109,20 +111,20 @@ func Search(w io.Writer, o SearchOptions) (*SearchSummary, error) {
 
 	// A first query installs the mPrograms on the device (ProgSet); the
 	// second is the one measured.
-	if _, err := sess.Query(c); err != nil {
+	if _, err := sess.Query(ctx, c); err != nil {
 		return nil, err
 	}
-	stats0, err := c.Stats()
+	stats0, err := c.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
 	t0 = time.Now()
-	q, err := sess.Query(c)
+	q, err := sess.Query(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	s.QuerySeconds = time.Since(t0).Seconds()
-	stats1, err := c.Stats()
+	stats1, err := c.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package demo
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // The main job finds the plaintext nearest neighbour through the device,
 // moves far fewer bytes than a host-only run and projects a speedup over
 // HA at Deep1B scale.
 func TestSearch(t *testing.T) {
-	s, err := Search(nil, SearchOptions{Vectors: 256, QueryImage: 3})
+	s, err := Search(context.Background(), nil, SearchOptions{Vectors: 256, QueryImage: 3})
 	if err == nil && s.Answer.Query != 3 {
 		t.Fatalf("queried image %d, want 3", s.Answer.Query)
 	}

@@ -29,7 +29,11 @@ type Client struct {
 	conn    *grpc.ClientConn
 	rpc     pb.DeviceClient
 	traffic *wireStats
-	ctx     context.Context
+	// ctx is the context of the engine.DeviceRunner and
+	// engine.ResidentDevice methods (RunLowered, RunResident, Upload, Fetch,
+	// Free), whose engine interfaces take none; every other I/O method
+	// takes its caller's context.
+	ctx context.Context
 
 	// Async makes RunResident return as soon as the job is sent, without
 	// waiting for it (one RPC per operation instead of two): the device
@@ -100,12 +104,6 @@ func (c *Client) Close() error { return c.close() }
 // 5-byte message headers and HTTP/2 framing.
 func (c *Client) Traffic() (sent, received int64) { return c.traffic.out.Load(), c.traffic.in.Load() }
 
-// call runs one RPC under the client's context and converts its reply.
-func call[Q, P, R any](c *Client, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
-	conv func(P) (R, error)) (R, error) {
-	return callCtx(c.ctx, c, method, rpc, req, conv)
-}
-
 // callCtx runs one RPC under ctx and converts its reply.
 func callCtx[Q, P, R any](ctx context.Context, c *Client, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
 	conv func(P) (R, error)) (R, error) {
@@ -124,55 +122,55 @@ func callCtx[Q, P, R any](ctx context.Context, c *Client, method string, rpc fun
 func ok[P any](P) (struct{}, error) { return struct{}{}, nil }
 
 // Config returns the device's parameters.
-func (c *Client) Config() (*ConfigResponse, error) {
-	return call(c, "Config", c.rpc.Config, &pb.ConfigRequest{},
+func (c *Client) Config(ctx context.Context) (*ConfigResponse, error) {
+	return callCtx(ctx, c, "Config", c.rpc.Config, &pb.ConfigRequest{},
 		func(m *pb.ConfigResponse) (*ConfigResponse, error) { return configRespFromProto(m), nil })
 }
 
 // ProgSet registers an encoded mProgram.
-func (c *Client) ProgSet(name string, program []byte) error {
-	_, err := call(c, "ProgSet", c.rpc.ProgSet, &pb.ProgSetRequest{Name: name, Program: program}, ok[*pb.ProgSetResponse])
+func (c *Client) ProgSet(ctx context.Context, name string, program []byte) error {
+	_, err := callCtx(ctx, c, "ProgSet", c.rpc.ProgSet, &pb.ProgSetRequest{Name: name, Program: program}, ok[*pb.ProgSetResponse])
 	return err
 }
 
 // Put stores an object of polys × limbs limbs (poly-major).
-func (c *Client) Put(name string, kind store.Kind, polys, limbs int, data [][]uint64) (*PutResponse, error) {
+func (c *Client) Put(ctx context.Context, name string, kind store.Kind, polys, limbs int, data [][]uint64) (*PutResponse, error) {
 	req := putToProto(&PutRequest{Name: name, Kind: uint8(kind), Polys: uint32(polys), Limbs: uint32(limbs), Data: data})
-	return call(c, "Put", c.rpc.Put, req, func(m *pb.PutResponse) (*PutResponse, error) {
+	return callCtx(ctx, c, "Put", c.rpc.Put, req, func(m *pb.PutResponse) (*PutResponse, error) {
 		return &PutResponse{Generation: m.GetGeneration(), Bytes: m.GetBytes()}, nil
 	})
 }
 
 // Get reads a stored object.
-func (c *Client) Get(name string) (*GetResponse, error) {
-	return call(c, "Get", c.rpc.Get, &pb.GetRequest{Name: name}, getRespFromProto)
+func (c *Client) Get(ctx context.Context, name string) (*GetResponse, error) {
+	return callCtx(ctx, c, "Get", c.rpc.Get, &pb.GetRequest{Name: name}, getRespFromProto)
 }
 
 // Delete deletes a stored object.
-func (c *Client) Delete(name string) error {
-	_, err := call(c, "Delete", c.rpc.Delete, &pb.DeleteRequest{Name: name}, ok[*pb.DeleteResponse])
+func (c *Client) Delete(ctx context.Context, name string) error {
+	_, err := callCtx(ctx, c, "Delete", c.rpc.Delete, &pb.DeleteRequest{Name: name}, ok[*pb.DeleteResponse])
 	return err
 }
 
 // Send starts a job.
-func (c *Client) Send(req *SendRequest) (uint64, error) {
-	return call(c, "Send", c.rpc.Send, sendToProto(req), func(m *pb.SendResponse) (uint64, error) { return m.GetJob(), nil })
+func (c *Client) Send(ctx context.Context, req *SendRequest) (uint64, error) {
+	return callCtx(ctx, c, "Send", c.rpc.Send, sendToProto(req), func(m *pb.SendResponse) (uint64, error) { return m.GetJob(), nil })
 }
 
 // Recv waits for a job.
-func (c *Client) Recv(job uint64, fetch, release bool) (*RecvResponse, error) {
-	return call(c, "Recv", c.rpc.Recv, &pb.RecvRequest{Job: job, Fetch: fetch, Release: release}, recvRespFromProto)
+func (c *Client) Recv(ctx context.Context, job uint64, fetch, release bool) (*RecvResponse, error) {
+	return callCtx(ctx, c, "Recv", c.rpc.Recv, &pb.RecvRequest{Job: job, Fetch: fetch, Release: release}, recvRespFromProto)
 }
 
 // release drops jobs' results.
-func (c *Client) release(jobs []uint64) error {
-	_, err := call(c, "Release", c.rpc.Release, &pb.ReleaseRequest{Jobs: jobs}, ok[*pb.ReleaseResponse])
+func (c *Client) release(ctx context.Context, jobs []uint64) error {
+	_, err := callCtx(ctx, c, "Release", c.rpc.Release, &pb.ReleaseRequest{Jobs: jobs}, ok[*pb.ReleaseResponse])
 	return err
 }
 
 // Stats returns the device counters.
-func (c *Client) Stats() (*StatsResponse, error) {
-	return call(c, "Stats", c.rpc.Stats, &pb.StatsRequest{},
+func (c *Client) Stats(ctx context.Context) (*StatsResponse, error) {
+	return callCtx(ctx, c, "Stats", c.rpc.Stats, &pb.StatsRequest{},
 		func(m *pb.StatsResponse) (*StatsResponse, error) { return statsRespFromProto(m), nil })
 }
 
@@ -221,7 +219,7 @@ func bind(obj compiler.Object, op engine.Operand) (Binding, error) {
 
 // program sets l's program on the device once per client and names it by
 // its content hash.
-func (c *Client) program(p *isa.Program) (string, error) {
+func (c *Client) program(ctx context.Context, p *isa.Program) (string, error) {
 	c.mu.Lock()
 	name, ok := c.progs[p]
 	c.mu.Unlock()
@@ -238,7 +236,7 @@ func (c *Client) program(p *isa.Program) (string, error) {
 	set := c.named[name]
 	c.mu.Unlock()
 	if !set {
-		if err := c.ProgSet(name, raw); err != nil {
+		if err := c.ProgSet(ctx, name, raw); err != nil {
 			return "", err
 		}
 	}
@@ -248,11 +246,11 @@ func (c *Client) program(p *isa.Program) (string, error) {
 	return name, nil
 }
 
-func (c *Client) send(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) (uint64, error) {
+func (c *Client) send(ctx context.Context, l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) (uint64, error) {
 	if len(inputs) != len(l.Inputs) {
 		return 0, fmt.Errorf("device: %d operands for %d inputs", len(inputs), len(l.Inputs))
 	}
-	name, err := c.program(l.Program)
+	name, err := c.program(ctx, l.Program)
 	if err != nil {
 		return 0, err
 	}
@@ -272,7 +270,7 @@ func (c *Client) send(l *compiler.Lowered, inputs []engine.Operand, key engine.O
 		}
 		req.HasKey, req.Key = true, b
 	}
-	return c.Send(req)
+	return c.Send(ctx, req)
 }
 
 func statsOf(r *RecvResponse) engine.Stats {
@@ -280,13 +278,15 @@ func statsOf(r *RecvResponse) engine.Stats {
 }
 
 // RunLowered implements engine.DeviceRunner: the result comes back with
-// the reply and is released on the device.
+// the reply and is released on the device. Like the other engine methods
+// below (whose interfaces take no context), it runs under the client's
+// default context, context.Background().
 func (c *Client) RunLowered(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) ([][]uint64, engine.Stats, error) {
-	id, err := c.send(l, inputs, key)
+	id, err := c.send(c.ctx, l, inputs, key)
 	if err != nil {
 		return nil, engine.Stats{}, err
 	}
-	r, err := c.Recv(id, true, true)
+	r, err := c.Recv(c.ctx, id, true, true)
 	if err != nil {
 		return nil, engine.Stats{}, err
 	}
@@ -296,16 +296,16 @@ func (c *Client) RunLowered(l *compiler.Lowered, inputs []engine.Operand, key en
 // RunResident implements engine.ResidentDevice: the result stays on the
 // device.
 func (c *Client) RunResident(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) (string, engine.Stats, error) {
-	id, err := c.send(l, inputs, key)
+	id, err := c.send(c.ctx, l, inputs, key)
 	if err != nil {
 		return "", engine.Stats{}, err
 	}
 	if c.Async {
 		return jobRef(id), engine.Stats{}, nil
 	}
-	r, err := c.Recv(id, false, false)
+	r, err := c.Recv(c.ctx, id, false, false)
 	if err != nil {
-		_ = c.release([]uint64{id})
+		_ = c.release(c.ctx, []uint64{id})
 		return "", engine.Stats{}, err
 	}
 	return jobRef(id), statsOf(r), nil
@@ -316,7 +316,7 @@ func (c *Client) Upload(limbs [][]uint64, polys int) (string, error) {
 	if polys < 1 || len(limbs) == 0 || len(limbs)%polys != 0 {
 		return "", fmt.Errorf("device: upload of %d limbs in %d polys", len(limbs), polys)
 	}
-	id, err := c.Send(&SendRequest{Inputs: []Binding{{Space: uint8(isa.SpaceDRAM), Polys: uint32(polys),
+	id, err := c.Send(c.ctx, &SendRequest{Inputs: []Binding{{Space: uint8(isa.SpaceDRAM), Polys: uint32(polys),
 		Limbs: uint32(len(limbs) / polys), Source: SourceInline, Inline: limbs}}})
 	if err != nil {
 		return "", err
@@ -330,7 +330,7 @@ func (c *Client) Fetch(ref string) ([][]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := c.Recv(id, true, false)
+	r, err := c.Recv(c.ctx, id, true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -347,5 +347,5 @@ func (c *Client) Free(refs ...string) error {
 		}
 		jobs = append(jobs, id)
 	}
-	return c.release(jobs)
+	return c.release(c.ctx, jobs)
 }

@@ -86,10 +86,11 @@ func limbsOf(q []uint64, polys int, seed uint64) [][]uint64 {
 // result kept resident equals the element-wise sum; the job reads the
 // stored operand from the store.
 func TestJobReadsStoreAndMatchesReference(t *testing.T) {
+	ctx := context.Background()
 	c, _ := newDevice(t)
 	l, q := lowered(t)
 	a, b := limbsOf(q, 2, 1), limbsOf(q, 2, 2)
-	if _, err := c.Put("b", store.KindCiphertext, 2, 2, b); err != nil {
+	if _, err := c.Put(ctx, "b", store.KindCiphertext, 2, 2, b); err != nil {
 		t.Fatal(err)
 	}
 	ref, err := c.Upload(a, 2)
@@ -115,7 +116,7 @@ func TestJobReadsStoreAndMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	stats, err := c.Stats()
+	stats, err := c.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,13 +130,14 @@ func TestJobReadsStoreAndMatchesReference(t *testing.T) {
 		t.Fatalf("fetch after free: %v", err)
 	}
 	// Round trip of a stored object.
-	g, err := c.Get("b")
+	g, err := c.Get(ctx, "b")
 	if err != nil || g.Polys != 2 || g.Limbs != 2 || g.Data[3][5] != b[3][5] {
 		t.Fatalf("get: %v", err)
 	}
 }
 
 func TestMalformedRejected(t *testing.T) {
+	ctx := context.Background()
 	c, d := newDevice(t)
 	l, q := lowered(t)
 	raw, err := l.Program.MarshalBinary()
@@ -145,35 +147,35 @@ func TestMalformedRejected(t *testing.T) {
 	bad := append([]byte(nil), raw...)
 	bad[len(bad)/2] ^= 0x40
 	for name, prog := range map[string][]byte{"flipped byte": bad, "truncated": raw[:len(raw)-9], "empty": nil, "garbage": []byte("not a program")} {
-		if err := c.ProgSet("x", prog); code(err) != codes.InvalidArgument {
+		if err := c.ProgSet(ctx, "x", prog); code(err) != codes.InvalidArgument {
 			t.Errorf("ProgSet %s: %v, want InvalidArgument", name, err)
 		}
 	}
-	if err := c.ProgSet("ok", raw); err != nil {
+	if err := c.ProgSet(ctx, "ok", raw); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := (&isa.Program{Config: l.Program.Config}).MarshalBinary()
-	if err := c.ProgSet("ok", other); code(err) != codes.InvalidArgument {
+	if err := c.ProgSet(ctx, "ok", other); code(err) != codes.InvalidArgument {
 		t.Errorf("ProgSet over a taken name: %v", err)
 	}
 	// Objects.
 	good := limbsOf(q, 2, 3)
 	for name, put := range map[string]func() error{
-		"limb count": func() error { _, err := c.Put("o", store.KindCiphertext, 2, 3, good); return err },
+		"limb count": func() error { _, err := c.Put(ctx, "o", store.KindCiphertext, 2, 3, good); return err },
 		"ragged limb": func() error {
-			_, err := c.Put("o", store.KindCiphertext, 2, 2, append(good[:3:3], good[3][:100]))
+			_, err := c.Put(ctx, "o", store.KindCiphertext, 2, 2, append(good[:3:3], good[3][:100]))
 			return err
 		},
-		"kind":       func() error { _, err := c.Put("o", 9, 2, 2, good); return err },
-		"empty name": func() error { _, err := c.Put("", store.KindCiphertext, 2, 2, good); return err },
-		"no limbs":   func() error { _, err := c.Put("o", store.KindCiphertext, 0, 0, nil); return err },
+		"kind":       func() error { _, err := c.Put(ctx, "o", 9, 2, 2, good); return err },
+		"empty name": func() error { _, err := c.Put(ctx, "", store.KindCiphertext, 2, 2, good); return err },
+		"no limbs":   func() error { _, err := c.Put(ctx, "o", store.KindCiphertext, 0, 0, nil); return err },
 		"odd N": func() error {
-			_, err := c.Put("o", store.KindCiphertext, 1, 1, [][]uint64{make([]uint64, 3)})
+			_, err := c.Put(ctx, "o", store.KindCiphertext, 1, 1, [][]uint64{make([]uint64, 3)})
 			return err
 		},
-		"missing get":  func() error { _, err := c.Get("nope"); return err },
-		"missing del":  func() error { return c.Delete("nope") },
-		"unknown prog": func() error { _, err := c.Send(&SendRequest{Program: "nope"}); return err },
+		"missing get":  func() error { _, err := c.Get(ctx, "nope"); return err },
+		"missing del":  func() error { return c.Delete(ctx, "nope") },
+		"unknown prog": func() error { _, err := c.Send(ctx, &SendRequest{Program: "nope"}); return err },
 	} {
 		if err := put(); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -194,15 +196,15 @@ func TestMalformedRejected(t *testing.T) {
 		"too many limbs":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 200, Limbs: 200, Source: SourceInline, Inline: a},
 		"wrong ring size": {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 1, Limbs: 1, Source: SourceInline, Inline: [][]uint64{make([]uint64, 1024)}},
 	} {
-		if _, err := c.Send(mk(b)); err == nil {
+		if _, err := c.Send(ctx, mk(b)); err == nil {
 			t.Errorf("Send with %s operand accepted", name)
 		}
 	}
 	// A stored operand too short for the program.
-	if _, err := c.Put("short", store.KindCiphertext, 1, 2, good[:2]); err != nil {
+	if _, err := c.Put(ctx, "short", store.KindCiphertext, 1, 2, good[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Send(mk(Binding{Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceStored, Name: "short"})); code(err) != codes.InvalidArgument {
+	if _, err := c.Send(ctx, mk(Binding{Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceStored, Name: "short"})); code(err) != codes.InvalidArgument {
 		t.Errorf("stored operand with too few polys: %v", err)
 	}
 	// Memory bound: uploads beyond MaxResidentBytes are refused.
@@ -225,12 +227,12 @@ func TestMalformedRejected(t *testing.T) {
 	}
 	// ISP mode: conventional writes are refused while a job runs.
 	d.enterISP()
-	_, err = c.Put("during-job", store.KindCiphertext, 2, 2, good)
+	_, err = c.Put(ctx, "during-job", store.KindCiphertext, 2, 2, good)
 	d.leaveISP()
 	if code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "ISP") {
 		t.Errorf("Put during a job: %v, want FailedPrecondition (ISP mode)", err)
 	}
-	if _, err := c.Put("after-job", store.KindCiphertext, 2, 2, good); err != nil {
+	if _, err := c.Put(ctx, "after-job", store.KindCiphertext, 2, 2, good); err != nil {
 		t.Errorf("Put after the job: %v", err)
 	}
 }
@@ -299,12 +301,13 @@ func TestMalformedRPCPayloads(t *testing.T) {
 // the wrong shape, make the job fail with a clear error; with Async the
 // failure surfaces when the result is fetched.
 func TestBadOperandsFailJobs(t *testing.T) {
+	ctx := context.Background()
 	c, _ := newDevice(t)
 	l, q := lowered(t)
 	a := limbsOf(q, 2, 5)
 	bad := limbsOf(q, 2, 6)
 	bad[1][7] = q[1] // not reduced modulo q_1
-	if _, err := c.Put("bad", store.KindCiphertext, 2, 2, bad); err != nil {
+	if _, err := c.Put(ctx, "bad", store.KindCiphertext, 2, 2, bad); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := c.RunLowered(l, []engine.Operand{{Limbs: a}, {Ref: StoredRef("bad", 0)}}, engine.Operand{})

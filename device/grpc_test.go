@@ -106,7 +106,7 @@ func dialT(t *testing.T, addr string) *Client {
 func TestServeShutdown(t *testing.T) {
 	s := serveTCP(t)
 	c := dialT(t, s.addr)
-	cfg, err := c.Config()
+	cfg, err := c.Config(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestServeShutdown(t *testing.T) {
 		t.Fatal("dial after shutdown succeeded")
 	}
 	late := dialT(t, s.addr)
-	if _, err := late.Config(); code(err) != codes.Unavailable {
+	if _, err := late.Config(context.Background()); code(err) != codes.Unavailable {
 		t.Fatalf("RPC after shutdown: %v, want Unavailable", err)
 	}
 	logs := s.logs.String()
@@ -157,6 +157,7 @@ func TestServeShutdown(t *testing.T) {
 // A running RPC finishes within the grace period; one that outlasts it is
 // stopped, and Serve still returns nil.
 func TestServeGrace(t *testing.T) {
+	ctx := context.Background()
 	for _, finish := range []bool{true, false} {
 		began := make(chan string, 8)
 		s := serveTCP(t, WithGrace(300*time.Millisecond), func(o *options) { o.began = func(m string) { began <- m } })
@@ -167,7 +168,7 @@ func TestServeGrace(t *testing.T) {
 			t.Fatal(err)
 		}
 		recv := make(chan error, 1)
-		go func() { _, err := c.Recv(id, true, true); recv <- err }()
+		go func() { _, err := c.Recv(ctx, id, true, true); recv <- err }()
 		if m := <-began; m != pb.Device_Recv_FullMethodName {
 			t.Fatalf("first RPC %s", m)
 		}
@@ -224,10 +225,10 @@ func TestReflectionAndLogs(t *testing.T) {
 		t.Fatalf("ServiceName %q, generated %q", ServiceName, pb.Device_ServiceDesc.ServiceName)
 	}
 
-	if _, err := c.Stats(); err != nil {
+	if _, err := c.Stats(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get("missing"); code(err) != codes.NotFound {
+	if _, err := c.Get(ctx, "missing"); code(err) != codes.NotFound {
 		t.Fatalf("get of a missing object: %v", err)
 	}
 	var debug, warn bool
@@ -253,14 +254,15 @@ func TestReflectionAndLogs(t *testing.T) {
 // Traffic counts the protobuf payloads a client sends and receives, and
 // the device counts the same bytes the other way.
 func TestTraffic(t *testing.T) {
+	ctx := context.Background()
 	c, _ := newDevice(t)
-	st0, err := c.Stats()
+	st0, err := c.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sent0, recv0 := c.Traffic()
 	data := [][]uint64{make([]uint64, 1024), make([]uint64, 1024)}
-	if _, err := c.Put("o", store.KindCiphertext, 1, 2, data); err != nil {
+	if _, err := c.Put(ctx, "o", store.KindCiphertext, 1, 2, data); err != nil {
 		t.Fatal(err)
 	}
 	sent1, recv1 := c.Traffic()
@@ -270,7 +272,7 @@ func TestTraffic(t *testing.T) {
 	if recv1 <= recv0 {
 		t.Fatal("no reply bytes counted")
 	}
-	st1, err := c.Stats()
+	st1, err := c.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

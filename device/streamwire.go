@@ -157,7 +157,8 @@ func (c *Client) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	return callCtx(ctx, c, "RunStream", c.rpc.RunStream, runStreamToProto(req), runStreamRespFromProto)
 }
 
-// PutObject stores an object (the context-first form of Put).
+// PutObject stores an object given as a request (Put with its fields
+// spread out), the form runtime.StreamDevice shares with Device.
 func (c *Client) PutObject(ctx context.Context, req *PutRequest) (*PutResponse, error) {
 	return callCtx(ctx, c, "Put", c.rpc.Put, putToProto(req), func(m *pb.PutResponse) (*PutResponse, error) {
 		return &PutResponse{Generation: m.GetGeneration(), Bytes: m.GetBytes()}, nil
@@ -169,7 +170,8 @@ func (d *Device) PutObject(ctx context.Context, req *PutRequest) (*PutResponse, 
 	return d.Put(ctx, req)
 }
 
-// GetObject reads a stored object (the context-first form of Get).
+// GetObject reads a stored object given as a request (the form
+// runtime.StreamDevice shares with Device).
 func (c *Client) GetObject(ctx context.Context, req *GetRequest) (*GetResponse, error) {
 	return callCtx(ctx, c, "Get", c.rpc.Get, &pb.GetRequest{Name: req.Name}, getRespFromProto)
 }

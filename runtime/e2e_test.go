@@ -121,11 +121,12 @@ func dial(t *testing.T, addr string) *device.Client {
 // another process over data stored on it, decrypt to the plaintext
 // answers; only the query, intermediate and answer ciphertexts cross.
 func TestEndToEndTwoProcesses(t *testing.T) {
+	ctx := context.Background()
 	d := startDaemon(t)
 	c := dial(t, d.addr)
 
 	const rows, cols = 16, 16
-	pir, err := Run(c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: rows, PIRCols: cols, Placement: "device"}, 1)
+	pir, err := Run(ctx, c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: rows, PIRCols: cols, Placement: "device"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	// The packed query (one ciphertext, expanded on the device): only the
 	// query and the answer cross, ≥ 20× less than the compact database.
 	const pr, pc = 40, 40
-	packed, err := Run(c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: pr, PIRCols: pc, PIRPacked: true, Placement: "device", Prefix: "pir-packed"}, 1)
+	packed, err := Run(ctx, c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: pr, PIRCols: pc, PIRPacked: true, Placement: "device", Prefix: "pir-packed"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	t.Logf("packed PIR %d×%d: host↔device %d B (ciphertexts %d B), host-only %d B: %.1f× less; device store reads %d B; warm-up query %d B",
 		pr, pc, packed.HostDeviceBytes, packed.CiphertextBytes, packed.HostOnlyBytes, packed.Ratio, packed.DeviceStoreBytes, packed.WarmupBytes)
 
-	vec, err := Run(c, Options{Workload: "vecdist", VecPlaintexts: 32, VecDim: 4, VecGroups: 2, Placement: "device"}, 1)
+	vec, err := Run(ctx, c, Options{Workload: "vecdist", VecPlaintexts: 32, VecDim: 4, VecGroups: 2, Placement: "device"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	// lifting it costs the engine an NTT per limb and plaintext: at this
 	// size only the full compiler (CLCAO streams the products into the row
 	// sums) finds the split cheaper than shipping the database.
-	plan, err := Run(c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 32, PIRCols: 32, Opt: "full", Prefix: "pir-plan"}, 1)
+	plan, err := Run(ctx, c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 32, PIRCols: 32, Opt: "full", Prefix: "pir-plan"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 
 	// The default PIR: 128-bit parameters, a one-ciphertext query expanded
 	// on the device, 3 queries (first, last, random) over 16 MiB.
-	sec, err := Run(c, Options{Workload: "pir", Prefix: "pir-secure", PIRRecords: 1 << 16, PIRRecordSize: 256}, 3)
+	sec, err := Run(ctx, c, Options{Workload: "pir", Prefix: "pir-secure", PIRRecords: 1 << 16, PIRRecordSize: 256}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 		t.Fatalf("secure PIR: %d bytes crossed per query, the database is %d", sec.HostDeviceBytes, sec.HostOnlyBytes)
 	}
 	t.Logf("secure PIR over %d B: host↔device %d B per query (%.0f×)", sec.HostOnlyBytes, sec.HostDeviceBytes, sec.Ratio)
-	st, err := c.Stats()
+	st, err := c.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,9 +236,10 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 // Load: 16 clients × 50 queries against one daemon, every answer checked;
 // the daemon's peak RSS stays bounded.
 func TestLoad(t *testing.T) {
+	ctx := context.Background()
 	d := startDaemon(t)
 	setup := dial(t, d.addr)
-	s, err := Setup(setup, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 2, PIRCols: 2, Placement: "device", Prefix: "load"})
+	s, err := Setup(ctx, setup, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 2, PIRCols: 2, Placement: "device", Prefix: "load"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for q := 0; q < queries; q++ {
-				r, err := s.Query(c)
+				r, err := s.Query(ctx, c)
 				if err != nil {
 					errs <- err
 					return
@@ -275,7 +277,7 @@ func TestLoad(t *testing.T) {
 	if correct != clients*queries {
 		t.Fatalf("%d correct answers, want %d", correct, clients*queries)
 	}
-	st, err := setup.Stats()
+	st, err := setup.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,16 @@
 package runtime
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // An encrypted nearest-neighbour query over 256 MNIST images stored on an
 // in-process device, its query encrypted by the edge (RISE) encryptor,
 // with the compiler's full plan: the answer decrypts to the plaintext
 // nearest neighbour and far fewer bytes cross than the database holds.
 func TestHEVECEdgeQuery(t *testing.T) {
-	rep, err := Run(nil, Options{Workload: "hevec", HEVECVectors: 256, EdgeQuery: true, Opt: "full", Placement: "device"}, 1)
+	rep, err := Run(context.Background(), nil, Options{Workload: "hevec", HEVECVectors: 256, EdgeQuery: true, Opt: "full", Placement: "device"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,8 @@ import (
 // records on the device (written into the in-process device's store, or
 // uploaded to a remote one), queried at random indices (the first and last
 // included) with the expanded-query PIR on bgv-13, every record checked.
-func runPIR(c *device.Client, st *store.Store, opts Options, queries int) (*Report, error) {
+func runPIR(ctx context.Context, c *device.Client, st *store.Store, opts Options, queries int) (*Report, error) {
 	start := time.Now()
-	ctx := context.Background()
 	preset, err := fhe.Lookup("bgv-13")
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -193,8 +194,8 @@ func packedPIR(rows, cols int) (*ir.Program, error) {
 }
 
 // Setup compiles the workload, generates keys and data, and uploads the
-// stored data and evaluation keys through c.
-func Setup(c *device.Client, opts Options) (*Session, error) {
+// stored data and evaluation keys through c under ctx.
+func Setup(ctx context.Context, c *device.Client, opts Options) (*Session, error) {
 	opts.defaults()
 	p, err := opts.program()
 	if err != nil {
@@ -249,14 +250,14 @@ func Setup(c *device.Client, opts Options) (*Session, error) {
 		return nil, err
 	}
 	sent0, recv0 := c.Traffic()
-	if err := s.uploadStored(c); err != nil {
+	if err := s.uploadStored(ctx, c); err != nil {
 		return nil, err
 	}
-	if err := s.uploadKeys(c); err != nil {
+	if err := s.uploadKeys(ctx, c); err != nil {
 		return nil, err
 	}
 	if opts.Placement == "plan" {
-		if err := s.setStreams(c); err != nil {
+		if err := s.setStreams(ctx, c); err != nil {
 			return nil, err
 		}
 	}
@@ -303,7 +304,7 @@ const chunkBytes = 32 << 20
 // A compact Stored node (ir.Node.Compact) is stored as its coefficients
 // modulo t, one limb per plaintext; the device lifts them where they are
 // used.
-func (s *Session) uploadStored(c *device.Client) error {
+func (s *Session) uploadStored(ctx context.Context, c *device.Client) error {
 	s.stored = map[string][]engine.Value{}
 	s.storedPer = map[string]int{}
 	compact := map[string]bool{}
@@ -343,7 +344,7 @@ func (s *Session) uploadStored(c *device.Client) error {
 				}
 				data = append(data, m)
 			}
-			if _, err := c.Put(obj, store.KindPlaintext, last-first, limbs, data); err != nil {
+			if _, err := c.Put(ctx, obj, store.KindPlaintext, last-first, limbs, data); err != nil {
 				return fmt.Errorf("runtime: upload %s: %w", obj, err)
 			}
 			for k := first; k < last; k++ {
@@ -361,11 +362,11 @@ func (s *Session) uploadStored(c *device.Client) error {
 	return nil
 }
 
-func (s *Session) uploadKeys(c *device.Client) error {
+func (s *Session) uploadKeys(ctx context.Context, c *device.Client) error {
 	put := func(name string, g *rlwe.GadgetCiphertext) error {
 		limbs := engine.KeyLimbs(g)
 		per := len(g.Value[0][0][0].Q.Coeffs) + len(g.Value[0][0][0].P.Coeffs)
-		if _, err := c.Put(name, store.KindKey, len(limbs)/per, per, limbs); err != nil {
+		if _, err := c.Put(ctx, name, store.KindKey, len(limbs)/per, per, limbs); err != nil {
 			return fmt.Errorf("runtime: upload key %s: %w", name, err)
 		}
 		return nil
@@ -407,8 +408,11 @@ type QueryResult struct {
 
 // Query runs one fresh random query through c and checks it against the
 // plaintext reference. Traffic is measured on c, so concurrent queries
-// must use distinct clients.
-func (s *Session) Query(c *device.Client) (QueryResult, error) {
+// must use distinct clients. ctx governs the query's stream runs and
+// pulls; device nodes run op by op (no stream program) go through the
+// engine's device interface, which takes no context, under c's default
+// context.
+func (s *Session) Query(ctx context.Context, c *device.Client) (QueryResult, error) {
 	start := time.Now()
 	s.mu.Lock() // encoder and encryptor are not safe for concurrent use
 	in, check, err := s.data.query(s.enc)
@@ -422,13 +426,13 @@ func (s *Session) Query(c *device.Client) (QueryResult, error) {
 	}
 	x.OnDevice, x.Device, x.KeyRef = s.onDevice, c, s.keyRef
 	sent0, recv0 := c.Traffic()
-	stored, err := s.hostStored(c)
+	stored, err := s.hostStored(ctx, c)
 	if err != nil {
 		return QueryResult{}, err
 	}
 	var out map[string][]engine.Value
 	if s.Streams != nil {
-		out, err = x.RunPlan(s.Plan, s.Streams, &segmentRunner{s: s, c: c}, in, stored)
+		out, err = x.RunPlan(s.Plan, s.Streams, &segmentRunner{ctx: ctx, s: s, c: c}, in, stored)
 	} else {
 		out, err = x.Run(s.Program, in, stored)
 	}
@@ -448,7 +452,7 @@ func (s *Session) Query(c *device.Client) (QueryResult, error) {
 // hostStored gives the stored values: device references, plus the
 // plaintexts themselves (fetched from the device, counted as traffic) for
 // stored nodes a host node reads.
-func (s *Session) hostStored(c *device.Client) (map[string][]engine.Value, error) {
+func (s *Session) hostStored(ctx context.Context, c *device.Client) (map[string][]engine.Value, error) {
 	out := map[string][]engine.Value{}
 	for name, vals := range s.stored {
 		out[name] = vals
@@ -472,7 +476,7 @@ func (s *Session) hostStored(c *device.Client) (map[string][]engine.Value, error
 			for k := range vals {
 				vals[k] = engine.Value{Pt: pts[k]}
 			}
-			if err := s.pull(c, an.Name); err != nil {
+			if err := s.pull(ctx, c, an.Name); err != nil {
 				return nil, err
 			}
 			out[an.Name] = vals
@@ -483,7 +487,7 @@ func (s *Session) hostStored(c *device.Client) (map[string][]engine.Value, error
 
 // pull reads a stored node's objects from the device (their bytes are
 // query traffic; the host then uses its own identical copy).
-func (s *Session) pull(c *device.Client, name string) error {
+func (s *Session) pull(ctx context.Context, c *device.Client, name string) error {
 	seen := map[string]bool{}
 	for _, v := range s.stored[name] {
 		obj := v.Dev.Ref
@@ -499,7 +503,7 @@ func (s *Session) pull(c *device.Client, name string) error {
 			continue
 		}
 		seen["o:"+objName] = true
-		if _, err := c.Get(objName); err != nil {
+		if _, err := c.Get(ctx, objName); err != nil {
 			return fmt.Errorf("runtime: pull %s: %w", objName, err)
 		}
 	}
@@ -558,8 +562,8 @@ type Report struct {
 }
 
 // Run sets a workload up on the device behind c (nil: an in-process
-// device on a temporary store), runs queries and reports.
-func Run(c *device.Client, opts Options, queries int) (*Report, error) {
+// device on a temporary store), runs queries under ctx and reports.
+func Run(ctx context.Context, c *device.Client, opts Options, queries int) (*Report, error) {
 	start := time.Now()
 	if queries < 1 {
 		return nil, fmt.Errorf("runtime: %d queries", queries)
@@ -584,9 +588,9 @@ func Run(c *device.Client, opts Options, queries int) (*Report, error) {
 	}
 	if opts.Workload == "pir" && !opts.PIRLegacy {
 		opts.defaults()
-		return runPIR(c, st, opts, queries)
+		return runPIR(ctx, c, st, opts, queries)
 	}
-	s, err := Setup(c, opts)
+	s, err := Setup(ctx, c, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -607,18 +611,18 @@ func Run(c *device.Client, opts Options, queries int) (*Report, error) {
 			rep.Correct, rep.Error = false, r.Err.Error()
 		}
 	}
-	warm, err := s.Query(c)
+	warm, err := s.Query(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	note(warm)
 	rep.WarmupBytes = warm.HostDeviceBytes
-	st0, err := c.Stats()
+	st0, err := c.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for q := 0; q < queries; q++ {
-		r, err := s.Query(c)
+		r, err := s.Query(ctx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -629,7 +633,7 @@ func Run(c *device.Client, opts Options, queries int) (*Report, error) {
 		rep.HostOps += r.Exec.HostOps
 		rep.DeviceOps += r.Exec.DeviceOps
 	}
-	st1, err := c.Stats()
+	st1, err := c.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}

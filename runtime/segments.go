@@ -16,7 +16,7 @@ import (
 // program and sets it on the device once. A segment that cannot stream
 // (an operation without a streaming lowering) leaves the session running
 // device nodes op by op, with the reason in StreamErr.
-func (s *Session) setStreams(c *device.Client) error {
+func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
 	streams := map[int]*compiler.StreamProgram{}
 	names := map[int]string{}
 	ring := compiler.RingOf(s.rparams)
@@ -39,7 +39,7 @@ func (s *Session) setStreams(c *device.Client) error {
 		}
 		sum := sha256.Sum256(raw)
 		name := s.Opts.Prefix + "/stream/" + hex.EncodeToString(sum[:8])
-		if _, err := c.SetStream(context.Background(), &device.SetStreamRequest{Name: name, Program: raw}); err != nil {
+		if _, err := c.SetStream(ctx, &device.SetStreamRequest{Name: name, Program: raw}); err != nil {
 			return fmt.Errorf("runtime: set segment %d: %w", i, err)
 		}
 		streams[i], names[i] = sp, name
@@ -59,10 +59,12 @@ func computesAny(p *compiler.Plan, nodes []int) bool {
 	return false
 }
 
-// segmentRunner runs a session's device segments through a client.
+// segmentRunner runs a session's device segments through a client under
+// the context of the query it serves (engine.SegmentRunner takes none).
 type segmentRunner struct {
-	s *Session
-	c *device.Client
+	ctx context.Context
+	s   *Session
+	c   *device.Client
 }
 
 // RunSegment implements engine.SegmentRunner.
@@ -94,7 +96,7 @@ func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[
 			req.Keys = append(req.Keys, device.KeyBinding{Key: l.KeyName(), Object: obj})
 		}
 	}
-	resp, err := r.c.RunStream(context.Background(), req)
+	resp, err := r.c.RunStream(r.ctx, req)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -32,7 +33,7 @@ func runDemo(args []string) error {
 	if err != nil {
 		return err
 	}
-	search, err := demo.Search(out, demo.SearchOptions{Vectors: *vectors, QueryImage: *query, Opt: *opt})
+	search, err := demo.Search(context.Background(), out, demo.SearchOptions{Vectors: *vectors, QueryImage: *query, Opt: *opt})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -45,7 +46,7 @@ func runRun(args []string) error {
 		}
 		defer c.Close()
 	}
-	rep, err := runtime.Run(c, o, *queries)
+	rep, err := runtime.Run(context.Background(), c, o, *queries)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
 		t = s.preset.T
 	}
 	for i, seg := range s.Plan.Segments {
-		if seg.Device != "ssd" || !computesAny(s.Plan, seg.Nodes) {
+		if seg.Device != "ssd" || !s.Plan.Computes(i) {
 			continue
 		}
 		sp, err := s.Plan.StreamSegment(i, ring, s.preset.Scheme, t)
@@ -46,17 +46,6 @@ func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
 	}
 	s.Streams, s.streamNames = streams, names
 	return nil
-}
-
-func computesAny(p *compiler.Plan, nodes []int) bool {
-	for _, v := range nodes {
-		switch p.Program.Nodes[v].Op {
-		case "Input", "Stored", "Output":
-		default:
-			return true
-		}
-	}
-	return false
 }
 
 // segmentRunner runs a session's device segments through a client under

@@ -162,8 +162,19 @@ func (d *Device) Put(_ context.Context, req *PutRequest) (*PutResponse, error) {
 				binary.LittleEndian.PutUint16(raw[i][2*j:], uint16(c))
 			}
 		}
+	case 1:
+		shape.WordSize = 1
+		for i, l := range req.Data {
+			raw[i] = make([]byte, len(l))
+			for j, c := range l {
+				if c >= 1<<8 {
+					return nil, fmt.Errorf("device: put %q: %w: limb %d value %d is %d, too large for bytes", req.Name, ErrInvalid, i, j, c)
+				}
+				raw[i][j] = byte(c)
+			}
+		}
 	default:
-		return nil, fmt.Errorf("device: put %q: %w: %d-byte words (8 or 2)", req.Name, ErrInvalid, req.WordBytes)
+		return nil, fmt.Errorf("device: put %q: %w: %d-byte words (8, 2 or 1)", req.Name, ErrInvalid, req.WordBytes)
 	}
 	gen, err := d.st.Put(req.Name, store.Kind(req.Kind), shape, raw)
 	if err != nil {
@@ -207,8 +218,8 @@ func (d *Device) Get(_ context.Context, req *GetRequest) (*GetResponse, error) {
 		return nil, fmt.Errorf("device: get %q: %w", req.Name, err)
 	}
 	ws := int64(info.Shape.WordSize)
-	if ws != 8 && ws != 2 {
-		return nil, fmt.Errorf("device: get %q: word size %d, want 8 or 2", req.Name, ws)
+	if ws != 8 && ws != 2 && ws != 1 {
+		return nil, fmt.Errorf("device: get %q: word size %d, want 8, 2 or 1", req.Name, ws)
 	}
 	// The wire carries 8-byte coefficients whatever the stored word size.
 	if info.Bytes*8/ws > MaxMessageBytes-1024 {
@@ -216,10 +227,17 @@ func (d *Device) Get(_ context.Context, req *GetRequest) (*GetResponse, error) {
 	}
 	out := make([][]uint64, len(raw))
 	for i, b := range raw {
-		if ws == 2 {
+		switch ws {
+		case 2:
 			out[i] = make([]uint64, len(b)/2)
 			for j := range out[i] {
 				out[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
+			}
+			continue
+		case 1:
+			out[i] = make([]uint64, len(b))
+			for j, c := range b {
+				out[i][j] = uint64(c)
 			}
 			continue
 		}

@@ -113,6 +113,8 @@ func requests() []request {
 			func(m proto.Message) (any, error) { return setStreamFromProto(m.(*pb.SetStreamRequest)) }},
 		{"RunStream", func() proto.Message { return &pb.RunStreamRequest{} },
 			func(m proto.Message) (any, error) { return runStreamFromProto(m.(*pb.RunStreamRequest)) }},
+		{"List", func() proto.Message { return &pb.ListRequest{} },
+			func(m proto.Message) (any, error) { return listFromProto(m.(*pb.ListRequest)) }},
 	}
 }
 
@@ -192,6 +194,11 @@ func checkValid(req any) error {
 		}
 	case *SetStreamRequest:
 		return name(r.Name)
+	case *ListRequest:
+		if r.Max < 0 || r.Max > MaxListObjects {
+			return fmt.Errorf("list of %d", r.Max)
+		}
+		return name(r.Prefix)
 	case *RunStreamRequest:
 		if err := name(r.Program); err != nil {
 			return err

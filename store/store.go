@@ -32,6 +32,9 @@ const (
 	KindCiphertext Kind = 1
 	KindPlaintext  Kind = 2
 	KindKey        Kind = 3
+	// KindBlob holds opaque bytes (one limb of 1-byte words): a database's
+	// manifest, say.
+	KindBlob Kind = 4
 )
 
 func (k Kind) String() string {
@@ -42,13 +45,15 @@ func (k Kind) String() string {
 		return "plaintext"
 	case KindKey:
 		return "key"
+	case KindBlob:
+		return "blob"
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }
 
 func kindOf(class uint8) (Kind, error) {
 	switch k := Kind(class); k {
-	case KindCiphertext, KindPlaintext, KindKey:
+	case KindCiphertext, KindPlaintext, KindKey, KindBlob:
 		return k, nil
 	}
 	return 0, fmt.Errorf("unknown object kind %d", class)

@@ -1873,6 +1873,210 @@ func (x *RunStreamResponse) GetSeconds() float64 {
 	return 0
 }
 
+type ListRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	MaxObjects    uint32                 `protobuf:"varint,2,opt,name=max_objects,json=maxObjects,proto3" json:"max_objects,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRequest) Reset() {
+	*x = ListRequest{}
+	mi := &file_device_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRequest) ProtoMessage() {}
+
+func (x *ListRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
+func (*ListRequest) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ListRequest) GetMaxObjects() uint32 {
+	if x != nil {
+		return x.MaxObjects
+	}
+	return 0
+}
+
+type ObjectInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Kind          uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Polys         uint32                 `protobuf:"varint,3,opt,name=polys,proto3" json:"polys,omitempty"`
+	Limbs         uint32                 `protobuf:"varint,4,opt,name=limbs,proto3" json:"limbs,omitempty"`
+	LogN          uint32                 `protobuf:"varint,5,opt,name=log_n,json=logN,proto3" json:"log_n,omitempty"`
+	WordBytes     uint32                 `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`
+	Bytes         uint64                 `protobuf:"varint,7,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Generation    uint64                 `protobuf:"varint,8,opt,name=generation,proto3" json:"generation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ObjectInfo) Reset() {
+	*x = ObjectInfo{}
+	mi := &file_device_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ObjectInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ObjectInfo) ProtoMessage() {}
+
+func (x *ObjectInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ObjectInfo.ProtoReflect.Descriptor instead.
+func (*ObjectInfo) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ObjectInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ObjectInfo) GetKind() uint32 {
+	if x != nil {
+		return x.Kind
+	}
+	return 0
+}
+
+func (x *ObjectInfo) GetPolys() uint32 {
+	if x != nil {
+		return x.Polys
+	}
+	return 0
+}
+
+func (x *ObjectInfo) GetLimbs() uint32 {
+	if x != nil {
+		return x.Limbs
+	}
+	return 0
+}
+
+func (x *ObjectInfo) GetLogN() uint32 {
+	if x != nil {
+		return x.LogN
+	}
+	return 0
+}
+
+func (x *ObjectInfo) GetWordBytes() uint32 {
+	if x != nil {
+		return x.WordBytes
+	}
+	return 0
+}
+
+func (x *ObjectInfo) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *ObjectInfo) GetGeneration() uint64 {
+	if x != nil {
+		return x.Generation
+	}
+	return 0
+}
+
+type ListResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Objects       []*ObjectInfo          `protobuf:"bytes,1,rep,name=objects,proto3" json:"objects,omitempty"`
+	Truncated     bool                   `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"` // more objects match than were returned
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResponse) Reset() {
+	*x = ListResponse{}
+	mi := &file_device_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResponse) ProtoMessage() {}
+
+func (x *ListResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
+func (*ListResponse) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ListResponse) GetObjects() []*ObjectInfo {
+	if x != nil {
+		return x.Objects
+	}
+	return nil
+}
+
+func (x *ListResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
 var File_device_proto protoreflect.FileDescriptor
 
 const file_device_proto_rawDesc = "" +
@@ -2010,7 +2214,27 @@ const file_device_proto_rawDesc = "" +
 	"\x06stored\x18\x06 \x01(\x04R\x06stored\x12\x1d\n" +
 	"\n" +
 	"peak_bytes\x18\a \x01(\x04R\tpeakBytes\x12\x18\n" +
-	"\aseconds\x18\b \x01(\x01R\aseconds2\xfa\x06\n" +
+	"\aseconds\x18\b \x01(\x01R\aseconds\"F\n" +
+	"\vListRequest\x12\x16\n" +
+	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1f\n" +
+	"\vmax_objects\x18\x02 \x01(\rR\n" +
+	"maxObjects\"\xca\x01\n" +
+	"\n" +
+	"ObjectInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\rR\x04kind\x12\x14\n" +
+	"\x05polys\x18\x03 \x01(\rR\x05polys\x12\x14\n" +
+	"\x05limbs\x18\x04 \x01(\rR\x05limbs\x12\x13\n" +
+	"\x05log_n\x18\x05 \x01(\rR\x04logN\x12\x1d\n" +
+	"\n" +
+	"word_bytes\x18\x06 \x01(\rR\twordBytes\x12\x14\n" +
+	"\x05bytes\x18\a \x01(\x04R\x05bytes\x12\x1e\n" +
+	"\n" +
+	"generation\x18\b \x01(\x04R\n" +
+	"generation\"f\n" +
+	"\fListResponse\x128\n" +
+	"\aobjects\x18\x01 \x03(\v2\x1e.rosemary.device.v1.ObjectInfoR\aobjects\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated2\xc5\a\n" +
 	"\x06Device\x12O\n" +
 	"\x06Config\x12!.rosemary.device.v1.ConfigRequest\x1a\".rosemary.device.v1.ConfigResponse\x12R\n" +
 	"\aProgSet\x12\".rosemary.device.v1.ProgSetRequest\x1a#.rosemary.device.v1.ProgSetResponse\x12F\n" +
@@ -2022,7 +2246,8 @@ const file_device_proto_rawDesc = "" +
 	"\aRelease\x12\".rosemary.device.v1.ReleaseRequest\x1a#.rosemary.device.v1.ReleaseResponse\x12L\n" +
 	"\x05Stats\x12 .rosemary.device.v1.StatsRequest\x1a!.rosemary.device.v1.StatsResponse\x12X\n" +
 	"\tSetStream\x12$.rosemary.device.v1.SetStreamRequest\x1a%.rosemary.device.v1.SetStreamResponse\x12X\n" +
-	"\tRunStream\x12$.rosemary.device.v1.RunStreamRequest\x1a%.rosemary.device.v1.RunStreamResponseB2Z0github.com/rosemary-fhe/rosemary/device/devicepbb\x06proto3"
+	"\tRunStream\x12$.rosemary.device.v1.RunStreamRequest\x1a%.rosemary.device.v1.RunStreamResponse\x12I\n" +
+	"\x04List\x12\x1f.rosemary.device.v1.ListRequest\x1a .rosemary.device.v1.ListResponseB2Z0github.com/rosemary-fhe/rosemary/device/devicepbb\x06proto3"
 
 var (
 	file_device_proto_rawDescOnce sync.Once
@@ -2036,7 +2261,7 @@ func file_device_proto_rawDescGZIP() []byte {
 	return file_device_proto_rawDescData
 }
 
-var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_device_proto_goTypes = []any{
 	(*ConfigRequest)(nil),     // 0: rosemary.device.v1.ConfigRequest
 	(*ConfigResponse)(nil),    // 1: rosemary.device.v1.ConfigResponse
@@ -2068,6 +2293,9 @@ var file_device_proto_goTypes = []any{
 	(*KeyBinding)(nil),        // 27: rosemary.device.v1.KeyBinding
 	(*RunStreamRequest)(nil),  // 28: rosemary.device.v1.RunStreamRequest
 	(*RunStreamResponse)(nil), // 29: rosemary.device.v1.RunStreamResponse
+	(*ListRequest)(nil),       // 30: rosemary.device.v1.ListRequest
+	(*ObjectInfo)(nil),        // 31: rosemary.device.v1.ObjectInfo
+	(*ListResponse)(nil),      // 32: rosemary.device.v1.ListResponse
 }
 var file_device_proto_depIdxs = []int32{
 	12, // 0: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
@@ -2080,33 +2308,36 @@ var file_device_proto_depIdxs = []int32{
 	26, // 7: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
 	27, // 8: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
 	25, // 9: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
-	0,  // 10: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
-	2,  // 11: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
-	4,  // 12: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
-	6,  // 13: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
-	8,  // 14: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
-	14, // 15: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
-	16, // 16: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
-	18, // 17: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
-	20, // 18: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
-	22, // 19: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
-	28, // 20: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
-	1,  // 21: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
-	3,  // 22: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
-	5,  // 23: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
-	7,  // 24: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
-	9,  // 25: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
-	15, // 26: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
-	17, // 27: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
-	19, // 28: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
-	21, // 29: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
-	23, // 30: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
-	29, // 31: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
-	21, // [21:32] is the sub-list for method output_type
-	10, // [10:21] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	31, // 10: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
+	0,  // 11: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
+	2,  // 12: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
+	4,  // 13: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
+	6,  // 14: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
+	8,  // 15: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
+	14, // 16: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
+	16, // 17: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
+	18, // 18: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
+	20, // 19: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
+	22, // 20: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
+	28, // 21: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
+	30, // 22: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
+	1,  // 23: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
+	3,  // 24: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
+	5,  // 25: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
+	7,  // 26: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
+	9,  // 27: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
+	15, // 28: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
+	17, // 29: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
+	19, // 30: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
+	21, // 31: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
+	23, // 32: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
+	29, // 33: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
+	32, // 34: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
+	23, // [23:35] is the sub-list for method output_type
+	11, // [11:23] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_device_proto_init() }
@@ -2125,7 +2356,7 @@ func file_device_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_device_proto_rawDesc), len(file_device_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   30,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

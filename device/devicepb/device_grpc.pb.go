@@ -30,6 +30,7 @@ const (
 	Device_Stats_FullMethodName     = "/rosemary.device.v1.Device/Stats"
 	Device_SetStream_FullMethodName = "/rosemary.device.v1.Device/SetStream"
 	Device_RunStream_FullMethodName = "/rosemary.device.v1.Device/RunStream"
+	Device_List_FullMethodName      = "/rosemary.device.v1.Device/List"
 )
 
 // DeviceClient is the client API for Device service.
@@ -66,6 +67,9 @@ type DeviceClient interface {
 	// store, the segment's results come back. Runs take the device's workers
 	// one at a time; a cancelled call stops its run.
 	RunStream(ctx context.Context, in *RunStreamRequest, opts ...grpc.CallOption) (*RunStreamResponse, error)
+	// List describes the stored objects whose names start with a prefix, in
+	// name order (at most max_objects, default and cap 65536).
+	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
 }
 
 type deviceClient struct {
@@ -186,6 +190,16 @@ func (c *deviceClient) RunStream(ctx context.Context, in *RunStreamRequest, opts
 	return out, nil
 }
 
+func (c *deviceClient) List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResponse)
+	err := c.cc.Invoke(ctx, Device_List_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DeviceServer is the server API for Device service.
 // All implementations must embed UnimplementedDeviceServer
 // for forward compatibility.
@@ -220,6 +234,9 @@ type DeviceServer interface {
 	// store, the segment's results come back. Runs take the device's workers
 	// one at a time; a cancelled call stops its run.
 	RunStream(context.Context, *RunStreamRequest) (*RunStreamResponse, error)
+	// List describes the stored objects whose names start with a prefix, in
+	// name order (at most max_objects, default and cap 65536).
+	List(context.Context, *ListRequest) (*ListResponse, error)
 	mustEmbedUnimplementedDeviceServer()
 }
 
@@ -262,6 +279,9 @@ func (UnimplementedDeviceServer) SetStream(context.Context, *SetStreamRequest) (
 }
 func (UnimplementedDeviceServer) RunStream(context.Context, *RunStreamRequest) (*RunStreamResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RunStream not implemented")
+}
+func (UnimplementedDeviceServer) List(context.Context, *ListRequest) (*ListResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method List not implemented")
 }
 func (UnimplementedDeviceServer) mustEmbedUnimplementedDeviceServer() {}
 func (UnimplementedDeviceServer) testEmbeddedByValue()                {}
@@ -482,6 +502,24 @@ func _Device_RunStream_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Device_List_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DeviceServer).List(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Device_List_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DeviceServer).List(ctx, req.(*ListRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Device_ServiceDesc is the grpc.ServiceDesc for Device service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -532,6 +570,10 @@ var Device_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RunStream",
 			Handler:    _Device_RunStream_Handler,
+		},
+		{
+			MethodName: "List",
+			Handler:    _Device_List_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

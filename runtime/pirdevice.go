@@ -53,58 +53,62 @@ func pirPosition(shape pir.Shape, p int) int64 {
 // (object j holds plaintexts j·PIRPerObject … (j+1)·PIRPerObject − 1).
 func PIRPlaintextPrefix(db string) string { return db + "/pt/" }
 
-// WritePIRDatabase writes the Rows·Cols plaintexts of a database straight
-// into a store, compact (16-bit record chunks, 2-byte words, one limb per
-// plaintext), in tiles of PIRTileRows rows, PIRPerObject per object. block(p, buf) fills buf with the
-// records of plaintext p (PerPlaintext·RecordSize bytes; the last
-// plaintext's missing records are zero); plaintexts beyond the records are
-// zero. progress, if not nil, gets the bytes written so far and the total.
-// It returns the bytes of the database.
+// WritePIRDatabase writes the Rows·Cols plaintexts of a database into
+// sink through a PIRLoader (compact 2-byte words, tiles of PIRTileRows
+// rows, PIRPerObject per object). block(p, buf) fills buf with the records
+// of plaintext p (PerPlaintext·RecordSize bytes); the last plaintext's
+// missing records are left out. progress, if not nil, gets the bytes
+// written so far and the total. It returns the bytes of the database.
 func WritePIRDatabase(ctx context.Context, sink ObjectSink, db string, shape pir.Shape, block func(p int, buf []byte) error,
 	progress func(done, total int64)) (int64, error) {
-	logN := 0
-	for 1<<logN < shape.N {
-		logN++
+	params, err := pirParameters(shape)
+	if err != nil {
+		return 0, err
 	}
 	total := int64(shape.Rows*shape.Cols) * int64(2*shape.N)
+	var report func(int64)
+	if progress != nil {
+		report = func(done int64) { progress(done, total) }
+	}
+	l, err := NewPIRLoader(ctx, sink, db, params, shape.RecordSize, report)
+	if err != nil {
+		return 0, err
+	}
 	recs := make([]byte, shape.PerPlaintext*shape.RecordSize)
-	var done int64
-	for first := 0; first < shape.Rows*shape.Cols; first += PIRPerObject {
-		if err := ctx.Err(); err != nil {
-			return done, err
+	for p := 0; p < shape.Plaintexts; p++ {
+		clear(recs)
+		if err := block(p, recs); err != nil {
+			return 0, fmt.Errorf("runtime: records of plaintext %d: %w", p, err)
 		}
-		last := min(first+PIRPerObject, shape.Rows*shape.Cols)
-		limbs := make([][]byte, last-first)
-		for pos := first; pos < last; pos++ {
-			raw := make([]byte, 2*shape.N)
-			p := int(device.TileInstance(int64(pos), int64(shape.Rows*shape.Cols), int64(shape.Cols), PIRTileRows))
-			if p < shape.Plaintexts {
-				clear(recs)
-				if err := block(p, recs); err != nil {
-					return done, fmt.Errorf("runtime: records of plaintext %d: %w", p, err)
-				}
-				n := min(len(recs), (shape.Records-p*shape.PerPlaintext)*shape.RecordSize)
-				words, err := pir.EncodePlaintext16(shape, recs[:n])
-				if err != nil {
-					return done, fmt.Errorf("runtime: plaintext %d: %w", p, err)
-				}
-				for i, w := range words {
-					binary.LittleEndian.PutUint16(raw[2*i:], w)
-				}
+		for k := 0; k < shape.PerPlaintext && p*shape.PerPlaintext+k < shape.Records; k++ {
+			if err := l.Add(recs[k*shape.RecordSize : (k+1)*shape.RecordSize]); err != nil {
+				return 0, err
 			}
-			limbs[pos-first] = raw
-		}
-		name := device.StoredObjectName(PIRPlaintextPrefix(db), int64(first/PIRPerObject))
-		shp := store.Shape{Polys: last - first, Limbs: 1, LogN: uint8(logN), WordSize: 2}
-		if err := sink(ctx, name, shp, limbs); err != nil {
-			return done, fmt.Errorf("runtime: write %s: %w", name, err)
-		}
-		done += shp.Bytes()
-		if progress != nil {
-			progress(done, total)
 		}
 	}
-	return done, nil
+	got, n, err := l.Finish()
+	if err != nil {
+		return 0, err
+	}
+	if got != shape {
+		return 0, fmt.Errorf("runtime: wrote a %+v database, want %+v", got, shape)
+	}
+	return n, nil
+}
+
+// pirParameters are the BGV parameters of the preset a shape's ring
+// belongs to (bgv-13 for N = 2^13).
+func pirParameters(shape pir.Shape) (bgv.Parameters, error) {
+	for _, name := range []string{"bgv-13"} {
+		pr, err := fhe.Lookup(name)
+		if err != nil {
+			return bgv.Parameters{}, err
+		}
+		if 1<<pr.LogN == shape.N {
+			return pr.BGVParameters()
+		}
+	}
+	return bgv.Parameters{}, fmt.Errorf("runtime: no PIR preset with N = %d", shape.N)
 }
 
 // ObjectSink stores one plaintext object of a database: its limbs as
@@ -178,6 +182,32 @@ func (s *PIRSession) EvaluationKeys() rlwe.EvaluationKeySet { return s.evk }
 // The database's plaintexts must already be stored (WritePIRDatabase, or
 // uploaded) under PIRPlaintextPrefix(db).
 func NewPIRSession(ctx context.Context, dev StreamDevice, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey) (*PIRSession, error) {
+	return NewPIRSessionWith(ctx, dev, db, preset, shape, sk, PIRSessionOptions{})
+}
+
+// PIRSessionOptions tune NewPIRSessionWith.
+type PIRSessionOptions struct {
+	// KeyPrefix names the evaluation keys' objects (KeyPrefix + "/rlk",
+	// "/gal-<element>"); default db + "/keys".
+	KeyPrefix string
+	// ReuseKeys keeps key objects already stored under KeyPrefix (the
+	// device lists them): evaluation keys uploaded once, reused by later
+	// sessions of the same secret key.
+	ReuseKeys bool
+}
+
+// ObjectLister is a device that lists its objects (device.Device and
+// device.Client).
+type ObjectLister interface {
+	List(ctx context.Context, req *device.ListRequest) (*device.ListResponse, error)
+}
+
+// NewPIRSessionWith is NewPIRSession with options.
+func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey,
+	opt PIRSessionOptions) (*PIRSession, error) {
+	if opt.KeyPrefix == "" {
+		opt.KeyPrefix = db + "/keys"
+	}
 	params, err := preset.BGVParameters()
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
@@ -230,12 +260,12 @@ func NewPIRSession(ctx context.Context, dev StreamDevice, db string, preset fhe.
 		return nil, err
 	}
 	sum := sha256.Sum256(raw)
-	s.progName = db + "/stream/" + hex.EncodeToString(sum[:8])
+	s.progName = "stream/pir/" + hex.EncodeToString(sum[:8])
 	if _, err := dev.SetStream(ctx, &device.SetStreamRequest{Name: s.progName, Program: raw}); err != nil {
 		return nil, fmt.Errorf("runtime: set stream program: %w", err)
 	}
 	s.SetupBytes += int64(len(raw))
-	if err := s.storeKeys(ctx, sk); err != nil {
+	if err := s.storeKeys(ctx, sk, opt); err != nil {
 		return nil, err
 	}
 	ptMeta := bgv.NewPlaintext(params, params.MaxLevel()-1)
@@ -273,10 +303,22 @@ func (s *PIRSession) OnDevice() bool { return !s.host }
 
 // storeKeys generates the keys the stream program names and stores them
 // next to the database.
-func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey) error {
+func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey, opt PIRSessionOptions) error {
 	kg := rlwe.NewKeyGenerator(s.Params)
 	s.evk = rlwe.NewMemEvaluationKeySet(nil)
 	seen := map[string]bool{}
+	have := map[string]bool{}
+	if l, ok := s.dev.(ObjectLister); ok && opt.ReuseKeys {
+		resp, err := l.List(ctx, &device.ListRequest{Prefix: opt.KeyPrefix + "/"})
+		if err != nil {
+			return fmt.Errorf("runtime: list keys: %w", err)
+		}
+		for _, o := range resp.Objects {
+			if o.Kind == store.KindKey {
+				have[o.Name] = true
+			}
+		}
+	}
 	for _, sn := range s.Stream.Nodes {
 		bodies := append([]*compiler.Lowered{sn.Body}, sn.Steps...)
 		for _, l := range bodies {
@@ -285,6 +327,11 @@ func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey) error {
 			}
 			name := l.KeyName()
 			seen[name] = true
+			obj := opt.KeyPrefix + "/" + keyObjectName(name)
+			if have[obj] {
+				s.keys = append(s.keys, device.KeyBinding{Key: name, Object: obj})
+				continue
+			}
 			var g *rlwe.GadgetCiphertext
 			if l.GaloisElement != 0 {
 				gk := kg.GenGaloisKeyNew(l.GaloisElement, sk)
@@ -296,7 +343,6 @@ func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey) error {
 			}
 			limbs := engine.KeyLimbs(g)
 			per := len(s.Params.Q()) + len(s.Params.P())
-			obj := fmt.Sprintf("%s/keys/%s", s.db, keyObjectName(name))
 			resp, err := s.dev.PutObject(ctx, &device.PutRequest{Name: obj, Kind: uint8(store.KindKey), Polys: uint32(len(limbs) / per),
 				Limbs: uint32(per), Data: limbs})
 			if err != nil {

@@ -1,0 +1,18 @@
+// Package client is what a Rosemary user imports: encrypted databases of
+// their own data on a Rosemary device — a daemon (`rosemary device serve`)
+// or an in-process device over a store directory.
+//
+//	keys, _ := client.NewKeys(dir)             // secret keys stay here (0600)
+//	c, _ := client.Open(ctx, "127.0.0.1:7420", keys)
+//	c.CreatePIR(ctx, "words", 64, client.PIROptions{})
+//	c.Load(ctx, "words", file, client.LoadOptions{Records: dataset.Lines})
+//	rec, _ := c.Get(ctx, "words", 123)         // the device never learns 123
+//
+// A database is a manifest (its head object, replaced in one atomic Put)
+// and generations of data: Load writes a new generation beside the current
+// one and publishes it only when complete, so a failed or killed load
+// leaves the previous generation queryable. Evaluation keys are made from
+// the user's secret keys and stored on the device once per key set; every
+// query runs the compiled Plan's device segment as a stream program over
+// the stored data, and only the query and the answer cross the link.
+package client

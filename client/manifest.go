@@ -1,0 +1,105 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/store"
+)
+
+// Kind is the kind of a database.
+type Kind string
+
+// Database kinds.
+const (
+	// KindPIR: fixed-size records, read one at a time by private
+	// information retrieval (the device never learns which).
+	KindPIR Kind = "pir"
+	// KindVectors: float vectors, searched by encrypted inner product.
+	KindVectors Kind = "vectors"
+)
+
+// Info describes a database: the manifest its head object holds.
+type Info struct {
+	Name       string    `json:"name"`
+	Kind       Kind      `json:"kind"`
+	Preset     string    `json:"preset"`
+	RecordSize int       `json:"record_size,omitempty"`
+	Records    int       `json:"records"`
+	Dim        int       `json:"dim,omitempty"`
+	Rows       int       `json:"rows,omitempty"`
+	Cols       int       `json:"cols,omitempty"`
+	Generation uint64    `json:"generation"` // 0: created, never loaded
+	Bytes      int64     `json:"bytes"`      // stored data of the current generation
+	Created    time.Time `json:"created"`
+	Loaded     time.Time `json:"loaded,omitzero"`
+}
+
+// A database's objects: "<name>/head" (its manifest, replaced in one Put:
+// that Put publishes a generation), "<name>/g<generation>/..." (its data)
+// and "<name>/keys/<key set>/..." (evaluation keys).
+func headObject(name string) string        { return name + "/head" }
+func genPrefix(name string, g uint64) string { return fmt.Sprintf("%s/g%d", name, g) }
+func keyPrefix(name, keySet string) string  { return name + "/keys/" + keySet }
+
+// readInfo reads a database's manifest.
+func (c *Client) readInfo(ctx context.Context, name string) (*Info, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	resp, err := c.dev.GetObject(ctx, &device.GetRequest{Name: headObject(name)})
+	if err != nil {
+		if errors.Is(err, device.ErrNotFound) || strings.Contains(err.Error(), "NotFound") {
+			return nil, fmt.Errorf("%w %q", ErrNoDatabase, name)
+		}
+		return nil, fmt.Errorf("client: read %s: %w", name, err)
+	}
+	if len(resp.Data) != 1 || len(resp.Data[0]) < 4 {
+		return nil, fmt.Errorf("client: %s: the head object is not a manifest", name)
+	}
+	raw := make([]byte, len(resp.Data[0]))
+	for i, v := range resp.Data[0] {
+		raw[i] = byte(v)
+	}
+	n := binary.LittleEndian.Uint32(raw)
+	if int(n) > len(raw)-4 {
+		return nil, fmt.Errorf("client: %s: manifest of %d bytes in a %d-byte object", name, n, len(raw))
+	}
+	var in Info
+	if err := json.Unmarshal(raw[4:4+n], &in); err != nil {
+		return nil, fmt.Errorf("client: %s: manifest: %w", name, err)
+	}
+	if in.Name != name {
+		return nil, fmt.Errorf("client: %s: manifest names %q", name, in.Name)
+	}
+	return &in, nil
+}
+
+// writeInfo replaces a database's manifest: one Put, atomic in the store.
+func (c *Client) writeInfo(ctx context.Context, in *Info) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	logN := max(4, bits.Len(uint(len(b)+4-1)))
+	data := make([]uint64, 1<<logN)
+	var n [4]byte
+	binary.LittleEndian.PutUint32(n[:], uint32(len(b)))
+	for i, x := range append(n[:], b...) {
+		data[i] = uint64(x)
+	}
+	_, err = c.dev.PutObject(ctx, &device.PutRequest{Name: headObject(in.Name), Kind: uint8(store.KindBlob), Polys: 1, Limbs: 1,
+		Data: [][]uint64{data}, WordBytes: 1})
+	if err != nil {
+		return fmt.Errorf("client: publish %s: %w", in.Name, err)
+	}
+	return nil
+}
+

@@ -1,0 +1,277 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/pir"
+	"github.com/rosemary-fhe/rosemary/runtime"
+)
+
+// PIROptions configure a PIR database.
+type PIROptions struct{}
+
+// CreatePIR creates an empty PIR database of recordSize-byte records.
+func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, _ PIROptions) (*Info, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	preset, err := fhe.Lookup(pirPreset)
+	if err != nil {
+		return nil, err
+	}
+	if max := 2 << preset.LogN; recordSize < 1 || recordSize > max {
+		return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
+	}
+	return c.create(ctx, &Info{Name: name, Kind: KindPIR, Preset: preset.Name, RecordSize: recordSize, Created: time.Now().UTC()})
+}
+
+func (c *Client) create(ctx context.Context, in *Info) (*Info, error) {
+	if _, err := c.readInfo(ctx, in.Name); err == nil {
+		return nil, fmt.Errorf("%w: %q", ErrExists, in.Name)
+	} else if !errors.Is(err, ErrNoDatabase) {
+		return nil, err
+	}
+	if err := c.writeInfo(ctx, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Info describes a database.
+func (c *Client) Info(ctx context.Context, name string) (*Info, error) { return c.readInfo(ctx, name) }
+
+// LoadOptions say how to read the input of Load.
+type LoadOptions struct {
+	// Records: the format of a PIR database's input (fixed-size records,
+	// one record per line, or one column of a CSV).
+	Records dataset.RecordFormat
+	// CSV column and header row (Records = dataset.CSVColumn).
+	Column int
+	Header bool
+	// Progress, if set, is told the input bytes consumed so far.
+	Progress func(done int64)
+}
+
+// Load replaces a database's contents with the records (or vectors) read
+// from r. It writes a new generation beside the current one and publishes
+// it only when complete (one atomic replacement of the manifest); a load
+// that fails or is killed leaves the previous generation in place and
+// queryable. Objects left by an interrupted load are removed by the next.
+func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOptions) (*Info, error) {
+	in, err := c.readInfo(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.removeUnpublished(ctx, in); err != nil {
+		return nil, err
+	}
+	cr := &countingReader{r: r, progress: opt.Progress}
+	next := *in
+	next.Generation = in.Generation + 1
+	switch in.Kind {
+	case KindPIR:
+		err = c.loadPIR(ctx, &next, cr, opt)
+	default:
+		err = fmt.Errorf("%w: loading a %s database", ErrKind, in.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client: load %s: %w", name, err)
+	}
+	next.Loaded = time.Now().UTC()
+	if err := c.writeInfo(ctx, &next); err != nil {
+		return nil, err
+	}
+	// The previous generation is unreachable now.
+	if in.Generation > 0 {
+		if err := c.deletePrefix(ctx, genPrefix(name, in.Generation)+"/"); err != nil {
+			return &next, fmt.Errorf("client: load %s: published generation %d, but removing generation %d: %w", name, next.Generation, in.Generation, err)
+		}
+	}
+	return &next, nil
+}
+
+func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOptions) error {
+	preset, err := fhe.Lookup(in.Preset)
+	if err != nil {
+		return err
+	}
+	params, err := preset.BGVParameters()
+	if err != nil {
+		return err
+	}
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, dataset.RecordOptions{Column: opt.Column, Header: opt.Header})
+	if err != nil {
+		return err
+	}
+	l, err := runtime.NewPIRLoader(ctx, runtime.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.RecordSize, nil)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, err := rr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := l.Add(rec); err != nil {
+			return err
+		}
+	}
+	shape, n, err := l.Finish()
+	if err != nil {
+		return err
+	}
+	in.Records, in.Rows, in.Cols, in.Bytes = shape.Records, shape.Rows, shape.Cols, n
+	return nil
+}
+
+// Get returns record index of a PIR database. The query is encrypted
+// here, the device expands it and scans the whole database, the answer is
+// decrypted here: the device never learns the index.
+func (c *Client) Get(ctx context.Context, name string, index int) ([]byte, error) {
+	q, err := c.GetQuery(ctx, name, index)
+	if err != nil {
+		return nil, err
+	}
+	return q.Record, nil
+}
+
+// GetQuery is Get with what the query cost (bytes across, device work).
+func (c *Client) GetQuery(ctx context.Context, name string, index int) (*runtime.PIRQuery, error) {
+	in, err := c.readInfo(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if in.Kind != KindPIR {
+		return nil, fmt.Errorf("%w: %q is a %s database, Get reads PIR databases", ErrKind, name, in.Kind)
+	}
+	if in.Records == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrEmpty, name)
+	}
+	if index < 0 || index >= in.Records {
+		return nil, fmt.Errorf("client: get %s: %w: index %d of %d records", name, ErrIndexOutOfRange, index, in.Records)
+	}
+	s, err := c.pirSession(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.Get(ctx, index)
+	if err != nil {
+		return nil, fmt.Errorf("client: get %s[%d]: %w", name, index, err)
+	}
+	return q, nil
+}
+
+// pirSession returns the session of a database generation: its plan set on
+// the device, evaluation keys uploaded once per key set.
+func (c *Client) pirSession(ctx context.Context, in *Info) (*runtime.PIRSession, error) {
+	key := fmt.Sprintf("%s@%d", in.Name, in.Generation)
+	c.mu.Lock()
+	s, ok := c.sessions[key]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	preset, err := fhe.Lookup(in.Preset)
+	if err != nil {
+		return nil, err
+	}
+	params, err := preset.BGVParameters()
+	if err != nil {
+		return nil, err
+	}
+	shape, err := pir.NewShape(params, in.RecordSize, in.Records)
+	if err != nil {
+		return nil, err
+	}
+	if shape.Rows != in.Rows || shape.Cols != in.Cols {
+		return nil, fmt.Errorf("client: %s: stored as %d × %d plaintexts, its records make %d × %d", in.Name, in.Rows, in.Cols, shape.Rows, shape.Cols)
+	}
+	sk, err := c.keys.secretKey(in.Preset)
+	if err != nil {
+		return nil, err
+	}
+	s, err = runtime.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk,
+		runtime.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.sessions[key] = s
+	c.mu.Unlock()
+	return s, nil
+}
+
+// Drop deletes a database: its manifest first (it is gone at once), then
+// its data and keys.
+func (c *Client) Drop(ctx context.Context, name string) error {
+	if _, err := c.readInfo(ctx, name); err != nil {
+		return err
+	}
+	if _, err := c.dev.DeleteObject(ctx, &device.DeleteRequest{Name: headObject(name)}); err != nil {
+		return fmt.Errorf("client: drop %s: %w", name, err)
+	}
+	return c.deletePrefix(ctx, name+"/")
+}
+
+// removeUnpublished deletes data of generations other than the current
+// one (left by an interrupted load).
+func (c *Client) removeUnpublished(ctx context.Context, in *Info) error {
+	resp, err := c.dev.List(ctx, &device.ListRequest{Prefix: in.Name + "/g"})
+	if err != nil {
+		return err
+	}
+	keep := genPrefix(in.Name, in.Generation) + "/"
+	for _, o := range resp.Objects {
+		if in.Generation > 0 && strings.HasPrefix(o.Name, keep) {
+			continue
+		}
+		if _, err := c.dev.DeleteObject(ctx, &device.DeleteRequest{Name: o.Name}); err != nil {
+			return fmt.Errorf("client: remove %s: %w", o.Name, err)
+		}
+	}
+	return nil
+}
+
+func (c *Client) deletePrefix(ctx context.Context, prefix string) error {
+	for {
+		resp, err := c.dev.List(ctx, &device.ListRequest{Prefix: prefix})
+		if err != nil {
+			return err
+		}
+		for _, o := range resp.Objects {
+			if _, err := c.dev.DeleteObject(ctx, &device.DeleteRequest{Name: o.Name}); err != nil {
+				return fmt.Errorf("client: delete %s: %w", o.Name, err)
+			}
+		}
+		if !resp.Truncated {
+			return nil
+		}
+	}
+}
+
+// countingReader reports the bytes read through it.
+type countingReader struct {
+	r        io.Reader
+	n        int64
+	progress func(int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.progress != nil && n > 0 {
+		c.progress(c.n)
+	}
+	return n, err
+}

@@ -45,9 +45,9 @@ type Info struct {
 // A database's objects: "<name>/head" (its manifest, replaced in one Put:
 // that Put publishes a generation), "<name>/g<generation>/..." (its data)
 // and "<name>/keys/<key set>/..." (evaluation keys).
-func headObject(name string) string        { return name + "/head" }
+func headObject(name string) string          { return name + "/head" }
 func genPrefix(name string, g uint64) string { return fmt.Sprintf("%s/g%d", name, g) }
-func keyPrefix(name, keySet string) string  { return name + "/keys/" + keySet }
+func keyPrefix(name, keySet string) string   { return name + "/keys/" + keySet }
 
 // readInfo reads a database's manifest.
 func (c *Client) readInfo(ctx context.Context, name string) (*Info, error) {
@@ -102,4 +102,3 @@ func (c *Client) writeInfo(ctx context.Context, in *Info) error {
 	}
 	return nil
 }
-

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/report"
+)
+
+func init() {
+	register(command{name: "db", summary: "encrypted databases of your own data: keys|create|load|get|nearest|info|drop", run: runDB})
+}
+
+const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop [flags]
+  rosemary db keys    --keys DIR
+  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B
+  rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
+  rosemary db get     (--store DIR | --device ADDR) --keys DIR --name NAME --index I
+  rosemary db info    (--store DIR | --device ADDR) --keys DIR --name NAME
+  rosemary db drop    (--store DIR | --device ADDR) --keys DIR --name NAME
+every command takes --json`
+
+// dbFlags are the flags every db command shares.
+type dbFlags struct {
+	fs     *flag.FlagSet
+	store  *string
+	device *string
+	keys   *string
+	name   *string
+	json   *bool
+}
+
+func newDBFlags(cmd string) *dbFlags {
+	fs := flag.NewFlagSet("db "+cmd, flag.ContinueOnError)
+	return &dbFlags{fs: fs,
+		store:  fs.String("store", "", "store directory of an in-process device"),
+		device: fs.String("device", "", "address of a device daemon (rosemary device serve)"),
+		keys:   fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
+		name:   fs.String("name", "", "database name"),
+		json:   fs.Bool("json", false, "print JSON"),
+	}
+}
+
+// open loads the keys and opens the device the flags name.
+func (f *dbFlags) open(ctx context.Context) (*client.Client, error) {
+	if *f.keys == "" {
+		return nil, errors.New("db: --keys is required")
+	}
+	if *f.name == "" {
+		return nil, errors.New("db: --name is required")
+	}
+	keys, err := client.LoadKeys(*f.keys)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case *f.store != "" && *f.device != "":
+		return nil, errors.New("db: give --store or --device, not both")
+	case *f.store != "":
+		return client.OpenStore(ctx, *f.store, keys)
+	case *f.device != "":
+		return client.Open(ctx, *f.device, keys)
+	}
+	return nil, errors.New("db: --store DIR or --device ADDR is required")
+}
+
+func (f *dbFlags) print(v any, text string) error {
+	if *f.json {
+		return printJSON(v)
+	}
+	fmt.Println(text)
+	return nil
+}
+
+func runDB(args []string) error {
+	if len(args) == 0 {
+		return errors.New(dbUsage)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd, args := args[0], args[1:]
+	f := newDBFlags(cmd)
+	switch cmd {
+	case "keys":
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		if *f.keys == "" {
+			return errors.New("db keys: --keys DIR is required")
+		}
+		k, err := client.NewKeys(*f.keys)
+		if err != nil {
+			return err
+		}
+		return f.print(map[string]string{"keys": k.Dir(), "key_set": k.ID()},
+			fmt.Sprintf("new keys in %s (key set %s); the secret key files are 0600 and never leave this machine", k.Dir(), k.ID()))
+	case "create":
+		kind := f.fs.String("kind", "pir", "pir (records read privately) or vectors")
+		size := f.fs.Int("record-size", 0, "pir: bytes per record")
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		c, err := f.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		var in *client.Info
+		switch client.Kind(*kind) {
+		case client.KindPIR:
+			if *size <= 0 {
+				return errors.New("db create: --record-size is required for a pir database")
+			}
+			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{})
+		default:
+			return fmt.Errorf("db create: --kind %q (pir)", *kind)
+		}
+		if err != nil {
+			return err
+		}
+		return f.print(in, fmt.Sprintf("created %s database %q (%d-byte records, preset %s)", in.Kind, in.Name, in.RecordSize, in.Preset))
+	case "load":
+		format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed")
+		column := f.fs.Int("column", 0, "csv: column of the records (0-based)")
+		header := f.fs.Bool("header", false, "csv: skip the first row")
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		if f.fs.NArg() != 1 {
+			return errors.New("db load: one input FILE (or - for standard input) is required")
+		}
+		path := f.fs.Arg(0)
+		fmtName := *format
+		if fmtName == "" {
+			switch strings.ToLower(filepath.Ext(path)) {
+			case ".csv":
+				fmtName = "csv"
+			case ".txt":
+				fmtName = "lines"
+			default:
+				fmtName = "fixed"
+			}
+		}
+		rf, err := dataset.ParseRecordFormat(fmtName)
+		if err != nil {
+			return err
+		}
+		var r io.Reader = os.Stdin
+		var total int64
+		if path != "-" {
+			file, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer file.Close()
+			if fi, err := file.Stat(); err == nil {
+				total = fi.Size()
+			}
+			r = file
+		}
+		c, err := f.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		bar := newProgressBar()
+		in, err := c.Load(ctx, *f.name, r, client.LoadOptions{Records: rf, Column: *column, Header: *header, Progress: func(done int64) {
+			if total > 0 {
+				bar.show(fmt.Sprintf("loading %s: %s of %s", *f.name, report.Bytes(done), report.Bytes(total)), done, total)
+			}
+		}})
+		bar.done()
+		if err != nil {
+			return err
+		}
+		return f.print(in, fmt.Sprintf("loaded %d records into %q: generation %d, %d × %d plaintexts, %s stored",
+			in.Records, in.Name, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes)))
+	case "get":
+		index := f.fs.Int("index", -1, "record index")
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		c, err := f.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		q, err := c.GetQuery(ctx, *f.name, *index)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"index": *index, "record": q.Record, "record_size": len(q.Record),
+			"query_bytes": q.QueryBytes, "answer_bytes": q.AnswerBytes, "pulled_bytes": q.PulledBytes, "seconds": q.Seconds,
+			"on_device": q.Device != nil, "provenance": "measured here"}
+		return f.print(out, fmt.Sprintf("record %d: %q (%d B query up, %d B answer down, %.2f s)", *index, strings.TrimRight(string(q.Record), "\x00"),
+			q.QueryBytes, q.AnswerBytes, q.Seconds))
+	case "info":
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		c, err := f.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		in, err := c.Info(ctx, *f.name)
+		if err != nil {
+			return err
+		}
+		return f.print(in, fmt.Sprintf("%s: %s database, %d records of %d B, generation %d, %d × %d plaintexts, %s stored, preset %s",
+			in.Name, in.Kind, in.Records, in.RecordSize, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes), in.Preset))
+	case "drop":
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		c, err := f.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := c.Drop(ctx, *f.name); err != nil {
+			return err
+		}
+		return f.print(map[string]string{"dropped": *f.name}, fmt.Sprintf("dropped %q", *f.name))
+	case "nearest":
+		return errors.New("db nearest: vector databases are not built yet (see issue 13's note)")
+	}
+	return errors.New(dbUsage)
+}

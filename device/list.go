@@ -73,7 +73,7 @@ func listRespFromProto(m *pb.ListResponse) (*ListResponse, error) {
 		}
 		r.Objects = append(r.Objects, store.Info{Name: o.GetName(), Kind: store.Kind(o.GetKind()), Bytes: int64(o.GetBytes()),
 			Generation: store.Generation(o.GetGeneration()),
-			Shape: store.Shape{Polys: int(o.GetPolys()), Limbs: int(o.GetLimbs()), LogN: uint8(o.GetLogN()), WordSize: uint8(o.GetWordBytes())}})
+			Shape:      store.Shape{Polys: int(o.GetPolys()), Limbs: int(o.GetLimbs()), LogN: uint8(o.GetLogN()), WordSize: uint8(o.GetWordBytes())}})
 	}
 	return r, nil
 }

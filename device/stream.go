@@ -138,7 +138,8 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	}
 	sp := reg.stream.Program()
 	src := &streamSource{d: d, sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
-		moduli: append(append([]uint64(nil), sp.Ring.Q...), sp.Ring.P...), readahead: 2}
+		moduli: append(append([]uint64(nil), sp.Ring.Q...), sp.Ring.P...)}
+	src.cache = newObjectCache(ctx, 4+4*d.lim.Workers, src.countRead)
 	defer func() {
 		for _, ps := range src.stored {
 			ps.release()

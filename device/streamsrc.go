@@ -3,7 +3,6 @@ package device
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -24,6 +23,10 @@ type StoredBinding struct {
 	// RowLength, each TileRows rows are stored column by column, the order
 	// in which a multiply-accumulate loop of TileRows lanes reads them.
 	RowLength, TileRows int64
+	// Stride (0: none) interleaves several stored nodes over one sequence
+	// of objects: instance k sits at position Offset + k·Stride (tiles
+	// then do not apply).
+	Stride, Offset int64
 }
 
 // TilePosition is the stored position of instance k of count instances
@@ -63,7 +66,7 @@ type streamSource struct {
 
 	mu         sync.Mutex
 	storeBytes int64
-	readahead  int
+	cache      *objectCache
 }
 
 // TileInstance is the instance stored at position p: the inverse of
@@ -90,6 +93,16 @@ type pinnedSet struct {
 	compact   bool
 	rowLength int64
 	tileRows  int64
+	stride    int64
+	offset    int64
+}
+
+// position is where instance k is stored.
+func (p *pinnedSet) position(k int64) int64 {
+	if p.stride > 0 {
+		return p.offset + k*p.stride
+	}
+	return TilePosition(k, p.count, p.rowLength, p.tileRows)
 }
 
 func (p *pinnedSet) release() {
@@ -104,12 +117,19 @@ func (d *Device) pin(sn compiler.StreamNode, b StoredBinding, logN int) (*pinned
 	if b.PerObject < 1 || b.PerObject > 255 {
 		return nil, fmt.Errorf("%w: stored %q: %d instances per object", ErrInvalid, sn.Name, b.PerObject)
 	}
-	n := (sn.Count + b.PerObject - 1) / b.PerObject
 	if b.RowLength < 0 || b.TileRows < 0 || b.TileRows > 1<<16 || (b.RowLength > 1 && sn.Count%b.RowLength != 0) {
 		return nil, fmt.Errorf("%w: stored %q: tiles of %d rows of %d for %d instances", ErrInvalid, sn.Name, b.TileRows, b.RowLength, sn.Count)
 	}
+	if b.Stride < 0 || b.Offset < 0 || (b.Stride > 0 && b.Offset >= b.Stride) || b.Stride > 1<<20 {
+		return nil, fmt.Errorf("%w: stored %q: stride %d, offset %d", ErrInvalid, sn.Name, b.Stride, b.Offset)
+	}
 	ps := &pinnedSet{perObject: b.PerObject, count: sn.Count, limbs: sn.Limbs, logN: logN, compact: sn.Compact,
-		rowLength: b.RowLength, tileRows: b.TileRows}
+		rowLength: b.RowLength, tileRows: b.TileRows, stride: b.Stride, offset: b.Offset}
+	positions := sn.Count
+	if b.Stride > 0 {
+		positions = b.Offset + (sn.Count-1)*b.Stride + 1
+	}
+	n := (positions + b.PerObject - 1) / b.PerObject
 	for j := int64(0); j < n; j++ {
 		name := StoredObjectName(b.Prefix, j)
 		o, err := d.st.Acquire(name)
@@ -119,7 +139,7 @@ func (d *Device) pin(sn compiler.StreamNode, b StoredBinding, logN int) (*pinned
 		}
 		ps.objs = append(ps.objs, o)
 		sh := o.Info().Shape
-		want := min(b.PerObject, sn.Count-j*b.PerObject)
+		want := min(b.PerObject, positions-j*b.PerObject)
 		switch {
 		case int(sh.LogN) != logN:
 			err = fmt.Errorf("N=2^%d, the program's ring has 2^%d", sh.LogN, logN)
@@ -171,7 +191,7 @@ func (s *streamSource) Stored(ctx context.Context, i int) (engine.StoredReader, 
 	if !ok {
 		return nil, fmt.Errorf("%w: stored %q not bound", ErrInvalid, s.sp.Nodes[i].Name)
 	}
-	return newAheadReader(ctx, s, ps, s.readahead), nil
+	return newAheadReader(s, ps, s.cache), nil
 }
 
 func (s *streamSource) countRead(b int64) {
@@ -180,32 +200,100 @@ func (s *streamSource) countRead(b int64) {
 	s.mu.Unlock()
 }
 
-// aheadReader reads a worker's stored instances: whole objects (one
-// positional read per channel), fetched ahead of the worker by a goroutine
-// into a few buffers, and decoded instance by instance into one limb set.
+// objectCache holds the objects a run read last, shared by every reader
+// of the run: whole objects (one positional read per channel), fetched
+// once each while in the cache, the next object of a reader fetched ahead
+// on a goroutine. Several stored nodes interleaved over one sequence of
+// objects (a stride binding) read each object once.
+type objectCache struct {
+	ctx   context.Context
+	count func(int64)
+	max   int
+
+	mu    sync.Mutex
+	objs  map[objectKey]*cachedObject
+	order []objectKey
+}
+
+// objectKey names one generation of an object (readers pin their own
+// handles on it).
+type objectKey struct {
+	name string
+	gen  store.Generation
+}
+
+type cachedObject struct {
+	done chan struct{}
+	raw  [][]byte
+	err  error
+}
+
+func newObjectCache(ctx context.Context, max int, count func(int64)) *objectCache {
+	return &objectCache{ctx: ctx, max: max, count: count, objs: map[objectKey]*cachedObject{}}
+}
+
+// get returns an object's limbs, reading it unless cached or in flight.
+func (c *objectCache) get(o *store.Object) ([][]byte, error) {
+	e := c.fetch(o)
+	select {
+	case <-e.done:
+	case <-c.ctx.Done():
+		return nil, c.ctx.Err()
+	}
+	if e.err != nil {
+		return nil, fmt.Errorf("device: read %s: %w", o.Info().Name, e.err)
+	}
+	return e.raw, nil
+}
+
+// fetch starts reading an object unless cached or in flight.
+func (c *objectCache) fetch(o *store.Object) *cachedObject {
+	in := o.Info()
+	key := objectKey{in.Name, in.Generation}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.objs[key]; ok {
+		return e
+	}
+	e := &cachedObject{done: make(chan struct{})}
+	c.objs[key] = e
+	c.order = append(c.order, key)
+	if len(c.order) > c.max {
+		delete(c.objs, c.order[0])
+		c.order = c.order[1:]
+	}
+	go func() {
+		defer close(e.done)
+		if err := c.ctx.Err(); err != nil {
+			e.err = err
+			return
+		}
+		sh := in.Shape
+		raw := make([][]byte, sh.NumLimbs())
+		flat := make([]byte, sh.Bytes())
+		for i := range raw {
+			raw[i] = flat[i*sh.LimbBytes() : (i+1)*sh.LimbBytes()]
+		}
+		if e.err = o.ReadAllInto(raw); e.err == nil {
+			e.raw = raw
+			c.count(sh.Bytes())
+		}
+	}()
+	return e
+}
+
+// aheadReader reads a worker's instances of one stored node through the
+// run's object cache, asking for the next object ahead, and decodes
+// instance by instance into one limb set.
 type aheadReader struct {
 	src   *streamSource
 	ps    *pinnedSet
-	ctx   context.Context
-	depth int
-
-	cur    int64    // object in buf, −1 if none
-	buf    [][]byte // its limbs
-	dec    engine.Limbs
-	next   int64 // object the fetcher delivers next, −1 if none runs
-	ch     chan fetched
-	cancel context.CancelFunc
-	free   chan [][]byte
+	cache *objectCache
+	dec   engine.Limbs
 }
 
-type fetched struct {
-	obj int64
-	raw [][]byte
-	err error
-}
-
-func newAheadReader(ctx context.Context, src *streamSource, ps *pinnedSet, depth int) *aheadReader {
-	r := &aheadReader{src: src, ps: ps, ctx: ctx, depth: max(depth, 1), cur: -1, next: -1, free: make(chan [][]byte, max(depth, 1)+2)}
+func newAheadReader(src *streamSource, ps *pinnedSet, cache *objectCache) *aheadReader {
+	r := &aheadReader{src: src, ps: ps, cache: cache}
 	n := 1 << ps.logN
 	r.dec = make(engine.Limbs, ps.limbs)
 	for i := range r.dec {
@@ -214,105 +302,30 @@ func newAheadReader(ctx context.Context, src *streamSource, ps *pinnedSet, depth
 	return r
 }
 
-// start runs a fetcher from object first on.
-func (r *aheadReader) start(first int64) {
-	r.stop()
-	ctx, cancel := context.WithCancel(r.ctx)
-	r.cancel, r.next = cancel, first
-	ch := make(chan fetched, r.depth)
-	r.ch = ch
-	go func() {
-		defer close(ch)
-		for j := first; j < int64(len(r.ps.objs)); j++ {
-			raw := r.buffer(j)
-			err := r.ps.objs[j].ReadAllInto(raw)
-			if err == nil {
-				r.src.countRead(int64(len(raw)) * int64(len(raw[0])))
-			}
-			select {
-			case ch <- fetched{obj: j, raw: raw, err: err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-}
-
-func (r *aheadReader) stop() {
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	for f := range r.ch { // drain: the fetcher exits
-		r.recycle(f.raw)
-	}
-	r.cancel, r.ch, r.next = nil, nil, -1
-}
-
-func (r *aheadReader) buffer(j int64) [][]byte {
-	sh := r.ps.objs[j].Info().Shape
-	select {
-	case b := <-r.free:
-		if len(b) == sh.NumLimbs() && len(b[0]) == sh.LimbBytes() {
-			return b
-		}
-	default:
-	}
-	b := make([][]byte, sh.NumLimbs())
-	for i := range b {
-		b[i] = make([]byte, sh.LimbBytes())
-	}
-	return b
-}
-
-func (r *aheadReader) recycle(b [][]byte) {
-	if b == nil {
-		return
-	}
-	select {
-	case r.free <- b:
-	default:
-	}
-}
-
 // Instance implements engine.StoredReader.
 func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	if k < 0 || k >= r.ps.count {
 		return nil, fmt.Errorf("%w: instance %d of %d", ErrInvalid, k, r.ps.count)
 	}
-	pos := TilePosition(k, r.ps.count, r.ps.rowLength, r.ps.tileRows)
+	pos := r.ps.position(k)
 	j, poly := pos/r.ps.perObject, int(pos%r.ps.perObject)
-	if j != r.cur {
-		if r.ch == nil || j < r.next {
-			r.start(j)
-		}
-		for {
-			f, ok := <-r.ch
-			if !ok {
-				if err := r.ctx.Err(); err != nil {
-					return nil, err
-				}
-				return nil, errors.New("device: stored reader stopped")
-			}
-			r.next = f.obj + 1
-			if f.err != nil {
-				r.stop()
-				return nil, fmt.Errorf("device: read %s: %w", r.ps.objs[f.obj].Info().Name, f.err)
-			}
-			if f.obj == j {
-				r.recycle(r.buf)
-				r.buf, r.cur = f.raw, j
-				break
-			}
-			r.recycle(f.raw)
-		}
+	if j >= int64(len(r.ps.objs)) {
+		return nil, fmt.Errorf("%w: instance %d at position %d beyond the %d objects bound", ErrInvalid, k, pos, len(r.ps.objs))
 	}
-	per := len(r.buf) / r.ps.objs[j].Info().Shape.Polys
+	buf, err := r.cache.get(r.ps.objs[j])
+	if err != nil {
+		return nil, err
+	}
+	if j+1 < int64(len(r.ps.objs)) {
+		r.cache.fetch(r.ps.objs[j+1])
+	}
+	sh := r.ps.objs[j].Info().Shape
+	if poly >= sh.Polys {
+		return nil, fmt.Errorf("%w: position %d: object %s holds %d instances", ErrInvalid, pos, r.ps.objs[j].Info().Name, sh.Polys)
+	}
+	per := sh.Limbs
 	for l := range r.dec {
-		raw := r.buf[poly*per+l]
+		raw := buf[poly*per+l]
 		dst := r.dec[l]
 		switch r.ps.wordSize {
 		case 2:
@@ -338,7 +351,4 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 }
 
 // Close implements engine.StoredReader.
-func (r *aheadReader) Close() error {
-	r.stop()
-	return nil
-}
+func (r *aheadReader) Close() error { return nil }

@@ -91,7 +91,7 @@ func runStreamFromProto(m *pb.RunStreamRequest) (*RunStreamRequest, error) {
 			return nil, fmt.Errorf("%w: rows of %d instances", ErrInvalid, b.GetRowLength())
 		}
 		r.Stored = append(r.Stored, StoredBinding{Node: int(b.GetNode()), Prefix: b.GetPrefix(), PerObject: int64(b.GetPerObject()),
-			RowLength: int64(b.GetRowLength()), TileRows: int64(b.GetTileRows())})
+			RowLength: int64(b.GetRowLength()), TileRows: int64(b.GetTileRows()), Stride: int64(b.GetStride()), Offset: int64(b.GetOffset())})
 	}
 	for _, k := range m.GetKeys() {
 		if err := checkNameLen("key", k.GetKey()); err != nil {
@@ -109,7 +109,8 @@ func runStreamToProto(r *RunStreamRequest) *pb.RunStreamRequest {
 	m := &pb.RunStreamRequest{Program: r.Program, Inputs: valuesToProto(r.Inputs)}
 	for _, b := range r.Stored {
 		m.Stored = append(m.Stored, &pb.StoredBinding{Node: uint32(b.Node), Prefix: b.Prefix, PerObject: uint32(min(b.PerObject, math.MaxUint32)),
-			RowLength: uint64(max(b.RowLength, 0)), TileRows: uint32(min(max(b.TileRows, 0), math.MaxUint32))})
+			RowLength: uint64(max(b.RowLength, 0)), TileRows: uint32(min(max(b.TileRows, 0), math.MaxUint32)),
+			Stride: uint32(min(max(b.Stride, 0), math.MaxUint32)), Offset: uint32(min(max(b.Offset, 0), math.MaxUint32))})
 	}
 	for _, k := range r.Keys {
 		m.Keys = append(m.Keys, &pb.KeyBinding{Key: k.Key, Object: k.Object})

@@ -1580,8 +1580,12 @@ type StoredBinding struct {
 	PerObject uint32                 `protobuf:"varint,3,opt,name=per_object,json=perObject,proto3" json:"per_object,omitempty"`
 	// Tiles (0: none): read as rows of row_length instances, each tile_rows
 	// rows are stored column by column (device.TilePosition).
-	RowLength     uint64 `protobuf:"varint,4,opt,name=row_length,json=rowLength,proto3" json:"row_length,omitempty"`
-	TileRows      uint32 `protobuf:"varint,5,opt,name=tile_rows,json=tileRows,proto3" json:"tile_rows,omitempty"`
+	RowLength uint64 `protobuf:"varint,4,opt,name=row_length,json=rowLength,proto3" json:"row_length,omitempty"`
+	TileRows  uint32 `protobuf:"varint,5,opt,name=tile_rows,json=tileRows,proto3" json:"tile_rows,omitempty"`
+	// Interleaving (stride 0: none): instance k at position offset +
+	// k·stride, several stored nodes over one sequence of objects.
+	Stride        uint32 `protobuf:"varint,6,opt,name=stride,proto3" json:"stride,omitempty"`
+	Offset        uint32 `protobuf:"varint,7,opt,name=offset,proto3" json:"offset,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1647,6 +1651,20 @@ func (x *StoredBinding) GetRowLength() uint64 {
 func (x *StoredBinding) GetTileRows() uint32 {
 	if x != nil {
 		return x.TileRows
+	}
+	return 0
+}
+
+func (x *StoredBinding) GetStride() uint32 {
+	if x != nil {
+		return x.Stride
+	}
+	return 0
+}
+
+func (x *StoredBinding) GetOffset() uint32 {
+	if x != nil {
+		return x.Offset
 	}
 	return 0
 }
@@ -2186,7 +2204,7 @@ const file_device_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x03(\fR\x04data\"^\n" +
 	"\fStreamValues\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\rR\x04node\x12:\n" +
-	"\tinstances\x18\x02 \x03(\v2\x1c.rosemary.device.v1.InstanceR\tinstances\"\x96\x01\n" +
+	"\tinstances\x18\x02 \x03(\v2\x1c.rosemary.device.v1.InstanceR\tinstances\"\xc6\x01\n" +
 	"\rStoredBinding\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\rR\x04node\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1d\n" +
@@ -2194,7 +2212,9 @@ const file_device_proto_rawDesc = "" +
 	"per_object\x18\x03 \x01(\rR\tperObject\x12\x1d\n" +
 	"\n" +
 	"row_length\x18\x04 \x01(\x04R\trowLength\x12\x1b\n" +
-	"\ttile_rows\x18\x05 \x01(\rR\btileRows\"6\n" +
+	"\ttile_rows\x18\x05 \x01(\rR\btileRows\x12\x16\n" +
+	"\x06stride\x18\x06 \x01(\rR\x06stride\x12\x16\n" +
+	"\x06offset\x18\a \x01(\rR\x06offset\"6\n" +
 	"\n" +
 	"KeyBinding\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +

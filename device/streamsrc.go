@@ -204,7 +204,8 @@ func (s *streamSource) countRead(b int64) {
 // of the run: whole objects (one positional read per channel), fetched
 // once each while in the cache, the next object of a reader fetched ahead
 // on a goroutine. Several stored nodes interleaved over one sequence of
-// objects (a stride binding) read each object once.
+// objects (a stride binding) read each object once. Buffers are reused:
+// an object leaves the cache only when no reader holds it.
 type objectCache struct {
 	ctx   context.Context
 	count func(int64)
@@ -213,6 +214,7 @@ type objectCache struct {
 	mu    sync.Mutex
 	objs  map[objectKey]*cachedObject
 	order []objectKey
+	free  map[int64][][][]byte // buffers by object bytes
 }
 
 // objectKey names one generation of an object (readers pin their own
@@ -226,61 +228,117 @@ type cachedObject struct {
 	done chan struct{}
 	raw  [][]byte
 	err  error
+	refs int // readers holding it (under objectCache.mu)
 }
 
 func newObjectCache(ctx context.Context, max int, count func(int64)) *objectCache {
-	return &objectCache{ctx: ctx, max: max, count: count, objs: map[objectKey]*cachedObject{}}
+	return &objectCache{ctx: ctx, max: max, count: count, objs: map[objectKey]*cachedObject{}, free: map[int64][][][]byte{}}
 }
 
-// get returns an object's limbs, reading it unless cached or in flight.
-func (c *objectCache) get(o *store.Object) ([][]byte, error) {
-	e := c.fetch(o)
+// acquire returns an object's limbs, reading it unless cached or in
+// flight; the caller holds it until release.
+func (c *objectCache) acquire(o *store.Object) (*cachedObject, error) {
+	e := c.fetch(o, true)
 	select {
 	case <-e.done:
 	case <-c.ctx.Done():
+		c.release(e)
 		return nil, c.ctx.Err()
 	}
 	if e.err != nil {
+		c.release(e)
 		return nil, fmt.Errorf("device: read %s: %w", o.Info().Name, e.err)
 	}
-	return e.raw, nil
+	return e, nil
+}
+
+// release lets go of an object acquire returned.
+func (c *objectCache) release(e *cachedObject) {
+	if e == nil {
+		return
+	}
+	c.mu.Lock()
+	e.refs--
+	c.evict()
+	c.mu.Unlock()
 }
 
 // fetch starts reading an object unless cached or in flight.
-func (c *objectCache) fetch(o *store.Object) *cachedObject {
+func (c *objectCache) fetch(o *store.Object, hold bool) *cachedObject {
 	in := o.Info()
 	key := objectKey{in.Name, in.Generation}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.objs[key]; ok {
-		return e
-	}
-	e := &cachedObject{done: make(chan struct{})}
-	c.objs[key] = e
-	c.order = append(c.order, key)
-	if len(c.order) > c.max {
-		delete(c.objs, c.order[0])
-		c.order = c.order[1:]
-	}
-	go func() {
-		defer close(e.done)
-		if err := c.ctx.Err(); err != nil {
-			e.err = err
-			return
-		}
+	e, ok := c.objs[key]
+	if !ok {
+		e = &cachedObject{done: make(chan struct{})}
+		c.objs[key] = e
+		c.order = append(c.order, key)
 		sh := in.Shape
-		raw := make([][]byte, sh.NumLimbs())
-		flat := make([]byte, sh.Bytes())
-		for i := range raw {
-			raw[i] = flat[i*sh.LimbBytes() : (i+1)*sh.LimbBytes()]
-		}
-		if e.err = o.ReadAllInto(raw); e.err == nil {
-			e.raw = raw
-			c.count(sh.Bytes())
-		}
-	}()
+		raw := c.buffer(sh)
+		go func() {
+			defer close(e.done)
+			if err := c.ctx.Err(); err != nil {
+				e.err = err
+				return
+			}
+			if e.err = o.ReadAllInto(raw); e.err == nil {
+				e.raw = raw
+				c.count(sh.Bytes())
+			}
+		}()
+	}
+	if hold {
+		e.refs++
+	}
+	c.evict()
 	return e
 }
+
+// buffer returns limbs for an object of shape sh (under mu).
+func (c *objectCache) buffer(sh store.Shape) [][]byte {
+	if free := c.free[sh.Bytes()]; len(free) > 0 {
+		b := free[len(free)-1]
+		c.free[sh.Bytes()] = free[:len(free)-1]
+		if len(b) == sh.NumLimbs() {
+			return b
+		}
+	}
+	raw := make([][]byte, sh.NumLimbs())
+	flat := make([]byte, sh.Bytes())
+	for i := range raw {
+		raw[i] = flat[i*sh.LimbBytes() : (i+1)*sh.LimbBytes()]
+	}
+	return raw
+}
+
+// evict drops the oldest objects no reader holds while over capacity,
+// keeping their buffers (under mu).
+func (c *objectCache) evict() {
+	for i := 0; len(c.order) > c.max && i < len(c.order); {
+		key := c.order[i]
+		e := c.objs[key]
+		select {
+		case <-e.done:
+		default:
+			i++ // still being read
+			continue
+		}
+		if e.refs > 0 {
+			i++
+			continue
+		}
+		delete(c.objs, key)
+		c.order = append(c.order[:i], c.order[i+1:]...)
+		if e.raw != nil {
+			n := int64(len(e.raw)) * int64(len(e.raw[0]))
+			c.free[n] = append(c.free[n], e.raw)
+		}
+	}
+}
+
+// readAhead is how many objects past the current one a reader asks for.
+const readAhead = 2
 
 // aheadReader reads a worker's instances of one stored node through the
 // run's object cache, asking for the next object ahead, and decodes
@@ -290,6 +348,8 @@ type aheadReader struct {
 	ps    *pinnedSet
 	cache *objectCache
 	dec   engine.Limbs
+	held  *cachedObject // the object the last instance came from
+	heldJ int64
 }
 
 func newAheadReader(src *streamSource, ps *pinnedSet, cache *objectCache) *aheadReader {
@@ -312,13 +372,19 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	if j >= int64(len(r.ps.objs)) {
 		return nil, fmt.Errorf("%w: instance %d at position %d beyond the %d objects bound", ErrInvalid, k, pos, len(r.ps.objs))
 	}
-	buf, err := r.cache.get(r.ps.objs[j])
-	if err != nil {
-		return nil, err
+	if r.held == nil || r.heldJ != j {
+		r.cache.release(r.held)
+		r.held = nil
+		e, err := r.cache.acquire(r.ps.objs[j])
+		if err != nil {
+			return nil, err
+		}
+		r.held, r.heldJ = e, j
+		for a := j + 1; a <= j+readAhead && a < int64(len(r.ps.objs)); a++ {
+			r.cache.fetch(r.ps.objs[a], false)
+		}
 	}
-	if j+1 < int64(len(r.ps.objs)) {
-		r.cache.fetch(r.ps.objs[j+1])
-	}
+	buf := r.held.raw
 	sh := r.ps.objs[j].Info().Shape
 	if poly >= sh.Polys {
 		return nil, fmt.Errorf("%w: position %d: object %s holds %d instances", ErrInvalid, pos, r.ps.objs[j].Info().Name, sh.Polys)
@@ -351,4 +417,8 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 }
 
 // Close implements engine.StoredReader.
-func (r *aheadReader) Close() error { return nil }
+func (r *aheadReader) Close() error {
+	r.cache.release(r.held)
+	r.held = nil
+	return nil
+}

@@ -124,21 +124,26 @@ func StoreSink(st *store.Store) ObjectSink {
 	}
 }
 
-// DeviceSink uploads objects to a device (Put), keeping 2-byte words.
+// DeviceSink uploads objects to a device (Put), keeping their word size.
 func DeviceSink(dev StreamDevice) ObjectSink {
 	return func(ctx context.Context, name string, shape store.Shape, raw [][]byte) error {
-		if shape.WordSize != 2 {
+		ws := int(shape.WordSize)
+		if ws != 2 && ws != 8 {
 			return fmt.Errorf("runtime: upload of %d-byte words", shape.WordSize)
 		}
 		data := make([][]uint64, len(raw))
 		for i, b := range raw {
-			data[i] = make([]uint64, len(b)/2)
+			data[i] = make([]uint64, len(b)/ws)
 			for j := range data[i] {
-				data[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
+				if ws == 2 {
+					data[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
+				} else {
+					data[i][j] = binary.LittleEndian.Uint64(b[8*j:])
+				}
 			}
 		}
 		_, err := dev.PutObject(ctx, &device.PutRequest{Name: name, Kind: uint8(store.KindPlaintext), Polys: uint32(shape.Polys),
-			Limbs: uint32(shape.Limbs), Data: data, WordBytes: 2})
+			Limbs: uint32(shape.Limbs), Data: data, WordBytes: uint8(ws)})
 		return err
 	}
 }
@@ -304,14 +309,27 @@ func (s *PIRSession) OnDevice() bool { return !s.host }
 // storeKeys generates the keys the stream program names and stores them
 // next to the database.
 func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey, opt PIRSessionOptions) error {
-	kg := rlwe.NewKeyGenerator(s.Params)
-	s.evk = rlwe.NewMemEvaluationKeySet(nil)
+	keys, evk, n, err := storeStreamKeys(ctx, s.dev, s.Params.Parameters, s.Stream, sk, opt)
+	s.keys, s.evk, s.SetupBytes = keys, evk, s.SetupBytes+n
+	return err
+}
+
+// storeStreamKeys generates the evaluation keys a stream program names
+// and stores them under opt.KeyPrefix (keeping those already stored when
+// opt.ReuseKeys), returning their bindings, the keys generated here and
+// the bytes uploaded.
+func storeStreamKeys(ctx context.Context, dev StreamDevice, params rlwe.Parameters, sp *compiler.StreamProgram, sk *rlwe.SecretKey,
+	opt PIRSessionOptions) ([]device.KeyBinding, *rlwe.MemEvaluationKeySet, int64, error) {
+	kg := rlwe.NewKeyGenerator(params)
+	evk := rlwe.NewMemEvaluationKeySet(nil)
+	var keys []device.KeyBinding
+	var uploaded int64
 	seen := map[string]bool{}
 	have := map[string]bool{}
-	if l, ok := s.dev.(ObjectLister); ok && opt.ReuseKeys {
+	if l, ok := dev.(ObjectLister); ok && opt.ReuseKeys {
 		resp, err := l.List(ctx, &device.ListRequest{Prefix: opt.KeyPrefix + "/"})
 		if err != nil {
-			return fmt.Errorf("runtime: list keys: %w", err)
+			return nil, nil, 0, fmt.Errorf("runtime: list keys: %w", err)
 		}
 		for _, o := range resp.Objects {
 			if o.Kind == store.KindKey {
@@ -319,9 +337,8 @@ func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey, opt PIRS
 			}
 		}
 	}
-	for _, sn := range s.Stream.Nodes {
-		bodies := append([]*compiler.Lowered{sn.Body}, sn.Steps...)
-		for _, l := range bodies {
+	for _, sn := range sp.Nodes {
+		for _, l := range append([]*compiler.Lowered{sn.Body}, sn.Steps...) {
 			if l == nil || l.KeyName() == "" || seen[l.KeyName()] {
 				continue
 			}
@@ -329,30 +346,30 @@ func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey, opt PIRS
 			seen[name] = true
 			obj := opt.KeyPrefix + "/" + keyObjectName(name)
 			if have[obj] {
-				s.keys = append(s.keys, device.KeyBinding{Key: name, Object: obj})
+				keys = append(keys, device.KeyBinding{Key: name, Object: obj})
 				continue
 			}
 			var g *rlwe.GadgetCiphertext
 			if l.GaloisElement != 0 {
 				gk := kg.GenGaloisKeyNew(l.GaloisElement, sk)
-				s.evk.GaloisKeys[gk.GaloisElement] = gk
+				evk.GaloisKeys[gk.GaloisElement] = gk
 				g = &gk.GadgetCiphertext
 			} else {
-				s.evk.RelinearizationKey = kg.GenRelinearizationKeyNew(sk)
-				g = &s.evk.RelinearizationKey.GadgetCiphertext
+				evk.RelinearizationKey = kg.GenRelinearizationKeyNew(sk)
+				g = &evk.RelinearizationKey.GadgetCiphertext
 			}
 			limbs := engine.KeyLimbs(g)
-			per := len(s.Params.Q()) + len(s.Params.P())
-			resp, err := s.dev.PutObject(ctx, &device.PutRequest{Name: obj, Kind: uint8(store.KindKey), Polys: uint32(len(limbs) / per),
+			per := len(params.Q()) + len(params.P())
+			resp, err := dev.PutObject(ctx, &device.PutRequest{Name: obj, Kind: uint8(store.KindKey), Polys: uint32(len(limbs) / per),
 				Limbs: uint32(per), Data: limbs})
 			if err != nil {
-				return fmt.Errorf("runtime: store key %s: %w", name, err)
+				return nil, nil, 0, fmt.Errorf("runtime: store key %s: %w", name, err)
 			}
-			s.SetupBytes += int64(resp.Bytes)
-			s.keys = append(s.keys, device.KeyBinding{Key: name, Object: obj})
+			uploaded += int64(resp.Bytes)
+			keys = append(keys, device.KeyBinding{Key: name, Object: obj})
 		}
 	}
-	return nil
+	return keys, evk, uploaded, nil
 }
 
 func keyObjectName(key string) string {

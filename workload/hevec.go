@@ -205,40 +205,61 @@ func (c *HEVECCodec) Database(vectors [][]float64) (map[string][]*rlwe.Plaintext
 		return nil, fmt.Errorf("workload: hevec: %d vectors exceed the shape's %d", len(vectors), int64(lay.PerPt)*lay.Plaintexts)
 	}
 	out := map[string][]*rlwe.Plaintext{}
-	scale := rlwe.NewScale(math.Exp2(float64(c.LogDBScale)))
 	for p := int64(0); p < lay.Plaintexts; p++ {
-		coeffs := make([]float64, lay.N)
-		for j := 0; j < lay.PerPt; j++ {
-			v := p*int64(lay.PerPt) + int64(j)
-			if v >= int64(len(vectors)) {
-				break
-			}
-			if len(vectors[v]) > s.Dim {
-				return nil, fmt.Errorf("workload: hevec: vector %d has %d values, slot holds %d", v, len(vectors[v]), s.Dim)
-			}
-			copy(coeffs[j*s.Dim:], vectors[v])
-		}
-		pt, err := c.coeffPlaintext(coeffs, scale)
+		first := min(p*int64(lay.PerPt), int64(len(vectors)))
+		last := min(first+int64(lay.PerPt), int64(len(vectors)))
+		pt, err := c.Plaintext(vectors[first:last])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("workload: hevec: plaintext %d: %w", p, err)
 		}
 		name := fmt.Sprintf("vectors/%d", p%int64(s.Pack))
 		out[name] = append(out[name], pt)
 	}
-	for h := lay.Gap; h < s.Dim; h *= 2 {
-		coeffs := make([]float64, lay.N)
+	mono, err := c.Monomials()
+	if err != nil {
+		return nil, err
+	}
+	for name, pt := range mono {
+		out[name] = []*rlwe.Plaintext{pt}
+	}
+	return out, nil
+}
+
+// Plaintext encodes up to PerPt vectors (fewer: the rest zero) as one
+// database plaintext: vector j in coefficients j·Dim … at the database
+// scale. Plaintext p of a database is stored node "vectors/<p mod Pack>",
+// instance p / Pack.
+func (c *HEVECCodec) Plaintext(vectors [][]float64) (*rlwe.Plaintext, error) {
+	lay, s := c.Layout, c.Shape
+	if len(vectors) > lay.PerPt {
+		return nil, fmt.Errorf("workload: hevec: %d vectors in a plaintext of %d", len(vectors), lay.PerPt)
+	}
+	coeffs := make([]float64, lay.N)
+	for j, v := range vectors {
+		if len(v) > s.Dim {
+			return nil, fmt.Errorf("workload: hevec: vector %d has %d values, slot holds %d", j, len(v), s.Dim)
+		}
+		copy(coeffs[j*s.Dim:], v)
+	}
+	return c.coeffPlaintext(coeffs, rlwe.NewScale(math.Exp2(float64(c.LogDBScale))))
+}
+
+// Monomials are the public constants of the packing tree, by stored node
+// name ("monomial/<h>": X^h at scale 1).
+func (c *HEVECCodec) Monomials() (map[string]*rlwe.Plaintext, error) {
+	out := map[string]*rlwe.Plaintext{}
+	for h := c.Layout.Gap; h < c.Shape.Dim; h *= 2 {
+		coeffs := make([]float64, c.Layout.N)
 		coeffs[h] = 1
 		pt, err := c.coeffPlaintext(coeffs, rlwe.NewScale(1))
 		if err != nil {
 			return nil, err
 		}
-		out[fmt.Sprintf("monomial/%d", h)] = []*rlwe.Plaintext{pt}
+		out[fmt.Sprintf("monomial/%d", h)] = pt
 	}
 	return out, nil
 }
 
-// Query returns the plaintext of the reversed query polynomial
-// q_0 − Σ_{k≥1} q_k X^{N−k} at the default scale, ready to encrypt.
 func (c *HEVECCodec) Query(q []float64) (*rlwe.Plaintext, error) {
 	if len(q) > c.Shape.Dim {
 		return nil, fmt.Errorf("workload: hevec: query has %d values, slot holds %d", len(q), c.Shape.Dim)

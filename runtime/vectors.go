@@ -1,0 +1,395 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+
+	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/workload"
+)
+
+// VectorPerObject is the number of plaintexts per store object of a
+// vector database: its stored nodes interleave over one sequence of
+// objects, which stays small enough for the device's object cache.
+const VectorPerObject = 64
+
+// VectorDBScale is log2 of the scale database vectors are encoded at.
+const VectorDBScale = 26
+
+// VectorShape is the HEVEC scan of n vectors of coeffs coefficients each
+// on preset (its ring of N coefficients holds N/slot vectors per
+// plaintext, slot the next power of two ≥ coeffs), merging up to 256 score
+// ciphertexts into each one returned.
+func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
+	if coeffs < 1 {
+		return workload.HEVECShape{}, fmt.Errorf("runtime: vectors of %d coefficients", coeffs)
+	}
+	slot := max(2, 1<<bits.Len(uint(coeffs-1)))
+	s := workload.HEVECShape{Name: "vectors", Params: preset, Vectors: int64(n), Dim: slot, Pack: min(slot, 256)}
+	_, err := s.Layout()
+	return s, err
+}
+
+// vectorPrefix and monomialPrefix name a vector database's objects.
+func vectorPrefix(db string) string         { return db + "/vec/" }
+func monomialPrefix(db, name string) string { return db + "/" + strings.ReplaceAll(name, "/", "-") + "/" }
+
+// VectorLoader writes a vector database from its vectors in order,
+// streaming: plaintext p holds vectors p·PerPt …, stored at position p of
+// one sequence of objects (VectorPerObject each) — stored node
+// "vectors/<i>" reads every Pack-th position from i on.
+type VectorLoader struct {
+	ctx   context.Context
+	sink  ObjectSink
+	db    string
+	codec *workload.HEVECCodec
+	logN  int
+
+	buf      [][]float64
+	n        int
+	obj      [][]byte
+	objIndex int64
+	pts      int64
+	written  int64
+}
+
+// NewVectorLoader starts a database of the shape's vectors under db.
+func NewVectorLoader(ctx context.Context, sink ObjectSink, db string, shape workload.HEVECShape) (*VectorLoader, error) {
+	params, err := ckksParameters(shape.Params)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := workload.NewHEVECCodec(shape, params, VectorDBScale)
+	if err != nil {
+		return nil, err
+	}
+	return &VectorLoader{ctx: ctx, sink: sink, db: db, codec: codec, logN: params.LogN()}, nil
+}
+
+func ckksParameters(preset string) (ckks.Parameters, error) {
+	p, err := fhe.Lookup(preset)
+	if err != nil {
+		return ckks.Parameters{}, err
+	}
+	return p.CKKSParameters()
+}
+
+// Add appends a vector (its coefficients, at most the shape's slot).
+func (l *VectorLoader) Add(v []float64) error {
+	if l.n >= int(l.codec.Shape.Vectors) {
+		return fmt.Errorf("runtime: more than the %d vectors the database was sized for", l.codec.Shape.Vectors)
+	}
+	if len(v) > l.codec.Shape.Dim {
+		return fmt.Errorf("runtime: vector %d has %d coefficients, the database's slot holds %d", l.n, len(v), l.codec.Shape.Dim)
+	}
+	l.buf = append(l.buf, append([]float64(nil), v...))
+	l.n++
+	if len(l.buf) == l.codec.Layout.PerPt {
+		return l.flushPlaintext()
+	}
+	return nil
+}
+
+func (l *VectorLoader) flushPlaintext() error {
+	pt, err := l.codec.Plaintext(l.buf)
+	if err != nil {
+		return err
+	}
+	l.buf = l.buf[:0]
+	l.obj = append(l.obj, limbBytes8(pt.Value.Coeffs))
+	l.pts++
+	if len(l.obj) == VectorPerObject {
+		return l.flushObject()
+	}
+	return nil
+}
+
+func limbBytes8(limbs [][]uint64) []byte {
+	out := make([]byte, 0, 8*len(limbs)*len(limbs[0]))
+	for _, limb := range limbs {
+		for _, c := range limb {
+			out = binary.LittleEndian.AppendUint64(out, c)
+		}
+	}
+	return out
+}
+
+func (l *VectorLoader) flushObject() error {
+	if len(l.obj) == 0 {
+		return nil
+	}
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	limbs := l.codec.Params.MaxLevel() + 1
+	raw := make([][]byte, 0, len(l.obj)*limbs)
+	for _, pt := range l.obj {
+		for i := 0; i < limbs; i++ {
+			raw = append(raw, pt[i*8<<l.logN:(i+1)*8<<l.logN])
+		}
+	}
+	name := device.StoredObjectName(vectorPrefix(l.db), l.objIndex)
+	shp := store.Shape{Polys: len(l.obj), Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
+	if err := l.sink(l.ctx, name, shp, raw); err != nil {
+		return fmt.Errorf("runtime: write %s: %w", name, err)
+	}
+	l.written += shp.Bytes()
+	l.objIndex++
+	l.obj = l.obj[:0]
+	return nil
+}
+
+// Finish writes what is held, the zero plaintexts that complete the last
+// group and the packing tree's monomials; it returns the bytes written.
+func (l *VectorLoader) Finish() (int64, error) {
+	if l.n != int(l.codec.Shape.Vectors) {
+		return 0, fmt.Errorf("runtime: %d vectors added, the database was sized for %d", l.n, l.codec.Shape.Vectors)
+	}
+	if len(l.buf) > 0 {
+		if err := l.flushPlaintext(); err != nil {
+			return 0, err
+		}
+	}
+	for l.pts < l.codec.Layout.Plaintexts {
+		if err := l.flushPlaintext(); err != nil {
+			return 0, err
+		}
+	}
+	if err := l.flushObject(); err != nil {
+		return 0, err
+	}
+	mono, err := l.codec.Monomials()
+	if err != nil {
+		return 0, err
+	}
+	for name, pt := range mono {
+		limbs := len(pt.Value.Coeffs)
+		raw := make([][]byte, limbs)
+		b := limbBytes8(pt.Value.Coeffs)
+		for i := range raw {
+			raw[i] = b[i*8<<l.logN : (i+1)*8<<l.logN]
+		}
+		obj := device.StoredObjectName(monomialPrefix(l.db, name), 0)
+		shp := store.Shape{Polys: 1, Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
+		if err := l.sink(l.ctx, obj, shp, raw); err != nil {
+			return 0, fmt.Errorf("runtime: write %s: %w", obj, err)
+		}
+		l.written += shp.Bytes()
+	}
+	return l.written, nil
+}
+
+// VectorSession is a vector database on a device, ready for queries: the
+// HEVEC scan compiled for its shape, its device segment set on the device,
+// the evaluation keys stored. A query is encrypted here; every score comes
+// back encrypted and is decrypted here.
+type VectorSession struct {
+	Shape  workload.HEVECShape
+	Plan   *compiler.Plan
+	Stream *compiler.StreamProgram
+
+	dev      StreamDevice
+	db       string
+	codec    *workload.HEVECCodec
+	params   ckks.Parameters
+	enc      *rlwe.Encryptor
+	dec      *rlwe.Decryptor
+	progName string
+	query    int
+	scores   int
+	stored   []device.StoredBinding
+	keys     []device.KeyBinding
+	meta     rlwe.MetaData
+}
+
+// NewVectorSession prepares queries over the vector database db (written
+// by a VectorLoader of the same shape).
+func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape workload.HEVECShape, sk *rlwe.SecretKey,
+	opt PIRSessionOptions) (*VectorSession, error) {
+	if opt.KeyPrefix == "" {
+		opt.KeyPrefix = db + "/keys"
+	}
+	params, err := ckksParameters(shape.Params)
+	if err != nil {
+		return nil, err
+	}
+	codec, err := workload.NewHEVECCodec(shape, params, VectorDBScale)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := shape.Program()
+	if err != nil {
+		return nil, err
+	}
+	a, err := arch.Preset("rosemary")
+	if err != nil {
+		return nil, err
+	}
+	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: compile: %w", err)
+	}
+	plan, seg := onDevice(plan)
+	s := &VectorSession{Shape: shape, Plan: plan, dev: dev, db: db, codec: codec, params: params,
+		enc: rlwe.NewEncryptor(params, sk), dec: rlwe.NewDecryptor(params, sk), query: -1, scores: -1}
+	if s.Stream, err = plan.StreamSegment(seg, compiler.RingOf(params.Parameters), fhe.CKKS, 0); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	for _, sn := range s.Stream.Nodes {
+		switch {
+		case sn.Kind == compiler.StreamInput && sn.Name == "query":
+			s.query = sn.Node
+		case sn.Kind == compiler.StreamStored && strings.HasPrefix(sn.Name, "vectors/"):
+			var i int64
+			if _, err := fmt.Sscanf(sn.Name, "vectors/%d", &i); err != nil {
+				return nil, fmt.Errorf("runtime: stored node %q", sn.Name)
+			}
+			s.stored = append(s.stored, device.StoredBinding{Node: sn.Node, Prefix: vectorPrefix(db), PerObject: VectorPerObject,
+				Stride: int64(shape.Pack), Offset: i})
+		case sn.Kind == compiler.StreamStored:
+			s.stored = append(s.stored, device.StoredBinding{Node: sn.Node, Prefix: monomialPrefix(db, sn.Name), PerObject: 1})
+		case sn.Out:
+			s.scores = sn.Node
+		}
+	}
+	if s.query < 0 || s.scores < 0 {
+		return nil, errors.New("runtime: the vector scan's device segment does not take the query and return the scores")
+	}
+	raw, err := s.Stream.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(raw)
+	s.progName = "stream/vectors/" + hex.EncodeToString(sum[:8])
+	if _, err := dev.SetStream(ctx, &device.SetStreamRequest{Name: s.progName, Program: raw}); err != nil {
+		return nil, fmt.Errorf("runtime: set stream program: %w", err)
+	}
+	if s.keys, _, _, err = storeStreamKeys(ctx, dev, params.Parameters, s.Stream, sk, opt); err != nil {
+		return nil, err
+	}
+	// Metadata: the query's, the database's and the monomials'.
+	qpt, err := codec.Query(nil)
+	if err != nil {
+		return nil, err
+	}
+	dbpt, err := codec.Plaintext(nil)
+	if err != nil {
+		return nil, err
+	}
+	sources := map[string]rlwe.MetaData{"query": *qpt.MetaData}
+	mono, err := codec.Monomials()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range plan.Program.Nodes {
+		if n.Op == ir.OpStored {
+			if pt, ok := mono[n.Name]; ok {
+				sources[n.Name] = *pt.MetaData
+			} else {
+				sources[n.Name] = *dbpt.MetaData
+			}
+		}
+	}
+	md, err := engine.ProgramMeta(plan.Program, params, params, sources)
+	if err != nil {
+		return nil, err
+	}
+	s.meta = md[s.scores]
+	return s, nil
+}
+
+// onDevice returns the plan with every operation in one device segment
+// (the plan itself when it already is so) and that segment's index: a
+// vector database lives on the device, and this machine's host is a CPU,
+// not the accelerator the compiler's cost model weighs it against.
+func onDevice(p *compiler.Plan) (*compiler.Plan, int) {
+	for i, s := range p.Segments {
+		if s.Device == "ssd" {
+			all := true
+			for j := range p.Segments {
+				if j != i && p.Computes(j) {
+					all = false
+				}
+			}
+			if all {
+				return p, i
+			}
+		}
+	}
+	q := *p
+	q.Placement = make([]string, len(p.Program.Nodes))
+	var in, dev, out []int
+	for i, n := range p.Program.Nodes {
+		switch n.Op {
+		case ir.OpInput:
+			q.Placement[i] = "host"
+			in = append(in, i)
+		case ir.OpOutput:
+			q.Placement[i] = "host"
+			out = append(out, i)
+		default:
+			q.Placement[i] = "ssd"
+			dev = append(dev, i)
+		}
+	}
+	q.Segments = []compiler.PlanSegment{{Device: "host", Nodes: in}, {Device: "ssd", Nodes: dev}, {Device: "host", Nodes: out}}
+	return &q, 1
+}
+
+// Scores encrypts a query vector (its coefficients, at most the slot),
+// runs the scan on the device and returns the decrypted inner products
+// with every database vector, in database order.
+func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *device.RunStreamResponse, error) {
+	pt, err := s.codec.Query(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	ct, err := s.enc.EncryptNew(pt)
+	if err != nil {
+		return nil, nil, err
+	}
+	var limbs engine.Limbs
+	for _, p := range ct.Value {
+		limbs = append(limbs, p.Coeffs...)
+	}
+	resp, err := s.dev.RunStream(ctx, &device.RunStreamRequest{Program: s.progName,
+		Inputs: []device.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}}, Stored: s.stored, Keys: s.keys})
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []engine.Limbs
+	for _, o := range resp.Outputs {
+		if o.Node == s.scores {
+			out = o.Instances
+		}
+	}
+	if int64(len(out)) != s.codec.Layout.Groups {
+		return nil, resp, fmt.Errorf("runtime: the device returned %d score ciphertexts, want %d", len(out), s.codec.Layout.Groups)
+	}
+	pts := make([]*rlwe.Plaintext, len(out))
+	for g, limbs := range out {
+		ct := rlwe.NewCiphertext(s.params, 1, 0)
+		*ct.MetaData = s.meta
+		if !engine.CopyLimbs(limbs, ct.Value, 1) {
+			return nil, resp, fmt.Errorf("runtime: score ciphertext %d of %d limbs", g, len(limbs))
+		}
+		pts[g] = s.dec.DecryptNew(ct)
+	}
+	scores, err := s.codec.Scores(pts, int(s.Shape.Vectors))
+	return scores, resp, err
+}

@@ -29,8 +29,9 @@ type Client struct {
 	keys  *Keys
 	close func() error
 
-	mu       sync.Mutex
-	sessions map[string]*runtime.PIRSession // by database@generation
+	mu        sync.Mutex
+	sessions  map[string]*runtime.PIRSession    // by database@generation
+	vsessions map[string]*runtime.VectorSession // by database@generation
 }
 
 // Errors about databases (wrapped; test with errors.Is).
@@ -84,7 +85,8 @@ func OpenStore(_ context.Context, dir string, keys *Keys) (*Client, error) {
 // New is a client on a device the caller opened; closeFn (may be nil)
 // runs at Close.
 func New(dev Device, keys *Keys, closeFn func() error) *Client {
-	return &Client{dev: dev, keys: keys, close: closeFn, sessions: map[string]*runtime.PIRSession{}}
+	return &Client{dev: dev, keys: keys, close: closeFn, sessions: map[string]*runtime.PIRSession{},
+		vsessions: map[string]*runtime.VectorSession{}}
 }
 
 // Device is the device the client talks to.

@@ -28,12 +28,16 @@ const (
 
 // Info describes a database: the manifest its head object holds.
 type Info struct {
-	Name       string    `json:"name"`
-	Kind       Kind      `json:"kind"`
-	Preset     string    `json:"preset"`
-	RecordSize int       `json:"record_size,omitempty"`
-	Records    int       `json:"records"`
-	Dim        int       `json:"dim,omitempty"`
+	Name       string `json:"name"`
+	Kind       Kind   `json:"kind"`
+	Preset     string `json:"preset"`
+	RecordSize int    `json:"record_size,omitempty"`
+	Records    int    `json:"records"`
+	Dim        int    `json:"dim,omitempty"`
+	Metric     Metric `json:"metric,omitempty"`
+	// Norm: the longest stored vector's length; vectors are stored
+	// divided by it (so are queries).
+	Norm       float64   `json:"norm,omitempty"`
 	Rows       int       `json:"rows,omitempty"`
 	Cols       int       `json:"cols,omitempty"`
 	Generation uint64    `json:"generation"` // 0: created, never loaded

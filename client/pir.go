@@ -56,6 +56,9 @@ type LoadOptions struct {
 	// CSV column and header row (Records = dataset.CSVColumn).
 	Column int
 	Header bool
+	// Vectors: the format of a vector database's input (.fvecs, .bvecs,
+	// .npy); the input must be seekable (it is read twice).
+	Vectors dataset.VectorFormat
 	// Progress, if set, is told the input bytes consumed so far.
 	Progress func(done int64)
 }
@@ -79,6 +82,13 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 	switch in.Kind {
 	case KindPIR:
 		err = c.loadPIR(ctx, &next, cr, opt)
+	case KindVectors:
+		rs, ok := r.(io.ReadSeeker)
+		if !ok {
+			err = errors.New("a vector load reads its input twice: give a file, not a stream")
+			break
+		}
+		err = c.loadVectors(ctx, &next, &countingReadSeeker{countingReader: cr, s: rs}, opt)
 	default:
 		err = fmt.Errorf("%w: loading a %s database", ErrKind, in.Kind)
 	}
@@ -258,6 +268,21 @@ func (c *Client) deletePrefix(ctx context.Context, prefix string) error {
 			return nil
 		}
 	}
+}
+
+// countingReadSeeker is a countingReader that seeks (a second pass counts
+// from the start again).
+type countingReadSeeker struct {
+	*countingReader
+	s io.Seeker
+}
+
+func (c *countingReadSeeker) Seek(off int64, whence int) (int64, error) {
+	n, err := c.s.Seek(off, whence)
+	if err == nil {
+		c.n = n
+	}
+	return n, err
 }
 
 // countingReader reports the bytes read through it.

@@ -1,0 +1,246 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/runtime"
+)
+
+// Metric is how Nearest ranks vectors.
+type Metric string
+
+// Metrics.
+const (
+	// L2: the smallest Euclidean distance (the ground truth of the SIFT and
+	// Deep1B sets). The database stores −‖x‖²/2 beside each vector, so one
+	// encrypted inner product gives ⟨q, x⟩ − ‖x‖²/2.
+	L2 Metric = "l2"
+	// InnerProduct: the largest inner product (cosine on unit vectors).
+	InnerProduct Metric = "ip"
+)
+
+// VectorOptions configure a vector database.
+type VectorOptions struct {
+	Metric Metric // default L2
+}
+
+// ErrQueryRange: a query so much longer than the database's vectors that
+// its scores would not fit the parameters' precision.
+var ErrQueryRange = errors.New("client: query outside the database's range")
+
+// maxQueryNorm bounds ‖q‖ relative to the longest database vector: the
+// scores, times the packing factor (≤ 256), stay below 2^11 at the scale
+// the scan runs at.
+const maxQueryNorm = 4
+
+// CreateVectors creates an empty database of dim-dimensional vectors.
+func (c *Client) CreateVectors(ctx context.Context, name string, dim int, opt VectorOptions) (*Info, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	if opt.Metric == "" {
+		opt.Metric = L2
+	}
+	if opt.Metric != L2 && opt.Metric != InnerProduct {
+		return nil, fmt.Errorf("client: create %s: metric %q (l2 or ip)", name, opt.Metric)
+	}
+	if _, err := runtime.VectorShape(vectorPreset, 1, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
+		return nil, fmt.Errorf("client: create %s: %w: %d dimensions (%v)", name, dataset.ErrBadDimension, dim, err)
+	}
+	return c.create(ctx, &Info{Name: name, Kind: KindVectors, Preset: vectorPreset, Dim: dim, Metric: opt.Metric, Created: time.Now().UTC()})
+}
+
+// coefficients a vector takes in the database: one more for L2 (−‖x‖²/2).
+func coefficients(dim int, m Metric) int {
+	if m == L2 {
+		return dim + 1
+	}
+	return dim
+}
+
+// loadVectors reads r twice (it must be an io.ReadSeeker): first to count
+// the vectors, check their dimension and find the longest (the database
+// is stored scaled by it), then to write them.
+func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt LoadOptions) error {
+	rs, ok := r.(io.ReadSeeker)
+	if !ok {
+		return errors.New("a vector load reads its input twice: give a file, not a stream")
+	}
+	start, err := rs.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	vr, err := dataset.NewVectorReader(rs, opt.Vectors)
+	if err != nil {
+		return err
+	}
+	var n int
+	var maxNorm float64
+	for {
+		v, err := vr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if len(v) != in.Dim {
+			return fmt.Errorf("%w: vector %d has %d dimensions, the database %q has %d", dataset.ErrDimensionMismatch, n, len(v), in.Name, in.Dim)
+		}
+		maxNorm = math.Max(maxNorm, norm32(v))
+		n++
+	}
+	if n == 0 {
+		return errors.New("no vectors in the input")
+	}
+	if maxNorm == 0 {
+		maxNorm = 1
+	}
+	if _, err := rs.Seek(start, io.SeekStart); err != nil {
+		return err
+	}
+	if vr, err = dataset.NewVectorReader(rs, opt.Vectors); err != nil {
+		return err
+	}
+	shape, err := runtime.VectorShape(in.Preset, n, coefficients(in.Dim, in.Metric))
+	if err != nil {
+		return err
+	}
+	l, err := runtime.NewVectorLoader(ctx, runtime.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), shape)
+	if err != nil {
+		return err
+	}
+	x := make([]float64, coefficients(in.Dim, in.Metric))
+	for i := 0; i < n; i++ {
+		v, err := vr.Next()
+		if err != nil {
+			return fmt.Errorf("second pass, vector %d: %w", i, err)
+		}
+		var sq float64
+		for k, f := range v {
+			x[k] = float64(f) / maxNorm
+			sq += x[k] * x[k]
+		}
+		if in.Metric == L2 {
+			x[in.Dim] = -sq / 2
+		}
+		if err := l.Add(x); err != nil {
+			return err
+		}
+	}
+	written, err := l.Finish()
+	if err != nil {
+		return err
+	}
+	in.Records, in.Norm, in.Bytes = n, maxNorm, written
+	return nil
+}
+
+func norm32(v []float32) float64 {
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	return math.Sqrt(s)
+}
+
+// Neighbors are the results of one Nearest query: database ids, best
+// first, and their scores (squared Euclidean distances for L2, inner
+// products for InnerProduct), computed from the decrypted scores.
+type Neighbors struct {
+	IDs    []int     `json:"ids"`
+	Scores []float64 `json:"scores"`
+}
+
+// Nearest returns the k database vectors nearest to query. The query is
+// encrypted here; the device computes an encrypted score for every vector
+// next to the data; the scores are decrypted and ranked here.
+func (c *Client) Nearest(ctx context.Context, name string, query []float32, k int) (*Neighbors, error) {
+	in, err := c.readInfo(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if in.Kind != KindVectors {
+		return nil, fmt.Errorf("%w: %q is a %s database, Nearest searches vector databases", ErrKind, name, in.Kind)
+	}
+	if in.Records == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrEmpty, name)
+	}
+	if len(query) != in.Dim {
+		return nil, fmt.Errorf("client: nearest %s: %w: query of %d dimensions, the database has %d", name, dataset.ErrDimensionMismatch, len(query), in.Dim)
+	}
+	if k < 1 {
+		return nil, fmt.Errorf("client: nearest %s: k = %d", name, k)
+	}
+	qn := norm32(query)
+	if qn > maxQueryNorm*in.Norm {
+		return nil, fmt.Errorf("client: nearest %s: %w: ‖q‖ = %g, more than %d× the longest stored vector (%g)", name, ErrQueryRange, qn, maxQueryNorm, in.Norm)
+	}
+	s, err := c.vectorSession(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	q := make([]float64, coefficients(in.Dim, in.Metric))
+	for i, f := range query {
+		q[i] = float64(f) / in.Norm
+	}
+	if in.Metric == L2 {
+		q[in.Dim] = 1
+	}
+	scores, _, err := s.Scores(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("client: nearest %s: %w", name, err)
+	}
+	ids := make([]int, len(scores))
+	for i := range ids {
+		ids[i] = i
+	}
+	// Best first: the largest score (⟨q,x⟩ − ‖x‖²/2 is −½‖q−x‖² + a constant).
+	sort.SliceStable(ids, func(a, b int) bool { return scores[ids[a]] > scores[ids[b]] })
+	k = min(k, len(ids))
+	out := &Neighbors{IDs: ids[:k], Scores: make([]float64, k)}
+	m2 := in.Norm * in.Norm
+	for i, id := range out.IDs {
+		if in.Metric == L2 {
+			out.Scores[i] = float64(qn*qn) - 2*m2*scores[id]
+		} else {
+			out.Scores[i] = m2 * scores[id]
+		}
+	}
+	return out, nil
+}
+
+// vectorSession returns the session of a vector database generation.
+func (c *Client) vectorSession(ctx context.Context, in *Info) (*runtime.VectorSession, error) {
+	key := fmt.Sprintf("%s@%d", in.Name, in.Generation)
+	c.mu.Lock()
+	s, ok := c.vsessions[key]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	shape, err := runtime.VectorShape(in.Preset, in.Records, coefficients(in.Dim, in.Metric))
+	if err != nil {
+		return nil, err
+	}
+	sk, err := c.keys.secretKey(in.Preset)
+	if err != nil {
+		return nil, err
+	}
+	s, err = runtime.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk,
+		runtime.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.vsessions[key] = s
+	c.mu.Unlock()
+	return s, nil
+}

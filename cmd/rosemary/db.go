@@ -24,8 +24,11 @@ func init() {
 const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop [flags]
   rosemary db keys    --keys DIR
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B
+  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip]
   rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
+                      (vectors: FILE.fvecs, .bvecs or .npy)
   rosemary db get     (--store DIR | --device ADDR) --keys DIR --name NAME --index I
+  rosemary db nearest (--store DIR | --device ADDR) --keys DIR --name NAME --query Q.fvecs|.bvecs|.npy [--k 10]
   rosemary db info    (--store DIR | --device ADDR) --keys DIR --name NAME
   rosemary db drop    (--store DIR | --device ADDR) --keys DIR --name NAME
 every command takes --json`
@@ -107,6 +110,8 @@ func runDB(args []string) error {
 	case "create":
 		kind := f.fs.String("kind", "pir", "pir (records read privately) or vectors")
 		size := f.fs.Int("record-size", 0, "pir: bytes per record")
+		dim := f.fs.Int("dim", 0, "vectors: dimensions")
+		metric := f.fs.String("metric", "l2", "vectors: l2 (Euclidean distance) or ip (inner product)")
 		if err := f.fs.Parse(args); err != nil {
 			return err
 		}
@@ -122,13 +127,18 @@ func runDB(args []string) error {
 				return errors.New("db create: --record-size is required for a pir database")
 			}
 			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{})
+		case client.KindVectors:
+			if *dim <= 0 {
+				return errors.New("db create: --dim is required for a vectors database")
+			}
+			in, err = c.CreateVectors(ctx, *f.name, *dim, client.VectorOptions{Metric: client.Metric(*metric)})
 		default:
-			return fmt.Errorf("db create: --kind %q (pir)", *kind)
+			return fmt.Errorf("db create: --kind %q (pir or vectors)", *kind)
 		}
 		if err != nil {
 			return err
 		}
-		return f.print(in, fmt.Sprintf("created %s database %q (%d-byte records, preset %s)", in.Kind, in.Name, in.RecordSize, in.Preset))
+		return f.print(in, fmt.Sprintf("created %s database %q (preset %s)", in.Kind, in.Name, in.Preset))
 	case "load":
 		format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed")
 		column := f.fs.Int("column", 0, "csv: column of the records (0-based)")
@@ -141,6 +151,10 @@ func runDB(args []string) error {
 		}
 		path := f.fs.Arg(0)
 		fmtName := *format
+		var vf dataset.VectorFormat
+		if v, err := dataset.VectorFormatOf(path); err == nil {
+			vf, fmtName = v, "fixed"
+		}
 		if fmtName == "" {
 			switch strings.ToLower(filepath.Ext(path)) {
 			case ".csv":
@@ -174,7 +188,7 @@ func runDB(args []string) error {
 		}
 		defer c.Close()
 		bar := newProgressBar()
-		in, err := c.Load(ctx, *f.name, r, client.LoadOptions{Records: rf, Column: *column, Header: *header, Progress: func(done int64) {
+		in, err := c.Load(ctx, *f.name, r, client.LoadOptions{Records: rf, Column: *column, Header: *header, Vectors: vf, Progress: func(done int64) {
 			if total > 0 {
 				bar.show(fmt.Sprintf("loading %s: %s of %s", *f.name, report.Bytes(done), report.Bytes(total)), done, total)
 			}
@@ -183,8 +197,8 @@ func runDB(args []string) error {
 		if err != nil {
 			return err
 		}
-		return f.print(in, fmt.Sprintf("loaded %d records into %q: generation %d, %d × %d plaintexts, %s stored",
-			in.Records, in.Name, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes)))
+		return f.print(in, fmt.Sprintf("loaded %d %s into %q: generation %d, %s stored",
+			in.Records, map[client.Kind]string{client.KindPIR: "records", client.KindVectors: "vectors"}[in.Kind], in.Name, in.Generation, report.Bytes(in.Bytes)))
 	case "get":
 		index := f.fs.Int("index", -1, "record index")
 		if err := f.fs.Parse(args); err != nil {
@@ -233,7 +247,43 @@ func runDB(args []string) error {
 		}
 		return f.print(map[string]string{"dropped": *f.name}, fmt.Sprintf("dropped %q", *f.name))
 	case "nearest":
-		return errors.New("db nearest: vector databases are not built yet (see issue 13's note)")
+		query := f.fs.String("query", "", "query vectors: a .fvecs, .bvecs or .npy file (one result per vector)")
+		k := f.fs.Int("k", 10, "neighbours per query")
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		if *query == "" {
+			return errors.New("db nearest: --query FILE is required")
+		}
+		vr, closer, err := dataset.OpenVectors(*query)
+		if err != nil {
+			return err
+		}
+		defer closer.Close()
+		c, err := f.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		var results []*client.Neighbors
+		var lines []string
+		for {
+			q, err := vr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			res, err := c.Nearest(ctx, *f.name, q, *k)
+			if err != nil {
+				return fmt.Errorf("db nearest: query %d: %w", len(results), err)
+			}
+			results = append(results, res)
+			lines = append(lines, fmt.Sprintf("query %d: ids %v, scores %.4g", len(results)-1, res.IDs, res.Scores))
+		}
+		return f.print(map[string]any{"results": results, "provenance": "encrypted query, scores computed on the device, ranked here"},
+			strings.Join(lines, "\n"))
 	}
 	return errors.New(dbUsage)
 }

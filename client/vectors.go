@@ -157,6 +157,13 @@ func norm32(v []float32) float64 {
 type Neighbors struct {
 	IDs    []int     `json:"ids"`
 	Scores []float64 `json:"scores"`
+	// What the query cost (measured): ciphertext bytes up and down, bytes
+	// the device read from its store, wall time here and on the device.
+	QueryBytes    int64   `json:"query_bytes"`
+	AnswerBytes   int64   `json:"answer_bytes"`
+	StoreBytes    int64   `json:"device_store_bytes"`
+	Seconds       float64 `json:"seconds"`
+	DeviceSeconds float64 `json:"device_seconds"`
 }
 
 // Nearest returns the k database vectors nearest to query. The query is
@@ -183,6 +190,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	if qn > maxQueryNorm*in.Norm {
 		return nil, fmt.Errorf("client: nearest %s: %w: ‖q‖ = %g, more than %d× the longest stored vector (%g)", name, ErrQueryRange, qn, maxQueryNorm, in.Norm)
 	}
+	start := time.Now()
 	s, err := c.vectorSession(ctx, in)
 	if err != nil {
 		return nil, err
@@ -194,7 +202,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	if in.Metric == L2 {
 		q[in.Dim] = 1
 	}
-	scores, _, err := s.Scores(ctx, q)
+	scores, resp, err := s.Scores(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("client: nearest %s: %w", name, err)
 	}
@@ -205,7 +213,8 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	// Best first: the largest score (⟨q,x⟩ − ‖x‖²/2 is −½‖q−x‖² + a constant).
 	sort.SliceStable(ids, func(a, b int) bool { return scores[ids[a]] > scores[ids[b]] })
 	k = min(k, len(ids))
-	out := &Neighbors{IDs: ids[:k], Scores: make([]float64, k)}
+	out := &Neighbors{IDs: ids[:k], Scores: make([]float64, k), StoreBytes: int64(resp.StoreBytes), DeviceSeconds: resp.Seconds,
+		QueryBytes: s.QueryBytes(), AnswerBytes: s.AnswerBytes()}
 	m2 := in.Norm * in.Norm
 	for i, id := range out.IDs {
 		if in.Metric == L2 {
@@ -214,6 +223,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 			out.Scores[i] = m2 * scores[id]
 		}
 	}
+	out.Seconds = time.Since(start).Seconds()
 	return out, nil
 }
 

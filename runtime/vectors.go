@@ -393,3 +393,14 @@ func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *de
 	scores, err := s.codec.Scores(pts, int(s.Shape.Vectors))
 	return scores, resp, err
 }
+
+// QueryBytes is the size of an encrypted query (8-byte words, as the wire
+// carries them); AnswerBytes that of the returned scores.
+func (s *VectorSession) QueryBytes() int64 {
+	return 2 * int64(s.params.MaxLevel()+1) * int64(s.params.N()) * engine.WordBytes
+}
+
+// AnswerBytes is the size of the returned score ciphertexts.
+func (s *VectorSession) AnswerBytes() int64 {
+	return s.codec.Layout.Groups * 2 * int64(s.params.N()) * engine.WordBytes
+}

@@ -46,8 +46,10 @@ func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
 }
 
 // vectorPrefix and monomialPrefix name a vector database's objects.
-func vectorPrefix(db string) string         { return db + "/vec/" }
-func monomialPrefix(db, name string) string { return db + "/" + strings.ReplaceAll(name, "/", "-") + "/" }
+func vectorPrefix(db string) string { return db + "/vec/" }
+func monomialPrefix(db, name string) string {
+	return db + "/" + strings.ReplaceAll(name, "/", "-") + "/"
+}
 
 // VectorLoader writes a vector database from its vectors in order,
 // streaming: plaintext p holds vectors p·PerPt …, stored at position p of

@@ -75,6 +75,10 @@ type StreamNode struct {
 	// Out: the instances leave the segment (an Output, or a host node reads
 	// them); the run returns them.
 	Out bool `json:"out,omitempty"`
+	// Memo: every consumer reads instance k for its own instance k, Memo
+	// reads in all: a worker keeps instance k from its first read to its
+	// last (the merge trees of a packing, say), not every instance.
+	Memo int `json:"memo,omitempty"`
 }
 
 // StreamProgram is one device segment of a Plan as the device runs it:
@@ -221,12 +225,17 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 	if len(sp.Nodes) == 0 {
 		return nil, fmt.Errorf("compiler: device segment %d computes nothing (only stored data)", seg)
 	}
-	// How often each instance is read decides what is held.
+	// How often each instance is read decides what is held: all of a
+	// node's instances when a consumer reads each of them for several of
+	// its own (broadcast), instance k only until its last reader when
+	// several consumers read it for their instance k alone (aligned).
 	uses := make([]int64, len(sp.Nodes))
+	broadcast := make([]bool, len(sp.Nodes))
 	for _, sn := range sp.Nodes {
 		for _, a := range sn.Args {
 			if sn.MAC != nil {
 				uses[a] += sn.Products / sp.Nodes[a].Count
+				broadcast[a] = broadcast[a] || sn.Products > sp.Nodes[a].Count
 				continue
 			}
 			if sn.Kind == StreamSum {
@@ -234,6 +243,7 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 				continue
 			}
 			uses[a] += sn.Count / sp.Nodes[a].Count
+			broadcast[a] = broadcast[a] || sn.Count > sp.Nodes[a].Count
 		}
 	}
 	for i := range sp.Nodes {
@@ -246,7 +256,13 @@ func (p *Plan) StreamSegment(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*
 				sn.Out = true
 			}
 		}
-		sn.Cache = uses[i] > 1
+		switch {
+		case uses[i] <= 1:
+		case broadcast[i] || sn.Out || sn.Kind == StreamExpand:
+			sn.Cache = true
+		default:
+			sn.Memo = int(uses[i])
+		}
 	}
 	return sp, sp.Validate()
 }
@@ -274,6 +290,9 @@ func (sp *StreamProgram) Validate() error {
 	hasOut := false
 	for i, sn := range sp.Nodes {
 		where := fmt.Sprintf("compiler: stream node %d (%s, IR node %d)", i, sn.Kind, sn.Node)
+		if sn.Memo < 0 || sn.Memo > 1<<16 || (sn.Memo > 0 && sn.Cache) {
+			return fmt.Errorf("%s: memo of %d reads (held: %v)", where, sn.Memo, sn.Cache)
+		}
 		if sn.Count < 1 || sn.Polys < 1 || sn.Polys > 4 || sn.Limbs < 1 || sn.Limbs > len(sp.Ring.Q)+len(sp.Ring.P) {
 			return fmt.Errorf("%s: %d instances of %d polys × %d limbs", where, sn.Count, sn.Polys, sn.Limbs)
 		}

@@ -23,6 +23,7 @@ type worker struct {
 	readers  map[int]StoredReader
 	gens     map[int]*expandGen
 	macDone  map[int]map[int64]Limbs // sums a multiply-accumulate block computed ahead
+	memo     map[int]map[int64]*memoEntry
 	pool     map[int][]Limbs         // free buffers by limb count
 
 	st             Stats
@@ -31,7 +32,7 @@ type worker struct {
 
 func (r *run) newWorker() *worker {
 	return &worker{r: r, machines: map[any]*Machine{}, readers: map[int]StoredReader{},
-		gens: map[int]*expandGen{}, macDone: map[int]map[int64]Limbs{}, pool: map[int][]Limbs{}}
+		gens: map[int]*expandGen{}, macDone: map[int]map[int64]Limbs{}, memo: map[int]map[int64]*memoEntry{}, pool: map[int][]Limbs{}}
 }
 
 func (w *worker) close() {
@@ -63,6 +64,51 @@ func (w *worker) release(v Limbs) { w.pool[len(v)] = append(w.pool[len(v)], v) }
 // eval returns instance k of stream node i; owned reports that the caller
 // owns the buffer (it may modify or release it).
 func (w *worker) eval(i int, k int64) (Limbs, bool, error) {
+	sn := &w.r.s.sp.Nodes[i]
+	if sn.Memo == 0 {
+		return w.evalNode(i, k)
+	}
+	// An instance several consumers read for the same k: kept from its
+	// first read to its last, which takes it over.
+	m := w.memo[i]
+	if m == nil {
+		m = map[int64]*memoEntry{}
+		w.memo[i] = m
+	}
+	if e, ok := m[k]; ok {
+		if e.left--; e.left == 0 {
+			delete(m, k)
+			return e.v, true, nil
+		}
+		return e.v, false, nil
+	}
+	v, owned, err := w.evalNode(i, k)
+	if err != nil {
+		return nil, false, err
+	}
+	if !owned {
+		c, err := w.alloc(len(v))
+		if err != nil {
+			return nil, false, err
+		}
+		for l := range v {
+			copy(c[l], v[l])
+		}
+		v = c
+	}
+	m[k] = &memoEntry{v: v, left: sn.Memo - 1}
+	return v, false, nil
+}
+
+// memoEntry is an instance kept for its remaining reads.
+type memoEntry struct {
+	v    Limbs
+	left int
+}
+
+// evalNode computes instance k of node i (or takes it from the held
+// instances).
+func (w *worker) evalNode(i int, k int64) (Limbs, bool, error) {
 	r := w.r
 	sn := &r.s.sp.Nodes[i]
 	if c := r.cache[i]; c != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure against a baseline in the same run: kernels|ops (ours vs Lattigo), pir (GiB-scale in-storage PIR vs a raw read and Lattigo host-only)", run: runBench})
+	register(command{name: "bench", summary: "measure against a baseline in the same run: kernels|ops (ours vs Lattigo), pir (GiB-scale in-storage PIR vs a raw read and Lattigo host-only), db (your own data through the client library: a record file and an .fvecs file loaded, read back, searched)", run: runBench})
 }
 
 // benchRow is one comparison line (measured here, single-threaded).
@@ -30,8 +30,11 @@ func runBench(args []string) error {
 		return fmt.Errorf("usage: rosemary bench kernels|ops|pir [--json] ...")
 	}
 	what := args[0]
-	if what == "pir" {
+	switch what {
+	case "pir":
 		return runBenchPIR(args[1:])
+	case "db":
+		return runBenchDB(args[1:])
 	}
 	fs := flag.NewFlagSet("bench "+what, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")

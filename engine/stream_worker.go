@@ -24,7 +24,7 @@ type worker struct {
 	gens     map[int]*expandGen
 	macDone  map[int]map[int64]Limbs // sums a multiply-accumulate block computed ahead
 	memo     map[int]map[int64]*memoEntry
-	pool     map[int][]Limbs         // free buffers by limb count
+	pool     map[int][]Limbs // free buffers by limb count
 
 	st             Stats
 	bodies, stored int64

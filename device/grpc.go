@@ -229,7 +229,14 @@ func (g *grpcServer) logRPC(ctx context.Context, method string, start time.Time,
 		attrs = append(attrs, "peer", p.Addr.String())
 	}
 	if err != nil {
-		g.log.Warn("rpc failed", append(attrs, "code", status.Code(err).String(), "error", status.Convert(err).Message())...)
+		attrs = append(attrs, "code", status.Code(err).String(), "error", status.Convert(err).Message())
+		// A missing object is an answer (clients probe for databases), not
+		// a fault of the device.
+		if status.Code(err) == codes.NotFound {
+			g.log.Debug("rpc failed", attrs...)
+			return
+		}
+		g.log.Warn("rpc failed", attrs...)
 		return
 	}
 	g.log.Debug("rpc", attrs...)

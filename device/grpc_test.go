@@ -196,7 +196,8 @@ func TestServeGrace(t *testing.T) {
 }
 
 // The server offers reflection and logs one Debug line per RPC and a Warn
-// line naming the method and error of a failed one.
+// line naming the method and error of a failed one (a missing object, an
+// answer rather than a fault, at Debug).
 func TestReflectionAndLogs(t *testing.T) {
 	s := serveTCP(t)
 	c := dialT(t, s.addr)
@@ -231,7 +232,10 @@ func TestReflectionAndLogs(t *testing.T) {
 	if _, err := c.Get(ctx, "missing"); code(err) != codes.NotFound {
 		t.Fatalf("get of a missing object: %v", err)
 	}
-	var debug, warn bool
+	if _, err := c.Get(ctx, ""); code(err) != codes.InvalidArgument {
+		t.Fatalf("get of an empty name: %v", err)
+	}
+	var debug, warn, missing bool
 	for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
 		var e struct {
 			Level, Msg, Method, Code, Error string
@@ -242,12 +246,14 @@ func TestReflectionAndLogs(t *testing.T) {
 		switch {
 		case e.Level == "DEBUG" && e.Msg == "rpc" && e.Method == pb.Device_Stats_FullMethodName:
 			debug = true
-		case e.Level == "WARN" && e.Method == pb.Device_Get_FullMethodName && e.Code == "NotFound" && strings.Contains(e.Error, "missing"):
+		case e.Level == "DEBUG" && e.Method == pb.Device_Get_FullMethodName && e.Code == "NotFound" && strings.Contains(e.Error, "missing"):
+			missing = true
+		case e.Level == "WARN" && e.Method == pb.Device_Get_FullMethodName && e.Code == "InvalidArgument":
 			warn = true
 		}
 	}
-	if !debug || !warn {
-		t.Fatalf("debug line %v, warn line %v in:\n%s", debug, warn, s.logs.String())
+	if !debug || !warn || !missing {
+		t.Fatalf("debug line %v, warn line %v, not-found line %v in:\n%s", debug, warn, missing, s.logs.String())
 	}
 }
 

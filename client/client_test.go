@@ -148,12 +148,23 @@ func TestLoadLinesTooLong(t *testing.T) {
 	if !errors.Is(err, dataset.ErrRecordTooLong) || !strings.Contains(err.Error(), "line 3") {
 		t.Fatalf("load of a long line: %v, want ErrRecordTooLong naming line 3", err)
 	}
+	// Fixed-size records: a file that is not a whole number of them.
+	_, err = e.c.Load(ctx, "w", bytes.NewReader(make([]byte, 8*5+3)), client.LoadOptions{Records: dataset.FixedSize})
+	if !errors.Is(err, dataset.ErrPartialRecord) || !strings.Contains(err.Error(), "record 5") {
+		t.Fatalf("load of 5 records and 3 bytes: %v, want ErrPartialRecord naming record 5", err)
+	}
 	got, err := e.c.Get(ctx, "w", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(bytes.TrimRight(got, "\x00")) != "two" {
-		t.Fatalf("record 1 after a failed load: %q", got)
+		t.Fatalf("record 1 after failed loads: %q", got)
+	}
+	if _, err := e.c.CreatePIR(ctx, "x", 0, client.PIROptions{}); err == nil {
+		t.Fatal("a database of 0-byte records was created")
+	}
+	if _, err := e.c.CreatePIR(ctx, "bad/name", 8, client.PIROptions{}); !errors.Is(err, client.ErrName) {
+		t.Fatalf("a database named bad/name: %v", err)
 	}
 }
 

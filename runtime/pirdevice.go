@@ -2,9 +2,7 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -260,16 +258,11 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 	if s.query < 0 || s.stored < 0 || s.answer < 0 || plan.Program.Nodes[s.answer].Level != 0 {
 		return nil, fmt.Errorf("runtime: the device segment does not take the query, scan the database and return the answer")
 	}
-	raw, err := s.Stream.MarshalBinary()
-	if err != nil {
+	var sent int64
+	if s.progName, sent, err = setStream(ctx, dev, "pir", s.Stream); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(raw)
-	s.progName = "stream/pir/" + hex.EncodeToString(sum[:8])
-	if _, err := dev.SetStream(ctx, &device.SetStreamRequest{Name: s.progName, Program: raw}); err != nil {
-		return nil, fmt.Errorf("runtime: set stream program: %w", err)
-	}
-	s.SetupBytes += int64(len(raw))
+	s.SetupBytes += sent
 	if err := s.storeKeys(ctx, sk, opt); err != nil {
 		return nil, err
 	}

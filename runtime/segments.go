@@ -33,14 +33,9 @@ func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
 			s.StreamErr = err
 			return nil
 		}
-		raw, err := sp.MarshalBinary()
+		name, _, err := setStream(ctx, c, s.Opts.Workload, sp)
 		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(raw)
-		name := s.Opts.Prefix + "/stream/" + hex.EncodeToString(sum[:8])
-		if _, err := c.SetStream(ctx, &device.SetStreamRequest{Name: name, Program: raw}); err != nil {
-			return fmt.Errorf("runtime: set segment %d: %w", i, err)
+			return fmt.Errorf("runtime: segment %d: %w", i, err)
 		}
 		streams[i], names[i] = sp, name
 	}
@@ -94,4 +89,22 @@ func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[
 		out[o.Node] = o.Instances
 	}
 	return out, int64(resp.MicroOps), nil
+}
+
+// setStream sets a stream program on a device under a name derived from
+// its bytes (the same program is set once, whoever sets it), and returns
+// the name and the bytes sent.
+func setStream(ctx context.Context, dev interface {
+	SetStream(context.Context, *device.SetStreamRequest) (*device.SetStreamResponse, error)
+}, kind string, sp *compiler.StreamProgram) (string, int64, error) {
+	raw, err := sp.MarshalBinary()
+	if err != nil {
+		return "", 0, err
+	}
+	sum := sha256.Sum256(raw)
+	name := "stream/" + kind + "/" + hex.EncodeToString(sum[:8])
+	if _, err := dev.SetStream(ctx, &device.SetStreamRequest{Name: name, Program: raw}); err != nil {
+		return "", 0, fmt.Errorf("runtime: set stream program: %w", err)
+	}
+	return name, int64(len(raw)), nil
 }

@@ -2,9 +2,7 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -272,14 +270,8 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 	if s.query < 0 || s.scores < 0 {
 		return nil, errors.New("runtime: the vector scan's device segment does not take the query and return the scores")
 	}
-	raw, err := s.Stream.MarshalBinary()
-	if err != nil {
+	if s.progName, _, err = setStream(ctx, dev, "vectors", s.Stream); err != nil {
 		return nil, err
-	}
-	sum := sha256.Sum256(raw)
-	s.progName = "stream/vectors/" + hex.EncodeToString(sum[:8])
-	if _, err := dev.SetStream(ctx, &device.SetStreamRequest{Name: s.progName, Program: raw}); err != nil {
-		return nil, fmt.Errorf("runtime: set stream program: %w", err)
 	}
 	if s.keys, _, _, err = storeStreamKeys(ctx, dev, params.Parameters, s.Stream, sk, opt); err != nil {
 		return nil, err

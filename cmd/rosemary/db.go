@@ -54,6 +54,14 @@ func newDBFlags(cmd string) *dbFlags {
 	}
 }
 
+// parseOpen parses args and opens the device the flags name.
+func (f *dbFlags) parseOpen(ctx context.Context, args []string) (*client.Client, error) {
+	if err := f.fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return f.open(ctx)
+}
+
 // open loads the keys and opens the device the flags name.
 func (f *dbFlags) open(ctx context.Context) (*client.Client, error) {
 	if *f.keys == "" {
@@ -112,10 +120,7 @@ func runDB(args []string) error {
 		size := f.fs.Int("record-size", 0, "pir: bytes per record")
 		dim := f.fs.Int("dim", 0, "vectors: dimensions")
 		metric := f.fs.String("metric", "l2", "vectors: l2 (Euclidean distance) or ip (inner product)")
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		c, err := f.open(ctx)
+		c, err := f.parseOpen(ctx, args)
 		if err != nil {
 			return err
 		}
@@ -201,10 +206,7 @@ func runDB(args []string) error {
 			in.Records, map[client.Kind]string{client.KindPIR: "records", client.KindVectors: "vectors"}[in.Kind], in.Name, in.Generation, report.Bytes(in.Bytes)))
 	case "get":
 		index := f.fs.Int("index", -1, "record index")
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		c, err := f.open(ctx)
+		c, err := f.parseOpen(ctx, args)
 		if err != nil {
 			return err
 		}
@@ -219,10 +221,7 @@ func runDB(args []string) error {
 		return f.print(out, fmt.Sprintf("record %d: %q (%d B query up, %d B answer down, %.2f s)", *index, strings.TrimRight(string(q.Record), "\x00"),
 			q.QueryBytes, q.AnswerBytes, q.Seconds))
 	case "info":
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		c, err := f.open(ctx)
+		c, err := f.parseOpen(ctx, args)
 		if err != nil {
 			return err
 		}
@@ -234,10 +233,7 @@ func runDB(args []string) error {
 		return f.print(in, fmt.Sprintf("%s: %s database, %d records of %d B, generation %d, %d × %d plaintexts, %s stored, preset %s",
 			in.Name, in.Kind, in.Records, in.RecordSize, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes), in.Preset))
 	case "drop":
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		c, err := f.open(ctx)
+		c, err := f.parseOpen(ctx, args)
 		if err != nil {
 			return err
 		}

@@ -115,6 +115,8 @@ func requests() []request {
 			func(m proto.Message) (any, error) { return runStreamFromProto(m.(*pb.RunStreamRequest)) }},
 		{"List", func() proto.Message { return &pb.ListRequest{} },
 			func(m proto.Message) (any, error) { return listFromProto(m.(*pb.ListRequest)) }},
+		{"CopyFrom", func() proto.Message { return &pb.CopyFromRequest{} },
+			func(m proto.Message) (any, error) { return copyFromProto(m.(*pb.CopyFromRequest)) }},
 	}
 }
 

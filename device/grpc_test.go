@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -287,5 +288,54 @@ func TestTraffic(t *testing.T) {
 	sent2, _ := c.Traffic()
 	if in := int64(st1.WireBytesIn - st0.WireBytesIn); in != sent2-sent0 {
 		t.Fatalf("device counted %d bytes in, client sent %d", in, sent2-sent0)
+	}
+}
+
+// CopyFrom copies the objects under a prefix from another device, every
+// word size, byte for byte; a second copy skips what is there.
+func TestCopyFrom(t *testing.T) {
+	ctx := context.Background()
+	a, b := serveTCP(t), serveTCP(t)
+	ca, cb := dialT(t, a.addr), dialT(t, b.addr)
+	limbs := [][]uint64{{1, 2, 3, 65535}, {4, 5, 6, 7}}
+	for _, ws := range []uint8{8, 2, 1} {
+		data := limbs
+		if ws == 1 {
+			data = [][]uint64{{1, 2, 3, 255}, {4, 5, 6, 7}}
+		}
+		name := fmt.Sprintf("db/x/%d", ws)
+		if _, err := ca.PutObject(ctx, &PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: data, WordBytes: ws}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ca.PutObject(ctx, &PutRequest{Name: "other", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{{1, 2, 3, 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := cb.CopyFrom(ctx, &CopyFromRequest{Source: a.addr, Prefix: "db/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Objects != 3 {
+		t.Fatalf("copied %d objects, want 3", r.Objects)
+	}
+	for _, ws := range []uint8{8, 2, 1} {
+		name := fmt.Sprintf("db/x/%d", ws)
+		ga, err := ca.GetObject(ctx, &GetRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, err := cb.GetObject(ctx, &GetRequest{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ga) != fmt.Sprint(gb) {
+			t.Fatalf("%s differs after the copy: %v vs %v", name, ga, gb)
+		}
+	}
+	if _, err := cb.GetObject(ctx, &GetRequest{Name: "other"}); code(err) != codes.NotFound {
+		t.Fatalf("an object outside the prefix was copied: %v", err)
+	}
+	if r, err := cb.CopyFrom(ctx, &CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {
+		t.Fatalf("second copy: %+v, %v (want nothing copied)", r, err)
 	}
 }

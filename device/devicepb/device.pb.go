@@ -2095,6 +2095,110 @@ func (x *ListResponse) GetTruncated() bool {
 	return false
 }
 
+type CopyFromRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Source        string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"` // host:port of the device to copy from
+	Prefix        string                 `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CopyFromRequest) Reset() {
+	*x = CopyFromRequest{}
+	mi := &file_device_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CopyFromRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CopyFromRequest) ProtoMessage() {}
+
+func (x *CopyFromRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CopyFromRequest.ProtoReflect.Descriptor instead.
+func (*CopyFromRequest) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *CopyFromRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *CopyFromRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+type CopyFromResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Objects       uint32                 `protobuf:"varint,1,opt,name=objects,proto3" json:"objects,omitempty"`
+	Bytes         uint64                 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CopyFromResponse) Reset() {
+	*x = CopyFromResponse{}
+	mi := &file_device_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CopyFromResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CopyFromResponse) ProtoMessage() {}
+
+func (x *CopyFromResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CopyFromResponse.ProtoReflect.Descriptor instead.
+func (*CopyFromResponse) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *CopyFromResponse) GetObjects() uint32 {
+	if x != nil {
+		return x.Objects
+	}
+	return 0
+}
+
+func (x *CopyFromResponse) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 var File_device_proto protoreflect.FileDescriptor
 
 const file_device_proto_rawDesc = "" +
@@ -2254,7 +2358,13 @@ const file_device_proto_rawDesc = "" +
 	"generation\"f\n" +
 	"\fListResponse\x128\n" +
 	"\aobjects\x18\x01 \x03(\v2\x1e.rosemary.device.v1.ObjectInfoR\aobjects\x12\x1c\n" +
-	"\ttruncated\x18\x02 \x01(\bR\ttruncated2\xc5\a\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"A\n" +
+	"\x0fCopyFromRequest\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\"B\n" +
+	"\x10CopyFromResponse\x12\x18\n" +
+	"\aobjects\x18\x01 \x01(\rR\aobjects\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes2\x9c\b\n" +
 	"\x06Device\x12O\n" +
 	"\x06Config\x12!.rosemary.device.v1.ConfigRequest\x1a\".rosemary.device.v1.ConfigResponse\x12R\n" +
 	"\aProgSet\x12\".rosemary.device.v1.ProgSetRequest\x1a#.rosemary.device.v1.ProgSetResponse\x12F\n" +
@@ -2267,7 +2377,8 @@ const file_device_proto_rawDesc = "" +
 	"\x05Stats\x12 .rosemary.device.v1.StatsRequest\x1a!.rosemary.device.v1.StatsResponse\x12X\n" +
 	"\tSetStream\x12$.rosemary.device.v1.SetStreamRequest\x1a%.rosemary.device.v1.SetStreamResponse\x12X\n" +
 	"\tRunStream\x12$.rosemary.device.v1.RunStreamRequest\x1a%.rosemary.device.v1.RunStreamResponse\x12I\n" +
-	"\x04List\x12\x1f.rosemary.device.v1.ListRequest\x1a .rosemary.device.v1.ListResponseB2Z0github.com/rosemary-fhe/rosemary/device/devicepbb\x06proto3"
+	"\x04List\x12\x1f.rosemary.device.v1.ListRequest\x1a .rosemary.device.v1.ListResponse\x12U\n" +
+	"\bCopyFrom\x12#.rosemary.device.v1.CopyFromRequest\x1a$.rosemary.device.v1.CopyFromResponseB2Z0github.com/rosemary-fhe/rosemary/device/devicepbb\x06proto3"
 
 var (
 	file_device_proto_rawDescOnce sync.Once
@@ -2281,7 +2392,7 @@ func file_device_proto_rawDescGZIP() []byte {
 	return file_device_proto_rawDescData
 }
 
-var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_device_proto_goTypes = []any{
 	(*ConfigRequest)(nil),     // 0: rosemary.device.v1.ConfigRequest
 	(*ConfigResponse)(nil),    // 1: rosemary.device.v1.ConfigResponse
@@ -2316,6 +2427,8 @@ var file_device_proto_goTypes = []any{
 	(*ListRequest)(nil),       // 30: rosemary.device.v1.ListRequest
 	(*ObjectInfo)(nil),        // 31: rosemary.device.v1.ObjectInfo
 	(*ListResponse)(nil),      // 32: rosemary.device.v1.ListResponse
+	(*CopyFromRequest)(nil),   // 33: rosemary.device.v1.CopyFromRequest
+	(*CopyFromResponse)(nil),  // 34: rosemary.device.v1.CopyFromResponse
 }
 var file_device_proto_depIdxs = []int32{
 	12, // 0: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
@@ -2341,20 +2454,22 @@ var file_device_proto_depIdxs = []int32{
 	22, // 20: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
 	28, // 21: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
 	30, // 22: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
-	1,  // 23: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
-	3,  // 24: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
-	5,  // 25: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
-	7,  // 26: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
-	9,  // 27: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
-	15, // 28: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
-	17, // 29: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
-	19, // 30: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
-	21, // 31: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
-	23, // 32: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
-	29, // 33: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
-	32, // 34: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
-	23, // [23:35] is the sub-list for method output_type
-	11, // [11:23] is the sub-list for method input_type
+	33, // 23: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
+	1,  // 24: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
+	3,  // 25: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
+	5,  // 26: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
+	7,  // 27: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
+	9,  // 28: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
+	15, // 29: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
+	17, // 30: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
+	19, // 31: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
+	21, // 32: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
+	23, // 33: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
+	29, // 34: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
+	32, // 35: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
+	34, // 36: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
+	24, // [24:37] is the sub-list for method output_type
+	11, // [11:24] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -2376,7 +2491,7 @@ func file_device_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_device_proto_rawDesc), len(file_device_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,7 @@ const (
 	Device_SetStream_FullMethodName = "/rosemary.device.v1.Device/SetStream"
 	Device_RunStream_FullMethodName = "/rosemary.device.v1.Device/RunStream"
 	Device_List_FullMethodName      = "/rosemary.device.v1.Device/List"
+	Device_CopyFrom_FullMethodName  = "/rosemary.device.v1.Device/CopyFrom"
 )
 
 // DeviceClient is the client API for Device service.
@@ -70,6 +71,10 @@ type DeviceClient interface {
 	// List describes the stored objects whose names start with a prefix, in
 	// name order (at most max_objects, default and cap 65536).
 	List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
+	// CopyFrom copies the objects under a prefix from another device (its
+	// address) into this one, device to device: how a cluster re-replicates
+	// a shard. Objects already here at the same size are kept.
+	CopyFrom(ctx context.Context, in *CopyFromRequest, opts ...grpc.CallOption) (*CopyFromResponse, error)
 }
 
 type deviceClient struct {
@@ -200,6 +205,16 @@ func (c *deviceClient) List(ctx context.Context, in *ListRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *deviceClient) CopyFrom(ctx context.Context, in *CopyFromRequest, opts ...grpc.CallOption) (*CopyFromResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CopyFromResponse)
+	err := c.cc.Invoke(ctx, Device_CopyFrom_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DeviceServer is the server API for Device service.
 // All implementations must embed UnimplementedDeviceServer
 // for forward compatibility.
@@ -237,6 +252,10 @@ type DeviceServer interface {
 	// List describes the stored objects whose names start with a prefix, in
 	// name order (at most max_objects, default and cap 65536).
 	List(context.Context, *ListRequest) (*ListResponse, error)
+	// CopyFrom copies the objects under a prefix from another device (its
+	// address) into this one, device to device: how a cluster re-replicates
+	// a shard. Objects already here at the same size are kept.
+	CopyFrom(context.Context, *CopyFromRequest) (*CopyFromResponse, error)
 	mustEmbedUnimplementedDeviceServer()
 }
 
@@ -282,6 +301,9 @@ func (UnimplementedDeviceServer) RunStream(context.Context, *RunStreamRequest) (
 }
 func (UnimplementedDeviceServer) List(context.Context, *ListRequest) (*ListResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method List not implemented")
+}
+func (UnimplementedDeviceServer) CopyFrom(context.Context, *CopyFromRequest) (*CopyFromResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CopyFrom not implemented")
 }
 func (UnimplementedDeviceServer) mustEmbedUnimplementedDeviceServer() {}
 func (UnimplementedDeviceServer) testEmbeddedByValue()                {}
@@ -520,6 +542,24 @@ func _Device_List_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Device_CopyFrom_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CopyFromRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DeviceServer).CopyFrom(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Device_CopyFrom_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DeviceServer).CopyFrom(ctx, req.(*CopyFromRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Device_ServiceDesc is the grpc.ServiceDesc for Device service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -574,6 +614,10 @@ var Device_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "List",
 			Handler:    _Device_List_Handler,
+		},
+		{
+			MethodName: "CopyFrom",
+			Handler:    _Device_CopyFrom_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

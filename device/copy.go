@@ -67,7 +67,7 @@ func (d *Device) CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromR
 				}
 			}
 		}
-		if _, err := d.st.Put(in.Name, in.Kind, in.Shape, raw); err != nil {
+		if err := d.write(func() error { _, err := d.st.Put(in.Name, in.Kind, in.Shape, raw); return err }); err != nil {
 			return resp, fmt.Errorf("device: copy %s: %w", in.Name, err)
 		}
 		resp.Objects++
@@ -99,4 +99,3 @@ func (c *Client) CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromR
 			return &CopyFromResponse{Objects: int(m.GetObjects()), Bytes: int64(m.GetBytes())}, nil
 		})
 }
-

@@ -57,6 +57,10 @@ type Device struct {
 	peak      int64
 	ispJobs   int
 
+	// isp: jobs and stream runs hold it shared, conventional writes
+	// exclusively (they wait for ISP mode to end).
+	isp sync.RWMutex
+
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	keys                                 *keyCache
 	streams                              streamTable // stream programs (SetStream, RunStream)
@@ -176,7 +180,11 @@ func (d *Device) Put(_ context.Context, req *PutRequest) (*PutResponse, error) {
 	default:
 		return nil, fmt.Errorf("device: put %q: %w: %d-byte words (8, 2 or 1)", req.Name, ErrInvalid, req.WordBytes)
 	}
-	gen, err := d.st.Put(req.Name, store.Kind(req.Kind), shape, raw)
+	var gen store.Generation
+	err = d.write(func() (err error) {
+		gen, err = d.st.Put(req.Name, store.Kind(req.Kind), shape, raw)
+		return err
+	})
 	if err != nil {
 		if errors.Is(err, store.ErrISPMode) {
 			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
@@ -261,7 +269,7 @@ func (d *Device) Delete(_ context.Context, req *DeleteRequest) (*DeleteResponse,
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
-	if err := d.st.Delete(req.Name); err != nil {
+	if err := d.write(func() error { return d.st.Delete(req.Name) }); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("device: delete %q: %w", req.Name, ErrNotFound)
 		}

@@ -242,7 +242,13 @@ func (d *Device) execute(j *job, p *isa.Program, ops []operand, out Binding) err
 	return nil
 }
 
+// enterISP starts in-storage processing: conventional writes wait until
+// the last job or run leaves (ISP mode, as in the paper: the store is not
+// written under a running scan). The writes queue rather than fail — a
+// database loads between queries — and a waiting write holds new jobs
+// back until it is done.
 func (d *Device) enterISP() {
+	d.isp.RLock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.ispJobs == 0 {
@@ -253,10 +259,19 @@ func (d *Device) enterISP() {
 
 func (d *Device) leaveISP() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.ispJobs--; d.ispJobs == 0 {
 		d.st.SetISP(false)
 	}
+	d.mu.Unlock()
+	d.isp.RUnlock()
+}
+
+// write runs a conventional write (Put, Delete) outside ISP mode, waiting
+// for running jobs to leave it.
+func (d *Device) write(f func() error) error {
+	d.isp.Lock()
+	defer d.isp.Unlock()
+	return f()
 }
 
 // jobMemory is a job's ObjectMemory: bound operands (inline, resident, or

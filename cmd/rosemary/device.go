@@ -12,9 +12,11 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/store/layout"
@@ -39,6 +41,9 @@ func runDevice(args []string) (err error) {
 	level := fs.String("log-level", "info", "log level: debug (one line per RPC), info, warn")
 	logJSON := fs.Bool("log-json", false, "log JSON lines to stderr (default: text)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the daemon's life to this file")
+	etcd := fs.String("etcd", "", "join the cluster at these etcd endpoints (comma-separated): register under a lease kept alive")
+	id := fs.String("id", "", "device id in the cluster (default: the listen address)")
+	ttl := fs.Int64("lease-ttl", 5, "cluster lease in seconds: a device that dies leaves after it")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -113,5 +118,17 @@ func runDevice(args []string) (err error) {
 		<-ctx.Done()
 		stop()
 	}()
+	if *etcd != "" {
+		name := *id
+		if name == "" {
+			name = lis.Addr().String()
+		}
+		leave, err := cluster.Join(ctx, strings.Split(*etcd, ","), name, lis, *ttl)
+		if err != nil {
+			return err
+		}
+		defer leave()
+		log.Info("joined the cluster", "etcd", *etcd, "id", name)
+	}
 	return device.Serve(ctx, d, lis, device.WithLogger(log), device.WithGrace(*grace))
 }

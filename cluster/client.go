@@ -1,0 +1,434 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/device"
+)
+
+// Client is a user's handle on a cluster: etcd for the maps, one client
+// library connection per device for the data. Safe for concurrent use.
+type Client struct {
+	etcd *clientv3.Client
+	keys *client.Keys
+	// ShardTimeout bounds one shard's answer before its next replica is
+	// tried.
+	ShardTimeout time.Duration
+
+	mu    sync.Mutex
+	conns map[string]*client.Client // by device address
+}
+
+// Open connects to the cluster's etcd endpoints with the user's keys.
+func Open(ctx context.Context, endpoints []string, keys *client.Keys) (*Client, error) {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Context: ctx})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v: %w", ErrEtcd, endpoints, err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cli.Status(sctx, endpoints[0]); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, endpoints[0], err)
+	}
+	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*client.Client{}}, nil
+}
+
+// Close closes every connection.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cc := range c.conns {
+		cc.Close()
+	}
+	return c.etcd.Close()
+}
+
+// Etcd is the client's etcd connection.
+func (c *Client) Etcd() *clientv3.Client { return c.etcd }
+
+func (c *Client) conn(ctx context.Context, addr string) (*client.Client, error) {
+	c.mu.Lock()
+	cc, ok := c.conns[addr]
+	c.mu.Unlock()
+	if ok {
+		return cc, nil
+	}
+	cc, err := client.Open(ctx, addr, c.keys)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if old, ok := c.conns[addr]; ok {
+		c.mu.Unlock()
+		cc.Close()
+		return old, nil
+	}
+	c.conns[addr] = cc
+	c.mu.Unlock()
+	return cc, nil
+}
+
+func (c *Client) forget(addr string) {
+	c.mu.Lock()
+	if cc, ok := c.conns[addr]; ok {
+		cc.Close()
+		delete(c.conns, addr)
+	}
+	c.mu.Unlock()
+}
+
+// liveDevices maps the live devices by id.
+func (c *Client) liveDevices(ctx context.Context) (map[string]DeviceInfo, error) {
+	ds, err := Devices(ctx, c.etcd)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]DeviceInfo{}
+	for _, d := range ds {
+		out[d.ID] = d
+	}
+	return out, nil
+}
+
+// CreatePIR creates an empty PIR database of recordSize-byte records in
+// shards shards of replicas replicas each (generation 0: nothing stored).
+func (c *Client) CreatePIR(ctx context.Context, name string, recordSize, shards, replicas int) (*Map, error) {
+	if shards < 1 || replicas < 1 || recordSize < 1 {
+		return nil, fmt.Errorf("cluster: create %s: %d shards × %d replicas of %d-byte records", name, shards, replicas, recordSize)
+	}
+	if strings.ContainsAny(name, "/.") || name == "" {
+		return nil, fmt.Errorf("cluster: create: name %q (no '/' or '.')", name)
+	}
+	m := &Map{Name: name, Kind: "pir", RecordSize: recordSize, Replicas: replicas}
+	for s := 0; s < shards; s++ {
+		m.Shards = append(m.Shards, Shard{ID: s})
+	}
+	return m, writeMap(ctx, c.etcd, m, 0)
+}
+
+// Info reads a database's map.
+func (c *Client) Info(ctx context.Context, name string) (*Map, error) {
+	m, _, err := readMap(ctx, c.etcd, name)
+	return m, err
+}
+
+// Load replaces a database's records (read from r in format f): record i
+// goes to shard i mod S; every replica of every shard stores generation
+// g+1 as its own database, and g+1 is published by one transaction once
+// all have it. Generation g−1's shards are dropped afterwards (g stays for
+// queries in flight).
+func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.RecordFormat) (*Map, error) {
+	m, rev, err := readMap(ctx, c.etcd, name)
+	if err != nil {
+		return nil, err
+	}
+	live, err := c.liveDevices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(live) < m.Replicas {
+		return nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
+	}
+	next := *m
+	next.Generation = m.Generation + 1
+	next.Shards = placeShards(m, live)
+	// One pipe per shard replica, each fed to a client-library load.
+	type sink struct {
+		w    *io.PipeWriter
+		errc chan error
+	}
+	sinks := make([][]sink, len(next.Shards))
+	for s, sh := range next.Shards {
+		for _, id := range sh.Replicas {
+			cc, err := c.conn(ctx, live[id].Addr)
+			if err != nil {
+				return nil, err
+			}
+			dbName := ShardName(name, next.Generation, s)
+			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{}); err != nil && !errors.Is(err, client.ErrExists) {
+				return nil, fmt.Errorf("cluster: load %s shard %d on %s: %w", name, s, id, err)
+			}
+			pr, pw := io.Pipe()
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cc.Load(ctx, dbName, pr, client.LoadOptions{Records: dataset.FixedSize})
+				pr.CloseWithError(err)
+				errc <- err
+			}()
+			sinks[s] = append(sinks[s], sink{w: pw, errc: errc})
+		}
+	}
+	rr, err := dataset.NewRecordReader(r, f, m.RecordSize, dataset.RecordOptions{})
+	if err == nil {
+		for i := 0; ; i++ {
+			rec, rerr := rr.Next()
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			s := i % len(sinks)
+			next.Shards[s].Records++
+			for _, k := range sinks[s] {
+				if _, werr := k.w.Write(rec); werr != nil {
+					err = fmt.Errorf("shard %d: %w", s, werr)
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+			next.Records = i + 1
+		}
+	}
+	for _, ks := range sinks {
+		for _, k := range ks {
+			if err != nil {
+				k.w.CloseWithError(err)
+			} else {
+				k.w.Close()
+			}
+		}
+	}
+	for s, ks := range sinks {
+		for _, k := range ks {
+			if lerr := <-k.errc; lerr != nil && err == nil {
+				err = fmt.Errorf("shard %d: %w", s, lerr)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", name, err, m.Generation)
+	}
+	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
+		return nil, err
+	}
+	if m.Generation > 1 {
+		c.dropGeneration(ctx, name, m.Generation-1, live)
+	}
+	return &next, nil
+}
+
+// placeShards puts each shard's replicas on the least-loaded live devices
+// (ties by id), keeping live current replicas first.
+func placeShards(m *Map, live map[string]DeviceInfo) []Shard {
+	load := map[string]int{}
+	for id := range live {
+		load[id] = 0
+	}
+	out := make([]Shard, len(m.Shards))
+	for s := range m.Shards {
+		var reps []string
+		for _, id := range m.Shards[s].Replicas {
+			if _, ok := live[id]; ok && len(reps) < m.Replicas {
+				reps = append(reps, id)
+				load[id]++
+			}
+		}
+		for len(reps) < m.Replicas {
+			id := leastLoaded(load, reps)
+			if id == "" {
+				break
+			}
+			reps = append(reps, id)
+			load[id]++
+		}
+		out[s] = Shard{ID: s, Replicas: reps}
+	}
+	return out
+}
+
+func leastLoaded(load map[string]int, exclude []string) string {
+	ids := make([]string, 0, len(load))
+	for id := range load {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	best := ""
+	for _, id := range ids {
+		skip := false
+		for _, e := range exclude {
+			skip = skip || e == id
+		}
+		if !skip && (best == "" || load[id] < load[best]) {
+			best = id
+		}
+	}
+	return best
+}
+
+func (c *Client) dropGeneration(ctx context.Context, name string, g uint64, live map[string]DeviceInfo) {
+	for _, d := range live {
+		cc, err := c.conn(ctx, d.Addr)
+		if err != nil {
+			continue
+		}
+		for s := 0; s < 1<<16; s++ {
+			if err := cc.Drop(ctx, ShardName(name, g, s)); err != nil {
+				if errors.Is(err, client.ErrNoDatabase) && s > 0 {
+					// Shard ids are dense: past the last one.
+					break
+				}
+			}
+		}
+	}
+}
+
+// Answer is one Get's record and what it cost.
+type Answer struct {
+	Record     []byte
+	Generation uint64
+	// Bytes crossing between the client and each device it queried
+	// (query up, answer down), by device id.
+	DeviceBytes map[string]int64
+	Retries     int // replicas that failed and were replaced
+}
+
+// Get returns record index. Every shard answers a query (the one holding
+// the record for it, the others for a record of their own), so no device
+// learns which shard was wanted; each shard is tried replica by replica.
+func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, error) {
+	m, _, err := readMap(ctx, c.etcd, name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Records == 0 || m.Generation == 0 {
+		return nil, fmt.Errorf("cluster: %s holds no records", name)
+	}
+	if index < 0 || index >= m.Records {
+		return nil, fmt.Errorf("cluster: get %s: %w: %d of %d records", name, client.ErrIndexOutOfRange, index, m.Records)
+	}
+	live, err := c.liveDevices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	target, local := m.Locate(index)
+	ans := &Answer{Generation: m.Generation, DeviceBytes: map[string]int64{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(m.Shards))
+	for s, sh := range m.Shards {
+		li := min(local, sh.Records-1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec, dev, bytes, retries, err := c.shardGet(ctx, m, s, sh, li, live)
+			mu.Lock()
+			defer mu.Unlock()
+			ans.Retries += retries
+			if err != nil {
+				errs[s] = err
+				return
+			}
+			ans.DeviceBytes[dev] += bytes
+			if s == target {
+				ans.Record = rec
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return ans, nil
+}
+
+// shardGet asks one replica after another for local record li of shard s.
+func (c *Client) shardGet(ctx context.Context, m *Map, s int, sh Shard, li int, live map[string]DeviceInfo) ([]byte, string, int64, int, error) {
+	var tried []string
+	retries := 0
+	db := ShardName(m.Name, m.Generation, s)
+	for _, id := range sh.Replicas {
+		d, ok := live[id]
+		if !ok {
+			tried = append(tried, id+" (not live)")
+			continue
+		}
+		cc, err := c.conn(ctx, d.Addr)
+		if err == nil {
+			sctx, cancel := context.WithTimeout(ctx, c.ShardTimeout)
+			res, gerr := cc.GetQuery(sctx, db, li)
+			cancel()
+			if gerr == nil {
+				return res.Record, id, res.QueryBytes + res.AnswerBytes + res.PulledBytes, retries, nil
+			}
+			err = gerr
+			if ctx.Err() != nil {
+				return nil, "", 0, retries, ctx.Err()
+			}
+			c.forget(d.Addr)
+		}
+		tried = append(tried, fmt.Sprintf("%s (%v)", id, err))
+		retries++
+	}
+	return nil, "", 0, retries, fmt.Errorf("%w for shard %d of %s generation %d: tried %s", ErrNoReplica, s, m.Name, m.Generation, strings.Join(tried, "; "))
+}
+
+// Repair gives every shard of a database its full replication again:
+// replicas on devices whose leases expired are replaced by the
+// least-loaded live devices, which copy the shard from a surviving
+// replica device to device; the map is updated in one transaction. It
+// returns the replicas copied.
+func (c *Client) Repair(ctx context.Context, name string) (int, error) {
+	m, rev, err := readMap(ctx, c.etcd, name)
+	if err != nil {
+		return 0, err
+	}
+	live, err := c.liveDevices(ctx)
+	if err != nil {
+		return 0, err
+	}
+	next := *m
+	next.Shards = placeShards(m, live)
+	copied := 0
+	for s, sh := range next.Shards {
+		next.Shards[s].Records = m.Shards[s].Records
+		var source string
+		for _, id := range m.Shards[s].Replicas {
+			if _, ok := live[id]; ok {
+				source = id
+				break
+			}
+		}
+		if source == "" {
+			return copied, fmt.Errorf("%w for shard %d of %s: its replicas %v are all gone", ErrNoReplica, s, name, m.Shards[s].Replicas)
+		}
+		for _, id := range sh.Replicas {
+			held := false
+			for _, old := range m.Shards[s].Replicas {
+				held = held || old == id
+			}
+			if held || m.Generation == 0 {
+				continue
+			}
+			dst, err := device.Dial(live[id].Addr)
+			if err != nil {
+				return copied, err
+			}
+			_, err = dst.CopyFrom(ctx, &device.CopyFromRequest{Source: live[source].Addr, Prefix: ShardName(name, m.Generation, s) + "/"})
+			dst.Close()
+			if err != nil {
+				return copied, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err)
+			}
+			copied++
+		}
+	}
+	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
+		return copied, err
+	}
+	return copied, nil
+}

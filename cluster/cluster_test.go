@@ -1,0 +1,373 @@
+package cluster_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/cluster"
+	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/store/layout"
+)
+
+const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoint|id" of a helper device process
+
+// TestMain lets the test binary serve as a device process that joins the
+// cluster (the tests SIGKILL such processes).
+func TestMain(m *testing.M) {
+	if v := os.Getenv(deviceEnv); v != "" {
+		parts := strings.Split(v, "|")
+		if err := serveDevice(parts[0], parts[1], parts[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "device:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func serveDevice(dir, endpoint, id string) error {
+	st, err := store.Open(dir, layout.Layout{Channels: 2, PageSize: 4096})
+	if err != nil {
+		return err
+	}
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	leave, err := cluster.Join(ctx, []string{endpoint}, id, lis, 2)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	fmt.Printf("listening %s\n", lis.Addr())
+	return device.Serve(ctx, d, lis)
+}
+
+// startEtcd runs a real etcd server in the test process.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Dir = t.TempDir()
+	cu, _ := url.Parse("http://127.0.0.1:0")
+	pu, _ := url.Parse("http://127.0.0.1:0")
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = cfg.Name + "=" + pu.String()
+	cfg.LogLevel = "error"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(30 * time.Second):
+		t.Fatal("etcd did not start")
+	}
+	return e.Clients[0].Addr().String()
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+// startDevice starts a device process that joins the cluster as id.
+func startDevice(t *testing.T, endpoint, id string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), deviceEnv+"="+filepath.Join(t.TempDir(), "store")+"|"+endpoint+"|"+id)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("device %s did not start: %v", id, err)
+	}
+	return &proc{cmd: cmd, addr: strings.TrimSpace(strings.TrimPrefix(line, "listening "))}
+}
+
+func waitDevices(t *testing.T, c *cluster.Client, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		ds, err := cluster.Devices(context.Background(), c.Etcd())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) == n {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the cluster did not reach %d devices", n)
+}
+
+func records(seed uint64, n, size int) []byte {
+	b := make([]byte, n*size)
+	var key [32]byte
+	key[0] = byte(seed)
+	rand.NewChaCha8(key).Read(b)
+	return b
+}
+
+func newCluster(t *testing.T, devices int) (*cluster.Client, string, []*proc) {
+	t.Helper()
+	endpoint := startEtcd(t)
+	var procs []*proc
+	for i := 0; i < devices; i++ {
+		procs = append(procs, startDevice(t, endpoint, fmt.Sprintf("d%d", i)))
+	}
+	keys, err := client.NewKeys(filepath.Join(t.TempDir(), "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Open(context.Background(), []string{endpoint}, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	waitDevices(t, c, devices)
+	return c, endpoint, procs
+}
+
+const recSize = 256
+
+// A database in 4 shards × 2 replicas over 4 device processes answers 100
+// PIR queries exactly while one device is SIGKILLed (its shards answered
+// by their other replica, then re-replicated device to device) and
+// another joins.
+func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and five device processes")
+	}
+	ctx := context.Background()
+	c, endpoint, procs := newCluster(t, 4)
+	const n = 4 * 32768 // 512 plaintexts per shard: each shard scans on its device
+	data := records(1, n, recSize)
+	if _, err := c.CreatePIR(ctx, "db", recSize, 4, 2); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Load(ctx, "db", bytes.NewReader(data), dataset.FixedSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Generation != 1 || m.Records != n {
+		t.Fatalf("loaded %+v", m)
+	}
+	rng := rand.New(rand.NewPCG(2, 3))
+	correct := 0
+	for q := 0; q < 100; q++ {
+		switch q {
+		case 30:
+			procs[0].cmd.Process.Signal(syscall.SIGKILL)
+		case 60:
+			waitDevices(t, c, 3)
+			copied, err := c.Repair(ctx, "db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if copied != 2 {
+				t.Fatalf("repair copied %d shard replicas, the dead device held 2", copied)
+			}
+		case 70:
+			startDevice(t, endpoint, "d4")
+			waitDevices(t, c, 4)
+		}
+		i := rng.IntN(n)
+		a, err := c.Get(ctx, "db", i)
+		if err != nil {
+			t.Fatalf("query %d (record %d): %v", q, i, err)
+		}
+		if bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) && a.Generation == 1 {
+			correct++
+		}
+	}
+	if correct != 100 {
+		t.Fatalf("%d of 100 queries correct", correct)
+	}
+	m, err = c.Info(ctx, "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range m.Shards {
+		if len(sh.Replicas) != 2 {
+			t.Fatalf("shard %d has %d replicas after the repair", sh.ID, len(sh.Replicas))
+		}
+		for _, id := range sh.Replicas {
+			if id == "d0" {
+				t.Fatalf("shard %d still lists the dead device", sh.ID)
+			}
+		}
+	}
+}
+
+// Publishing generation g+1 while queries run: every answer is generation
+// g's record or generation g+1's, whole, as its generation says.
+func TestClusterPublishWhileQuerying(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and device processes")
+	}
+	ctx := context.Background()
+	c, _, _ := newCluster(t, 2)
+	const n = 2 * 32768
+	gens := map[uint64][]byte{1: records(1, n, recSize), 2: records(2, n, recSize)}
+	if _, err := c.CreatePIR(ctx, "db", recSize, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(ctx, "db", bytes.NewReader(gens[1]), dataset.FixedSize); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var mu sync.Mutex
+	seen := map[uint64]int{}
+	var bad []string
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewPCG(4, 5))
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			i := rng.IntN(n)
+			a, err := c.Get(ctx, "db", i)
+			mu.Lock()
+			switch {
+			case err != nil:
+				bad = append(bad, err.Error())
+			case !bytes.Equal(a.Record, gens[a.Generation][i*recSize:(i+1)*recSize]):
+				bad = append(bad, fmt.Sprintf("record %d of generation %d differs", i, a.Generation))
+			default:
+				seen[a.Generation]++
+			}
+			mu.Unlock()
+		}
+	}()
+	time.Sleep(time.Second)
+	if _, err := c.Load(ctx, "db", bytes.NewReader(gens[2]), dataset.FixedSize); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	close(done)
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Fatalf("%d bad answers, first: %s", len(bad), bad[0])
+	}
+	if seen[1] == 0 || seen[2] == 0 {
+		t.Fatalf("answers by generation %v: want both", seen)
+	}
+}
+
+// Per query, the bytes between the client and each device do not grow
+// with the number of shards (K = 1, 2, 4 devices, one shard each).
+func TestClusterBytesPerDevice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and device processes")
+	}
+	ctx := context.Background()
+	c, _, _ := newCluster(t, 4)
+	per := map[int]int64{}
+	for _, k := range []int{1, 2, 4} {
+		name := fmt.Sprintf("k%d", k)
+		n := k * 32768
+		data := records(uint64(k), n, recSize)
+		if _, err := c.CreatePIR(ctx, name, recSize, k, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Load(ctx, name, bytes.NewReader(data), dataset.FixedSize); err != nil {
+			t.Fatal(err)
+		}
+		a, err := c.Get(ctx, name, n-1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Record, data[(n-1)*recSize:]) {
+			t.Fatalf("K=%d: the last record differs", k)
+		}
+		if len(a.DeviceBytes) != k {
+			t.Fatalf("K=%d: %d devices answered", k, len(a.DeviceBytes))
+		}
+		for _, b := range a.DeviceBytes {
+			if per[k] != 0 && per[k] != b {
+				t.Fatalf("K=%d: devices moved %d and %d bytes", k, per[k], b)
+			}
+			per[k] = b
+		}
+	}
+	if per[1] != per[2] || per[2] != per[4] {
+		t.Fatalf("bytes per device per query: %v, want one figure", per)
+	}
+	t.Logf("bytes per device per query at K = 1, 2, 4: %v", per)
+}
+
+// Faults: etcd unreachable, a shard with no live replica.
+func TestClusterFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and device processes")
+	}
+	ctx := context.Background()
+	keys, err := client.NewKeys(filepath.Join(t.TempDir(), "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Open(ctx, []string{"127.0.0.1:1"}, keys); !errors.Is(err, cluster.ErrEtcd) {
+		t.Fatalf("open with etcd unreachable: %v, want ErrEtcd", err)
+	}
+	c, _, procs := newCluster(t, 2)
+	const n = 2 * 32768
+	data := records(7, n, recSize)
+	if _, err := c.CreatePIR(ctx, "db", recSize, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(ctx, "db", bytes.NewReader(data), dataset.FixedSize); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := c.Info(ctx, "db")
+	victim := m.Shards[1].Replicas[0]
+	for i, p := range procs {
+		if fmt.Sprintf("d%d", i) == victim {
+			p.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	_, err = c.Get(ctx, "db", 5)
+	if !errors.Is(err, cluster.ErrNoReplica) || !strings.Contains(err.Error(), "shard 1") {
+		t.Fatalf("get with shard 1 gone: %v, want ErrNoReplica naming shard 1", err)
+	}
+	if _, err := c.Repair(ctx, "db"); err != nil && !errors.Is(err, cluster.ErrNoReplica) {
+		t.Fatalf("repair with a shard gone: %v", err)
+	}
+}

@@ -1,0 +1,81 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Shard is one part of a database and the devices holding it.
+type Shard struct {
+	ID       int      `json:"id"`
+	Records  int      `json:"records"`
+	Replicas []string `json:"replicas"` // device ids
+}
+
+// Map is a database's shard map, as etcd holds it (≤ 1 KiB per shard).
+type Map struct {
+	Name       string  `json:"name"`
+	Kind       string  `json:"kind"` // "pir"
+	RecordSize int     `json:"record_size"`
+	Records    int     `json:"records"`
+	Shards     []Shard `json:"shards"`
+	Replicas   int     `json:"replication"`
+	Generation uint64  `json:"generation"`
+}
+
+// ShardName is the per-device database that holds shard s of generation g.
+func ShardName(name string, g uint64, s int) string { return fmt.Sprintf("%s.g%d.s%d", name, g, s) }
+
+// Locate is the shard and local index of record i of a map.
+func (m *Map) Locate(i int) (shard, local int) { return i % len(m.Shards), i / len(m.Shards) }
+
+// Errors of the shard map.
+var (
+	ErrNoDatabase = errors.New("cluster: no such database")
+	ErrExists     = errors.New("cluster: database exists")
+	ErrConflict   = errors.New("cluster: the shard map changed meanwhile")
+	// ErrNoReplica: a shard none of whose replicas is live or answers.
+	ErrNoReplica = errors.New("cluster: no live replica")
+)
+
+// readMap reads a database's map (linearizably) and its revision.
+func readMap(ctx context.Context, cli *clientv3.Client, name string) (*Map, int64, error) {
+	resp, err := cli.Get(ctx, dbsPrefix+name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: read %s: %w", ErrEtcd, name, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, 0, fmt.Errorf("%w %q", ErrNoDatabase, name)
+	}
+	var m Map
+	if err := json.Unmarshal(resp.Kvs[0].Value, &m); err != nil {
+		return nil, 0, fmt.Errorf("cluster: map of %s: %w", name, err)
+	}
+	return &m, resp.Kvs[0].ModRevision, nil
+}
+
+// writeMap replaces a map in one transaction if it is still at revision
+// rev (0: if it does not exist).
+func writeMap(ctx context.Context, cli *clientv3.Client, m *Map, rev int64) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	key := dbsPrefix + m.Name
+	cmp := clientv3.Compare(clientv3.ModRevision(key), "=", rev)
+	resp, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, string(b))).Commit()
+	if err != nil {
+		return fmt.Errorf("%w: publish %s: %w", ErrEtcd, m.Name, err)
+	}
+	if !resp.Succeeded {
+		if rev == 0 {
+			return fmt.Errorf("%w: %q", ErrExists, m.Name)
+		}
+		return fmt.Errorf("%w: %s", ErrConflict, m.Name)
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/dataset"
 	"github.com/rosemary-fhe/rosemary/report"
 )
@@ -35,22 +36,24 @@ every command takes --json`
 
 // dbFlags are the flags every db command shares.
 type dbFlags struct {
-	fs     *flag.FlagSet
-	store  *string
-	device *string
-	keys   *string
-	name   *string
-	json   *bool
+	fs      *flag.FlagSet
+	store   *string
+	device  *string
+	cluster *string
+	keys    *string
+	name    *string
+	json    *bool
 }
 
 func newDBFlags(cmd string) *dbFlags {
 	fs := flag.NewFlagSet("db "+cmd, flag.ContinueOnError)
 	return &dbFlags{fs: fs,
-		store:  fs.String("store", "", "store directory of an in-process device"),
-		device: fs.String("device", "", "address of a device daemon (rosemary device serve)"),
-		keys:   fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
-		name:   fs.String("name", "", "database name"),
-		json:   fs.Bool("json", false, "print JSON"),
+		store:   fs.String("store", "", "store directory of an in-process device"),
+		device:  fs.String("device", "", "address of a device daemon (rosemary device serve)"),
+		cluster: fs.String("cluster", "", "etcd address(es) of a cluster (rosemary cluster up), comma-separated: PIR databases sharded over its devices"),
+		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
+		name:    fs.String("name", "", "database name"),
+		json:    fs.Bool("json", false, "print JSON"),
 	}
 }
 
@@ -101,6 +104,9 @@ func runDB(args []string) error {
 	defer stop()
 	cmd, args := args[0], args[1:]
 	f := newDBFlags(cmd)
+	if cmd != "keys" && hasFlag(args, "cluster") {
+		return runDBCluster(ctx, cmd, f, args)
+	}
 	switch cmd {
 	case "keys":
 		if err := f.fs.Parse(args); err != nil {
@@ -282,4 +288,83 @@ func runDB(args []string) error {
 			strings.Join(lines, "\n"))
 	}
 	return errors.New(dbUsage)
+}
+
+// hasFlag reports whether args set --name (or -name).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// runDBCluster runs a db command on a cluster (PIR databases).
+func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	shards := f.fs.Int("shards", 4, "create: shards")
+	replicas := f.fs.Int("replicas", 2, "create: replicas of every shard")
+	size := f.fs.Int("record-size", 0, "create: bytes per record")
+	f.fs.String("kind", "pir", "create: pir (the kind a cluster holds today)")
+	index := f.fs.Int("index", -1, "get: record index")
+	format := f.fs.String("format", "fixed", "load: fixed, lines or csv")
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if *f.keys == "" || *f.name == "" {
+		return errors.New("db: --keys and --name are required")
+	}
+	keys, err := client.LoadKeys(*f.keys)
+	if err != nil {
+		return err
+	}
+	c, err := cluster.Open(ctx, strings.Split(*f.cluster, ","), keys)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	switch cmd {
+	case "create":
+		if *size <= 0 {
+			return errors.New("db create: --record-size is required")
+		}
+		m, err := c.CreatePIR(ctx, *f.name, *size, *shards, *replicas)
+		if err != nil {
+			return err
+		}
+		return f.print(m, fmt.Sprintf("created %q: %d shards × %d replicas of %d-byte records", m.Name, len(m.Shards), m.Replicas, m.RecordSize))
+	case "load":
+		if f.fs.NArg() != 1 {
+			return errors.New("db load: one input FILE is required")
+		}
+		rf, err := dataset.ParseRecordFormat(*format)
+		if err != nil {
+			return err
+		}
+		file, err := os.Open(f.fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		m, err := c.Load(ctx, *f.name, file, rf)
+		if err != nil {
+			return err
+		}
+		return f.print(m, fmt.Sprintf("loaded %d records into %q: generation %d over %d shards", m.Records, m.Name, m.Generation, len(m.Shards)))
+	case "get":
+		a, err := c.Get(ctx, *f.name, *index)
+		if err != nil {
+			return err
+		}
+		return f.print(map[string]any{"index": *index, "record": a.Record, "generation": a.Generation, "device_bytes": a.DeviceBytes,
+			"retries": a.Retries, "provenance": "measured here"}, fmt.Sprintf("record %d: %q (generation %d)", *index, strings.TrimRight(string(a.Record), "\x00"), a.Generation))
+	case "info":
+		m, err := c.Info(ctx, *f.name)
+		if err != nil {
+			return err
+		}
+		return f.print(m, fmt.Sprintf("%s: %d records of %d B, generation %d, %d shards × %d replicas", m.Name, m.Records, m.RecordSize, m.Generation, len(m.Shards), m.Replicas))
+	}
+	return fmt.Errorf("db %s: not available on a cluster yet (create, load, get, info are)", cmd)
 }

@@ -1,0 +1,121 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// Local is a cluster on this machine for trials: an embedded etcd (or an
+// existing one) and device processes on loopback, each on its own store.
+type Local struct {
+	Endpoint string
+	Devices  []LocalDevice
+	etcd     *embed.Etcd
+}
+
+// LocalDevice is one device process of a Local cluster.
+type LocalDevice struct {
+	ID, Addr, Store string
+	cmd             *exec.Cmd
+}
+
+// StartLocal starts k devices (the command serveCmd, e.g. `rosemary device
+// serve`, given --store, --listen, --etcd and --id) under dir, and an
+// embedded etcd unless endpoint names one.
+func StartLocal(ctx context.Context, dir string, k int, endpoint string, serveCmd []string) (*Local, error) {
+	l := &Local{Endpoint: endpoint}
+	if endpoint == "" {
+		cfg := embed.NewConfig()
+		cfg.Dir = filepath.Join(dir, "etcd")
+		cu, _ := url.Parse("http://127.0.0.1:2379")
+		pu, _ := url.Parse("http://127.0.0.1:0")
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+		cfg.InitialCluster = cfg.Name + "=" + pu.String()
+		cfg.LogLevel = "error"
+		e, err := embed.StartEtcd(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%w: start embedded etcd: %w", ErrEtcd, err)
+		}
+		select {
+		case <-e.Server.ReadyNotify():
+		case <-time.After(30 * time.Second):
+			e.Close()
+			return nil, fmt.Errorf("%w: embedded etcd did not start", ErrEtcd)
+		}
+		l.etcd, l.Endpoint = e, e.Clients[0].Addr().String()
+	}
+	for i := 0; i < k; i++ {
+		d := LocalDevice{ID: fmt.Sprintf("d%d", i), Store: filepath.Join(dir, fmt.Sprintf("d%d", i))}
+		args := append(append([]string(nil), serveCmd[1:]...), "--store", d.Store, "--listen", "127.0.0.1:0", "--etcd", l.Endpoint, "--id", d.ID)
+		d.cmd = exec.CommandContext(ctx, serveCmd[0], args...)
+		d.cmd.Stderr = os.Stderr
+		out, err := d.cmd.StdoutPipe()
+		if err != nil {
+			l.Stop()
+			return nil, err
+		}
+		if err := d.cmd.Start(); err != nil {
+			l.Stop()
+			return nil, fmt.Errorf("cluster: start device %s: %w", d.ID, err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			l.Stop()
+			return nil, fmt.Errorf("cluster: device %s did not start: %w", d.ID, err)
+		}
+		d.Addr = strings.TrimSpace(strings.TrimPrefix(line, "listening "))
+		l.Devices = append(l.Devices, d)
+	}
+	return l, nil
+}
+
+// Stop ends the devices (SIGTERM: graceful) and the embedded etcd.
+func (l *Local) Stop() {
+	for _, d := range l.Devices {
+		if d.cmd != nil && d.cmd.Process != nil {
+			d.cmd.Process.Signal(os.Interrupt)
+			d.cmd.Wait()
+		}
+	}
+	if l.etcd != nil {
+		l.etcd.Close()
+	}
+}
+
+// Status is what `rosemary cluster status` shows.
+type Status struct {
+	Devices   []DeviceInfo `json:"devices"`
+	Databases []Map        `json:"databases"`
+}
+
+// ReadStatus lists the live devices and every database's map.
+func ReadStatus(ctx context.Context, cli *clientv3.Client) (*Status, error) {
+	ds, err := Devices(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := cli.Get(ctx, dbsPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("%w: list databases: %w", ErrEtcd, err)
+	}
+	st := &Status{Devices: ds}
+	for _, kv := range resp.Kvs {
+		m, _, err := readMap(ctx, cli, strings.TrimPrefix(string(kv.Key), dbsPrefix))
+		if err != nil {
+			return nil, err
+		}
+		st.Databases = append(st.Databases, *m)
+	}
+	return st, nil
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/rosemary-fhe/rosemary/cluster"
+)
+
+func init() {
+	register(command{name: "cluster", summary: "a local cluster of devices coordinated by etcd: up --devices K | status --etcd ADDR", run: runCluster})
+}
+
+func runCluster(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] | status --etcd ADDR [--json]")
+	}
+	switch args[0] {
+	case "up":
+		fs := flag.NewFlagSet("cluster up", flag.ContinueOnError)
+		k := fs.Int("devices", 3, "device processes")
+		etcd := fs.String("etcd", "embedded", "embedded (an etcd in this process on 127.0.0.1:2379) or an etcd address")
+		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores (and the embedded etcd)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		endpoint := *etcd
+		if endpoint == "embedded" {
+			endpoint = ""
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		l, err := cluster.StartLocal(ctx, *dir, *k, endpoint, []string{exe, "device", "serve", "--log-level", "warn"})
+		if err != nil {
+			return err
+		}
+		defer l.Stop()
+		fmt.Printf("etcd %s\n", l.Endpoint)
+		for _, d := range l.Devices {
+			fmt.Printf("device %s %s (store %s)\n", d.ID, d.Addr, d.Store)
+		}
+		fmt.Printf("up: use --cluster %s with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
+		<-ctx.Done()
+		return nil
+	case "status":
+		fs := flag.NewFlagSet("cluster status", flag.ContinueOnError)
+		etcd := fs.String("etcd", "127.0.0.1:2379", "etcd address(es), comma-separated")
+		asJSON := fs.Bool("json", false, "print JSON")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*etcd, ","), DialTimeout: 5 * time.Second})
+		if err != nil {
+			return err
+		}
+		defer cli.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		st, err := cluster.ReadStatus(ctx, cli)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(st)
+		}
+		fmt.Printf("%d live devices\n", len(st.Devices))
+		for _, d := range st.Devices {
+			fmt.Printf("  %s %s\n", d.ID, d.Addr)
+		}
+		for _, m := range st.Databases {
+			fmt.Printf("database %s: %s, %d records of %d B, generation %d, %d shards × %d replicas\n", m.Name, m.Kind, m.Records, m.RecordSize,
+				m.Generation, len(m.Shards), m.Replicas)
+			for _, sh := range m.Shards {
+				fmt.Printf("  shard %d: %d records on %v\n", sh.ID, sh.Records, sh.Replicas)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("cluster: unknown command %q (up, status)", args[0])
+}

@@ -58,7 +58,7 @@ func serveDevice(dir, endpoint, id string) error {
 		return err
 	}
 	ctx := context.Background()
-	leave, err := cluster.Join(ctx, []string{endpoint}, id, lis, 2)
+	leave, err := cluster.Join(ctx, []string{endpoint}, id, lis.Addr().String(), 2)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ func runDevice(args []string) (err error) {
 	etcd := fs.String("etcd", "", "join the cluster at these etcd endpoints (comma-separated): register under a lease kept alive")
 	id := fs.String("id", "", "device id in the cluster (default: the listen address)")
 	ttl := fs.Int64("lease-ttl", 5, "cluster lease in seconds: a device that dies leaves after it")
+	advertise := fs.String("advertise", "", "address clients reach this device at (default: the listen address)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -123,7 +124,11 @@ func runDevice(args []string) (err error) {
 		if name == "" {
 			name = lis.Addr().String()
 		}
-		leave, err := cluster.Join(ctx, strings.Split(*etcd, ","), name, lis, *ttl)
+		addr := *advertise
+		if addr == "" {
+			addr = lis.Addr().String()
+		}
+		leave, err := cluster.Join(ctx, strings.Split(*etcd, ","), name, addr, *ttl)
 		if err != nil {
 			return err
 		}

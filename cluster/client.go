@@ -427,8 +427,93 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			copied++
 		}
 	}
+	moved, err := c.balance(ctx, &next, live)
+	copied += len(moved)
+	if err != nil {
+		return copied, err
+	}
 	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
 		return copied, err
 	}
+	// The replicas moved away are unreachable now: drop them.
+	for _, mv := range moved {
+		if d, ok := live[mv.from]; ok {
+			if cc, err := c.conn(ctx, d.Addr); err == nil {
+				cc.Drop(ctx, ShardName(name, m.Generation, mv.shard))
+			}
+		}
+	}
 	return copied, nil
+}
+
+type move struct {
+	shard    int
+	from, to string
+}
+
+// balance moves shard replicas from the most loaded live devices to the
+// least loaded (a device that joined takes shards) until their counts
+// differ by at most one; each move copies the shard device to device
+// before the map changes.
+func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo) ([]move, error) {
+	if m.Generation == 0 {
+		return nil, nil
+	}
+	var moved []move
+	for {
+		load := map[string]int{}
+		for id := range live {
+			load[id] = 0
+		}
+		for _, sh := range m.Shards {
+			for _, id := range sh.Replicas {
+				load[id]++
+			}
+		}
+		ids := make([]string, 0, len(load))
+		for id := range load {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool {
+			if load[ids[i]] != load[ids[j]] {
+				return load[ids[i]] < load[ids[j]]
+			}
+			return ids[i] < ids[j]
+		})
+		lo, hi := ids[0], ids[len(ids)-1]
+		if load[hi]-load[lo] <= 1 {
+			return moved, nil
+		}
+		done := false
+		for s := range m.Shards {
+			has := func(id string) int {
+				for k, r := range m.Shards[s].Replicas {
+					if r == id {
+						return k
+					}
+				}
+				return -1
+			}
+			k := has(hi)
+			if k < 0 || has(lo) >= 0 {
+				continue
+			}
+			dst, err := device.Dial(live[lo].Addr)
+			if err != nil {
+				return moved, err
+			}
+			_, err = dst.CopyFrom(ctx, &device.CopyFromRequest{Source: live[hi].Addr, Prefix: ShardName(m.Name, m.Generation, s) + "/"})
+			dst.Close()
+			if err != nil {
+				return moved, fmt.Errorf("cluster: move shard %d to %s: %w", s, lo, err)
+			}
+			m.Shards[s].Replicas[k] = lo
+			moved = append(moved, move{shard: s, from: hi, to: lo})
+			done = true
+			break
+		}
+		if !done {
+			return moved, nil
+		}
+	}
 }

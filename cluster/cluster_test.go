@@ -203,6 +203,9 @@ func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
 		case 70:
 			startDevice(t, endpoint, "d4")
 			waitDevices(t, c, 4)
+			if _, err := c.Repair(ctx, "db"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		i := rng.IntN(n)
 		a, err := c.Get(ctx, "db", i)
@@ -220,6 +223,7 @@ func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	load := map[string]int{}
 	for _, sh := range m.Shards {
 		if len(sh.Replicas) != 2 {
 			t.Fatalf("shard %d has %d replicas after the repair", sh.ID, len(sh.Replicas))
@@ -228,6 +232,13 @@ func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
 			if id == "d0" {
 				t.Fatalf("shard %d still lists the dead device", sh.ID)
 			}
+			load[id]++
+		}
+	}
+	// The device that joined took shards: 8 replicas over 4 devices.
+	for _, id := range []string{"d1", "d2", "d3", "d4"} {
+		if load[id] != 2 {
+			t.Fatalf("replicas per device after the join: %v, want 2 each", load)
 		}
 	}
 }

@@ -134,6 +134,9 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.R
 	if err != nil {
 		return nil, err
 	}
+	if m.Kind != "pir" {
+		return nil, fmt.Errorf("cluster: %s is a %s database (LoadVectors)", name, m.Kind)
+	}
 	live, err := c.liveDevices(ctx)
 	if err != nil {
 		return nil, err
@@ -306,8 +309,8 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 	if err != nil {
 		return nil, err
 	}
-	if m.Records == 0 || m.Generation == 0 {
-		return nil, fmt.Errorf("cluster: %s holds no records", name)
+	if m.Kind != "pir" || m.Records == 0 || m.Generation == 0 {
+		return nil, fmt.Errorf("cluster: %s holds no records (a %s database, generation %d)", name, m.Kind, m.Generation)
 	}
 	if index < 0 || index >= m.Records {
 		return nil, fmt.Errorf("cluster: get %s: %w: %d of %d records", name, client.ErrIndexOutOfRange, index, m.Records)

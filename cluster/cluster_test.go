@@ -382,3 +382,56 @@ func TestClusterFaults(t *testing.T) {
 		t.Fatalf("repair with a shard gone: %v", err)
 	}
 }
+
+// A vector database sharded over two devices: every shard searches its
+// part on its device, the client merges — top-1 equals brute force.
+func TestClusterNearest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and device processes")
+	}
+	ctx := context.Background()
+	c, _, _ := newCluster(t, 2)
+	r := rand.New(rand.NewPCG(11, 12))
+	const n, dim = 2000, 16
+	db := make([][]float32, n)
+	for i := range db {
+		db[i] = make([]float32, dim)
+		for k := range db[i] {
+			db[i][k] = float32(r.NormFloat64())
+		}
+	}
+	var file bytes.Buffer
+	if err := dataset.WriteFVecs(&file, db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateVectors(ctx, "v", dim, 2, 1, client.L2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LoadVectors(ctx, "v", &file, dataset.FVecs); err != nil {
+		t.Fatal(err)
+	}
+	for q := 0; q < 20; q++ {
+		query := make([]float32, dim)
+		for k := range query {
+			query[k] = float32(r.NormFloat64())
+		}
+		res, err := c.Nearest(ctx, "v", query, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, bestD := -1, 0.0
+		for i, x := range db {
+			var d float64
+			for k := range x {
+				t := float64(x[k] - query[k])
+				d += t * t
+			}
+			if best < 0 || d < bestD {
+				best, bestD = i, d
+			}
+		}
+		if res.IDs[0] != best {
+			t.Fatalf("query %d: nearest %d, brute force %d", q, res.IDs[0], best)
+		}
+	}
+}

@@ -19,8 +19,10 @@ type Shard struct {
 // Map is a database's shard map, as etcd holds it (≤ 1 KiB per shard).
 type Map struct {
 	Name       string  `json:"name"`
-	Kind       string  `json:"kind"` // "pir"
-	RecordSize int     `json:"record_size"`
+	Kind       string  `json:"kind"` // "pir" or "vectors"
+	RecordSize int     `json:"record_size,omitempty"`
+	Dim        int     `json:"dim,omitempty"`
+	Metric     string  `json:"metric,omitempty"`
 	Records    int     `json:"records"`
 	Shards     []Shard `json:"shards"`
 	Replicas   int     `json:"replication"`

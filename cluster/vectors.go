@@ -1,0 +1,207 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/dataset"
+)
+
+// CreateVectors creates an empty vector database of dim dimensions in
+// shards shards of replicas replicas each.
+func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, replicas int, metric client.Metric) (*Map, error) {
+	if shards < 1 || replicas < 1 || dim < 1 {
+		return nil, fmt.Errorf("cluster: create %s: %d shards × %d replicas of %d-dimensional vectors", name, shards, replicas, dim)
+	}
+	if strings.ContainsAny(name, "/.") || name == "" {
+		return nil, fmt.Errorf("cluster: create: name %q (no '/' or '.')", name)
+	}
+	if metric == "" {
+		metric = client.L2
+	}
+	m := &Map{Name: name, Kind: "vectors", Dim: dim, Metric: string(metric), Replicas: replicas}
+	for s := 0; s < shards; s++ {
+		m.Shards = append(m.Shards, Shard{ID: s})
+	}
+	return m, writeMap(ctx, c.etcd, m, 0)
+}
+
+// LoadVectors replaces a vector database's vectors (read from r in format
+// f): vector i goes to shard i mod S. Each shard's vectors are spooled to a
+// temporary file (a vector load reads its input twice), loaded into every
+// replica as generation g+1, and g+1 is published by one transaction.
+func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f dataset.VectorFormat) (*Map, error) {
+	m, rev, err := readMap(ctx, c.etcd, name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind != "vectors" {
+		return nil, fmt.Errorf("cluster: %s is a %s database", name, m.Kind)
+	}
+	live, err := c.liveDevices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(live) < m.Replicas {
+		return nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
+	}
+	next := *m
+	next.Generation = m.Generation + 1
+	next.Shards = placeShards(m, live)
+	vr, err := dataset.NewVectorReader(r, f)
+	if err != nil {
+		return nil, err
+	}
+	spool := make([]*os.File, len(next.Shards))
+	writers := make([]*dataset.FVecsWriter, len(next.Shards))
+	for s := range spool {
+		if spool[s], err = os.CreateTemp("", "rosemary-shard-*.fvecs"); err != nil {
+			return nil, err
+		}
+		defer os.Remove(spool[s].Name())
+		defer spool[s].Close()
+		writers[s] = dataset.NewFVecsWriter(spool[s])
+	}
+	for i := 0; ; i++ {
+		v, err := vr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cluster: load %s: %w", name, err)
+		}
+		if len(v) != m.Dim {
+			return nil, fmt.Errorf("cluster: load %s: %w: vector %d has %d dimensions, want %d", name, dataset.ErrDimensionMismatch, i, len(v), m.Dim)
+		}
+		s := i % len(spool)
+		if err := writers[s].Write(v); err != nil {
+			return nil, err
+		}
+		next.Shards[s].Records++
+		next.Records = i + 1
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for s, sh := range next.Shards {
+		if sh.Records == 0 {
+			return nil, fmt.Errorf("cluster: load %s: shard %d would be empty (%d vectors for %d shards)", name, s, next.Records, len(next.Shards))
+		}
+		for _, id := range sh.Replicas {
+			cc, err := c.conn(ctx, live[id].Addr)
+			if err != nil {
+				return nil, err
+			}
+			db := ShardName(name, next.Generation, s)
+			if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric)}); err != nil && !errors.Is(err, client.ErrExists) {
+				return nil, err
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f, err := os.Open(spool[s].Name())
+				if err == nil {
+					_, err = cc.Load(ctx, db, f, client.LoadOptions{Vectors: dataset.FVecs})
+					f.Close()
+				}
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("shard %d on %s: %w", s, id, err))
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", name, err, m.Generation)
+	}
+	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
+		return nil, err
+	}
+	if m.Generation > 1 {
+		c.dropGeneration(ctx, name, m.Generation-1, live)
+	}
+	return &next, nil
+}
+
+// Nearest returns the k vectors nearest to query over every shard: each
+// shard answers its own top k (the encrypted scan on its device), the
+// client merges them (ids are global: local·S + shard).
+func (c *Client) Nearest(ctx context.Context, name string, query []float32, k int) (*client.Neighbors, error) {
+	m, _, err := readMap(ctx, c.etcd, name)
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind != "vectors" || m.Generation == 0 {
+		return nil, fmt.Errorf("cluster: %s holds no vectors", name)
+	}
+	live, err := c.liveDevices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type hit struct {
+		id    int
+		score float64
+	}
+	var mu sync.Mutex
+	var hits []hit
+	errs := make([]error, len(m.Shards))
+	var wg sync.WaitGroup
+	for s, sh := range m.Shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tried []string
+			for _, id := range sh.Replicas {
+				d, ok := live[id]
+				if !ok {
+					tried = append(tried, id+" (not live)")
+					continue
+				}
+				cc, err := c.conn(ctx, d.Addr)
+				if err == nil {
+					sctx, cancel := context.WithTimeout(ctx, c.ShardTimeout)
+					var res *client.Neighbors
+					res, err = cc.Nearest(sctx, ShardName(name, m.Generation, s), query, k)
+					cancel()
+					if err == nil {
+						mu.Lock()
+						for j, local := range res.IDs {
+							hits = append(hits, hit{id: local*len(m.Shards) + s, score: res.Scores[j]})
+						}
+						mu.Unlock()
+						return
+					}
+					c.forget(d.Addr)
+				}
+				tried = append(tried, fmt.Sprintf("%s (%v)", id, err))
+			}
+			errs[s] = fmt.Errorf("%w for shard %d of %s generation %d: tried %s", ErrNoReplica, s, name, m.Generation, strings.Join(tried, "; "))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// L2 scores are distances (smallest first); inner products largest first.
+	sort.Slice(hits, func(i, j int) bool {
+		if client.Metric(m.Metric) == client.InnerProduct {
+			return hits[i].score > hits[j].score
+		}
+		return hits[i].score < hits[j].score
+	})
+	out := &client.Neighbors{}
+	for _, h := range hits[:min(k, len(hits))] {
+		out.IDs = append(out.IDs, h.id)
+		out.Scores = append(out.Scores, h.score)
+	}
+	return out, nil
+}

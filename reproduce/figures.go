@@ -72,6 +72,7 @@ var Figures = []Figure{
 	{"14", "Figure 14: eDRAM scratchpad 0-128 MB", Fig14},
 	{"15", "Figure 15: FHE engine size 4-64 AUs", Fig15},
 	{"16", "Figure 16: SSD small / medium / large", Fig16},
+	{"16K", "Figure 16 extended: 1-64 SSDs behind one host (scale-out)", FigScaleOut},
 	{"17", "Figure 17: energy and EDAP", Fig17},
 	{"V", "Table V: area and power", TableV},
 }

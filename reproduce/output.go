@@ -12,9 +12,9 @@ import (
 	"github.com/rosemary-fhe/rosemary/report"
 )
 
-// FileBase is the file name stem of a result: "FIG9", …, "TABLEV".
+// FileBase is the file name stem of a result: "FIG9", …, "FIG16K", "TABLEV".
 func (res *Result) FileBase() string {
-	if _, err := strconv.Atoi(res.ID); err == nil {
+	if _, err := strconv.Atoi(strings.TrimSuffix(res.ID, "K")); err == nil {
 		return "FIG" + res.ID
 	}
 	return "TABLE" + res.ID

@@ -69,7 +69,7 @@ func Workloads() []Workload {
 // Point is the projection at K SSDs.
 type Point struct {
 	K          int     `json:"ssds"`
-	ShardS     float64 `json:"shard_s"`     // simulated latency of one shard on one SSD
+	ShardS     float64 `json:"shard_s"` // simulated latency of one shard on one SSD
 	ShardPCIe  int64   `json:"shard_pcie_bytes"`
 	LinkS      float64 `json:"host_link_s"` // all shards' payloads over the upstream link
 	AggregateS float64 `json:"aggregate_s"` // the host adding partial results

@@ -86,6 +86,8 @@ func TestFigureTablesShape(t *testing.T) {
 		"14": {[]string{"workload", "edram_mb", "latency_s", "speedup_vs_no_edram", "paper", "ratio", "why"}, (n + 1) * len(EDRAMSizesMB)},
 		"15": {[]string{"workload", "aus", "latency_s", "speedup_vs_ha", "paper", "ratio", "why"}, (n + 1) * len(AUCounts)},
 		"16": {[]string{"workload", "aus", "ssd", "latency_s", "speedup_vs_medium", "paper", "ratio", "why"}, (n + 1) * len(SSDs) * len(SSDAUs)},
+		"16K": {[]string{"workload", "ssds", "total_s", "speedup", "efficiency", "host_link_share", "aggregation_share", "binding", "why"},
+			3 * len(SSDCounts)},
 		"17": {[]string{"workload", "ha_energy_j", "rosemary_energy_j", "energy_gain", "ha_edap", "rosemary_edap", "edap_gain", "paper", "ratio", "why"}, n + 3},
 		"V":  {[]string{"component", "area_mm2", "power_w", "paper_area_mm2", "paper_power_w", "ratio_area", "ratio_power", "why"}, 7},
 	}

@@ -73,6 +73,9 @@ func FigScaleOut(r *Runner) (*Result, error) {
 		gs = append(gs, g)
 	}
 	addGeoMeans(t, gs)
+	// The paper measures one SSD; its Figure 16 statement is what this
+	// extends.
+	quoteNote(t, q16)
 	t.Notes = append(t.Notes, fmt.Sprintf("Model (sim/scaleout): each SSD runs its shard's compiled plan (simulated); the SSDs' PCIe payloads cross one "+
 		"×%d upstream port of the same generation one after another; the host sums PIR's partial answers (cost model); vector searches return "+
 		"their scores concatenated. T(K) = max(T_shard, T_link) + T_aggregate.", scaleout.UpstreamLanes))

@@ -520,3 +520,37 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 		}
 	}
 }
+
+// Maintain repairs every database whenever the set of live devices changes
+// (a lease expires, a device joins), until ctx ends: re-replication and
+// rebalancing without an operator. report, if set, hears what it did.
+func (c *Client) Maintain(ctx context.Context, report func(db string, copied int, err error)) error {
+	watch := c.etcd.Watch(ctx, devicesPrefix, clientv3.WithPrefix())
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case resp, ok := <-watch:
+			if !ok {
+				return ctx.Err()
+			}
+			if err := resp.Err(); err != nil {
+				return fmt.Errorf("%w: watch devices: %w", ErrEtcd, err)
+			}
+			dbs, err := c.etcd.Get(ctx, dbsPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+			if err != nil {
+				return fmt.Errorf("%w: list databases: %w", ErrEtcd, err)
+			}
+			for _, kv := range dbs.Kvs {
+				name := strings.TrimPrefix(string(kv.Key), dbsPrefix)
+				copied, err := c.Repair(ctx, name)
+				if errors.Is(err, ErrConflict) {
+					copied, err = c.Repair(ctx, name) // the map moved meanwhile: once more
+				}
+				if report != nil {
+					report(name, copied, err)
+				}
+			}
+		}
+	}
+}

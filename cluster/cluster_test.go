@@ -185,6 +185,10 @@ func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
 	if m.Generation != 1 || m.Records != n {
 		t.Fatalf("loaded %+v", m)
 	}
+	// The coordinator repairs and rebalances as devices come and go.
+	mctx, stopMaintain := context.WithCancel(ctx)
+	defer stopMaintain()
+	go c.Maintain(mctx, nil)
 	rng := rand.New(rand.NewPCG(2, 3))
 	correct := 0
 	for q := 0; q < 100; q++ {
@@ -193,19 +197,11 @@ func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
 			procs[0].cmd.Process.Signal(syscall.SIGKILL)
 		case 60:
 			waitDevices(t, c, 3)
-			copied, err := c.Repair(ctx, "db")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if copied != 2 {
-				t.Fatalf("repair copied %d shard replicas, the dead device held 2", copied)
-			}
+			waitMap(t, c, func(m *cluster.Map) bool { return !lists(m, "d0") })
 		case 70:
 			startDevice(t, endpoint, "d4")
 			waitDevices(t, c, 4)
-			if _, err := c.Repair(ctx, "db"); err != nil {
-				t.Fatal(err)
-			}
+			waitMap(t, c, func(m *cluster.Map) bool { return replicasOn(m, "d4") == 2 })
 		}
 		i := rng.IntN(n)
 		a, err := c.Get(ctx, "db", i)
@@ -434,4 +430,35 @@ func TestClusterNearest(t *testing.T) {
 			t.Fatalf("query %d: nearest %d, brute force %d", q, res.IDs[0], best)
 		}
 	}
+}
+
+func lists(m *cluster.Map, id string) bool { return replicasOn(m, id) > 0 }
+
+func replicasOn(m *cluster.Map, id string) int {
+	n := 0
+	for _, sh := range m.Shards {
+		for _, r := range sh.Replicas {
+			if r == id {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// waitMap waits until the database's map satisfies ok.
+func waitMap(t *testing.T, c *cluster.Client, ok func(*cluster.Map) bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		m, err := c.Info(context.Background(), "db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok(m) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("the coordinator did not repair the map in time")
 }

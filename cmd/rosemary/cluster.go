@@ -14,6 +14,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/cluster"
 )
 
@@ -54,8 +55,27 @@ func runCluster(args []string) error {
 			fmt.Printf("device %s %s (store %s)\n", d.ID, d.Addr, d.Store)
 		}
 		fmt.Printf("up: use --cluster %s with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
-		<-ctx.Done()
-		return nil
+		// The cluster's coordinator: repair and rebalance as devices come and go.
+		keys, err := client.LoadKeys(filepath.Join(*dir, "coordinator-keys"))
+		if errors.Is(err, client.ErrNoKeys) {
+			keys, err = client.NewKeys(filepath.Join(*dir, "coordinator-keys"))
+		}
+		if err != nil {
+			return err
+		}
+		c, err := cluster.Open(ctx, []string{l.Endpoint}, keys)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return c.Maintain(ctx, func(db string, copied int, err error) {
+			switch {
+			case err != nil:
+				fmt.Fprintf(os.Stderr, "cluster: repair %s: %v\n", db, err)
+			case copied > 0:
+				fmt.Printf("repaired %s: %d shard replicas copied device to device\n", db, copied)
+			}
+		})
 	case "status":
 		fs := flag.NewFlagSet("cluster status", flag.ContinueOnError)
 		etcd := fs.String("etcd", "127.0.0.1:2379", "etcd address(es), comma-separated")

@@ -357,6 +357,37 @@ func TestClusterFaults(t *testing.T) {
 	c, _, procs := newCluster(t, 2)
 	const n = 2 * 32768
 	data := records(7, n, recSize)
+
+	// A replica listed for a generation it does not hold is refused and
+	// its other replica answers.
+	if _, err := c.CreatePIR(ctx, "two", recSize, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Load(ctx, "two", bytes.NewReader(data), dataset.FixedSize); err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := c.Info(ctx, "two")
+	first := m2.Shards[0].Replicas[0]
+	for i, p := range procs {
+		if fmt.Sprintf("d%d", i) == first {
+			dc, err := client.Open(ctx, p.addr, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := dc.Drop(ctx, cluster.ShardName("two", m2.Generation, 0)); err != nil {
+				t.Fatal(err)
+			}
+			dc.Close()
+		}
+	}
+	a, err := c.Get(ctx, "two", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Record, data[2*recSize:3*recSize]) || a.Retries == 0 {
+		t.Fatalf("record 2 with shard 0 missing on %s: retries %d, exact %v", first, a.Retries, bytes.Equal(a.Record, data[2*recSize:3*recSize]))
+	}
+
 	if _, err := c.CreatePIR(ctx, "db", recSize, 2, 1); err != nil {
 		t.Fatal(err)
 	}

@@ -306,9 +306,13 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	shards := f.fs.Int("shards", 4, "create: shards")
 	replicas := f.fs.Int("replicas", 2, "create: replicas of every shard")
 	size := f.fs.Int("record-size", 0, "create: bytes per record")
-	f.fs.String("kind", "pir", "create: pir (the kind a cluster holds today)")
+	kind := f.fs.String("kind", "pir", "create: pir or vectors")
+	dim := f.fs.Int("dim", 0, "create: vector dimensions")
+	metric := f.fs.String("metric", "l2", "create: l2 or ip")
 	index := f.fs.Int("index", -1, "get: record index")
-	format := f.fs.String("format", "fixed", "load: fixed, lines or csv")
+	format := f.fs.String("format", "fixed", "load: fixed, lines or csv (records)")
+	query := f.fs.String("query", "", "nearest: query vectors file")
+	k := f.fs.Int("k", 10, "nearest: neighbours per query")
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -326,10 +330,21 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	defer c.Close()
 	switch cmd {
 	case "create":
-		if *size <= 0 {
-			return errors.New("db create: --record-size is required")
+		var m *cluster.Map
+		switch *kind {
+		case "vectors":
+			if *dim <= 0 {
+				return errors.New("db create: --dim is required")
+			}
+			m, err = c.CreateVectors(ctx, *f.name, *dim, *shards, *replicas, client.Metric(*metric))
+		case "pir":
+			if *size <= 0 {
+				return errors.New("db create: --record-size is required")
+			}
+			m, err = c.CreatePIR(ctx, *f.name, *size, *shards, *replicas)
+		default:
+			return fmt.Errorf("db create: --kind %q (pir or vectors)", *kind)
 		}
-		m, err := c.CreatePIR(ctx, *f.name, *size, *shards, *replicas)
 		if err != nil {
 			return err
 		}
@@ -347,7 +362,12 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 			return err
 		}
 		defer file.Close()
-		m, err := c.Load(ctx, *f.name, file, rf)
+		var m *cluster.Map
+		if vf, verr := dataset.VectorFormatOf(f.fs.Arg(0)); verr == nil {
+			m, err = c.LoadVectors(ctx, *f.name, file, vf)
+		} else {
+			m, err = c.Load(ctx, *f.name, file, rf)
+		}
 		if err != nil {
 			return err
 		}
@@ -359,6 +379,31 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 		}
 		return f.print(map[string]any{"index": *index, "record": a.Record, "generation": a.Generation, "device_bytes": a.DeviceBytes,
 			"retries": a.Retries, "provenance": "measured here"}, fmt.Sprintf("record %d: %q (generation %d)", *index, strings.TrimRight(string(a.Record), "\x00"), a.Generation))
+	case "nearest":
+		vr, closer, err := dataset.OpenVectors(*query)
+		if err != nil {
+			return err
+		}
+		defer closer.Close()
+		var results []*client.Neighbors
+		for {
+			q, err := vr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			res, err := c.Nearest(ctx, *f.name, q, *k)
+			if err != nil {
+				return err
+			}
+			results = append(results, res)
+		}
+		if len(results) == 0 {
+			return errors.New("db nearest: no query vectors in " + *query)
+		}
+		return f.print(map[string]any{"results": results}, fmt.Sprintf("%d queries answered; first: %v", len(results), results[0].IDs))
 	case "info":
 		m, err := c.Info(ctx, *f.name)
 		if err != nil {
@@ -366,5 +411,5 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 		}
 		return f.print(m, fmt.Sprintf("%s: %d records of %d B, generation %d, %d shards × %d replicas", m.Name, m.Records, m.RecordSize, m.Generation, len(m.Shards), m.Replicas))
 	}
-	return fmt.Errorf("db %s: not available on a cluster yet (create, load, get, info are)", cmd)
+	return fmt.Errorf("db %s: not available on a cluster yet (create, load, get, nearest, info are)", cmd)
 }

@@ -58,7 +58,7 @@ func serveDevice(dir, endpoint, id string) error {
 		return err
 	}
 	ctx := context.Background()
-	leave, err := cluster.Join(ctx, []string{endpoint}, id, lis.Addr().String(), 2)
+	leave, err := cluster.Join(ctx, []string{endpoint}, id, lis.Addr().String(), dir, 2)
 	if err != nil {
 		return err
 	}
@@ -126,6 +126,11 @@ func waitDevices(t *testing.T, c *cluster.Client, n int) {
 			t.Fatal(err)
 		}
 		if len(ds) == n {
+			for _, d := range ds {
+				if d.Capacity <= 0 || d.Free <= 0 || d.Free > d.Capacity {
+					t.Fatalf("device %s registered capacity %d, free %d", d.ID, d.Capacity, d.Free)
+				}
+			}
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

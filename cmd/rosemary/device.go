@@ -128,7 +128,7 @@ func runDevice(args []string) (err error) {
 		if addr == "" {
 			addr = lis.Addr().String()
 		}
-		leave, err := cluster.Join(ctx, strings.Split(*etcd, ","), name, addr, *ttl)
+		leave, err := cluster.Join(ctx, strings.Split(*etcd, ","), name, addr, *dir, *ttl)
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,8 @@
 // Package edge is the RISE edge encryptor: a lean CKKS encoder, public-key
 // and seeded symmetric encryptor and a decryptor that run on a small device
 // without Lattigo, together with the pieces the RISE paper
-// (../shared/papers/003_0c1295d2c2f24597.txt) builds in hardware.
+// (Azad et al., "RISE: RISC-V SoC for En/decryption Acceleration on the
+// Edge for Homomorphic Encryption", IEEE) builds in hardware.
 //
 // The randomness is a SHAKE256 stream in counter mode (PRNG): block i of a
 // stream is SHAKE256(seed ‖ stream ‖ i), 272 bytes (two Keccak rates, 2×1088

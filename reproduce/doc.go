@@ -1,5 +1,6 @@
 // Package reproduce regenerates the evaluation of the Rosemary paper
-// (/work/shared/papers/000_fc3721b90c0d7b3d.txt: §Evaluation, §Ablation
+// ("Rosemary: Efficient and Adaptable In-Storage Acceleration for Fully
+// Homomorphic Encryption": §Evaluation, §Ablation
 // Studies, §Architectural Analysis, §Area and Power Overhead) from our own
 // models: every "ours" figure is SIMULATED — the workload generators
 // (package workload) build the programs, compiler.Compile plans them and

@@ -1,5 +1,6 @@
-// Package fpga models the OptiPrime server's HE accelerator (paper
-// ../shared/papers/004_120db9380633d75e.txt, §II-B and §IV-C): an FPGA with
+// Package fpga models the OptiPrime server's HE accelerator (Yu et al.,
+// "OptiPrime: Optimizing Private Inference through Protocol-Hardware
+// Co-design", arXiv:2609.16898, §II-B and §IV-C): an FPGA with
 // HBM, an on-chip scratchpad and four compute clusters (NTT, automorphism,
 // modular multiplication, modular addition), and compares two orders of a
 // convolution layer's BSGS evaluation:

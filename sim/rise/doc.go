@@ -1,5 +1,6 @@
 // Package rise is a cycle model of the four edge systems of the RISE paper
-// (../shared/papers/003_0c1295d2c2f24597.txt, section VI): a 1 GHz in-order
+// (Azad et al., "RISE: RISC-V SoC for En/decryption Acceleration on the
+// Edge for Homomorphic Encryption", IEEE, section VI): a 1 GHz in-order
 // RV64 core (BlackParrot) running the whole CKKS message-to-ciphertext and
 // ciphertext-to-message path in software ("baseline"), RACE (en/decryption
 // offloaded to one butterfly unit), RISE-1BFU (error sampling offloaded too)

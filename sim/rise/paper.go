@@ -31,7 +31,7 @@ type PaperValues struct {
 // Paper returns the quoted values.
 func Paper() PaperValues {
 	return PaperValues{
-		Source:            "quoted from RISE (../shared/papers/003_0c1295d2c2f24597.txt) §VI-B and §VI-C",
+		Source:            "quoted from RISE (Azad et al., IEEE) §VI-B and §VI-C",
 		RACEvsBaselineEnc: [2]float64{7.8, 12.58},
 		RACEvsBaselineDec: [2]float64{7.9, 66.08},
 		RISE1vsRACEEnc:    [2]float64{3.68, 8.29},

@@ -14,9 +14,10 @@
 //
 // Presets (quoted, not measured): LAN = 3 Gbit/s with 0.3 ms RTT and WAN =
 // 400 Mbit/s with 40 ms RTT, the settings issue 8 gives for the OptiPrime
-// paper's simulated LAN/WAN (stored text papers/004_120db9380633d75e.txt,
-// §V-A, "simulated LAN/WAN conditions"; the stored text does not print the
+// paper's simulated LAN/WAN (Yu et al., "OptiPrime: Optimizing Private
+// Inference through Protocol-Hardware Co-design", arXiv:2609.16898, §V-A,
+// "simulated LAN/WAN conditions"; the text we have does not print the
 // numbers). The sensitivity sweep follows the paper's §V network study:
-// bandwidth 10 MB/s to 1 GB/s and RTT 1 ms to 300 ms (stored text line 139).
+// bandwidth 10 MB/s to 1 GB/s and RTT 1 ms to 300 ms.
 // Bandwidths here are in bytes per second, 1 MB = 10^6 bytes.
 package link

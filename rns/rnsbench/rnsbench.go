@@ -83,6 +83,32 @@ func medianNs(iters int, f func()) float64 {
 }
 
 func benchShape(logN, bits, iters int) ([]KernelResult, error) {
+	ks, err := Kernels(logN, bits)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]KernelResult, 0, len(ks))
+	for _, c := range ks {
+		o := medianNs(iters, c.Ours)
+		l := medianNs(iters, c.Lattigo)
+		res = append(res, KernelResult{Kernel: c.Name, LogN: logN, QBits: bits, Path: rns.KernelPath(c.Name, bits),
+			OursNs: o, LattigoNs: l, Speedup: l / o})
+	}
+	return res, nil
+}
+
+// Kernel is one compared kernel: ours and Lattigo v6's equivalent, each a
+// call on the same prepared inputs (one limb of 2^logN coefficients; bconv
+// converts 4 limbs to 8).
+type Kernel struct {
+	Name          string
+	Ours, Lattigo func()
+}
+
+// Kernels prepares the compared kernels at 2^logN coefficients with primes
+// below 2^bits, in the order BenchKernels reports them. The testing.B
+// benchmarks of this package time them one by one.
+func Kernels(logN, bits int) ([]Kernel, error) {
 	const k, m = 4, 8
 	N := 1 << logN
 	primes, err := primesBelow(bits, logN, k+m)
@@ -162,10 +188,7 @@ func benchShape(logN, bits, iters int) ([]KernelResult, error) {
 	scratch := make([]uint64, k*N)
 	muc := ring.GenModUpConstants(Q, P)
 
-	cases := []struct {
-		name          string
-		ours, lattigo func()
-	}{
+	return []Kernel{
 		{"ntt", func() { tab.Forward(a, out) }, func() { s.NTT(a, out) }},
 		{"intt", func() { tab.Backward(a, out) }, func() { s.INTT(a, out) }},
 		{"mulmod", func() { rns.MulMont(a, b, out, &mod) }, func() { s.MulCoeffsMontgomery(a, b, out) }},
@@ -173,13 +196,5 @@ func benchShape(logN, bits, iters int) ([]KernelResult, error) {
 		{"add", func() { rns.Add(a, b, out, q) }, func() { s.Add(a, b, out) }},
 		{"automorphism", func() { rns.Permute(pin.Coeffs[0], pout.Coeffs[0], idx) }, func() { r.AutomorphismNTTWithIndex(pin, lidx, pout) }},
 		{"bconv", func() { bc.Convert(bin.Coeffs, bout.Coeffs, scratch) }, func() { ring.ModUpExact(bin.Coeffs, bout.Coeffs, rQ, rP, muc) }},
-	}
-	res := make([]KernelResult, 0, len(cases))
-	for _, c := range cases {
-		o := medianNs(iters, c.ours)
-		l := medianNs(iters, c.lattigo)
-		res = append(res, KernelResult{Kernel: c.name, LogN: logN, QBits: bits, Path: rns.KernelPath(c.name, bits),
-			OursNs: o, LattigoNs: l, Speedup: l / o})
-	}
-	return res, nil
+	}, nil
 }

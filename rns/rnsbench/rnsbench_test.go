@@ -1,6 +1,9 @@
 package rnsbench
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestBenchKernels(t *testing.T) {
 	res, err := BenchKernels(10, 3)
@@ -22,6 +25,31 @@ func TestBenchKernels(t *testing.T) {
 	for _, bad := range [][2]int{{3, 1}, {18, 1}, {10, 0}} {
 		if _, err := BenchKernels(bad[0], bad[1]); err == nil {
 			t.Fatalf("BenchKernels(%d, %d) accepted", bad[0], bad[1])
+		}
+	}
+}
+
+// BenchmarkKernels times each kernel, ours and Lattigo's, side by side at
+// logN 16 with 49-bit (IFMA where present) and 60-bit primes:
+//
+//	go test -run '^$' -bench . ./rns/rnsbench
+func BenchmarkKernels(b *testing.B) {
+	for _, bits := range []int{49, 60} {
+		ks, err := Kernels(16, bits)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, k := range ks {
+			for _, impl := range []struct {
+				name string
+				f    func()
+			}{{"ours", k.Ours}, {"lattigo", k.Lattigo}} {
+				b.Run(fmt.Sprintf("q%d/%s/%s", bits, k.Name, impl.name), func(b *testing.B) {
+					for b.Loop() {
+						impl.f()
+					}
+				})
+			}
 		}
 	}
 }

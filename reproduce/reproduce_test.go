@@ -267,6 +267,9 @@ func TestSmallSSDHurtsPIRMost(t *testing.T) {
 				pirSp = sp
 			}
 		}
+		if math.IsNaN(pirSp) || math.IsInf(worstSp, 1) {
+			t.Fatalf("%d AUs: figure 16 has no small-SSD rows for PIR (%g) or any workload (%g)", n, pirSp, worstSp)
+		}
 		if math.Abs(pirSp/flashRatio-1) > 0.03 {
 			t.Errorf("%d AUs: PIR on the small SSD %.3g×, the flash ratio is %.3g", n, pirSp, flashRatio)
 		}
@@ -409,4 +412,31 @@ func rosemaryPaper() ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("no Rosemary paper text in %s", dir)
+}
+
+// TestBatchedPIRIsCompact: Figure 11's batched PIR stores its database
+// compact, as the single-query PIR does, and shares it among the queries.
+func TestBatchedPIRIsCompact(t *testing.T) {
+	d := pirDatabases[0]
+	for _, batch := range []int{1, 8} {
+		p, err := pirBuild(d.name, d.records, d.bytes, batch)()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, pmults := 0, 0
+		for _, n := range p.Nodes {
+			switch n.Op {
+			case ir.OpStored:
+				stored++
+				if !n.Compact || n.Degree != 0 {
+					t.Errorf("batch %d: stored %q compact=%v degree=%d, want a compact plaintext", batch, n.Name, n.Compact, n.Degree)
+				}
+			case ir.OpPMult:
+				pmults++
+			}
+		}
+		if stored != 1 || pmults != batch {
+			t.Errorf("batch %d: %d stored nodes and %d PMults, want 1 and %d", batch, stored, pmults, batch)
+		}
+	}
 }

@@ -64,7 +64,8 @@ func batchedPIR(s workload.PIRShape, batch int) (*ir.Program, error) {
 	}
 	top := p.Levels()
 	b := ir.NewBuilder(fmt.Sprintf("%s-b%d", s.Name, batch), s.Params)
-	db := b.Stored("database", top, s.Rows*s.Cols, true)
+	// Stored compact, as every PIR database is (workload.PIRShape.Program).
+	db := b.StoredCompact("database", top, s.Rows*s.Cols)
 	for q := 0; q < batch; q++ {
 		colSel := b.InputN(fmt.Sprintf("col-selection/%d", q), top, s.Cols)
 		rowSel := b.InputN(fmt.Sprintf("row-selection/%d", q), top, s.Rows)

@@ -3,6 +3,7 @@ package crosscheck
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/cmplx"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -42,6 +43,8 @@ func (e *Env) Ops() []ir.Op {
 	ops := append([]ir.Op(nil), Ops...)
 	if e.Preset.Scheme == fhe.BGV {
 		ops = append(ops, compiler.OpPMultCompact)
+	} else {
+		ops = append(ops, ir.OpModRaise)
 	}
 	return ops
 }
@@ -333,6 +336,21 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 				do(func() (*rlwe.Ciphertext, error) { return bg.RotateRowsNew(ct0) })
 			}
 		}
+	case ir.OpModRaise:
+		if !isCKKS {
+			return fmt.Errorf("ModRaise is a step of CKKS bootstrapping")
+		}
+		if level < 1 {
+			return fmt.Errorf("ModRaise needs a target level of at least 1")
+		}
+		// The input is at level 0; the operation lifts it to level.
+		if inputs[0], err = e.encrypt(m0, 0); err != nil {
+			return err
+		}
+		inputs = inputs[:1]
+		ctx.Level, ctx.TargetLevel = 0, level
+		ref = m0
+		want = e.modUp(inputs[0], level)
 	default:
 		return fmt.Errorf("no check for %s", op)
 	}
@@ -397,8 +415,85 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 			copy(got.Value[p].Coeffs[i], lim)
 		}
 	}
+	if op == ir.OpModRaise {
+		r.Decrypts, err = e.raisedDecryptsTo(got, ref)
+		return err
+	}
 	r.Decrypts, err = e.decryptsTo(got, ref)
 	return err
+}
+
+// modUp is the lift of Lattigo's CKKS bootstrapping ModUp
+// (circuits/ckks/bootstrapping, Evaluator.ModUp, the branch without sparse
+// keys) with Lattigo's ring primitives: INTT at level 0, each coefficient's
+// centered representative (v ≥ ⌊q_0/2⌋ is negative) reduced into q_1…q_level,
+// NTT. Lattigo's method also scales the message and applies a trace, which
+// are separate operations in our IR, so it cannot be called as it stands.
+func (e *Env) modUp(ct *rlwe.Ciphertext, level int) *rlwe.Ciphertext {
+	out := ct.CopyNew()
+	out.Resize(out.Degree(), level)
+	r0 := e.Params.RingQ().AtLevel(0)
+	rq := e.Params.RingQ().AtLevel(level)
+	Q := rq.ModuliChain()
+	brc := rq.BRedConstants()
+	q := Q[0]
+	for _, p := range out.Value {
+		r0.INTT(p, p)
+		for j, v := range p.Coeffs[0] {
+			neg := v >= q>>1
+			if neg {
+				v = q - v
+			}
+			for i := 1; i <= level; i++ {
+				x := ring.BRedAdd(v, Q[i], brc[i])
+				if neg && x != 0 {
+					x = Q[i] - x
+				}
+				p.Coeffs[i][j] = x
+			}
+		}
+		rq.NTT(p, p)
+	}
+	return out
+}
+
+// raisedDecryptsTo checks what a ModRaise output means: c_0 + c_1·s over
+// q_0…q_level is Δ·m + e + q_0·I with a small integer polynomial I (|I| ≤
+// (1 + ‖s‖_1)/2 for any lift of small representatives; we accept |I| ≤ N,
+// while a wrong lift leaves I uniform over about q_1), and limb 0 alone
+// still decrypts to m.
+func (e *Env) raisedDecryptsTo(ct *rlwe.Ciphertext, ref message) (bool, error) {
+	lv := ct.Level()
+	rq := e.Params.RingQ().AtLevel(lv)
+	pt := e.dec.DecryptNew(ct)
+	d := rq.NewPoly()
+	rq.INTT(pt.Value, d)
+	q0, q1 := new(big.Int).SetUint64(rq.SubRings[0].Modulus), new(big.Int).SetUint64(rq.SubRings[1].Modulus)
+	q01 := new(big.Int).Mul(q0, q1)
+	inv := new(big.Int).ModInverse(q0, q1) // CRT: x = a + q0·((b − a)·q0⁻¹ mod q1)
+	bound := big.NewInt(int64(e.Params.N()))
+	var a, b, x, k, half0, half01 big.Int
+	half0.Rsh(q0, 1)
+	half01.Rsh(q01, 1)
+	for j := range d.Coeffs[0] {
+		a.SetUint64(d.Coeffs[0][j])
+		b.SetUint64(d.Coeffs[1][j])
+		k.Sub(&b, &a).Mul(&k, inv).Mod(&k, q1)
+		x.Mul(&k, q0).Add(&x, &a)
+		if x.Cmp(&half01) > 0 {
+			x.Sub(&x, q01)
+		}
+		if a.Cmp(&half0) > 0 {
+			a.Sub(&a, q0)
+		}
+		k.Sub(&x, &a).Quo(&k, q0) // exact: x ≡ a mod q0
+		if k.CmpAbs(bound) > 0 {
+			return false, nil
+		}
+	}
+	low := ct.CopyNew()
+	low.Resize(low.Degree(), 0)
+	return e.decryptsTo(low, ref)
 }
 
 func mulmod(a, b, t uint64) uint64 { return (a % t) * (b % t) % t }

@@ -48,6 +48,8 @@ func TestBitExactAtEveryLevel(t *testing.T) {
 			ops := []ir.Op{ir.OpHRot, "HMult+Relinearize", ir.OpConjugate, ir.OpRescale, ir.OpCMult}
 			if env.Preset.Scheme == fhe.BGV {
 				ops = append(ops, compiler.OpPMultCompact)
+			} else {
+				ops = append(ops, ir.OpModRaise) // level 0 raised to this level
 			}
 			for _, op := range ops {
 				r := env.CheckAt(op, level)
@@ -72,5 +74,67 @@ func TestGaloisElementsMatchLattigo(t *testing.T) {
 	}
 	if r.ConjugateElement() != env.Params.GaloisElementOrderTwoOrthogonalSubgroup() {
 		t.Fatal("conjugation element differs")
+	}
+}
+
+// TestRaisedDecryptionCatchesAWrongLift: a ModRaise that lifts the NTT
+// values (forgetting the INTT) leaves q_0·I with I spread over about q_1,
+// which the decryption check refuses; the right lift passes.
+func TestRaisedDecryptionCatchesAWrongLift(t *testing.T) {
+	env, err := NewEnv("insecure-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := env.randomMessage()
+	ct, err := env.encrypt(m, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := env.Params.MaxLevel()
+	good := env.modUp(ct, top)
+	if ok, err := env.raisedDecryptsTo(good, m); err != nil || !ok {
+		t.Fatalf("the centered lift does not decrypt: %v %v", ok, err)
+	}
+	bad := ct.CopyNew()
+	bad.Resize(bad.Degree(), top)
+	rq := env.Params.RingQ().AtLevel(top)
+	q0 := rq.SubRings[0].Modulus
+	for _, p := range bad.Value { // limb 0 is in NTT form: lifting it as it is is wrong
+		for i := 1; i <= top; i++ {
+			qi := rq.SubRings[i].Modulus
+			for j, v := range p.Coeffs[0] {
+				if v >= q0>>1 {
+					p.Coeffs[i][j] = (qi - (q0-v)%qi) % qi
+				} else {
+					p.Coeffs[i][j] = v % qi
+				}
+			}
+		}
+	}
+	if ok, err := env.raisedDecryptsTo(bad, m); err != nil || ok {
+		t.Fatalf("a lift of the NTT values passed the decryption check: %v %v", ok, err)
+	}
+}
+
+// TestBitExactLogN16: every operation, ModRaise included, at ckks-16 (the
+// preset behind the whole-operation speed figures), top level.
+func TestBitExactLogN16(t *testing.T) {
+	if testing.Short() {
+		t.Skip("logN 16 keys take seconds; run without -short")
+	}
+	env, err := NewEnv("ckks-16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, op := range env.Ops() {
+		r := env.Check(op)
+		seen = seen || op == ir.OpModRaise
+		if r.Error != "" || !r.BitExact || !r.Decrypts || r.LogN != 16 {
+			t.Errorf("ckks-16 %s: logN=%d bitexact=%v decrypts=%v err=%s", op, r.LogN, r.BitExact, r.Decrypts, r.Error)
+		}
+	}
+	if !seen {
+		t.Error("ModRaise is not among the checked operations")
 	}
 }

@@ -92,8 +92,12 @@ func isaVerify(args []string) error {
 	fs := flag.NewFlagSet("isa verify", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	presets := fs.String("presets", "insecure-test,insecure-test-bgv,ckks-14,bgv-14", "comma-separated parameter presets")
+	full := fs.Bool("full", false, "also the large presets: ckks-16 (logN 16, behind the whole-operation speed figures) and bgv-13")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *full {
+		*presets += ",ckks-16,bgv-13"
 	}
 	rep := verifyReport{AllBitExact: true, AllDecrypt: true}
 	for _, name := range strings.Split(*presets, ",") {

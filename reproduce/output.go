@@ -12,10 +12,14 @@ import (
 	"github.com/rosemary-fhe/rosemary/report"
 )
 
-// FileBase is the file name stem of a result: "FIG9", …, "FIG16K", "TABLEV".
+// FileBase is the file name stem of a result: "FIG9", …, "FIG16K", "TABLEV",
+// "VALIDATION".
 func (res *Result) FileBase() string {
 	if _, err := strconv.Atoi(strings.TrimSuffix(res.ID, "K")); err == nil {
 		return "FIG" + res.ID
+	}
+	if res.ID == "VAL" {
+		return "VALIDATION"
 	}
 	return "TABLE" + res.ID
 }

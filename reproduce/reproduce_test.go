@@ -92,6 +92,8 @@ func TestFigureTablesShape(t *testing.T) {
 			3 * len(SSDCounts)},
 		"17": {[]string{"workload", "ha_energy_j", "rosemary_energy_j", "energy_gain", "ha_edap", "rosemary_edap", "edap_gain", "paper", "ratio", "why"}, n + 3},
 		"V":  {[]string{"component", "area_mm2", "power_w", "paper_area_mm2", "paper_power_w", "ratio_area", "ratio_power", "why"}, 7},
+		"VAL": {[]string{"model", "workload", "ours_s", "published_s", "ratio", "nand_bytes", "ours_flash_gbps", "implied_flash_gbps", "binding", "why"},
+			1},
 	}
 	if len(want) != len(Figures) {
 		t.Fatalf("test covers %d figures, Figures lists %d", len(want), len(Figures))
@@ -140,7 +142,11 @@ func TestFigureTablesShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(md, []byte("Provenance")) || !bytes.Contains(md, []byte("Paper: \"")) {
+		quotes := []byte("Paper: \"")
+		if f.ID == "VAL" {
+			quotes = []byte("Published: ")
+		}
+		if !bytes.Contains(md, []byte("Provenance")) || !bytes.Contains(md, quotes) {
 			t.Errorf("figure %s markdown lacks provenance or paper quotes", f.ID)
 		}
 	}
@@ -438,5 +444,40 @@ func TestBatchedPIRIsCompact(t *testing.T) {
 		if stored != 1 || pmults != batch {
 			t.Errorf("batch %d: %d stored nodes and %d PMults, want 1 and %d", batch, stored, pmults, batch)
 		}
+	}
+}
+
+// TestValidationINSPIRE: the validation row simulates INSPIRE on the whole
+// 288 GiB database (every byte read from flash at least once), beside the
+// published 36 s, and its bandwidth columns follow from its own bytes.
+func TestValidationINSPIRE(t *testing.T) {
+	res := result(t, "VAL")
+	if res.FileBase() != "VALIDATION" {
+		t.Errorf("file base %q", res.FileBase())
+	}
+	rows := res.Records()
+	found := false
+	for _, rec := range rows {
+		if rec["model"] != "INSPIRE" {
+			continue
+		}
+		found = true
+		ours, pub := col(t, res.Table, rec, "ours_s"), col(t, res.Table, rec, "published_s")
+		nand := col(t, res.Table, rec, "nand_bytes")
+		if pub != 36 || ours <= 0 || math.Abs(col(t, res.Table, rec, "ratio")-ours/pub) > 1e-12 {
+			t.Errorf("ours %g s, published %g s, ratio %g", ours, pub, col(t, res.Table, rec, "ratio"))
+		}
+		if nand < 288<<30 {
+			t.Errorf("INSPIRE read %g bytes of a 288 GiB database", nand)
+		}
+		if g := col(t, res.Table, rec, "implied_flash_gbps"); math.Abs(g-nand/36/1e9) > 1e-9*g {
+			t.Errorf("implied %g GB/s, want %g", g, nand/36/1e9)
+		}
+		if g := col(t, res.Table, rec, "ours_flash_gbps"); math.Abs(g-nand/ours/1e9) > 1e-9*g {
+			t.Errorf("ours %g GB/s, want %g", g, nand/ours/1e9)
+		}
+	}
+	if !found {
+		t.Fatalf("no INSPIRE row in %v", rows)
 	}
 }

@@ -37,10 +37,16 @@ type HostAccel struct {
 	// NTTPipelined is true when the NTT unit holds all log N stages in
 	// hardware, so it accepts Lanes coefficients per cycle (one limb every
 	// N/Lanes cycles) instead of iterating stage by stage.
-	NTTPipelined bool    `json:"ntt_pipelined"`
-	AreaMM2      float64 `json:"area_mm2"`
-	PowerW       float64 `json:"power_w"`
-	Source       string  `json:"source"`
+	NTTPipelined bool `json:"ntt_pipelined"`
+	// BConvWordsPerCycle and EWWordsPerCycle are the base-conversion and
+	// element-wise units' throughputs when they differ from one word per
+	// lane per cycle (SHARP's BConv unit is a MAC array far wider than its
+	// NTT); 0 means Lanes.
+	BConvWordsPerCycle int     `json:"bconv_words_per_cycle,omitempty"`
+	EWWordsPerCycle    int     `json:"ew_words_per_cycle,omitempty"`
+	AreaMM2            float64 `json:"area_mm2"`
+	PowerW             float64 `json:"power_w"`
+	Source             string  `json:"source"`
 }
 
 // Lanes is the total lane count of the host accelerator.
@@ -48,7 +54,8 @@ func (h HostAccel) Lanes() int { return h.Clusters * h.LanesPerCluster }
 
 // Datapath is the host accelerator's datapath for the cost functions.
 func (h HostAccel) Datapath() Datapath {
-	return Datapath{Name: h.Name, Lanes: h.Lanes(), FreqMHz: h.FreqMHz, WordBits: h.WordBits, NTTPipelined: h.NTTPipelined}
+	return Datapath{Name: h.Name, Lanes: h.Lanes(), FreqMHz: h.FreqMHz, WordBits: h.WordBits, NTTPipelined: h.NTTPipelined,
+		BConvLanes: h.BConvWordsPerCycle, EWLanes: h.EWWordsPerCycle}
 }
 
 // Engine is RosemarySSD's FHE engine: a Rows x Cols array of adaptive units
@@ -289,6 +296,8 @@ func (a *Arch) Validate() error {
 	v.posInt("host.word_bits", h.WordBits)
 	v.posInt64("host.on_chip_bytes", h.OnChipBytes)
 	v.posF("host.hbm_gbps", h.HBMGBps)
+	v.check(h.BConvWordsPerCycle >= 0 && h.EWWordsPerCycle >= 0, "host.bconv_words_per_cycle %d and host.ew_words_per_cycle %d must not be negative",
+		h.BConvWordsPerCycle, h.EWWordsPerCycle)
 	v.nonNegF("host.area_mm2", h.AreaMM2)
 	v.nonNegF("host.power_w", h.PowerW)
 	v.str("host.source", h.Source)

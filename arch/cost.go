@@ -98,6 +98,9 @@ type Datapath struct {
 	// takes Lanes coefficients per cycle. When false (Rosemary's AUs, GC-NTT)
 	// the stages iterate over the same lanes.
 	NTTPipelined bool
+	// BConvLanes and EWLanes are the base-conversion and element-wise
+	// units' words per cycle where they differ from Lanes (0: Lanes).
+	BConvLanes, EWLanes int
 }
 
 // Op is one kernel invocation: Count limbs of ring degree N. For BConv,
@@ -143,6 +146,8 @@ func (d Datapath) check() error {
 //     one coefficient per lane per cycle, ceil(N / Lanes).
 //   - BConv on the (i)NTT datapath: one modular MAC per lane per cycle, so
 //     one (in, out) limb pair is N MACs = ceil(N / Lanes) cycles.
+//   - BConvLanes / EWLanes, where set, replace Lanes for BConv and the
+//     element-wise kernels (separate, wider units).
 func (d Datapath) LimbCycles(k Kernel, n int) (int64, error) {
 	if err := d.check(); err != nil {
 		return 0, err
@@ -158,7 +163,17 @@ func (d Datapath) LimbCycles(k Kernel, n int) (int64, error) {
 			return ceilDiv(nn, lanes), nil
 		}
 		return int64(lg) * ceilDiv(nn/2, lanes), nil
-	case ModAdd, ModSub, ModMul, ModMAC, Automorph, BConv:
+	case ModAdd, ModSub, ModMul, ModMAC:
+		if d.EWLanes > 0 {
+			return ceilDiv(nn, int64(d.EWLanes)), nil
+		}
+		return ceilDiv(nn, lanes), nil
+	case BConv:
+		if d.BConvLanes > 0 {
+			return ceilDiv(nn, int64(d.BConvLanes)), nil
+		}
+		return ceilDiv(nn, lanes), nil
+	case Automorph:
 		return ceilDiv(nn, lanes), nil
 	case Load, Store:
 		return 0, nil

@@ -54,7 +54,11 @@ func TestCyclesHandComputed(t *testing.T) {
 		{eng, Op{Store, 1 << 16, 7}, 0},
 		// host, pipelined NTT: 2^16 / 1024 = 64 per limb.
 		{host, Op{NTT, 1 << 16, 2}, 128},
-		{host, Op{ModMul, 1 << 16, 1}, 64},
+		// element-wise 2048 words/ns: 2^16 / 2048 = 32; BConv 16384 words/ns:
+		// 2^16 / 16384 = 4 per limb pair.
+		{host, Op{ModMul, 1 << 16, 1}, 32},
+		{host, Op{BConv, 1 << 16, BConvCount(3, 5)}, 60},
+		{host, Op{Automorph, 1 << 16, 1}, 64},
 		// tiny N on many lanes still costs one cycle.
 		{host, Op{ModAdd, 1 << 8, 1}, 1},
 		{eng, Op{NTT, 1 << 16, 0}, 0},
@@ -102,5 +106,26 @@ func TestBytesAndTime(t *testing.T) {
 	}
 	if s := eng.Seconds(1000); s != 1e-6 {
 		t.Errorf("seconds %g", s)
+	}
+}
+
+// TestUnitThroughputs: where a host accelerator's BConv and element-wise
+// units are wider than its lanes (SHARP: 16384 and 2048 words/ns beside a
+// 1024-word NTT), their kernels take proportionally fewer cycles; the
+// others keep one word per lane.
+func TestUnitThroughputs(t *testing.T) {
+	d := Datapath{Name: "sharp", Lanes: 1024, FreqMHz: 1000, WordBits: 36, NTTPipelined: true, BConvLanes: 16384, EWLanes: 2048}
+	const n = 1 << 16
+	for k, want := range map[Kernel]int64{NTT: 64, INTT: 64, BConv: 4, ModMul: 32, ModMAC: 32, ModAdd: 32, Automorph: 64} {
+		got, err := d.LimbCycles(k, n)
+		if err != nil || got != want {
+			t.Errorf("%v: %d cycles (%v), want %d", k, got, err, want)
+		}
+	}
+	d.BConvLanes, d.EWLanes = 0, 0
+	for _, k := range []Kernel{BConv, ModMul} {
+		if got, _ := d.LimbCycles(k, n); got != 64 {
+			t.Errorf("%v without a unit width: %d cycles, want 64", k, got)
+		}
 	}
 }

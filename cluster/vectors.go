@@ -38,23 +38,10 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 // temporary file (a vector load reads its input twice), loaded into every
 // replica as generation g+1, and g+1 is published by one transaction.
 func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f dataset.VectorFormat) (*Map, error) {
-	m, rev, err := readMap(ctx, c.etcd, name)
+	m, rev, live, next, err := c.beginLoad(ctx, name, "vectors")
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != "vectors" {
-		return nil, fmt.Errorf("cluster: %s is a %s database", name, m.Kind)
-	}
-	live, err := c.liveDevices(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(live) < m.Replicas {
-		return nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
-	}
-	next := *m
-	next.Generation = m.Generation + 1
-	next.Shards = placeShards(m, live)
 	vr, err := dataset.NewVectorReader(r, f)
 	if err != nil {
 		return nil, err
@@ -120,16 +107,7 @@ func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f da
 		}
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", name, err, m.Generation)
-	}
-	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
-		return nil, err
-	}
-	if m.Generation > 1 {
-		c.dropGeneration(ctx, name, m.Generation-1, live)
-	}
-	return &next, nil
+	return c.commitLoad(ctx, m, next, rev, live, errors.Join(errs...))
 }
 
 // Nearest returns the k vectors nearest to query over every shard: each

@@ -365,25 +365,22 @@ func Fig11(r *Runner) (*Result, error) {
 		"inspire_speedup_vs_cpu", "rosemary_speedup_vs_cpu", "rosemary_vs_inspire", "paper", "ratio", "why")
 	t.Notes = append(t.Notes, "A batch of B queries is one program with B query chains over one stored database (reproduce.batchedPIR, our model). "+
 		"INSPIRE is modelled by assumption in sim/system/inspire.go (Rosemary's engine and flash, all in the SSD, no eDRAM, no CLCAO): its configuration was not available.")
-	var dbs []Workload
+	var dbs []string
 	for _, d := range pirDatabases {
 		if r.has(d.name) {
-			dbs = append(dbs, Workload{Name: d.name, Batch: 1})
+			dbs = append(dbs, d.name)
 		}
 	}
 	r.expect(3 * len(dbs) * len(Batches))
 	var insp, ros, rel []float64
 	var cats []string
 	relBy := map[int][]float64{}
-	for _, d := range dbs {
-		var spec = pirDatabases[0]
-		for _, x := range pirDatabases {
-			if x.name == d.Name {
-				spec = x
-			}
-		}
+	for _, db := range dbs {
 		for _, b := range Batches {
-			w := Workload{Name: fmt.Sprintf("%s-b%d", d.Name, b), Batch: 1, Build: pirBuild(d.Name, spec.records, spec.bytes, b)}
+			w, err := pirWorkload(db, b)
+			if err != nil {
+				return nil, err
+			}
 			var reps [3]system.Report
 			for i, s := range []system.System{system.CPU, system.INSPIRE, system.Rosemary} {
 				if reps[i], err = r.Sim(w, a, "full", s); err != nil {
@@ -417,12 +414,12 @@ func Fig11(r *Runner) (*Result, error) {
 					why += fmt.Sprintf("; our compiler places this batched program on the host (its estimate %.4g s, simulated %.4g s)", pl.EstLatency, reps[2].LatencyS)
 				}
 			}
-			if err := t.Add(d.Name, b, reps[0].LatencyS, reps[1].LatencyS, reps[2].LatencyS, si, sr, x, p.Value, ratio(x, p.Value), why); err != nil {
+			if err := t.Add(db, b, reps[0].LatencyS, reps[1].LatencyS, reps[2].LatencyS, si, sr, x, p.Value, ratio(x, p.Value), why); err != nil {
 				return nil, err
 			}
 			insp, ros, rel = append(insp, si), append(ros, sr), append(rel, x)
 			relBy[b] = append(relBy[b], x)
-			cats = append(cats, fmt.Sprintf("%s/%d", strings.TrimPrefix(d.Name, "pir-"), b))
+			cats = append(cats, fmt.Sprintf("%s/%d", strings.TrimPrefix(db, "pir-"), b))
 		}
 	}
 	whyI := "our CPU baseline (32 cores, perfect scaling of this machine's calibration) and our assumed INSPIRE differ from the paper's CPU and INSPIRE's published design"

@@ -52,6 +52,21 @@ func pirBuild(name string, records, recBytes int64, batch int) func() (*ir.Progr
 	}
 }
 
+// pirWorkload is the PIR database name answering batch queries, named
+// name-bN when batch > 1.
+func pirWorkload(name string, batch int) (Workload, error) {
+	for _, d := range pirDatabases {
+		if d.name == name {
+			w := Workload{Name: name, Batch: 1, Build: pirBuild(d.name, d.records, d.bytes, batch)}
+			if batch > 1 {
+				w.Name = fmt.Sprintf("%s-b%d", name, batch)
+			}
+			return w, nil
+		}
+	}
+	return Workload{}, fmt.Errorf("reproduce: no PIR database %q", name)
+}
+
 // batchedPIR is s answering batch queries over one stored database: each
 // query has its own column and row selections and its own chain (PMult,
 // row Sums, MulRelin, Sum, Rescale); all chains read the same Stored node.

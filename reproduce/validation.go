@@ -28,14 +28,9 @@ func FigValidation(r *Runner) (*Result, error) {
 	}
 	t := newTable("Validation against independent published figures",
 		"model", "workload", "ours_s", "published_s", "ratio", "nand_bytes", "ours_flash_gbps", "implied_flash_gbps", "binding", "why")
-	w := Workload{Name: inspireWorkload, Batch: 1}
-	for _, d := range pirDatabases {
-		if d.name == inspireWorkload {
-			w.Build = pirBuild(d.name, d.records, d.bytes, 1)
-		}
-	}
-	if w.Build == nil {
-		return nil, fmt.Errorf("reproduce: validation: no %s database", inspireWorkload)
+	w, err := pirWorkload(inspireWorkload, 1)
+	if err != nil {
+		return nil, err
 	}
 	rep, err := r.Sim(w, a, "full", system.INSPIRE)
 	if err != nil {

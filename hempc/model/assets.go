@@ -10,14 +10,28 @@ import (
 
 //go:generate go run ./internal/trainmnist
 
-// The committed model and test subset (see doc.go for how they are made).
+// The committed model and MNIST subsets (see doc.go for how they are made).
+// They are compiled into the binary, so the demo and `rosemary mpc` run
+// without the GoMNIST module, a module cache or a Go toolchain.
 var (
 	//go:embed testdata/mnist-cnn.rmq
 	defaultModel []byte
 	//go:embed testdata/t10k-subset-images-idx3-ubyte
-	subsetImages []byte
+	testSubsetImages []byte
 	//go:embed testdata/t10k-subset-labels-idx1-ubyte
-	subsetLabels []byte
+	testSubsetLabels []byte
+	// Written by go run ./hempc/model/internal/trainsubset.
+	//go:embed testdata/train-subset-images-idx3-ubyte.gz
+	trainSubsetImages []byte
+	//go:embed testdata/train-subset-labels-idx1-ubyte.gz
+	trainSubsetLabels []byte
+)
+
+// Sizes of the embedded subsets: the first TestSubsetLen images of the MNIST
+// test set and the first TrainSubsetLen of the training set.
+const (
+	TestSubsetLen  = 100
+	TrainSubsetLen = 1024
 )
 
 // Default returns the committed MNIST model (trained by `go generate` /
@@ -30,62 +44,61 @@ func Default() (*Quantized, error) {
 	return q, nil
 }
 
-// TestSubset returns the committed first 100 images of the MNIST test set,
-// so tests need neither the network nor the module cache.
+// TestSubset returns the embedded first TestSubsetLen images of the MNIST
+// test set: the queries of the demo and `rosemary mpc infer`, and the test
+// images of the tests.
 func TestSubset() (Dataset, error) {
-	imgs, err := DecodeIDXImages(subsetImages)
-	if err != nil {
-		return Dataset{}, fmt.Errorf("model: embedded subset: %w", err)
-	}
-	labels, err := DecodeIDXLabels(subsetLabels)
-	if err != nil {
-		return Dataset{}, fmt.Errorf("model: embedded subset: %w", err)
-	}
-	if len(imgs) != len(labels) {
-		return Dataset{}, fmt.Errorf("model: embedded subset: %d images, %d labels", len(imgs), len(labels))
-	}
-	return Dataset{Images: imgs, Labels: labels}, nil
+	return embeddedSubset("test subset", testSubsetImages, testSubsetLabels, TestSubsetLen)
 }
 
-// The first 1024 MNIST training images, gzipped (written by
-// go run ./hempc/model/internal/trainsubset): the demo's vector database.
-var (
-	//go:embed testdata/train-subset-images-idx3-ubyte.gz
-	trainSubsetImages []byte
-	//go:embed testdata/train-subset-labels-idx1-ubyte.gz
-	trainSubsetLabels []byte
-)
-
-// TrainSubset returns the committed first 1024 images of the MNIST
-// training set.
+// TrainSubset returns the embedded first TrainSubsetLen images of the MNIST
+// training set: the demo's vector database.
 func TrainSubset() (Dataset, error) {
-	img, err := gunzip(trainSubsetImages)
-	if err != nil {
-		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
-	}
-	lab, err := gunzip(trainSubsetLabels)
-	if err != nil {
-		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
-	}
-	imgs, err := DecodeIDXImages(img)
-	if err != nil {
-		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
-	}
-	labels, err := DecodeIDXLabels(lab)
-	if err != nil {
-		return Dataset{}, fmt.Errorf("model: embedded training subset: %w", err)
-	}
-	if len(imgs) != len(labels) {
-		return Dataset{}, fmt.Errorf("model: embedded training subset: %d images, %d labels", len(imgs), len(labels))
-	}
-	return Dataset{Images: imgs, Labels: labels}, nil
+	return embeddedSubset("training subset", trainSubsetImages, trainSubsetLabels, TrainSubsetLen)
 }
 
-func gunzip(b []byte) ([]byte, error) {
+// embeddedSubset decodes an embedded IDX image/label pair, gzipped or not,
+// and checks it holds the n examples its name promises.
+func embeddedSubset(name string, images, labels []byte, n int) (Dataset, error) {
+	ib, err := maybeGunzip(images)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded %s images: %w", name, err)
+	}
+	lb, err := maybeGunzip(labels)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded %s labels: %w", name, err)
+	}
+	imgs, err := DecodeIDXImages(ib)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded %s: %w", name, err)
+	}
+	labs, err := DecodeIDXLabels(lb)
+	if err != nil {
+		return Dataset{}, fmt.Errorf("model: embedded %s: %w", name, err)
+	}
+	if len(imgs) != n || len(labs) != n {
+		return Dataset{}, fmt.Errorf("model: embedded %s: %d images and %d labels, want %d of each", name, len(imgs), len(labs), n)
+	}
+	return Dataset{Images: imgs, Labels: labs}, nil
+}
+
+// maybeGunzip returns b decompressed when it starts with the gzip magic, b
+// itself otherwise; the decompressed size is capped like readMaybeGzip's.
+func maybeGunzip(b []byte) ([]byte, error) {
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		return b, nil
+	}
 	zr, err := gzip.NewReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
 	defer zr.Close()
-	return io.ReadAll(io.LimitReader(zr, 64<<20))
+	out, err := io.ReadAll(io.LimitReader(zr, maxDecompressed+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > maxDecompressed {
+		return nil, fmt.Errorf("larger than %d bytes", maxDecompressed)
+	}
+	return out, nil
 }

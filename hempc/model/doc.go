@@ -9,10 +9,13 @@
 // data/ folder ships them (gzipped). The module is a dependency of this
 // package (a blank import), so `go mod download` puts it into the module
 // cache, and DataDir finds it there (through `go list -m`, else GOMODCACHE
-// at the version in the build info). Tests do not depend on the cache: the
-// first 100 test images are committed uncompressed in testdata/ and
-// embedded (TestSubset); TestFullMNIST cross-checks them against the cache
-// copy when it exists.
+// at the version in the build info); training, TestFullMNIST and the
+// benchmarks read the full set from there. What the demo and `rosemary mpc`
+// need is committed in testdata/ and embedded in the binary, so an installed
+// binary needs no toolchain or module cache: the first 100 test images
+// (TestSubset, uncompressed) and the first 1024 training images (TrainSubset,
+// gzipped, 165 KB). TestEmbeddedSubsetsMatchModule checks both against the
+// module's files.
 //
 // # Network and training
 //

@@ -1,9 +1,7 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -134,31 +132,27 @@ func EncodeIDX(d Dataset) (images, labels []byte, err error) {
 	return images, labels, nil
 }
 
+// maxDecompressed bounds an IDX file's size (the full MNIST training
+// images are 47 MB).
+const maxDecompressed = 64 << 20
+
 // readMaybeGzip reads a file, gunzipping it when it starts with the gzip
-// magic. The decompressed size is capped.
+// magic. Sizes are capped.
 func readMaybeGzip(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
-	var r io.Reader = br
-	if head, err := br.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
-		z, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		defer z.Close()
-		r = z
-	}
-	const limit = 64 << 20
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	b, err := io.ReadAll(io.LimitReader(f, maxDecompressed+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if len(b) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	if len(b) > maxDecompressed {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxDecompressed)
+	}
+	if b, err = maybeGunzip(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
 }
@@ -207,9 +201,12 @@ func LoadMNISTTest(dir string) (Dataset, error) {
 	return LoadIDX(filepath.Join(dir, "t10k-images-idx3-ubyte.gz"), filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"))
 }
 
-// DataDir locates the data/ folder of the GoMNIST module: first through
-// `go list -m` (inside this module's tree), then in the module cache
-// (GOMODCACHE, or GOPATH/pkg/mod) at the version this binary was built with.
+// DataDir locates the data/ folder of the GoMNIST module, the full data set
+// that training, the tests and the benchmarks read: first through `go list
+// -m` (inside this module's tree), then in the module cache (GOMODCACHE, or
+// GOPATH/pkg/mod) at the version this binary was built with. What the demo
+// and `rosemary mpc` query is embedded (TestSubset, TrainSubset) and needs
+// neither.
 func DataDir() (string, error) {
 	var tried []string
 	if out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", GoMNISTModule).Output(); err == nil {

@@ -113,6 +113,26 @@ func runProtocol(t *testing.T, tc protoCase, cli *Client) {
 		t.Fatalf("%s: decrypt: %v", tc.name, err)
 	}
 	want := refConv(s, x, w, bias, l)
+	// The same layer on three workers (own evaluators) gives a correct
+	// result too.
+	ws, err := pl.PrepareWeights(ev, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := []*cheetah.Evaluator{ev, cheetah.NewEvaluator(p, cli.Keys.PK, gks), cheetah.NewEvaluator(p, cli.Keys.PK, gks)}
+	pout, pshare, err := pl.EvaluateParallel(evs, ws, bias, xs, in)
+	if err != nil {
+		t.Fatalf("%s: parallel: %v", tc.name, err)
+	}
+	pcli, err := pl.DecryptOutput(cli, pout)
+	if err != nil {
+		t.Fatalf("%s: parallel decrypt: %v", tc.name, err)
+	}
+	for i := range want {
+		if got := (pcli[i] + pshare[i]) & (1<<uint(l) - 1); got != want[i] {
+			t.Fatalf("%s (%s, parallel): output %d = %d, want %d", tc.name, tc.proto, i, got, want[i])
+		}
+	}
 	for i := range want {
 		if got := (clientShare[i] + serverShare[i]) & (1<<uint(l) - 1); got != want[i] {
 			t.Fatalf("%s (%s, plan Cb=%d Hb=%d Wb=%d C=%d B=%d): output %d = %d, want %d",

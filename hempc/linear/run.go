@@ -42,19 +42,20 @@ func (pl *Plan) EncryptInput(c *Client, xc []uint64) ([][]byte, error) {
 	if err := checkRange(xc, pl.Opt.LogT, "client share"); err != nil {
 		return nil, err
 	}
-	var out [][]byte
-	for tile := 0; tile < pl.Tiles(); tile++ {
-		for cb := 0; cb < pl.Inputs(); cb++ {
-			ct, seed, err := c.enc.EncryptSeeded(pl.inputPoly(xc, tile, cb), pl.LogTp)
-			if err != nil {
-				return nil, fmt.Errorf("linear: encrypt input %d/%d: %w", tile, cb, err)
-			}
-			msg, err := pl.Params.MarshalInput(ct, seed)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, msg)
+	// Independent ciphertexts, encrypted on all CPUs (the encryptor is
+	// safe for concurrent use).
+	out := make([][]byte, pl.Tiles()*pl.Inputs())
+	err := forEach(Workers(), len(out), func(_, idx int) error {
+		tile, cb := idx/pl.Inputs(), idx%pl.Inputs()
+		ct, seed, err := c.enc.EncryptSeeded(pl.inputPoly(xc, tile, cb), pl.LogTp)
+		if err != nil {
+			return fmt.Errorf("linear: encrypt input %d/%d: %w", tile, cb, err)
 		}
+		out[idx], err = pl.Params.MarshalInput(ct, seed)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -69,26 +70,33 @@ func (pl *Plan) DecryptOutput(c *Client, msgs [][]byte) ([]uint64, error) {
 	share := make([]uint64, pl.Shape.OutputLen())
 	lowMask := uint64(1)<<uint(pl.LogC) - 1
 	outMask := uint64(1)<<uint(pl.Opt.LogT) - 1
-	for idx, msg := range msgs {
+	// Outputs fill disjoint entries; DecryptCompressed is safe for
+	// concurrent use.
+	err := forEach(Workers(), len(msgs), func(_, idx int) error {
+		msg := msgs[idx]
 		tile, group := idx/pl.Groups(), idx%pl.Groups()
 		comp, err := pl.Params.UnmarshalCompressed(msg)
 		if err != nil {
-			return nil, fmt.Errorf("linear: output %d: %w", idx, err)
+			return fmt.Errorf("linear: output %d: %w", idx, err)
 		}
 		if comp.LogT != pl.LogTp {
-			return nil, fmt.Errorf("linear: output %d for t=2^%d, plan uses 2^%d", idx, comp.LogT, pl.LogTp)
+			return fmt.Errorf("linear: output %d for t=2^%d, plan uses 2^%d", idx, comp.LogT, pl.LogTp)
 		}
 		pos, dst := pl.outputMap(tile, group)
 		vals, err := c.dec.DecryptCompressed(comp, pos)
 		if err != nil {
-			return nil, fmt.Errorf("linear: output %d: %w", idx, err)
+			return fmt.Errorf("linear: output %d: %w", idx, err)
 		}
 		for k, v := range vals {
 			if v&lowMask != 0 {
-				return nil, fmt.Errorf("linear: output %d coefficient %d not a multiple of C=%d (decryption failure)", idx, pos[k], pl.C())
+				return fmt.Errorf("linear: output %d coefficient %d not a multiple of C=%d (decryption failure)", idx, pos[k], pl.C())
 			}
 			share[dst[k]] = (v >> uint(pl.LogC)) & outMask
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return share, nil
 }
@@ -122,12 +130,19 @@ func (pl *Plan) PrepareWeights(ev *cheetah.Evaluator, w []uint64) (*Weights, err
 		}
 	}
 	ws := &Weights{pl: pl, w: w, plains: map[plainRef]*cheetah.Plaintext{}}
-	for _, ref := range pl.plainRefs() {
-		pt, err := ev.EncodePlain(pl.plainPoly(w, ref), pl.Params.MaxLevel(), pl.LogTp)
-		if err != nil {
-			return nil, err
-		}
-		ws.plains[ref] = pt
+	refs := pl.plainRefs()
+	pts := make([]*cheetah.Plaintext, len(refs))
+	// EncodePlain only reads the evaluator's parameters: safe to share.
+	err := forEach(Workers(), len(refs), func(_, i int) error {
+		var err error
+		pts[i], err = ev.EncodePlain(pl.plainPoly(w, refs[i]), pl.Params.MaxLevel(), pl.LogTp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, ref := range refs {
+		ws.plains[ref] = pts[i]
 	}
 	return ws, nil
 }
@@ -146,7 +161,18 @@ func (pl *Plan) Evaluate(ev *cheetah.Evaluator, w, bias, xs []uint64, in [][]byt
 // (added to the server's share), and returns the output messages and the
 // server's output share.
 func (pl *Plan) EvaluatePrepared(ev *cheetah.Evaluator, ws *Weights, bias, xs []uint64, in [][]byte) ([][]byte, []uint64, error) {
+	return pl.EvaluateParallel([]*cheetah.Evaluator{ev}, ws, bias, xs, in)
+}
+
+// EvaluateParallel is EvaluatePrepared with the layer's independent units
+// (input blocks, baby steps, output groups; see schedule) spread over one
+// goroutine per evaluator. Evaluators are not safe for concurrent use, so
+// each worker needs its own (same keys). The result is the same.
+func (pl *Plan) EvaluateParallel(evs []*cheetah.Evaluator, ws *Weights, bias, xs []uint64, in [][]byte) ([][]byte, []uint64, error) {
 	s := pl.Shape
+	if len(evs) == 0 {
+		return nil, nil, fmt.Errorf("linear: no evaluator")
+	}
 	if ws == nil || ws.pl != pl {
 		return nil, nil, fmt.Errorf("linear: weights prepared for another plan")
 	}
@@ -162,15 +188,30 @@ func (pl *Plan) EvaluatePrepared(ev *cheetah.Evaluator, ws *Weights, bias, xs []
 	if err := checkRange(xs, pl.Opt.LogT, "server share"); err != nil {
 		return nil, nil, err
 	}
-	re := &realEngine{pl: pl, ev: ev, bias: bias, xs: xs, in: in,
-		plains: ws.plains, share: make([]uint64, s.OutputLen()), count: countEngine{pl: pl}}
-	if err := pl.schedule(re); err != nil {
+	out := make([][]byte, pl.Tiles()*pl.Groups())
+	share := make([]uint64, s.OutputLen())
+	engines := make([]*realEngine, len(evs))
+	for i, ev := range evs {
+		engines[i] = &realEngine{pl: pl, ev: ev, bias: bias, xs: xs, in: in,
+			plains: ws.plains, out: out, share: share, count: countEngine{pl: pl}}
+	}
+	var err error
+	if len(engines) == 1 {
+		err = pl.schedule(engines[0])
+	} else {
+		err = pl.scheduleParallel(engines)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
-	if re.count.c != pl.Counters {
-		return nil, nil, fmt.Errorf("linear: internal: executed counters %+v differ from plan %+v", re.count.c, pl.Counters)
+	var c Counters
+	for _, e := range engines {
+		c.Add(e.count.c)
 	}
-	return re.out, re.share, nil
+	if c != pl.Counters {
+		return nil, nil, fmt.Errorf("linear: internal: executed counters %+v differ from plan %+v", c, pl.Counters)
+	}
+	return out, share, nil
 }
 
 func checkRange(x []uint64, logT int, what string) error {
@@ -288,7 +329,7 @@ func (re *realEngine) output(h handle, tile, group int) error {
 	if err != nil {
 		return err
 	}
-	re.out = append(re.out, msg)
+	re.out[tile*pl.Groups()+group] = msg
 	plane := pl.Shape.OutH() * pl.Shape.OutW()
 	for k, p := range pos {
 		v := R[p]

@@ -28,7 +28,10 @@ type engine interface {
 }
 
 // schedule runs the layer's ciphertext operations on an engine. It is the
-// single source of both the real evaluation and the counters.
+// single source of both the real evaluation and the counters. Per tile it
+// has three steps, each made of independent units that evaluateParallel
+// spreads over workers: the inputs (per channel block), the prepared
+// operands (BSGS baby steps, per step and block) and the output groups.
 func (pl *Plan) schedule(e engine) error {
 	for tile := 0; tile < pl.Tiles(); tile++ {
 		ins := make([]handle, pl.Inputs())
@@ -39,71 +42,114 @@ func (pl *Plan) schedule(e engine) error {
 			}
 			ins[cb] = h
 		}
-		var err error
-		switch {
-		case pl.Proto == Cheetah:
-			err = pl.scheduleDirect(e, ins, tile)
-		case pl.BSGS:
-			err = pl.scheduleBSGS(e, ins, tile)
-		default:
-			err = pl.schedulePacked(e, ins, tile)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// scheduleDirect: Cheetah, one output per output channel (or row block).
-func (pl *Plan) scheduleDirect(e engine, ins []handle, tile int) error {
-	for g := 0; g < pl.Groups(); g++ {
-		var acc handle
-		var err error
-		for cb, in := range ins {
-			if !pl.touches(g, cb) {
-				continue
-			}
-			if acc, err = e.mulAcc(acc, in, plainRef{o: g, cb: cb}); err != nil {
+		ops := pl.operandSlots(ins)
+		for _, u := range pl.operandUnits() {
+			if err := pl.operand(e, ops, u); err != nil {
 				return err
 			}
 		}
-		if err := e.output(acc, tile, g); err != nil {
-			return err
+		for g := 0; g < pl.Groups(); g++ {
+			if err := pl.group(e, ops, tile, g); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// schedulePacked: OptiEncode, products then a merge tree per C channels.
-func (pl *Plan) schedulePacked(e engine, ins []handle, tile int) error {
-	C := pl.C()
-	for g := 0; g < pl.Groups(); g++ {
-		ys := make([]handle, C)
-		for i := range ys {
-			o := g*C + i
-			if o >= pl.Shape.Co {
-				break
-			}
-			var err error
-			for cb, in := range ins {
-				if !pl.touches(o, cb) {
-					continue
-				}
-				if ys[i], err = e.mulAcc(ys[i], in, plainRef{o: o, cb: cb}); err != nil {
-					return err
-				}
-			}
+// operandSlots returns the operands of a tile's groups: ops[v][cb] is
+// σ_{γ^v}(input cb) for BSGS (v < Baby; filled by operand), and ops[0] the
+// inputs otherwise.
+func (pl *Plan) operandSlots(ins []handle) [][]handle {
+	if !pl.BSGS {
+		return [][]handle{ins}
+	}
+	ops := make([][]handle, pl.Baby)
+	ops[0] = ins
+	for v := 1; v < pl.Baby; v++ {
+		ops[v] = make([]handle, len(ins))
+	}
+	return ops
+}
+
+// operandUnit is one baby step of one input block.
+type operandUnit struct{ v, cb int }
+
+// operandUnits lists the operands computed per tile (BSGS baby steps v ≥ 1).
+func (pl *Plan) operandUnits() []operandUnit {
+	if !pl.BSGS {
+		return nil
+	}
+	var us []operandUnit
+	for v := 1; v < pl.Baby; v++ {
+		for cb := 0; cb < pl.Inputs(); cb++ {
+			us = append(us, operandUnit{v, cb})
 		}
-		res, err := pl.mergeTree(e, ys, 0)
-		if err != nil {
-			return err
+	}
+	return us
+}
+
+func (pl *Plan) operand(e engine, ops [][]handle, u operandUnit) error {
+	m := uint64(2 * pl.Params.N())
+	h, err := e.automorphism(ops[0][u.cb], powMod(pl.gamma, u.v, m))
+	if err != nil {
+		return err
+	}
+	ops[u.v][u.cb] = h
+	return nil
+}
+
+// group computes and outputs output group g of a tile.
+func (pl *Plan) group(e engine, ops [][]handle, tile, g int) error {
+	switch {
+	case pl.Proto == Cheetah:
+		return pl.groupDirect(e, ops[0], tile, g)
+	case pl.BSGS:
+		return pl.groupBSGS(e, ops, tile, g)
+	default:
+		return pl.groupPacked(e, ops[0], tile, g)
+	}
+}
+
+// groupDirect: Cheetah, one output per output channel (or row block).
+func (pl *Plan) groupDirect(e engine, ins []handle, tile, g int) error {
+	var acc handle
+	var err error
+	for cb, in := range ins {
+		if !pl.touches(g, cb) {
+			continue
 		}
-		if err := e.output(res, tile, g); err != nil {
+		if acc, err = e.mulAcc(acc, in, plainRef{o: g, cb: cb}); err != nil {
 			return err
 		}
 	}
-	return nil
+	return e.output(acc, tile, g)
+}
+
+// groupPacked: OptiEncode, products then a merge tree per C channels.
+func (pl *Plan) groupPacked(e engine, ins []handle, tile, g int) error {
+	C := pl.C()
+	ys := make([]handle, C)
+	for i := range ys {
+		o := g*C + i
+		if o >= pl.Shape.Co {
+			break
+		}
+		var err error
+		for cb, in := range ins {
+			if !pl.touches(o, cb) {
+				continue
+			}
+			if ys[i], err = e.mulAcc(ys[i], in, plainRef{o: o, cb: cb}); err != nil {
+				return err
+			}
+		}
+	}
+	res, err := pl.mergeTree(e, ys, 0)
+	if err != nil {
+		return err
+	}
+	return e.output(res, tile, g)
 }
 
 // mergeTree computes Σ_i X^i·Tr(ys[i]) for len(ys) = 2^(LogC-j): the
@@ -168,59 +214,40 @@ func (pl *Plan) mergeTree(e engine, ys []handle, j int) (handle, error) {
 	return res, nil
 }
 
-// scheduleBSGS: OptiEncode with the trace moved to the inputs.
-func (pl *Plan) scheduleBSGS(e engine, ins []handle, tile int) error {
+// groupBSGS: OptiEncode with the trace moved to the inputs; baby[v][cb] are
+// the tile's baby steps.
+func (pl *Plan) groupBSGS(e engine, baby [][]handle, tile, g int) error {
 	C, B := pl.C(), pl.Baby
 	m := uint64(2 * pl.Params.N())
-	baby := make([][]handle, B)
-	for v := 0; v < B; v++ {
-		baby[v] = make([]handle, len(ins))
-		for cb, in := range ins {
-			if v == 0 {
-				baby[v][cb] = in
-				continue
-			}
-			h, err := e.automorphism(in, powMod(pl.gamma, v, m))
-			if err != nil {
-				return err
-			}
-			baby[v][cb] = h
-		}
-	}
-	for g := 0; g < pl.Groups(); g++ {
-		var res handle
-		for u := 0; u < C/B; u++ {
-			var inner handle
-			var err error
-			for v := 0; v < B; v++ {
-				for cb := range ins {
-					if !pl.groupTouches(g, cb) {
-						continue
-					}
-					if inner, err = e.mulAcc(inner, baby[v][cb], plainRef{bsgs: true, group: g, u: u, v: v, cb: cb}); err != nil {
-						return err
-					}
+	var res handle
+	for u := 0; u < C/B; u++ {
+		var inner handle
+		var err error
+		for v := 0; v < B; v++ {
+			for cb := range baby[v] {
+				if !pl.groupTouches(g, cb) {
+					continue
 				}
-			}
-			if u > 0 {
-				if inner, err = e.automorphism(inner, powMod(pl.gamma, u*B, m)); err != nil {
+				if inner, err = e.mulAcc(inner, baby[v][cb], plainRef{bsgs: true, group: g, u: u, v: v, cb: cb}); err != nil {
 					return err
 				}
 			}
-			if res == nil {
-				res = inner
-			} else if res, err = e.add(res, inner); err != nil {
+		}
+		if u > 0 {
+			if inner, err = e.automorphism(inner, powMod(pl.gamma, u*B, m)); err != nil {
 				return err
 			}
 		}
 		if res == nil {
-			return fmt.Errorf("linear: empty BSGS group %d", g)
-		}
-		if err := e.output(res, tile, g); err != nil {
+			res = inner
+		} else if res, err = e.add(res, inner); err != nil {
 			return err
 		}
 	}
-	return nil
+	if res == nil {
+		return fmt.Errorf("linear: empty BSGS group %d", g)
+	}
+	return e.output(res, tile, g)
 }
 
 // countEngine counts operations and bytes without computing.

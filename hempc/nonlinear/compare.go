@@ -289,3 +289,50 @@ func (p *Party) Truncate(x []uint64, s int) ([]uint64, error) {
 	}
 	return out, nil
 }
+
+// TruncateExact returns shares of ⌊x/2^s⌋ exactly, for shared signed x and
+// 1 ≤ s < ℓ. Beside Truncate's wrap bit w it computes the carry
+// c = 1{(X0 mod 2^s) + (X1 mod 2^s) ≥ 2^s} of the low halves (millionaires
+// on s bits) and adds it back: with U = x + 2^{ℓ-1} = X0 + X1 − w·2^ℓ,
+// ⌊U/2^s⌋ = (X0 >> s) + (X1 >> s) + c − w·2^{ℓ-s}. Both bits are converted
+// to arithmetic shares in one B2A. This costs a millionaires' on s bits and
+// n more B2A bits beyond Truncate, and makes a fixed-point network's private
+// result equal its plaintext reference bit for bit.
+func (p *Party) TruncateExact(x []uint64, s int) ([]uint64, error) {
+	r := p.ring
+	l := r.Bits()
+	if s < 1 || s >= l {
+		return nil, fmt.Errorf("nonlinear: truncation by 2^%d in a %d-bit ring", s, l)
+	}
+	n := len(x)
+	X := make([]uint64, n)
+	low := make([]uint64, n)
+	for i, v := range x {
+		X[i] = r.Reduce(v)
+		if p.id == 0 {
+			X[i] = r.Add(X[i], 1<<(l-1))
+		}
+		low[i] = X[i] & share.Mask(s)
+	}
+	w, err := p.Carry(X, l)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
+	}
+	c, err := p.Carry(low, s)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
+	}
+	a, err := p.B2A(append(w, c...), r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
+	}
+	out := make([]uint64, n)
+	for i := range x {
+		v := r.Add(r.Sub(X[i]>>s, a[i]<<(l-s)), a[n+i])
+		if p.id == 0 {
+			v = r.Sub(v, 1<<(l-1-s))
+		}
+		out[i] = v
+	}
+	return out, nil
+}

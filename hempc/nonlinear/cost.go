@@ -99,3 +99,9 @@ func MaxPoolCost(n, window, l int) transport.Stats {
 	}
 	return st
 }
+
+// TruncateExactCost is the traffic of TruncateExact by 2^s on n values in
+// an ℓ-bit ring.
+func TruncateExactCost(n, l, s int) transport.Stats {
+	return add(add(MillionairesCost(n, l), MillionairesCost(n, s)), B2ACost(2*n, l))
+}

@@ -55,6 +55,7 @@ func TestCostFormulas(t *testing.T) {
 			{"mux", func(p *Party) error { _, err := p.Mux(bitsIn, shares[p.ID()]); return err }, MuxCost(n, l)},
 			{"b2a", func(p *Party) error { _, err := p.B2A(bitsIn, r); return err }, B2ACost(n, l)},
 			{"truncate", func(p *Party) error { _, err := p.Truncate(shares[p.ID()], 12); return err }, TruncateCost(n, l, 12)},
+			{"truncate-exact", func(p *Party) error { _, err := p.TruncateExact(shares[p.ID()], 12); return err }, TruncateExactCost(n, l, 12)},
 		}
 		for _, c := range cases {
 			if got := measure(t, p0, p1, c.f); got != c.want {

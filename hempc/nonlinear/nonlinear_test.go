@@ -222,6 +222,36 @@ func TestTruncate(t *testing.T) {
 	}
 }
 
+// TestTruncateExact checks ⌊x/2^s⌋ exactly on random signed values and on
+// the edges of the signed range and of the low s bits.
+func TestTruncateExact(t *testing.T) {
+	g := testPRG(t)
+	for _, tc := range []struct{ l, s int }{{37, 12}, {44, 12}, {64, 12}, {37, 1}, {37, 36}, {16, 12}, {37, 5}} {
+		p0, p1 := pair(t, tc.l)
+		r := p0.Ring()
+		x := signedInputs(g, r, 3000)
+		for _, v := range []int64{0, 1, -1, int64(1)<<tc.s - 1, int64(1) << tc.s, -(int64(1) << tc.s), -(int64(1) << tc.s) + 1} {
+			x = append(x, r.FromSigned(v))
+		}
+		if tc.l < 64 { // the signed range's ends
+			x = append(x, r.FromSigned(int64(1)<<(tc.l-1)-1), r.FromSigned(-(int64(1) << (tc.l - 1))))
+		}
+		x0, x1 := r.Split(g, x)
+		y0, y1 := both(t, func() ([]uint64, error) { return p0.TruncateExact(x0, tc.s) }, func() ([]uint64, error) { return p1.TruncateExact(x1, tc.s) })
+		y, _ := r.Reconstruct(y0, y1)
+		for i := range x {
+			v := r.ToSigned(x[i])
+			if got, want := r.ToSigned(y[i]), floorDiv(v, tc.s); got != want {
+				t.Fatalf("ℓ=%d s=%d: exact trunc(%d) = %d, want %d", tc.l, tc.s, v, got, want)
+			}
+		}
+	}
+	p0, _ := pair(t, 16)
+	if _, err := p0.TruncateExact([]uint64{1}, 0); err == nil {
+		t.Error("truncation by 2^0 accepted")
+	}
+}
+
 // Fixed-point product then truncation: the usual use of Truncate.
 func TestFixedPointMultiplyTruncate(t *testing.T) {
 	p0, p1 := pair(t, 37)

@@ -1,8 +1,8 @@
 package rns
 
-// ForcePureGo, when set before any kernel runs (tests flip it), makes every
-// kernel use its portable Go implementation.
-var ForcePureGo = false
+// forcePureGo makes every kernel use its portable Go implementation; only
+// SetPureGo changes it, so detect sees every change.
+var forcePureGo = false
 
 // Accelerated reports which fast paths are active.
 func Accelerated() string {
@@ -18,7 +18,7 @@ func Accelerated() string {
 // SetPureGo switches the fast paths off (true) or back to what the CPU
 // supports (false). It is not safe to call concurrently with kernels.
 func SetPureGo(on bool) {
-	ForcePureGo = on
+	forcePureGo = on
 	detect()
 }
 

@@ -37,11 +37,13 @@ func (s *Sender) ReplyChosen(u []byte, m0, m1 []uint64, bits int) ([]byte, error
 		return nil, err
 	}
 	y := make([]uint64, 2*len(m0))
-	for j := range q {
-		idx := first + uint64(j)
-		y[2*j] = m0[j] ^ pad64(crh(idx, q[j]))
-		y[2*j+1] = m1[j] ^ pad64(crh(idx, q[j].xor(s.s)))
-	}
+	inParallel(len(q), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			idx := first + uint64(j)
+			y[2*j] = m0[j] ^ pad64(crh(idx, q[j]))
+			y[2*j+1] = m1[j] ^ pad64(crh(idx, q[j].xor(s.s)))
+		}
+	})
 	return share.Pack(nil, y, bits), nil
 }
 
@@ -56,11 +58,13 @@ func (r *Receiver) FinishChosen(req *Request, reply []byte, bits int) ([]uint64,
 	}
 	m := share.Mask(bits)
 	out := make([]uint64, len(req.choices))
-	for j, t := range req.t {
-		c := uint64(req.choices[j])
-		yc := y[2*j]&(c-1) | y[2*j+1]&(-c) // select without branching on c
-		out[j] = (yc ^ pad64(crh(req.first+uint64(j), t))) & m
-	}
+	inParallel(len(req.t), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			c := uint64(req.choices[j])
+			yc := y[2*j]&(c-1) | y[2*j+1]&(-c) // select without branching on c
+			out[j] = (yc ^ pad64(crh(req.first+uint64(j), req.t[j]))) & m
+		}
+	})
 	return out, nil
 }
 
@@ -123,11 +127,13 @@ func (s *Sender) ReplyCorrelated(u []byte, delta []uint64, ring share.Ring) ([]u
 	}
 	x := make([]uint64, len(delta))
 	d := make([]uint64, len(delta))
-	for j := range q {
-		idx := first + uint64(j)
-		x[j] = ring.Reduce(pad64(crh(idx, q[j])))
-		d[j] = ring.Sub(ring.Add(x[j], delta[j]), pad64(crh(idx, q[j].xor(s.s))))
-	}
+	inParallel(len(q), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			idx := first + uint64(j)
+			x[j] = ring.Reduce(pad64(crh(idx, q[j])))
+			d[j] = ring.Sub(ring.Add(x[j], delta[j]), pad64(crh(idx, q[j].xor(s.s))))
+		}
+	})
 	return x, share.Pack(nil, d, ring.Bits()), nil
 }
 
@@ -138,10 +144,12 @@ func (r *Receiver) FinishCorrelated(req *Request, reply []byte, ring share.Ring)
 		return nil, fmt.Errorf("ot: correlations: %w", err)
 	}
 	out := make([]uint64, len(req.choices))
-	for j, t := range req.t {
-		c := uint64(req.choices[j])
-		out[j] = ring.Add(pad64(crh(req.first+uint64(j), t)), d[j]&(-c))
-	}
+	inParallel(len(req.t), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			c := uint64(req.choices[j])
+			out[j] = ring.Add(pad64(crh(req.first+uint64(j), req.t[j])), d[j]&(-c))
+		}
+	})
 	return out, nil
 }
 

@@ -228,16 +228,21 @@ func (s *NSender) Reply(u []byte, msgs [][]uint64, logN, bitsW int) ([]byte, err
 			cs[v][i] = whTable[v][i] & s.s[i]
 		}
 	}
-	y := make([]uint64, 0, n*N)
-	for j, m := range msgs {
-		for v := 0; v < N; v++ {
-			x := q[j]
-			for i := range x {
-				x[i] ^= cs[v][i]
+	// N hashes per instance dominate the cost: instances are split over
+	// the CPUs.
+	y := make([]uint64, n*N)
+	inParallel(n, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			m := msgs[j]
+			for v := 0; v < N; v++ {
+				x := q[j]
+				for i := range x {
+					x[i] ^= cs[v][i]
+				}
+				y[j*N+v] = m[v] ^ kkHash(first+uint64(j), x)
 			}
-			y = append(y, m[v]^kkHash(first+uint64(j), x))
 		}
-	}
+	})
 	return share.Pack(nil, y, bitsW), nil
 }
 
@@ -253,13 +258,16 @@ func (r *NReceiver) Finish(req *NRequest, reply []byte, bitsW int) ([]uint64, er
 	}
 	m := share.Mask(bitsW)
 	out := make([]uint64, len(req.choices))
-	for j, c := range req.choices {
-		var yc uint64
-		for v := 0; v < N; v++ { // scan: no secret-indexed load
-			yc |= y[j*N+v] & -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
+	inParallel(len(req.choices), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			c := req.choices[j]
+			var yc uint64
+			for v := 0; v < N; v++ { // scan: no secret-indexed load
+				yc |= y[j*N+v] & -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
+			}
+			out[j] = (yc ^ kkHash(req.first+uint64(j), req.t[j])) & m
 		}
-		out[j] = (yc ^ kkHash(req.first+uint64(j), req.t[j])) & m
-	}
+	})
 	return out, nil
 }
 

@@ -197,6 +197,11 @@ type PIRSessionOptions struct {
 	// device lists them): evaluation keys uploaded once, reused by later
 	// sessions of the same secret key.
 	ReuseKeys bool
+	// FollowPlan places the scan where the compiler's plan puts it, which
+	// for a small database may be the host: its plaintexts then cross from
+	// the device on every query. By default the scan runs on the device,
+	// where the database lives (see compiler.Plan.AllOnDevice).
+	FollowPlan bool
 }
 
 // ObjectLister is a device that lists its objects (device.Device and
@@ -227,13 +232,17 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 	if err != nil {
 		return nil, fmt.Errorf("runtime: compile: %w", err)
 	}
-	s := &PIRSession{Preset: preset, Params: params, Shape: shape, Plan: plan, dev: dev, db: db}
 	seg := -1
-	for i, g := range plan.Segments {
-		if g.Device == "ssd" && len(g.Nodes) > 1 {
-			seg = i
+	if opt.FollowPlan {
+		for i := range plan.Segments {
+			if plan.Segments[i].Device == "ssd" && plan.Computes(i) {
+				seg = i
+			}
 		}
+	} else {
+		plan, seg = plan.AllOnDevice()
 	}
+	s := &PIRSession{Preset: preset, Params: params, Shape: shape, Plan: plan, dev: dev, db: db}
 	if s.client, err = pir.NewClient(params, shape, sk); err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}

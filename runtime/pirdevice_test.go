@@ -33,6 +33,11 @@ type pirDB struct {
 
 func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
 	t.Helper()
+	return newPIRDBWith(t, recordSize, records, seed, runtime.PIRSessionOptions{})
+}
+
+func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt runtime.PIRSessionOptions) *pirDB {
+	t.Helper()
 	preset, err := fhe.Lookup("bgv-13")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +67,7 @@ func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
 		t.Fatal(err)
 	}
 	sk := rlwe.NewKeyGenerator(params).GenSecretKeyNew()
-	sess, err := runtime.NewPIRSession(ctx, dev, "db", preset, shape, sk)
+	sess, err := runtime.NewPIRSessionWith(ctx, dev, "db", preset, shape, sk, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,12 +116,15 @@ func TestPIRDeviceRecords(t *testing.T) {
 	}
 }
 
-// A database so small that the plan keeps the scan on the host still
-// answers: the host pulls its plaintexts from the device.
+// A database so small that the plan keeps the scan on the host (the
+// SHARP-class host's wide base-conversion units beat the SSD engine on 123
+// plaintexts) still answers when the session follows the plan: the host
+// pulls its plaintexts from the device. By default the same database is
+// scanned on the device, where it lives.
 func TestPIRHostPlan(t *testing.T) {
-	db := newPIRDB(t, 100, 20000, 9) // 123 plaintexts: 1 × 128
+	db := newPIRDBWith(t, 100, 20000, 9, runtime.PIRSessionOptions{FollowPlan: true}) // 123 plaintexts: 1 × 128
 	if db.sess.OnDevice() {
-		t.Skip("the plan scans this database on the device")
+		t.Fatal("the plan scans a 123-plaintext database on the device; this test needs one it keeps on the host")
 	}
 	for _, i := range []int{0, db.shape.Records - 1, 777} {
 		q := db.check(t, i)
@@ -124,6 +132,11 @@ func TestPIRHostPlan(t *testing.T) {
 			t.Fatalf("pulled %d bytes, want the database's %d 2-byte words as 8-byte ones", q.PulledBytes, db.bytes/2)
 		}
 	}
+	def := newPIRDB(t, 100, 20000, 9)
+	if !def.sess.OnDevice() {
+		t.Fatal("by default the scan runs where the database lives, on the device")
+	}
+	def.check(t, 777)
 }
 
 // The device's answer is bit for bit the answer of the Lattigo reference

@@ -244,7 +244,8 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 	if err != nil {
 		return nil, fmt.Errorf("runtime: compile: %w", err)
 	}
-	plan, seg := onDevice(plan)
+	// A vector database lives on the device (see compiler.Plan.AllOnDevice).
+	plan, seg := plan.AllOnDevice()
 	s := &VectorSession{Shape: shape, Plan: plan, dev: dev, db: db, codec: codec, params: params,
 		enc: rlwe.NewEncryptor(params, sk), dec: rlwe.NewDecryptor(params, sk), query: -1, scores: -1}
 	if s.Stream, err = plan.StreamSegment(seg, compiler.RingOf(params.Parameters), fhe.CKKS, 0); err != nil {
@@ -305,44 +306,6 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 	}
 	s.meta = md[s.scores]
 	return s, nil
-}
-
-// onDevice returns the plan with every operation in one device segment
-// (the plan itself when it already is so) and that segment's index: a
-// vector database lives on the device, and this machine's host is a CPU,
-// not the accelerator the compiler's cost model weighs it against.
-func onDevice(p *compiler.Plan) (*compiler.Plan, int) {
-	for i, s := range p.Segments {
-		if s.Device == "ssd" {
-			all := true
-			for j := range p.Segments {
-				if j != i && p.Computes(j) {
-					all = false
-				}
-			}
-			if all {
-				return p, i
-			}
-		}
-	}
-	q := *p
-	q.Placement = make([]string, len(p.Program.Nodes))
-	var in, dev, out []int
-	for i, n := range p.Program.Nodes {
-		switch n.Op {
-		case ir.OpInput:
-			q.Placement[i] = "host"
-			in = append(in, i)
-		case ir.OpOutput:
-			q.Placement[i] = "host"
-			out = append(out, i)
-		default:
-			q.Placement[i] = "ssd"
-			dev = append(dev, i)
-		}
-	}
-	q.Segments = []compiler.PlanSegment{{Device: "host", Nodes: in}, {Device: "ssd", Nodes: dev}, {Device: "host", Nodes: out}}
-	return &q, 1
 }
 
 // Scores encrypts a query vector (its coefficients, at most the slot),

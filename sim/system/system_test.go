@@ -347,13 +347,15 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 				r := run(t, plan, a, Rosemary, Options{MaxTiles: 256, TileBudget: 1 << 14})
 				lat := r.Report.LatencyS
 				lats = append(lats, lat)
-				// 1e-4: host-bound vecsearch runs come out ≈4e-5 slower on
-				// ssd-large than on ssd-medium. Not the flash pipeline fill
-				// (the difference stays with the fill switched off, tried):
-				// host busy time and every byte count are identical, only
-				// the order of events differs (5802 vs 5797 tiles issued) —
-				// a greedy FIFO schedule is not monotone in its resources.
-				if lat > prev*(1+1e-4) {
+				// 3e-4: host-bound vecsearch runs come out 1–2e-4 slower on
+				// ssd-large than on ssd-medium (4e-5 before the host got
+				// SHARP's wide BConv/element-wise units). Not the flash
+				// pipeline fill (the difference stays with the fill switched
+				// off, tried): host busy time and every byte count are
+				// identical, only the order of events differs (5802 vs 5797
+				// tiles issued) — a greedy FIFO schedule is not monotone in
+				// its resources (Graham's list-scheduling anomalies).
+				if lat > prev*(1+3e-4) {
 					t.Errorf("%s/%s: %s is slower (%.6g s) than the previous configuration (%.6g s)", w, name, a.Name, lat, prev)
 				}
 				prev = lat

@@ -1,0 +1,46 @@
+package compiler
+
+import "github.com/rosemary-fhe/rosemary/ir"
+
+// AllOnDevice returns the plan with every operation in one device segment
+// between the host's inputs and outputs (the plan itself when it already
+// is so), and that segment's index.
+//
+// The runtime uses it for data that lives on the device: the compiler's
+// cost model weighs the SSD engine against a SHARP-class host accelerator,
+// but the host of a running Rosemary is a CPU, so pulling a stored database
+// across the link to it is never the cheaper choice there.
+func (p *Plan) AllOnDevice() (*Plan, int) {
+	for i, s := range p.Segments {
+		if s.Device != "ssd" {
+			continue
+		}
+		all := true
+		for j := range p.Segments {
+			if j != i && p.Computes(j) {
+				all = false
+			}
+		}
+		if all && p.Computes(i) {
+			return p, i
+		}
+	}
+	q := *p
+	q.Placement = make([]string, len(p.Program.Nodes))
+	var in, dev, out []int
+	for i, n := range p.Program.Nodes {
+		switch n.Op {
+		case ir.OpInput:
+			q.Placement[i] = "host"
+			in = append(in, i)
+		case ir.OpOutput:
+			q.Placement[i] = "host"
+			out = append(out, i)
+		default:
+			q.Placement[i] = "ssd"
+			dev = append(dev, i)
+		}
+	}
+	q.Segments = []PlanSegment{{Device: "host", Nodes: in}, {Device: "ssd", Nodes: dev}, {Device: "host", Nodes: out}}
+	return &q, 1
+}

@@ -59,10 +59,18 @@ func (p Preset) DNum() int {
 	return (len(p.LogQ) + len(p.LogP) - 1) / len(p.LogP)
 }
 
-// HEStandard128 is the largest log2(QP) with 128-bit classical security for
+// heStandard128 is the largest log2(QP) with 128-bit classical security for
 // a uniform ternary secret, by log2 N (HomomorphicEncryption.org standard,
 // Albrecht et al. 2018, Table 1; logN 16–17 extrapolated as Lattigo does).
-var HEStandard128 = map[int]int{10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1761, 17: 3522}
+// Unexported so no caller can loosen the bound Check enforces.
+var heStandard128 = map[int]int{10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881, 16: 1761, 17: 3522}
+
+// HEStandard128 returns the largest log2(QP) with 128-bit security at ring
+// degree 2^logN, and false for a logN the standard does not cover.
+func HEStandard128(logN int) (maxLogQP int, ok bool) {
+	maxLogQP, ok = heStandard128[logN]
+	return maxLogQP, ok
+}
 
 // Check validates the preset's shape and, unless it is named insecure-*,
 // its 128-bit security.
@@ -90,7 +98,7 @@ func (p Preset) Check() error {
 	if p.Insecure() {
 		return nil
 	}
-	bound, ok := HEStandard128[p.LogN]
+	bound, ok := HEStandard128(p.LogN)
 	if !ok {
 		return fmt.Errorf("fhe: preset %s: no 128-bit bound known for logN=%d (name it insecure-* if intended)", p.Name, p.LogN)
 	}

@@ -19,7 +19,26 @@ type Workload struct {
 
 var registry = map[string]Workload{}
 
-func register(w Workload) { registry[w.Name] = w }
+// register adds a workload at init time. A second workload under a name
+// already taken is a programming error that would silently replace the
+// first, so it panics, naming both.
+func register(w Workload) {
+	if err := checkNew(w); err != nil {
+		panic(err)
+	}
+	registry[w.Name] = w
+}
+
+// checkNew reports why w cannot join the registry.
+func checkNew(w Workload) error {
+	if w.Name == "" {
+		return fmt.Errorf("workload: a workload without a name (%q)", w.Description)
+	}
+	if old, ok := registry[w.Name]; ok {
+		return fmt.Errorf("workload: %q registered twice (%q, then %q)", w.Name, old.Description, w.Description)
+	}
+	return nil
+}
 
 // Names lists the workloads.
 func Names() []string {

@@ -53,8 +53,3 @@ func ParseOp(s string) (Op, error) {
 	}
 	return "", fmt.Errorf("ir: unknown operation %q", s)
 }
-
-// KeySwitching reports whether the operation needs an evaluation key.
-func (o Op) KeySwitching() bool {
-	return o == OpRelinearize || o == OpHRot || o == OpConjugate || o == OpExpand
-}

@@ -181,9 +181,6 @@ func NewRunner(opt Options) (*Runner, error) {
 	return r, nil
 }
 
-// Selected returns the workloads the runner evaluates.
-func (r *Runner) Selected() []Workload { return append([]Workload(nil), r.workloads...) }
-
 func (r *Runner) has(name string) bool {
 	for _, w := range r.workloads {
 		if w.Name == name {

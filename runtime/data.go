@@ -12,7 +12,6 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/ir"
 )
 
 // dataset is a workload's stored data, a query generator and the
@@ -298,15 +297,4 @@ func (d *vecData) query(enc *rlwe.Encryptor) (map[string][]engine.Value, func(*r
 		return nil
 	}
 	return map[string][]engine.Value{"query": {{Ct: ct}}}, check, nil
-}
-
-// storedNames lists the Stored nodes of p.
-func storedNames(p *ir.Program) map[string]ir.Node {
-	out := map[string]ir.Node{}
-	for _, n := range p.Nodes {
-		if n.Op == ir.OpStored {
-			out[n.Name] = n
-		}
-	}
-	return out
 }

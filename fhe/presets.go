@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 )
@@ -28,7 +29,11 @@ type Preset struct {
 	T      uint64 // BGV plaintext modulus
 	// LogDefaultScale is the CKKS scale (log2); 0 picks LogQ[1].
 	LogDefaultScale int
-	Source          string // where the numbers come from
+	// SecretHammingWeight is the number of nonzero coefficients of a sparse
+	// ternary secret; 0 means a uniform ternary secret (Lattigo's default,
+	// the distribution the HE standard's table assumes).
+	SecretHammingWeight int
+	Source              string // where the numbers come from
 }
 
 // Insecure reports whether the preset is exempt from the security check;
@@ -147,7 +152,8 @@ var presets = []Preset{
 	{Name: "engorgio", Scheme: CKKS, LogN: 17, LogQ: cat([]int{60}, repeat(48, 43)), LogP: repeat(58, 24), LogDefaultScale: 48,
 		Source: "Rosemary §Workloads / Engorgio: N=2^17, L=43, logQP=3516 (prime split ours: 60+43×48 | 24×58)"},
 	{Name: "resnet-mpcnn", Scheme: CKKS, LogN: 16, LogQ: cat([]int{51}, repeat(46, 16), repeat(51, 14)), LogP: []int{51}, LogDefaultScale: 46,
-		Source: "Lee et al. ICML'22 (FHE-MP-CNN, SEAL): N=2^16, q0 51 bits, 16 levels of 46 bits for the network, 14 of 51 bits for bootstrapping, one 51-bit special prime (logQP=1552)"},
+		SecretHammingWeight: 192,
+		Source:              "Lee et al. ICML'22 (FHE-MP-CNN, SEAL) and their official code: N=2^16, 31 ciphertext primes (q0 51 bits, 16 levels of 46 bits for the network, 14 of 51 bits for bootstrapping), one 51-bit special prime (one key-switching digit per prime, logQP=1552), sparse secret of Hamming weight 192"},
 	{Name: "nexus", Scheme: CKKS, LogN: 16, LogQ: cat([]int{51}, repeat(46, 20), repeat(51, 14)), LogP: []int{58}, LogDefaultScale: 46,
 		Source: "NEXUS (NDSS'25) CKKS parameters: N=2^16, q0 51 bits, 20 levels of 46 bits, 14 bootstrapping levels of 51 bits, one 58-bit special prime (logQP=1743)"},
 	{Name: "insecure-test-deep", Scheme: CKKS, LogN: 12, LogQ: cat([]int{50}, repeat(40, 20)), LogP: repeat(50, 6), LogDefaultScale: 40,
@@ -201,12 +207,21 @@ func (p Preset) CKKSParameters() (ckks.Parameters, error) {
 		scale = p.LogQ[1]
 	}
 	params, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{
-		LogN: p.LogN, LogQ: p.LogQ, LogP: p.LogP, LogDefaultScale: scale,
+		LogN: p.LogN, LogQ: p.LogQ, LogP: p.LogP, LogDefaultScale: scale, Xs: p.secret(),
 	})
 	if err != nil {
 		return ckks.Parameters{}, fmt.Errorf("fhe: preset %s: %w", p.Name, err)
 	}
 	return params, nil
+}
+
+// secret is the preset's secret distribution for Lattigo (nil: Lattigo's
+// default uniform ternary).
+func (p Preset) secret() ring.DistributionParameters {
+	if p.SecretHammingWeight > 0 {
+		return ring.Ternary{H: p.SecretHammingWeight}
+	}
+	return nil
 }
 
 // BGVParameters instantiates the preset as Lattigo BGV parameters.
@@ -218,7 +233,7 @@ func (p Preset) BGVParameters() (bgv.Parameters, error) {
 		return bgv.Parameters{}, fmt.Errorf("fhe: preset %s is %s, not BGV", p.Name, p.Scheme)
 	}
 	params, err := bgv.NewParametersFromLiteral(bgv.ParametersLiteral{
-		LogN: p.LogN, LogQ: p.LogQ, LogP: p.LogP, PlaintextModulus: p.T,
+		LogN: p.LogN, LogQ: p.LogQ, LogP: p.LogP, PlaintextModulus: p.T, Xs: p.secret(),
 	})
 	if err != nil {
 		return bgv.Parameters{}, fmt.Errorf("fhe: preset %s: %w", p.Name, err)

@@ -5,6 +5,9 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/ring"
 )
 
 func TestEveryPresetChecks(t *testing.T) {
@@ -118,5 +121,37 @@ func TestPrimesAreNTTFriendlyAndDistinct(t *testing.T) {
 			}
 			seen[q] = true
 		}
+	}
+}
+
+// The ResNet preset keeps Lee et al.'s sparse secret (Hamming weight 192):
+// Lattigo is asked for it, and a preset without a weight keeps Lattigo's
+// uniform ternary default.
+func TestSparseSecret(t *testing.T) {
+	p, err := Lookup("resnet-mpcnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.SecretHammingWeight != 192 || p.secret() != (ring.Ternary{H: 192}) {
+		t.Fatalf("resnet-mpcnn secret %v, want Hamming weight 192", p.secret())
+	}
+	small := Preset{Name: "insecure-sparse", Scheme: CKKS, LogN: 10, LogQ: []int{40, 30}, LogP: []int{40}, SecretHammingWeight: 32}
+	params, err := small.CKKSParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if params.Xs() != (ring.Ternary{H: 32}) {
+		t.Fatalf("Lattigo parameters have secret %v, want Hamming weight 32", params.Xs())
+	}
+	def, err := Lookup("ckks-14")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := def.CKKSParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dp.Xs() != rlwe.DefaultXs {
+		t.Fatalf("ckks-14 secret %v, want Lattigo's uniform ternary default", dp.Xs())
 	}
 }

@@ -220,7 +220,7 @@ func Windows(in Dims, k, stride, pad int) ([]int, Dims) {
 // Stats counts a network's operations.
 type Stats struct {
 	Convs, ReLUs, Truncs, MaxPoolWindows, Adds int
-	MACs                                        int64
+	MACs                                       int64
 }
 
 // Count returns the network's operation counts.

@@ -72,4 +72,3 @@ func (n *Net) Reference(x []int64) ([]int64, error) {
 	}
 	return vals[len(n.Ops)], nil
 }
-

@@ -1,0 +1,34 @@
+// Package e2e runs a whole fixed-point network (package graph: ResNet-18,
+// ResNet-50, reduced versions) as two-party private inference: the server
+// holds the weights, the client holds the image and learns the output.
+// Every convolution and fully-connected layer runs under the HE protocol
+// chosen by the client (package linear: cheetah, optiencode,
+// optiencode-bsgs), every truncation, ReLU, max-pool and average-pool under
+// the OT-based protocols (package nonlinear; truncation is exact,
+// TruncateExact), residual additions locally on the shares. Batch
+// normalization is folded into the convolutions (package graph).
+//
+// Session, over one transport.Conn (frame types 0x50–0x5f; ot and
+// nonlinear use 0x20–0x3f on the same connection):
+//
+//  1. The client sends hello: version, protocol, log N and the SHA-256
+//     digest of the public architecture (graph.Net.Digest: shapes, weight
+//     scales, ℓ; no weights); the server checks it against its network.
+//  2. The client sends its public key and the Galois keys the layers' plans
+//     need; the server checks them. Both set up OT extension.
+//  3. Operation by operation, both parties hold additive shares mod 2^ℓ of
+//     every value (the client's share of the image is the image, the
+//     server's zero). A convolution: the client sends one frame per input
+//     ciphertext, the server encodes the layer's weights (timed apart as
+//     prep), evaluates on all CPUs (linear.EvaluateParallel) and returns one
+//     frame per output ciphertext; its share is the mask plus the bias.
+//  4. The server opens the output to the client (nonlinear.RevealTo) and
+//     sends its per-operation CPU and wall times (JSON, for the report).
+//
+// Report gives per operation and in total: wall time (client's clock),
+// server and client CPU time (getrusage of each process, all threads),
+// bytes each way and flights as measured on the connection, and, for
+// convolutions, the plan's HE counters; totals split into linear (HE) and
+// nonlinear (OT) parts. Run checks the output against graph's plaintext
+// reference bit for bit.
+package e2e

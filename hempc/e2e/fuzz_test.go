@@ -1,0 +1,37 @@
+package e2e
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/hempc/linear"
+)
+
+func FuzzDecodeHello(f *testing.F) {
+	f.Add(hello{Version: wireVersion, Protocol: linear.OptiEncode, LogN: 13}.encode())
+	f.Add([]byte{})
+	f.Add(make([]byte, helloLen))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := decodeHello(b)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(h.encode(), b) {
+			t.Fatalf("hello %x decodes to %+v which encodes to %x", b, h, h.encode())
+		}
+	})
+}
+
+func FuzzDecodeGalois(f *testing.F) {
+	f.Add(encodeGalois(0, 3, []byte("key")))
+	f.Add([]byte{0, 0, 0, 5, 0, 0, 0, 2})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		i, n, k, err := decodeGalois(b)
+		if err != nil {
+			return
+		}
+		if i >= n || n > maxGaloisKey || !bytes.Equal(encodeGalois(i, n, k), b) {
+			t.Fatalf("%x: %d of %d", b, i, n)
+		}
+	})
+}

@@ -47,6 +47,38 @@ type Cost struct {
 	CoreCycles  float64 `json:"core_cycles"`  // software on the core
 	AccelCycles float64 `json:"accel_cycles"` // accelerator compute (incl. overlapped key loads)
 	LinkCycles  float64 `json:"link_cycles"`  // data moved core ↔ accelerator and offload calls
+	// Parts are the cycles by where they go: "core:<phase>" (an edge.Phase
+	// name), "accel:<step>", "link".
+	Parts map[string]float64 `json:"parts,omitempty"`
+}
+
+// addPart adds d, recording its core and accelerator cycles under name
+// and its link cycles under "link".
+func (c *Cost) addPart(name string, d Cost) {
+	c.add(d)
+	if c.Parts == nil {
+		c.Parts = map[string]float64{}
+	}
+	if v := d.CoreCycles + d.AccelCycles; v > 0 {
+		c.Parts[name] += v
+	}
+	if d.LinkCycles > 0 {
+		c.Parts["link"] += d.LinkCycles
+	}
+}
+
+// Dominant returns the part with the most cycles and its share.
+func (c Cost) Dominant() (string, float64) {
+	best, bv := "", -1.0
+	for k, v := range c.Parts {
+		if v > bv || (v == bv && k < best) {
+			best, bv = k, v
+		}
+	}
+	if t := c.Cycles(); t > 0 {
+		return best, bv / t
+	}
+	return best, 0
 }
 
 // Cycles is the total (the phases run one after the other).

@@ -11,6 +11,16 @@ package rise
 type CoreCosts struct {
 	ClockHz float64 `json:"clock_hz"`
 
+	// CPI is the cycles per instruction charged to measured instruction
+	// counts (MeasuredSoftware): 1, the issue rate of BlackParrot's
+	// single-issue in-order pipeline (Petrisko et al., "BlackParrot: An
+	// Agile Open-Source RISC-V Multicore for Accelerator SoCs", IEEE Micro
+	// 2020), which forwards integer results fully; the exposed latencies of
+	// its 4-cycle multiplier and 5-cycle FPU (its platform guide) are not
+	// added, so measured baselines are a lower bound on cycles, beside the
+	// streaming-miss term below.
+	CPI float64 `json:"cpi"`
+
 	// Keccak-f[1600], 24 rounds: θ 20 XOR for the column parities, 5×(3-instruction
 	// rotate + XOR) for D, 25 XOR; ρ/π 24 rotates × 3; χ 25 × (not, and, xor);
 	// ι 2 → 214 ALU instructions, plus ≈50 loads/stores per round because 25
@@ -74,6 +84,7 @@ type CoreCosts struct {
 func DefaultCore() CoreCosts {
 	return CoreCosts{
 		ClockHz:      1e9, // paper §VI-A: single-core BP at 1 GHz
+		CPI:          1,
 		KeccakPerm:   6400,
 		Binomial:     31,
 		TernaryByte:  12,
@@ -103,6 +114,14 @@ func (c CoreCosts) wordStall(n int) float64 {
 		return 0
 	}
 	return c.MissPenalty * 8 / c.LineBytes
+}
+
+// Misses is the streaming-miss stall of the operations' memory traffic at
+// ring degree n (the miss part of Cycles).
+func (c CoreCosts) Misses(o OpCounts, n int) float64 {
+	s := c.wordStall(n)
+	return s * (2*o.SmallAdds + 8*o.FFTButterflies + o.SlotMoves + 2*o.FloatCoeffs + o.Lifts +
+		2*o.ReduceSigned + 4*o.Butterflies + 3*o.ModMul + 3*o.ModAdd)
 }
 
 // Cycles is the software cycle count of the operations at ring degree n.

@@ -136,6 +136,12 @@ type Point struct {
 	DecLimb int    `json:"dec_limbs"` // limbs the decryptor's CRT uses
 	Enc     Phases `json:"enc_ops"`
 	Dec     Phases `json:"dec_ops"`
+	// Software on the core: its name, where its decryption phases come
+	// from, its cycles and (measured) instructions per edge.Phase name.
+	Software     string             `json:"software"`
+	DecryptFrom  string             `json:"decrypt_from"`
+	CoreCycles   map[string]float64 `json:"core_cycles"`
+	Instructions map[string]float64 `json:"instructions,omitempty"`
 	// Component speed-ups of the accelerator over software at this point
 	// (the paper quotes these in §VI-B): sampling (core vs RISE sampler),
 	// encryption and decryption arithmetic (core vs RACE incl. link).
@@ -153,20 +159,26 @@ type Options struct {
 	Accel  *AccelCosts
 	Params []edge.Params // default edge.Presets
 	MaxBFU int           // default MaxBFUs
+	// Baseline is the software on the core: BaselineEdge (default),
+	// BaselineSEAL or BaselineDerived.
+	Baseline string
+	Profiles []Profile // measured counts; default MeasuredProfiles
 }
 
 // Report is the SoC model's output.
 type Report struct {
-	Source string      `json:"source"` // "simulated" plus how
-	Core   CoreCosts   `json:"core"`
-	Accel  AccelCosts  `json:"accel"`
-	Points []Point     `json:"points"`
-	Model  Summary     `json:"model_summary"` // the model's counterparts of Paper
-	Paper  PaperValues `json:"paper"`
+	Source   string      `json:"source"` // "simulated" plus how
+	Baseline string      `json:"baseline"`
+	Core     CoreCosts   `json:"core"`
+	Accel    AccelCosts  `json:"accel"`
+	Points   []Point     `json:"points"`
+	Model    Summary     `json:"model_summary"` // the model's counterparts of Paper
+	Paper    PaperValues `json:"paper"`
 }
 
-// Evaluate returns one system's row at one parameter set.
-func Evaluate(s System, p edge.Params, core CoreCosts, acc AccelCosts, maxBFU, nMin, nMax int) (Row, error) {
+// Evaluate returns one system's row at one parameter set, with sw the
+// software that runs on its core.
+func Evaluate(s System, p edge.Params, sw Software, core CoreCosts, acc AccelCosts, maxBFU, nMin, nMax int) (Row, error) {
 	enc, dec, err := Counts(p)
 	if err != nil {
 		return Row{}, err
@@ -183,20 +195,25 @@ func Evaluate(s System, p edge.Params, core CoreCosts, acc AccelCosts, maxBFU, n
 	}
 	n, L := p.N, len(p.Q)
 	var ec, dc Cost
-	ec.CoreCycles += core.Cycles(enc.Codec, n)
-	dc.CoreCycles += core.Cycles(dec.Codec, n)
+	onCore := func(c *Cost, phs ...edge.Phase) {
+		for _, ph := range phs {
+			c.addPart("core:"+ph.String(), Cost{CoreCycles: sw.Cycles[ph]})
+		}
+	}
+	onCore(&ec, edge.PhaseEncode)
+	onCore(&dc, edge.PhaseCRT, edge.PhaseDecode)
 	switch s {
 	case Baseline:
-		ec.CoreCycles += core.Cycles(enc.Sample, n) + core.Cycles(enc.Crypto, n)
-		dc.CoreCycles += core.Cycles(dec.Crypto, n)
+		onCore(&ec, edge.PhaseSample, edge.PhaseLift, edge.PhaseNTT, edge.PhaseProduct)
+		onCore(&dc, edge.PhaseDecProduct, edge.PhaseINTT)
 	case RACE:
-		ec.CoreCycles += core.Cycles(enc.Sample, n)
-		ec.add(acc.encryptCrypto(n, L, bfus, true))
-		dc.add(acc.decryptCrypto(n, dec.Crypto.Limbs, bfus))
+		onCore(&ec, edge.PhaseSample)
+		ec.addPart("accel:encrypt", acc.encryptCrypto(n, L, bfus, true))
+		dc.addPart("accel:decrypt", acc.decryptCrypto(n, dec.Crypto.Limbs, bfus))
 	case RISE1BFU, RISEMaxBFU:
-		ec.AccelCycles += acc.sampleCycles(enc.Sample)
-		ec.add(acc.encryptCrypto(n, L, bfus, false))
-		dc.add(acc.decryptCrypto(n, dec.Crypto.Limbs, bfus))
+		ec.addPart("accel:sample", Cost{AccelCycles: acc.sampleCycles(enc.Sample)})
+		ec.addPart("accel:encrypt", acc.encryptCrypto(n, L, bfus, false))
+		dc.addPart("accel:decrypt", acc.decryptCrypto(n, dec.Crypto.Limbs, bfus))
 	default:
 		return Row{}, fmt.Errorf("rise: unknown system %q", s)
 	}
@@ -207,6 +224,37 @@ func Evaluate(s System, p edge.Params, core CoreCosts, acc AccelCosts, maxBFU, n
 		return Conversion{LatencyUs: us, Cost: c, EnergyUJ: e, ADP: ar * us, EDP: e * us}
 	}
 	return Row{System: s, BFUs: bfus, PowerMW: pw, AreaRel: ar, Encrypt: conv(ec), Decrypt: conv(dc)}, nil
+}
+
+// software returns the baseline software of opt at p.
+func software(opt Options, p edge.Params, core CoreCosts) (Software, error) {
+	switch opt.Baseline {
+	case BaselineDerived:
+		return DerivedSoftware(p, core)
+	case "", BaselineEdge, BaselineSEAL:
+	default:
+		return Software{}, fmt.Errorf("rise: unknown baseline %q (have %s, %s, %s)", opt.Baseline, BaselineEdge, BaselineSEAL, BaselineDerived)
+	}
+	profs := opt.Profiles
+	if profs == nil {
+		var err error
+		if profs, err = MeasuredProfiles(); err != nil {
+			return Software{}, err
+		}
+	}
+	name := opt.Baseline
+	if name == "" {
+		name = BaselineEdge
+	}
+	prof, err := profileOf(profs, name)
+	if err != nil {
+		return Software{}, err
+	}
+	ours, err := profileOf(profs, BaselineEdge)
+	if err != nil {
+		return Software{}, err
+	}
+	return MeasuredSoftware(p, core, prof, ours)
 }
 
 // Table evaluates the four systems at every parameter point.
@@ -234,8 +282,12 @@ func Table(opt Options) (Report, error) {
 		nMin, nMax = min(nMin, p.N), max(nMax, p.N)
 	}
 	r := Report{
-		Source: "simulated: operation counts from edge's encryptor code path (Counts), first-principles RV64 cycle costs (DefaultCore), analytic BFU/Keccak accelerator (DefaultAccel); power and area scaled from the paper's §VI-B percentages",
-		Core:   core, Accel: acc, Paper: Paper(),
+		Source: "simulated: core cycles from RV64 instruction counts measured under qemu-riscv64 (riscv_counts.json) × CPI plus streaming misses, " +
+			"or first-principles per-operation costs for the derived baseline; analytic BFU/Keccak accelerator (DefaultAccel); power and area scaled from the paper's §VI-B percentages",
+		Baseline: opt.Baseline, Core: core, Accel: acc, Paper: Paper(),
+	}
+	if r.Baseline == "" {
+		r.Baseline = BaselineEdge
 	}
 	for _, p := range params {
 		enc, dec, err := Counts(p)
@@ -243,11 +295,22 @@ func Table(opt Options) (Report, error) {
 			return Report{}, err
 		}
 		logQi := int(math.Round(math.Log2(float64(p.Q[0]))))
+		sw, err := software(opt, p, core)
+		if err != nil {
+			return Report{}, err
+		}
 		pt := Point{Name: p.Name, N: p.N, LogQi: logQi, Limbs: len(p.Q), LogQ: logQi * len(p.Q),
-			DecLimb: dec.Crypto.Limbs, Enc: enc, Dec: dec}
-		pt.SamplingSpeedup = core.Cycles(enc.Sample, p.N) / acc.sampleCycles(enc.Sample)
-		pt.EncryptionSpeedup = core.Cycles(enc.Crypto, p.N) / acc.encryptCrypto(p.N, len(p.Q), 1, true).Cycles()
-		pt.DecryptionSpeedup = core.Cycles(dec.Crypto, p.N) / acc.decryptCrypto(p.N, dec.Crypto.Limbs, 1).Cycles()
+			DecLimb: dec.Crypto.Limbs, Enc: enc, Dec: dec, Software: sw.Name, DecryptFrom: sw.DecryptFrom,
+			CoreCycles: map[string]float64{}, Instructions: map[string]float64{}}
+		for ph, c := range sw.Cycles {
+			pt.CoreCycles[ph.String()] = c
+		}
+		for ph, c := range sw.Instr {
+			pt.Instructions[ph.String()] = c
+		}
+		pt.SamplingSpeedup = sw.sum(edge.PhaseSample) / acc.sampleCycles(enc.Sample)
+		pt.EncryptionSpeedup = sw.sum(edge.PhaseLift, edge.PhaseNTT, edge.PhaseProduct) / acc.encryptCrypto(p.N, len(p.Q), 1, true).Cycles()
+		pt.DecryptionSpeedup = sw.sum(edge.PhaseDecProduct, edge.PhaseINTT) / acc.decryptCrypto(p.N, dec.Crypto.Limbs, 1).Cycles()
 		if pt.QQVGA, err = FramePlan("qqvga", edge.QQVGAWidth, edge.QQVGAHeight, p.N, logQi, len(p.Q)); err != nil {
 			return Report{}, err
 		}
@@ -255,7 +318,7 @@ func Table(opt Options) (Report, error) {
 			return Report{}, err
 		}
 		for _, s := range Systems {
-			row, err := Evaluate(s, p, core, acc, maxBFU, nMin, nMax)
+			row, err := Evaluate(s, p, sw, core, acc, maxBFU, nMin, nMax)
 			if err != nil {
 				return Report{}, fmt.Errorf("rise: %s at N=%d: %w", s, p.N, err)
 			}

@@ -20,4 +20,11 @@
 // numbers). The sensitivity sweep follows the paper's §V network study:
 // bandwidth 10 MB/s to 1 GB/s and RTT 1 ms to 300 ms.
 // Bandwidths here are in bytes per second, 1 MB = 10^6 bytes.
+//
+// NewShapedNamespace measures instead of projecting the bandwidth term: it
+// joins a fresh network namespace to the caller's by a veth pair shaped
+// with tbf in both directions, so a party started inside it (Exec) runs
+// over a rate-limited link. The kernel has no netem, so delay cannot be
+// shaped; callers add flights · RTT/2 (= rounds × RTT) to the measured
+// time and say so.
 package link

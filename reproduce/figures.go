@@ -75,7 +75,7 @@ var Figures = []Figure{
 	{"16K", "Figure 16 extended: 1-64 SSDs behind one host (scale-out)", FigScaleOut},
 	{"17", "Figure 17: energy and EDAP", Fig17},
 	{"V", "Table V: area and power", TableV},
-	{"VAL", "Validation against independent published figures (INSPIRE)", FigValidation},
+	{"VAL", "Validation against independent published figures (INSPIRE, SHARP)", FigValidation},
 }
 
 // FigureByID finds a figure ("9" … "17", "V"; "5" is accepted for V).

@@ -8,17 +8,21 @@
 //
 // The model is analytic and simulated, never fitted to the paper's results:
 //
-//   - Operation counts come from the code path of our own encryptor, package
-//     edge: the number of PRNG bytes each sampler draws (verified against an
-//     instrumented run through edge's exported PRNG in the tests), the FFT of
-//     the encoder, the three forward NTTs, pointwise products and lifts per
-//     limb of Encryptor.Encrypt, and the multiply-add, inverse NTT, Garner CRT
-//     and FFT of Decryptor.Decrypt (Counts).
-//   - Software cycles per operation are first-principles instruction counts
-//     for a single-issue in-order RV64G core without the B extension, with a
-//     4-cycle pipelined multiplier and streaming misses when a polynomial
-//     outgrows the 32 KB D-cache (CoreCosts; each constant has its
-//     derivation beside it).
+//   - Software on the core is measured, not derived: the RV64 instructions
+//     each phase executes (encode, sample, lift, ntt, product; dec-product,
+//     intt, crt, decode — edge.Phase) were counted under qemu-riscv64 with
+//     a TCG plugin (package rvcount) for two baselines at every preset: our
+//     encryptor ("edge", through edge.EncryptPhased/DecryptPhased) and
+//     SEAL-Embedded, the paper's baseline software ("seal-embedded",
+//     encryption only: it has no decryptor, so its systems decrypt with
+//     ours). The counts are riscv_counts.json (Profile), written by
+//     `rosemary edge soc -measure-riscv [-seal-embedded CHECKOUT] -write`.
+//     A phase costs instructions × CoreCosts.CPI (1: BlackParrot's
+//     single-issue rate, a lower bound) plus streaming misses when a
+//     polynomial outgrows the 32 KB D-cache, charged per word the phase
+//     touches (operation counts along edge's code path, Counts).
+//   - The first-principles per-operation costs (CoreCosts' constants) stay
+//     as the "derived" baseline, to report beside the measurement.
 //   - The accelerator is one (or 32) fully pipelined BFU with one butterfly
 //     per cycle (paper §III-B), a Keccak round unit (one round per cycle,
 //     1088-bit output, paper §III-A) and a sampler producing one coefficient
@@ -38,8 +42,11 @@
 //     mid-band 5G limits divide 900 Mbit/s (maximum) and 100 Mbit/s
 //     (minimum) by the frame's ciphertext bits.
 //
-// Table evaluates every system at every (N, log Q) point of edge.Presets and
-// returns a Report (JSON-able) whose Model summary (Summarize) sets the
-// model's speed-up ranges and frame rates beside the paper's quoted Figure 7
-// and Figure 10 values (Paper).
+// Table evaluates every system on one baseline at every (N, log Q) point
+// of edge.Presets and returns a Report (JSON-able) whose Model summary
+// (Summarize) and Compare set the model's speed-up ranges and frame rates
+// beside the paper's quoted Figure 7 and Figure 10 values (Paper), with
+// the dominant measured phase named wherever they differ by over 25%;
+// FrameVerdict sets the baseline's QQVGA rate at N = 4096 against the
+// paper's "not even one frame per second".
 package rise

@@ -1,6 +1,7 @@
 package rise
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -237,4 +238,41 @@ func TestFrameVerdict(t *testing.T) {
 		return
 	}
 	t.Fatal("no N=4096 point")
+}
+
+// The committed counts reproduce: measuring our encryptor again at
+// N = 1024 gives every phase within 2% of riscv_counts.json (fresh keys and
+// randomness move the samplers' rejection counts slightly).
+func TestCommittedCountsReproduce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross build skipped in -short mode")
+	}
+	tools, err := rvcount.FindTools(false)
+	if err != nil {
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	q, err := rvcount.NewQemu(ctx, tools, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := rvcount.MeasureEdge(ctx, tools, q, []int{1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := MeasuredProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, _ := profileOf(ps, BaselineEdge)
+	pt, err := ours.Point(1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range ms[0].Phases {
+		c := float64(pt.Instructions[name])
+		if r := float64(v) / c; math.Abs(r-1) > 0.02 {
+			t.Errorf("%s: measured %d, committed %.0f", name, v, c)
+		}
+	}
 }

@@ -12,7 +12,7 @@ type System string
 
 // The systems of the paper's evaluation (§VI-A).
 const (
-	Baseline   System = "baseline"    // SEAL-Embedded-style software on the core
+	Baseline   System = "baseline"    // everything in software on the core (Options.Baseline picks the software)
 	RACE       System = "race"        // en/decryption on one BFU; sampling and codec on the core
 	RISE1BFU   System = "rise-1bfu"   // sampling and en/decryption on the accelerator, one BFU
 	RISEMaxBFU System = "rise-maxbfu" // as RISE-1BFU with MaxBFUs parallel BFUs

@@ -36,7 +36,14 @@ func runMPC(args []string) error {
 	case "infer":
 		return mpcInfer(args[1:])
 	case "bench":
+		for _, a := range args[1:] {
+			if a == "--e2e" || a == "-e2e" || a == "--e2e=true" {
+				return mpcBenchE2E(args[1:])
+			}
+		}
 		return mpcBench(args[1:])
+	case "e2e-serve":
+		return mpcE2EServe(args[1:])
 	case "fpga":
 		return mpcFPGA(args[1:])
 	default:

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/hempc/e2e"
+	"github.com/rosemary-fhe/rosemary/hempc/graph"
+	"github.com/rosemary-fhe/rosemary/hempc/linear"
+	"github.com/rosemary-fhe/rosemary/hempc/link"
+	"github.com/rosemary-fhe/rosemary/hempc/transport"
+)
+
+// e2eRun is one end-to-end session as reported by `mpc bench --e2e`.
+type e2eRun struct {
+	*e2e.Report
+	Link       string  `json:"link"`
+	Shaping    string  `json:"shaping"`
+	RTTms      float64 `json:"rtt_ms,omitempty"`
+	RTTAddedS  float64 `json:"rtt_added_s,omitempty"` // rounds × RTT, added (not shaped)
+	WANS       float64 `json:"wan_s,omitempty"`       // wall_s (rate-shaped) + rtt_added_s
+	Seed       uint64  `json:"seed"`
+	LoadBefore string  `json:"load_before"`
+	LoadAfter  string  `json:"load_after"`
+	CPUs       int     `json:"cpus"`
+	Command    string  `json:"command"`
+}
+
+// loadAvg returns /proc/loadavg's first three fields (the machine is
+// shared: figures need their load beside them).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// mpcBenchE2E runs whole networks between two processes: this one (the
+// client, holding the seeded image) and a child `rosemary mpc e2e-serve`
+// (the server, holding the seeded weights), for each protocol in turn.
+func mpcBenchE2E(args []string) error {
+	fs := flag.NewFlagSet("mpc bench --e2e", flag.ContinueOnError)
+	_ = fs.Bool("e2e", true, "run whole networks end to end between two processes")
+	netName := fs.String("net", "resnet18", "network: resnet18, resnet50, resnet-mini, resnet-mini-bottleneck")
+	protos := fs.String("protocol", "cheetah,optiencode,optiencode-bsgs", "comma-separated linear protocols (one session each)")
+	linkName := fs.String("link", "lan", "lan (loopback TCP) or wan (server in a network namespace behind a tbf-shaped veth at the WAN rate; RTT added as rounds × RTT)")
+	seed := fs.Uint64("seed", 1, "seed of the weights and the input image")
+	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree")
+	logT := fs.Int("logt", 37, "ℓ: shares mod 2^ℓ")
+	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
+	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	spec, err := graph.SpecByName(*netName)
+	if err != nil {
+		return err
+	}
+	var ps []linear.Protocol
+	for _, name := range splitList(*protos) {
+		p, err := linear.ParseProtocol(name)
+		if err != nil {
+			return err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return errors.New("no protocol")
+	}
+	opt := graph.Options{LogT: *logT}
+	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "[%s] "+f+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, a...)...) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var prefix []string
+	listen, shaping, lk := "127.0.0.1:0", "none: loopback TCP (LAN)", link.Link{}
+	switch *linkName {
+	case "lan":
+	case "wan":
+		lk = link.WAN
+		ns, err := link.NewShapedNamespace(ctx, lk.Bandwidth)
+		if err != nil {
+			return fmt.Errorf("WAN shaping: %w", err)
+		}
+		defer ns.Close()
+		prefix, listen, shaping = ns.Exec(), ns.PeerAddr+":0", ns.Shaping
+	default:
+		return fmt.Errorf("--link %q: want lan or wan", *linkName)
+	}
+
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cargs := append(append([]string{}, prefix...), exe, "mpc", "e2e-serve", "--net", spec.Name,
+		"--seed", fmt.Sprint(*seed), "--logt", fmt.Sprint(*logT), "--listen", listen, "--sessions", fmt.Sprint(len(ps)))
+	child := exec.CommandContext(ctx, cargs[0], cargs[1:]...)
+	child.Stderr = os.Stderr
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := child.Start(); err != nil {
+		return fmt.Errorf("start server: %w", err)
+	}
+	defer func() {
+		if child.ProcessState == nil {
+			child.Process.Kill() // our child, by its pid
+			child.Wait()
+		}
+	}()
+	logf("building %s (seed %d) and its plaintext reference", spec.Name, *seed)
+	n, img, err := graph.Build(spec, *seed, opt)
+	if err != nil {
+		return err
+	}
+	want, err := n.Reference(img)
+	if err != nil {
+		return err
+	}
+	pub := n.Public()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("server address: %w", err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
+	if !ok {
+		return fmt.Errorf("server said %q", line)
+	}
+	var runs []e2eRun
+	for _, p := range ps {
+		run := e2eRun{Link: *linkName, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0),
+			Command: "rosemary mpc bench --e2e " + strings.Join(args, " ")}
+		logf("%s %s over %s: session starts (load %s)", spec.Name, p, *linkName, run.LoadBefore)
+		dctx, dcancel := context.WithTimeout(ctx, 2*time.Minute)
+		conn, err := transport.Dial(dctx, addr)
+		dcancel()
+		if err != nil {
+			return err
+		}
+		out, rep, err := e2e.Infer(conn, pub, img, e2e.Config{Protocol: p, LogN: *logN})
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", spec.Name, p, err)
+		}
+		conn.Close()
+		rep.Check(out, want)
+		run.Report = rep
+		run.LoadAfter = loadAvg()
+		if lk.Name != "" {
+			run.RTTms = lk.RTT.Seconds() * 1e3
+			run.RTTAddedS = float64(rep.Rounds) * lk.RTT.Seconds()
+			run.WANS = rep.WallS + run.RTTAddedS
+		}
+		logf("%s %s: correct=%v (%d/%d outputs differ), %.3f GB, %d rounds, %.1f s wall (linear %.1f, nonlinear %.1f), CPU server %.1f s client %.1f s",
+			spec.Name, p, rep.Correct, rep.Mismatches, rep.Outputs, float64(rep.TotalBytes)/1e9, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS, rep.ServerCPUS, rep.ClientCPUS)
+		runs = append(runs, run)
+	}
+	if err := child.Wait(); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	if *asJSON {
+		if err := printJSON(runs); err != nil {
+			return err
+		}
+	} else {
+		printE2E(runs, *perLayer)
+	}
+	for _, r := range runs {
+		if !r.Correct {
+			return fmt.Errorf("%s %s: the private output differs from the plaintext reference in %d of %d entries", r.Net, r.Protocol, r.Mismatches, r.Outputs)
+		}
+	}
+	return nil
+}
+
+func printE2E(runs []e2eRun, perLayer bool) {
+	for _, r := range runs {
+		if !perLayer {
+			continue
+		}
+		fmt.Printf("%s %s per operation (wall = client clock):\n", r.Net, r.Protocol)
+		fmt.Printf("  %-26s %-8s %9s %9s %9s %9s %12s %12s %7s\n", "op", "kind", "wall_s", "srv_cpu", "cli_cpu", "prep_s", "bytes_c2s", "bytes_s2c", "rounds")
+		for _, l := range r.Layers {
+			fmt.Printf("  %-26s %-8s %9.3f %9.3f %9.3f %9.3f %12d %12d %7d\n", l.Op, l.Kind, l.WallS, l.ServerCPUS, l.ClientCPUS, l.PrepS, l.BytesC2S, l.BytesS2C, l.Rounds)
+		}
+	}
+	fmt.Printf("%-10s %-16s %-4s %7s %9s %9s %9s %9s %9s %8s %8s %8s %9s %s\n",
+		"net", "protocol", "link", "correct", "wall_s", "linear_s", "nonlin_s", "srv_cpu", "cli_cpu", "GB", "lin_GB", "rounds", "wan_s", "load before/after")
+	for _, r := range runs {
+		wan := "-"
+		if r.WANS > 0 {
+			wan = fmt.Sprintf("%.1f", r.WANS)
+		}
+		fmt.Printf("%-10s %-16s %-4s %7v %9.1f %9.1f %9.1f %9.1f %9.1f %8.3f %8.3f %8d %9s %s / %s\n",
+			r.Net, r.Protocol, r.Link, r.Correct, r.WallS, r.LinearS, r.NonlinearS, r.ServerCPUS, r.ClientCPUS,
+			float64(r.TotalBytes)/1e9, float64(r.Linear.Bytes)/1e9, r.Rounds, wan, r.LoadBefore, r.LoadAfter)
+	}
+	if len(runs) > 0 {
+		r := runs[0]
+		fmt.Printf("link: %s", r.Shaping)
+		if r.RTTms > 0 {
+			fmt.Printf("; wan_s = wall_s (rate-shaped) + rounds × %.0f ms RTT (added, not shaped)", r.RTTms)
+		}
+		fmt.Printf("; wall = client clock, setup (keys, base OTs) included; CPU = getrusage of each process; %d CPUs\n", r.CPUs)
+	}
+}
+
+// mpcE2EServe is the server process of `mpc bench --e2e`: it builds the
+// seeded network, prints "LISTEN addr" and serves the sessions.
+func mpcE2EServe(args []string) error {
+	fs := flag.NewFlagSet("mpc e2e-serve", flag.ContinueOnError)
+	netName := fs.String("net", "resnet18", "network")
+	seed := fs.Uint64("seed", 1, "seed of the weights")
+	logT := fs.Int("logt", 37, "ℓ")
+	listen := fs.String("listen", "127.0.0.1:0", "TCP address")
+	sessions := fs.Int("sessions", 1, "sessions to serve")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	spec, err := graph.SpecByName(*netName)
+	if err != nil {
+		return err
+	}
+	n, _, err := graph.Build(spec, *seed, graph.Options{LogT: *logT})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	fmt.Printf("LISTEN %s\n", l.Addr())
+	for i := 0; i < *sessions; i++ {
+		conn, err := transport.Accept(l)
+		if err != nil {
+			return err
+		}
+		if err := e2e.Serve(conn, n); err != nil {
+			return fmt.Errorf("session %d: %w", i+1, err)
+		}
+		conn.Close()
+	}
+	return nil
+}

@@ -141,7 +141,10 @@ type Executor struct {
 	// relinearization key, or the Galois key of element galEl); "" ships
 	// the key's limbs instead.
 	KeyRef func(op ir.Op, galEl uint64) string
-	Stats  ExecStats
+	// Constants resolves named constants (CMult nodes with a Name, such as
+	// the bootstrapping constants of compiler.ExpandBoot); nil refuses them.
+	Constants ConstantProvider
+	Stats     ExecStats
 	// Values holds every node's instances after Run (in resident mode,
 	// values already freed on the device are absent).
 	Values [][]Value
@@ -153,6 +156,9 @@ type Executor struct {
 	lowers map[string]*compiler.Lowered
 	res    ResidentDevice // non-nil in resident mode (set per Run)
 	temps  []string       // resident refs created by the current Run
+	// users of usersOf's nodes (named constants look up their reader).
+	users   [][]int
+	usersOf *ir.Program
 }
 
 // NewExecutor prepares an executor; params is ckks.Parameters or
@@ -472,6 +478,18 @@ func (x *Executor) runHost(p *ir.Program, n ir.Node, vals [][]Value) ([]Value, e
 	}
 	for k := int64(0); k < n.Count; k++ {
 		a := instance(vals[n.Args[0]], k)
+		if isNamedConstant(n) {
+			c, err := x.resolveConstant(p, n, &a, vals, k)
+			if err != nil {
+				return nil, err
+			}
+			ct, err := x.hostConstant(a.Ct, c)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = Value{Ct: ct}
+			continue
+		}
 		var b Value
 		if len(n.Args) > 1 {
 			b = instance(vals[n.Args[1]], k)
@@ -546,6 +564,11 @@ func (x *Executor) hostOp(n ir.Node, a, b Value) (*rlwe.Ciphertext, error) {
 			return out, ck.Rescale(a.Ct, out)
 		}
 		return out, bg.Rescale(a.Ct, out)
+	case ir.OpModRaise:
+		if !isCKKS {
+			return nil, fmt.Errorf("ModRaise is a step of CKKS bootstrapping")
+		}
+		return hostModRaise(x.Params, a.Ct, n.Level)
 	case ir.OpLevelDown:
 		c := a.Ct.CopyNew()
 		c.Resize(c.Degree(), n.Level)
@@ -590,9 +613,26 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 	n.Op = compiler.LoweringOp(p, n) // a compact plaintext is lifted on the device
 	for k := int64(0); k < n.Count; k++ {
 		a := instanceRef(vals[n.Args[0]], k)
+		if isNamedConstant(n) {
+			c, err := x.resolveConstant(p, n, a, vals, k)
+			if err != nil {
+				return nil, err
+			}
+			if out[k], err = x.deviceConstant(a, c); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		b := &Value{}
 		if len(n.Args) > 1 {
 			b = instanceRef(vals[n.Args[1]], k)
+		}
+		if isMixedAdd(n, a, b) {
+			var err error
+			if out[k], err = x.deviceMixedAdd(n, a, b); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		v, err := x.deviceOp(n, a, b)
 		if err != nil {
@@ -608,6 +648,9 @@ func instanceRef(vs []Value, k int64) *Value { return &vs[k%int64(len(vs))] }
 func (x *Executor) lowered(n ir.Node, level int) (*compiler.Lowered, rlwe.Scale, error) {
 	ctx := &compiler.LowerContext{Scheme: x.Preset.Scheme, Ring: compiler.RingOf(x.Params), T: x.Preset.T,
 		Level: level, Rotation: n.Rotation}
+	if n.Op == ir.OpModRaise {
+		ctx.TargetLevel = n.Level
+	}
 	constScale := rlwe.NewScale(1)
 	if n.Op == ir.OpCMult {
 		if x.ckEval != nil {
@@ -616,7 +659,7 @@ func (x *Executor) lowered(n ir.Node, level int) (*compiler.Lowered, rlwe.Scale,
 			ctx.Constant = compiler.BGVConstant(x.bgv, level, int64(n.Constant))
 		}
 	}
-	key := fmt.Sprintf("%s|%d|%d|%v", n.Op, level, n.Rotation, n.Constant)
+	key := fmt.Sprintf("%s|%d|%d|%v|%d", n.Op, level, n.Rotation, n.Constant, ctx.TargetLevel)
 	if l, ok := x.lowers[key]; ok {
 		return l, constScale, nil
 	}

@@ -1,0 +1,183 @@
+package bootconst
+
+import (
+	"math"
+	"math/cmplx"
+	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/circuits/ckks/bootstrapping"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/ring"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
+	"github.com/tuneinsight/lattigo/v6/utils"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// bootPreset names the moduli chain of the test bootstrapping parameters.
+const bootPreset = "insecure-boot-10"
+
+// fixture is Lattigo's default bootstrapping at logN = 10 (its own test
+// size) without the sparse-secret encapsulation, with keys, Lattigo's
+// evaluator and the constant provider.
+type fixture struct {
+	btp    bootstrapping.Parameters
+	params ckks.Parameters
+	sk     *rlwe.SecretKey
+	keys   engine.Keys
+	ev     *bootstrapping.Evaluator
+	prov   *Provider
+	spec   ir.BootSpec
+	ecd    *ckks.Encoder
+}
+
+func newFixture(t *testing.T, lit bootstrapping.ParametersLiteral) *fixture {
+	t.Helper()
+	residual, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{LogN: 10, LogQ: []int{60, 40}, LogP: []int{61}, LogDefaultScale: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit.LogN = utils.Pointy(10)
+	lit.EphemeralSecretWeight = utils.Pointy(0)
+	btp, err := bootstrapping.NewParametersFromLiteral(residual, lit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As Lattigo's own small-ring tests do: a larger message ratio for few slots.
+	btp.Mod1ParametersLiteral.LogMessageRatio += min(max(15-btp.LogMaxSlots(), 0), 8)
+	f := &fixture{btp: btp, params: btp.BootstrappingParameters}
+	pr, err := fhe.Lookup(bootPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.params.LogN() != pr.LogN || f.params.MaxLevel() != pr.Levels() || f.params.PCount() != len(pr.LogP) {
+		t.Fatalf("preset %s does not name the bootstrapping chain (logN %d, %d levels, %d special primes)", bootPreset, f.params.LogN(), f.params.MaxLevel(), f.params.PCount())
+	}
+	f.sk = rlwe.NewKeyGenerator(f.params).GenSecretKeyNew()
+	evk, _, err := btp.GenEvaluationKeys(f.sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gal := map[uint64]*rlwe.GaloisKey{}
+	for g, k := range evk.GaloisKeys {
+		gal[g] = k
+	}
+	f.keys = engine.Keys{Relin: evk.RelinearizationKey, Galois: gal}
+	if f.ev, err = bootstrapping.NewEvaluator(btp, evk); err != nil {
+		t.Fatal(err)
+	}
+	if f.prov, err = New(f.ev); err != nil {
+		t.Fatal(err)
+	}
+	if f.spec, err = compiler.BootSpecFromLattigo(btp); err != nil {
+		t.Fatal(err)
+	}
+	f.ecd = ckks.NewEncoder(f.params)
+	return f
+}
+
+// message is the test vector and its encryption at level 0 (the input
+// level of Lattigo's bootstrapping for these parameters).
+func (f *fixture) message(t *testing.T) ([]complex128, *rlwe.Ciphertext) {
+	t.Helper()
+	slots := 1 << f.spec.LogSlots
+	v := make([]complex128, slots)
+	for i := range v {
+		v[i] = complex(0.5*math.Sin(float64(i)), 0.25*math.Cos(float64(i)))
+	}
+	pt := ckks.NewPlaintext(f.params, 0)
+	pt.LogDimensions = ring.Dimensions{Rows: 0, Cols: f.spec.LogSlots}
+	if err := f.ecd.Encode(v, pt); err != nil {
+		t.Fatal(err)
+	}
+	ct, err := rlwe.NewEncryptor(f.params, f.sk).EncryptNew(pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, ct
+}
+
+// program is one Boot of the fixture's spec, expanded.
+func (f *fixture) program(t *testing.T) *ir.Program {
+	t.Helper()
+	b := ir.NewBuilder("boot", bootPreset)
+	x := b.Input("x", 0)
+	b.Output("y", b.Boot(x, f.spec))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := compiler.ExpandBoot(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// run executes p with every node on the device (onDevice) or on the host.
+func (f *fixture) run(t *testing.T, p *ir.Program, ct *rlwe.Ciphertext, onDevice func(int) bool) (*rlwe.Ciphertext, *engine.Executor) {
+	t.Helper()
+	pr, _ := fhe.Lookup(bootPreset)
+	x, err := engine.NewExecutor(pr, f.params, f.keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.OnDevice = onDevice
+	x.Constants = f.prov
+	stored, err := f.prov.Stored(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := x.Run(p, map[string][]engine.Value{"x": {{Ct: ct}}}, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out["y"][0].Ct, x
+}
+
+func (f *fixture) maxErr(t *testing.T, ct *rlwe.Ciphertext, want []complex128) float64 {
+	t.Helper()
+	got := make([]complex128, len(want))
+	if err := f.ecd.Decode(rlwe.NewDecryptor(f.params, f.sk).DecryptNew(ct), got); err != nil {
+		t.Fatal(err)
+	}
+	e := 0.0
+	for i := range got {
+		e = math.Max(e, cmplx.Abs(got[i]-want[i]))
+	}
+	return e
+}
+
+func allOnDevice(int) bool { return true }
+
+// TestBootstrapOnInterpreter runs a whole bootstrapping (Lattigo's default
+// circuit at logN 10, full slots) with every operation on the device
+// interpreter and the real constants, and decrypts it against the
+// plaintext; Lattigo's own bootstrapping of the same ciphertext sets the
+// precision bar. The host run of the same program (Lattigo's arithmetic
+// node by node) gives the same ciphertext bit for bit.
+func TestBootstrapOnInterpreter(t *testing.T) {
+	f := newFixture(t, bootstrapping.ParametersLiteral{})
+	want, ct := f.message(t)
+	p := f.program(t)
+	dev, x := f.run(t, p, ct.CopyNew(), allOnDevice)
+	if x.Stats.DeviceOps == 0 || x.Stats.HostOps != 0 {
+		t.Fatalf("device ops %d, host ops %d", x.Stats.DeviceOps, x.Stats.HostOps)
+	}
+	ref, err := f.ev.Evaluate(ct.CopyNew())
+	if err != nil {
+		t.Fatal(err)
+	}
+	devErr, refErr := f.maxErr(t, dev, want), f.maxErr(t, ref, want)
+	t.Logf("max error: interpreter %.3g (%.1f bits), Lattigo %.3g (%.1f bits); %d nodes, %d device micro-ops",
+		devErr, -math.Log2(devErr), refErr, -math.Log2(refErr), len(p.Nodes), x.Stats.DeviceMicroOps)
+	if dev.Level() != ref.Level() {
+		t.Fatalf("output level %d, Lattigo's %d", dev.Level(), ref.Level())
+	}
+	if devErr > 2*refErr && devErr > 1e-4 {
+		t.Fatalf("interpreter bootstrapping error %.3g, Lattigo's %.3g", devErr, refErr)
+	}
+}

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/ir"
+)
+
+// isMixedAdd reports whether an HAdd/HSub instance has an operand that is
+// not a degree-1 ciphertext (compiler.OpAddMixed).
+func isMixedAdd(n ir.Node, a, b *Value) bool {
+	return (n.Op == ir.OpHAdd || n.Op == ir.OpHSub) && (a.degree() != 1 || b.degree() != 1)
+}
+
+// deviceMixedAdd runs an addition of ciphertexts of different degrees.
+func (x *Executor) deviceMixedAdd(n ir.Node, a, b *Value) (Value, error) {
+	level := a.level()
+	if b.level() != level || a.degree() < 1 || b.degree() < 1 {
+		return Value{}, fmt.Errorf("mixed addition of level %d degree %d and level %d degree %d", level, a.degree(), b.level(), b.degree())
+	}
+	ctx := &compiler.LowerContext{Scheme: x.Preset.Scheme, Ring: compiler.RingOf(x.Params), T: x.Preset.T, Level: level}
+	l, err := compiler.LowerAddMixed(ctx, n.Op == ir.OpHSub, a.degree()+1, b.degree()+1)
+	if err != nil {
+		return Value{}, err
+	}
+	inputs := make([]Operand, 2)
+	for i, v := range []*Value{a, b} {
+		if inputs[i], err = x.operand(v, l.Inputs[i]); err != nil {
+			return Value{}, fmt.Errorf("operand %d: %w", i, err)
+		}
+	}
+	return x.runLowered(l, inputs, resultMeta(n.Op, a.meta(), b.meta(), rlwe.NewScale(1), 0, nil))
+}

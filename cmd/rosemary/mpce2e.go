@@ -82,7 +82,9 @@ func mpcBenchE2E(args []string) error {
 		return errors.New("no protocol")
 	}
 	opt := graph.Options{LogT: *logT}
-	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "[%s] "+f+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, a...)...) }
+	logf := func(f string, a ...any) {
+		fmt.Fprintf(os.Stderr, "[%s] "+f+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, a...)...)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

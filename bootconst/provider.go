@@ -80,7 +80,7 @@ func (p *Provider) Stored(prog *ir.Program) (map[string][]engine.Value, error) {
 		pt := rlwe.NewPlaintext(p.params, lt.LevelQ)
 		pt.Value.CopyLvl(lt.LevelQ, vec.Q)
 		p.params.RingQ().AtLevel(lt.LevelQ).IMForm(pt.Value, pt.Value)
-		pt.IsNTT, pt.IsMontgomery = true, false
+		pt.IsNTT, pt.IsMontgomery, pt.IsBatched = true, false, true
 		pt.Scale = lt.Scale
 		pt.LogDimensions = lt.LogDimensions
 		vs := make([]engine.Value, n.Count)

@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/hempc/graph"
 	"github.com/rosemary-fhe/rosemary/hempc/linear"
+	"github.com/rosemary-fhe/rosemary/hempc/transport"
 )
 
 // TestReducedNetworks runs the reduced residual networks (32×32, a few
@@ -50,5 +52,29 @@ func TestReducedNetworks(t *testing.T) {
 			t.Logf("%s %s: output %v; %.2f MB, %d rounds, %.2f s (linear %.2f, nonlinear %.2f)", spec.Name, proto, out,
 				float64(rep.TotalBytes)/1e6, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS)
 		}
+	}
+}
+
+// TestArchitectureMismatch: a client whose public network differs from the
+// server's (here ℓ) is refused with a named error on both sides.
+func TestArchitectureMismatch(t *testing.T) {
+	n, img, err := graph.Build(graph.Mini, 7, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := graph.Build(graph.Mini, 7, graph.Options{LogT: 36})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, sc := transport.Pipe()
+	errc := make(chan error, 1)
+	go func() { errc <- Serve(sc, n) }()
+	_, _, cerr := Infer(cc, other.Public(), img, Config{Protocol: linear.Cheetah})
+	serr := <-errc
+	if serr == nil || !strings.Contains(serr.Error(), "architecture") {
+		t.Errorf("server: %v, want an architecture error", serr)
+	}
+	if cerr == nil || !strings.Contains(cerr.Error(), "architecture") {
+		t.Errorf("client: %v, want the server's reason", cerr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 	"github.com/tuneinsight/lattigo/v6/utils"
 
+	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
@@ -305,5 +306,96 @@ func TestBootstrapStepsMatchLattigo(t *testing.T) {
 	host, hx := f.run(t, p, ct.CopyNew(), nil)
 	if hx.Stats.DeviceOps != 0 || !sameCiphertext(host, dev) {
 		t.Fatalf("host run (device ops %d) differs from the device run", hx.Stats.DeviceOps)
+	}
+}
+
+// TestPlanWithBootOnDevice compiles a program with a Boot node for the
+// Rosemary system (CLCAO and TDAP), puts the bootstrapping on the SSD
+// device, and runs the plan: the host nodes with Lattigo, the device nodes
+// on the interpreter, values crossing the link where the plan cuts. The
+// result decrypts to the plaintext reference.
+func TestPlanWithBootOnDevice(t *testing.T) {
+	f := newFixture(t, bootstrapping.ParametersLiteral{})
+	want, ct := f.message(t)
+	b := ir.NewBuilder("boot-plan", bootPreset)
+	x := b.Input("x", 0)
+	y := b.Boot(x, f.spec)
+	b.Output("y", b.HAdd(y, b.HRot(y, 1)))
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := arch.Preset("rosemary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := compiler.Compile(p, a, compiler.Options{Opt: "full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := plan.Program
+	placed := 0
+	for i, n := range q.Nodes {
+		if n.Segment == ir.NonLinear && n.Op != ir.OpStored {
+			if plan.Placement[i] == "ssd" {
+				placed++
+			}
+			plan.Placement[i] = "ssd" // the bootstrapping runs on the device
+		}
+	}
+	t.Logf("CLCAO/TDAP placed %d of the bootstrapping's nodes on the SSD", placed)
+	onDevice := func(i int) bool { return plan.Placement[i] == "ssd" }
+	host, dev := 0, 0
+	for i, n := range q.Nodes {
+		switch n.Op {
+		case ir.OpInput, ir.OpStored, ir.OpOutput:
+		default:
+			if onDevice(i) {
+				dev++
+			} else {
+				host++
+			}
+		}
+	}
+	if host == 0 || dev == 0 {
+		t.Fatalf("plan runs %d nodes on the host and %d on the device; the test wants both", host, dev)
+	}
+	// Keys for every rotation of the plan (CLCAO may rewrite rotations).
+	kg := rlwe.NewKeyGenerator(f.params)
+	keys := engine.Keys{Relin: f.keys.Relin, Galois: map[uint64]*rlwe.GaloisKey{}}
+	for _, g := range engine.GaloisElements(f.params.Parameters, q) {
+		if k, ok := f.keys.Galois[g]; ok {
+			keys.Galois[g] = k
+		} else {
+			keys.Galois[g] = kg.GenGaloisKeyNew(g, f.sk)
+		}
+	}
+	pr, _ := fhe.Lookup(bootPreset)
+	ex, err := engine.NewExecutor(pr, f.params, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.OnDevice, ex.Constants = onDevice, f.prov
+	stored, err := f.prov.Stored(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ex.Run(q, map[string][]engine.Value{"x": {{Ct: ct}}}, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Stats.BytesToDevice == 0 || ex.Stats.BytesFromDevice == 0 {
+		t.Fatalf("no value crossed the link: %+v", ex.Stats)
+	}
+	n := len(want)
+	ref := make([]complex128, n)
+	for i := range ref {
+		ref[i] = want[i] + want[(i+1)%n]
+	}
+	e := f.maxErr(t, out["y"][0].Ct, ref)
+	t.Logf("host %d nodes, device %d nodes (%d micro-ops), %d B to the device, %d B back; max error %.3g",
+		host, dev, ex.Stats.DeviceMicroOps, ex.Stats.BytesToDevice, ex.Stats.BytesFromDevice, e)
+	if e > 1e-3 {
+		t.Fatalf("plan with the bootstrapping on the device: max error %.3g", e)
 	}
 }

@@ -152,7 +152,9 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 		if inv == nil {
 			return c, fmt.Errorf("bootconst: %d has no inverse", gap)
 		}
-		c.Mul = p.integer(level, inv)
+		// Trace multiplies by the exact integer (ring.MulScalarBigint).
+		r := p.params.RingQ().AtLevel(level).NewRNSScalarFromBigint(inv)
+		c.Mul = [2][]uint64{r, append([]uint64(nil), r...)}
 	case compiler.ConstMinusI, compiler.ConstI:
 		v := complex(0, 1)
 		if ref.Kind == compiler.ConstMinusI {
@@ -264,7 +266,9 @@ func (p *Provider) split() (*polynomial.PatersonStockmeyerPolynomialVector, erro
 	return p.ps, nil
 }
 
-// integer is an integer scalar: its residues on both halves.
+// integer is an integer scalar as Lattigo's Mul(ct, k) takes it: through
+// bignum.ToComplex at the encoding precision, then its residues on both
+// halves.
 func (p *Provider) integer(level int, k *big.Int) [2][]uint64 {
 	return p.scalar(level, nil, bignum.ToComplex(k, p.params.EncodingPrecision()))
 }

@@ -63,6 +63,7 @@ func mpcBenchE2E(args []string) error {
 	logT := fs.Int("logt", 37, "ℓ: shares mod 2^ℓ")
 	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
 	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -154,7 +155,12 @@ func mpcBenchE2E(args []string) error {
 		if err != nil {
 			return err
 		}
-		out, rep, err := e2e.Infer(conn, pub, img, e2e.Config{Protocol: p, LogN: *logN})
+		progress := func(i int, s e2e.OpStats) {
+			if *verbose {
+				logf("  %3d/%d %-26s %-8s %8.2f s %10.1f MB %5d rounds", i+1, len(pub.Ops), s.Op, s.Kind, s.WallS, float64(s.BytesC2S+s.BytesS2C)/1e6, s.Rounds)
+			}
+		}
+		out, rep, err := e2e.Infer(conn, pub, img, e2e.Config{Protocol: p, LogN: *logN, Progress: progress})
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", spec.Name, p, err)
 		}

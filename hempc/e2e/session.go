@@ -20,6 +20,9 @@ import (
 type Config struct {
 	Protocol linear.Protocol
 	LogN     int // 12..15; 0 means 13
+	// Progress, if set, is called after each operation with its index and
+	// client-side costs (server times arrive at the end).
+	Progress func(i int, s OpStats)
 }
 
 // DefaultLogN is the HE ring degree unless configured (N = 8192).
@@ -442,6 +445,9 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 			l.HE = &c
 		}
 		rep.Layers[i] = l
+		if cfg.Progress != nil {
+			cfg.Progress(i, l)
+		}
 	}
 	res, err := party.RevealTo(vals[len(n.Ops)], 1)
 	if err != nil {

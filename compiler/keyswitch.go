@@ -10,18 +10,35 @@ import (
 // polynomial c (NTT domain, limbs q_0…q_level) and the key in NAND object
 // objKey. It returns the two output polynomials over q_0…q_level.
 func (l *lowering) keySwitch(c poly) (k0, k1 poly) {
-	level, alpha := l.level, l.nP
-	Q := l.cfg.Moduli[:l.nQ]
+	accQ, accP := l.gadgetProduct(c, objKey)
+	for comp := 0; comp < 2; comp++ {
+		l.modDown(accQ[comp], accP[comp])
+	}
+	return accQ[0], accQ[1]
+}
 
-	// Decompose works on the coefficients: INTT every limb once.
-	cInv := l.allocRun(level + 1)
+// gadgetProduct is Lattigo's lazy GadgetProduct of c (NTT domain, limbs
+// q_0…q_level) with the key in NAND object key: the two accumulators over
+// q_0…q_level and p_0…p_{α−1}, before ModDown.
+func (l *lowering) gadgetProduct(c poly, key int) (accQ, accP [2]poly) {
+	cInv := l.allocRun(l.level + 1)
 	for i := range cInv {
 		l.intt(i, c[i], cInv[i])
 	}
+	accQ, accP = l.newAccQP()
+	for d := 0; d < l.digits(l.level); d++ {
+		qp, ext := l.digitQP(c, cInv, d)
+		l.macKey(qp, d, key, accQ, accP)
+		l.release(ext...)
+	}
+	l.release(cInv...)
+	return accQ, accP
+}
 
-	accQ := [2]poly{make(poly, level+1), make(poly, level+1)}
-	accP := [2]poly{make(poly, alpha), make(poly, alpha)}
+// newAccQP allocates two accumulators over q_0…q_level and p_0…p_{α−1}.
+func (l *lowering) newAccQP() (accQ, accP [2]poly) {
 	for comp := 0; comp < 2; comp++ {
+		accQ[comp], accP[comp] = make(poly, l.level+1), make(poly, l.nP)
 		for i := range accQ[comp] {
 			accQ[comp][i] = l.alloc()
 		}
@@ -29,78 +46,87 @@ func (l *lowering) keySwitch(c poly) (k0, k1 poly) {
 			accP[comp][k] = l.alloc()
 		}
 	}
+	return accQ, accP
+}
 
-	for d := 0; d < l.digits(level); d++ {
-		lo, hi := d*alpha, min((d+1)*alpha, level+1)
-		// Targets of the ModUp: the other Q limbs, then all of P.
-		var targets []uint8
-		for j := 0; j <= level; j++ {
-			if j < lo || j >= hi {
-				targets = append(targets, uint8(j))
-			}
+// digitQP is Lattigo's DecomposeSingleNTT for digit d of c (cInv: its
+// limbs out of NTT form): the digit lifted (centered ModUp) to the other
+// q_i and to P, in NTT form. qp lists the digit's limbs over
+// q_0…q_level then p_0…p_{α−1} (its own limbs are c's); ext are the new
+// slots, for the caller to release.
+func (l *lowering) digitQP(c, cInv poly, d int) (qp, ext []isa.Addr) {
+	level, alpha := l.level, l.nP
+	Q := l.cfg.Moduli[:l.nQ]
+	lo, hi := d*alpha, min((d+1)*alpha, level+1)
+	// Targets of the ModUp: the other Q limbs, then all of P.
+	var targets []uint8
+	for j := 0; j <= level; j++ {
+		if j < lo || j >= hi {
+			targets = append(targets, uint8(j))
 		}
-		for k := 0; k < alpha; k++ {
-			targets = append(targets, uint8(l.pIdx(k)))
-		}
-		ext := l.allocRun(len(targets))
-		digit := make([]uint8, 0, hi-lo)
+	}
+	for k := 0; k < alpha; k++ {
+		targets = append(targets, uint8(l.pIdx(k)))
+	}
+	ext = l.allocRun(len(targets))
+	digit := make([]uint8, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		digit = append(digit, uint8(i))
+	}
+	if hi-lo == 1 {
+		// Lattigo lifts a one-prime digit by its centered representative.
+		l.emit(isa.Instr{Op: isa.OpBConv, Flags: isa.FlagCenter, A: cInv[lo], B: l.basis(digit, targets), Out: ext[0]})
+	} else {
+		// Centered ModUp: add ⌊Q_d/2⌋, convert, subtract it again.
+		tmp := l.allocRun(hi - lo)
 		for i := lo; i < hi; i++ {
-			digit = append(digit, uint8(i))
+			l.op(isa.OpModAdd, i, isa.FlagScalarB, cInv[i], l.scalar(halfMod(Q[lo:hi], Q[i])), tmp[i-lo])
 		}
-		if hi-lo == 1 {
-			// Lattigo lifts a one-prime digit by its centered representative.
-			l.emit(isa.Instr{Op: isa.OpBConv, Flags: isa.FlagCenter, A: cInv[lo], B: l.basis(digit, targets), Out: ext[0]})
-		} else {
-			// Centered ModUp: add ⌊Q_d/2⌋, convert, subtract it again.
-			tmp := l.allocRun(hi - lo)
-			for i := lo; i < hi; i++ {
-				l.op(isa.OpModAdd, i, isa.FlagScalarB, cInv[i], l.scalar(halfMod(Q[lo:hi], Q[i])), tmp[i-lo])
-			}
-			l.emit(isa.Instr{Op: isa.OpBConv, A: tmp[0], B: l.basis(digit, targets), Out: ext[0]})
-			l.release(tmp...)
-			for t, m := range targets {
-				l.op(isa.OpModSub, int(m), isa.FlagScalarB, ext[t], l.scalar(halfMod(Q[lo:hi], l.cfg.Moduli[m])), ext[t])
-			}
-		}
+		l.emit(isa.Instr{Op: isa.OpBConv, A: tmp[0], B: l.basis(digit, targets), Out: ext[0]})
+		l.release(tmp...)
 		for t, m := range targets {
-			l.ntt(int(m), ext[t], ext[t])
+			l.op(isa.OpModSub, int(m), isa.FlagScalarB, ext[t], l.scalar(halfMod(Q[lo:hi], l.cfg.Moduli[m])), ext[t])
 		}
-
-		// Inner product with the key digit (keys are in Montgomery form).
-		t := 0
-		mac := func(m int, src isa.Addr, keyLimb int, acc [2]isa.Addr) {
-			for comp := 0; comp < 2; comp++ {
-				key := l.alloc()
-				l.emit(isa.Instr{Op: isa.OpLD, Mod: uint8(m), Flags: isa.FlagKey,
-					A: isa.Obj(isa.SpaceNAND, objKey, (2*d+comp)*(l.nQ+l.nP)+keyLimb), Out: key})
-				code := isa.OpModMAC
-				if d == 0 {
-					code = isa.OpModMul
-				}
-				l.op(code, m, 0, src, key, acc[comp])
-				l.release(key)
-			}
-		}
-		for j := 0; j <= level; j++ {
-			src := c[j]
-			if j < lo || j >= hi {
-				src = ext[t]
-				t++
-			}
-			mac(j, src, j, [2]isa.Addr{accQ[0][j], accQ[1][j]})
-		}
-		for k := 0; k < alpha; k++ {
-			mac(l.pIdx(k), ext[t], l.nQ+k, [2]isa.Addr{accP[0][k], accP[1][k]})
+	}
+	for t, m := range targets {
+		l.ntt(int(m), ext[t], ext[t])
+	}
+	t := 0
+	for j := 0; j <= level; j++ {
+		if j < lo || j >= hi {
+			qp = append(qp, ext[t])
 			t++
+		} else {
+			qp = append(qp, c[j])
 		}
-		l.release(ext...)
 	}
-	l.release(cInv...)
+	return append(qp, ext[t:]...), ext
+}
 
-	for comp := 0; comp < 2; comp++ {
-		l.modDown(accQ[comp], accP[comp])
+// macKey adds digit d's limbs (qp, as digitQP returns them) times the
+// key's digit d into the accumulators (digit 0 assigns); keys are in
+// Montgomery form.
+func (l *lowering) macKey(qp []isa.Addr, d, key int, accQ, accP [2]poly) {
+	level := l.level
+	mac := func(m int, src isa.Addr, keyLimb int, acc [2]isa.Addr) {
+		for comp := 0; comp < 2; comp++ {
+			k := l.alloc()
+			l.emit(isa.Instr{Op: isa.OpLD, Mod: uint8(m), Flags: isa.FlagKey,
+				A: isa.Obj(isa.SpaceNAND, key, (2*d+comp)*(l.nQ+l.nP)+keyLimb), Out: k})
+			code := isa.OpModMAC
+			if d == 0 {
+				code = isa.OpModMul
+			}
+			l.op(code, m, 0, src, k, acc[comp])
+			l.release(k)
+		}
 	}
-	return accQ[0], accQ[1]
+	for j := 0; j <= level; j++ {
+		mac(j, qp[j], j, [2]isa.Addr{accQ[0][j], accQ[1][j]})
+	}
+	for k := 0; k < l.nP; k++ {
+		mac(l.pIdx(k), qp[level+1+k], l.nQ+k, [2]isa.Addr{accP[0][k], accP[1][k]})
+	}
 }
 
 // modDown replaces accQ by round(acc / P) over q_0…q_level (Lattigo's

@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/hempc/e2e"
@@ -62,7 +65,7 @@ func mpcBenchE2E(args []string) error {
 	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree")
 	logT := fs.Int("logt", 37, "ℓ: shares mod 2^ℓ")
 	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
-	asJSON := fs.Bool("json", false, "print the runs as JSON")
+	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -86,7 +89,8 @@ func mpcBenchE2E(args []string) error {
 	logf := func(f string, a ...any) {
 		fmt.Fprintf(os.Stderr, "[%s] "+f+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, a...)...)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// Interrupted, the child is killed and the namespace removed.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 
 	var prefix []string
@@ -155,6 +159,7 @@ func mpcBenchE2E(args []string) error {
 		if err != nil {
 			return err
 		}
+		stop := context.AfterFunc(ctx, func() { conn.Close() })
 		progress := func(i int, s e2e.OpStats) {
 			if *verbose {
 				logf("  %3d/%d %-26s %-8s %8.2f s %10.1f MB %5d rounds", i+1, len(pub.Ops), s.Op, s.Kind, s.WallS, float64(s.BytesC2S+s.BytesS2C)/1e6, s.Rounds)
@@ -164,6 +169,7 @@ func mpcBenchE2E(args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", spec.Name, p, err)
 		}
+		stop()
 		conn.Close()
 		rep.Check(out, want)
 		run.Report = rep
@@ -176,15 +182,16 @@ func mpcBenchE2E(args []string) error {
 		logf("%s %s: correct=%v (%d/%d outputs differ), %.3f GB, %d rounds, %.1f s wall (linear %.1f, nonlinear %.1f), CPU server %.1f s client %.1f s",
 			spec.Name, p, rep.Correct, rep.Mismatches, rep.Outputs, float64(rep.TotalBytes)/1e9, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS, rep.ServerCPUS, rep.ClientCPUS)
 		runs = append(runs, run)
+		if *asJSON {
+			if err := printJSONLine(run); err != nil {
+				return err
+			}
+		}
 	}
 	if err := child.Wait(); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
-	if *asJSON {
-		if err := printJSON(runs); err != nil {
-			return err
-		}
-	} else {
+	if !*asJSON {
 		printE2E(runs, *perLayer)
 	}
 	for _, r := range runs {
@@ -264,4 +271,13 @@ func mpcE2EServe(args []string) error {
 		conn.Close()
 	}
 	return nil
+}
+
+func printJSONLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Printf("%s\n", b)
+	return err
 }

@@ -21,17 +21,3 @@ func FuzzDecodeHello(f *testing.F) {
 		}
 	})
 }
-
-func FuzzDecodeGalois(f *testing.F) {
-	f.Add(encodeGalois(0, 3, []byte("key")))
-	f.Add([]byte{0, 0, 0, 5, 0, 0, 0, 2})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		i, n, k, err := decodeGalois(b)
-		if err != nil {
-			return
-		}
-		if i >= n || n > maxGaloisKey || !bytes.Equal(encodeGalois(i, n, k), b) {
-			t.Fatalf("%x: %d of %d", b, i, n)
-		}
-	})
-}

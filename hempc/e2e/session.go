@@ -149,33 +149,10 @@ func (s *session) inDims(op graph.Op) graph.Dims {
 }
 
 // abort tells the peer why this side stops (best effort) and closes.
-func abort(conn *transport.Conn, err error) {
-	msg := err.Error()
-	if len(msg) > maxReasonLen {
-		msg = msg[:maxReasonLen]
-	}
-	_ = conn.Send(frameAbort, []byte(msg))
-	_ = conn.Close()
-}
+func abort(conn *transport.Conn, err error) { conn.Abort(frameAbort, err) }
 
 // recv reads a frame of the wanted type; a peer's abort becomes an error.
-func recv(conn *transport.Conn, want byte) ([]byte, error) {
-	f, err := conn.Recv()
-	if err != nil {
-		return nil, err
-	}
-	if f.Type == frameAbort {
-		r := f.Payload
-		if len(r) > maxReasonLen {
-			r = r[:maxReasonLen]
-		}
-		return nil, fmt.Errorf("e2e: peer aborted: %q", r)
-	}
-	if f.Type != want {
-		return nil, fmt.Errorf("e2e: frame type %#x, want %#x", f.Type, want)
-	}
-	return f.Payload, nil
-}
+func recv(conn *transport.Conn, want byte) ([]byte, error) { return conn.RecvWant(want, frameAbort) }
 
 // Serve runs the server side of one session with the network n (weights
 // included) and returns when the client has its output. It closes conn if
@@ -238,7 +215,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 		if err != nil {
 			return fmt.Errorf("e2e: Galois key: %w", err)
 		}
-		idx, total, kb, err := decodeGalois(b)
+		idx, total, kb, err := transport.ParseIndexed(b, maxGaloisKey)
 		if err != nil {
 			return err
 		}
@@ -384,7 +361,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := conn.Send(frameGalois, encodeGalois(i, len(gks), kb)); err != nil {
+		if err := conn.Send(frameGalois, transport.AppendIndexed(nil, i, len(gks), kb)); err != nil {
 			return nil, nil, err
 		}
 	}

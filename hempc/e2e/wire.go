@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/hempc/linear"
@@ -23,7 +21,6 @@ const (
 	wireVersion  byte = 1
 	helloLen          = 3 + 32
 	maxGaloisKey      = 1 << 12
-	maxReasonLen      = 1 << 10
 )
 
 // hello is the client's opening message.
@@ -55,22 +52,4 @@ func decodeHello(b []byte) (hello, error) {
 		return hello{}, fmt.Errorf("e2e: log N = %d outside [12, 15]", h.LogN)
 	}
 	return h, nil
-}
-
-func encodeGalois(idx, total int, key []byte) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(idx))
-	b = binary.BigEndian.AppendUint32(b, uint32(total))
-	return append(b, key...)
-}
-
-// decodeGalois parses a Galois-key frame (the key aliases b).
-func decodeGalois(b []byte) (idx, total int, key []byte, err error) {
-	if len(b) < 8 {
-		return 0, 0, nil, errors.New("e2e: Galois key frame truncated")
-	}
-	i, t := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
-	if t > maxGaloisKey || i >= t {
-		return 0, 0, nil, fmt.Errorf("e2e: Galois key %d of %d out of range", i, t)
-	}
-	return int(i), int(t), b[8:], nil
 }

@@ -86,34 +86,11 @@ func newStats(q *model.Quantized, h hello, ps []*linear.Plan) *Stats {
 }
 
 // abort tells the peer why this side stops (best effort) and closes.
-func abort(conn *transport.Conn, err error) {
-	msg := err.Error()
-	if len(msg) > maxReasonLen {
-		msg = msg[:maxReasonLen]
-	}
-	_ = conn.Send(frameAbort, []byte(msg))
-	_ = conn.Close()
-}
+func abort(conn *transport.Conn, err error) { conn.Abort(frameAbort, err) }
 
 // recv reads a frame of the wanted type, turning a peer's abort frame into
 // an error.
-func recv(conn *transport.Conn, want byte) ([]byte, error) {
-	f, err := conn.Recv()
-	if err != nil {
-		return nil, err
-	}
-	if f.Type == frameAbort && want != frameAbort {
-		r := f.Payload
-		if len(r) > maxReasonLen {
-			r = r[:maxReasonLen]
-		}
-		return nil, fmt.Errorf("infer: peer aborted: %q", r)
-	}
-	if f.Type != want {
-		return nil, fmt.Errorf("infer: frame type %#x, want %#x", f.Type, want)
-	}
-	return f.Payload, nil
-}
+func recv(conn *transport.Conn, want byte) ([]byte, error) { return conn.RecvWant(want, frameAbort) }
 
 // Serve runs the server side of one session on conn with the model q
 // (weights included) and returns the session's counters. It closes conn

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/hempc/linear"
+	"github.com/rosemary-fhe/rosemary/hempc/transport"
 )
 
 // Frame types of the inference session (0x40–0x4f; 0x20–0x3f belong to
@@ -23,7 +24,6 @@ const (
 	wireVersion  byte = 1
 	maxMessages       = 1 << 16
 	maxGaloisKey      = 1 << 12
-	maxReasonLen      = 1 << 10
 	helloLen          = 3
 )
 
@@ -101,20 +101,11 @@ func DecodeMessages(b []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// galoisFrame is one Galois key with its position in the sequence.
+// encodeGalois frames one Galois key with its position in the sequence.
 func encodeGalois(idx, total int, key []byte) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(idx))
-	b = binary.BigEndian.AppendUint32(b, uint32(total))
-	return append(b, key...)
+	return transport.AppendIndexed(nil, idx, total, key)
 }
 
 func decodeGalois(b []byte) (idx, total int, key []byte, err error) {
-	if len(b) < 8 {
-		return 0, 0, nil, errors.New("infer: Galois key frame truncated")
-	}
-	i, t := binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
-	if t > maxGaloisKey || i >= t {
-		return 0, 0, nil, fmt.Errorf("infer: Galois key %d of %d out of range", i, t)
-	}
-	return int(i), int(t), b[8:], nil
+	return transport.ParseIndexed(b, maxGaloisKey)
 }

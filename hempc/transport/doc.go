@@ -16,7 +16,8 @@
 // returned as *FrameError values wrapping the sentinel errors ErrBadMagic,
 // ErrBadVersion, ErrBadType, ErrTooLarge and ErrTruncated.
 //
-// Frame types are allocated by package: 0x20–0x2f ot, 0x30–0x3f nonlinear;
+// Frame types are allocated by package: 0x20–0x2f ot, 0x30–0x3f nonlinear,
+// 0x40–0x4f infer, 0x50–0x5f e2e;
 // other protocols should take their own range.
 //
 // A Conn counts the bytes it moves in each direction (client→server and

@@ -46,3 +46,18 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseIndexed(f *testing.F) {
+	f.Add(AppendIndexed(nil, 0, 3, []byte("key")))
+	f.Add([]byte{0, 0, 0, 5, 0, 0, 0, 2})
+	f.Add([]byte{0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		i, n, p, err := ParseIndexed(b, 1<<12)
+		if err != nil {
+			return
+		}
+		if i >= n || n > 1<<12 || !bytes.Equal(AppendIndexed(nil, i, n, p), b) {
+			t.Fatalf("%x: item %d of %d", b, i, n)
+		}
+	})
+}

@@ -92,6 +92,30 @@ func (p *Provider) Stored(prog *ir.Program) (map[string][]engine.Value, error) {
 	return out, nil
 }
 
+// DiagonalQP implements engine.DiagonalProvider: the limbs of Lattigo's
+// encoded diagonal over q_0…q_level and the special primes, in the
+// Montgomery form Lattigo multiplies them in.
+func (p *Provider) DiagonalQP(name string, level int) ([][]uint64, error) {
+	f := strings.Split(name, "/")
+	if len(f) < 2 {
+		return nil, fmt.Errorf("bootconst: %q is not a diagonal name", name)
+	}
+	m, d, mat, err := p.diagonalRef(f[len(f)-2], f[len(f)-1])
+	if err != nil {
+		return nil, fmt.Errorf("bootconst: %q: %w", name, err)
+	}
+	if m >= len(mat.Matrices) {
+		return nil, fmt.Errorf("bootconst: %q: Lattigo's DFT has %d matrices", name, len(mat.Matrices))
+	}
+	lt := mat.Matrices[m]
+	vec, ok := lt.Vec[d]
+	if !ok || level > lt.LevelQ || vec.P.Level() != p.params.PCount()-1 {
+		return nil, fmt.Errorf("bootconst: %q: no diagonal %d over the special primes at level %d", name, d, level)
+	}
+	out := append([][]uint64(nil), vec.Q.Coeffs[:level+1]...)
+	return append(out, vec.P.Coeffs...), nil
+}
+
 // diagonalRef reads "cts<m>" / "stc<m>" and "diag<d>".
 func (p *Provider) diagonalRef(matrix, diag string) (m, d int, mat dft.Matrix, err error) {
 	switch {

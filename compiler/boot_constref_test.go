@@ -37,3 +37,29 @@ func FuzzParseBootConst(f *testing.F) {
 		}
 	})
 }
+
+func TestBootLinearTransformRoundTrip(t *testing.T) {
+	b := BootLinearTransform{DFT: "stc", Matrix: 2, Slots: 512, Input: 27}
+	if got, err := ParseBootLinearTransform(b.String()); err != nil || got != b {
+		t.Fatalf("%s: parsed %+v, %v", b, got, err)
+	}
+	for _, bad := range []string{"", "bootlt/", "bootlt/xyz0/slots4/in1", "bootlt/cts0/slots3/in1", "bootlt/cts0/slots4/in0",
+		"bootlt/cts/slots4/in1", "bootlt/cts00/slots4/in1", "bootlt/cts0/slots4"} {
+		if _, err := ParseBootLinearTransform(bad); err == nil || !strings.Contains(err.Error(), "boot linear transform") {
+			t.Errorf("%q: error %v", bad, err)
+		}
+	}
+}
+
+// FuzzParseBootLinearTransform: whatever it accepts prints back the same.
+func FuzzParseBootLinearTransform(f *testing.F) {
+	for _, s := range []string{"bootlt/cts0/slots512/in9", "bootlt/stc12/slots2/in1", "bootlt/cts+1/slots4/in1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b, err := ParseBootLinearTransform(s)
+		if err == nil && b.String() != s {
+			t.Fatalf("%q parsed to %+v, which prints %q", s, b, b.String())
+		}
+	})
+}

@@ -65,6 +65,9 @@ func (e *bootEmitter) bsgs(ct int, diags []int, slots int, dft string, matrix in
 			acc = e.hadd(acc, inner)
 		}
 	}
+	// Name the product so that an executor can run it as Lattigo's hoisted
+	// BSGS program (LowerLinearTransform).
+	e.out.Nodes[acc].Name = BootLinearTransform{DFT: dft, Matrix: matrix, Slots: slots, Input: acc - ct}.String()
 	return acc
 }
 

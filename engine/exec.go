@@ -144,6 +144,9 @@ type Executor struct {
 	// Constants resolves named constants (CMult nodes with a Name, such as
 	// the bootstrapping constants of compiler.ExpandBoot); nil refuses them.
 	Constants ConstantProvider
+	// Diagonals, if set, lets bootstrapping DFT products run as Lattigo's
+	// hoisted programs (DiagonalProvider).
+	Diagonals DiagonalProvider
 	Stats     ExecStats
 	// Values holds every node's instances after Run (in resident mode,
 	// values already freed on the device are absent).
@@ -223,8 +226,18 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 		}
 	}
 	out := map[string][]Value{}
+	ltHeads, ltSkip := x.linearTransformGroups(p, onDev)
 	for i, n := range p.Nodes {
 		var err error
+		if ltSkip[i] {
+			continue // computed inside its linear transform
+		}
+		if g := ltHeads[i]; g != nil {
+			if vals[i], err = x.runLinearTransform(p, i, g, vals); err != nil {
+				return nil, fmt.Errorf("engine: node %d (%s): %w", i, n.Name, err)
+			}
+			continue
+		}
 		switch n.Op {
 		case ir.OpInput, ir.OpStored:
 			v, err := sourceValues(n, inputs, stored)

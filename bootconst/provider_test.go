@@ -36,7 +36,7 @@ type fixture struct {
 	ecd    *ckks.Encoder
 }
 
-func newFixture(t *testing.T, lit bootstrapping.ParametersLiteral) *fixture {
+func newFixture(t testing.TB, lit bootstrapping.ParametersLiteral) *fixture {
 	t.Helper()
 	residual, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{LogN: 10, LogQ: []int{60, 40}, LogP: []int{61}, LogDefaultScale: 40})
 	if err != nil {
@@ -88,7 +88,7 @@ func newFixture(t *testing.T, lit bootstrapping.ParametersLiteral) *fixture {
 
 // message is the test vector and its encryption at level 0 (the input
 // level of Lattigo's bootstrapping for these parameters).
-func (f *fixture) message(t *testing.T) ([]complex128, *rlwe.Ciphertext) {
+func (f *fixture) message(t testing.TB) ([]complex128, *rlwe.Ciphertext) {
 	t.Helper()
 	slots := 1 << f.spec.LogSlots
 	v := make([]complex128, slots)
@@ -108,7 +108,7 @@ func (f *fixture) message(t *testing.T) ([]complex128, *rlwe.Ciphertext) {
 }
 
 // program is one Boot of the fixture's spec, expanded.
-func (f *fixture) program(t *testing.T) *ir.Program {
+func (f *fixture) program(t testing.TB) *ir.Program {
 	t.Helper()
 	b := ir.NewBuilder("boot", bootPreset)
 	x := b.Input("x", 0)

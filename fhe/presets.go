@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
@@ -86,9 +87,13 @@ func (p Preset) Check() error {
 	if len(p.LogQ) == 0 {
 		return fmt.Errorf("fhe: preset %s: no ciphertext primes", p.Name)
 	}
-	for _, b := range append(append([]int(nil), p.LogQ...), p.LogP...) {
-		if b < 20 || b > 61 {
-			return fmt.Errorf("fhe: preset %s: prime size %d bits outside [20, 61]", p.Name, b)
+	// Two loops, no concatenation: Check runs on every Lookup, which the
+	// compiler's cost model calls per node.
+	for _, primes := range [2][]int{p.LogQ, p.LogP} {
+		for _, b := range primes {
+			if b < 20 || b > 61 {
+				return fmt.Errorf("fhe: preset %s: prime size %d bits outside [20, 61]", p.Name, b)
+			}
 		}
 	}
 	switch p.Scheme {
@@ -181,15 +186,29 @@ func Presets() []Preset {
 	return out
 }
 
+// checkedPresets indexes the presets by name with the result of their
+// Check, computed once: the table is fixed at build time, and the
+// compiler's cost model looks a preset up for every node it sizes.
+var checkedPresets = sync.OnceValue(func() map[string]checkedPreset {
+	m := make(map[string]checkedPreset, len(presets))
+	for _, p := range presets {
+		m[p.Name] = checkedPreset{p, p.Check()}
+	}
+	return m
+})
+
+type checkedPreset struct {
+	p   Preset
+	err error
+}
+
 // Lookup returns the named preset after checking it.
 func Lookup(name string) (Preset, error) {
-	for _, p := range presets {
-		if p.Name == name {
-			if err := p.Check(); err != nil {
-				return Preset{}, err
-			}
-			return p, nil
+	if c, ok := checkedPresets()[name]; ok {
+		if c.err != nil {
+			return Preset{}, c.err
 		}
+		return c.p, nil
 	}
 	names := make([]string, 0, len(presets))
 	for _, p := range Presets() {

@@ -60,13 +60,15 @@ func BootSpecFromLattigo(btp bootstrapping.Parameters) (ir.BootSpec, error) {
 // for the node's BootSpec:
 //
 //	ScaleDown     → LevelDown to 0, CMult by the integer scale-up factor
-//	ModUp         → ModRaise to the top level, then Trace when slots are sparse
+//	ModUp         → ModRaise to the top level, CMult by the message scaling,
+//	                then Trace when slots are sparse
 //	CoeffsToSlots → one BSGS linear transformation + Rescale per DFT level,
 //	                then the real/imaginary split (Conjugate, HSub, CMult by −i,
 //	                HAdd, and a rotation by the slot count when sparse)
-//	EvalMod       → Chebyshev polynomial (power basis + Paterson–Stockmeyer
-//	                giant steps), double-angle squarings, optional arcsine;
-//	                applied to the real and the imaginary part when slots are full
+//	EvalMod       → scale and offset, Chebyshev polynomial (power basis +
+//	                Paterson–Stockmeyer giant steps, polyeval.go), double-angle
+//	                squarings, optional arcsine, default scale; applied to the
+//	                real and the imaginary part when slots are full
 //	SlotsToCoeffs → (CMult by i, HAdd when full) one BSGS linear transformation
 //	                + Rescale per DFT level
 //
@@ -87,7 +89,12 @@ func BootSpecFromLattigo(btp bootstrapping.Parameters) (ir.BootSpec, error) {
 // diagonals of the DFT matrices become Stored public plaintexts (named
 // <tag>/cts<m>/diag<d> and <tag>/stc<m>/diag<d>, d Lattigo's diagonal
 // index, pre-rotated by the giant step as Lattigo encodes them), shared by
-// Boot nodes with the same parameters and spec. Not modelled: the two key
+// Boot nodes with the same parameters and spec; the node holding each BSGS
+// product is named by a BootLinearTransform, so that an executor can run
+// the product as Lattigo's hoisted program (LowerLinearTransform). With
+// constants and diagonals from Lattigo's evaluator (package bootconst) the
+// expansion run on the interpreter is Lattigo's bootstrapping bit for bit.
+// Not modelled: the two key
 // switches of the sparse-secret encapsulation (EphemeralSecretWeight > 0:
 // ApplyEvaluationKey dense→sparse and GadgetProductHoisted sparse→dense in
 // ModUp), which use evaluation keys that are neither Galois nor

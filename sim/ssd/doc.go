@@ -1,7 +1,8 @@
-// Package ssd models RosemarySSD on the sim/des core: the flash back end
-// (sub-package nand), the memories (SRAM buffer, 8-bank eDRAM scratchpad,
-// LPDDR) with the paper's spill/fetch order, and the FHE engine (the 2D AU
-// array), composed by Device from an arch.Arch.
+// Package ssd models RosemarySSD on the sim/des core as the system
+// simulator (sim/system) runs it: Device composes, from an arch.Arch, the
+// FHE engine (the 2D AU array), the flash read model and the on-board
+// memories. The page-level flash back end (MQSim's ONFI model, one event per
+// page) is the sub-package nand; it calibrates the bulk model here.
 //
 // The FHE engine charges each kernel the cycles of arch.Datapath.Cycles (the
 // same cost functions the compiler's cost model uses). Vector chaining
@@ -15,16 +16,19 @@
 // of a chain is not modelled (tens of cycles against hundreds per limb at
 // N >= 2^12).
 //
-// Memories: SRAM and LPDDR are FIFO bandwidth servers, the eDRAM a banked
-// memory (des.Banked) interleaved every 8 KiB (one row of the 2048-lane AU
-// array x 4 B, first principles). Capacities are enforced by explicit
-// allocation. Intermediates spill SRAM -> eDRAM -> LPDDR; evaluation keys are
-// kept in eDRAM, else LPDDR, else read from NAND; only half of each
-// key-switching key is stored, the other (uniformly random) half being
-// regenerated on chip by the PRNG (StoredKSKBytes). Device.Fetch moves data
-// down the hierarchy (NAND -> LPDDR/eDRAM/SRAM, LPDDR -> eDRAM, ...),
-// streaming flash pages into the destination as they arrive; it never
-// writes flash.
+// Flash: Flash books whole runs of pages per channel at the steady-state
+// per-page time of nand.PeakReadGBps, plus the command and tR fill after an
+// idle period; pages are located by store/layout's stripe rule. It agrees
+// with the page-level nand.Array within 1% on long scans
+// (TestFlashMatchesPageLevel).
+//
+// Memories: SRAM, LPDDR and the eDRAM scratchpad are FIFO bandwidth servers
+// (the eDRAM's banks as one server at their summed bandwidth, see Device).
+// Where a value lives is not decided here: the compiler's plan (CLCAO's hot
+// keys and streamed values, compiler.ResidentCapacity) and sim/system's
+// placement rules choose the memory a transfer is booked on. Evaluation keys
+// are stored half size (StoredKSKBytes: the other half is regenerated on
+// chip by the PRNG). The device never writes flash during execution.
 //
 // Time is picoseconds (des.Time).
 package ssd

@@ -1,7 +1,8 @@
-// Package system composes the hardware models (sim/des, sim/ssd, sim/pcie,
-// the flash timing of sim/ssd/nand and the store/layout page rule) into the
-// four systems the Rosemary paper compares and runs a compiler.Plan on one
-// of them:
+// Package system composes the hardware models — the SSD (sim/ssd.Device:
+// engine, flash, memories), the link (sim/pcie) and the host (its
+// accelerator's datapath and HBM, or the CPU calibration) — into the four
+// systems the Rosemary paper compares and runs a compiler.Plan on one of
+// them:
 //
 //   - Rosemary: the plan's placement. SSD nodes run on the in-storage engine
 //     (ssd.Engine: arch.Datapath.Cycles per kernel, the compiler's cost
@@ -38,8 +39,8 @@
 // bottleneck resource's. The simulator never works per coefficient or per
 // flash page: flash reads are booked per tile on each channel at the
 // steady-state per-page time of nand.PeakReadGBps (plus command and tR
-// fill after an idle period), which the page-level nand.Array reproduces
-// within 0.1% on long scans (TestStreamMatchesPageLevel).
+// fill after an idle period: ssd.Flash), which the page-level nand.Array
+// reproduces within 1% on long scans (ssd's TestFlashMatchesPageLevel).
 //
 // Flash layout. Pages are located by store/layout's channel-interleaving
 // rule (page n of an object on channel n mod C, every limb in whole pages);
@@ -57,13 +58,13 @@
 // Options.Timeline records per-resource busy intervals, written by
 // Timeline.WriteCSV.
 //
-// Policies mirrored from the compiler (its internals are not exported): the
-// streamability rule (a counted SSD value whose users are all SSD Sums or
-// same-count streamed nodes), the hot-key order (rlk, conj, then the plan's
-// HotRotations; all keys when the plan says KeysOnChip), the host's
-// "keys on chip" rule (keys take at most half the on-chip memory) and the
-// residency of non-streamed values (on chip when all instances fit SRAM,
-// plus eDRAM less hot keys under CLCAO). Values larger than LPDDR are
-// charged at LPDDR bandwidth without enforcing its capacity, as the cost
-// model does; the report notes it.
+// Policies (placement.go) come from the compiler, not copies of it: the
+// plan's CLCAO decisions (HotKeys, Streamed, HostKeysOnChip) and the
+// compiler's exported rules — key names (compiler.KeyName), the stored key
+// size (compiler.StoredKeyBytes), the on-chip capacity for values under
+// CLCAO (compiler.ResidentCapacity: SRAM plus eDRAM less the hot keys; SRAM
+// alone without CLCAO) and the host's fusing of counted values
+// (compiler.Streamable). Values larger than LPDDR are charged at LPDDR
+// bandwidth without enforcing its capacity, as the cost model does; the
+// report notes it.
 package system

@@ -1,4 +1,4 @@
-package system
+package ssd
 
 import (
 	"fmt"
@@ -10,22 +10,26 @@ import (
 	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
-// flashStream is the bulk model of long sequential flash reads the
-// simulator uses instead of one event per page: every channel is a FIFO
-// server that moves a batch of pages at the steady-state per-page time of
+// Flash is the bulk model of long sequential flash reads the simulator
+// uses instead of one event per page: every channel is a FIFO server that
+// moves a batch of pages at the steady-state per-page time of
 // nand.PeakReadGBps (the analytic bound the page-level nand.Array reaches
 // on long scans: a k-plane command per die cycle, die- or channel-bound),
 // plus, when the channel was idle, the pipeline fill of one read command
 // and tR before its first page can leave. A batch completes when its last
 // channel does. The page-level model and this one agree on long scans
-// (TestStreamMatchesPageLevel).
+// (TestFlashMatchesPageLevel).
 //
 // Pages are located by the store/layout channel-interleaving rule
 // (RuleStripe): page n of an object lives on channel n mod C. A counted
-// Stored node (Count instances of one shape) is laid out as one striped
+// stored value (Count instances of one shape) is laid out as one striped
 // object whose instances follow each other, so instance i's pages are the
 // object pages i*P ... i*P+P-1 (P = layout.PagesPerObject of one instance).
-type flashStream struct {
+type Flash struct {
+	// OnBusy, if set, is told every channel booking [start, end) (the
+	// simulator's timeline).
+	OnBusy func(start, end des.Time)
+
 	sim      *des.Sim
 	g        arch.NAND
 	lay      layout.Layout
@@ -33,24 +37,24 @@ type flashStream struct {
 	perPage  des.Time
 	fill     des.Time
 	pages    int64
-	tl       *timeline
 }
 
-func newFlashStream(sim *des.Sim, g arch.NAND, tl *timeline) (*flashStream, error) {
+// NewFlash builds the flash array of g on sim.
+func NewFlash(sim *des.Sim, g arch.NAND) (*Flash, error) {
 	t, err := nand.TimingOf(g)
 	if err != nil {
-		return nil, fmt.Errorf("system: %w", err)
+		return nil, fmt.Errorf("ssd: %w", err)
 	}
 	peak, err := nand.PeakReadGBps(g)
 	if err != nil {
-		return nil, fmt.Errorf("system: %w", err)
+		return nil, fmt.Errorf("ssd: %w", err)
 	}
 	perChannel := peak / float64(g.Channels) // GB/s = bytes per ns
 	lay := layout.Layout{Channels: g.Channels, PageSize: g.PageBytes}
 	if err := lay.Validate(); err != nil {
-		return nil, fmt.Errorf("system: flash layout: %w", err)
+		return nil, fmt.Errorf("ssd: flash layout: %w", err)
 	}
-	f := &flashStream{sim: sim, g: g, lay: lay, tl: tl,
+	f := &Flash{sim: sim, g: g, lay: lay,
 		perPage: des.Time(math.Round(float64(g.PageBytes) / perChannel * 1000)),
 		fill:    t.ReadCommand[g.PlanesPerDie] + t.TR}
 	for c := 0; c < g.Channels; c++ {
@@ -59,11 +63,11 @@ func newFlashStream(sim *des.Sim, g arch.NAND, tl *timeline) (*flashStream, erro
 	return f, nil
 }
 
-// pagesPerInstance is the pages one instance of shape s occupies under the
+// PagesPerInstance is the pages one instance of shape s occupies under the
 // layout rule (each limb rounded up to whole pages).
-func (f *flashStream) pagesPerInstance(s layout.Shape) (int64, error) {
+func (f *Flash) PagesPerInstance(s layout.Shape) (int64, error) {
 	if err := s.Validate(); err != nil {
-		return 0, fmt.Errorf("system: stored shape: %w", err)
+		return 0, fmt.Errorf("ssd: stored shape: %w", err)
 	}
 	return f.lay.PagesPerObject(s), nil
 }
@@ -86,9 +90,9 @@ func channelPages(channels int, first, n int64) []int64 {
 	return out
 }
 
-// read books the object pages [first, first+n) on their channels, starting
+// Read books the object pages [first, first+n) on their channels, starting
 // now, and returns when the last of them has crossed its channel.
-func (f *flashStream) read(first, n int64) des.Time {
+func (f *Flash) Read(first, n int64) des.Time {
 	end := f.sim.Now()
 	for ch, cnt := range channelPages(len(f.channels), first, n) {
 		if cnt == 0 {
@@ -100,15 +104,20 @@ func (f *flashStream) read(first, n int64) des.Time {
 			d += f.fill
 		}
 		e := srv.Reserve(d, cnt*int64(f.g.PageBytes))
-		f.tl.add("nand", e-d, e)
+		if f.OnBusy != nil {
+			f.OnBusy(e-d, e)
+		}
 		end = max(end, e)
 	}
 	f.pages += n
 	return end
 }
 
-// busy is the summed channel busy time.
-func (f *flashStream) busy() des.Time {
+// Pages is the number of pages read so far.
+func (f *Flash) Pages() int64 { return f.pages }
+
+// Busy is the mean busy time per channel.
+func (f *Flash) Busy() des.Time {
 	// The mean per channel, summed in float64: a sum of channel busy times
 	// in picoseconds overflows int64 on week-long runs.
 	var b float64

@@ -3,10 +3,7 @@ package bootconst
 import (
 	"testing"
 
-	"github.com/tuneinsight/lattigo/v6/circuits/ckks/bootstrapping"
-
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/fhe"
 )
 
 // BenchmarkBootstrapOnInterpreter times one logN-10 bootstrapping (full
@@ -14,13 +11,9 @@ import (
 // runs them and node by node, beside Lattigo's own Evaluate; it reports
 // the interpreter's micro-operations.
 func BenchmarkBootstrapOnInterpreter(b *testing.B) {
-	f := newFixture(b, bootstrapping.ParametersLiteral{})
+	f := newFixture(b, 9)
 	_, ct := f.message(b)
 	p := f.program(b)
-	pr, err := fhe.Lookup(bootPreset)
-	if err != nil {
-		b.Fatal(err)
-	}
 	stored, err := f.prov.Stored(p)
 	if err != nil {
 		b.Fatal(err)
@@ -32,13 +25,9 @@ func BenchmarkBootstrapOnInterpreter(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			var microOps int64
 			for i := 0; i < b.N; i++ {
-				x, err := engine.NewExecutor(pr, f.params, f.keys)
+				x, err := f.ks.Executor(allOnDevice, tc.hoisted)
 				if err != nil {
 					b.Fatal(err)
-				}
-				x.OnDevice, x.Constants = allOnDevice, f.prov
-				if tc.hoisted {
-					x.Diagonals = f.prov
 				}
 				if _, err := x.Run(p, map[string][]engine.Value{"x": {{Ct: ct}}}, stored); err != nil {
 					b.Fatal(err)

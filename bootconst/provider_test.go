@@ -10,7 +10,6 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
-	"github.com/tuneinsight/lattigo/v6/utils"
 
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
@@ -20,11 +19,9 @@ import (
 )
 
 // bootPreset names the moduli chain of the test bootstrapping parameters.
-const bootPreset = "insecure-boot-10"
+const bootPreset = TestPreset
 
-// fixture is Lattigo's default bootstrapping at logN = 10 (its own test
-// size) without the sparse-secret encapsulation, with keys, Lattigo's
-// evaluator and the constant provider.
+// fixture is NewTestKeySet with shorter names.
 type fixture struct {
 	btp    bootstrapping.Parameters
 	params ckks.Parameters
@@ -34,56 +31,17 @@ type fixture struct {
 	prov   *Provider
 	spec   ir.BootSpec
 	ecd    *ckks.Encoder
+	ks     *KeySet
 }
 
-func newFixture(t testing.TB, lit bootstrapping.ParametersLiteral) *fixture {
+func newFixture(t testing.TB, logSlots int) *fixture {
 	t.Helper()
-	residual, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{LogN: 10, LogQ: []int{60, 40}, LogP: []int{61}, LogDefaultScale: 40})
+	k, err := NewTestKeySet(logSlots)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lit.LogN = utils.Pointy(10)
-	lit.EphemeralSecretWeight = utils.Pointy(0)
-	// At N = 2^10 Lattigo's default secret (Hamming weight 192) lets the
-	// multiple of q_0 that ModRaise adds exceed the EvalMod interval K = 16
-	// for some keys, and Lattigo's own bootstrapping then fails (errors
-	// from 1e-6 to 3 over eight key draws); weight 32 keeps it inside.
-	lit.Xs = ring.Ternary{H: 32}
-	btp, err := bootstrapping.NewParametersFromLiteral(residual, lit)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// As Lattigo's own small-ring tests do: a larger message ratio for few slots.
-	btp.Mod1ParametersLiteral.LogMessageRatio += min(max(15-btp.LogMaxSlots(), 0), 8)
-	f := &fixture{btp: btp, params: btp.BootstrappingParameters}
-	pr, err := fhe.Lookup(bootPreset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.params.LogN() != pr.LogN || f.params.MaxLevel() != pr.Levels() || f.params.PCount() != len(pr.LogP) {
-		t.Fatalf("preset %s does not name the bootstrapping chain (logN %d, %d levels, %d special primes)", bootPreset, f.params.LogN(), f.params.MaxLevel(), f.params.PCount())
-	}
-	f.sk = rlwe.NewKeyGenerator(f.params).GenSecretKeyNew()
-	evk, _, err := btp.GenEvaluationKeys(f.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gal := map[uint64]*rlwe.GaloisKey{}
-	for g, k := range evk.GaloisKeys {
-		gal[g] = k
-	}
-	f.keys = engine.Keys{Relin: evk.RelinearizationKey, Galois: gal}
-	if f.ev, err = bootstrapping.NewEvaluator(btp, evk); err != nil {
-		t.Fatal(err)
-	}
-	if f.prov, err = New(f.ev); err != nil {
-		t.Fatal(err)
-	}
-	if f.spec, err = compiler.BootSpecFromLattigo(btp); err != nil {
-		t.Fatal(err)
-	}
-	f.ecd = ckks.NewEncoder(f.params)
-	return f
+	return &fixture{btp: k.Btp, params: k.Params, sk: k.Sk, keys: k.Keys, ev: k.Eval, prov: k.Provider, spec: k.Spec,
+		ecd: ckks.NewEncoder(k.Params), ks: k}
 }
 
 // message is the test vector and its encryption at level 0 (the input
@@ -110,18 +68,11 @@ func (f *fixture) message(t testing.TB) ([]complex128, *rlwe.Ciphertext) {
 // program is one Boot of the fixture's spec, expanded.
 func (f *fixture) program(t testing.TB) *ir.Program {
 	t.Helper()
-	b := ir.NewBuilder("boot", bootPreset)
-	x := b.Input("x", 0)
-	b.Output("y", b.Boot(x, f.spec))
-	p, err := b.Build()
+	p, err := f.ks.Program()
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := compiler.ExpandBoot(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return q
+	return p
 }
 
 // run executes p with the nodes onDevice selects on the device, the
@@ -129,15 +80,9 @@ func (f *fixture) program(t testing.TB) *ir.Program {
 // programs (engine.DiagonalProvider), else node by node.
 func (f *fixture) run(t *testing.T, p *ir.Program, ct *rlwe.Ciphertext, onDevice func(int) bool, hoisted bool) (*rlwe.Ciphertext, *engine.Executor) {
 	t.Helper()
-	pr, _ := fhe.Lookup(bootPreset)
-	x, err := engine.NewExecutor(pr, f.params, f.keys)
+	x, err := f.ks.Executor(onDevice, hoisted)
 	if err != nil {
 		t.Fatal(err)
-	}
-	x.OnDevice = onDevice
-	x.Constants = f.prov
-	if hoisted {
-		x.Diagonals = f.prov
 	}
 	stored, err := f.prov.Stored(p)
 	if err != nil {
@@ -173,20 +118,20 @@ func allOnDevice(int) bool { return true }
 // node by node) gives the same ciphertext bit for bit.
 func TestBootstrapOnInterpreter(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		lit  bootstrapping.ParametersLiteral
+		name     string
+		logSlots int
 	}{
-		{"full-slots", bootstrapping.ParametersLiteral{}},
+		{"full-slots", 9},
 		// Sparse slots add the trace over the unused slots (ModUp) and the
 		// repacking rotation (CoeffsToSlots).
-		{"64-slots", bootstrapping.ParametersLiteral{LogSlots: utils.Pointy(6)}},
+		{"64-slots", 6},
 	} {
-		t.Run(tc.name, func(t *testing.T) { bootstrapOnInterpreter(t, tc.lit) })
+		t.Run(tc.name, func(t *testing.T) { bootstrapOnInterpreter(t, tc.logSlots) })
 	}
 }
 
-func bootstrapOnInterpreter(t *testing.T, lit bootstrapping.ParametersLiteral) {
-	f := newFixture(t, lit)
+func bootstrapOnInterpreter(t *testing.T, logSlots int) {
+	f := newFixture(t, logSlots)
 	want, ct := f.message(t)
 	p := f.program(t)
 	ref, err := f.ev.Evaluate(ct.CopyNew())
@@ -304,12 +249,12 @@ func (f *fixture) decryptDiff(t *testing.T, a, b *rlwe.Ciphertext) float64 {
 // ModDown, so those steps then agree only in decryption; that node-by-node
 // run equals the host run (Lattigo's arithmetic node by node) bit for bit.
 func TestBootstrapStepsMatchLattigo(t *testing.T) {
-	t.Run("full-slots", func(t *testing.T) { stepsMatchLattigo(t, bootstrapping.ParametersLiteral{}) })
-	t.Run("64-slots", func(t *testing.T) { stepsMatchLattigo(t, bootstrapping.ParametersLiteral{LogSlots: utils.Pointy(6)}) })
+	t.Run("full-slots", func(t *testing.T) { stepsMatchLattigo(t, 9) })
+	t.Run("64-slots", func(t *testing.T) { stepsMatchLattigo(t, 6) })
 }
 
-func stepsMatchLattigo(t *testing.T, lit bootstrapping.ParametersLiteral) {
-	f := newFixture(t, lit)
+func stepsMatchLattigo(t *testing.T, logSlots int) {
+	f := newFixture(t, logSlots)
 	_, ct := f.message(t)
 	parts := 2
 	if f.spec.LogSlots < f.params.LogN()-1 {
@@ -398,7 +343,7 @@ func stepsMatchLattigo(t *testing.T, lit bootstrapping.ParametersLiteral) {
 // on the interpreter, values crossing the link where the plan cuts. The
 // result decrypts to the plaintext reference.
 func TestPlanWithBootOnDevice(t *testing.T) {
-	f := newFixture(t, bootstrapping.ParametersLiteral{})
+	f := newFixture(t, 9)
 	want, ct := f.message(t)
 	b := ir.NewBuilder("boot-plan", bootPreset)
 	x := b.Input("x", 0)
@@ -489,7 +434,7 @@ func TestPlanWithBootOnDevice(t *testing.T) {
 // differ), and additions and subtractions of a degree-2 product and a
 // degree-1 ciphertext in either order — are bit-exact.
 func TestConstantsAndMixedAdditionsMatchLattigo(t *testing.T) {
-	f := newFixture(t, bootstrapping.ParametersLiteral{})
+	f := newFixture(t, 9)
 	level := 5
 	enc := func(seed float64, scale rlwe.Scale) *rlwe.Ciphertext {
 		v := make([]complex128, f.params.MaxSlots())

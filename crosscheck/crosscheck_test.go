@@ -138,3 +138,14 @@ func TestBitExactLogN16(t *testing.T) {
 		t.Error("ModRaise is not among the checked operations")
 	}
 }
+
+// TestBootstrapBitExact: a whole bootstrapping on the interpreter equals
+// Lattigo's, full and sparse slots, and decrypts.
+func TestBootstrapBitExact(t *testing.T) {
+	for _, logSlots := range []int{9, 6} {
+		r := CheckBootstrap(logSlots)
+		if r.Error != "" || !r.BitExact || !r.Decrypts || r.MicroOps == 0 {
+			t.Errorf("%s: bitexact=%v decrypts=%v micro-ops=%d err=%s", r.Op, r.BitExact, r.Decrypts, r.MicroOps, r.Error)
+		}
+	}
+}

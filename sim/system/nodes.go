@@ -11,6 +11,7 @@ import (
 // The program as the simulator sees it: every IR node classified, placed on
 // a device, profiled and cut into tiles.
 
+// device is where a node runs.
 type device int
 
 const (
@@ -36,6 +37,7 @@ const (
 	tierNAND
 )
 
+// kind is what a node does in the simulation.
 type kind int
 
 const (
@@ -46,6 +48,8 @@ const (
 	kindCompute
 )
 
+// node is one IR node's simulation state: placement, profile, tiling and
+// progress, and where its value lives on each device.
 type node struct {
 	ir       ir.Node
 	kind     kind

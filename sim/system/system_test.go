@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
+	"strings"
 	"strconv"
 	"testing"
 
@@ -256,6 +257,12 @@ func TestMoreResourcesNeverSlower(t *testing.T) {
 		series["ssd"] = append(series["ssd"], preset(t, n))
 	}
 	for _, w := range workload.Names() {
+		if strings.HasPrefix(w, "vecsearch-") && strings.HasSuffix(w, "-l") {
+			// The L forms run the S forms' network stages over 4× the
+			// slots (a few more stages): the same structure, and
+			// together they would double this test's time.
+			continue
+		}
 		p, err := workload.Program(w)
 		if err != nil {
 			t.Errorf("workload %s: %v", w, err)

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"math"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/arch"

@@ -29,6 +29,11 @@
 // server and client CPU time (getrusage of each process, all threads),
 // bytes each way and flights as measured on the connection, and, for
 // convolutions, the plan's HE counters; totals split into linear (HE) and
-// nonlinear (OT) parts. Run checks the output against graph's plaintext
-// reference bit for bit.
+// nonlinear (OT) parts. Report.Check compares the output with graph's
+// plaintext reference bit for bit (RunPipe runs both parties in one process
+// for tests; `rosemary mpc bench --e2e` runs them as two processes).
+//
+// Communication is dominated by the nonlinear layers: their OTs come from
+// IKNP/KK13 extension (package ot), not the silent OT (VOLE) Cheetah uses,
+// so the truncations, ReLUs and max-pools cost hundreds of bytes per value.
 package e2e

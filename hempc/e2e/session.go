@@ -127,7 +127,7 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 	case graph.ReLU:
 		return p.ReLU(in)
 	case graph.MaxPool:
-		idx, _ := graph.Windows(s.inDims(op), op.K, op.Strd, op.Pad)
+		idx, _ := graph.Windows(s.inDims(op), op.K, op.Stride, op.Pad)
 		g := make([]uint64, len(idx))
 		for j, k := range idx {
 			if k >= 0 {

@@ -48,18 +48,18 @@ func (d Dims) Len() int { return d.C * d.H * d.W }
 // Op is one operation. In lists its operands (value indices); Out is its
 // output shape.
 type Op struct {
-	Kind  Kind
-	Name  string
-	In    []int
-	Out   Dims
-	Shape linear.ConvShape // Conv
-	Shift int              // Trunc, AvgPool: divide by 2^Shift; Conv: scale of its weights
-	K     int              // MaxPool window (K×K)
-	Strd  int              // MaxPool stride
-	Pad   int              // MaxPool zero padding
-	Mul   int64            // AvgPool: round(2^Shift / (H·W))
-	W     []int64          // Conv: OIHW weights, |w| ≤ 2^(WeightBits−1) − 1 (server only)
-	B     []int64          // Conv: bias per output channel at scale ActScale+Shift (server only)
+	Kind   Kind
+	Name   string
+	In     []int
+	Out    Dims
+	Shape  linear.ConvShape // Conv
+	Shift  int              // Trunc, AvgPool: divide by 2^Shift; Conv: scale of its weights
+	K      int              // MaxPool window (K×K)
+	Stride int              // MaxPool stride
+	Pad    int              // MaxPool zero padding
+	Mul    int64            // AvgPool: round(2^Shift / (H·W))
+	W      []int64          // Conv: OIHW weights, |w| ≤ 2^(WeightBits−1) − 1 (server only)
+	B      []int64          // Conv: bias per output channel at scale ActScale+Shift (server only)
 }
 
 // Net is a fixed-point network.
@@ -133,10 +133,10 @@ func (n *Net) Validate() error {
 			}
 			want = in
 		case MaxPool:
-			if op.K < 1 || op.Strd < 1 || op.Pad < 0 || op.Pad >= op.K || in.H+2*op.Pad < op.K || in.W+2*op.Pad < op.K {
-				return fmt.Errorf("graph: %s op %d (%s): bad pool %d/%d/%d on %+v", n.Name, i, op.Name, op.K, op.Strd, op.Pad, in)
+			if op.K < 1 || op.Stride < 1 || op.Pad < 0 || op.Pad >= op.K || in.H+2*op.Pad < op.K || in.W+2*op.Pad < op.K {
+				return fmt.Errorf("graph: %s op %d (%s): bad pool %d/%d/%d on %+v", n.Name, i, op.Name, op.K, op.Stride, op.Pad, in)
 			}
-			want = Dims{in.C, (in.H+2*op.Pad-op.K)/op.Strd + 1, (in.W+2*op.Pad-op.K)/op.Strd + 1}
+			want = Dims{in.C, (in.H+2*op.Pad-op.K)/op.Stride + 1, (in.W+2*op.Pad-op.K)/op.Stride + 1}
 		case AvgPool:
 			if op.Shift < 1 || op.Shift >= n.LogT || op.Mul < 1 || op.Mul >= int64(1)<<op.Shift {
 				return fmt.Errorf("graph: %s op %d (%s): bad average (mul %d, shift %d)", n.Name, i, op.Name, op.Mul, op.Shift)
@@ -185,7 +185,7 @@ func (n *Net) Digest() [32]byte {
 		s := op.Shape
 		put(int(op.Kind), len(op.In))
 		put(op.In...)
-		put(op.Out.C, op.Out.H, op.Out.W, s.Ci, s.H, s.W, s.Co, s.Kh, s.Kw, s.Stride, s.Pad, s.Groups, op.Shift, op.K, op.Strd, op.Pad, int(op.Mul))
+		put(op.Out.C, op.Out.H, op.Out.W, s.Ci, s.H, s.W, s.Co, s.Kh, s.Kw, s.Stride, s.Pad, s.Groups, op.Shift, op.K, op.Stride, op.Pad, int(op.Mul))
 	}
 	var d [32]byte
 	copy(d[:], h.Sum(nil))

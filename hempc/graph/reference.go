@@ -37,7 +37,7 @@ func (n *Net) Reference(x []int64) ([]int64, error) {
 				out[j] = max(v, 0)
 			}
 		case MaxPool:
-			idx, _ := Windows(n.dims(op.In[0]), op.K, op.Strd, op.Pad)
+			idx, _ := Windows(n.dims(op.In[0]), op.K, op.Stride, op.Pad)
 			maxPool(idx, op.K*op.K, in, out)
 		case AvgPool:
 			d := n.dims(op.In[0])

@@ -118,7 +118,7 @@ func architecture(spec Spec, opt Options) *builder {
 	x := b.conv("conv1", 0, spec.StemC, spec.StemK, spec.StemStride, spec.StemPad, 1)
 	x = b.relu("relu1", x)
 	d := b.dims(x)
-	x = b.push(Op{Kind: MaxPool, Name: "maxpool", In: []int{x}, K: 3, Strd: 2, Pad: 1,
+	x = b.push(Op{Kind: MaxPool, Name: "maxpool", In: []int{x}, K: 3, Stride: 2, Pad: 1,
 		Out: Dims{d.C, (d.H+2-3)/2 + 1, (d.W+2-3)/2 + 1}})
 	for st, blocks := range spec.Blocks {
 		for blk := 0; blk < blocks; blk++ {
@@ -254,7 +254,7 @@ func (b *builder) weights(seed uint64, img []int64) error {
 				out[j] = max(v, 0)
 			}
 		case MaxPool:
-			idx, _ := Windows(n.dims(op.In[0]), op.K, op.Strd, op.Pad)
+			idx, _ := Windows(n.dims(op.In[0]), op.K, op.Stride, op.Pad)
 			maxPool(idx, op.K*op.K, in, out)
 		case AvgPool:
 			d := n.dims(op.In[0])

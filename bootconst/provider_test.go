@@ -18,8 +18,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/ir"
 )
 
-// bootPreset names the moduli chain of the test bootstrapping parameters.
-const bootPreset = TestPreset
+// bootPreset names the moduli chain of the logN-10 test bootstrapping.
+var bootPreset = TestPreset(10)
 
 // fixture is NewTestKeySet with shorter names.
 type fixture struct {
@@ -34,9 +34,11 @@ type fixture struct {
 	ks     *KeySet
 }
 
-func newFixture(t testing.TB, logSlots int) *fixture {
+func newFixture(t testing.TB, logSlots int) *fixture { return newFixtureN(t, 10, logSlots) }
+
+func newFixtureN(t testing.TB, logN, logSlots int) *fixture {
 	t.Helper()
-	k, err := NewTestKeySet(logSlots)
+	k, err := NewTestKeySet(logN, logSlots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,20 +120,27 @@ func allOnDevice(int) bool { return true }
 // node by node) gives the same ciphertext bit for bit.
 func TestBootstrapOnInterpreter(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		logSlots int
+		name           string
+		logN, logSlots int
 	}{
-		{"full-slots", 9},
+		{"logN10-full-slots", 10, 9},
 		// Sparse slots add the trace over the unused slots (ModUp) and the
 		// repacking rotation (CoeffsToSlots).
-		{"64-slots", 6},
+		{"logN10-64-slots", 10, 6},
+		{"logN11-full-slots", 11, 10},
+		{"logN12-full-slots", 12, 11},
 	} {
-		t.Run(tc.name, func(t *testing.T) { bootstrapOnInterpreter(t, tc.logSlots) })
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.logN > 11 && testing.Short() {
+				t.Skip("logN 12 takes seconds; run without -short")
+			}
+			bootstrapOnInterpreter(t, tc.logN, tc.logSlots)
+		})
 	}
 }
 
-func bootstrapOnInterpreter(t *testing.T, logSlots int) {
-	f := newFixture(t, logSlots)
+func bootstrapOnInterpreter(t *testing.T, logN, logSlots int) {
+	f := newFixtureN(t, logN, logSlots)
 	want, ct := f.message(t)
 	p := f.program(t)
 	ref, err := f.ev.Evaluate(ct.CopyNew())

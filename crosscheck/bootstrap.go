@@ -22,21 +22,21 @@ const OpBootstrap = "Bootstrap"
 const BootstrapTolerance = 1e-3
 
 // CheckBootstrap runs one whole CKKS bootstrapping on the interpreter —
-// Lattigo v6's default circuit at logN 10 with 2^logSlots slots
+// Lattigo v6's default circuit at logN 10, 11 or 12 with 2^logSlots slots
 // (bootconst.NewTestKeySet), expanded by compiler.ExpandBoot, every node on
 // the device, constants and DFT diagonals from Lattigo's evaluator — and
 // compares it with Lattigo's Evaluate of the same ciphertext: bit for bit,
 // and decrypted against the plaintext within BootstrapTolerance.
-func CheckBootstrap(logSlots int) Result {
-	r := Result{Op: fmt.Sprintf("%s(2^%d slots)", OpBootstrap, logSlots), Scheme: string(fhe.CKKS), Preset: bootconst.TestPreset}
-	if err := checkBootstrap(logSlots, &r); err != nil {
+func CheckBootstrap(logN, logSlots int) Result {
+	r := Result{Op: fmt.Sprintf("%s(2^%d slots)", OpBootstrap, logSlots), Scheme: string(fhe.CKKS), Preset: bootconst.TestPreset(logN), LogN: logN}
+	if err := checkBootstrap(logN, logSlots, &r); err != nil {
 		r.Error = err.Error()
 	}
 	return r
 }
 
-func checkBootstrap(logSlots int, r *Result) error {
-	k, err := bootconst.NewTestKeySet(logSlots)
+func checkBootstrap(logN, logSlots int, r *Result) error {
+	k, err := bootconst.NewTestKeySet(logN, logSlots)
 	if err != nil {
 		return err
 	}

@@ -140,12 +140,17 @@ func TestBitExactLogN16(t *testing.T) {
 }
 
 // TestBootstrapBitExact: a whole bootstrapping on the interpreter equals
-// Lattigo's, full and sparse slots, and decrypts.
+// Lattigo's and decrypts — logN 10 with full and sparse slots, logN 11 and
+// (without -short) 12 with full slots.
 func TestBootstrapBitExact(t *testing.T) {
-	for _, logSlots := range []int{9, 6} {
-		r := CheckBootstrap(logSlots)
+	cases := [][2]int{{10, 9}, {10, 6}, {11, 10}}
+	if !testing.Short() {
+		cases = append(cases, [2]int{12, 11})
+	}
+	for _, c := range cases {
+		r := CheckBootstrap(c[0], c[1])
 		if r.Error != "" || !r.BitExact || !r.Decrypts || r.MicroOps == 0 {
-			t.Errorf("%s: bitexact=%v decrypts=%v micro-ops=%d err=%s", r.Op, r.BitExact, r.Decrypts, r.MicroOps, r.Error)
+			t.Errorf("logN %d %s: bitexact=%v decrypts=%v micro-ops=%d err=%s", r.LogN, r.Op, r.BitExact, r.Decrypts, r.MicroOps, r.Error)
 		}
 	}
 }

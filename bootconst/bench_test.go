@@ -1,4 +1,4 @@
-package bootconst
+package bootconst_test
 
 import (
 	"testing"

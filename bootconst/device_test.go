@@ -1,4 +1,4 @@
-package bootconst
+package bootconst_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/store/layout"
 )
@@ -50,15 +49,7 @@ func TestBootstrapOnDeviceDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.Device = c
-	stored, err := f.prov.Stored(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := x.Run(p, map[string][]engine.Value{"x": {{Ct: ct}}}, stored)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := f.maxErr(t, out["y"][0].Ct, want)
+	e := f.maxErr(t, f.exec(t, x, p, ct), want)
 	t.Logf("device daemon: %d device ops, %d micro-ops, %d B to the device (%d B of keys), %d B back; max error %.3g",
 		x.Stats.DeviceOps, x.Stats.DeviceMicroOps, x.Stats.BytesToDevice, x.Stats.KeyBytesToDevice, x.Stats.BytesFromDevice, e)
 	if e > 1e-3 {

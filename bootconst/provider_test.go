@@ -1,4 +1,4 @@
-package bootconst
+package bootconst_test
 
 import (
 	"math"
@@ -12,14 +12,16 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
 	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/bootconst"
 	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/crosscheck"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
 )
 
 // bootPreset names the moduli chain of the logN-10 test bootstrapping.
-var bootPreset = TestPreset(10)
+var bootPreset = bootconst.TestPreset(10)
 
 // fixture is NewTestKeySet with shorter names.
 type fixture struct {
@@ -28,17 +30,17 @@ type fixture struct {
 	sk     *rlwe.SecretKey
 	keys   engine.Keys
 	ev     *bootstrapping.Evaluator
-	prov   *Provider
+	prov   *bootconst.Provider
 	spec   ir.BootSpec
 	ecd    *ckks.Encoder
-	ks     *KeySet
+	ks     *bootconst.KeySet
 }
 
 func newFixture(t testing.TB, logSlots int) *fixture { return newFixtureN(t, 10, logSlots) }
 
 func newFixtureN(t testing.TB, logN, logSlots int) *fixture {
 	t.Helper()
-	k, err := NewTestKeySet(logN, logSlots)
+	k, err := bootconst.NewTestKeySet(logN, logSlots)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +88,13 @@ func (f *fixture) run(t *testing.T, p *ir.Program, ct *rlwe.Ciphertext, onDevice
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f.exec(t, x, p, ct), x
+}
+
+// exec runs p with x on input "x" = ct, the DFT diagonals from the
+// provider, and returns output "y".
+func (f *fixture) exec(t *testing.T, x *engine.Executor, p *ir.Program, ct *rlwe.Ciphertext) *rlwe.Ciphertext {
+	t.Helper()
 	stored, err := f.prov.Stored(p)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +103,7 @@ func (f *fixture) run(t *testing.T, p *ir.Program, ct *rlwe.Ciphertext, onDevice
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out["y"][0].Ct, x
+	return out["y"][0].Ct
 }
 
 func (f *fixture) maxErr(t *testing.T, ct *rlwe.Ciphertext, want []complex128) float64 {
@@ -157,7 +166,7 @@ func bootstrapOnInterpreter(t *testing.T, logN, logSlots int) {
 			t.Fatalf("device ops %d, host ops %d", x.Stats.DeviceOps, x.Stats.HostOps)
 		}
 		devErr := f.maxErr(t, dev, want)
-		same := sameCiphertext(dev, ref)
+		same := crosscheck.SameCiphertext(dev, ref)
 		t.Logf("hoisted DFTs %-5v: max error interpreter %.3g (%.1f bits), Lattigo %.3g (%.1f bits), bit-exact %v; %d nodes, %d device micro-ops",
 			hoisted, devErr, -math.Log2(devErr), refErr, -math.Log2(refErr), same, len(p.Nodes), x.Stats.DeviceMicroOps)
 		if dev.Level() != ref.Level() {
@@ -206,24 +215,6 @@ func traceEnd(p *ir.Program, id int) int {
 		}
 		id = next
 	}
-}
-
-// sameCiphertext reports whether two ciphertexts are equal limb for limb
-// (and in level, degree and scale).
-func sameCiphertext(a, b *rlwe.Ciphertext) bool {
-	if a.Level() != b.Level() || a.Degree() != b.Degree() || a.Scale.Cmp(b.Scale) != 0 {
-		return false
-	}
-	for p := range a.Value {
-		for i := range a.Value[p].Coeffs {
-			for j, v := range a.Value[p].Coeffs[i] {
-				if b.Value[p].Coeffs[i][j] != v {
-					return false
-				}
-			}
-		}
-	}
-	return true
 }
 
 // decryptDiff is the largest difference between the decodings of a and b.
@@ -281,7 +272,7 @@ func stepsMatchLattigo(t *testing.T, logSlots int) {
 	}
 	check := func(step string, ours, lattigo *rlwe.Ciphertext, exact bool) {
 		t.Helper()
-		same := sameCiphertext(ours, lattigo)
+		same := crosscheck.SameCiphertext(ours, lattigo)
 		d := f.decryptDiff(t, ours, lattigo)
 		t.Logf("%-14s bit-exact %-5v decryptions differ by %.3g", step, same, d)
 		if exact && !same {
@@ -335,14 +326,14 @@ func stepsMatchLattigo(t *testing.T, logSlots int) {
 	// Node by node: the DFT products round differently from Lattigo's.
 	dev, _ := f.run(t, p, ct.CopyNew(), allOnDevice, false)
 	host, hx := f.run(t, p, ct.CopyNew(), nil, false)
-	if hx.Stats.DeviceOps != 0 || !sameCiphertext(host, dev) {
+	if hx.Stats.DeviceOps != 0 || !crosscheck.SameCiphertext(host, dev) {
 		t.Fatalf("host run (device ops %d) differs from the node-by-node device run", hx.Stats.DeviceOps)
 	}
 	if want, err = f.ev.Evaluate(ct.CopyNew()); err != nil {
 		t.Fatal(err)
 	}
-	if d := f.decryptDiff(t, dev, want); sameCiphertext(dev, want) || d > 1e-6 {
-		t.Fatalf("node-by-node run: bit-exact %v with Lattigo, decryptions differ by %.3g (want rounding differences only)", sameCiphertext(dev, want), d)
+	if d := f.decryptDiff(t, dev, want); crosscheck.SameCiphertext(dev, want) || d > 1e-6 {
+		t.Fatalf("node-by-node run: bit-exact %v with Lattigo, decryptions differ by %.3g (want rounding differences only)", crosscheck.SameCiphertext(dev, want), d)
 	}
 }
 
@@ -413,14 +404,7 @@ func TestPlanWithBootOnDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex.OnDevice, ex.Constants, ex.Diagonals = onDevice, f.prov, f.prov
-	stored, err := f.prov.Stored(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := ex.Run(q, map[string][]engine.Value{"x": {{Ct: ct}}}, stored)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := f.exec(t, ex, q, ct)
 	if ex.Stats.BytesToDevice == 0 || ex.Stats.BytesFromDevice == 0 {
 		t.Fatalf("no value crossed the link: %+v", ex.Stats)
 	}
@@ -429,7 +413,7 @@ func TestPlanWithBootOnDevice(t *testing.T) {
 	for i := range ref {
 		ref[i] = want[i] + want[(i+1)%n]
 	}
-	e := f.maxErr(t, out["y"][0].Ct, ref)
+	e := f.maxErr(t, got, ref)
 	t.Logf("host %d nodes, device %d nodes (%d micro-ops), %d B to the device, %d B back; max error %.3g",
 		host, dev, ex.Stats.DeviceMicroOps, ex.Stats.BytesToDevice, ex.Stats.BytesFromDevice, e)
 	if e > 1e-3 {
@@ -502,7 +486,7 @@ func TestConstantsAndMixedAdditionsMatchLattigo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sameCiphertext(got, want) {
+		if !crosscheck.SameCiphertext(got, want) {
 			t.Errorf("× %s differs from Lattigo's", k)
 		}
 	}
@@ -542,7 +526,7 @@ func TestConstantsAndMixedAdditionsMatchLattigo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sameCiphertext(got, want) {
+		if !crosscheck.SameCiphertext(got, want) {
 			t.Errorf("%s (product first %v) differs from Lattigo's", tc.op, tc.productFirst)
 		}
 	}

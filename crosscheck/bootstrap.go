@@ -78,7 +78,7 @@ func checkBootstrap(logN, logSlots int, r *Result) error {
 	if err != nil {
 		return fmt.Errorf("lattigo: %w", err)
 	}
-	r.BitExact = sameCiphertext(got, ref)
+	r.BitExact = SameCiphertext(got, ref)
 	dec := make([]complex128, slots)
 	if err := ecd.Decode(rlwe.NewDecryptor(k.Params, k.Sk).DecryptNew(got), dec); err != nil {
 		return err
@@ -92,9 +92,9 @@ func checkBootstrap(logN, logSlots int, r *Result) error {
 	return nil
 }
 
-// sameCiphertext reports whether a and b are equal limb for limb, in
+// SameCiphertext reports whether a and b are equal limb for limb, in
 // level, degree and scale.
-func sameCiphertext(a, b *rlwe.Ciphertext) bool {
+func SameCiphertext(a, b *rlwe.Ciphertext) bool {
 	if a.Level() != b.Level() || a.Degree() != b.Degree() || a.Scale.Cmp(b.Scale) != 0 {
 		return false
 	}

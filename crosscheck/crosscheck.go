@@ -350,7 +350,9 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 		inputs = inputs[:1]
 		ctx.Level, ctx.TargetLevel = 0, level
 		ref = m0
-		want = e.modUp(inputs[0], level)
+		if want, err = e.modUp(inputs[0], level); err != nil {
+			return err
+		}
 	default:
 		return fmt.Errorf("no check for %s", op)
 	}
@@ -423,38 +425,13 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 	return err
 }
 
-// modUp is the lift of Lattigo's CKKS bootstrapping ModUp
-// (circuits/ckks/bootstrapping, Evaluator.ModUp, the branch without sparse
-// keys) with Lattigo's ring primitives: INTT at level 0, each coefficient's
-// centered representative (v ≥ ⌊q_0/2⌋ is negative) reduced into q_1…q_level,
-// NTT. Lattigo's method also scales the message and applies a trace, which
-// are separate operations in our IR, so it cannot be called as it stands.
-func (e *Env) modUp(ct *rlwe.Ciphertext, level int) *rlwe.Ciphertext {
-	out := ct.CopyNew()
-	out.Resize(out.Degree(), level)
-	r0 := e.Params.RingQ().AtLevel(0)
-	rq := e.Params.RingQ().AtLevel(level)
-	Q := rq.ModuliChain()
-	brc := rq.BRedConstants()
-	q := Q[0]
-	for _, p := range out.Value {
-		r0.INTT(p, p)
-		for j, v := range p.Coeffs[0] {
-			neg := v >= q>>1
-			if neg {
-				v = q - v
-			}
-			for i := 1; i <= level; i++ {
-				x := ring.BRedAdd(v, Q[i], brc[i])
-				if neg && x != 0 {
-					x = Q[i] - x
-				}
-				p.Coeffs[i][j] = x
-			}
-		}
-		rq.NTT(p, p)
-	}
-	return out
+// modUp is the lift of Lattigo's CKKS bootstrapping ModUp (engine.ModRaise:
+// the branch without sparse keys, written with Lattigo's ring primitives;
+// Lattigo's own method also scales the message and applies a trace, which
+// are separate operations in our IR, so it cannot be called as it stands —
+// bootconst compares the whole step with it).
+func (e *Env) modUp(ct *rlwe.Ciphertext, level int) (*rlwe.Ciphertext, error) {
+	return engine.ModRaise(e.Params, ct, level)
 }
 
 // raisedDecryptsTo checks what a ModRaise output means: c_0 + c_1·s over

@@ -91,7 +91,10 @@ func TestRaisedDecryptionCatchesAWrongLift(t *testing.T) {
 		t.Fatal(err)
 	}
 	top := env.Params.MaxLevel()
-	good := env.modUp(ct, top)
+	good, err := env.modUp(ct, top)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ok, err := env.raisedDecryptsTo(good, m); err != nil || !ok {
 		t.Fatalf("the centered lift does not decrypt: %v %v", ok, err)
 	}

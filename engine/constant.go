@@ -106,32 +106,5 @@ func (x *Executor) deviceConstant(a *Value, c compiler.Constant) (Value, error) 
 	}
 	md := *a.meta()
 	md.Scale = c.Scale
-	return x.runLowered(l, inputs, md)
-}
-
-// runLowered runs a keyless lowered operation on the device and labels its
-// result with md.
-func (x *Executor) runLowered(l *compiler.Lowered, inputs []Operand, md rlwe.MetaData) (Value, error) {
-	level := l.Output.Limbs - 1
-	if x.res != nil {
-		ref, st, err := x.res.RunResident(l, inputs, Operand{})
-		if err != nil {
-			return Value{}, err
-		}
-		x.temps = append(x.temps, ref)
-		x.Stats.DeviceMicroOps += st.MicroOps
-		bytes := int64(l.Output.Polys) * int64(l.Output.Limbs) * int64(x.Params.N()) * WordBytes
-		return Value{Dev: &DeviceValue{Ref: ref, Degree: l.Output.Polys - 1, Level: level, Meta: md, Bytes: bytes}}, nil
-	}
-	limbs, st, err := x.Device.RunLowered(l, inputs, Operand{})
-	if err != nil {
-		return Value{}, err
-	}
-	x.Stats.DeviceMicroOps += st.MicroOps
-	ct := rlwe.NewCiphertext(x.Params, l.Output.Polys-1, level)
-	*ct.MetaData = md
-	if !CopyLimbs(limbs, ct.Value, level+1) {
-		return Value{}, fmt.Errorf("device returned %d limbs, want %d×%d", len(limbs), l.Output.Polys, level+1)
-	}
-	return Value{Ct: ct}, nil
+	return x.runLowered(l, inputs, Operand{}, md)
 }

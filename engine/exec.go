@@ -581,7 +581,7 @@ func (x *Executor) hostOp(n ir.Node, a, b Value) (*rlwe.Ciphertext, error) {
 		if !isCKKS {
 			return nil, fmt.Errorf("ModRaise is a step of CKKS bootstrapping")
 		}
-		return hostModRaise(x.Params, a.Ct, n.Level)
+		return ModRaise(x.Params, a.Ct, n.Level)
 	case ir.OpLevelDown:
 		c := a.Ct.CopyNew()
 		c.Resize(c.Degree(), n.Level)
@@ -811,7 +811,13 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 		bm = b.meta()
 	}
 	md := resultMeta(n.Op, a.meta(), bm, constScale, x.Params.Q()[level], sc)
-	outLevel := l.Output.Limbs - 1
+	return x.runLowered(l, inputs, key, md)
+}
+
+// runLowered runs a lowered operation on the device (kept there in
+// resident mode) and labels its result with md.
+func (x *Executor) runLowered(l *compiler.Lowered, inputs []Operand, key Operand, md rlwe.MetaData) (Value, error) {
+	level := l.Output.Limbs - 1
 	if x.res != nil {
 		ref, st, err := x.res.RunResident(l, inputs, key)
 		if err != nil {
@@ -820,17 +826,17 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 		x.temps = append(x.temps, ref)
 		x.Stats.DeviceMicroOps += st.MicroOps
 		bytes := int64(l.Output.Polys) * int64(l.Output.Limbs) * int64(x.Params.N()) * WordBytes
-		return Value{Dev: &DeviceValue{Ref: ref, Degree: l.Output.Polys - 1, Level: outLevel, Meta: md, Bytes: bytes}}, nil
+		return Value{Dev: &DeviceValue{Ref: ref, Degree: l.Output.Polys - 1, Level: level, Meta: md, Bytes: bytes}}, nil
 	}
 	limbs, st, err := x.Device.RunLowered(l, inputs, key)
 	if err != nil {
 		return Value{}, err
 	}
 	x.Stats.DeviceMicroOps += st.MicroOps
-	ct := rlwe.NewCiphertext(x.Params, l.Output.Polys-1, outLevel)
+	ct := rlwe.NewCiphertext(x.Params, l.Output.Polys-1, level)
 	*ct.MetaData = md
-	if !CopyLimbs(limbs, ct.Value, l.Output.Limbs) {
-		return Value{}, fmt.Errorf("device returned %d limbs, want %d×%d", len(limbs), l.Output.Polys, l.Output.Limbs)
+	if !CopyLimbs(limbs, ct.Value, level+1) {
+		return Value{}, fmt.Errorf("device returned %d limbs, want %d×%d", len(limbs), l.Output.Polys, level+1)
 	}
 	return Value{Ct: ct}, nil
 }

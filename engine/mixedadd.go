@@ -32,5 +32,5 @@ func (x *Executor) deviceMixedAdd(n ir.Node, a, b *Value) (Value, error) {
 			return Value{}, fmt.Errorf("operand %d: %w", i, err)
 		}
 	}
-	return x.runLowered(l, inputs, resultMeta(n.Op, a.meta(), b.meta(), rlwe.NewScale(1), 0, nil))
+	return x.runLowered(l, inputs, Operand{}, resultMeta(n.Op, a.meta(), b.meta(), rlwe.NewScale(1), 0, nil))
 }

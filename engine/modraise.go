@@ -7,13 +7,14 @@ import (
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
 
-// hostModRaise lifts a level-0 ciphertext to q_0…q_level as Lattigo's CKKS
+// ModRaise lifts a level-0 ciphertext to q_0…q_level as Lattigo's CKKS
 // bootstrapping ModUp does (circuits/ckks/bootstrapping, Evaluator.ModUp,
 // the branch without sparse keys): INTT at level 0, each coefficient's
 // centered representative (v ≥ ⌊q_0/2⌋ is negative) reduced into
 // q_1…q_level, NTT. The message scaling and the trace of ModUp are
-// separate nodes of the expansion.
-func hostModRaise(params rlwe.Parameters, ct *rlwe.Ciphertext, level int) (*rlwe.Ciphertext, error) {
+// separate nodes of the expansion. It is the host's ModRaise and the
+// reference the interpreter's is checked against (crosscheck).
+func ModRaise(params rlwe.Parameters, ct *rlwe.Ciphertext, level int) (*rlwe.Ciphertext, error) {
 	if ct.Level() != 0 || level < 1 || level > params.MaxLevel() {
 		return nil, fmt.Errorf("ModRaise lifts level 0 to a level in [1, %d], got %d → %d", params.MaxLevel(), ct.Level(), level)
 	}

@@ -149,7 +149,8 @@ type Executor struct {
 	Diagonals DiagonalProvider
 	Stats     ExecStats
 	// Values holds every node's instances after Run (in resident mode,
-	// values already freed on the device are absent).
+	// values already freed on the device are absent; so are the values
+	// inside a linear transform run as one program, DiagonalProvider).
 	Values [][]Value
 
 	ckks   ckks.Parameters
@@ -162,6 +163,9 @@ type Executor struct {
 	// users of usersOf's nodes (named constants look up their reader).
 	users   [][]int
 	usersOf *ir.Program
+	// transforms caches the lowered linear transforms by level, slots and
+	// diagonals.
+	transforms map[string]*compiler.LinearTransformLowered
 }
 
 // NewExecutor prepares an executor; params is ckks.Parameters or
@@ -233,6 +237,12 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 			continue // computed inside its linear transform
 		}
 		if g := ltHeads[i]; g != nil {
+			if !onDev(g.input) {
+				x.countCross(p, g.input, vals, true, crossed)
+			}
+			for _, s := range g.stored {
+				x.Stats.DeviceStoredBytes += x.nodeBytes(p, s, vals)
+			}
 			if vals[i], err = x.runLinearTransform(p, i, g, vals); err != nil {
 				return nil, fmt.Errorf("engine: node %d (%s): %w", i, n.Name, err)
 			}

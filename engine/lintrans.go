@@ -125,9 +125,17 @@ func (x *Executor) runLinearTransform(p *ir.Program, h int, g *ltGroup, vals [][
 			return nil, fmt.Errorf("linear transform input is not a host ciphertext of degree 1")
 		}
 		level := a.level()
-		l, err := compiler.LowerLinearTransform(compiler.RingOf(x.Params), level, g.spec.Slots, g.diags)
-		if err != nil {
-			return nil, err
+		key := fmt.Sprintf("%d|%d|%v", level, g.spec.Slots, g.diags)
+		l, ok := x.transforms[key]
+		if !ok {
+			var err error
+			if l, err = compiler.LowerLinearTransform(compiler.RingOf(x.Params), level, g.spec.Slots, g.diags); err != nil {
+				return nil, err
+			}
+			if x.transforms == nil {
+				x.transforms = map[string]*compiler.LinearTransformLowered{}
+			}
+			x.transforms[key] = l
 		}
 		mem := NewMemObjects()
 		mem.Set(l.Inputs[0].Space, l.Inputs[0].ID, PolyLimbs(a.Ct.Value, level+1))

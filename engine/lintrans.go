@@ -96,6 +96,20 @@ func (x *Executor) linearTransformGroups(p *ir.Program, onDev func(int) bool) (h
 		if !ok || len(g.diags) == 0 {
 			continue
 		}
+		// Lattigo's BSGS rotates by its own baby and giant steps: fuse only
+		// if the key set has them (a plan may have rewritten the rotations).
+		l, err := x.lowerTransform(n.Level, g.spec.Slots, g.diags)
+		if err != nil {
+			continue
+		}
+		for _, gal := range l.Galois {
+			if _, has := x.Keys.Galois[gal]; !has {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
 		heads[h] = g
 		for v := range g.members {
 			if v != h {
@@ -104,6 +118,23 @@ func (x *Executor) linearTransformGroups(p *ir.Program, onDev func(int) bool) (h
 		}
 	}
 	return heads, skip
+}
+
+// lowerTransform returns the lowered linear transform, cached.
+func (x *Executor) lowerTransform(level, slots int, diags []int) (*compiler.LinearTransformLowered, error) {
+	key := fmt.Sprintf("%d|%d|%v", level, slots, diags)
+	if l, ok := x.transforms[key]; ok {
+		return l, nil
+	}
+	l, err := compiler.LowerLinearTransform(compiler.RingOf(x.Params), level, slots, diags)
+	if err != nil {
+		return nil, err
+	}
+	if x.transforms == nil {
+		x.transforms = map[string]*compiler.LinearTransformLowered{}
+	}
+	x.transforms[key] = l
+	return l, nil
 }
 
 // diagonalIndex reads d from a diagonal's name …/<dft><matrix>/diag<d>.
@@ -125,17 +156,9 @@ func (x *Executor) runLinearTransform(p *ir.Program, h int, g *ltGroup, vals [][
 			return nil, fmt.Errorf("linear transform input is not a host ciphertext of degree 1")
 		}
 		level := a.level()
-		key := fmt.Sprintf("%d|%d|%v", level, g.spec.Slots, g.diags)
-		l, ok := x.transforms[key]
-		if !ok {
-			var err error
-			if l, err = compiler.LowerLinearTransform(compiler.RingOf(x.Params), level, g.spec.Slots, g.diags); err != nil {
-				return nil, err
-			}
-			if x.transforms == nil {
-				x.transforms = map[string]*compiler.LinearTransformLowered{}
-			}
-			x.transforms[key] = l
+		l, err := x.lowerTransform(level, g.spec.Slots, g.diags)
+		if err != nil {
+			return nil, err
 		}
 		mem := NewMemObjects()
 		mem.Set(l.Inputs[0].Space, l.Inputs[0].ID, PolyLimbs(a.Ct.Value, level+1))

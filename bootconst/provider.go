@@ -167,7 +167,9 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 		c.Scale = in.Scale.Mul(rlwe.NewScale(k))
 	case compiler.ConstModUp:
 		if s := (p.mod1.ScalingFactor().Float64() / p.mod1.MessageRatio()) / in.Scale.Float64(); s > 1 {
-			c.Mul = p.integer(level, new(big.Int).SetUint64(uint64(math.Round(s))))
+			// ModUp multiplies by the exact integer (ring.MulScalar) and
+			// records the unrounded factor in the scale.
+			c.Mul = p.exact(level, new(big.Int).SetUint64(uint64(math.Round(s))))
 			c.Scale = in.Scale.Mul(rlwe.NewScale(s))
 		}
 	case compiler.ConstTrace:
@@ -177,8 +179,7 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 			return c, fmt.Errorf("bootconst: %d has no inverse", gap)
 		}
 		// Trace multiplies by the exact integer (ring.MulScalarBigint).
-		r := p.params.RingQ().AtLevel(level).NewRNSScalarFromBigint(inv)
-		c.Mul = [2][]uint64{r, append([]uint64(nil), r...)}
+		c.Mul = p.exact(level, inv)
 	case compiler.ConstMinusI, compiler.ConstI:
 		v := complex(0, 1)
 		if ref.Kind == compiler.ConstMinusI {
@@ -288,6 +289,13 @@ func (p *Provider) split() (*polynomial.PatersonStockmeyerPolynomialVector, erro
 	ps := vec.PatersonStockmeyerPolynomial(p.params.Parameters, level, evm.ScalingFactor(), rlwe.NewScale(target), simEvaluator{p.params})
 	p.ps = &ps
 	return p.ps, nil
+}
+
+// exact is the residues of k on both halves (Lattigo's ring-level scalar
+// multiplications, MulScalar and MulScalarBigint, take k exactly).
+func (p *Provider) exact(level int, k *big.Int) [2][]uint64 {
+	r := p.params.RingQ().AtLevel(level).NewRNSScalarFromBigint(k)
+	return [2][]uint64{r, append([]uint64(nil), r...)}
 }
 
 // integer is an integer scalar as Lattigo's Mul(ct, k) takes it: through

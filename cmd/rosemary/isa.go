@@ -100,17 +100,28 @@ func isaVerify(args []string) error {
 		*presets += ",ckks-16,bgv-13"
 	}
 	rep := verifyReport{AllBitExact: true, AllDecrypt: true}
+	add := func(r crosscheck.Result) {
+		rep.Ops = append(rep.Ops, r)
+		rep.AllBitExact = rep.AllBitExact && r.BitExact && r.Error == ""
+		rep.AllDecrypt = rep.AllDecrypt && r.Decrypts && r.Error == ""
+	}
 	for _, name := range strings.Split(*presets, ",") {
 		env, err := crosscheck.NewEnv(strings.TrimSpace(name))
 		if err != nil {
 			return err
 		}
 		for _, op := range env.Ops() {
-			r := env.Check(op)
-			rep.Ops = append(rep.Ops, r)
-			rep.AllBitExact = rep.AllBitExact && r.BitExact && r.Error == ""
-			rep.AllDecrypt = rep.AllDecrypt && r.Decrypts && r.Error == ""
+			add(env.Check(op))
 		}
+	}
+	// A whole bootstrapping (Lattigo's default circuit) on the interpreter
+	// against Lattigo's Evaluate: full and sparse slots; logN 12 with --full.
+	boots := [][2]int{{10, 9}, {10, 6}, {11, 10}}
+	if *full {
+		boots = append(boots, [2]int{12, 11})
+	}
+	for _, b := range boots {
+		add(crosscheck.CheckBootstrap(b[0], b[1]))
 	}
 	if *asJSON {
 		if err := printJSON(rep); err != nil {

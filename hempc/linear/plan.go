@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rosemary-fhe/rosemary/fhe/cheetah"
+	"github.com/rosemary-fhe/rosemary/rns"
 )
 
 // Plan is the public layout of one layer under one protocol: both parties
@@ -329,13 +330,8 @@ func subgroupGenerator(N, C int) uint64 {
 	return g
 }
 
-func powMod(g uint64, e int, m uint64) uint64 {
-	r := uint64(1)
-	for i := 0; i < e; i++ {
-		r = r * g % m
-	}
-	return r
-}
+// powMod is g^e mod m for the int exponents of the plans.
+func powMod(g uint64, e int, m uint64) uint64 { return rns.ModExp(g, uint64(e), m) }
 
 // babyOrder lists the power-of-two baby-step counts B | C by increasing
 // automorphisms per tile, inputs·(B-1) + groups·(C/B-1) (ties: fewer baby

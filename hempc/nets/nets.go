@@ -242,16 +242,3 @@ func Compare(n Network, params cheetah.Parameters, opt linear.Options) (Comparis
 	}
 	return c, nil
 }
-
-// CompareAll compares every network of All.
-func CompareAll(params cheetah.Parameters, opt linear.Options) ([]Comparison, error) {
-	var out []Comparison
-	for _, n := range All() {
-		c, err := Compare(n, params, opt)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}

@@ -91,29 +91,11 @@ func (r Ring) SubVec(dst, x, y []uint64) []uint64 {
 	return dst
 }
 
-// NegVec sets dst[i] = -x[i].
-func (r Ring) NegVec(dst, x []uint64) []uint64 {
-	dst = dst[:len(x)]
-	for i := range x {
-		dst[i] = (-x[i]) & r.mask
-	}
-	return dst
-}
-
 // ScaleVec sets dst[i] = c·x[i].
 func (r Ring) ScaleVec(dst, x []uint64, c uint64) []uint64 {
 	dst = dst[:len(x)]
 	for i := range x {
 		dst[i] = (c * x[i]) & r.mask
-	}
-	return dst
-}
-
-// AddConstVec sets dst[i] = x[i] + c.
-func (r Ring) AddConstVec(dst, x []uint64, c uint64) []uint64 {
-	dst = dst[:len(x)]
-	for i := range x {
-		dst[i] = (x[i] + c) & r.mask
 	}
 	return dst
 }

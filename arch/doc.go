@@ -11,6 +11,11 @@
 // tool default or a first-principles derivation) in a "source" field beside
 // it. No parameter is fitted to reproduce a reported result.
 //
+// The CPU baseline's calibration (baselines/cpu.json, loaded by CPU) is a
+// measurement rather than a hardware description: per-limb kernel times of
+// the rns package on one core, with the machine, date and method they come
+// from.
+//
 // The cost functions (Datapath.Cycles, Datapath.BytesPerLimb) are analytic:
 // they turn one kernel over one RNS limb of ring degree N into datapath
 // cycles and bytes. They do not model queues or time; the simulator (sim/...)

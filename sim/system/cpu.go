@@ -8,45 +8,39 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
 
-// CPU baseline calibration: the time of one kernel over one RNS limb of
-// 2^13 coefficients with Rosemary's own rns package, single-threaded.
-//
-// Measured here on 2026-11-29, machine: 2-core "AMD EPYC" virtual machine
-// with AVX-512 and AVX-512 IFMA, shared with other jobs (load average 4-6),
-// Go 1.26. The figures below are the medians of 200 calls on one locked OS
-// thread reported at ~23:50 UTC by rns.BenchKernels(13, 200) (since moved
-// to rns/rnsbench). They were cross-checked at ~23:58 UTC with this
-// package's benchmark,
-//
-//	go test ./sim/system -run XXX -bench CPUCalibration -benchtime 2000x -cpu 1 -count 2
-//
-// which gave figures within 15% of them (e.g. NTT 8.7-9.6 us / 13.7-14.5
-// us, MODMUL 1.22-1.24 us / 2.57-2.98 us, BConv 4->8 36-39 us / 110 us for
-// 49- / 60-bit primes; the spread is the machine's load). The 49-bit table
-// is the IFMA path (primes below 2^50), the 60-bit table the AVX-512 /
-// pure-Go path for larger primes. BConv was timed from 4 limbs to 8 (32
-// limb pairs, including the 4 input scalings); the per-pair figure is that
-// time / 32. ModSub is taken equal to ModAdd (same kernel shape).
+// The CPU baseline's calibration, the time of one kernel over one RNS limb
+// of 2^cpuCalibLogN coefficients with Rosemary's own rns package measured
+// single-threaded, lives with its source in arch (baselines/cpu.json): a
+// table for primes below 2^50 (the IFMA path) and one for wider primes.
 var (
-	cpuCalibLogN = 13
+	cpuBaseline  = mustCPUBaseline()
+	cpuCalibLogN = cpuBaseline.CalibLogN
+	cpuNs49      = mustCPUKernels(49)
+	cpuNs60      = mustCPUKernels(60)
 
-	cpuNs49 = map[arch.Kernel]float64{
-		arch.NTT: 7947, arch.INTT: 7100, arch.ModMul: 1162, arch.ModMAC: 1482,
-		arch.ModAdd: 962, arch.ModSub: 962, arch.Automorph: 942, arch.BConv: 31737.0 / 32,
-	}
-	cpuNs60 = map[arch.Kernel]float64{
-		arch.NTT: 12729, arch.INTT: 15418, arch.ModMul: 2504, arch.ModMAC: 2884,
-		arch.ModAdd: 1011, arch.ModSub: 1011, arch.Automorph: 891, arch.BConv: 102012.0 / 32,
-	}
+	// CPUCorePowerW is the power charged per busy CPU core: the paper's CPU
+	// baseline's TDP over its cores (see arch's CPU baseline for the source);
+	// an attribution, not a measurement.
+	CPUCorePowerW = cpuBaseline.CorePowerW
 )
 
-// CPUCorePowerW is the power charged per busy CPU core: the paper's CPU
-// baseline, an AMD Ryzen Threadripper 9970X (Rosemary §Baselines), has a
-// 350 W TDP over 32 cores (AMD product specifications; recalled, not
-// re-checked here), i.e. 10.9 W per core. Our CPU figures are single-thread
-// measurements on this machine's EPYC, so this is an attribution, not a
-// measurement.
-const CPUCorePowerW = 350.0 / 32
+// mustCPUBaseline loads the embedded baseline; it is part of the binary,
+// so failing to load it is a build defect.
+func mustCPUBaseline() *arch.CPUBaseline {
+	b, err := arch.CPU()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func mustCPUKernels(maxBits int) map[arch.Kernel]float64 {
+	m, err := cpuBaseline.Kernels(maxBits)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
 
 // cpuModel turns kernel counts into CPU time from the calibration table,
 // scaled from N = 2^13 by N log N (NTT/INTT) or N (the others).

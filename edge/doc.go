@@ -56,11 +56,9 @@
 // layout Lattigo's CKKS ciphertexts use, so Lattigo decrypts them; a Lattigo
 // public key is imported once with ImportPublicKey.
 //
-// The video helpers pack 8-bit grayscale frames into the real slots of
-// ciphertexts, log2(q0) bits per slot as in the paper's section II-D, and
-// restore them exactly after decryption.
-//
-// The bank-conflict schedules of the paper's NTT_swap2 / NTT_swap4 live in
-// the subpackage edge/nttsched; edge/latbench measures Lattigo as the
-// benchmark anchor (the only non-test code here that imports Lattigo).
+// Video frames (packing into slots, YUV4MPEG2 files, encrypted video
+// directories) are edge/video; the bank-conflict schedules of the paper's
+// NTT_swap2 / NTT_swap4 are edge/nttsched; the measurement against Lattigo
+// behind `rosemary edge bench` is bench/edgebench. Nothing in the edge tree
+// imports Lattigo outside tests.
 package edge

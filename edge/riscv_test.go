@@ -1,4 +1,4 @@
-package edge
+package edge_test
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/rosemary-fhe/rosemary/edge"
+	"github.com/rosemary-fhe/rosemary/edge/video"
 )
 
 func goTool(t *testing.T) string {
@@ -54,8 +57,8 @@ func TestRISCV(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("riscv64 build: %v\n%s", err, out)
 	}
-	p, _ := Preset(4096)
-	ctx, _ := NewContext(p)
+	p, _ := edge.Preset(4096)
+	ctx, _ := edge.NewContext(p)
 	sk, pk, err := ctx.GenKeys()
 	if err != nil {
 		t.Fatal(err)
@@ -75,14 +78,14 @@ func TestRISCV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, _ := NewDecryptor(ctx, sk)
-	codec, _ := NewFrameCodec(p)
+	dec, _ := edge.NewDecryptor(ctx, sk)
+	codec, _ := video.NewCodec(p)
 	slots := make([]float64, codec.Slots)
 	if err := dec.Decrypt(ct, slots); err != nil {
 		t.Fatal(err)
 	}
-	want := SyntheticFrame(QQVGAWidth, QQVGAHeight, 0)
-	got := Frame{W: want.W, H: want.H, Pix: make([]byte, len(want.Pix))}
+	want := video.SyntheticFrame(video.QQVGAWidth, video.QQVGAHeight, 0)
+	got := video.Frame{W: want.W, H: want.H, Pix: make([]byte, len(want.Pix))}
 	if err := codec.Unpack(slots, 0, got); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rosemary-fhe/rosemary/bench/edgebench"
 	"github.com/rosemary-fhe/rosemary/edge"
-	"github.com/rosemary-fhe/rosemary/edge/latbench"
+	"github.com/rosemary-fhe/rosemary/edge/video"
 )
 
 func init() {
@@ -55,26 +56,26 @@ func edgeEncrypt(args []string) error {
 	if err != nil {
 		return err
 	}
-	var next func() (edge.Frame, error)
+	var next func() (video.Frame, error)
 	if *synthetic != "" {
 		w, h := 0, 0
 		switch strings.ToLower(*synthetic) {
 		case "qqvga":
-			w, h = edge.QQVGAWidth, edge.QQVGAHeight
+			w, h = video.QQVGAWidth, video.QQVGAHeight
 		case "qvga":
-			w, h = edge.QVGAWidth, edge.QVGAHeight
+			w, h = video.QVGAWidth, video.QVGAHeight
 		default:
 			return fmt.Errorf("--synthetic %q: want qqvga or qvga", *synthetic)
 		}
 		t := 0
-		next = func() (edge.Frame, error) { t++; return edge.SyntheticFrame(w, h, t-1), nil }
+		next = func() (video.Frame, error) { t++; return video.SyntheticFrame(w, h, t-1), nil }
 	} else {
 		f, err := os.Open(*in)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		r, err := edge.NewY4MReader(f)
+		r, err := video.NewY4MReader(f)
 		if err != nil {
 			return err
 		}
@@ -86,7 +87,7 @@ func edgeEncrypt(args []string) error {
 			return err
 		}
 	}
-	st, err := edge.EncryptVideo(*out, p, pk, *seeded, *frames, next)
+	st, err := video.Encrypt(*out, p, pk, *seeded, *frames, next)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func edgeDecrypt(args []string) error {
 	if *in == "" || *out == "" {
 		return errors.New("need --in DIR and --out FILE")
 	}
-	frames, err := edge.DecryptVideo(*in, *key)
+	frames, err := video.Decrypt(*in, *key)
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func edgeDecrypt(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := edge.WriteY4M(f, frames); err != nil {
+	if err := video.WriteY4M(f, frames); err != nil {
 		f.Close()
 		return err
 	}
@@ -148,7 +149,7 @@ func edgeBench(args []string) error {
 	if *iters < 1 {
 		return errors.New("--iters must be ≥ 1")
 	}
-	var rows []edge.BenchResult
+	var rows []edgebench.Result
 	for _, s := range strings.Split(*ns, ",") {
 		var n int
 		if _, err := fmt.Sscan(strings.TrimSpace(s), &n); err != nil {
@@ -162,11 +163,11 @@ func edgeBench(args []string) error {
 		if *path != "" {
 			pth = edge.NTTPath(*path)
 		}
-		r, err := edge.MeasureEncryptPath(p, pth, *iters)
+		r, err := edgebench.Measure(p, pth, *iters)
 		if err != nil {
 			return err
 		}
-		lr, err := latbench.Measure(p.N, p.Q, p.LogScale, edge.BenchValues(p.Slots()), *iters)
+		lr, err := edgebench.MeasureLattigo(p.N, p.Q, p.LogScale, edgebench.Values(p.Slots()), *iters)
 		if err != nil {
 			return err
 		}

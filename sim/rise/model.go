@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/rosemary-fhe/rosemary/edge"
+	"github.com/rosemary-fhe/rosemary/edge/video"
 )
 
 // System is one of the paper's four SoCs.
@@ -311,10 +312,10 @@ func Table(opt Options) (Report, error) {
 		pt.SamplingSpeedup = sw.sum(edge.PhaseSample) / acc.sampleCycles(enc.Sample)
 		pt.EncryptionSpeedup = sw.sum(edge.PhaseLift, edge.PhaseNTT, edge.PhaseProduct) / acc.encryptCrypto(p.N, len(p.Q), 1, true).Cycles()
 		pt.DecryptionSpeedup = sw.sum(edge.PhaseDecProduct, edge.PhaseINTT) / acc.decryptCrypto(p.N, dec.Crypto.Limbs, 1).Cycles()
-		if pt.QQVGA, err = FramePlan("qqvga", edge.QQVGAWidth, edge.QQVGAHeight, p.N, logQi, len(p.Q)); err != nil {
+		if pt.QQVGA, err = FramePlan("qqvga", video.QQVGAWidth, video.QQVGAHeight, p.N, logQi, len(p.Q)); err != nil {
 			return Report{}, err
 		}
-		if pt.QVGA, err = FramePlan("qvga", edge.QVGAWidth, edge.QVGAHeight, p.N, logQi, len(p.Q)); err != nil {
+		if pt.QVGA, err = FramePlan("qvga", video.QVGAWidth, video.QVGAHeight, p.N, logQi, len(p.Q)); err != nil {
 			return Report{}, err
 		}
 		for _, s := range Systems {

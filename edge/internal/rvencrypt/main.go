@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/rosemary-fhe/rosemary/edge"
+	"github.com/rosemary-fhe/rosemary/edge/video"
 )
 
 func main() {
@@ -49,12 +50,12 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	codec, err := edge.NewFrameCodec(p)
+	codec, err := video.NewCodec(p)
 	if err != nil {
 		return err
 	}
 	slots := make([]float64, codec.Slots)
-	if err := codec.Pack(edge.SyntheticFrame(edge.QQVGAWidth, edge.QQVGAHeight, 0), 0, slots); err != nil {
+	if err := codec.Pack(video.SyntheticFrame(video.QQVGAWidth, video.QQVGAHeight, 0), 0, slots); err != nil {
 		return err
 	}
 	ct := ctx.NewCiphertext()

@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/rosemary-fhe/rosemary/edge"
+	"github.com/rosemary-fhe/rosemary/edge/video"
 )
 
 func main() {
@@ -61,11 +62,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	codec, err := edge.NewFrameCodec(p)
+	codec, err := video.NewCodec(p)
 	if err != nil {
 		return err
 	}
-	frame := edge.SyntheticFrame(edge.QQVGAWidth, edge.QQVGAHeight, 0)
+	frame := video.SyntheticFrame(video.QQVGAWidth, video.QQVGAHeight, 0)
 	slots := make([]float64, codec.Slots)
 	if err := codec.Pack(frame, 0, slots); err != nil {
 		return err
@@ -87,7 +88,7 @@ func run() error {
 	if err := dec.DecryptPhased(ct, out, marker); err != nil {
 		return err
 	}
-	got := edge.Frame{W: frame.W, H: frame.H, Pix: make([]byte, len(frame.Pix))}
+	got := video.Frame{W: frame.W, H: frame.H, Pix: make([]byte, len(frame.Pix))}
 	if err := codec.Unpack(out, 0, got); err != nil {
 		return err
 	}

@@ -1,28 +1,30 @@
-package edge
+package video
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rosemary-fhe/rosemary/edge"
 )
 
 // The directory round trip the CLI uses restores every frame exactly, for
 // public-key and seeded encryption, and rejects a wrong key.
-func TestVideoDirRoundTrip(t *testing.T) {
-	p, _ := Preset(4096)
+func TestDirRoundTrip(t *testing.T) {
+	p, _ := edge.Preset(4096)
 	for _, seeded := range []bool{false, true} {
 		dir := t.TempDir()
 		i := 0
 		next := func() (Frame, error) { i++; return SyntheticFrame(QQVGAWidth, QQVGAHeight, i-1), nil }
-		st, err := EncryptVideo(dir, p, nil, seeded, 2, next)
+		st, err := Encrypt(dir, p, nil, seeded, 2, next)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if st.Frames != 2 || st.CtsPerFrame != 3 {
 			t.Fatalf("stats %+v", st)
 		}
-		frames, err := DecryptVideo(dir, "")
+		frames, err := Decrypt(dir, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,21 +38,21 @@ func TestVideoDirRoundTrip(t *testing.T) {
 		if !seeded {
 			dir2 := t.TempDir()
 			i = 0
-			if _, err := EncryptVideo(dir2, p, pk, false, 1, next); err != nil {
+			if _, err := Encrypt(dir2, p, pk, false, 1, next); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := os.Stat(filepath.Join(dir2, "secret.key")); err == nil {
 				t.Fatal("secret key written although a public key was given")
 			}
-			fr, err := DecryptVideo(dir2, filepath.Join(dir, "secret.key"))
+			fr, err := Decrypt(dir2, filepath.Join(dir, "secret.key"))
 			if err != nil || !bytes.Equal(fr[0].Pix, SyntheticFrame(QQVGAWidth, QQVGAHeight, 0).Pix) {
 				t.Fatalf("decrypt with the server key: %v", err)
 			}
 			// A different key must be detected, not silently produce garbage.
 			dir3 := t.TempDir()
 			i = 0
-			EncryptVideo(dir3, p, nil, false, 1, next)
-			if _, err := DecryptVideo(dir2, filepath.Join(dir3, "secret.key")); err == nil {
+			Encrypt(dir3, p, nil, false, 1, next)
+			if _, err := Decrypt(dir2, filepath.Join(dir3, "secret.key")); err == nil {
 				t.Fatal("wrong key not detected")
 			}
 		}

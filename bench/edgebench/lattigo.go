@@ -1,7 +1,4 @@
-// Package latbench measures Lattigo v6's CKKS public-key encryption as the
-// anchor of `rosemary edge bench`. It is the only non-test code of the edge
-// tree that imports Lattigo; the edge package itself never does.
-package latbench
+package edgebench
 
 import (
 	"fmt"
@@ -9,16 +6,15 @@ import (
 	"math/bits"
 	"runtime"
 
-	"github.com/rosemary-fhe/rosemary/edge"
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 )
 
-// Result holds Lattigo's figures for one parameter set.
-type Result struct {
+// LattigoResult holds Lattigo's figures for one parameter set.
+type LattigoResult struct {
 	EncryptMs    float64 // Encode + Encrypt (public key): wall time, fastest round
 	EncryptCPUMs float64 // the same in thread CPU time
-	WorkingBytes int     // see Measure
+	WorkingBytes int     // see MeasureLattigo
 }
 
 // bytesPerOp returns the heap bytes one call of op allocates (mean of 5).
@@ -35,15 +31,15 @@ func bytesPerOp(op func() error) (float64, error) {
 	return float64(m1.TotalAlloc-m0.TotalAlloc) / k, nil
 }
 
-// Measure times ckks Encode + rlwe public-key Encrypt at ring degree n with
+// MeasureLattigo times ckks Encode + rlwe public-key Encrypt at ring degree n with
 // the given primes (no special primes P, so Lattigo takes its direct
 // encryptZeroPkNoP path) and reports its working memory: the live heap
 // (after GC) held by the parameters (ring and NTT tables), the encoder, the
 // encryptor and the plaintext buffer, plus the bytes allocated per
 // encryption in steady state (transient buffers). The public key and the
 // output ciphertext are excluded, as they are for the edge encryptor.
-func Measure(n int, primes []uint64, logScale int, values []float64, iters int) (Result, error) {
-	var r Result
+func MeasureLattigo(n int, primes []uint64, logScale int, values []float64, iters int) (LattigoResult, error) {
+	var r LattigoResult
 	live := func() uint64 {
 		var m runtime.MemStats
 		runtime.GC()
@@ -54,7 +50,7 @@ func Measure(n int, primes []uint64, logScale int, values []float64, iters int) 
 	params, err := ckks.NewParametersFromLiteral(ckks.ParametersLiteral{
 		LogN: bits.Len(uint(n)) - 1, Q: primes, LogDefaultScale: logScale})
 	if err != nil {
-		return r, fmt.Errorf("latbench: parameters: %w", err)
+		return r, fmt.Errorf("edgebench: lattigo: parameters: %w", err)
 	}
 	h1 := live()
 	_, pk := rlwe.NewKeyGenerator(params).GenKeyPairNew()
@@ -71,16 +67,16 @@ func Measure(n int, primes []uint64, logScale int, values []float64, iters int) 
 		return enc.Encrypt(pt, ct)
 	}
 	if err := op(); err != nil {
-		return r, fmt.Errorf("latbench: encrypt: %w", err)
+		return r, fmt.Errorf("edgebench: lattigo: encrypt: %w", err)
 	}
-	// The same timing rule as edge.MeasureEncrypt (fastest of 5 rounds).
-	r.EncryptMs, r.EncryptCPUMs, err = edge.TimeOp(iters, op)
+	// The same timing rule as Measure (fastest of 5 rounds).
+	r.EncryptMs, r.EncryptCPUMs, err = TimeOp(iters, op)
 	if err != nil {
-		return r, fmt.Errorf("latbench: encrypt: %w", err)
+		return r, fmt.Errorf("edgebench: lattigo: encrypt: %w", err)
 	}
 	perOp, err := bytesPerOp(op)
 	if err != nil {
-		return r, fmt.Errorf("latbench: encrypt: %w", err)
+		return r, fmt.Errorf("edgebench: lattigo: encrypt: %w", err)
 	}
 	setup := int64(h1) - int64(h0) + int64(h3) - int64(h2)
 	r.WorkingBytes = int(setup) + int(math.Round(perOp))

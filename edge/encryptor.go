@@ -352,7 +352,7 @@ func NewDecryptor(ctx *Context, sk *SecretKey) (*Decryptor, error) {
 		row := make([]uint64, k)
 		mk := &ctx.limbs[k].mod
 		for j := 0; j < k; j++ {
-			row[j] = mk.Pow(ctx.limbs[j].mod.Q%mk.Q, mk.Q-2)
+			row[j] = rns.ModExp(ctx.limbs[j].mod.Q%mk.Q, mk.Q-2, mk.Q)
 		}
 		d.inv = append(d.inv, row)
 		d.qp = mul128(d.qp, ctx.limbs[k].mod.Q)
@@ -440,7 +440,7 @@ func (d *Decryptor) crt(j int) float64 {
 		mk := &c.limbs[k].mod
 		x := d.acc[k][j]
 		for i := 0; i < k; i++ {
-			x = mk.Mul((x+mk.Q-mk.Reduce(v[i]))%mk.Q, d.inv[k][i])
+			x = mk.BRed((x+mk.Q-mk.Reduce(v[i]))%mk.Q, d.inv[k][i])
 		}
 		v[k] = x
 	}

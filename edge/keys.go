@@ -102,7 +102,7 @@ func (c *Context) fromMult(v [][]uint64) [][]uint64 {
 		o := make([]uint64, len(p))
 		for j, x := range p {
 			if l.small {
-				o[j] = condSub(mred32(x, 1, l.mod.Q, l.mod.QInv), l.mod.Q)
+				o[j] = condSub(mred32(x, 1, l.mod.Q, l.mod.MRedConst), l.mod.Q)
 			} else {
 				o[j] = l.mod.MRed(x, 1)
 			}

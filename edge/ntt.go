@@ -3,6 +3,8 @@ package edge
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/rosemary-fhe/rosemary/rns"
 )
 
 // NTT is an in-place negacyclic number-theoretic transform over Z_q[X]/(X^N+1).
@@ -38,14 +40,14 @@ func newNTTRoots(n int, q uint64) (nttRoots, error) {
 	if (q-1)%uint64(2*n) != 0 {
 		return nttRoots{}, fmt.Errorf("edge: modulus %d is not 1 mod 2N=%d", q, 2*n)
 	}
-	g, err := primitiveRoot(q)
+	g, err := rns.PrimitiveRoot(q)
 	if err != nil {
 		return nttRoots{}, err
 	}
 	r := nttRoots{n: n, logN: bits.Len(uint(n)) - 1, mod: mod}
-	r.psi = mod.Pow(g, (q-1)/uint64(2*n))
-	r.psiInv = mod.Pow(r.psi, q-2)
-	r.nInv = mod.Pow(uint64(n), q-2)
+	r.psi = rns.ModExp(g, (q-1)/uint64(2*n), q)
+	r.psiInv = rns.ModExp(r.psi, q-2, q)
+	r.nInv = rns.ModExp(uint64(n), q-2, q)
 	return r, nil
 }
 
@@ -85,10 +87,10 @@ func NewTableNTT(n int, q uint64) (*TableNTT, error) {
 	for j := 0; j < n; j++ {
 		k := brev(uint64(j), r.logN)
 		t.w[k], t.iw[k] = pw, ipw
-		t.ws[k], t.iws[k] = shoup(pw, q), shoup(ipw, q)
-		pw, ipw = m.Mul(pw, r.psi), m.Mul(ipw, r.psiInv)
+		t.ws[k], t.iws[k] = m.ShoupConstant(pw), m.ShoupConstant(ipw)
+		pw, ipw = m.BRed(pw, r.psi), m.BRed(ipw, r.psiInv)
 	}
-	t.nInvS = shoup(r.nInv, q)
+	t.nInvS = m.ShoupConstant(r.nInv)
 	return t, nil
 }
 
@@ -116,7 +118,7 @@ func (t *TableNTT) Forward(p []uint64) {
 			for j := range x {
 				u := x[j]
 				u -= q2 & ctGeq(u, q2)
-				v := shoupMulLazy(y[j], w, ws, q)
+				v := rns.MulShoupLazy(y[j], w, ws, q)
 				x[j] = u + v
 				y[j] = u - v + q2
 			}
@@ -128,7 +130,7 @@ func (t *TableNTT) Forward(p []uint64) {
 	for i := range w {
 		u := p[2*i]
 		u -= q2 & ctGeq(u, q2)
-		v := shoupMulLazy(p[2*i+1], w[i], ws[i], q)
+		v := rns.MulShoupLazy(p[2*i+1], w[i], ws[i], q)
 		p[2*i] = condSub(condSub(u+v, q2), q)
 		p[2*i+1] = condSub(condSub(u-v+q2, q2), q)
 	}
@@ -153,12 +155,12 @@ func (t *TableNTT) Inverse(p []uint64) {
 				u, v := x[j], y[j]
 				s := u + v
 				x[j] = s - q2&ctGeq(s, q2)
-				y[j] = shoupMulLazy(u-v+q2, w, ws, q)
+				y[j] = rns.MulShoupLazy(u-v+q2, w, ws, q)
 			}
 		}
 	}
 	for j := range p {
-		p[j] = condSub(shoupMulLazy(p[j], t.nInv, t.nInvS, q), q)
+		p[j] = condSub(rns.MulShoupLazy(p[j], t.nInv, t.nInvS, q), q)
 	}
 }
 
@@ -189,14 +191,14 @@ func NewFlyNTT(n int, q uint64) (*FlyNTT, error) {
 	a, b := r.psi, r.psiInv
 	for s := 0; s <= r.logN; s++ {
 		f.pow[s], f.ipow[s] = m.MForm(a), m.MForm(b)
-		a, b = m.Mul(a, a), m.Mul(b, b)
+		a, b = m.BRed(a, a), m.BRed(b, b)
 	}
 	f.nInvM = m.MForm(r.nInv)
 	f.oneM = m.MForm(1)
 	a = r.psi
 	for s := 0; s <= r.logN; s++ {
-		f.spow[s], f.spowS[s] = a, shoup(a, q)
-		a = m.Mul(a, a)
+		f.spow[s], f.spowS[s] = a, m.ShoupConstant(a)
+		a = m.BRed(a, a)
 	}
 	f.invQ = 0x1p63 / float64(q)
 	return f, nil

@@ -1,5 +1,7 @@
 package edge
 
+import "github.com/rosemary-fhe/rosemary/rns"
+
 // Fully lazy butterflies for q < 2^40 (covering the 27/30-bit edge primes):
 // no reduction inside the transform at all. Forward (Cooley-Tukey, radix-4
 // passes in ntt_radix4.go) outputs grow by at most 3q per stage, so after
@@ -24,13 +26,13 @@ func (t *TableNTT) inverseLazy(p []uint64) {
 			for j := range x {
 				u, v := x[j], y[j]
 				x[j] = u + v
-				y[j] = shoupMulLazy(u-v+b, w, ws, q)
+				y[j] = rns.MulShoupLazy(u-v+b, w, ws, q)
 			}
 		}
 		b *= 2
 	}
 	for j := range p {
-		p[j] = condSub(shoupMulLazy(p[j], t.nInv, t.nInvS, q), q)
+		p[j] = condSub(rns.MulShoupLazy(p[j], t.nInv, t.nInvS, q), q)
 	}
 }
 

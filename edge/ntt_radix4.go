@@ -1,6 +1,10 @@
 package edge
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/rosemary-fhe/rosemary/rns"
+)
 
 // Radix-4 passes: two Cooley-Tukey stages per sweep over memory. For a
 // block of stage s with twiddle W (half-size H) and its two children of
@@ -24,12 +28,12 @@ func r4(p []uint64, base, H int, w, ws, wl, wls, wh, whs, q uint64) {
 	b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
 	for j := range a {
 		x0, x1 := a[j], b[j]
-		t2 := shoupMulLazy(c[j], w, ws, q)
-		t3 := shoupMulLazy(d[j], w, ws, q)
+		t2 := rns.MulShoupLazy(c[j], w, ws, q)
+		t3 := rns.MulShoupLazy(d[j], w, ws, q)
 		y0, y2 := x0+t2, x0-t2+q3
 		y1, y3 := x1+t3, x1-t3+q3
-		u1 := shoupMulLazy(y1, wl, wls, q)
-		u3 := shoupMulLazy(y3, wh, whs, q)
+		u1 := rns.MulShoupLazy(y1, wl, wls, q)
+		u3 := rns.MulShoupLazy(y3, wh, whs, q)
 		a[j], b[j] = y0+u1, y0-u1+q3
 		c[j], d[j] = y2+u3, y2-u3+q3
 	}
@@ -40,12 +44,12 @@ func r4last(p []uint64, base int, w, ws, wl, wls, wh, whs uint64, m *Modulus) {
 	q := m.Q
 	q3 := 3 * q
 	x := p[base : base+4 : base+4]
-	t2 := shoupMulLazy(x[2], w, ws, q)
-	t3 := shoupMulLazy(x[3], w, ws, q)
+	t2 := rns.MulShoupLazy(x[2], w, ws, q)
+	t3 := rns.MulShoupLazy(x[3], w, ws, q)
 	y0, y2 := x[0]+t2, x[0]-t2+q3
 	y1, y3 := x[1]+t3, x[1]-t3+q3
-	u1 := shoupMulLazy(y1, wl, wls, q)
-	u3 := shoupMulLazy(y3, wh, whs, q)
+	u1 := rns.MulShoupLazy(y1, wl, wls, q)
+	u3 := rns.MulShoupLazy(y3, wh, whs, q)
 	x[0], x[1] = m.Reduce(y0+u1), m.Reduce(y0-u1+q3)
 	x[2], x[3] = m.Reduce(y2+u3), m.Reduce(y2-u3+q3)
 }
@@ -58,7 +62,7 @@ func radix2First(p []uint64, w, ws, q uint64) {
 	q3 := 3 * q
 	for j := range x {
 		u := x[j]
-		v := shoupMulLazy(y[j], w, ws, q)
+		v := rns.MulShoupLazy(y[j], w, ws, q)
 		x[j], y[j] = u+v, u-v+q3
 	}
 }
@@ -157,14 +161,14 @@ func (f *FlyNTT) forwardRadix4(pa, pb, pc []uint64) {
 			for k := 0; k < cn; k++ {
 				if i := i0 + k; i > 0 {
 					t := bits.TrailingZeros(uint(i))
-					wl = condSub(shoupMulLazy(part[t+1], f.spow[top-t-1], f.spowS[top-t-1], q), q)
+					wl = condSub(rns.MulShoupLazy(part[t+1], f.spow[top-t-1], f.spowS[top-t-1], q), q)
 					for b := 0; b <= t; b++ {
 						part[b] = wl
 					}
 				}
 				wls := approxShoup(wl, c)
-				w := condSub(condSub(shoupMulLazy(wl, wl, wls, q), q), q)
-				wh := condSub(shoupMulLazy(wl, rootI, rootIS, q), q)
+				w := condSub(condSub(rns.MulShoupLazy(wl, wl, wls, q), q), q)
+				wh := condSub(rns.MulShoupLazy(wl, rootI, rootIS, q), q)
 				tw[0][k], tw[1][k] = w, approxShoup(w, c)
 				tw[2][k], tw[3][k] = wl, wls
 				tw[4][k], tw[5][k] = wh, approxShoup(wh, c)
@@ -197,12 +201,12 @@ func r4lastChunk(blk []uint64, tw *[6][32]uint64, mod *Modulus) {
 	for k := 0; k < len(blk)/4; k++ {
 		x := blk[4*k : 4*k+4 : 4*k+4]
 		w, ws := tw[0][k], tw[1][k]
-		t2 := shoupMulLazy(x[2], w, ws, q)
-		t3 := shoupMulLazy(x[3], w, ws, q)
+		t2 := rns.MulShoupLazy(x[2], w, ws, q)
+		t3 := rns.MulShoupLazy(x[3], w, ws, q)
 		y0, y2 := x[0]+t2, x[0]-t2+q3
 		y1, y3 := x[1]+t3, x[1]-t3+q3
-		u1 := shoupMulLazy(y1, tw[2][k], tw[3][k], q)
-		u3 := shoupMulLazy(y3, tw[4][k], tw[5][k], q)
+		u1 := rns.MulShoupLazy(y1, tw[2][k], tw[3][k], q)
+		u3 := rns.MulShoupLazy(y3, tw[4][k], tw[5][k], q)
 		x[0], x[1] = mod.Reduce(y0+u1), mod.Reduce(y0-u1+q3)
 		x[2], x[3] = mod.Reduce(y2+u3), mod.Reduce(y2-u3+q3)
 	}

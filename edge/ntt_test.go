@@ -32,11 +32,11 @@ func TestNTTBruteForce(t *testing.T) {
 		m := &tab.mod
 		want := make([]uint64, n)
 		for j := 0; j < n; j++ {
-			x := m.Pow(tab.psi, 2*brev(uint64(j), tab.logN)+1)
+			x := rns.ModExp(tab.psi, 2*brev(uint64(j), tab.logN)+1, m.Q)
 			acc, pw := uint64(0), uint64(1)
 			for _, c := range a {
-				acc = (acc + m.Mul(c, pw)) % q
-				pw = m.Mul(pw, x)
+				acc = (acc + m.BRed(c, pw)) % q
+				pw = m.BRed(pw, x)
 			}
 			want[j] = acc
 		}

@@ -170,7 +170,7 @@ func (c *Context) TwiddleBytes() int {
 // q < 2^30, a·2^64 mod q otherwise.
 func (l *limb) toMont(a uint64) uint64 {
 	if l.small {
-		return l.mod.Mul(a, l.r32)
+		return l.mod.BRed(a, l.r32)
 	}
 	return l.mod.MForm(a)
 }
@@ -182,7 +182,7 @@ func (l *limb) mulAdd(acc, a, bm []uint64) {
 	a = a[:len(acc)]
 	bm = bm[:len(acc)]
 	if l.small {
-		qi := l.mod.QInv
+		qi := l.mod.MRedConst
 		for j := range acc {
 			acc[j] = condSub(acc[j]+condSub(mred32(a[j], bm[j], q, qi), q), q)
 		}
@@ -200,7 +200,7 @@ func (l *limb) mulAdd2(c0, c1, u, p0, p1 []uint64) {
 		l.mulAdd(c1, u, p1)
 		return
 	}
-	q, qi := l.mod.Q, l.mod.QInv
+	q, qi := l.mod.Q, l.mod.MRedConst
 	c1, u, p0, p1 = c1[:len(c0)], u[:len(c0)], p0[:len(c0)], p1[:len(c0)]
 	for j := range c0 {
 		x := u[j]
@@ -215,7 +215,7 @@ func (l *limb) mulSub(acc, a, bm []uint64) {
 	a = a[:len(acc)]
 	bm = bm[:len(acc)]
 	if l.small {
-		qi := l.mod.QInv
+		qi := l.mod.MRedConst
 		for j := range acc {
 			acc[j] = condSub(acc[j]+q-condSub(mred32(a[j], bm[j], q, qi), q), q)
 		}

@@ -1,4 +1,4 @@
-package store
+package storeread
 
 import (
 	"crypto/rand"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
@@ -15,31 +16,31 @@ import (
 // paper's example page size) and a ciphertext-like object of 2 polys × 16
 // limbs × 2^14 8-byte words (128 KiB limbs, 8 pages each; 4 MiB in total).
 var (
-	DefaultReadBenchLayout = layout.Layout{Channels: 4, PageSize: 16 << 10}
-	DefaultReadBenchShape  = Shape{Polys: 2, Limbs: 16, LogN: 14, WordSize: 8}
+	DefaultLayout = layout.Layout{Channels: 4, PageSize: 16 << 10}
+	DefaultShape  = store.Shape{Polys: 2, Limbs: 16, LogN: 14, WordSize: 8}
 )
 
-// ReadBench holds one object in a store and the same bytes in one plain
+// Bench holds one object in a store and the same bytes in one plain
 // file on the same file system, to compare the store's parallel limb reads
 // with a plain sequential read. Neither uses O_DIRECT and no cache is
 // dropped, so after the first pass both are served from the page cache.
-type ReadBench struct {
-	store *Store
-	obj   *Object
+type Bench struct {
+	st    *store.Store
+	obj   *store.Object
 	seq   *os.File
-	shape Shape
+	shape store.Shape
 	buf   []byte   // one limb
 	all   [][]byte // every limb (ReadStoreObject)
 }
 
-// NewReadBench creates dir/store (layout l) holding one random object of
+// New creates dir/store (layout l) holding one random object of
 // the given shape and dir/sequential.dat with the same limbs back to back,
 // fsyncs both, and reads both once.
-func NewReadBench(dir string, l layout.Layout, shape Shape) (*ReadBench, error) {
+func New(dir string, l layout.Layout, shape store.Shape) (*Bench, error) {
 	if err := shape.Validate(); err != nil {
-		return nil, fmt.Errorf("store: read bench: %w", err)
+		return nil, fmt.Errorf("storeread: %w", err)
 	}
-	s, err := Open(filepath.Join(dir, "store"), l)
+	s, err := store.Open(filepath.Join(dir, "store"), l)
 	if err != nil {
 		return nil, err
 	}
@@ -48,8 +49,8 @@ func NewReadBench(dir string, l layout.Layout, shape Shape) (*ReadBench, error) 
 		limbs[i] = make([]byte, shape.LimbBytes())
 		rand.Read(limbs[i])
 	}
-	rb := &ReadBench{store: s, shape: shape, buf: make([]byte, shape.LimbBytes())}
-	if _, err := s.Put("readbench", KindCiphertext, shape, limbs); err != nil {
+	rb := &Bench{st: s, shape: shape, buf: make([]byte, shape.LimbBytes())}
+	if _, err := s.Put("readbench", store.KindCiphertext, shape, limbs); err != nil {
 		rb.Close()
 		return nil, err
 	}
@@ -59,17 +60,17 @@ func NewReadBench(dir string, l layout.Layout, shape Shape) (*ReadBench, error) 
 	}
 	if rb.seq, err = os.Create(filepath.Join(dir, "sequential.dat")); err != nil {
 		rb.Close()
-		return nil, fmt.Errorf("store: read bench: %w", err)
+		return nil, fmt.Errorf("storeread: %w", err)
 	}
 	for _, b := range limbs {
 		if _, err := rb.seq.Write(b); err != nil {
 			rb.Close()
-			return nil, fmt.Errorf("store: read bench: %w", err)
+			return nil, fmt.Errorf("storeread: %w", err)
 		}
 	}
 	if err := rb.seq.Sync(); err != nil {
 		rb.Close()
-		return nil, fmt.Errorf("store: read bench: %w", err)
+		return nil, fmt.Errorf("storeread: %w", err)
 	}
 	if err := rb.ReadStore(); err != nil {
 		rb.Close()
@@ -83,11 +84,11 @@ func NewReadBench(dir string, l layout.Layout, shape Shape) (*ReadBench, error) 
 }
 
 // Bytes is the payload read by one ReadStore or ReadSequential.
-func (rb *ReadBench) Bytes() int64 { return rb.shape.Bytes() }
+func (rb *Bench) Bytes() int64 { return rb.shape.Bytes() }
 
 // ReadStore reads every limb of the object with the store's parallel limb
 // read (checksums verified).
-func (rb *ReadBench) ReadStore() error {
+func (rb *Bench) ReadStore() error {
 	for poly := 0; poly < rb.shape.Polys; poly++ {
 		for limb := 0; limb < rb.shape.Limbs; limb++ {
 			if err := rb.obj.ReadLimbInto(rb.buf, poly, limb); err != nil {
@@ -100,7 +101,7 @@ func (rb *ReadBench) ReadStore() error {
 
 // ReadStoreObject reads the whole object with the store's object read (one
 // read per channel and part, all channels in parallel; checksums verified).
-func (rb *ReadBench) ReadStoreObject() error {
+func (rb *Bench) ReadStoreObject() error {
 	if rb.all == nil {
 		rb.all = make([][]byte, rb.shape.NumLimbs())
 		for i := range rb.all {
@@ -112,18 +113,18 @@ func (rb *ReadBench) ReadStoreObject() error {
 
 // ReadSequential reads the plain file front to back, one limb-sized read at
 // a time, on the calling goroutine.
-func (rb *ReadBench) ReadSequential() error {
+func (rb *Bench) ReadSequential() error {
 	n := int64(len(rb.buf))
 	for i := 0; i < rb.shape.NumLimbs(); i++ {
 		if _, err := rb.seq.ReadAt(rb.buf, int64(i)*n); err != nil {
-			return fmt.Errorf("store: read bench: sequential read: %w", err)
+			return fmt.Errorf("storeread: sequential read: %w", err)
 		}
 	}
 	return nil
 }
 
 // Close releases the object and closes the store and the plain file.
-func (rb *ReadBench) Close() error {
+func (rb *Bench) Close() error {
 	var errs []error
 	if rb.obj != nil {
 		rb.obj.Release()
@@ -131,15 +132,15 @@ func (rb *ReadBench) Close() error {
 	if rb.seq != nil {
 		errs = append(errs, rb.seq.Close())
 	}
-	errs = append(errs, rb.store.Close())
+	errs = append(errs, rb.st.Close())
 	return errors.Join(errs...)
 }
 
-// ReadComparison is the outcome of CompareReadThroughput. Throughputs are
+// Comparison is the outcome of Compare. Throughputs are
 // payload bytes per second (MB = 10^6 bytes).
-type ReadComparison struct {
+type Comparison struct {
 	Layout            layout.Layout
-	Shape             Shape
+	Shape             store.Shape
 	Bytes             int64 // payload per pass
 	Rounds            int
 	ParallelSeconds   float64 // total over all rounds
@@ -149,30 +150,30 @@ type ReadComparison struct {
 	Ratio             float64 // ParallelMBps / SequentialMBps
 }
 
-// CompareReadThroughput measures, in one run, the store's parallel limb-read
+// Compare measures, in one run, the store's parallel limb-read
 // throughput against a plain sequential read of the same bytes from the same
 // file system: rounds alternate one full pass of each. The figure includes
 // the page cache (no O_DIRECT, no cache dropping), so on a warm cache it
 // compares CPU-side costs (goroutines, checksums) more than disk bandwidth.
 // dir is a scratch directory that receives dir/store and dir/sequential.dat.
-func CompareReadThroughput(dir string, l layout.Layout, shape Shape, rounds int) (ReadComparison, error) {
+func Compare(dir string, l layout.Layout, shape store.Shape, rounds int) (Comparison, error) {
 	if rounds < 1 {
-		return ReadComparison{}, fmt.Errorf("store: read comparison: %d rounds, want at least 1", rounds)
+		return Comparison{}, fmt.Errorf("storeread: %d rounds, want at least 1", rounds)
 	}
-	rb, err := NewReadBench(dir, l, shape)
+	rb, err := New(dir, l, shape)
 	if err != nil {
-		return ReadComparison{}, err
+		return Comparison{}, err
 	}
 	defer rb.Close()
 	var par, seq time.Duration
 	for r := 0; r < rounds; r++ {
 		t0 := time.Now()
 		if err := rb.ReadStore(); err != nil {
-			return ReadComparison{}, err
+			return Comparison{}, err
 		}
 		t1 := time.Now()
 		if err := rb.ReadSequential(); err != nil {
-			return ReadComparison{}, err
+			return Comparison{}, err
 		}
 		par += t1.Sub(t0)
 		seq += time.Since(t1)
@@ -180,8 +181,8 @@ func CompareReadThroughput(dir string, l layout.Layout, shape Shape, rounds int)
 	return summarize(l, shape, rounds, par, seq), nil
 }
 
-func summarize(l layout.Layout, shape Shape, rounds int, par, seq time.Duration) ReadComparison {
-	c := ReadComparison{Layout: l, Shape: shape, Bytes: shape.Bytes(), Rounds: rounds,
+func summarize(l layout.Layout, shape store.Shape, rounds int, par, seq time.Duration) Comparison {
+	c := Comparison{Layout: l, Shape: shape, Bytes: shape.Bytes(), Rounds: rounds,
 		ParallelSeconds: par.Seconds(), SequentialSeconds: seq.Seconds()}
 	total := float64(c.Bytes) * float64(rounds) / 1e6
 	if c.ParallelSeconds > 0 {

@@ -1,18 +1,19 @@
-package store
+package storeread
 
 import (
 	"bytes"
 	"testing"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 // TestReadBenchReadsSameBytes: both paths of the comparison deliver the
 // same payload, limb for limb, and the summary arithmetic is exact.
 func TestReadBenchReadsSameBytes(t *testing.T) {
-	sh := Shape{Polys: 2, Limbs: 3, LogN: 10, WordSize: 8}
-	rb, err := NewReadBench(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096}, sh)
+	sh := store.Shape{Polys: 2, Limbs: 3, LogN: 10, WordSize: 8}
+	rb, err := New(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096}, sh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestReadBenchReadsSameBytes(t *testing.T) {
 	if err := rb.ReadSequential(); err != nil {
 		t.Fatal(err)
 	}
-	c := summarize(rb.store.Layout(), sh, 10, 2*time.Second, 4*time.Second)
+	c := summarize(rb.st.Layout(), sh, 10, 2*time.Second, 4*time.Second)
 	// 10 rounds of 49152 B = 0.49152 MB; 0.2458 MB/s vs 0.1229 MB/s.
 	if c.ParallelMBps != 0.49152/2 || c.SequentialMBps != 0.49152/4 || c.Ratio != 2 {
 		t.Fatalf("summarize = %+v", c)
@@ -58,15 +59,15 @@ func TestReadBenchReadsSameBytes(t *testing.T) {
 }
 
 func TestCompareReadThroughput(t *testing.T) {
-	sh := Shape{Polys: 1, Limbs: 2, LogN: 9, WordSize: 8}
-	c, err := CompareReadThroughput(t.TempDir(), layout.Layout{Channels: 2, PageSize: 1024}, sh, 3)
+	sh := store.Shape{Polys: 1, Limbs: 2, LogN: 9, WordSize: 8}
+	c, err := Compare(t.TempDir(), layout.Layout{Channels: 2, PageSize: 1024}, sh, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Bytes != 8192 || c.Rounds != 3 || c.Shape != sh {
 		t.Fatalf("comparison = %+v", c)
 	}
-	if _, err := CompareReadThroughput(t.TempDir(), DefaultReadBenchLayout, sh, 0); err == nil {
+	if _, err := Compare(t.TempDir(), DefaultLayout, sh, 0); err == nil {
 		t.Fatal("0 rounds accepted")
 	}
 }
@@ -77,7 +78,7 @@ func TestCompareReadThroughput(t *testing.T) {
 // (page cache included: no O_DIRECT, nothing dropped). The ratio
 // sub-benchmark alternates both and reports parallel/sequential throughput.
 func BenchmarkReadLimbs(b *testing.B) {
-	rb, err := NewReadBench(b.TempDir(), DefaultReadBenchLayout, DefaultReadBenchShape)
+	rb, err := New(b.TempDir(), DefaultLayout, DefaultShape)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func BenchmarkReadLimbs(b *testing.B) {
 			seq += time.Since(t1)
 			rounds++
 		}
-		c := summarize(DefaultReadBenchLayout, DefaultReadBenchShape, rounds, par, seq)
+		c := summarize(DefaultLayout, DefaultShape, rounds, par, seq)
 		b.ReportMetric(c.ParallelMBps, "parallel-MB/s")
 		b.ReportMetric(c.SequentialMBps, "sequential-MB/s")
 		b.ReportMetric(c.Ratio, "parallel/sequential")

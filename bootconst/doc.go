@@ -2,7 +2,7 @@
 // compiler.ExpandBoot emits, from Lattigo v6's CKKS bootstrapping
 // (circuits/ckks/bootstrapping): the plaintext diagonals of its
 // CoeffsToSlots and SlotsToCoeffs DFT matrices (the Stored public
-// plaintexts of the expansion) and every named scalar (compiler.BootConst:
+// plaintexts of the expansion) and every named scalar (lower.BootConst:
 // the ScaleDown and ModUp factors, the trace's inverse, ±i, the EvalMod
 // offset, the Paterson–Stockmeyer coefficients at their target scales, the
 // Chebyshev and double-angle constants). Provider implements

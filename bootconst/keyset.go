@@ -81,7 +81,7 @@ func NewTestKeySet(logN, logSlots int) (*KeySet, error) {
 	if k.Provider, err = New(k.Eval); err != nil {
 		return nil, err
 	}
-	if k.Spec, err = compiler.BootSpecFromLattigo(btp); err != nil {
+	if k.Spec, err = Spec(btp); err != nil {
 		return nil, err
 	}
 	return k, nil

@@ -16,9 +16,9 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 	"github.com/tuneinsight/lattigo/v6/utils/bignum"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // Provider gives the constants of one set of bootstrapping parameters.
@@ -39,7 +39,7 @@ func New(ev *bootstrapping.Evaluator) (*Provider, error) {
 		return nil, fmt.Errorf("bootconst: nil evaluator")
 	}
 	p := &Provider{btp: ev.Parameters, params: ev.BootstrappingParameters, mod1: ev.Mod1Parameters, c2s: ev.C2SDFTMatrix, s2c: ev.S2CDFTMatrix}
-	if _, err := compiler.BootSpecFromLattigo(p.btp); err != nil {
+	if _, err := Spec(p.btp); err != nil {
 		return nil, fmt.Errorf("bootconst: %w", err)
 	}
 	if p.btp.EphemeralSecretWeight != 0 {
@@ -136,22 +136,22 @@ func (p *Provider) diagonalRef(matrix, diag string) (m, d int, mat dft.Matrix, e
 }
 
 // Constant implements engine.ConstantProvider: each kind is the scalar of
-// the Lattigo call named in compiler.BootConstKind, computed as Lattigo
+// the Lattigo call named in lower.BootConstKind, computed as Lattigo
 // computes it (bigComplexToRNSScalar and evaluateWithScalar in
 // schemes/ckks) from the operand's scale.
-func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *rlwe.MetaData) (compiler.Constant, error) {
-	ref, err := compiler.ParseBootConst(name)
+func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *rlwe.MetaData) (lower.Constant, error) {
+	ref, err := lower.ParseBootConst(name)
 	if err != nil {
-		return compiler.Constant{}, err
+		return lower.Constant{}, err
 	}
 	if level < 0 || level > p.params.MaxLevel() {
-		return compiler.Constant{}, fmt.Errorf("bootconst: level %d outside the chain", level)
+		return lower.Constant{}, fmt.Errorf("bootconst: level %d outside the chain", level)
 	}
-	c := compiler.Constant{Scale: in.Scale}
+	c := lower.Constant{Scale: in.Scale}
 	one := p.scalar(level, nil, bignum.ToComplex(1, p.params.EncodingPrecision()))
 	c.Mul = one
 	switch ref.Kind {
-	case compiler.ConstScaleDown:
+	case lower.ConstScaleDown:
 		// Evaluator.ScaleDown at level 0 (the expansion drops there first).
 		if level != 0 {
 			return c, fmt.Errorf("bootconst: ScaleDown is modelled at level 0, not %d", level)
@@ -165,14 +165,14 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 		k := up.BigInt()
 		c.Mul = p.integer(level, k)
 		c.Scale = in.Scale.Mul(rlwe.NewScale(k))
-	case compiler.ConstModUp:
+	case lower.ConstModUp:
 		if s := (p.mod1.ScalingFactor().Float64() / p.mod1.MessageRatio()) / in.Scale.Float64(); s > 1 {
 			// ModUp multiplies by the exact integer (ring.MulScalar) and
 			// records the unrounded factor in the scale.
 			c.Mul = p.exact(level, new(big.Int).SetUint64(uint64(math.Round(s))))
 			c.Scale = in.Scale.Mul(rlwe.NewScale(s))
 		}
-	case compiler.ConstTrace:
+	case lower.ConstTrace:
 		gap := 1 << (p.params.LogN() - p.btp.CoeffsToSlotsParameters.LogSlots - 1)
 		inv := new(big.Int).ModInverse(big.NewInt(int64(gap)), p.params.RingQ().ModulusAtLevel[level])
 		if inv == nil {
@@ -180,13 +180,13 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 		}
 		// Trace multiplies by the exact integer (ring.MulScalarBigint).
 		c.Mul = p.exact(level, inv)
-	case compiler.ConstMinusI, compiler.ConstI:
+	case lower.ConstMinusI, lower.ConstI:
 		v := complex(0, 1)
-		if ref.Kind == compiler.ConstMinusI {
+		if ref.Kind == lower.ConstMinusI {
 			v = -v
 		}
 		c.Mul = p.scalar(level, nil, bignum.ToComplex(v, p.params.EncodingPrecision()))
-	case compiler.ConstMod1In:
+	case lower.ConstMod1In:
 		c.Scale = p.mod1.ScalingFactor()
 		if p.mod1.Mod1Type == mod1.CosDiscrete || p.mod1.Mod1Type == mod1.CosContinuous {
 			off := new(big.Float).Sub(&p.mod1.Mod1Poly.B, &p.mod1.Mod1Poly.A)
@@ -194,9 +194,9 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 			off.Quo(new(big.Float).SetFloat64(-0.5), off)
 			c.Add = p.scalar(level, &c.Scale.Value, bignum.ToComplex(off, p.params.EncodingPrecision()))
 		}
-	case compiler.ConstChebOne:
+	case lower.ConstChebOne:
 		c.Add = p.scalar(level, &in.Scale.Value, bignum.ToComplex(-1, p.params.EncodingPrecision()))
-	case compiler.ConstChebMatch:
+	case lower.ConstChebMatch:
 		if partner == nil {
 			return c, fmt.Errorf("bootconst: %s needs the scale of the product it is subtracted from", ref.Kind)
 		}
@@ -207,9 +207,9 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 		}
 		c.Mul = p.integer(level, k)
 		c.Scale = in.Scale.Mul(rlwe.NewScale(k))
-	case compiler.ConstPoly:
+	case lower.ConstPoly:
 		return p.polyConstant(ref, level, in)
-	case compiler.ConstDoubleAngle:
+	case lower.ConstDoubleAngle:
 		// mod1.Evaluator: sqrt2pi squared once per iteration, then subtracted
 		// (EvalMod calls it with scaling 1).
 		s := complex(p.mod1.Sqrt2Pi, 0)
@@ -217,7 +217,7 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 			s *= s
 		}
 		c.Add = p.scalar(level, &in.Scale.Value, bignum.ToComplex(-s, p.params.EncodingPrecision()))
-	case compiler.ConstMod1Out:
+	case lower.ConstMod1Out:
 		c.Scale = p.params.DefaultScale()
 	default:
 		return c, fmt.Errorf("bootconst: no value for %s", ref.Kind)
@@ -227,26 +227,26 @@ func (p *Provider) Constant(name string, level int, in rlwe.MetaData, partner *r
 
 // polyConstant is one term of a baby step (MulThenAdd of T_k by c_k into a
 // ciphertext at the target scale, and Add of c_0 at that scale).
-func (p *Provider) polyConstant(ref compiler.BootConst, level int, in rlwe.MetaData) (compiler.Constant, error) {
+func (p *Provider) polyConstant(ref lower.BootConst, level int, in rlwe.MetaData) (lower.Constant, error) {
 	if ref.Poly != 0 {
-		return compiler.Constant{}, fmt.Errorf("bootconst: constants of the arcsine polynomial are not provided")
+		return lower.Constant{}, fmt.Errorf("bootconst: constants of the arcsine polynomial are not provided")
 	}
 	ps, err := p.split()
 	if err != nil {
-		return compiler.Constant{}, err
+		return lower.Constant{}, err
 	}
 	steps := ps.Value[0].Value
 	if ref.Step >= len(steps) {
-		return compiler.Constant{}, fmt.Errorf("bootconst: baby step %d of %d", ref.Step, len(steps))
+		return lower.Constant{}, fmt.Errorf("bootconst: baby step %d of %d", ref.Step, len(steps))
 	}
 	bs := steps[ref.Step]
 	if bs.Level != level {
-		return compiler.Constant{}, fmt.Errorf("bootconst: baby step %d runs at level %d, Lattigo's at %d", ref.Step, level, bs.Level)
+		return lower.Constant{}, fmt.Errorf("bootconst: baby step %d runs at level %d, Lattigo's at %d", ref.Step, level, bs.Level)
 	}
 	if ref.Coeff >= len(bs.Coeffs) {
-		return compiler.Constant{}, fmt.Errorf("bootconst: baby step %d has degree %d, no coefficient %d", ref.Step, len(bs.Coeffs)-1, ref.Coeff)
+		return lower.Constant{}, fmt.Errorf("bootconst: baby step %d has degree %d, no coefficient %d", ref.Step, len(bs.Coeffs)-1, ref.Coeff)
 	}
-	c := compiler.Constant{Scale: bs.Scale}
+	c := lower.Constant{Scale: bs.Scale}
 	zero := [2][]uint64{make([]uint64, level+1), make([]uint64, level+1)}
 	c.Mul = zero
 	if ref.Coeff > 0 {

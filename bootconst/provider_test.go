@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // bootPreset names the moduli chain of the logN-10 test bootstrapping.
@@ -184,10 +185,10 @@ func bootstrapOnInterpreter(t *testing.T, logN, logSlots int) {
 }
 
 // namedNodes returns the nodes of p applying constant kind, in order.
-func namedNodes(p *ir.Program, kind compiler.BootConstKind) []int {
+func namedNodes(p *ir.Program, kind lower.BootConstKind) []int {
 	var out []int
 	for _, n := range p.Nodes {
-		if c, err := compiler.ParseBootConst(n.Name); err == nil && c.Kind == kind {
+		if c, err := lower.ParseBootConst(n.Name); err == nil && c.Kind == kind {
 			out = append(out, n.ID)
 		}
 	}
@@ -204,7 +205,7 @@ func traceEnd(p *ir.Program, id int) int {
 		for _, u := range users[id] {
 			n := p.Nodes[u]
 			switch {
-			case n.Op == ir.OpCMult && strings.Contains(n.Name, string(compiler.ConstTrace)):
+			case n.Op == ir.OpCMult && strings.Contains(n.Name, string(lower.ConstTrace)):
 				next = u
 			case n.Op == ir.OpHAdd && p.Nodes[n.Args[1]].Op == ir.OpHRot && p.Nodes[n.Args[1]].Args[0] == id:
 				next = u
@@ -283,10 +284,10 @@ func stepsMatchLattigo(t *testing.T, logSlots int) {
 		}
 	}
 
-	sd := namedNodes(p, compiler.ConstScaleDown)
-	mu := namedNodes(p, compiler.ConstModUp)
-	in := namedNodes(p, compiler.ConstMod1In)
-	out := namedNodes(p, compiler.ConstMod1Out)
+	sd := namedNodes(p, lower.ConstScaleDown)
+	mu := namedNodes(p, lower.ConstModUp)
+	in := namedNodes(p, lower.ConstMod1In)
+	out := namedNodes(p, lower.ConstMod1Out)
 	if len(sd) != 1 || len(mu) != 1 || len(in) != parts || len(out) != parts {
 		t.Fatalf("expansion has %d ScaleDown, %d ModUp, %d EvalMod inputs and %d outputs", len(sd), len(mu), len(in), len(out))
 	}
@@ -470,16 +471,16 @@ func TestConstantsAndMixedAdditionsMatchLattigo(t *testing.T) {
 	node := func(id int, op ir.Op, level, degree int, args ...int) ir.Node {
 		return ir.Node{ID: id, Op: op, Args: args, Params: bootPreset, Level: level, Degree: degree, Count: 1}
 	}
-	for _, k := range []compiler.BootConstKind{compiler.ConstMinusI, compiler.ConstI} {
+	for _, k := range []lower.BootConstKind{lower.ConstMinusI, lower.ConstI} {
 		mul := node(1, ir.OpCMult, level, 1, 0)
-		mul.Constant, mul.Name = 1, compiler.BootConst{Kind: k}.String()
+		mul.Constant, mul.Name = 1, lower.BootConst{Kind: k}.String()
 		in := node(0, ir.OpInput, level, 1)
 		in.Name = "a"
 		out := node(2, ir.OpOutput, level, 1, 1)
 		out.Name = "y"
 		got := run(&ir.Program{Name: "const", Nodes: []ir.Node{in, mul, out}})
 		v := complex(0, 1)
-		if k == compiler.ConstMinusI {
+		if k == lower.ConstMinusI {
 			v = -v
 		}
 		want, err := ev.MulNew(a, v)

@@ -4,55 +4,10 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/tuneinsight/lattigo/v6/circuits/ckks/bootstrapping"
-	"github.com/tuneinsight/lattigo/v6/circuits/ckks/mod1"
-	"github.com/tuneinsight/lattigo/v6/ring"
-
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
-
-// BootSpecFromLattigo returns the BootSpec of Lattigo bootstrapping
-// parameters (as made by bootstrapping.NewParametersFromLiteral). It refuses
-// the variants ExpandBoot does not model: several DFT matrices per level,
-// bootstrapping iterations (META-BTS), ring-degree switching (residual N ≠
-// bootstrapping N) and the conjugate-invariant ring.
-func BootSpecFromLattigo(btp bootstrapping.Parameters) (ir.BootSpec, error) {
-	bp := btp.BootstrappingParameters
-	switch {
-	case btp.IterationsParameters != nil:
-		return ir.BootSpec{}, fmt.Errorf("compiler: boot spec: bootstrapping iterations are not modelled")
-	case btp.ResidualParameters.RingType() != ring.Standard:
-		return ir.BootSpec{}, fmt.Errorf("compiler: boot spec: only the standard ring is modelled")
-	case btp.ResidualParameters.LogN() != bp.LogN():
-		return ir.BootSpec{}, fmt.Errorf("compiler: boot spec: ring-degree switching (logN %d → %d) is not modelled", btp.ResidualParameters.LogN(), bp.LogN())
-	}
-	for _, m := range []struct {
-		name   string
-		levels []int
-	}{{"CoeffsToSlots", btp.CoeffsToSlotsParameters.Levels}, {"SlotsToCoeffs", btp.SlotsToCoeffsParameters.Levels}} {
-		for i, l := range m.levels {
-			if l != 1 {
-				return ir.BootSpec{}, fmt.Errorf("compiler: boot spec: %s level %d merges %d matrices; one per level is modelled", m.name, i, l)
-			}
-		}
-	}
-	evm, err := mod1.NewParametersFromLiteral(bp, btp.Mod1ParametersLiteral)
-	if err != nil {
-		return ir.BootSpec{}, fmt.Errorf("compiler: boot spec: %w", err)
-	}
-	return ir.BootSpec{
-		OutputLevel:   btp.ResidualParameters.MaxLevel(),
-		CtSLevels:     len(btp.CoeffsToSlotsParameters.Levels),
-		StCLevels:     len(btp.SlotsToCoeffsParameters.Levels),
-		EvalModDegree: evm.Mod1Poly.Degree(),
-		DoubleAngle:   evm.DoubleAngle,
-		LogSlots:      btp.CoeffsToSlotsParameters.LogSlots,
-		LogN:          bp.LogN(),
-		SineEvalMod:   evm.Mod1Type == mod1.SinContinuous,
-		ArcSineDegree: btp.Mod1ParametersLiteral.Mod1InvDegree,
-	}, nil
-}
 
 // ExpandBoot returns a copy of p in which every Boot node is replaced by the
 // operations Lattigo v6.1.1's CKKS bootstrapping
@@ -76,22 +31,23 @@ func BootSpecFromLattigo(btp bootstrapping.Parameters) (ir.BootSpec, error) {
 // validates. Key switches (HRot, Conjugate, Relinearize) match Lattigo's
 // one for one (each GetGaloisKey/GetRelinearizationKey call of Lattigo's
 // per-ciphertext circuit, bootstrapping.Evaluator.Evaluate, is one node
-// here, with the same Galois element; boot_test.go checks this against an
-// instrumented Lattigo run), and so do the levels (ModRaise target, EvalMod
-// start, output) and the number of plaintext diagonals per DFT matrix.
+// here, with the same Galois element; bootconst's spec_test.go checks
+// this against an instrumented Lattigo run), and so do the levels
+// (ModRaise target, EvalMod start, output) and the number of plaintext
+// diagonals per DFT matrix.
 // Every scalar of Lattigo's circuit — multiplications, the additions of
 // constants (polynomial constant terms, T_0 in the Chebyshev recursion,
 // the double-angle −√(2π) terms, the EvalMod interval offset), the
 // scale-matching integer Lattigo's Sub applies in the Chebyshev recursion,
-// and the changes of scale bookkeeping — is a CMult named by a BootConst:
+// and the changes of scale bookkeeping — is a CMult named by a lower.BootConst:
 // the value depends on the parameters and on the operand's scale, so it is
 // resolved where the node runs (engine.ConstantProvider). The plaintext
 // diagonals of the DFT matrices become Stored public plaintexts (named
 // <tag>/cts<m>/diag<d> and <tag>/stc<m>/diag<d>, d Lattigo's diagonal
 // index, pre-rotated by the giant step as Lattigo encodes them), shared by
 // Boot nodes with the same parameters and spec; the node holding each BSGS
-// product is named by a BootLinearTransform, so that an executor can run
-// the product as Lattigo's hoisted program (LowerLinearTransform). With
+// product is named by a lower.BootLinearTransform, so that an executor can run
+// the product as Lattigo's hoisted program (lower.LinearTransform). With
 // constants and diagonals from Lattigo's evaluator (package bootconst) the
 // expansion run on the interpreter is Lattigo's bootstrapping bit for bit.
 // Not modelled: the two key
@@ -203,9 +159,9 @@ func (e *bootEmitter) rescale(x int) int { return e.op(ir.OpRescale, e.level(x)-
 func (e *bootEmitter) conj(x int) int { return e.op(ir.OpConjugate, e.level(x), 1, x) }
 
 // konst emits a CMult applying the named constant c (its Name; the value
-// is resolved when it runs, engine.ConstantProvider). Constant stays 1 for
+// is resolved when it runs, engine.ConstantProvider). Its Constant stays 1 for
 // the cost model, which prices every CMult alike.
-func (e *bootEmitter) konst(x int, c BootConst) int {
+func (e *bootEmitter) konst(x int, c lower.BootConst) int {
 	id := e.op(ir.OpCMult, e.level(x), 1, x)
 	e.out.Nodes[id].Constant = 1
 	e.out.Nodes[id].Name = c.String()
@@ -305,7 +261,7 @@ func (e *bootEmitter) expand(n ir.Node, x int) (int, error) {
 	// primes while Q_l/scale stays above q_l·MessageRatio — to level 0 for a
 	// ciphertext at the default scale — then multiply by the integer
 	// scale-up factor (no rescale at level 0).
-	ct := e.konst(e.down(x, 0), BootConst{Kind: ConstScaleDown})
+	ct := e.konst(e.down(x, 0), lower.BootConst{Kind: lower.ConstScaleDown})
 
 	// ModUp (Evaluator.ModUp): ModRaise to the top of the chain, then
 	// rlwe.Evaluator.Trace (core/rlwe/inner_sum.go) over the unused slot
@@ -313,9 +269,9 @@ func (e *bootEmitter) expand(n ir.Node, x int) (int, error) {
 	// LogN−1−LogSlots automorphisms X → X^{5^{2^i}}, i = LogSlots … LogN−2,
 	// each added back.
 	ct = e.op(ir.OpModRaise, b.top, 1, ct)
-	ct = e.konst(ct, BootConst{Kind: ConstModUp})
+	ct = e.konst(ct, lower.BootConst{Kind: lower.ConstModUp})
 	if !b.full {
-		ct = e.konst(ct, BootConst{Kind: ConstTrace})
+		ct = e.konst(ct, lower.BootConst{Kind: lower.ConstTrace})
 		for i := b.LogSlots; i < b.logN-1; i++ {
 			ct = e.hadd(ct, e.rot(ct, 1<<i))
 		}
@@ -325,7 +281,7 @@ func (e *bootEmitter) expand(n ir.Node, x int) (int, error) {
 	// RepackImagAsReal, as bootstrapping/parameters.go sets it).
 	zV := e.dft(ct, b, true)
 	ctReal := e.conj(zV)
-	tmp := e.konst(e.hsub(zV, ctReal), BootConst{Kind: ConstMinusI}) // (zV − conj(zV))·(−i)
+	tmp := e.konst(e.hsub(zV, ctReal), lower.BootConst{Kind: lower.ConstMinusI}) // (zV − conj(zV))·(−i)
 	ctReal = e.hadd(ctReal, zV)
 	ctImag := -1
 	if b.full {
@@ -351,7 +307,7 @@ func (e *bootEmitter) expand(n ir.Node, x int) (int, error) {
 	// linear transformations work at min(LevelQ, ciphertext level)).
 	ct = ctReal
 	if ctImag >= 0 {
-		ct = e.hadd(e.konst(ctImag, BootConst{Kind: ConstI}), ctReal)
+		ct = e.hadd(e.konst(ctImag, lower.BootConst{Kind: lower.ConstI}), ctReal)
 	}
 	stcLevel := b.OutputLevel + b.StCLevels
 	if e.level(ct) < stcLevel {
@@ -367,19 +323,19 @@ func (e *bootEmitter) expand(n ir.Node, x int) (int, error) {
 // evalMod emits mod1.Evaluator.EvaluateAndScaleNew (circuits/ckks/mod1/
 // mod1_evaluator.go) as bootstrapping.Evaluator.EvalMod calls it: drop to
 // the EvalMod level, take the scaling factor as scale and add the interval
-// offset (ConstMod1In), the approximation of x mod 1 (even Chebyshev
+// offset (lower.ConstMod1In), the approximation of x mod 1 (even Chebyshev
 // cosine, or odd Chebyshev sine), the double-angle steps (MulRelin(res,
 // res), Add(res, res), Add(res, −√(2π)^(2^(i+1))), Rescale), the optional
-// odd monomial arcsine polynomial, and the default scale (ConstMod1Out).
+// odd monomial arcsine polynomial, and the default scale (lower.ConstMod1Out).
 func (e *bootEmitter) evalMod(ct int, b bootShape, level int) (int, error) {
-	ct = e.konst(e.down(ct, level), BootConst{Kind: ConstMod1In})
+	ct = e.konst(e.down(ct, level), lower.BootConst{Kind: lower.ConstMod1In})
 	ct, err := e.polynomial(ct, b.EvalModDegree, true, b.SineEvalMod, 0)
 	if err != nil {
 		return 0, fmt.Errorf("EvalMod polynomial: %w", err)
 	}
 	for i := 0; i < b.DoubleAngle; i++ {
 		ct = e.relin(e.hmult(ct, ct))
-		ct = e.konst(e.hadd(ct, ct), BootConst{Kind: ConstDoubleAngle, Step: i})
+		ct = e.konst(e.hadd(ct, ct), lower.BootConst{Kind: lower.ConstDoubleAngle, Step: i})
 		ct = e.rescale(ct)
 	}
 	if b.ArcSineDegree > 0 {
@@ -387,5 +343,5 @@ func (e *bootEmitter) evalMod(ct int, b bootShape, level int) (int, error) {
 			return 0, fmt.Errorf("arcsine polynomial: %w", err)
 		}
 	}
-	return e.konst(ct, BootConst{Kind: ConstMod1Out}), nil
+	return e.konst(ct, lower.BootConst{Kind: lower.ConstMod1Out}), nil
 }

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // dft emits lintrans.Evaluator.EvaluateSequential
@@ -36,8 +37,8 @@ func (e *bootEmitter) dft(ct int, b bootShape, encode bool) int {
 // parameters.go), N1 from FindBestBSGSRatio, groups from BSGSIndex
 // (circuits/common/lintrans/lintrans.go).
 func (e *bootEmitter) bsgs(ct int, diags []int, slots int, dft string, matrix int) int {
-	n1 := bestBSGSRatio(diags, slots, 1)
-	index, giant, baby := bsgsIndex(diags, slots, n1)
+	n1 := lower.BestBSGSRatio(diags, slots, 1)
+	index, giant, baby := lower.BSGSIndex(diags, slots, n1)
 	rotated := map[int]int{0: ct}
 	for _, i := range baby {
 		if i != 0 {
@@ -66,8 +67,8 @@ func (e *bootEmitter) bsgs(ct int, diags []int, slots int, dft string, matrix in
 		}
 	}
 	// Name the product so that an executor can run it as Lattigo's hoisted
-	// BSGS program (LowerLinearTransform).
-	e.out.Nodes[acc].Name = BootLinearTransform{DFT: dft, Matrix: matrix, Slots: slots, Input: acc - ct}.String()
+	// BSGS program (lower.LinearTransform).
+	e.out.Nodes[acc].Name = lower.BootLinearTransform{DFT: dft, Matrix: matrix, Slots: slots, Input: acc - ct}.String()
 	return acc
 }
 
@@ -138,42 +139,4 @@ func sortedKeys(m map[int]bool) []int {
 	}
 	sort.Ints(s)
 	return s
-}
-
-// bsgsIndex groups diagonals by giant step ⌊d/n1⌋·n1 with baby steps d mod
-// n1 (lintrans.BSGSIndex). It returns the groups and the sorted distinct
-// giant and baby steps.
-func bsgsIndex(diags []int, slots, n1 int) (index map[int][]int, giant, baby []int) {
-	index = map[int][]int{}
-	g, b := map[int]bool{}, map[int]bool{}
-	for _, d := range diags {
-		d &= slots - 1
-		j := (d / n1 * n1) & (slots - 1)
-		i := d & (n1 - 1)
-		index[j] = append(index[j], i)
-		g[j], b[i] = true, true
-	}
-	for j := range index {
-		sort.Ints(index[j])
-	}
-	return index, sortedKeys(g), sortedKeys(b)
-}
-
-// bestBSGSRatio is lintrans.FindBestBSGSRatio: the smallest power of two
-// n1 at which (baby steps − 1)/(giant steps − 1) reaches 2^logRatio (halved
-// if it overshoots). At n1 = 1 the ratio is 0 (or NaN), so the result is
-// never 0 and Lattigo's non-BSGS path (N1 = 0) is not taken.
-func bestBSGSRatio(diags []int, slots, logRatio int) int {
-	ratio := float64(int(1) << logRatio)
-	for n1 := 1; n1 < slots; n1 <<= 1 {
-		_, giant, baby := bsgsIndex(diags, slots, n1)
-		r := float64(len(baby)-1) / float64(len(giant)-1) // +Inf/NaN as in Lattigo
-		if r == ratio {
-			return n1
-		}
-		if r > ratio {
-			return n1 / 2
-		}
-	}
-	return 1
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // TestPlacementRules checks the rules the compiler exports for the
@@ -13,14 +14,14 @@ import (
 func TestPlacementRules(t *testing.T) {
 	// ckks-14: |Q| = 8, |P| = 2, so dnum = 4 and a key is 2·4·10 = 80 limbs
 	// of 2^14 words; at 32-bit words the device stores half: 2,621,440 B.
-	r, _, err := compiler.NewProfiler().Ring("ckks-14")
+	r, _, err := lower.NewProfiler().Ring("ckks-14")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := compiler.StoredKeyBytes(r, 32); got != 80*(1<<14)*4/2 {
 		t.Errorf("StoredKeyBytes(ckks-14, 32) = %d, want %d", got, 80*(1<<14)*4/2)
 	}
-	if got := compiler.StoredKeyBytes(compiler.Ring{LogN: 12, Q: []uint64{1}}, 32); got != 0 {
+	if got := compiler.StoredKeyBytes(lower.Ring{LogN: 12, Q: []uint64{1}}, 32); got != 0 {
 		t.Errorf("a ring without P has a key of %d bytes", got)
 	}
 

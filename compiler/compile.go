@@ -8,6 +8,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/tdap"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // Options select the optimisation level.
@@ -123,7 +124,7 @@ func compile(prog *ir.Program, a *arch.Arch, opt Options, v variant) (*Plan, err
 	cp := *prog
 	cp.Nodes = append([]ir.Node(nil), prog.Nodes...)
 	u := &unit{prog: &cp, arch: a, opt: opt, noRewrite: v.noRewrite, optimistic: v.optimistic,
-		cm:   &CostModel{Arch: a, Prof: NewProfiler(), Resident: map[int]bool{}, HotKeys: map[keyRef]bool{}},
+		cm:   &CostModel{Arch: a, Prof: lower.NewProfiler(), Resident: map[int]bool{}, HotKeys: map[keyRef]bool{}},
 		plan: &Plan{Workload: prog.Name, Arch: a.Name, Opt: opt.Opt}}
 	for _, p := range passes {
 		if p.opts != nil && !contains(p.opts, opt.Opt) {

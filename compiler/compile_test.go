@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
 
@@ -161,7 +162,7 @@ func checkSegmentPrograms(t *testing.T, plan *compiler.Plan, p *ir.Program, e *c
 	t.Helper()
 	sized := *plan
 	sized.Program = p
-	rg := compiler.RingOf(e.Params.Parameters)
+	rg := lower.RingOf(e.Params.Parameters)
 	checked := 0
 	for s, seg := range plan.Segments {
 		if seg.Device != "ssd" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // CostModel estimates D_i(Host) and D_i(SSD) for each node and T_comm for
@@ -16,7 +17,7 @@ import (
 // cross-device data pays T_comm on the edge instead.
 type CostModel struct {
 	Arch *arch.Arch
-	Prof *Profiler
+	Prof *lower.Profiler
 	// HotKeys are the evaluation keys CLCAO keeps in the eDRAM scratchpad;
 	// the others stream from LPDDR for every use.
 	HotKeys map[keyRef]bool
@@ -173,7 +174,7 @@ func (cm *CostModel) Cost(p *ir.Program, n ir.Node) (NodeCost, error) {
 // deviceSeconds is one instance's datapath time plus key-switching-key
 // access on the SSD engine or the host accelerator (operand and result
 // traffic is added by Cost).
-func (cm *CostModel) deviceSeconds(n ir.Node, prof Profile, ssd bool) (float64, error) {
+func (cm *CostModel) deviceSeconds(n ir.Node, prof lower.Profile, ssd bool) (float64, error) {
 	a := cm.Arch
 	dp := a.Host.Datapath()
 	if ssd {

@@ -3,6 +3,8 @@ package compiler
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // psPoly is the shape of one polynomial in Lattigo's Paterson–Stockmeyer
@@ -24,12 +26,12 @@ type polyEval struct {
 	even, odd  bool
 	pow        map[int]int // power basis: k → node of T_k(x) (or x^k)
 	iterations int
-	poly       int // BootConst.Poly of the constants emitted
+	poly       int // lower.BootConst.Poly of the constants emitted
 }
 
 // polynomial emits the evaluation of a degree-`degree` polynomial in x
 // (Chebyshev basis, or monomial), even (odd = false) or odd; its constants
-// are named with BootConst.Poly = poly.
+// are named with lower.BootConst.Poly = poly.
 func (e *bootEmitter) polynomial(x, degree int, chebyshev, odd bool, poly int) (int, error) {
 	pe := &polyEval{e: e, chebyshev: chebyshev, even: !odd, odd: odd, pow: map[int]int{1: x}, poly: poly}
 	logDegree := bits.Len(uint(degree))
@@ -182,7 +184,7 @@ func (pe *polyEval) genPowerRec(n int) (bool, error) {
 	if pe.chebyshev {
 		t = e.hadd(t, t)
 		if c := a - b; c == 0 {
-			t = e.konst(t, BootConst{Kind: ConstChebOne, Poly: pe.poly}) // − T_0
+			t = e.konst(t, lower.BootConst{Kind: lower.ConstChebOne, Poly: pe.poly}) // − T_0
 		} else {
 			if c < 0 {
 				c = -c
@@ -194,7 +196,7 @@ func (pe *polyEval) genPowerRec(n int) (bool, error) {
 			// Lattigo's Sub brings T_c (scale ≈ Δ) to the product's scale
 			// (≈ Δ²) by an integer multiplication first.
 			tn, tc := e.align(pe.pow[n], pe.pow[c])
-			t = e.hsub(tn, e.konst(tc, BootConst{Kind: ConstChebMatch, Poly: pe.poly}))
+			t = e.hsub(tn, e.konst(tc, lower.BootConst{Kind: lower.ConstChebMatch, Poly: pe.poly}))
 		}
 	}
 	pe.pow[n] = t
@@ -244,7 +246,7 @@ func (pe *polyEval) babyStep(p psPoly, i int) (int, error) {
 	if pe.even && !pe.odd {
 		minDeg--
 	}
-	ref := BootConst{Kind: ConstPoly, Poly: pe.poly, Step: i, AddC0: pe.even}
+	ref := lower.BootConst{Kind: lower.ConstPoly, Poly: pe.poly, Step: i, AddC0: pe.even}
 	if minDeg <= 0 {
 		return e.konst(e.down(pe.pow[1], p.level), ref), nil
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // ObjectRef names the device object that holds one instance of a node's
@@ -37,7 +38,7 @@ const MaxSegmentInstructions = 1 << 22
 
 // SegmentProgram materialises device segment seg of the plan for the ring
 // ring (the real primes of the keys in use) as one mProgram.
-func (p *Plan) SegmentProgram(seg int, ring Ring, scheme fhe.Scheme, t uint64) (*SegmentProgram, error) {
+func (p *Plan) SegmentProgram(seg int, ring lower.Ring, scheme fhe.Scheme, t uint64) (*SegmentProgram, error) {
 	if seg < 0 || seg >= len(p.Segments) || p.Segments[seg].Device != "ssd" {
 		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
 	}
@@ -107,7 +108,7 @@ func (p *Plan) SegmentProgram(seg int, ring Ring, scheme fhe.Scheme, t uint64) (
 			}
 		} else {
 			for k := int64(0); k < n.Count; k++ {
-				st := step{op: LoweringOp(prog, n), out: [2]int64{int64(v), k}, level: first.Level, rotation: n.Rotation, constant: n.Constant}
+				st := step{op: lower.NodeOp(prog, n), out: [2]int64{int64(v), k}, level: first.Level, rotation: n.Rotation, constant: n.Constant}
 				for _, a := range n.Args {
 					st.args = append(st.args, [2]int64{int64(a), k % prog.Nodes[a].Count})
 				}
@@ -118,11 +119,11 @@ func (p *Plan) SegmentProgram(seg int, ring Ring, scheme fhe.Scheme, t uint64) (
 			if len(st.args) == 1 && st.op == ir.OpHAdd {
 				return nil, fmt.Errorf("compiler: node %d: a Sum of one instance is a copy; not materialised", v)
 			}
-			ctx := &LowerContext{Scheme: scheme, Ring: ring, T: t, Level: st.level, Rotation: st.rotation}
+			ctx := &lower.Context{Scheme: scheme, Ring: ring, T: t, Level: st.level, Rotation: st.rotation}
 			if st.op == ir.OpCMult {
 				return nil, fmt.Errorf("compiler: node %d: CMult constants depend on the scheme's encoder; run it through the executor", v)
 			}
-			l, err := LowerOp(st.op, ctx)
+			l, err := lower.Op(st.op, ctx)
 			if err != nil {
 				return nil, err
 			}

@@ -8,12 +8,13 @@ import (
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
 
 // pirStream compiles an expanded-query PIR of rows × cols plaintexts and
 // returns its device segment as a stream program.
-func pirStream(t testing.TB, rows, cols int64) *compiler.StreamProgram {
+func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
 	t.Helper()
 	pr, err := fhe.Lookup("bgv-13")
 	if err != nil {
@@ -34,7 +35,7 @@ func pirStream(t testing.TB, rows, cols int64) *compiler.StreamProgram {
 	}
 	for i, s := range plan.Segments {
 		if s.Device == "ssd" {
-			sp, err := plan.StreamSegment(i, compiler.RingOf(params.Parameters), fhe.BGV, pr.T)
+			sp, err := plan.StreamSegment(i, lower.RingOf(params.Parameters), fhe.BGV, pr.T)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func TestStreamSegmentPIR(t *testing.T) {
 				t.Errorf("multiply-accumulate of %d products into %d sums, want 128 into 16", sn.Products, sn.Count)
 			}
 		}
-		if sn.Kind == compiler.StreamExpand {
+		if sn.Kind == lower.StreamExpand {
 			expands++
 		}
 	}
@@ -81,7 +82,7 @@ func TestStreamSegmentPIR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back compiler.StreamProgram
+	var back lower.StreamProgram
 	if err := back.UnmarshalBinary(b); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func FuzzStreamProgram(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`{"nodes":[{"kind":3,"count":1,"polys":2,"limbs":1,"args":[0]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var sp compiler.StreamProgram
+		var sp lower.StreamProgram
 		if sp.UnmarshalBinary(data) != nil {
 			return
 		}

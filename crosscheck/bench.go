@@ -6,10 +6,10 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // OpTiming compares one whole operation: Lattigo's evaluator against the
@@ -30,7 +30,7 @@ type OpTiming struct {
 type Runner struct {
 	Op      ir.Op
 	machine *engine.Machine
-	low     *compiler.Lowered
+	low     *lower.Program
 	lattigo func() error
 }
 
@@ -48,18 +48,18 @@ func (e *Env) NewRunner(op ir.Op) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := &compiler.LowerContext{Scheme: fhe.CKKS, Ring: compiler.RingOf(e.Params), Level: e.Params.MaxLevel(), Rotation: RotationSteps}
+	ctx := &lower.Context{Scheme: fhe.CKKS, Ring: lower.RingOf(e.Params), Level: e.Params.MaxLevel(), Rotation: RotationSteps}
 	out := rlwe.NewCiphertext(e.Params, 1, e.Params.MaxLevel())
 	r := &Runner{Op: op}
 	var key *rlwe.GadgetCiphertext
 	inputs := []*rlwe.Ciphertext{ct0, ct1}
 	switch op {
 	case "HMult+Relinearize":
-		r.low, err = compiler.LowerMulRelin(ctx)
+		r.low, err = lower.MulRelin(ctx)
 		key = &e.rlk.GadgetCiphertext
 		r.lattigo = func() error { return e.ckEval.MulRelin(ct0, ct1, out) }
 	case ir.OpHRot:
-		r.low, err = compiler.LowerOp(op, ctx)
+		r.low, err = lower.Op(op, ctx)
 		key = &e.gks[e.Params.GaloisElement(RotationSteps)].GadgetCiphertext
 		inputs = inputs[:1]
 		r.lattigo = func() error { return e.ckEval.Rotate(ct0, RotationSteps, out) }

@@ -12,10 +12,10 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 	"github.com/tuneinsight/lattigo/v6/utils/sampling"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // Result is the outcome for one operation.
@@ -42,7 +42,7 @@ var Ops = []ir.Op{ir.OpHAdd, ir.OpHSub, ir.OpPMult, ir.OpCMult, ir.OpHMult, ir.O
 func (e *Env) Ops() []ir.Op {
 	ops := append([]ir.Op(nil), Ops...)
 	if e.Preset.Scheme == fhe.BGV {
-		ops = append(ops, compiler.OpPMultCompact)
+		ops = append(ops, lower.OpPMultCompact)
 	} else {
 		ops = append(ops, ir.OpModRaise)
 	}
@@ -196,7 +196,7 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 	if err != nil {
 		return err
 	}
-	ctx := &compiler.LowerContext{Scheme: e.Preset.Scheme, Ring: compiler.RingOf(e.Params), T: e.Preset.T, Level: level, Rotation: RotationSteps}
+	ctx := &lower.Context{Scheme: e.Preset.Scheme, Ring: lower.RingOf(e.Params), T: e.Preset.T, Level: level, Rotation: RotationSteps}
 
 	var want *rlwe.Ciphertext
 	var ref message
@@ -238,8 +238,8 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 				return bg.SubNew(ct0, ct1)
 			})
 		}
-	case ir.OpPMult, compiler.OpPMultCompact:
-		if op == compiler.OpPMultCompact && isCKKS {
+	case ir.OpPMult, lower.OpPMultCompact:
+		if op == lower.OpPMultCompact && isCKKS {
 			return fmt.Errorf("compact plaintexts are BGV only")
 		}
 		if ptIn, err = e.encode(m1, level); err != nil {
@@ -256,12 +256,12 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 		inputs = []*rlwe.Ciphertext{ct0}
 		if isCKKS {
 			const c = 0.7
-			ctx.Constant, _ = compiler.CKKSConstant(e.ckks, level, c)
+			ctx.Constant, _ = lower.CKKSConstant(e.ckks, level, c)
 			ref = combine(m0, m0, e, func(a, _ complex128) complex128 { return a * c }, nil)
 			do(func() (*rlwe.Ciphertext, error) { return ck.MulNew(ct0, c) })
 		} else {
 			const c = 3
-			ctx.Constant = compiler.BGVConstant(e.bgv, level, c)
+			ctx.Constant = lower.BGVConstant(e.bgv, level, c)
 			ref = combine(m0, m0, e, nil, func(a, _ uint64) uint64 { return mulmod(a, c, e.bgv.PlaintextModulus()) })
 			do(func() (*rlwe.Ciphertext, error) { return bg.MulNew(ct0, uint64(c)) })
 		}
@@ -363,7 +363,7 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 		ctx.Level = inputs[0].Level()
 	}
 
-	low, err := compiler.LowerOp(op, ctx)
+	low, err := lower.Op(op, ctx)
 	if err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func (e *Env) check(op ir.Op, level int, r *Result) error {
 	r.ProgramBytes = low.Program.Size()
 	mem := engine.NewMemObjects()
 	for i, obj := range low.Inputs {
-		if obj.Role == "pt" && op == compiler.OpPMultCompact {
+		if obj.Role == "pt" && op == lower.OpPMultCompact {
 			m, err := fhe.CompactBGV(e.bgv, ptIn)
 			if err != nil {
 				return err

@@ -3,9 +3,9 @@ package crosscheck
 import (
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 func TestBitExactWithLattigo(t *testing.T) {
@@ -47,7 +47,7 @@ func TestBitExactAtEveryLevel(t *testing.T) {
 		for level := env.Params.MaxLevel(); level >= 1; level-- {
 			ops := []ir.Op{ir.OpHRot, "HMult+Relinearize", ir.OpConjugate, ir.OpRescale, ir.OpCMult}
 			if env.Preset.Scheme == fhe.BGV {
-				ops = append(ops, compiler.OpPMultCompact)
+				ops = append(ops, lower.OpPMultCompact)
 			} else {
 				ops = append(ops, ir.OpModRaise) // level 0 raised to this level
 			}
@@ -66,7 +66,7 @@ func TestGaloisElementsMatchLattigo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := compiler.RingOf(env.Params)
+	r := lower.RingOf(env.Params)
 	for _, k := range []int{0, 1, 5, -1, -7, 1023, 1 << 20} {
 		if g, w := r.GaloisElement(k), env.Params.GaloisElement(k); g != w {
 			t.Fatalf("rotation %d: %d, Lattigo %d", k, g, w)

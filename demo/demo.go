@@ -19,11 +19,11 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 	"github.com/tuneinsight/lattigo/v6/utils/sampling"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // Summary is what the demo found.
@@ -98,12 +98,12 @@ func Run(w io.Writer, preset string, rotation int) (*Summary, error) {
 	s.LattigoSecs = time.Since(t0).Seconds()
 
 	// The same two operations as mPrograms on the interpreter.
-	ctx := &compiler.LowerContext{Scheme: fhe.CKKS, Ring: compiler.RingOf(params.Parameters), Level: params.MaxLevel(), Rotation: rotation}
-	mul, err := compiler.LowerMulRelin(ctx)
+	ctx := &lower.Context{Scheme: fhe.CKKS, Ring: lower.RingOf(params.Parameters), Level: params.MaxLevel(), Rotation: rotation}
+	mul, err := lower.MulRelin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	rot, err := compiler.LowerOp(ir.OpHRot, ctx)
+	rot, err := lower.Op(ir.OpHRot, ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -14,10 +14,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/store"
 )
 
@@ -193,7 +193,7 @@ func parseJobRef(ref string) (uint64, error) {
 }
 
 // bind turns an operand into a binding of obj.
-func bind(obj compiler.Object, op engine.Operand) (Binding, error) {
+func bind(obj lower.Object, op engine.Operand) (Binding, error) {
 	b := Binding{Space: uint8(obj.Space), ID: uint32(obj.ID), Polys: uint32(obj.Polys), Limbs: uint32(obj.Limbs)}
 	switch {
 	case op.Ref == "":
@@ -246,7 +246,7 @@ func (c *Client) program(ctx context.Context, p *isa.Program) (string, error) {
 	return name, nil
 }
 
-func (c *Client) send(ctx context.Context, l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) (uint64, error) {
+func (c *Client) send(ctx context.Context, l *lower.Program, inputs []engine.Operand, key engine.Operand) (uint64, error) {
 	if len(inputs) != len(l.Inputs) {
 		return 0, fmt.Errorf("device: %d operands for %d inputs", len(inputs), len(l.Inputs))
 	}
@@ -281,7 +281,7 @@ func statsOf(r *RecvResponse) engine.Stats {
 // the reply and is released on the device. Like the other engine methods
 // below (whose interfaces take no context), it runs under the client's
 // default context, context.Background().
-func (c *Client) RunLowered(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) ([][]uint64, engine.Stats, error) {
+func (c *Client) RunLowered(l *lower.Program, inputs []engine.Operand, key engine.Operand) ([][]uint64, engine.Stats, error) {
 	id, err := c.send(c.ctx, l, inputs, key)
 	if err != nil {
 		return nil, engine.Stats{}, err
@@ -295,7 +295,7 @@ func (c *Client) RunLowered(l *compiler.Lowered, inputs []engine.Operand, key en
 
 // RunResident implements engine.ResidentDevice: the result stays on the
 // device.
-func (c *Client) RunResident(l *compiler.Lowered, inputs []engine.Operand, key engine.Operand) (string, engine.Stats, error) {
+func (c *Client) RunResident(l *lower.Program, inputs []engine.Operand, key engine.Operand) (string, engine.Stats, error) {
 	id, err := c.send(c.ctx, l, inputs, key)
 	if err != nil {
 		return "", engine.Stats{}, err

@@ -14,12 +14,12 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/store/layout"
 )
@@ -51,7 +51,7 @@ func code(err error) codes.Code {
 
 // lowered returns an HAdd at level 1 of insecure-test (N = 2048, limbs of
 // 2 moduli) and its modulus.
-func lowered(t *testing.T) (*compiler.Lowered, []uint64) {
+func lowered(t *testing.T) (*lower.Program, []uint64) {
 	t.Helper()
 	p, err := fhe.Lookup("insecure-test")
 	if err != nil {
@@ -61,7 +61,7 @@ func lowered(t *testing.T) (*compiler.Lowered, []uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := compiler.LowerOp(ir.OpHAdd, &compiler.LowerContext{Scheme: fhe.CKKS, Ring: compiler.RingOf(params.Parameters), Level: 1})
+	l, err := lower.Op(ir.OpHAdd, &lower.Context{Scheme: fhe.CKKS, Ring: lower.RingOf(params.Parameters), Level: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/store"
 )
 
@@ -24,7 +24,7 @@ type StreamValues struct {
 	Instances []engine.Limbs
 }
 
-// SetStreamRequest registers a stream program (compiler.StreamProgram,
+// SetStreamRequest registers a stream program (lower.StreamProgram,
 // MarshalBinary) under a name. Setting the same bytes again is a no-op.
 type SetStreamRequest struct {
 	Name    string
@@ -107,7 +107,7 @@ func (d *Device) SetStream(_ context.Context, req *SetStreamRequest) (*SetStream
 	if n >= d.lim.MaxPrograms {
 		return nil, fmt.Errorf("device: setstream %q: %w: %d programs set", req.Name, ErrExhausted, n)
 	}
-	var sp compiler.StreamProgram
+	var sp lower.StreamProgram
 	if err := sp.UnmarshalBinary(req.Program); err != nil {
 		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, ErrInvalid, err)
 	}
@@ -151,7 +151,7 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	}
 	for _, in := range req.Inputs {
 		i, ok := byNode[in.Node]
-		if !ok || sp.Nodes[i].Kind != compiler.StreamInput {
+		if !ok || sp.Nodes[i].Kind != lower.StreamInput {
 			return nil, fmt.Errorf("device: runstream: %w: node %d is not an input of %q", ErrInvalid, in.Node, req.Program)
 		}
 		if err := checkInstances(sp.Nodes[i], in.Instances, sp.Ring.Q, 1<<sp.Ring.LogN); err != nil {
@@ -161,7 +161,7 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	}
 	for _, b := range req.Stored {
 		i, ok := byNode[b.Node]
-		if !ok || sp.Nodes[i].Kind != compiler.StreamStored {
+		if !ok || sp.Nodes[i].Kind != lower.StreamStored {
 			return nil, fmt.Errorf("device: runstream: %w: node %d is not a stored node of %q", ErrInvalid, b.Node, req.Program)
 		}
 		ps, err := d.pin(sp.Nodes[i], b, sp.Ring.LogN)
@@ -181,9 +181,9 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	}
 	for i, sn := range sp.Nodes {
 		switch {
-		case sn.Kind == compiler.StreamInput && src.inputs[i] == nil:
+		case sn.Kind == lower.StreamInput && src.inputs[i] == nil:
 			return nil, fmt.Errorf("device: runstream: %w: input %q (node %d) not sent", ErrInvalid, sn.Name, sn.Node)
-		case sn.Kind == compiler.StreamStored && src.stored[i] == nil:
+		case sn.Kind == lower.StreamStored && src.stored[i] == nil:
 			return nil, fmt.Errorf("device: runstream: %w: stored %q (node %d) not bound", ErrInvalid, sn.Name, sn.Node)
 		}
 	}
@@ -217,7 +217,7 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 
 // checkInstances checks a node's instances from a request: shape and
 // residues below their moduli.
-func checkInstances(sn compiler.StreamNode, vals []engine.Limbs, q []uint64, n int) error {
+func checkInstances(sn lower.StreamNode, vals []engine.Limbs, q []uint64, n int) error {
 	if int64(len(vals)) != sn.Count {
 		return fmt.Errorf("%w: %d instances, the node has %d", ErrInvalid, len(vals), sn.Count)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/store"
 )
 
@@ -58,7 +58,7 @@ type KeyBinding struct {
 // the workers, keys from stored key objects (kept by the device's cache).
 type streamSource struct {
 	d      *Device
-	sp     *compiler.StreamProgram
+	sp     *lower.StreamProgram
 	inputs map[int][]engine.Limbs // stream node → instances
 	stored map[int]*pinnedSet     // stream node → its objects
 	keys   map[string]string      // key name → object
@@ -113,7 +113,7 @@ func (p *pinnedSet) release() {
 
 // pin acquires every object of a stored binding and checks its shape
 // against the node.
-func (d *Device) pin(sn compiler.StreamNode, b StoredBinding, logN int) (*pinnedSet, error) {
+func (d *Device) pin(sn lower.StreamNode, b StoredBinding, logN int) (*pinnedSet, error) {
 	if b.PerObject < 1 || b.PerObject > 255 {
 		return nil, fmt.Errorf("%w: stored %q: %d instances per object", ErrInvalid, sn.Name, b.PerObject)
 	}

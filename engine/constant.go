@@ -6,19 +6,19 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // ConstantProvider resolves named constants: a CMult node whose Name is
 // set (the bootstrapping constants compiler.ExpandBoot emits,
-// compiler.BootConst) multiplies by, and may add, values that depend on the
+// lower.BootConst) multiplies by, and may add, values that depend on the
 // parameters and on its operand. in is the operand's metadata at the level
 // the node runs; partner, when the node's only reader is an addition or
 // subtraction whose other operand comes earlier, is that operand's
 // metadata (nil otherwise).
 type ConstantProvider interface {
-	Constant(name string, level int, in rlwe.MetaData, partner *rlwe.MetaData) (compiler.Constant, error)
+	Constant(name string, level int, in rlwe.MetaData, partner *rlwe.MetaData) (lower.Constant, error)
 }
 
 // isNamedConstant reports whether n is a CMult by a named constant.
@@ -26,9 +26,9 @@ func isNamedConstant(n ir.Node) bool { return n.Op == ir.OpCMult && n.Name != ""
 
 // resolveConstant resolves instance k of the named constant node n whose
 // operand is a.
-func (x *Executor) resolveConstant(p *ir.Program, n ir.Node, a *Value, vals [][]Value, k int64) (compiler.Constant, error) {
+func (x *Executor) resolveConstant(p *ir.Program, n ir.Node, a *Value, vals [][]Value, k int64) (lower.Constant, error) {
 	if x.Constants == nil {
-		return compiler.Constant{}, fmt.Errorf("constant %q needs a ConstantProvider", n.Name)
+		return lower.Constant{}, fmt.Errorf("constant %q needs a ConstantProvider", n.Name)
 	}
 	if x.users == nil || x.usersOf != p {
 		x.users, x.usersOf = p.Users(), p
@@ -55,7 +55,7 @@ func (x *Executor) resolveConstant(p *ir.Program, n ir.Node, a *Value, vals [][]
 
 // hostConstant applies a resolved constant to a host ciphertext with
 // Lattigo's modular arithmetic (the same residues the device multiplies by).
-func (x *Executor) hostConstant(ct *rlwe.Ciphertext, c compiler.Constant) (*rlwe.Ciphertext, error) {
+func (x *Executor) hostConstant(ct *rlwe.Ciphertext, c lower.Constant) (*rlwe.Ciphertext, error) {
 	out := ct.CopyNew()
 	level := out.Level()
 	rq := x.Params.RingQ().AtLevel(level)
@@ -81,9 +81,9 @@ func (x *Executor) hostConstant(ct *rlwe.Ciphertext, c compiler.Constant) (*rlwe
 }
 
 // deviceConstant runs a resolved constant as its lowered mProgram.
-func (x *Executor) deviceConstant(a *Value, c compiler.Constant) (Value, error) {
+func (x *Executor) deviceConstant(a *Value, c lower.Constant) (Value, error) {
 	level := a.level()
-	l, err := compiler.LowerConstant(compiler.RingOf(x.Params), level, c)
+	l, err := lower.ConstantOp(lower.RingOf(x.Params), level, c)
 	if err != nil {
 		return Value{}, err
 	}

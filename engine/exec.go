@@ -8,9 +8,9 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // Value is one instance of a node's result: a ciphertext or a plaintext
@@ -53,7 +53,7 @@ type Operand struct {
 // the output object's limbs. The local implementation runs the interpreter
 // in process; the device package provides a remote one.
 type DeviceRunner interface {
-	RunLowered(l *compiler.Lowered, inputs []Operand, key Operand) ([][]uint64, Stats, error)
+	RunLowered(l *lower.Program, inputs []Operand, key Operand) ([][]uint64, Stats, error)
 }
 
 // ResidentDevice is a DeviceRunner that keeps values: a host value is
@@ -66,7 +66,7 @@ type ResidentDevice interface {
 	// device and returns its reference.
 	Upload(limbs [][]uint64, polys int) (string, error)
 	// RunResident runs l and keeps the result on the device.
-	RunResident(l *compiler.Lowered, inputs []Operand, key Operand) (string, Stats, error)
+	RunResident(l *lower.Program, inputs []Operand, key Operand) (string, Stats, error)
 	// Fetch returns the limbs of a resident value.
 	Fetch(ref string) ([][]uint64, error)
 	// Free drops resident values (not stored objects).
@@ -78,7 +78,7 @@ type ResidentDevice interface {
 type LocalDevice struct{}
 
 // RunLowered implements DeviceRunner.
-func (LocalDevice) RunLowered(l *compiler.Lowered, inputs []Operand, key Operand) ([][]uint64, Stats, error) {
+func (LocalDevice) RunLowered(l *lower.Program, inputs []Operand, key Operand) ([][]uint64, Stats, error) {
 	if len(inputs) != len(l.Inputs) {
 		return nil, Stats{}, fmt.Errorf("engine: %d operands for %d inputs", len(inputs), len(l.Inputs))
 	}
@@ -157,7 +157,7 @@ type Executor struct {
 	bgv    bgv.Parameters
 	ckEval *ckks.Evaluator
 	bgEval *bgv.Evaluator
-	lowers map[string]*compiler.Lowered
+	lowers map[string]*lower.Program
 	res    ResidentDevice // non-nil in resident mode (set per Run)
 	temps  []string       // resident refs created by the current Run
 	// users of usersOf's nodes (named constants look up their reader).
@@ -165,13 +165,13 @@ type Executor struct {
 	usersOf *ir.Program
 	// transforms caches the lowered linear transforms by level, slots and
 	// diagonals.
-	transforms map[string]*compiler.LinearTransformLowered
+	transforms map[string]*lower.LinearTransformProgram
 }
 
 // NewExecutor prepares an executor; params is ckks.Parameters or
 // bgv.Parameters (the scheme must match the preset's).
 func NewExecutor(preset fhe.Preset, params any, keys Keys) (*Executor, error) {
-	x := &Executor{Preset: preset, Keys: keys, Device: LocalDevice{}, lowers: map[string]*compiler.Lowered{}}
+	x := &Executor{Preset: preset, Keys: keys, Device: LocalDevice{}, lowers: map[string]*lower.Program{}}
 	var gks []*rlwe.GaloisKey
 	for _, g := range keys.Galois {
 		gks = append(gks, g)
@@ -633,7 +633,7 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 		return x.runHost(p, n, vals) // dropping limbs moves no data
 	}
 	out := make([]Value, n.Count)
-	n.Op = compiler.LoweringOp(p, n) // a compact plaintext is lifted on the device
+	n.Op = lower.NodeOp(p, n) // a compact plaintext is lifted on the device
 	for k := int64(0); k < n.Count; k++ {
 		a := instanceRef(vals[n.Args[0]], k)
 		if isNamedConstant(n) {
@@ -668,8 +668,8 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 
 func instanceRef(vs []Value, k int64) *Value { return &vs[k%int64(len(vs))] }
 
-func (x *Executor) lowered(n ir.Node, level int) (*compiler.Lowered, rlwe.Scale, error) {
-	ctx := &compiler.LowerContext{Scheme: x.Preset.Scheme, Ring: compiler.RingOf(x.Params), T: x.Preset.T,
+func (x *Executor) lowered(n ir.Node, level int) (*lower.Program, rlwe.Scale, error) {
+	ctx := &lower.Context{Scheme: x.Preset.Scheme, Ring: lower.RingOf(x.Params), T: x.Preset.T,
 		Level: level, Rotation: n.Rotation}
 	if n.Op == ir.OpModRaise {
 		ctx.TargetLevel = n.Level
@@ -677,16 +677,16 @@ func (x *Executor) lowered(n ir.Node, level int) (*compiler.Lowered, rlwe.Scale,
 	constScale := rlwe.NewScale(1)
 	if n.Op == ir.OpCMult {
 		if x.ckEval != nil {
-			ctx.Constant, constScale = compiler.CKKSConstant(x.ckks, level, n.Constant)
+			ctx.Constant, constScale = lower.CKKSConstant(x.ckks, level, n.Constant)
 		} else {
-			ctx.Constant = compiler.BGVConstant(x.bgv, level, int64(n.Constant))
+			ctx.Constant = lower.BGVConstant(x.bgv, level, int64(n.Constant))
 		}
 	}
 	key := fmt.Sprintf("%s|%d|%d|%v|%d", n.Op, level, n.Rotation, n.Constant, ctx.TargetLevel)
 	if l, ok := x.lowers[key]; ok {
 		return l, constScale, nil
 	}
-	l, err := compiler.LowerOp(n.Op, ctx)
+	l, err := lower.Op(n.Op, ctx)
 	if err != nil {
 		return nil, constScale, err
 	}
@@ -696,7 +696,7 @@ func (x *Executor) lowered(n ir.Node, level int) (*compiler.Lowered, rlwe.Scale,
 
 // operand passes v to the device: by value, or (resident mode) by
 // reference, uploading it first if the device does not hold it yet.
-func (x *Executor) operand(v *Value, obj compiler.Object) (Operand, error) {
+func (x *Executor) operand(v *Value, obj lower.Object) (Operand, error) {
 	if x.res == nil {
 		switch {
 		case v.Ct != nil:
@@ -783,7 +783,7 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 		if v.level() < 0 {
 			return Value{}, fmt.Errorf("operand %d missing", i)
 		}
-		if n.Op == compiler.OpPMultCompact && i == 1 {
+		if n.Op == lower.OpPMultCompact && i == 1 {
 			if inputs[i], err = x.compactOperand(v, level); err != nil {
 				return Value{}, fmt.Errorf("operand %d: %w", i, err)
 			}
@@ -826,7 +826,7 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 
 // runLowered runs a lowered operation on the device (kept there in
 // resident mode) and labels its result with md.
-func (x *Executor) runLowered(l *compiler.Lowered, inputs []Operand, key Operand, md rlwe.MetaData) (Value, error) {
+func (x *Executor) runLowered(l *lower.Program, inputs []Operand, key Operand, md rlwe.MetaData) (Value, error) {
 	level := l.Output.Limbs - 1
 	if x.res != nil {
 		ref, st, err := x.res.RunResident(l, inputs, key)
@@ -851,7 +851,7 @@ func (x *Executor) runLowered(l *compiler.Lowered, inputs []Operand, key Operand
 	return Value{Ct: ct}, nil
 }
 
-func (x *Executor) keyFor(n ir.Node, l *compiler.Lowered) (*rlwe.GadgetCiphertext, error) {
+func (x *Executor) keyFor(n ir.Node, l *lower.Program) (*rlwe.GadgetCiphertext, error) {
 	switch n.Op {
 	case ir.OpRelinearize:
 		if x.Keys.Relin == nil {

@@ -7,16 +7,16 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // DiagonalProvider gives the limbs of a stored diagonal plaintext over
 // q_0…q_level and the special primes, in Montgomery form, as Lattigo keeps
 // the diagonals of a linear transformation (LinearTransformation.Vec).
 // With one, an executor runs each bootstrapping DFT product
-// (compiler.BootLinearTransform) whose nodes all run on the local device
-// as one hoisted program (compiler.LowerLinearTransform), bit-exact with
+// (lower.BootLinearTransform) whose nodes all run on the local device
+// as one hoisted program (lower.LinearTransform), bit-exact with
 // Lattigo's; without, node by node.
 type DiagonalProvider interface {
 	DiagonalQP(name string, level int) ([][]uint64, error)
@@ -25,7 +25,7 @@ type DiagonalProvider interface {
 // ltGroup is one DFT product run as a whole: the nodes it replaces, its
 // input and its diagonals.
 type ltGroup struct {
-	spec    compiler.BootLinearTransform
+	spec    lower.BootLinearTransform
 	input   int
 	diags   []int        // diagonal indices
 	stored  map[int]int  // diagonal → Stored node
@@ -47,7 +47,7 @@ func (x *Executor) linearTransformGroups(p *ir.Program, onDev func(int) bool) (h
 	}
 	users := p.Users()
 	for h, n := range p.Nodes {
-		spec, err := compiler.ParseBootLinearTransform(n.Name)
+		spec, err := lower.ParseBootLinearTransform(n.Name)
 		if err != nil || !onDev(h) {
 			continue
 		}
@@ -121,24 +121,24 @@ func (x *Executor) linearTransformGroups(p *ir.Program, onDev func(int) bool) (h
 }
 
 // lowerTransform returns the lowered linear transform, cached.
-func (x *Executor) lowerTransform(level, slots int, diags []int) (*compiler.LinearTransformLowered, error) {
+func (x *Executor) lowerTransform(level, slots int, diags []int) (*lower.LinearTransformProgram, error) {
 	key := fmt.Sprintf("%d|%d|%v", level, slots, diags)
 	if l, ok := x.transforms[key]; ok {
 		return l, nil
 	}
-	l, err := compiler.LowerLinearTransform(compiler.RingOf(x.Params), level, slots, diags)
+	l, err := lower.LinearTransform(lower.RingOf(x.Params), level, slots, diags)
 	if err != nil {
 		return nil, err
 	}
 	if x.transforms == nil {
-		x.transforms = map[string]*compiler.LinearTransformLowered{}
+		x.transforms = map[string]*lower.LinearTransformProgram{}
 	}
 	x.transforms[key] = l
 	return l, nil
 }
 
 // diagonalIndex reads d from a diagonal's name …/<dft><matrix>/diag<d>.
-func diagonalIndex(name string, spec compiler.BootLinearTransform) (int, error) {
+func diagonalIndex(name string, spec lower.BootLinearTransform) (int, error) {
 	f := strings.Split(name, "/")
 	if len(f) < 2 || f[len(f)-2] != spec.DFT+strconv.Itoa(spec.Matrix) || !strings.HasPrefix(f[len(f)-1], "diag") {
 		return 0, fmt.Errorf("%q is not a diagonal of %s%d", name, spec.DFT, spec.Matrix)
@@ -185,11 +185,11 @@ func (x *Executor) runLinearTransform(p *ir.Program, h int, g *ltGroup, vals [][
 			}
 			mem.Set(l.Keys[i].Space, l.Keys[i].ID, KeyLimbs(&gk.GadgetCiphertext))
 		}
-		m, err := NewMachine(l.Program.Config, mem)
+		m, err := NewMachine(l.Program.Program.Config, mem)
 		if err != nil {
 			return nil, err
 		}
-		st, err := m.Run(l.Program)
+		st, err := m.Run(l.Program.Program)
 		if err != nil {
 			return nil, err
 		}

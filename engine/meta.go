@@ -5,8 +5,8 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // scaler makes the scale of a prime in the scheme's arithmetic (a real
@@ -22,7 +22,7 @@ type scaler interface{ NewScale(any) rlwe.Scale }
 func resultMeta(op ir.Op, a, b *rlwe.MetaData, constScale rlwe.Scale, q uint64, sc scaler) rlwe.MetaData {
 	md := *a
 	switch op {
-	case ir.OpPMult, compiler.OpPMultCompact, ir.OpHMult:
+	case ir.OpPMult, lower.OpPMultCompact, ir.OpHMult:
 		md.Scale = a.Scale.Mul(b.Scale)
 	case ir.OpCMult:
 		md.Scale = a.Scale.Mul(constScale)
@@ -62,7 +62,7 @@ func ProgramMeta(p *ir.Program, params rlwe.ParameterProvider, sc scaler, source
 		if level >= len(q) {
 			return nil, fmt.Errorf("engine: node %d at level %d beyond the parameters", i, level)
 		}
-		md[i] = resultMeta(compiler.LoweringOp(p, n), a, b, rlwe.NewScale(1), q[level], sc)
+		md[i] = resultMeta(lower.NodeOp(p, n), a, b, rlwe.NewScale(1), q[level], sc)
 	}
 	return md, nil
 }

@@ -5,12 +5,12 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // isMixedAdd reports whether an HAdd/HSub instance has an operand that is
-// not a degree-1 ciphertext (compiler.OpAddMixed).
+// not a degree-1 ciphertext (lower.OpAddMixed).
 func isMixedAdd(n ir.Node, a, b *Value) bool {
 	return (n.Op == ir.OpHAdd || n.Op == ir.OpHSub) && (a.degree() != 1 || b.degree() != 1)
 }
@@ -21,8 +21,8 @@ func (x *Executor) deviceMixedAdd(n ir.Node, a, b *Value) (Value, error) {
 	if b.level() != level || a.degree() < 1 || b.degree() < 1 {
 		return Value{}, fmt.Errorf("mixed addition of level %d degree %d and level %d degree %d", level, a.degree(), b.level(), b.degree())
 	}
-	ctx := &compiler.LowerContext{Scheme: x.Preset.Scheme, Ring: compiler.RingOf(x.Params), T: x.Preset.T, Level: level}
-	l, err := compiler.LowerAddMixed(ctx, n.Op == ir.OpHSub, a.degree()+1, b.degree()+1)
+	ctx := &lower.Context{Scheme: x.Preset.Scheme, Ring: lower.RingOf(x.Params), T: x.Preset.T, Level: level}
+	l, err := lower.AddMixed(ctx, n.Op == ir.OpHSub, a.degree()+1, b.degree()+1)
 	if err != nil {
 		return Value{}, err
 	}

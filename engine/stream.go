@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/rns"
 )
 
@@ -20,7 +20,7 @@ type StreamSource interface {
 	// Input returns instance k of the StreamInput node i.
 	Input(i int, k int64) (Limbs, error)
 	// Key returns an evaluation key object ("rlk", "gal:<element>") as
-	// compiler.Lowered key objects lay it out.
+	// lower.Program key objects lay it out.
 	Key(name string) (Limbs, error)
 	// Stored opens a reader over the instances of the StreamStored node i
 	// for one worker. A worker reads mostly in increasing order: a reader
@@ -49,10 +49,10 @@ type StreamStats struct {
 	PeakBytes int64
 }
 
-// Stream runs a compiler.StreamProgram. Prepare once per program; Run is
+// Stream runs a lower.StreamProgram. Prepare once per program; Run is
 // safe for concurrent use (each run has its own workers).
 type Stream struct {
-	sp   *compiler.StreamProgram
+	sp   *lower.StreamProgram
 	n    int
 	mods []rns.Modulus // q_0 … q_L
 	// monomials[level][j] is NTT(X^(−2^j)) over q_0 … q_level, the
@@ -64,7 +64,7 @@ type Stream struct {
 }
 
 // NewStream prepares a validated stream program.
-func NewStream(sp *compiler.StreamProgram) (*Stream, error) {
+func NewStream(sp *lower.StreamProgram) (*Stream, error) {
 	if err := sp.Validate(); err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func NewStream(sp *compiler.StreamProgram) (*Stream, error) {
 		for _, st := range sn.Steps {
 			s.slots = max(s.slots, st.Program.Config.SRAMSlots)
 		}
-		if sn.Kind != compiler.StreamExpand {
+		if sn.Kind != lower.StreamExpand {
 			continue
 		}
 		level := sn.Limbs - 1
@@ -107,7 +107,7 @@ func NewStream(sp *compiler.StreamProgram) (*Stream, error) {
 }
 
 // Program returns the stream program.
-func (s *Stream) Program() *compiler.StreamProgram { return s.sp }
+func (s *Stream) Program() *lower.StreamProgram { return s.sp }
 
 // StreamOptions tune a run.
 type StreamOptions struct {
@@ -196,7 +196,7 @@ func (r *run) runAll(out map[int][]Limbs) error {
 	sp := r.s.sp
 	// Held nodes first, in order: each instance computed once.
 	for i, sn := range sp.Nodes {
-		if !sn.Cache || sn.Kind == compiler.StreamInput || sn.Kind == compiler.StreamStored {
+		if !sn.Cache || sn.Kind == lower.StreamInput || sn.Kind == lower.StreamStored {
 			continue
 		}
 		vals, err := r.all(i)
@@ -279,6 +279,6 @@ func (r *run) parallel(count int64, f func(w *worker, k int64) error) error {
 	return errors.Join(errs...)
 }
 
-func (r *run) bytes(sn compiler.StreamNode) int64 {
+func (r *run) bytes(sn lower.StreamNode) int64 {
 	return int64(sn.Polys) * int64(sn.Limbs) * int64(r.s.n) * WordBytes
 }

@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // expandGen produces the leaves of one Expand node depth first: it holds
@@ -12,7 +12,7 @@ import (
 // Leaves asked for in increasing order cost one step per tree node.
 type expandGen struct {
 	w      *worker
-	sn     *compiler.StreamNode
+	sn     *lower.StreamNode
 	query  Limbs
 	mono   Limbs // NTT(X^(−2^j)) over the node's limbs, depth-major
 	path   []int // branches of the last leaf

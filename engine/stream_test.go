@@ -14,12 +14,13 @@ import (
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
 
 // memSource serves a stream run from memory.
 type memSource struct {
-	sp     *compiler.StreamProgram
+	sp     *lower.StreamProgram
 	inputs map[string][]engine.Limbs
 	stored map[string][]engine.Limbs
 	keys   map[string]engine.Limbs
@@ -64,7 +65,7 @@ type pirFixture struct {
 	params     bgv.Parameters
 	sk         *rlwe.SecretKey
 	plan       *compiler.Plan
-	sp         *compiler.StreamProgram
+	sp         *lower.StreamProgram
 	db         [][]uint64 // compact coefficients per plaintext
 	keys       map[string]engine.Limbs
 	rows, cols int64
@@ -92,7 +93,7 @@ func newPIRFixture(t *testing.T, rows, cols int64) *pirFixture {
 	// The database lives on the device: the scan runs there whatever the
 	// cost model says of so small a database (as the runtime does).
 	plan, seg := plan.AllOnDevice()
-	sp, err := plan.StreamSegment(seg, compiler.RingOf(params.Parameters), fhe.BGV, params.PlaintextModulus())
+	sp, err := plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.BGV, params.PlaintextModulus())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/rns"
 )
 
@@ -115,7 +115,7 @@ func (w *worker) evalNode(i int, k int64) (Limbs, bool, error) {
 		return c[k], false, nil
 	}
 	switch sn.Kind {
-	case compiler.StreamInput:
+	case lower.StreamInput:
 		v, err := r.src.Input(i, k%sn.Count)
 		if err != nil {
 			return nil, false, fmt.Errorf("engine: input %q instance %d: %w", sn.Name, k%sn.Count, err)
@@ -124,7 +124,7 @@ func (w *worker) evalNode(i int, k int64) (Limbs, bool, error) {
 			return nil, false, fmt.Errorf("engine: input %q instance %d: %w", sn.Name, k, err)
 		}
 		return v, false, nil
-	case compiler.StreamStored:
+	case lower.StreamStored:
 		rd, ok := w.readers[i]
 		if !ok {
 			var err error
@@ -142,7 +142,7 @@ func (w *worker) evalNode(i int, k int64) (Limbs, bool, error) {
 		}
 		w.stored++
 		return v, false, nil
-	case compiler.StreamOp:
+	case lower.StreamOp:
 		var args [4]Limbs
 		var owned [4]bool
 		defer func() {
@@ -167,7 +167,7 @@ func (w *worker) evalNode(i int, k int64) (Limbs, bool, error) {
 			return nil, false, fmt.Errorf("engine: node %d instance %d: %w", sn.Node, k, err)
 		}
 		return out, true, nil
-	case compiler.StreamSum:
+	case lower.StreamSum:
 		g := r.s.sp.Nodes[sn.Args[0]].Count / sn.Count
 		if sn.MAC != nil {
 			g = sn.Products / sn.Count
@@ -185,7 +185,7 @@ func (w *worker) evalNode(i int, k int64) (Limbs, bool, error) {
 		}
 		acc, err := w.sum(sn.Args[0], k*g, k*g+g)
 		return acc, err == nil, err
-	case compiler.StreamExpand:
+	case lower.StreamExpand:
 		gen, ok := w.gens[i]
 		if !ok {
 			var err error
@@ -200,7 +200,7 @@ func (w *worker) evalNode(i int, k int64) (Limbs, bool, error) {
 	return nil, false, fmt.Errorf("engine: stream node %d of kind %s", i, sn.Kind)
 }
 
-func (w *worker) checkShape(v Limbs, sn *compiler.StreamNode) error {
+func (w *worker) checkShape(v Limbs, sn *lower.StreamNode) error {
 	if len(v) != sn.Polys*sn.Limbs {
 		return fmt.Errorf("%d limbs, want %d polys × %d limbs", len(v), sn.Polys, sn.Limbs)
 	}
@@ -296,7 +296,7 @@ func (w *worker) sum(a int, first, last int64) (Limbs, error) {
 // products ranges[j] (all of one length), product t of every lane in
 // turn, so an operand the lanes share is read once while on chip; the
 // accumulators stay in the interpreter's slots.
-func (w *worker) mac(sn *compiler.StreamNode, ranges [][2]int64) ([]Limbs, error) {
+func (w *worker) mac(sn *lower.StreamNode, ranges [][2]int64) ([]Limbs, error) {
 	m, err := w.machine(sn.MAC, sn.MAC.First[0])
 	if err != nil {
 		return nil, err
@@ -328,7 +328,7 @@ func (w *worker) mac(sn *compiler.StreamNode, ranges [][2]int64) ([]Limbs, error
 			if t == 0 {
 				prog = sn.MAC.First[j]
 			}
-			err = w.runProgram(m, prog, sn.MAC.Inputs, []Limbs{a, b}, compiler.Object{}, nil, nil)
+			err = w.runProgram(m, prog, sn.MAC.Inputs, []Limbs{a, b}, lower.Object{}, nil, nil)
 			if ownA {
 				w.release(a)
 			}
@@ -347,7 +347,7 @@ func (w *worker) mac(sn *compiler.StreamNode, ranges [][2]int64) ([]Limbs, error
 		if err != nil {
 			return nil, err
 		}
-		if err := w.runProgram(m, sn.MAC.Flush[j], nil, nil, compiler.Object{}, nil, out); err != nil {
+		if err := w.runProgram(m, sn.MAC.Flush[j], nil, nil, lower.Object{}, nil, out); err != nil {
 			w.release(out)
 			return nil, fmt.Errorf("engine: node %d: %w", sn.Node, err)
 		}
@@ -399,7 +399,7 @@ func (w *worker) spreadSum(i int, base, g int64) (Limbs, error) {
 }
 
 // split is the start of part k of [0, n) cut into parts pieces, on a
-// multiple of compiler.MACLanes where the pieces are large enough: the
+// multiple of lower.MACLanes where the pieces are large enough: the
 // blocks a multiply-accumulate loop computes ahead then stay within one
 // worker's part.
 func split(n int64, k, parts int) int64 {
@@ -407,18 +407,18 @@ func split(n int64, k, parts int) int64 {
 	if k == parts {
 		return n
 	}
-	return at - at%compiler.MACLanes
+	return at - at%lower.MACLanes
 }
 
 // runBody runs one body with its inputs bound to args and its output
 // written into out.
-func (w *worker) runBody(l *compiler.Lowered, args []Limbs, out Limbs) error {
+func (w *worker) runBody(l *lower.Program, args []Limbs, out Limbs) error {
 	m, err := w.machine(l, l.Program)
 	if err != nil {
 		return err
 	}
 	var key Limbs
-	var keyObj compiler.Object
+	var keyObj lower.Object
 	if name := l.KeyName(); name != "" {
 		if key, err = w.r.key(name); err != nil {
 			return err
@@ -439,7 +439,7 @@ func (w *worker) machine(owner any, p *isa.Program) (*Machine, error) {
 		return m, nil
 	}
 	var slots [][]uint64
-	if _, private := owner.(*compiler.MACLowered); !private {
+	if _, private := owner.(*lower.MACProgram); !private {
 		if w.slots == nil {
 			if err := w.r.charge(int64(w.r.s.slots) * int64(w.r.s.n) * WordBytes); err != nil {
 				return nil, err
@@ -462,7 +462,7 @@ func (w *worker) machine(owner any, p *isa.Program) (*Machine, error) {
 
 // runProgram binds inputs (and a key) and runs p on m; out, if not nil,
 // receives the writes to the output object (w.mem.outID).
-func (w *worker) runProgram(m *Machine, p *isa.Program, inputs []compiler.Object, args []Limbs, keyObj compiler.Object, key, out Limbs) error {
+func (w *worker) runProgram(m *Machine, p *isa.Program, inputs []lower.Object, args []Limbs, keyObj lower.Object, key, out Limbs) error {
 	w.mem.reset()
 	for j, obj := range inputs {
 		if err := w.mem.bind(isa.SpaceDRAM, obj, args[j]); err != nil {
@@ -503,7 +503,7 @@ type bound struct {
 
 func (m *bindMem) reset() { m.objs = m.objs[:0] }
 
-func (m *bindMem) bind(s isa.Space, obj compiler.Object, v Limbs) error {
+func (m *bindMem) bind(s isa.Space, obj lower.Object, v Limbs) error {
 	if len(v)%obj.Polys != 0 {
 		return fmt.Errorf("value of %d limbs bound to an object of %d polys", len(v), obj.Polys)
 	}

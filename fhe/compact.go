@@ -12,7 +12,7 @@ import (
 // instead of level+1. Lattigo stores m as NTT(m·t⁻¹ mod q_i) (optionally in
 // Montgomery form); m < t < q_0, so limb 0 alone gives m back exactly.
 // Stored databases keep this form and are lifted where they are used
-// (compiler.OpPMultCompact on the device, LiftCompactBGV on the host).
+// (lower.OpPMultCompact on the device, LiftCompactBGV on the host).
 func CompactBGV(params bgv.Parameters, pt *rlwe.Plaintext) ([]uint64, error) {
 	if pt == nil || pt.Value.N() != params.N() || pt.Level() < 0 {
 		return nil, fmt.Errorf("fhe: compact: plaintext does not match the parameters")

@@ -24,7 +24,7 @@ type Node struct {
 	Public bool `json:"public,omitempty"`
 	// Compact marks a stored BGV plaintext kept as its coefficients modulo
 	// t: one limb instead of Level+1 (they are below every q_i), lifted to
-	// RNS and NTT form where it is used (compiler.OpPMultCompact).
+	// RNS and NTT form where it is used (lower.OpPMultCompact).
 	Compact  bool      `json:"compact,omitempty"`
 	Rotation int       `json:"rotation,omitempty"` // HRot steps
 	Constant float64   `json:"constant,omitempty"` // CMult

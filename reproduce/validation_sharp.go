@@ -7,6 +7,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/report"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -33,7 +34,7 @@ type hbmShare struct{ keys, plaintexts int64 }
 
 func hostReads(pl *compiler.Plan, a *arch.Arch) (hbmShare, error) {
 	var s hbmShare
-	prof := compiler.NewProfiler()
+	prof := lower.NewProfiler()
 	p := pl.Program
 	for _, n := range p.Nodes {
 		switch {

@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/pir"
 	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -40,7 +41,7 @@ const PIRPerObject = 255
 // PIRTileRows is the height of the tiles a PIR database is stored in
 // (device.TilePosition): the lanes of the device's multiply-accumulate
 // loop, which reads a tile column by column.
-const PIRTileRows = compiler.MACLanes
+const PIRTileRows = lower.MACLanes
 
 // pirPosition is the stored position of plaintext p.
 func pirPosition(shape pir.Shape, p int) int64 {
@@ -155,7 +156,7 @@ type PIRSession struct {
 	Params bgv.Parameters
 	Shape  pir.Shape
 	Plan   *compiler.Plan
-	Stream *compiler.StreamProgram
+	Stream *lower.StreamProgram
 	// SetupBytes are the payload bytes of the keys and program uploads.
 	SetupBytes int64
 
@@ -249,16 +250,16 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 	if seg < 0 {
 		return s, s.hostPlan(sk)
 	}
-	if s.Stream, err = plan.StreamSegment(seg, compiler.RingOf(params.Parameters), fhe.BGV, preset.T); err != nil {
+	if s.Stream, err = plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.BGV, preset.T); err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	s.query, s.stored, s.answer = -1, -1, -1
 	for _, sn := range s.Stream.Nodes {
 		n := plan.Program.Nodes[sn.Node]
 		switch {
-		case sn.Kind == compiler.StreamInput && n.Name == "query":
+		case sn.Kind == lower.StreamInput && n.Name == "query":
 			s.query = sn.Node
-		case sn.Kind == compiler.StreamStored && n.Name == "database":
+		case sn.Kind == lower.StreamStored && n.Name == "database":
 			s.stored = sn.Node
 		case sn.Out:
 			s.answer = sn.Node
@@ -320,7 +321,7 @@ func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey, opt PIRS
 // and stores them under opt.KeyPrefix (keeping those already stored when
 // opt.ReuseKeys), returning their bindings, the keys generated here and
 // the bytes uploaded.
-func storeStreamKeys(ctx context.Context, dev StreamDevice, params rlwe.Parameters, sp *compiler.StreamProgram, sk *rlwe.SecretKey,
+func storeStreamKeys(ctx context.Context, dev StreamDevice, params rlwe.Parameters, sp *lower.StreamProgram, sk *rlwe.SecretKey,
 	opt PIRSessionOptions) ([]device.KeyBinding, *rlwe.MemEvaluationKeySet, int64, error) {
 	kg := rlwe.NewKeyGenerator(params)
 	evk := rlwe.NewMemEvaluationKeySet(nil)
@@ -340,7 +341,7 @@ func storeStreamKeys(ctx context.Context, dev StreamDevice, params rlwe.Paramete
 		}
 	}
 	for _, sn := range sp.Nodes {
-		for _, l := range append([]*compiler.Lowered{sn.Body}, sn.Steps...) {
+		for _, l := range append([]*lower.Program{sn.Body}, sn.Steps...) {
 			if l == nil || l.KeyName() == "" || seen[l.KeyName()] {
 				continue
 			}

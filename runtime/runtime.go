@@ -17,6 +17,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/store/layout"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -128,7 +129,7 @@ type Session struct {
 	// Streams are the plan's device segments as stream programs, set on
 	// the device once (by segment); nil runs device nodes op by op (the
 	// "device" placement, or a segment that cannot stream: StreamErr).
-	Streams     map[int]*compiler.StreamProgram
+	Streams     map[int]*lower.StreamProgram
 	StreamErr   error
 	streamNames map[int]string
 	storedPer   map[string]int    // stored node → instances per object
@@ -432,7 +433,7 @@ func (s *Session) Query(ctx context.Context, c *device.Client) (QueryResult, err
 	}
 	var out map[string][]engine.Value
 	if s.Streams != nil {
-		out, err = x.RunPlan(s.Plan, s.Streams, &segmentRunner{ctx: ctx, s: s, c: c}, in, stored)
+		out, err = x.RunSegments(s.Plan.Program, s.execSegments(), &segmentRunner{ctx: ctx, s: s, c: c}, in, stored)
 	} else {
 		out, err = x.Run(s.Program, in, stored)
 	}

@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // setStreams turns every device segment of the plan into its stream
@@ -17,9 +17,9 @@ import (
 // (an operation without a streaming lowering) leaves the session running
 // device nodes op by op, with the reason in StreamErr.
 func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
-	streams := map[int]*compiler.StreamProgram{}
+	streams := map[int]*lower.StreamProgram{}
 	names := map[int]string{}
-	ring := compiler.RingOf(s.rparams)
+	ring := lower.RingOf(s.rparams)
 	var t uint64
 	if s.preset.Scheme == fhe.BGV {
 		t = s.preset.T
@@ -43,6 +43,16 @@ func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
 	return nil
 }
 
+// execSegments is the session's plan in the form the executor runs:
+// its segments in order, each device segment with its stream program.
+func (s *Session) execSegments() []engine.Segment {
+	segs := make([]engine.Segment, len(s.Plan.Segments))
+	for i, seg := range s.Plan.Segments {
+		segs[i] = engine.Segment{OnDevice: seg.Device == "ssd", Nodes: seg.Nodes, Stream: s.Streams[i]}
+	}
+	return segs
+}
+
 // segmentRunner runs a session's device segments through a client under
 // the context of the query it serves (engine.SegmentRunner takes none).
 type segmentRunner struct {
@@ -60,7 +70,7 @@ func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[
 	}
 	keys := map[string]bool{}
 	for _, sn := range sp.Nodes {
-		if sn.Kind == compiler.StreamStored {
+		if sn.Kind == lower.StreamStored {
 			per, ok := r.s.storedPer[sn.Name]
 			if !ok {
 				return nil, 0, fmt.Errorf("runtime: stored %q was not uploaded", sn.Name)
@@ -68,7 +78,7 @@ func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[
 			req.Stored = append(req.Stored, device.StoredBinding{Node: sn.Node,
 				Prefix: fmt.Sprintf("%s/%s/", r.s.Opts.Prefix, sn.Name), PerObject: int64(per)})
 		}
-		for _, l := range append([]*compiler.Lowered{sn.Body}, sn.Steps...) {
+		for _, l := range append([]*lower.Program{sn.Body}, sn.Steps...) {
 			if l == nil || l.KeyName() == "" || keys[l.KeyName()] {
 				continue
 			}
@@ -96,7 +106,7 @@ func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[
 // the name and the bytes sent.
 func setStream(ctx context.Context, dev interface {
 	SetStream(context.Context, *device.SetStreamRequest) (*device.SetStreamResponse, error)
-}, kind string, sp *compiler.StreamProgram) (string, int64, error) {
+}, kind string, sp *lower.StreamProgram) (string, int64, error) {
 	raw, err := sp.MarshalBinary()
 	if err != nil {
 		return "", 0, err

@@ -17,6 +17,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/store"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
@@ -201,7 +202,7 @@ func (l *VectorLoader) Finish() (int64, error) {
 type VectorSession struct {
 	Shape  workload.HEVECShape
 	Plan   *compiler.Plan
-	Stream *compiler.StreamProgram
+	Stream *lower.StreamProgram
 
 	dev      StreamDevice
 	db       string
@@ -248,21 +249,21 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 	plan, seg := plan.AllOnDevice()
 	s := &VectorSession{Shape: shape, Plan: plan, dev: dev, db: db, codec: codec, params: params,
 		enc: rlwe.NewEncryptor(params, sk), dec: rlwe.NewDecryptor(params, sk), query: -1, scores: -1}
-	if s.Stream, err = plan.StreamSegment(seg, compiler.RingOf(params.Parameters), fhe.CKKS, 0); err != nil {
+	if s.Stream, err = plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.CKKS, 0); err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	for _, sn := range s.Stream.Nodes {
 		switch {
-		case sn.Kind == compiler.StreamInput && sn.Name == "query":
+		case sn.Kind == lower.StreamInput && sn.Name == "query":
 			s.query = sn.Node
-		case sn.Kind == compiler.StreamStored && strings.HasPrefix(sn.Name, "vectors/"):
+		case sn.Kind == lower.StreamStored && strings.HasPrefix(sn.Name, "vectors/"):
 			var i int64
 			if _, err := fmt.Sscanf(sn.Name, "vectors/%d", &i); err != nil {
 				return nil, fmt.Errorf("runtime: stored node %q", sn.Name)
 			}
 			s.stored = append(s.stored, device.StoredBinding{Node: sn.Node, Prefix: vectorPrefix(db), PerObject: VectorPerObject,
 				Stride: int64(shape.Pack), Offset: i})
-		case sn.Kind == compiler.StreamStored:
+		case sn.Kind == lower.StreamStored:
 			s.stored = append(s.stored, device.StoredBinding{Node: sn.Node, Prefix: monomialPrefix(db, sn.Name), PerObject: 1})
 		case sn.Out:
 			s.scores = sn.Node

@@ -1378,7 +1378,7 @@ func (x *StatsResponse) GetPeakRssBytes() uint64 {
 type SetStreamRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Program       []byte                 `protobuf:"bytes,2,opt,name=program,proto3" json:"program,omitempty"` // compiler.StreamProgram.MarshalBinary
+	Program       []byte                 `protobuf:"bytes,2,opt,name=program,proto3" json:"program,omitempty"` // lower.StreamProgram.MarshalBinary
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -60,7 +60,7 @@ type DeviceClient interface {
 	// Stats returns the device counters since it started.
 	Stats(ctx context.Context, in *StatsRequest, opts ...grpc.CallOption) (*StatsResponse, error)
 	// SetStream registers a stream program: one device segment of a compiled
-	// Plan (compiler.StreamProgram), set once and run per query by RunStream
+	// Plan (lower.StreamProgram), set once and run per query by RunStream
 	// (the paper's ProgSet). Same bytes again: a no-op.
 	SetStream(ctx context.Context, in *SetStreamRequest, opts ...grpc.CallOption) (*SetStreamResponse, error)
 	// RunStream runs a registered stream program once (the paper's Send and
@@ -241,7 +241,7 @@ type DeviceServer interface {
 	// Stats returns the device counters since it started.
 	Stats(context.Context, *StatsRequest) (*StatsResponse, error)
 	// SetStream registers a stream program: one device segment of a compiled
-	// Plan (compiler.StreamProgram), set once and run per query by RunStream
+	// Plan (lower.StreamProgram), set once and run per query by RunStream
 	// (the paper's ProgSet). Same bytes again: a no-op.
 	SetStream(context.Context, *SetStreamRequest) (*SetStreamResponse, error)
 	// RunStream runs a registered stream program once (the paper's Send and

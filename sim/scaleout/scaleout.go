@@ -20,6 +20,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/workload"
 )
@@ -140,7 +141,7 @@ func aggregate(p *ir.Program, a *arch.Arch, k int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cm := &compiler.CostModel{Arch: a, Prof: compiler.NewProfiler()}
+	cm := &compiler.CostModel{Arch: a, Prof: lower.NewProfiler()}
 	var s float64
 	for _, n := range agg.Nodes {
 		c, err := cm.Cost(agg, n)

@@ -19,7 +19,7 @@
 //     (cpu.go); stored data streams over PCIe.
 //   - INSPIRE: an ISP-only engine, by assumption (inspire.go).
 //
-// Per-kernel work comes from compiler.Profiler.Of (the real lowering), with
+// Per-kernel work comes from lower.Profiler.Of (the real lowering), with
 // the compiler's operation/instance mapping (a Sum of k instances per group
 // is k-1 HAdds per group).
 //

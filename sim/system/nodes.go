@@ -3,9 +3,9 @@ package system
 import (
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // The program as the simulator sees it: every IR node classified, placed on
@@ -54,7 +54,7 @@ type node struct {
 	ir       ir.Node
 	kind     kind
 	dev      device
-	prof     compiler.Profile
+	prof     lower.Profile
 	units    int64 // Count (groups for Sum)
 	k        int64 // Sum: input instances per group
 	tiles    int64
@@ -78,7 +78,7 @@ type node struct {
 func (x *exec) build() error {
 	p := x.prog
 	x.nodes = make([]*node, len(p.Nodes))
-	prof := compiler.NewProfiler()
+	prof := lower.NewProfiler()
 	// Tiles per node: MaxTiles, or fewer so that the whole program stays
 	// within TileBudget tiles (at least 16 per node).
 	computeNodes := int64(0)

@@ -1,6 +1,9 @@
 package system
 
-import "github.com/rosemary-fhe/rosemary/compiler"
+import (
+	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/lower"
+)
 
 // Where values and keys live. The simulator follows the plan's decisions
 // (hot keys, streamed values, host keys on chip) and the compiler's exported
@@ -11,7 +14,7 @@ import "github.com/rosemary-fhe/rosemary/compiler"
 // reported by the plan, named by compiler.KeyName), whether the host
 // accelerator holds all keys on chip (the plan says) and the SSD's on-chip
 // capacity for values (compiler.ResidentCapacity under CLCAO, else SRAM).
-func (x *exec) keys(prof *compiler.Profiler, params string) error {
+func (x *exec) keys(prof *lower.Profiler, params string) error {
 	x.hotKeys = map[string]bool{}
 	used := map[string]bool{}
 	slots := 1

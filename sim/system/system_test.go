@@ -11,6 +11,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/sim/des"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
@@ -91,7 +92,7 @@ func TestNANDBoundScan(t *testing.T) {
 
 // ntPlan is a two-node plan: a stored object (no reads) feeding one SSD
 // node whose profile the test replaces.
-func kernelExec(t *testing.T, count int64, maxTiles int, prof compiler.Profile) *exec {
+func kernelExec(t *testing.T, count int64, maxTiles int, prof lower.Profile) *exec {
 	t.Helper()
 	p := &ir.Program{Name: "kernel", Nodes: []ir.Node{
 		{ID: 0, Op: ir.OpStored, Params: "pir-bgv", Level: 2, Degree: 1, Count: count, Name: "x"},
@@ -123,7 +124,7 @@ func TestNTTLatencyIsItsCycles(t *testing.T) {
 			count int64
 			tiles int
 		}{{1, 1}, {10, 3}} {
-			x := kernelExec(t, c.count, c.tiles, compiler.Profile{N: n, Kernels: map[arch.Kernel]int64{arch.NTT: 1}, InputLimbs: []int64{0}})
+			x := kernelExec(t, c.count, c.tiles, lower.Profile{N: n, Kernels: map[arch.Kernel]int64{arch.NTT: 1}, InputLimbs: []int64{0}})
 			if err := x.run(); err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +145,7 @@ func bitsLen(n int) int {
 }
 
 // TestEngineChargesCompilerKernels: the engine cycles of a simulated run
-// equal the cycles of every SSD node's lowered kernels (compiler.Profiler)
+// equal the cycles of every SSD node's lowered kernels (lower.Profiler)
 // times its instances, computed here independently with arch.Datapath.
 func TestEngineChargesCompilerKernels(t *testing.T) {
 	a := preset(t, "rosemary")
@@ -156,7 +157,7 @@ func TestEngineChargesCompilerKernels(t *testing.T) {
 		plan := compile(t, p, a, "full")
 		r := run(t, plan, a, INSPIRE, Options{})
 		dp := a.Engine.Datapath()
-		prof := compiler.NewProfiler()
+		prof := lower.NewProfiler()
 		var want int64
 		for _, n := range p.Nodes {
 			switch n.Op {
@@ -168,7 +169,7 @@ func TestEngineChargesCompilerKernels(t *testing.T) {
 				op, inst = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
 			}
 			if n.Op == ir.OpPMult {
-				op = compiler.LoweringOp(p, n) // a compact database is lifted on the fly
+				op = lower.NodeOp(p, n) // a compact database is lifted on the fly
 			}
 			pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
 			if err != nil {
@@ -511,7 +512,7 @@ func TestHostChargesCalibratedKernels(t *testing.T) {
 	ha := run(t, plan, a, HA, Options{})
 	cpu := run(t, plan, a, CPU, Options{CPUCores: 4})
 	dp := a.Host.Datapath()
-	prof := compiler.NewProfiler()
+	prof := lower.NewProfiler()
 	m, err := newCPUModel(p.Nodes[1].Params, 4)
 	if err != nil {
 		t.Fatal(err)

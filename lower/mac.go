@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -14,31 +14,31 @@ import (
 // them while it is on chip, instead of once per sum.
 const MACLanes = 8
 
-// MACLowered is a Sum over compact-plaintext products (Sum(PMult(ct, pt))
+// MACProgram is a Sum over compact-plaintext products (Sum(PMult(ct, pt))
 // with pt stored compact) as a multiply-accumulate loop: programs sharing
 // one configuration and Lanes accumulators whose SRAM slots stay on chip
 // between runs. First[j] sets accumulator j to ct·pt, Next[j] adds ct·pt
 // to it and Flush[j] stores it — CLCAO's streaming placement: a product is
 // never written out, it streams into its accumulator. Inputs are the ct
 // and the compact pt objects of every step; Output is what Flush writes.
-type MACLowered struct {
+type MACProgram struct {
 	Lanes              int
 	First, Next, Flush []*isa.Program
 	Inputs             []Object
 	Output             Object
 }
 
-// LowerMACCompact lowers the multiply-accumulate of BGV ciphertexts at
+// MACCompact lowers the multiply-accumulate of BGV ciphertexts at
 // ctx.Level by compact plaintexts, with lanes accumulators. Each step
 // reads the ciphertext and the plaintext in place (loads view the
 // objects), lifts the plaintext out of place, puts it in Montgomery form
 // once and multiply-accumulates: no copy of an operand.
-func LowerMACCompact(ctx *LowerContext, lanes int) (*MACLowered, error) {
+func MACCompact(ctx *Context, lanes int) (*MACProgram, error) {
 	if ctx.Scheme != fhe.BGV {
-		return nil, fmt.Errorf("compiler: compact plaintexts are BGV plaintexts, not %s", ctx.Scheme)
+		return nil, fmt.Errorf("lower: compact plaintexts are BGV plaintexts, not %s", ctx.Scheme)
 	}
 	if lanes < 1 || lanes > 64 {
-		return nil, fmt.Errorf("compiler: multiply-accumulate of %d lanes", lanes)
+		return nil, fmt.Errorf("lower: multiply-accumulate of %d lanes", lanes)
 	}
 	l, err := newLowering(ctx)
 	if err != nil {
@@ -97,13 +97,13 @@ func LowerMACCompact(ctx *LowerContext, lanes int) (*MACLowered, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &MACLowered{Lanes: lanes, Inputs: []Object{l.ctObj("ct0", objIn0, 2), {Role: "pt", Space: isa.SpaceDRAM, ID: objIn1, Polys: 1, Limbs: 1}},
+	m := &MACProgram{Lanes: lanes, Inputs: []Object{l.ctObj("ct0", objIn0, 2), {Role: "pt", Space: isa.SpaceDRAM, ID: objIn1, Polys: 1, Limbs: 1}},
 		Output: l.ctObj("out", objOut, 2)}
 	from := 0
 	for k, to := range cuts {
 		p := &isa.Program{Config: whole.Config, Code: append([]isa.Instr(nil), whole.Code[from:to]...)}
 		if err := p.Validate(); err != nil {
-			return nil, fmt.Errorf("compiler: multiply-accumulate: %w", err)
+			return nil, fmt.Errorf("lower: multiply-accumulate: %w", err)
 		}
 		switch k % 3 {
 		case 0:

@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ import (
 // Paterson–Stockmeyer giant steps add a degree-2 product to a baby step.
 const OpAddMixed ir.Op = "HAdd(mixed degrees)"
 
-// LowerAddMixed lowers a ± b for operands of polysA and polysB polynomials
+// AddMixed lowers a ± b for operands of polysA and polysB polynomials
 // (2 or 3) at ctx.Level; the result has max(polysA, polysB).
-func LowerAddMixed(ctx *LowerContext, sub bool, polysA, polysB int) (*Lowered, error) {
+func AddMixed(ctx *Context, sub bool, polysA, polysB int) (*Program, error) {
 	if polysA < 2 || polysA > 3 || polysB < 2 || polysB > 3 {
-		return nil, fmt.Errorf("compiler: mixed addition of %d- and %d-polynomial ciphertexts", polysA, polysB)
+		return nil, fmt.Errorf("lower: mixed addition of %d- and %d-polynomial ciphertexts", polysA, polysB)
 	}
 	l, err := newLowering(ctx)
 	if err != nil {
@@ -49,7 +49,7 @@ func LowerAddMixed(ctx *LowerContext, sub bool, polysA, polysB int) (*Lowered, e
 		}
 	}
 	l.storeCt(out)
-	res := &Lowered{Op: OpAddMixed,
+	res := &Program{Op: OpAddMixed,
 		Inputs: []Object{l.ctObj("ct0", objIn0, polysA), l.ctObj("ct1", objIn1, polysB)},
 		Output: l.ctObj("out", objOut, len(out))}
 	if res.Program, err = l.program(); err != nil {

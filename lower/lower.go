@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -23,10 +23,10 @@ type Object struct {
 	Limbs int
 }
 
-// Lowered is one homomorphic operation as an mProgram with its calling
+// Program is one homomorphic operation as an mProgram with its calling
 // convention: the host places Inputs in device DRAM, keys sit in NAND, the
 // result is read back from Output.
-type Lowered struct {
+type Program struct {
 	Op      ir.Op
 	Program *isa.Program
 	Inputs  []Object
@@ -72,8 +72,8 @@ func modExp(x, e, m uint64) uint64 {
 	return r
 }
 
-// LowerContext gives the parameters and arguments of the operation.
-type LowerContext struct {
+// Context gives the parameters and arguments of the operation.
+type Context struct {
 	Scheme fhe.Scheme
 	Ring   Ring
 	T      uint64 // BGV plaintext modulus
@@ -98,21 +98,21 @@ const (
 // lowering carries the state shared by the helpers of one operation.
 type lowering struct {
 	*builder
-	ctx    *LowerContext
+	ctx    *Context
 	level  int
 	nQ, nP int // primes in Q (at the top level) and in P
 }
 
-func newLowering(ctx *LowerContext) (*lowering, error) {
+func newLowering(ctx *Context) (*lowering, error) {
 	r := ctx.Ring
 	if len(r.Q) == 0 || len(r.P) == 0 {
-		return nil, fmt.Errorf("compiler: lowering needs Q and P primes (got %d, %d)", len(r.Q), len(r.P))
+		return nil, fmt.Errorf("lower: lowering needs Q and P primes (got %d, %d)", len(r.Q), len(r.P))
 	}
 	if len(r.Q)+len(r.P) > 256 {
-		return nil, fmt.Errorf("compiler: %d primes exceed the 256 moduli an mProgram can name", len(r.Q)+len(r.P))
+		return nil, fmt.Errorf("lower: %d primes exceed the 256 moduli an mProgram can name", len(r.Q)+len(r.P))
 	}
 	if ctx.Level < 0 || ctx.Level > r.MaxLevel() {
-		return nil, fmt.Errorf("compiler: level %d outside [0, %d]", ctx.Level, r.MaxLevel())
+		return nil, fmt.Errorf("lower: level %d outside [0, %d]", ctx.Level, r.MaxLevel())
 	}
 	moduli := append(append([]uint64(nil), r.Q...), r.P...)
 	return &lowering{builder: newBuilder(r.LogN, moduli), ctx: ctx, level: ctx.Level, nQ: len(r.Q), nP: len(r.P)}, nil
@@ -149,18 +149,18 @@ func (l *lowering) ctObj(role string, id, polys int) Object {
 	return Object{Role: role, Space: isa.SpaceDRAM, ID: id, Polys: polys, Limbs: l.level + 1}
 }
 
-// LowerOp lowers one homomorphic operation.
-func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
+// Op lowers one homomorphic operation.
+func Op(op ir.Op, ctx *Context) (*Program, error) {
 	switch ctx.Scheme {
 	case fhe.CKKS, fhe.BGV:
 	default:
-		return nil, fmt.Errorf("compiler: unknown scheme %q", ctx.Scheme)
+		return nil, fmt.Errorf("lower: unknown scheme %q", ctx.Scheme)
 	}
 	l, err := newLowering(ctx)
 	if err != nil {
 		return nil, err
 	}
-	res := &Lowered{Op: op}
+	res := &Program{Op: op}
 	switch op {
 	case ir.OpHAdd, ir.OpHSub:
 		a, b := l.loadCt(objIn0, 2), l.loadCt(objIn1, 2)
@@ -185,7 +185,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Output = l.ctObj("out", objOut, 2)
 	case OpPMultCompact:
 		if ctx.Scheme != fhe.BGV {
-			return nil, fmt.Errorf("compiler: compact plaintexts are BGV plaintexts, not %s", ctx.Scheme)
+			return nil, fmt.Errorf("lower: compact plaintexts are BGV plaintexts, not %s", ctx.Scheme)
 		}
 		a := l.loadCt(objIn0, 2)
 		l.mulPlain(a, l.liftCompact(objIn1), false)
@@ -194,13 +194,13 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Output = l.ctObj("out", objOut, 2)
 	case ir.OpCMult:
 		if len(ctx.Constant) != l.level+1 {
-			return nil, fmt.Errorf("compiler: CMult needs %d RNS residues, got %d", l.level+1, len(ctx.Constant))
+			return nil, fmt.Errorf("lower: CMult needs %d RNS residues, got %d", l.level+1, len(ctx.Constant))
 		}
 		a := l.loadCt(objIn0, 2)
 		for p := range a {
 			for i := range a[p] {
 				if ctx.Constant[i] >= ctx.Ring.Q[i] {
-					return nil, fmt.Errorf("compiler: CMult residue %d not reduced", i)
+					return nil, fmt.Errorf("lower: CMult residue %d not reduced", i)
 				}
 				l.op(isa.OpModMul, i, isa.FlagScalarB|isa.FlagPlain, a[p][i], l.scalar(ctx.Constant[i]), a[p][i])
 			}
@@ -240,7 +240,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Output = l.ctObj("out", objOut, 2)
 	case OpExpandStep:
 		if ctx.Depth < 0 || ctx.Depth > ctx.Ring.LogN-2 {
-			return nil, fmt.Errorf("compiler: expansion step at depth %d outside [0, %d]", ctx.Depth, ctx.Ring.LogN-2)
+			return nil, fmt.Errorf("lower: expansion step at depth %d outside [0, %d]", ctx.Depth, ctx.Ring.LogN-2)
 		}
 		gal := ExpandGalois(ctx.Ring.LogN, ctx.Depth)
 		a := l.loadCt(objIn0, 2)
@@ -263,7 +263,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Output = l.ctObj("out", objOut, 4)
 	case ir.OpModRaise:
 		if l.level != 0 || ctx.TargetLevel < 1 || ctx.TargetLevel > ctx.Ring.MaxLevel() {
-			return nil, fmt.Errorf("compiler: ModRaise lifts level 0 to a level in [1, %d], got %d → %d", ctx.Ring.MaxLevel(), l.level, ctx.TargetLevel)
+			return nil, fmt.Errorf("lower: ModRaise lifts level 0 to a level in [1, %d], got %d → %d", ctx.Ring.MaxLevel(), l.level, ctx.TargetLevel)
 		}
 		a := l.loadCt(objIn0, 2)
 		out := l.modRaise(a, ctx.TargetLevel)
@@ -274,7 +274,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Output = Object{Role: "out", Space: isa.SpaceDRAM, ID: objOut, Polys: 2, Limbs: ctx.TargetLevel + 1}
 	case ir.OpRescale:
 		if l.level == 0 {
-			return nil, fmt.Errorf("compiler: cannot rescale at level 0")
+			return nil, fmt.Errorf("lower: cannot rescale at level 0")
 		}
 		a := l.loadCt(objIn0, 2)
 		out := l.rescale(a)
@@ -284,7 +284,7 @@ func LowerOp(op ir.Op, ctx *LowerContext) (*Lowered, error) {
 		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
 		res.Output = Object{Role: "out", Space: isa.SpaceDRAM, ID: objOut, Polys: 2, Limbs: l.level}
 	default:
-		return nil, fmt.Errorf("compiler: no lowering for %q", op)
+		return nil, fmt.Errorf("lower: no lowering for %q", op)
 	}
 	prog, err := l.program()
 	if err != nil {
@@ -311,9 +311,9 @@ const OpExpandStep ir.Op = "Expand(step)"
 // ExpandGalois is the automorphism of expansion depth j: N/2^j + 1.
 func ExpandGalois(logN, j int) uint64 { return uint64(1)<<(logN-j) + 1 }
 
-// LoweringOp is the operation node n of p is lowered as: its own, or
+// NodeOp is the operation node n of p is lowered as: its own, or
 // OpPMultCompact for a PMult whose plaintext is stored compact.
-func LoweringOp(p *ir.Program, n ir.Node) ir.Op {
+func NodeOp(p *ir.Program, n ir.Node) ir.Op {
 	if n.Op == ir.OpPMult && len(n.Args) == 2 && p.Nodes[n.Args[1]].Compact {
 		return OpPMultCompact
 	}
@@ -343,8 +343,8 @@ func (l *lowering) liftCompact(obj int) poly {
 // opHMultRelin is the fused HMult + Relinearize (Lattigo's MulRelin).
 const opHMultRelin ir.Op = "HMult+Relinearize"
 
-// LowerMulRelin lowers HMult followed by Relinearize as one program.
-func LowerMulRelin(ctx *LowerContext) (*Lowered, error) { return LowerOp(opHMultRelin, ctx) }
+// MulRelin lowers HMult followed by Relinearize as one program.
+func MulRelin(ctx *Context) (*Program, error) { return Op(opHMultRelin, ctx) }
 
 // mulPlain multiplies a ciphertext by a plaintext in place. CKKS: ct·pt;
 // BGV (scaleT): Lattigo multiplies by t as well (its tMontgomery factor).

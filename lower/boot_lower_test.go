@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"strings"
@@ -34,18 +34,18 @@ func TestBootLoweringsRefuseBadInput(t *testing.T) {
 		{Constant{Mul: [2][]uint64{{r.Q[0], 1, 1}, ones(3)}}, "not reduced"},
 		{Constant{Mul: [2][]uint64{ones(3), ones(3)}, Add: [2][]uint64{ones(3), {2, 1, 1}}}, "complex addend"},
 	} {
-		if _, err := LowerConstant(r, 2, tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := ConstantOp(r, 2, tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one mentioning %q", tc.c, err, tc.want)
 		}
 	}
-	if l, err := LowerConstant(r, 2, Constant{Mul: [2][]uint64{ones(3), {2, 2, 2}}}); err != nil || len(l.Inputs) != 2 {
+	if l, err := ConstantOp(r, 2, Constant{Mul: [2][]uint64{ones(3), {2, 2, 2}}}); err != nil || len(l.Inputs) != 2 {
 		t.Errorf("a constant whose halves differ reads its multiplier as a vector: %v, %v", l, err)
 	}
-	ctx := &LowerContext{Scheme: fhe.CKKS, Ring: r, Level: 2}
-	if _, err := LowerAddMixed(ctx, false, 1, 3); err == nil || !strings.Contains(err.Error(), "mixed addition") {
+	ctx := &Context{Scheme: fhe.CKKS, Ring: r, Level: 2}
+	if _, err := AddMixed(ctx, false, 1, 3); err == nil || !strings.Contains(err.Error(), "mixed addition") {
 		t.Errorf("mixed addition of a 1-polynomial operand: %v", err)
 	}
-	if _, err := LowerLinearTransform(r, 2, 8, nil); err == nil || !strings.Contains(err.Error(), "without diagonals") {
+	if _, err := LinearTransform(r, 2, 8, nil); err == nil || !strings.Contains(err.Error(), "without diagonals") {
 		t.Errorf("linear transform without diagonals: %v", err)
 	}
 }

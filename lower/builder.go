@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -99,7 +99,7 @@ func (b *builder) program() (*isa.Program, error) {
 	b.cfg.SRAMSlots = b.next
 	p := &isa.Program{Config: b.cfg, Code: b.code}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("compiler: generated an invalid program: %w", err)
+		return nil, fmt.Errorf("lower: generated an invalid program: %w", err)
 	}
 	return p, nil
 }

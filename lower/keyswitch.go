@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -109,31 +109,31 @@ func (c Constant) MulVector(logN int) [][]uint64 {
 // as a vector object (input 2).
 func (c Constant) NeedsVector() bool { return !halvesEqual(c.Mul) }
 
-// LowerConstant lowers a Constant at a level: MODMUL of every limb by the
+// ConstantOp lowers a Constant at a level: MODMUL of every limb by the
 // multiplier (a scalar, or the vector object of MulVector), then MODADD of
 // the addend to the first polynomial's limbs.
-func LowerConstant(r Ring, level int, c Constant) (*Lowered, error) {
-	l, err := newLowering(&LowerContext{Scheme: fhe.CKKS, Ring: r, Level: level})
+func ConstantOp(r Ring, level int, c Constant) (*Program, error) {
+	l, err := newLowering(&Context{Scheme: fhe.CKKS, Ring: r, Level: level})
 	if err != nil {
 		return nil, err
 	}
 	for h := 0; h < 2; h++ {
 		if len(c.Mul[h]) != level+1 {
-			return nil, fmt.Errorf("compiler: constant needs %d multiplier residues per half, got %d", level+1, len(c.Mul[h]))
+			return nil, fmt.Errorf("lower: constant needs %d multiplier residues per half, got %d", level+1, len(c.Mul[h]))
 		}
 		if c.Add[0] != nil && len(c.Add[h]) != level+1 {
-			return nil, fmt.Errorf("compiler: constant needs %d addend residues per half, got %d", level+1, len(c.Add[h]))
+			return nil, fmt.Errorf("lower: constant needs %d addend residues per half, got %d", level+1, len(c.Add[h]))
 		}
 		for i := 0; i <= level; i++ {
 			if c.Mul[h][i] >= r.Q[i] || (c.Add[0] != nil && c.Add[h][i] >= r.Q[i]) {
-				return nil, fmt.Errorf("compiler: constant residue %d not reduced", i)
+				return nil, fmt.Errorf("lower: constant residue %d not reduced", i)
 			}
 		}
 	}
 	if c.Add[0] != nil && !halvesEqual(c.Add) {
-		return nil, fmt.Errorf("compiler: a complex addend is not lowered (bootstrapping adds real constants only)")
+		return nil, fmt.Errorf("lower: a complex addend is not lowered (bootstrapping adds real constants only)")
 	}
-	res := &Lowered{Op: OpConstant}
+	res := &Program{Op: OpConstant}
 	a := l.loadCt(objIn0, 2)
 	res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
 	var vec poly

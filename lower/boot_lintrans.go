@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 )
 
 // BootLinearTransform names one BSGS matrix product of a bootstrapping DFT
-// (ExpandBoot writes String() into the Name of the node holding its
+// (compiler.ExpandBoot writes String() into the Name of the node holding its
 // result). An executor may run the product as one lowered program,
-// LowerLinearTransform, instead of node by node.
+// LinearTransform, instead of node by node.
 type BootLinearTransform struct {
 	DFT    string // "cts" or "stc"
 	Matrix int
@@ -35,7 +35,7 @@ func (b BootLinearTransform) String() string {
 // ParseBootLinearTransform reads a name written by BootLinearTransform.String.
 func ParseBootLinearTransform(name string) (BootLinearTransform, error) {
 	bad := func(why string) (BootLinearTransform, error) {
-		return BootLinearTransform{}, fmt.Errorf("compiler: boot linear transform %q: %s", name, why)
+		return BootLinearTransform{}, fmt.Errorf("lower: boot linear transform %q: %s", name, why)
 	}
 	if !strings.HasPrefix(name, bootLTPrefix) {
 		return bad("no " + bootLTPrefix + " prefix")
@@ -69,18 +69,18 @@ func ParseBootLinearTransform(name string) (BootLinearTransform, error) {
 	return b, nil
 }
 
-// LinearTransformLowered is a BSGS matrix product as one mProgram. Its
+// LinearTransformProgram is a BSGS matrix product as one mProgram. Its
 // inputs are the ciphertext (object 1) and the diagonals (objects 4, 5, …;
 // in Diagonals order), each over q_0…q_level then p_0…p_{α−1} in
 // Montgomery form (Lattigo's LinearTransformation.Vec); its keys are the
 // Galois keys of Galois (NAND objects 1, 2, …).
-type LinearTransformLowered struct {
-	*Lowered
+type LinearTransformProgram struct {
+	*Program
 	Diagonals []int
 	Galois    []uint64
 }
 
-// LowerLinearTransform lowers Lattigo's hoisted BSGS product
+// LinearTransform lowers Lattigo's hoisted BSGS product
 // (lintrans.Evaluator.EvaluateMany → MultiplyByDiagMatrixBSGS, after
 // PreRotatedCiphertextForDiagonalMatrixMultiplication) of a level-`level`
 // ciphertext by the matrix with the given non-zero diagonals over `slots`
@@ -91,17 +91,17 @@ type LinearTransformLowered struct {
 // QP) with the giant step's key, the c0 part added, the automorphism
 // applied; one ModDown of the sums at the end. The split is Lattigo's
 // (LogBabyStepGiantStepRatio 1).
-func LowerLinearTransform(r Ring, level, slots int, diags []int) (*LinearTransformLowered, error) {
+func LinearTransform(r Ring, level, slots int, diags []int) (*LinearTransformProgram, error) {
 	if len(diags) == 0 {
-		return nil, fmt.Errorf("compiler: linear transform without diagonals")
+		return nil, fmt.Errorf("lower: linear transform without diagonals")
 	}
-	l, err := newLowering(&LowerContext{Scheme: fhe.CKKS, Ring: r, Level: level})
+	l, err := newLowering(&Context{Scheme: fhe.CKKS, Ring: r, Level: level})
 	if err != nil {
 		return nil, err
 	}
-	n1 := bestBSGSRatio(diags, slots, 1)
-	index, giant, baby := bsgsIndex(diags, slots, n1)
-	res := &LinearTransformLowered{Lowered: &Lowered{Op: "LinearTransform"}}
+	n1 := BestBSGSRatio(diags, slots, 1)
+	index, giant, baby := BSGSIndex(diags, slots, n1)
+	res := &LinearTransformProgram{Program: &Program{Op: "LinearTransform"}}
 	keyOf := map[int]int{} // rotation → NAND object
 	key := func(rot int) int {
 		if id, ok := keyOf[rot]; ok {
@@ -282,7 +282,7 @@ func LowerLinearTransform(r Ring, level, slots int, diags []int) (*LinearTransfo
 	}
 	l.storeCt(final)
 	res.Output = l.ctObj("out", objOut, 2)
-	if res.Program, err = l.program(); err != nil {
+	if res.Program.Program, err = l.program(); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // so it is resolved when the node runs (engine.ConstantProvider).
 type BootConstKind string
 
-// The constants of ExpandBoot's circuit.
+// The constants of compiler.ExpandBoot's circuit.
 const (
 	// ConstScaleDown: × round(Q_ℓ/scale / message ratio) (Evaluator.ScaleDown).
 	ConstScaleDown BootConstKind = "scaledown"
@@ -46,7 +46,7 @@ const (
 var bootConstKinds = []BootConstKind{ConstScaleDown, ConstModUp, ConstTrace, ConstMinusI, ConstI, ConstMod1In,
 	ConstChebOne, ConstChebMatch, ConstPoly, ConstDoubleAngle, ConstMod1Out}
 
-// BootConst names one constant of a bootstrapping circuit. ExpandBoot
+// BootConst names one constant of a bootstrapping circuit. compiler.ExpandBoot
 // writes it, as String(), into the Name of the CMult node that applies it.
 type BootConst struct {
 	Kind BootConstKind
@@ -80,7 +80,7 @@ func IsBootConst(name string) bool { return strings.HasPrefix(name, bootConstPre
 // ParseBootConst reads a name written by BootConst.String.
 func ParseBootConst(name string) (BootConst, error) {
 	bad := func(why string) (BootConst, error) {
-		return BootConst{}, fmt.Errorf("compiler: boot constant %q: %s", name, why)
+		return BootConst{}, fmt.Errorf("lower: boot constant %q: %s", name, why)
 	}
 	if !IsBootConst(name) {
 		return bad("no " + bootConstPrefix + " prefix")

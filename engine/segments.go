@@ -5,27 +5,37 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // SegmentRunner runs one device segment of a plan as its stream program
-// (compiler.StreamProgram): inputs are the instances of the program's
+// (lower.StreamProgram): inputs are the instances of the program's
 // StreamInput nodes by IR node, the result the instances of its Out nodes
 // by IR node, and the micro-ops the device ran.
 type SegmentRunner interface {
 	RunSegment(seg int, inputs map[int][]Limbs) (map[int][]Limbs, int64, error)
 }
 
-// RunPlan executes a plan segment by segment, in the plan's order: host
+// Segment is one segment of a plan as RunSegments executes it: nodes of
+// the program in execution order, on the host or on the device, and for a
+// device segment that computes, the stream program it runs as. The planner
+// (package compiler) decides the segments; the caller hands them over in
+// this form, so the executor needs no planner.
+type Segment struct {
+	OnDevice bool
+	Nodes    []int
+	Stream   *lower.StreamProgram
+}
+
+// RunSegments executes program p segment by segment, in order: host
 // segments node by node with Lattigo's evaluator, each device segment as
-// one run of its stream program (streams[seg]) through runner. Inputs and
-// stored give the Input and Stored instances by name (stored values a host
-// node reads must hold their plaintexts); the result maps each Output name
-// to its instances.
-func (x *Executor) RunPlan(plan *compiler.Plan, streams map[int]*compiler.StreamProgram, runner SegmentRunner,
+// one run of its stream program through runner. Inputs and stored give the
+// Input and Stored instances by name (stored values a host node reads must
+// hold their plaintexts); the result maps each Output name to its
+// instances.
+func (x *Executor) RunSegments(p *ir.Program, segs []Segment, runner SegmentRunner,
 	inputs, stored map[string][]Value) (map[string][]Value, error) {
-	p := plan.Program
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -41,11 +51,11 @@ func (x *Executor) RunPlan(plan *compiler.Plan, streams map[int]*compiler.Stream
 		vals[i] = v
 	}
 	out := map[string][]Value{}
-	for si, seg := range plan.Segments {
-		if seg.Device == "ssd" {
-			sp := streams[si]
+	for si, seg := range segs {
+		if seg.OnDevice {
+			sp := seg.Stream
 			if sp == nil {
-				if plan.Computes(si) {
+				if computes(p, seg.Nodes) {
 					return nil, fmt.Errorf("engine: device segment %d has no stream program", si)
 				}
 				continue
@@ -89,10 +99,23 @@ func (x *Executor) RunPlan(plan *compiler.Plan, streams map[int]*compiler.Stream
 	return out, nil
 }
 
+// computes reports whether nodes include an operation (not only sources
+// and sinks: Input, Stored, Output).
+func computes(p *ir.Program, nodes []int) bool {
+	for _, v := range nodes {
+		switch p.Nodes[v].Op {
+		case ir.OpInput, ir.OpStored, ir.OpOutput:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // runStream runs device segment si: its inputs go as limbs, its results
 // come back as host ciphertexts labelled with the metadata the segment's
 // operations give them.
-func (x *Executor) runStream(p *ir.Program, sp *compiler.StreamProgram, si int, nodes []int, runner SegmentRunner, vals [][]Value) error {
+func (x *Executor) runStream(p *ir.Program, sp *lower.StreamProgram, si int, nodes []int, runner SegmentRunner, vals [][]Value) error {
 	in := map[int][]Limbs{}
 	inSeg := map[int]bool{}
 	for _, v := range nodes {
@@ -103,7 +126,7 @@ func (x *Executor) runStream(p *ir.Program, sp *compiler.StreamProgram, si int, 
 		}
 	}
 	for _, sn := range sp.Nodes {
-		if sn.Kind != compiler.StreamInput {
+		if sn.Kind != lower.StreamInput {
 			continue
 		}
 		vs := vals[sn.Node]
@@ -159,7 +182,7 @@ func (x *Executor) runStream(p *ir.Program, sp *compiler.StreamProgram, si int, 
 				return err
 			}
 		}
-		md[i] = resultMeta(compiler.LoweringOp(p, n), a, b, rlwe.NewScale(1), x.Params.Q()[p.Nodes[n.Args[0]].Level], sc)
+		md[i] = resultMeta(lower.NodeOp(p, n), a, b, rlwe.NewScale(1), x.Params.Q()[p.Nodes[n.Args[0]].Level], sc)
 		x.Stats.DeviceOps += n.Count
 	}
 	for _, sn := range sp.Nodes {

@@ -1,4 +1,4 @@
-package compiler
+package lower
 
 import (
 	"fmt"
@@ -32,8 +32,8 @@ var opKernel = map[isa.Opcode]arch.Kernel{
 	isa.OpLD: arch.Load, isa.OpST: arch.Store,
 }
 
-// ProfileProgram counts the kernels and traffic of a lowered operation.
-func ProfileProgram(l *Lowered) Profile {
+// ProfileOf counts the kernels and traffic of a lowered operation.
+func ProfileOf(l *Program) Profile {
 	p := l.Program
 	pr := Profile{N: p.Config.N(), Kernels: map[arch.Kernel]int64{}, InputLimbs: make([]int64, len(l.Inputs)),
 		ProgramBytes: int64(p.Size()), Instructions: int64(len(p.Code))}
@@ -100,7 +100,7 @@ func (pf *Profiler) Ring(params string) (Ring, fhe.Preset, error) {
 	if len(P) == 0 {
 		// Presets without key-switching primes (edge-only sets) cannot key
 		// switch; give them one nominal P prime so the shapes still lower.
-		return Ring{}, pr, fmt.Errorf("compiler: preset %s has no key-switching primes", params)
+		return Ring{}, pr, fmt.Errorf("lower: preset %s has no key-switching primes", params)
 	}
 	r = Ring{LogN: pr.LogN, Q: Q, P: P}
 	pf.mu.Lock()
@@ -123,7 +123,7 @@ func (pf *Profiler) Of(op ir.Op, params string, level, degree int) (Profile, err
 	if err != nil {
 		return Profile{}, err
 	}
-	ctx := &LowerContext{Scheme: pr.Scheme, Ring: ring, T: pr.T, Level: level, Rotation: 1}
+	ctx := &Context{Scheme: pr.Scheme, Ring: ring, T: pr.T, Level: level, Rotation: 1}
 	lop := op
 	switch op {
 	case ir.OpModRaise:
@@ -146,11 +146,11 @@ func (pf *Profiler) Of(op ir.Op, params string, level, degree int) (Profile, err
 			return p, nil
 		}
 	}
-	low, err := LowerOp(lop, ctx)
+	low, err := Op(lop, ctx)
 	if err != nil {
-		return Profile{}, fmt.Errorf("compiler: profile %s at level %d: %w", op, level, err)
+		return Profile{}, fmt.Errorf("lower: profile %s at level %d: %w", op, level, err)
 	}
-	p = ProfileProgram(low)
+	p = ProfileOf(low)
 	pf.store(key, p)
 	return p, nil
 }
@@ -184,23 +184,23 @@ func ExpandSteps(n ir.Node) int64 { return int64(n.Expand.PrefixBits) + n.Count 
 // level. The cost model and the simulator both call this.
 func (pf *Profiler) NodeWork(p *ir.Program, n ir.Node) (Profile, int64, error) {
 	if len(n.Args) == 0 {
-		return Profile{}, 0, fmt.Errorf("compiler: node %d (%s) does no work", n.ID, n.Op)
+		return Profile{}, 0, fmt.Errorf("lower: node %d (%s) does no work", n.ID, n.Op)
 	}
 	first := p.Nodes[n.Args[0]]
 	op, instances, level := n.Op, n.Count, first.Level
 	switch n.Op {
 	case ir.OpSum:
 		if first.Count%n.Count != 0 {
-			return Profile{}, 0, fmt.Errorf("compiler: node %d: Sum of %d instances into %d groups", n.ID, first.Count, n.Count)
+			return Profile{}, 0, fmt.Errorf("lower: node %d: Sum of %d instances into %d groups", n.ID, first.Count, n.Count)
 		}
 		op, instances = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
 	case ir.OpModRaise:
 		level = n.Level
 	case ir.OpPMult:
-		op = LoweringOp(p, n)
+		op = NodeOp(p, n)
 	case ir.OpExpand:
 		if n.Expand == nil {
-			return Profile{}, 0, fmt.Errorf("compiler: node %d: Expand without its leaf placement", n.ID)
+			return Profile{}, 0, fmt.Errorf("lower: node %d: Expand without its leaf placement", n.ID)
 		}
 		op, instances = OpExpandStep, ExpandSteps(n)
 	}

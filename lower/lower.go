@@ -9,6 +9,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/rns"
 )
 
 // Object describes one operand object of a lowered operation. Limb l of
@@ -55,22 +56,11 @@ func (r Ring) MaxLevel() int { return len(r.Q) - 1 }
 // by k (the element Lattigo uses).
 func (r Ring) GaloisElement(k int) uint64 {
 	twoN := uint64(2) << r.LogN
-	return modExp(5, uint64(k)&(twoN-1), twoN)
+	return rns.ModExp(5, uint64(k)&(twoN-1), twoN)
 }
 
 // ConjugateElement returns 2N − 1 (complex conjugation / BGV row swap).
 func (r Ring) ConjugateElement() uint64 { return uint64(2)<<r.LogN - 1 }
-
-func modExp(x, e, m uint64) uint64 {
-	r := uint64(1)
-	for x %= m; e > 0; e >>= 1 {
-		if e&1 == 1 {
-			r = mulModU(r, x, m)
-		}
-		x = mulModU(x, x, m)
-	}
-	return r
-}
 
 // Context gives the parameters and arguments of the operation.
 type Context struct {

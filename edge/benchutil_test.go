@@ -4,7 +4,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/bench/cputime"
+	"github.com/rosemary-fhe/rosemary/internal/cputime"
 )
 
 // cpuLoop runs f b.N times on a locked OS thread and reports the thread CPU

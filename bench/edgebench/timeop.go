@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/bench/cputime"
+	"github.com/rosemary-fhe/rosemary/internal/cputime"
 )
 
 // benchRounds is the number of rounds a timing is split into; the fastest

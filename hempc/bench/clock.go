@@ -3,6 +3,8 @@ package bench
 import (
 	"runtime"
 	"time"
+
+	"github.com/rosemary-fhe/rosemary/internal/cputime"
 )
 
 // stopwatch measures a single-goroutine computation: the thread's CPU time
@@ -17,7 +19,7 @@ type stopwatch struct {
 
 func startWatch() *stopwatch {
 	runtime.LockOSThread()
-	cpu, ok := threadCPU()
+	cpu, ok := cputime.Thread()
 	return &stopwatch{wall0: time.Now(), cpu0: cpu, ok: ok}
 }
 
@@ -26,7 +28,7 @@ func (s *stopwatch) stop() (cpu, wall time.Duration) {
 	wall = time.Since(s.wall0)
 	cpu = wall
 	if s.ok {
-		if c, ok := threadCPU(); ok {
+		if c, ok := cputime.Thread(); ok {
 			cpu = c - s.cpu0
 		}
 	}

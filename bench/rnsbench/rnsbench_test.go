@@ -32,7 +32,7 @@ func TestBenchKernels(t *testing.T) {
 // BenchmarkKernels times each kernel, ours and Lattigo's, side by side at
 // logN 16 with 49-bit (IFMA where present) and 60-bit primes:
 //
-//	go test -run '^$' -bench . ./rns/rnsbench
+//	go test -run '^$' -bench . ./bench/rnsbench
 func BenchmarkKernels(b *testing.B) {
 	for _, bits := range []int{49, 60} {
 		ks, err := Kernels(16, bits)

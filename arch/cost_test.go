@@ -52,10 +52,12 @@ func TestCyclesHandComputed(t *testing.T) {
 		{eng, Op{BConv, 1 << 16, BConvCount(3, 5)}, 480},
 		{eng, Op{Load, 1 << 16, 7}, 0},
 		{eng, Op{Store, 1 << 16, 7}, 0},
-		// host, pipelined NTT: 2^16 / 1024 = 64 per limb.
+		// host, pipelined NTT: 2^16 / 1024 = 64 per limb; SHARP's
+		// element-wise unit takes 2048 words a cycle (2^16 / 2048 = 32) and
+		// its BConv unit 16384 (15 limb-pairs x 2^16 / 16384 = 60).
 		{host, Op{NTT, 1 << 16, 2}, 128},
-		{host, Op{ModMul, 1 << 16, 1}, 64},
-		{host, Op{BConv, 1 << 16, BConvCount(3, 5)}, 960},
+		{host, Op{ModMul, 1 << 16, 1}, 32},
+		{host, Op{BConv, 1 << 16, BConvCount(3, 5)}, 60},
 		// tiny N on many lanes still costs one cycle.
 		{host, Op{ModAdd, 1 << 8, 1}, 1},
 		{eng, Op{NTT, 1 << 16, 0}, 0},

@@ -107,7 +107,7 @@ func (e *Encryptor) Encrypt(values []float64, scale float64, ct *Ciphertext) err
 	if err := encodeInto(e.bg0, values, scale, c.logN); err != nil {
 		return err
 	}
-	return e.encryptEncoded(scale, ct)
+	return e.encryptEncoded(scale, ct, nil)
 }
 
 // EncryptCoeffs encrypts the polynomial Σ round(Δ·coeffs[i])·X^i directly
@@ -135,11 +135,12 @@ func (e *Encryptor) EncryptCoeffs(coeffs []float64, scale float64, ct *Ciphertex
 		}
 		m[i] = int64(y)
 	}
-	return e.encryptEncoded(scale, ct)
+	return e.encryptEncoded(scale, ct, nil)
 }
 
-// encryptEncoded encrypts the signed message coefficients held in bg0.
-func (e *Encryptor) encryptEncoded(scale float64, ct *Ciphertext) error {
+// encryptEncoded encrypts the signed message coefficients held in bg0,
+// calling mark (when not nil) as each phase ends (EncryptPhased).
+func (e *Encryptor) encryptEncoded(scale float64, ct *Ciphertext, mark func(Phase)) error {
 	c := e.ctx
 	e.nonce++
 	p := e.prng
@@ -150,6 +151,7 @@ func (e *Encryptor) encryptEncoded(scale float64, ct *Ciphertext) error {
 	p.SampleTernary(e.u)
 	p.Seek(stream(StreamE1, e.nonce), 0)
 	p.SampleBinomial(e.e1)
+	markPhase(mark, PhaseSample)
 	if c.path.isRNS() {
 		if err := e.encryptRNS(ct); err != nil {
 			return err
@@ -167,9 +169,12 @@ func (e *Encryptor) encryptEncoded(scale float64, ct *Ciphertext) error {
 			c0[j] = l.mod.ReduceSigned(x)
 		}
 		smallToMod(c1, e.e1, q)
+		markPhase(mark, PhaseLift)
 		// One twiddle generation for the limb's three transforms.
 		l.ntt.Forward3(e.bg1, c0, c1)
+		markPhase(mark, PhaseNTT)
 		l.mulAdd2(c0, c1, e.bg1, e.pk.p0[i], e.pk.p1[i])
+		markPhase(mark, PhaseProduct)
 	}
 	ct.Scale = scale
 	return nil
@@ -393,7 +398,11 @@ func (d *Decryptor) invTable(k int) (*rns.NTTTable, error) {
 }
 
 // Decrypt writes the first len(out) slots of ct into out.
-func (d *Decryptor) Decrypt(ct *Ciphertext, out []float64) error {
+func (d *Decryptor) Decrypt(ct *Ciphertext, out []float64) error { return d.decrypt(ct, out, nil) }
+
+// decrypt is Decrypt calling mark (when not nil) as each phase ends
+// (DecryptPhased).
+func (d *Decryptor) decrypt(ct *Ciphertext, out []float64, mark func(Phase)) error {
 	c := d.ctx
 	if err := c.checkCiphertext(ct); err != nil {
 		return err
@@ -421,14 +430,19 @@ func (d *Decryptor) Decrypt(ct *Ciphertext, out []float64) error {
 			continue
 		}
 		l.mulAdd(a, ct.C1[k], d.sk.sm[k])
+		markPhase(mark, PhaseDecProduct)
 		l.ntt.Inverse(a)
+		markPhase(mark, PhaseINTT)
 	}
 	f := floats(d.buf)
 	inv := 1 / ct.Scale
 	for j := range f {
 		f[j] = d.crt(j) * inv
 	}
-	return decodeFrom(d.buf, out, c.logN)
+	markPhase(mark, PhaseCRT)
+	err := decodeFrom(d.buf, out, c.logN)
+	markPhase(mark, PhaseDecode)
+	return err
 }
 
 // crt reconstructs coefficient j centered in (-Q'/2, Q'/2) by Garner's

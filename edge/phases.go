@@ -46,9 +46,9 @@ func ParsePhase(s string) (Phase, error) {
 
 // EncryptPhased is Encrypt on the fly and table paths (riscv64's path)
 // with mark(p) called as each phase's work ends, so a caller can attribute
-// what ran since the previous mark to p. It runs the same functions in the
-// same order as Encrypt and produces the same ciphertext (tested); on the
-// rns paths it returns an error, as their kernels fuse the steps.
+// what ran since the previous mark to p: the same code as Encrypt, so the
+// same ciphertext (tested). On the rns paths it returns an error, as their
+// kernels fuse the steps.
 func (e *Encryptor) EncryptPhased(values []float64, scale float64, ct *Ciphertext, mark func(Phase)) error {
 	c := e.ctx
 	if c.path.isRNS() {
@@ -61,70 +61,21 @@ func (e *Encryptor) EncryptPhased(values []float64, scale float64, ct *Ciphertex
 		return err
 	}
 	mark(PhaseEncode)
-	e.nonce++
-	p := e.prng
-	p.Seek(stream(StreamE0, e.nonce), 0)
-	p.addBinomial(ints(e.bg0))
-	p.Seek(stream(StreamU, e.nonce), 0)
-	p.SampleTernary(e.u)
-	p.Seek(stream(StreamE1, e.nonce), 0)
-	p.SampleBinomial(e.e1)
-	mark(PhaseSample)
-	m := ints(e.bg0)
-	for i := range c.limbs {
-		l := &c.limbs[i]
-		q := l.mod.Q
-		c0, c1 := ct.C0[i], ct.C1[i]
-		smallToMod(e.bg1, e.u, q)
-		for j, x := range m {
-			c0[j] = l.mod.ReduceSigned(x)
-		}
-		smallToMod(c1, e.e1, q)
-		mark(PhaseLift)
-		l.ntt.Forward3(e.bg1, c0, c1)
-		mark(PhaseNTT)
-		l.mulAdd2(c0, c1, e.bg1, e.pk.p0[i], e.pk.p1[i])
-		mark(PhaseProduct)
-	}
-	ct.Scale = scale
-	return nil
+	return e.encryptEncoded(scale, ct, mark)
 }
 
 // DecryptPhased is Decrypt on the fly and table paths with mark(p) called
-// as each phase's work ends (see EncryptPhased); same result as Decrypt.
+// as each phase's work ends (see EncryptPhased); the same code as Decrypt.
 func (d *Decryptor) DecryptPhased(ct *Ciphertext, out []float64, mark func(Phase)) error {
-	c := d.ctx
 	if d.itab != nil {
-		return fmt.Errorf("edge: DecryptPhased follows the fly and table paths, the context takes %s", c.path)
+		return fmt.Errorf("edge: DecryptPhased follows the fly and table paths, the context takes %s", d.ctx.path)
 	}
-	if err := c.checkCiphertext(ct); err != nil {
-		return err
+	return d.decrypt(ct, out, mark)
+}
+
+// markPhase calls mark(p) unless mark is nil (Encrypt and Decrypt pass nil).
+func markPhase(mark func(Phase), p Phase) {
+	if mark != nil {
+		mark(p)
 	}
-	if !(ct.Scale >= 1) {
-		return fmt.Errorf("edge: ciphertext scale %v invalid", ct.Scale)
-	}
-	for k := 0; k < d.nl; k++ {
-		l := &c.limbs[k]
-		q := l.mod.Q
-		for j, x := range ct.C0[k] {
-			if x >= q || ct.C1[k][j] >= q {
-				return fmt.Errorf("edge: ciphertext limb %d coefficient %d not reduced", k, j)
-			}
-		}
-		a := d.acc[k]
-		copy(a, ct.C0[k])
-		l.mulAdd(a, ct.C1[k], d.sk.sm[k])
-		mark(PhaseDecProduct)
-		l.ntt.Inverse(a)
-		mark(PhaseINTT)
-	}
-	f := floats(d.buf)
-	inv := 1 / ct.Scale
-	for j := range f {
-		f[j] = d.crt(j) * inv
-	}
-	mark(PhaseCRT)
-	err := decodeFrom(d.buf, out, c.logN)
-	mark(PhaseDecode)
-	return err
 }

@@ -1,12 +1,9 @@
 package arch
 
 import (
-	"bytes"
 	"embed"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 )
 
@@ -44,13 +41,8 @@ func CPU() (*CPUBaseline, error) {
 		return nil, fmt.Errorf("arch: cpu baseline: %w", err)
 	}
 	var b CPUBaseline
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("arch: cpu baseline: decode: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("arch: cpu baseline: trailing data after the JSON object")
+	if err := decodeStrict(data, &b); err != nil {
+		return nil, fmt.Errorf("arch: cpu baseline: %w", err)
 	}
 	if err := b.Validate(); err != nil {
 		return nil, err

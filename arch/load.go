@@ -99,13 +99,8 @@ func parse(data []byte, depth int) (*Arch, error) {
 		pf.Arch = *base.Clone()
 		pf.Name, pf.Description = "", ""
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&pf); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("decode: trailing data after the JSON object")
+	if err := decodeStrict(data, &pf); err != nil {
+		return nil, err
 	}
 	a := pf.Arch
 	if err := a.Validate(); err != nil {
@@ -222,4 +217,19 @@ func WithEDRAM(a *Arch, bytes int64) (*Arch, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// decodeStrict decodes one JSON object into v, refusing unknown fields and
+// trailing data (presets and baselines are hand-written: a typo must not
+// pass silently).
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("decode: trailing data after the JSON object")
+	}
+	return nil
 }

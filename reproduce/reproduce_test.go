@@ -106,6 +106,9 @@ func TestFigureTablesShape(t *testing.T) {
 			t.Fatalf("figure %s not covered", f.ID)
 		}
 		res := result(t, f.ID)
+		if f.Title == "" || !strings.HasPrefix(res.Table.Title, f.Title+" (") {
+			t.Errorf("figure %s: table title %q, listed as %q", f.ID, res.Table.Title, f.Title)
+		}
 		if strings.Join(res.Table.Columns, ",") != strings.Join(w.cols, ",") {
 			t.Errorf("figure %s columns %v, want %v", f.ID, res.Table.Columns, w.cols)
 		}

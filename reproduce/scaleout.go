@@ -22,7 +22,7 @@ func FigScaleOut(r *Runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := newTable("Figure 16 extended: K SSDs behind one host, speedup over one SSD",
+	t := newTable("16K",
 		"workload", "ssds", "total_s", "speedup", "efficiency", "host_link_share", "aggregation_share", "binding", "why")
 	var xs []float64
 	for _, k := range SSDCounts {

@@ -26,7 +26,7 @@ func FigValidation(r *Runner) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := newTable("Validation against independent published figures",
+	t := newTable("VAL",
 		"model", "workload", "ours_s", "published_s", "ratio", "nand_bytes", "ours_flash_gbps", "implied_flash_gbps", "binding", "why")
 	w, err := pirWorkload(inspireWorkload, 1)
 	if err != nil {

@@ -213,15 +213,15 @@ func printE2E(runs []e2eRun, perLayer bool) {
 			fmt.Printf("  %-26s %-8s %9.3f %9.3f %9.3f %9.3f %12d %12d %7d\n", l.Op, l.Kind, l.WallS, l.ServerCPUS, l.ClientCPUS, l.PrepS, l.BytesC2S, l.BytesS2C, l.Rounds)
 		}
 	}
-	fmt.Printf("%-10s %-16s %-4s %7s %9s %9s %9s %9s %9s %8s %8s %8s %9s %s\n",
-		"net", "protocol", "link", "correct", "wall_s", "linear_s", "nonlin_s", "srv_cpu", "cli_cpu", "GB", "lin_GB", "rounds", "wan_s", "load before/after")
+	fmt.Printf("%-10s %-16s %-4s %7s %9s %9s %9s %9s %9s %9s %8s %8s %8s %9s %s\n",
+		"net", "protocol", "link", "correct", "wall_s", "linear_s", "lin_prep", "nonlin_s", "srv_cpu", "cli_cpu", "GB", "lin_GB", "rounds", "wan_s", "load before/after")
 	for _, r := range runs {
 		wan := "-"
 		if r.WANS > 0 {
 			wan = fmt.Sprintf("%.1f", r.WANS)
 		}
-		fmt.Printf("%-10s %-16s %-4s %7v %9.1f %9.1f %9.1f %9.1f %9.1f %8.3f %8.3f %8d %9s %s / %s\n",
-			r.Net, r.Protocol, r.Link, r.Correct, r.WallS, r.LinearS, r.NonlinearS, r.ServerCPUS, r.ClientCPUS,
+		fmt.Printf("%-10s %-16s %-4s %7v %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f %8.3f %8.3f %8d %9s %s / %s\n",
+			r.Net, r.Protocol, r.Link, r.Correct, r.WallS, r.LinearS, r.Linear.PrepS, r.NonlinearS, r.ServerCPUS, r.ClientCPUS,
 			float64(r.TotalBytes)/1e9, float64(r.Linear.Bytes)/1e9, r.Rounds, wan, r.LoadBefore, r.LoadAfter)
 	}
 	if len(runs) > 0 {
@@ -230,7 +230,7 @@ func printE2E(runs []e2eRun, perLayer bool) {
 		if r.RTTms > 0 {
 			fmt.Printf("; wan_s = wall_s (rate-shaped) + rounds × %.0f ms RTT (added, not shaped)", r.RTTms)
 		}
-		fmt.Printf("; wall = client clock, setup (keys, base OTs) included; CPU = getrusage of each process; %d CPUs\n", r.CPUs)
+		fmt.Printf("; wall = client clock, setup (keys, base OTs) included; lin_prep = server weight encoding (input-independent), inside linear_s; CPU = getrusage of each process; %d CPUs\n", r.CPUs)
 	}
 }
 

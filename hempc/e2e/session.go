@@ -256,6 +256,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 		case graph.Conv:
 			pl := s.plans[i]
 			t := time.Now()
+			pc, _ := processCPU()
 			wr := make([]uint64, len(op.W))
 			for j, v := range op.W {
 				wr[j] = s.ring.FromSigned(v)
@@ -265,6 +266,8 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 				return fmt.Errorf("e2e: %s weights: %w", op.Name, err)
 			}
 			rep.Ops[i].PrepS = time.Since(t).Seconds()
+			pc2, _ := processCPU()
+			rep.Ops[i].PrepCPUS = (pc2 - pc).Seconds()
 			bias := make([]uint64, len(op.B))
 			for j, v := range op.B {
 				bias[j] = s.ring.FromSigned(v)
@@ -445,7 +448,8 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		return nil, nil, fmt.Errorf("e2e: server report has %d operations, want %d", len(sr.Ops), len(n.Ops))
 	}
 	for i, so := range sr.Ops {
-		rep.Layers[i].ServerS, rep.Layers[i].ServerCPUS, rep.Layers[i].PrepS = so.WallS, so.CPUS, so.PrepS
+		rep.Layers[i].ServerS, rep.Layers[i].ServerCPUS = so.WallS, so.CPUS
+		rep.Layers[i].PrepS, rep.Layers[i].PrepCPUS = so.PrepS, so.PrepCPUS
 	}
 	rep.ClientCPUS = (cpu1 - cpu0).Seconds()
 	rep.ServerCPUS = sr.CPUS

@@ -36,7 +36,8 @@ type OpStats struct {
 	ServerS    float64          `json:"server_wall_s"`
 	ServerCPUS float64          `json:"server_cpu_s"`
 	ClientCPUS float64          `json:"client_cpu_s"`
-	PrepS      float64          `json:"server_prep_s,omitempty"` // weight encoding (server, inside server_wall_s)
+	PrepS      float64          `json:"server_prep_s,omitempty"`     // weight encoding (server wall, inside server_wall_s)
+	PrepCPUS   float64          `json:"server_prep_cpu_s,omitempty"` // ... its CPU time (inside server_cpu_s)
 	BytesC2S   uint64           `json:"bytes_c2s"`
 	BytesS2C   uint64           `json:"bytes_s2c"`
 	Flights    uint64           `json:"flights"`
@@ -46,9 +47,10 @@ type OpStats struct {
 
 // serverOp is what the server reports per operation.
 type serverOp struct {
-	WallS float64 `json:"wall_s"`
-	CPUS  float64 `json:"cpu_s"`
-	PrepS float64 `json:"prep_s"`
+	WallS    float64 `json:"wall_s"`
+	CPUS     float64 `json:"cpu_s"`
+	PrepS    float64 `json:"prep_s"`
+	PrepCPUS float64 `json:"prep_cpu_s"`
 }
 
 // serverReport is the server's closing frame.
@@ -61,6 +63,8 @@ type serverReport struct {
 // Part sums a class of operations.
 type Part struct {
 	WallS      float64 `json:"wall_s"`
+	PrepS      float64 `json:"server_prep_s,omitempty"`     // weight encoding (linear; input-independent)
+	PrepCPUS   float64 `json:"server_prep_cpu_s,omitempty"` // ... its server CPU time
 	ServerCPUS float64 `json:"server_cpu_s"`
 	ClientCPUS float64 `json:"client_cpu_s"`
 	Bytes      uint64  `json:"bytes"`
@@ -137,6 +141,8 @@ func (r *Report) finish() {
 			continue
 		}
 		p.WallS += l.WallS
+		p.PrepS += l.PrepS
+		p.PrepCPUS += l.PrepCPUS
 		p.ServerCPUS += l.ServerCPUS
 		p.ClientCPUS += l.ClientCPUS
 		p.Bytes += l.BytesC2S + l.BytesS2C

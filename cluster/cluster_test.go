@@ -102,6 +102,7 @@ func startDevice(t *testing.T, endpoint, id string) *proc {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), deviceEnv+"="+filepath.Join(t.TempDir(), "store")+"|"+endpoint+"|"+id)
 	cmd.Stderr = os.Stderr
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -146,12 +146,14 @@ func mpcServe(args []string) error {
 // GoMNIST module, else (n ≤ 100) the committed subset.
 func testImages(dir string, n int) (model.Dataset, error) {
 	if dir == "" {
+		// The embedded subset first: it needs no Go toolchain or module
+		// cache, which model.DataDir consults.
+		if n <= model.TestSubsetLen {
+			sub, err := model.TestSubset()
+			return sub.Subset(n), err
+		}
 		d, err := model.DataDir()
 		if err != nil {
-			if n <= 100 {
-				sub, serr := model.TestSubset()
-				return sub.Subset(n), serr
-			}
 			return model.Dataset{}, err
 		}
 		dir = d

@@ -102,18 +102,12 @@ func sharpRows(r *Runner, a *arch.Arch, t *report.Table) ([]GeoMean, []float64, 
 }
 
 // programKeys is the set of distinct evaluation keys a program's key
-// switches use: the relinearization key, the conjugation key, and one key
-// per rotation amount modulo the slot count.
+// switches use, named as a Plan names them (compiler.KeyName).
 func programKeys(p *ir.Program, slots int) map[string]bool {
 	keys := map[string]bool{}
 	for _, n := range p.Nodes {
-		switch n.Op {
-		case ir.OpRelinearize:
-			keys["rlk"] = true
-		case ir.OpConjugate:
-			keys["conj"] = true
-		case ir.OpHRot:
-			keys[fmt.Sprintf("rot%d", ((n.Rotation%slots)+slots)%slots)] = true
+		if k := compiler.KeyName(n, slots); k != "" {
+			keys[k] = true
 		}
 	}
 	return keys

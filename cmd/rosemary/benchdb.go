@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/rosemary-fhe/rosemary/bench"
 )
@@ -30,19 +27,16 @@ func runBenchDB(args []string) error {
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	device, err := childDeviceCommand()
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
 	rep, err := bench.RunDB(ctx, bench.DBOptions{RecordBytes: n, RecordSize: *recordSize, Gets: *gets, Vectors: *vectors, Dim: *dim,
-		Queries: *queries, Seed: *seed, Dir: *dir, Device: []string{exe, "device", "serve", "--log-level", "warn"},
-		Log: func(format string, a ...any) {
-			bar.clear()
-			fmt.Fprintf(os.Stderr, "bench db: "+format+"\n", a...)
-		},
+		Queries: *queries, Seed: *seed, Dir: *dir, Device: device,
+		Log:      bar.logf("bench db"),
 		Progress: func(stage string, done, total int64) { bar.show(stage, done, total) }})
 	bar.done()
 	if err != nil {

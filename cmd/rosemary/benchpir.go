@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/rosemary-fhe/rosemary/bench"
 	"github.com/rosemary-fhe/rosemary/report"
@@ -33,15 +30,15 @@ func runBenchPIR(args []string) error {
 	if *dir == "" {
 		*dir = filepath.Join(os.TempDir(), "rosemary-bench-pir-"+*size)
 	}
-	exe, err := os.Executable()
+	device, err := childDeviceCommand()
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
 	opt := bench.PIROptions{Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
-		DeviceCommand: []string{exe, "device", "serve", "--log-level", "warn"}, Lattigo: *lattigo,
+		DeviceCommand: device, Lattigo: *lattigo,
 		Progress: func(stage string, done, total int64) {
 			if stage == "build" {
 				bar.show(fmt.Sprintf("building the database: %s of %s", report.Bytes(done), report.Bytes(total)), done, total)
@@ -52,10 +49,7 @@ func runBenchPIR(args []string) error {
 				bar.clear()
 			}
 		},
-		Log: func(format string, a ...any) {
-			bar.clear()
-			fmt.Fprintf(os.Stderr, "bench pir: "+format+"\n", a...)
-		}}
+		Log: bar.logf("bench pir")}
 	rep, err := bench.RunPIR(ctx, opt)
 	bar.done()
 	if err != nil {

@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,7 +33,7 @@ func runCluster(args []string) error {
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		exe, err := os.Executable()
+		device, err := childDeviceCommand()
 		if err != nil {
 			return err
 		}
@@ -43,9 +41,9 @@ func runCluster(args []string) error {
 		if endpoint == "embedded" {
 			endpoint = ""
 		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		ctx, stop := untilInterrupted()
 		defer stop()
-		l, err := cluster.StartLocal(ctx, *dir, *k, endpoint, []string{exe, "device", "serve", "--log-level", "warn"})
+		l, err := cluster.StartLocal(ctx, *dir, *k, endpoint, device)
 		if err != nil {
 			return err
 		}

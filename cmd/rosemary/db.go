@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/cluster"
@@ -100,7 +98,7 @@ func runDB(args []string) error {
 	if len(args) == 0 {
 		return errors.New(dbUsage)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	cmd, args := args[0], args[1:]
 	f := newDBFlags(cmd)

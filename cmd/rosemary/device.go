@@ -2,18 +2,15 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/cluster"
@@ -113,7 +110,7 @@ func runDevice(args []string) (err error) {
 	fmt.Fprintf(os.Stdout, "listening %s\n", lis.Addr())
 	// The first SIGTERM or SIGINT starts a graceful shutdown; a second one
 	// gets the default handling (the process ends at once).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilInterrupted()
 	defer stop()
 	go func() {
 		<-ctx.Done()

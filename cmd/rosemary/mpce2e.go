@@ -10,10 +10,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/hempc/e2e"
@@ -90,7 +88,7 @@ func mpcBenchE2E(args []string) error {
 		fmt.Fprintf(os.Stderr, "[%s] "+f+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, a...)...)
 	}
 	// Interrupted, the child is killed and the namespace removed.
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := untilInterrupted()
 	defer cancel()
 
 	var prefix []string

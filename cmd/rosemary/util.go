@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/rosemary-fhe/rosemary/arch"
 )
@@ -46,6 +49,23 @@ func archFlags(fs *flag.FlagSet) func() (*arch.Arch, error) {
 	}
 }
 
+// untilInterrupted returns a context that ends on Ctrl-C or SIGTERM, so a
+// long command can stop its child processes and clean up before exiting.
+func untilInterrupted() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// childDeviceCommand is the command line that starts this same binary as a
+// device daemon in a child process, logging only warnings so that its output
+// does not drown the parent's.
+func childDeviceCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return []string{exe, "device", "serve", "--log-level", "warn"}, nil
+}
+
 // progressBar draws on stderr only when it is a terminal (character device).
 type progressBar struct{ on bool }
 
@@ -71,3 +91,12 @@ func (p *progressBar) clear() {
 }
 
 func (p *progressBar) done() { p.clear() }
+
+// logf returns a logger that writes "prefix: message" lines on stderr, first
+// clearing the bar so that the line is not drawn over it.
+func (p *progressBar) logf(prefix string) func(format string, a ...any) {
+	return func(format string, a ...any) {
+		p.clear()
+		fmt.Fprintf(os.Stderr, prefix+": "+format+"\n", a...)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/rosemary-fhe/rosemary/report"
-	"github.com/rosemary-fhe/rosemary/sim/system"
 )
 
 const q10 = "Across all workloads, Rosemary reduces host–SSD data movement by a geometric mean of 2207.7×."
@@ -21,11 +20,7 @@ func Fig10(r *Runner) (*Result, error) {
 	var cats []string
 	var hb, rb, red []float64
 	for _, w := range r.workloads {
-		ha, err := r.Sim(w, a, "full", system.HA)
-		if err != nil {
-			return nil, err
-		}
-		ros, err := r.Sim(w, a, "full", system.Rosemary)
+		ha, ros, err := r.haAndRosemary(w, a)
 		if err != nil {
 			return nil, err
 		}

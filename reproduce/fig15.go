@@ -2,7 +2,6 @@ package reproduce
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/report"
@@ -16,23 +15,28 @@ var AUCounts = []int{4, 8, 16, 32, 64}
 
 var paper15 = map[int]float64{4: 2.4, 8: 3.5, 16: 4.1, 32: 4.3, 64: 4.3}
 
+// fig15Sweep varies the engine's AUs; the paper quotes only the geometric
+// means.
+var fig15Sweep = speedupSweep{
+	id:     "15",
+	points: AUCounts,
+	vary:   arch.WithAUs,
+	what:   "%d AUs",
+	cell: func(Workload, int, system.Report, float64) (Paper, string) {
+		return none(), ""
+	},
+	geoPaper: func(n int) Paper { return Paper{paper15[n], q15} },
+	geoWhy:   "the speedup over HA at each size inherits Figure 9's per-workload differences (see there); the saturation with AUs is the trend to compare",
+	geoName:  func(n int) string { return fmt.Sprintf("speedup vs HA at %d AUs", n) },
+}
+
 // Fig15 sweeps the engine from 4 to 64 AUs; speedups are over HA (whose
 // latency does not depend on the device engine, so it is simulated once on
 // the base preset).
 func Fig15(r *Runner) (*Result, error) {
-	a, err := base()
+	a, xs, reps, err := fig15Sweep.run(r)
 	if err != nil {
 		return nil, err
-	}
-	var archs []*arch.Arch
-	var xs []float64
-	for _, n := range AUCounts {
-		b, err := arch.WithAUs(a, n)
-		if err != nil {
-			return nil, fmt.Errorf("reproduce: %d AUs: %w", n, err)
-		}
-		archs = append(archs, b)
-		xs = append(xs, float64(n))
 	}
 	r.expect(len(r.workloads))
 	ha := make([]system.Report, len(r.workloads))
@@ -41,41 +45,11 @@ func Fig15(r *Runner) (*Result, error) {
 			return nil, err
 		}
 	}
-	reps, err := r.sweep(archs)
+	t := newTable("15", "workload", "aus", "latency_s", "speedup_vs_ha", "paper", "ratio", "why")
+	ss, gs, err := fig15Sweep.rows(t, r.workloads, xs, reps, func(i int) float64 { return ha[i].LatencyS })
 	if err != nil {
 		return nil, err
 	}
-	t := newTable("15", "workload", "aus", "latency_s", "speedup_vs_ha", "paper", "ratio", "why")
-	var ss []Series
-	per := make([][]float64, len(AUCounts))
-	for i, w := range r.workloads {
-		var ys []float64
-		for j, n := range AUCounts {
-			x := ha[i].LatencyS / reps[i][j].LatencyS
-			if err := t.Add(w.Name, n, perSeq(w, reps[i][j].LatencyS), x, math.NaN(), math.NaN(), ""); err != nil {
-				return nil, err
-			}
-			ys = append(ys, x)
-			per[j] = append(per[j], x)
-		}
-		ss = append(ss, Series{Name: w.Name, X: xs, Y: ys})
-	}
-	var gys []float64
-	var gs []GeoMean
-	for j, n := range AUCounts {
-		g := report.GeoMean(per[j])
-		gys = append(gys, g)
-		p := Paper{paper15[n], q15}
-		why := ""
-		if differs(g, p.Value) {
-			why = "the speedup over HA at each size inherits Figure 9's per-workload differences (see there); the saturation with AUs is the trend to compare"
-		}
-		if err := t.Add("geomean", n, math.NaN(), g, p.Value, ratio(g, p.Value), why); err != nil {
-			return nil, err
-		}
-		gs = append(gs, gm(fmt.Sprintf("speedup vs HA at %d AUs", n), "15", g, p, why))
-	}
-	ss = append(ss, Series{Name: "geomean", X: xs, Y: gys})
 	addGeoMeans(t, gs)
 	quoteNote(t, q15)
 	ch := report.Chart{Title: "Figure 15 (simulated): speedup over HA vs engine size", XLabel: "AUs", YLabel: "speedup (x)", LogY: true, Series: ss}

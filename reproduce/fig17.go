@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/rosemary-fhe/rosemary/report"
-	"github.com/rosemary-fhe/rosemary/sim/system"
 )
 
 const (
@@ -26,11 +25,7 @@ func Fig17(r *Runner) (*Result, error) {
 	var cats []string
 	var eg, dg, he, re []float64
 	for _, w := range r.workloads {
-		ha, err := r.Sim(w, a, "full", system.HA)
-		if err != nil {
-			return nil, err
-		}
-		ros, err := r.Sim(w, a, "full", system.Rosemary)
+		ha, ros, err := r.haAndRosemary(w, a)
 		if err != nil {
 			return nil, err
 		}

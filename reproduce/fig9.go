@@ -82,11 +82,7 @@ func Fig9(r *Runner) (*Result, error) {
 	var quotes []string
 	var sc, sh []float64
 	for _, w := range r.workloads {
-		ha, err := r.Sim(w, a, "full", system.HA)
-		if err != nil {
-			return nil, err
-		}
-		ros, err := r.Sim(w, a, "full", system.Rosemary)
+		ha, ros, err := r.haAndRosemary(w, a)
 		if err != nil {
 			return nil, err
 		}

@@ -263,6 +263,16 @@ func (r *Runner) Plan(w Workload, a *arch.Arch, opt string) (*compiler.Plan, err
 	return pl, nil
 }
 
+// haAndRosemary simulates w with the full plan on the HA baseline and on
+// Rosemary, the pair that Figures 9, 10 and 17 compare.
+func (r *Runner) haAndRosemary(w Workload, a *arch.Arch) (ha, ros system.Report, err error) {
+	if ha, err = r.Sim(w, a, "full", system.HA); err != nil {
+		return ha, ros, err
+	}
+	ros, err = r.Sim(w, a, "full", system.Rosemary)
+	return ha, ros, err
+}
+
 // Sim simulates w on system sys of architecture a with the plan compiled at
 // opt (cached). A system whose simulated time overflows (a run of months on
 // the CPU model) is reported as an error by sim/system; Sim returns it.

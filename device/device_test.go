@@ -17,6 +17,7 @@ import (
 	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/isa"
 	"github.com/rosemary-fhe/rosemary/lower"
@@ -53,14 +54,7 @@ func code(err error) codes.Code {
 // 2 moduli) and its modulus.
 func lowered(t *testing.T) (*lower.Program, []uint64) {
 	t.Helper()
-	p, err := fhe.Lookup("insecure-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := p.CKKSParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, params := fhetest.CKKSParams(t, "insecure-test")
 	l, err := lower.Op(ir.OpHAdd, &lower.Context{Scheme: fhe.CKKS, Ring: lower.RingOf(params.Parameters), Level: 1})
 	if err != nil {
 		t.Fatal(err)

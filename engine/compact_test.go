@@ -7,7 +7,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/ir"
 )
 
@@ -17,14 +17,7 @@ import (
 // with Lattigo, decrypts to Σ q·db_k, and counts one limb per stored
 // plaintext as the bytes the device read.
 func TestCompactDatabaseOnDevice(t *testing.T) {
-	pr, err := fhe.Lookup("insecure-test-bgv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.BGVParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr, params := fhetest.BGVParams(t, "insecure-test-bgv")
 	const records = 4
 	level := params.MaxLevel()
 	b := ir.NewBuilder("scan", pr.Name)
@@ -113,14 +106,7 @@ func TestCompactDatabaseOnDevice(t *testing.T) {
 // TestGaloisElements: the distinct elements of a program's rotations and
 // conjugations, sorted, as Lattigo computes them.
 func TestGaloisElements(t *testing.T) {
-	pr, err := fhe.Lookup("insecure-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.CKKSParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr, params := fhetest.CKKSParams(t, "insecure-test")
 	b := ir.NewBuilder("g", pr.Name)
 	x := b.Input("x", 1)
 	y := b.HRot(b.HRot(x, 3), 1)

@@ -13,6 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -73,14 +74,7 @@ type pirFixture struct {
 
 func newPIRFixture(t *testing.T, rows, cols int64) *pirFixture {
 	t.Helper()
-	pr, err := fhe.Lookup("bgv-13")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.BGVParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, params := fhetest.BGVParams(t, "bgv-13")
 	p, err := workload.ExpandedPIR{Name: "pir", Params: "bgv-13", Rows: rows, Cols: cols}.Program()
 	if err != nil {
 		t.Fatal(err)

@@ -5,18 +5,12 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 )
 
 // The lowerings the bootstrapping adds name what is wrong with their input.
 func TestBootLoweringsRefuseBadInput(t *testing.T) {
-	pr, err := fhe.Lookup("insecure-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.CKKSParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, params := fhetest.CKKSParams(t, "insecure-test")
 	r := RingOf(params.Parameters)
 	ones := func(n int) []uint64 {
 		s := make([]uint64, n)

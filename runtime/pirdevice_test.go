@@ -13,7 +13,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 	"github.com/rosemary-fhe/rosemary/pir"
 	"github.com/rosemary-fhe/rosemary/runtime"
 	"github.com/rosemary-fhe/rosemary/store"
@@ -38,14 +38,7 @@ func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
 
 func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt runtime.PIRSessionOptions) *pirDB {
 	t.Helper()
-	preset, err := fhe.Lookup("bgv-13")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := preset.BGVParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	preset, params := fhetest.BGVParams(t, "bgv-13")
 	shape, err := pir.NewShape(params, recordSize, records)
 	if err != nil {
 		t.Fatal(err)
@@ -238,8 +231,7 @@ func TestPIRDeviceBadInput(t *testing.T) {
 // A client that goes away mid-query over gRPC: the device stops the run,
 // keeps serving, and the next query is answered.
 func TestPIRClientGoesAway(t *testing.T) {
-	preset, _ := fhe.Lookup("bgv-13")
-	params, _ := preset.BGVParameters()
+	preset, params := fhetest.BGVParams(t, "bgv-13")
 	shape, err := pir.NewShape(params, 2*8192, 8*256) // 8 × 256 plaintexts
 	if err != nil {
 		t.Fatal(err)
@@ -318,8 +310,7 @@ func TestVectorSessionScores(t *testing.T) {
 	if _, err := l.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	preset, _ := fhe.Lookup("hevec")
-	params, _ := preset.CKKSParameters()
+	_, params := fhetest.CKKSParams(t, "hevec")
 	sess, err := runtime.NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), runtime.PIRSessionOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,10 +4,40 @@ import (
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
+
+// BGVParams looks up the named BGV preset and its parameters; a test that
+// names a preset that does not exist, or is not BGV, fails here.
+func BGVParams(t testing.TB, preset string) (fhe.Preset, bgv.Parameters) {
+	t.Helper()
+	pr, err := fhe.Lookup(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := pr.BGVParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr, params
+}
+
+// CKKSParams is BGVParams for a CKKS preset.
+func CKKSParams(t testing.TB, preset string) (fhe.Preset, ckks.Parameters) {
+	t.Helper()
+	pr, err := fhe.Lookup(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := pr.CKKSParameters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pr, params
+}
 
 // CKKS is a CKKS key set for one preset with the objects to use it.
 // Galois holds the Galois keys generated so far (AddGaloisKeys), keyed by
@@ -30,14 +60,7 @@ type CKKS struct {
 // relinearisation key (no Galois keys: see AddGaloisKeys).
 func NewCKKS(t testing.TB, preset string) *CKKS {
 	t.Helper()
-	pr, err := fhe.Lookup(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.CKKSParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr, params := CKKSParams(t, preset)
 	kg := rlwe.NewKeyGenerator(params)
 	sk := kg.GenSecretKeyNew()
 	return &CKKS{

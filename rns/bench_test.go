@@ -203,17 +203,7 @@ func BenchmarkBConv(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		from, to := make([]Modulus, k), make([]Modulus, m)
-		for i := range Q {
-			from[i], _ = NewModulus(Q[i])
-		}
-		for j := range P {
-			to[j], _ = NewModulus(P[j])
-		}
-		bc, err := NewBConv(from, to)
-		if err != nil {
-			b.Fatal(err)
-		}
+		bc := newTestBConv(b, Q, P)
 		in := rQ.NewPoly()
 		for i := range Q {
 			copy(in.Coeffs[i], randLimb(b, N, Q[i]))

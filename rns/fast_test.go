@@ -246,17 +246,7 @@ func TestBConvFastMatchesGo(t *testing.T) {
 			} else {
 				Q, P = nttPrimes(t, sh.bitsQ, 4, sh.k), nttPrimes(t, sh.bitsP, 4, sh.m)
 			}
-			from, to := make([]Modulus, sh.k), make([]Modulus, sh.m)
-			for i := range Q {
-				from[i], _ = NewModulus(Q[i])
-			}
-			for j := range P {
-				to[j], _ = NewModulus(P[j])
-			}
-			bc, err := NewBConv(from, to)
-			if err != nil {
-				t.Fatal(err)
-			}
+			bc := newTestBConv(t, Q, P)
 			if useIFMA && sh.bitsQ <= 50 && sh.bitsP <= 50 && !bc.fitsIFMA() {
 				t.Fatal("IFMA kernel not selected")
 			}

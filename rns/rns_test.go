@@ -240,18 +240,7 @@ func TestBConvMatchesLattigoModUp(t *testing.T) {
 			want := rP.NewPoly()
 			ring.ModUpExact(in.Coeffs, want.Coeffs, rQ, rP, ring.GenModUpConstants(Q, P))
 
-			from := make([]Modulus, len(Q))
-			to := make([]Modulus, len(P))
-			for i := range Q {
-				from[i], _ = NewModulus(Q[i])
-			}
-			for j := range P {
-				to[j], _ = NewModulus(P[j])
-			}
-			bc, err := NewBConv(from, to)
-			if err != nil {
-				t.Fatal(err)
-			}
+			bc := newTestBConv(t, Q, P)
 			out := make([][]uint64, len(P))
 			for j := range out {
 				out[j] = make([]uint64, N)
@@ -288,4 +277,23 @@ func TestPrimitiveRootMatchesLattigo(t *testing.T) {
 	if _, err := NewNTTTable(1000, 12289); err == nil {
 		t.Fatal("accepted a degree that is not a power of two")
 	}
+}
+
+// newTestBConv is the base conversion from the primes Q to the primes P.
+// The primes come from testPrimes or nttPrimes, so NewModulus cannot refuse
+// them.
+func newTestBConv(tb testing.TB, Q, P []uint64) *BConv {
+	tb.Helper()
+	from, to := make([]Modulus, len(Q)), make([]Modulus, len(P))
+	for i := range Q {
+		from[i], _ = NewModulus(Q[i])
+	}
+	for j := range P {
+		to[j], _ = NewModulus(P[j])
+	}
+	bc, err := NewBConv(from, to)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return bc
 }

@@ -265,27 +265,38 @@ func runDB(args []string) error {
 			return err
 		}
 		defer c.Close()
-		var results []*client.Neighbors
+		results, err := nearestEach(vr, func(q []float32) (*client.Neighbors, error) { return c.Nearest(ctx, *f.name, q, *k) })
+		if err != nil {
+			return err
+		}
 		var lines []string
-		for {
-			q, err := vr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			res, err := c.Nearest(ctx, *f.name, q, *k)
-			if err != nil {
-				return fmt.Errorf("db nearest: query %d: %w", len(results), err)
-			}
-			results = append(results, res)
-			lines = append(lines, fmt.Sprintf("query %d: ids %v, scores %.4g", len(results)-1, res.IDs, res.Scores))
+		for i, res := range results {
+			lines = append(lines, fmt.Sprintf("query %d: ids %v, scores %.4g", i, res.IDs, res.Scores))
 		}
 		return f.print(map[string]any{"results": results, "provenance": "encrypted query, scores computed on the device, ranked here"},
 			strings.Join(lines, "\n"))
 	}
 	return errors.New(dbUsage)
+}
+
+// nearestEach answers every query vector that vr reads, in order, with
+// nearest: the same loop for a single device and for a cluster.
+func nearestEach(vr *dataset.VectorReader, nearest func(q []float32) (*client.Neighbors, error)) ([]*client.Neighbors, error) {
+	var results []*client.Neighbors
+	for {
+		q, err := vr.Next()
+		if err == io.EOF {
+			return results, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		res, err := nearest(q)
+		if err != nil {
+			return nil, fmt.Errorf("db nearest: query %d: %w", len(results), err)
+		}
+		results = append(results, res)
+	}
 }
 
 // hasFlag reports whether args set --name (or -name).
@@ -383,20 +394,9 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 			return err
 		}
 		defer closer.Close()
-		var results []*client.Neighbors
-		for {
-			q, err := vr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			res, err := c.Nearest(ctx, *f.name, q, *k)
-			if err != nil {
-				return err
-			}
-			results = append(results, res)
+		results, err := nearestEach(vr, func(q []float32) (*client.Neighbors, error) { return c.Nearest(ctx, *f.name, q, *k) })
+		if err != nil {
+			return err
 		}
 		if len(results) == 0 {
 			return errors.New("db nearest: no query vectors in " + *query)

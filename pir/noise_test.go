@@ -88,11 +88,8 @@ func TestNoiseBudget(t *testing.T) {
 	}
 	data := randomBytes(11, 2*n*1024)
 	db, _ := NewMemoryDatabase(s, data)
-	client, _ := NewClient(params, s, e.sk)
-	srv, err := NewServer(params, s, e.evk, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := e.client(t, s)
+	srv := e.server(t, s, 2)
 	ctx := context.Background()
 	idx := 1023 // last row, last column: the deepest paths
 	q, err := client.Query(idx)
@@ -202,11 +199,8 @@ func TestLargestShape(t *testing.T) {
 		t.Fatalf("shape %+v", s)
 	}
 	db := randomDB{seed: 42}
-	client, _ := NewClient(params, s, e.sk)
-	srv, err := NewServer(params, s, e.evk, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := e.client(t, s)
+	srv := e.server(t, s, 2)
 	ctx := context.Background()
 	idx := s.Records - 1 - 12345 // last row region, deep paths
 	q, err := client.Query(idx)

@@ -8,9 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+
+	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 )
 
 // env is a parameter set with one key set for every test of it: the
@@ -34,14 +35,7 @@ func getEnv(t testing.TB, preset string) *env {
 	if e, ok := envs[preset]; ok {
 		return e
 	}
-	p, err := fhe.Lookup(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := p.BGVParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, params := fhetest.BGVParams(t, preset)
 	kgen := rlwe.NewKeyGenerator(params)
 	sk := kgen.GenSecretKeyNew()
 	// The deepest tree: 1 + log2(N/4) levels.
@@ -63,6 +57,27 @@ func randomBytes(seed uint64, n int) []byte {
 		}
 	}
 	return b
+}
+
+// client is a PIR client for shape s under the environment's secret key.
+func (e *env) client(t testing.TB, s Shape) *Client {
+	t.Helper()
+	c, err := NewClient(e.params, s, e.sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// server is a PIR server for shape s under the environment's evaluation
+// keys, running on workers goroutines.
+func (e *env) server(t testing.TB, s Shape, workers int) *Server {
+	t.Helper()
+	srv, err := NewServer(e.params, s, e.evk, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
 
 func mustShape(t testing.TB, params bgv.Parameters, recordSize, records int) Shape {
@@ -290,18 +305,9 @@ func runCase(t *testing.T, e *env, c e2eCase, seed uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := NewClient(params, s, e.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv1, err := NewServer(params, s, e.evk, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv2, err := NewServer(params, s, e.evk, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := e.client(t, s)
+	srv1 := e.server(t, s, 1)
+	srv2 := e.server(t, s, 2)
 	r := rand.New(rand.NewPCG(seed, 1))
 	indices := []int{0, c.records - 1}
 	for len(indices) < 5 {
@@ -397,18 +403,9 @@ func TestExpansion(t *testing.T) {
 		if s.Rows != c.rows || s.Cols != c.cols {
 			t.Fatalf("shape %+v", s)
 		}
-		client, err := NewClient(params, s, e.sk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := NewServer(params, s, e.evk, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv1, err := NewServer(params, s, e.evk, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		client := e.client(t, s)
+		srv := e.server(t, s, 2)
+		srv1 := e.server(t, s, 1)
 		for _, idx := range []int{0, c.records - 1, c.records / 2} {
 			_, row, col, _, _ := s.Locate(idx)
 			q, err := client.Query(idx)
@@ -460,14 +457,8 @@ func TestBadInput(t *testing.T) {
 	s := mustShape(t, params, 64, 5000)
 	data := randomBytes(3, 64*5000)
 	db, _ := NewMemoryDatabase(s, data)
-	client, err := NewClient(params, s, e.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := NewServer(params, s, e.evk, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := e.client(t, s)
+	srv := e.server(t, s, 2)
 	ctx := context.Background()
 	if _, err := client.Query(5000); !errors.Is(err, ErrIndexOutOfRange) {
 		t.Errorf("query out of range: %v", err)

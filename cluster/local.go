@@ -29,29 +29,44 @@ type LocalDevice struct {
 	cmd             *exec.Cmd
 }
 
+// startEmbeddedEtcd starts a one-member etcd server in this process, its
+// data in dir and its clients served at clientURL (port 0: any free port),
+// logging only errors, and waits until it serves. Its peers' port is any
+// free one: nobody else joins it.
+func startEmbeddedEtcd(dir, clientURL string) (*embed.Etcd, error) {
+	cu, err := url.Parse(clientURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: embedded etcd client URL: %w", ErrEtcd, err)
+	}
+	pu := &url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg := embed.NewConfig()
+	cfg.Dir = dir
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = cfg.Name + "=" + pu.String()
+	cfg.LogLevel = "error"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: start embedded etcd: %w", ErrEtcd, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("%w: embedded etcd did not start", ErrEtcd)
+	}
+}
+
 // StartLocal starts k devices (the command serveCmd, e.g. `rosemary device
 // serve`, given --store, --listen, --etcd and --id) under dir, and an
 // embedded etcd unless endpoint names one.
 func StartLocal(ctx context.Context, dir string, k int, endpoint string, serveCmd []string) (*Local, error) {
 	l := &Local{Endpoint: endpoint}
 	if endpoint == "" {
-		cfg := embed.NewConfig()
-		cfg.Dir = filepath.Join(dir, "etcd")
-		cu, _ := url.Parse("http://127.0.0.1:2379")
-		pu, _ := url.Parse("http://127.0.0.1:0")
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-		cfg.InitialCluster = cfg.Name + "=" + pu.String()
-		cfg.LogLevel = "error"
-		e, err := embed.StartEtcd(cfg)
+		e, err := startEmbeddedEtcd(filepath.Join(dir, "etcd"), "http://127.0.0.1:2379")
 		if err != nil {
-			return nil, fmt.Errorf("%w: start embedded etcd: %w", ErrEtcd, err)
-		}
-		select {
-		case <-e.Server.ReadyNotify():
-		case <-time.After(30 * time.Second):
-			e.Close()
-			return nil, fmt.Errorf("%w: embedded etcd did not start", ErrEtcd)
+			return nil, err
 		}
 		l.etcd, l.Endpoint = e, e.Clients[0].Addr().String()
 	}

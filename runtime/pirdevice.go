@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/ir"
 	"github.com/rosemary-fhe/rosemary/lower"
 	"github.com/rosemary-fhe/rosemary/pir"
 	"github.com/rosemary-fhe/rosemary/store"
@@ -225,13 +226,9 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 	if err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
-	a, err := arch.Preset("rosemary")
+	plan, err := compileForRosemary(prog)
 	if err != nil {
 		return nil, err
-	}
-	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
-	if err != nil {
-		return nil, fmt.Errorf("runtime: compile: %w", err)
 	}
 	seg := -1
 	if opt.FollowPlan {
@@ -546,4 +543,18 @@ func SeededRecord(seed uint64, shape pir.Shape, index int) ([]byte, error) {
 		return nil, err
 	}
 	return buf[off : off+shape.RecordSize], nil
+}
+
+// compileForRosemary plans a session's program for the Rosemary preset at
+// full optimisation: the plan whose device segments a session runs.
+func compileForRosemary(prog *ir.Program) (*compiler.Plan, error) {
+	a, err := arch.Preset("rosemary")
+	if err != nil {
+		return nil, err
+	}
+	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: compile: %w", err)
+	}
+	return plan, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -71,15 +70,23 @@ type VectorLoader struct {
 
 // NewVectorLoader starts a database of the shape's vectors under db.
 func NewVectorLoader(ctx context.Context, sink ObjectSink, db string, shape workload.HEVECShape) (*VectorLoader, error) {
-	params, err := ckksParameters(shape.Params)
-	if err != nil {
-		return nil, err
-	}
-	codec, err := workload.NewHEVECCodec(shape, params, VectorDBScale)
+	params, codec, err := vectorCodec(shape)
 	if err != nil {
 		return nil, err
 	}
 	return &VectorLoader{ctx: ctx, sink: sink, db: db, codec: codec, logN: params.LogN()}, nil
+}
+
+// vectorCodec is the CKKS parameters of the shape's preset and the codec
+// that a loader and a session of the same shape must share to agree on
+// the stored plaintexts.
+func vectorCodec(shape workload.HEVECShape) (ckks.Parameters, *workload.HEVECCodec, error) {
+	params, err := ckksParameters(shape.Params)
+	if err != nil {
+		return params, nil, err
+	}
+	codec, err := workload.NewHEVECCodec(shape, params, VectorDBScale)
+	return params, codec, err
 }
 
 func ckksParameters(preset string) (ckks.Parameters, error) {
@@ -225,11 +232,7 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 	if opt.KeyPrefix == "" {
 		opt.KeyPrefix = db + "/keys"
 	}
-	params, err := ckksParameters(shape.Params)
-	if err != nil {
-		return nil, err
-	}
-	codec, err := workload.NewHEVECCodec(shape, params, VectorDBScale)
+	params, codec, err := vectorCodec(shape)
 	if err != nil {
 		return nil, err
 	}
@@ -237,13 +240,9 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 	if err != nil {
 		return nil, err
 	}
-	a, err := arch.Preset("rosemary")
+	plan, err := compileForRosemary(prog)
 	if err != nil {
 		return nil, err
-	}
-	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
-	if err != nil {
-		return nil, fmt.Errorf("runtime: compile: %w", err)
 	}
 	// A vector database lives on the device (see compiler.Plan.AllOnDevice).
 	plan, seg := plan.AllOnDevice()

@@ -75,24 +75,7 @@ func FuzzOpenCatalog(f *testing.F) {
 	f.Add([]byte{1}, []byte{}, []byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, rec, freeKey, freeVal, hwm []byte) {
 		dir := t.TempDir()
-		seedCatalog(t, dir)
-		db, err := bolt.Open(dir+"/"+CatalogFile, 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = db.Update(func(tx *bolt.Tx) error {
-			if err := tx.Bucket(bucketObjects).Put([]byte("fuzzed"), rec); err != nil {
-				return err
-			}
-			if len(freeKey) > 0 {
-				if err := tx.Bucket(bucketFree).Put(freeKey, freeVal); err != nil {
-					return err
-				}
-			}
-			return tx.Bucket(bucketMeta).Put(keyHWM, hwm)
-		})
-		db.Close()
-		if err != nil {
+		if err := writeFuzzedCatalog(t, dir, rec, freeKey, freeVal, hwm); err != nil {
 			return // bbolt rejected the key (e.g. empty); nothing to test
 		}
 		s, err := Open(dir, testLayout)
@@ -124,22 +107,7 @@ func FuzzOpenCatalog(f *testing.F) {
 // opens (otherwise the fuzz target would only ever test rejection).
 func TestFuzzSeedOpens(t *testing.T) {
 	dir := t.TempDir()
-	seedCatalog(t, dir)
-	db, err := bolt.Open(dir+"/"+CatalogFile, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketObjects).Put([]byte("fuzzed"), seedRecord(t, 1, 4)); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketFree).Put([]byte{0, 0, 0, 3}, []byte{1, 0, 0, 0}); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(keyHWM, []byte{6, 0, 0, 0})
-	})
-	db.Close()
-	if err != nil {
+	if err := writeFuzzedCatalog(t, dir, seedRecord(t, 1, 4), []byte{0, 0, 0, 3}, []byte{1, 0, 0, 0}, []byte{6, 0, 0, 0}); err != nil {
 		t.Fatal(err)
 	}
 	s := mustOpen(t, dir)
@@ -150,6 +118,31 @@ func TestFuzzSeedOpens(t *testing.T) {
 	if err := checkContent(s, "keep", 3); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeFuzzedCatalog seeds a store in dir (seedCatalog), then writes into
+// its catalog an object "fuzzed" with record rec, a free-list entry freeKey
+// → freeVal (none if freeKey is empty) and the high-water mark hwm. The
+// error is bbolt's refusal of one of them.
+func writeFuzzedCatalog(t *testing.T, dir string, rec, freeKey, freeVal, hwm []byte) error {
+	t.Helper()
+	seedCatalog(t, dir)
+	db, err := bolt.Open(dir+"/"+CatalogFile, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketObjects).Put([]byte("fuzzed"), rec); err != nil {
+			return err
+		}
+		if len(freeKey) > 0 {
+			if err := tx.Bucket(bucketFree).Put(freeKey, freeVal); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keyHWM, hwm)
+	})
 }
 
 // seedCatalog leaves a store whose object "keep" (generation 1) occupies row

@@ -61,14 +61,7 @@ type DBReport struct {
 
 // RunDB runs the benchmark.
 func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
-	logf := opt.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	progress := opt.Progress
-	if progress == nil {
-		progress = func(string, int64, int64) {}
-	}
+	logf, progress := orQuiet(opt.Log, opt.Progress)
 	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -121,14 +121,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if opt.Queries < 2 {
 		return nil, fmt.Errorf("bench: %d queries (at least the first and last record)", opt.Queries)
 	}
-	logf := opt.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	progress := opt.Progress
-	if progress == nil {
-		progress = func(string, int64, int64) {}
-	}
+	logf, progress := orQuiet(opt.Log, opt.Progress)
 	preset, err := fhe.Lookup(opt.Preset)
 	if err != nil {
 		return nil, err
@@ -401,4 +394,16 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("bench: size %q: want a positive number with an optional unit (e.g. 4GiB)", s)
 	}
 	return int64(f * float64(mult)), nil
+}
+
+// orQuiet returns the caller's log and progress callbacks, with ones that
+// do nothing in place of those left nil, so a run reports without checking.
+func orQuiet(logf func(format string, args ...any), progress func(stage string, done, total int64)) (func(string, ...any), func(string, int64, int64)) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if progress == nil {
+		progress = func(string, int64, int64) {}
+	}
+	return logf, progress
 }

@@ -14,25 +14,23 @@ import (
 // names a preset that does not exist, or is not BGV, fails here.
 func BGVParams(t testing.TB, preset string) (fhe.Preset, bgv.Parameters) {
 	t.Helper()
-	pr, err := fhe.Lookup(preset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := pr.BGVParameters()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pr, params
+	return lookup(t, preset, fhe.Preset.BGVParameters)
 }
 
 // CKKSParams is BGVParams for a CKKS preset.
 func CKKSParams(t testing.TB, preset string) (fhe.Preset, ckks.Parameters) {
 	t.Helper()
+	return lookup(t, preset, fhe.Preset.CKKSParameters)
+}
+
+// lookup finds the named preset and makes its parameters of one scheme.
+func lookup[P any](t testing.TB, preset string, parameters func(fhe.Preset) (P, error)) (fhe.Preset, P) {
+	t.Helper()
 	pr, err := fhe.Lookup(preset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, err := pr.CKKSParameters()
+	params, err := parameters(pr)
 	if err != nil {
 		t.Fatal(err)
 	}

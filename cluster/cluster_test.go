@@ -153,6 +153,21 @@ func newCluster(t *testing.T, devices int) (*cluster.Client, string, []*proc) {
 
 const recSize = 256
 
+// createPIR creates the PIR database name of recSize-byte records in shards
+// × replicas and loads data into it as its first generation.
+func createPIR(t *testing.T, c *cluster.Client, name string, data []byte, shards, replicas int) *cluster.Map {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CreatePIR(ctx, name, recSize, shards, replicas); err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Load(ctx, name, bytes.NewReader(data), dataset.FixedSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // A database in 4 shards × 2 replicas over 4 device processes answers 100
 // PIR queries exactly while one device is SIGKILLed (its shards answered
 // by their other replica, then re-replicated device to device) and
@@ -165,13 +180,7 @@ func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
 	c, endpoint, procs := newCluster(t, 4)
 	const n = 4 * 32768 // 512 plaintexts per shard: each shard scans on its device
 	data := records(1, n, recSize)
-	if _, err := c.CreatePIR(ctx, "db", recSize, 4, 2); err != nil {
-		t.Fatal(err)
-	}
-	m, err := c.Load(ctx, "db", bytes.NewReader(data), dataset.FixedSize)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := createPIR(t, c, "db", data, 4, 2)
 	if m.Generation != 1 || m.Records != n {
 		t.Fatalf("loaded %+v", m)
 	}
@@ -205,7 +214,7 @@ func TestClusterPIRSurvivesDeviceLoss(t *testing.T) {
 	if correct != 100 {
 		t.Fatalf("%d of 100 queries correct", correct)
 	}
-	m, err = c.Info(ctx, "db")
+	m, err := c.Info(ctx, "db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,12 +248,7 @@ func TestClusterPublishWhileQuerying(t *testing.T) {
 	c, _, _ := newCluster(t, 2)
 	const n = 2 * 32768
 	gens := map[uint64][]byte{1: records(1, n, recSize), 2: records(2, n, recSize)}
-	if _, err := c.CreatePIR(ctx, "db", recSize, 2, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Load(ctx, "db", bytes.NewReader(gens[1]), dataset.FixedSize); err != nil {
-		t.Fatal(err)
-	}
+	createPIR(t, c, "db", gens[1], 2, 1)
 	var wg sync.WaitGroup
 	done := make(chan struct{})
 	var mu sync.Mutex
@@ -302,12 +306,7 @@ func TestClusterBytesPerDevice(t *testing.T) {
 		name := fmt.Sprintf("k%d", k)
 		n := k * 32768
 		data := records(uint64(k), n, recSize)
-		if _, err := c.CreatePIR(ctx, name, recSize, k, 1); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Load(ctx, name, bytes.NewReader(data), dataset.FixedSize); err != nil {
-			t.Fatal(err)
-		}
+		createPIR(t, c, name, data, k, 1)
 		a, err := c.Get(ctx, name, n-1)
 		if err != nil {
 			t.Fatal(err)
@@ -350,12 +349,7 @@ func TestClusterFaults(t *testing.T) {
 
 	// A replica listed for a generation it does not hold is refused and
 	// its other replica answers.
-	if _, err := c.CreatePIR(ctx, "two", recSize, 2, 2); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Load(ctx, "two", bytes.NewReader(data), dataset.FixedSize); err != nil {
-		t.Fatal(err)
-	}
+	createPIR(t, c, "two", data, 2, 2)
 	m2, _ := c.Info(ctx, "two")
 	first := m2.Shards[0].Replicas[0]
 	for i, p := range procs {
@@ -378,12 +372,7 @@ func TestClusterFaults(t *testing.T) {
 		t.Fatalf("record 2 with shard 0 missing on %s: retries %d, exact %v", first, a.Retries, bytes.Equal(a.Record, data[2*recSize:3*recSize]))
 	}
 
-	if _, err := c.CreatePIR(ctx, "db", recSize, 2, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Load(ctx, "db", bytes.NewReader(data), dataset.FixedSize); err != nil {
-		t.Fatal(err)
-	}
+	createPIR(t, c, "db", data, 2, 1)
 	m, _ := c.Info(ctx, "db")
 	victim := m.Shards[1].Replicas[0]
 	for i, p := range procs {

@@ -12,7 +12,7 @@ type Arbiter struct {
 	sim     *Sim
 	name    string
 	rate    Rate
-	classes []jobQueue
+	classes []FIFO[job]
 	busy    bool
 	started Time
 	st      Stats
@@ -24,35 +24,13 @@ type job struct {
 	done  func()
 }
 
-type jobQueue struct {
-	q    []job
-	head int
-}
-
-func (q *jobQueue) push(j job) { q.q = append(q.q, j) }
-
-func (q *jobQueue) empty() bool { return q.head == len(q.q) }
-
-func (q *jobQueue) pop() job {
-	j := q.q[q.head]
-	q.q[q.head] = job{}
-	q.head++
-	if q.head == len(q.q) {
-		q.q, q.head = q.q[:0], 0
-	} else if q.head > 1024 && q.head*2 > len(q.q) {
-		n := copy(q.q, q.q[q.head:])
-		q.q, q.head = q.q[:n], 0
-	}
-	return j
-}
-
 // NewArbiter returns an arbiter with the given number of priority classes
 // (at least 1) and rate (may be zero if only durations are submitted).
 func NewArbiter(sim *Sim, name string, classes int, rate Rate) *Arbiter {
 	if classes < 1 {
 		classes = 1
 	}
-	return &Arbiter{sim: sim, name: name, rate: rate, classes: make([]jobQueue, classes)}
+	return &Arbiter{sim: sim, name: name, rate: rate, classes: make([]FIFO[job], classes)}
 }
 
 // Name is the arbiter's name.
@@ -78,7 +56,7 @@ func (a *Arbiter) Submit(class int, d Time, bytes int64, done func()) {
 		a.sim.Fail(fmt.Errorf("des: %s: negative job (%d ps, %d bytes)", a.name, d, bytes))
 		return
 	}
-	a.classes[class].push(job{d: d, bytes: bytes, done: done})
+	a.classes[class].Push(job{d: d, bytes: bytes, done: done})
 	if !a.busy {
 		a.next()
 	}
@@ -95,10 +73,10 @@ func (a *Arbiter) SubmitBytes(class int, n int64, done func()) {
 
 func (a *Arbiter) next() {
 	for c := range a.classes {
-		if a.classes[c].empty() {
+		if a.classes[c].Empty() {
 			continue
 		}
-		j := a.classes[c].pop()
+		j := a.classes[c].Pop()
 		a.busy = true
 		a.started = a.sim.now
 		a.st.Requests++

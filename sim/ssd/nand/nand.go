@@ -124,32 +124,9 @@ type request struct {
 }
 
 type die struct {
-	busy    bool // a command is scheduled or in flight
-	planes  [4]reqQueue
+	busy    bool                 // a command is scheduled or in flight
+	planes  [4]des.FIFO[request] // one queue per plane
 	started des.Time
-}
-
-// reqQueue is a FIFO of requests for one plane.
-type reqQueue struct {
-	q    []request
-	head int
-}
-
-func (q *reqQueue) push(r request) { q.q = append(q.q, r) }
-
-func (q *reqQueue) empty() bool { return q.head == len(q.q) }
-
-func (q *reqQueue) pop() request {
-	r := q.q[q.head]
-	q.q[q.head] = request{}
-	q.head++
-	if q.head == len(q.q) {
-		q.q, q.head = q.q[:0], 0
-	} else if q.head > 256 && q.head*2 > len(q.q) {
-		n := copy(q.q, q.q[q.head:])
-		q.q, q.head = q.q[:n], 0
-	}
-	return r
 }
 
 // Array is the flash back end of one SSD.
@@ -218,7 +195,7 @@ func (a *Array) Read(page int64, done func(page int64)) error {
 	}
 	di := (ad.Channel*g.ChipsPerChannel+ad.Chip)*g.DiesPerChip + ad.Die
 	d := &a.dies[di]
-	d.planes[ad.Plane].push(request{page: page, plane: ad.Plane, done: done})
+	d.planes[ad.Plane].Push(request{page: page, plane: ad.Plane, done: done})
 	if !d.busy {
 		// Issue at the end of the current instant, so that every read queued
 		// at the same time can join one multi-plane command.
@@ -235,8 +212,8 @@ func (a *Array) issue(di, ch int) {
 	d := &a.dies[di]
 	batch := make([]request, 0, a.g.PlanesPerDie)
 	for p := 0; p < a.g.PlanesPerDie; p++ {
-		if !d.planes[p].empty() {
-			batch = append(batch, d.planes[p].pop())
+		if !d.planes[p].Empty() {
+			batch = append(batch, d.planes[p].Pop())
 		}
 	}
 	if len(batch) == 0 {

@@ -33,7 +33,6 @@
 // plaintext reference bit for bit (RunPipe runs both parties in one process
 // for tests; `rosemary mpc bench --e2e` runs them as two processes).
 //
-// Communication is dominated by the nonlinear layers: their OTs come from
-// IKNP/KK13 extension (package ot), not the silent OT (VOLE) Cheetah uses,
-// so the truncations, ReLUs and max-pools cost hundreds of bytes per value.
+// The nonlinear layers' OTs come from silent OT extension (Ferret, package
+// ot), as Cheetah's do: a ReLU moves ≈ 60 bytes, an exact truncation ≈ 80.
 package e2e

@@ -34,17 +34,22 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 }
 
 // millionairesChunk bounds the elements compared in one pass, so that the
-// leaves' u matrix (9 blocks × 32 bytes per element at ℓ = 37) stays near
-// 19 MB; larger batches run in several passes of 10–12 flights each.
+// sender's table of leaf messages (9 blocks × 16 words per element at
+// ℓ = 37) stays near 75 MB; larger batches run in several passes of 10–12
+// flights each.
 var millionairesChunk = 1 << 16
 
 func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 	n := len(x)
 	q := (k + blockBits - 1) / blockBits
 	const N = 1 << blockBits
-	// Leaves: instance i*q+j compares block j of element i.
+	// Leaves: instance i*q+j compares block j of element i, by 1-out-of-16
+	// OT from four silent correlated OTs (Naor–Pinkas).
 	gt := make([]uint8, n*q)
 	eq := make([]uint8, n*q)
+	if err := p.reserve(n*q*blockBits, 0); err != nil {
+		return nil, err
+	}
 	if p.id == 0 {
 		u, err := p.conn.RecvType(typeLeafU)
 		if err != nil {
@@ -68,7 +73,7 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 				msgs[idx] = m
 			}
 		}
-		reply, err := p.nsnd.Reply(u, msgs, blockBits, 2)
+		reply, err := p.snd.ReplyN(u, msgs, blockBits, 2)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
@@ -82,7 +87,7 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
 			}
 		}
-		req, u, err := p.nrcv.Request(choices, blockBits)
+		req, u, err := p.rcv.RequestN(choices, blockBits)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
@@ -93,7 +98,7 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
-		got, err := p.nrcv.Finish(req, reply, 2)
+		got, err := p.rcv.FinishN(req, reply, 2)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
@@ -210,6 +215,9 @@ func (p *Party) ReLU(x []uint64) ([]uint64, error) {
 // one correlated OT per bit (party 0 sends). Two flights.
 func (p *Party) B2A(d []uint8, r share.Ring) ([]uint64, error) {
 	out := make([]uint64, len(d))
+	if err := p.reserve(len(d), 0); err != nil {
+		return nil, err
+	}
 	if p.id == 0 {
 		u, err := p.conn.RecvType(typeB2AU)
 		if err != nil {

@@ -1,6 +1,7 @@
 package nonlinear
 
 import (
+	"github.com/rosemary-fhe/rosemary/hempc/ot"
 	"github.com/rosemary-fhe/rosemary/hempc/share"
 	"github.com/rosemary-fhe/rosemary/hempc/transport"
 )
@@ -10,10 +11,15 @@ import (
 // layers too large to run here can be projected with package link. Flights
 // assume the step starts after the client has received or exchanged (true
 // for every step of this package except right after RevealTo(…, 0) and the
-// setup, where the first flight merges with the previous one).
+// setup, where the first flight merges with the previous one) and that the
+// silent-OT pools hold what the step draws; refills are counted apart
+// (RefillBytes, Party.Refills).
 
+// iknpU is an IKNP u matrix for n OTs (setup only).
 func iknpU(n int) uint64 { return uint64(128 * ((n + 63) / 64) * 8) }
-func kkU(n int) uint64   { return uint64(256 * ((n + 63) / 64) * 8) }
+
+// otU is a silent OT request: one choice-correction bit per OT.
+func otU(n int) uint64 { return uint64((n + 7) / 8) }
 
 const hdr = transport.HeaderSize
 
@@ -27,16 +33,23 @@ func bothWays(u, reply uint64) transport.Stats {
 	return transport.Stats{BytesC2S: b, BytesS2C: b, Flights: 2, Frames: 4}
 }
 
-// SetupCost is the traffic of NewParty: 128 + 128 + 256 P-256 base OTs in
-// four flights.
+// SetupCost is the traffic of NewParty: in each direction 128 P-256 base
+// OTs, an IKNP u matrix for the first Ferret iteration's base and that
+// iteration (the small set's, whatever the steady set), 10 frames in 7
+// flights. The two directions mirror each other, so both ends count the
+// same bytes each way.
 func SetupCost() transport.Stats {
 	const pt = 65
-	return transport.Stats{
-		BytesC2S: pt + hdr + 128*pt + hdr + pt + hdr,
-		BytesS2C: 128*pt + hdr + pt + hdr + 256*pt + hdr,
-		Frames:   6,
-		Flights:  4,
-	}
+	choices, trees, _ := ot.FerretSmall.IterationBytes()
+	one := pt + 128*pt + iknpU(ot.FerretSmall.BootstrapOTs()) + uint64(choices+trees) + 5*hdr
+	return transport.Stats{BytesC2S: one, BytesS2C: one, Frames: 10, Flights: 7}
+}
+
+// RefillBytes is the traffic of one steady Ferret iteration of set f, in
+// either direction (headers included).
+func RefillBytes(f ot.Ferret) uint64 {
+	choices, trees, _ := f.IterationBytes()
+	return uint64(choices+trees) + 2*hdr
 }
 
 // MillionairesCost is the traffic of Millionaires (or Carry) on n values of k
@@ -55,21 +68,21 @@ func MillionairesCost(n, k int) transport.Stats {
 func millionairesPass(n, k int) transport.Stats {
 	q := (k + blockBits - 1) / blockBits
 	st := transport.Stats{
-		BytesC2S: kkU(n*q) + hdr,
+		BytesC2S: otU(n*q*blockBits) + hdr,
 		BytesS2C: uint64(share.PackedLen(n*q*(1<<blockBits), 2)) + hdr,
 		Flights:  2,
 		Frames:   2,
 	}
 	for cur := q; cur > 1; cur = (cur + 1) / 2 {
 		na := n * (cur / 2)
-		st = add(st, bothWays(iknpU(na), uint64(share.PackedLen(2*na, 2))))
+		st = add(st, bothWays(otU(na), uint64(share.PackedLen(2*na, 2))))
 	}
 	return st
 }
 
 // MuxCost is the traffic of Mux on n values in an ℓ-bit ring.
 func MuxCost(n, l int) transport.Stats {
-	return bothWays(iknpU(n), uint64(share.PackedLen(n, l)))
+	return bothWays(otU(n), uint64(share.PackedLen(n, l)))
 }
 
 // DReLUCost is the traffic of DReLU on n values in an ℓ-bit ring.
@@ -80,7 +93,7 @@ func ReLUCost(n, l int) transport.Stats { return add(DReLUCost(n, l), MuxCost(n,
 
 // B2ACost is the traffic of B2A of n bits into a ring of `bits` bits.
 func B2ACost(n, bits int) transport.Stats {
-	return transport.Stats{BytesC2S: iknpU(n) + hdr, BytesS2C: uint64(share.PackedLen(n, bits)) + hdr, Flights: 2, Frames: 2}
+	return transport.Stats{BytesC2S: otU(n) + hdr, BytesS2C: uint64(share.PackedLen(n, bits)) + hdr, Flights: 2, Frames: 2}
 }
 
 // TruncateCost is the traffic of Truncate by 2^s on n values in an ℓ-bit

@@ -3,12 +3,30 @@ package nonlinear
 import (
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/hempc/ot"
 	"github.com/rosemary-fhe/rosemary/hempc/transport"
 )
+
+// fill tops both parties' silent-OT pools up to 2^20 correlated OTs each
+// way, so that the step measured next runs no refill (the cost formulas
+// count steps; refills are counted apart). It ends with a server→client
+// flight, as the formulas assume a step starts.
+func fill(t testing.TB, p0, p1 *Party) {
+	t.Helper()
+	f := func(p *Party) (struct{}, error) {
+		if err := p.reserve(1<<20, 1<<20); err != nil {
+			return struct{}{}, err
+		}
+		_, err := p.RevealTo(nil, 1)
+		return struct{}{}, err
+	}
+	both(t, func() (struct{}, error) { return f(p0) }, func() (struct{}, error) { return f(p1) })
+}
 
 // measure runs f on both parties and returns the client's counter delta.
 func measure(t testing.TB, p0, p1 *Party, f func(p *Party) error) transport.Stats {
 	t.Helper()
+	fill(t, p0, p1)
 	before := p1.Conn().Stats()
 	both(t, func() (struct{}, error) { return struct{}{}, f(p0) }, func() (struct{}, error) { return struct{}{}, f(p1) })
 	return p1.Conn().Stats().Sub(before)
@@ -22,6 +40,34 @@ func TestSetupCost(t *testing.T) {
 	}
 	if got, want := p0.Conn().Stats(), SetupCost(); got != want {
 		t.Fatalf("server setup counters %+v, want %+v", got, want)
+	}
+}
+
+// TestRefillCost drains the pools by a ReLU batch larger than setup left
+// in them and checks the refills' count and traffic.
+func TestRefillCost(t *testing.T) {
+	const n, l = 20000, 37
+	p0, p1 := pair(t, l)
+	g := testPRG(t)
+	r := p0.Ring()
+	x0, x1 := r.Split(g, signedInputs(g, r, n))
+	before := p1.Conn().Stats()
+	both(t, func() ([]uint64, error) { return p0.ReLU(x0) }, func() ([]uint64, error) { return p1.ReLU(x1) })
+	got := p1.Conn().Stats().Sub(before)
+	// Party 0 → 1 draws 4 OTs per leaf (9 leaves), one per AND (8) and one
+	// for the mux: 900,000 against 602,019 pooled at setup, so one refill;
+	// the other way draws 180,000, none.
+	it, traffic := p1.Refills()
+	it0, traffic0 := p0.Refills()
+	if it != 1 || it0 != 1 || traffic != traffic0 {
+		t.Fatalf("refills: client %d %+v, server %d %+v; want one each, equal", it, traffic, it0, traffic0)
+	}
+	if traffic.BytesC2S+traffic.BytesS2C != RefillBytes(ot.FerretSmall) || traffic.Frames != 2 {
+		t.Fatalf("refill traffic %+v, want %d bytes in 2 frames", traffic, RefillBytes(ot.FerretSmall))
+	}
+	step := ReLUCost(n, l)
+	if got.BytesC2S+got.BytesS2C != step.BytesC2S+step.BytesS2C+RefillBytes(ot.FerretSmall) {
+		t.Fatalf("ReLU with a refill moved %+v; formula %+v plus %d refill bytes", got, step, RefillBytes(ot.FerretSmall))
 	}
 }
 
@@ -86,6 +132,7 @@ func TestReLUCost(t *testing.T) {
 	// would continue; one small batch first makes the measured batch start
 	// after an exchange, as every batch but the first does.
 	both(t, func() ([]uint64, error) { return p0.ReLU(x0[:1]) }, func() ([]uint64, error) { return p1.ReLU(x1[:1]) })
+	fill(t, p0, p1)
 	before := p1.Conn().Stats()
 	both(t, func() ([]uint64, error) { return p0.ReLU(x0) }, func() ([]uint64, error) { return p1.ReLU(x1) })
 	got := p1.Conn().Stats().Sub(before)

@@ -3,6 +3,7 @@ package nonlinear
 import (
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/hempc/ot"
 	"github.com/rosemary-fhe/rosemary/hempc/share"
 	"github.com/rosemary-fhe/rosemary/hempc/transport"
 )
@@ -49,7 +50,9 @@ func pair(t testing.TB, bits int) (*Party, *Party) {
 	r := mustRing(t, bits)
 	c, s := transport.Pipe()
 	t.Cleanup(func() { c.Close(); s.Close() })
-	return both(t, func() (*Party, error) { return NewParty(s, r) }, func() (*Party, error) { return NewParty(c, r) })
+	// The small Ferret set (also 128-bit) keeps each test pair's pools at
+	// ≈ 10 MB; NewParty's regular set runs in the two-process tests.
+	return both(t, func() (*Party, error) { return newParty(s, r, ot.FerretSmall) }, func() (*Party, error) { return newParty(c, r, ot.FerretSmall) })
 }
 
 // signedInputs returns n random signed values of the ring, with the edge

@@ -10,7 +10,7 @@ import (
 
 // Frame types used by this package (0x30–0x3f).
 const (
-	typeLeafU     byte = 0x30
+	typeLeafU     byte = 0x30 // the leaves' choice corrections
 	typeLeafReply byte = 0x31
 	typeBiU       byte = 0x32
 	typeBiReply   byte = 0x33
@@ -25,20 +25,25 @@ const (
 // other will not send): close the Conn, which unblocks the peer, and start a
 // new session.
 type Party struct {
-	conn *transport.Conn
-	id   int
-	ring share.Ring
-	snd  *ot.Sender
-	rcv  *ot.Receiver
-	nsnd *ot.NSender   // party 0 only: millionaires' leaves
-	nrcv *ot.NReceiver // party 1 only
-	prg  *share.PRG
+	conn    *transport.Conn
+	id      int
+	ring    share.Ring
+	snd     *ot.Sender
+	rcv     *ot.Receiver
+	prg     *share.PRG
+	refills transport.Stats // traffic of the silent-OT pool refills
 }
 
-// NewParty sets up OT extension in both directions over conn (2 × 128 base
-// OTs for IKNP, 256 for the KK13 1-out-of-N extension from party 0 to 1). The server end becomes party 0, the client end party 1; the peer must
-// call NewParty with the same ring. ℓ must be at least 2.
+// NewParty sets up silent OT extension (Ferret, regular parameters) in both
+// directions over conn: 128 base OTs and an IKNP-made base for one small
+// Ferret iteration each way. The server end becomes party 0, the client end
+// party 1; the peer must call NewParty with the same ring. ℓ must be at
+// least 2.
 func NewParty(conn *transport.Conn, ring share.Ring) (*Party, error) {
+	return newParty(conn, ring, ot.FerretRegular)
+}
+
+func newParty(conn *transport.Conn, ring share.Ring, f ot.Ferret) (*Party, error) {
 	if ring.Bits() < 2 {
 		return nil, fmt.Errorf("nonlinear: ring of %d bits, need at least 2", ring.Bits())
 	}
@@ -51,16 +56,12 @@ func NewParty(conn *transport.Conn, ring share.Ring) (*Party, error) {
 		p.id = 0
 	}
 	if p.id == 0 {
-		if p.snd, err = ot.NewSender(conn); err == nil {
-			if p.rcv, err = ot.NewReceiver(conn); err == nil {
-				p.nsnd, err = ot.NewNSender(conn)
-			}
+		if p.snd, err = ot.NewSilentSender(conn, f); err == nil {
+			p.rcv, err = ot.NewSilentReceiver(conn, f)
 		}
 	} else {
-		if p.rcv, err = ot.NewReceiver(conn); err == nil {
-			if p.snd, err = ot.NewSender(conn); err == nil {
-				p.nrcv, err = ot.NewNReceiver(conn)
-			}
+		if p.rcv, err = ot.NewSilentReceiver(conn, f); err == nil {
+			p.snd, err = ot.NewSilentSender(conn, f)
 		}
 	}
 	if err != nil {
@@ -78,10 +79,42 @@ func (p *Party) Ring() share.Ring { return p.ring }
 // Conn returns the transport, e.g. to read its counters.
 func (p *Party) Conn() *transport.Conn { return p.conn }
 
+// Refills returns the Ferret iterations run since setup (both directions)
+// and their traffic, which the counters of the steps that ran them include.
+func (p *Party) Refills() (iterations int, traffic transport.Stats) {
+	return p.snd.Iterations() + p.rcv.Iterations() - 2, p.refills // setup ran one each way
+}
+
+// reserve makes the silent OT pools hold what the next step draws: n01
+// correlated OTs from party 0 to party 1 and n10 the other way. Both
+// parties call it with the same counts at the same point, direction 0→1
+// first, so the refills' flights pair up.
+func (p *Party) reserve(n01, n10 int) error {
+	before := p.conn.Stats()
+	var err error
+	if p.id == 0 {
+		if err = p.snd.Reserve(n01); err == nil {
+			err = p.rcv.Reserve(n10)
+		}
+	} else {
+		if err = p.rcv.Reserve(n01); err == nil {
+			err = p.snd.Reserve(n10)
+		}
+	}
+	p.refills = add(p.refills, p.conn.Stats().Sub(before))
+	if err != nil {
+		return fmt.Errorf("nonlinear: refill silent OT: %w", err)
+	}
+	return nil
+}
+
 // biChosen runs chosen OTs in both directions at once: this party receives
 // with its choices and sends (m0[i], m1[i]) for the peer's equally many
 // choices. Two flights.
 func (p *Party) biChosen(choices []uint8, m0, m1 []uint64, bits int) ([]uint64, error) {
+	if err := p.reserve(len(choices), len(choices)); err != nil {
+		return nil, err
+	}
 	req, u, err := p.rcv.Request(choices)
 	if err != nil {
 		return nil, err
@@ -104,6 +137,9 @@ func (p *Party) biChosen(choices []uint8, m0, m1 []uint64, bits int) ([]uint64, 
 // biCorrelated runs correlated OTs in both directions at once: it returns
 // this party's sender output x and its receiver output y = x_peer + c·Δ_peer.
 func (p *Party) biCorrelated(choices []uint8, delta []uint64, ring share.Ring) (x, y []uint64, err error) {
+	if err := p.reserve(len(choices), len(choices)); err != nil {
+		return nil, nil, err
+	}
 	req, u, err := p.rcv.Request(choices)
 	if err != nil {
 		return nil, nil, err

@@ -28,6 +28,7 @@ const (
 	// its output shares so the test can reconstruct.
 	typeTestInput  byte = 0x3c
 	typeTestOutput byte = 0x3d
+	childPool           = 1 << 20 // correlated OTs each way, above what the batch draws
 )
 
 func TestMain(m *testing.M) {
@@ -70,6 +71,9 @@ func serveChild(addr string) error {
 	n := int(binary.BigEndian.Uint32(in))
 	x0, err := share.Unpack(in[4:], n, childBits)
 	if err != nil {
+		return err
+	}
+	if err := p.reserve(childPool, childPool); err != nil {
 		return err
 	}
 	y0, err := p.ReLU(x0)
@@ -136,6 +140,11 @@ func runTwoProcess(t *testing.T, prefix []string, listen string, n int) (transpo
 	x0, x1 := r.Split(g, x)
 	in := binary.BigEndian.AppendUint32(nil, uint32(n))
 	if err := conn.Send(typeTestInput, share.Pack(in, x0, childBits)); err != nil {
+		t.Fatal(err)
+	}
+	// Both fill their pools first: the counters below are the steps'
+	// (one regular Ferret iteration each way runs here).
+	if err := p.reserve(childPool, childPool); err != nil {
 		t.Fatal(err)
 	}
 	before := conn.Stats()

@@ -189,10 +189,12 @@ func (s *Sender) SendRandom(n int) ([][2]Key, error) {
 
 func (s *Sender) randomKeys(q []block, first uint64) [][2]Key {
 	keys := make([][2]Key, len(q))
-	for j := range q {
-		idx := first + uint64(j)
-		keys[j] = [2]Key{toKey(crh(idx, q[j])), toKey(crh(idx, q[j].xor(s.s)))}
-	}
+	inParallel(len(q), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			idx := first + uint64(j)
+			keys[j] = [2]Key{toKey(crh(idx, q[j])), toKey(crh(idx, q[j].xor(s.s)))}
+		}
+	})
 	return keys
 }
 
@@ -207,9 +209,11 @@ func (r *Receiver) ReceiveRandom(choices []uint8) ([]Key, error) {
 
 func receiverKeys(t []block, first uint64) []Key {
 	keys := make([]Key, len(t))
-	for j := range t {
-		keys[j] = toKey(crh(first+uint64(j), t[j]))
-	}
+	inParallel(len(t), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			keys[j] = toKey(crh(first+uint64(j), t[j]))
+		}
+	})
 	return keys
 }
 
@@ -286,14 +290,16 @@ func (s *Sender) ReplyN(u []byte, msgs [][]uint64, logN, bits int) ([]byte, erro
 		return nil, err
 	}
 	keys := s.randomKeys(q, first)
-	y := make([]uint64, 0, len(msgs)*N)
-	for i, m := range msgs {
-		ks := keys[i*logN : (i+1)*logN]
-		idx := first + uint64(i*logN)
-		for v := 0; v < N; v++ {
-			y = append(y, m[v]^nPad(idx, v, ks))
+	y := make([]uint64, len(msgs)*N)
+	inParallel(len(msgs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			ks := keys[i*logN : (i+1)*logN]
+			idx := first + uint64(i*logN)
+			for v, m := range msgs[i] {
+				y[i*N+v] = m ^ nPad(idx, v, ks)
+			}
 		}
-	}
+	})
 	return share.Pack(nil, y, bits), nil
 }
 
@@ -313,20 +319,23 @@ func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, erro
 	keys := receiverKeys(req.t, req.first)
 	m := share.Mask(bits)
 	out := make([]uint64, len(req.nChoice))
-	ks := make([][2]Key, logN)
-	for i, c := range req.nChoice {
-		for b := 0; b < logN; b++ {
-			// The receiver holds only K^{c_b}; nPad reads side c_b only.
-			k := keys[i*logN+b]
-			ks[b] = [2]Key{k, k}
+	inParallel(len(req.nChoice), func(lo, hi int) {
+		ks := make([][2]Key, logN)
+		for i := lo; i < hi; i++ {
+			c := req.nChoice[i]
+			for b := 0; b < logN; b++ {
+				// The receiver holds only K^{c_b}; nPad reads side c_b only.
+				k := keys[i*logN+b]
+				ks[b] = [2]Key{k, k}
+			}
+			// Indexing a table by a secret is a cache side channel; scan it all.
+			var yc uint64
+			for v := 0; v < N; v++ {
+				yc |= y[i*N+v] & -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
+			}
+			out[i] = (yc ^ nPad(req.first+uint64(i*logN), int(c), ks)) & m
 		}
-		// Indexing a table by a secret is a cache side channel; scan it all.
-		var yc uint64
-		for v := 0; v < N; v++ {
-			yc |= y[i*N+v] & -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
-		}
-		out[i] = (yc ^ nPad(req.first+uint64(i*logN), int(c), ks)) & m
-	}
+	})
 	return out, nil
 }
 

@@ -1,7 +1,8 @@
 // Package ot implements oblivious transfer for semi-honest two-party
 // computation: a base OT over elliptic-curve Diffie–Hellman, IKNP OT
-// extension, and on top of it chosen-message 1-out-of-2 OT on ℓ-bit strings,
-// additively correlated OT mod 2^ℓ, random OT, and 1-out-of-N OT.
+// extension, silent correlated-OT generation (Ferret), and on top of either
+// chosen-message 1-out-of-2 OT on ℓ-bit strings, additively correlated OT
+// mod 2^ℓ, random OT, and 1-out-of-N OT.
 //
 // # Base OT
 //
@@ -47,15 +48,33 @@
 //     …, K_k^{v_k}); the receiver knows exactly the keys of its choice, so
 //     every other mask contains a key it lacks.
 //
-// # 1-out-of-N OT extension
+// # Silent OT (Ferret)
 //
-// NSender/NReceiver implement Kolesnikov and Kumaresan (CRYPTO 2013): IKNP
-// with the receiver's choice bit replaced by a codeword C(c) of the
-// Walsh–Hadamard code on 8-bit inputs (256 bits, minimum distance 128 = κ),
-// 256 base OTs, and keys H(j, q_j ⊕ (C(v) ∧ s)) for v < N ≤ 256. A
-// 1-out-of-16 OT then costs 32 bytes of receiver traffic instead of the 64
-// of four IKNP OTs in the Naor–Pinkas construction; the nonlinear package
-// uses it for the millionaires' leaves.
+// NewSilentSender/NewSilentReceiver fill a pool of correlated OTs
+// (the receiver holds M_j = K_j ⊕ x_j·Δ for random x_j, the sender K_j and
+// Δ = its IKNP s) with Ferret's primal-LPN iteration (Yang, Weng, Lan,
+// Zhang, Wang, "Ferret: Fast Extension for coRRElated oT with small
+// communication", CCS 2020), semi-honest form: from k + t·h pooled OTs,
+// t single-point COTs over GGM trees of 2^h leaves (the receiver learns
+// every leaf but its noise position α_i, the sender's leaf there is offset
+// by Δ; h OTs per tree carry the level sums, one correction per tree fixes
+// the punctured leaf) give a regular noise vector e, and a public local
+// linear code A (10 nonzeros per row, drawn from fixed-key AES-CTR) gives
+// n = t·2^h new OTs x = A·u ⊕ e, M = A·M' ⊕ w, K = A·K' ⊕ v. The first
+// k + t·h outputs are kept for the next iteration. Parameters are emp-ot's:
+// regular (n, k, t, h) = (10,608,640, 589,824, 1,295, 13), ≈ 10 M OTs for
+// 0.56 MB; small (649,728, 36,288, 1,269, 9), which bootstraps the regular
+// set from 47,709 IKNP OTs. A request then costs one bit per OT (the
+// receiver sends c_j ⊕ x_j; the sender sets q_j = K_j ⊕ d_j·Δ), so every
+// derived OT above runs unchanged at a fraction of IKNP's traffic; the
+// receiver's tree rebuild indexes memory by its own α (a local timing
+// channel on the receiver's machine only, as in emp-ot).
+//
+// 1-out-of-16 OT over the silent source uses the Naor–Pinkas construction
+// (SendN/ReceiveN): 4 bits from the receiver and 16 masked messages. (Until
+// silent OT existed here, the nonlinear package used the KK13 1-out-of-N
+// extension, 32 bytes per instance; it was removed with IKNP's u matrices
+// from the protocols.)
 //
 // Each call is two flights: the receiver's u matrix, then the sender's
 // masked messages (random OT is one flight).

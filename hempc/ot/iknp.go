@@ -26,6 +26,7 @@ type Sender struct {
 	s       block
 	streams [kappa]*share.PRG // G(k_i^{s_i})
 	next    uint64            // index of the next OT
+	pool    *senderPool       // silent OT; nil for IKNP
 }
 
 // Receiver is the IKNP extension receiver (the base-OT sender). It is not
@@ -34,6 +35,7 @@ type Receiver struct {
 	conn    *transport.Conn
 	streams [kappa][2]*share.PRG // G(k_i^0), G(k_i^1)
 	next    uint64
+	pool    *receiverPool // silent OT; nil for IKNP
 }
 
 // NewSender runs the base OTs (as base receiver) and returns an extension
@@ -105,10 +107,21 @@ func (q *Request) Len() int {
 }
 
 // Request starts len(choices) OTs with the given choice bits and returns the
-// u matrix to send to the sender. It serves chosen, correlated and random OT.
+// message to send to the sender: the u matrix (16 bytes per OT) under IKNP,
+// the packed choice corrections (one bit per OT) when silent. It serves
+// chosen, correlated and random OT.
 func (r *Receiver) Request(choices []uint8) (*Request, []byte, error) {
 	if err := checkBatch(len(choices)); err != nil {
 		return nil, nil, err
+	}
+	if r.pool != nil {
+		t, msg, err := r.requestSilent(choices)
+		if err != nil {
+			return nil, nil, err
+		}
+		req := &Request{t: t, first: r.next, choices: append([]uint8(nil), choices...)}
+		r.next += uint64(len(choices))
+		return req, msg, nil
 	}
 	words := (len(choices) + 63) / 64
 	rvec := make([]uint64, words)
@@ -148,10 +161,19 @@ func (r *Receiver) extend(choices []uint8) ([]block, uint64, error) {
 	return req.t, req.first, nil
 }
 
-// process turns a receiver's u matrix for n OTs into rows q_j.
+// process turns a receiver's request for n OTs into rows q_j.
 func (s *Sender) process(n int, msg []byte) ([]block, uint64, error) {
 	if err := checkBatch(n); err != nil {
 		return nil, 0, err
+	}
+	if s.pool != nil {
+		q, err := s.processSilent(n, msg)
+		if err != nil {
+			return nil, 0, err
+		}
+		first := s.next
+		s.next += uint64(n)
+		return q, first, nil
 	}
 	words := (n + 63) / 64
 	if len(msg) != kappa*words*8 {

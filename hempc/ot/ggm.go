@@ -1,0 +1,125 @@
+package ot
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/sha256"
+	"encoding/binary"
+)
+
+// The GGM trees of the single-point COTs double each node x into
+// (π0(x) ⊕ x, π1(x) ⊕ x), π_b AES-128 under a fixed public key: the
+// Matyas–Meyer–Oseas length-doubling PRG that Ferret's implementation uses,
+// secure when AES is modelled as an ideal cipher (Guo, Katz, Wang, Weng, Yu,
+// "Efficient and Secure Multiparty Computation from Fixed-Key Block
+// Ciphers", IEEE S&P 2020). A fixed key keeps the key schedule out of the
+// inner loop (one per node otherwise).
+var ggmCipher = func() [2]cipher.Block {
+	var out [2]cipher.Block
+	for b := range out {
+		k := sha256.Sum256([]byte{'R', 'M', 'G', 'G', 'M', byte(b)})
+		c, err := aes.NewCipher(k[:16])
+		if err != nil {
+			panic(err) // a 16-byte key is always valid
+		}
+		out[b] = c
+	}
+	return out
+}()
+
+func ggmChildren(x block) (c0, c1 block) {
+	var in, o0, o1 [16]byte
+	x.put(in[:])
+	ggmCipher[0].Encrypt(o0[:], in[:])
+	ggmCipher[1].Encrypt(o1[:], in[:])
+	return getBlock(o0[:]).xor(x), getBlock(o1[:]).xor(x)
+}
+
+// ggmExpand grows the tree whose root is tree[0] into its 2^h leaves in
+// place (the children of node j are 2j and 2j+1, so the leaf index reads
+// the path from its most significant bit) and returns in sums[l] the XOR
+// of the left and of the right children at depth l+1.
+func ggmExpand(tree []block, h int, sums [][2]block) {
+	for l := 0; l < h; l++ {
+		var s0, s1 block
+		for j := 1<<l - 1; j >= 0; j-- { // downwards: 2j, 2j+1 are already read
+			c0, c1 := ggmChildren(tree[j])
+			tree[2*j], tree[2*j+1] = c0, c1
+			s0, s1 = s0.xor(c0), s1.xor(c1)
+		}
+		sums[l] = [2]block{s0, s1}
+	}
+}
+
+// ggmPuncture rebuilds every leaf of a tree except leaf alpha (left zero)
+// from the XOR of each depth's children on the side off the path to alpha
+// (sibling[l] at depth l+1).
+func ggmPuncture(tree []block, h, alpha int, sibling []block) {
+	a := alpha >> (h - 1) & 1
+	tree[a^1], tree[a] = sibling[0], block{}
+	path := a
+	for l := 1; l < h; l++ {
+		var s [2]block
+		for j := 1<<l - 1; j >= 0; j-- {
+			c0, c1 := ggmChildren(tree[j])
+			tree[2*j], tree[2*j+1] = c0, c1
+			s[0], s[1] = s[0].xor(c0), s[1].xor(c1)
+		}
+		// The path node was unknown (zero): take its children out of the
+		// sums, then the off-path child is the sibling sum minus the rest.
+		a = alpha >> (h - 1 - l) & 1
+		off := 2*path + 1 - a
+		tree[off] = sibling[l].xor(s[1-a]).xor(tree[off])
+		path = 2*path + a
+		tree[path] = block{}
+	}
+}
+
+// lpnRowChunk is the number of code rows whose indices are drawn at once.
+const lpnRowChunk = 1024
+
+// lpnKey keys the AES-CTR stream that draws the code's row indices: the
+// code is public and fixed, like Ferret's.
+var lpnKey = func() cipher.Block {
+	k := sha256.Sum256([]byte("rosemary/hempc/ot.lpn"))
+	c, err := aes.NewCipher(k[:16])
+	if err != nil {
+		panic(err)
+	}
+	return c
+}()
+
+// lpnEncode adds to out[j] the XOR of the lpnWeight entries of secret that
+// row j of the local linear code selects, and likewise to bitsOut[j] from
+// bits when bits is not nil (the receiver's choice bits).
+func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
+	chunks := (p.n + lpnRowChunk - 1) / lpnRowChunk
+	inParallel(chunks, func(lo, hi int) {
+		stream := make([]byte, 4*lpnWeight*lpnRowChunk)
+		var iv [16]byte
+		for c := lo; c < hi; c++ {
+			binary.LittleEndian.PutUint64(iv[:], uint64(p.k))
+			binary.LittleEndian.PutUint64(iv[8:], uint64(c)<<32)
+			clear(stream)
+			cipher.NewCTR(lpnKey, iv[:]).XORKeyStream(stream, stream)
+			rows := min(lpnRowChunk, p.n-c*lpnRowChunk)
+			for r := 0; r < rows; r++ {
+				j := c*lpnRowChunk + r
+				acc := out[j]
+				var bit uint8
+				for w := 0; w < lpnWeight; w++ {
+					x := binary.LittleEndian.Uint32(stream[4*(r*lpnWeight+w):])
+					idx := int(uint64(x) * uint64(p.k) >> 32)
+					acc = acc.xor(secret[idx])
+					if bits != nil {
+						bit ^= bits[idx]
+					}
+				}
+				out[j] = acc
+				if bits != nil {
+					bitsOut[j] ^= bit
+				}
+			}
+		}
+	})
+}

@@ -22,11 +22,27 @@ func buildBootProgram(t *testing.T, spec ir.BootSpec) *ir.Program {
 	b := ir.NewBuilder("boot", bootPreset)
 	x := b.Input("x", 3)
 	b.Output("y", b.Boot(x, spec))
+	return mustBuild(t, b)
+}
+
+// mustBuild is b's program; the tests build only valid ones.
+func mustBuild(t *testing.T, b *ir.Builder) *ir.Program {
+	t.Helper()
 	p, err := b.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// mustExpandBoot is p with its Boot nodes expanded.
+func mustExpandBoot(t *testing.T, p *ir.Program) *ir.Program {
+	t.Helper()
+	q, err := ExpandBoot(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }
 
 func opCounts(p *ir.Program) map[ir.Op]int {
@@ -108,10 +124,7 @@ func TestExpandBootPolynomialShapes(t *testing.T) {
 				b := ir.NewBuilder("shape", "engorgio")
 				x := b.Input("x", 0)
 				b.Output("y", b.Boot(x, spec))
-				p, err := b.Build()
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := mustBuild(t, b)
 				q, err := ExpandBoot(p)
 				if err != nil {
 					t.Fatalf("%+v: %v", spec, err)
@@ -166,10 +179,7 @@ func bitLen(x int) int {
 }
 
 func TestExpandBootTwoBoots(t *testing.T) {
-	single, err := ExpandBoot(buildBootProgram(t, lattigoDefaultSpec))
-	if err != nil {
-		t.Fatal(err)
-	}
+	single := mustExpandBoot(t, buildBootProgram(t, lattigoDefaultSpec))
 	one := opCounts(single)
 
 	b := ir.NewBuilder("two", bootPreset)
@@ -180,14 +190,8 @@ func TestExpandBootTwoBoots(t *testing.T) {
 	y2 := b.Boot(z, lattigoDefaultSpec)
 	b.Output("first", y)
 	b.Output("second", b.HAdd(y2, b.HRot(y2, 5)))
-	p, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := ExpandBoot(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustBuild(t, b)
+	q := mustExpandBoot(t, p)
 	c := opCounts(q)
 	for _, op := range []ir.Op{ir.OpHMult, ir.OpRelinearize, ir.OpConjugate, ir.OpModRaise, ir.OpPMult} {
 		extra := 0
@@ -252,14 +256,8 @@ func TestExpandBootWithoutBootIsACopy(t *testing.T) {
 	b := ir.NewBuilder("plain", "insecure-test")
 	x := b.Input("x", 5)
 	b.Output("y", b.Rescale(b.MulRelin(x, x)))
-	p, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, err := ExpandBoot(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustBuild(t, b)
+	q := mustExpandBoot(t, p)
 	if !reflect.DeepEqual(p, q) || &p.Nodes[0] == &q.Nodes[0] {
 		t.Fatalf("program without Boot changed or aliased")
 	}
@@ -284,10 +282,7 @@ func TestExpandBootRejectsBadSpecs(t *testing.T) {
 	b := ir.NewBuilder("bgv", "bgv-14")
 	x := b.Input("x", 0)
 	b.Output("y", b.Boot(x, ir.BootSpec{OutputLevel: 0, CtSLevels: 1, StCLevels: 1, EvalModDegree: 2, LogSlots: 3}))
-	p, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := mustBuild(t, b)
 	if _, err := ExpandBoot(p); err == nil || !strings.Contains(err.Error(), "not CKKS") {
 		t.Fatalf("BGV Boot: %v", err)
 	}

@@ -36,6 +36,18 @@ func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
 	return newPIRDBWith(t, recordSize, records, seed, runtime.PIRSessionOptions{})
 }
 
+// openTestStore opens a store of 4 channels of 4 KiB pages in a temporary
+// directory, closed when the test ends.
+func openTestStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
 func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt runtime.PIRSessionOptions) *pirDB {
 	t.Helper()
 	preset, params := fhetest.BGVParams(t, "bgv-13")
@@ -43,11 +55,7 @@ func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt runtim
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openTestStore(t)
 	ctx := context.Background()
 	n, err := runtime.WritePIRDatabase(ctx, runtime.StoreSink(st), "db", shape, runtime.SeededRecords(seed), nil)
 	if err != nil {
@@ -236,11 +244,7 @@ func TestPIRClientGoesAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTestStore(t)
 	lim := device.DefaultLimits()
 	c, d, err := device.InProcess(st, lim)
 	if err != nil {
@@ -283,11 +287,7 @@ func TestVectorSessionScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTestStore(t)
 	dev, err := device.New(st, device.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 )
 
 func mustParams(t testing.TB, lit Literal) Parameters {
@@ -69,6 +71,23 @@ func automorph(a []uint64, g uint64, N, logT int) []uint64 {
 	return out
 }
 
+// roles are the objects of the two parties over one key set: the client
+// encrypts and decrypts under the secret key, the server evaluates under
+// the public key and the Galois keys gks.
+func roles(p Parameters, keys *Keys, gks []*rlwe.GaloisKey) (*Encryptor, *Decryptor, *Evaluator) {
+	return NewEncryptor(p, keys.SK), NewDecryptor(p, keys.SK), NewEvaluator(p, keys.PK, gks)
+}
+
+// decryptsTo fails unless ct decrypts to want.
+func decryptsTo(t *testing.T, dec *Decryptor, ct *Ciphertext, what string, want []uint64) {
+	t.Helper()
+	got, err := dec.Decrypt(ct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equal(t, what, got, want)
+}
+
 func equal(t *testing.T, what string, got, want []uint64) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -107,9 +126,7 @@ func TestEncryptMulDecryptExact(t *testing.T) {
 		p := mustParams(t, tc.lit)
 		N := p.N()
 		keys := GenKeys(p)
-		enc := NewEncryptor(p, keys.SK)
-		dec := NewDecryptor(p, keys.SK)
-		ev := NewEvaluator(p, keys.PK, nil)
+		enc, dec, ev := roles(p, keys, nil)
 		a := randPoly(t, N, tc.logT)
 		// b: a kernel-like polynomial with 64 non-zeros, signed weights.
 		b := make([]uint64, N)
@@ -123,11 +140,7 @@ func TestEncryptMulDecryptExact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := dec.Decrypt(ct)
-		if err != nil {
-			t.Fatal(err)
-		}
-		equal(t, "Dec(Enc(a))", got, a)
+		decryptsTo(t, dec, ct, "Dec(Enc(a))", a)
 
 		pt, err := ev.EncodePlain(b, ct.Level(), tc.logT)
 		if err != nil {
@@ -140,11 +153,7 @@ func TestEncryptMulDecryptExact(t *testing.T) {
 		if prod.Noise >= p.Budget(prod.Level(), tc.logT) {
 			t.Fatalf("%s t=2^%d: bound 2^%.1f over budget", tc.lit.Name, tc.logT, prod.Noise.Log2())
 		}
-		got, err = dec.Decrypt(prod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		equal(t, "Dec(Enc(a)*b)", got, negacyclic(a, b, N, tc.logT))
+		decryptsTo(t, dec, prod, "Dec(Enc(a)*b)", negacyclic(a, b, N, tc.logT))
 
 		// Add a server share s: Dec = a*b + s*b.
 		s := randPoly(t, N, tc.logT)
@@ -159,11 +168,7 @@ func TestEncryptMulDecryptExact(t *testing.T) {
 		for i := range sum {
 			sum[i] = (a[i] + s[i]) & (1<<uint(tc.logT) - 1)
 		}
-		got, err = dec.Decrypt(ct2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		equal(t, "Dec(Enc(a)+s)", got, sum)
+		decryptsTo(t, dec, ct2, "Dec(Enc(a)+s)", sum)
 	}
 }
 
@@ -178,9 +183,7 @@ func TestAutomorphismMonomialAdd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		enc := NewEncryptor(p, keys.SK)
-		dec := NewDecryptor(p, keys.SK)
-		ev := NewEvaluator(p, keys.PK, gks)
+		enc, dec, ev := roles(p, keys, gks)
 		a := randPoly(t, N, logT)
 		ct, _, err := enc.EncryptSeeded(a, logT)
 		if err != nil {
@@ -191,11 +194,7 @@ func TestAutomorphismMonomialAdd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := dec.Decrypt(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			equal(t, "σ(a)", got, automorph(a, g, N, logT))
+			decryptsTo(t, dec, r, "σ(a)", automorph(a, g, N, logT))
 		}
 		if _, err := ev.AutomorphismNew(ct, 3); err == nil {
 			t.Error("automorphism without key succeeded")
@@ -209,11 +208,7 @@ func TestAutomorphismMonomialAdd(t *testing.T) {
 			} else {
 				mono[kk-N] = 1<<uint(logT) - 1
 			}
-			got, err := dec.Decrypt(r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			equal(t, "a·X^k", got, negacyclic(a, mono, N, logT))
+			decryptsTo(t, dec, r, "a·X^k", negacyclic(a, mono, N, logT))
 		}
 		c2 := ct.CopyNew()
 		if err := ev.Add(c2, ct); err != nil {
@@ -261,9 +256,7 @@ func TestRerandomizeCompressRoundTrip(t *testing.T) {
 		p := mustParams(t, tc.lit)
 		N := p.N()
 		keys := GenKeys(p)
-		enc := NewEncryptor(p, keys.SK)
-		dec := NewDecryptor(p, keys.SK)
-		ev := NewEvaluator(p, keys.PK, nil)
+		enc, dec, ev := roles(p, keys, nil)
 		a := randPoly(t, N, tc.logT)
 		ct, seed, err := enc.EncryptSeeded(a, tc.logT)
 		if err != nil {
@@ -281,11 +274,7 @@ func TestRerandomizeCompressRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := dec.Decrypt(ct)
-		if err != nil {
-			t.Fatal(err)
-		}
-		equal(t, "seeded input", got, a)
+		decryptsTo(t, dec, ct, "seeded input", a)
 
 		w := make([]uint64, 9)
 		for i := range w {
@@ -303,11 +292,7 @@ func TestRerandomizeCompressRoundTrip(t *testing.T) {
 		if err := ev.Rerandomize(prod, DefaultFloodLambda); err != nil {
 			t.Fatal(err)
 		}
-		got, err = dec.Decrypt(prod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		equal(t, "rerandomized", got, want)
+		decryptsTo(t, dec, prod, "rerandomized", want)
 
 		keep := []int{0, 1, 2, 100, N / 2, N - 1}
 		comp, err := ev.Compress(prod, keep)

@@ -225,7 +225,7 @@ func TestAutomorphismPermuteFastMatchesGo(t *testing.T) {
 // nttPrimes returns count distinct primes ≡ 1 mod 2^(logN+1) just below 2^bits.
 func nttPrimes(t testing.TB, bits, logN, count int) []uint64 {
 	t.Helper()
-	ps, err := primesBelow(bits, logN, count)
+	ps, err := NTTPrimesBelow(bits, logN, count)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,24 @@ func IsPrime(q uint64) bool {
 	return true
 }
 
+// NTTPrimesBelow returns count primes ≡ 1 mod 2^(logN+1), the largest
+// below 2^bits in decreasing order: moduli whose rings of degree 2^logN
+// have a negacyclic NTT, for benchmarks and tests that need such primes of
+// a given size.
+func NTTPrimesBelow(bits, logN, count int) ([]uint64, error) {
+	step := uint64(2) << logN
+	var ps []uint64
+	for q := (uint64(1)<<bits-1)/step*step + 1; q > step && len(ps) < count; q -= step {
+		if IsPrime(q) {
+			ps = append(ps, q)
+		}
+	}
+	if len(ps) < count {
+		return nil, fmt.Errorf("rns: only %d NTT primes below 2^%d for logN=%d", len(ps), bits, logN)
+	}
+	return ps, nil
+}
+
 // primeFactors returns the distinct prime factors of n in increasing order.
 func primeFactors(n uint64) []uint64 {
 	set := map[uint64]bool{}

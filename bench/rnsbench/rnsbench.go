@@ -51,21 +51,6 @@ func BenchKernels(logN, iters int) ([]KernelResult, error) {
 	return res, nil
 }
 
-// primesBelow returns count primes ≡ 1 mod 2^(logN+1), the largest below 2^bits.
-func primesBelow(bits, logN, count int) ([]uint64, error) {
-	step := uint64(2) << logN
-	var ps []uint64
-	for q := (uint64(1)<<bits-1)/step*step + 1; q > step && len(ps) < count; q -= step {
-		if rns.IsPrime(q) {
-			ps = append(ps, q)
-		}
-	}
-	if len(ps) < count {
-		return nil, fmt.Errorf("rns: only %d NTT primes below 2^%d for logN=%d", len(ps), bits, logN)
-	}
-	return ps, nil
-}
-
 // medianNs times f iters times after a warm-up call and returns the median.
 func medianNs(iters int, f func()) float64 {
 	f()
@@ -111,7 +96,7 @@ type Kernel struct {
 func Kernels(logN, bits int) ([]Kernel, error) {
 	const k, m = 4, 8
 	N := 1 << logN
-	primes, err := primesBelow(bits, logN, k+m)
+	primes, err := rns.NTTPrimesBelow(bits, logN, k+m)
 	if err != nil {
 		return nil, err
 	}

@@ -87,15 +87,9 @@ func BenchmarkCPUCalibration(b *testing.B) {
 // nttPrimes returns count primes = 1 mod 2^(logN+1), the largest below 2^bits.
 func nttPrimes(tb testing.TB, bits, logN, count int) []uint64 {
 	tb.Helper()
-	step := uint64(2) << logN
-	var ps []uint64
-	for q := (uint64(1)<<bits-1)/step*step + 1; q > step && len(ps) < count; q -= step {
-		if rns.IsPrime(q) {
-			ps = append(ps, q)
-		}
-	}
-	if len(ps) < count {
-		tb.Fatalf("only %d NTT primes below 2^%d", len(ps), bits)
+	ps, err := rns.NTTPrimesBelow(bits, logN, count)
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return ps
 }

@@ -82,25 +82,11 @@ func TestLeanTableMatchesFull(t *testing.T) {
 					if trial == 2 {
 						in = randLimb(t, n, 4*q) // lazy inputs below 4q
 					}
-					want := make([]uint64, n)
-					full.Forward(in, want)
-					for name, tb := range map[string]*NTTTable{"both": both, "fwd": fwd, "retargeted": re} {
-						got := make([]uint64, n)
-						tb.Forward(in, got)
-						assertEqual(t, fmt.Sprintf("N=%d q=%d %s Forward", n, q, name), got, want)
-						copy(got, in)
-						tb.ForwardLazy(got, got)
-						checkLazy(t, fmt.Sprintf("N=%d q=%d %s ForwardLazy", n, q, name), got, want, q)
-					}
-					full.Backward(in, want)
-					for name, tb := range map[string]*NTTTable{"both": both, "bwd": bwd, "retargeted": re} {
-						got := make([]uint64, n)
-						tb.Backward(in, got)
-						assertEqual(t, fmt.Sprintf("N=%d q=%d %s Backward", n, q, name), got, want)
-						copy(got, in)
-						tb.BackwardLazy(got, got)
-						checkLazy(t, fmt.Sprintf("N=%d q=%d %s BackwardLazy", n, q, name), got, want, q)
-					}
+					label := fmt.Sprintf("N=%d q=%d", n, q)
+					matchesFull(t, label+" Forward", in, full, map[string]*NTTTable{"both": both, "fwd": fwd, "retargeted": re},
+						(*NTTTable).Forward, (*NTTTable).ForwardLazy)
+					matchesFull(t, label+" Backward", in, full, map[string]*NTTTable{"both": both, "bwd": bwd, "retargeted": re},
+						(*NTTTable).Backward, (*NTTTable).BackwardLazy)
 				}
 			})
 		}
@@ -151,5 +137,22 @@ func BenchmarkLeanRetarget(b *testing.B) {
 				t0.Forward(x, x)
 			}
 		})
+	}
+}
+
+// matchesFull checks that every lean table of tables transforms in as the
+// full table does, exactly and (within the lazy range) lazily in place.
+func matchesFull(t *testing.T, what string, in []uint64, full *NTTTable, tables map[string]*NTTTable,
+	transform, lazy func(tb *NTTTable, in, out []uint64)) {
+	t.Helper()
+	want := make([]uint64, len(in))
+	transform(full, in, want)
+	for name, tb := range tables {
+		got := make([]uint64, len(in))
+		transform(tb, in, got)
+		assertEqual(t, what+" "+name, got, want)
+		copy(got, in)
+		lazy(tb, got, got)
+		checkLazy(t, what+"Lazy "+name, got, want, full.Q)
 	}
 }

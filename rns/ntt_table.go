@@ -50,24 +50,11 @@ type NTTTable struct {
 // NewNTTTable builds the tables for ring degree N (a power of two ≥ 16) and
 // prime q ≡ 1 mod 2N.
 func NewNTTTable(N int, q uint64) (*NTTTable, error) {
-	if N < 16 || N&(N-1) != 0 {
-		return nil, fmt.Errorf("rns: ring degree %d must be a power of two ≥ 16", N)
-	}
-	m, err := NewModulus(q)
+	t, err := newTableHeader(N, q)
 	if err != nil {
 		return nil, err
 	}
-	if q%uint64(2*N) != 1 {
-		return nil, fmt.Errorf("rns: modulus %d is not 1 mod 2N=%d", q, 2*N)
-	}
-	g, err := PrimitiveRoot(q)
-	if err != nil {
-		return nil, err
-	}
-	t := &NTTTable{N: N, LogN: bits.Len(uint(N)) - 1, Modulus: m}
-	t.Psi = ModExp(g, (q-1)/uint64(2*N), q)
-	psiInv := ModExp(t.Psi, q-2, q)
-	t.psiInv = psiInv
+	m, psiInv := t.Modulus, t.psiInv
 
 	t.Roots = make([]uint64, N)
 	t.RootsInv = make([]uint64, N)
@@ -89,7 +76,6 @@ func NewNTTTable(N int, q uint64) (*NTTTable, error) {
 		t.RootsMont[k] = m.MForm(t.Roots[k])
 		t.RootsInvMont[k] = m.MForm(t.RootsInv[k])
 	}
-	t.NInv = ModExp(uint64(N), q-2, q)
 	t.nInvShoup = m.ShoupConstant(t.NInv)
 	t.NInvMont = m.MForm(t.NInv)
 	t.invLastW = mulMod(t.RootsInv[1], t.NInv, q)

@@ -210,7 +210,7 @@ func (m *merger) append(p *isa.Program, remap map[[2]int]ObjectRef) error {
 	for _, in := range p.Code {
 		switch {
 		case in.Op == isa.OpAutomorph:
-			in.B = isa.Imm(intern(m.gal, &m.cfg.Galois, c.Galois[in.B.Index()]))
+			in.B = isa.Imm(isa.Intern(m.gal, &m.cfg.Galois, c.Galois[in.B.Index()]))
 		case in.Op == isa.OpBConv:
 			b := c.Bases[in.B.Index()]
 			key := fmt.Sprint(b.From, b.To)
@@ -222,7 +222,7 @@ func (m *merger) append(p *isa.Program, remap map[[2]int]ObjectRef) error {
 			}
 			in.B = isa.Imm(i)
 		case in.Flags&isa.FlagScalarB != 0:
-			in.B = isa.Imm(intern(m.scalars, &m.cfg.Scalars, c.Scalars[in.B.Index()]))
+			in.B = isa.Imm(isa.Intern(m.scalars, &m.cfg.Scalars, c.Scalars[in.B.Index()]))
 		}
 		for _, a := range []*isa.Addr{&in.A, &in.Out} {
 			if s := a.Space(); s == isa.SpaceDRAM || s == isa.SpaceNAND {
@@ -236,14 +236,4 @@ func (m *merger) append(p *isa.Program, remap map[[2]int]ObjectRef) error {
 		m.code = append(m.code, in)
 	}
 	return nil
-}
-
-func intern(idx map[uint64]int, tab *[]uint64, v uint64) int {
-	i, ok := idx[v]
-	if !ok {
-		i = len(*tab)
-		*tab = append(*tab, v)
-		idx[v] = i
-	}
-	return i
 }

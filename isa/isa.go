@@ -136,6 +136,20 @@ type Config struct {
 // N returns the ring degree.
 func (c *Config) N() int { return 1 << c.LogN }
 
+// Intern returns v's index in table (a Config's Scalars or Galois),
+// appending v the first time it is seen so that the table holds each value
+// once; index maps the values already in table to their positions. The
+// lowering and the compiler's segment merge build their tables with it.
+func Intern(index map[uint64]int, table *[]uint64, v uint64) int {
+	i, ok := index[v]
+	if !ok {
+		i = len(*table)
+		*table = append(*table, v)
+		index[v] = i
+	}
+	return i
+}
+
 // Program is an mProgram: a configuration and its code.
 type Program struct {
 	Config Config

@@ -54,22 +54,9 @@ func (b *builder) release(as ...isa.Addr) {
 	}
 }
 
-func (b *builder) scalar(v uint64) isa.Addr { return isa.Imm(intern(b.scalars, &b.cfg.Scalars, v)) }
+func (b *builder) scalar(v uint64) isa.Addr { return isa.Imm(isa.Intern(b.scalars, &b.cfg.Scalars, v)) }
 
-func (b *builder) galois(g uint64) isa.Addr { return isa.Imm(intern(b.gal, &b.cfg.Galois, g)) }
-
-// intern returns v's index in list, appending v the first time it is seen,
-// so that a program's constant tables hold each value once; index maps
-// the values already in list to their positions.
-func intern(index map[uint64]int, list *[]uint64, v uint64) int {
-	i, ok := index[v]
-	if !ok {
-		i = len(*list)
-		*list = append(*list, v)
-		index[v] = i
-	}
-	return i
-}
+func (b *builder) galois(g uint64) isa.Addr { return isa.Imm(isa.Intern(b.gal, &b.cfg.Galois, g)) }
 
 func (b *builder) basis(from, to []uint8) isa.Addr {
 	key := fmt.Sprint(from, to)

@@ -230,26 +230,9 @@ func TestExpandBootTwoBoots(t *testing.T) {
 	if second.Op != ir.OpHAdd || second.Count != 4 || q.Nodes[second.Args[1]].Op != ir.OpHRot {
 		t.Fatalf("second output reads %+v", second)
 	}
-	if len(raises) != 2 || q.Nodes[raises[1]].Count != 4 || !dependsOn(q, raises[1], first.ID) || dependsOn(q, raises[0], first.ID) {
+	if len(raises) != 2 || q.Nodes[raises[1]].Count != 4 || !q.DependsOn(raises[1], first.ID) || q.DependsOn(raises[0], first.ID) {
 		t.Fatalf("ModRaise nodes %v do not follow the program order", raises)
 	}
-}
-
-func dependsOn(p *ir.Program, from, to int) bool {
-	seen := map[int]bool{}
-	stack := []int{from}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if v == to {
-			return true
-		}
-		if !seen[v] {
-			seen[v] = true
-			stack = append(stack, p.Nodes[v].Args...)
-		}
-	}
-	return false
 }
 
 func TestExpandBootWithoutBootIsACopy(t *testing.T) {

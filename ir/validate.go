@@ -71,7 +71,7 @@ func (p *Program) Validate() error {
 			case a < 0 || a >= len(p.Nodes):
 				return fmt.Errorf("%s: dangling argument %d (program has %d nodes)", where, a, len(p.Nodes))
 			case a >= i:
-				if p.reaches(a, i) {
+				if p.DependsOn(a, i) {
 					return fmt.Errorf("%s: cycle through node %d", where, a)
 				}
 				return fmt.Errorf("%s: argument %d comes later (nodes must be in topological order)", where, a)
@@ -114,8 +114,10 @@ func (p *Program) Validate() error {
 	return nil
 }
 
-// reaches reports whether `from` depends (transitively) on `to`.
-func (p *Program) reaches(from, to int) bool {
+// DependsOn reports whether node from depends, directly or through other
+// nodes, on node to (every node depends on itself). Out-of-range IDs have
+// no arguments.
+func (p *Program) DependsOn(from, to int) bool {
 	seen := map[int]bool{}
 	stack := []int{from}
 	for len(stack) > 0 {

@@ -38,6 +38,7 @@ type session struct {
 	plans  map[int]*linear.Plan // by op index
 	galois []uint64
 	last   []int // per value: the last op reading it (frees shares)
+	owed   []int // per value: a truncation deferred past the next ReLU (fuse.go)
 }
 
 func newSession(n *graph.Net, h hello) (*session, error) {
@@ -76,6 +77,7 @@ func newSession(n *graph.Net, h hello) (*session, error) {
 		}
 		s.plans[i] = pl
 	}
+	s.owed = owedShifts(n)
 	s.last = make([]int, len(n.Ops)+1)
 	for i, op := range n.Ops {
 		for _, v := range op.In {
@@ -101,7 +103,14 @@ func (s *session) local(op graph.Op, vals [][]uint64) []uint64 {
 	in := vals[op.In[0]]
 	switch op.Kind {
 	case graph.Add:
-		return r.AddVec(make([]uint64, len(in)), in, vals[op.In[1]])
+		a, b := in, vals[op.In[1]]
+		if sh := s.owed[op.In[1]]; sh != 0 {
+			a, b = b, a
+		}
+		if sh := s.owed[op.In[0]] + s.owed[op.In[1]]; sh != 0 { // a owes the shift: lift b to its scale
+			b = r.ScaleVec(make([]uint64, len(b)), b, 1<<sh)
+		}
+		return r.AddVec(make([]uint64, len(in)), a, b)
 	case graph.AvgPool:
 		d := in
 		plane := len(d) / op.Out.C
@@ -123,9 +132,16 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 	in := vals[op.In[0]]
 	switch op.Kind {
 	case graph.Trunc:
+		if s.owed[i+1] != 0 {
+			return in, nil // truncated after the ReLU that reads it
+		}
 		return p.TruncateExact(in, op.Shift)
 	case graph.ReLU:
-		return p.ReLU(in)
+		y, err := p.ReLU(in)
+		if sh := s.owed[op.In[0]]; sh != 0 && err == nil {
+			return p.TruncateNonneg(y, sh)
+		}
+		return y, err
 	case graph.MaxPool:
 		idx, _ := graph.Windows(s.inDims(op), op.K, op.Stride, op.Pad)
 		g := make([]uint64, len(idx))
@@ -136,6 +152,10 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 		}
 		return p.MaxPool(g, op.K*op.K)
 	case graph.AvgPool:
+		if op.In[0] > 0 && s.net.Ops[op.In[0]-1].Kind == graph.ReLU && op.Mul > 0 {
+			// A positive multiple of a sum of ReLU outputs is nonnegative.
+			return p.TruncateNonneg(s.local(op, vals), op.Shift)
+		}
 		return p.TruncateExact(s.local(op, vals), op.Shift)
 	}
 	return nil, fmt.Errorf("e2e: op %d (%s) is not a nonlinear operation", i, op.Name)
@@ -418,7 +438,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		vals[i+1] = out
 		s.free(vals, i)
 		wall, cpu, st := w.stop()
-		l := OpStats{Op: op.Name, Kind: op.Kind.String(), Class: classOf(op.Kind), Elements: op.Out.Len(),
+		l := OpStats{Op: op.Name, Kind: op.Kind.String(), Class: s.class(i, op), Elements: op.Out.Len(),
 			WallS: wall, ClientCPUS: cpu, BytesC2S: st.BytesC2S, BytesS2C: st.BytesS2C, Flights: st.Flights, Rounds: st.Rounds()}
 		if pl, ok := s.plans[i]; ok {
 			c := pl.Counters

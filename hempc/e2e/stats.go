@@ -16,11 +16,13 @@ const (
 	ClassLocal     = "local"
 )
 
-func classOf(k graph.Kind) string {
-	switch k {
-	case graph.Conv:
+// class is op i's class; a truncation deferred past a ReLU (fuse.go) is
+// local here and its cost counts under that ReLU.
+func (s *session) class(i int, op graph.Op) string {
+	switch {
+	case op.Kind == graph.Conv:
 		return ClassLinear
-	case graph.Add:
+	case op.Kind == graph.Add, op.Kind == graph.Trunc && s.owed[i+1] != 0:
 		return ClassLocal
 	}
 	return ClassNonlinear

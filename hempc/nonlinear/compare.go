@@ -214,14 +214,33 @@ func (p *Party) ReLU(x []uint64) ([]uint64, error) {
 // B2A converts boolean shares of bits into arithmetic shares in ring r, with
 // one correlated OT per bit (party 0 sends). Two flights.
 func (p *Party) B2A(d []uint8, r share.Ring) ([]uint64, error) {
-	out := make([]uint64, len(d))
+	prod, err := p.crossProduct(d, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+	}
+	for i, b := range d { // d0 ⊕ d1 = d0 + d1 − 2·d0·d1
+		prod[i] = r.Sub(uint64(b), r.Add(prod[i], prod[i]))
+	}
+	return prod, nil
+}
+
+// crossProduct returns arithmetic shares in r of d0_i·d1_i, the product of
+// the two parties' own bits, with one correlated OT per bit: party 0 sends
+// with Δ = d0 and gets x, party 1 chooses with d1 and gets x + d0·d1; the
+// shares are −x and x + d0·d1. Two flights.
+func (p *Party) crossProduct(d []uint8, r share.Ring) ([]uint64, error) {
+	for i, b := range d {
+		if b > 1 {
+			return nil, fmt.Errorf("bit %d is %d", i, b)
+		}
+	}
 	if err := p.reserve(len(d), 0); err != nil {
 		return nil, err
 	}
 	if p.id == 0 {
 		u, err := p.conn.RecvType(typeB2AU)
 		if err != nil {
-			return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+			return nil, err
 		}
 		delta := make([]uint64, len(d))
 		for i, b := range d {
@@ -229,35 +248,25 @@ func (p *Party) B2A(d []uint8, r share.Ring) ([]uint64, error) {
 		}
 		x, reply, err := p.snd.ReplyCorrelated(u, delta, r)
 		if err != nil {
-			return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+			return nil, err
 		}
 		if err := p.conn.Send(typeB2AReply, reply); err != nil {
-			return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+			return nil, err
 		}
-		for i, b := range d {
-			out[i] = r.Add(uint64(b), r.Add(x[i], x[i])) // d0 + 2x
-		}
-		return out, nil
+		return r.SubVec(x, make([]uint64, len(x)), x), nil
 	}
 	req, u, err := p.rcv.Request(d)
 	if err != nil {
-		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+		return nil, err
 	}
 	if err := p.conn.Send(typeB2AU, u); err != nil {
-		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+		return nil, err
 	}
 	reply, err := p.conn.RecvType(typeB2AReply)
 	if err != nil {
-		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+		return nil, err
 	}
-	y, err := p.rcv.FinishCorrelated(req, reply, r)
-	if err != nil {
-		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
-	}
-	for i, b := range d {
-		out[i] = r.Sub(uint64(b), r.Add(y[i], y[i])) // d1 - 2(x + d0·d1)
-	}
-	return out, nil
+	return p.rcv.FinishCorrelated(req, reply, r)
 }
 
 // Truncate returns shares of ⌊x/2^s⌋ − c_i with c_i ∈ {0, 1}, for shared
@@ -341,6 +350,46 @@ func (p *Party) TruncateExact(x []uint64, s int) ([]uint64, error) {
 			v = r.Sub(v, 1<<(l-1-s))
 		}
 		out[i] = v
+	}
+	return out, nil
+}
+
+// TruncateNonneg returns shares of ⌊x/2^s⌋ exactly, for shared x known to
+// lie in [0, 2^{ℓ-1}) — a ReLU's output — and 1 ≤ s < ℓ. A known zero top
+// bit makes the wrap bit of the shares w = 1{x0 + x1 ≥ 2^ℓ} simply
+// msb(x0) ∨ msb(x1) (with m_i = msb(x_i) and c the carry into bit ℓ−1,
+// m0 + m1 + c = 2w), one correlated OT instead of a millionaires' on ℓ
+// bits; the low halves' carry is a millionaires' on s bits, as in
+// TruncateExact. Both bits become arithmetic in one batch of correlated
+// OTs. Its result on an x outside the range is meaningless.
+func (p *Party) TruncateNonneg(x []uint64, s int) ([]uint64, error) {
+	r := p.ring
+	l := r.Bits()
+	if s < 1 || s >= l {
+		return nil, fmt.Errorf("nonlinear: truncation by 2^%d in a %d-bit ring", s, l)
+	}
+	n := len(x)
+	low := make([]uint64, n)
+	bits := make([]uint8, 2*n) // carries of the low halves, then top bits
+	for i, v := range x {
+		v = r.Reduce(v)
+		low[i] = v & share.Mask(s)
+		bits[n+i] = uint8(r.MSB(v))
+	}
+	c, err := p.Carry(low, s)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: nonnegative truncate: %w", err)
+	}
+	copy(bits, c)
+	prod, err := p.crossProduct(bits, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: nonnegative truncate: %w", err)
+	}
+	out := make([]uint64, n)
+	for i, v := range x {
+		carry := r.Sub(uint64(bits[i]), r.Add(prod[i], prod[i])) // c0 ⊕ c1
+		wrap := r.Sub(uint64(bits[n+i]), prod[n+i])              // m0 ∨ m1 = m0 + m1 − m0·m1
+		out[i] = r.Add(r.Sub(r.Reduce(v)>>s, wrap<<(l-s)), carry)
 	}
 	return out, nil
 }

@@ -118,3 +118,9 @@ func MaxPoolCost(n, window, l int) transport.Stats {
 func TruncateExactCost(n, l, s int) transport.Stats {
 	return add(add(MillionairesCost(n, l), MillionairesCost(n, s)), B2ACost(2*n, l))
 }
+
+// TruncateNonnegCost is the traffic of TruncateNonneg by 2^s on n values in
+// an ℓ-bit ring.
+func TruncateNonnegCost(n, l, s int) transport.Stats {
+	return add(MillionairesCost(n, s), B2ACost(2*n, l))
+}

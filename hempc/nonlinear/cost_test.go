@@ -102,6 +102,7 @@ func TestCostFormulas(t *testing.T) {
 			{"b2a", func(p *Party) error { _, err := p.B2A(bitsIn, r); return err }, B2ACost(n, l)},
 			{"truncate", func(p *Party) error { _, err := p.Truncate(shares[p.ID()], 12); return err }, TruncateCost(n, l, 12)},
 			{"truncate-exact", func(p *Party) error { _, err := p.TruncateExact(shares[p.ID()], 12); return err }, TruncateExactCost(n, l, 12)},
+			{"truncate-nonneg", func(p *Party) error { _, err := p.TruncateNonneg(shares[p.ID()], 12); return err }, TruncateNonnegCost(n, l, 12)},
 		}
 		for _, c := range cases {
 			if got := measure(t, p0, p1, c.f); got != c.want {

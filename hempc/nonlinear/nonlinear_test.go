@@ -255,6 +255,56 @@ func TestTruncateExact(t *testing.T) {
 	}
 }
 
+// TestTruncateNonneg checks the known-top-bit truncation exactly on random
+// values of [0, 2^{ℓ-1}) and its edges, and that ReLU then TruncateNonneg
+// equals TruncateExact then ReLU (how package e2e fuses them).
+func TestTruncateNonneg(t *testing.T) {
+	g := testPRG(t)
+	for _, tc := range []struct{ l, s int }{{37, 12}, {44, 12}, {64, 12}, {37, 1}, {37, 35}, {37, 36}, {16, 12}} {
+		p0, p1 := pair(t, tc.l)
+		r := p0.Ring()
+		top := uint64(1) << (tc.l - 1) // values below it
+		x := g.Uniform(r, 3000)
+		for i := range x {
+			x[i] &= top - 1
+		}
+		x = append(x, 0, 1, 1<<tc.s-1, top-1)
+		if tc.s < tc.l-1 {
+			x = append(x, 1<<tc.s, 1<<tc.s+1, top-1<<tc.s, top-1<<tc.s-1)
+		}
+		x0, x1 := r.Split(g, x)
+		y0, y1 := both(t, func() ([]uint64, error) { return p0.TruncateNonneg(x0, tc.s) }, func() ([]uint64, error) { return p1.TruncateNonneg(x1, tc.s) })
+		y, _ := r.Reconstruct(y0, y1)
+		for i := range x {
+			if want := x[i] >> tc.s; y[i] != want {
+				t.Fatalf("ℓ=%d s=%d: trunc(%d) = %d, want %d", tc.l, tc.s, x[i], y[i], want)
+			}
+		}
+	}
+	p0, p1 := pair(t, 37)
+	r := p0.Ring()
+	x := signedInputs(g, r, 2000)
+	x0, x1 := r.Split(g, x)
+	fused := func(p *Party, x []uint64) ([]uint64, error) {
+		y, err := p.ReLU(x)
+		if err != nil {
+			return nil, err
+		}
+		return p.TruncateNonneg(y, 12)
+	}
+	y0, y1 := both(t, func() ([]uint64, error) { return fused(p0, x0) }, func() ([]uint64, error) { return fused(p1, x1) })
+	y, _ := r.Reconstruct(y0, y1)
+	for i := range x {
+		v := r.ToSigned(x[i])
+		if got, want := r.ToSigned(y[i]), max(floorDiv(v, 12), 0); got != want {
+			t.Fatalf("trunc(ReLU(%d)) = %d, want ReLU(⌊x/2^12⌋) = %d", v, got, want)
+		}
+	}
+	if _, err := p0.TruncateNonneg([]uint64{1}, 37); err == nil {
+		t.Error("truncation by 2^ℓ accepted")
+	}
+}
+
 // Fixed-point product then truncation: the usual use of Truncate.
 func TestFixedPointMultiplyTruncate(t *testing.T) {
 	p0, p1 := pair(t, 37)

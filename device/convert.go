@@ -99,15 +99,25 @@ func progSetFromProto(m *pb.ProgSetRequest) (*ProgSetRequest, error) {
 	return &ProgSetRequest{Name: m.GetName(), Program: m.GetProgram()}, nil
 }
 
+// objectFromProto checks and decodes the kind and the limbs of an object
+// as a put sends it and a get returns it.
+func objectFromProto(kind uint32, data [][]byte) (uint8, [][]uint64, error) {
+	k, err := toU8("kind", kind)
+	if err != nil {
+		return 0, nil, err
+	}
+	limbs, err := decodeLimbs("object", data)
+	if err != nil {
+		return 0, nil, err
+	}
+	return k, limbs, nil
+}
+
 func putFromProto(m *pb.PutRequest) (*PutRequest, error) {
 	if err := checkNameLen("object name", m.GetName()); err != nil {
 		return nil, err
 	}
-	kind, err := toU8("kind", m.GetKind())
-	if err != nil {
-		return nil, err
-	}
-	data, err := decodeLimbs("object", m.GetData())
+	kind, data, err := objectFromProto(m.GetKind(), m.GetData())
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +294,7 @@ func configRespFromProto(m *pb.ConfigResponse) *ConfigResponse {
 }
 
 func getRespFromProto(m *pb.GetResponse) (*GetResponse, error) {
-	kind, err := toU8("kind", m.GetKind())
-	if err != nil {
-		return nil, err
-	}
-	data, err := decodeLimbs("object", m.GetData())
+	kind, data, err := objectFromProto(m.GetKind(), m.GetData())
 	if err != nil {
 		return nil, err
 	}

@@ -8,23 +8,31 @@ import (
 	"testing"
 )
 
+// pinnedAssignment places every pinned node of p on its device and every
+// free node on d, and returns the free nodes too.
+func pinnedAssignment(p Problem, d Device) (Assignment, []int) {
+	a := make(Assignment, len(p.Nodes))
+	var free []int
+	for i, nd := range p.Nodes {
+		switch nd.Pin {
+		case PinHost:
+			a[i] = Host
+		case PinSSD:
+			a[i] = SSD
+		default:
+			a[i] = d
+			free = append(free, i)
+		}
+	}
+	return a, free
+}
+
 // bruteForce enumerates every pin-respecting placement and returns the least
 // objective and the intersection of the SSD sets of all optimal placements.
 func bruteForce(t *testing.T, p Problem) (best int64, ssdMin []bool) {
 	t.Helper()
 	n := len(p.Nodes)
-	var free []int
-	a := make(Assignment, n)
-	for i, nd := range p.Nodes {
-		switch nd.Pin {
-		case PinSSD:
-			a[i] = SSD
-		case PinHost:
-			a[i] = Host
-		default:
-			free = append(free, i)
-		}
-	}
+	a, free := pinnedAssignment(p, Host)
 	best = -1
 	for mask := 0; mask < 1<<len(free); mask++ {
 		for k, v := range free {
@@ -351,17 +359,7 @@ func TestSolveLargeLocallyOptimal(t *testing.T) {
 		}
 	}
 	for _, d := range []Device{Host, SSD} {
-		b := make(Assignment, len(p.Nodes))
-		for i, nd := range p.Nodes {
-			switch nd.Pin {
-			case PinHost:
-				b[i] = Host
-			case PinSSD:
-				b[i] = SSD
-			default:
-				b[i] = d
-			}
-		}
+		b, _ := pinnedAssignment(p, d)
 		if u, _ := Cost(p, b); u < c {
 			t.Fatalf("all-%v placement costs %d < %d", d, u, c)
 		}

@@ -59,6 +59,36 @@ type DBReport struct {
 	Provenance      string  `json:"provenance"`
 }
 
+// timedLoadResult is a load of a file into a database: what
+// the client reports, the file's size and the load's wall time.
+type timedLoadResult struct {
+	*client.Info
+	fileBytes int64
+	seconds   float64
+}
+
+// timedLoad loads the file at path into the database name with opt,
+// telling progress the bytes consumed and the file's size. buffered reads
+// the file through a large buffer; a vector file must not be buffered, as
+// the load seeks back to read it twice.
+func timedLoad(ctx context.Context, c *client.Client, name, path string, buffered bool, opt client.LoadOptions,
+	progress func(done, size int64)) (timedLoadResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return timedLoadResult{}, err
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	var r io.Reader = f
+	if buffered {
+		r = bufio.NewReaderSize(f, 1<<20)
+	}
+	opt.Progress = func(done int64) { progress(done, fi.Size()) }
+	start := time.Now()
+	in, err := c.Load(ctx, name, r, opt)
+	return timedLoadResult{Info: in, fileBytes: fi.Size(), seconds: time.Since(start).Seconds()}, err
+}
+
 // RunDB runs the benchmark.
 func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 	logf, progress := orQuiet(opt.Log, opt.Progress)
@@ -99,20 +129,12 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 	if _, err := c.CreatePIR(ctx, "records", opt.RecordSize, client.PIROptions{}); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(recPath)
+	in, err := timedLoad(ctx, c, "records", recPath, true, client.LoadOptions{Records: dataset.FixedSize},
+		func(done, size int64) { progress("load records", done, size) })
 	if err != nil {
 		return nil, err
 	}
-	fi, _ := f.Stat()
-	rep.RecordFileBytes = fi.Size()
-	start := time.Now()
-	in, err := c.Load(ctx, "records", bufio.NewReaderSize(f, 1<<20), client.LoadOptions{Records: dataset.FixedSize,
-		Progress: func(done int64) { progress("load records", done, fi.Size()) }})
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	rep.RecordLoadS, rep.RecordStored = time.Since(start).Seconds(), in.Bytes
+	rep.RecordFileBytes, rep.RecordLoadS, rep.RecordStored = in.fileBytes, in.seconds, in.Bytes
 	logf("loaded %d records in %.1f s", in.Records, rep.RecordLoadS)
 	rng := rand.New(rand.NewPCG(opt.Seed, 77))
 	var getS float64
@@ -150,20 +172,12 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 	if _, err := c.CreateVectors(ctx, "vectors", opt.Dim, client.VectorOptions{Metric: client.L2}); err != nil {
 		return nil, err
 	}
-	vf, err := os.Open(vecPath)
+	vin, err := timedLoad(ctx, c, "vectors", vecPath, false, client.LoadOptions{Vectors: dataset.FVecs},
+		func(done, size int64) { progress("load vectors (two passes)", min(done, size), size) })
 	if err != nil {
 		return nil, err
 	}
-	vfi, _ := vf.Stat()
-	rep.VectorFileBytes = vfi.Size()
-	start = time.Now()
-	vin, err := c.Load(ctx, "vectors", vf, client.LoadOptions{Vectors: dataset.FVecs,
-		Progress: func(done int64) { progress("load vectors (two passes)", min(done, vfi.Size()), vfi.Size()) }})
-	vf.Close()
-	if err != nil {
-		return nil, err
-	}
-	rep.VectorLoadS, rep.VectorStored = time.Since(start).Seconds(), vin.Bytes
+	rep.VectorFileBytes, rep.VectorLoadS, rep.VectorStored = vin.fileBytes, vin.seconds, vin.Bytes
 	logf("loaded %d vectors in %.1f s", vin.Records, rep.VectorLoadS)
 	db, err := readVectors(vecPath)
 	if err != nil {

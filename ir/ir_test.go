@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rosemary-fhe/rosemary/internal/jsontest"
 )
 
 func sampleProgram(t *testing.T) *Program {
@@ -32,15 +34,7 @@ func TestBuilderAndJSONRoundTrip(t *testing.T) {
 	if p.Nodes[len(p.Nodes)-1].Level != 4 {
 		t.Fatalf("output level %d, want 4", p.Nodes[len(p.Nodes)-1].Level)
 	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var q Program
-	if err := json.Unmarshal(b, &q); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(p, &q) {
+	if q := jsontest.RoundTrip(t, p); !reflect.DeepEqual(p, q) {
 		t.Fatalf("JSON round trip differs")
 	}
 	bytes, err := p.Bytes(p.Nodes[0], 32)

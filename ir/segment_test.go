@@ -1,9 +1,10 @@
 package ir
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/rosemary-fhe/rosemary/internal/jsontest"
 )
 
 // TestSegmentHints: the builder stamps the current hint on the nodes it
@@ -35,14 +36,7 @@ func TestSegmentHints(t *testing.T) {
 			t.Errorf("node %d (%s) hinted %q, want %q", i, n.Op, n.Segment, want[i])
 		}
 	}
-	raw, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var q Program
-	if err := json.Unmarshal(raw, &q); err != nil {
-		t.Fatal(err)
-	}
+	q := jsontest.RoundTrip(t, p)
 	for i := range q.Nodes {
 		if q.Nodes[i].Segment != p.Nodes[i].Segment {
 			t.Errorf("node %d hint %q after round trip, want %q", i, q.Nodes[i].Segment, p.Nodes[i].Segment)

@@ -1,13 +1,13 @@
 package fpga
 
 import (
-	"encoding/json"
 	"math"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/fhe/cheetah"
 	"github.com/rosemary-fhe/rosemary/hempc/linear"
 	"github.com/rosemary-fhe/rosemary/hempc/nets"
+	"github.com/rosemary-fhe/rosemary/internal/jsontest"
 )
 
 func pn13(t *testing.T) cheetah.Parameters {
@@ -273,14 +273,7 @@ func TestReportJSON(t *testing.T) {
 	if len(r.Scratchpad) == 0 || len(r.Bandwidth) != 5 || len(r.Lanes) != 4 || len(r.Networks) != 1 {
 		t.Fatalf("report shape: %d %d %d %d", len(r.Scratchpad), len(r.Bandwidth), len(r.Lanes), len(r.Networks))
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Report
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := jsontest.RoundTrip(t, r)
 	if back.PaperLayer.Split.HBMBytes != r.PaperLayer.Split.HBMBytes || back.Networks[0].Network != "resnet18" {
 		t.Error("JSON round trip lost data")
 	}

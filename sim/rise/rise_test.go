@@ -1,11 +1,11 @@
 package rise
 
 import (
-	"encoding/json"
 	"math"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/edge"
+	"github.com/rosemary-fhe/rosemary/internal/jsontest"
 )
 
 func table(t *testing.T) Report {
@@ -298,14 +298,7 @@ func TestBFUScaling(t *testing.T) {
 
 func TestReportJSON(t *testing.T) {
 	r := table(t)
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Report
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
+	back := jsontest.RoundTrip(t, r)
 	if back.Points[2].N != 4096 || back.Points[2].Rows[3].System != RISEMaxBFU || back.Paper.FPSQQVGA[RISEMaxBFU][1] != 27 {
 		t.Errorf("round trip lost data: %+v", back.Points[2].Rows[3])
 	}

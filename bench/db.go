@@ -214,41 +214,43 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 }
 
 func writeRecords(path string, seed uint64, n int64) error {
-	f, err := os.Create(path)
-	if err != nil {
+	return writeBuffered(path, func(w io.Writer) error {
+		var key [32]byte
+		key[0] = byte(seed)
+		_, err := io.CopyN(w, rand.NewChaCha8(key), n)
 		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var key [32]byte
-	key[0] = byte(seed)
-	if _, err := io.CopyN(w, rand.NewChaCha8(key), n); err != nil {
-		f.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	})
 }
 
 func writeVectors(path string, seed uint64, n, dim int) error {
+	return writeBuffered(path, func(w io.Writer) error {
+		fw := dataset.NewFVecsWriter(w)
+		r := rand.New(rand.NewPCG(seed, 99))
+		v := make([]float32, dim)
+		for i := 0; i < n; i++ {
+			for k := range v {
+				v[k] = float32(r.NormFloat64())
+			}
+			if err := fw.Write(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeBuffered creates the file at path and has fill write it through a
+// large buffer (the generated files run to gigabytes), then flushes and
+// closes it; the file is closed on every path.
+func writeBuffered(path string, fill func(w io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	fw := dataset.NewFVecsWriter(w)
-	r := rand.New(rand.NewPCG(seed, 99))
-	v := make([]float32, dim)
-	for i := 0; i < n; i++ {
-		for k := range v {
-			v[k] = float32(r.NormFloat64())
-		}
-		if err := fw.Write(v); err != nil {
-			f.Close()
-			return err
-		}
+	if err := fill(w); err != nil {
+		f.Close()
+		return err
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()

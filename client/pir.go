@@ -185,41 +185,57 @@ func (c *Client) GetQuery(ctx context.Context, name string, index int) (*runtime
 // pirSession returns the session of a database generation: its plan set on
 // the device, evaluation keys uploaded once per key set.
 func (c *Client) pirSession(ctx context.Context, in *Info) (*runtime.PIRSession, error) {
+	return cachedSession(c, c.sessions, in, func() (*runtime.PIRSession, error) {
+		preset, err := fhe.Lookup(in.Preset)
+		if err != nil {
+			return nil, err
+		}
+		params, err := preset.BGVParameters()
+		if err != nil {
+			return nil, err
+		}
+		shape, err := pir.NewShape(params, in.RecordSize, in.Records)
+		if err != nil {
+			return nil, err
+		}
+		if shape.Rows != in.Rows || shape.Cols != in.Cols {
+			return nil, fmt.Errorf("client: %s: stored as %d × %d plaintexts, its records make %d × %d", in.Name, in.Rows, in.Cols, shape.Rows, shape.Cols)
+		}
+		sk, err := c.keys.secretKey(in.Preset)
+		if err != nil {
+			return nil, err
+		}
+		return runtime.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk, c.sessionOptions(in))
+	})
+}
+
+// cachedSession returns the session of database generation in from cache,
+// or opens one and keeps it there: a session's plan and keys are set on the
+// device once, not for every query.
+func cachedSession[S any](c *Client, cache map[string]S, in *Info, open func() (S, error)) (S, error) {
 	key := fmt.Sprintf("%s@%d", in.Name, in.Generation)
 	c.mu.Lock()
-	s, ok := c.sessions[key]
+	s, ok := cache[key]
 	c.mu.Unlock()
 	if ok {
 		return s, nil
 	}
-	preset, err := fhe.Lookup(in.Preset)
+	s, err := open()
 	if err != nil {
-		return nil, err
-	}
-	params, err := preset.BGVParameters()
-	if err != nil {
-		return nil, err
-	}
-	shape, err := pir.NewShape(params, in.RecordSize, in.Records)
-	if err != nil {
-		return nil, err
-	}
-	if shape.Rows != in.Rows || shape.Cols != in.Cols {
-		return nil, fmt.Errorf("client: %s: stored as %d × %d plaintexts, its records make %d × %d", in.Name, in.Rows, in.Cols, shape.Rows, shape.Cols)
-	}
-	sk, err := c.keys.secretKey(in.Preset)
-	if err != nil {
-		return nil, err
-	}
-	s, err = runtime.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk,
-		runtime.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true})
-	if err != nil {
-		return nil, err
+		var none S
+		return none, err
 	}
 	c.mu.Lock()
-	c.sessions[key] = s
+	cache[key] = s
 	c.mu.Unlock()
 	return s, nil
+}
+
+// sessionOptions are the options of every session of database generation
+// in: its evaluation keys under the database's key prefix for this key set,
+// uploaded once and reused by the sessions of later generations.
+func (c *Client) sessionOptions(in *Info) runtime.PIRSessionOptions {
+	return runtime.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true}
 }
 
 // Drop deletes a database: its manifest first (it is gone at once), then

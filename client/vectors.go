@@ -229,28 +229,15 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 
 // vectorSession returns the session of a vector database generation.
 func (c *Client) vectorSession(ctx context.Context, in *Info) (*runtime.VectorSession, error) {
-	key := fmt.Sprintf("%s@%d", in.Name, in.Generation)
-	c.mu.Lock()
-	s, ok := c.vsessions[key]
-	c.mu.Unlock()
-	if ok {
-		return s, nil
-	}
-	shape, err := runtime.VectorShape(in.Preset, in.Records, coefficients(in.Dim, in.Metric))
-	if err != nil {
-		return nil, err
-	}
-	sk, err := c.keys.secretKey(in.Preset)
-	if err != nil {
-		return nil, err
-	}
-	s, err = runtime.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk,
-		runtime.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true})
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.vsessions[key] = s
-	c.mu.Unlock()
-	return s, nil
+	return cachedSession(c, c.vsessions, in, func() (*runtime.VectorSession, error) {
+		shape, err := runtime.VectorShape(in.Preset, in.Records, coefficients(in.Dim, in.Metric))
+		if err != nil {
+			return nil, err
+		}
+		sk, err := c.keys.secretKey(in.Preset)
+		if err != nil {
+			return nil, err
+		}
+		return runtime.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk, c.sessionOptions(in))
+	})
 }

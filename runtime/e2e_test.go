@@ -107,6 +107,20 @@ func peakRSS(t *testing.T, pid int) int64 {
 	return 0
 }
 
+// idleStats is the daemon's statistics once a test's work is done; it
+// fails the test if any value is still resident after that work.
+func idleStats(ctx context.Context, t *testing.T, c *device.Client, after string) *device.StatsResponse {
+	t.Helper()
+	st, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ResidentBytes != 0 {
+		t.Fatalf("%d bytes still resident after %s", st.ResidentBytes, after)
+	}
+	return st
+}
+
 func dial(t *testing.T, addr string) *device.Client {
 	t.Helper()
 	c, err := device.Dial(addr)
@@ -219,13 +233,7 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 		t.Fatalf("secure PIR: %d bytes crossed per query, the database is %d", sec.HostDeviceBytes, sec.HostOnlyBytes)
 	}
 	t.Logf("secure PIR over %d B: host↔device %d B per query (%.0f×)", sec.HostOnlyBytes, sec.HostDeviceBytes, sec.Ratio)
-	st, err := c.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.ResidentBytes != 0 {
-		t.Fatalf("%d bytes still resident after the runs", st.ResidentBytes)
-	}
+	st := idleStats(ctx, t, c, "the runs")
 	rss := peakRSS(t, d.cmd.Process.Pid)
 	t.Logf("daemon peak RSS %.1f MiB, peak device DRAM %.1f MiB", float64(rss)/(1<<20), float64(st.PeakResidentBytes)/(1<<20))
 	if rss > 2<<30 {
@@ -277,13 +285,7 @@ func TestLoad(t *testing.T) {
 	if correct != clients*queries {
 		t.Fatalf("%d correct answers, want %d", correct, clients*queries)
 	}
-	st, err := setup.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.ResidentBytes != 0 {
-		t.Fatalf("%d bytes still resident after all queries", st.ResidentBytes)
-	}
+	st := idleStats(ctx, t, setup, "all queries")
 	rss := peakRSS(t, d.cmd.Process.Pid)
 	t.Logf("%d queries correct; daemon peak RSS %.1f MiB, peak device DRAM %.1f MiB, %d jobs, %d micro-ops, store reads %d B",
 		correct, float64(rss)/(1<<20), float64(st.PeakResidentBytes)/(1<<20), st.Jobs, st.MicroOps, st.StoreBytesRead)

@@ -144,6 +144,33 @@ func bitsLen(n int) int {
 	return l
 }
 
+// forEachKernel calls f with every lowered kernel of p's operations, its
+// ring degree and how many times it runs, as the simulator charges them
+// (computed here independently with lower.Profiler): inputs, stored
+// objects, outputs and level drops cost nothing, a Sum adds its
+// ciphertexts pairwise, and opOf names the operation a node lowers to.
+func forEachKernel(t *testing.T, p *ir.Program, opOf func(*ir.Program, ir.Node) ir.Op, f func(k arch.Kernel, n int, count int64)) {
+	t.Helper()
+	prof := lower.NewProfiler()
+	for _, n := range p.Nodes {
+		switch n.Op {
+		case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
+			continue
+		}
+		op, inst, first := opOf(p, n), n.Count, p.Nodes[n.Args[0]]
+		if n.Op == ir.OpSum {
+			op, inst = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
+		}
+		pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, c := range pr.Kernels {
+			f(k, pr.N, c*inst)
+		}
+	}
+}
+
 // TestEngineChargesCompilerKernels: the engine cycles of a simulated run
 // equal the cycles of every SSD node's lowered kernels (lower.Profiler)
 // times its instances, computed here independently with arch.Datapath.
@@ -157,32 +184,15 @@ func TestEngineChargesCompilerKernels(t *testing.T) {
 		plan := compile(t, p, a, "full")
 		r := run(t, plan, a, INSPIRE, Options{})
 		dp := a.Engine.Datapath()
-		prof := lower.NewProfiler()
 		var want int64
-		for _, n := range p.Nodes {
-			switch n.Op {
-			case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
-				continue
-			}
-			op, inst, first := n.Op, n.Count, p.Nodes[n.Args[0]]
-			if n.Op == ir.OpSum {
-				op, inst = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
-			}
-			if n.Op == ir.OpPMult {
-				op = lower.NodeOp(p, n) // a compact database is lifted on the fly
-			}
-			pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
+		// The device lifts a compact database on the fly in its PMult.
+		forEachKernel(t, p, lower.NodeOp, func(k arch.Kernel, n int, count int64) {
+			cy, err := dp.Cycles(arch.Op{Kernel: k, N: n, Count: int(count)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for k, c := range pr.Kernels {
-				cy, err := dp.Cycles(arch.Op{Kernel: k, N: pr.N, Count: int(c * inst)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want += cy
-			}
-		}
+			want += cy
+		})
 		if want == 0 || r.Detail.EngineCycles != want {
 			t.Errorf("%s: engine charged %d cycles, the lowered kernels cost %d", w, r.Detail.EngineCycles, want)
 		}
@@ -512,39 +522,26 @@ func TestHostChargesCalibratedKernels(t *testing.T) {
 	ha := run(t, plan, a, HA, Options{})
 	cpu := run(t, plan, a, CPU, Options{CPUCores: 4})
 	dp := a.Host.Datapath()
-	prof := lower.NewProfiler()
 	m, err := newCPUModel(p.Nodes[1].Params, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cycles int64
 	var cpuS float64
-	for _, n := range p.Nodes {
-		switch n.Op {
-		case ir.OpInput, ir.OpStored, ir.OpOutput, ir.OpLevelDown:
-			continue
-		}
-		op, inst, first := n.Op, n.Count, p.Nodes[n.Args[0]]
-		if n.Op == ir.OpSum {
-			op, inst = ir.OpHAdd, n.Count*(first.Count/n.Count-1)
-		}
-		pr, err := prof.Of(op, n.Params, first.Level, first.Degree)
+	// The host runs each node's own operation.
+	hostOp := func(_ *ir.Program, n ir.Node) ir.Op { return n.Op }
+	forEachKernel(t, p, hostOp, func(k arch.Kernel, n int, count int64) {
+		cy, err := dp.Cycles(arch.Op{Kernel: k, N: n, Count: int(count)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k, c := range pr.Kernels {
-			cy, err := dp.Cycles(arch.Op{Kernel: k, N: pr.N, Count: int(c * inst)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cycles += cy
-			ns, err := m.limbNs(k, pr.N)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cpuS += ns * float64(c*inst) / 1e9 / 4
+		cycles += cy
+		ns, err := m.limbNs(k, n)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		cpuS += ns * float64(count) / 1e9 / 4
+	})
 	want := dp.Seconds(cycles)
 	if got := ha.Detail.HostBusy.Seconds(); cycles == 0 || math.Abs(got-want) > 1e-9*want+float64(ha.Report.Tiles)*1e-12 {
 		t.Errorf("HA host busy %.9g s, kernels give %.9g s", got, want)

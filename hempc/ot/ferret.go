@@ -2,7 +2,6 @@ package ot
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 
@@ -70,17 +69,10 @@ const (
 	typeFerretTrees  byte = 0x25
 )
 
-// ferretHash is the correlation-robust hash that masks the tree's level
-// sums, tweaked by the iteration and the OT's position in it.
-func ferretHash(iter uint64, pos int, x block) block {
-	var in [8 + 8 + 8 + 16]byte
-	copy(in[:8], "RMFERRET")
-	binary.LittleEndian.PutUint64(in[8:], iter)
-	binary.LittleEndian.PutUint64(in[16:], uint64(pos))
-	binary.LittleEndian.PutUint64(in[24:], x[0])
-	binary.LittleEndian.PutUint64(in[32:], x[1])
-	h := sha256.Sum256(in[:])
-	return block{binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:16])}
+// ferretHash masks the trees' level sums: the tweakable CCR hash tweaked
+// by the iteration and the OT's position in it.
+func (h *hasher) ferretHash(iter uint64, pos int, x block) block {
+	return h.tccr(ferretCipher, iter<<32|uint64(pos), x)
 }
 
 // ferretSend runs one iteration as the sender (who holds Δ). base holds
@@ -107,17 +99,18 @@ func ferretSend(conn *transport.Conn, p ferretParams, delta block, base []block,
 	spBase := base[p.k:]
 	inParallel(p.t, func(lo, hi int) {
 		sums := make([][2]block, p.h)
+		hs := new(hasher)
 		for i := lo; i < hi; i++ {
 			tree := out[i*leaves : (i+1)*leaves]
 			tree[0] = block{binary.LittleEndian.Uint64(seeds[16*i:]), binary.LittleEndian.Uint64(seeds[16*i+8:])}
-			ggmExpand(tree, p.h, sums)
+			ggmExpand(hs, tree, p.h, sums)
 			rec := reply[i*(p.h*32+16):]
 			for l := 0; l < p.h; l++ {
 				pos := i*p.h + l
 				d := uint64(msg[pos/8] >> (pos % 8) & 1)
 				q := spBase[pos].xor(delta.and(-d))
-				m0 := sums[l][0].xor(ferretHash(iter, pos, q))
-				m1 := sums[l][1].xor(ferretHash(iter, pos, q.xor(delta)))
+				m0 := sums[l][0].xor(hs.ferretHash(iter, pos, q))
+				m1 := sums[l][1].xor(hs.ferretHash(iter, pos, q.xor(delta)))
 				m0.put(rec[32*l:])
 				m1.put(rec[32*l+16:])
 			}
@@ -173,16 +166,17 @@ func ferretReceive(conn *transport.Conn, p ferretParams, base []block, baseBits 
 	leaves := 1 << p.h
 	inParallel(p.t, func(lo, hi int) {
 		sibling := make([]block, p.h)
+		hs := new(hasher)
 		for i := lo; i < hi; i++ {
 			rec := reply[i*(p.h*32+16):]
 			for l := 0; l < p.h; l++ {
 				pos := i*p.h + l
 				notA := int(1 ^ alpha[i]>>(p.h-1-l)&1)
 				m := getBlock(rec[32*l+16*notA:])
-				sibling[l] = m.xor(ferretHash(iter, pos, spBase[pos]))
+				sibling[l] = m.xor(hs.ferretHash(iter, pos, spBase[pos]))
 			}
 			tree := out[i*leaves : (i+1)*leaves]
-			ggmPuncture(tree, p.h, alpha[i], sibling)
+			ggmPuncture(hs, tree, p.h, alpha[i], sibling)
 			w := getBlock(rec[32*p.h:])
 			for _, v := range tree {
 				w = w.xor(v)

@@ -27,23 +27,19 @@ var ggmCipher = func() [2]cipher.Block {
 	return out
 }()
 
-func ggmChildren(x block) (c0, c1 block) {
-	var in, o0, o1 [16]byte
-	x.put(in[:])
-	ggmCipher[0].Encrypt(o0[:], in[:])
-	ggmCipher[1].Encrypt(o1[:], in[:])
-	return getBlock(o0[:]).xor(x), getBlock(o1[:]).xor(x)
+func (h *hasher) ggmChildren(x block) (c0, c1 block) {
+	return h.pi(ggmCipher[0], x).xor(x), h.pi(ggmCipher[1], x).xor(x)
 }
 
 // ggmExpand grows the tree whose root is tree[0] into its 2^h leaves in
 // place (the children of node j are 2j and 2j+1, so the leaf index reads
 // the path from its most significant bit) and returns in sums[l] the XOR
 // of the left and of the right children at depth l+1.
-func ggmExpand(tree []block, h int, sums [][2]block) {
+func ggmExpand(hs *hasher, tree []block, h int, sums [][2]block) {
 	for l := 0; l < h; l++ {
 		var s0, s1 block
 		for j := 1<<l - 1; j >= 0; j-- { // downwards: 2j, 2j+1 are already read
-			c0, c1 := ggmChildren(tree[j])
+			c0, c1 := hs.ggmChildren(tree[j])
 			tree[2*j], tree[2*j+1] = c0, c1
 			s0, s1 = s0.xor(c0), s1.xor(c1)
 		}
@@ -54,14 +50,14 @@ func ggmExpand(tree []block, h int, sums [][2]block) {
 // ggmPuncture rebuilds every leaf of a tree except leaf alpha (left zero)
 // from the XOR of each depth's children on the side off the path to alpha
 // (sibling[l] at depth l+1).
-func ggmPuncture(tree []block, h, alpha int, sibling []block) {
+func ggmPuncture(hs *hasher, tree []block, h, alpha int, sibling []block) {
 	a := alpha >> (h - 1) & 1
 	tree[a^1], tree[a] = sibling[0], block{}
 	path := a
 	for l := 1; l < h; l++ {
 		var s [2]block
 		for j := 1<<l - 1; j >= 0; j-- {
-			c0, c1 := ggmChildren(tree[j])
+			c0, c1 := hs.ggmChildren(tree[j])
 			tree[2*j], tree[2*j+1] = c0, c1
 			s[0], s[1] = s[0].xor(c0), s[1].xor(c1)
 		}

@@ -42,7 +42,7 @@ func TestGGMPuncture(t *testing.T) {
 		full := make([]block, 1<<h)
 		full[0] = block{g.Uint64(), g.Uint64()}
 		sums := make([][2]block, h)
-		ggmExpand(full, h, sums)
+		ggmExpand(new(hasher), full, h, sums)
 		seen := map[block]bool{}
 		for _, v := range full {
 			if seen[v] {
@@ -56,7 +56,7 @@ func TestGGMPuncture(t *testing.T) {
 				sib[l] = sums[l][1^alpha>>(h-1-l)&1]
 			}
 			got := make([]block, 1<<h)
-			ggmPuncture(got, h, alpha, sib)
+			ggmPuncture(new(hasher), got, h, alpha, sib)
 			for j := range got {
 				want := full[j]
 				if j == alpha {

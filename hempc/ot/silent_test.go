@@ -263,3 +263,41 @@ func TestFerretRejectsBadTrees(t *testing.T) {
 		t.Fatal("receiver accepted a 7-byte tree message")
 	}
 }
+
+// BenchmarkFerretRegular runs regular Ferret iterations, both ends in this
+// process (so on the same cores), and reports correlated OTs per second and
+// bytes per correlated OT.
+func BenchmarkFerretRegular(b *testing.B) {
+	snd, rcv := silentPair(b, FerretRegular)
+	before := rcv.conn.Stats()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		reserve(b, snd, rcv, len(snd.pool.avail)+1)
+	}
+	st := rcv.conn.Stats().Sub(before)
+	made := float64(b.N * FerretRegular.Yield())
+	b.ReportMetric(made/b.Elapsed().Seconds(), "COT/s")
+	b.ReportMetric(float64(st.BytesC2S+st.BytesS2C)/made, "B/COT")
+}
+
+// BenchmarkSilentChosen is BenchmarkIKNPChosen over the silent source.
+func BenchmarkSilentChosen(b *testing.B) {
+	snd, rcv := silentPair(b, FerretRegular)
+	const n = 1 << 16
+	g := testPRG(b)
+	r, _ := share.NewRing(37)
+	m0, m1 := g.Uniform(r, n), g.Uniform(r, n)
+	choices := g.Bits(n)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		reserve(b, snd, rcv, n)
+		wait := run(func() error { return snd.SendChosen(m0, m1, 37) })
+		if _, err := rcv.ReceiveChosen(choices, 37); err != nil {
+			b.Fatal(err)
+		}
+		if err := wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "OT/s")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/report"
 	"github.com/rosemary-fhe/rosemary/workload"
@@ -33,19 +34,11 @@ func runCompile(args []string) error {
 		}
 		return nil
 	}
-	prog, err := workload.Program(*w)
-	if err != nil {
-		return err
-	}
-	hw, err := loadArch()
-	if err != nil {
-		return err
-	}
 	o := compiler.Options{Opt: *opt, DumpAfter: *dump}
 	if *dump != "" {
 		o.Dump = os.Stderr
 	}
-	plan, err := compiler.Compile(prog, hw, o)
+	plan, _, err := compileWorkload(*w, loadArch, o)
 	if err != nil {
 		return err
 	}
@@ -72,4 +65,19 @@ func runCompile(args []string) error {
 	}
 	fmt.Printf("  estimated latency: %.4g s\n", s.EstLatency)
 	return nil
+}
+
+// compileWorkload compiles the named workload for the architecture that
+// the flags choose (archFlags) and returns the plan and that architecture.
+func compileWorkload(name string, loadArch func() (*arch.Arch, error), opt compiler.Options) (*compiler.Plan, *arch.Arch, error) {
+	prog, err := workload.Program(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	hw, err := loadArch()
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := compiler.Compile(prog, hw, opt)
+	return plan, hw, err
 }

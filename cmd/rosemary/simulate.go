@@ -3,14 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/arch"
 	"os"
 
+	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/report"
 	"github.com/rosemary-fhe/rosemary/sim/scaleout"
 	"github.com/rosemary-fhe/rosemary/sim/system"
-	"github.com/rosemary-fhe/rosemary/workload"
 )
 
 func init() {
@@ -38,15 +37,7 @@ func runSimulate(args []string) error {
 	if err != nil {
 		return err
 	}
-	prog, err := workload.Program(*w)
-	if err != nil {
-		return err
-	}
-	hw, err := loadArch()
-	if err != nil {
-		return err
-	}
-	plan, err := compiler.Compile(prog, hw, compiler.Options{Opt: *opt})
+	plan, hw, err := compileWorkload(*w, loadArch, compiler.Options{Opt: *opt})
 	if err != nil {
 		return err
 	}

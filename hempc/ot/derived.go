@@ -1,7 +1,9 @@
 package ot
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/hempc/share"
@@ -36,11 +38,10 @@ func (s *Sender) ReplyChosen(u []byte, m0, m1 []uint64, bits int) ([]byte, error
 	}
 	y := make([]uint64, 2*len(m0))
 	inParallel(len(q), func(lo, hi int) {
-		h := new(hasher)
 		for j := lo; j < hi; j++ {
 			idx := first + uint64(j)
-			y[2*j] = m0[j] ^ pad64(h.crh(idx, q[j]))
-			y[2*j+1] = m1[j] ^ pad64(h.crh(idx, q[j].xor(s.s)))
+			y[2*j] = m0[j] ^ pad64(crh(idx, q[j]))
+			y[2*j+1] = m1[j] ^ pad64(crh(idx, q[j].xor(s.s)))
 		}
 	})
 	return share.Pack(nil, y, bits), nil
@@ -58,11 +59,10 @@ func (r *Receiver) FinishChosen(req *Request, reply []byte, bits int) ([]uint64,
 	m := share.Mask(bits)
 	out := make([]uint64, len(req.choices))
 	inParallel(len(req.t), func(lo, hi int) {
-		h := new(hasher)
 		for j := lo; j < hi; j++ {
 			c := uint64(req.choices[j])
 			yc := y[2*j]&(c-1) | y[2*j+1]&(-c) // select without branching on c
-			out[j] = (yc ^ pad64(h.crh(req.first+uint64(j), req.t[j]))) & m
+			out[j] = (yc ^ pad64(crh(req.first+uint64(j), req.t[j]))) & m
 		}
 	})
 	return out, nil
@@ -128,11 +128,10 @@ func (s *Sender) ReplyCorrelated(u []byte, delta []uint64, ring share.Ring) ([]u
 	x := make([]uint64, len(delta))
 	d := make([]uint64, len(delta))
 	inParallel(len(q), func(lo, hi int) {
-		h := new(hasher)
 		for j := lo; j < hi; j++ {
 			idx := first + uint64(j)
-			x[j] = ring.Reduce(pad64(h.crh(idx, q[j])))
-			d[j] = ring.Sub(ring.Add(x[j], delta[j]), pad64(h.crh(idx, q[j].xor(s.s))))
+			x[j] = ring.Reduce(pad64(crh(idx, q[j])))
+			d[j] = ring.Sub(ring.Add(x[j], delta[j]), pad64(crh(idx, q[j].xor(s.s))))
 		}
 	})
 	return x, share.Pack(nil, d, ring.Bits()), nil
@@ -146,10 +145,9 @@ func (r *Receiver) FinishCorrelated(req *Request, reply []byte, ring share.Ring)
 	}
 	out := make([]uint64, len(req.choices))
 	inParallel(len(req.t), func(lo, hi int) {
-		h := new(hasher)
 		for j := lo; j < hi; j++ {
 			c := uint64(req.choices[j])
-			out[j] = ring.Add(pad64(h.crh(req.first+uint64(j), req.t[j])), d[j]&(-c))
+			out[j] = ring.Add(pad64(crh(req.first+uint64(j), req.t[j])), d[j]&(-c))
 		}
 	})
 	return out, nil
@@ -192,10 +190,9 @@ func (s *Sender) SendRandom(n int) ([][2]Key, error) {
 func (s *Sender) randomKeys(q []block, first uint64) [][2]Key {
 	keys := make([][2]Key, len(q))
 	inParallel(len(q), func(lo, hi int) {
-		h := new(hasher)
 		for j := lo; j < hi; j++ {
 			idx := first + uint64(j)
-			keys[j] = [2]Key{toKey(h.crh(idx, q[j])), toKey(h.crh(idx, q[j].xor(s.s)))}
+			keys[j] = [2]Key{toKey(crh(idx, q[j])), toKey(crh(idx, q[j].xor(s.s)))}
 		}
 	})
 	return keys
@@ -213,9 +210,8 @@ func (r *Receiver) ReceiveRandom(choices []uint8) ([]Key, error) {
 func receiverKeys(t []block, first uint64) []Key {
 	keys := make([]Key, len(t))
 	inParallel(len(t), func(lo, hi int) {
-		h := new(hasher)
 		for j := lo; j < hi; j++ {
-			keys[j] = toKey(h.crh(first+uint64(j), t[j]))
+			keys[j] = toKey(crh(first+uint64(j), t[j]))
 		}
 	})
 	return keys
@@ -224,17 +220,17 @@ func receiverKeys(t []block, first uint64) []Key {
 // MaxLogN bounds k in 1-out-of-2^k OT.
 const MaxLogN = 8
 
-// nPad is the mask of message v of an instance whose random-OT keys start
-// at global index idx: ⊕_b F_{K_b^{v_b}}(idx, v), Naor and Pinkas's
-// construction; for every v but its choice the receiver lacks at least one
-// of the keys, and each key masks each v under a different input.
-func (h *hasher) nPad(idx uint64, v int, keys [][2]Key) uint64 {
-	t := block{idx, uint64(v)}
-	var m block
+// nPad is the mask of message v of an instance whose random-OT keys start at
+// global index idx: H(idx, v, K_1^{v_1}, …, K_k^{v_k}).
+func nPad(idx uint64, v int, keys [][2]Key) uint64 {
+	var buf [16 + 16*MaxLogN]byte
+	binary.LittleEndian.PutUint64(buf[0:], idx)
+	binary.LittleEndian.PutUint64(buf[8:], uint64(v))
 	for i := range keys {
-		m = m.xor(h.prf(keys[i][v>>i&1], t))
+		copy(buf[16+16*i:], keys[i][v>>i&1][:])
 	}
-	return m[0]
+	h := sha256.Sum256(buf[:16+16*len(keys)])
+	return binary.LittleEndian.Uint64(h[:8])
 }
 
 func checkLogN(logN int) error {
@@ -296,12 +292,11 @@ func (s *Sender) ReplyN(u []byte, msgs [][]uint64, logN, bits int) ([]byte, erro
 	keys := s.randomKeys(q, first)
 	y := make([]uint64, len(msgs)*N)
 	inParallel(len(msgs), func(lo, hi int) {
-		h := new(hasher)
 		for i := lo; i < hi; i++ {
 			ks := keys[i*logN : (i+1)*logN]
 			idx := first + uint64(i*logN)
 			for v, m := range msgs[i] {
-				y[i*N+v] = m ^ h.nPad(idx, v, ks)
+				y[i*N+v] = m ^ nPad(idx, v, ks)
 			}
 		}
 	})
@@ -325,7 +320,6 @@ func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, erro
 	m := share.Mask(bits)
 	out := make([]uint64, len(req.nChoice))
 	inParallel(len(req.nChoice), func(lo, hi int) {
-		h := new(hasher)
 		ks := make([][2]Key, logN)
 		for i := lo; i < hi; i++ {
 			c := req.nChoice[i]
@@ -339,7 +333,7 @@ func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, erro
 			for v := 0; v < N; v++ {
 				yc |= y[i*N+v] & -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
 			}
-			out[i] = (yc ^ h.nPad(req.first+uint64(i*logN), int(c), ks)) & m
+			out[i] = (yc ^ nPad(req.first+uint64(i*logN), int(c), ks)) & m
 		}
 	})
 	return out, nil

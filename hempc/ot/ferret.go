@@ -2,6 +2,7 @@ package ot
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 
@@ -69,10 +70,17 @@ const (
 	typeFerretTrees  byte = 0x25
 )
 
-// ferretHash masks the trees' level sums: the tweakable CCR hash tweaked
-// by the iteration and the OT's position in it.
-func (h *hasher) ferretHash(iter uint64, pos int, x block) block {
-	return h.tccr(ferretCipher, iter<<32|uint64(pos), x)
+// ferretHash is the correlation-robust hash that masks the tree's level
+// sums, tweaked by the iteration and the OT's position in it.
+func ferretHash(iter uint64, pos int, x block) block {
+	var in [8 + 8 + 8 + 16]byte
+	copy(in[:8], "RMFERRET")
+	binary.LittleEndian.PutUint64(in[8:], iter)
+	binary.LittleEndian.PutUint64(in[16:], uint64(pos))
+	binary.LittleEndian.PutUint64(in[24:], x[0])
+	binary.LittleEndian.PutUint64(in[32:], x[1])
+	h := sha256.Sum256(in[:])
+	return block{binary.LittleEndian.Uint64(h[:8]), binary.LittleEndian.Uint64(h[8:16])}
 }
 
 // ferretSend runs one iteration as the sender (who holds Δ). base holds
@@ -109,8 +117,8 @@ func ferretSend(conn *transport.Conn, p ferretParams, delta block, base []block,
 				pos := i*p.h + l
 				d := uint64(msg[pos/8] >> (pos % 8) & 1)
 				q := spBase[pos].xor(delta.and(-d))
-				m0 := sums[l][0].xor(hs.ferretHash(iter, pos, q))
-				m1 := sums[l][1].xor(hs.ferretHash(iter, pos, q.xor(delta)))
+				m0 := sums[l][0].xor(ferretHash(iter, pos, q))
+				m1 := sums[l][1].xor(ferretHash(iter, pos, q.xor(delta)))
 				m0.put(rec[32*l:])
 				m1.put(rec[32*l+16:])
 			}
@@ -173,7 +181,7 @@ func ferretReceive(conn *transport.Conn, p ferretParams, base []block, baseBits 
 				pos := i*p.h + l
 				notA := int(1 ^ alpha[i]>>(p.h-1-l)&1)
 				m := getBlock(rec[32*l+16*notA:])
-				sibling[l] = m.xor(hs.ferretHash(iter, pos, spBase[pos]))
+				sibling[l] = m.xor(ferretHash(iter, pos, spBase[pos]))
 			}
 			tree := out[i*leaves : (i+1)*leaves]
 			ggmPuncture(hs, tree, p.h, alpha[i], sibling)

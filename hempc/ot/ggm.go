@@ -1,9 +1,7 @@
 package ot
 
 import (
-	"crypto/aes"
 	"crypto/cipher"
-	"crypto/sha256"
 	"encoding/binary"
 )
 
@@ -14,18 +12,7 @@ import (
 // "Efficient and Secure Multiparty Computation from Fixed-Key Block
 // Ciphers", IEEE S&P 2020). A fixed key keeps the key schedule out of the
 // inner loop (one per node otherwise).
-var ggmCipher = func() [2]cipher.Block {
-	var out [2]cipher.Block
-	for b := range out {
-		k := sha256.Sum256([]byte{'R', 'M', 'G', 'G', 'M', byte(b)})
-		c, err := aes.NewCipher(k[:16])
-		if err != nil {
-			panic(err) // a 16-byte key is always valid
-		}
-		out[b] = c
-	}
-	return out
-}()
+var ggmCipher = [2]cipher.Block{fixedCipher("RMGGM0"), fixedCipher("RMGGM1")}
 
 func (h *hasher) ggmChildren(x block) (c0, c1 block) {
 	return h.pi(ggmCipher[0], x).xor(x), h.pi(ggmCipher[1], x).xor(x)
@@ -76,14 +63,7 @@ const lpnRowChunk = 1024
 
 // lpnKey keys the AES-CTR stream that draws the code's row indices: the
 // code is public and fixed, like Ferret's.
-var lpnKey = func() cipher.Block {
-	k := sha256.Sum256([]byte("rosemary/hempc/ot.lpn"))
-	c, err := aes.NewCipher(k[:16])
-	if err != nil {
-		panic(err)
-	}
-	return c
-}()
+var lpnKey = fixedCipher("rosemary/hempc/ot.lpn")
 
 // lpnEncode adds to out[j] the XOR of the lpnWeight entries of secret that
 // row j of the local linear code selects, and likewise to bitsOut[j] from

@@ -204,7 +204,7 @@ func TestChosenOTReceiverView(t *testing.T) {
 	diffBits := 0
 	for j := 0; j < n; j++ {
 		c := choices[j]
-		mine := pad64(new(hasher).crh(first+uint64(j), tt[j]))
+		mine := pad64(crh(first+uint64(j), tt[j]))
 		mc, mo := m0[j], m1[j]
 		if c == 1 {
 			mc, mo = m1[j], m0[j]
@@ -333,7 +333,7 @@ func TestOneOutOfNReceiverView(t *testing.T) {
 			ks[b] = [2]Key{keys[i*logN+b], keys[i*logN+b]}
 		}
 		for v := 0; v < N; v++ {
-			dec := y[i*N+v] ^ new(hasher).nPad(first+uint64(i*logN), v, ks)
+			dec := y[i*N+v] ^ nPad(first+uint64(i*logN), v, ks)
 			if (dec == msgs[i][v]) != (v == int(choices[i])) {
 				t.Fatalf("instance %d message %d (choice %d): decrypts=%v", i, v, choices[i], dec == msgs[i][v])
 			}

@@ -133,6 +133,27 @@ func runProtocol(t *testing.T, tc protoCase, cli *Client) {
 			t.Fatalf("%s (%s, parallel): output %d = %d, want %d", tc.name, tc.proto, i, got, want[i])
 		}
 	}
+	// Over the budget the plaintexts are encoded on use: same result.
+	old := weightBudget
+	weightBudget = 0
+	lws, err := pl.PrepareWeights(ev, w)
+	weightBudget = old
+	if err != nil || !lws.Lazy() || ws.Lazy() {
+		t.Fatalf("%s: lazy weights %v (lazy %v, eager %v)", tc.name, err, lws != nil && lws.Lazy(), ws.Lazy())
+	}
+	lout, lshare, err := pl.EvaluateParallel(evs[:2], lws, bias, xs, in)
+	if err != nil {
+		t.Fatalf("%s: lazy: %v", tc.name, err)
+	}
+	lcli, err := pl.DecryptOutput(cli, lout)
+	if err != nil {
+		t.Fatalf("%s: lazy decrypt: %v", tc.name, err)
+	}
+	for i := range want {
+		if got := (lcli[i] + lshare[i]) & (1<<uint(l) - 1); got != want[i] {
+			t.Fatalf("%s (%s, lazy weights): output %d = %d, want %d", tc.name, tc.proto, i, got, want[i])
+		}
+	}
 	for i := range want {
 		if got := (clientShare[i] + serverShare[i]) & (1<<uint(l) - 1); got != want[i] {
 			t.Fatalf("%s (%s, plan Cb=%d Hb=%d Wb=%d C=%d B=%d): output %d = %d, want %d",

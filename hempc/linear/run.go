@@ -103,12 +103,23 @@ func (pl *Plan) DecryptOutput(c *Client, msgs [][]byte) ([]uint64, error) {
 
 // Weights are a layer's weight plaintexts, encoded once (offline) for a
 // plan: NTT form at the top level, including BSGS's precomputed
-// constant-weight terms.
+// constant-weight terms. A layer whose plaintexts would exceed
+// weightBudget bytes is not encoded ahead: each plaintext is encoded when
+// the evaluation uses it (once per tile) and dropped, so memory stays
+// bounded (the downsample of ResNet-50's last stage alone would hold
+// 12.9 GB) at the price of moving that encoding into the online time.
 type Weights struct {
 	pl     *Plan
 	w      []uint64
-	plains map[plainRef]*cheetah.Plaintext
+	plains map[plainRef]*cheetah.Plaintext // nil: encode on use
 }
+
+// weightBudget bounds the bytes of plaintexts PrepareWeights encodes ahead
+// (a variable so that tests can force encoding on use).
+var weightBudget int64 = 2 << 30
+
+// Lazy reports whether the plaintexts are encoded on use (see Weights).
+func (ws *Weights) Lazy() bool { return ws.plains == nil }
 
 // PrepareWeights checks the weights (OIHW, mod 2^ℓ, centered values within
 // the plan's public weight bound) and encodes every plaintext the schedule
@@ -129,8 +140,12 @@ func (pl *Plan) PrepareWeights(ev *cheetah.Evaluator, w []uint64) (*Weights, err
 			return nil, fmt.Errorf("linear: weight %d outside the public bound ±2^%d", i, pl.Opt.WeightBits-1)
 		}
 	}
-	ws := &Weights{pl: pl, w: w, plains: map[plainRef]*cheetah.Plaintext{}}
+	ws := &Weights{pl: pl, w: w}
 	refs := pl.plainRefs()
+	if int64(len(refs))*pl.plainBytes() > weightBudget {
+		return ws, nil
+	}
+	ws.plains = make(map[plainRef]*cheetah.Plaintext, len(refs))
 	pts := make([]*cheetah.Plaintext, len(refs))
 	// EncodePlain only reads the evaluator's parameters: safe to share.
 	err := forEach(Workers(), len(refs), func(_, i int) error {
@@ -145,6 +160,12 @@ func (pl *Plan) PrepareWeights(ev *cheetah.Evaluator, w []uint64) (*Weights, err
 		ws.plains[ref] = pts[i]
 	}
 	return ws, nil
+}
+
+// plainBytes is the size of one encoded weight plaintext (NTT form, every
+// limb at the top level).
+func (pl *Plan) plainBytes() int64 {
+	return int64(pl.Params.N()) * int64(pl.Params.MaxLevel()+1) * 8
 }
 
 // Evaluate is PrepareWeights followed by EvaluatePrepared.
@@ -193,7 +214,7 @@ func (pl *Plan) EvaluateParallel(evs []*cheetah.Evaluator, ws *Weights, bias, xs
 	engines := make([]*realEngine, len(evs))
 	for i, ev := range evs {
 		engines[i] = &realEngine{pl: pl, ev: ev, bias: bias, xs: xs, in: in,
-			plains: ws.plains, out: out, share: share, count: countEngine{pl: pl}}
+			w: ws.w, plains: ws.plains, out: out, share: share, count: countEngine{pl: pl}}
 	}
 	var err error
 	if len(engines) == 1 {
@@ -230,7 +251,8 @@ type realEngine struct {
 	bias   []uint64
 	xs     []uint64
 	in     [][]byte
-	plains map[plainRef]*cheetah.Plaintext
+	w      []uint64
+	plains map[plainRef]*cheetah.Plaintext // nil: encode on use
 	out    [][]byte
 	share  []uint64
 	count  countEngine
@@ -257,6 +279,9 @@ func (re *realEngine) input(tile, cb int) (handle, error) {
 }
 
 func (re *realEngine) plaintext(ref plainRef) (*cheetah.Plaintext, error) {
+	if re.plains == nil {
+		return re.ev.EncodePlain(re.pl.plainPoly(re.w, ref), re.pl.Params.MaxLevel(), re.pl.LogTp)
+	}
 	if pt, ok := re.plains[ref]; ok {
 		return pt, nil
 	}

@@ -154,8 +154,8 @@ func (s *Sender) Reserve(n int) error {
 	if s.pool == nil {
 		return nil
 	}
-	if err := checkBatch(n); err != nil {
-		return err
+	if n < 0 {
+		return fmt.Errorf("ot: reserve %d correlated OTs", n)
 	}
 	for len(s.pool.avail) < n {
 		if err := s.pool.iterate(s.conn, s.s, s.pool.p); err != nil {
@@ -170,8 +170,8 @@ func (r *Receiver) Reserve(n int) error {
 	if r.pool == nil {
 		return nil
 	}
-	if err := checkBatch(n); err != nil {
-		return err
+	if n < 0 {
+		return fmt.Errorf("ot: reserve %d correlated OTs", n)
 	}
 	for len(r.pool.avail) < n {
 		if err := r.pool.iterate(r.conn, r.pool.p); err != nil {

@@ -288,6 +288,7 @@ func BenchmarkSilentChosen(b *testing.B) {
 	r, _ := share.NewRing(37)
 	m0, m1 := g.Uniform(r, n), g.Uniform(r, n)
 	choices := g.Bits(n)
+	reserve(b, snd, rcv, 1<<23) // the iterations are BenchmarkFerretRegular's
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		reserve(b, snd, rcv, n)

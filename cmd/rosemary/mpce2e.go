@@ -149,7 +149,7 @@ func mpcBenchE2E(args []string) error {
 	var runs []e2eRun
 	for _, p := range ps {
 		run := e2eRun{Link: *linkName, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0),
-			Command: "rosemary mpc bench --e2e " + strings.Join(args, " ")}
+			Command: "rosemary mpc bench " + strings.Join(args, " ")} // args hold --e2e
 		logf("%s %s over %s: session starts (load %s)", spec.Name, p, *linkName, run.LoadBefore)
 		dctx, dcancel := context.WithTimeout(ctx, 2*time.Minute)
 		conn, err := transport.Dial(dctx, addr)

@@ -283,22 +283,6 @@ func BenchmarkFerretRegular(b *testing.B) {
 // BenchmarkSilentChosen is BenchmarkIKNPChosen over the silent source.
 func BenchmarkSilentChosen(b *testing.B) {
 	snd, rcv := silentPair(b, FerretRegular)
-	const n = 1 << 16
-	g := testPRG(b)
-	r, _ := share.NewRing(37)
-	m0, m1 := g.Uniform(r, n), g.Uniform(r, n)
-	choices := g.Bits(n)
 	reserve(b, snd, rcv, 1<<23) // the iterations are BenchmarkFerretRegular's
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		reserve(b, snd, rcv, n)
-		wait := run(func() error { return snd.SendChosen(m0, m1, 37) })
-		if _, err := rcv.ReceiveChosen(choices, 37); err != nil {
-			b.Fatal(err)
-		}
-		if err := wait(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "OT/s")
+	benchChosen(b, snd, rcv)
 }

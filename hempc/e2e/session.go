@@ -103,14 +103,17 @@ func (s *session) local(op graph.Op, vals [][]uint64) []uint64 {
 	in := vals[op.In[0]]
 	switch op.Kind {
 	case graph.Add:
-		a, b := in, vals[op.In[1]]
-		if sh := s.owed[op.In[1]]; sh != 0 {
-			a, b = b, a
+		// At most one operand owes a shift (fuse.go): lift the other to its
+		// scale.
+		owes, other := in, vals[op.In[1]]
+		sh := s.owed[op.In[0]]
+		if s.owed[op.In[1]] != 0 {
+			owes, other, sh = other, owes, s.owed[op.In[1]]
 		}
-		if sh := s.owed[op.In[0]] + s.owed[op.In[1]]; sh != 0 { // a owes the shift: lift b to its scale
-			b = r.ScaleVec(make([]uint64, len(b)), b, 1<<sh)
+		if sh != 0 {
+			other = r.ScaleVec(make([]uint64, len(other)), other, 1<<sh)
 		}
-		return r.AddVec(make([]uint64, len(in)), a, b)
+		return r.AddVec(make([]uint64, len(in)), owes, other)
 	case graph.AvgPool:
 		d := in
 		plane := len(d) / op.Out.C
@@ -138,10 +141,10 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 		return p.TruncateExact(in, op.Shift)
 	case graph.ReLU:
 		y, err := p.ReLU(in)
-		if sh := s.owed[op.In[0]]; sh != 0 && err == nil {
-			return p.TruncateNonneg(y, sh)
+		if err != nil || s.owed[op.In[0]] == 0 {
+			return y, err
 		}
-		return y, err
+		return p.TruncateNonneg(y, s.owed[op.In[0]]) // the truncation deferred to here
 	case graph.MaxPool:
 		idx, _ := graph.Windows(s.inDims(op), op.K, op.Stride, op.Pad)
 		g := make([]uint64, len(idx))

@@ -224,10 +224,10 @@ func (f Ferret) IterationBytes() (receiverToSender, senderToReceiver int, err er
 }
 
 // BootstrapOTs returns the IKNP correlated OTs that setup makes for the
-// first iteration (always the small set's base).
+// first iteration (see bootstrap).
 func (f Ferret) BootstrapOTs() int {
-	p, _ := FerretSmall.params()
-	return p.base()
+	first, _, _ := bootstrap(f)
+	return first.base()
 }
 
 // Yield returns the correlated OTs one steady iteration adds to the pool.

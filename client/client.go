@@ -9,9 +9,9 @@ import (
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/runtime"
-	"github.com/rosemary-fhe/rosemary/store"
-	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 // Device is what the client needs of a Rosemary device: *device.Client

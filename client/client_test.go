@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/client"
-	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device"
 )
 

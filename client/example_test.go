@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/client"
-	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 )
 
 // Store four records in an encrypted PIR database and read one back: the

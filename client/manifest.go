@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
 // Kind is the kind of a database.

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/fhe"
-	"github.com/rosemary-fhe/rosemary/pir"
+	"github.com/rosemary-fhe/rosemary/fhe/pir"
 	"github.com/rosemary-fhe/rosemary/runtime"
 )
 

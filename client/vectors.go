@@ -9,7 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/runtime"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/client"
-	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 )
 
 func gaussian(r *rand.Rand, n, dim int) [][]float32 {

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/cluster"
-	"github.com/rosemary-fhe/rosemary/dataset"
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/store"
-	"github.com/rosemary-fhe/rosemary/store/layout"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
 const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoint|id" of a helper device process

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/client"
-	"github.com/rosemary-fhe/rosemary/dataset"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 )
 
 // CreateVectors creates an empty vector database of dim dimensions in

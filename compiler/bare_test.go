@@ -3,9 +3,9 @@ package compiler_test
 import (
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
-	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 )
 
 // TestBareFollowsSegmentHints: the Bare baseline puts hinted non-linear

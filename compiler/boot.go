@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/fhe"
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // ExpandBoot returns a copy of p in which every Boot node is replaced by the

@@ -3,8 +3,8 @@ package compiler
 import (
 	"sort"
 
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 )
 
 // dft emits lintrans.Evaluator.EvaluateSequential

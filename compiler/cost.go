@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/rosemary-fhe/rosemary/arch"
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 )
 
 // CostModel estimates D_i(Host) and D_i(SSD) for each node and T_comm for

@@ -1,6 +1,6 @@
 package compiler
 
-import "github.com/rosemary-fhe/rosemary/ir"
+import "github.com/rosemary-fhe/rosemary/compiler/ir"
 
 // AllOnDevice returns the plan with every operation in one device segment
 // between the host's inputs and outputs (the plan itself when it already

@@ -1,7 +1,7 @@
 package compiler
 
 import (
-	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 )
 
 // Plan is the compiler's output: where every node runs, the segments that

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 )
 
 // psPoly is the shape of one polynomial in Lattigo's Paterson–Stockmeyer

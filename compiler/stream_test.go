@@ -5,11 +5,11 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/fhe"
-	"github.com/rosemary-fhe/rosemary/lower"
-	"github.com/rosemary-fhe/rosemary/workload"
 )
 
 // pirStream compiles an expanded-query PIR of rows × cols plaintexts and

@@ -14,11 +14,11 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/isa"
-	"github.com/rosemary-fhe/rosemary/lower"
-	"github.com/rosemary-fhe/rosemary/store"
 )
 
 // Client talks to a device over gRPC. It implements engine.ResidentDevice

@@ -14,15 +14,15 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/internal/fhetest"
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/isa"
-	"github.com/rosemary-fhe/rosemary/lower"
-	"github.com/rosemary-fhe/rosemary/store"
-	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 func newDevice(t *testing.T) (*Client, *Device) {

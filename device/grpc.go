@@ -24,7 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
-	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
 // ServiceName is the gRPC service of the device (device/devicepb/device.proto).

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/isa"
-	"github.com/rosemary-fhe/rosemary/store"
 )
 
 // maxJobScratch bounds the DRAM objects one job writes besides its output.

@@ -4,7 +4,7 @@ import (
 	"container/list"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
 // keyCache keeps recently read evaluation-key limbs in device memory, the

@@ -3,7 +3,7 @@ package device
 import (
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
 func TestKeyCacheLRU(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
-	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
 // MaxListObjects bounds one List reply.

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/lower"
-	"github.com/rosemary-fhe/rosemary/store"
 )
 
 // Stream programs: a device segment of a Plan, registered once

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/lower"
-	"github.com/rosemary-fhe/rosemary/store"
 )
 
 // StoredBinding binds a Stored node of a segment to store objects:

@@ -6,9 +6,9 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/internal/fhetest"
-	"github.com/rosemary-fhe/rosemary/ir"
 )
 
 // TestCompactDatabaseOnDevice: a scan over a compact stored database run

@@ -7,8 +7,8 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 )
 
 // DiagonalProvider gives the limbs of a stored diagonal plaintext over

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/isa"
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // WordBytes is the size of one coefficient in the interpreter's memory.

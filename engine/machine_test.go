@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/isa"
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // Two 30-bit primes ≡ 1 mod 2^5 for N=16 (found by search at test start).

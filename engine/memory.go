@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
 )
 
 // ObjectMemory holds the DRAM and NAND objects LD and ST reach. The device

@@ -5,8 +5,8 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 )
 
 // scaler makes the scale of a prime in the scheme's arithmetic (a real

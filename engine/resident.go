@@ -5,7 +5,7 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 )
 
 // This file holds the resident-value bookkeeping: values fetched from the

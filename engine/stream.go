@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/lower"
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // Limbs is one instance of a value: Polys × Limbs limbs of N coefficients,

@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 )
 
 // expandGen produces the leaves of one Expand node depth first: it holds

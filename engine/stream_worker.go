@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/isa"
-	"github.com/rosemary-fhe/rosemary/lower"
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // worker evaluates instances on one goroutine: its own interpreters (one

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // Precomputed NTT tables are shared by every Machine: they depend only on

@@ -3,7 +3,7 @@ package fhe
 import (
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // Primes returns deterministic NTT-friendly primes with the preset's bit

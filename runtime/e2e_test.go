@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/store"
-	"github.com/rosemary-fhe/rosemary/store/layout"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
 // daemonEnv makes the test binary run as the device daemon on the store

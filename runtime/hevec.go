@@ -7,10 +7,10 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 
-	"github.com/rosemary-fhe/rosemary/edge"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/hempc/model"
-	"github.com/rosemary-fhe/rosemary/workload"
+	"github.com/rosemary-fhe/rosemary/optiprime/model"
+	"github.com/rosemary-fhe/rosemary/rise/edge"
 )
 
 // NNAnswer is the outcome of one encrypted nearest-neighbour query.

@@ -13,11 +13,11 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"github.com/rosemary-fhe/rosemary/fhe/pir"
 	"github.com/rosemary-fhe/rosemary/internal/fhetest"
-	"github.com/rosemary-fhe/rosemary/pir"
 	"github.com/rosemary-fhe/rosemary/runtime"
-	"github.com/rosemary-fhe/rosemary/store"
-	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 // pirDB is a seeded PIR database in a fresh store behind an in-process

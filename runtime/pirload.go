@@ -7,8 +7,8 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/pir"
-	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
 
 // PIRLoader writes a PIR database from its records in order, streaming:

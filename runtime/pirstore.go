@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/pir"
-	"github.com/rosemary-fhe/rosemary/store"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
 
 // StorePlaintexts reads a PIR database's plaintexts straight from a store

@@ -6,10 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
-	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // setStreams turns every device segment of the plan into its stream

@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/bench/rnsbench"
-	"github.com/rosemary-fhe/rosemary/crosscheck"
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
+	"github.com/rosemary-fhe/rosemary/tools/bench/rnsbench"
+	"github.com/rosemary-fhe/rosemary/tools/crosscheck"
 )
 
 func init() {

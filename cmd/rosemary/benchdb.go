@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rosemary-fhe/rosemary/bench"
+	"github.com/rosemary-fhe/rosemary/tools/bench"
 )
 
 func runBenchDB(args []string) error {

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/rosemary-fhe/rosemary/bench"
-	"github.com/rosemary-fhe/rosemary/report"
+	"github.com/rosemary-fhe/rosemary/tools/bench"
+	"github.com/rosemary-fhe/rosemary/tools/report"
 )
 
 func runBenchPIR(args []string) error {

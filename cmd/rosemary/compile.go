@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
-	"github.com/rosemary-fhe/rosemary/report"
-	"github.com/rosemary-fhe/rosemary/workload"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
+	"github.com/rosemary-fhe/rosemary/tools/report"
 )
 
 func init() {

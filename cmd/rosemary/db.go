@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/cluster"
-	"github.com/rosemary-fhe/rosemary/dataset"
-	"github.com/rosemary-fhe/rosemary/report"
+	"github.com/rosemary-fhe/rosemary/tools/report"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rosemary-fhe/rosemary/demo"
+	"github.com/rosemary-fhe/rosemary/tools/demo"
 )
 
 func init() {

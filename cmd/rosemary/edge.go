@@ -9,9 +9,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rosemary-fhe/rosemary/bench/edgebench"
-	"github.com/rosemary-fhe/rosemary/edge"
-	"github.com/rosemary-fhe/rosemary/edge/video"
+	"github.com/rosemary-fhe/rosemary/rise/edge"
+	"github.com/rosemary-fhe/rosemary/rise/video"
+	"github.com/rosemary-fhe/rosemary/tools/bench/edgebench"
 )
 
 func init() {

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rosemary-fhe/rosemary/edge"
-	"github.com/rosemary-fhe/rosemary/sim/rise"
-	"github.com/rosemary-fhe/rosemary/sim/rise/rvcount"
+	"github.com/rosemary-fhe/rosemary/rise/edge"
+	"github.com/rosemary-fhe/rosemary/rise/soc"
+	"github.com/rosemary-fhe/rosemary/rise/soc/rvcount"
 )
 
 // edgeSoC prints the RISE SoC model (simulated) on both measured
@@ -21,7 +21,7 @@ func edgeSoC(args []string) error {
 	fs := flag.NewFlagSet("edge soc", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the full reports as JSON")
 	baseline := fs.String("baseline", "", "one baseline only: edge, seal-embedded or derived (default: edge and seal-embedded)")
-	cpi := fs.Float64("cpi", rise.DefaultCore().CPI, "cycles per measured instruction")
+	cpi := fs.Float64("cpi", soc.DefaultCore().CPI, "cycles per measured instruction")
 	measure := fs.Bool("measure-riscv", false, "measure instructions per phase under qemu-riscv64 (needs qemu-user, a C compiler, go, and the source tree)")
 	sealDir := fs.String("seal-embedded", "", "with -measure-riscv: a microsoft/SEAL-Embedded checkout to build and measure too (needs riscv64-linux-gnu-gcc)")
 	nsFlag := fs.String("n", "1024,2048,4096,8192,16384", "with -measure-riscv: ring degrees")
@@ -29,18 +29,18 @@ func edgeSoC(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	core := rise.DefaultCore()
+	core := soc.DefaultCore()
 	core.CPI = *cpi
 	if *measure {
 		return edgeSoCMeasure(*nsFlag, *sealDir, *write, core)
 	}
-	baselines := []string{rise.BaselineEdge, rise.BaselineSEAL}
+	baselines := []string{soc.BaselineEdge, soc.BaselineSEAL}
 	if *baseline != "" {
 		baselines = []string{*baseline}
 	}
-	var reps []rise.Report
+	var reps []soc.Report
 	for _, b := range baselines {
-		rep, err := rise.Table(rise.Options{Baseline: b, Core: &core})
+		rep, err := soc.Table(soc.Options{Baseline: b, Core: &core})
 		if err != nil {
 			return err
 		}
@@ -49,7 +49,7 @@ func edgeSoC(args []string) error {
 	if *asJSON {
 		return printJSON(reps)
 	}
-	fmt.Printf("RISE SoC model (simulated): core cycles = measured RV64 instructions × CPI %.2g + streaming misses (sim/rise)\n", core.CPI)
+	fmt.Printf("RISE SoC model (simulated): core cycles = measured RV64 instructions × CPI %.2g + streaming misses (rise/soc)\n", core.CPI)
 	for _, rep := range reps {
 		fmt.Printf("\nbaseline software: %s\n", rep.Baseline)
 		fmt.Printf("%-8s %6s %-12s %12s %12s %10s %10s %9s  %s\n", "point", "logQ", "system", "enc µs", "dec µs", "QQVGA fps", "QVGA fps", "power mW", "encrypt dominated by")
@@ -61,10 +61,10 @@ func edgeSoC(args []string) error {
 			}
 		}
 		fmt.Printf("\nbeside the paper (%s); ratio = model / paper, why for |ratio − 1| > 25%%:\n", rep.Paper.Source)
-		for _, c := range rise.Compare(rep) {
+		for _, c := range soc.Compare(rep) {
 			fmt.Printf("  %-44s model %9.2f  paper %9s  ratio %6s  %s\n", c.Name, c.Model, c.PaperText(), c.RatioText(), c.Why)
 		}
-		if s := rise.FrameVerdict(rep); s != "" {
+		if s := soc.FrameVerdict(rep); s != "" {
 			fmt.Println("  " + s)
 		}
 	}
@@ -72,7 +72,7 @@ func edgeSoC(args []string) error {
 }
 
 // edgeSoCMeasure counts the baselines' instructions per phase.
-func edgeSoCMeasure(nsFlag, sealDir, write string, core rise.CoreCosts) error {
+func edgeSoCMeasure(nsFlag, sealDir, write string, core soc.CoreCosts) error {
 	var ns []int
 	for _, f := range strings.Split(nsFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -103,8 +103,8 @@ func edgeSoCMeasure(nsFlag, sealDir, write string, core rise.CoreCosts) error {
 		return err
 	}
 	cmd := "rosemary edge soc -measure-riscv -n " + nsFlag
-	profs := []rise.Profile{toProfile(rise.BaselineEdge, ours,
-		"measured here: our encryptor (edge/internal/rvphases, GOARCH=riscv64) under "+rvcount.QemuVersion(ctx, tools.Qemu)+
+	profs := []soc.Profile{toProfile(soc.BaselineEdge, ours,
+		"measured here: our encryptor (rise/edge/internal/rvphases, GOARCH=riscv64) under "+rvcount.QemuVersion(ctx, tools.Qemu)+
 			" with the rvcount instruction-counting plugin; one encryption and decryption after a warm-up, phases marked by edge.EncryptPhased/DecryptPhased", cmd)}
 	if sealDir != "" {
 		bin, err := rvcount.BuildSEAL(ctx, tools, sealDir, dir)
@@ -119,7 +119,7 @@ func edgeSoCMeasure(nsFlag, sealDir, write string, core rise.CoreCosts) error {
 			}
 			sms = append(sms, m)
 		}
-		profs = append(profs, toProfile(rise.BaselineSEAL, sms,
+		profs = append(profs, toProfile(soc.BaselineSEAL, sms,
 			"measured here: SEAL-Embedded (microsoft/SEAL-Embedded device/lib, built beside the project) with rvcount's sealdriver, "+
 				rvcount.SEALRecipe+"; under "+rvcount.QemuVersion(ctx, tools.Qemu)+"; encryption only (SEAL-Embedded has no decryptor)",
 			cmd+" -seal-embedded SEAL-EMBEDDED-CHECKOUT"))
@@ -129,11 +129,11 @@ func edgeSoCMeasure(nsFlag, sealDir, write string, core rise.CoreCosts) error {
 	for _, pr := range profs {
 		for _, pt := range pr.Points {
 			p, _ := edge.Preset(pt.N)
-			sw, err := rise.MeasuredSoftware(p, core, pr, profs[0])
+			sw, err := soc.MeasuredSoftware(p, core, pr, profs[0])
 			if err != nil {
 				return err
 			}
-			der, err := rise.DerivedSoftware(p, core)
+			der, err := soc.DerivedSoftware(p, core)
 			if err != nil {
 				return err
 			}
@@ -152,7 +152,7 @@ func edgeSoCMeasure(nsFlag, sealDir, write string, core rise.CoreCosts) error {
 		if err != nil {
 			return err
 		}
-		if _, err := rise.ParseProfiles(b); err != nil {
+		if _, err := soc.ParseProfiles(b); err != nil {
 			return err
 		}
 		return os.WriteFile(write, append(b, '\n'), 0o644)
@@ -160,10 +160,10 @@ func edgeSoCMeasure(nsFlag, sealDir, write string, core rise.CoreCosts) error {
 	return nil
 }
 
-func toProfile(sw string, ms []rvcount.Measurement, source, cmd string) rise.Profile {
-	p := rise.Profile{Software: sw, Source: source, Command: cmd}
+func toProfile(sw string, ms []rvcount.Measurement, source, cmd string) soc.Profile {
+	p := soc.Profile{Software: sw, Source: source, Command: cmd}
 	for _, m := range ms {
-		p.Points = append(p.Points, rise.ProfilePoint{N: m.N, Limbs: m.Limbs, Instructions: m.Phases})
+		p.Points = append(p.Points, soc.ProfilePoint{N: m.N, Limbs: m.Limbs, Instructions: m.Phases})
 	}
 	return p
 }

@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rosemary-fhe/rosemary/crosscheck"
-	"github.com/rosemary-fhe/rosemary/isa"
+	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/tools/crosscheck"
 )
 
 func init() {

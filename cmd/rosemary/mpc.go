@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/hempc/bench"
-	"github.com/rosemary-fhe/rosemary/hempc/infer"
-	"github.com/rosemary-fhe/rosemary/hempc/linear"
-	"github.com/rosemary-fhe/rosemary/hempc/model"
-	"github.com/rosemary-fhe/rosemary/hempc/nets"
-	"github.com/rosemary-fhe/rosemary/hempc/transport"
+	"github.com/rosemary-fhe/rosemary/optiprime/infer"
+	"github.com/rosemary-fhe/rosemary/optiprime/linear"
+	"github.com/rosemary-fhe/rosemary/optiprime/model"
+	"github.com/rosemary-fhe/rosemary/optiprime/nets"
+	"github.com/rosemary-fhe/rosemary/optiprime/transport"
+	"github.com/rosemary-fhe/rosemary/tools/bench/mpcbench"
 )
 
 func init() {
@@ -236,7 +236,7 @@ func mpcBench(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := bench.Config{PaperLayer: *paper, MNISTImages: *images, UnitRounds: *rounds}
+	cfg := mpcbench.Config{PaperLayer: *paper, MNISTImages: *images, UnitRounds: *rounds}
 	for _, name := range splitList(*protos) {
 		p, err := linear.ParseProtocol(name)
 		if err != nil {
@@ -262,7 +262,7 @@ func mpcBench(args []string) error {
 	}
 	start := time.Now()
 	cfg.Progress = func(msg string) { fmt.Fprintf(os.Stderr, "[%5.1fs] %s\n", time.Since(start).Seconds(), msg) }
-	rep, err := bench.Run(cfg)
+	rep, err := mpcbench.Run(cfg)
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func mpcBench(args []string) error {
 	fmt.Printf("%-9s %-10s %-16s %-28s %7s %7s %7s %8s %12s %12s %9s %9s %9s\n",
 		"kind", "network", "protocol", "layer", "out_cts", "in_cts", "autos", "cpmults", "bytes_c2s", "bytes_s2c", "cpu_s", "lan_s", "wan_s")
 	for _, r := range rep.Rows {
-		if r.Kind == bench.Projected && r.Layer != "total" {
+		if r.Kind == mpcbench.Projected && r.Layer != "total" {
 			continue // per-layer projections are in --json
 		}
 		fmt.Printf("%-9s %-10s %-16s %-28s %7d %7d %7d %8d %12d %12d %9.3f %9.3f %9.3f\n",

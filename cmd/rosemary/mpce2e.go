@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/hempc/e2e"
-	"github.com/rosemary-fhe/rosemary/hempc/graph"
-	"github.com/rosemary-fhe/rosemary/hempc/linear"
-	"github.com/rosemary-fhe/rosemary/hempc/link"
-	"github.com/rosemary-fhe/rosemary/hempc/transport"
+	"github.com/rosemary-fhe/rosemary/optiprime/e2e"
+	"github.com/rosemary-fhe/rosemary/optiprime/graph"
+	"github.com/rosemary-fhe/rosemary/optiprime/linear"
+	"github.com/rosemary-fhe/rosemary/optiprime/link"
+	"github.com/rosemary-fhe/rosemary/optiprime/transport"
 )
 
 // e2eRun is one end-to-end session as reported by `mpc bench --e2e`.

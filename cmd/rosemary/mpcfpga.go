@@ -4,8 +4,8 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/fhe/cheetah"
-	"github.com/rosemary-fhe/rosemary/sim/fpga"
+	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
+	"github.com/rosemary-fhe/rosemary/optiprime/fpga"
 )
 
 // mpcFPGA prints the OptiFlow accelerator model's comparison of the BSGS
@@ -27,7 +27,7 @@ func mpcFPGA(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Println("OptiFlow FPGA model (simulated; see sim/fpga):")
+	fmt.Println("OptiFlow FPGA model (simulated; see optiprime/fpga):")
 	fmt.Println(b)
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/rosemary-fhe/rosemary/reproduce"
+	"github.com/rosemary-fhe/rosemary/tools/reproduce"
 )
 
 func init() {

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
-	"github.com/rosemary-fhe/rosemary/report"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/sim/scaleout"
 	"github.com/rosemary-fhe/rosemary/sim/system"
+	"github.com/rosemary-fhe/rosemary/tools/report"
 )
 
 func init() {

@@ -3,7 +3,7 @@ package scaleout
 import (
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 )
 

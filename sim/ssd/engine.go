@@ -3,7 +3,7 @@ package ssd
 import (
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/sim/des"
 )
 

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/sim/des"
 	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
-	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 // Flash is the bulk model of long sequential flash reads the simulator

@@ -4,10 +4,10 @@ import (
 	"math"
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/sim/des"
 	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
-	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 // TestChannelPagesMatchesLayout checks the per-channel page counts of a

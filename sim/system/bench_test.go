@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/workload"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
 )
 
 // BenchmarkSimulate tracks the simulator's speed on every shipped workload

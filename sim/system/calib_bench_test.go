@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/rns"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // BenchmarkCPUCalibration times the rns kernels the CPU baseline is

@@ -1,8 +1,8 @@
 package system
 
 import (
-	"github.com/rosemary-fhe/rosemary/arch"
-	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 )
 
 // INSPIRE ("INSPIRE: In-Storage Private Information Retrieval via

@@ -3,9 +3,9 @@ package system
 import (
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/fhe"
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/lower"
 )
 
 // The program as the simulator sees it: every IR node classified, placed on

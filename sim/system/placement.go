@@ -2,7 +2,7 @@ package system
 
 import (
 	"github.com/rosemary-fhe/rosemary/compiler"
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 )
 
 // Where values and keys live. The simulator follows the plan's decisions

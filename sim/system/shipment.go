@@ -3,9 +3,9 @@ package system
 import (
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/sim/des"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
-	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 // shipment is one tile of stored data read once for all its readers of one

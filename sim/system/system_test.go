@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
-	"github.com/rosemary-fhe/rosemary/ir"
-	"github.com/rosemary-fhe/rosemary/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/sim/des"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
-	"github.com/rosemary-fhe/rosemary/workload"
 )
 
 func preset(t testing.TB, name string) *arch.Arch {

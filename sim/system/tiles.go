@@ -3,9 +3,9 @@ package system
 import (
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/arch"
 	"github.com/rosemary-fhe/rosemary/compiler"
-	"github.com/rosemary-fhe/rosemary/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/sim/des"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 	"github.com/rosemary-fhe/rosemary/sim/ssd"

@@ -1,6 +1,6 @@
 package nand
 
-import "github.com/rosemary-fhe/rosemary/arch"
+import "github.com/rosemary-fhe/rosemary/compiler/arch"
 
 // PeakReadGBps is the analytic steady-state bound on sequential read
 // throughput of g, in GB/s, for reads spread evenly over every plane:

@@ -3,8 +3,8 @@ package nand
 import (
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/sim/des"
-	"github.com/rosemary-fhe/rosemary/store/layout"
 )
 
 // TestStoreLayoutPlugsIn reads a whole ciphertext laid out by the object

@@ -1,0 +1,651 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Shape is an object's geometry (polys × limbs × limb bytes).
+type Shape = layout.Shape
+
+// Generation numbers the published versions of objects; it increases with
+// every Put across the whole store and is never 0 for a published object.
+type Generation uint64
+
+// Kind says what an object holds. The store does not interpret it.
+type Kind uint8
+
+// Object kinds.
+const (
+	KindCiphertext Kind = 1
+	KindPlaintext  Kind = 2
+	KindKey        Kind = 3
+	// KindBlob holds opaque bytes (one limb of 1-byte words): a database's
+	// manifest, say.
+	KindBlob Kind = 4
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindCiphertext:
+		return "ciphertext"
+	case KindPlaintext:
+		return "plaintext"
+	case KindKey:
+		return "key"
+	case KindBlob:
+		return "blob"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+func kindOf(class uint8) (Kind, error) {
+	switch k := Kind(class); k {
+	case KindCiphertext, KindPlaintext, KindKey, KindBlob:
+		return k, nil
+	}
+	return 0, fmt.Errorf("unknown object kind %d", class)
+}
+
+// MaxNameLen bounds object names (bytes of UTF-8).
+const MaxNameLen = 255
+
+// CatalogFile is the name of the bbolt catalog inside a store directory.
+const CatalogFile = "catalog.db"
+
+// Info describes the current generation of an object.
+type Info struct {
+	Name       string
+	Kind       Kind
+	Shape      Shape
+	Generation Generation
+	Descriptor layout.Descriptor
+	Bytes      int64 // payload bytes (all limbs)
+	Pages      int64 // pages on disk
+}
+
+// GCStats summarizes one garbage collection.
+type GCStats struct {
+	Reclaimed int   // generations whose rows were freed
+	Pinned    int   // dead generations kept because readers pin them
+	Rows      int64 // rows freed (on every channel)
+}
+
+// Store is an open object store. It is safe for concurrent use; writers
+// (Put, Delete, GC) are serialized, reads run concurrently with everything.
+type Store struct {
+	dir   string
+	lay   layout.Layout
+	db    *bolt.DB
+	files []*os.File
+
+	life sync.RWMutex // operations hold RLock; Close holds Lock
+	wmu  sync.Mutex   // serializes writers
+
+	mu     sync.Mutex // guards the fields below
+	closed bool
+	cur    map[string]record
+	pins   map[Generation]int
+
+	isp atomic.Bool
+}
+
+// DefaultLayout is the layout Open gives a new store when asked for the
+// zero Layout: 4 channels of 4 KiB pages.
+var DefaultLayout = layout.Layout{Channels: 4, PageSize: 4096}
+
+// Open opens or creates the store in dir with layout l. An existing store
+// must have been created with the same layout; the zero Layout opens an
+// existing store with its own and creates a new one with DefaultLayout.
+// Open verifies the catalog (every record decodes; used and free extents
+// tile the allocated rows) and reclaims dead generations left by a
+// previous process.
+func Open(dir string, l layout.Layout) (*Store, error) {
+	adopt := l == layout.Layout{}
+	if adopt {
+		l = DefaultLayout
+	}
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, CatalogFile), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("store: open catalog in %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, lay: l, db: db, pins: map[Generation]int{}}
+	var st *catalogState
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketMeta, bucketObjects, bucketDead, bucketFree} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if raw := meta.Get(keyLayout); raw == nil {
+			enc, err := l.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			if err := meta.Put(keyLayout, enc); err != nil {
+				return err
+			}
+			if err := meta.Put(keyHWM, binary.LittleEndian.AppendUint32(nil, 0)); err != nil {
+				return err
+			}
+			if err := meta.Put(keyGen, binary.LittleEndian.AppendUint64(nil, 0)); err != nil {
+				return err
+			}
+		} else {
+			var have layout.Layout
+			if err := have.UnmarshalBinary(raw); err != nil {
+				return fmt.Errorf("catalog layout: %w", err)
+			}
+			if adopt {
+				l, s.lay = have, have
+			}
+			if have != l {
+				return fmt.Errorf("store holds layout %v, opened with %v", have, l)
+			}
+		}
+		var err error
+		st, err = loadCatalog(tx, l)
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	files, created, err := openChannelFiles(dir, l.Channels)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.files = files
+	if created {
+		if err := syncDir(dir); err != nil {
+			s.closeFiles()
+			return nil, err
+		}
+	}
+	s.cur = st.objects
+	if _, err := s.GC(); err != nil {
+		s.closeFiles()
+		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("store: sync directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("store: sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (s *Store) closeFiles() error {
+	var errs []error
+	for _, f := range s.files {
+		errs = append(errs, f.Close())
+	}
+	errs = append(errs, s.db.Close())
+	return errors.Join(errs...)
+}
+
+// Close waits for running operations and closes the store. Handles from
+// Acquire fail with ErrClosed afterwards.
+func (s *Store) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if err := s.closeFiles(); err != nil {
+		return fmt.Errorf("store: close %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// begin marks the start of an operation; it fails once the store is closed.
+func (s *Store) begin() error {
+	s.life.RLock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		s.life.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) end() { s.life.RUnlock() }
+
+// Layout returns the store's layout.
+func (s *Store) Layout() layout.Layout { return s.lay }
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// SetISP switches ISP mode: while on, Put and Delete fail with ErrISPMode.
+func (s *Store) SetISP(on bool) { s.isp.Store(on) }
+
+// ISP reports whether ISP mode is on.
+func (s *Store) ISP() bool { return s.isp.Load() }
+
+func validName(name string) error {
+	if name == "" || len(name) > MaxNameLen || !utf8.ValidString(name) {
+		return fmt.Errorf("store: invalid object name %q: want 1..%d bytes of UTF-8", name, MaxNameLen)
+	}
+	return nil
+}
+
+// Put stores a new generation of the named object: limbs are its Polys ×
+// Limbs limbs in poly-major order (limbs[poly*Limbs+limb]), each exactly
+// shape.LimbBytes() long. When Put returns nil the generation is durable and
+// visible; the previous generation (if any) becomes reclaimable.
+func (s *Store) Put(name string, kind Kind, shape Shape, limbs [][]byte) (Generation, error) {
+	if err := s.begin(); err != nil {
+		return 0, err
+	}
+	defer s.end()
+	if s.isp.Load() {
+		return 0, fmt.Errorf("store: put %q: %w", name, ErrISPMode)
+	}
+	if err := validName(name); err != nil {
+		return 0, err
+	}
+	if _, err := kindOf(uint8(kind)); err != nil {
+		return 0, fmt.Errorf("store: put %q: %w", name, err)
+	}
+	if err := shape.Validate(); err != nil {
+		return 0, fmt.Errorf("store: put %q: %w", name, err)
+	}
+	if len(limbs) != shape.NumLimbs() {
+		return 0, fmt.Errorf("store: put %q: %d limbs given, shape %s has %d", name, len(limbs), shape, shape.NumLimbs())
+	}
+	for i, b := range limbs {
+		if len(b) != shape.LimbBytes() {
+			return 0, fmt.Errorf("store: put %q: limb %d (poly %d, limb %d) is %d bytes, want %d",
+				name, i, i/shape.Limbs, i%shape.Limbs, len(b), shape.LimbBytes())
+		}
+	}
+
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	// Plan: generation number and rows, from the committed catalog (only
+	// writers change it, and they hold wmu).
+	var (
+		gen  Generation
+		base [2]uint32
+	)
+	rows := s.lay.PartRows(shape)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		g, err := decodeUint64("gen", tx.Bucket(bucketMeta).Get(keyGen))
+		if err != nil {
+			return err
+		}
+		gen = Generation(g) + 1
+		hwm, err := decodeUint32("hwm", tx.Bucket(bucketMeta).Get(keyHWM))
+		if err != nil {
+			return err
+		}
+		a := allocator{hwm: uint64(hwm)}
+		err = tx.Bucket(bucketFree).ForEach(func(k, v []byte) error {
+			e, err := decodeExtent(k, v)
+			a.free = append(a.free, e)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for p, r := range rows {
+			if r == 0 {
+				continue
+			}
+			if base[p], err = a.alloc(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: put %q: allocate: %w", name, err)
+	}
+	desc, err := s.lay.NewDescriptor(shape, base, uint8(kind))
+	if err != nil {
+		return 0, fmt.Errorf("store: put %q: %w", name, err)
+	}
+	// Write and fsync every page before the descriptor is published.
+	if err := s.writeObject(desc, gen, limbs); err != nil {
+		return 0, fmt.Errorf("store: put %q: %w", name, err)
+	}
+	rec := record{gen: gen, desc: desc}
+	enc, err := encodeRecord(rec)
+	if err != nil {
+		return 0, fmt.Errorf("store: put %q: %w", name, err)
+	}
+	// Publish atomically.
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		// Take the lower part first so that two parts above hwm extend it in order.
+		order := []int{0, 1}
+		if base[1] < base[0] {
+			order = []int{1, 0}
+		}
+		for _, p := range order {
+			if rows[p] > 0 {
+				if err := takeRows(tx, base[p], uint32(rows[p])); err != nil {
+					return fmt.Errorf("catalog: %w", err)
+				}
+			}
+		}
+		objs := tx.Bucket(bucketObjects)
+		if old := objs.Get([]byte(name)); old != nil {
+			oldRec, err := decodeRecord(old)
+			if err != nil {
+				return fmt.Errorf("catalog: previous generation: %w", err)
+			}
+			if err := tx.Bucket(bucketDead).Put(genKey(oldRec.gen), old); err != nil {
+				return err
+			}
+		}
+		if err := objs.Put([]byte(name), enc); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyGen, binary.LittleEndian.AppendUint64(nil, uint64(gen)))
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: put %q: publish: %w", name, err)
+	}
+	s.mu.Lock()
+	s.cur[name] = rec
+	s.mu.Unlock()
+	if _, err := s.gcLocked(); err != nil {
+		return gen, fmt.Errorf("store: put %q: published generation %d, then: %w", name, gen, err)
+	}
+	return gen, nil
+}
+
+// Delete removes the named object; its generation becomes reclaimable.
+func (s *Store) Delete(name string) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	if s.isp.Load() {
+		return fmt.Errorf("store: delete %q: %w", name, ErrISPMode)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		objs := tx.Bucket(bucketObjects)
+		old := objs.Get([]byte(name))
+		if old == nil {
+			return ErrNotFound
+		}
+		r, err := decodeRecord(old)
+		if err != nil {
+			return fmt.Errorf("catalog: %w", err)
+		}
+		if err := tx.Bucket(bucketDead).Put(genKey(r.gen), old); err != nil {
+			return err
+		}
+		return objs.Delete([]byte(name))
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete %q: %w", name, err)
+	}
+	s.mu.Lock()
+	delete(s.cur, name)
+	s.mu.Unlock()
+	if _, err := s.gcLocked(); err != nil {
+		return fmt.Errorf("store: delete %q: %w", name, err)
+	}
+	return nil
+}
+
+// GC reclaims the rows of every dead generation no reader pins.
+func (s *Store) GC() (GCStats, error) {
+	if err := s.begin(); err != nil {
+		return GCStats{}, err
+	}
+	defer s.end()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.gcLocked()
+}
+
+// gcLocked runs garbage collection; the caller holds wmu.
+func (s *Store) gcLocked() (GCStats, error) {
+	var st GCStats
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		st = GCStats{}
+		dead := tx.Bucket(bucketDead)
+		var victims []record
+		s.mu.Lock()
+		err := dead.ForEach(func(k, v []byte) error {
+			r, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("dead generation % x: %w", k, err)
+			}
+			if s.pins[r.gen] > 0 {
+				st.Pinned++
+				return nil
+			}
+			victims = append(victims, r)
+			return nil
+		})
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		for _, r := range victims {
+			ext, err := s.lay.Extents(r.desc)
+			if err != nil {
+				return err
+			}
+			for _, e := range ext {
+				if err := releaseRows(tx, e); err != nil {
+					return fmt.Errorf("generation %d: %w", r.gen, err)
+				}
+				st.Rows += int64(e.Rows)
+			}
+			if err := dead.Delete(genKey(r.gen)); err != nil {
+				return err
+			}
+			st.Reclaimed++
+		}
+		return nil
+	})
+	if err != nil {
+		return GCStats{}, fmt.Errorf("store: gc: %w", err)
+	}
+	return st, nil
+}
+
+func infoOf(l layout.Layout, name string, r record) Info {
+	k, _ := kindOf(r.desc.Class) // validated when the record was decoded or built
+	sh := r.desc.Shape()
+	return Info{Name: name, Kind: k, Shape: sh, Generation: r.gen, Descriptor: r.desc,
+		Bytes: sh.Bytes(), Pages: l.PagesPerObject(sh)}
+}
+
+// Stat describes the current generation of the named object.
+func (s *Store) Stat(name string) (Info, error) {
+	if err := s.begin(); err != nil {
+		return Info{}, err
+	}
+	defer s.end()
+	s.mu.Lock()
+	r, ok := s.cur[name]
+	s.mu.Unlock()
+	if !ok {
+		return Info{}, fmt.Errorf("store: stat %q: %w", name, ErrNotFound)
+	}
+	return infoOf(s.lay, name, r), nil
+}
+
+// List describes every object, sorted by name.
+func (s *Store) List() ([]Info, error) {
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	s.mu.Lock()
+	out := make([]Info, 0, len(s.cur))
+	for name, r := range s.cur {
+		out = append(out, infoOf(s.lay, name, r))
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Object is a pinned generation of an object: its pages are not reclaimed
+// until Release, even if the object is replaced or deleted meanwhile.
+type Object struct {
+	s        *Store
+	name     string
+	rec      record
+	released atomic.Bool
+}
+
+// Acquire pins the current generation of the named object for reading.
+func (s *Store) Acquire(name string) (*Object, error) {
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.cur[name]
+	if !ok {
+		return nil, fmt.Errorf("store: acquire %q: %w", name, ErrNotFound)
+	}
+	s.pins[r.gen]++
+	return &Object{s: s, name: name, rec: r}, nil
+}
+
+// Info describes the pinned generation.
+func (o *Object) Info() Info { return infoOf(o.s.lay, o.name, o.rec) }
+
+// Release unpins the generation; its rows become reclaimable at the next
+// garbage collection if it is no longer current. Release is idempotent.
+func (o *Object) Release() {
+	if o.released.Swap(true) {
+		return
+	}
+	o.s.mu.Lock()
+	if o.s.pins[o.rec.gen]--; o.s.pins[o.rec.gen] <= 0 {
+		delete(o.s.pins, o.rec.gen)
+	}
+	o.s.mu.Unlock()
+}
+
+// ReadLimb reads one limb of the pinned generation.
+func (o *Object) ReadLimb(poly, limb int) ([]byte, error) {
+	dst := make([]byte, o.rec.desc.Shape().LimbBytes())
+	if err := o.ReadLimbInto(dst, poly, limb); err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// ReadLimbInto reads one limb into dst, which must be exactly LimbBytes long.
+func (o *Object) ReadLimbInto(dst []byte, poly, limb int) error {
+	if o.released.Load() {
+		return fmt.Errorf("store: read %q: %w", o.name, ErrReleased)
+	}
+	if err := o.s.begin(); err != nil {
+		return err
+	}
+	defer o.s.end()
+	return o.s.readLimb(o.name, o.rec, poly, limb, dst)
+}
+
+// ReadAll reads every limb of the pinned generation in poly-major order,
+// each channel's share of the object in one read, all channels in parallel.
+func (o *Object) ReadAll() ([][]byte, error) {
+	sh := o.rec.desc.Shape()
+	out := make([][]byte, sh.NumLimbs())
+	for i := range out {
+		out[i] = make([]byte, sh.LimbBytes())
+	}
+	if err := o.ReadAllInto(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadAllInto is ReadAll into caller-provided buffers: dst[poly*Limbs+limb],
+// each exactly LimbBytes long.
+func (o *Object) ReadAllInto(dst [][]byte) error {
+	if o.released.Load() {
+		return fmt.Errorf("store: read %q: %w", o.name, ErrReleased)
+	}
+	if err := o.s.begin(); err != nil {
+		return err
+	}
+	defer o.s.end()
+	return o.s.readObject(o.name, o.rec, dst)
+}
+
+// ReadLimb reads one limb of the current generation of the named object.
+func (s *Store) ReadLimb(name string, poly, limb int) ([]byte, error) {
+	o, err := s.Acquire(name)
+	if err != nil {
+		return nil, err
+	}
+	defer o.Release()
+	return o.ReadLimb(poly, limb)
+}
+
+// Get reads the whole current generation of the named object: its
+// description and its limbs in poly-major order.
+func (s *Store) Get(name string) (Info, [][]byte, error) {
+	o, err := s.Acquire(name)
+	if err != nil {
+		return Info{}, nil, err
+	}
+	defer o.Release()
+	limbs, err := o.ReadAll()
+	if err != nil {
+		return Info{}, nil, err
+	}
+	return o.Info(), limbs, nil
+}
+
+// pinned lists the generations readers currently pin (for tests and stats).
+func (s *Store) pinned() []Generation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Generation, 0, len(s.pins))
+	for g := range s.pins {
+		out = append(out, g)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,339 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+)
+
+func TestPutGetRoundTrip(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	for v := uint64(0); v < 72; v++ { // every shape of shapeFor
+		name := "obj" + string(rune('a'+v%26)) + string(rune('a'+v/26))
+		g := mustPut(t, s, name, v)
+		if err := checkContent(s, name, v); err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh := shapeFor(v)
+		if info.Generation != g || info.Kind != KindCiphertext || info.Bytes != sh.Bytes() ||
+			info.Pages != testLayout.PagesPerObject(sh) {
+			t.Fatalf("Stat = %+v (gen %d, shape %s)", info, g, sh)
+		}
+		// Single-limb reads agree with the generator.
+		want := content(name, v, sh)
+		for poly := 0; poly < sh.Polys; poly++ {
+			for limb := 0; limb < sh.Limbs; limb++ {
+				b, err := s.ReadLimb(name, poly, limb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(b, want[poly*sh.Limbs+limb]) {
+					t.Fatalf("%s limb (%d,%d) differs", name, poly, limb)
+				}
+			}
+		}
+	}
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 72 {
+		t.Fatalf("List has %d objects, want 72", len(list))
+	}
+	for i := 1; i < len(list); i++ {
+		if list[i-1].Name >= list[i].Name {
+			t.Fatalf("List not sorted: %q before %q", list[i-1].Name, list[i].Name)
+		}
+	}
+}
+
+func TestGenerationsAndReopen(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	g1 := mustPut(t, s, "ct", 1)
+	g2 := mustPut(t, s, "ct", 2)
+	if g2 <= g1 {
+		t.Fatalf("generation %d after %d", g2, g1)
+	}
+	mustPut(t, s, "key", 7)
+	if err := s.Delete("key"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stat("key"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Stat after Delete: %v, want ErrNotFound", err)
+	}
+	if err := s.Delete("key"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("second Delete: %v, want ErrNotFound", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stat("ct"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Stat after Close: %v, want ErrClosed", err)
+	}
+	s = mustOpen(t, dir)
+	if err := checkContent(s, "ct", 2); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Stat("ct")
+	if err != nil || info.Generation != g2 {
+		t.Fatalf("after reopen: %+v, %v; want generation %d", info, err, g2)
+	}
+	if g := mustPut(t, s, "ct", 3); g <= g2 {
+		t.Fatalf("generation %d after reopen, not above %d", g, g2)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, layout.Layout{Channels: 4, PageSize: 64}); err == nil || !strings.Contains(err.Error(), "opened with") {
+		t.Fatalf("Open with another layout: %v, want a layout mismatch", err)
+	}
+	s = mustOpen(t, dir)
+	defer s.Close()
+	if err := checkContent(s, "ct", 3); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPinnedGenerationSurvivesReplacement: a reader holding a generation can
+// read it after the object is replaced and deleted; its rows are reused only
+// after Release.
+func TestPinnedGenerationSurvivesReplacement(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	mustPut(t, s, "x", 5)
+	o, err := s.Acquire("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := o.Info()
+	mustPut(t, s, "x", 6)
+	if err := s.Delete("x"); err != nil {
+		t.Fatal(err)
+	}
+	for v := uint64(10); v < 20; v++ { // churn: these must not land on x's pinned rows
+		mustPut(t, s, "y", v)
+	}
+	st, err := s.GC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Pinned != 1 {
+		t.Fatalf("GC kept %d pinned generations, want 1", st.Pinned)
+	}
+	limbs, err := o.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := content("x", 5, shapeFor(5))
+	for i := range want {
+		if !bytes.Equal(limbs[i], want[i]) {
+			t.Fatalf("pinned limb %d changed", i)
+		}
+	}
+	if got := s.pinned(); len(got) != 1 || got[0] != old.Generation {
+		t.Fatalf("pinned = %v, want [%d]", got, old.Generation)
+	}
+	o.Release()
+	o.Release() // idempotent
+	if _, err := o.ReadLimb(0, 0); !errors.Is(err, ErrReleased) {
+		t.Fatalf("read after Release: %v", err)
+	}
+	st, err = s.GC()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext, _ := testLayout.Extents(old.Descriptor)
+	var rows int64
+	for _, e := range ext {
+		rows += int64(e.Rows)
+	}
+	if st.Reclaimed != 1 || st.Pinned != 0 || st.Rows != rows {
+		t.Fatalf("GC after release = %+v, want 1 reclaimed generation of %d rows", st, rows)
+	}
+}
+
+// TestSpaceReuse: replacing an object repeatedly does not grow the files
+// beyond a few object sizes, because freed rows are reused.
+func TestSpaceReuse(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	defer s.Close()
+	for i := 0; i < 50; i++ {
+		mustPut(t, s, "a", 0) // same shape every time
+		mustPut(t, s, "b", 0)
+	}
+	rows := testLayout.PartRows(shapeFor(0))
+	per := (rows[0] + rows[1]) * slotSize(testLayout)
+	for ch := 0; ch < testLayout.Channels; ch++ {
+		fi, err := os.Stat(filepath.Join(dir, "ch0"+string(rune('0'+ch))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > 4*per {
+			t.Fatalf("ch%02d is %d bytes after 100 puts of two %d-byte objects: space not reused", ch, fi.Size(), per)
+		}
+	}
+}
+
+func TestISPMode(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	mustPut(t, s, "a", 1)
+	s.SetISP(true)
+	if !s.ISP() {
+		t.Fatal("ISP() false after SetISP(true)")
+	}
+	sh := shapeFor(2)
+	if _, err := s.Put("b", KindKey, sh, content("b", 2, sh)); !errors.Is(err, ErrISPMode) {
+		t.Fatalf("Put in ISP mode: %v, want ErrISPMode", err)
+	}
+	if err := s.Delete("a"); !errors.Is(err, ErrISPMode) || !strings.Contains(err.Error(), "ISP mode") {
+		t.Fatalf("Delete in ISP mode: %v", err)
+	}
+	if err := checkContent(s, "a", 1); err != nil { // reads continue
+		t.Fatal(err)
+	}
+	s.SetISP(false)
+	mustPut(t, s, "b", 2)
+	if _, err := s.Stat("b"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPutRejectsBadInput(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	sh := Shape{Polys: 2, Limbs: 2, LogN: 4, WordSize: 8}
+	good := content("n", 0, sh)
+	cases := []struct {
+		name  string
+		kind  Kind
+		sh    Shape
+		limbs [][]byte
+		want  string
+	}{
+		{"", KindKey, sh, good, "invalid object name"},
+		{strings.Repeat("x", 256), KindKey, sh, good, "invalid object name"},
+		{"\xff", KindKey, sh, good, "invalid object name"},
+		{"n", 0, sh, good, "unknown object kind"},
+		{"n", KindKey, sh, good[:3], "3 limbs given"},
+		{"n", KindKey, sh, append(good[:3:3], make([]byte, 127)), "is 127 bytes, want 128"},
+		{"n", KindKey, Shape{Polys: 0, Limbs: 1, LogN: 1, WordSize: 1}, nil, "polys out of range"},
+	}
+	for _, tc := range cases {
+		_, err := s.Put(tc.name, tc.kind, tc.sh, tc.limbs)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Put(%.10q, %v, %v): %v, want error containing %q", tc.name, tc.kind, tc.sh, err, tc.want)
+		}
+	}
+	if l, _ := s.List(); len(l) != 0 {
+		t.Fatalf("rejected puts left %d objects", len(l))
+	}
+	mustPut(t, s, "ok", 3)
+	if _, err := s.ReadLimb("ok", 5, 0); err == nil {
+		t.Fatal("ReadLimb of poly 5 succeeded")
+	}
+	if _, err := s.ReadLimb("missing", 0, 0); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("ReadLimb of missing object: %v", err)
+	}
+	o, err := s.Acquire("ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Release()
+	osh := o.Info().Shape
+	if err := o.ReadLimbInto(make([]byte, osh.LimbBytes()-1), 0, 0); err == nil {
+		t.Fatal("ReadLimbInto accepted a short buffer")
+	}
+	if err := o.ReadAllInto(make([][]byte, osh.NumLimbs()-1)); err == nil {
+		t.Fatal("ReadAllInto accepted too few buffers")
+	}
+	bufs := make([][]byte, osh.NumLimbs())
+	for i := range bufs {
+		bufs[i] = make([]byte, osh.LimbBytes())
+	}
+	bufs[len(bufs)-1] = bufs[len(bufs)-1][:1]
+	if err := o.ReadAllInto(bufs); err == nil {
+		t.Fatal("ReadAllInto accepted a short limb buffer")
+	}
+}
+
+func TestKindsAndClosedHandles(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	sh := Shape{Polys: 1, Limbs: 2, LogN: 5, WordSize: 8}
+	for _, k := range []Kind{KindCiphertext, KindPlaintext, KindKey} {
+		name := k.String()
+		if _, err := s.Put(name, k, sh, content(name, 0, sh)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := s.Acquire("key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.ReadLimb(0, 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("read through a handle after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Put("x", KindKey, sh, content("x", 0, sh)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Put after Close: %v, want ErrClosed", err)
+	}
+	o.Release()
+	s = mustOpen(t, dir)
+	defer s.Close()
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Kind{"ciphertext": KindCiphertext, "plaintext": KindPlaintext, "key": KindKey}
+	if len(list) != 3 {
+		t.Fatalf("List = %+v", list)
+	}
+	for _, in := range list {
+		if want[in.Name] != in.Kind || in.Shape != sh {
+			t.Fatalf("after reopen %q has kind %v shape %s", in.Name, in.Kind, in.Shape)
+		}
+	}
+}
+
+// The zero Layout opens a store with its own layout and makes a new one
+// with DefaultLayout.
+func TestOpenAdoptsLayout(t *testing.T) {
+	dir := t.TempDir()
+	want := layout.Layout{Channels: 3, PageSize: 8192}
+	s, err := Open(dir, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(dir, layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Layout() != want {
+		t.Fatalf("reopened with layout %v, want %v", s.Layout(), want)
+	}
+	s.Close()
+	s, err = Open(t.TempDir(), layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Layout() != DefaultLayout {
+		t.Fatalf("new store with layout %v, want %v", s.Layout(), DefaultLayout)
+	}
+}

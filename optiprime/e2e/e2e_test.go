@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/optiprime/graph"
+	"github.com/rosemary-fhe/rosemary/optiprime/linear"
+	"github.com/rosemary-fhe/rosemary/optiprime/transport"
+)
+
+// TestReducedNetworks runs the reduced residual networks (32×32, a few
+// channels, every layer type of ResNet-18/50: convolutions with folded
+// batch normalization, truncation, ReLU, max-pool, residual additions,
+// average-pool, fully connected) end to end under each linear protocol and
+// requires the client's output to equal the plaintext reference exactly.
+func TestReducedNetworks(t *testing.T) {
+	for _, spec := range []graph.Spec{graph.Mini, graph.MiniBottleneck} {
+		n, img, err := graph.Build(spec, 7, graph.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		protos := linear.Protocols
+		if spec.Bottleneck { // the block type differs; one protocol keeps the test short
+			protos = []linear.Protocol{linear.OptiEncodeBSGS}
+		}
+		for _, proto := range protos {
+			rep, out, err := RunPipe(n, img, Config{Protocol: proto})
+			if err != nil {
+				t.Fatalf("%s %s: %v", spec.Name, proto, err)
+			}
+			if !rep.Correct || rep.Outputs != spec.Classes {
+				t.Fatalf("%s %s: %d of %d outputs differ from the reference (got %v)", spec.Name, proto, rep.Mismatches, rep.Outputs, out)
+			}
+			// Every layer type ran and was measured.
+			kinds := map[string]int{}
+			for _, l := range rep.Layers {
+				kinds[l.Kind]++
+				if l.Class != ClassLocal && l.BytesC2S+l.BytesS2C == 0 {
+					t.Errorf("%s %s: %s moved no bytes", spec.Name, proto, l.Op)
+				}
+			}
+			for _, k := range []string{"conv", "trunc", "relu", "maxpool", "avgpool", "add"} {
+				if kinds[k] == 0 {
+					t.Errorf("%s: no %s operation", spec.Name, k)
+				}
+			}
+			if rep.HE.InputCts == 0 || rep.Linear.Bytes == 0 || rep.Nonlinear.Bytes == 0 ||
+				rep.TotalBytes < rep.Linear.Bytes+rep.Nonlinear.Bytes+rep.SetupBytes {
+				t.Errorf("%s %s: inconsistent totals %+v", spec.Name, proto, rep)
+			}
+			t.Logf("%s %s: output %v; %.2f MB, %d rounds, %.2f s (linear %.2f, nonlinear %.2f)", spec.Name, proto, out,
+				float64(rep.TotalBytes)/1e6, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS)
+		}
+	}
+}
+
+// TestArchitectureMismatch: a client whose public network differs from the
+// server's (here ℓ) is refused with a named error on both sides.
+func TestArchitectureMismatch(t *testing.T) {
+	n, img, err := graph.Build(graph.Mini, 7, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := graph.Build(graph.Mini, 7, graph.Options{LogT: 36})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, sc := transport.Pipe()
+	errc := make(chan error, 1)
+	go func() { errc <- Serve(sc, n) }()
+	_, _, cerr := Infer(cc, other.Public(), img, Config{Protocol: linear.Cheetah})
+	serr := <-errc
+	if serr == nil || !strings.Contains(serr.Error(), "architecture") {
+		t.Errorf("server: %v, want an architecture error", serr)
+	}
+	if cerr == nil || !strings.Contains(cerr.Error(), "architecture") {
+		t.Errorf("client: %v, want the server's reason", cerr)
+	}
+}

@@ -1,0 +1,62 @@
+package e2e
+
+import "github.com/rosemary-fhe/rosemary/optiprime/graph"
+
+// Truncation after a ReLU is cheaper than before it: a ReLU's output is
+// known to be nonnegative, and a truncation of a value whose top bit is
+// known needs no millionaires' on ℓ bits (nonlinear.TruncateNonneg). The
+// reorder is exact, so the private result still equals the plaintext
+// reference bit for bit:
+//
+//	ReLU(⌊c/2^s⌋)     = ⌊ReLU(c)/2^s⌋            (floor is monotone, ⌊0⌋ = 0)
+//	ReLU(⌊c/2^s⌋ + y) = ⌊ReLU(c + y·2^s)/2^s⌋    (y an integer)
+//
+// so a Trunc whose only reader is a ReLU, or an Add whose only reader is a
+// ReLU, is deferred: its shares pass through untruncated (the Add scales
+// its other operand by 2^s, a local multiplication), and the ReLU truncates
+// after itself. Only one operand of an Add may owe a shift (⌊a/2^s⌋ +
+// ⌊b/2^s⌋ is not ⌊(a+b)/2^s⌋). Values grow by 2^s until the ReLU; the
+// untruncated products already had to fit the ring.
+
+// owedShifts returns, per value (0 is the input, v = i+1 the output of op
+// i), the truncation shift its shares still owe (0 for none).
+func owedShifts(n *graph.Net) []int {
+	readers := make([][]int, len(n.Ops)+1)
+	for i, op := range n.Ops {
+		for _, v := range op.In {
+			readers[v] = append(readers[v], i)
+		}
+	}
+	onlyReader := func(v int) (graph.Op, bool) {
+		if len(readers[v]) != 1 {
+			return graph.Op{}, false
+		}
+		return n.Ops[readers[v][0]], true
+	}
+	owed := make([]int, len(n.Ops)+1)
+	for i, op := range n.Ops {
+		v := i + 1
+		switch op.Kind {
+		case graph.Trunc:
+			next, ok := onlyReader(v)
+			if !ok || owed[op.In[0]] != 0 {
+				continue
+			}
+			switch next.Kind {
+			case graph.ReLU:
+				owed[v] = op.Shift
+			case graph.Add:
+				other := next.In[0]
+				if other == v {
+					other = next.In[1]
+				}
+				if after, ok := onlyReader(readers[v][0] + 1); ok && after.Kind == graph.ReLU && owed[other] == 0 && other != v {
+					owed[v] = op.Shift
+				}
+			}
+		case graph.Add:
+			owed[v] = max(owed[op.In[0]], owed[op.In[1]])
+		}
+	}
+	return owed
+}

@@ -1,0 +1,488 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
+	"github.com/rosemary-fhe/rosemary/optiprime/graph"
+	"github.com/rosemary-fhe/rosemary/optiprime/linear"
+	"github.com/rosemary-fhe/rosemary/optiprime/nonlinear"
+	"github.com/rosemary-fhe/rosemary/optiprime/share"
+	"github.com/rosemary-fhe/rosemary/optiprime/transport"
+)
+
+// Config is what the client chooses.
+type Config struct {
+	Protocol linear.Protocol
+	LogN     int // 12..15; 0 means 13
+	// Progress, if set, is called after each operation with its index and
+	// client-side costs (server times arrive at the end).
+	Progress func(i int, s OpStats)
+}
+
+// DefaultLogN is the HE ring degree unless configured (N = 8192).
+const DefaultLogN = 13
+
+// session is what both parties derive from the public network and the
+// hello: the ring and one plan per convolution.
+type session struct {
+	net    *graph.Net
+	h      hello
+	params cheetah.Parameters
+	ring   share.Ring
+	plans  map[int]*linear.Plan // by op index
+	galois []uint64
+	last   []int // per value: the last op reading it (frees shares)
+	owed   []int // per value: a truncation deferred past the next ReLU (fuse.go)
+}
+
+func newSession(n *graph.Net, h hello) (*session, error) {
+	lit, err := cheetah.PresetForLogN(h.LogN)
+	if err != nil {
+		return nil, fmt.Errorf("e2e: %w", err)
+	}
+	params, err := cheetah.NewParameters(lit)
+	if err != nil {
+		return nil, fmt.Errorf("e2e: parameters: %w", err)
+	}
+	ring, err := share.NewRing(n.LogT)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{net: n, h: h, params: params, ring: ring, plans: map[int]*linear.Plan{}}
+	opt := linear.Options{LogT: n.LogT, WeightBits: n.WeightBits}
+	byShape := map[linear.ConvShape]*linear.Plan{}
+	seen := map[uint64]bool{}
+	for i, op := range n.Ops {
+		if op.Kind != graph.Conv {
+			continue
+		}
+		pl, ok := byShape[op.Shape]
+		if !ok {
+			if pl, err = linear.NewPlan(h.Protocol, params, op.Shape, opt); err != nil {
+				return nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
+			}
+			byShape[op.Shape] = pl
+			for _, g := range pl.GaloisElements() {
+				if !seen[g] {
+					seen[g] = true
+					s.galois = append(s.galois, g)
+				}
+			}
+		}
+		s.plans[i] = pl
+	}
+	s.owed = owedShifts(n)
+	s.last = make([]int, len(n.Ops)+1)
+	for i, op := range n.Ops {
+		for _, v := range op.In {
+			s.last[v] = i
+		}
+	}
+	return s, nil
+}
+
+// free drops the shares no later operation reads.
+func (s *session) free(vals [][]uint64, i int) {
+	for v := range vals[:i+1] {
+		if vals[v] != nil && s.last[v] <= i {
+			vals[v] = nil
+		}
+	}
+}
+
+// local runs an operation that needs no communication, or the local part
+// before a protocol: Add, and AvgPool's sum times the reciprocal.
+func (s *session) local(op graph.Op, vals [][]uint64) []uint64 {
+	r := s.ring
+	in := vals[op.In[0]]
+	switch op.Kind {
+	case graph.Add:
+		// At most one operand owes a shift (fuse.go): lift the other to its
+		// scale.
+		owes, other := in, vals[op.In[1]]
+		sh := s.owed[op.In[0]]
+		if s.owed[op.In[1]] != 0 {
+			owes, other, sh = other, owes, s.owed[op.In[1]]
+		}
+		if sh != 0 {
+			other = r.ScaleVec(make([]uint64, len(other)), other, 1<<sh)
+		}
+		return r.AddVec(make([]uint64, len(in)), owes, other)
+	case graph.AvgPool:
+		d := in
+		plane := len(d) / op.Out.C
+		out := make([]uint64, op.Out.C)
+		for c := range out {
+			var acc uint64
+			for _, v := range d[c*plane : (c+1)*plane] {
+				acc += v
+			}
+			out[c] = r.Mul(acc, uint64(op.Mul))
+		}
+		return out
+	}
+	return nil
+}
+
+// nonlinearOp runs an OT-based operation (both parties call it alike).
+func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]uint64) ([]uint64, error) {
+	in := vals[op.In[0]]
+	switch op.Kind {
+	case graph.Trunc:
+		if s.owed[i+1] != 0 {
+			return in, nil // truncated after the ReLU that reads it
+		}
+		return p.TruncateExact(in, op.Shift)
+	case graph.ReLU:
+		y, err := p.ReLU(in)
+		if err != nil || s.owed[op.In[0]] == 0 {
+			return y, err
+		}
+		return p.TruncateNonneg(y, s.owed[op.In[0]]) // the truncation deferred to here
+	case graph.MaxPool:
+		idx, _ := graph.Windows(s.inDims(op), op.K, op.Stride, op.Pad)
+		g := make([]uint64, len(idx))
+		for j, k := range idx {
+			if k >= 0 {
+				g[j] = in[k]
+			}
+		}
+		return p.MaxPool(g, op.K*op.K)
+	case graph.AvgPool:
+		if op.In[0] > 0 && s.net.Ops[op.In[0]-1].Kind == graph.ReLU && op.Mul > 0 {
+			// A positive multiple of a sum of ReLU outputs is nonnegative.
+			return p.TruncateNonneg(s.local(op, vals), op.Shift)
+		}
+		return p.TruncateExact(s.local(op, vals), op.Shift)
+	}
+	return nil, fmt.Errorf("e2e: op %d (%s) is not a nonlinear operation", i, op.Name)
+}
+
+func (s *session) inDims(op graph.Op) graph.Dims {
+	if op.In[0] == 0 {
+		return s.net.Input
+	}
+	return s.net.Ops[op.In[0]-1].Out
+}
+
+// abort tells the peer why this side stops (best effort) and closes.
+func abort(conn *transport.Conn, err error) { conn.Abort(frameAbort, err) }
+
+// recv reads a frame of the wanted type; a peer's abort becomes an error.
+func recv(conn *transport.Conn, want byte) ([]byte, error) { return conn.RecvWant(want, frameAbort) }
+
+// Serve runs the server side of one session with the network n (weights
+// included) and returns when the client has its output. It closes conn if
+// it fails.
+func Serve(conn *transport.Conn, n *graph.Net) (err error) {
+	defer func() {
+		// Lattigo assumes well-formed keys; a malformed one that passed
+		// the checks must end the session, not the process.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("e2e: malformed peer data: %v", r)
+		}
+		if err != nil {
+			abort(conn, err)
+		}
+	}()
+	return serve(conn, n)
+}
+
+func serve(conn *transport.Conn, n *graph.Net) error {
+	if err := n.Validate(); err != nil {
+		return err
+	}
+	cpu0, _ := processCPU()
+	b, err := recv(conn, frameHello)
+	if err != nil {
+		return fmt.Errorf("e2e: hello: %w", err)
+	}
+	h, err := decodeHello(b)
+	if err != nil {
+		return err
+	}
+	if h.Digest != n.Digest() {
+		return fmt.Errorf("e2e: the client's architecture differs from the server's %s", n.Name)
+	}
+	s, err := newSession(n, h)
+	if err != nil {
+		return err
+	}
+	if err := conn.Send(frameAccept, nil); err != nil {
+		return err
+	}
+	b, err = recv(conn, framePK)
+	if err != nil {
+		return fmt.Errorf("e2e: public key: %w", err)
+	}
+	pk := new(rlwe.PublicKey)
+	if err := pk.UnmarshalBinary(b); err != nil {
+		return fmt.Errorf("e2e: public key: %w", err)
+	}
+	if len(pk.Value) != 2 || pk.Value[0].Q.N() != s.params.N() || pk.LevelQ() != s.params.MaxLevel() {
+		return errors.New("e2e: public key does not match the parameters")
+	}
+	want := map[uint64]bool{}
+	for _, g := range s.galois {
+		want[g] = true
+	}
+	var gks []*rlwe.GaloisKey
+	for len(gks) < len(want) {
+		b, err := recv(conn, frameGalois)
+		if err != nil {
+			return fmt.Errorf("e2e: Galois key: %w", err)
+		}
+		idx, total, kb, err := transport.ParseIndexed(b, maxGaloisKey)
+		if err != nil {
+			return err
+		}
+		if idx != len(gks) || total != len(want) {
+			return fmt.Errorf("e2e: Galois key %d of %d, want %d of %d", idx, total, len(gks), len(want))
+		}
+		gk := new(rlwe.GaloisKey)
+		if err := gk.UnmarshalBinary(kb); err != nil {
+			return fmt.Errorf("e2e: Galois key %d: %w", idx, err)
+		}
+		if !want[gk.GaloisElement] || gk.LevelQ() != s.params.MaxLevel() || len(gk.Value) == 0 || len(gk.Value[0]) == 0 ||
+			len(gk.Value[0][0]) == 0 || gk.Value[0][0][0].Q.N() != s.params.N() {
+			return fmt.Errorf("e2e: unexpected Galois key (element %d)", gk.GaloisElement)
+		}
+		want[gk.GaloisElement] = false // each element once
+		gks = append(gks, gk)
+	}
+	// One evaluator per worker: evaluators are not safe for concurrent use.
+	evs := make([]*cheetah.Evaluator, linear.Workers())
+	for i := range evs {
+		evs[i] = cheetah.NewEvaluator(s.params, pk, gks)
+	}
+	if err := conn.Send(frameReady, nil); err != nil {
+		return err
+	}
+	party, err := nonlinear.NewParty(conn, s.ring)
+	if err != nil {
+		return fmt.Errorf("e2e: OT setup: %w", err)
+	}
+	cpu1, _ := processCPU()
+	rep := serverReport{SetupCPUS: (cpu1 - cpu0).Seconds(), Ops: make([]serverOp, len(n.Ops))}
+	vals := make([][]uint64, len(n.Ops)+1)
+	vals[0] = make([]uint64, n.Input.Len()) // the client holds the image
+	for i, op := range n.Ops {
+		w := startWatch(conn)
+		var out []uint64
+		switch op.Kind {
+		case graph.Conv:
+			pl := s.plans[i]
+			t := time.Now()
+			pc, _ := processCPU()
+			wr := make([]uint64, len(op.W))
+			for j, v := range op.W {
+				wr[j] = s.ring.FromSigned(v)
+			}
+			ws, err := pl.PrepareWeights(evs[0], wr)
+			if err != nil {
+				return fmt.Errorf("e2e: %s weights: %w", op.Name, err)
+			}
+			rep.Ops[i].PrepS = time.Since(t).Seconds()
+			pc2, _ := processCPU()
+			rep.Ops[i].PrepCPUS = (pc2 - pc).Seconds()
+			bias := make([]uint64, len(op.B))
+			for j, v := range op.B {
+				bias[j] = s.ring.FromSigned(v)
+			}
+			in := make([][]byte, pl.Tiles()*pl.Inputs())
+			for j := range in {
+				if in[j], err = recv(conn, frameLinIn); err != nil {
+					return fmt.Errorf("e2e: %s input %d: %w", op.Name, j, err)
+				}
+			}
+			msgs, ys, err := pl.EvaluateParallel(evs, ws, bias, vals[op.In[0]], in)
+			if err != nil {
+				return fmt.Errorf("e2e: %s: %w", op.Name, err)
+			}
+			for j, m := range msgs {
+				if err := conn.Send(frameLinOut, m); err != nil {
+					return fmt.Errorf("e2e: %s output %d: %w", op.Name, j, err)
+				}
+			}
+			out = ys
+		case graph.Add:
+			out = s.local(op, vals)
+		default:
+			if out, err = s.nonlinearOp(party, i, op, vals); err != nil {
+				return fmt.Errorf("e2e: %s: %w", op.Name, err)
+			}
+		}
+		vals[i+1] = out
+		s.free(vals, i)
+		rep.Ops[i].WallS, rep.Ops[i].CPUS, _ = w.stop()
+	}
+	if _, err := party.RevealTo(vals[len(n.Ops)], 1); err != nil {
+		return err
+	}
+	cpu2, _ := processCPU()
+	rep.CPUS = (cpu2 - cpu0).Seconds()
+	b, err = json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	return conn.Send(frameStats, b)
+}
+
+// Infer runs the client side of one session: pub is the public network
+// (no weights needed), img the fixed-point input at ActScale. It returns
+// the output (signed, at ActScale) and the session's report (without the
+// correctness fields, which Run fills). It closes conn if it fails.
+func Infer(conn *transport.Conn, pub *graph.Net, img []int64, cfg Config) (out []int64, rep *Report, err error) {
+	defer func() {
+		if err != nil {
+			abort(conn, err)
+		}
+	}()
+	return infer(conn, pub, img, cfg)
+}
+
+func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64, *Report, error) {
+	if cfg.LogN == 0 {
+		cfg.LogN = DefaultLogN
+	}
+	if len(img) != n.Input.Len() {
+		return nil, nil, fmt.Errorf("e2e: image has %d entries, want %d", len(img), n.Input.Len())
+	}
+	start := time.Now()
+	cpu0, _ := processCPU()
+	h := hello{Version: wireVersion, Protocol: cfg.Protocol, LogN: cfg.LogN, Digest: n.Digest()}
+	if _, err := decodeHello(h.encode()); err != nil {
+		return nil, nil, err
+	}
+	s, err := newSession(n, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := conn.Send(frameHello, h.encode()); err != nil {
+		return nil, nil, err
+	}
+	if _, err := recv(conn, frameAccept); err != nil {
+		return nil, nil, fmt.Errorf("e2e: hello: %w", err)
+	}
+	lc := linear.NewClient(s.params)
+	pkb, err := lc.Keys.PK.MarshalBinary()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := conn.Send(framePK, pkb); err != nil {
+		return nil, nil, err
+	}
+	gks, err := cheetah.GenGaloisKeys(s.params, lc.Keys.SK, s.galois)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, gk := range gks {
+		kb, err := gk.MarshalBinary()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := conn.Send(frameGalois, transport.AppendIndexed(nil, i, len(gks), kb)); err != nil {
+			return nil, nil, err
+		}
+	}
+	if _, err := recv(conn, frameReady); err != nil {
+		return nil, nil, fmt.Errorf("e2e: keys: %w", err)
+	}
+	party, err := nonlinear.NewParty(conn, s.ring)
+	if err != nil {
+		return nil, nil, fmt.Errorf("e2e: OT setup: %w", err)
+	}
+	rep := &Report{Net: n.Name, Protocol: cfg.Protocol.String(), LogN: cfg.LogN, LogT: n.LogT, Layers: make([]OpStats, len(n.Ops))}
+	setup := conn.Stats()
+	rep.SetupS = time.Since(start).Seconds()
+	rep.SetupBytes = setup.BytesC2S + setup.BytesS2C
+	vals := make([][]uint64, len(n.Ops)+1)
+	vals[0] = make([]uint64, len(img))
+	for j, v := range img {
+		vals[0][j] = s.ring.FromSigned(v)
+	}
+	for i, op := range n.Ops {
+		w := startWatch(conn)
+		var out []uint64
+		switch op.Kind {
+		case graph.Conv:
+			pl := s.plans[i]
+			up, err := pl.EncryptInput(lc, vals[op.In[0]])
+			if err != nil {
+				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
+			}
+			for j, m := range up {
+				if err := conn.Send(frameLinIn, m); err != nil {
+					return nil, nil, fmt.Errorf("e2e: %s input %d: %w", op.Name, j, err)
+				}
+			}
+			down := make([][]byte, pl.Tiles()*pl.Groups())
+			for j := range down {
+				if down[j], err = recv(conn, frameLinOut); err != nil {
+					return nil, nil, fmt.Errorf("e2e: %s output %d: %w", op.Name, j, err)
+				}
+			}
+			if out, err = pl.DecryptOutput(lc, down); err != nil {
+				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
+			}
+		case graph.Add:
+			out = s.local(op, vals)
+		default:
+			if out, err = s.nonlinearOp(party, i, op, vals); err != nil {
+				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
+			}
+		}
+		vals[i+1] = out
+		s.free(vals, i)
+		wall, cpu, st := w.stop()
+		l := OpStats{Op: op.Name, Kind: op.Kind.String(), Class: s.class(i, op), Elements: op.Out.Len(),
+			WallS: wall, ClientCPUS: cpu, BytesC2S: st.BytesC2S, BytesS2C: st.BytesS2C, Flights: st.Flights, Rounds: st.Rounds()}
+		if pl, ok := s.plans[i]; ok {
+			c := pl.Counters
+			l.HE = &c
+		}
+		rep.Layers[i] = l
+		if cfg.Progress != nil {
+			cfg.Progress(i, l)
+		}
+	}
+	res, err := party.RevealTo(vals[len(n.Ops)], 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.WallS = time.Since(start).Seconds()
+	cpu1, _ := processCPU()
+	total := conn.Stats()
+	b, err := recv(conn, frameStats)
+	if err != nil {
+		return nil, nil, fmt.Errorf("e2e: server report: %w", err)
+	}
+	var sr serverReport
+	if err := json.Unmarshal(b, &sr); err != nil {
+		return nil, nil, fmt.Errorf("e2e: server report: %w", err)
+	}
+	if len(sr.Ops) != len(n.Ops) {
+		return nil, nil, fmt.Errorf("e2e: server report has %d operations, want %d", len(sr.Ops), len(n.Ops))
+	}
+	for i, so := range sr.Ops {
+		rep.Layers[i].ServerS, rep.Layers[i].ServerCPUS = so.WallS, so.CPUS
+		rep.Layers[i].PrepS, rep.Layers[i].PrepCPUS = so.PrepS, so.PrepCPUS
+	}
+	rep.ClientCPUS = (cpu1 - cpu0).Seconds()
+	rep.ServerCPUS = sr.CPUS
+	rep.BytesC2S, rep.BytesS2C = total.BytesC2S, total.BytesS2C
+	rep.TotalBytes = total.BytesC2S + total.BytesS2C
+	rep.Flights, rep.Rounds = total.Flights, total.Rounds()
+	rep.finish()
+	out := make([]int64, len(res))
+	for j, v := range res {
+		out[j] = s.ring.ToSigned(v)
+	}
+	return out, rep, nil
+}

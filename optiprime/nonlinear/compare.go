@@ -1,0 +1,395 @@
+package nonlinear
+
+import (
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/optiprime/share"
+)
+
+// Millionaires returns this party's boolean shares (0/1) of 1{a_i > b_i},
+// where party 0 passes a and party 1 passes b, both k-bit unsigned values
+// (1 ≤ k ≤ 64; higher bits must be 0).
+func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
+	if k < 1 || k > 64 {
+		return nil, fmt.Errorf("nonlinear: millionaires on %d bits, want 1..64", k)
+	}
+	for i, v := range x {
+		if v&^share.Mask(k) != 0 {
+			return nil, fmt.Errorf("nonlinear: millionaires input %d = %#x exceeds %d bits", i, v, k)
+		}
+	}
+	out := make([]uint8, 0, len(x))
+	for lo := 0; lo < len(x) || lo == 0; lo += millionairesChunk {
+		hi := min(lo+millionairesChunk, len(x))
+		gt, err := p.millionaires(x[lo:hi], k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gt...)
+		if hi == len(x) {
+			break
+		}
+	}
+	return out, nil
+}
+
+// millionairesChunk bounds the elements compared in one pass, so that the
+// sender's table of leaf messages (9 blocks × 16 words per element at
+// ℓ = 37) stays near 75 MB; larger batches run in several passes of 10–12
+// flights each.
+var millionairesChunk = 1 << 16
+
+func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
+	n := len(x)
+	q := (k + blockBits - 1) / blockBits
+	const N = 1 << blockBits
+	// Leaves: instance i*q+j compares block j of element i, by 1-out-of-16
+	// OT from four silent correlated OTs (Naor–Pinkas).
+	gt := make([]uint8, n*q)
+	eq := make([]uint8, n*q)
+	if err := p.reserve(n*q*blockBits, 0); err != nil {
+		return nil, err
+	}
+	if p.id == 0 {
+		u, err := p.conn.RecvType(typeLeafU)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		msgs := make([][]uint64, n*q)
+		flat := make([]uint64, n*q*N)
+		bits := p.prg.Bits(2 * n * q)
+		for i, a := range x {
+			for j := 0; j < q; j++ {
+				idx := i*q + j
+				aj := a >> (j * blockBits) & (N - 1)
+				g, e := bits[2*idx], bits[2*idx+1]
+				gt[idx], eq[idx] = g, e
+				m := flat[idx*N : (idx+1)*N]
+				for v := uint64(0); v < N; v++ {
+					isGt := (v - aj) >> 63       // 1 iff aj > v (both < 16)
+					isEq := ((aj ^ v) - 1) >> 63 // 1 iff aj == v
+					m[v] = (isGt ^ uint64(g)) | (isEq^uint64(e))<<1
+				}
+				msgs[idx] = m
+			}
+		}
+		reply, err := p.snd.ReplyN(u, msgs, blockBits, 2)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		if err := p.conn.Send(typeLeafReply, reply); err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+	} else {
+		choices := make([]uint16, n*q)
+		for i, b := range x {
+			for j := 0; j < q; j++ {
+				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
+			}
+		}
+		req, u, err := p.rcv.RequestN(choices, blockBits)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		if err := p.conn.Send(typeLeafU, u); err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		reply, err := p.conn.RecvType(typeLeafReply)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		got, err := p.rcv.FinishN(req, reply, 2)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		for idx, m := range got {
+			gt[idx], eq[idx] = uint8(m&1), uint8(m>>1)
+		}
+	}
+	// Combine adjacent blocks, low (even) with high (odd), level by level.
+	for cur := q; cur > 1; {
+		pairs := cur / 2
+		a := make([]uint8, 0, n*pairs)
+		b := make([]uint64, 0, n*pairs)
+		for i := 0; i < n; i++ {
+			for t := 0; t < pairs; t++ {
+				lo, hi := i*cur+2*t, i*cur+2*t+1
+				a = append(a, eq[hi])
+				b = append(b, uint64(gt[lo])|uint64(eq[lo])<<1)
+			}
+		}
+		z, err := p.and(a, b, 2)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires level of %d blocks: %w", cur, err)
+		}
+		next := (cur + 1) / 2
+		ngt := make([]uint8, n*next)
+		neq := make([]uint8, n*next)
+		for i := 0; i < n; i++ {
+			for t := 0; t < pairs; t++ {
+				hi := i*cur + 2*t + 1
+				zz := z[i*pairs+t]
+				ngt[i*next+t] = gt[hi] ^ uint8(zz&1)
+				neq[i*next+t] = uint8(zz >> 1)
+			}
+			if cur%2 == 1 { // the top block has no partner yet
+				ngt[i*next+next-1] = gt[i*cur+cur-1]
+				neq[i*next+next-1] = eq[i*cur+cur-1]
+			}
+		}
+		gt, eq, cur = ngt, neq, next
+	}
+	return gt, nil
+}
+
+// Carry returns boolean shares of 1{x0_i + x1_i ≥ 2^k}, where each party
+// passes its k-bit value.
+func (p *Party) Carry(x []uint64, k int) ([]uint8, error) {
+	if p.id == 0 {
+		return p.Millionaires(x, k)
+	}
+	m := share.Mask(k)
+	y := make([]uint64, len(x))
+	for i, v := range x {
+		if v&^m != 0 {
+			return nil, fmt.Errorf("nonlinear: carry input %d = %#x exceeds %d bits", i, v, k)
+		}
+		y[i] = m - v
+	}
+	return p.Millionaires(y, k)
+}
+
+// DReLU returns boolean shares of 1{x ≥ 0} for shared x (signed ℓ-bit).
+func (p *Party) DReLU(x []uint64) ([]uint8, error) {
+	l := p.ring.Bits()
+	low := make([]uint64, len(x))
+	for i, v := range x {
+		low[i] = v & share.Mask(l-1)
+	}
+	c, err := p.Carry(low, l-1)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: DReLU: %w", err)
+	}
+	d := make([]uint8, len(x))
+	for i, v := range x {
+		d[i] = uint8(p.ring.MSB(v)) ^ c[i] ^ uint8(1-p.id) // party 0 adds the constant 1
+	}
+	return d, nil
+}
+
+// Mux returns arithmetic shares of d_i·x_i for a shared bit d (boolean
+// shares) and shared x (arithmetic shares). Two flights.
+func (p *Party) Mux(d []uint8, x []uint64) ([]uint64, error) {
+	if len(d) != len(x) {
+		return nil, fmt.Errorf("nonlinear: mux of %d bits and %d values", len(d), len(x))
+	}
+	r := p.ring
+	delta := make([]uint64, len(x))
+	for i := range x {
+		if d[i] > 1 {
+			return nil, fmt.Errorf("nonlinear: mux bit %d is %d", i, d[i])
+		}
+		delta[i] = r.Mul(1-2*uint64(d[i]), x[i]) // (1-2d)·x
+	}
+	xs, ys, err := p.biCorrelated(d, delta, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: mux: %w", err)
+	}
+	out := make([]uint64, len(x))
+	for i := range x {
+		out[i] = r.Add(r.Sub(r.Mul(uint64(d[i]), x[i]), xs[i]), ys[i])
+	}
+	return out, nil
+}
+
+// ReLU returns shares of max(x, 0) for shared signed x.
+func (p *Party) ReLU(x []uint64) ([]uint64, error) {
+	d, err := p.DReLU(x)
+	if err != nil {
+		return nil, err
+	}
+	return p.Mux(d, x)
+}
+
+// B2A converts boolean shares of bits into arithmetic shares in ring r, with
+// one correlated OT per bit (party 0 sends). Two flights.
+func (p *Party) B2A(d []uint8, r share.Ring) ([]uint64, error) {
+	prod, err := p.crossProduct(d, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: B2A: %w", err)
+	}
+	for i, b := range d { // d0 ⊕ d1 = d0 + d1 − 2·d0·d1
+		prod[i] = r.Sub(uint64(b), r.Add(prod[i], prod[i]))
+	}
+	return prod, nil
+}
+
+// crossProduct returns arithmetic shares in r of d0_i·d1_i, the product of
+// the two parties' own bits, with one correlated OT per bit: party 0 sends
+// with Δ = d0 and gets x, party 1 chooses with d1 and gets x + d0·d1; the
+// shares are −x and x + d0·d1. Two flights.
+func (p *Party) crossProduct(d []uint8, r share.Ring) ([]uint64, error) {
+	for i, b := range d {
+		if b > 1 {
+			return nil, fmt.Errorf("bit %d is %d", i, b)
+		}
+	}
+	if err := p.reserve(len(d), 0); err != nil {
+		return nil, err
+	}
+	if p.id == 0 {
+		u, err := p.conn.RecvType(typeB2AU)
+		if err != nil {
+			return nil, err
+		}
+		delta := make([]uint64, len(d))
+		for i, b := range d {
+			delta[i] = uint64(b)
+		}
+		x, reply, err := p.snd.ReplyCorrelated(u, delta, r)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.conn.Send(typeB2AReply, reply); err != nil {
+			return nil, err
+		}
+		return r.SubVec(x, make([]uint64, len(x)), x), nil
+	}
+	req, u, err := p.rcv.Request(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.conn.Send(typeB2AU, u); err != nil {
+		return nil, err
+	}
+	reply, err := p.conn.RecvType(typeB2AReply)
+	if err != nil {
+		return nil, err
+	}
+	return p.rcv.FinishCorrelated(req, reply, r)
+}
+
+// Truncate returns shares of ⌊x/2^s⌋ − c_i with c_i ∈ {0, 1}, for shared
+// signed x and 1 ≤ s < ℓ (arithmetic right shift off by at most one).
+func (p *Party) Truncate(x []uint64, s int) ([]uint64, error) {
+	r := p.ring
+	l := r.Bits()
+	if s < 1 || s >= l {
+		return nil, fmt.Errorf("nonlinear: truncation by 2^%d in a %d-bit ring", s, l)
+	}
+	X := make([]uint64, len(x))
+	for i, v := range x {
+		X[i] = r.Reduce(v)
+		if p.id == 0 {
+			X[i] = r.Add(X[i], 1<<(l-1))
+		}
+	}
+	w, err := p.Carry(X, l)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: truncate: %w", err)
+	}
+	rs, err := share.NewRing(s)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: truncate: %w", err)
+	}
+	wa, err := p.B2A(w, rs) // shares of w mod 2^s
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: truncate: %w", err)
+	}
+	out := make([]uint64, len(x))
+	for i := range x {
+		v := r.Sub(X[i]>>s, wa[i]<<(l-s))
+		if p.id == 0 {
+			v = r.Sub(v, 1<<(l-1-s))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// TruncateExact returns shares of ⌊x/2^s⌋ exactly, for shared signed x and
+// 1 ≤ s < ℓ. Beside Truncate's wrap bit w it computes the carry
+// c = 1{(X0 mod 2^s) + (X1 mod 2^s) ≥ 2^s} of the low halves (millionaires
+// on s bits) and adds it back: with U = x + 2^{ℓ-1} = X0 + X1 − w·2^ℓ,
+// ⌊U/2^s⌋ = (X0 >> s) + (X1 >> s) + c − w·2^{ℓ-s}. Both bits are converted
+// to arithmetic shares in one B2A. This costs a millionaires' on s bits and
+// n more B2A bits beyond Truncate, and makes a fixed-point network's private
+// result equal its plaintext reference bit for bit.
+func (p *Party) TruncateExact(x []uint64, s int) ([]uint64, error) {
+	r := p.ring
+	l := r.Bits()
+	if s < 1 || s >= l {
+		return nil, fmt.Errorf("nonlinear: truncation by 2^%d in a %d-bit ring", s, l)
+	}
+	n := len(x)
+	X := make([]uint64, n)
+	low := make([]uint64, n)
+	for i, v := range x {
+		X[i] = r.Reduce(v)
+		if p.id == 0 {
+			X[i] = r.Add(X[i], 1<<(l-1))
+		}
+		low[i] = X[i] & share.Mask(s)
+	}
+	w, err := p.Carry(X, l)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
+	}
+	c, err := p.Carry(low, s)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
+	}
+	a, err := p.B2A(append(w, c...), r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
+	}
+	out := make([]uint64, n)
+	for i := range x {
+		v := r.Add(r.Sub(X[i]>>s, a[i]<<(l-s)), a[n+i])
+		if p.id == 0 {
+			v = r.Sub(v, 1<<(l-1-s))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// TruncateNonneg returns shares of ⌊x/2^s⌋ exactly, for shared x known to
+// lie in [0, 2^{ℓ-1}) — a ReLU's output — and 1 ≤ s < ℓ. A known zero top
+// bit makes the wrap bit of the shares w = 1{x0 + x1 ≥ 2^ℓ} simply
+// msb(x0) ∨ msb(x1) (with m_i = msb(x_i) and c the carry into bit ℓ−1,
+// m0 + m1 + c = 2w), one correlated OT instead of a millionaires' on ℓ
+// bits; the low halves' carry is a millionaires' on s bits, as in
+// TruncateExact. Both bits become arithmetic in one batch of correlated
+// OTs. Its result on an x outside the range is meaningless.
+func (p *Party) TruncateNonneg(x []uint64, s int) ([]uint64, error) {
+	r := p.ring
+	l := r.Bits()
+	if s < 1 || s >= l {
+		return nil, fmt.Errorf("nonlinear: truncation by 2^%d in a %d-bit ring", s, l)
+	}
+	n := len(x)
+	low := make([]uint64, n)
+	bits := make([]uint8, 2*n) // carries of the low halves, then top bits
+	for i, v := range x {
+		v = r.Reduce(v)
+		low[i] = v & share.Mask(s)
+		bits[n+i] = uint8(r.MSB(v))
+	}
+	c, err := p.Carry(low, s)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: nonnegative truncate: %w", err)
+	}
+	copy(bits, c)
+	prod, err := p.crossProduct(bits, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: nonnegative truncate: %w", err)
+	}
+	out := make([]uint64, n)
+	for i, v := range x {
+		carry := r.Sub(uint64(bits[i]), r.Add(prod[i], prod[i])) // c0 ⊕ c1
+		wrap := r.Sub(uint64(bits[n+i]), prod[n+i])              // m0 ∨ m1 = m0 + m1 − m0·m1
+		out[i] = r.Add(r.Sub(r.Reduce(v)>>s, wrap<<(l-s)), carry)
+	}
+	return out, nil
+}

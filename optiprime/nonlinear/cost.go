@@ -1,0 +1,126 @@
+package nonlinear
+
+import (
+	"github.com/rosemary-fhe/rosemary/optiprime/ot"
+	"github.com/rosemary-fhe/rosemary/optiprime/share"
+	"github.com/rosemary-fhe/rosemary/optiprime/transport"
+)
+
+// The functions below give the exact traffic of each protocol, derived from
+// the message formats (tests compare them with the transport's counters), so
+// layers too large to run here can be projected with package link. Flights
+// assume the step starts after the client has received or exchanged (true
+// for every step of this package except right after RevealTo(…, 0) and the
+// setup, where the first flight merges with the previous one) and that the
+// silent-OT pools hold what the step draws; refills are counted apart
+// (RefillBytes, Party.Refills).
+
+// iknpU is an IKNP u matrix for n OTs (setup only).
+func iknpU(n int) uint64 { return uint64(128 * ((n + 63) / 64) * 8) }
+
+// otU is a silent OT request: one choice-correction bit per OT.
+func otU(n int) uint64 { return uint64((n + 7) / 8) }
+
+const hdr = transport.HeaderSize
+
+func add(a, b transport.Stats) transport.Stats {
+	return transport.Stats{BytesC2S: a.BytesC2S + b.BytesC2S, BytesS2C: a.BytesS2C + b.BytesS2C, Frames: a.Frames + b.Frames, Flights: a.Flights + b.Flights}
+}
+
+// bothWays is an OT step run in both directions: two exchanges.
+func bothWays(u, reply uint64) transport.Stats {
+	b := u + hdr + reply + hdr
+	return transport.Stats{BytesC2S: b, BytesS2C: b, Flights: 2, Frames: 4}
+}
+
+// SetupCost is the traffic of NewParty: in each direction 128 P-256 base
+// OTs, an IKNP u matrix for the first Ferret iteration's base and that
+// iteration (the small set's, whatever the steady set), 10 frames in 7
+// flights. The two directions mirror each other, so both ends count the
+// same bytes each way.
+func SetupCost() transport.Stats {
+	const pt = 65
+	choices, trees, _ := ot.FerretSmall.IterationBytes()
+	one := pt + 128*pt + iknpU(ot.FerretSmall.BootstrapOTs()) + uint64(choices+trees) + 5*hdr
+	return transport.Stats{BytesC2S: one, BytesS2C: one, Frames: 10, Flights: 7}
+}
+
+// RefillBytes is the traffic of one steady Ferret iteration of set f, in
+// either direction (headers included).
+func RefillBytes(f ot.Ferret) uint64 {
+	choices, trees, _ := f.IterationBytes()
+	return uint64(choices+trees) + 2*hdr
+}
+
+// MillionairesCost is the traffic of Millionaires (or Carry) on n values of k
+// bits.
+func MillionairesCost(n, k int) transport.Stats {
+	var st transport.Stats
+	for lo := 0; lo < n || lo == 0; lo += millionairesChunk {
+		st = add(st, millionairesPass(min(millionairesChunk, n-lo), k))
+		if lo+millionairesChunk >= n {
+			break
+		}
+	}
+	return st
+}
+
+func millionairesPass(n, k int) transport.Stats {
+	q := (k + blockBits - 1) / blockBits
+	st := transport.Stats{
+		BytesC2S: otU(n*q*blockBits) + hdr,
+		BytesS2C: uint64(share.PackedLen(n*q*(1<<blockBits), 2)) + hdr,
+		Flights:  2,
+		Frames:   2,
+	}
+	for cur := q; cur > 1; cur = (cur + 1) / 2 {
+		na := n * (cur / 2)
+		st = add(st, bothWays(otU(na), uint64(share.PackedLen(2*na, 2))))
+	}
+	return st
+}
+
+// MuxCost is the traffic of Mux on n values in an ℓ-bit ring.
+func MuxCost(n, l int) transport.Stats {
+	return bothWays(otU(n), uint64(share.PackedLen(n, l)))
+}
+
+// DReLUCost is the traffic of DReLU on n values in an ℓ-bit ring.
+func DReLUCost(n, l int) transport.Stats { return MillionairesCost(n, l-1) }
+
+// ReLUCost is the traffic of ReLU on n values in an ℓ-bit ring.
+func ReLUCost(n, l int) transport.Stats { return add(DReLUCost(n, l), MuxCost(n, l)) }
+
+// B2ACost is the traffic of B2A of n bits into a ring of `bits` bits.
+func B2ACost(n, bits int) transport.Stats {
+	return transport.Stats{BytesC2S: otU(n) + hdr, BytesS2C: uint64(share.PackedLen(n, bits)) + hdr, Flights: 2, Frames: 2}
+}
+
+// TruncateCost is the traffic of Truncate by 2^s on n values in an ℓ-bit
+// ring.
+func TruncateCost(n, l, s int) transport.Stats {
+	return add(MillionairesCost(n, l), B2ACost(n, s))
+}
+
+// MaxPoolCost is the traffic of MaxPool over n/window windows of `window`
+// values in an ℓ-bit ring.
+func MaxPoolCost(n, window, l int) transport.Stats {
+	var st transport.Stats
+	nw := n / window
+	for width := window; width > 1; width = (width + 1) / 2 {
+		st = add(st, ReLUCost(nw*(width/2), l))
+	}
+	return st
+}
+
+// TruncateExactCost is the traffic of TruncateExact by 2^s on n values in
+// an ℓ-bit ring.
+func TruncateExactCost(n, l, s int) transport.Stats {
+	return add(add(MillionairesCost(n, l), MillionairesCost(n, s)), B2ACost(2*n, l))
+}
+
+// TruncateNonnegCost is the traffic of TruncateNonneg by 2^s on n values in
+// an ℓ-bit ring.
+func TruncateNonnegCost(n, l, s int) transport.Stats {
+	return add(MillionairesCost(n, s), B2ACost(2*n, l))
+}

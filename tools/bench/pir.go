@@ -1,0 +1,409 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/fhe/pir"
+	"github.com/rosemary-fhe/rosemary/runtime"
+)
+
+// PIROptions configure the GiB-scale PIR benchmark.
+type PIROptions struct {
+	Size       int64  // database bytes (2-byte words of 16-bit record chunks)
+	RecordSize int    // bytes per record
+	Queries    int    // queries at random indices, the first and last included
+	Seed       uint64 // records and indices
+	Preset     string // BGV preset (default bgv-13)
+	// StoreDir holds the store; a database of the same size, record size
+	// and seed found there is reused.
+	StoreDir string
+	// Device is the address of a running `rosemary device serve` on
+	// StoreDir; empty starts one (DeviceCommand) as a child process.
+	Device        string
+	DeviceCommand []string
+	// Lattigo runs the host-only baseline (one query with Lattigo's
+	// evaluator reading the store) before the device starts.
+	Lattigo bool
+	// Progress, if set, is told how far a long stage is.
+	Progress func(stage string, done, total int64)
+	Log      func(format string, args ...any)
+}
+
+// PIRReport is what `rosemary bench pir --json` prints. Every figure is
+// measured in this run on this machine.
+type PIRReport struct {
+	DBBytes      int64   `json:"db_bytes"`
+	Params       string  `json:"params"`
+	RecordSize   int     `json:"record_size"`
+	Records      int     `json:"records"`
+	Rows         int     `json:"rows"`
+	Cols         int     `json:"cols"`
+	Reused       bool    `json:"store_reused"`
+	BuildSeconds float64 `json:"build_s,omitempty"`
+
+	Queries  int      `json:"queries"`
+	Correct  bool     `json:"correct"`
+	Failures []string `json:"failures,omitempty"`
+	Indices  []int    `json:"indices"`
+	// QuerySeconds is the mean wall time of a query at the client
+	// (encrypt, send, device run, receive, decrypt); min and max beside.
+	QuerySeconds    float64 `json:"query_s"`
+	QueryMinSeconds float64 `json:"query_min_s"`
+	QueryMaxSeconds float64 `json:"query_max_s"`
+	DeviceSeconds   float64 `json:"device_s"` // mean run time on the device
+	// ScanGBps is database bytes over the mean query time.
+	ScanGBps float64 `json:"scan_gbps"`
+	// RawReadGBps is a plain sequential read of the store's channel files
+	// (RawReadBytes of them) in this run: O_DIRECT when RawReadDirect.
+	RawReadGBps   float64 `json:"raw_read_gbps"`
+	RawReadBytes  int64   `json:"raw_read_bytes"`
+	RawReadDirect bool    `json:"raw_read_direct"`
+	// HostDeviceBytes: payload bytes crossing host↔device per query (mean,
+	// both directions), counted by the client's gRPC stats handler.
+	HostDeviceBytes int64 `json:"host_device_bytes"`
+	// HostOnlyBytes: what a host-only run moves per query: the database.
+	HostOnlyBytes int64   `json:"host_only_bytes"`
+	Reduction     float64 `json:"reduction"`
+	SetupBytes    int64   `json:"setup_bytes"` // keys and program, once
+	// DevicePeakRSS is the device process's peak resident set (VmHWM);
+	// DeviceValuePeak the most value memory one run held.
+	DevicePeakRSS   uint64 `json:"device_peak_rss_bytes"`
+	DeviceValuePeak uint64 `json:"device_value_peak_bytes"`
+	DeviceWorkers   uint32 `json:"device_workers"`
+	// LattigoHostOnlySeconds: the same query answered on the host with
+	// Lattigo's evaluator reading the database from the store (both cores);
+	// 0 when not run.
+	LattigoHostOnlySeconds float64 `json:"lattigo_host_only_s"`
+	LattigoCorrect         bool    `json:"lattigo_correct"`
+	Provenance             string  `json:"provenance"`
+}
+
+const benchDB = "bench"
+
+// manifest records the database a store holds for the benchmark.
+type manifest struct {
+	Size       int64     `json:"size"`
+	RecordSize int       `json:"record_size"`
+	Seed       uint64    `json:"seed"`
+	Preset     string    `json:"preset"`
+	Shape      pir.Shape `json:"shape"`
+	TileRows   int       `json:"tile_rows"`
+}
+
+// RunPIR builds (or reuses) a database of opt.Size bytes, measures a raw
+// read of its files and, optionally, the Lattigo host-only query, then runs
+// opt.Queries queries through a device process and checks every record.
+func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
+	if opt.Preset == "" {
+		opt.Preset = "bgv-13"
+	}
+	if opt.Queries < 2 {
+		return nil, fmt.Errorf("bench: %d queries (at least the first and last record)", opt.Queries)
+	}
+	logf, progress := orQuiet(opt.Log, opt.Progress)
+	preset, err := fhe.Lookup(opt.Preset)
+	if err != nil {
+		return nil, err
+	}
+	params, err := preset.BGVParameters()
+	if err != nil {
+		return nil, err
+	}
+	perPt := int64(2 * params.N())
+	plaintexts := opt.Size / perPt
+	if plaintexts < 1 || opt.RecordSize < 1 || opt.RecordSize > int(perPt) {
+		return nil, fmt.Errorf("bench: a database of %d bytes with %d-byte records (a plaintext holds %d bytes)", opt.Size, opt.RecordSize, perPt)
+	}
+	records := int(plaintexts) * (int(perPt) / opt.RecordSize)
+	shape, err := pir.NewShape(params, opt.RecordSize, records)
+	if err != nil {
+		return nil, err
+	}
+	rep := &PIRReport{Params: preset.Name, RecordSize: opt.RecordSize, Records: records, Rows: shape.Rows, Cols: shape.Cols,
+		Queries: opt.Queries, Provenance: "measured here"}
+	rep.DBBytes = int64(shape.Rows*shape.Cols) * perPt
+	rep.HostOnlyBytes = rep.DBBytes
+
+	want := manifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Preset: preset.Name, Shape: shape, TileRows: runtime.PIRTileRows}
+	if opt.Device == "" {
+		if err := buildStore(ctx, opt, want, rep, progress, logf); err != nil {
+			return nil, err
+		}
+	} else if have, err := readManifest(opt.StoreDir); err != nil || have != want {
+		return nil, fmt.Errorf("bench: with --device the store %s must already hold the database (run once without --device)", opt.StoreDir)
+	}
+
+	logf("raw sequential read of %s", opt.StoreDir)
+	raw, err := ReadFiles(opt.StoreDir, "ch*")
+	if err != nil {
+		return nil, err
+	}
+	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect = raw.GBps, raw.Bytes, raw.Direct
+
+	kg := rlwe.NewKeyGenerator(params)
+	sk := kg.GenSecretKeyNew()
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
+	rep.Indices = []int{0, records - 1}
+	for len(rep.Indices) < opt.Queries {
+		rep.Indices = append(rep.Indices, rng.IntN(records))
+	}
+
+	if opt.Lattigo && opt.Device == "" {
+		if err := lattigoBaseline(ctx, opt, preset, shape, sk, rep, logf); err != nil {
+			return nil, err
+		}
+	}
+
+	addr, stop, err := startDevice(ctx, opt, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	c, err := device.Dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	s0, r0 := c.Traffic()
+	sess, err := runtime.NewPIRSession(ctx, c, benchDB, preset, shape, sk)
+	if err != nil {
+		return nil, err
+	}
+	s1, r1 := c.Traffic()
+	rep.SetupBytes = s1 - s0 + r1 - r0
+	if !sess.OnDevice() {
+		return nil, fmt.Errorf("bench: the plan scans %d × %d plaintexts on the host; the benchmark measures the device", shape.Rows, shape.Cols)
+	}
+	rep.Correct = true
+	var total, dev float64
+	var traffic int64
+	for qi, idx := range rep.Indices {
+		a0, b0 := c.Traffic()
+		q, err := sess.Get(ctx, idx)
+		if err != nil {
+			return nil, fmt.Errorf("bench: query %d (record %d): %w", qi, idx, err)
+		}
+		a1, b1 := c.Traffic()
+		traffic += a1 - a0 + b1 - b0
+		wantRec, err := runtime.SeededRecord(opt.Seed, shape, idx)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(q.Record, wantRec) {
+			rep.Correct = false
+			rep.Failures = append(rep.Failures, fmt.Sprintf("record %d differs", idx))
+		}
+		total += q.Seconds
+		dev += q.Device.Seconds
+		if qi == 0 || q.Seconds < rep.QueryMinSeconds {
+			rep.QueryMinSeconds = q.Seconds
+		}
+		rep.QueryMaxSeconds = max(rep.QueryMaxSeconds, q.Seconds)
+		rep.DeviceValuePeak = max(rep.DeviceValuePeak, q.Device.PeakBytes)
+		progress("queries", int64(qi+1), int64(len(rep.Indices)))
+		logf("query %d: record %d in %.2f s (device %.2f s), %d B", qi, idx, q.Seconds, q.Device.Seconds, a1-a0+b1-b0)
+	}
+	n := float64(len(rep.Indices))
+	rep.QuerySeconds, rep.DeviceSeconds = total/n, dev/n
+	rep.ScanGBps = float64(rep.DBBytes) / rep.QuerySeconds / 1e9
+	rep.HostDeviceBytes = traffic / int64(len(rep.Indices))
+	if rep.HostDeviceBytes > 0 {
+		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.DevicePeakRSS = st.PeakRSSBytes
+	cfg, err := c.Config(ctx)
+	if err == nil {
+		rep.DeviceWorkers = cfg.Workers
+	}
+	return rep, nil
+}
+
+// buildStore writes the database unless the store already holds it.
+func buildStore(ctx context.Context, opt PIROptions, want manifest, rep *PIRReport, progress func(string, int64, int64), logf func(string, ...any)) error {
+	if err := os.MkdirAll(opt.StoreDir, 0o755); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	st, err := store.Open(opt.StoreDir, layout.Layout{Channels: 4, PageSize: 16 << 10})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if have, err := readManifest(opt.StoreDir); err == nil && have == want {
+		last := device.StoredObjectName(runtime.PIRPlaintextPrefix(benchDB), int64((want.Shape.Rows*want.Shape.Cols-1)/runtime.PIRPerObject))
+		if _, err := st.Stat(last); err == nil {
+			rep.Reused = true
+			logf("reusing the database in %s", opt.StoreDir)
+			return nil
+		}
+	}
+	os.Remove(filepath.Join(opt.StoreDir, manifestFile))
+	logf("writing a %d-byte database to %s", rep.DBBytes, opt.StoreDir)
+	start := time.Now()
+	if _, err := runtime.WritePIRDatabase(ctx, runtime.StoreSink(st), benchDB, want.Shape, runtime.SeededRecords(opt.Seed),
+		func(done, total int64) { progress("build", done, total) }); err != nil {
+		return err
+	}
+	rep.BuildSeconds = time.Since(start).Seconds()
+	b, _ := json.Marshal(want)
+	return os.WriteFile(filepath.Join(opt.StoreDir, manifestFile), b, 0o644)
+}
+
+const manifestFile = "pir-bench.json"
+
+func readManifest(dir string) (manifest, error) {
+	var m manifest
+	b, err := os.ReadFile(filepath.Join(dir, manifestFile))
+	if err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(b, &m)
+}
+
+// lattigoBaseline answers one query on the host with Lattigo's evaluator
+// reading the database from the store, on every core.
+func lattigoBaseline(ctx context.Context, opt PIROptions, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey, rep *PIRReport, logf func(string, ...any)) error {
+	params, _ := preset.BGVParameters()
+	st, err := store.Open(opt.StoreDir, layout.Layout{Channels: 4, PageSize: 16 << 10})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	kg := rlwe.NewKeyGenerator(params)
+	var gks []*rlwe.GaloisKey
+	for _, g := range shape.GaloisElements() {
+		gks = append(gks, kg.GenGaloisKeyNew(g, sk))
+	}
+	evk := rlwe.NewMemEvaluationKeySet(kg.GenRelinearizationKeyNew(sk), gks...)
+	srv, err := pir.NewServer(params, shape, evk, goruntime.NumCPU())
+	if err != nil {
+		return err
+	}
+	client, err := pir.NewClient(params, shape, sk)
+	if err != nil {
+		return err
+	}
+	idx := rep.Indices[len(rep.Indices)-1]
+	q, err := client.Query(idx)
+	if err != nil {
+		return err
+	}
+	logf("Lattigo host-only query over the store (record %d)", idx)
+	start := time.Now()
+	ans, err := srv.Answer(ctx, q, runtime.NewStorePlaintexts(st, benchDB, shape))
+	if err != nil {
+		return err
+	}
+	rep.LattigoHostOnlySeconds = time.Since(start).Seconds()
+	got, err := client.Decode(idx, ans)
+	if err != nil {
+		return err
+	}
+	want, err := runtime.SeededRecord(opt.Seed, shape, idx)
+	if err != nil {
+		return err
+	}
+	rep.LattigoCorrect = bytes.Equal(got, want)
+	logf("Lattigo host-only: %.2f s", rep.LattigoHostOnlySeconds)
+	return nil
+}
+
+// startDevice returns the device's address: opt.Device, or a child
+// `rosemary device serve` on the store, stopped by the returned func.
+func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any)) (string, func(), error) {
+	if opt.Device != "" {
+		return opt.Device, func() {}, nil
+	}
+	if len(opt.DeviceCommand) == 0 {
+		return "", nil, errors.New("bench: no device address and no command to start one")
+	}
+	args := append(append([]string(nil), opt.DeviceCommand[1:]...), "--store", opt.StoreDir, "--listen", "127.0.0.1:0")
+	cmd := exec.CommandContext(ctx, opt.DeviceCommand[0], args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("bench: start device: %w", err)
+	}
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if addr, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+			go io.Copy(io.Discard, out)
+			logf("device process %d listening on %s", cmd.Process.Pid, addr)
+			return addr, stop, nil
+		}
+	}
+	stop()
+	return "", nil, errors.New("bench: the device process exited before listening")
+}
+
+// ParseSize reads a byte count: a number with an optional unit (B, KiB,
+// MiB, GiB, TiB, or KB, MB, GB, TB in powers of ten).
+func ParseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f <= 0 || f*float64(mult) > 1<<50 {
+		return 0, fmt.Errorf("bench: size %q: want a positive number with an optional unit (e.g. 4GiB)", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+// orQuiet returns the caller's log and progress callbacks, with ones that
+// do nothing in place of those left nil, so a run reports without checking.
+func orQuiet(logf func(format string, args ...any), progress func(stage string, done, total int64)) (func(string, ...any), func(string, int64, int64)) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	if progress == nil {
+		progress = func(string, int64, int64) {}
+	}
+	return logf, progress
+}

@@ -1,0 +1,328 @@
+// Package authz decides what an authenticated caller may do with a
+// device's objects.
+//
+// Objects belong to databases: the database of an object is the first
+// component of its name ("acct/g3/pt/0" belongs to "acct"). A database
+// has an access list: its owner (the identity whose write created it) and
+// grants of the reader or owner role to other identities. Readers may
+// query (bind the database's stored objects in a run, read its manifest);
+// owners may also read objects, write and delete them, and grant. Names
+// starting with "_" are the device's own (access lists live there) and no
+// caller may name them.
+//
+// Two certificate roles (package certs) are not users: a device identity
+// may read every object (how a cluster copies a shard device to device)
+// but write none; an admin identity may list every object's metadata and
+// read the device's counters, but not its contents.
+package authz
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/rosemary-fhe/rosemary/device/certs"
+)
+
+// Access is what a request does to a database.
+type Access uint8
+
+// Accesses, from the least to the most a caller may do.
+const (
+	// List: see that an object exists and its shape.
+	List Access = iota + 1
+	// Query: read stored objects inside a run (PIR, search) and the
+	// database's manifest, never their bytes otherwise.
+	Query
+	// Read: the bytes of any object (Get).
+	Read
+	// Write: put and delete objects.
+	Write
+	// Manage: grant and revoke.
+	Manage
+)
+
+func (a Access) String() string {
+	switch a {
+	case List:
+		return "list"
+	case Query:
+		return "query"
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case Manage:
+		return "manage"
+	}
+	return fmt.Sprintf("Access(%d)", uint8(a))
+}
+
+// Role is what an identity is to a database.
+type Role uint8
+
+// Roles a database grants.
+const (
+	None Role = iota
+	Reader
+	Owner
+)
+
+func (r Role) String() string {
+	switch r {
+	case Reader:
+		return "reader"
+	case Owner:
+		return "owner"
+	}
+	return "none"
+}
+
+// ParseRole parses "reader" or "owner".
+func ParseRole(s string) (Role, error) {
+	switch s {
+	case "reader":
+		return Reader, nil
+	case "owner":
+		return Owner, nil
+	}
+	return None, fmt.Errorf("authz: unknown role %q (want reader or owner)", s)
+}
+
+// Allows reports whether r permits a.
+func (r Role) Allows(a Access) bool {
+	switch r {
+	case Owner:
+		return true
+	case Reader:
+		return a == List || a == Query
+	}
+	return false
+}
+
+// ACL is a database's access list.
+type ACL struct {
+	Owner  string          `json:"owner"`
+	Grants map[string]Role `json:"grants,omitempty"`
+}
+
+// RoleOf is name's role.
+func (l *ACL) RoleOf(name string) Role {
+	if l == nil {
+		return None
+	}
+	if name == l.Owner {
+		return Owner
+	}
+	return l.Grants[name]
+}
+
+// Marshal encodes an access list for storage.
+func (l *ACL) Marshal() ([]byte, error) { return json.Marshal(l) }
+
+// maxACLBytes bounds a stored access list (and so the grants of one
+// database).
+const maxACLBytes = 1 << 16
+
+// UnmarshalACL decodes a stored access list.
+func UnmarshalACL(b []byte) (*ACL, error) {
+	if len(b) > maxACLBytes {
+		return nil, fmt.Errorf("authz: access list of %d bytes", len(b))
+	}
+	var l ACL
+	if err := json.Unmarshal(b, &l); err != nil {
+		return nil, fmt.Errorf("authz: access list: %w", err)
+	}
+	if l.Owner == "" {
+		return nil, errors.New("authz: access list without an owner")
+	}
+	for n, r := range l.Grants {
+		if n == "" || (r != Reader && r != Owner) {
+			return nil, fmt.Errorf("authz: access list grants %q the role %d", n, r)
+		}
+	}
+	return &l, nil
+}
+
+// Errors (wrapped; test with errors.Is). A device maps ErrDenied to
+// PermissionDenied and ErrReserved to InvalidArgument.
+var (
+	ErrDenied   = errors.New("permission denied")
+	ErrReserved = errors.New("names starting with _ are the device's own")
+	ErrNoName   = errors.New("empty object name")
+)
+
+// ReservedPrefix starts the device's own object names.
+const ReservedPrefix = "_"
+
+// DatabaseOf is the database an object name belongs to.
+func DatabaseOf(object string) (string, error) {
+	db, _, _ := strings.Cut(object, "/")
+	switch {
+	case db == "":
+		return "", ErrNoName
+	case strings.HasPrefix(db, ReservedPrefix):
+		return "", fmt.Errorf("%w: %q", ErrReserved, object)
+	}
+	return db, nil
+}
+
+// ACLObject is the store object holding db's access list.
+func ACLObject(db string) string { return ReservedPrefix + "acl/" + db }
+
+// Backend keeps access lists: a device stores them as objects.
+type Backend interface {
+	// LoadACL returns db's access list, or nil when it has none.
+	LoadACL(db string) (*ACL, error)
+	// SaveACL replaces db's access list atomically.
+	SaveACL(db string, l *ACL) error
+	// Holds reports whether any object of db is stored.
+	Holds(db string) (bool, error)
+}
+
+// Authorizer answers access questions from a Backend's access lists,
+// cached. Safe for concurrent use.
+type Authorizer struct {
+	b     Backend
+	mu    sync.Mutex
+	cache map[string]*ACL
+}
+
+// New returns an Authorizer over b.
+func New(b Backend) *Authorizer { return &Authorizer{b: b, cache: map[string]*ACL{}} }
+
+func (a *Authorizer) acl(db string) (*ACL, error) {
+	if l, ok := a.cache[db]; ok {
+		return l, nil
+	}
+	l, err := a.b.LoadACL(db)
+	if err != nil {
+		return nil, err
+	}
+	if l != nil {
+		a.cache[db] = l
+	}
+	return l, nil
+}
+
+// deviceMay is what a device identity may do anywhere: read, to copy
+// shards between devices.
+func deviceMay(acc Access) bool { return acc == List || acc == Query || acc == Read }
+
+// Authorize decides whether id may do acc to object. A write to a
+// database without an access list creates it with id as owner: the
+// database's creator owns it. Denials wrap ErrDenied and name neither the
+// owner nor the grants.
+func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) error {
+	db, err := DatabaseOf(object)
+	if err != nil {
+		return err
+	}
+	switch id.Role {
+	case certs.RoleDevice:
+		if deviceMay(acc) {
+			return nil
+		}
+		return fmt.Errorf("%w: device %s may not %s %q", ErrDenied, id.Name, acc, db)
+	case certs.RoleAdmin:
+		if acc == List {
+			return nil
+		}
+		return fmt.Errorf("%w: admin %s may not %s %q", ErrDenied, id.Name, acc, db)
+	case certs.RoleUser:
+	default:
+		return fmt.Errorf("%w: %s has no role", ErrDenied, id.Name)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, err := a.acl(db)
+	if err != nil {
+		return err
+	}
+	if l == nil {
+		if acc != Write {
+			// Nothing to read: the store answers NotFound, as it would for
+			// the owner.
+			return nil
+		}
+		// A database stored before access lists existed has no owner to
+		// check against: nobody may take it over by writing to it.
+		held, err := a.b.Holds(db)
+		if err != nil {
+			return err
+		}
+		if held {
+			return fmt.Errorf("%w: %q has no owner (stored before access control)", ErrDenied, db)
+		}
+		l = &ACL{Owner: id.Name}
+		if err := a.b.SaveACL(db, l); err != nil {
+			return err
+		}
+		a.cache[db] = l
+		return nil
+	}
+	if !l.RoleOf(id.Name).Allows(acc) {
+		return fmt.Errorf("%w: %s may not %s %q", ErrDenied, id.Name, acc, db)
+	}
+	return nil
+}
+
+// Grant gives to the role on db (None revokes); only an owner may. The
+// creator's ownership cannot be revoked.
+func (a *Authorizer) Grant(id certs.Identity, db, to string, r Role) error {
+	if _, err := DatabaseOf(db); err != nil || strings.Contains(db, "/") {
+		return fmt.Errorf("authz: grant on %q: not a database name", db)
+	}
+	if to == "" {
+		return errors.New("authz: grant to an empty identity")
+	}
+	if err := a.Authorize(id, Manage, db); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, err := a.acl(db)
+	if err != nil {
+		return err
+	}
+	if l == nil {
+		return fmt.Errorf("authz: grant on %q: no such database", db)
+	}
+	if to == l.Owner {
+		return fmt.Errorf("authz: %s created %q; its ownership stays", to, db)
+	}
+	next := &ACL{Owner: l.Owner, Grants: map[string]Role{}}
+	for n, g := range l.Grants {
+		next.Grants[n] = g
+	}
+	if r == None {
+		delete(next.Grants, to)
+	} else {
+		next.Grants[to] = r
+	}
+	if err := a.b.SaveACL(db, next); err != nil {
+		return err
+	}
+	a.cache[db] = next
+	return nil
+}
+
+// ACLOf returns db's access list for an owner to read.
+func (a *Authorizer) ACLOf(id certs.Identity, db string) (*ACL, error) {
+	if err := a.Authorize(id, Manage, db); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acl(db)
+}
+
+// Forget drops a database's access list from the cache (after its last
+// object and its list are deleted).
+func (a *Authorizer) Forget(db string) {
+	a.mu.Lock()
+	delete(a.cache, db)
+	a.mu.Unlock()
+}

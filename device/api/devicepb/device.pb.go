@@ -2378,7 +2378,7 @@ const file_device_proto_rawDesc = "" +
 	"\tSetStream\x12$.rosemary.device.v1.SetStreamRequest\x1a%.rosemary.device.v1.SetStreamResponse\x12X\n" +
 	"\tRunStream\x12$.rosemary.device.v1.RunStreamRequest\x1a%.rosemary.device.v1.RunStreamResponse\x12I\n" +
 	"\x04List\x12\x1f.rosemary.device.v1.ListRequest\x1a .rosemary.device.v1.ListResponse\x12U\n" +
-	"\bCopyFrom\x12#.rosemary.device.v1.CopyFromRequest\x1a$.rosemary.device.v1.CopyFromResponseB2Z0github.com/rosemary-fhe/rosemary/device/devicepbb\x06proto3"
+	"\bCopyFrom\x12#.rosemary.device.v1.CopyFromRequest\x1a$.rosemary.device.v1.CopyFromResponseB6Z4github.com/rosemary-fhe/rosemary/device/api/devicepbb\x06proto3"
 
 var (
 	file_device_proto_rawDescOnce sync.Once

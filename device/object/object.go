@@ -44,8 +44,8 @@ type Generation uint64
 // Limits of a Shape. They follow from the field widths of the store's
 // object descriptor.
 const (
-	MaxPolys     = 255     // one byte in the descriptor
-	MaxLimbs     = 65535   // two bytes in the descriptor
+	MaxPolys     = 255   // one byte in the descriptor
+	MaxLimbs     = 65535 // two bytes in the descriptor
 	MaxLogN      = 30
 	MaxLimbBytes = 1 << 30 // 1 GiB per limb
 )

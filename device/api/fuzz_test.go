@@ -1,4 +1,4 @@
-package device
+package api
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
+	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // seedLimbs are two limbs of four coefficients.
@@ -191,7 +191,7 @@ func checkValid(req any) error {
 			return fmt.Errorf("output with source %d", r.Output.Source)
 		}
 	case *ReleaseRequest:
-		if len(r.Jobs) > maxRelease {
+		if len(r.Jobs) > MaxRelease {
 			return fmt.Errorf("%d jobs", len(r.Jobs))
 		}
 	case *SetStreamRequest:

@@ -1,9 +1,13 @@
-package device
+package api
 
-// The device's own request and reply types: the host API that Device
-// implements and Client exposes. The wire carries their protobuf
-// counterparts (package devicepb); convert.go maps between the two and
-// validates what arrives.
+import (
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/engine"
+)
+
+// The device's request and reply types: what Device takes and returns.
+// The wire carries their protobuf counterparts (package devicepb);
+// convert.go maps between the two and validates what arrives.
 
 // Limits every request is checked against when it is converted from the
 // wire.
@@ -16,12 +20,12 @@ const (
 	MaxLimbCoeffs = 1 << 17
 	// MaxBindings bounds the operands of one Send.
 	MaxBindings = 16
-	// maxRelease bounds the jobs of one Release.
-	maxRelease = 1 << 16
+	// MaxRelease bounds the jobs of one Release.
+	MaxRelease = 1 << 16
 
-	// wireVersion is ConfigResponse.WireVersion: 1 was the hand-written
+	// WireVersion is ConfigResponse.WireVersion: 1 was the hand-written
 	// binary codec, 2 is the protobuf contract of devicepb.
-	wireVersion = 2
+	WireVersion = 2
 )
 
 // ConfigRequest asks for the device's parameters (the paper's config()).
@@ -57,7 +61,7 @@ type ProgSetResponse struct {
 // coefficients in poly-major order.
 type PutRequest struct {
 	Name  string
-	Kind  uint8 // store.Kind
+	Kind  object.Kind
 	Polys uint32
 	Limbs uint32
 	Data  [][]uint64
@@ -77,7 +81,7 @@ type GetRequest struct{ Name string }
 
 // GetResponse is a stored object.
 type GetResponse struct {
-	Kind  uint8
+	Kind  object.Kind
 	Polys uint32
 	Limbs uint32
 	Data  [][]uint64
@@ -167,10 +171,117 @@ type StatsResponse struct {
 	PeakRSSBytes uint64
 }
 
-// limbBytes is the payload size of limbs.
-func limbBytes(l [][]uint64) int64 {
-	if len(l) == 0 {
-		return 0
-	}
-	return int64(len(l)) * int64(len(l[0])) * 8
+// MaxListObjects bounds one List reply.
+const MaxListObjects = 1 << 16
+
+// ListRequest asks for the objects whose names start with Prefix.
+type ListRequest struct {
+	Prefix string
+	Max    int // 0: MaxListObjects
+}
+
+// ListResponse describes stored objects in name order.
+type ListResponse struct {
+	Objects   []ObjectInfo
+	Truncated bool
+}
+
+// ObjectInfo describes the current generation of a stored object.
+type ObjectInfo struct {
+	Name       string
+	Kind       object.Kind
+	Shape      object.Shape
+	Generation object.Generation
+	Bytes      int64 // payload bytes (all limbs)
+}
+
+// CopyFromRequest asks a device to copy the objects under Prefix from the
+// device at Source.
+type CopyFromRequest struct {
+	Source string
+	Prefix string
+}
+
+// CopyFromResponse reports what was copied.
+type CopyFromResponse struct {
+	Objects int
+	Bytes   int64
+}
+
+// Stream programs: a device segment of a Plan, registered once
+// (SetStream, the paper's ProgSet) and run per query (RunStream, the
+// paper's Send + Recv): its stored operands stream from the store, only
+// its inputs and outputs cross the link.
+
+// MaxStreamInstances bounds the instances of one node a stream request or
+// reply carries; MaxStreamBindings the stored nodes and the keys it binds.
+const (
+	MaxStreamInstances = 1 << 16
+	MaxStreamBindings  = 1 << 12
+)
+
+// StreamValues are the instances of one node of a segment.
+type StreamValues struct {
+	Node      int // IR node
+	Instances []engine.Limbs
+}
+
+// SetStreamRequest registers a stream program (lower.StreamProgram,
+// MarshalBinary) under a name. Setting the same bytes again is a no-op.
+type SetStreamRequest struct {
+	Name    string
+	Program []byte
+}
+
+// SetStreamResponse acknowledges a SetStream.
+type SetStreamResponse struct {
+	Nodes uint32
+}
+
+// RunStreamRequest runs a registered stream program: Inputs give every
+// input node's instances, Stored binds every stored node to store
+// objects, Keys every evaluation key the program names.
+type RunStreamRequest struct {
+	Program string
+	Inputs  []StreamValues
+	Stored  []StoredBinding
+	Keys    []KeyBinding
+}
+
+// RunStreamResponse holds the instances of every node the segment hands
+// back, and what the run did.
+type RunStreamResponse struct {
+	Outputs      []StreamValues
+	StoreBytes   uint64 // read from the store
+	Instructions uint64
+	MicroOps     uint64
+	Bodies       uint64 // body programs run
+	Stored       uint64 // stored instances read
+	PeakBytes    uint64 // value memory held at once
+	Seconds      float64
+}
+
+// StoredBinding binds a Stored node of a segment to store objects:
+// instance k sits at position p = TilePosition(k, count, RowLength,
+// TileRows), poly p mod PerObject of the object named
+// StoredObjectName(Prefix, p / PerObject).
+type StoredBinding struct {
+	Node      int // IR node
+	Prefix    string
+	PerObject int64
+	// RowLength and TileRows (0: none) tile the instances: read as rows of
+	// RowLength, each TileRows rows are stored column by column, the order
+	// in which a multiply-accumulate loop of TileRows lanes reads them.
+	RowLength, TileRows int64
+	// Stride (0: none) interleaves several stored nodes over one sequence
+	// of objects: instance k sits at position Offset + k·Stride (tiles
+	// then do not apply).
+	Stride, Offset int64
+}
+
+// KeyBinding binds an evaluation key of a segment ("rlk", "gal:<g>") to a
+// stored key object.
+type KeyBinding struct {
+	Key    string
+	Object string
 }

@@ -1,4 +1,4 @@
-package runtime
+package run
 
 import (
 	"fmt"
@@ -71,7 +71,7 @@ func newHEVECData(params ckks.Parameters, sk *rlwe.SecretKey, vectors int, useEd
 		return nil, err
 	}
 	if vectors < 1 || vectors > len(train.Images) {
-		return nil, fmt.Errorf("runtime: hevec database of %d vectors outside [1, %d]", vectors, len(train.Images))
+		return nil, fmt.Errorf("run: hevec database of %d vectors outside [1, %d]", vectors, len(train.Images))
 	}
 	test, err := model.TestSubset()
 	if err != nil {
@@ -92,12 +92,12 @@ func newHEVECData(params ckks.Parameters, sk *rlwe.SecretKey, vectors int, useEd
 			Source: "the server's hevec preset primes"}
 		ctx, err := edge.NewContext(p)
 		if err != nil {
-			return nil, fmt.Errorf("runtime: edge context: %w", err)
+			return nil, fmt.Errorf("run: edge context: %w", err)
 		}
 		pk := rlwe.NewKeyGenerator(params).GenPublicKeyNew(sk)
 		epk, err := ctx.ImportPublicKey(pk.Value[0].Q.Coeffs, pk.Value[1].Q.Coeffs, true)
 		if err != nil {
-			return nil, fmt.Errorf("runtime: edge public key: %w", err)
+			return nil, fmt.Errorf("run: edge public key: %w", err)
 		}
 		if d.edgeEnc, err = edge.NewEncryptor(ctx, epk); err != nil {
 			return nil, err
@@ -157,7 +157,7 @@ func (d *hevecData) query(enc *rlwe.Encryptor) (map[string][]engine.Value, func(
 		var pts []*rlwe.Plaintext
 		for _, v := range out["scores"] {
 			if v.Ct == nil {
-				return fmt.Errorf("runtime: hevec: a score result is not a ciphertext")
+				return fmt.Errorf("run: hevec: a score result is not a ciphertext")
 			}
 			pts = append(pts, dec.DecryptNew(v.Ct))
 		}
@@ -183,10 +183,10 @@ func (d *hevecData) query(enc *rlwe.Encryptor) (map[string][]engine.Value, func(
 		ans.Neighbor, ans.NeighborLabel, ans.PlainNeighbor, ans.Score = best, int(d.labels[best]), plain, got[best]
 		d.last = ans
 		if ans.MaxScoreError > 1e-3 {
-			return fmt.Errorf("runtime: hevec: score error %.2g exceeds 1e-3", ans.MaxScoreError)
+			return fmt.Errorf("run: hevec: score error %.2g exceeds 1e-3", ans.MaxScoreError)
 		}
 		if best != plain {
-			return fmt.Errorf("runtime: hevec: nearest neighbour %d, plaintext says %d", best, plain)
+			return fmt.Errorf("run: hevec: nearest neighbour %d, plaintext says %d", best, plain)
 		}
 		return nil
 	}

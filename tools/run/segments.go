@@ -1,4 +1,4 @@
-package runtime
+package run
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
-	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
@@ -16,7 +16,7 @@ import (
 // program and sets it on the device once. A segment that cannot stream
 // (an operation without a streaming lowering) leaves the session running
 // device nodes op by op, with the reason in StreamErr.
-func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
+func (s *Session) setStreams(ctx context.Context, c api.Device) error {
 	streams := map[int]*lower.StreamProgram{}
 	names := map[int]string{}
 	ring := lower.RingOf(s.rparams)
@@ -35,7 +35,7 @@ func (s *Session) setStreams(ctx context.Context, c *device.Client) error {
 		}
 		name, _, err := setStream(ctx, c, s.Opts.Workload, sp)
 		if err != nil {
-			return fmt.Errorf("runtime: segment %d: %w", i, err)
+			return fmt.Errorf("run: segment %d: %w", i, err)
 		}
 		streams[i], names[i] = sp, name
 	}
@@ -53,44 +53,49 @@ func (s *Session) execSegments() []engine.Segment {
 	return segs
 }
 
-// segmentRunner runs a session's device segments through a client under
-// the context of the query it serves (engine.SegmentRunner takes none).
+// segmentRunner runs a session's device segments on a api.
 type segmentRunner struct {
-	ctx context.Context
 	s   *Session
-	c   *device.Client
+	dev api.Device
 }
 
 // RunSegment implements engine.SegmentRunner.
-func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[int][]engine.Limbs, int64, error) {
+func (r *segmentRunner) RunSegment(ctx context.Context, seg int, inputs map[int][]engine.Limbs) (map[int][]engine.Limbs, int64, error) {
 	sp := r.s.Streams[seg]
-	req := &device.RunStreamRequest{Program: r.s.streamNames[seg]}
+	req := &api.RunStreamRequest{Program: r.s.streamNames[seg]}
 	for node, vs := range inputs {
-		req.Inputs = append(req.Inputs, device.StreamValues{Node: node, Instances: vs})
+		req.Inputs = append(req.Inputs, api.StreamValues{Node: node, Instances: vs})
 	}
-	keys := map[string]bool{}
+	keys := map[lower.KeyID]bool{}
 	for _, sn := range sp.Nodes {
 		if sn.Kind == lower.StreamStored {
 			per, ok := r.s.storedPer[sn.Name]
 			if !ok {
-				return nil, 0, fmt.Errorf("runtime: stored %q was not uploaded", sn.Name)
+				return nil, 0, fmt.Errorf("run: stored %q was not uploaded", sn.Name)
 			}
-			req.Stored = append(req.Stored, device.StoredBinding{Node: sn.Node,
+			req.Stored = append(req.Stored, api.StoredBinding{Node: sn.Node,
 				Prefix: fmt.Sprintf("%s/%s/", r.s.Opts.Prefix, sn.Name), PerObject: int64(per)})
 		}
 		for _, l := range append([]*lower.Program{sn.Body}, sn.Steps...) {
-			if l == nil || l.KeyName() == "" || keys[l.KeyName()] {
+			if l == nil || l.KeyName() == "" {
 				continue
 			}
-			obj, ok := r.s.keyObjects[l.KeyName()]
-			if !ok {
-				return nil, 0, fmt.Errorf("runtime: no key %s uploaded", l.KeyName())
+			id, err := lower.ParseKeyID(l.KeyName())
+			if err != nil {
+				return nil, 0, fmt.Errorf("run: %w", err)
 			}
-			keys[l.KeyName()] = true
-			req.Keys = append(req.Keys, device.KeyBinding{Key: l.KeyName(), Object: obj})
+			if keys[id] {
+				continue
+			}
+			obj, ok := r.s.keyObjects[id]
+			if !ok {
+				return nil, 0, fmt.Errorf("run: no key %s uploaded", id)
+			}
+			keys[id] = true
+			req.Keys = append(req.Keys, api.KeyBinding{Key: id.String(), Object: obj})
 		}
 	}
-	resp, err := r.c.RunStream(r.ctx, req)
+	resp, err := r.dev.RunStream(ctx, req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -104,17 +109,15 @@ func (r *segmentRunner) RunSegment(seg int, inputs map[int][]engine.Limbs) (map[
 // setStream sets a stream program on a device under a name derived from
 // its bytes (the same program is set once, whoever sets it), and returns
 // the name and the bytes sent.
-func setStream(ctx context.Context, dev interface {
-	SetStream(context.Context, *device.SetStreamRequest) (*device.SetStreamResponse, error)
-}, kind string, sp *lower.StreamProgram) (string, int64, error) {
+func setStream(ctx context.Context, dev api.Device, kind string, sp *lower.StreamProgram) (string, int64, error) {
 	raw, err := sp.MarshalBinary()
 	if err != nil {
 		return "", 0, err
 	}
 	sum := sha256.Sum256(raw)
 	name := "stream/" + kind + "/" + hex.EncodeToString(sum[:8])
-	if _, err := dev.SetStream(ctx, &device.SetStreamRequest{Name: name, Program: raw}); err != nil {
-		return "", 0, fmt.Errorf("runtime: set stream program: %w", err)
+	if _, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: name, Program: raw}); err != nil {
+		return "", 0, fmt.Errorf("run: set stream program: %w", err)
 	}
 	return name, int64(len(raw)), nil
 }

@@ -1,8 +1,10 @@
-package runtime
+package session
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,35 +20,32 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
-	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
-
-// StreamDevice is what a stream session needs of a device: objects stored,
-// stream programs set and run. *device.Device (in process) and
-// *device.Client (over gRPC) implement it.
-type StreamDevice interface {
-	PutObject(ctx context.Context, req *device.PutRequest) (*device.PutResponse, error)
-	SetStream(ctx context.Context, req *device.SetStreamRequest) (*device.SetStreamResponse, error)
-	RunStream(ctx context.Context, req *device.RunStreamRequest) (*device.RunStreamResponse, error)
-	GetObject(ctx context.Context, req *device.GetRequest) (*device.GetResponse, error)
-}
 
 // PIRPerObject is the number of plaintexts per store object of a PIR
 // database (the most polys an object holds).
 const PIRPerObject = 255
 
 // PIRTileRows is the height of the tiles a PIR database is stored in
-// (device.TilePosition): the lanes of the device's multiply-accumulate
+// (api.TilePosition): the lanes of the device's multiply-accumulate
 // loop, which reads a tile column by column.
 const PIRTileRows = lower.MACLanes
 
 // pirPosition is the stored position of plaintext p.
 func pirPosition(shape pir.Shape, p int) int64 {
-	return device.TilePosition(int64(p), int64(shape.Rows*shape.Cols), int64(shape.Cols), PIRTileRows)
+	return api.TilePosition(int64(p), int64(shape.Rows*shape.Cols), int64(shape.Cols), PIRTileRows)
+}
+
+// PIRPlaintextObject is where plaintext p of database db is stored: the
+// object's name and the plaintext's poly within it.
+func PIRPlaintextObject(db string, shape pir.Shape, p int) (string, int) {
+	pos := pirPosition(shape, p)
+	return api.StoredObjectName(PIRPlaintextPrefix(db), pos/PIRPerObject), int(pos % PIRPerObject)
 }
 
 // PIRPlaintextPrefix is the object-name prefix of a database's plaintexts
@@ -78,7 +77,7 @@ func WritePIRDatabase(ctx context.Context, sink ObjectSink, db string, shape pir
 	for p := 0; p < shape.Plaintexts; p++ {
 		clear(recs)
 		if err := block(p, recs); err != nil {
-			return 0, fmt.Errorf("runtime: records of plaintext %d: %w", p, err)
+			return 0, fmt.Errorf("session: records of plaintext %d: %w", p, err)
 		}
 		for k := 0; k < shape.PerPlaintext && p*shape.PerPlaintext+k < shape.Records; k++ {
 			if err := l.Add(recs[k*shape.RecordSize : (k+1)*shape.RecordSize]); err != nil {
@@ -91,7 +90,7 @@ func WritePIRDatabase(ctx context.Context, sink ObjectSink, db string, shape pir
 		return 0, err
 	}
 	if got != shape {
-		return 0, fmt.Errorf("runtime: wrote a %+v database, want %+v", got, shape)
+		return 0, fmt.Errorf("session: wrote a %+v database, want %+v", got, shape)
 	}
 	return n, nil
 }
@@ -108,28 +107,19 @@ func pirParameters(shape pir.Shape) (bgv.Parameters, error) {
 			return pr.BGVParameters()
 		}
 	}
-	return bgv.Parameters{}, fmt.Errorf("runtime: no PIR preset with N = %d", shape.N)
+	return bgv.Parameters{}, fmt.Errorf("session: no PIR preset with N = %d", shape.N)
 }
 
 // ObjectSink stores one plaintext object of a database: its limbs as
 // stored bytes (little-endian words of shape.WordSize bytes).
-type ObjectSink func(ctx context.Context, name string, shape store.Shape, raw [][]byte) error
-
-// StoreSink writes objects straight into a store (the device's own, before
-// it serves, or for a benchmark).
-func StoreSink(st *store.Store) ObjectSink {
-	return func(_ context.Context, name string, shape store.Shape, raw [][]byte) error {
-		_, err := st.Put(name, store.KindPlaintext, shape, raw)
-		return err
-	}
-}
+type ObjectSink func(ctx context.Context, name string, shape object.Shape, raw [][]byte) error
 
 // DeviceSink uploads objects to a device (Put), keeping their word size.
-func DeviceSink(dev StreamDevice) ObjectSink {
-	return func(ctx context.Context, name string, shape store.Shape, raw [][]byte) error {
+func DeviceSink(dev api.Device) ObjectSink {
+	return func(ctx context.Context, name string, shape object.Shape, raw [][]byte) error {
 		ws := int(shape.WordSize)
 		if ws != 2 && ws != 8 {
-			return fmt.Errorf("runtime: upload of %d-byte words", shape.WordSize)
+			return fmt.Errorf("session: upload of %d-byte words", shape.WordSize)
 		}
 		data := make([][]uint64, len(raw))
 		for i, b := range raw {
@@ -142,7 +132,7 @@ func DeviceSink(dev StreamDevice) ObjectSink {
 				}
 			}
 		}
-		_, err := dev.PutObject(ctx, &device.PutRequest{Name: name, Kind: uint8(store.KindPlaintext), Polys: uint32(shape.Polys),
+		_, err := dev.Put(ctx, &api.PutRequest{Name: name, Kind: object.KindPlaintext, Polys: uint32(shape.Polys),
 			Limbs: uint32(shape.Limbs), Data: data, WordBytes: uint8(ws)})
 		return err
 	}
@@ -161,14 +151,14 @@ type PIRSession struct {
 	// SetupBytes are the payload bytes of the keys and program uploads.
 	SetupBytes int64
 
-	dev      StreamDevice
+	dev      api.Device
 	db       string
 	progName string
 	client   *pir.Client
 	query    int // IR node of the query input
 	stored   int // IR node of the database
 	answer   int // IR node whose instance the segment returns
-	keys     []device.KeyBinding
+	keys     []api.KeyBinding
 	meta     rlwe.MetaData
 	// host: the plan keeps the scan on the host (a database small enough
 	// that pulling it costs less than the device's work): the host pulls
@@ -186,14 +176,14 @@ func (s *PIRSession) EvaluationKeys() rlwe.EvaluationKeySet { return s.evk }
 // segment on dev, generates the evaluation keys from sk and stores them.
 // The database's plaintexts must already be stored (WritePIRDatabase, or
 // uploaded) under PIRPlaintextPrefix(db).
-func NewPIRSession(ctx context.Context, dev StreamDevice, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey) (*PIRSession, error) {
+func NewPIRSession(ctx context.Context, dev api.Device, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey) (*PIRSession, error) {
 	return NewPIRSessionWith(ctx, dev, db, preset, shape, sk, PIRSessionOptions{})
 }
 
 // PIRSessionOptions tune NewPIRSessionWith.
 type PIRSessionOptions struct {
-	// KeyPrefix names the evaluation keys' objects (KeyPrefix + "/rlk",
-	// "/gal-<element>"); default db + "/keys".
+	// KeyPrefix names the evaluation keys' objects
+	// (lower.KeyID.ObjectName(KeyPrefix)); default db + "/keys".
 	KeyPrefix string
 	// ReuseKeys keeps key objects already stored under KeyPrefix (the
 	// device lists them): evaluation keys uploaded once, reused by later
@@ -206,25 +196,19 @@ type PIRSessionOptions struct {
 	FollowPlan bool
 }
 
-// ObjectLister is a device that lists its objects (device.Device and
-// device.Client).
-type ObjectLister interface {
-	List(ctx context.Context, req *device.ListRequest) (*device.ListResponse, error)
-}
-
 // NewPIRSessionWith is NewPIRSession with options.
-func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey,
+func NewPIRSessionWith(ctx context.Context, dev api.Device, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey,
 	opt PIRSessionOptions) (*PIRSession, error) {
 	if opt.KeyPrefix == "" {
 		opt.KeyPrefix = db + "/keys"
 	}
 	params, err := preset.BGVParameters()
 	if err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+		return nil, fmt.Errorf("session: %w", err)
 	}
 	prog, err := workload.ExpandedPIR{Name: "pir", Params: preset.Name, Rows: int64(shape.Rows), Cols: int64(shape.Cols)}.Program()
 	if err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+		return nil, fmt.Errorf("session: %w", err)
 	}
 	plan, err := compileForRosemary(prog)
 	if err != nil {
@@ -242,13 +226,13 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 	}
 	s := &PIRSession{Preset: preset, Params: params, Shape: shape, Plan: plan, dev: dev, db: db}
 	if s.client, err = pir.NewClient(params, shape, sk); err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+		return nil, fmt.Errorf("session: %w", err)
 	}
 	if seg < 0 {
 		return s, s.hostPlan(sk)
 	}
 	if s.Stream, err = plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.BGV, preset.T); err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+		return nil, fmt.Errorf("session: %w", err)
 	}
 	s.query, s.stored, s.answer = -1, -1, -1
 	for _, sn := range s.Stream.Nodes {
@@ -263,7 +247,7 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 		}
 	}
 	if s.query < 0 || s.stored < 0 || s.answer < 0 || plan.Program.Nodes[s.answer].Level != 0 {
-		return nil, fmt.Errorf("runtime: the device segment does not take the query, scan the database and return the answer")
+		return nil, fmt.Errorf("session: the device segment does not take the query, scan the database and return the answer")
 	}
 	var sent int64
 	if s.progName, sent, err = setStream(ctx, dev, "pir", s.Stream); err != nil {
@@ -298,7 +282,7 @@ func (s *PIRSession) hostPlan(sk *rlwe.SecretKey) error {
 	s.evk = rlwe.NewMemEvaluationKeySet(kg.GenRelinearizationKeyNew(sk), gks...)
 	var err error
 	if s.server, err = pir.NewServer(s.Params, s.Shape, s.evk, goruntime.GOMAXPROCS(0)); err != nil {
-		return fmt.Errorf("runtime: %w", err)
+		return fmt.Errorf("session: %w", err)
 	}
 	return nil
 }
@@ -318,21 +302,21 @@ func (s *PIRSession) storeKeys(ctx context.Context, sk *rlwe.SecretKey, opt PIRS
 // and stores them under opt.KeyPrefix (keeping those already stored when
 // opt.ReuseKeys), returning their bindings, the keys generated here and
 // the bytes uploaded.
-func storeStreamKeys(ctx context.Context, dev StreamDevice, params rlwe.Parameters, sp *lower.StreamProgram, sk *rlwe.SecretKey,
-	opt PIRSessionOptions) ([]device.KeyBinding, *rlwe.MemEvaluationKeySet, int64, error) {
+func storeStreamKeys(ctx context.Context, dev api.Device, params rlwe.Parameters, sp *lower.StreamProgram, sk *rlwe.SecretKey,
+	opt PIRSessionOptions) ([]api.KeyBinding, *rlwe.MemEvaluationKeySet, int64, error) {
 	kg := rlwe.NewKeyGenerator(params)
 	evk := rlwe.NewMemEvaluationKeySet(nil)
-	var keys []device.KeyBinding
+	var keys []api.KeyBinding
 	var uploaded int64
 	seen := map[string]bool{}
 	have := map[string]bool{}
-	if l, ok := dev.(ObjectLister); ok && opt.ReuseKeys {
-		resp, err := l.List(ctx, &device.ListRequest{Prefix: opt.KeyPrefix + "/"})
+	if opt.ReuseKeys {
+		resp, err := dev.List(ctx, &api.ListRequest{Prefix: opt.KeyPrefix + "/"})
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("runtime: list keys: %w", err)
+			return nil, nil, 0, fmt.Errorf("session: list keys: %w", err)
 		}
 		for _, o := range resp.Objects {
-			if o.Kind == store.KindKey {
+			if o.Kind == object.KindKey {
 				have[o.Name] = true
 			}
 		}
@@ -344,9 +328,13 @@ func storeStreamKeys(ctx context.Context, dev StreamDevice, params rlwe.Paramete
 			}
 			name := l.KeyName()
 			seen[name] = true
-			obj := opt.KeyPrefix + "/" + keyObjectName(name)
+			id, err := lower.ParseKeyID(name)
+			if err != nil {
+				return nil, nil, 0, fmt.Errorf("session: %w", err)
+			}
+			obj := id.ObjectName(opt.KeyPrefix)
 			if have[obj] {
-				keys = append(keys, device.KeyBinding{Key: name, Object: obj})
+				keys = append(keys, api.KeyBinding{Key: name, Object: obj})
 				continue
 			}
 			var g *rlwe.GadgetCiphertext
@@ -360,26 +348,16 @@ func storeStreamKeys(ctx context.Context, dev StreamDevice, params rlwe.Paramete
 			}
 			limbs := engine.KeyLimbs(g)
 			per := len(params.Q()) + len(params.P())
-			resp, err := dev.PutObject(ctx, &device.PutRequest{Name: obj, Kind: uint8(store.KindKey), Polys: uint32(len(limbs) / per),
+			resp, err := dev.Put(ctx, &api.PutRequest{Name: obj, Kind: object.KindKey, Polys: uint32(len(limbs) / per),
 				Limbs: uint32(per), Data: limbs})
 			if err != nil {
-				return nil, nil, 0, fmt.Errorf("runtime: store key %s: %w", name, err)
+				return nil, nil, 0, fmt.Errorf("session: store key %s: %w", name, err)
 			}
 			uploaded += int64(resp.Bytes)
-			keys = append(keys, device.KeyBinding{Key: name, Object: obj})
+			keys = append(keys, api.KeyBinding{Key: name, Object: obj})
 		}
 	}
 	return keys, evk, uploaded, nil
-}
-
-func keyObjectName(key string) string {
-	out := []byte(key)
-	for i, c := range out {
-		if c == ':' {
-			out[i] = '-'
-		}
-	}
-	return string(out)
 }
 
 // PIRQuery is one query's outcome.
@@ -394,7 +372,7 @@ type PIRQuery struct {
 	PulledBytes int64
 	Seconds     float64 // the whole query, client side
 	// Device is what the device reported (nil for a host-side scan).
-	Device *device.RunStreamResponse
+	Device *api.RunStreamResponse
 }
 
 // ErrIndex is returned for a record index outside the database.
@@ -407,18 +385,18 @@ func (s *PIRSession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	start := time.Now()
 	q, err := s.client.Query(index)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
 	if s.host {
 		return s.hostGet(ctx, index, q, start)
 	}
 	ct, resp, err := s.Answer(ctx, q)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
 	rec, err := s.client.Decode(index, ct)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
 	return &PIRQuery{Index: index, Record: rec, QueryBytes: ctBytes(q), AnswerBytes: ctBytes(ct),
 		Seconds: time.Since(start).Seconds(), Device: resp}, nil
@@ -429,17 +407,17 @@ func (s *PIRSession) Query(index int) (*rlwe.Ciphertext, error) { return s.clien
 
 // Answer runs the device segment on an encrypted query and returns the
 // answer ciphertext.
-func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciphertext, *device.RunStreamResponse, error) {
+func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciphertext, *api.RunStreamResponse, error) {
 	if s.host {
-		return nil, nil, errors.New("runtime: the plan answers on the host")
+		return nil, nil, errors.New("session: the plan answers on the host")
 	}
 	var limbs engine.Limbs
 	for _, p := range q.Value {
 		limbs = append(limbs, p.Coeffs...)
 	}
-	req := &device.RunStreamRequest{Program: s.progName,
-		Inputs: []device.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}},
-		Stored: []device.StoredBinding{{Node: s.stored, Prefix: PIRPlaintextPrefix(s.db), PerObject: PIRPerObject,
+	req := &api.RunStreamRequest{Program: s.progName,
+		Inputs: []api.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}},
+		Stored: []api.StoredBinding{{Node: s.stored, Prefix: PIRPlaintextPrefix(s.db), PerObject: PIRPerObject,
 			RowLength: int64(s.Shape.Cols), TileRows: PIRTileRows}},
 		Keys: s.keys}
 	resp, err := s.dev.RunStream(ctx, req)
@@ -473,11 +451,11 @@ func (s *PIRSession) hostGet(ctx context.Context, index int, q *rlwe.Ciphertext,
 	db := &devicePlaintexts{dev: s.dev, prefix: PIRPlaintextPrefix(s.db), shape: s.Shape, objs: map[int64][][]uint64{}}
 	ans, err := s.server.Answer(ctx, q, db)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: query %d on the host: %w", index, err)
+		return nil, fmt.Errorf("session: query %d on the host: %w", index, err)
 	}
 	rec, err := s.client.Decode(index, ans)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: query %d: %w", index, err)
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
 	return &PIRQuery{Index: index, Record: rec, PulledBytes: db.pulled, Seconds: time.Since(start).Seconds()}, nil
 }
@@ -485,7 +463,7 @@ func (s *PIRSession) hostGet(ctx context.Context, index int, q *rlwe.Ciphertext,
 // devicePlaintexts reads a database's plaintexts from the device, object
 // by object (a host-side scan).
 type devicePlaintexts struct {
-	dev    StreamDevice
+	dev    api.Device
 	prefix string
 	shape  pir.Shape
 	mu     sync.Mutex
@@ -501,7 +479,7 @@ func (d *devicePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) e
 	defer d.mu.Unlock()
 	o, ok := d.objs[j]
 	if !ok {
-		resp, err := d.dev.GetObject(ctx, &device.GetRequest{Name: device.StoredObjectName(d.prefix, j)})
+		resp, err := d.dev.Get(ctx, &api.GetRequest{Name: api.StoredObjectName(d.prefix, j)})
 		if err != nil {
 			return err
 		}
@@ -511,7 +489,7 @@ func (d *devicePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) e
 	}
 	k := int(pos % PIRPerObject)
 	if k >= len(o) || len(o[k]) != len(dst) {
-		return fmt.Errorf("runtime: object %d has no plaintext %d of %d coefficients", j, k, len(dst))
+		return fmt.Errorf("session: object %d has no plaintext %d of %d coefficients", j, k, len(dst))
 	}
 	copy(dst, o[k])
 	return nil
@@ -554,7 +532,23 @@ func compileForRosemary(prog *ir.Program) (*compiler.Plan, error) {
 	}
 	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
 	if err != nil {
-		return nil, fmt.Errorf("runtime: compile: %w", err)
+		return nil, fmt.Errorf("session: compile: %w", err)
 	}
 	return plan, nil
+}
+
+// setStream sets a stream program on a device under a name derived from
+// its bytes (the same program is set once, whoever sets it), and returns
+// the name and the bytes sent.
+func setStream(ctx context.Context, dev api.Device, kind string, sp *lower.StreamProgram) (string, int64, error) {
+	raw, err := sp.MarshalBinary()
+	if err != nil {
+		return "", 0, err
+	}
+	sum := sha256.Sum256(raw)
+	name := "stream/" + kind + "/" + hex.EncodeToString(sum[:8])
+	if _, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: name, Program: raw}); err != nil {
+		return "", 0, fmt.Errorf("session: set stream program: %w", err)
+	}
+	return name, int64(len(raw)), nil
 }

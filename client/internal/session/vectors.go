@@ -1,4 +1,4 @@
-package runtime
+package session
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
-	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
@@ -35,7 +35,7 @@ const VectorDBScale = 26
 // ciphertexts into each one returned.
 func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
 	if coeffs < 1 {
-		return workload.HEVECShape{}, fmt.Errorf("runtime: vectors of %d coefficients", coeffs)
+		return workload.HEVECShape{}, fmt.Errorf("session: vectors of %d coefficients", coeffs)
 	}
 	slot := max(2, 1<<bits.Len(uint(coeffs-1)))
 	s := workload.HEVECShape{Name: "vectors", Params: preset, Vectors: int64(n), Dim: slot, Pack: min(slot, 256)}
@@ -100,10 +100,10 @@ func ckksParameters(preset string) (ckks.Parameters, error) {
 // Add appends a vector (its coefficients, at most the shape's slot).
 func (l *VectorLoader) Add(v []float64) error {
 	if l.n >= int(l.codec.Shape.Vectors) {
-		return fmt.Errorf("runtime: more than the %d vectors the database was sized for", l.codec.Shape.Vectors)
+		return fmt.Errorf("session: more than the %d vectors the database was sized for", l.codec.Shape.Vectors)
 	}
 	if len(v) > l.codec.Shape.Dim {
-		return fmt.Errorf("runtime: vector %d has %d coefficients, the database's slot holds %d", l.n, len(v), l.codec.Shape.Dim)
+		return fmt.Errorf("session: vector %d has %d coefficients, the database's slot holds %d", l.n, len(v), l.codec.Shape.Dim)
 	}
 	l.buf = append(l.buf, append([]float64(nil), v...))
 	l.n++
@@ -151,10 +151,10 @@ func (l *VectorLoader) flushObject() error {
 			raw = append(raw, pt[i*8<<l.logN:(i+1)*8<<l.logN])
 		}
 	}
-	name := device.StoredObjectName(vectorPrefix(l.db), l.objIndex)
-	shp := store.Shape{Polys: len(l.obj), Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
+	name := api.StoredObjectName(vectorPrefix(l.db), l.objIndex)
+	shp := object.Shape{Polys: len(l.obj), Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
 	if err := l.sink(l.ctx, name, shp, raw); err != nil {
-		return fmt.Errorf("runtime: write %s: %w", name, err)
+		return fmt.Errorf("session: write %s: %w", name, err)
 	}
 	l.written += shp.Bytes()
 	l.objIndex++
@@ -166,7 +166,7 @@ func (l *VectorLoader) flushObject() error {
 // group and the packing tree's monomials; it returns the bytes written.
 func (l *VectorLoader) Finish() (int64, error) {
 	if l.n != int(l.codec.Shape.Vectors) {
-		return 0, fmt.Errorf("runtime: %d vectors added, the database was sized for %d", l.n, l.codec.Shape.Vectors)
+		return 0, fmt.Errorf("session: %d vectors added, the database was sized for %d", l.n, l.codec.Shape.Vectors)
 	}
 	if len(l.buf) > 0 {
 		if err := l.flushPlaintext(); err != nil {
@@ -192,10 +192,10 @@ func (l *VectorLoader) Finish() (int64, error) {
 		for i := range raw {
 			raw[i] = b[i*8<<l.logN : (i+1)*8<<l.logN]
 		}
-		obj := device.StoredObjectName(monomialPrefix(l.db, name), 0)
-		shp := store.Shape{Polys: 1, Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
+		obj := api.StoredObjectName(monomialPrefix(l.db, name), 0)
+		shp := object.Shape{Polys: 1, Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
 		if err := l.sink(l.ctx, obj, shp, raw); err != nil {
-			return 0, fmt.Errorf("runtime: write %s: %w", obj, err)
+			return 0, fmt.Errorf("session: write %s: %w", obj, err)
 		}
 		l.written += shp.Bytes()
 	}
@@ -211,7 +211,7 @@ type VectorSession struct {
 	Plan   *compiler.Plan
 	Stream *lower.StreamProgram
 
-	dev      StreamDevice
+	dev      api.Device
 	db       string
 	codec    *workload.HEVECCodec
 	params   ckks.Parameters
@@ -220,14 +220,14 @@ type VectorSession struct {
 	progName string
 	query    int
 	scores   int
-	stored   []device.StoredBinding
-	keys     []device.KeyBinding
+	stored   []api.StoredBinding
+	keys     []api.KeyBinding
 	meta     rlwe.MetaData
 }
 
 // NewVectorSession prepares queries over the vector database db (written
 // by a VectorLoader of the same shape).
-func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape workload.HEVECShape, sk *rlwe.SecretKey,
+func NewVectorSession(ctx context.Context, dev api.Device, db string, shape workload.HEVECShape, sk *rlwe.SecretKey,
 	opt PIRSessionOptions) (*VectorSession, error) {
 	if opt.KeyPrefix == "" {
 		opt.KeyPrefix = db + "/keys"
@@ -249,7 +249,7 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 	s := &VectorSession{Shape: shape, Plan: plan, dev: dev, db: db, codec: codec, params: params,
 		enc: rlwe.NewEncryptor(params, sk), dec: rlwe.NewDecryptor(params, sk), query: -1, scores: -1}
 	if s.Stream, err = plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.CKKS, 0); err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+		return nil, fmt.Errorf("session: %w", err)
 	}
 	for _, sn := range s.Stream.Nodes {
 		switch {
@@ -258,18 +258,18 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 		case sn.Kind == lower.StreamStored && strings.HasPrefix(sn.Name, "vectors/"):
 			var i int64
 			if _, err := fmt.Sscanf(sn.Name, "vectors/%d", &i); err != nil {
-				return nil, fmt.Errorf("runtime: stored node %q", sn.Name)
+				return nil, fmt.Errorf("session: stored node %q", sn.Name)
 			}
-			s.stored = append(s.stored, device.StoredBinding{Node: sn.Node, Prefix: vectorPrefix(db), PerObject: VectorPerObject,
+			s.stored = append(s.stored, api.StoredBinding{Node: sn.Node, Prefix: vectorPrefix(db), PerObject: VectorPerObject,
 				Stride: int64(shape.Pack), Offset: i})
 		case sn.Kind == lower.StreamStored:
-			s.stored = append(s.stored, device.StoredBinding{Node: sn.Node, Prefix: monomialPrefix(db, sn.Name), PerObject: 1})
+			s.stored = append(s.stored, api.StoredBinding{Node: sn.Node, Prefix: monomialPrefix(db, sn.Name), PerObject: 1})
 		case sn.Out:
 			s.scores = sn.Node
 		}
 	}
 	if s.query < 0 || s.scores < 0 {
-		return nil, errors.New("runtime: the vector scan's device segment does not take the query and return the scores")
+		return nil, errors.New("session: the vector scan's device segment does not take the query and return the scores")
 	}
 	if s.progName, _, err = setStream(ctx, dev, "vectors", s.Stream); err != nil {
 		return nil, err
@@ -311,7 +311,7 @@ func NewVectorSession(ctx context.Context, dev StreamDevice, db string, shape wo
 // Scores encrypts a query vector (its coefficients, at most the slot),
 // runs the scan on the device and returns the decrypted inner products
 // with every database vector, in database order.
-func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *device.RunStreamResponse, error) {
+func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *api.RunStreamResponse, error) {
 	pt, err := s.codec.Query(q)
 	if err != nil {
 		return nil, nil, err
@@ -324,8 +324,8 @@ func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *de
 	for _, p := range ct.Value {
 		limbs = append(limbs, p.Coeffs...)
 	}
-	resp, err := s.dev.RunStream(ctx, &device.RunStreamRequest{Program: s.progName,
-		Inputs: []device.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}}, Stored: s.stored, Keys: s.keys})
+	resp, err := s.dev.RunStream(ctx, &api.RunStreamRequest{Program: s.progName,
+		Inputs: []api.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}}, Stored: s.stored, Keys: s.keys})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -336,14 +336,14 @@ func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *de
 		}
 	}
 	if int64(len(out)) != s.codec.Layout.Groups {
-		return nil, resp, fmt.Errorf("runtime: the device returned %d score ciphertexts, want %d", len(out), s.codec.Layout.Groups)
+		return nil, resp, fmt.Errorf("session: the device returned %d score ciphertexts, want %d", len(out), s.codec.Layout.Groups)
 	}
 	pts := make([]*rlwe.Plaintext, len(out))
 	for g, limbs := range out {
 		ct := rlwe.NewCiphertext(s.params, 1, 0)
 		*ct.MetaData = s.meta
 		if !engine.CopyLimbs(limbs, ct.Value, 1) {
-			return nil, resp, fmt.Errorf("runtime: score ciphertext %d of %d limbs", g, len(limbs))
+			return nil, resp, fmt.Errorf("session: score ciphertext %d of %d limbs", g, len(limbs))
 		}
 		pts[g] = s.dec.DecryptNew(ct)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package session
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
-	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
 
@@ -42,7 +42,7 @@ type PIRLoader struct {
 func NewPIRLoader(ctx context.Context, sink ObjectSink, db string, params bgv.Parameters, recordSize int, progress func(written int64)) (*PIRLoader, error) {
 	n := params.N()
 	if recordSize < 1 || recordSize > 2*n {
-		return nil, fmt.Errorf("runtime: %w: records of %d bytes (a plaintext holds 1 to %d)", pir.ErrRecords, recordSize, 2*n)
+		return nil, fmt.Errorf("session: %w: records of %d bytes (a plaintext holds 1 to %d)", pir.ErrRecords, recordSize, 2*n)
 	}
 	logN := 0
 	for 1<<logN < n {
@@ -56,7 +56,7 @@ func NewPIRLoader(ctx context.Context, sink ObjectSink, db string, params bgv.Pa
 // zero-padded).
 func (l *PIRLoader) Add(rec []byte) error {
 	if len(rec) > l.recordSize {
-		return fmt.Errorf("runtime: %w: record %d has %d bytes, the database's records have %d", pir.ErrRecords, l.records, len(rec), l.recordSize)
+		return fmt.Errorf("session: %w: record %d has %d bytes, the database's records have %d", pir.ErrRecords, l.records, len(rec), l.recordSize)
 	}
 	if l.cur == nil {
 		l.cur = make([]byte, l.ptBytes)
@@ -122,10 +122,10 @@ func (l *PIRLoader) flushObject() error {
 	if err := l.ctx.Err(); err != nil {
 		return err
 	}
-	name := device.StoredObjectName(PIRPlaintextPrefix(l.db), l.objIndex)
-	shp := store.Shape{Polys: len(l.obj), Limbs: 1, LogN: uint8(l.logN), WordSize: 2}
+	name := api.StoredObjectName(PIRPlaintextPrefix(l.db), l.objIndex)
+	shp := object.Shape{Polys: len(l.obj), Limbs: 1, LogN: uint8(l.logN), WordSize: 2}
 	if err := l.sink(l.ctx, name, shp, l.obj); err != nil {
-		return fmt.Errorf("runtime: write %s: %w", name, err)
+		return fmt.Errorf("session: write %s: %w", name, err)
 	}
 	l.written += shp.Bytes()
 	l.objIndex++
@@ -140,7 +140,7 @@ func (l *PIRLoader) flushObject() error {
 // shape, and returns the shape and the bytes written.
 func (l *PIRLoader) Finish() (pir.Shape, int64, error) {
 	if l.records == 0 {
-		return pir.Shape{}, 0, fmt.Errorf("runtime: %w: no records", pir.ErrRecords)
+		return pir.Shape{}, 0, fmt.Errorf("session: %w: no records", pir.ErrRecords)
 	}
 	if l.cur != nil {
 		l.tile = append(l.tile, l.cur)

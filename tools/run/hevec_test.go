@@ -1,4 +1,4 @@
-package runtime
+package run
 
 import (
 	"context"

@@ -6,4 +6,4 @@
 // through its client, the stored data and keys read in place. Every byte
 // crossing host↔device is counted by the client's codec; outputs are
 // decrypted and compared with a plaintext reference.
-package runtime
+package run

@@ -1,4 +1,4 @@
-package runtime
+package run
 
 import (
 	"context"
@@ -17,6 +17,10 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/resident"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -25,20 +29,13 @@ import (
 
 // Options select what to run and where.
 type Options struct {
-	Workload string // "pir" or "vecdist" (their small, runnable forms)
+	Workload string // "pir", "vecdist" or "hevec" (their small, runnable forms)
 	Arch     string // architecture the compiler plans for (default "rosemary")
 	Opt      string // compiler optimisation level (default "full", as the compiler's)
 	// Placement: "plan" runs each node where the compiler's plan puts it;
 	// "device" runs every operation on the device (only Inputs and Outputs
 	// on the host), the in-storage extreme.
 	Placement string
-	// PIRRows, PIRCols size the PIR database (default 16 × 16 plaintexts).
-	PIRRows, PIRCols int
-	// PIRPacked sends the PIR query as one ciphertext holding both one-hot
-	// selections; the device expands it (mask, rotate-and-add) into the
-	// row and column selections, so the query costs one ciphertext instead
-	// of Rows+Cols (a program of this package, not workload.PIRShape).
-	PIRPacked bool
 	// VecPlaintexts, VecDim, VecGroups size the vector database (default
 	// the workload's small form: 8 plaintexts, 4-d, 2 groups).
 	VecPlaintexts, VecDim, VecGroups int
@@ -50,16 +47,12 @@ type Options struct {
 	QueryImage   int
 	// Prefix namespaces the objects this session stores on the device.
 	Prefix string
-	// PIRRecords and PIRRecordSize size the PIR database of the default
-	// (secure, expanded-query) PIR: records of PIRRecordSize bytes.
+	// PIRRecords and PIRRecordSize size the PIR database (expanded-query
+	// PIR on bgv-13): records of PIRRecordSize bytes.
 	PIRRecords, PIRRecordSize int
-	// Insecure allows presets that are not 128-bit secure (insecure-*):
-	// the unpacked and packed PIR forms (PIRLegacy) and small test rings.
+	// Insecure allows presets that are not 128-bit secure (insecure-*,
+	// small test rings).
 	Insecure bool
-	// PIRLegacy runs the earlier PIR forms (PIRRows × PIRCols plaintexts,
-	// a selection ciphertext per row and column, or PIRPacked) on
-	// insecure-test-bgv; it needs Insecure.
-	PIRLegacy bool
 }
 
 func (o *Options) defaults() {
@@ -71,12 +64,6 @@ func (o *Options) defaults() {
 	}
 	if o.Placement == "" {
 		o.Placement = "plan"
-	}
-	if o.PIRRows == 0 {
-		o.PIRRows = 16
-	}
-	if o.PIRCols == 0 {
-		o.PIRCols = 16
 	}
 	if o.VecPlaintexts == 0 {
 		o.VecPlaintexts, o.VecDim, o.VecGroups = 8, 4, 2
@@ -123,7 +110,7 @@ type Session struct {
 	data     dataset
 	stored   map[string][]engine.Value
 	onDevice func(int) bool
-	keyRef   func(ir.Op, uint64) string
+	keyRef   func(ir.Op, uint64) engine.Ref
 	mu       sync.Mutex
 
 	// Streams are the plan's device segments as stream programs, set on
@@ -132,71 +119,31 @@ type Session struct {
 	Streams     map[int]*lower.StreamProgram
 	StreamErr   error
 	streamNames map[int]string
-	storedPer   map[string]int    // stored node → instances per object
-	keyObjects  map[string]string // key name ("rlk", "gal:<g>") → object
+	storedPer   map[string]int         // stored node → instances per object
+	keyObjects  map[lower.KeyID]string // key → its object
 }
 
-// Program builds the program the session runs.
+// program builds the program a session runs (PIR runs as runPIR).
 func (o Options) program() (*ir.Program, error) {
 	switch o.Workload {
-	case "pir":
-		if o.PIRRows < 1 || o.PIRCols < 1 || o.PIRRows*o.PIRCols > 1<<16 {
-			return nil, fmt.Errorf("runtime: PIR database of %d × %d plaintexts outside [1, 2^16]", o.PIRRows, o.PIRCols)
-		}
-		if o.PIRPacked {
-			return packedPIR(o.PIRRows, o.PIRCols)
-		}
-		return workload.PIRShape{Name: "pir-run", Params: "insecure-test-bgv", Rows: int64(o.PIRRows), Cols: int64(o.PIRCols)}.Program()
 	case "hevec":
 		return hevecShape(o.HEVECVectors).Program()
 	case "vecdist":
 		if o.VecDim < 1 || o.VecDim&(o.VecDim-1) != 0 {
-			return nil, fmt.Errorf("runtime: vector dimension %d is not a power of two", o.VecDim)
+			return nil, fmt.Errorf("run: vector dimension %d is not a power of two", o.VecDim)
 		}
 		if o.VecPlaintexts < 1 || o.VecPlaintexts > 1<<16 || o.VecGroups < 1 {
-			return nil, fmt.Errorf("runtime: vector database of %d plaintexts in %d groups", o.VecPlaintexts, o.VecGroups)
+			return nil, fmt.Errorf("run: vector database of %d plaintexts in %d groups", o.VecPlaintexts, o.VecGroups)
 		}
 		return workload.VecDistShape{Name: "vecdist-run", Params: "hevec", Plaintexts: int64(o.VecPlaintexts),
 			Dim: o.VecDim, Groups: int64(o.VecGroups)}.Program()
 	}
-	return nil, fmt.Errorf("runtime: unknown workload %q (pir, vecdist)", o.Workload)
-}
-
-// packedPIR is the PIR scan with a one-ciphertext query: slot c selects
-// column c, slot cols+r row r. Each selection is expanded on the device:
-// PMult by its public one-hot mask, rotate-and-add over the N/2 slots of a
-// row, then add the row swap, leaving the bit in every slot.
-func packedPIR(rows, cols int) (*ir.Program, error) {
-	const params = "insecure-test-bgv"
-	p, err := fhe.Lookup(params)
-	if err != nil {
-		return nil, err
-	}
-	if rows+cols > 1<<p.LogN {
-		return nil, fmt.Errorf("runtime: packed PIR query needs %d slots, have %d", rows+cols, 1<<p.LogN)
-	}
-	top := p.Levels()
-	b := ir.NewBuilder("pir-packed", params)
-	q := b.Input("query", top)
-	expand := func(masks int) int {
-		x := b.PMult(q, masks)
-		for i := 0; i < p.LogN-1; i++ {
-			x = b.HAdd(x, b.HRot(x, 1<<i))
-		}
-		return b.HAdd(x, b.Conjugate(x))
-	}
-	colSel := expand(b.Stored("col-masks", top, int64(cols), true))
-	rowSel := expand(b.Stored("row-masks", top, int64(rows), true))
-	db := b.StoredCompact("database", top, int64(rows*cols)) // coefficients mod t
-	rowSums := b.Sum(b.PMult(colSel, db), int64(rows))
-	ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
-	b.Output("answer", ans)
-	return b.Build()
+	return nil, fmt.Errorf("run: unknown workload %q (pir, vecdist, hevec)", o.Workload)
 }
 
 // Setup compiles the workload, generates keys and data, and uploads the
 // stored data and evaluation keys through c under ctx.
-func Setup(ctx context.Context, c *device.Client, opts Options) (*Session, error) {
+func Setup(ctx context.Context, c *remote.Client, opts Options) (*Session, error) {
 	opts.defaults()
 	p, err := opts.program()
 	if err != nil {
@@ -204,11 +151,11 @@ func Setup(ctx context.Context, c *device.Client, opts Options) (*Session, error
 	}
 	a, err := arch.Preset(opts.Arch)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+		return nil, fmt.Errorf("run: %w", err)
 	}
 	plan, err := compiler.Compile(p, a, compiler.Options{Opt: opts.Opt})
 	if err != nil {
-		return nil, fmt.Errorf("runtime: compile: %w", err)
+		return nil, fmt.Errorf("run: compile: %w", err)
 	}
 	s := &Session{Opts: opts, Program: plan.Program, Plan: plan}
 	switch opts.Placement {
@@ -223,25 +170,18 @@ func Setup(ctx context.Context, c *device.Client, opts Options) (*Session, error
 			return true
 		}
 	default:
-		return nil, fmt.Errorf("runtime: unknown placement %q (plan, device)", opts.Placement)
+		return nil, fmt.Errorf("run: unknown placement %q (plan, device)", opts.Placement)
 	}
 	if s.preset, err = fhe.Lookup(p.Nodes[0].Params); err != nil {
 		return nil, err
 	}
 	if s.preset.Insecure() && !opts.Insecure {
-		return nil, fmt.Errorf("runtime: %s runs on %s, which is not 128-bit secure: pass Insecure (--insecure) to run it anyway", opts.Workload, s.preset.Name)
+		return nil, fmt.Errorf("run: %s runs on %s, which is not 128-bit secure: pass Insecure (--insecure) to run it anyway", opts.Workload, s.preset.Name)
 	}
 	if err := s.keygen(); err != nil {
 		return nil, err
 	}
 	switch opts.Workload {
-	case "pir":
-		var pd *pirData
-		if pd, err = newPIRData(s.params.(bgv.Parameters), opts.PIRRows, opts.PIRCols); err == nil && opts.PIRPacked {
-			pd.packed = true
-			err = pd.makeMasks()
-		}
-		s.data = pd
 	case "vecdist":
 		s.data, err = newVecData(s.params.(ckks.Parameters), opts.VecPlaintexts, opts.VecDim, opts.VecGroups)
 	case "hevec":
@@ -279,10 +219,10 @@ func (s *Session) keygen() error {
 		p, err = s.preset.CKKSParameters()
 		s.params, s.rparams = p, p.Parameters
 	default:
-		return fmt.Errorf("runtime: scheme %s", s.preset.Scheme)
+		return fmt.Errorf("run: scheme %s", s.preset.Scheme)
 	}
 	if err != nil {
-		return fmt.Errorf("runtime: parameters: %w", err)
+		return fmt.Errorf("run: parameters: %w", err)
 	}
 	kg := rlwe.NewKeyGenerator(s.rparams)
 	sk := kg.GenSecretKeyNew()
@@ -305,7 +245,7 @@ const chunkBytes = 32 << 20
 // A compact Stored node (ir.Node.Compact) is stored as its coefficients
 // modulo t, one limb per plaintext; the device lifts them where they are
 // used.
-func (s *Session) uploadStored(ctx context.Context, c *device.Client) error {
+func (s *Session) uploadStored(ctx context.Context, c api.Device) error {
 	s.stored = map[string][]engine.Value{}
 	s.storedPer = map[string]int{}
 	compact := map[string]bool{}
@@ -337,19 +277,20 @@ func (s *Session) uploadStored(ctx context.Context, c *device.Client) error {
 				}
 				bp, ok := s.params.(bgv.Parameters)
 				if !ok {
-					return fmt.Errorf("runtime: compact plaintexts %q need BGV parameters", name)
+					return fmt.Errorf("run: compact plaintexts %q need BGV parameters", name)
 				}
 				m, err := fhe.CompactBGV(bp, pts[k])
 				if err != nil {
-					return fmt.Errorf("runtime: %s instance %d: %w", name, k, err)
+					return fmt.Errorf("run: %s instance %d: %w", name, k, err)
 				}
 				data = append(data, m)
 			}
-			if _, err := c.Put(ctx, obj, store.KindPlaintext, last-first, limbs, data); err != nil {
-				return fmt.Errorf("runtime: upload %s: %w", obj, err)
+			put := &api.PutRequest{Name: obj, Kind: object.KindPlaintext, Polys: uint32(last - first), Limbs: uint32(limbs), Data: data}
+			if _, err := c.Put(ctx, put); err != nil {
+				return fmt.Errorf("run: upload %s: %w", obj, err)
 			}
 			for k := first; k < last; k++ {
-				vals[k] = engine.Value{Dev: &engine.DeviceValue{Ref: device.StoredRef(obj, k-first), Degree: 0,
+				vals[k] = engine.Value{Dev: &engine.DeviceValue{Ref: engine.StoredRef(obj, k-first), Degree: 0,
 					Level: pts[k].Level(), Meta: *pts[k].MetaData, Bytes: ptBytes, Stored: true}}
 				if s.data.constant(name) {
 					s.ConstantBytes += ptBytes
@@ -363,34 +304,37 @@ func (s *Session) uploadStored(ctx context.Context, c *device.Client) error {
 	return nil
 }
 
-func (s *Session) uploadKeys(ctx context.Context, c *device.Client) error {
-	put := func(name string, g *rlwe.GadgetCiphertext) error {
+func (s *Session) uploadKeys(ctx context.Context, c api.Device) error {
+	prefix := s.Opts.Prefix + "/keys"
+	put := func(id lower.KeyID, g *rlwe.GadgetCiphertext) error {
 		limbs := engine.KeyLimbs(g)
 		per := len(g.Value[0][0][0].Q.Coeffs) + len(g.Value[0][0][0].P.Coeffs)
-		if _, err := c.Put(ctx, name, store.KindKey, len(limbs)/per, per, limbs); err != nil {
-			return fmt.Errorf("runtime: upload key %s: %w", name, err)
+		req := &api.PutRequest{Name: id.ObjectName(prefix), Kind: object.KindKey, Polys: uint32(len(limbs) / per), Limbs: uint32(per), Data: limbs}
+		if _, err := c.Put(ctx, req); err != nil {
+			return fmt.Errorf("run: upload key %s: %w", req.Name, err)
 		}
+		s.keyObjects[id] = req.Name
 		return nil
 	}
-	refs := map[uint64]string{}
-	rlk := s.Opts.Prefix + "/keys/rlk"
-	if err := put(rlk, &s.keys.Relin.GadgetCiphertext); err != nil {
+	s.keyObjects = map[lower.KeyID]string{}
+	if err := put(lower.RelinKey(), &s.keys.Relin.GadgetCiphertext); err != nil {
 		return err
 	}
-	s.keyObjects = map[string]string{"rlk": rlk}
 	for g, k := range s.keys.Galois {
-		name := fmt.Sprintf("%s/keys/gk/%d", s.Opts.Prefix, g)
-		if err := put(name, &k.GadgetCiphertext); err != nil {
+		if err := put(lower.GaloisKey(g), &k.GadgetCiphertext); err != nil {
 			return err
 		}
-		refs[g] = device.StoredRef(name, 0)
-		s.keyObjects[fmt.Sprintf("gal:%d", g)] = name
 	}
-	s.keyRef = func(op ir.Op, g uint64) string {
+	s.keyRef = func(op ir.Op, g uint64) engine.Ref {
+		id := lower.GaloisKey(g)
 		if op == ir.OpRelinearize || op == ir.OpHMult {
-			return device.StoredRef(rlk, 0)
+			id = lower.RelinKey()
 		}
-		return refs[g]
+		obj, ok := s.keyObjects[id]
+		if !ok {
+			return engine.Ref{}
+		}
+		return engine.StoredRef(obj, 0)
 	}
 	return nil
 }
@@ -407,13 +351,12 @@ type QueryResult struct {
 	Seconds         float64
 }
 
-// Query runs one fresh random query through c and checks it against the
-// plaintext reference. Traffic is measured on c, so concurrent queries
-// must use distinct clients. ctx governs the query's stream runs and
-// pulls; device nodes run op by op (no stream program) go through the
-// engine's device interface, which takes no context, under c's default
-// context.
-func (s *Session) Query(ctx context.Context, c *device.Client) (QueryResult, error) {
+// Query runs one fresh random query under ctx through c and checks it
+// against the plaintext reference: device nodes run op by op go through
+// run (a runner of c, which keeps the programs it set between queries),
+// stream segments through c. Traffic is measured on c, so concurrent
+// queries must use distinct clients.
+func (s *Session) Query(ctx context.Context, c *remote.Client, run *resident.Runner) (QueryResult, error) {
 	start := time.Now()
 	s.mu.Lock() // encoder and encryptor are not safe for concurrent use
 	in, check, err := s.data.query(s.enc)
@@ -425,7 +368,7 @@ func (s *Session) Query(ctx context.Context, c *device.Client) (QueryResult, err
 	if err != nil {
 		return QueryResult{}, err
 	}
-	x.OnDevice, x.Device, x.KeyRef = s.onDevice, c, s.keyRef
+	x.OnDevice, x.Device, x.KeyRef = s.onDevice, run, s.keyRef
 	sent0, recv0 := c.Traffic()
 	stored, err := s.hostStored(ctx, c)
 	if err != nil {
@@ -433,14 +376,14 @@ func (s *Session) Query(ctx context.Context, c *device.Client) (QueryResult, err
 	}
 	var out map[string][]engine.Value
 	if s.Streams != nil {
-		out, err = x.RunSegments(s.Plan.Program, s.execSegments(), &segmentRunner{ctx: ctx, s: s, c: c}, in, stored)
+		out, err = x.RunSegments(ctx, s.Plan.Program, s.execSegments(), &segmentRunner{s: s, dev: c}, in, stored)
 	} else {
-		out, err = x.Run(s.Program, in, stored)
+		out, err = x.Run(ctx, s.Program, in, stored)
 	}
 	sent1, recv1 := c.Traffic()
 	r := QueryResult{HostDeviceBytes: sent1 - sent0 + recv1 - recv0, Exec: x.Stats}
 	if err != nil {
-		return r, fmt.Errorf("runtime: execute: %w", err)
+		return r, fmt.Errorf("run: execute: %w", err)
 	}
 	s.mu.Lock()
 	err = check(s.dec, out) // the decryptor is not safe for concurrent use
@@ -453,7 +396,7 @@ func (s *Session) Query(ctx context.Context, c *device.Client) (QueryResult, err
 // hostStored gives the stored values: device references, plus the
 // plaintexts themselves (fetched from the device, counted as traffic) for
 // stored nodes a host node reads.
-func (s *Session) hostStored(ctx context.Context, c *device.Client) (map[string][]engine.Value, error) {
+func (s *Session) hostStored(ctx context.Context, c api.Device) (map[string][]engine.Value, error) {
 	out := map[string][]engine.Value{}
 	for name, vals := range s.stored {
 		out[name] = vals
@@ -469,7 +412,7 @@ func (s *Session) hostStored(ctx context.Context, c *device.Client) (map[string]
 			}
 			pts, ok := s.data.stored()[an.Name]
 			if !ok {
-				return nil, fmt.Errorf("runtime: no data for stored %q", an.Name)
+				return nil, fmt.Errorf("run: no data for stored %q", an.Name)
 			}
 			// A host node reads it: the host pulls every instance from the
 			// device (what a host-only run does).
@@ -488,42 +431,19 @@ func (s *Session) hostStored(ctx context.Context, c *device.Client) (map[string]
 
 // pull reads a stored node's objects from the device (their bytes are
 // query traffic; the host then uses its own identical copy).
-func (s *Session) pull(ctx context.Context, c *device.Client, name string) error {
+func (s *Session) pull(ctx context.Context, c api.Device, name string) error {
 	seen := map[string]bool{}
 	for _, v := range s.stored[name] {
-		obj := v.Dev.Ref
+		obj := v.Dev.Ref.Name
 		if seen[obj] {
 			continue
 		}
 		seen[obj] = true
-		_, objName, err := parseStoredRef(obj)
-		if err != nil {
-			return err
-		}
-		if seen["o:"+objName] {
-			continue
-		}
-		seen["o:"+objName] = true
-		if _, err := c.Get(ctx, objName); err != nil {
-			return fmt.Errorf("runtime: pull %s: %w", objName, err)
+		if _, err := c.Get(ctx, &api.GetRequest{Name: obj}); err != nil {
+			return fmt.Errorf("run: pull %s: %w", obj, err)
 		}
 	}
 	return nil
-}
-
-func parseStoredRef(ref string) (int, string, error) {
-	var poly int
-	var name string
-	if _, err := fmt.Sscanf(ref, "s:%d:", &poly); err != nil {
-		return 0, "", fmt.Errorf("runtime: bad stored reference %q", ref)
-	}
-	for i := 2; i < len(ref); i++ {
-		if ref[i] == ':' {
-			name = ref[i+1:]
-			break
-		}
-	}
-	return poly, name, nil
 }
 
 // Report is what `rosemary run --json` prints.
@@ -564,21 +484,21 @@ type Report struct {
 
 // Run sets a workload up on the device behind c (nil: an in-process
 // device on a temporary store), runs queries under ctx and reports.
-func Run(ctx context.Context, c *device.Client, opts Options, queries int) (*Report, error) {
+func Run(ctx context.Context, c *remote.Client, opts Options, queries int) (*Report, error) {
 	start := time.Now()
 	if queries < 1 {
-		return nil, fmt.Errorf("runtime: %d queries", queries)
+		return nil, fmt.Errorf("run: %d queries", queries)
 	}
 	var st *store.Store // the in-process device's store
 	if c == nil {
 		dir, err := os.MkdirTemp("", "rosemary-device-")
 		if err != nil {
-			return nil, fmt.Errorf("runtime: %w", err)
+			return nil, fmt.Errorf("run: %w", err)
 		}
 		defer os.RemoveAll(dir)
 		st, err = store.Open(dir, layout.Layout{Channels: 4, PageSize: 4096})
 		if err != nil {
-			return nil, fmt.Errorf("runtime: open store: %w", err)
+			return nil, fmt.Errorf("run: open store: %w", err)
 		}
 		defer st.Close()
 		c, _, err = device.InProcess(st, device.DefaultLimits())
@@ -587,7 +507,7 @@ func Run(ctx context.Context, c *device.Client, opts Options, queries int) (*Rep
 		}
 		defer c.Close()
 	}
-	if opts.Workload == "pir" && !opts.PIRLegacy {
+	if opts.Workload == "pir" {
 		opts.defaults()
 		return runPIR(ctx, c, st, opts, queries)
 	}
@@ -605,25 +525,25 @@ func Run(ctx context.Context, c *device.Client, opts Options, queries int) (*Rep
 	rep := &Report{Workload: s.Opts.Workload, Params: s.preset.Name, Segments: segs, Placement: s.Opts.Placement, Queries: queries, Correct: true,
 		HostOnlyBytes: s.StoredBytes, SetupBytes: s.SetupBytes, ConstantBytes: s.ConstantBytes,
 		PlanCutBytes: s.Plan.CutBytes, PlanHostOnly: s.Plan.HostOnlyBytes}
-	c.Async = true
-	defer func() { c.Async = false }()
+	// Queries send jobs without waiting for each (the device orders them).
+	run := resident.New(c, resident.Async())
 	note := func(r QueryResult) {
 		if !r.Correct && rep.Correct {
 			rep.Correct, rep.Error = false, r.Err.Error()
 		}
 	}
-	warm, err := s.Query(ctx, c)
+	warm, err := s.Query(ctx, c, run)
 	if err != nil {
 		return nil, err
 	}
 	note(warm)
 	rep.WarmupBytes = warm.HostDeviceBytes
-	st0, err := c.Stats(ctx)
+	st0, err := c.Stats(ctx, &api.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}
 	for q := 0; q < queries; q++ {
-		r, err := s.Query(ctx, c)
+		r, err := s.Query(ctx, c, run)
 		if err != nil {
 			return nil, err
 		}
@@ -634,7 +554,7 @@ func Run(ctx context.Context, c *device.Client, opts Options, queries int) (*Rep
 		rep.HostOps += r.Exec.HostOps
 		rep.DeviceOps += r.Exec.DeviceOps
 	}
-	st1, err := c.Stats(ctx)
+	st1, err := c.Stats(ctx, &api.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}

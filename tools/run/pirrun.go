@@ -1,4 +1,4 @@
-package runtime
+package run
 
 import (
 	"bytes"
@@ -9,7 +9,9 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
@@ -19,7 +21,7 @@ import (
 // records on the device (written into the in-process device's store, or
 // uploaded to a remote one), queried at random indices (the first and last
 // included) with the expanded-query PIR on bgv-13, every record checked.
-func runPIR(ctx context.Context, c *device.Client, st *store.Store, opts Options, queries int) (*Report, error) {
+func runPIR(ctx context.Context, c *remote.Client, st *store.Store, opts Options, queries int) (*Report, error) {
 	start := time.Now()
 	preset, err := fhe.Lookup("bgv-13")
 	if err != nil {
@@ -31,20 +33,20 @@ func runPIR(ctx context.Context, c *device.Client, st *store.Store, opts Options
 	}
 	shape, err := pir.NewShape(params, opts.PIRRecordSize, opts.PIRRecords)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+		return nil, fmt.Errorf("run: %w", err)
 	}
 	const seed = 1
-	sink := DeviceSink(c)
+	sink := client.DeviceSink(c)
 	if st != nil {
-		sink = StoreSink(st)
+		sink = storeSink(st)
 	}
 	s0, r0 := c.Traffic()
-	dbBytes, err := WritePIRDatabase(ctx, sink, opts.Prefix, shape, SeededRecords(seed), nil)
+	dbBytes, err := client.WriteSeededPIR(ctx, sink, opts.Prefix, shape, seed, nil)
 	if err != nil {
 		return nil, err
 	}
 	sk := rlwe.NewKeyGenerator(params).GenSecretKeyNew()
-	sess, err := NewPIRSession(ctx, c, opts.Prefix, preset, shape, sk)
+	sess, err := client.NewPIRSession(ctx, c, opts.Prefix, preset, shape, sk)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func runPIR(ctx context.Context, c *device.Client, st *store.Store, opts Options
 		a1, b1 := c.Traffic()
 		rep.HostDeviceBytes += a1 - a0 + b1 - b0
 		rep.CiphertextBytes += res.QueryBytes + res.AnswerBytes + res.PulledBytes
-		want, err := SeededRecord(seed, shape, idx)
+		want, err := client.SeededRecord(seed, shape, idx)
 		if err != nil {
 			return nil, err
 		}
@@ -95,4 +97,13 @@ func runPIR(ctx context.Context, c *device.Client, st *store.Store, opts Options
 	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// storeSink writes a database's objects straight into the in-process
+// device's store (before any query: the store is not in ISP mode).
+func storeSink(st *store.Store) client.ObjectSink {
+	return func(_ context.Context, name string, shape object.Shape, raw [][]byte) error {
+		_, err := st.Put(name, object.KindPlaintext, shape, raw)
+		return err
+	}
 }

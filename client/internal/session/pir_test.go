@@ -1,4 +1,4 @@
-package runtime_test
+package session
 
 import (
 	"bytes"
@@ -13,11 +13,12 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 	"github.com/rosemary-fhe/rosemary/internal/fhetest"
-	"github.com/rosemary-fhe/rosemary/runtime"
 )
 
 // pirDB is a seeded PIR database in a fresh store behind an in-process
@@ -25,7 +26,7 @@ import (
 type pirDB struct {
 	st    *store.Store
 	dev   *device.Device
-	sess  *runtime.PIRSession
+	sess  *PIRSession
 	shape pir.Shape
 	seed  uint64
 	bytes int64
@@ -33,7 +34,16 @@ type pirDB struct {
 
 func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
 	t.Helper()
-	return newPIRDBWith(t, recordSize, records, seed, runtime.PIRSessionOptions{})
+	return newPIRDBWith(t, recordSize, records, seed, PIRSessionOptions{})
+}
+
+// storeSink writes objects straight into a store, before its device
+// serves.
+func storeSink(st *store.Store) ObjectSink {
+	return func(_ context.Context, name string, shape object.Shape, raw [][]byte) error {
+		_, err := st.Put(name, object.KindPlaintext, shape, raw)
+		return err
+	}
 }
 
 // openTestStore opens a store of 4 channels of 4 KiB pages in a temporary
@@ -48,7 +58,7 @@ func openTestStore(t *testing.T) *store.Store {
 	return st
 }
 
-func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt runtime.PIRSessionOptions) *pirDB {
+func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt PIRSessionOptions) *pirDB {
 	t.Helper()
 	preset, params := fhetest.BGVParams(t, "bgv-13")
 	shape, err := pir.NewShape(params, recordSize, records)
@@ -57,7 +67,7 @@ func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt runtim
 	}
 	st := openTestStore(t)
 	ctx := context.Background()
-	n, err := runtime.WritePIRDatabase(ctx, runtime.StoreSink(st), "db", shape, runtime.SeededRecords(seed), nil)
+	n, err := WritePIRDatabase(ctx, storeSink(st), "db", shape, SeededRecords(seed), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,20 +78,20 @@ func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt runtim
 		t.Fatal(err)
 	}
 	sk := rlwe.NewKeyGenerator(params).GenSecretKeyNew()
-	sess, err := runtime.NewPIRSessionWith(ctx, dev, "db", preset, shape, sk, opt)
+	sess, err := NewPIRSessionWith(ctx, dev, "db", preset, shape, sk, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &pirDB{st: st, dev: dev, sess: sess, shape: shape, seed: seed, bytes: n}
 }
 
-func (db *pirDB) check(t *testing.T, index int) *runtime.PIRQuery {
+func (db *pirDB) check(t *testing.T, index int) *PIRQuery {
 	t.Helper()
 	q, err := db.sess.Get(context.Background(), index)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := runtime.SeededRecord(db.seed, db.shape, index)
+	want, err := SeededRecord(db.seed, db.shape, index)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +122,7 @@ func TestPIRDeviceRecords(t *testing.T) {
 			t.Fatalf("query of %d bytes, want one level-2 ciphertext (%d)", q.QueryBytes, want)
 		}
 	}
-	if _, err := db.sess.Get(context.Background(), db.shape.Records); !errors.Is(err, runtime.ErrIndex) {
+	if _, err := db.sess.Get(context.Background(), db.shape.Records); !errors.Is(err, ErrIndex) {
 		t.Fatalf("index past the end: %v, want ErrIndex", err)
 	}
 }
@@ -123,7 +133,7 @@ func TestPIRDeviceRecords(t *testing.T) {
 // pulls its plaintexts from the device. By default the same database is
 // scanned on the device, where it lives.
 func TestPIRHostPlan(t *testing.T) {
-	db := newPIRDBWith(t, 100, 20000, 9, runtime.PIRSessionOptions{FollowPlan: true}) // 123 plaintexts: 1 × 128
+	db := newPIRDBWith(t, 100, 20000, 9, PIRSessionOptions{FollowPlan: true}) // 123 plaintexts: 1 × 128
 	if db.sess.OnDevice() {
 		t.Fatal("the plan scans a 123-plaintext database on the device; this test needs one it keeps on the host")
 	}
@@ -157,7 +167,7 @@ func TestPIRDeviceMatchesLattigo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := srv.Answer(ctx, q, runtime.NewStorePlaintexts(db.st, "db", db.shape))
+	want, err := srv.Answer(ctx, q, &devicePlaintexts{dev: db.dev, prefix: PIRPlaintextPrefix("db"), shape: db.shape, objs: map[int64][][]uint64{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +241,8 @@ func TestPIRDeviceBadInput(t *testing.T) {
 	if err := db.st.Delete("db/keys/rlk"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.sess.Get(ctx, 2); !errors.Is(err, device.ErrNotFound) {
-		t.Fatalf("query without the relinearization key: %v, want device.ErrNotFound", err)
+	if _, err := db.sess.Get(ctx, 2); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("query without the relinearization key: %v, want api.ErrNotFound", err)
 	}
 }
 
@@ -252,10 +262,10 @@ func TestPIRClientGoesAway(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := runtime.WritePIRDatabase(ctx, runtime.DeviceSink(c), "db", shape, runtime.SeededRecords(4), nil); err != nil {
+	if _, err := WritePIRDatabase(ctx, DeviceSink(c), "db", shape, SeededRecords(4), nil); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := runtime.NewPIRSession(ctx, c, "db", preset, shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew())
+	sess, err := NewPIRSession(ctx, c, "db", preset, shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,11 +278,11 @@ func TestPIRClientGoesAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := runtime.SeededRecord(4, shape, 5)
+	want, _ := SeededRecord(4, shape, 5)
 	if !bytes.Equal(q.Record, want) {
 		t.Fatal("record 5 differs after an interrupted query")
 	}
-	if st, err := d.Stats(ctx, &device.StatsRequest{}); err != nil || st.Jobs < 2 {
+	if st, err := d.Stats(ctx, &api.StatsRequest{}); err != nil || st.Jobs < 2 {
 		t.Fatalf("device stats after the interrupted query: %+v, %v", st, err)
 	}
 }
@@ -283,7 +293,7 @@ func TestPIRClientGoesAway(t *testing.T) {
 func TestVectorSessionScores(t *testing.T) {
 	ctx := context.Background()
 	const n, dim = 700, 24 // 700 vectors in 22 plaintexts of 32-coefficient slots
-	shape, err := runtime.VectorShape("hevec", n, dim)
+	shape, err := VectorShape("hevec", n, dim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +302,7 @@ func TestVectorSessionScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := runtime.NewVectorLoader(ctx, runtime.StoreSink(st), "v", shape)
+	l, err := NewVectorLoader(ctx, storeSink(st), "v", shape)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +321,7 @@ func TestVectorSessionScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, params := fhetest.CKKSParams(t, "hevec")
-	sess, err := runtime.NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), runtime.PIRSessionOptions{})
+	sess, err := NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), PIRSessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtime
+package run
 
 import (
 	"bufio"
@@ -15,6 +15,9 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/resident"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
@@ -109,9 +112,9 @@ func peakRSS(t *testing.T, pid int) int64 {
 
 // idleStats is the daemon's statistics once a test's work is done; it
 // fails the test if any value is still resident after that work.
-func idleStats(ctx context.Context, t *testing.T, c *device.Client, after string) *device.StatsResponse {
+func idleStats(ctx context.Context, t *testing.T, c *remote.Client, after string) *api.StatsResponse {
 	t.Helper()
-	st, err := c.Stats(ctx)
+	st, err := c.Stats(ctx, &api.StatsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,9 +124,9 @@ func idleStats(ctx context.Context, t *testing.T, c *device.Client, after string
 	return st
 }
 
-func dial(t *testing.T, addr string) *device.Client {
+func dial(t *testing.T, addr string) *remote.Client {
 	t.Helper()
-	c, err := device.Dial(addr)
+	c, err := remote.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,66 +134,13 @@ func dial(t *testing.T, addr string) *device.Client {
 	return c
 }
 
-// A PIR query and a vector-distance query, executed by a device daemon in
+// A vector-distance query and PIR queries, executed by a device daemon in
 // another process over data stored on it, decrypt to the plaintext
 // answers; only the query, intermediate and answer ciphertexts cross.
 func TestEndToEndTwoProcesses(t *testing.T) {
 	ctx := context.Background()
 	d := startDaemon(t)
 	c := dial(t, d.addr)
-
-	const rows, cols = 16, 16
-	pir, err := Run(ctx, c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: rows, PIRCols: cols, Placement: "device"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !pir.Correct {
-		t.Fatalf("PIR answer wrong: %s", pir.Error)
-	}
-	// insecure-test-bgv: N = 2048, 6 limbs at the top level; the database
-	// is stored compact, one limb (its coefficients mod t) per plaintext.
-	const limb = 2048 * 8
-	pt, ct := int64(limb), int64(2*6*limb)
-	if pir.HostOnlyBytes != rows*cols*pt {
-		t.Fatalf("host-only bytes %d, want %d", pir.HostOnlyBytes, rows*cols*pt)
-	}
-	// Up: one selection per row and column; down: the rescaled answer (5 limbs).
-	if want := (rows+cols)*ct + 2*5*limb; pir.CiphertextBytes != want {
-		t.Fatalf("ciphertext bytes crossing %d, want %d", pir.CiphertextBytes, want)
-	}
-	if pir.HostDeviceBytes < pir.CiphertextBytes || pir.HostDeviceBytes > pir.CiphertextBytes*11/10+(1<<20) {
-		t.Fatalf("wire bytes %d far from the ciphertext bytes %d", pir.HostDeviceBytes, pir.CiphertextBytes)
-	}
-	if pir.DeviceStoreBytes < pir.HostOnlyBytes {
-		t.Fatalf("device read %d B from its store, the database is %d B", pir.DeviceStoreBytes, pir.HostOnlyBytes)
-	}
-	t.Logf("PIR %d×%d: host↔device %d B (ciphertexts %d B), host-only %d B: %.2f× less; device store reads %d B; setup %d B",
-		rows, cols, pir.HostDeviceBytes, pir.CiphertextBytes, pir.HostOnlyBytes, pir.Ratio, pir.DeviceStoreBytes, pir.SetupBytes)
-
-	// The packed query (one ciphertext, expanded on the device): only the
-	// query and the answer cross, ≥ 20× less than the compact database.
-	const pr, pc = 40, 40
-	packed, err := Run(ctx, c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: pr, PIRCols: pc, PIRPacked: true, Placement: "device", Prefix: "pir-packed"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !packed.Correct {
-		t.Fatalf("packed PIR answer wrong: %s", packed.Error)
-	}
-	if want := ct + 2*5*limb; packed.CiphertextBytes != want {
-		t.Fatalf("packed PIR: ciphertext bytes crossing %d, want %d", packed.CiphertextBytes, want)
-	}
-	if packed.HostOnlyBytes != pr*pc*pt {
-		t.Fatalf("packed PIR: host-only bytes %d, want %d", packed.HostOnlyBytes, pr*pc*pt)
-	}
-	// The database is stored compact (one limb per plaintext), so a
-	// host-only run reads 1600 × 16 KiB; the query, the answer and the
-	// framing are ≈ 1 MiB.
-	if packed.HostDeviceBytes*20 > packed.HostOnlyBytes {
-		t.Fatalf("packed PIR: host↔device %d B is not 20× below host-only %d B", packed.HostDeviceBytes, packed.HostOnlyBytes)
-	}
-	t.Logf("packed PIR %d×%d: host↔device %d B (ciphertexts %d B), host-only %d B: %.1f× less; device store reads %d B; warm-up query %d B",
-		pr, pc, packed.HostDeviceBytes, packed.CiphertextBytes, packed.HostOnlyBytes, packed.Ratio, packed.DeviceStoreBytes, packed.WarmupBytes)
 
 	vec, err := Run(ctx, c, Options{Workload: "vecdist", VecPlaintexts: 32, VecDim: 4, VecGroups: 2, Placement: "device"}, 1)
 	if err != nil {
@@ -201,20 +151,6 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	}
 	t.Logf("vecdist 32 plaintexts: host↔device %d B, host-only %d B (%.2f×), device store reads %d B",
 		vec.HostDeviceBytes, vec.HostOnlyBytes, vec.Ratio, vec.DeviceStoreBytes)
-
-	// The compiler's own placement for the legacy PIR also runs correctly
-	// (scan on the device, the row products on the host), the device
-	// segment as one stream program. With the database stored compact,
-	// lifting it costs the engine an NTT per limb and plaintext: at this
-	// size only the full compiler (CLCAO streams the products into the row
-	// sums) finds the split cheaper than shipping the database.
-	plan, err := Run(ctx, c, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 32, PIRCols: 32, Opt: "full", Prefix: "pir-plan"}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !plan.Correct || plan.DeviceOps == 0 || plan.HostOps == 0 || plan.Segments != "stream" {
-		t.Fatalf("PIR under the plan: %+v", plan)
-	}
 
 	// The default PIR: 128-bit parameters, a one-ciphertext query expanded
 	// on the device, 3 queries (first, last, random) over 16 MiB.
@@ -241,28 +177,29 @@ func TestEndToEndTwoProcesses(t *testing.T) {
 	}
 }
 
-// Load: 16 clients × 50 queries against one daemon, every answer checked;
-// the daemon's peak RSS stays bounded.
+// Load: 8 clients × 4 vector-distance queries against one daemon, every
+// answer checked; the daemon's peak RSS stays bounded.
 func TestLoad(t *testing.T) {
 	ctx := context.Background()
 	d := startDaemon(t)
 	setup := dial(t, d.addr)
-	s, err := Setup(ctx, setup, Options{Workload: "pir", PIRLegacy: true, Insecure: true, PIRRows: 2, PIRCols: 2, Placement: "device", Prefix: "load"})
+	s, err := Setup(ctx, setup, Options{Workload: "vecdist", VecPlaintexts: 4, VecDim: 4, VecGroups: 2, Placement: "device", Prefix: "load"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const clients, queries = 16, 50
+	const clients, queries = 8, 4
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	var mu sync.Mutex
 	correct := 0
 	for i := 0; i < clients; i++ {
 		c := dial(t, d.addr)
+		run := resident.New(c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for q := 0; q < queries; q++ {
-				r, err := s.Query(ctx, c)
+				r, err := s.Query(ctx, c, run)
 				if err != nil {
 					errs <- err
 					return

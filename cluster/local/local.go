@@ -1,4 +1,8 @@
-package cluster
+// Package local runs a Rosemary cluster on this machine for trials: an
+// embedded etcd (or an existing one) and device processes on loopback,
+// each on its own store. It is apart from package cluster so that clients
+// of a cluster do not link an etcd server.
+package local
 
 import (
 	"bufio"
@@ -11,32 +15,33 @@ import (
 	"strings"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/rosemary-fhe/rosemary/cluster"
 )
 
-// Local is a cluster on this machine for trials: an embedded etcd (or an
+// Cluster is a cluster on this machine for trials: an embedded etcd (or an
 // existing one) and device processes on loopback, each on its own store.
-type Local struct {
+type Cluster struct {
 	Endpoint string
-	Devices  []LocalDevice
+	Devices  []Device
 	etcd     *embed.Etcd
 }
 
-// LocalDevice is one device process of a Local cluster.
-type LocalDevice struct {
+// Device is one device process of a Cluster.
+type Device struct {
 	ID, Addr, Store string
 	cmd             *exec.Cmd
 }
 
-// startEmbeddedEtcd starts a one-member etcd server in this process, its
+// StartEtcd starts a one-member etcd server in this process, its
 // data in dir and its clients served at clientURL (port 0: any free port),
 // logging only errors, and waits until it serves. Its peers' port is any
 // free one: nobody else joins it.
-func startEmbeddedEtcd(dir, clientURL string) (*embed.Etcd, error) {
+func StartEtcd(dir, clientURL string) (*embed.Etcd, error) {
 	cu, err := url.Parse(clientURL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: embedded etcd client URL: %w", ErrEtcd, err)
+		return nil, fmt.Errorf("%w: embedded etcd client URL: %w", cluster.ErrEtcd, err)
 	}
 	pu := &url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	cfg := embed.NewConfig()
@@ -47,31 +52,31 @@ func startEmbeddedEtcd(dir, clientURL string) (*embed.Etcd, error) {
 	cfg.LogLevel = "error"
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: start embedded etcd: %w", ErrEtcd, err)
+		return nil, fmt.Errorf("%w: start embedded etcd: %w", cluster.ErrEtcd, err)
 	}
 	select {
 	case <-e.Server.ReadyNotify():
 		return e, nil
 	case <-time.After(30 * time.Second):
 		e.Close()
-		return nil, fmt.Errorf("%w: embedded etcd did not start", ErrEtcd)
+		return nil, fmt.Errorf("%w: embedded etcd did not start", cluster.ErrEtcd)
 	}
 }
 
-// StartLocal starts k devices (the command serveCmd, e.g. `rosemary device
+// Start starts k devices (the command serveCmd, e.g. `rosemary device
 // serve`, given --store, --listen, --etcd and --id) under dir, and an
 // embedded etcd unless endpoint names one.
-func StartLocal(ctx context.Context, dir string, k int, endpoint string, serveCmd []string) (*Local, error) {
-	l := &Local{Endpoint: endpoint}
+func Start(ctx context.Context, dir string, k int, endpoint string, serveCmd []string) (*Cluster, error) {
+	l := &Cluster{Endpoint: endpoint}
 	if endpoint == "" {
-		e, err := startEmbeddedEtcd(filepath.Join(dir, "etcd"), "http://127.0.0.1:2379")
+		e, err := StartEtcd(filepath.Join(dir, "etcd"), "http://127.0.0.1:2379")
 		if err != nil {
 			return nil, err
 		}
 		l.etcd, l.Endpoint = e, e.Clients[0].Addr().String()
 	}
 	for i := 0; i < k; i++ {
-		d := LocalDevice{ID: fmt.Sprintf("d%d", i), Store: filepath.Join(dir, fmt.Sprintf("d%d", i))}
+		d := Device{ID: fmt.Sprintf("d%d", i), Store: filepath.Join(dir, fmt.Sprintf("d%d", i))}
 		args := append(append([]string(nil), serveCmd[1:]...), "--store", d.Store, "--listen", "127.0.0.1:0", "--etcd", l.Endpoint, "--id", d.ID)
 		d.cmd = exec.CommandContext(ctx, serveCmd[0], args...)
 		d.cmd.Stderr = os.Stderr
@@ -96,7 +101,7 @@ func StartLocal(ctx context.Context, dir string, k int, endpoint string, serveCm
 }
 
 // Stop ends the devices (SIGTERM: graceful) and the embedded etcd.
-func (l *Local) Stop() {
+func (l *Cluster) Stop() {
 	for _, d := range l.Devices {
 		if d.cmd != nil && d.cmd.Process != nil {
 			d.cmd.Process.Signal(os.Interrupt)
@@ -106,31 +111,4 @@ func (l *Local) Stop() {
 	if l.etcd != nil {
 		l.etcd.Close()
 	}
-}
-
-// Status is what `rosemary cluster status` shows.
-type Status struct {
-	Devices   []DeviceInfo `json:"devices"`
-	Databases []Map        `json:"databases"`
-}
-
-// ReadStatus lists the live devices and every database's map.
-func ReadStatus(ctx context.Context, cli *clientv3.Client) (*Status, error) {
-	ds, err := Devices(ctx, cli)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := cli.Get(ctx, dbsPrefix, clientv3.WithPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("%w: list databases: %w", ErrEtcd, err)
-	}
-	st := &Status{Devices: ds}
-	for _, kv := range resp.Kvs {
-		m, _, err := readMap(ctx, cli, strings.TrimPrefix(string(kv.Key), dbsPrefix))
-		if err != nil {
-			return nil, err
-		}
-		st.Databases = append(st.Databases, *m)
-	}
-	return st, nil
 }

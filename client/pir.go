@@ -121,7 +121,7 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 	if err != nil {
 		return err
 	}
-	l, err := session.NewPIRLoader(ctx, session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.RecordSize, nil)
+	l, err := session.NewPIRLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.RecordSize, nil)
 	if err != nil {
 		return err
 	}
@@ -133,11 +133,11 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 		if err != nil {
 			return err
 		}
-		if err := l.Add(rec); err != nil {
+		if err := l.Add(ctx, rec); err != nil {
 			return err
 		}
 	}
-	shape, n, err := l.Finish()
+	shape, n, err := l.Finish(ctx)
 	if err != nil {
 		return err
 	}

@@ -113,7 +113,7 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 	if err != nil {
 		return err
 	}
-	l, err := session.NewVectorLoader(ctx, session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), shape)
+	l, err := session.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), shape)
 	if err != nil {
 		return err
 	}
@@ -131,11 +131,11 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 		if in.Metric == L2 {
 			x[in.Dim] = -sq / 2
 		}
-		if err := l.Add(x); err != nil {
+		if err := l.Add(ctx, x); err != nil {
 			return err
 		}
 	}
-	written, err := l.Finish()
+	written, err := l.Finish(ctx)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func WritePIRDatabase(ctx context.Context, sink ObjectSink, db string, shape pir
 	if progress != nil {
 		report = func(done int64) { progress(done, total) }
 	}
-	l, err := NewPIRLoader(ctx, sink, db, params, shape.RecordSize, report)
+	l, err := NewPIRLoader(sink, db, params, shape.RecordSize, report)
 	if err != nil {
 		return 0, err
 	}
@@ -80,12 +80,12 @@ func WritePIRDatabase(ctx context.Context, sink ObjectSink, db string, shape pir
 			return 0, fmt.Errorf("session: records of plaintext %d: %w", p, err)
 		}
 		for k := 0; k < shape.PerPlaintext && p*shape.PerPlaintext+k < shape.Records; k++ {
-			if err := l.Add(recs[k*shape.RecordSize : (k+1)*shape.RecordSize]); err != nil {
+			if err := l.Add(ctx, recs[k*shape.RecordSize : (k+1)*shape.RecordSize]); err != nil {
 				return 0, err
 			}
 		}
 	}
-	got, n, err := l.Finish()
+	got, n, err := l.Finish(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -302,7 +302,7 @@ func TestVectorSessionScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewVectorLoader(ctx, storeSink(st), "v", shape)
+	l, err := NewVectorLoader(storeSink(st), "v", shape)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,11 +313,11 @@ func TestVectorSessionScores(t *testing.T) {
 		for k := range vecs[i] {
 			vecs[i][k] = r.Float64()*2 - 1
 		}
-		if err := l.Add(vecs[i]); err != nil {
+		if err := l.Add(ctx, vecs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := l.Finish(); err != nil {
+	if _, err := l.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
 	_, params := fhetest.CKKSParams(t, "hevec")

@@ -18,7 +18,6 @@ import (
 // stored words are its records' bytes back to back (16-bit little-endian
 // chunks, pir.EncodePlaintext16), zero-padded.
 type PIRLoader struct {
-	ctx        context.Context
 	sink       ObjectSink
 	db         string
 	params     bgv.Parameters
@@ -39,7 +38,7 @@ type PIRLoader struct {
 }
 
 // NewPIRLoader starts a database of recordSize-byte records under db.
-func NewPIRLoader(ctx context.Context, sink ObjectSink, db string, params bgv.Parameters, recordSize int, progress func(written int64)) (*PIRLoader, error) {
+func NewPIRLoader(sink ObjectSink, db string, params bgv.Parameters, recordSize int, progress func(written int64)) (*PIRLoader, error) {
 	n := params.N()
 	if recordSize < 1 || recordSize > 2*n {
 		return nil, fmt.Errorf("session: %w: records of %d bytes (a plaintext holds 1 to %d)", pir.ErrRecords, recordSize, 2*n)
@@ -48,13 +47,13 @@ func NewPIRLoader(ctx context.Context, sink ObjectSink, db string, params bgv.Pa
 	for 1<<logN < n {
 		logN++
 	}
-	return &PIRLoader{ctx: ctx, sink: sink, db: db, params: params, recordSize: recordSize, perPt: 2 * n / recordSize,
+	return &PIRLoader{sink: sink, db: db, params: params, recordSize: recordSize, perPt: 2 * n / recordSize,
 		ptBytes: 2 * n, logN: logN, progress: progress}, nil
 }
 
 // Add appends a record (at most recordSize bytes; shorter ones are
 // zero-padded).
-func (l *PIRLoader) Add(rec []byte) error {
+func (l *PIRLoader) Add(ctx context.Context, rec []byte) error {
 	if len(rec) > l.recordSize {
 		return fmt.Errorf("session: %w: record %d has %d bytes, the database's records have %d", pir.ErrRecords, l.records, len(rec), l.recordSize)
 	}
@@ -65,7 +64,7 @@ func (l *PIRLoader) Add(rec []byte) error {
 	copy(l.cur[off:], rec)
 	l.records++
 	if l.records%l.perPt == 0 {
-		return l.finishPlaintext()
+		return l.finishPlaintext(ctx)
 	}
 	return nil
 }
@@ -73,27 +72,27 @@ func (l *PIRLoader) Add(rec []byte) error {
 // Records is the number of records added.
 func (l *PIRLoader) Records() int { return l.records }
 
-func (l *PIRLoader) finishPlaintext() error {
+func (l *PIRLoader) finishPlaintext(ctx context.Context) error {
 	l.tile = append(l.tile, l.cur)
 	l.cur = nil
 	// Once a tile of full-width rows is complete the columns are
 	// pir.MaxCols whatever the final size: write it.
 	if len(l.tile) == PIRTileRows*pir.MaxCols {
-		return l.flushTile(pir.MaxCols, PIRTileRows)
+		return l.flushTile(ctx, pir.MaxCols, PIRTileRows)
 	}
 	return nil
 }
 
 // flushTile writes the held tile (h rows of cols, row-major, missing
 // plaintexts zero) column by column.
-func (l *PIRLoader) flushTile(cols, h int) error {
+func (l *PIRLoader) flushTile(ctx context.Context, cols, h int) error {
 	for c := 0; c < cols; c++ {
 		for r := 0; r < h; r++ {
 			var pt []byte
 			if k := r*cols + c; k < len(l.tile) {
 				pt = l.tile[k]
 			}
-			if err := l.emit(pt); err != nil {
+			if err := l.emit(ctx, pt); err != nil {
 				return err
 			}
 		}
@@ -104,27 +103,27 @@ func (l *PIRLoader) flushTile(cols, h int) error {
 }
 
 // emit places the next stored position's plaintext (nil: zero).
-func (l *PIRLoader) emit(pt []byte) error {
+func (l *PIRLoader) emit(ctx context.Context, pt []byte) error {
 	if pt == nil {
 		pt = make([]byte, l.ptBytes)
 	}
 	l.obj = append(l.obj, pt)
 	if len(l.obj) == PIRPerObject {
-		return l.flushObject()
+		return l.flushObject(ctx)
 	}
 	return nil
 }
 
-func (l *PIRLoader) flushObject() error {
+func (l *PIRLoader) flushObject(ctx context.Context) error {
 	if len(l.obj) == 0 {
 		return nil
 	}
-	if err := l.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	name := api.StoredObjectName(PIRPlaintextPrefix(l.db), l.objIndex)
 	shp := object.Shape{Polys: len(l.obj), Limbs: 1, LogN: uint8(l.logN), WordSize: 2}
-	if err := l.sink(l.ctx, name, shp, l.obj); err != nil {
+	if err := l.sink(ctx, name, shp, l.obj); err != nil {
 		return fmt.Errorf("session: write %s: %w", name, err)
 	}
 	l.written += shp.Bytes()
@@ -138,7 +137,7 @@ func (l *PIRLoader) flushObject() error {
 
 // Finish writes what is held and the zero plaintexts that complete the
 // shape, and returns the shape and the bytes written.
-func (l *PIRLoader) Finish() (pir.Shape, int64, error) {
+func (l *PIRLoader) Finish(ctx context.Context) (pir.Shape, int64, error) {
 	if l.records == 0 {
 		return pir.Shape{}, 0, fmt.Errorf("session: %w: no records", pir.ErrRecords)
 	}
@@ -153,11 +152,11 @@ func (l *PIRLoader) Finish() (pir.Shape, int64, error) {
 	// The rows left (data, then zero): the held tile's rows first.
 	for row := l.first / shape.Cols; row < shape.Rows; row += PIRTileRows {
 		h := min(PIRTileRows, shape.Rows-row)
-		if err := l.flushTile(shape.Cols, h); err != nil {
+		if err := l.flushTile(ctx, shape.Cols, h); err != nil {
 			return pir.Shape{}, 0, err
 		}
 	}
-	if err := l.flushObject(); err != nil {
+	if err := l.flushObject(ctx); err != nil {
 		return pir.Shape{}, 0, err
 	}
 	return shape, l.written, nil

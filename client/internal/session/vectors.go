@@ -54,7 +54,6 @@ func monomialPrefix(db, name string) string {
 // one sequence of objects (VectorPerObject each) — stored node
 // "vectors/<i>" reads every Pack-th position from i on.
 type VectorLoader struct {
-	ctx   context.Context
 	sink  ObjectSink
 	db    string
 	codec *workload.HEVECCodec
@@ -69,12 +68,12 @@ type VectorLoader struct {
 }
 
 // NewVectorLoader starts a database of the shape's vectors under db.
-func NewVectorLoader(ctx context.Context, sink ObjectSink, db string, shape workload.HEVECShape) (*VectorLoader, error) {
+func NewVectorLoader(sink ObjectSink, db string, shape workload.HEVECShape) (*VectorLoader, error) {
 	params, codec, err := vectorCodec(shape)
 	if err != nil {
 		return nil, err
 	}
-	return &VectorLoader{ctx: ctx, sink: sink, db: db, codec: codec, logN: params.LogN()}, nil
+	return &VectorLoader{sink: sink, db: db, codec: codec, logN: params.LogN()}, nil
 }
 
 // vectorCodec is the CKKS parameters of the shape's preset and the codec
@@ -98,7 +97,7 @@ func ckksParameters(preset string) (ckks.Parameters, error) {
 }
 
 // Add appends a vector (its coefficients, at most the shape's slot).
-func (l *VectorLoader) Add(v []float64) error {
+func (l *VectorLoader) Add(ctx context.Context, v []float64) error {
 	if l.n >= int(l.codec.Shape.Vectors) {
 		return fmt.Errorf("session: more than the %d vectors the database was sized for", l.codec.Shape.Vectors)
 	}
@@ -108,12 +107,12 @@ func (l *VectorLoader) Add(v []float64) error {
 	l.buf = append(l.buf, append([]float64(nil), v...))
 	l.n++
 	if len(l.buf) == l.codec.Layout.PerPt {
-		return l.flushPlaintext()
+		return l.flushPlaintext(ctx)
 	}
 	return nil
 }
 
-func (l *VectorLoader) flushPlaintext() error {
+func (l *VectorLoader) flushPlaintext(ctx context.Context) error {
 	pt, err := l.codec.Plaintext(l.buf)
 	if err != nil {
 		return err
@@ -122,7 +121,7 @@ func (l *VectorLoader) flushPlaintext() error {
 	l.obj = append(l.obj, limbBytes8(pt.Value.Coeffs))
 	l.pts++
 	if len(l.obj) == VectorPerObject {
-		return l.flushObject()
+		return l.flushObject(ctx)
 	}
 	return nil
 }
@@ -137,11 +136,11 @@ func limbBytes8(limbs [][]uint64) []byte {
 	return out
 }
 
-func (l *VectorLoader) flushObject() error {
+func (l *VectorLoader) flushObject(ctx context.Context) error {
 	if len(l.obj) == 0 {
 		return nil
 	}
-	if err := l.ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	limbs := l.codec.Params.MaxLevel() + 1
@@ -153,7 +152,7 @@ func (l *VectorLoader) flushObject() error {
 	}
 	name := api.StoredObjectName(vectorPrefix(l.db), l.objIndex)
 	shp := object.Shape{Polys: len(l.obj), Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
-	if err := l.sink(l.ctx, name, shp, raw); err != nil {
+	if err := l.sink(ctx, name, shp, raw); err != nil {
 		return fmt.Errorf("session: write %s: %w", name, err)
 	}
 	l.written += shp.Bytes()
@@ -164,21 +163,21 @@ func (l *VectorLoader) flushObject() error {
 
 // Finish writes what is held, the zero plaintexts that complete the last
 // group and the packing tree's monomials; it returns the bytes written.
-func (l *VectorLoader) Finish() (int64, error) {
+func (l *VectorLoader) Finish(ctx context.Context) (int64, error) {
 	if l.n != int(l.codec.Shape.Vectors) {
 		return 0, fmt.Errorf("session: %d vectors added, the database was sized for %d", l.n, l.codec.Shape.Vectors)
 	}
 	if len(l.buf) > 0 {
-		if err := l.flushPlaintext(); err != nil {
+		if err := l.flushPlaintext(ctx); err != nil {
 			return 0, err
 		}
 	}
 	for l.pts < l.codec.Layout.Plaintexts {
-		if err := l.flushPlaintext(); err != nil {
+		if err := l.flushPlaintext(ctx); err != nil {
 			return 0, err
 		}
 	}
-	if err := l.flushObject(); err != nil {
+	if err := l.flushObject(ctx); err != nil {
 		return 0, err
 	}
 	mono, err := l.codec.Monomials()
@@ -194,7 +193,7 @@ func (l *VectorLoader) Finish() (int64, error) {
 		}
 		obj := api.StoredObjectName(monomialPrefix(l.db, name), 0)
 		shp := object.Shape{Polys: 1, Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
-		if err := l.sink(l.ctx, obj, shp, raw); err != nil {
+		if err := l.sink(ctx, obj, shp, raw); err != nil {
 			return 0, fmt.Errorf("session: write %s: %w", obj, err)
 		}
 		l.written += shp.Bytes()

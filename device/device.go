@@ -60,6 +60,8 @@ type Device struct {
 	wire                                 *api.PayloadCounter // payload bytes over gRPC, if served
 }
 
+var _ api.Device = (*Device)(nil)
+
 type job struct {
 	done   chan struct{}
 	result [][]uint64 // poly-major

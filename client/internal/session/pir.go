@@ -80,7 +80,7 @@ func WritePIRDatabase(ctx context.Context, sink ObjectSink, db string, shape pir
 			return 0, fmt.Errorf("session: records of plaintext %d: %w", p, err)
 		}
 		for k := 0; k < shape.PerPlaintext && p*shape.PerPlaintext+k < shape.Records; k++ {
-			if err := l.Add(ctx, recs[k*shape.RecordSize : (k+1)*shape.RecordSize]); err != nil {
+			if err := l.Add(ctx, recs[k*shape.RecordSize:(k+1)*shape.RecordSize]); err != nil {
 				return 0, err
 			}
 		}

@@ -4,34 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sync"
 
-	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/store"
-	"github.com/rosemary-fhe/rosemary/device/store/layout"
-	"github.com/rosemary-fhe/rosemary/runtime"
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 )
-
-// Device is what the client needs of a Rosemary device: *device.Client
-// (a daemon over gRPC) and *device.Device (in process) both are one.
-type Device interface {
-	runtime.StreamDevice
-	runtime.ObjectLister
-	DeleteObject(ctx context.Context, req *device.DeleteRequest) (*device.DeleteResponse, error)
-}
 
 // Client is a user's handle on a device: their keys stay here, their
 // databases live on the device. Safe for concurrent use.
 type Client struct {
-	dev   Device
+	dev   api.Device
 	keys  *Keys
 	close func() error
 
 	mu        sync.Mutex
-	sessions  map[string]*runtime.PIRSession    // by database@generation
-	vsessions map[string]*runtime.VectorSession // by database@generation
+	sessions  map[string]*session.PIRSession    // by database@generation
+	vsessions map[string]*session.VectorSession // by database@generation
 }
 
 // Errors about databases (wrapped; test with errors.Is).
@@ -43,72 +33,47 @@ var (
 	ErrName       = errors.New("client: invalid database name")
 	// ErrIndexOutOfRange: a record index outside the database (checked
 	// here: the device never sees the index).
-	ErrIndexOutOfRange = runtime.ErrIndex
+	ErrIndexOutOfRange = session.ErrIndex
 )
 
-// Open connects to a device: target is the address of a `rosemary device
-// serve` daemon (host:port), or a directory, which is opened as the store
-// of an in-process device (created if absent). The keys are the user's.
-func Open(ctx context.Context, target string, keys *Keys) (*Client, error) {
+// Open connects to the `rosemary device serve` daemon at addr (host:port)
+// and checks that it answers. The keys are the user's; Close closes the
+// connection.
+func Open(ctx context.Context, addr string, keys *Keys) (*Client, error) {
 	if keys == nil {
 		return nil, fmt.Errorf("%w: Open needs the user's keys", ErrNoKeys)
 	}
-	if isDir(target) {
-		return OpenStore(ctx, target, keys)
-	}
-	c, err := device.Dial(target)
+	rc, err := remote.Dial(addr)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.Config(ctx); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("client: device %s: %w", target, err)
+	if _, err := rc.Config(ctx, &api.ConfigRequest{}); err != nil {
+		rc.Close()
+		return nil, fmt.Errorf("client: device %s: %w", addr, err)
 	}
-	return New(c, keys, c.Close), nil
+	c := New(rc, keys)
+	c.close = rc.Close
+	return c, nil
 }
 
-// OpenStore opens (or creates) a store directory behind an in-process
-// device.
-func OpenStore(_ context.Context, dir string, keys *Keys) (*Client, error) {
-	st, err := store.Open(dir, layout.Layout{})
-	if err != nil {
-		return nil, err
-	}
-	d, err := device.New(st, device.DefaultLimits())
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return New(d, keys, st.Close), nil
-}
-
-// New is a client on a device the caller opened; closeFn (may be nil)
-// runs at Close.
-func New(dev Device, keys *Keys, closeFn func() error) *Client {
-	return &Client{dev: dev, keys: keys, close: closeFn, sessions: map[string]*runtime.PIRSession{},
-		vsessions: map[string]*runtime.VectorSession{}}
+// New is a client on a device the caller opened and keeps: a remote one,
+// or a device in this process (package device, over a store directory).
+// Close leaves dev open.
+func New(dev api.Device, keys *Keys) *Client {
+	return &Client{dev: dev, keys: keys, sessions: map[string]*session.PIRSession{},
+		vsessions: map[string]*session.VectorSession{}}
 }
 
 // Device is the device the client talks to.
-func (c *Client) Device() Device { return c.dev }
+func (c *Client) Device() api.Device { return c.dev }
 
-// Close releases the device connection (or the in-process store).
+// Close closes the connection Open made (nothing for a client of New).
 func (c *Client) Close() error {
 	if c.close == nil {
 		return nil
 	}
 	return c.close()
 }
-
-// isDir: an existing directory, or a path that cannot be a host:port.
-func isDir(target string) bool {
-	if fi, err := os.Stat(target); err == nil {
-		return fi.IsDir()
-	}
-	return !hostPort.MatchString(target)
-}
-
-var hostPort = regexp.MustCompile(`^[A-Za-z0-9.\-\[\]:]*:[0-9]+$`)
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 

@@ -18,6 +18,9 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
 // records makes n seeded records of size bytes, back to back.
@@ -43,13 +46,35 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Open(context.Background(), filepath.Join(dir, "store"), keys)
+	c, err := openStore(filepath.Join(dir, "store"), keys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &env{dir: dir, keys: keys, c: c}
+	return &env{dir: dir, keys: keys, c: c.Client}
 }
+
+// storeClient is a client of a device in this process over a store
+// directory; Close closes the store too.
+type storeClient struct {
+	*client.Client
+	st *store.Store
+}
+
+func openStore(dir string, keys *client.Keys) (*storeClient, error) {
+	st, err := store.Open(dir, layout.Layout{})
+	if err != nil {
+		return nil, err
+	}
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &storeClient{Client: client.New(d, keys), st: st}, nil
+}
+
+func (c *storeClient) Close() error { return errors.Join(c.Client.Close(), c.st.Close()) }
 
 // A user's own records, loaded from a file of fixed-size records into a
 // database the plan scans on the device, come back byte for byte; a second
@@ -126,7 +151,7 @@ func TestLoadGetReload(t *testing.T) {
 
 func countObjects(t *testing.T, c *client.Client, prefix string) int {
 	t.Helper()
-	resp, err := c.Device().List(context.Background(), &device.ListRequest{Prefix: prefix})
+	resp, err := c.Device().List(context.Background(), &api.ListRequest{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +237,7 @@ func TestLoadKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Open(ctx, filepath.Join(dir, "store"), keys)
+	c, err := openStore(filepath.Join(dir, "store"), keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +268,7 @@ func TestLoadKilled(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
-	c, err = client.Open(ctx, filepath.Join(dir, "store"), keys)
+	c, err = openStore(filepath.Join(dir, "store"), keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +280,7 @@ func TestLoadKilled(t *testing.T) {
 	if in.Generation != 1 {
 		t.Fatalf("after the killed load the database is at generation %d, want 1", in.Generation)
 	}
-	if countObjects(t, c, "db/g2/") == 0 {
+	if countObjects(t, c.Client, "db/g2/") == 0 {
 		t.Fatal("the killed load wrote nothing: the test did not interrupt it")
 	}
 	got, err := c.Get(ctx, "db", 4321)
@@ -268,7 +293,7 @@ func TestLoadKilled(t *testing.T) {
 	if _, err := c.Load(ctx, "db", bytes.NewReader(first[:1000*size]), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
 		t.Fatal(err)
 	}
-	if n := countObjects(t, c, "db/g1/"); n != 0 {
+	if n := countObjects(t, c.Client, "db/g1/"); n != 0 {
 		t.Fatalf("%d objects of generation 1 left", n)
 	}
 }
@@ -285,7 +310,7 @@ func TestLoaderProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Open(ctx, filepath.Join(dir, "store"), keys)
+	c, err := openStore(filepath.Join(dir, "store"), keys)
 	if err != nil {
 		t.Fatal(err)
 	}

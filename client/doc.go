@@ -1,6 +1,8 @@
 // Package client is what a Rosemary user imports: encrypted databases of
-// their own data on a Rosemary device — a daemon (`rosemary device serve`)
-// or an in-process device over a store directory.
+// their own data on a Rosemary device — a daemon (`rosemary device serve`,
+// Open) or any api.Device the caller holds (New), such as an in-process
+// device over a store directory. It links only the device contract
+// (device/api) and its gRPC client (device/remote), never the store.
 //
 //	keys, _ := client.NewKeys(dir)             // secret keys stay here (0600)
 //	c, _ := client.Open(ctx, "127.0.0.1:7420", keys)

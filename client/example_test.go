@@ -11,6 +11,9 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
 // Store four records in an encrypted PIR database and read one back: the
@@ -23,11 +26,19 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := client.Open(ctx, filepath.Join(dir, "store"), keys)
+	// A device in this process, over a store in dir, behind gRPC; a daemon
+	// would be client.Open(ctx, "host:port", keys).
+	st, err := store.Open(filepath.Join(dir, "store"), layout.Layout{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer c.Close()
+	defer st.Close()
+	dev, _, err := device.InProcess(st, device.DefaultLimits())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	c := client.New(dev, keys)
 	if _, err := c.CreatePIR(ctx, "words", 16, client.PIROptions{}); err != nil {
 		log.Fatal(err)
 	}

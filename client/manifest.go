@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
 // Kind is the kind of a database.
@@ -58,9 +58,9 @@ func (c *Client) readInfo(ctx context.Context, name string) (*Info, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	resp, err := c.dev.GetObject(ctx, &device.GetRequest{Name: headObject(name)})
+	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: headObject(name)})
 	if err != nil {
-		if errors.Is(err, device.ErrNotFound) || strings.Contains(err.Error(), "NotFound") {
+		if errors.Is(err, api.ErrNotFound) || strings.Contains(err.Error(), "NotFound") {
 			return nil, fmt.Errorf("%w %q", ErrNoDatabase, name)
 		}
 		return nil, fmt.Errorf("client: read %s: %w", name, err)
@@ -99,7 +99,7 @@ func (c *Client) writeInfo(ctx context.Context, in *Info) error {
 	for i, x := range append(n[:], b...) {
 		data[i] = uint64(x)
 	}
-	_, err = c.dev.PutObject(ctx, &device.PutRequest{Name: headObject(in.Name), Kind: uint8(store.KindBlob), Polys: 1, Limbs: 1,
+	_, err = c.dev.Put(ctx, &api.PutRequest{Name: headObject(in.Name), Kind: object.KindBlob, Polys: 1, Limbs: 1,
 		Data: [][]uint64{data}, WordBytes: 1})
 	if err != nil {
 		return fmt.Errorf("client: publish %s: %w", in.Name, err)

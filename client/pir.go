@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/dataset"
-	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
-	"github.com/rosemary-fhe/rosemary/runtime"
 )
 
 // PIROptions configure a PIR database.
@@ -121,7 +121,7 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 	if err != nil {
 		return err
 	}
-	l, err := runtime.NewPIRLoader(ctx, runtime.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.RecordSize, nil)
+	l, err := session.NewPIRLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.RecordSize, nil)
 	if err != nil {
 		return err
 	}
@@ -133,11 +133,11 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 		if err != nil {
 			return err
 		}
-		if err := l.Add(rec); err != nil {
+		if err := l.Add(ctx, rec); err != nil {
 			return err
 		}
 	}
-	shape, n, err := l.Finish()
+	shape, n, err := l.Finish(ctx)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) ([]byte, error
 }
 
 // GetQuery is Get with what the query cost (bytes across, device work).
-func (c *Client) GetQuery(ctx context.Context, name string, index int) (*runtime.PIRQuery, error) {
+func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session.PIRQuery, error) {
 	in, err := c.readInfo(ctx, name)
 	if err != nil {
 		return nil, err
@@ -184,8 +184,8 @@ func (c *Client) GetQuery(ctx context.Context, name string, index int) (*runtime
 
 // pirSession returns the session of a database generation: its plan set on
 // the device, evaluation keys uploaded once per key set.
-func (c *Client) pirSession(ctx context.Context, in *Info) (*runtime.PIRSession, error) {
-	return cachedSession(c, c.sessions, in, func() (*runtime.PIRSession, error) {
+func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession, error) {
+	return cachedSession(c, c.sessions, in, func() (*session.PIRSession, error) {
 		preset, err := fhe.Lookup(in.Preset)
 		if err != nil {
 			return nil, err
@@ -205,7 +205,7 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (*runtime.PIRSession,
 		if err != nil {
 			return nil, err
 		}
-		return runtime.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk, c.sessionOptions(in))
+		return session.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk, c.sessionOptions(in))
 	})
 }
 
@@ -234,8 +234,8 @@ func cachedSession[S any](c *Client, cache map[string]S, in *Info, open func() (
 // sessionOptions are the options of every session of database generation
 // in: its evaluation keys under the database's key prefix for this key set,
 // uploaded once and reused by the sessions of later generations.
-func (c *Client) sessionOptions(in *Info) runtime.PIRSessionOptions {
-	return runtime.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true}
+func (c *Client) sessionOptions(in *Info) session.PIRSessionOptions {
+	return session.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true}
 }
 
 // Drop deletes a database: its manifest first (it is gone at once), then
@@ -244,7 +244,7 @@ func (c *Client) Drop(ctx context.Context, name string) error {
 	if _, err := c.readInfo(ctx, name); err != nil {
 		return err
 	}
-	if _, err := c.dev.DeleteObject(ctx, &device.DeleteRequest{Name: headObject(name)}); err != nil {
+	if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: headObject(name)}); err != nil {
 		return fmt.Errorf("client: drop %s: %w", name, err)
 	}
 	return c.deletePrefix(ctx, name+"/")
@@ -253,7 +253,7 @@ func (c *Client) Drop(ctx context.Context, name string) error {
 // removeUnpublished deletes data of generations other than the current
 // one (left by an interrupted load).
 func (c *Client) removeUnpublished(ctx context.Context, in *Info) error {
-	resp, err := c.dev.List(ctx, &device.ListRequest{Prefix: in.Name + "/g"})
+	resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: in.Name + "/g"})
 	if err != nil {
 		return err
 	}
@@ -262,7 +262,7 @@ func (c *Client) removeUnpublished(ctx context.Context, in *Info) error {
 		if in.Generation > 0 && strings.HasPrefix(o.Name, keep) {
 			continue
 		}
-		if _, err := c.dev.DeleteObject(ctx, &device.DeleteRequest{Name: o.Name}); err != nil {
+		if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
 			return fmt.Errorf("client: remove %s: %w", o.Name, err)
 		}
 	}
@@ -271,12 +271,12 @@ func (c *Client) removeUnpublished(ctx context.Context, in *Info) error {
 
 func (c *Client) deletePrefix(ctx context.Context, prefix string) error {
 	for {
-		resp, err := c.dev.List(ctx, &device.ListRequest{Prefix: prefix})
+		resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: prefix})
 		if err != nil {
 			return err
 		}
 		for _, o := range resp.Objects {
-			if _, err := c.dev.DeleteObject(ctx, &device.DeleteRequest{Name: o.Name}); err != nil {
+			if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
 				return fmt.Errorf("client: delete %s: %w", o.Name, err)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/dataset"
-	"github.com/rosemary-fhe/rosemary/runtime"
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
 )
 
 // Metric is how Nearest ranks vectors.
@@ -51,7 +51,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim int, opt Ve
 	if opt.Metric != L2 && opt.Metric != InnerProduct {
 		return nil, fmt.Errorf("client: create %s: metric %q (l2 or ip)", name, opt.Metric)
 	}
-	if _, err := runtime.VectorShape(vectorPreset, 1, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
+	if _, err := session.VectorShape(vectorPreset, 1, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
 		return nil, fmt.Errorf("client: create %s: %w: %d dimensions (%v)", name, dataset.ErrBadDimension, dim, err)
 	}
 	return c.create(ctx, &Info{Name: name, Kind: KindVectors, Preset: vectorPreset, Dim: dim, Metric: opt.Metric, Created: time.Now().UTC()})
@@ -109,11 +109,11 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 	if vr, err = dataset.NewVectorReader(rs, opt.Vectors); err != nil {
 		return err
 	}
-	shape, err := runtime.VectorShape(in.Preset, n, coefficients(in.Dim, in.Metric))
+	shape, err := session.VectorShape(in.Preset, n, coefficients(in.Dim, in.Metric))
 	if err != nil {
 		return err
 	}
-	l, err := runtime.NewVectorLoader(ctx, runtime.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), shape)
+	l, err := session.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), shape)
 	if err != nil {
 		return err
 	}
@@ -131,11 +131,11 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 		if in.Metric == L2 {
 			x[in.Dim] = -sq / 2
 		}
-		if err := l.Add(x); err != nil {
+		if err := l.Add(ctx, x); err != nil {
 			return err
 		}
 	}
-	written, err := l.Finish()
+	written, err := l.Finish(ctx)
 	if err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ type Neighbors struct {
 	IDs    []int     `json:"ids"`
 	Scores []float64 `json:"scores"`
 	// What the query cost (measured): ciphertext bytes up and down, bytes
-	// the device read from its store, wall time here and on the device.
+	// the device read from its store, wall time here and on the api.
 	QueryBytes    int64   `json:"query_bytes"`
 	AnswerBytes   int64   `json:"answer_bytes"`
 	StoreBytes    int64   `json:"device_store_bytes"`
@@ -228,9 +228,9 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 }
 
 // vectorSession returns the session of a vector database generation.
-func (c *Client) vectorSession(ctx context.Context, in *Info) (*runtime.VectorSession, error) {
-	return cachedSession(c, c.vsessions, in, func() (*runtime.VectorSession, error) {
-		shape, err := runtime.VectorShape(in.Preset, in.Records, coefficients(in.Dim, in.Metric))
+func (c *Client) vectorSession(ctx context.Context, in *Info) (*session.VectorSession, error) {
+	return cachedSession(c, c.vsessions, in, func() (*session.VectorSession, error) {
+		shape, err := session.VectorShape(in.Preset, in.Records, coefficients(in.Dim, in.Metric))
 		if err != nil {
 			return nil, err
 		}
@@ -238,6 +238,6 @@ func (c *Client) vectorSession(ctx context.Context, in *Info) (*runtime.VectorSe
 		if err != nil {
 			return nil, err
 		}
-		return runtime.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk, c.sessionOptions(in))
+		return session.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk, c.sessionOptions(in))
 	})
 }

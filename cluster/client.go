@@ -14,7 +14,8 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
-	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
 // Client is a user's handle on a cluster: etcd for the maps, one client
@@ -434,11 +435,11 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			if held || m.Generation == 0 {
 				continue
 			}
-			dst, err := device.Dial(live[id].Addr)
+			dst, err := remote.Dial(live[id].Addr)
 			if err != nil {
 				return copied, err
 			}
-			_, err = dst.CopyFrom(ctx, &device.CopyFromRequest{Source: live[source].Addr, Prefix: ShardName(name, m.Generation, s) + "/"})
+			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[source].Addr, Prefix: ShardName(name, m.Generation, s) + "/"})
 			dst.Close()
 			if err != nil {
 				return copied, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err)
@@ -517,11 +518,11 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 			if k < 0 || has(lo) >= 0 {
 				continue
 			}
-			dst, err := device.Dial(live[lo].Addr)
+			dst, err := remote.Dial(live[lo].Addr)
 			if err != nil {
 				return moved, err
 			}
-			_, err = dst.CopyFrom(ctx, &device.CopyFromRequest{Source: live[hi].Addr, Prefix: ShardName(m.Name, m.Generation, s) + "/"})
+			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[hi].Addr, Prefix: ShardName(m.Name, m.Generation, s) + "/"})
 			dst.Close()
 			if err != nil {
 				return moved, fmt.Errorf("cluster: move shard %d to %s: %w", s, lo, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/cluster"
+	"github.com/rosemary-fhe/rosemary/cluster/local"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -67,7 +68,7 @@ func serveDevice(dir, endpoint, id string) error {
 // startEtcd runs a real etcd server in the test process.
 func startEtcd(t *testing.T) string {
 	t.Helper()
-	e, err := cluster.StartEmbeddedEtcd(t.TempDir(), "http://127.0.0.1:0")
+	e, err := local.StartEtcd(t.TempDir(), "http://127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package compiler_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -148,7 +149,7 @@ func (e *ckksEnv) runValues(t *testing.T, p *ir.Program, onDevice func(int) bool
 		t.Fatal(err)
 	}
 	x.OnDevice = onDevice
-	out, err := x.Run(p, in, st)
+	out, err := x.Run(context.Background(), p, in, st)
 	if err != nil {
 		t.Fatal(err)
 	}

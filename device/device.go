@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -31,18 +32,10 @@ func DefaultLimits() Limits {
 		KeyCacheBytes: 256 << 20}
 }
 
-// Errors a request can fail with (wrapped; the gRPC layer maps them to
-// status codes).
-var (
-	ErrInvalid   = errors.New("invalid request")
-	ErrNotFound  = errors.New("not found")
-	ErrExhausted = errors.New("device memory or table full")
-)
-
 // Device is the in-storage device: an object store, the programs set on
-// it, and the jobs it runs next to the data. Its methods are the host API;
-// the gRPC service and the in-process mode both call them. Safe for
-// concurrent use.
+// it, and the jobs it runs next to the data. It implements api.Device; the
+// gRPC service and in-process callers both use it. Safe for concurrent
+// use.
 type Device struct {
 	st  *store.Store
 	lim Limits
@@ -63,9 +56,11 @@ type Device struct {
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	keys                                 *keyCache
-	streams                              streamTable // stream programs (SetStream, RunStream)
-	wire                                 *wireStats  // payload bytes over gRPC, if served
+	streams                              streamTable         // stream programs (SetStream, RunStream)
+	wire                                 *api.PayloadCounter // payload bytes over gRPC, if served
 }
+
+var _ api.Device = (*Device)(nil)
 
 type job struct {
 	done   chan struct{}
@@ -90,7 +85,7 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 }
 
 // Config implements the paper's config(): the device's parameters.
-func (d *Device) Config(context.Context, *ConfigRequest) (*ConfigResponse, error) {
+func (d *Device) Config(context.Context, *api.ConfigRequest) (*api.ConfigResponse, error) {
 	objs, err := d.st.List()
 	if err != nil {
 		return nil, fmt.Errorf("device: config: %w", err)
@@ -98,47 +93,47 @@ func (d *Device) Config(context.Context, *ConfigRequest) (*ConfigResponse, error
 	l := d.st.Layout()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return &ConfigResponse{WireVersion: wireVersion, Channels: uint32(l.Channels), PageSize: uint32(l.PageSize),
-		WordBytes: engine.WordBytes, MaxMessageBytes: MaxMessageBytes, MaxResidentBytes: uint64(d.lim.MaxResidentBytes),
+	return &api.ConfigResponse{WireVersion: api.WireVersion, Channels: uint32(l.Channels), PageSize: uint32(l.PageSize),
+		WordBytes: engine.WordBytes, MaxMessageBytes: api.MaxMessageBytes, MaxResidentBytes: uint64(d.lim.MaxResidentBytes),
 		MaxPrograms: uint32(d.lim.MaxPrograms), Workers: uint32(d.lim.Workers), Objects: uint32(len(objs)),
 		Programs: uint32(len(d.progs))}, nil
 }
 
 // ProgSet registers an mProgram. Setting the same bytes again is a no-op;
 // different bytes under a taken name are refused.
-func (d *Device) ProgSet(_ context.Context, req *ProgSetRequest) (*ProgSetResponse, error) {
+func (d *Device) ProgSet(_ context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
 	var p isa.Program
 	if err := p.UnmarshalBinary(req.Program); err != nil {
-		return nil, fmt.Errorf("device: progset %q: %w: %w", req.Name, ErrInvalid, err)
+		return nil, fmt.Errorf("device: progset %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if old, ok := d.progBytes[req.Name]; ok {
 		if old != string(req.Program) {
-			return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, ErrInvalid)
+			return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 		}
-		return &ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
+		return &api.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
 	}
 	if len(d.progs) >= d.lim.MaxPrograms {
-		return nil, fmt.Errorf("device: progset %q: %w: %d programs set", req.Name, ErrExhausted, len(d.progs))
+		return nil, fmt.Errorf("device: progset %q: %w: %d programs set", req.Name, api.ErrExhausted, len(d.progs))
 	}
 	d.progs[req.Name] = &p
 	d.progBytes[req.Name] = string(req.Program)
-	return &ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
+	return &api.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
 }
 
 func checkName(name string) error {
-	if name == "" || len(name) > MaxNameBytes {
-		return fmt.Errorf("device: %w: name of %d bytes (want 1..%d)", ErrInvalid, len(name), MaxNameBytes)
+	if name == "" || len(name) > api.MaxNameBytes {
+		return fmt.Errorf("device: %w: name of %d bytes (want 1..%d)", api.ErrInvalid, len(name), api.MaxNameBytes)
 	}
 	return nil
 }
 
 // Put stores an object limb by limb (refused while jobs run: ISP mode).
-func (d *Device) Put(_ context.Context, req *PutRequest) (*PutResponse, error) {
+func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -161,7 +156,7 @@ func (d *Device) Put(_ context.Context, req *PutRequest) (*PutResponse, error) {
 			raw[i] = make([]byte, 2*len(l))
 			for j, c := range l {
 				if c >= 1<<16 {
-					return nil, fmt.Errorf("device: put %q: %w: limb %d coefficient %d is %d, too large for 2-byte words", req.Name, ErrInvalid, i, j, c)
+					return nil, fmt.Errorf("device: put %q: %w: limb %d coefficient %d is %d, too large for 2-byte words", req.Name, api.ErrInvalid, i, j, c)
 				}
 				binary.LittleEndian.PutUint16(raw[i][2*j:], uint16(c))
 			}
@@ -172,35 +167,35 @@ func (d *Device) Put(_ context.Context, req *PutRequest) (*PutResponse, error) {
 			raw[i] = make([]byte, len(l))
 			for j, c := range l {
 				if c >= 1<<8 {
-					return nil, fmt.Errorf("device: put %q: %w: limb %d value %d is %d, too large for bytes", req.Name, ErrInvalid, i, j, c)
+					return nil, fmt.Errorf("device: put %q: %w: limb %d value %d is %d, too large for bytes", req.Name, api.ErrInvalid, i, j, c)
 				}
 				raw[i][j] = byte(c)
 			}
 		}
 	default:
-		return nil, fmt.Errorf("device: put %q: %w: %d-byte words (8, 2 or 1)", req.Name, ErrInvalid, req.WordBytes)
+		return nil, fmt.Errorf("device: put %q: %w: %d-byte words (8, 2 or 1)", req.Name, api.ErrInvalid, req.WordBytes)
 	}
 	var gen store.Generation
 	err = d.write(func() (err error) {
-		gen, err = d.st.Put(req.Name, store.Kind(req.Kind), shape, raw)
+		gen, err = d.st.Put(req.Name, req.Kind, shape, raw)
 		return err
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrISPMode) {
 			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
 		}
-		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, ErrInvalid, err)
+		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	return &PutResponse{Generation: uint64(gen), Bytes: uint64(shape.Bytes())}, nil
+	return &api.PutResponse{Generation: uint64(gen), Bytes: uint64(shape.Bytes())}, nil
 }
 
 func shapeOf(polys, limbs uint32, data [][]uint64) (store.Shape, error) {
 	if polys == 0 || limbs == 0 || uint64(polys)*uint64(limbs) != uint64(len(data)) {
-		return store.Shape{}, fmt.Errorf("%w: %d limbs for %d polys × %d limbs", ErrInvalid, len(data), polys, limbs)
+		return store.Shape{}, fmt.Errorf("%w: %d limbs for %d polys × %d limbs", api.ErrInvalid, len(data), polys, limbs)
 	}
 	n := len(data[0])
 	if n&(n-1) != 0 {
-		return store.Shape{}, fmt.Errorf("%w: limb length %d is not a power of two", ErrInvalid, n)
+		return store.Shape{}, fmt.Errorf("%w: limb length %d is not a power of two", api.ErrInvalid, n)
 	}
 	logN := 0
 	for 1<<logN < n {
@@ -208,20 +203,20 @@ func shapeOf(polys, limbs uint32, data [][]uint64) (store.Shape, error) {
 	}
 	s := store.Shape{Polys: int(polys), Limbs: int(limbs), LogN: uint8(logN), WordSize: 8}
 	if err := s.Validate(); err != nil {
-		return store.Shape{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+		return store.Shape{}, fmt.Errorf("%w: %w", api.ErrInvalid, err)
 	}
 	return s, nil
 }
 
 // Get reads a stored object.
-func (d *Device) Get(_ context.Context, req *GetRequest) (*GetResponse, error) {
+func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
 	info, raw, err := d.st.Get(req.Name)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("device: get %q: %w", req.Name, ErrNotFound)
+			return nil, fmt.Errorf("device: get %q: %w", req.Name, api.ErrNotFound)
 		}
 		return nil, fmt.Errorf("device: get %q: %w", req.Name, err)
 	}
@@ -230,8 +225,8 @@ func (d *Device) Get(_ context.Context, req *GetRequest) (*GetResponse, error) {
 		return nil, fmt.Errorf("device: get %q: word size %d, want 8, 2 or 1", req.Name, ws)
 	}
 	// The wire carries 8-byte coefficients whatever the stored word size.
-	if info.Bytes*8/ws > MaxMessageBytes-1024 {
-		return nil, fmt.Errorf("device: get %q: %w: object of %d bytes exceeds a message", req.Name, ErrExhausted, info.Bytes)
+	if info.Bytes*8/ws > api.MaxMessageBytes-1024 {
+		return nil, fmt.Errorf("device: get %q: %w: object of %d bytes exceeds a message", req.Name, api.ErrExhausted, info.Bytes)
 	}
 	out := make([][]uint64, len(raw))
 	for i, b := range raw {
@@ -251,7 +246,7 @@ func (d *Device) Get(_ context.Context, req *GetRequest) (*GetResponse, error) {
 		}
 		out[i] = decodeWords(b, nil)
 	}
-	return &GetResponse{Kind: uint8(info.Kind), Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out}, nil
+	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out}, nil
 }
 
 func decodeWords(b []byte, dst []uint64) []uint64 {
@@ -265,35 +260,35 @@ func decodeWords(b []byte, dst []uint64) []uint64 {
 }
 
 // Delete deletes a stored object (refused while jobs run).
-func (d *Device) Delete(_ context.Context, req *DeleteRequest) (*DeleteResponse, error) {
+func (d *Device) Delete(_ context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
 	if err := d.write(func() error { return d.st.Delete(req.Name) }); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("device: delete %q: %w", req.Name, ErrNotFound)
+			return nil, fmt.Errorf("device: delete %q: %w", req.Name, api.ErrNotFound)
 		}
 		return nil, fmt.Errorf("device: delete %q: %w", req.Name, err)
 	}
-	return &DeleteResponse{}, nil
+	return &api.DeleteResponse{}, nil
 }
 
 // Stats returns the device counters.
-func (d *Device) Stats(context.Context, *StatsRequest) (*StatsResponse, error) {
+func (d *Device) Stats(context.Context, *api.StatsRequest) (*api.StatsResponse, error) {
 	d.mu.Lock()
 	res, peak := d.resident, d.peak
 	d.mu.Unlock()
-	s := &StatsResponse{StoreBytesRead: uint64(d.storeRead.Load()), MicroOps: uint64(d.microOps.Load()),
+	s := &api.StatsResponse{StoreBytesRead: uint64(d.storeRead.Load()), MicroOps: uint64(d.microOps.Load()),
 		Instructions: uint64(d.instrs.Load()), Jobs: uint64(d.jobsRun.Load()), ResidentBytes: uint64(res), PeakResidentBytes: uint64(peak),
 		PeakRSSBytes: peakRSS()}
 	if d.wire != nil {
-		s.WireBytesIn, s.WireBytesOut = uint64(d.wire.in.Load()), uint64(d.wire.out.Load())
+		s.WireBytesIn, s.WireBytesOut = uint64(d.wire.Received()), uint64(d.wire.Sent())
 	}
 	return s, nil
 }
 
 // Release drops finished or running jobs' results.
-func (d *Device) Release(_ context.Context, req *ReleaseRequest) (*ReleaseResponse, error) {
+func (d *Device) Release(_ context.Context, req *api.ReleaseRequest) (*api.ReleaseResponse, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var missing []uint64
@@ -307,18 +302,18 @@ func (d *Device) Release(_ context.Context, req *ReleaseRequest) (*ReleaseRespon
 		d.resident -= j.bytes
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("device: release: %w: jobs %v", ErrNotFound, missing)
+		return nil, fmt.Errorf("device: release: %w: jobs %v", api.ErrNotFound, missing)
 	}
-	return &ReleaseResponse{}, nil
+	return &api.ReleaseResponse{}, nil
 }
 
 // Recv waits for a job and returns its result.
-func (d *Device) Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, error) {
+func (d *Device) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvResponse, error) {
 	d.mu.Lock()
 	j, ok := d.jobs[req.Job]
 	d.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("device: recv: %w: job %d", ErrNotFound, req.Job)
+		return nil, fmt.Errorf("device: recv: %w: job %d", api.ErrNotFound, req.Job)
 	}
 	select {
 	case <-j.done:
@@ -336,7 +331,7 @@ func (d *Device) Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, err
 	if j.err != nil {
 		return nil, fmt.Errorf("device: job %d: %w", req.Job, j.err)
 	}
-	resp := &RecvResponse{Polys: uint32(j.polys), Instructions: uint64(j.st.Instructions), MicroOps: uint64(j.st.MicroOps),
+	resp := &api.RecvResponse{Polys: uint32(j.polys), Instructions: uint64(j.st.Instructions), MicroOps: uint64(j.st.MicroOps),
 		StoreBytes: uint64(j.stored)}
 	if req.Fetch {
 		resp.Data = j.result

@@ -17,7 +17,9 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
-	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/resident"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -25,7 +27,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/internal/fhetest"
 )
 
-func newDevice(t *testing.T) (*Client, *Device) {
+func newDevice(t *testing.T) (*testClient, *Device) {
 	t.Helper()
 	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 1024})
 	if err != nil {
@@ -39,7 +41,7 @@ func newDevice(t *testing.T) (*Client, *Device) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c, d
+	return newTestClient(c), d
 }
 
 func code(err error) codes.Code {
@@ -85,21 +87,21 @@ func TestJobReadsStoreAndMatchesReference(t *testing.T) {
 	c, _ := newDevice(t)
 	l, q := lowered(t)
 	a, b := limbsOf(q, 2, 1), limbsOf(q, 2, 2)
-	if _, err := c.Put(ctx, "b", store.KindCiphertext, 2, 2, b); err != nil {
+	if _, err := c.put(ctx, "b", store.KindCiphertext, 2, 2, b); err != nil {
 		t.Fatal(err)
 	}
-	ref, err := c.Upload(a, 2)
+	ref, err := c.upload(a, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, st, err := c.RunResident(l, []engine.Operand{{Ref: ref}, {Ref: StoredRef("b", 0)}}, engine.Operand{})
+	out, st, err := c.runResident(l, []engine.Operand{{Ref: ref}, {Ref: engine.StoredRef("b", 0)}}, engine.Operand{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.MicroOps == 0 {
 		t.Fatal("no micro-ops counted")
 	}
-	got, err := c.Fetch(out)
+	got, err := c.fetch(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,21 +113,21 @@ func TestJobReadsStoreAndMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	stats, err := c.Stats(ctx)
+	stats, err := c.stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if stats.StoreBytesRead != 4*2048*8 || stats.WireBytesIn == 0 || stats.WireBytesOut == 0 {
 		t.Fatalf("stats %+v: want 4 limbs read from the store and wire bytes counted", stats)
 	}
-	if err := c.Free(ref, out); err != nil {
+	if err := c.free(ref, out); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Fetch(out); code(err) != codes.NotFound {
+	if _, err := c.fetch(out); code(err) != codes.NotFound {
 		t.Fatalf("fetch after free: %v", err)
 	}
 	// Round trip of a stored object.
-	g, err := c.Get(ctx, "b")
+	g, err := c.get(ctx, "b")
 	if err != nil || g.Polys != 2 || g.Limbs != 2 || g.Data[3][5] != b[3][5] {
 		t.Fatalf("get: %v", err)
 	}
@@ -142,35 +144,35 @@ func TestMalformedRejected(t *testing.T) {
 	bad := append([]byte(nil), raw...)
 	bad[len(bad)/2] ^= 0x40
 	for name, prog := range map[string][]byte{"flipped byte": bad, "truncated": raw[:len(raw)-9], "empty": nil, "garbage": []byte("not a program")} {
-		if err := c.ProgSet(ctx, "x", prog); code(err) != codes.InvalidArgument {
+		if err := c.progSet(ctx, "x", prog); code(err) != codes.InvalidArgument {
 			t.Errorf("ProgSet %s: %v, want InvalidArgument", name, err)
 		}
 	}
-	if err := c.ProgSet(ctx, "ok", raw); err != nil {
+	if err := c.progSet(ctx, "ok", raw); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := (&isa.Program{Config: l.Program.Config}).MarshalBinary()
-	if err := c.ProgSet(ctx, "ok", other); code(err) != codes.InvalidArgument {
+	if err := c.progSet(ctx, "ok", other); code(err) != codes.InvalidArgument {
 		t.Errorf("ProgSet over a taken name: %v", err)
 	}
 	// Objects.
 	good := limbsOf(q, 2, 3)
 	for name, put := range map[string]func() error{
-		"limb count": func() error { _, err := c.Put(ctx, "o", store.KindCiphertext, 2, 3, good); return err },
+		"limb count": func() error { _, err := c.put(ctx, "o", store.KindCiphertext, 2, 3, good); return err },
 		"ragged limb": func() error {
-			_, err := c.Put(ctx, "o", store.KindCiphertext, 2, 2, append(good[:3:3], good[3][:100]))
+			_, err := c.put(ctx, "o", store.KindCiphertext, 2, 2, append(good[:3:3], good[3][:100]))
 			return err
 		},
-		"kind":       func() error { _, err := c.Put(ctx, "o", 9, 2, 2, good); return err },
-		"empty name": func() error { _, err := c.Put(ctx, "", store.KindCiphertext, 2, 2, good); return err },
-		"no limbs":   func() error { _, err := c.Put(ctx, "o", store.KindCiphertext, 0, 0, nil); return err },
+		"kind":       func() error { _, err := c.put(ctx, "o", 9, 2, 2, good); return err },
+		"empty name": func() error { _, err := c.put(ctx, "", store.KindCiphertext, 2, 2, good); return err },
+		"no limbs":   func() error { _, err := c.put(ctx, "o", store.KindCiphertext, 0, 0, nil); return err },
 		"odd N": func() error {
-			_, err := c.Put(ctx, "o", store.KindCiphertext, 1, 1, [][]uint64{make([]uint64, 3)})
+			_, err := c.put(ctx, "o", store.KindCiphertext, 1, 1, [][]uint64{make([]uint64, 3)})
 			return err
 		},
-		"missing get":  func() error { _, err := c.Get(ctx, "nope"); return err },
-		"missing del":  func() error { return c.Delete(ctx, "nope") },
-		"unknown prog": func() error { _, err := c.Send(ctx, &SendRequest{Program: "nope"}); return err },
+		"missing get":  func() error { _, err := c.get(ctx, "nope"); return err },
+		"missing del":  func() error { return c.del(ctx, "nope") },
+		"unknown prog": func() error { _, err := c.Send(ctx, &api.SendRequest{Program: "nope"}); return err },
 	} {
 		if err := put(); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -178,34 +180,34 @@ func TestMalformedRejected(t *testing.T) {
 	}
 	// Jobs with bad bindings.
 	a := limbsOf(q, 2, 4)
-	mk := func(b Binding) *SendRequest {
-		return &SendRequest{Program: "ok", Inputs: []Binding{{Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a}, b},
-			Output: Binding{Space: uint8(isa.SpaceDRAM), ID: 3, Polys: 2, Limbs: 2}}
+	mk := func(b api.Binding) *api.SendRequest {
+		return &api.SendRequest{Program: "ok", Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a}, b},
+			Output: api.Binding{Space: uint8(isa.SpaceDRAM), ID: 3, Polys: 2, Limbs: 2}}
 	}
-	for name, b := range map[string]Binding{
-		"missing stored":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceStored, Name: "nope"},
-		"missing job":     {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceResident, Job: 999},
-		"short inline":    {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a[:3]},
-		"duplicate":       {Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a},
-		"bad space":       {Space: 9, ID: 2, Polys: 2, Limbs: 2, Source: SourceInline, Inline: a},
-		"too many limbs":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 200, Limbs: 200, Source: SourceInline, Inline: a},
-		"wrong ring size": {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 1, Limbs: 1, Source: SourceInline, Inline: [][]uint64{make([]uint64, 1024)}},
+	for name, b := range map[string]api.Binding{
+		"missing stored":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceStored, Name: "nope"},
+		"missing job":     {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceResident, Job: 999},
+		"short inline":    {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a[:3]},
+		"duplicate":       {Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a},
+		"bad space":       {Space: 9, ID: 2, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a},
+		"too many limbs":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 200, Limbs: 200, Source: api.SourceInline, Inline: a},
+		"wrong ring size": {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 1, Limbs: 1, Source: api.SourceInline, Inline: [][]uint64{make([]uint64, 1024)}},
 	} {
 		if _, err := c.Send(ctx, mk(b)); err == nil {
 			t.Errorf("Send with %s operand accepted", name)
 		}
 	}
 	// A stored operand too short for the program.
-	if _, err := c.Put(ctx, "short", store.KindCiphertext, 1, 2, good[:2]); err != nil {
+	if _, err := c.put(ctx, "short", store.KindCiphertext, 1, 2, good[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Send(ctx, mk(Binding{Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: SourceStored, Name: "short"})); code(err) != codes.InvalidArgument {
+	if _, err := c.Send(ctx, mk(api.Binding{Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceStored, Name: "short"})); code(err) != codes.InvalidArgument {
 		t.Errorf("stored operand with too few polys: %v", err)
 	}
 	// Memory bound: uploads beyond MaxResidentBytes are refused.
-	var refs []string
+	var refs []engine.Ref
 	for {
-		ref, err := c.Upload(a, 2)
+		ref, err := c.upload(a, 2)
 		if err != nil {
 			if code(err) != codes.ResourceExhausted {
 				t.Fatalf("upload past the limit: %v", err)
@@ -217,7 +219,7 @@ func TestMalformedRejected(t *testing.T) {
 			t.Fatal("no memory bound")
 		}
 	}
-	if err := c.Free(refs...); err != nil {
+	if err := c.free(refs...); err != nil {
 		t.Fatal(err)
 	}
 	// ISP mode: a conventional write waits while a job runs, and lands
@@ -225,7 +227,7 @@ func TestMalformedRejected(t *testing.T) {
 	d.enterISP()
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Put(ctx, "during-job", store.KindCiphertext, 2, 2, good)
+		_, err := c.put(ctx, "during-job", store.KindCiphertext, 2, 2, good)
 		done <- err
 	}()
 	select {
@@ -237,7 +239,7 @@ func TestMalformedRejected(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Put after the job left: %v", err)
 	}
-	if _, err := c.Put(ctx, "after-job", store.KindCiphertext, 2, 2, good); err != nil {
+	if _, err := c.put(ctx, "after-job", store.KindCiphertext, 2, 2, good); err != nil {
 		t.Errorf("Put after the job: %v", err)
 	}
 }
@@ -252,9 +254,9 @@ func (rawCodec) Unmarshal(mem.BufferSlice, any) error { return nil }
 func (rawCodec) Name() string                         { return "proto" }
 
 // rawCall invokes method with body as the encoded request.
-func rawCall(c *Client, method string, body []byte) error {
+func rawCall(c *testClient, method string, body []byte) error {
 	var reply []byte
-	return c.conn.Invoke(context.Background(), "/"+ServiceName+"/"+method, body, &reply, grpc.ForceCodecV2(rawCodec{}))
+	return c.Conn().Invoke(context.Background(), "/"+api.ServiceName+"/"+method, body, &reply, grpc.ForceCodecV2(rawCodec{}))
 }
 
 func marshalPB(t *testing.T, m proto.Message) []byte {
@@ -273,7 +275,7 @@ func TestMalformedRPCPayloads(t *testing.T) {
 	limb := make([]byte, 8*4)
 	in := &pb.Binding{Space: uint32(isa.SpaceDRAM), Id: 1, Polys: 1, Limbs: 1, Source: &pb.Binding_Inline{Inline: &pb.Inline{Data: [][]byte{limb}}}}
 	many := &pb.SendRequest{Program: "p", Output: &pb.Object{Space: uint32(isa.SpaceDRAM), Id: 2, Polys: 1, Limbs: 1}}
-	for range MaxBindings + 1 {
+	for range api.MaxBindings + 1 {
 		many.Inputs = append(many.Inputs, in)
 	}
 	for _, tc := range []struct {
@@ -285,7 +287,7 @@ func TestMalformedRPCPayloads(t *testing.T) {
 		{"truncated varint", "Recv", []byte{0x08, 0x80}, "malformed request"},
 		{"varint overflow", "Recv", append([]byte{0x08}, bytes.Repeat([]byte{0xff}, 11)...), "malformed request"},
 		{"invalid UTF-8 name", "Get", []byte{0x0a, 1, 0xff}, "malformed request"},
-		{"huge name", "Get", marshalPB(t, &pb.GetRequest{Name: strings.Repeat("a", MaxNameBytes+1)}), "exceeds 255"},
+		{"huge name", "Get", marshalPB(t, &pb.GetRequest{Name: strings.Repeat("a", api.MaxNameBytes+1)}), "exceeds 255"},
 		{"kind beyond a byte", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 256, Polys: 1, Limbs: 1, Data: [][]byte{limb}}), "kind 256"},
 		{"limb length 0", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 1, Data: [][]byte{{}}}), "limb of 0 bytes"},
 		{"limb not whole words", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 1, Data: [][]byte{limb[:7]}}), "limb of 7 bytes"},
@@ -293,7 +295,7 @@ func TestMalformedRPCPayloads(t *testing.T) {
 		{"no operand source", "Send", marshalPB(t, &pb.SendRequest{Program: "p", Inputs: []*pb.Binding{{Space: 2, Id: 1, Polys: 1, Limbs: 1}}}), "no source"},
 		{"too many inputs", "Send", marshalPB(t, many), "17 inputs exceed 16"},
 		{"space beyond a byte", "Send", marshalPB(t, &pb.SendRequest{Program: "p", Inputs: []*pb.Binding{in}, Output: &pb.Object{Space: 300}}), "output space 300"},
-		{"too many jobs", "Release", marshalPB(t, &pb.ReleaseRequest{Jobs: make([]uint64, maxRelease+1)}), "jobs exceed"},
+		{"too many jobs", "Release", marshalPB(t, &pb.ReleaseRequest{Jobs: make([]uint64, api.MaxRelease+1)}), "jobs exceed"},
 	} {
 		err := rawCall(c, tc.method, tc.body)
 		if code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
@@ -312,52 +314,26 @@ func TestBadOperandsFailJobs(t *testing.T) {
 	a := limbsOf(q, 2, 5)
 	bad := limbsOf(q, 2, 6)
 	bad[1][7] = q[1] // not reduced modulo q_1
-	if _, err := c.Put(ctx, "bad", store.KindCiphertext, 2, 2, bad); err != nil {
+	if _, err := c.put(ctx, "bad", store.KindCiphertext, 2, 2, bad); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := c.RunLowered(l, []engine.Operand{{Limbs: a}, {Ref: StoredRef("bad", 0)}}, engine.Operand{})
+	_, _, err := c.runLowered(l, []engine.Operand{{Limbs: a}, {Ref: engine.StoredRef("bad", 0)}}, engine.Operand{})
 	if err == nil || !strings.Contains(err.Error(), "not reduced") {
 		t.Fatalf("unreduced stored coefficient: %v", err)
 	}
-	small, err := c.Upload(a[:2], 1) // one poly where the program wants two
+	small, err := c.upload(a[:2], 1) // one poly where the program wants two
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Async = true
-	ref, _, err := c.RunResident(l, []engine.Operand{{Limbs: a}, {Ref: small}}, engine.Operand{})
+	c.run = resident.New(c.Client, resident.Async()) // a failure surfaces at the fetch
+	ref, _, err := c.runResident(l, []engine.Operand{{Limbs: a}, {Ref: small}}, engine.Operand{})
 	if err != nil {
 		t.Fatalf("async send: %v", err)
 	}
-	if _, err := c.Fetch(ref); err == nil || !strings.Contains(err.Error(), "holds 1 polys") {
+	if _, err := c.fetch(ref); err == nil || !strings.Contains(err.Error(), "holds 1 polys") {
 		t.Fatalf("fetch of a job with a mis-shaped operand: %v", err)
 	}
-	if err := c.Free(ref, small); err != nil {
+	if err := c.free(ref, small); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TilePosition and TileInstance are inverse permutations of the instances,
-// and a tile is read column by column.
-func TestTilePositions(t *testing.T) {
-	for _, c := range [][3]int64{{1, 1, 8}, {4, 256, 8}, {13, 5, 4}, {16, 8, 8}, {7, 3, 1}, {12, 6, 0}} {
-		rows, rowLen, tile := c[0], c[1], c[2]
-		count := rows * rowLen
-		seen := make([]bool, count)
-		for k := int64(0); k < count; k++ {
-			p := TilePosition(k, count, rowLen, tile)
-			if p < 0 || p >= count || seen[p] {
-				t.Fatalf("%v: instance %d at position %d (taken or out of range)", c, k, p)
-			}
-			seen[p] = true
-			if back := TileInstance(p, count, rowLen, tile); back != k {
-				t.Fatalf("%v: position %d holds %d, want %d", c, p, back, k)
-			}
-		}
-		if tile > 1 && rows >= tile && rowLen > 1 {
-			// Rows 0 and 1 of column 0 are neighbours; column 1 follows.
-			if TilePosition(rowLen, count, rowLen, tile) != 1 || TilePosition(1, count, rowLen, tile) != tile {
-				t.Fatalf("%v: tile not column by column", c)
-			}
-		}
 	}
 }

@@ -18,28 +18,28 @@
 // the store (LD from NAND, no copy through the host). While any job runs
 // the store is in ISP mode: conventional writes (Put, Delete) are refused.
 //
-// The wire contract is protobuf: device/devicepb/device.proto defines the
-// service rosemary.device.v1.Device and its messages (limbs as one bytes
-// value each, little-endian uint64 coefficients); the generated code is
-// committed (go generate ./device/devicepb regenerates it). A thin adapter
-// implements the generated DeviceServer over Device: converting a request
-// into the device's own types (types.go, convert.go) enforces the wire
-// limits (MaxMessageBytes, MaxNameBytes, MaxLimbCoeffs, MaxBindings), and
-// a request that does not parse or breaks a limit fails with
-// InvalidArgument; device errors map to status codes (ErrInvalid,
-// ErrNotFound, ErrExhausted, ISP mode). Device memory is bounded by Limits.
-// The server also offers the standard gRPC health service (SERVING while
-// it serves, NOT_SERVING during shutdown) and server reflection, and logs
-// with log/slog (one Debug line per RPC, Warn per failed RPC). Serve shuts
-// down gracefully when its context ends.
+// The contract is package device/api: Device implements api.Device, the
+// interface every host-side caller uses, and the gRPC service is
+// api.NewServer(d) (the wire is device/api/devicepb/device.proto; limbs as
+// one bytes value each, little-endian uint64 coefficients). Converting a
+// request from the wire enforces the limits (api.MaxMessageBytes and
+// friends), and a request that does not parse or breaks a limit fails
+// with InvalidArgument; device errors map to status codes (api.ErrInvalid,
+// api.ErrNotFound, api.ErrExhausted, ISP mode). Device memory is bounded
+// by Limits. The server also offers the standard gRPC health service
+// (SERVING while it serves, NOT_SERVING during shutdown) and server
+// reflection, and logs with log/slog (one Debug line per RPC, Warn per
+// failed RPC). Serve shuts down gracefully when its context ends.
 //
-// Payload bytes are counted by gRPC stats handlers on both sides (the
-// Client's Traffic, the device's Stats.WireBytesIn/Out): the
+// Payload bytes are counted by api.PayloadCounter on both sides (the
+// remote client's Traffic, the device's Stats.WireBytesIn/Out): the
 // protobuf-encoded size of each device-service message, without gRPC and
 // HTTP/2 framing.
 //
-// Client is the host side; it implements engine.ResidentDevice, so an
-// engine.Executor keeps device values on the device and passes stored
-// objects and keys by reference: only query and intermediate ciphertexts
-// cross. InProcess runs the same gRPC service over an in-memory listener.
+// The host side is package device/remote (a gRPC client, itself an
+// api.Device) and package device/resident (an engine.ResidentDevice over
+// any api.Device, so an engine.Executor keeps device values on the device
+// and passes stored objects and keys by reference). InProcess runs the
+// gRPC service over an in-memory listener and returns a remote client of
+// it.
 package device

@@ -8,7 +8,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -20,27 +19,24 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
-	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
-// ServiceName is the gRPC service of the device (device/devicepb/device.proto).
-const ServiceName = "rosemary.device.v1.Device"
-
 // grpcMessageLimit bounds one gRPC message either way: MaxMessageBytes of
 // payload plus room for the protobuf framing of its limbs.
-const grpcMessageLimit = MaxMessageBytes + 1<<20
+const grpcMessageLimit = api.MaxMessageBytes + 1<<20
 
 // Option configures NewGRPCServer and Serve.
 type Option func(*options)
 
 type options struct {
-	log   *slog.Logger
-	grace time.Duration
-	began func(method string) // test hook: a unary RPC reached the server
+	log    *slog.Logger
+	grace  time.Duration
+	server []grpc.ServerOption
 }
 
 // WithLogger sets the server's logger (default slog.Default()): one Debug
@@ -50,6 +46,12 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // WithGrace sets how long Serve lets running RPCs finish once its context
 // ends before it stops them (default 30s; ≤ 0 stops them at once).
 func WithGrace(d time.Duration) Option { return func(o *options) { o.grace = d } }
+
+// WithServerOptions adds gRPC server options (interceptors chained after
+// the device's own, say).
+func WithServerOptions(opts ...grpc.ServerOption) Option {
+	return func(o *options) { o.server = append(o.server, opts...) }
+}
 
 func newOptions(opts []Option) options {
 	o := options{log: slog.Default(), grace: 30 * time.Second}
@@ -62,77 +64,15 @@ func newOptions(opts []Option) options {
 	return o
 }
 
-// server is the device behind the generated DeviceServer interface: it
-// converts (and so validates) each request, calls the Device and converts
-// the reply.
-type server struct {
-	pb.UnimplementedDeviceServer
-	d *Device
-}
-
-var _ pb.DeviceServer = (*server)(nil)
-
-// handle converts a request, calls the device and converts its reply. A
-// request the conversion refuses wraps ErrInvalid.
-func handle[P, Q, R, S any](ctx context.Context, method string, in P, from func(P) (Q, error),
-	call func(context.Context, Q) (R, error), to func(R) S) (S, error) {
-	var zero S
-	req, err := from(in)
-	if err != nil {
-		return zero, fmt.Errorf("device: %s: malformed request: %w", method, err)
-	}
-	resp, err := call(ctx, req)
-	if err != nil {
-		return zero, err
-	}
-	return to(resp), nil
-}
-
-func (s *server) Config(ctx context.Context, in *pb.ConfigRequest) (*pb.ConfigResponse, error) {
-	return handle(ctx, "Config", in, configReqFromProto, s.d.Config, configRespToProto)
-}
-
-func (s *server) ProgSet(ctx context.Context, in *pb.ProgSetRequest) (*pb.ProgSetResponse, error) {
-	return handle(ctx, "ProgSet", in, progSetFromProto, s.d.ProgSet, progSetRespToProto)
-}
-
-func (s *server) Put(ctx context.Context, in *pb.PutRequest) (*pb.PutResponse, error) {
-	return handle(ctx, "Put", in, putFromProto, s.d.Put, putRespToProto)
-}
-
-func (s *server) Get(ctx context.Context, in *pb.GetRequest) (*pb.GetResponse, error) {
-	return handle(ctx, "Get", in, getFromProto, s.d.Get, getRespToProto)
-}
-
-func (s *server) Delete(ctx context.Context, in *pb.DeleteRequest) (*pb.DeleteResponse, error) {
-	return handle(ctx, "Delete", in, deleteFromProto, s.d.Delete, deleteRespToProto)
-}
-
-func (s *server) Send(ctx context.Context, in *pb.SendRequest) (*pb.SendResponse, error) {
-	return handle(ctx, "Send", in, sendFromProto, s.d.Send, sendRespToProto)
-}
-
-func (s *server) Recv(ctx context.Context, in *pb.RecvRequest) (*pb.RecvResponse, error) {
-	return handle(ctx, "Recv", in, recvFromProto, s.d.Recv, recvRespToProto)
-}
-
-func (s *server) Release(ctx context.Context, in *pb.ReleaseRequest) (*pb.ReleaseResponse, error) {
-	return handle(ctx, "Release", in, releaseFromProto, s.d.Release, releaseRespToProto)
-}
-
-func (s *server) Stats(ctx context.Context, in *pb.StatsRequest) (*pb.StatsResponse, error) {
-	return handle(ctx, "Stats", in, statsReqFromProto, s.d.Stats, statsRespToProto)
-}
-
 // toStatus maps a device error to a gRPC status.
 func toStatus(err error) error {
 	c := codes.Internal
 	switch {
-	case errors.Is(err, ErrInvalid):
+	case errors.Is(err, api.ErrInvalid):
 		c = codes.InvalidArgument
-	case errors.Is(err, ErrNotFound), errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		c = codes.NotFound
-	case errors.Is(err, ErrExhausted):
+	case errors.Is(err, api.ErrExhausted):
 		c = codes.ResourceExhausted
 	case errors.Is(err, store.ErrISPMode):
 		c = codes.FailedPrecondition
@@ -176,44 +116,12 @@ func (c *deferCodec) take(m any) error {
 	return nil
 }
 
-// wireStats is a stats.Handler counting the payload bytes of the device
-// service's messages: stats.InPayload.Length and OutPayload.Length, the
-// protobuf encoding of each message (its proto.Size), without gRPC's 5-byte
-// message header and HTTP/2 framing. Health and reflection RPCs are not
-// counted.
-type wireStats struct{ in, out atomic.Int64 }
-
-type countKey struct{}
-
-func (w *wireStats) TagRPC(ctx context.Context, info *stats.RPCTagInfo) context.Context {
-	if strings.HasPrefix(info.FullMethodName, "/"+ServiceName+"/") {
-		return context.WithValue(ctx, countKey{}, true)
-	}
-	return ctx
-}
-
-func (w *wireStats) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if ctx.Value(countKey{}) == nil {
-		return
-	}
-	switch p := s.(type) {
-	case *stats.InPayload:
-		w.in.Add(int64(p.Length))
-	case *stats.OutPayload:
-		w.out.Add(int64(p.Length))
-	}
-}
-
-func (*wireStats) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
-func (*wireStats) HandleConn(context.Context, stats.ConnStats)                       {}
-
 // grpcServer is a device's gRPC server with its health service.
 type grpcServer struct {
 	srv    *grpc.Server
 	health *health.Server
 	codec  *deferCodec
 	log    *slog.Logger
-	began  func(method string)
 }
 
 func methodName(full string) string {
@@ -244,9 +152,6 @@ func (g *grpcServer) logRPC(ctx context.Context, method string, start time.Time,
 
 func (g *grpcServer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	start := time.Now()
-	if g.began != nil {
-		g.began(info.FullMethod)
-	}
 	var resp any
 	err := g.codec.take(req)
 	if err != nil {
@@ -285,19 +190,18 @@ func (g *grpcServer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 
 func newGRPCServer(d *Device, o options) *grpcServer {
 	if d.wire == nil {
-		d.wire = &wireStats{}
+		d.wire = &api.PayloadCounter{}
 	}
-	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log,
-		began: o.began}
-	g.srv = grpc.NewServer(grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
+	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log}
+	g.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
 		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit),
-		grpc.UnaryInterceptor(g.unary), grpc.StreamInterceptor(g.stream))
-	pb.RegisterDeviceServer(g.srv, &server{d: d})
+		grpc.UnaryInterceptor(g.unary), grpc.StreamInterceptor(g.stream)}, o.server...)...)
+	devicepb.RegisterDeviceServer(g.srv, api.NewServer(d))
 	healthpb.RegisterHealthServer(g.srv, g.health)
 	reflection.Register(g.srv)
 	// The device holds an open store from New on: it serves at once.
 	g.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	g.health.SetServingStatus(ServiceName, healthpb.HealthCheckResponse_SERVING)
+	g.health.SetServingStatus(api.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	return g
 }
 
@@ -314,7 +218,7 @@ func NewGRPCServer(d *Device, opts ...Option) *grpc.Server {
 func Serve(ctx context.Context, d *Device, lis net.Listener, opts ...Option) error {
 	o := newOptions(opts)
 	g := newGRPCServer(d, o)
-	o.log.Info("device serving", "addr", lis.Addr().String(), "service", ServiceName)
+	o.log.Info("device serving", "addr", lis.Addr().String(), "service", api.ServiceName)
 	errc := make(chan error, 1)
 	go func() { errc <- g.srv.Serve(lis) }()
 	select {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"google.golang.org/grpc"
 	"log/slog"
 	"net"
 	"strings"
@@ -16,7 +17,9 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
-	pb "github.com/rosemary-fhe/rosemary/device/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
@@ -91,14 +94,14 @@ func (s *served) wait(t *testing.T) error {
 	}
 }
 
-func dialT(t *testing.T, addr string) *Client {
+func dialT(t *testing.T, addr string) *testClient {
 	t.Helper()
-	c, err := Dial(addr)
+	c, err := remote.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return newTestClient(c)
 }
 
 // Serve on a real TCP listener: an RPC works, health reports SERVING and
@@ -107,23 +110,23 @@ func dialT(t *testing.T, addr string) *Client {
 func TestServeShutdown(t *testing.T) {
 	s := serveTCP(t)
 	c := dialT(t, s.addr)
-	cfg, err := c.Config(context.Background())
+	cfg, err := c.config(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.WireVersion != wireVersion || cfg.Channels != 4 || cfg.MaxMessageBytes != MaxMessageBytes {
+	if cfg.WireVersion != api.WireVersion || cfg.Channels != 4 || cfg.MaxMessageBytes != api.MaxMessageBytes {
 		t.Fatalf("config %+v", cfg)
 	}
-	hc := healthpb.NewHealthClient(c.conn)
+	hc := healthpb.NewHealthClient(c.Conn())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for _, svc := range []string{"", ServiceName} {
+	for _, svc := range []string{"", api.ServiceName} {
 		r, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
 		if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
 			t.Fatalf("health of %q: %v %v, want SERVING", svc, r, err)
 		}
 	}
-	watch, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{Service: ServiceName})
+	watch, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{Service: api.ServiceName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +147,7 @@ func TestServeShutdown(t *testing.T) {
 		t.Fatal("dial after shutdown succeeded")
 	}
 	late := dialT(t, s.addr)
-	if _, err := late.Config(context.Background()); code(err) != codes.Unavailable {
+	if _, err := late.Config(context.Background(), &api.ConfigRequest{}); code(err) != codes.Unavailable {
 		t.Fatalf("RPC after shutdown: %v, want Unavailable", err)
 	}
 	logs := s.logs.String()
@@ -161,7 +164,10 @@ func TestServeGrace(t *testing.T) {
 	ctx := context.Background()
 	for _, finish := range []bool{true, false} {
 		began := make(chan string, 8)
-		s := serveTCP(t, WithGrace(300*time.Millisecond), func(o *options) { o.began = func(m string) { began <- m } })
+		s := serveTCP(t, WithGrace(300*time.Millisecond), WithServerOptions(grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			began <- info.FullMethod
+			return h(ctx, req)
+		})))
 		c := dialT(t, s.addr)
 		j := &job{done: make(chan struct{}), polys: 1, result: [][]uint64{{1, 2}}, bytes: 16}
 		id, err := s.d.register(j)
@@ -169,7 +175,7 @@ func TestServeGrace(t *testing.T) {
 			t.Fatal(err)
 		}
 		recv := make(chan error, 1)
-		go func() { _, err := c.Recv(ctx, id, true, true); recv <- err }()
+		go func() { _, err := c.recv(ctx, id, true, true); recv <- err }()
 		if m := <-began; m != pb.Device_Recv_FullMethodName {
 			t.Fatalf("first RPC %s", m)
 		}
@@ -204,7 +210,7 @@ func TestReflectionAndLogs(t *testing.T) {
 	c := dialT(t, s.addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rc, err := reflectionpb.NewServerReflectionClient(c.conn).ServerReflectionInfo(ctx)
+	rc, err := reflectionpb.NewServerReflectionClient(c.Conn()).ServerReflectionInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,21 +225,21 @@ func TestReflectionAndLogs(t *testing.T) {
 	for _, svc := range r.GetListServicesResponse().GetService() {
 		names = append(names, svc.GetName())
 	}
-	if got := strings.Join(names, " "); !strings.Contains(got, ServiceName) || !strings.Contains(got, healthpb.Health_ServiceDesc.ServiceName) {
+	if got := strings.Join(names, " "); !strings.Contains(got, api.ServiceName) || !strings.Contains(got, healthpb.Health_ServiceDesc.ServiceName) {
 		t.Fatalf("reflection lists %q", got)
 	}
 	rc.CloseSend()
-	if ServiceName != pb.Device_ServiceDesc.ServiceName {
-		t.Fatalf("ServiceName %q, generated %q", ServiceName, pb.Device_ServiceDesc.ServiceName)
+	if api.ServiceName != pb.Device_ServiceDesc.ServiceName {
+		t.Fatalf("api.ServiceName %q, generated %q", api.ServiceName, pb.Device_ServiceDesc.ServiceName)
 	}
 
-	if _, err := c.Stats(ctx); err != nil {
+	if _, err := c.stats(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(ctx, "missing"); code(err) != codes.NotFound {
+	if _, err := c.get(ctx, "missing"); code(err) != codes.NotFound {
 		t.Fatalf("get of a missing object: %v", err)
 	}
-	if _, err := c.Get(ctx, ""); code(err) != codes.InvalidArgument {
+	if _, err := c.get(ctx, ""); code(err) != codes.InvalidArgument {
 		t.Fatalf("get of an empty name: %v", err)
 	}
 	var debug, warn, missing bool
@@ -263,13 +269,13 @@ func TestReflectionAndLogs(t *testing.T) {
 func TestTraffic(t *testing.T) {
 	ctx := context.Background()
 	c, _ := newDevice(t)
-	st0, err := c.Stats(ctx)
+	st0, err := c.stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sent0, recv0 := c.Traffic()
 	data := [][]uint64{make([]uint64, 1024), make([]uint64, 1024)}
-	if _, err := c.Put(ctx, "o", store.KindCiphertext, 1, 2, data); err != nil {
+	if _, err := c.put(ctx, "o", store.KindCiphertext, 1, 2, data); err != nil {
 		t.Fatal(err)
 	}
 	sent1, recv1 := c.Traffic()
@@ -279,7 +285,7 @@ func TestTraffic(t *testing.T) {
 	if recv1 <= recv0 {
 		t.Fatal("no reply bytes counted")
 	}
-	st1, err := c.Stats(ctx)
+	st1, err := c.stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,14 +310,14 @@ func TestCopyFrom(t *testing.T) {
 			data = [][]uint64{{1, 2, 3, 255}, {4, 5, 6, 7}}
 		}
 		name := fmt.Sprintf("db/x/%d", ws)
-		if _, err := ca.PutObject(ctx, &PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: data, WordBytes: ws}); err != nil {
+		if _, err := ca.Put(ctx, &api.PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: data, WordBytes: ws}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ca.PutObject(ctx, &PutRequest{Name: "other", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{{1, 2, 3, 4}}}); err != nil {
+	if _, err := ca.Put(ctx, &api.PutRequest{Name: "other", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{{1, 2, 3, 4}}}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := cb.CopyFrom(ctx, &CopyFromRequest{Source: a.addr, Prefix: "db/"})
+	r, err := cb.CopyFrom(ctx, &api.CopyFromRequest{Source: a.addr, Prefix: "db/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,11 +326,11 @@ func TestCopyFrom(t *testing.T) {
 	}
 	for _, ws := range []uint8{8, 2, 1} {
 		name := fmt.Sprintf("db/x/%d", ws)
-		ga, err := ca.GetObject(ctx, &GetRequest{Name: name})
+		ga, err := ca.Get(ctx, &api.GetRequest{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
-		gb, err := cb.GetObject(ctx, &GetRequest{Name: name})
+		gb, err := cb.Get(ctx, &api.GetRequest{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,10 +338,10 @@ func TestCopyFrom(t *testing.T) {
 			t.Fatalf("%s differs after the copy: %v vs %v", name, ga, gb)
 		}
 	}
-	if _, err := cb.GetObject(ctx, &GetRequest{Name: "other"}); code(err) != codes.NotFound {
+	if _, err := cb.Get(ctx, &api.GetRequest{Name: "other"}); code(err) != codes.NotFound {
 		t.Fatalf("an object outside the prefix was copied: %v", err)
 	}
-	if r, err := cb.CopyFrom(ctx, &CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {
+	if r, err := cb.CopyFrom(ctx, &api.CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {
 		t.Fatalf("second copy: %+v, %v (want nothing copied)", r, err)
 	}
 }

@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"fmt"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
@@ -15,15 +16,15 @@ const maxJobScratch = 256 << 20
 
 // operand is a validated binding.
 type operand struct {
-	b      Binding
-	obj    *store.Object // SourceStored (pinned)
-	stride int           // SourceStored: limbs per poly of the stored object
-	dep    *job          // SourceResident
+	b      api.Binding
+	obj    *store.Object // api.SourceStored (pinned)
+	stride int           // api.SourceStored: limbs per poly of the stored object
+	dep    *job          // api.SourceResident
 	depID  uint64
 }
 
 // Send validates a job and starts it; the job id is returned at once.
-func (d *Device) Send(_ context.Context, req *SendRequest) (*SendResponse, error) {
+func (d *Device) Send(_ context.Context, req *api.SendRequest) (*api.SendResponse, error) {
 	if req.Program == "" {
 		return d.hold(req)
 	}
@@ -31,29 +32,29 @@ func (d *Device) Send(_ context.Context, req *SendRequest) (*SendResponse, error
 	p, ok := d.progs[req.Program]
 	d.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("device: send: %w: program %q not set", ErrNotFound, req.Program)
+		return nil, fmt.Errorf("device: send: %w: program %q not set", api.ErrNotFound, req.Program)
 	}
 	n := p.Config.N()
-	if len(req.Inputs) == 0 || len(req.Inputs) > MaxBindings {
-		return nil, fmt.Errorf("device: send: %w: %d inputs (want 1..%d)", ErrInvalid, len(req.Inputs), MaxBindings)
+	if len(req.Inputs) == 0 || len(req.Inputs) > api.MaxBindings {
+		return nil, fmt.Errorf("device: send: %w: %d inputs (want 1..%d)", api.ErrInvalid, len(req.Inputs), api.MaxBindings)
 	}
-	binds := append([]Binding(nil), req.Inputs...)
+	binds := append([]api.Binding(nil), req.Inputs...)
 	if req.HasKey {
 		binds = append(binds, req.Key)
 	}
 	seen := map[[2]uint64]bool{}
-	for _, b := range append(append([]Binding(nil), binds...), req.Output) {
+	for _, b := range append(append([]api.Binding(nil), binds...), req.Output) {
 		if err := checkBinding(b); err != nil {
 			return nil, fmt.Errorf("device: send: %w", err)
 		}
 		k := [2]uint64{uint64(b.Space), uint64(b.ID)}
 		if seen[k] {
-			return nil, fmt.Errorf("device: send: %w: object %s[%d] bound twice", ErrInvalid, isa.Space(b.Space), b.ID)
+			return nil, fmt.Errorf("device: send: %w: object %s[%d] bound twice", api.ErrInvalid, isa.Space(b.Space), b.ID)
 		}
 		seen[k] = true
 	}
 	if isa.Space(req.Output.Space) != isa.SpaceDRAM {
-		return nil, fmt.Errorf("device: send: %w: output must be a DRAM object, not %s", ErrInvalid, isa.Space(req.Output.Space))
+		return nil, fmt.Errorf("device: send: %w: output must be a DRAM object, not %s", api.ErrInvalid, isa.Space(req.Output.Space))
 	}
 	ops := make([]operand, len(binds))
 	release := func() {
@@ -83,67 +84,67 @@ func (d *Device) Send(_ context.Context, req *SendRequest) (*SendResponse, error
 		defer release()
 		j.err = d.execute(j, p, ops, req.Output)
 	}()
-	return &SendResponse{Job: id}, nil
+	return &api.SendResponse{Job: id}, nil
 }
 
-func checkBinding(b Binding) error {
+func checkBinding(b api.Binding) error {
 	switch isa.Space(b.Space) {
 	case isa.SpaceDRAM, isa.SpaceNAND:
 	default:
-		return fmt.Errorf("%w: operand space %d is not DRAM or NAND", ErrInvalid, b.Space)
+		return fmt.Errorf("%w: operand space %d is not DRAM or NAND", api.ErrInvalid, b.Space)
 	}
 	if b.ID >= isa.MaxObjects {
-		return fmt.Errorf("%w: object id %d ≥ %d", ErrInvalid, b.ID, isa.MaxObjects)
+		return fmt.Errorf("%w: object id %d ≥ %d", api.ErrInvalid, b.ID, isa.MaxObjects)
 	}
 	if b.Polys == 0 || b.Limbs == 0 || b.Polys > 255 || b.Limbs > 1<<isa.LimbBits {
-		return fmt.Errorf("%w: object of %d polys × %d limbs", ErrInvalid, b.Polys, b.Limbs)
+		return fmt.Errorf("%w: object of %d polys × %d limbs", api.ErrInvalid, b.Polys, b.Limbs)
 	}
 	if b.Polys*b.Limbs > 1<<isa.LimbBits {
-		return fmt.Errorf("%w: object of %d limbs exceeds the %d an address reaches", ErrInvalid, b.Polys*b.Limbs, 1<<isa.LimbBits)
+		return fmt.Errorf("%w: object of %d limbs exceeds the %d an address reaches", api.ErrInvalid, b.Polys*b.Limbs, 1<<isa.LimbBits)
 	}
 	return nil
 }
 
 // resolve checks one operand against what the device holds.
-func (d *Device) resolve(b Binding, n int) (operand, error) {
+func (d *Device) resolve(b api.Binding, n int) (operand, error) {
 	o := operand{b: b}
 	switch b.Source {
-	case SourceInline:
+	case api.SourceInline:
 		if len(b.Inline) != int(b.Polys*b.Limbs) {
-			return o, fmt.Errorf("%w: %d inline limbs for %d polys × %d limbs", ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
+			return o, fmt.Errorf("%w: %d inline limbs for %d polys × %d limbs", api.ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
 		}
 		if len(b.Inline[0]) != n {
-			return o, fmt.Errorf("%w: inline limbs of %d coefficients, the program's ring has %d", ErrInvalid, len(b.Inline[0]), n)
+			return o, fmt.Errorf("%w: inline limbs of %d coefficients, the program's ring has %d", api.ErrInvalid, len(b.Inline[0]), n)
 		}
-	case SourceStored:
+	case api.SourceStored:
 		obj, err := d.st.Acquire(b.Name)
 		if err != nil {
-			return o, fmt.Errorf("%w: stored object %q: %w", ErrNotFound, b.Name, err)
+			return o, fmt.Errorf("%w: stored object %q: %w", api.ErrNotFound, b.Name, err)
 		}
 		sh := obj.Info().Shape
 		switch {
 		case sh.WordSize != 8 || 1<<sh.LogN != n:
-			err = fmt.Errorf("%w: stored object %q has %d-byte words and N=%d, the program wants 8 and %d", ErrInvalid, b.Name, sh.WordSize, 1<<sh.LogN, n)
+			err = fmt.Errorf("%w: stored object %q has %d-byte words and N=%d, the program wants 8 and %d", api.ErrInvalid, b.Name, sh.WordSize, 1<<sh.LogN, n)
 		case int(b.Poly)+int(b.Polys) > sh.Polys:
-			err = fmt.Errorf("%w: stored object %q has %d polys, operand reads %d from poly %d", ErrInvalid, b.Name, sh.Polys, b.Polys, b.Poly)
+			err = fmt.Errorf("%w: stored object %q has %d polys, operand reads %d from poly %d", api.ErrInvalid, b.Name, sh.Polys, b.Polys, b.Poly)
 		case int(b.Limbs) > sh.Limbs:
-			err = fmt.Errorf("%w: stored object %q has %d limbs per poly, operand reads %d", ErrInvalid, b.Name, sh.Limbs, b.Limbs)
+			err = fmt.Errorf("%w: stored object %q has %d limbs per poly, operand reads %d", api.ErrInvalid, b.Name, sh.Limbs, b.Limbs)
 		}
 		if err != nil {
 			obj.Release()
 			return o, err
 		}
 		o.obj, o.stride = obj, sh.Limbs
-	case SourceResident:
+	case api.SourceResident:
 		d.mu.Lock()
 		j, ok := d.jobs[b.Job]
 		d.mu.Unlock()
 		if !ok {
-			return o, fmt.Errorf("%w: job %d (released or never sent)", ErrNotFound, b.Job)
+			return o, fmt.Errorf("%w: job %d (released or never sent)", api.ErrNotFound, b.Job)
 		}
 		o.dep, o.depID = j, b.Job
 	default:
-		return o, fmt.Errorf("%w: operand source %d", ErrInvalid, b.Source)
+		return o, fmt.Errorf("%w: operand source %d", api.ErrInvalid, b.Source)
 	}
 	return o, nil
 }
@@ -153,10 +154,10 @@ func (d *Device) register(j *job) (uint64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.jobs) >= d.lim.MaxJobs {
-		return 0, fmt.Errorf("%w: %d jobs not released", ErrExhausted, len(d.jobs))
+		return 0, fmt.Errorf("%w: %d jobs not released", api.ErrExhausted, len(d.jobs))
 	}
 	if d.resident+j.bytes > d.lim.MaxResidentBytes {
-		return 0, fmt.Errorf("%w: %d bytes resident, %d more exceed %d", ErrExhausted, d.resident, j.bytes, d.lim.MaxResidentBytes)
+		return 0, fmt.Errorf("%w: %d bytes resident, %d more exceed %d", api.ErrExhausted, d.resident, j.bytes, d.lim.MaxResidentBytes)
 	}
 	d.resident += j.bytes
 	if d.resident > d.peak {
@@ -168,13 +169,13 @@ func (d *Device) register(j *job) (uint64, error) {
 }
 
 // hold is an upload: a job whose result is its one inline operand.
-func (d *Device) hold(req *SendRequest) (*SendResponse, error) {
-	if len(req.Inputs) != 1 || req.HasKey || req.Inputs[0].Source != SourceInline {
-		return nil, fmt.Errorf("device: send: %w: an upload (no program) takes one inline operand and no key", ErrInvalid)
+func (d *Device) hold(req *api.SendRequest) (*api.SendResponse, error) {
+	if len(req.Inputs) != 1 || req.HasKey || req.Inputs[0].Source != api.SourceInline {
+		return nil, fmt.Errorf("device: send: %w: an upload (no program) takes one inline operand and no key", api.ErrInvalid)
 	}
 	b := req.Inputs[0]
 	if b.Polys == 0 || b.Limbs == 0 || len(b.Inline) != int(b.Polys)*int(b.Limbs) {
-		return nil, fmt.Errorf("device: send: %w: upload of %d limbs for %d polys × %d limbs", ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
+		return nil, fmt.Errorf("device: send: %w: upload of %d limbs for %d polys × %d limbs", api.ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
 	}
 	j := &job{done: make(chan struct{}), polys: int(b.Polys), result: b.Inline, bytes: limbBytes(b.Inline)}
 	close(j.done)
@@ -183,12 +184,12 @@ func (d *Device) hold(req *SendRequest) (*SendResponse, error) {
 		return nil, fmt.Errorf("device: send: %w", err)
 	}
 	d.jobsRun.Add(1)
-	return &SendResponse{Job: id}, nil
+	return &api.SendResponse{Job: id}, nil
 }
 
 // execute runs a job: waits for the results it reads, then runs the
 // program in ISP mode with LD operands read from the store in place.
-func (d *Device) execute(j *job, p *isa.Program, ops []operand, out Binding) error {
+func (d *Device) execute(j *job, p *isa.Program, ops []operand, out api.Binding) error {
 	for _, o := range ops {
 		if o.dep == nil {
 			continue
@@ -198,11 +199,11 @@ func (d *Device) execute(j *job, p *isa.Program, ops []operand, out Binding) err
 			return fmt.Errorf("operand job %d failed: %w", o.depID, o.dep.err)
 		}
 		if o.dep.polys != int(o.b.Polys) || len(o.dep.result) < o.dep.polys*int(o.b.Limbs) || len(o.dep.result)%o.dep.polys != 0 {
-			return fmt.Errorf("%w: job %d holds %d polys of %d limbs, operand wants %d × %d", ErrInvalid, o.depID,
+			return fmt.Errorf("%w: job %d holds %d polys of %d limbs, operand wants %d × %d", api.ErrInvalid, o.depID,
 				o.dep.polys, len(o.dep.result)/max(o.dep.polys, 1), o.b.Polys, o.b.Limbs)
 		}
 		if len(o.dep.result[0]) != p.Config.N() {
-			return fmt.Errorf("%w: job %d holds limbs of %d coefficients, the program wants %d", ErrInvalid, o.depID, len(o.dep.result[0]), p.Config.N())
+			return fmt.Errorf("%w: job %d holds limbs of %d coefficients, the program wants %d", api.ErrInvalid, o.depID, len(o.dep.result[0]), p.Config.N())
 		}
 	}
 	d.sem <- struct{}{}
@@ -309,12 +310,12 @@ func (m *jobMemory) ReadLimb(s isa.Space, obj, limb int, dst []uint64) error {
 	poly, l := limb/int(o.b.Limbs), limb%int(o.b.Limbs)
 	var src []uint64
 	switch o.b.Source {
-	case SourceInline:
+	case api.SourceInline:
 		src = o.b.Inline[limb]
-	case SourceResident:
+	case api.SourceResident:
 		per := len(o.dep.result) / o.dep.polys
 		src = o.dep.result[poly*per+l]
-	case SourceStored:
+	case api.SourceStored:
 		info := o.obj.Info()
 		ck := keyLimb{name: info.Name, gen: info.Generation, poly: int(o.b.Poly) + poly, limb: l, coefficient: len(dst)}
 		isKey := info.Kind == store.KindKey
@@ -369,4 +370,12 @@ func (m *jobMemory) WriteLimb(s isa.Space, obj, limb int, src []uint64) error {
 	w[limb] = append(w[limb][:0], src...)
 	m.written[k] = w
 	return nil
+}
+
+// limbBytes is the payload size of limbs.
+func limbBytes(l [][]uint64) int64 {
+	if len(l) == 0 {
+		return 0
+	}
+	return int64(len(l)) * int64(len(l[0])) * 8
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"sync"
 	"time"
 
@@ -12,52 +13,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
-
-// Stream programs: a device segment of a Plan, registered once
-// (SetStream, the paper's ProgSet) and run per query (RunStream, the
-// paper's Send + Recv): its stored operands stream from the store, only
-// its inputs and outputs cross the link.
-
-// StreamValues are the instances of one node of a segment.
-type StreamValues struct {
-	Node      int // IR node
-	Instances []engine.Limbs
-}
-
-// SetStreamRequest registers a stream program (lower.StreamProgram,
-// MarshalBinary) under a name. Setting the same bytes again is a no-op.
-type SetStreamRequest struct {
-	Name    string
-	Program []byte
-}
-
-// SetStreamResponse acknowledges a SetStream.
-type SetStreamResponse struct {
-	Nodes uint32
-}
-
-// RunStreamRequest runs a registered stream program: Inputs give every
-// input node's instances, Stored binds every stored node to store
-// objects, Keys every evaluation key the program names.
-type RunStreamRequest struct {
-	Program string
-	Inputs  []StreamValues
-	Stored  []StoredBinding
-	Keys    []KeyBinding
-}
-
-// RunStreamResponse holds the instances of every node the segment hands
-// back, and what the run did.
-type RunStreamResponse struct {
-	Outputs      []StreamValues
-	StoreBytes   uint64 // read from the store
-	Instructions uint64
-	MicroOps     uint64
-	Bodies       uint64 // body programs run
-	Stored       uint64 // stored instances read
-	PeakBytes    uint64 // value memory held at once
-	Seconds      float64
-}
 
 // streamTable is the device's registered stream programs and the
 // evaluation keys they read, decoded once.
@@ -88,7 +43,7 @@ func (t *streamTable) init() {
 }
 
 // SetStream registers a stream program.
-func (d *Device) SetStream(_ context.Context, req *SetStreamRequest) (*SetStreamResponse, error) {
+func (d *Device) SetStream(_ context.Context, req *api.SetStreamRequest) (*api.SetStreamResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -98,35 +53,35 @@ func (d *Device) SetStream(_ context.Context, req *SetStreamRequest) (*SetStream
 	if old, ok := t.progs[req.Name]; ok {
 		t.mu.Unlock()
 		if old.raw != string(req.Program) {
-			return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, ErrInvalid)
+			return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 		}
-		return &SetStreamResponse{Nodes: uint32(len(old.stream.Program().Nodes))}, nil
+		return &api.SetStreamResponse{Nodes: uint32(len(old.stream.Program().Nodes))}, nil
 	}
 	n := len(t.progs)
 	t.mu.Unlock()
 	if n >= d.lim.MaxPrograms {
-		return nil, fmt.Errorf("device: setstream %q: %w: %d programs set", req.Name, ErrExhausted, n)
+		return nil, fmt.Errorf("device: setstream %q: %w: %d programs set", req.Name, api.ErrExhausted, n)
 	}
 	var sp lower.StreamProgram
 	if err := sp.UnmarshalBinary(req.Program); err != nil {
-		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, ErrInvalid, err)
+		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
 	s, err := engine.NewStream(&sp)
 	if err != nil {
-		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, ErrInvalid, err)
+		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.progs[req.Name]; !ok {
 		t.progs[req.Name] = &registeredStream{raw: string(req.Program), stream: s}
 	}
-	return &SetStreamResponse{Nodes: uint32(len(sp.Nodes))}, nil
+	return &api.SetStreamResponse{Nodes: uint32(len(sp.Nodes))}, nil
 }
 
 // RunStream runs a registered stream program in ISP mode: every worker
 // evaluates its share, stored objects are pinned for the run and read
 // ahead, and the run's value memory is bounded by MaxResidentBytes.
-func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error) {
+func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
 	start := time.Now()
 	d.streams.init()
 	t := &d.streams
@@ -134,7 +89,7 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	reg, ok := t.progs[req.Program]
 	t.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("device: runstream: %w: program %q not set", ErrNotFound, req.Program)
+		return nil, fmt.Errorf("device: runstream: %w: program %q not set", api.ErrNotFound, req.Program)
 	}
 	sp := reg.stream.Program()
 	src := &streamSource{d: d, sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
@@ -152,7 +107,7 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	for _, in := range req.Inputs {
 		i, ok := byNode[in.Node]
 		if !ok || sp.Nodes[i].Kind != lower.StreamInput {
-			return nil, fmt.Errorf("device: runstream: %w: node %d is not an input of %q", ErrInvalid, in.Node, req.Program)
+			return nil, fmt.Errorf("device: runstream: %w: node %d is not an input of %q", api.ErrInvalid, in.Node, req.Program)
 		}
 		if err := checkInstances(sp.Nodes[i], in.Instances, sp.Ring.Q, 1<<sp.Ring.LogN); err != nil {
 			return nil, fmt.Errorf("device: runstream: input node %d: %w", in.Node, err)
@@ -162,7 +117,7 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	for _, b := range req.Stored {
 		i, ok := byNode[b.Node]
 		if !ok || sp.Nodes[i].Kind != lower.StreamStored {
-			return nil, fmt.Errorf("device: runstream: %w: node %d is not a stored node of %q", ErrInvalid, b.Node, req.Program)
+			return nil, fmt.Errorf("device: runstream: %w: node %d is not a stored node of %q", api.ErrInvalid, b.Node, req.Program)
 		}
 		ps, err := d.pin(sp.Nodes[i], b, sp.Ring.LogN)
 		if err != nil {
@@ -182,9 +137,9 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	for i, sn := range sp.Nodes {
 		switch {
 		case sn.Kind == lower.StreamInput && src.inputs[i] == nil:
-			return nil, fmt.Errorf("device: runstream: %w: input %q (node %d) not sent", ErrInvalid, sn.Name, sn.Node)
+			return nil, fmt.Errorf("device: runstream: %w: input %q (node %d) not sent", api.ErrInvalid, sn.Name, sn.Node)
 		case sn.Kind == lower.StreamStored && src.stored[i] == nil:
-			return nil, fmt.Errorf("device: runstream: %w: stored %q (node %d) not bound", ErrInvalid, sn.Name, sn.Node)
+			return nil, fmt.Errorf("device: runstream: %w: stored %q (node %d) not bound", api.ErrInvalid, sn.Name, sn.Node)
 		}
 	}
 	select {
@@ -202,14 +157,14 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 	d.jobsRun.Add(1)
 	if err != nil {
 		if errors.Is(err, engine.ErrStreamMemory) {
-			return nil, fmt.Errorf("device: runstream %q: %w: %w", req.Program, ErrExhausted, err)
+			return nil, fmt.Errorf("device: runstream %q: %w: %w", req.Program, api.ErrExhausted, err)
 		}
 		return nil, fmt.Errorf("device: runstream %q: %w", req.Program, err)
 	}
-	resp := &RunStreamResponse{StoreBytes: uint64(src.storeBytes), Instructions: uint64(st.Instructions), MicroOps: uint64(st.MicroOps),
+	resp := &api.RunStreamResponse{StoreBytes: uint64(src.storeBytes), Instructions: uint64(st.Instructions), MicroOps: uint64(st.MicroOps),
 		Bodies: uint64(st.Bodies), Stored: uint64(st.StoredInstances), PeakBytes: uint64(st.PeakBytes)}
 	for i, v := range out {
-		resp.Outputs = append(resp.Outputs, StreamValues{Node: sp.Nodes[i].Node, Instances: v})
+		resp.Outputs = append(resp.Outputs, api.StreamValues{Node: sp.Nodes[i].Node, Instances: v})
 	}
 	resp.Seconds = time.Since(start).Seconds()
 	return resp, nil
@@ -219,20 +174,20 @@ func (d *Device) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStre
 // residues below their moduli.
 func checkInstances(sn lower.StreamNode, vals []engine.Limbs, q []uint64, n int) error {
 	if int64(len(vals)) != sn.Count {
-		return fmt.Errorf("%w: %d instances, the node has %d", ErrInvalid, len(vals), sn.Count)
+		return fmt.Errorf("%w: %d instances, the node has %d", api.ErrInvalid, len(vals), sn.Count)
 	}
 	for k, v := range vals {
 		if len(v) != sn.Polys*sn.Limbs {
-			return fmt.Errorf("%w: instance %d has %d limbs, want %d × %d", ErrInvalid, k, len(v), sn.Polys, sn.Limbs)
+			return fmt.Errorf("%w: instance %d has %d limbs, want %d × %d", api.ErrInvalid, k, len(v), sn.Polys, sn.Limbs)
 		}
 		for l, limb := range v {
 			if len(limb) != n {
-				return fmt.Errorf("%w: instance %d limb %d has %d coefficients, want %d", ErrInvalid, k, l, len(limb), n)
+				return fmt.Errorf("%w: instance %d limb %d has %d coefficients, want %d", api.ErrInvalid, k, l, len(limb), n)
 			}
 			m := q[l%sn.Limbs]
 			for i, c := range limb {
 				if c >= m {
-					return fmt.Errorf("%w: instance %d limb %d coefficient %d is %d, not below q = %d", ErrInvalid, k, l, i, c, m)
+					return fmt.Errorf("%w: instance %d limb %d coefficient %d is %d, not below q = %d", api.ErrInvalid, k, l, i, c, m)
 				}
 			}
 		}
@@ -245,7 +200,7 @@ func checkInstances(sn lower.StreamNode, vals []engine.Limbs, q []uint64, n int)
 func (d *Device) streamKey(name string, moduli []uint64) (engine.Limbs, error) {
 	o, err := d.st.Acquire(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: key object %q: %w", ErrNotFound, name, err)
+		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrNotFound, name, err)
 	}
 	defer o.Release()
 	info := o.Info()
@@ -258,7 +213,7 @@ func (d *Device) streamKey(name string, moduli []uint64) (engine.Limbs, error) {
 		return k, nil
 	}
 	if info.Kind != store.KindKey || info.Shape.WordSize != 8 || info.Shape.Limbs != len(moduli) {
-		return nil, fmt.Errorf("%w: object %q is not a key of this ring (%s, %v)", ErrInvalid, name, info.Kind, info.Shape)
+		return nil, fmt.Errorf("%w: object %q is not a key of this ring (%s, %v)", api.ErrInvalid, name, info.Kind, info.Shape)
 	}
 	raw, err := o.ReadAll()
 	if err != nil {

@@ -4,54 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
-
-// StoredBinding binds a Stored node of a segment to store objects:
-// instance k sits at position p = TilePosition(k, count, RowLength,
-// TileRows), poly p mod PerObject of the object named
-// StoredObjectName(Prefix, p / PerObject).
-type StoredBinding struct {
-	Node      int // IR node
-	Prefix    string
-	PerObject int64
-	// RowLength and TileRows (0: none) tile the instances: read as rows of
-	// RowLength, each TileRows rows are stored column by column, the order
-	// in which a multiply-accumulate loop of TileRows lanes reads them.
-	RowLength, TileRows int64
-	// Stride (0: none) interleaves several stored nodes over one sequence
-	// of objects: instance k sits at position Offset + k·Stride (tiles
-	// then do not apply).
-	Stride, Offset int64
-}
-
-// TilePosition is the stored position of instance k of count instances
-// laid out in tiles of tileRows rows of rowLength (row-major when either
-// is 0 or 1): tiles follow one another, a tile holds its rows column by
-// column, and the last tile holds the rows left.
-func TilePosition(k, count, rowLength, tileRows int64) int64 {
-	if rowLength <= 1 || tileRows <= 1 || count%rowLength != 0 {
-		return k
-	}
-	r, c := k/rowLength, k%rowLength
-	first := r - r%tileRows
-	h := min(tileRows, count/rowLength-first)
-	return first*rowLength + c*h + (r - first)
-}
-
-// StoredObjectName is the name of object j of a stored binding.
-func StoredObjectName(prefix string, j int64) string { return fmt.Sprintf("%s%06d", prefix, j) }
-
-// KeyBinding binds an evaluation key of a segment ("rlk", "gal:<g>") to a
-// stored key object.
-type KeyBinding struct {
-	Key    string
-	Object string
-}
 
 // streamSource serves one run of a stream program from a request and the
 // store: inputs inline, stored instances read from pinned objects ahead of
@@ -67,18 +26,6 @@ type streamSource struct {
 	mu         sync.Mutex
 	storeBytes int64
 	cache      *objectCache
-}
-
-// TileInstance is the instance stored at position p: the inverse of
-// TilePosition.
-func TileInstance(p, count, rowLength, tileRows int64) int64 {
-	if rowLength <= 1 || tileRows <= 1 || count%rowLength != 0 {
-		return p
-	}
-	first := p / (tileRows * rowLength) * tileRows
-	h := min(tileRows, count/rowLength-first)
-	o := p - first*rowLength
-	return (first+o%h)*rowLength + o/h
 }
 
 // pinnedSet is a stored node's objects, pinned for the whole run so a
@@ -102,7 +49,7 @@ func (p *pinnedSet) position(k int64) int64 {
 	if p.stride > 0 {
 		return p.offset + k*p.stride
 	}
-	return TilePosition(k, p.count, p.rowLength, p.tileRows)
+	return api.TilePosition(k, p.count, p.rowLength, p.tileRows)
 }
 
 func (p *pinnedSet) release() {
@@ -113,15 +60,15 @@ func (p *pinnedSet) release() {
 
 // pin acquires every object of a stored binding and checks its shape
 // against the node.
-func (d *Device) pin(sn lower.StreamNode, b StoredBinding, logN int) (*pinnedSet, error) {
+func (d *Device) pin(sn lower.StreamNode, b api.StoredBinding, logN int) (*pinnedSet, error) {
 	if b.PerObject < 1 || b.PerObject > 255 {
-		return nil, fmt.Errorf("%w: stored %q: %d instances per object", ErrInvalid, sn.Name, b.PerObject)
+		return nil, fmt.Errorf("%w: stored %q: %d instances per object", api.ErrInvalid, sn.Name, b.PerObject)
 	}
 	if b.RowLength < 0 || b.TileRows < 0 || b.TileRows > 1<<16 || (b.RowLength > 1 && sn.Count%b.RowLength != 0) {
-		return nil, fmt.Errorf("%w: stored %q: tiles of %d rows of %d for %d instances", ErrInvalid, sn.Name, b.TileRows, b.RowLength, sn.Count)
+		return nil, fmt.Errorf("%w: stored %q: tiles of %d rows of %d for %d instances", api.ErrInvalid, sn.Name, b.TileRows, b.RowLength, sn.Count)
 	}
 	if b.Stride < 0 || b.Offset < 0 || (b.Stride > 0 && b.Offset >= b.Stride) || b.Stride > 1<<20 {
-		return nil, fmt.Errorf("%w: stored %q: stride %d, offset %d", ErrInvalid, sn.Name, b.Stride, b.Offset)
+		return nil, fmt.Errorf("%w: stored %q: stride %d, offset %d", api.ErrInvalid, sn.Name, b.Stride, b.Offset)
 	}
 	ps := &pinnedSet{perObject: b.PerObject, count: sn.Count, limbs: sn.Limbs, logN: logN, compact: sn.Compact,
 		rowLength: b.RowLength, tileRows: b.TileRows, stride: b.Stride, offset: b.Offset}
@@ -131,11 +78,11 @@ func (d *Device) pin(sn lower.StreamNode, b StoredBinding, logN int) (*pinnedSet
 	}
 	n := (positions + b.PerObject - 1) / b.PerObject
 	for j := int64(0); j < n; j++ {
-		name := StoredObjectName(b.Prefix, j)
+		name := api.StoredObjectName(b.Prefix, j)
 		o, err := d.st.Acquire(name)
 		if err != nil {
 			ps.release()
-			return nil, fmt.Errorf("%w: stored %q: object %q: %w", ErrNotFound, sn.Name, name, err)
+			return nil, fmt.Errorf("%w: stored %q: object %q: %w", api.ErrNotFound, sn.Name, name, err)
 		}
 		ps.objs = append(ps.objs, o)
 		sh := o.Info().Shape
@@ -156,12 +103,12 @@ func (d *Device) pin(sn lower.StreamNode, b StoredBinding, logN int) (*pinnedSet
 		}
 		if err != nil {
 			ps.release()
-			return nil, fmt.Errorf("%w: stored %q: object %q: %w", ErrInvalid, sn.Name, name, err)
+			return nil, fmt.Errorf("%w: stored %q: object %q: %w", api.ErrInvalid, sn.Name, name, err)
 		}
 		ps.wordSize = int(sh.WordSize)
 		if sh.Limbs != sn.Limbs && ps.wordSize == 2 {
 			ps.release()
-			return nil, fmt.Errorf("%w: stored %q: compact objects hold one limb", ErrInvalid, sn.Name)
+			return nil, fmt.Errorf("%w: stored %q: compact objects hold one limb", api.ErrInvalid, sn.Name)
 		}
 	}
 	return ps, nil
@@ -171,7 +118,7 @@ func (d *Device) pin(sn lower.StreamNode, b StoredBinding, logN int) (*pinnedSet
 func (s *streamSource) Input(i int, k int64) (engine.Limbs, error) {
 	v, ok := s.inputs[i]
 	if !ok || k >= int64(len(v)) {
-		return nil, fmt.Errorf("%w: input %q instance %d not sent", ErrInvalid, s.sp.Nodes[i].Name, k)
+		return nil, fmt.Errorf("%w: input %q instance %d not sent", api.ErrInvalid, s.sp.Nodes[i].Name, k)
 	}
 	return v[k], nil
 }
@@ -180,7 +127,7 @@ func (s *streamSource) Input(i int, k int64) (engine.Limbs, error) {
 func (s *streamSource) Key(name string) (engine.Limbs, error) {
 	obj, ok := s.keys[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: key %s not bound", ErrNotFound, name)
+		return nil, fmt.Errorf("%w: key %s not bound", api.ErrNotFound, name)
 	}
 	return s.d.streamKey(obj, s.moduli)
 }
@@ -189,7 +136,7 @@ func (s *streamSource) Key(name string) (engine.Limbs, error) {
 func (s *streamSource) Stored(ctx context.Context, i int) (engine.StoredReader, error) {
 	ps, ok := s.stored[i]
 	if !ok {
-		return nil, fmt.Errorf("%w: stored %q not bound", ErrInvalid, s.sp.Nodes[i].Name)
+		return nil, fmt.Errorf("%w: stored %q not bound", api.ErrInvalid, s.sp.Nodes[i].Name)
 	}
 	return newAheadReader(s, ps, s.cache), nil
 }
@@ -365,12 +312,12 @@ func newAheadReader(src *streamSource, ps *pinnedSet, cache *objectCache) *ahead
 // Instance implements engine.StoredReader.
 func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	if k < 0 || k >= r.ps.count {
-		return nil, fmt.Errorf("%w: instance %d of %d", ErrInvalid, k, r.ps.count)
+		return nil, fmt.Errorf("%w: instance %d of %d", api.ErrInvalid, k, r.ps.count)
 	}
 	pos := r.ps.position(k)
 	j, poly := pos/r.ps.perObject, int(pos%r.ps.perObject)
 	if j >= int64(len(r.ps.objs)) {
-		return nil, fmt.Errorf("%w: instance %d at position %d beyond the %d objects bound", ErrInvalid, k, pos, len(r.ps.objs))
+		return nil, fmt.Errorf("%w: instance %d at position %d beyond the %d objects bound", api.ErrInvalid, k, pos, len(r.ps.objs))
 	}
 	if r.held == nil || r.heldJ != j {
 		r.cache.release(r.held)
@@ -387,7 +334,7 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	buf := r.held.raw
 	sh := r.ps.objs[j].Info().Shape
 	if poly >= sh.Polys {
-		return nil, fmt.Errorf("%w: position %d: object %s holds %d instances", ErrInvalid, pos, r.ps.objs[j].Info().Name, sh.Polys)
+		return nil, fmt.Errorf("%w: position %d: object %s holds %d instances", api.ErrInvalid, pos, r.ps.objs[j].Info().Name, sh.Polys)
 	}
 	per := sh.Limbs
 	for l := range r.dec {

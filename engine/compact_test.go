@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -72,7 +73,7 @@ func TestCompactDatabaseOnDevice(t *testing.T) {
 				return op == ir.OpPMult || op == ir.OpSum || op == ir.OpStored
 			}
 		}
-		out, err := x.Run(p, map[string][]engine.Value{"q": {{Ct: qct}}}, map[string][]engine.Value{"db": pts})
+		out, err := x.Run(context.Background(), p, map[string][]engine.Value{"q": {{Ct: qct}}}, map[string][]engine.Value{"db": pts})
 		if err != nil {
 			t.Fatal(err)
 		}

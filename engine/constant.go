@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -81,13 +82,13 @@ func (x *Executor) hostConstant(ct *rlwe.Ciphertext, c lower.Constant) (*rlwe.Ci
 }
 
 // deviceConstant runs a resolved constant as its lowered mProgram.
-func (x *Executor) deviceConstant(a *Value, c lower.Constant) (Value, error) {
+func (x *Executor) deviceConstant(ctx context.Context, a *Value, c lower.Constant) (Value, error) {
 	level := a.level()
 	l, err := lower.ConstantOp(lower.RingOf(x.Params), level, c)
 	if err != nil {
 		return Value{}, err
 	}
-	in, err := x.operand(a, l.Inputs[0])
+	in, err := x.operand(ctx, a, l.Inputs[0])
 	if err != nil {
 		return Value{}, fmt.Errorf("operand 0: %w", err)
 	}
@@ -95,7 +96,7 @@ func (x *Executor) deviceConstant(a *Value, c lower.Constant) (Value, error) {
 	if c.NeedsVector() {
 		vec := Operand{Limbs: c.MulVector(x.Params.LogN())}
 		if x.res != nil {
-			ref, err := x.res.Upload(vec.Limbs, 1)
+			ref, err := x.res.Upload(ctx, vec.Limbs, 1)
 			if err != nil {
 				return Value{}, fmt.Errorf("upload: %w", err)
 			}
@@ -106,5 +107,5 @@ func (x *Executor) deviceConstant(a *Value, c lower.Constant) (Value, error) {
 	}
 	md := *a.meta()
 	md.Scale = c.Scale
-	return x.runLowered(l, inputs, Operand{}, md)
+	return x.runLowered(ctx, l, inputs, Operand{}, md)
 }

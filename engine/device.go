@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -16,7 +17,7 @@ import (
 
 // DeviceValue describes a value held by the device.
 type DeviceValue struct {
-	Ref    string        // the device's name for it
+	Ref    Ref           // the device's name for it
 	Degree int           // polynomials − 1 (0 for a plaintext)
 	Level  int           // limbs − 1
 	Meta   rlwe.MetaData // scale, NTT and encoding flags
@@ -29,7 +30,7 @@ type DeviceValue struct {
 // resident result or upload).
 type Operand struct {
 	Limbs [][]uint64
-	Ref   string
+	Ref   Ref
 }
 
 // DeviceRunner executes one lowered operation on the device: inputs are
@@ -37,7 +38,7 @@ type Operand struct {
 // the output object's limbs. The local implementation runs the interpreter
 // in process; the device package provides a remote one.
 type DeviceRunner interface {
-	RunLowered(l *lower.Program, inputs []Operand, key Operand) ([][]uint64, Stats, error)
+	RunLowered(ctx context.Context, l *lower.Program, inputs []Operand, key Operand) ([][]uint64, Stats, error)
 }
 
 // ResidentDevice is a DeviceRunner that keeps values: a host value is
@@ -48,13 +49,13 @@ type ResidentDevice interface {
 	DeviceRunner
 	// Upload places a value's limbs (poly-major, polys polynomials) on the
 	// device and returns its reference.
-	Upload(limbs [][]uint64, polys int) (string, error)
+	Upload(ctx context.Context, limbs [][]uint64, polys int) (Ref, error)
 	// RunResident runs l and keeps the result on the device.
-	RunResident(l *lower.Program, inputs []Operand, key Operand) (string, Stats, error)
+	RunResident(ctx context.Context, l *lower.Program, inputs []Operand, key Operand) (Ref, Stats, error)
 	// Fetch returns the limbs of a resident value.
-	Fetch(ref string) ([][]uint64, error)
+	Fetch(ctx context.Context, ref Ref) ([][]uint64, error)
 	// Free drops resident values (not stored objects).
-	Free(refs ...string) error
+	Free(ctx context.Context, refs ...Ref) error
 }
 
 // LocalDevice runs lowered operations on an in-process interpreter. It
@@ -62,19 +63,19 @@ type ResidentDevice interface {
 type LocalDevice struct{}
 
 // RunLowered implements DeviceRunner.
-func (LocalDevice) RunLowered(l *lower.Program, inputs []Operand, key Operand) ([][]uint64, Stats, error) {
+func (LocalDevice) RunLowered(_ context.Context, l *lower.Program, inputs []Operand, key Operand) ([][]uint64, Stats, error) {
 	if len(inputs) != len(l.Inputs) {
 		return nil, Stats{}, fmt.Errorf("engine: %d operands for %d inputs", len(inputs), len(l.Inputs))
 	}
 	mem := NewMemObjects()
 	for i, obj := range l.Inputs {
-		if inputs[i].Ref != "" {
+		if !inputs[i].Ref.IsZero() {
 			return nil, Stats{}, fmt.Errorf("engine: local device holds no object %q", inputs[i].Ref)
 		}
 		mem.Set(obj.Space, obj.ID, inputs[i].Limbs)
 	}
 	if len(l.Keys) > 0 {
-		if key.Ref != "" {
+		if !key.Ref.IsZero() {
 			return nil, Stats{}, fmt.Errorf("engine: local device holds no key %q", key.Ref)
 		}
 		mem.Set(l.Keys[0].Space, l.Keys[0].ID, key.Limbs)
@@ -91,7 +92,7 @@ func (LocalDevice) RunLowered(l *lower.Program, inputs []Operand, key Operand) (
 }
 
 // runDevice executes every instance of n as its lowered mProgram.
-func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value, error) {
+func (x *Executor) runDevice(ctx context.Context, p *ir.Program, n ir.Node, vals [][]Value) ([]Value, error) {
 	if n.Op == ir.OpSum {
 		// A Sum folds instances with HAdds on the device.
 		args := vals[n.Args[0]]
@@ -101,12 +102,12 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 		for j := int64(0); j < n.Count; j++ {
 			acc := args[j*k]
 			for t := int64(1); t < k; t++ {
-				next, err := x.deviceOp(add, &acc, &args[j*k+t])
+				next, err := x.deviceOp(ctx, add, &acc, &args[j*k+t])
 				if err != nil {
 					return nil, err
 				}
 				if t > 1 && x.res != nil && acc.Dev != nil {
-					x.free(acc.Dev.Ref) // a partial sum of this loop
+					x.free(ctx, acc.Dev.Ref) // a partial sum of this loop
 				}
 				acc = next
 			}
@@ -116,7 +117,7 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 	}
 	if n.Op == ir.OpLevelDown {
 		if x.res != nil {
-			if err := x.materialize(vals[n.Args[0]]); err != nil {
+			if err := x.materialize(ctx, vals[n.Args[0]]); err != nil {
 				return nil, err
 			}
 		}
@@ -131,7 +132,7 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 			if err != nil {
 				return nil, err
 			}
-			if out[k], err = x.deviceConstant(a, c); err != nil {
+			if out[k], err = x.deviceConstant(ctx, a, c); err != nil {
 				return nil, err
 			}
 			continue
@@ -142,12 +143,12 @@ func (x *Executor) runDevice(p *ir.Program, n ir.Node, vals [][]Value) ([]Value,
 		}
 		if isMixedAdd(n, a, b) {
 			var err error
-			if out[k], err = x.deviceMixedAdd(n, a, b); err != nil {
+			if out[k], err = x.deviceMixedAdd(ctx, n, a, b); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		v, err := x.deviceOp(n, a, b)
+		v, err := x.deviceOp(ctx, n, a, b)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +187,7 @@ func (x *Executor) lowered(n ir.Node, level int) (*lower.Program, rlwe.Scale, er
 
 // operand passes v to the device: by value, or (resident mode) by
 // reference, uploading it first if the device does not hold it yet.
-func (x *Executor) operand(v *Value, obj lower.Object) (Operand, error) {
+func (x *Executor) operand(ctx context.Context, v *Value, obj lower.Object) (Operand, error) {
 	if x.res == nil {
 		switch {
 		case v.Ct != nil:
@@ -209,7 +210,7 @@ func (x *Executor) operand(v *Value, obj lower.Object) (Operand, error) {
 		return Operand{}, fmt.Errorf("operand missing")
 	}
 	limbs := v.level() + 1
-	ref, err := x.res.Upload(PolyLimbs(polys, limbs), len(polys))
+	ref, err := x.res.Upload(ctx, PolyLimbs(polys, limbs), len(polys))
 	if err != nil {
 		return Operand{}, fmt.Errorf("upload: %w", err)
 	}
@@ -223,7 +224,7 @@ func (x *Executor) operand(v *Value, obj lower.Object) (Operand, error) {
 // compactOperand passes a compact stored plaintext: the device's stored
 // object (one limb) by reference, or the host's plaintext reduced to its
 // compact form.
-func (x *Executor) compactOperand(v *Value, level int) (Operand, error) {
+func (x *Executor) compactOperand(ctx context.Context, v *Value, level int) (Operand, error) {
 	if v.level() < level || v.degree() != 0 {
 		return Operand{}, fmt.Errorf("compact plaintext at level %d, degree %d; the program wants level %d", v.level(), v.degree(), level)
 	}
@@ -246,7 +247,7 @@ func (x *Executor) compactOperand(v *Value, level int) (Operand, error) {
 	if x.res == nil {
 		return Operand{Limbs: limbs}, nil
 	}
-	ref, err := x.res.Upload(limbs, 1)
+	ref, err := x.res.Upload(ctx, limbs, 1)
 	if err != nil {
 		return Operand{}, fmt.Errorf("upload: %w", err)
 	}
@@ -255,7 +256,7 @@ func (x *Executor) compactOperand(v *Value, level int) (Operand, error) {
 	return Operand{Ref: ref}, nil
 }
 
-func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
+func (x *Executor) deviceOp(ctx context.Context, n ir.Node, a, b *Value) (Value, error) {
 	level := a.level()
 	if level < 0 || a.Pt != nil {
 		return Value{}, fmt.Errorf("first operand is not a ciphertext")
@@ -274,7 +275,7 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 			return Value{}, fmt.Errorf("operand %d missing", i)
 		}
 		if n.Op == lower.OpPMultCompact && i == 1 {
-			if inputs[i], err = x.compactOperand(v, level); err != nil {
+			if inputs[i], err = x.compactOperand(ctx, v, level); err != nil {
 				return Value{}, fmt.Errorf("operand %d: %w", i, err)
 			}
 			continue
@@ -282,7 +283,7 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 		if v.level() < level || v.degree()+1 != obj.Polys {
 			return Value{}, fmt.Errorf("operand %d has level %d and degree %d, the program wants %d and %d", i, v.level(), v.degree(), level, obj.Polys-1)
 		}
-		if inputs[i], err = x.operand(v, obj); err != nil {
+		if inputs[i], err = x.operand(ctx, v, obj); err != nil {
 			return Value{}, fmt.Errorf("operand %d: %w", i, err)
 		}
 	}
@@ -291,7 +292,7 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 		if x.KeyRef != nil {
 			key.Ref = x.KeyRef(n.Op, l.GaloisElement)
 		}
-		if key.Ref == "" {
+		if key.Ref.IsZero() {
 			g, err := x.keyFor(n, l)
 			if err != nil {
 				return Value{}, err
@@ -311,15 +312,15 @@ func (x *Executor) deviceOp(n ir.Node, a, b *Value) (Value, error) {
 		bm = b.meta()
 	}
 	md := resultMeta(n.Op, a.meta(), bm, constScale, x.Params.Q()[level], sc)
-	return x.runLowered(l, inputs, key, md)
+	return x.runLowered(ctx, l, inputs, key, md)
 }
 
 // runLowered runs a lowered operation on the device (kept there in
 // resident mode) and labels its result with md.
-func (x *Executor) runLowered(l *lower.Program, inputs []Operand, key Operand, md rlwe.MetaData) (Value, error) {
+func (x *Executor) runLowered(ctx context.Context, l *lower.Program, inputs []Operand, key Operand, md rlwe.MetaData) (Value, error) {
 	level := l.Output.Limbs - 1
 	if x.res != nil {
-		ref, st, err := x.res.RunResident(l, inputs, key)
+		ref, st, err := x.res.RunResident(ctx, l, inputs, key)
 		if err != nil {
 			return Value{}, err
 		}
@@ -328,7 +329,7 @@ func (x *Executor) runLowered(l *lower.Program, inputs []Operand, key Operand, m
 		bytes := int64(l.Output.Polys) * int64(l.Output.Limbs) * int64(x.Params.N()) * WordBytes
 		return Value{Dev: &DeviceValue{Ref: ref, Degree: l.Output.Polys - 1, Level: level, Meta: md, Bytes: bytes}}, nil
 	}
-	limbs, st, err := x.Device.RunLowered(l, inputs, key)
+	limbs, st, err := x.Device.RunLowered(ctx, l, inputs, key)
 	if err != nil {
 		return Value{}, err
 	}

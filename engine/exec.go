@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -50,9 +51,9 @@ type Executor struct {
 	OnDevice func(i int) bool
 	Device   DeviceRunner
 	// KeyRef, if set, names the device-stored key of an operation (the
-	// relinearization key, or the Galois key of element galEl); "" ships
-	// the key's limbs instead.
-	KeyRef func(op ir.Op, galEl uint64) string
+	// relinearization key, or the Galois key of element galEl); the zero
+	// Ref ships the key's limbs instead.
+	KeyRef func(op ir.Op, galEl uint64) Ref
 	// Constants resolves named constants (CMult nodes with a Name, such as
 	// the bootstrapping constants of compiler.ExpandBoot); nil refuses them.
 	Constants ConstantProvider
@@ -71,7 +72,7 @@ type Executor struct {
 	bgEval *bgv.Evaluator
 	lowers map[string]*lower.Program
 	res    ResidentDevice // non-nil in resident mode (set per Run)
-	temps  []string       // resident refs created by the current Run
+	temps  []Ref          // resident refs created by the current Run
 	// users of usersOf's nodes (named constants look up their reader).
 	users   [][]int
 	usersOf *ir.Program
@@ -108,18 +109,19 @@ func NewExecutor(preset fhe.Preset, params any, keys Keys) (*Executor, error) {
 	return x, nil
 }
 
-// Run executes p. inputs and stored give the instances of each Input and
-// Stored node by name; the result maps each Output name to its instances.
-func (x *Executor) Run(p *ir.Program, inputs, stored map[string][]Value) (map[string][]Value, error) {
+// Run executes p under ctx (which the device calls run under). inputs and
+// stored give the instances of each Input and Stored node by name; the
+// result maps each Output name to its instances.
+func (x *Executor) Run(ctx context.Context, p *ir.Program, inputs, stored map[string][]Value) (map[string][]Value, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	x.res, _ = x.Device.(ResidentDevice)
 	x.temps = x.temps[:0]
-	out, err := x.run(p, inputs, stored)
+	out, err := x.run(ctx, p, inputs, stored)
 	if x.res != nil && len(x.temps) > 0 {
 		// Drop whatever is still resident (error paths, unread values).
-		if ferr := x.res.Free(x.temps...); ferr != nil && err == nil {
+		if ferr := x.res.Free(ctx, x.temps...); ferr != nil && err == nil {
 			err = fmt.Errorf("engine: free resident values: %w", ferr)
 		}
 	}
@@ -130,7 +132,7 @@ func (x *Executor) Run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 	return out, nil
 }
 
-func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[string][]Value, error) {
+func (x *Executor) run(ctx context.Context, p *ir.Program, inputs, stored map[string][]Value) (map[string][]Value, error) {
 	vals := make([][]Value, len(p.Nodes))
 	onDev := func(i int) bool { return x.OnDevice != nil && x.OnDevice(i) }
 	// crossed[v][d] marks value v already moved to device d (true = device).
@@ -171,10 +173,10 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 			continue
 		case ir.OpOutput:
 			if x.res != nil {
-				if err := x.materialize(vals[n.Args[0]]); err != nil {
+				if err := x.materialize(ctx, vals[n.Args[0]]); err != nil {
 					return nil, fmt.Errorf("engine: output %q: %w", n.Name, err)
 				}
-				x.release(p, n.Args[0], vals, lastUse, i)
+				x.release(ctx, p, n.Args[0], vals, lastUse, i)
 			} else if onDev(n.Args[0]) {
 				x.countCross(p, n.Args[0], vals, false, crossed)
 			}
@@ -192,12 +194,12 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 			}
 		}
 		if onDev(i) {
-			vals[i], err = x.runDevice(p, n, vals)
+			vals[i], err = x.runDevice(ctx, p, n, vals)
 			x.Stats.DeviceOps += n.Count
 		} else {
 			if x.res != nil {
 				for _, a := range n.Args {
-					if err = x.materialize(vals[a]); err != nil {
+					if err = x.materialize(ctx, vals[a]); err != nil {
 						break
 					}
 				}
@@ -212,7 +214,7 @@ func (x *Executor) run(p *ir.Program, inputs, stored map[string][]Value) (map[st
 		}
 		if x.res != nil {
 			for _, a := range n.Args {
-				x.release(p, a, vals, lastUse, i)
+				x.release(ctx, p, a, vals, lastUse, i)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -12,7 +13,7 @@ import (
 // device, released after their last use, and the bytes that cross.
 
 // materialize fetches the device-only values of vs to the host.
-func (x *Executor) materialize(vs []Value) error {
+func (x *Executor) materialize(ctx context.Context, vs []Value) error {
 	for k := range vs {
 		v := &vs[k]
 		if v.Ct != nil || v.Pt != nil || v.Dev == nil {
@@ -21,7 +22,7 @@ func (x *Executor) materialize(vs []Value) error {
 		if v.Dev.Stored {
 			return fmt.Errorf("stored object %q is held only by the device", v.Dev.Ref)
 		}
-		limbs, err := x.res.Fetch(v.Dev.Ref)
+		limbs, err := x.res.Fetch(ctx, v.Dev.Ref)
 		if err != nil {
 			return fmt.Errorf("fetch %q: %w", v.Dev.Ref, err)
 		}
@@ -38,38 +39,38 @@ func (x *Executor) materialize(vs []Value) error {
 
 // release frees the resident copies of node a's value once node i, its
 // last reader, has run.
-func (x *Executor) release(p *ir.Program, a int, vals [][]Value, lastUse []int, i int) {
+func (x *Executor) release(ctx context.Context, p *ir.Program, a int, vals [][]Value, lastUse []int, i int) {
 	if lastUse[a] != i || p.Nodes[a].Op == ir.OpStored {
 		return
 	}
 	// A Sum of one instance per group passes its argument's values on:
 	// references node i still holds stay.
-	live := map[string]bool{}
+	live := map[Ref]bool{}
 	for _, v := range vals[i] {
 		if v.Dev != nil {
 			live[v.Dev.Ref] = true
 		}
 	}
-	var refs []string
+	var refs []Ref
 	for k := range vals[a] {
 		if d := vals[a][k].Dev; d != nil && !d.Stored && !live[d.Ref] {
 			refs = append(refs, d.Ref)
 			vals[a][k].Dev = nil
 		}
 	}
-	x.free(refs...)
+	x.free(ctx, refs...)
 }
 
 // free drops resident values now; failures leave them in temps for the
 // final sweep.
-func (x *Executor) free(refs ...string) {
+func (x *Executor) free(ctx context.Context, refs ...Ref) {
 	if len(refs) == 0 {
 		return
 	}
-	if err := x.res.Free(refs...); err != nil {
+	if err := x.res.Free(ctx, refs...); err != nil {
 		return
 	}
-	drop := map[string]bool{}
+	drop := map[Ref]bool{}
 	for _, r := range refs {
 		drop[r] = true
 	}

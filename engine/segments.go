@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -10,11 +11,11 @@ import (
 )
 
 // SegmentRunner runs one device segment of a plan as its stream program
-// (lower.StreamProgram): inputs are the instances of the program's
+// (lower.StreamProgram) under ctx: inputs are the instances of the program's
 // StreamInput nodes by IR node, the result the instances of its Out nodes
 // by IR node, and the micro-ops the device ran.
 type SegmentRunner interface {
-	RunSegment(seg int, inputs map[int][]Limbs) (map[int][]Limbs, int64, error)
+	RunSegment(ctx context.Context, seg int, inputs map[int][]Limbs) (map[int][]Limbs, int64, error)
 }
 
 // Segment is one segment of a plan as RunSegments executes it: nodes of
@@ -28,13 +29,13 @@ type Segment struct {
 	Stream   *lower.StreamProgram
 }
 
-// RunSegments executes program p segment by segment, in order: host
+// RunSegments executes program p under ctx segment by segment, in order: host
 // segments node by node with Lattigo's evaluator, each device segment as
 // one run of its stream program through runner. Inputs and stored give the
 // Input and Stored instances by name (stored values a host node reads must
 // hold their plaintexts); the result maps each Output name to its
 // instances.
-func (x *Executor) RunSegments(p *ir.Program, segs []Segment, runner SegmentRunner,
+func (x *Executor) RunSegments(ctx context.Context, p *ir.Program, segs []Segment, runner SegmentRunner,
 	inputs, stored map[string][]Value) (map[string][]Value, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func (x *Executor) RunSegments(p *ir.Program, segs []Segment, runner SegmentRunn
 				}
 				continue
 			}
-			if err := x.runStream(p, sp, si, seg.Nodes, runner, vals); err != nil {
+			if err := x.runStream(ctx, p, sp, si, seg.Nodes, runner, vals); err != nil {
 				return nil, fmt.Errorf("engine: device segment %d: %w", si, err)
 			}
 			continue
@@ -115,7 +116,7 @@ func computes(p *ir.Program, nodes []int) bool {
 // runStream runs device segment si: its inputs go as limbs, its results
 // come back as host ciphertexts labelled with the metadata the segment's
 // operations give them.
-func (x *Executor) runStream(p *ir.Program, sp *lower.StreamProgram, si int, nodes []int, runner SegmentRunner, vals [][]Value) error {
+func (x *Executor) runStream(ctx context.Context, p *ir.Program, sp *lower.StreamProgram, si int, nodes []int, runner SegmentRunner, vals [][]Value) error {
 	in := map[int][]Limbs{}
 	inSeg := map[int]bool{}
 	for _, v := range nodes {
@@ -145,7 +146,7 @@ func (x *Executor) runStream(p *ir.Program, sp *lower.StreamProgram, si int, nod
 			x.Stats.BytesToDevice += int64(len(limbs)) * int64(len(limbs[0])) * WordBytes
 		}
 	}
-	res, microOps, err := runner.RunSegment(si, in)
+	res, microOps, err := runner.RunSegment(ctx, si, in)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/cluster"
+	"github.com/rosemary-fhe/rosemary/cluster/local"
 )
 
 func init() {
@@ -43,7 +44,7 @@ func runCluster(args []string) error {
 		}
 		ctx, stop := untilInterrupted()
 		defer stop()
-		l, err := cluster.StartLocal(ctx, *dir, *k, endpoint, device)
+		l, err := local.Start(ctx, *dir, *k, endpoint, device)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,9 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/cluster"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/tools/report"
 )
 
@@ -56,7 +59,7 @@ func newDBFlags(cmd string) *dbFlags {
 }
 
 // parseOpen parses args and opens the device the flags name.
-func (f *dbFlags) parseOpen(ctx context.Context, args []string) (*client.Client, error) {
+func (f *dbFlags) parseOpen(ctx context.Context, args []string) (*dbClient, error) {
 	if err := f.fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -64,7 +67,7 @@ func (f *dbFlags) parseOpen(ctx context.Context, args []string) (*client.Client,
 }
 
 // open loads the keys and opens the device the flags name.
-func (f *dbFlags) open(ctx context.Context) (*client.Client, error) {
+func (f *dbFlags) open(ctx context.Context) (*dbClient, error) {
 	if *f.keys == "" {
 		return nil, errors.New("db: --keys is required")
 	}
@@ -79,11 +82,46 @@ func (f *dbFlags) open(ctx context.Context) (*client.Client, error) {
 	case *f.store != "" && *f.device != "":
 		return nil, errors.New("db: give --store or --device, not both")
 	case *f.store != "":
-		return client.OpenStore(ctx, *f.store, keys)
+		return openStoreClient(*f.store, keys)
 	case *f.device != "":
-		return client.Open(ctx, *f.device, keys)
+		c, err := client.Open(ctx, *f.device, keys)
+		if err != nil {
+			return nil, err
+		}
+		return &dbClient{Client: c}, nil
 	}
 	return nil, errors.New("db: --store DIR or --device ADDR is required")
+}
+
+// dbClient is a client with what closing it must also close: the store of
+// an in-process device.
+type dbClient struct {
+	*client.Client
+	store *store.Store
+}
+
+// openStoreClient opens (or creates) the store directory dir and runs a
+// device over it in this process.
+func openStoreClient(dir string, keys *client.Keys) (*dbClient, error) {
+	st, err := store.Open(dir, layout.Layout{})
+	if err != nil {
+		return nil, err
+	}
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &dbClient{Client: client.New(d, keys), store: st}, nil
+}
+
+// Close closes the client, then the in-process device's store.
+func (c *dbClient) Close() error {
+	err := c.Client.Close()
+	if c.store != nil {
+		err = errors.Join(err, c.store.Close())
+	}
+	return err
 }
 
 func (f *dbFlags) print(v any, text string) error {

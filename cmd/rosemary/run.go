@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/runtime"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/tools/run"
 )
 
 func init() {
@@ -17,7 +17,7 @@ func init() {
 
 func runRun(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	var o runtime.Options
+	var o run.Options
 	fs.StringVar(&o.Workload, "w", "pir", "workload: pir (expanded-query PIR on bgv-13), vecdist or hevec (CKKS, preset hevec)")
 	addr := fs.String("device", "", "device daemon address (default: an in-process device on a temporary store)")
 	fs.StringVar(&o.Arch, "a", "rosemary", "architecture the compiler plans for")
@@ -25,11 +25,7 @@ func runRun(args []string) error {
 	fs.StringVar(&o.Placement, "placement", "plan", "plan (the compiler's placement) or device (every operation on the device)")
 	fs.IntVar(&o.PIRRecords, "records", 1<<16, "PIR: records in the database")
 	fs.IntVar(&o.PIRRecordSize, "record-size", 256, "PIR: bytes per record")
-	fs.BoolVar(&o.Insecure, "insecure", false, "allow presets below 128-bit security (the legacy PIR forms, test rings)")
-	fs.BoolVar(&o.PIRLegacy, "legacy", false, "PIR: the earlier forms on insecure-test-bgv (--rows × --cols, a selection per row and column, or --packed); needs --insecure")
-	fs.IntVar(&o.PIRRows, "rows", 32, "legacy PIR: database rows (plaintexts)")
-	fs.IntVar(&o.PIRCols, "cols", 32, "legacy PIR: database columns (plaintexts)")
-	fs.BoolVar(&o.PIRPacked, "packed", false, "legacy PIR: one-ciphertext query expanded by rotations on the device")
+	fs.BoolVar(&o.Insecure, "insecure", false, "allow presets below 128-bit security (test rings)")
 	fs.IntVar(&o.VecPlaintexts, "vectors", 8, "vecdist: stored plaintexts")
 	fs.IntVar(&o.VecDim, "dim", 4, "vecdist: vector dimension (power of two)")
 	fs.IntVar(&o.VecGroups, "groups", 2, "vecdist: score sums")
@@ -38,15 +34,15 @@ func runRun(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var c *device.Client
+	var c *remote.Client
 	if *addr != "" {
 		var err error
-		if c, err = device.Dial(*addr); err != nil {
+		if c, err = remote.Dial(*addr); err != nil {
 			return err
 		}
 		defer c.Close()
 	}
-	rep, err := runtime.Run(context.Background(), c, o, *queries)
+	rep, err := run.Run(context.Background(), c, o, *queries)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package bootconst_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -29,7 +30,7 @@ func BenchmarkBootstrapOnInterpreter(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := x.Run(p, map[string][]engine.Value{"x": {{Ct: ct}}}, stored); err != nil {
+				if _, err := x.Run(context.Background(), p, map[string][]engine.Value{"x": {{Ct: ct}}}, stored); err != nil {
 					b.Fatal(err)
 				}
 				microOps = x.Stats.DeviceMicroOps

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/resident"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
@@ -38,7 +40,7 @@ func TestBootstrapOnDeviceDaemon(t *testing.T) {
 		cancel()
 		<-served
 	}()
-	c, err := device.Dial(lis.Addr().String())
+	c, err := remote.Dial(lis.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestBootstrapOnDeviceDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.Device = c
+	x.Device = resident.New(c)
 	e := f.maxErr(t, f.exec(t, x, p, ct), want)
 	t.Logf("device daemon: %d device ops, %d micro-ops, %d B to the device (%d B of keys), %d B back; max error %.3g",
 		x.Stats.DeviceOps, x.Stats.DeviceMicroOps, x.Stats.BytesToDevice, x.Stats.KeyBytesToDevice, x.Stats.BytesFromDevice, e)

@@ -1,6 +1,7 @@
 package bootconst_test
 
 import (
+	"context"
 	"math"
 	"math/cmplx"
 	"strings"
@@ -100,7 +101,7 @@ func (f *fixture) exec(t *testing.T, x *engine.Executor, p *ir.Program, ct *rlwe
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := x.Run(p, map[string][]engine.Value{"x": {{Ct: ct}}}, stored)
+	out, err := x.Run(context.Background(), p, map[string][]engine.Value{"x": {{Ct: ct}}}, stored)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +460,7 @@ func TestConstantsAndMixedAdditionsMatchLattigo(t *testing.T) {
 			t.Fatal(err)
 		}
 		x.OnDevice, x.Constants = allOnDevice, f.prov
-		out, err := x.Run(p, map[string][]engine.Value{"a": {{Ct: a}}, "b": {{Ct: b}}, "c": {{Ct: c}}}, nil)
+		out, err := x.Run(context.Background(), p, map[string][]engine.Value{"a": {{Ct: a}}, "b": {{Ct: b}}, "c": {{Ct: c}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

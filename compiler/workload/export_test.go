@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
@@ -27,7 +28,7 @@ func ExecuteForTest(t testing.TB, c *fhetest.CKKS, keys engine.Keys, p *ir.Progr
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := x.Run(p, in, st)
+	out, err := x.Run(context.Background(), p, in, st)
 	if err != nil {
 		t.Fatal(err)
 	}

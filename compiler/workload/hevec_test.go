@@ -1,6 +1,7 @@
 package workload_test
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -194,7 +195,7 @@ func TestHEVECSmallOnDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.OnDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
-	out, err := x.Run(plan.Program, in, st)
+	out, err := x.Run(context.Background(), plan.Program, in, st)
 	if err != nil {
 		t.Fatal(err)
 	}

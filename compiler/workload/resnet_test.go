@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"math"
 	"sort"
 	"testing"
@@ -324,7 +325,7 @@ func TestSmallFormsRunSplit(t *testing.T) {
 			if split {
 				x.OnDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
 			}
-			if outs[k], err = x.Run(plan.Program, in, st); err != nil {
+			if outs[k], err = x.Run(context.Background(), plan.Program, in, st); err != nil {
 				t.Fatalf("%s (split %v): %v", w, split, err)
 			}
 			dev = x.Stats.DeviceOps

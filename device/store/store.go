@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	bolt "go.etcd.io/bbolt"
 )
@@ -20,36 +21,20 @@ import (
 // Shape is an object's geometry (polys × limbs × limb bytes).
 type Shape = layout.Shape
 
-// Generation numbers the published versions of objects; it increases with
-// every Put across the whole store and is never 0 for a published object.
-type Generation uint64
+// Generation numbers the published versions of objects (package object).
+type Generation = object.Generation
 
-// Kind says what an object holds. The store does not interpret it.
-type Kind uint8
+// Kind says what an object holds (package object). The store does not
+// interpret it.
+type Kind = object.Kind
 
 // Object kinds.
 const (
-	KindCiphertext Kind = 1
-	KindPlaintext  Kind = 2
-	KindKey        Kind = 3
-	// KindBlob holds opaque bytes (one limb of 1-byte words): a database's
-	// manifest, say.
-	KindBlob Kind = 4
+	KindCiphertext = object.KindCiphertext
+	KindPlaintext  = object.KindPlaintext
+	KindKey        = object.KindKey
+	KindBlob       = object.KindBlob
 )
-
-func (k Kind) String() string {
-	switch k {
-	case KindCiphertext:
-		return "ciphertext"
-	case KindPlaintext:
-		return "plaintext"
-	case KindKey:
-		return "key"
-	case KindBlob:
-		return "blob"
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
 
 func kindOf(class uint8) (Kind, error) {
 	switch k := Kind(class); k {

@@ -239,3 +239,27 @@ func TestReadmeOrderParsesRanks(t *testing.T) {
 		t.Fatal("a Layout section without arrows was accepted")
 	}
 }
+
+// TestApplicationsLinkNoDevice: the client library and the cluster speak
+// to devices through the contract (device/api) and the gRPC client
+// (device/remote) only; the store, its bbolt catalog and the device
+// itself stay out of every application's binary.
+func TestApplicationsLinkNoDevice(t *testing.T) {
+	module := strings.TrimSpace(goCmd(t, "list", "-m"))
+	deps := strings.Fields(goCmd(t, "list", "-deps", "./client", "./cluster"))
+	for _, want := range []string{module + "/device/api", module + "/device/remote"} {
+		if !slices.Contains(deps, want) {
+			t.Errorf("go list -deps ./client ./cluster lacks %s", want)
+		}
+	}
+	for _, d := range deps {
+		switch {
+		case d == module+"/device/store" || strings.HasPrefix(d, module+"/device/store/"):
+			t.Errorf("client or cluster depends on the store package %s", d)
+		case d == "go.etcd.io/bbolt" || strings.HasPrefix(d, "go.etcd.io/bbolt/"):
+			t.Errorf("client or cluster depends on bbolt (%s)", d)
+		case d == module+"/device":
+			t.Errorf("client or cluster depends on the device server %s", d)
+		}
+	}
+}

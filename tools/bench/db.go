@@ -13,7 +13,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
-	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
 // DBOptions configure the user-data benchmark: a record file and a vector
@@ -203,12 +203,8 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 	rep.QueryMeanS = qs / float64(max(opt.Queries, 1))
 	rep.Top1Rate = float64(rep.Top1Agree) / float64(max(opt.Queries, 1))
 	logf("top-1 agrees with brute force on %d of %d queries, %.2f s each", rep.Top1Agree, opt.Queries, rep.QueryMeanS)
-	if d, ok := c.Device().(interface {
-		Stats(context.Context) (*device.StatsResponse, error)
-	}); ok {
-		if st, err := d.Stats(ctx); err == nil {
-			rep.DevicePeakRSS = st.PeakRSSBytes
-		}
+	if st, err := c.Device().Stats(ctx, &api.StatsRequest{}); err == nil {
+		rep.DevicePeakRSS = st.PeakRSSBytes
 	}
 	return rep, nil
 }

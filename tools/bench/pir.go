@@ -20,12 +20,14 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
-	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
-	"github.com/rosemary-fhe/rosemary/runtime"
 )
 
 // PIROptions configure the GiB-scale PIR benchmark.
@@ -145,7 +147,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	rep.DBBytes = int64(shape.Rows*shape.Cols) * perPt
 	rep.HostOnlyBytes = rep.DBBytes
 
-	want := manifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Preset: preset.Name, Shape: shape, TileRows: runtime.PIRTileRows}
+	want := manifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Preset: preset.Name, Shape: shape, TileRows: client.PIRTileRows}
 	if opt.Device == "" {
 		if err := buildStore(ctx, opt, want, rep, progress, logf); err != nil {
 			return nil, err
@@ -180,13 +182,13 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		return nil, err
 	}
 	defer stop()
-	c, err := device.Dial(addr)
+	c, err := remote.Dial(addr)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	s0, r0 := c.Traffic()
-	sess, err := runtime.NewPIRSession(ctx, c, benchDB, preset, shape, sk)
+	sess, err := client.NewPIRSession(ctx, c, benchDB, preset, shape, sk)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +208,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		}
 		a1, b1 := c.Traffic()
 		traffic += a1 - a0 + b1 - b0
-		wantRec, err := runtime.SeededRecord(opt.Seed, shape, idx)
+		wantRec, err := client.SeededRecord(opt.Seed, shape, idx)
 		if err != nil {
 			return nil, err
 		}
@@ -231,12 +233,12 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if rep.HostDeviceBytes > 0 {
 		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
 	}
-	st, err := c.Stats(ctx)
+	st, err := c.Stats(ctx, &api.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}
 	rep.DevicePeakRSS = st.PeakRSSBytes
-	cfg, err := c.Config(ctx)
+	cfg, err := c.Config(ctx, &api.ConfigRequest{})
 	if err == nil {
 		rep.DeviceWorkers = cfg.Workers
 	}
@@ -254,7 +256,7 @@ func buildStore(ctx context.Context, opt PIROptions, want manifest, rep *PIRRepo
 	}
 	defer st.Close()
 	if have, err := readManifest(opt.StoreDir); err == nil && have == want {
-		last := device.StoredObjectName(runtime.PIRPlaintextPrefix(benchDB), int64((want.Shape.Rows*want.Shape.Cols-1)/runtime.PIRPerObject))
+		last, _ := client.PIRPlaintextObject(benchDB, want.Shape, want.Shape.Rows*want.Shape.Cols-1)
 		if _, err := st.Stat(last); err == nil {
 			rep.Reused = true
 			logf("reusing the database in %s", opt.StoreDir)
@@ -264,7 +266,7 @@ func buildStore(ctx context.Context, opt PIROptions, want manifest, rep *PIRRepo
 	os.Remove(filepath.Join(opt.StoreDir, manifestFile))
 	logf("writing a %d-byte database to %s", rep.DBBytes, opt.StoreDir)
 	start := time.Now()
-	if _, err := runtime.WritePIRDatabase(ctx, runtime.StoreSink(st), benchDB, want.Shape, runtime.SeededRecords(opt.Seed),
+	if _, err := client.WriteSeededPIR(ctx, storeSink(st), benchDB, want.Shape, opt.Seed,
 		func(done, total int64) { progress("build", done, total) }); err != nil {
 		return err
 	}
@@ -274,6 +276,15 @@ func buildStore(ctx context.Context, opt PIROptions, want manifest, rep *PIRRepo
 }
 
 const manifestFile = "pir-bench.json"
+
+// storeSink writes a database's objects straight into a store, before a
+// device serves it.
+func storeSink(st *store.Store) client.ObjectSink {
+	return func(_ context.Context, name string, shape object.Shape, raw [][]byte) error {
+		_, err := st.Put(name, object.KindPlaintext, shape, raw)
+		return err
+	}
+}
 
 func readManifest(dir string) (manifest, error) {
 	var m manifest
@@ -303,27 +314,27 @@ func lattigoBaseline(ctx context.Context, opt PIROptions, preset fhe.Preset, sha
 	if err != nil {
 		return err
 	}
-	client, err := pir.NewClient(params, shape, sk)
+	pc, err := pir.NewClient(params, shape, sk)
 	if err != nil {
 		return err
 	}
 	idx := rep.Indices[len(rep.Indices)-1]
-	q, err := client.Query(idx)
+	q, err := pc.Query(idx)
 	if err != nil {
 		return err
 	}
 	logf("Lattigo host-only query over the store (record %d)", idx)
 	start := time.Now()
-	ans, err := srv.Answer(ctx, q, runtime.NewStorePlaintexts(st, benchDB, shape))
+	ans, err := srv.Answer(ctx, q, newStorePlaintexts(st, benchDB, shape))
 	if err != nil {
 		return err
 	}
 	rep.LattigoHostOnlySeconds = time.Since(start).Seconds()
-	got, err := client.Decode(idx, ans)
+	got, err := pc.Decode(idx, ans)
 	if err != nil {
 		return err
 	}
-	want, err := runtime.SeededRecord(opt.Seed, shape, idx)
+	want, err := client.SeededRecord(opt.Seed, shape, idx)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package crosscheck
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -68,7 +69,7 @@ func checkBootstrap(logN, logSlots int, r *Result) error {
 	if err != nil {
 		return err
 	}
-	out, err := x.Run(p, map[string][]engine.Value{"x": {{Ct: ct.CopyNew()}}}, stored)
+	out, err := x.Run(context.Background(), p, map[string][]engine.Value{"x": {{Ct: ct.CopyNew()}}}, stored)
 	if err != nil {
 		return err
 	}

@@ -16,8 +16,10 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/optiprime/model"
-	"github.com/rosemary-fhe/rosemary/runtime"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/tools/report"
 )
@@ -112,11 +114,17 @@ func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, 
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.OpenStore(ctx, filepath.Join(dir, "store"), keys)
+	// The device runs in this process, over a store in dir.
+	st, err := store.Open(filepath.Join(dir, "store"), layout.Layout{})
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer st.Close()
+	dev, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		return nil, err
+	}
+	c := client.New(dev, keys)
 	// The user's data: unit vectors of the first training images (cosine
 	// similarity is their inner product), as an .fvecs file.
 	db := make([][]float32, o.Vectors)
@@ -138,7 +146,7 @@ func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, 
 	fmt.Fprintf(w, "  client: keys made (the secret key stays in a 0600 file), %d MNIST images loaded as %s of plaintexts into a 4-channel interleaved store (in-process device), generation %d\n",
 		o.Vectors, report.Bytes(in.Bytes), in.Generation)
 
-	shape, err := runtime.VectorShape(in.Preset, in.Records, in.Dim)
+	shape, err := client.VectorShape(in.Preset, in.Records, in.Dim)
 	if err != nil {
 		return nil, err
 	}

@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
 // Limits of a Layout and a Shape. They follow from the field widths of the
 // descriptor and the layout record.
 const (
-	MaxChannels  = 256     // channel files ch00 … ch255
-	MinPageSize  = 64      // bytes; small pages keep tests fast
-	MaxPageSize  = 1 << 24 // 16 MiB
-	MaxPolys     = 255     // one byte in the descriptor
-	MaxLimbs     = 65535   // two bytes in the descriptor
-	MaxLogN      = 30
-	MaxLimbBytes = 1 << 30 // 1 GiB per limb
-	maxRows      = 1 << 32 // rows are uint32 page offsets within a channel
+	MaxChannels  = 256             // channel files ch00 … ch255
+	MinPageSize  = 64              // bytes; small pages keep tests fast
+	MaxPageSize  = 1 << 24         // 16 MiB
+	MaxPolys     = object.MaxPolys // one byte in the descriptor
+	MaxLimbs     = object.MaxLimbs // two bytes in the descriptor
+	MaxLogN      = object.MaxLogN
+	MaxLimbBytes = object.MaxLimbBytes // 1 GiB per limb
+	maxRows      = 1 << 32             // rows are uint32 page offsets within a channel
 )
 
 // Layout is the geometry of a device: Channels independent channels (one file
@@ -90,46 +92,9 @@ func (l *Layout) UnmarshalBinary(b []byte) error {
 	return nil
 }
 
-// Shape is the geometry of an object: Polys polynomials of Limbs RNS limbs,
-// each limb 2^LogN coefficients of WordSize bytes. The store treats limbs as
-// opaque byte strings of LimbBytes() bytes.
-type Shape struct {
-	Polys    int
-	Limbs    int
-	LogN     uint8
-	WordSize uint8
-}
-
-// LimbBytes is the size of one limb in bytes (WordSize << LogN).
-func (s Shape) LimbBytes() int { return int(s.WordSize) << s.LogN }
-
-// NumLimbs is the number of limbs of the object (Polys × Limbs).
-func (s Shape) NumLimbs() int { return s.Polys * s.Limbs }
-
-// Bytes is the payload size of the object.
-func (s Shape) Bytes() int64 { return int64(s.NumLimbs()) * int64(s.LimbBytes()) }
-
-// String formats s as "polys×limbs×bytes".
-func (s Shape) String() string {
-	return fmt.Sprintf("%d polys × %d limbs × %d B", s.Polys, s.Limbs, s.LimbBytes())
-}
-
-// Validate reports whether s fits the descriptor's fields.
-func (s Shape) Validate() error {
-	switch {
-	case s.Polys < 1 || s.Polys > MaxPolys:
-		return fmt.Errorf("layout: %d polys out of range [1, %d]", s.Polys, MaxPolys)
-	case s.Limbs < 1 || s.Limbs > MaxLimbs:
-		return fmt.Errorf("layout: %d limbs out of range [1, %d]", s.Limbs, MaxLimbs)
-	case s.LogN > MaxLogN:
-		return fmt.Errorf("layout: log N %d out of range [0, %d]", s.LogN, MaxLogN)
-	case s.WordSize < 1:
-		return errors.New("layout: word size is zero")
-	case int64(s.WordSize)<<s.LogN > MaxLimbBytes:
-		return fmt.Errorf("layout: limb of %d B exceeds %d B", int64(s.WordSize)<<s.LogN, MaxLimbBytes)
-	}
-	return nil
-}
+// Shape is the geometry of an object (defined with the other object
+// types in package object, which clients use without the store).
+type Shape = object.Shape
 
 // PagesPerLimb is k = ceil(LimbBytes / PageSize).
 func (l Layout) PagesPerLimb(s Shape) int {

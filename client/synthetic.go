@@ -1,0 +1,74 @@
+package client
+
+import (
+	"context"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/fhe/pir"
+)
+
+// The lower-level surface the benchmarks and the `rosemary run` harness
+// use: a PIR database of synthetic (seeded) records written straight into
+// a device or a store, a session on it, and where its plaintexts are
+// stored. Applications use Client instead.
+
+// PIRQuery is one PIR query's outcome: the record, the bytes that crossed
+// and, for a device scan, what the device reported.
+type PIRQuery = session.PIRQuery
+
+// PIRSession is a PIR database on a device, ready for queries: its plan's
+// device segment set as a stream program, its evaluation keys stored.
+type PIRSession = session.PIRSession
+
+// ObjectSink stores one plaintext object of a database being written: its
+// limbs as stored bytes (little-endian words of shape.WordSize bytes). A
+// store written before its device serves can be a sink too.
+type ObjectSink = session.ObjectSink
+
+// PIRTileRows is the height of the tiles a PIR database's plaintexts are
+// stored in (api.TilePosition).
+const PIRTileRows = session.PIRTileRows
+
+// DeviceSink uploads a database's objects to dev (Put), keeping their
+// word size.
+func DeviceSink(dev api.Device) ObjectSink { return session.DeviceSink(dev) }
+
+// WriteSeededPIR writes a PIR database of shape into sink under the name
+// db, its records drawn from a seeded ChaCha8 stream per plaintext: a
+// database of any size that can be checked record by record (SeededRecord)
+// without keeping it. progress, if not nil, gets the bytes written so far
+// and the total. It returns the bytes of the database.
+func WriteSeededPIR(ctx context.Context, sink ObjectSink, db string, shape pir.Shape, seed uint64,
+	progress func(done, total int64)) (int64, error) {
+	return session.WritePIRDatabase(ctx, sink, db, shape, session.SeededRecords(seed), progress)
+}
+
+// SeededRecord returns record index of a WriteSeededPIR database.
+func SeededRecord(seed uint64, shape pir.Shape, index int) ([]byte, error) {
+	return session.SeededRecord(seed, shape, index)
+}
+
+// PIRPlaintextObject is where plaintext p of PIR database db is stored:
+// the object's name and the plaintext's poly within it.
+func PIRPlaintextObject(db string, shape pir.Shape, p int) (name string, poly int) {
+	return session.PIRPlaintextObject(db, shape, p)
+}
+
+// NewPIRSession opens a session on PIR database db of shape on dev (its
+// plaintexts already written, by WriteSeededPIR say) with secret key sk:
+// the scan runs on the device; the evaluation keys are generated and
+// stored beside the database.
+func NewPIRSession(ctx context.Context, dev api.Device, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey) (*PIRSession, error) {
+	return session.NewPIRSession(ctx, dev, db, preset, shape, sk)
+}
+
+// VectorShape is the HEVEC scan the client compiles for a vector database
+// of n vectors of coeffs coefficients each on preset.
+func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
+	return session.VectorShape(preset, n, coeffs)
+}

@@ -1,0 +1,36 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Status is what `rosemary cluster status` shows.
+type Status struct {
+	Devices   []DeviceInfo `json:"devices"`
+	Databases []Map        `json:"databases"`
+}
+
+// ReadStatus lists the live devices and every database's map.
+func ReadStatus(ctx context.Context, cli *clientv3.Client) (*Status, error) {
+	ds, err := Devices(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := cli.Get(ctx, dbsPrefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("%w: list databases: %w", ErrEtcd, err)
+	}
+	st := &Status{Devices: ds}
+	for _, kv := range resp.Kvs {
+		m, _, err := readMap(ctx, cli, strings.TrimPrefix(string(kv.Key), dbsPrefix))
+		if err != nil {
+			return nil, err
+		}
+		st.Databases = append(st.Databases, *m)
+	}
+	return st, nil
+}

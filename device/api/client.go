@@ -1,0 +1,99 @@
+package api
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+)
+
+// NewClient returns the Device served over cc: each method converts its
+// request to the wire, calls the RPC and converts (and checks) the reply.
+func NewClient(cc grpc.ClientConnInterface) Device { return &client{rpc: devicepb.NewDeviceClient(cc)} }
+
+type client struct{ rpc devicepb.DeviceClient }
+
+// call runs one RPC and converts its reply.
+func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
+	conv func(P) (R, error)) (R, error) {
+	var zero R
+	resp, err := rpc(ctx, req)
+	if err != nil {
+		return zero, fmt.Errorf("device: %s: %w", method, err)
+	}
+	r, err := conv(resp)
+	if err != nil {
+		return zero, fmt.Errorf("device: %s: malformed reply: %w", method, err)
+	}
+	return r, nil
+}
+
+func (c *client) Config(ctx context.Context, _ *ConfigRequest) (*ConfigResponse, error) {
+	return call(ctx, "Config", c.rpc.Config, &devicepb.ConfigRequest{},
+		func(m *devicepb.ConfigResponse) (*ConfigResponse, error) { return configRespFromProto(m), nil })
+}
+
+func (c *client) ProgSet(ctx context.Context, req *ProgSetRequest) (*ProgSetResponse, error) {
+	return call(ctx, "ProgSet", c.rpc.ProgSet, &devicepb.ProgSetRequest{Name: req.Name, Program: req.Program},
+		func(m *devicepb.ProgSetResponse) (*ProgSetResponse, error) {
+			return &ProgSetResponse{Instructions: m.GetInstructions()}, nil
+		})
+}
+
+func (c *client) Put(ctx context.Context, req *PutRequest) (*PutResponse, error) {
+	return call(ctx, "Put", c.rpc.Put, putToProto(req), func(m *devicepb.PutResponse) (*PutResponse, error) {
+		return &PutResponse{Generation: m.GetGeneration(), Bytes: m.GetBytes()}, nil
+	})
+}
+
+func (c *client) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
+	return call(ctx, "Get", c.rpc.Get, &devicepb.GetRequest{Name: req.Name}, getRespFromProto)
+}
+
+func (c *client) Delete(ctx context.Context, req *DeleteRequest) (*DeleteResponse, error) {
+	return call(ctx, "Delete", c.rpc.Delete, &devicepb.DeleteRequest{Name: req.Name},
+		func(*devicepb.DeleteResponse) (*DeleteResponse, error) { return &DeleteResponse{}, nil })
+}
+
+func (c *client) List(ctx context.Context, req *ListRequest) (*ListResponse, error) {
+	return call(ctx, "List", c.rpc.List, &devicepb.ListRequest{Prefix: req.Prefix, MaxObjects: uint32(max(req.Max, 0))}, listRespFromProto)
+}
+
+func (c *client) CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromResponse, error) {
+	return call(ctx, "CopyFrom", c.rpc.CopyFrom, &devicepb.CopyFromRequest{Source: req.Source, Prefix: req.Prefix},
+		func(m *devicepb.CopyFromResponse) (*CopyFromResponse, error) {
+			return &CopyFromResponse{Objects: int(m.GetObjects()), Bytes: int64(m.GetBytes())}, nil
+		})
+}
+
+func (c *client) Send(ctx context.Context, req *SendRequest) (*SendResponse, error) {
+	return call(ctx, "Send", c.rpc.Send, sendToProto(req),
+		func(m *devicepb.SendResponse) (*SendResponse, error) { return &SendResponse{Job: m.GetJob()}, nil })
+}
+
+func (c *client) Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, error) {
+	return call(ctx, "Recv", c.rpc.Recv, &devicepb.RecvRequest{Job: req.Job, Fetch: req.Fetch, Release: req.Release}, recvRespFromProto)
+}
+
+func (c *client) Release(ctx context.Context, req *ReleaseRequest) (*ReleaseResponse, error) {
+	return call(ctx, "Release", c.rpc.Release, &devicepb.ReleaseRequest{Jobs: req.Jobs},
+		func(*devicepb.ReleaseResponse) (*ReleaseResponse, error) { return &ReleaseResponse{}, nil })
+}
+
+func (c *client) Stats(ctx context.Context, _ *StatsRequest) (*StatsResponse, error) {
+	return call(ctx, "Stats", c.rpc.Stats, &devicepb.StatsRequest{},
+		func(m *devicepb.StatsResponse) (*StatsResponse, error) { return statsRespFromProto(m), nil })
+}
+
+func (c *client) SetStream(ctx context.Context, req *SetStreamRequest) (*SetStreamResponse, error) {
+	return call(ctx, "SetStream", c.rpc.SetStream, &devicepb.SetStreamRequest{Name: req.Name, Program: req.Program},
+		func(m *devicepb.SetStreamResponse) (*SetStreamResponse, error) {
+			return &SetStreamResponse{Nodes: m.GetNodes()}, nil
+		})
+}
+
+func (c *client) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error) {
+	return call(ctx, "RunStream", c.rpc.RunStream, runStreamToProto(req), runStreamRespFromProto)
+}

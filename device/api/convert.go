@@ -1,0 +1,499 @@
+package api
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/object"
+)
+
+// Conversions between the wire messages (package devicepb) and the device's
+// own types. The ...FromProto functions of requests run on the server and
+// are where the wire limits are enforced: a request that breaks one fails
+// with an error wrapping ErrInvalid (InvalidArgument), never a panic. The
+// reply conversions run in the client and check what the device sent.
+//
+// Limbs travel as one bytes value per limb holding its coefficients as
+// little-endian uint64s (8 bytes per coefficient).
+
+// encodeLimbs lays limbs out as little-endian bytes, one value per limb
+// (sharing one allocation).
+func encodeLimbs(limbs [][]uint64) [][]byte {
+	if len(limbs) == 0 {
+		return nil
+	}
+	total := 0
+	for _, l := range limbs {
+		total += 8 * len(l)
+	}
+	flat := make([]byte, total)
+	out := make([][]byte, len(limbs))
+	off := 0
+	for i, l := range limbs {
+		b := flat[off : off+8*len(l) : off+8*len(l)]
+		for j, c := range l {
+			binary.LittleEndian.PutUint64(b[8*j:], c)
+		}
+		out[i] = b
+		off += len(b)
+	}
+	return out
+}
+
+// decodeLimbs checks and decodes limbs: every limb holds the same number of
+// coefficients, 1..MaxLimbCoeffs, 8 bytes each, MaxMessageBytes at most in
+// all. No limbs decode to nil.
+func decodeLimbs(what string, data [][]byte) ([][]uint64, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	size := len(data[0])
+	if size == 0 || size%8 != 0 || size/8 > MaxLimbCoeffs {
+		return nil, fmt.Errorf("%w: %s: limb of %d bytes (want 8·N bytes, 1 ≤ N ≤ %d)", ErrInvalid, what, size, MaxLimbCoeffs)
+	}
+	for i, l := range data {
+		if len(l) != size {
+			return nil, fmt.Errorf("%w: %s: limb %d has %d bytes, limb 0 has %d", ErrInvalid, what, i, len(l), size)
+		}
+	}
+	if total := int64(len(data)) * int64(size); total > MaxMessageBytes {
+		return nil, fmt.Errorf("%w: %s: %d limbs of %d bytes exceed %d bytes", ErrInvalid, what, len(data), size, MaxMessageBytes)
+	}
+	n := size / 8
+	flat := make([]uint64, len(data)*n)
+	out := make([][]uint64, len(data))
+	for i, l := range data {
+		dst := flat[i*n : (i+1)*n : (i+1)*n]
+		for j := range dst {
+			dst[j] = binary.LittleEndian.Uint64(l[8*j:])
+		}
+		out[i] = dst
+	}
+	return out, nil
+}
+
+func checkNameLen(what, name string) error {
+	if len(name) > MaxNameBytes {
+		return fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrInvalid, what, len(name), MaxNameBytes)
+	}
+	return nil
+}
+
+func toU8(what string, v uint32) (uint8, error) {
+	if v > math.MaxUint8 {
+		return 0, fmt.Errorf("%w: %s %d exceeds 255", ErrInvalid, what, v)
+	}
+	return uint8(v), nil
+}
+
+// Requests: wire → device (on the server).
+
+func progSetFromProto(m *devicepb.ProgSetRequest) (*ProgSetRequest, error) {
+	if err := checkNameLen("program name", m.GetName()); err != nil {
+		return nil, err
+	}
+	if len(m.GetProgram()) > MaxMessageBytes {
+		return nil, fmt.Errorf("%w: program of %d bytes exceeds %d", ErrInvalid, len(m.GetProgram()), MaxMessageBytes)
+	}
+	return &ProgSetRequest{Name: m.GetName(), Program: m.GetProgram()}, nil
+}
+
+// objectFromProto checks and decodes the kind and the limbs of an object
+// as a put sends it and a get returns it.
+func objectFromProto(kind uint32, data [][]byte) (object.Kind, [][]uint64, error) {
+	k, err := toU8("kind", kind)
+	if err != nil {
+		return 0, nil, err
+	}
+	limbs, err := decodeLimbs("object", data)
+	if err != nil {
+		return 0, nil, err
+	}
+	return object.Kind(k), limbs, nil
+}
+
+func putFromProto(m *devicepb.PutRequest) (*PutRequest, error) {
+	if err := checkNameLen("object name", m.GetName()); err != nil {
+		return nil, err
+	}
+	kind, data, err := objectFromProto(m.GetKind(), m.GetData())
+	if err != nil {
+		return nil, err
+	}
+	wb, err := toU8("word bytes", m.GetWordBytes())
+	if err != nil {
+		return nil, err
+	}
+	return &PutRequest{Name: m.GetName(), Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, WordBytes: wb}, nil
+}
+
+func getFromProto(m *devicepb.GetRequest) (*GetRequest, error) {
+	if err := checkNameLen("object name", m.GetName()); err != nil {
+		return nil, err
+	}
+	return &GetRequest{Name: m.GetName()}, nil
+}
+
+func deleteFromProto(m *devicepb.DeleteRequest) (*DeleteRequest, error) {
+	if err := checkNameLen("object name", m.GetName()); err != nil {
+		return nil, err
+	}
+	return &DeleteRequest{Name: m.GetName()}, nil
+}
+
+func bindingFromProto(what string, m *devicepb.Binding) (Binding, error) {
+	space, err := toU8(what+" space", m.GetSpace())
+	if err != nil {
+		return Binding{}, err
+	}
+	b := Binding{Space: space, ID: m.GetId(), Polys: m.GetPolys(), Limbs: m.GetLimbs()}
+	switch src := m.GetSource().(type) {
+	case *devicepb.Binding_Inline:
+		b.Source = SourceInline
+		if b.Inline, err = decodeLimbs(what, src.Inline.GetData()); err != nil {
+			return Binding{}, err
+		}
+	case *devicepb.Binding_Stored:
+		if err := checkNameLen(what+" stored object name", src.Stored.GetName()); err != nil {
+			return Binding{}, err
+		}
+		b.Source, b.Name, b.Poly = SourceStored, src.Stored.GetName(), src.Stored.GetPoly()
+	case *devicepb.Binding_ResidentJob:
+		b.Source, b.Job = SourceResident, src.ResidentJob
+	default:
+		return Binding{}, fmt.Errorf("%w: %s has no source (want inline, stored or resident_job)", ErrInvalid, what)
+	}
+	return b, nil
+}
+
+func sendFromProto(m *devicepb.SendRequest) (*SendRequest, error) {
+	if err := checkNameLen("program name", m.GetProgram()); err != nil {
+		return nil, err
+	}
+	if n := len(m.GetInputs()); n > MaxBindings {
+		return nil, fmt.Errorf("%w: %d inputs exceed %d", ErrInvalid, n, MaxBindings)
+	}
+	req := &SendRequest{Program: m.GetProgram()}
+	var total int64
+	for i, in := range m.GetInputs() {
+		b, err := bindingFromProto(fmt.Sprintf("input %d", i), in)
+		if err != nil {
+			return nil, err
+		}
+		total += limbBytes(b.Inline)
+		req.Inputs = append(req.Inputs, b)
+	}
+	if m.GetKey() != nil {
+		b, err := bindingFromProto("key", m.GetKey())
+		if err != nil {
+			return nil, err
+		}
+		total += limbBytes(b.Inline)
+		req.HasKey, req.Key = true, b
+	}
+	if total > MaxMessageBytes {
+		return nil, fmt.Errorf("%w: %d bytes of inline operands exceed %d", ErrInvalid, total, MaxMessageBytes)
+	}
+	out := m.GetOutput()
+	space, err := toU8("output space", out.GetSpace())
+	if err != nil {
+		return nil, err
+	}
+	req.Output = Binding{Space: space, ID: out.GetId(), Polys: out.GetPolys(), Limbs: out.GetLimbs()}
+	return req, nil
+}
+
+func recvFromProto(m *devicepb.RecvRequest) (*RecvRequest, error) {
+	return &RecvRequest{Job: m.GetJob(), Fetch: m.GetFetch(), Release: m.GetRelease()}, nil
+}
+
+func releaseFromProto(m *devicepb.ReleaseRequest) (*ReleaseRequest, error) {
+	if n := len(m.GetJobs()); n > MaxRelease {
+		return nil, fmt.Errorf("%w: %d jobs exceed %d", ErrInvalid, n, MaxRelease)
+	}
+	return &ReleaseRequest{Jobs: m.GetJobs()}, nil
+}
+
+func configReqFromProto(*devicepb.ConfigRequest) (*ConfigRequest, error) {
+	return &ConfigRequest{}, nil
+}
+func statsReqFromProto(*devicepb.StatsRequest) (*StatsRequest, error) { return &StatsRequest{}, nil }
+
+// Requests: device → wire (in the client).
+
+func bindingToProto(b Binding) *devicepb.Binding {
+	m := &devicepb.Binding{Space: uint32(b.Space), Id: b.ID, Polys: b.Polys, Limbs: b.Limbs}
+	switch b.Source {
+	case SourceInline:
+		m.Source = &devicepb.Binding_Inline{Inline: &devicepb.Inline{Data: encodeLimbs(b.Inline)}}
+	case SourceStored:
+		m.Source = &devicepb.Binding_Stored{Stored: &devicepb.Stored{Name: b.Name, Poly: b.Poly}}
+	case SourceResident:
+		m.Source = &devicepb.Binding_ResidentJob{ResidentJob: b.Job}
+	}
+	// Any other source is sent without one; the device refuses it.
+	return m
+}
+
+func sendToProto(r *SendRequest) *devicepb.SendRequest {
+	m := &devicepb.SendRequest{Program: r.Program,
+		Output: &devicepb.Object{Space: uint32(r.Output.Space), Id: r.Output.ID, Polys: r.Output.Polys, Limbs: r.Output.Limbs}}
+	for _, b := range r.Inputs {
+		m.Inputs = append(m.Inputs, bindingToProto(b))
+	}
+	if r.HasKey {
+		m.Key = bindingToProto(r.Key)
+	}
+	return m
+}
+
+func putToProto(r *PutRequest) *devicepb.PutRequest {
+	return &devicepb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data), WordBytes: uint32(r.WordBytes)}
+}
+
+// Replies: device → wire (on the server).
+
+func configRespToProto(r *ConfigResponse) *devicepb.ConfigResponse {
+	return &devicepb.ConfigResponse{WireVersion: r.WireVersion, Channels: r.Channels, PageSize: r.PageSize, WordBytes: r.WordBytes,
+		MaxMessageBytes: r.MaxMessageBytes, MaxResidentBytes: r.MaxResidentBytes, MaxPrograms: r.MaxPrograms,
+		Workers: r.Workers, Objects: r.Objects, Programs: r.Programs}
+}
+
+func progSetRespToProto(r *ProgSetResponse) *devicepb.ProgSetResponse {
+	return &devicepb.ProgSetResponse{Instructions: r.Instructions}
+}
+
+func putRespToProto(r *PutResponse) *devicepb.PutResponse {
+	return &devicepb.PutResponse{Generation: r.Generation, Bytes: r.Bytes}
+}
+
+func getRespToProto(r *GetResponse) *devicepb.GetResponse {
+	return &devicepb.GetResponse{Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data)}
+}
+
+func deleteRespToProto(*DeleteResponse) *devicepb.DeleteResponse { return &devicepb.DeleteResponse{} }
+func releaseRespToProto(*ReleaseResponse) *devicepb.ReleaseResponse {
+	return &devicepb.ReleaseResponse{}
+}
+func sendRespToProto(r *SendResponse) *devicepb.SendResponse {
+	return &devicepb.SendResponse{Job: r.Job}
+}
+
+func recvRespToProto(r *RecvResponse) *devicepb.RecvResponse {
+	return &devicepb.RecvResponse{Polys: r.Polys, Data: encodeLimbs(r.Data), Instructions: r.Instructions, MicroOps: r.MicroOps,
+		StoreBytes: r.StoreBytes}
+}
+
+func statsRespToProto(r *StatsResponse) *devicepb.StatsResponse {
+	return &devicepb.StatsResponse{StoreBytesRead: r.StoreBytesRead, WireBytesIn: r.WireBytesIn, WireBytesOut: r.WireBytesOut,
+		MicroOps: r.MicroOps, Instructions: r.Instructions, Jobs: r.Jobs, ResidentBytes: r.ResidentBytes,
+		PeakResidentBytes: r.PeakResidentBytes, PeakRssBytes: r.PeakRSSBytes}
+}
+
+// Replies: wire → device (in the client).
+
+func configRespFromProto(m *devicepb.ConfigResponse) *ConfigResponse {
+	return &ConfigResponse{WireVersion: m.GetWireVersion(), Channels: m.GetChannels(), PageSize: m.GetPageSize(),
+		WordBytes: m.GetWordBytes(), MaxMessageBytes: m.GetMaxMessageBytes(), MaxResidentBytes: m.GetMaxResidentBytes(),
+		MaxPrograms: m.GetMaxPrograms(), Workers: m.GetWorkers(), Objects: m.GetObjects(), Programs: m.GetPrograms()}
+}
+
+func getRespFromProto(m *devicepb.GetResponse) (*GetResponse, error) {
+	kind, data, err := objectFromProto(m.GetKind(), m.GetData())
+	if err != nil {
+		return nil, err
+	}
+	return &GetResponse{Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data}, nil
+}
+
+func recvRespFromProto(m *devicepb.RecvResponse) (*RecvResponse, error) {
+	data, err := decodeLimbs("result", m.GetData())
+	if err != nil {
+		return nil, err
+	}
+	return &RecvResponse{Polys: m.GetPolys(), Data: data, Instructions: m.GetInstructions(), MicroOps: m.GetMicroOps(),
+		StoreBytes: m.GetStoreBytes()}, nil
+}
+
+func statsRespFromProto(m *devicepb.StatsResponse) *StatsResponse {
+	return &StatsResponse{StoreBytesRead: m.GetStoreBytesRead(), WireBytesIn: m.GetWireBytesIn(),
+		WireBytesOut: m.GetWireBytesOut(), MicroOps: m.GetMicroOps(), Instructions: m.GetInstructions(), Jobs: m.GetJobs(),
+		ResidentBytes: m.GetResidentBytes(), PeakResidentBytes: m.GetPeakResidentBytes(), PeakRSSBytes: m.GetPeakRssBytes()}
+}
+
+// Listing and copying.
+
+func listFromProto(m *devicepb.ListRequest) (*ListRequest, error) {
+	if err := checkNameLen("prefix", m.GetPrefix()); err != nil {
+		return nil, err
+	}
+	return &ListRequest{Prefix: m.GetPrefix(), Max: int(min(m.GetMaxObjects(), MaxListObjects))}, nil
+}
+
+func listRespToProto(r *ListResponse) *devicepb.ListResponse {
+	m := &devicepb.ListResponse{Truncated: r.Truncated}
+	for _, in := range r.Objects {
+		m.Objects = append(m.Objects, &devicepb.ObjectInfo{Name: in.Name, Kind: uint32(in.Kind), Polys: uint32(in.Shape.Polys),
+			Limbs: uint32(in.Shape.Limbs), LogN: uint32(in.Shape.LogN), WordBytes: uint32(in.Shape.WordSize), Bytes: uint64(in.Bytes),
+			Generation: uint64(in.Generation)})
+	}
+	return m
+}
+
+func listRespFromProto(m *devicepb.ListResponse) (*ListResponse, error) {
+	r := &ListResponse{Truncated: m.GetTruncated()}
+	for _, o := range m.GetObjects() {
+		if o.GetLogN() > 17 || o.GetWordBytes() > 255 || o.GetKind() > 255 {
+			return nil, fmt.Errorf("%w: object %q of logN %d, %d-byte words", ErrInvalid, o.GetName(), o.GetLogN(), o.GetWordBytes())
+		}
+		r.Objects = append(r.Objects, ObjectInfo{Name: o.GetName(), Kind: object.Kind(o.GetKind()), Bytes: int64(o.GetBytes()),
+			Generation: object.Generation(o.GetGeneration()),
+			Shape:      object.Shape{Polys: int(o.GetPolys()), Limbs: int(o.GetLimbs()), LogN: uint8(o.GetLogN()), WordSize: uint8(o.GetWordBytes())}})
+	}
+	return r, nil
+}
+
+func copyFromProto(m *devicepb.CopyFromRequest) (*CopyFromRequest, error) {
+	if err := checkNameLen("prefix", m.GetPrefix()); err != nil {
+		return nil, err
+	}
+	if err := checkNameLen("source", m.GetSource()); err != nil {
+		return nil, err
+	}
+	return &CopyFromRequest{Source: m.GetSource(), Prefix: m.GetPrefix()}, nil
+}
+
+// Stream programs.
+
+func valuesFromProto(what string, vs []*devicepb.StreamValues) ([]StreamValues, error) {
+	if len(vs) > MaxBindings*64 {
+		return nil, fmt.Errorf("%w: %s: %d nodes", ErrInvalid, what, len(vs))
+	}
+	out := make([]StreamValues, 0, len(vs))
+	var total int64
+	for _, v := range vs {
+		if len(v.GetInstances()) > MaxStreamInstances {
+			return nil, fmt.Errorf("%w: %s: node %d has %d instances (at most %d)", ErrInvalid, what, v.GetNode(), len(v.GetInstances()), MaxStreamInstances)
+		}
+		sv := StreamValues{Node: int(v.GetNode())}
+		for k, in := range v.GetInstances() {
+			for _, l := range in.GetData() {
+				total += int64(len(l))
+			}
+			if total > MaxMessageBytes {
+				return nil, fmt.Errorf("%w: %s: more than %d bytes", ErrInvalid, what, MaxMessageBytes)
+			}
+			limbs, err := decodeLimbs(fmt.Sprintf("%s node %d instance %d", what, v.GetNode(), k), in.GetData())
+			if err != nil {
+				return nil, err
+			}
+			if limbs == nil {
+				return nil, fmt.Errorf("%w: %s: node %d instance %d has no limbs", ErrInvalid, what, v.GetNode(), k)
+			}
+			sv.Instances = append(sv.Instances, limbs)
+		}
+		out = append(out, sv)
+	}
+	return out, nil
+}
+
+func valuesToProto(vs []StreamValues) []*devicepb.StreamValues {
+	out := make([]*devicepb.StreamValues, 0, len(vs))
+	for _, v := range vs {
+		m := &devicepb.StreamValues{Node: uint32(v.Node)}
+		for _, in := range v.Instances {
+			m.Instances = append(m.Instances, &devicepb.Instance{Data: encodeLimbs(in)})
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func setStreamFromProto(m *devicepb.SetStreamRequest) (*SetStreamRequest, error) {
+	if err := checkNameLen("name", m.GetName()); err != nil {
+		return nil, err
+	}
+	if len(m.GetProgram()) > MaxMessageBytes {
+		return nil, fmt.Errorf("%w: stream program of %d bytes", ErrInvalid, len(m.GetProgram()))
+	}
+	return &SetStreamRequest{Name: m.GetName(), Program: m.GetProgram()}, nil
+}
+
+func runStreamFromProto(m *devicepb.RunStreamRequest) (*RunStreamRequest, error) {
+	if err := checkNameLen("program", m.GetProgram()); err != nil {
+		return nil, err
+	}
+	inputs, err := valuesFromProto("input", m.GetInputs())
+	if err != nil {
+		return nil, err
+	}
+	if len(m.GetStored()) > MaxStreamBindings || len(m.GetKeys()) > MaxStreamBindings {
+		return nil, fmt.Errorf("%w: %d stored and %d key bindings", ErrInvalid, len(m.GetStored()), len(m.GetKeys()))
+	}
+	r := &RunStreamRequest{Program: m.GetProgram(), Inputs: inputs}
+	for _, b := range m.GetStored() {
+		if err := checkNameLen("stored prefix", b.GetPrefix()); err != nil {
+			return nil, err
+		}
+		if b.GetRowLength() > 1<<40 {
+			return nil, fmt.Errorf("%w: rows of %d instances", ErrInvalid, b.GetRowLength())
+		}
+		r.Stored = append(r.Stored, StoredBinding{Node: int(b.GetNode()), Prefix: b.GetPrefix(), PerObject: int64(b.GetPerObject()),
+			RowLength: int64(b.GetRowLength()), TileRows: int64(b.GetTileRows()), Stride: int64(b.GetStride()), Offset: int64(b.GetOffset())})
+	}
+	for _, k := range m.GetKeys() {
+		if err := checkNameLen("key", k.GetKey()); err != nil {
+			return nil, err
+		}
+		if err := checkNameLen("key object", k.GetObject()); err != nil {
+			return nil, err
+		}
+		r.Keys = append(r.Keys, KeyBinding{Key: k.GetKey(), Object: k.GetObject()})
+	}
+	return r, nil
+}
+
+func runStreamToProto(r *RunStreamRequest) *devicepb.RunStreamRequest {
+	m := &devicepb.RunStreamRequest{Program: r.Program, Inputs: valuesToProto(r.Inputs)}
+	for _, b := range r.Stored {
+		m.Stored = append(m.Stored, &devicepb.StoredBinding{Node: uint32(b.Node), Prefix: b.Prefix, PerObject: uint32(min(b.PerObject, math.MaxUint32)),
+			RowLength: uint64(max(b.RowLength, 0)), TileRows: uint32(min(max(b.TileRows, 0), math.MaxUint32)),
+			Stride: uint32(min(max(b.Stride, 0), math.MaxUint32)), Offset: uint32(min(max(b.Offset, 0), math.MaxUint32))})
+	}
+	for _, k := range r.Keys {
+		m.Keys = append(m.Keys, &devicepb.KeyBinding{Key: k.Key, Object: k.Object})
+	}
+	return m
+}
+
+func setStreamRespToProto(r *SetStreamResponse) *devicepb.SetStreamResponse {
+	return &devicepb.SetStreamResponse{Nodes: r.Nodes}
+}
+
+func runStreamRespToProto(r *RunStreamResponse) *devicepb.RunStreamResponse {
+	return &devicepb.RunStreamResponse{Outputs: valuesToProto(r.Outputs), StoreBytes: r.StoreBytes, Instructions: r.Instructions,
+		MicroOps: r.MicroOps, Bodies: r.Bodies, Stored: r.Stored, PeakBytes: r.PeakBytes, Seconds: r.Seconds}
+}
+
+func runStreamRespFromProto(m *devicepb.RunStreamResponse) (*RunStreamResponse, error) {
+	outs, err := valuesFromProto("output", m.GetOutputs())
+	if err != nil {
+		return nil, err
+	}
+	return &RunStreamResponse{Outputs: outs, StoreBytes: m.GetStoreBytes(), Instructions: m.GetInstructions(),
+		MicroOps: m.GetMicroOps(), Bodies: m.GetBodies(), Stored: m.GetStored(), PeakBytes: m.GetPeakBytes(), Seconds: m.GetSeconds()}, nil
+}
+
+func copyFromRespToProto(r *CopyFromResponse) *devicepb.CopyFromResponse {
+	return &devicepb.CopyFromResponse{Objects: uint32(r.Objects), Bytes: uint64(r.Bytes)}
+}
+
+// limbBytes is the payload size of limbs.
+func limbBytes(l [][]uint64) int64 {
+	if len(l) == 0 {
+		return 0
+	}
+	return int64(len(l)) * int64(len(l[0])) * 8
+}

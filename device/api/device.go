@@ -1,0 +1,50 @@
+package api
+
+import (
+	"context"
+	"errors"
+)
+
+// Device is the host API of Rosemary's in-storage device (the paper's
+// Table II and config()), one method per RPC of the gRPC service
+// rosemary.device.v1.Device. The in-process device (package device) and
+// the gRPC client (package device/remote) both implement it, so code
+// written against a Device runs unchanged in process or over the network.
+// Implementations are safe for concurrent use.
+type Device interface {
+	// Config returns the device's parameters and limits.
+	Config(ctx context.Context, req *ConfigRequest) (*ConfigResponse, error)
+	// ProgSet registers an encoded mProgram under a name; the same bytes
+	// again are a no-op, different bytes under a taken name are refused.
+	ProgSet(ctx context.Context, req *ProgSetRequest) (*ProgSetResponse, error)
+	// Put stores an object (refused while jobs run: ISP mode).
+	Put(ctx context.Context, req *PutRequest) (*PutResponse, error)
+	// Get reads a stored object.
+	Get(ctx context.Context, req *GetRequest) (*GetResponse, error)
+	// Delete deletes a stored object (refused while jobs run).
+	Delete(ctx context.Context, req *DeleteRequest) (*DeleteResponse, error)
+	// List describes the stored objects under a prefix, in name order.
+	List(ctx context.Context, req *ListRequest) (*ListResponse, error)
+	// CopyFrom copies objects from another device, device to device.
+	CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromResponse, error)
+	// Send starts a job: a program run on bound operands.
+	Send(ctx context.Context, req *SendRequest) (*SendResponse, error)
+	// Recv waits for a job, optionally fetching and releasing its result.
+	Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, error)
+	// Release drops job results held in device memory.
+	Release(ctx context.Context, req *ReleaseRequest) (*ReleaseResponse, error)
+	// Stats returns the device counters.
+	Stats(ctx context.Context, req *StatsRequest) (*StatsResponse, error)
+	// SetStream registers a stream program (a device segment of a plan).
+	SetStream(ctx context.Context, req *SetStreamRequest) (*SetStreamResponse, error)
+	// RunStream runs a registered stream program; cancelling ctx stops it.
+	RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error)
+}
+
+// Errors a request can fail with (wrapped; the gRPC layer maps them to
+// status codes).
+var (
+	ErrInvalid   = errors.New("invalid request")
+	ErrNotFound  = errors.New("not found")
+	ErrExhausted = errors.New("device memory or table full")
+)

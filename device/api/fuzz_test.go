@@ -1,0 +1,271 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
+)
+
+// seedLimbs are two limbs of four coefficients.
+var seedLimbs = [][]uint64{{1, 2, 3, 4}, {5, 6, 7, 1 << 63}}
+
+// seedSend binds an inline, a stored and a resident operand.
+func seedSend() *SendRequest {
+	return &SendRequest{Program: "p", Inputs: []Binding{{Space: 2, ID: 1, Polys: 1, Limbs: 2, Source: SourceInline, Inline: seedLimbs},
+		{Space: 2, ID: 2, Polys: 1, Limbs: 2, Source: SourceStored, Name: "db/0", Poly: 1}},
+		HasKey: true, Key: Binding{Space: 3, ID: 1, Polys: 2, Limbs: 3, Source: SourceResident, Job: 7},
+		Output: Binding{Space: 2, ID: 3, Polys: 2, Limbs: 2}}
+}
+
+// seeds are encoded requests of every kind.
+func seeds() []proto.Message {
+	return []proto.Message{
+		putToProto(&PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs}),
+		sendToProto(seedSend()),
+		&pb.RecvRequest{Job: 3, Fetch: true, Release: true},
+		&pb.ReleaseRequest{Jobs: []uint64{1, 2}},
+		&pb.ProgSetRequest{Name: "p", Program: []byte("RSMP....")},
+		&pb.GetRequest{Name: "x"},
+		&pb.DeleteRequest{Name: "x"},
+		&pb.SetStreamRequest{Name: "s", Program: []byte(`{"nodes":[]}`)},
+		runStreamToProto(&RunStreamRequest{Program: "s", Inputs: []StreamValues{{Node: 0, Instances: [][][]uint64{seedLimbs}}},
+			Stored: []StoredBinding{{Node: 5, Prefix: "db/", PerObject: 255}}, Keys: []KeyBinding{{Key: "rlk", Object: "k/rlk"}}}),
+	}
+}
+
+// A request converted from the wire and back is the same request, and so
+// is every reply.
+func TestProtoRoundTrip(t *testing.T) {
+	put := &PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs}
+	send := seedSend()
+	for _, tc := range []struct {
+		name string
+		want any
+		msg  proto.Message
+		back func(proto.Message) (any, error)
+	}{
+		{"put", put, putToProto(put), func(m proto.Message) (any, error) { return putFromProto(m.(*pb.PutRequest)) }},
+		{"send", send, sendToProto(send), func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
+		{"get reply", &GetResponse{Kind: 3, Polys: 1, Limbs: 2, Data: seedLimbs},
+			getRespToProto(&GetResponse{Kind: 3, Polys: 1, Limbs: 2, Data: seedLimbs}),
+			func(m proto.Message) (any, error) { return getRespFromProto(m.(*pb.GetResponse)) }},
+		{"recv reply", &RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3},
+			recvRespToProto(&RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3}),
+			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
+		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}),
+			func(m proto.Message) (any, error) { return statsRespFromProto(m.(*pb.StatsResponse)), nil }},
+		{"config reply", &ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12},
+			configRespToProto(&ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12}),
+			func(m proto.Message) (any, error) { return configRespFromProto(m.(*pb.ConfigResponse)), nil }},
+	} {
+		b, err := proto.Marshal(tc.msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tc.msg.ProtoReflect().New().Interface()
+		if err := proto.Unmarshal(b, m); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, err := tc.back(m)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Fatalf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// request is one request type of the service: a fresh wire message and its
+// conversion to the device's type.
+type request struct {
+	name string
+	new  func() proto.Message
+	conv func(proto.Message) (any, error)
+}
+
+func requests() []request {
+	return []request{
+		{"Config", func() proto.Message { return &pb.ConfigRequest{} },
+			func(m proto.Message) (any, error) { return configReqFromProto(m.(*pb.ConfigRequest)) }},
+		{"ProgSet", func() proto.Message { return &pb.ProgSetRequest{} },
+			func(m proto.Message) (any, error) { return progSetFromProto(m.(*pb.ProgSetRequest)) }},
+		{"Put", func() proto.Message { return &pb.PutRequest{} },
+			func(m proto.Message) (any, error) { return putFromProto(m.(*pb.PutRequest)) }},
+		{"Get", func() proto.Message { return &pb.GetRequest{} },
+			func(m proto.Message) (any, error) { return getFromProto(m.(*pb.GetRequest)) }},
+		{"Delete", func() proto.Message { return &pb.DeleteRequest{} },
+			func(m proto.Message) (any, error) { return deleteFromProto(m.(*pb.DeleteRequest)) }},
+		{"Send", func() proto.Message { return &pb.SendRequest{} },
+			func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
+		{"Recv", func() proto.Message { return &pb.RecvRequest{} },
+			func(m proto.Message) (any, error) { return recvFromProto(m.(*pb.RecvRequest)) }},
+		{"Release", func() proto.Message { return &pb.ReleaseRequest{} },
+			func(m proto.Message) (any, error) { return releaseFromProto(m.(*pb.ReleaseRequest)) }},
+		{"Stats", func() proto.Message { return &pb.StatsRequest{} },
+			func(m proto.Message) (any, error) { return statsReqFromProto(m.(*pb.StatsRequest)) }},
+		{"SetStream", func() proto.Message { return &pb.SetStreamRequest{} },
+			func(m proto.Message) (any, error) { return setStreamFromProto(m.(*pb.SetStreamRequest)) }},
+		{"RunStream", func() proto.Message { return &pb.RunStreamRequest{} },
+			func(m proto.Message) (any, error) { return runStreamFromProto(m.(*pb.RunStreamRequest)) }},
+		{"List", func() proto.Message { return &pb.ListRequest{} },
+			func(m proto.Message) (any, error) { return listFromProto(m.(*pb.ListRequest)) }},
+		{"CopyFrom", func() proto.Message { return &pb.CopyFromRequest{} },
+			func(m proto.Message) (any, error) { return copyFromProto(m.(*pb.CopyFromRequest)) }},
+	}
+}
+
+// checkLimbs checks what decodeLimbs promises.
+func checkLimbs(l [][]uint64) error {
+	if len(l) == 0 {
+		if l != nil {
+			return errors.New("empty non-nil limbs")
+		}
+		return nil
+	}
+	n := len(l[0])
+	if n < 1 || n > MaxLimbCoeffs || limbBytes(l) > MaxMessageBytes {
+		return fmt.Errorf("%d limbs of %d coefficients", len(l), n)
+	}
+	for i := range l {
+		if len(l[i]) != n {
+			return fmt.Errorf("limb %d of %d coefficients, limb 0 of %d", i, len(l[i]), n)
+		}
+	}
+	return nil
+}
+
+func checkBindingValid(b Binding) error {
+	if b.Source < SourceInline || b.Source > SourceResident {
+		return fmt.Errorf("source %d", b.Source)
+	}
+	if len(b.Name) > MaxNameBytes {
+		return fmt.Errorf("stored name of %d bytes", len(b.Name))
+	}
+	return checkLimbs(b.Inline)
+}
+
+// checkValid checks that a converted request keeps the wire limits.
+func checkValid(req any) error {
+	name := func(s string) error {
+		if len(s) > MaxNameBytes {
+			return fmt.Errorf("name of %d bytes", len(s))
+		}
+		return nil
+	}
+	switch r := req.(type) {
+	case *ProgSetRequest:
+		return name(r.Name)
+	case *PutRequest:
+		if err := name(r.Name); err != nil {
+			return err
+		}
+		return checkLimbs(r.Data)
+	case *GetRequest:
+		return name(r.Name)
+	case *DeleteRequest:
+		return name(r.Name)
+	case *SendRequest:
+		if err := name(r.Program); err != nil {
+			return err
+		}
+		if len(r.Inputs) > MaxBindings {
+			return fmt.Errorf("%d inputs", len(r.Inputs))
+		}
+		for _, b := range r.Inputs {
+			if err := checkBindingValid(b); err != nil {
+				return err
+			}
+		}
+		if r.HasKey {
+			if err := checkBindingValid(r.Key); err != nil {
+				return err
+			}
+		}
+		if r.Output.Source != 0 {
+			return fmt.Errorf("output with source %d", r.Output.Source)
+		}
+	case *ReleaseRequest:
+		if len(r.Jobs) > MaxRelease {
+			return fmt.Errorf("%d jobs", len(r.Jobs))
+		}
+	case *SetStreamRequest:
+		return name(r.Name)
+	case *ListRequest:
+		if r.Max < 0 || r.Max > MaxListObjects {
+			return fmt.Errorf("list of %d", r.Max)
+		}
+		return name(r.Prefix)
+	case *RunStreamRequest:
+		if err := name(r.Program); err != nil {
+			return err
+		}
+		for _, v := range r.Inputs {
+			if len(v.Instances) > MaxStreamInstances {
+				return fmt.Errorf("%d instances", len(v.Instances))
+			}
+			for _, in := range v.Instances {
+				if err := checkLimbs(in); err != nil {
+					return err
+				}
+			}
+		}
+		for _, b := range r.Stored {
+			if err := name(b.Prefix); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// FuzzRequests feeds arbitrary bytes to proto.Unmarshal of every request
+// message and what parses through the device's conversion: it never
+// panics, refuses with ErrInvalid or yields a request within the wire
+// limits, and a converted Put or Send encodes back to the same request.
+func FuzzRequests(f *testing.F) {
+	for _, m := range seeds() {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, r := range requests() {
+			m := r.new()
+			if proto.Unmarshal(data, m) != nil {
+				continue
+			}
+			req, err := r.conv(m)
+			if err != nil {
+				if !errors.Is(err, ErrInvalid) {
+					t.Fatalf("%s refused without ErrInvalid: %v", r.name, err)
+				}
+				continue
+			}
+			if err := checkValid(req); err != nil {
+				t.Fatalf("%s accepted beyond the limits: %v", r.name, err)
+			}
+			var again any
+			switch q := req.(type) {
+			case *PutRequest:
+				again, err = putFromProto(putToProto(q))
+			case *SendRequest:
+				again, err = sendFromProto(sendToProto(q))
+			case *RunStreamRequest:
+				again, err = runStreamFromProto(runStreamToProto(q))
+			default:
+				continue
+			}
+			if err != nil || !reflect.DeepEqual(again, req) {
+				t.Fatalf("%s does not round-trip: %v\n%+v\n%+v", r.name, err, req, again)
+			}
+		}
+	})
+}

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+)
+
+// ServiceName is the gRPC service of the device (devicepb/device.proto).
+const ServiceName = "rosemary.device.v1.Device"
+
+// NewServer returns d behind the generated DeviceServer interface: each
+// RPC converts (and so validates) its request, calls d and converts the
+// reply. A request the conversion refuses fails with an error wrapping
+// ErrInvalid; d's errors pass through unchanged (the gRPC server maps
+// them to status codes).
+func NewServer(d Device) devicepb.DeviceServer { return &server{d: d} }
+
+type server struct {
+	devicepb.UnimplementedDeviceServer
+	d Device
+}
+
+// handle converts a request, calls the device and converts its reply.
+func handle[P, Q, R, S any](ctx context.Context, method string, in P, from func(P) (Q, error),
+	call func(context.Context, Q) (R, error), to func(R) S) (S, error) {
+	var zero S
+	req, err := from(in)
+	if err != nil {
+		return zero, fmt.Errorf("device: %s: malformed request: %w", method, err)
+	}
+	resp, err := call(ctx, req)
+	if err != nil {
+		return zero, err
+	}
+	return to(resp), nil
+}
+
+func (s *server) Config(ctx context.Context, in *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error) {
+	return handle(ctx, "Config", in, configReqFromProto, s.d.Config, configRespToProto)
+}
+
+func (s *server) ProgSet(ctx context.Context, in *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error) {
+	return handle(ctx, "ProgSet", in, progSetFromProto, s.d.ProgSet, progSetRespToProto)
+}
+
+func (s *server) Put(ctx context.Context, in *devicepb.PutRequest) (*devicepb.PutResponse, error) {
+	return handle(ctx, "Put", in, putFromProto, s.d.Put, putRespToProto)
+}
+
+func (s *server) Get(ctx context.Context, in *devicepb.GetRequest) (*devicepb.GetResponse, error) {
+	return handle(ctx, "Get", in, getFromProto, s.d.Get, getRespToProto)
+}
+
+func (s *server) Delete(ctx context.Context, in *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
+	return handle(ctx, "Delete", in, deleteFromProto, s.d.Delete, deleteRespToProto)
+}
+
+func (s *server) List(ctx context.Context, in *devicepb.ListRequest) (*devicepb.ListResponse, error) {
+	return handle(ctx, "List", in, listFromProto, s.d.List, listRespToProto)
+}
+
+func (s *server) CopyFrom(ctx context.Context, in *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error) {
+	return handle(ctx, "CopyFrom", in, copyFromProto, s.d.CopyFrom, copyFromRespToProto)
+}
+
+func (s *server) Send(ctx context.Context, in *devicepb.SendRequest) (*devicepb.SendResponse, error) {
+	return handle(ctx, "Send", in, sendFromProto, s.d.Send, sendRespToProto)
+}
+
+func (s *server) Recv(ctx context.Context, in *devicepb.RecvRequest) (*devicepb.RecvResponse, error) {
+	return handle(ctx, "Recv", in, recvFromProto, s.d.Recv, recvRespToProto)
+}
+
+func (s *server) Release(ctx context.Context, in *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
+	return handle(ctx, "Release", in, releaseFromProto, s.d.Release, releaseRespToProto)
+}
+
+func (s *server) Stats(ctx context.Context, in *devicepb.StatsRequest) (*devicepb.StatsResponse, error) {
+	return handle(ctx, "Stats", in, statsReqFromProto, s.d.Stats, statsRespToProto)
+}
+
+func (s *server) SetStream(ctx context.Context, in *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error) {
+	return handle(ctx, "SetStream", in, setStreamFromProto, s.d.SetStream, setStreamRespToProto)
+}
+
+func (s *server) RunStream(ctx context.Context, in *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
+	return handle(ctx, "RunStream", in, runStreamFromProto, s.d.RunStream, runStreamRespToProto)
+}

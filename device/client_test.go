@@ -1,0 +1,70 @@
+package device
+
+import (
+	"context"
+
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/resident"
+	"github.com/rosemary-fhe/rosemary/engine"
+)
+
+// testClient is a remote client with the shorthand the tests call it by:
+// requests spelled out as arguments, and the engine's resident-device
+// methods through a resident.Runner.
+type testClient struct {
+	*remote.Client
+	run *resident.Runner
+}
+
+func newTestClient(c *remote.Client) *testClient { return &testClient{Client: c, run: resident.New(c)} }
+
+func (c *testClient) put(ctx context.Context, name string, kind object.Kind, polys, limbs int, data [][]uint64) (*api.PutResponse, error) {
+	return c.Put(ctx, &api.PutRequest{Name: name, Kind: kind, Polys: uint32(polys), Limbs: uint32(limbs), Data: data})
+}
+
+func (c *testClient) get(ctx context.Context, name string) (*api.GetResponse, error) {
+	return c.Get(ctx, &api.GetRequest{Name: name})
+}
+
+func (c *testClient) del(ctx context.Context, name string) error {
+	_, err := c.Delete(ctx, &api.DeleteRequest{Name: name})
+	return err
+}
+
+func (c *testClient) progSet(ctx context.Context, name string, program []byte) error {
+	_, err := c.ProgSet(ctx, &api.ProgSetRequest{Name: name, Program: program})
+	return err
+}
+
+func (c *testClient) recv(ctx context.Context, job uint64, fetch, release bool) (*api.RecvResponse, error) {
+	return c.Recv(ctx, &api.RecvRequest{Job: job, Fetch: fetch, Release: release})
+}
+
+func (c *testClient) config(ctx context.Context) (*api.ConfigResponse, error) {
+	return c.Config(ctx, &api.ConfigRequest{})
+}
+
+func (c *testClient) stats(ctx context.Context) (*api.StatsResponse, error) {
+	return c.Stats(ctx, &api.StatsRequest{})
+}
+
+func (c *testClient) upload(limbs [][]uint64, polys int) (engine.Ref, error) {
+	return c.run.Upload(context.Background(), limbs, polys)
+}
+
+func (c *testClient) runResident(l *lower.Program, in []engine.Operand, key engine.Operand) (engine.Ref, engine.Stats, error) {
+	return c.run.RunResident(context.Background(), l, in, key)
+}
+
+func (c *testClient) runLowered(l *lower.Program, in []engine.Operand, key engine.Operand) ([][]uint64, engine.Stats, error) {
+	return c.run.RunLowered(context.Background(), l, in, key)
+}
+
+func (c *testClient) fetch(ref engine.Ref) ([][]uint64, error) {
+	return c.run.Fetch(context.Background(), ref)
+}
+
+func (c *testClient) free(refs ...engine.Ref) error { return c.run.Free(context.Background(), refs...) }

@@ -298,12 +298,9 @@ func passSegment(u *unit) error {
 		return err
 	}
 	p := u.plan
-	p.Placement = make([]string, len(u.assign))
-	for i, d := range u.assign {
-		p.Placement[i] = d.String()
-	}
+	p.Placement = append([]Device(nil), u.assign...)
 	for _, s := range segs {
-		ps := PlanSegment{Device: s.Device.String(), Nodes: s.Nodes}
+		ps := PlanSegment{Device: s.Device, Nodes: s.Nodes}
 		for _, v := range s.Nodes {
 			if s.Device == tdap.SSD {
 				b, err := u.programBytes(u.prog.Nodes[v])
@@ -391,7 +388,7 @@ func passEstimate(u *unit) error {
 			return err
 		}
 		p.CutBytes += b
-		p.Transfers = append(p.Transfers, Transfer{Node: e.From, To: u.assign[e.To].String(), Bytes: b})
+		p.Transfers = append(p.Transfers, Transfer{Node: e.From, To: u.assign[e.To], Bytes: b})
 	}
 	for _, n := range u.prog.Nodes {
 		if n.Op == ir.OpStored && !n.Public {
@@ -407,7 +404,7 @@ func passEstimate(u *unit) error {
 		seg := &p.Segments[k]
 		seg.EstSeconds = 0
 		for _, v := range seg.Nodes {
-			if seg.Device == "ssd" {
+			if seg.OnSSD() {
 				seg.EstSeconds += u.costs[v].SSD
 			} else {
 				seg.EstSeconds += u.costs[v].Host

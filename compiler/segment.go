@@ -39,7 +39,7 @@ const MaxSegmentInstructions = 1 << 22
 // SegmentProgram materialises device segment seg of the plan for the ring
 // ring (the real primes of the keys in use) as one mProgram.
 func (p *Plan) SegmentProgram(seg int, ring lower.Ring, scheme fhe.Scheme, t uint64) (*SegmentProgram, error) {
-	if seg < 0 || seg >= len(p.Segments) || p.Segments[seg].Device != "ssd" {
+	if seg < 0 || seg >= len(p.Segments) || !p.Segments[seg].OnSSD() {
 		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
 	}
 	prog := p.Program

@@ -11,7 +11,7 @@ import (
 // StreamSegment builds the stream program of device segment seg of the
 // plan for the ring ring (the primes of the keys in use).
 func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint64) (*lower.StreamProgram, error) {
-	if seg < 0 || seg >= len(p.Segments) || p.Segments[seg].Device != "ssd" {
+	if seg < 0 || seg >= len(p.Segments) || !p.Segments[seg].OnSSD() {
 		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
 	}
 	prog := p.Program

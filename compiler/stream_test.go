@@ -34,7 +34,7 @@ func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
 		t.Fatal(err)
 	}
 	for i, s := range plan.Segments {
-		if s.Device == "ssd" {
+		if s.OnSSD() {
 			sp, err := plan.StreamSegment(i, lower.RingOf(params.Parameters), fhe.BGV, pr.T)
 			if err != nil {
 				t.Fatal(err)

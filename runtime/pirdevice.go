@@ -233,7 +233,7 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 	seg := -1
 	if opt.FollowPlan {
 		for i := range plan.Segments {
-			if plan.Segments[i].Device == "ssd" && plan.Computes(i) {
+			if plan.Segments[i].OnSSD() && plan.Computes(i) {
 				seg = i
 			}
 		}

@@ -75,9 +75,9 @@ func (p Pin) String() string {
 	case Free:
 		return "free"
 	case PinHost:
-		return "host"
+		return Host.String()
 	case PinSSD:
-		return "ssd"
+		return SSD.String()
 	}
 	return fmt.Sprintf("Pin(%d)", uint8(p))
 }

@@ -38,12 +38,12 @@ func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint
 		}
 		switch {
 		case n.Op == ir.OpStored:
-			sn.Kind, sn.Name, sn.Compact = lower.StreamStored, n.Name, n.Compact
+			sn.Kind, sn.Name, sn.Role, sn.Compact = lower.StreamStored, n.Name, n.Role, n.Compact
 			if n.Compact {
 				sn.Limbs = 1
 			}
 		case !inSeg[v] || n.Op == ir.OpInput:
-			sn.Kind, sn.Name = lower.StreamInput, n.Name
+			sn.Kind, sn.Name, sn.Role = lower.StreamInput, n.Name, n.Role
 		default:
 			args := n.Args
 			if (n.Op == ir.OpRelinearize || n.Op == ir.OpSum) && fused[n.Args[0]] {

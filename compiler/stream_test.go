@@ -1,12 +1,14 @@
 package compiler_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/fhe"
@@ -109,4 +111,41 @@ func FuzzStreamProgram(f *testing.F) {
 			t.Fatalf("decoded a program that does not validate: %v", err)
 		}
 	})
+}
+
+// A session binds the stream's sources by role: the workload builder marks
+// the query and the database, and the roles reach the stream nodes.
+func TestStreamSegmentCarriesRoles(t *testing.T) {
+	p, err := workload.ExpandedPIR{Name: "pir", Params: "bgv-13", Rows: 4, Cols: 4}.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := arch.Preset("rosemary")
+	plan, err := compiler.Compile(p, a, compiler.Options{Opt: "full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := fhe.Lookup("bgv-13")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, err := bgv.NewParametersFromLiteral(bgv.ParametersLiteral{LogN: pr.LogN, LogQ: pr.LogQ, LogP: pr.LogP, PlaintextModulus: pr.T})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, seg := plan.AllOnDevice()
+	sp, err := plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.BGV, pr.T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[ir.Role][]string{}
+	for _, sn := range sp.Nodes {
+		if sn.Role != ir.NoRole {
+			got[sn.Role] = append(got[sn.Role], sn.Kind.String()+" "+sn.Name)
+		}
+	}
+	want := map[ir.Role][]string{ir.RoleQuery: {lower.StreamInput.String() + " query"}, ir.RoleDatabase: {lower.StreamStored.String() + " database"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("roles %v, want %v", got, want)
+	}
 }

@@ -254,9 +254,9 @@ func NewPIRSessionWith(ctx context.Context, dev StreamDevice, db string, preset 
 	for _, sn := range s.Stream.Nodes {
 		n := plan.Program.Nodes[sn.Node]
 		switch {
-		case sn.Kind == lower.StreamInput && n.Name == "query":
+		case sn.Kind == lower.StreamInput && n.Role == ir.RoleQuery:
 			s.query = sn.Node
-		case sn.Kind == lower.StreamStored && n.Name == "database":
+		case sn.Kind == lower.StreamStored && n.Role == ir.RoleDatabase:
 			s.stored = sn.Node
 		case sn.Out:
 			s.answer = sn.Node

@@ -47,11 +47,11 @@ func (s PIRShape) Program() (*ir.Program, error) {
 	b := ir.NewBuilder(s.Name, s.Params)
 	// A scan over stored data: one linear segment (ir.Node.Segment).
 	b.Segment(ir.Linear)
-	colSel := b.InputN("col-selection", top, s.Cols)
-	rowSel := b.InputN("row-selection", top, s.Rows)
+	colSel := b.SetRole(b.InputN("col-selection", top, s.Cols), ir.RoleQuery)
+	rowSel := b.SetRole(b.InputN("row-selection", top, s.Rows), ir.RoleQuery)
 	// The database is stored compact (its coefficients mod t, one limb per
 	// plaintext) and lifted to RNS/NTT form where it is multiplied.
-	db := b.StoredCompact("database", top, s.Rows*s.Cols)
+	db := b.SetRole(b.StoredCompact("database", top, s.Rows*s.Cols), ir.RoleDatabase)
 	picked := b.PMult(colSel, db) // instance r·Cols + c uses column c's selection
 	rowSums := b.Sum(picked, s.Rows)
 	prod := b.MulRelin(rowSums, rowSel)
@@ -103,10 +103,10 @@ func (s ExpandedPIR) Program() (*ir.Program, error) {
 	top := p.Levels()
 	b := ir.NewBuilder(s.Name, s.Params)
 	b.Segment(ir.Linear)
-	q := b.Input("query", top)
+	q := b.SetRole(b.Input("query", top), ir.RoleQuery)
 	colSel := b.Rescale(b.Expand(q, s.Cols, ir.ExpandSpec{Prefix: 1, PrefixBits: 1}))
 	rowSel := b.Rescale(b.Expand(q, s.Rows, ir.ExpandSpec{Prefix: 0, PrefixBits: 1}))
-	db := b.StoredCompact("database", top-1, s.Rows*s.Cols)
+	db := b.SetRole(b.StoredCompact("database", top-1, s.Rows*s.Cols), ir.RoleDatabase)
 	rowSums := b.Sum(b.PMult(colSel, db), s.Rows) // instance r·Cols + c uses column c's selection
 	ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
 	b.Output("answer", ans)

@@ -49,14 +49,14 @@ func (k StreamKind) String() string {
 
 // StreamNode is one node of a stream program.
 type StreamNode struct {
-	Node  int        `json:"node"` // the IR node
-	Kind  StreamKind `json:"kind"`
-	Name  string     `json:"name,omitempty"` // Input/Stored: the IR name
+	Node int        `json:"node"` // the IR node
+	Kind StreamKind `json:"kind"`
+	Name string     `json:"name,omitempty"` // Input/Stored: the IR name
 	// Role is the IR node's role (Input/Stored), for the session that
 	// binds the stream's sources; like ir.Node.Role it stays on the host
 	// side and is not encoded.
-	Role ir.Role `json:"-"`
-	Count int64      `json:"count"`
+	Role  ir.Role `json:"-"`
+	Count int64   `json:"count"`
 	// Polys × Limbs is the shape of one instance (a compact plaintext has
 	// one limb whatever its level).
 	Polys   int   `json:"polys"`

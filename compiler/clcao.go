@@ -357,7 +357,7 @@ func uniq(s []int) []int {
 // speed instead of LPDDR.
 func passPlacement(u *unit) error {
 	capacity := ResidentCapacity(u.arch, 0)
-	full := u.opt.Opt == "full"
+	full := u.opt.Opt == OptFull
 	naive := make([]int, len(u.prog.Nodes))
 	for i := range naive {
 		naive[i] = i

@@ -60,6 +60,35 @@ func (s PIRShape) Program() (*ir.Program, error) {
 	return b.Build()
 }
 
+// Batched is the scan answering batch queries over one stored database
+// (Program when batch ≤ 1): each query has its own column and row
+// selections ("col-selection/<q>", "row-selection/<q>") and its own chain
+// (PMult, row Sums, MulRelin, Sum, Rescale) to "answer/<q>"; all chains
+// read the same Stored node, which comes first. This is our model of a
+// batch (Rosemary §Comparison with Previous ISP Design gives batch sizes,
+// not the batching algorithm). The nodes carry no segment hint, so the
+// Bare baseline places them by its per-operation rule.
+func (s PIRShape) Batched(batch int) (*ir.Program, error) {
+	if batch <= 1 {
+		return s.Program()
+	}
+	p, err := fhe.Lookup(s.Params)
+	if err != nil {
+		return nil, fmt.Errorf("workload: batched PIR: %w", err)
+	}
+	top := p.Levels()
+	b := ir.NewBuilder(fmt.Sprintf("%s-b%d", s.Name, batch), s.Params)
+	db := b.SetRole(b.StoredCompact("database", top, s.Rows*s.Cols), ir.RoleDatabase)
+	for q := 0; q < batch; q++ {
+		colSel := b.SetRole(b.InputN(fmt.Sprintf("col-selection/%d", q), top, s.Cols), ir.RoleQuery)
+		rowSel := b.SetRole(b.InputN(fmt.Sprintf("row-selection/%d", q), top, s.Rows), ir.RoleQuery)
+		rowSums := b.Sum(b.PMult(colSel, db), s.Rows)
+		ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
+		b.Output(fmt.Sprintf("answer/%d", q), ans)
+	}
+	return b.Build()
+}
+
 func init() {
 	register(Workload{
 		Name:        "pir",

@@ -14,9 +14,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
 
-// pirStream compiles an expanded-query PIR of rows × cols plaintexts and
-// returns its device segment as a stream program.
-func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
+// bgv13 is the bgv-13 preset and its Lattigo parameters.
+func bgv13(t testing.TB) (fhe.Preset, bgv.Parameters) {
 	t.Helper()
 	pr, err := fhe.Lookup("bgv-13")
 	if err != nil {
@@ -26,6 +25,14 @@ func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pr, params
+}
+
+// pirStream compiles an expanded-query PIR of rows × cols plaintexts and
+// returns its device segment as a stream program.
+func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
+	t.Helper()
+	pr, params := bgv13(t)
 	p, err := workload.ExpandedPIR{Name: "pir", Params: "bgv-13", Rows: rows, Cols: cols}.Program()
 	if err != nil {
 		t.Fatal(err)
@@ -125,14 +132,7 @@ func TestStreamSegmentCarriesRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := fhe.Lookup("bgv-13")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, err := bgv.NewParametersFromLiteral(bgv.ParametersLiteral{LogN: pr.LogN, LogQ: pr.LogQ, LogP: pr.LogP, PlaintextModulus: pr.T})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr, params := bgv13(t)
 	plan, seg := plan.AllOnDevice()
 	sp, err := plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.BGV, pr.T)
 	if err != nil {

@@ -37,20 +37,20 @@ func TestBareFollowsSegmentHints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[ir.Op][]string{}
+	want := map[ir.Op][]compiler.Device{}
 	for i, n := range plan.Program.Nodes {
 		want[n.Op] = append(want[n.Op], plan.Placement[i])
 	}
-	check := func(op ir.Op, k int, dev string) {
+	check := func(op ir.Op, k int, dev compiler.Device) {
 		t.Helper()
 		if got := want[op]; len(got) <= k || got[k] != dev {
 			t.Errorf("%s #%d on %v, want %s", op, k, got, dev)
 		}
 	}
-	check(ir.OpHMult, 0, "ssd")  // hinted linear
-	check(ir.OpHRot, 0, "host")  // hinted non-linear
-	check(ir.OpHMult, 1, "host") // unhinted product
-	check(ir.OpHAdd, 0, "ssd")   // unhinted addition
+	check(ir.OpHMult, 0, compiler.SSD)  // hinted linear
+	check(ir.OpHRot, 0, compiler.Host)  // hinted non-linear
+	check(ir.OpHMult, 1, compiler.Host) // unhinted product
+	check(ir.OpHAdd, 0, compiler.SSD)   // unhinted addition
 
 	// A Boot expands into nodes all hinted non-linear.
 	bb := ir.NewBuilder("boot", "ckks-16")

@@ -42,7 +42,7 @@ func KeyName(n ir.Node, slots int) string {
 	if !ok {
 		return ""
 	}
-	return k.name()
+	return k.String()
 }
 
 // ResidentCapacity is the SSD's on-chip memory for live values under CLCAO:
@@ -61,18 +61,42 @@ func (u *unit) keyHalfBytes(params string) (int64, error) {
 	return StoredKeyBytes(r, u.cm.WordBits()), nil
 }
 
-// keyRef names the evaluation key a node uses.
-type keyRef struct {
-	kind string // "rlk", "conj", "rot"
-	rot  int    // normalised rotation for "rot"
+// keyKind is the kind of evaluation key a node uses. The order is CLCAO's
+// priority for eDRAM: relinearization and conjugation keys cannot be
+// decomposed into other keys, so they are kept before any rotation key.
+type keyKind uint8
+
+const (
+	relinKey keyKind = iota
+	conjKey
+	rotKey
+)
+
+// String is the kind's name in a Plan's HotKeys: "rlk", "conj" or "rot".
+func (k keyKind) String() string {
+	switch k {
+	case relinKey:
+		return "rlk"
+	case conjKey:
+		return "conj"
+	case rotKey:
+		return "rot"
+	}
+	return fmt.Sprintf("keyKind(%d)", uint8(k))
 }
 
-// name is the key's name in a Plan: "rlk", "conj" or "rot<r>".
-func (k keyRef) name() string {
-	if k.kind == "rot" {
-		return fmt.Sprintf("rot%d", k.rot)
+// keyRef names the evaluation key a node uses.
+type keyRef struct {
+	kind keyKind
+	rot  int // normalised rotation of a rotKey
+}
+
+// String is the key's name in a Plan: "rlk", "conj" or "rot<r>".
+func (k keyRef) String() string {
+	if k.kind == rotKey {
+		return fmt.Sprintf("%v%d", k.kind, k.rot)
 	}
-	return k.kind
+	return k.kind.String()
 }
 
 func (u *unit) slots(params string) int {
@@ -86,11 +110,11 @@ func (u *unit) keyOf(n ir.Node) (keyRef, bool) { return nodeKey(n, u.slots(n.Par
 func nodeKey(n ir.Node, slots int) (keyRef, bool) {
 	switch n.Op {
 	case ir.OpRelinearize:
-		return keyRef{kind: "rlk"}, true
+		return keyRef{kind: relinKey}, true
 	case ir.OpConjugate:
-		return keyRef{kind: "conj"}, true
+		return keyRef{kind: conjKey}, true
 	case ir.OpHRot:
-		return keyRef{kind: "rot", rot: ((n.Rotation % slots) + slots) % slots}, true
+		return keyRef{kind: rotKey, rot: ((n.Rotation % slots) + slots) % slots}, true
 	}
 	return keyRef{}, false
 }
@@ -119,20 +143,11 @@ func passRotationKeys(u *unit) error {
 		keys = append(keys, k)
 	}
 	// Relinearization and conjugation keys cannot be decomposed: they go
-	// first; rotations by decreasing use, then by amount.
-	prio := func(k keyRef) int {
-		switch k.kind {
-		case "rlk":
-			return 0
-		case "conj":
-			return 1
-		}
-		return 2
-	}
+	// first (keyKind's order); rotations by decreasing use, then by amount.
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
-		if prio(a) != prio(b) {
-			return prio(a) < prio(b)
+		if a.kind != b.kind {
+			return a.kind < b.kind
 		}
 		if uses[a] != uses[b] {
 			return uses[a] > uses[b]
@@ -146,10 +161,10 @@ func passRotationKeys(u *unit) error {
 	}
 	u.plan.KeysOnChip = len(keys) <= capacity
 	for k := range u.cm.HotKeys {
-		if k.kind == "rot" {
+		if k.kind == rotKey {
 			u.plan.HotRotations = append(u.plan.HotRotations, k.rot)
 		}
-		u.plan.HotKeys = append(u.plan.HotKeys, k.name())
+		u.plan.HotKeys = append(u.plan.HotKeys, k.String())
 	}
 	sort.Strings(u.plan.HotKeys)
 	sort.Ints(u.plan.HotRotations)
@@ -167,7 +182,7 @@ func (u *unit) rewriteColdRotations(half int64) error {
 	rewrite := map[int][]int{} // node → chain
 	for _, n := range u.prog.Nodes {
 		k, ok := u.keyOf(n)
-		if !ok || k.kind != "rot" || u.cm.HotKeys[k] {
+		if !ok || k.kind != rotKey || u.cm.HotKeys[k] {
 			continue
 		}
 		chain, ok := chains[k.rot]
@@ -342,7 +357,7 @@ func uniq(s []int) []int {
 // speed instead of LPDDR.
 func passPlacement(u *unit) error {
 	capacity := ResidentCapacity(u.arch, 0)
-	full := u.opt.Opt == "full"
+	full := u.opt.Opt == OptFull
 	naive := make([]int, len(u.prog.Nodes))
 	for i := range naive {
 		naive[i] = i

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
@@ -11,14 +12,26 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/tdap"
 )
 
+// Optimisation levels (Options.Opt, Plan.Opt).
+const (
+	// OptBare is the paper's manual baseline: non-linear segments on the
+	// host, linear ones on the SSD.
+	OptBare = "bare"
+	// OptTDAP partitions by min-cut.
+	OptTDAP = "tdap"
+	// OptFull runs CLCAO, then TDAP.
+	OptFull = "full"
+)
+
+// optLevels are the valid Options.Opt values, in increasing order.
+var optLevels = []string{OptBare, OptTDAP, OptFull}
+
 // Options select the optimisation level.
 type Options struct {
-	// Opt is "bare" (the paper's manual baseline: non-linear segments on the
-	// host, linear ones on the SSD), "tdap" (min-cut partitioning) or "full"
-	// (CLCAO, then TDAP).
+	// Opt is OptBare, OptTDAP or OptFull ("" is OptFull).
 	Opt string
 	// DumpAfter names a pass after which the IR and state are written to Dump.
-	DumpAfter string
+	DumpAfter PassName
 	Dump      io.Writer
 }
 
@@ -39,32 +52,122 @@ type unit struct {
 	optimistic bool
 }
 
+// PassName names a compiler pass (--dump-after).
+type PassName string
+
+// The compiler's passes, in the order they run.
+const (
+	PassValidate       PassName = "validate"
+	PassExpandBoot     PassName = "expand-boot"
+	PassCLCAORotations PassName = "clcao-rotations"
+	PassCLCAOSchedule  PassName = "clcao-schedule"
+	PassCLCAOResidency PassName = "clcao-residency"
+	PassCost           PassName = "cost"
+	PassPartitionBare  PassName = "partition-bare"
+	PassPartitionTDAP  PassName = "partition-tdap"
+	PassSegment        PassName = "segment"
+	PassCLCAOPlacement PassName = "clcao-placement"
+	PassEstimate       PassName = "estimate"
+)
+
 // pass is one compiler pass: a function over the unit, like the Go
 // compiler's SSA passes. Passes run in the order of the table; a pass
-// whose `opts` does not list the current level is skipped.
+// whose levels do not list the current optimisation level is skipped
+// (nil levels: it always runs).
 type pass struct {
-	name string
-	fn   func(*unit) error
-	opts []string
+	name   PassName
+	fn     func(*unit) error
+	levels []string
 }
 
 var passes = []pass{
-	{"validate", passValidate, nil},
-	{"expand-boot", passExpandBoot, nil},
-	{"clcao-rotations", passRotationKeys, []string{"full"}},
-	{"clcao-schedule", passSchedule, []string{"full"}},
-	{"clcao-residency", passResidencyHint, []string{"full"}},
-	{"cost", passCost, nil},
-	{"partition-bare", passBare, []string{"bare"}},
-	{"partition-tdap", passTDAP, []string{"tdap", "full"}},
-	{"segment", passSegment, nil},
-	{"clcao-placement", passPlacement, nil},
-	{"estimate", passEstimate, nil},
+	{PassValidate, passValidate, nil},
+	{PassExpandBoot, passExpandBoot, nil},
+	{PassCLCAORotations, passRotationKeys, []string{OptFull}},
+	{PassCLCAOSchedule, passSchedule, []string{OptFull}},
+	{PassCLCAOResidency, passResidencyHint, []string{OptFull}},
+	{PassCost, passCost, nil},
+	{PassPartitionBare, passBare, []string{OptBare}},
+	{PassPartitionTDAP, passTDAP, []string{OptTDAP, OptFull}},
+	{PassSegment, passSegment, nil},
+	{PassCLCAOPlacement, passPlacement, nil},
+	{PassEstimate, passEstimate, nil},
+}
+
+// passConstraint says pass a must run before pass b.
+type passConstraint struct {
+	a, b PassName
+}
+
+// passOrder is every ordering the passes rely on, checked when the package
+// initialises (as the Go compiler checks its SSA pass order), so moving a
+// pass in the table cannot silently break one of them.
+var passOrder = []passConstraint{
+	// Every pass assumes a well-formed program.
+	{PassValidate, PassExpandBoot},
+	// Bootstrapping's rotations are keys like any other; the cost model
+	// prices expanded operations only.
+	{PassExpandBoot, PassCLCAORotations},
+	{PassExpandBoot, PassCost},
+	// The rewrite renumbers nodes: schedule and residency work on the
+	// rewritten program.
+	{PassCLCAORotations, PassCLCAOSchedule},
+	{PassCLCAORotations, PassCLCAOResidency},
+	// The cost model reads the hot keys and the resident values.
+	{PassCLCAORotations, PassCost},
+	{PassCLCAOResidency, PassCost},
+	// The partitions solve the problem the costs build.
+	{PassCost, PassPartitionBare},
+	{PassCost, PassPartitionTDAP},
+	// Segments follow the assignment, and CLCAO's schedule inside each.
+	{PassPartitionBare, PassSegment},
+	{PassPartitionTDAP, PassSegment},
+	{PassCLCAOSchedule, PassSegment},
+	// Spills are counted along the final order; estimates fill the segments.
+	{PassSegment, PassCLCAOPlacement},
+	{PassSegment, PassEstimate},
+}
+
+func init() {
+	if err := checkPasses(passes, passOrder); err != nil {
+		panic(err)
+	}
+}
+
+// checkPasses verifies a pass table: names unique, levels known, and every
+// constraint of order naming two passes of the table in that order.
+func checkPasses(table []pass, order []passConstraint) error {
+	index := map[PassName]int{}
+	for i, p := range table {
+		if _, dup := index[p.name]; dup {
+			return fmt.Errorf("compiler: pass %s listed twice", p.name)
+		}
+		index[p.name] = i
+		for _, l := range p.levels {
+			if !slices.Contains(optLevels, l) {
+				return fmt.Errorf("compiler: pass %s runs at unknown level %q", p.name, l)
+			}
+		}
+	}
+	for _, c := range order {
+		i, ok := index[c.a]
+		if !ok {
+			return fmt.Errorf("compiler: pass order names unknown pass %s", c.a)
+		}
+		j, ok := index[c.b]
+		if !ok {
+			return fmt.Errorf("compiler: pass order names unknown pass %s", c.b)
+		}
+		if i >= j {
+			return fmt.Errorf("compiler: pass %s must run before %s", c.a, c.b)
+		}
+	}
+	return nil
 }
 
 // PassNames lists the passes in order (for --dump-after).
-func PassNames() []string {
-	var s []string
+func PassNames() []PassName {
+	var s []PassName
 	for _, p := range passes {
 		s = append(s, p.name)
 	}
@@ -73,23 +176,16 @@ func PassNames() []string {
 
 // Compile partitions prog between the host and the device described by a.
 func Compile(prog *ir.Program, a *arch.Arch, opt Options) (*Plan, error) {
-	switch opt.Opt {
-	case "bare", "tdap", "full":
-	case "":
-		opt.Opt = "full"
-	default:
+	switch {
+	case opt.Opt == "":
+		opt.Opt = OptFull
+	case !slices.Contains(optLevels, opt.Opt):
 		return nil, fmt.Errorf("compiler: unknown optimisation level %q (bare, tdap, full)", opt.Opt)
 	}
-	if opt.DumpAfter != "" {
-		found := false
-		for _, p := range passes {
-			found = found || p.name == opt.DumpAfter
-		}
-		if !found {
-			return nil, fmt.Errorf("compiler: no pass %q (have %v)", opt.DumpAfter, PassNames())
-		}
+	if opt.DumpAfter != "" && !slices.Contains(PassNames(), opt.DumpAfter) {
+		return nil, fmt.Errorf("compiler: no pass %q (have %v)", opt.DumpAfter, PassNames())
 	}
-	if opt.Opt != "full" {
+	if opt.Opt != OptFull {
 		return compile(prog, a, opt, variant{})
 	}
 	// CLCAO's choices interact with the partition: a rotation rewrite pays
@@ -127,7 +223,7 @@ func compile(prog *ir.Program, a *arch.Arch, opt Options, v variant) (*Plan, err
 		cm:   &CostModel{Arch: a, Prof: lower.NewProfiler(), Resident: map[int]bool{}, HotKeys: map[keyRef]bool{}},
 		plan: &Plan{Workload: prog.Name, Arch: a.Name, Opt: opt.Opt}}
 	for _, p := range passes {
-		if p.opts != nil && !contains(p.opts, opt.Opt) {
+		if p.levels != nil && !slices.Contains(p.levels, opt.Opt) {
 			continue
 		}
 		if err := p.fn(u); err != nil {
@@ -146,15 +242,6 @@ func compile(prog *ir.Program, a *arch.Arch, opt Options, v variant) (*Plan, err
 	}
 	u.plan.Program = u.prog
 	return u.plan, nil
-}
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func passValidate(u *unit) error { return u.prog.Validate() }
@@ -288,7 +375,7 @@ func passSegment(u *unit) error {
 	if err != nil {
 		return err
 	}
-	if u.order != nil && u.opt.Opt == "full" {
+	if u.order != nil && u.opt.Opt == OptFull {
 		// Keep CLCAO's schedule inside each device: stable by segment.
 		order = stableBySegments(order, u.order, u.assign)
 	}
@@ -298,12 +385,9 @@ func passSegment(u *unit) error {
 		return err
 	}
 	p := u.plan
-	p.Placement = make([]string, len(u.assign))
-	for i, d := range u.assign {
-		p.Placement[i] = d.String()
-	}
+	p.Placement = append([]Device(nil), u.assign...)
 	for _, s := range segs {
-		ps := PlanSegment{Device: s.Device.String(), Nodes: s.Nodes}
+		ps := PlanSegment{Device: s.Device, Nodes: s.Nodes}
 		for _, v := range s.Nodes {
 			if s.Device == tdap.SSD {
 				b, err := u.programBytes(u.prog.Nodes[v])
@@ -391,7 +475,7 @@ func passEstimate(u *unit) error {
 			return err
 		}
 		p.CutBytes += b
-		p.Transfers = append(p.Transfers, Transfer{Node: e.From, To: u.assign[e.To].String(), Bytes: b})
+		p.Transfers = append(p.Transfers, Transfer{Node: e.From, To: u.assign[e.To], Bytes: b})
 	}
 	for _, n := range u.prog.Nodes {
 		if n.Op == ir.OpStored && !n.Public {
@@ -407,7 +491,7 @@ func passEstimate(u *unit) error {
 		seg := &p.Segments[k]
 		seg.EstSeconds = 0
 		for _, v := range seg.Nodes {
-			if seg.Device == "ssd" {
+			if seg.OnSSD() {
 				seg.EstSeconds += u.costs[v].SSD
 			} else {
 				seg.EstSeconds += u.costs[v].Host

@@ -57,7 +57,7 @@ func TestPIRScanMovesToSSD(t *testing.T) {
 		t.Fatalf("cut %d bytes vs host-only %d: less than 100× smaller", plan.CutBytes, plan.HostOnlyBytes)
 	}
 	for i, n := range plan.Program.Nodes {
-		if n.Op == ir.OpPMult && plan.Placement[i] != "ssd" {
+		if n.Op == ir.OpPMult && plan.Placement[i] != compiler.SSD {
 			t.Fatalf("the database scan (node %d) is on the %s", i, plan.Placement[i])
 		}
 	}
@@ -166,7 +166,7 @@ func checkSegmentPrograms(t *testing.T, plan *compiler.Plan, p *ir.Program, e *c
 	rg := lower.RingOf(e.Params.Parameters)
 	checked := 0
 	for s, seg := range plan.Segments {
-		if seg.Device != "ssd" {
+		if !seg.OnSSD() {
 			continue
 		}
 		sp, err := sized.SegmentProgram(s, rg, fhe.CKKS, 0)
@@ -255,13 +255,13 @@ func TestSplitExecutionMatchesLattigo(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan := compile(t, prog, weak, "full")
-	placed := map[string]bool{}
+	placed := map[compiler.Device]bool{}
 	for i, d := range plan.Placement {
 		if op := plan.Program.Nodes[i].Op; op != ir.OpInput && op != ir.OpOutput && op != ir.OpStored {
 			placed[d] = true
 		}
 	}
-	if !placed["host"] || !placed["ssd"] {
+	if !placed[compiler.Host] || !placed[compiler.SSD] {
 		t.Fatalf("plan does not split the computation: %v", plan.Placement)
 	}
 	// Execute the same plan with 8 stored plaintexts instead of 2^16.
@@ -279,7 +279,7 @@ func TestSplitExecutionMatchesLattigo(t *testing.T) {
 	st := map[string][]engine.Value{"vectors": pts}
 	whole, _, values := e.runValues(t, p, nil, in, st)
 	checkSegmentPrograms(t, plan, p, e, values)
-	split, stats := e.run(t, p, func(i int) bool { return plan.Placement[i] == "ssd" }, in, st)
+	split, stats := e.run(t, p, func(i int) bool { return plan.Placement[i] == compiler.SSD }, in, st)
 	if stats.DeviceOps == 0 || stats.HostOps == 0 {
 		t.Fatalf("execution not split: %+v", stats)
 	}
@@ -343,7 +343,7 @@ func TestRotationDecompositionPreservesResults(t *testing.T) {
 	}
 	st := map[string][]engine.Value{"vectors": pts}
 	orig, _ := e.run(t, p, nil, in, st)
-	rewritten, _ := e.run(t, rw, func(i int) bool { return plan.Placement[i] == "ssd" }, in, st)
+	rewritten, _ := e.run(t, rw, func(i int) bool { return plan.Placement[i] == compiler.SSD }, in, st)
 	a, b := e.DecryptComplex(t, orig["scores"][0].Ct), e.DecryptComplex(t, rewritten["scores"][0].Ct)
 	for i := range a {
 		if cmplx.Abs(a[i]-b[i]) > 1e-4 {

@@ -213,12 +213,12 @@ func (cm *CostModel) deviceSeconds(n ir.Node, prof lower.Profile, ssd bool) (flo
 func (cm *CostModel) hot(n ir.Node) bool {
 	switch n.Op {
 	case ir.OpRelinearize:
-		return cm.HotKeys[keyRef{kind: "rlk"}]
+		return cm.HotKeys[keyRef{kind: relinKey}]
 	case ir.OpConjugate:
-		return cm.HotKeys[keyRef{kind: "conj"}]
+		return cm.HotKeys[keyRef{kind: conjKey}]
 	case ir.OpHRot:
 		for k := range cm.HotKeys {
-			if k.kind == "rot" && cm.slotsMod(n, n.Rotation) == k.rot {
+			if k.kind == rotKey && cm.slotsMod(n, n.Rotation) == k.rot {
 				return true
 			}
 		}

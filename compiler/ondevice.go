@@ -12,7 +12,7 @@ import "github.com/rosemary-fhe/rosemary/compiler/ir"
 // across the link to it is never the cheaper choice there.
 func (p *Plan) AllOnDevice() (*Plan, int) {
 	for i, s := range p.Segments {
-		if s.Device != "ssd" {
+		if !s.OnSSD() {
 			continue
 		}
 		all := true
@@ -26,21 +26,21 @@ func (p *Plan) AllOnDevice() (*Plan, int) {
 		}
 	}
 	q := *p
-	q.Placement = make([]string, len(p.Program.Nodes))
+	q.Placement = make([]Device, len(p.Program.Nodes))
 	var in, dev, out []int
 	for i, n := range p.Program.Nodes {
 		switch n.Op {
 		case ir.OpInput:
-			q.Placement[i] = "host"
+			q.Placement[i] = Host
 			in = append(in, i)
 		case ir.OpOutput:
-			q.Placement[i] = "host"
+			q.Placement[i] = Host
 			out = append(out, i)
 		default:
-			q.Placement[i] = "ssd"
+			q.Placement[i] = SSD
 			dev = append(dev, i)
 		}
 	}
-	q.Segments = []PlanSegment{{Device: "host", Nodes: in}, {Device: "ssd", Nodes: dev}, {Device: "host", Nodes: out}}
+	q.Segments = []PlanSegment{{Device: Host, Nodes: in}, {Device: SSD, Nodes: dev}, {Device: Host, Nodes: out}}
 	return &q, 1
 }

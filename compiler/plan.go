@@ -2,6 +2,18 @@ package compiler
 
 import (
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
+	"github.com/rosemary-fhe/rosemary/compiler/tdap"
+)
+
+// Device is the side of the host–SSD cut a node runs on. It is the
+// min-cut's own type, named here so that a Plan's readers need not import
+// the partitioner; in JSON it reads "host" or "ssd".
+type Device = tdap.Device
+
+// The two sides of a Plan.
+const (
+	Host = tdap.Host
+	SSD  = tdap.SSD
 )
 
 // Plan is the compiler's output: where every node runs, the segments that
@@ -13,7 +25,7 @@ type Plan struct {
 	Arch      string        `json:"arch"`
 	Opt       string        `json:"opt"`
 	Program   *ir.Program   `json:"program"`
-	Placement []string      `json:"placement"` // "host" or "ssd", per node
+	Placement []Device      `json:"placement"` // per node
 	Costs     []NodeCost    `json:"costs"`
 	Segments  []PlanSegment `json:"segments"`
 	Transfers []Transfer    `json:"transfers"`
@@ -41,7 +53,7 @@ type Plan struct {
 
 // PlanSegment is a maximal run of same-device nodes in execution order.
 type PlanSegment struct {
-	Device       string  `json:"device"`
+	Device       Device  `json:"device"`
 	Nodes        []int   `json:"nodes"`
 	ProgramBytes int64   `json:"mprogram_bytes,omitempty"`
 	EstSeconds   float64 `json:"est_s"`
@@ -50,7 +62,7 @@ type PlanSegment struct {
 // Transfer is a value crossing the link.
 type Transfer struct {
 	Node  int    `json:"node"` // producer
-	To    string `json:"to"`   // destination device
+	To    Device `json:"to"`   // destination side
 	Bytes int64  `json:"bytes"`
 }
 
@@ -81,7 +93,7 @@ func (p *Plan) Summary() Summary {
 		EstLatency: p.EstLatency, SpilledBytes: p.SpilledBytes, SpilledBefore: p.SpilledBytesBefore,
 		KeysOnChip: p.KeysOnChip, Rewritten: p.RotationsRewritten}
 	for _, d := range p.Placement {
-		if d == "ssd" {
+		if d == SSD {
 			s.SSDNodes++
 		} else {
 			s.HostNodes++
@@ -89,6 +101,9 @@ func (p *Plan) Summary() Summary {
 	}
 	return s
 }
+
+// OnSSD reports whether the segment runs on the SSD (is a device segment).
+func (s PlanSegment) OnSSD() bool { return s.Device == SSD }
 
 // Computes reports whether segment seg runs an operation (not only
 // sources and sinks: Input, Stored, Output).

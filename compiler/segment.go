@@ -14,7 +14,7 @@ import (
 type ObjectRef struct {
 	Node     int       `json:"node"` // -1 for keys
 	Instance int64     `json:"instance"`
-	Key      string    `json:"key,omitempty"` // "rlk" or "gal:<element>"
+	Key      string    `json:"key,omitempty"` // lower.Program.KeyName: "rlk" or "gal:<element>"
 	Space    isa.Space `json:"space"`
 	ID       int       `json:"id"`
 	Polys    int       `json:"polys"`
@@ -39,7 +39,7 @@ const MaxSegmentInstructions = 1 << 22
 // SegmentProgram materialises device segment seg of the plan for the ring
 // ring (the real primes of the keys in use) as one mProgram.
 func (p *Plan) SegmentProgram(seg int, ring lower.Ring, scheme fhe.Scheme, t uint64) (*SegmentProgram, error) {
-	if seg < 0 || seg >= len(p.Segments) || p.Segments[seg].Device != "ssd" {
+	if seg < 0 || seg >= len(p.Segments) || !p.Segments[seg].OnSSD() {
 		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
 	}
 	prog := p.Program
@@ -139,10 +139,7 @@ func (p *Plan) SegmentProgram(seg int, ring lower.Ring, scheme fhe.Scheme, t uin
 				remap[[2]int{int(in.Space), in.ID}] = o
 			}
 			for _, kobj := range l.Keys {
-				name := "rlk"
-				if l.GaloisElement != 0 {
-					name = fmt.Sprintf("gal:%d", l.GaloisElement)
-				}
+				name := l.KeyName()
 				o, ok := m.keys[name]
 				if !ok {
 					m.nextNAND++

@@ -11,7 +11,7 @@ import (
 // StreamSegment builds the stream program of device segment seg of the
 // plan for the ring ring (the primes of the keys in use).
 func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint64) (*lower.StreamProgram, error) {
-	if seg < 0 || seg >= len(p.Segments) || p.Segments[seg].Device != "ssd" {
+	if seg < 0 || seg >= len(p.Segments) || !p.Segments[seg].OnSSD() {
 		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
 	}
 	prog := p.Program
@@ -38,12 +38,12 @@ func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint
 		}
 		switch {
 		case n.Op == ir.OpStored:
-			sn.Kind, sn.Name, sn.Compact = lower.StreamStored, n.Name, n.Compact
+			sn.Kind, sn.Name, sn.Role, sn.Compact = lower.StreamStored, n.Name, n.Role, n.Compact
 			if n.Compact {
 				sn.Limbs = 1
 			}
 		case !inSeg[v] || n.Op == ir.OpInput:
-			sn.Kind, sn.Name = lower.StreamInput, n.Name
+			sn.Kind, sn.Name, sn.Role = lower.StreamInput, n.Name, n.Role
 		default:
 			args := n.Args
 			if (n.Op == ir.OpRelinearize || n.Op == ir.OpSum) && fused[n.Args[0]] {

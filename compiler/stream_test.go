@@ -1,20 +1,21 @@
 package compiler_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
 
-// pirStream compiles an expanded-query PIR of rows × cols plaintexts and
-// returns its device segment as a stream program.
-func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
+// bgv13 is the bgv-13 preset and its Lattigo parameters.
+func bgv13(t testing.TB) (fhe.Preset, bgv.Parameters) {
 	t.Helper()
 	pr, err := fhe.Lookup("bgv-13")
 	if err != nil {
@@ -24,6 +25,14 @@ func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pr, params
+}
+
+// pirStream compiles an expanded-query PIR of rows × cols plaintexts and
+// returns its device segment as a stream program.
+func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
+	t.Helper()
+	pr, params := bgv13(t)
 	p, err := workload.ExpandedPIR{Name: "pir", Params: "bgv-13", Rows: rows, Cols: cols}.Program()
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +43,7 @@ func pirStream(t testing.TB, rows, cols int64) *lower.StreamProgram {
 		t.Fatal(err)
 	}
 	for i, s := range plan.Segments {
-		if s.Device == "ssd" {
+		if s.OnSSD() {
 			sp, err := plan.StreamSegment(i, lower.RingOf(params.Parameters), fhe.BGV, pr.T)
 			if err != nil {
 				t.Fatal(err)
@@ -109,4 +118,34 @@ func FuzzStreamProgram(f *testing.F) {
 			t.Fatalf("decoded a program that does not validate: %v", err)
 		}
 	})
+}
+
+// A session binds the stream's sources by role: the workload builder marks
+// the query and the database, and the roles reach the stream nodes.
+func TestStreamSegmentCarriesRoles(t *testing.T) {
+	p, err := workload.ExpandedPIR{Name: "pir", Params: "bgv-13", Rows: 4, Cols: 4}.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := arch.Preset("rosemary")
+	plan, err := compiler.Compile(p, a, compiler.Options{Opt: "full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, params := bgv13(t)
+	plan, seg := plan.AllOnDevice()
+	sp, err := plan.StreamSegment(seg, lower.RingOf(params.Parameters), fhe.BGV, pr.T)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[ir.Role][]string{}
+	for _, sn := range sp.Nodes {
+		if sn.Role != ir.NoRole {
+			got[sn.Role] = append(got[sn.Role], sn.Kind.String()+" "+sn.Name)
+		}
+	}
+	want := map[ir.Role][]string{ir.RoleQuery: {lower.StreamInput.String() + " query"}, ir.RoleDatabase: {lower.StreamStored.String() + " database"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("roles %v, want %v", got, want)
+	}
 }

@@ -34,7 +34,7 @@ func runCompile(args []string) error {
 		}
 		return nil
 	}
-	o := compiler.Options{Opt: *opt, DumpAfter: *dump}
+	o := compiler.Options{Opt: *opt, DumpAfter: compiler.PassName(*dump)}
 	if *dump != "" {
 		o.Dump = os.Stderr
 	}
@@ -58,7 +58,7 @@ func runCompile(args []string) error {
 	fmt.Printf("workload %s on %s, --opt %s (estimates of the cost model)\n", s.Workload, s.Arch, s.Opt)
 	fmt.Printf("  nodes %d: %d on the host, %d on the SSD; %d segments, %d transfers\n", s.Nodes, s.HostNodes, s.SSDNodes, s.Segments, s.Transfers)
 	fmt.Printf("  bytes over PCIe: %s (host-only: %s)\n", report.Bytes(s.CutBytes), report.Bytes(s.HostOnlyBytes))
-	if s.Opt == "full" {
+	if s.Opt == compiler.OptFull {
 		fmt.Printf("  mProgram bytes: %s; spilled to LPDDR: %s (before CLCAO: %s)\n", report.Bytes(s.MProgramBytes), report.Bytes(s.SpilledBytes), report.Bytes(s.SpilledBefore))
 	} else {
 		fmt.Printf("  mProgram bytes: %s; spilled to LPDDR: %s\n", report.Bytes(s.MProgramBytes), report.Bytes(s.SpilledBytes))

@@ -225,14 +225,7 @@ func (a *Arch) Clone() *Arch {
 // validator collects field problems so one error names all of them.
 type validator struct{ errs []string }
 
-func (v *validator) posInt(name string, x int) {
-	switch {
-	case x < 0:
-		v.errs = append(v.errs, fmt.Sprintf("%s is negative (%d)", name, x))
-	case x == 0:
-		v.errs = append(v.errs, fmt.Sprintf("%s is missing or zero", name))
-	}
-}
+func (v *validator) posInt(name string, x int) { v.posInt64(name, int64(x)) }
 
 func (v *validator) posInt64(name string, x int64) {
 	switch {

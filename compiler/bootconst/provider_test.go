@@ -367,14 +367,14 @@ func TestPlanWithBootOnDevice(t *testing.T) {
 	placed := 0
 	for i, n := range q.Nodes {
 		if n.Segment == ir.NonLinear && n.Op != ir.OpStored {
-			if plan.Placement[i] == "ssd" {
+			if plan.Placement[i] == compiler.SSD {
 				placed++
 			}
-			plan.Placement[i] = "ssd" // the bootstrapping runs on the device
+			plan.Placement[i] = compiler.SSD // the bootstrapping runs on the device
 		}
 	}
 	t.Logf("CLCAO/TDAP placed %d of the bootstrapping's nodes on the SSD", placed)
-	onDevice := func(i int) bool { return plan.Placement[i] == "ssd" }
+	onDevice := func(i int) bool { return plan.Placement[i] == compiler.SSD }
 	host, dev := 0, 0
 	for i, n := range q.Nodes {
 		switch n.Op {

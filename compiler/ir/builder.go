@@ -160,6 +160,17 @@ func (b *Builder) Build() (*Program, error) {
 	return &p, nil
 }
 
+// SetRole gives node id the role r (Node.Role) and returns id, so a
+// source reads q := b.SetRole(b.Input("query", top), ir.RoleQuery).
+func (b *Builder) SetRole(id int, r Role) int {
+	if id >= 0 && id < len(b.p.Nodes) {
+		b.p.Nodes[id].Role = r
+	} else if b.err == nil {
+		b.err = fmt.Errorf("ir: builder: no node %d", id)
+	}
+	return id
+}
+
 // Append adds a copy of n (its Args already referring to this builder's
 // nodes) and returns its new ID. Count and Params are kept as given.
 func (b *Builder) Append(n Node) int { return b.add(n) }

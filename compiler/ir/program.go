@@ -36,6 +36,39 @@ type Node struct {
 	// paper's manual allocation: non-linear segments on the host
 	// accelerator, linear ones on the SSD); TDAP ignores it.
 	Segment Segment `json:"segment,omitempty"`
+	// Role marks the sources a session binds to data of its own (the
+	// client's query, the stored database), so it finds them by meaning
+	// rather than by name. The workload builders set it. It is not part
+	// of the JSON form, which plans have always been written in; a
+	// program decoded from JSON has no roles.
+	Role Role `json:"-"`
+}
+
+// Role is what a source node carries for the session that runs the
+// program (Node.Role).
+type Role uint8
+
+const (
+	// NoRole: the node is bound, if at all, by its name.
+	NoRole Role = iota
+	// RoleQuery is the client's query: the ciphertext(s) it encrypts and
+	// sends per request.
+	RoleQuery
+	// RoleDatabase is the stored data the program scans.
+	RoleDatabase
+)
+
+// String returns "", "query" or "database".
+func (r Role) String() string {
+	switch r {
+	case NoRole:
+		return ""
+	case RoleQuery:
+		return "query"
+	case RoleDatabase:
+		return "database"
+	}
+	return fmt.Sprintf("Role(%d)", uint8(r))
 }
 
 // Segment kinds for Node.Segment.

@@ -49,10 +49,14 @@ func (k StreamKind) String() string {
 
 // StreamNode is one node of a stream program.
 type StreamNode struct {
-	Node  int        `json:"node"` // the IR node
-	Kind  StreamKind `json:"kind"`
-	Name  string     `json:"name,omitempty"` // Input/Stored: the IR name
-	Count int64      `json:"count"`
+	Node int        `json:"node"` // the IR node
+	Kind StreamKind `json:"kind"`
+	Name string     `json:"name,omitempty"` // Input/Stored: the IR name
+	// Role is the IR node's role (Input/Stored), for the session that
+	// binds the stream's sources; like ir.Node.Role it stays on the host
+	// side and is not encoded.
+	Role  ir.Role `json:"-"`
+	Count int64   `json:"count"`
 	// Polys × Limbs is the shape of one instance (a compact plaintext has
 	// one limb whatever its level).
 	Polys   int   `json:"polys"`
@@ -262,16 +266,24 @@ func sameProgramConfig(a, b *isa.Config) bool {
 	return string(x) == string(y)
 }
 
-// KeyName names the evaluation key a body needs ("" if none): "rlk" or
-// "gal:<element>".
+// RelinKeyName is the name of the relinearization key a body binds.
+const RelinKeyName = "rlk"
+
+// GaloisKeyName is the name of the key of Galois element el a body binds,
+// "gal:<el>": the one place that spells it, for the stream programs and the
+// compiler's segment programs alike.
+func GaloisKeyName(el uint64) string { return fmt.Sprintf("gal:%d", el) }
+
+// KeyName names the evaluation key a body needs ("" if none):
+// RelinKeyName or GaloisKeyName of its element.
 func (l *Program) KeyName() string {
 	switch {
 	case len(l.Keys) == 0:
 		return ""
 	case l.GaloisElement != 0:
-		return fmt.Sprintf("gal:%d", l.GaloisElement)
+		return GaloisKeyName(l.GaloisElement)
 	}
-	return "rlk"
+	return RelinKeyName
 }
 
 // MarshalBinary encodes the stream program (JSON; bodies as encoded

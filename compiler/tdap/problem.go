@@ -26,6 +26,36 @@ func (d Device) String() string {
 	return fmt.Sprintf("Device(%d)", uint8(d))
 }
 
+// ParseDevice is the inverse of String: "host" or "ssd".
+func ParseDevice(s string) (Device, error) {
+	switch s {
+	case "host":
+		return Host, nil
+	case "ssd":
+		return SSD, nil
+	}
+	return 0, fmt.Errorf("tdap: no device %q (host, ssd)", s)
+}
+
+// MarshalText encodes the device by name, so a plan's placements read
+// "host"/"ssd" in JSON rather than numbers.
+func (d Device) MarshalText() ([]byte, error) {
+	if d != Host && d != SSD {
+		return nil, fmt.Errorf("tdap: cannot encode %v", d)
+	}
+	return []byte(d.String()), nil
+}
+
+// UnmarshalText decodes a name written by MarshalText.
+func (d *Device) UnmarshalText(b []byte) error {
+	v, err := ParseDevice(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
 // Pin fixes a node to a device, or leaves it free.
 type Pin uint8
 
@@ -45,9 +75,9 @@ func (p Pin) String() string {
 	case Free:
 		return "free"
 	case PinHost:
-		return "host"
+		return Host.String()
 	case PinSSD:
-		return "ssd"
+		return SSD.String()
 	}
 	return fmt.Sprintf("Pin(%d)", uint8(p))
 }

@@ -105,10 +105,10 @@ func (s HEVECShape) Program() (*ir.Program, error) {
 	b := ir.NewBuilder(s.Name, s.Params)
 	// A scan over stored data: one linear segment (ir.Node.Segment).
 	b.Segment(ir.Linear)
-	q := b.Input("query", top)
+	q := b.SetRole(b.Input("query", top), ir.RoleQuery)
 	leaves := make([]int, s.Pack)
 	for i := range leaves {
-		db := b.Stored(fmt.Sprintf("vectors/%d", i), top, lay.Groups, true)
+		db := b.SetRole(b.Stored(fmt.Sprintf("vectors/%d", i), top, lay.Groups, true), ir.RoleDatabase)
 		leaves[i] = b.PMult(q, db)
 	}
 	monomials := map[int]int{}

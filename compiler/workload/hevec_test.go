@@ -7,6 +7,7 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -177,7 +178,7 @@ func TestHEVECSmallOnDevice(t *testing.T) {
 	plan := compileAll(t, p)["bare"]
 	onDev := 0
 	for i, d := range plan.Placement {
-		if d == "ssd" && p.Nodes[i].Op != ir.OpInput && p.Nodes[i].Op != ir.OpStored && p.Nodes[i].Op != ir.OpOutput {
+		if d == compiler.SSD && p.Nodes[i].Op != ir.OpInput && p.Nodes[i].Op != ir.OpStored && p.Nodes[i].Op != ir.OpOutput {
 			onDev++
 		}
 	}
@@ -194,7 +195,7 @@ func TestHEVECSmallOnDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x.OnDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
+	x.OnDevice = func(i int) bool { return plan.Placement[i] == compiler.SSD }
 	out, err := x.Run(context.Background(), plan.Program, in, st)
 	if err != nil {
 		t.Fatal(err)

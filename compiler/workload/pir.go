@@ -47,16 +47,45 @@ func (s PIRShape) Program() (*ir.Program, error) {
 	b := ir.NewBuilder(s.Name, s.Params)
 	// A scan over stored data: one linear segment (ir.Node.Segment).
 	b.Segment(ir.Linear)
-	colSel := b.InputN("col-selection", top, s.Cols)
-	rowSel := b.InputN("row-selection", top, s.Rows)
+	colSel := b.SetRole(b.InputN("col-selection", top, s.Cols), ir.RoleQuery)
+	rowSel := b.SetRole(b.InputN("row-selection", top, s.Rows), ir.RoleQuery)
 	// The database is stored compact (its coefficients mod t, one limb per
 	// plaintext) and lifted to RNS/NTT form where it is multiplied.
-	db := b.StoredCompact("database", top, s.Rows*s.Cols)
+	db := b.SetRole(b.StoredCompact("database", top, s.Rows*s.Cols), ir.RoleDatabase)
 	picked := b.PMult(colSel, db) // instance r·Cols + c uses column c's selection
 	rowSums := b.Sum(picked, s.Rows)
 	prod := b.MulRelin(rowSums, rowSel)
 	ans := b.Rescale(b.Sum(prod, 1))
 	b.Output("answer", ans)
+	return b.Build()
+}
+
+// Batched is the scan answering batch queries over one stored database
+// (Program when batch ≤ 1): each query has its own column and row
+// selections ("col-selection/<q>", "row-selection/<q>") and its own chain
+// (PMult, row Sums, MulRelin, Sum, Rescale) to "answer/<q>"; all chains
+// read the same Stored node, which comes first. This is our model of a
+// batch (Rosemary §Comparison with Previous ISP Design gives batch sizes,
+// not the batching algorithm). The nodes carry no segment hint, so the
+// Bare baseline places them by its per-operation rule.
+func (s PIRShape) Batched(batch int) (*ir.Program, error) {
+	if batch <= 1 {
+		return s.Program()
+	}
+	p, err := fhe.Lookup(s.Params)
+	if err != nil {
+		return nil, fmt.Errorf("workload: batched PIR: %w", err)
+	}
+	top := p.Levels()
+	b := ir.NewBuilder(fmt.Sprintf("%s-b%d", s.Name, batch), s.Params)
+	db := b.SetRole(b.StoredCompact("database", top, s.Rows*s.Cols), ir.RoleDatabase)
+	for q := 0; q < batch; q++ {
+		colSel := b.SetRole(b.InputN(fmt.Sprintf("col-selection/%d", q), top, s.Cols), ir.RoleQuery)
+		rowSel := b.SetRole(b.InputN(fmt.Sprintf("row-selection/%d", q), top, s.Rows), ir.RoleQuery)
+		rowSums := b.Sum(b.PMult(colSel, db), s.Rows)
+		ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
+		b.Output(fmt.Sprintf("answer/%d", q), ans)
+	}
 	return b.Build()
 }
 
@@ -103,10 +132,10 @@ func (s ExpandedPIR) Program() (*ir.Program, error) {
 	top := p.Levels()
 	b := ir.NewBuilder(s.Name, s.Params)
 	b.Segment(ir.Linear)
-	q := b.Input("query", top)
+	q := b.SetRole(b.Input("query", top), ir.RoleQuery)
 	colSel := b.Rescale(b.Expand(q, s.Cols, ir.ExpandSpec{Prefix: 1, PrefixBits: 1}))
 	rowSel := b.Rescale(b.Expand(q, s.Rows, ir.ExpandSpec{Prefix: 0, PrefixBits: 1}))
-	db := b.StoredCompact("database", top-1, s.Rows*s.Cols)
+	db := b.SetRole(b.StoredCompact("database", top-1, s.Rows*s.Cols), ir.RoleDatabase)
 	rowSums := b.Sum(b.PMult(colSel, db), s.Rows) // instance r·Cols + c uses column c's selection
 	ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
 	b.Output("answer", ans)

@@ -323,7 +323,7 @@ func TestSmallFormsRunSplit(t *testing.T) {
 				t.Fatal(err)
 			}
 			if split {
-				x.OnDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
+				x.OnDevice = func(i int) bool { return plan.Placement[i] == compiler.SSD }
 			}
 			if outs[k], err = x.Run(context.Background(), plan.Program, in, st); err != nil {
 				t.Fatalf("%s (split %v): %v", w, split, err)

@@ -39,8 +39,8 @@ func (s VecDistShape) Program() (*ir.Program, error) {
 	b := ir.NewBuilder(s.Name, s.Params)
 	// A scan over stored data: one linear segment (ir.Node.Segment).
 	b.Segment(ir.Linear)
-	q := b.Input("query", top)
-	db := b.Stored("vectors", top, s.Plaintexts, true)
+	q := b.SetRole(b.Input("query", top), ir.RoleQuery)
+	db := b.SetRole(b.Stored("vectors", top, s.Plaintexts, true), ir.RoleDatabase)
 	x := b.Rescale(b.PMult(q, db))
 	steps := bits.Len(uint(s.Dim - 1))
 	for i := 0; i < steps; i++ {

@@ -3,6 +3,7 @@ package system
 import (
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/fhe"
@@ -11,20 +12,13 @@ import (
 // The program as the simulator sees it: every IR node classified, placed on
 // a device, profiled and cut into tiles.
 
-// device is where a node runs.
-type device int
+// device is where a node runs: the plan's own sides.
+type device = compiler.Device
 
 const (
-	onHost device = iota
-	onSSD
+	onHost = compiler.Host
+	onSSD  = compiler.SSD
 )
-
-func (d device) String() string {
-	if d == onSSD {
-		return "ssd"
-	}
-	return "host"
-}
 
 // tier is where a value lives on a device.
 type tier int
@@ -128,13 +122,11 @@ func (x *exec) build() error {
 			case INSPIRE:
 				v.dev = onSSD
 			default:
-				switch x.plan.Placement[i] {
-				case "host":
-					v.dev = onHost
-				case "ssd":
-					v.dev = onSSD
+				switch d := x.plan.Placement[i]; d {
+				case onHost, onSSD:
+					v.dev = d
 				default:
-					return fmt.Errorf("system: node %d placed on %q", i, x.plan.Placement[i])
+					return fmt.Errorf("system: node %d placed on %v", i, d)
 				}
 			}
 		}

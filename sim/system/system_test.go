@@ -98,7 +98,7 @@ func kernelExec(t *testing.T, count int64, maxTiles int, prof lower.Profile) *ex
 		{ID: 0, Op: ir.OpStored, Params: "pir-bgv", Level: 2, Degree: 1, Count: count, Name: "x"},
 		{ID: 1, Op: ir.OpRescale, Args: []int{0}, Params: "pir-bgv", Level: 1, Degree: 1, Count: count},
 	}}
-	plan := &compiler.Plan{Workload: "kernel", Opt: "full", Program: p, Placement: []string{"ssd", "ssd"}}
+	plan := &compiler.Plan{Workload: "kernel", Opt: "full", Program: p, Placement: []compiler.Device{compiler.SSD, compiler.SSD}}
 	x, err := newExec(plan, preset(t, "rosemary"), Rosemary, Options{MaxTiles: maxTiles})
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestPCIeTransferMQSim(t *testing.T) {
 	a := preset(t, "rosemary")
 	p := scanProgram(t, 64)
 	plan := compile(t, p, a, "full")
-	if plan.Placement[2] != "ssd" {
+	if plan.Placement[2] != compiler.SSD {
 		t.Fatalf("scan PMult placed on %s", plan.Placement[2])
 	}
 	r := run(t, plan, a, Rosemary, Options{})
@@ -491,8 +491,8 @@ func TestBadInputs(t *testing.T) {
 		t.Error("short placement accepted")
 	}
 	bad = *plan
-	bad.Placement = append([]string(nil), plan.Placement...)
-	bad.Placement[2] = "gpu"
+	bad.Placement = append([]compiler.Device(nil), plan.Placement...)
+	bad.Placement[2] = compiler.Device(7) // neither side
 	if _, err := Simulate(&bad, a, Rosemary); err == nil {
 		t.Error("unknown device accepted")
 	}

@@ -159,7 +159,7 @@ func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, 
 		return nil, err
 	}
 	for _, d := range plan.Placement {
-		if d == "ssd" {
+		if d == compiler.SSD {
 			s.SSDNodes++
 		} else {
 			s.HostNodes++

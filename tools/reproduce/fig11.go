@@ -24,6 +24,8 @@ func Fig11(r *Runner) (*Result, error) {
 	}
 	t := newTable("11", "database", "batch", "cpu_latency_s", "inspire_latency_s", "rosemary_latency_s",
 		"inspire_speedup_vs_cpu", "rosemary_speedup_vs_cpu", "rosemary_vs_inspire", "paper", "ratio", "why")
+	// The note still names the builder by its former place (now
+	// workload.PIRShape.Batched): the published figure text is kept as is.
 	t.Notes = append(t.Notes, "A batch of B queries is one program with B query chains over one stored database (reproduce.batchedPIR, our model). "+
 		"INSPIRE is modelled by assumption in sim/system/inspire.go (Rosemary's engine and flash, all in the SSD, no eDRAM, no CLCAO): its configuration was not available.")
 	var dbs []string

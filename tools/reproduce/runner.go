@@ -11,7 +11,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
-	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 )
 
@@ -45,10 +44,7 @@ func pirBuild(name string, records, recBytes int64, batch int) func() (*ir.Progr
 		if err != nil {
 			return nil, err
 		}
-		if batch <= 1 {
-			return s.Program()
-		}
-		return batchedPIR(s, batch)
+		return s.Batched(batch)
 	}
 }
 
@@ -65,30 +61,6 @@ func pirWorkload(name string, batch int) (Workload, error) {
 		}
 	}
 	return Workload{}, fmt.Errorf("reproduce: no PIR database %q", name)
-}
-
-// batchedPIR is s answering batch queries over one stored database: each
-// query has its own column and row selections and its own chain (PMult,
-// row Sums, MulRelin, Sum, Rescale); all chains read the same Stored node.
-// This is our model of a batch (Rosemary §Comparison with Previous ISP
-// Design gives batch sizes, not the batching algorithm).
-func batchedPIR(s workload.PIRShape, batch int) (*ir.Program, error) {
-	p, err := fhe.Lookup(s.Params)
-	if err != nil {
-		return nil, fmt.Errorf("reproduce: batched PIR: %w", err)
-	}
-	top := p.Levels()
-	b := ir.NewBuilder(fmt.Sprintf("%s-b%d", s.Name, batch), s.Params)
-	// Stored compact, as every PIR database is (workload.PIRShape.Program).
-	db := b.StoredCompact("database", top, s.Rows*s.Cols)
-	for q := 0; q < batch; q++ {
-		colSel := b.InputN(fmt.Sprintf("col-selection/%d", q), top, s.Cols)
-		rowSel := b.InputN(fmt.Sprintf("row-selection/%d", q), top, s.Rows)
-		rowSums := b.Sum(b.PMult(colSel, db), s.Rows)
-		ans := b.Rescale(b.Sum(b.MulRelin(rowSums, rowSel), 1))
-		b.Output(fmt.Sprintf("answer/%d", q), ans)
-	}
-	return b.Build()
 }
 
 func transformerBatch() int {

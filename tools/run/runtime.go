@@ -160,12 +160,12 @@ func Setup(ctx context.Context, c *remote.Client, opts Options) (*Session, error
 	s := &Session{Opts: opts, Program: plan.Program, Plan: plan}
 	switch opts.Placement {
 	case "plan":
-		s.onDevice = func(i int) bool { return plan.Placement[i] == "ssd" }
+		s.onDevice = func(i int) bool { return plan.Placement[i] == compiler.SSD }
 	case "device":
 		s.onDevice = func(i int) bool {
 			switch plan.Program.Nodes[i].Op {
 			case ir.OpInput, ir.OpOutput, ir.OpStored:
-				return plan.Placement[i] == "ssd"
+				return plan.Placement[i] == compiler.SSD
 			}
 			return true
 		}

@@ -25,7 +25,7 @@ func (s *Session) setStreams(ctx context.Context, c api.Device) error {
 		t = s.preset.T
 	}
 	for i, seg := range s.Plan.Segments {
-		if seg.Device != "ssd" || !s.Plan.Computes(i) {
+		if !seg.OnSSD() || !s.Plan.Computes(i) {
 			continue
 		}
 		sp, err := s.Plan.StreamSegment(i, ring, s.preset.Scheme, t)
@@ -48,7 +48,7 @@ func (s *Session) setStreams(ctx context.Context, c api.Device) error {
 func (s *Session) execSegments() []engine.Segment {
 	segs := make([]engine.Segment, len(s.Plan.Segments))
 	for i, seg := range s.Plan.Segments {
-		segs[i] = engine.Segment{OnDevice: seg.Device == "ssd", Nodes: seg.Nodes, Stream: s.Streams[i]}
+		segs[i] = engine.Segment{OnDevice: seg.OnSSD(), Nodes: seg.Nodes, Stream: s.Streams[i]}
 	}
 	return segs
 }

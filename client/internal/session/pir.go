@@ -217,7 +217,7 @@ func NewPIRSessionWith(ctx context.Context, dev api.Device, db string, preset fh
 	seg := -1
 	if opt.FollowPlan {
 		for i := range plan.Segments {
-			if plan.Segments[i].Device == "ssd" && plan.Computes(i) {
+			if plan.Segments[i].OnSSD() && plan.Computes(i) {
 				seg = i
 			}
 		}
@@ -238,9 +238,9 @@ func NewPIRSessionWith(ctx context.Context, dev api.Device, db string, preset fh
 	for _, sn := range s.Stream.Nodes {
 		n := plan.Program.Nodes[sn.Node]
 		switch {
-		case sn.Kind == lower.StreamInput && n.Name == "query":
+		case sn.Kind == lower.StreamInput && n.Role == ir.RoleQuery:
 			s.query = sn.Node
-		case sn.Kind == lower.StreamStored && n.Name == "database":
+		case sn.Kind == lower.StreamStored && n.Role == ir.RoleDatabase:
 			s.stored = sn.Node
 		case sn.Out:
 			s.answer = sn.Node

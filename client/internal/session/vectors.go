@@ -252,7 +252,7 @@ func NewVectorSession(ctx context.Context, dev api.Device, db string, shape work
 	}
 	for _, sn := range s.Stream.Nodes {
 		switch {
-		case sn.Kind == lower.StreamInput && sn.Name == "query":
+		case sn.Kind == lower.StreamInput && sn.Role == ir.RoleQuery:
 			s.query = sn.Node
 		case sn.Kind == lower.StreamStored && strings.HasPrefix(sn.Name, "vectors/"):
 			var i int64

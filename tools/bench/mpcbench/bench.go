@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/internal/timing"
 	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
 	"github.com/rosemary-fhe/rosemary/optiprime/infer"
 	"github.com/rosemary-fhe/rosemary/optiprime/linear"
@@ -185,9 +186,9 @@ func MeasureLayer(network, layer string, proto linear.Protocol, params cheetah.P
 		}
 		return pl.DecryptOutput(client, down)
 	}
-	sw := startWatch()
-	yc, err := online()
-	cpu, wall := sw.stop()
+	var yc []uint64
+	sample, err := timing.Batch(1, func() (err error) { yc, err = online(); return err })
+	cpu, wall := sample.CPUOrWall(), sample.Wall
 	if err != nil {
 		return Row{}, err
 	}

@@ -64,6 +64,17 @@ func setCounters(r *Row, c linear.Counters) {
 	r.BytesC2S, r.BytesS2C = c.BytesC2S, c.BytesS2C
 }
 
+// addTraffic adds part's flights, HE counters and bytes to r, a total row.
+func (r *Row) addTraffic(part Row) {
+	r.Flights += part.Flights
+	r.OutputCts += part.OutputCts
+	r.InputCts += part.InputCts
+	r.Automorphisms += part.Automorphisms
+	r.CPMults += part.CPMults
+	r.BytesC2S += part.BytesC2S
+	r.BytesS2C += part.BytesS2C
+}
+
 // ConvMod is the plaintext reference: conv(x; w) mod 2^logT (CHW input,
 // OIHW weights, values mod 2^logT; grouped convolutions included).
 func ConvMod(s linear.ConvShape, w, x []uint64, logT int) []uint64 {

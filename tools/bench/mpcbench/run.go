@@ -36,13 +36,7 @@ func ProjectNetwork(n nets.Network, proto linear.Protocol, params cheetah.Parame
 		}
 		rows = append(rows, r)
 		total.Count += lc.Count
-		total.Flights += r.Flights
-		total.OutputCts += r.OutputCts
-		total.InputCts += r.InputCts
-		total.Automorphisms += r.Automorphisms
-		total.CPMults += r.CPMults
-		total.BytesC2S += r.BytesC2S
-		total.BytesS2C += r.BytesS2C
+		total.addTraffic(r)
 		totalCompute += compute
 	}
 	total.CPUS = totalCompute.Seconds()
@@ -80,13 +74,7 @@ func MNISTRows(st infer.Stats) []Row {
 		for _, r := range []*Row{&lin, &nl} {
 			_ = r.project(time.Duration(r.CPUS * float64(time.Second)))
 			rows = append(rows, *r)
-			total.Flights += r.Flights
-			total.OutputCts += r.OutputCts
-			total.InputCts += r.InputCts
-			total.Automorphisms += r.Automorphisms
-			total.CPMults += r.CPMults
-			total.BytesC2S += r.BytesC2S
-			total.BytesS2C += r.BytesS2C
+			total.addTraffic(*r)
 			totalS += r.CPUS
 		}
 	}

@@ -14,6 +14,7 @@
 //	linear     HE convolution / matrix protocols (cheetah, optiencode, BSGS)
 //	opticomp   sparse weight-plaintext compression (OptiComp)
 //	nets       layer-shape generators for the evaluated networks
+//	wire       the HE-MPC sessions' shared hello, abort and expected-frame receive
 //	graph      fixed-point residual networks (ResNet-18/50, reduced) and their reference
 //	e2e        two-party end-to-end inference of a graph network, measured per operation
 //

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/ring"
+
+	"github.com/rosemary-fhe/rosemary/optiprime/share"
 )
 
 // Wire formats. Both are versioned and fully validated on decode.
@@ -36,13 +38,11 @@ var (
 	outputMagic = [4]byte{'R', 'C', 'O', 1}
 )
 
-func packedBytes(n, bits int) int { return (n*bits + 7) / 8 }
-
 // InputSize is the exact wire size of a seeded input ciphertext.
 func (p Parameters) InputSize() int {
 	s := inputHeader + SeedSize
 	for _, b := range p.QiBits() {
-		s += packedBytes(p.N(), b)
+		s += share.PackedLen(p.N(), b)
 	}
 	return s
 }
@@ -50,7 +50,7 @@ func (p Parameters) InputSize() int {
 // OutputSize is the exact wire size of a compressed output ciphertext.
 func (p Parameters) OutputSize(nkeep, d0, d1 int) int {
 	b0 := p.QiBits()[0]
-	return outputHeader + packedBytes(nkeep, b0-d0) + packedBytes(p.N(), b0-d1)
+	return outputHeader + share.PackedLen(nkeep, b0-d0) + share.PackedLen(p.N(), b0-d1)
 }
 
 // DropBits returns how many low bits of c0 (d0) and c1 (d1) can be dropped
@@ -173,12 +173,12 @@ func (c *Compressed) MarshalBinary(q0bits int) ([]byte, error) {
 	if c.D0 >= q0bits || c.D1 >= q0bits || c.D0 < 0 || c.D1 < 0 {
 		return nil, fmt.Errorf("cheetah: dropped bits (%d,%d) invalid for %d-bit q0", c.D0, c.D1, q0bits)
 	}
-	buf := make([]byte, outputHeader, outputHeader+packedBytes(len(c.C0), q0bits-c.D0)+packedBytes(len(c.C1), q0bits-c.D1))
+	buf := make([]byte, outputHeader, outputHeader+share.PackedLen(len(c.C0), q0bits-c.D0)+share.PackedLen(len(c.C1), q0bits-c.D1))
 	copy(buf, outputMagic[:])
 	buf[4], buf[5], buf[6], buf[7] = byte(c.LogN), byte(c.LogT), byte(c.D0), byte(c.D1)
 	binary.LittleEndian.PutUint32(buf[8:], uint32(len(c.C0)))
-	buf = packBits(buf, c.C0, q0bits-c.D0)
-	buf = packBits(buf, c.C1, q0bits-c.D1)
+	buf = share.Pack(buf, c.C0, q0bits-c.D0)
+	buf = share.Pack(buf, c.C1, q0bits-c.D1)
 	return buf, nil
 }
 
@@ -231,7 +231,7 @@ func (p Parameters) MarshalInput(ct *Ciphertext, seed [SeedSize]byte) ([]byte, e
 	buf[4], buf[5], buf[6] = byte(p.LogN()), byte(ct.LogT), byte(ct.Level())
 	buf = append(buf, seed[:]...)
 	for i, b := range p.QiBits() {
-		buf = packBits(buf, ct.Ct.Value[0].Coeffs[i], b)
+		buf = share.Pack(buf, ct.Ct.Value[0].Coeffs[i], b)
 	}
 	return buf, nil
 }
@@ -277,56 +277,14 @@ func (p Parameters) UnmarshalInput(data []byte) (*Ciphertext, error) {
 	return &Ciphertext{Ct: ct, LogT: logT, Noise: p.FreshSK()}, nil
 }
 
-func packBits(dst []byte, vals []uint64, bits int) []byte {
-	var acc uint64
-	n := 0
-	for _, v := range vals {
-		if bits < 64 {
-			v &= uint64(1)<<uint(bits) - 1
-		}
-		rem := bits
-		for rem > 0 {
-			take := 8 - n
-			if take > rem {
-				take = rem
-			}
-			acc |= (v & (uint64(1)<<uint(take) - 1)) << uint(n)
-			v >>= uint(take)
-			n += take
-			rem -= take
-			if n == 8 {
-				dst = append(dst, byte(acc))
-				acc, n = 0, 0
-			}
-		}
-	}
-	if n > 0 {
-		dst = append(dst, byte(acc))
-	}
-	return dst
-}
-
+// unpackBits reads count packed values from the front of src and returns
+// them with the bytes that follow.
 func unpackBits(src []byte, count, bits int) ([]uint64, []byte, error) {
-	nb := packedBytes(count, bits)
+	nb := share.PackedLen(count, bits)
 	if len(src) < nb {
 		return nil, nil, fmt.Errorf("cheetah: truncated packed section: %d bytes, need %d", len(src), nb)
 	}
 	out := make([]uint64, count)
-	pos := 0
-	for i := range out {
-		var v uint64
-		for k := 0; k < bits; {
-			byteIdx, bitIdx := pos/8, pos%8
-			take := 8 - bitIdx
-			if take > bits-k {
-				take = bits - k
-			}
-			chunk := (uint64(src[byteIdx]) >> uint(bitIdx)) & (uint64(1)<<uint(take) - 1)
-			v |= chunk << uint(k)
-			k += take
-			pos += take
-		}
-		out[i] = v
-	}
+	share.UnpackInto(out, src, bits)
 	return out, src[nb:], nil
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func FuzzDecodeHello(f *testing.F) {
-	f.Add(hello{Version: wireVersion, Protocol: linear.OptiEncode, LogN: 13}.encode())
+	f.Add(hello{Hello: protocol.Hello(linear.OptiEncode, 13)}.encode())
 	f.Add([]byte{})
 	f.Add(make([]byte, helloLen))
 	f.Fuzz(func(t *testing.T, b []byte) {

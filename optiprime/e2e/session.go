@@ -171,12 +171,6 @@ func (s *session) inDims(op graph.Op) graph.Dims {
 	return s.net.Ops[op.In[0]-1].Out
 }
 
-// abort tells the peer why this side stops (best effort) and closes.
-func abort(conn *transport.Conn, err error) { conn.Abort(frameAbort, err) }
-
-// recv reads a frame of the wanted type; a peer's abort becomes an error.
-func recv(conn *transport.Conn, want byte) ([]byte, error) { return conn.RecvWant(want, frameAbort) }
-
 // Serve runs the server side of one session with the network n (weights
 // included) and returns when the client has its output. It closes conn if
 // it fails.
@@ -188,7 +182,7 @@ func Serve(conn *transport.Conn, n *graph.Net) (err error) {
 			err = fmt.Errorf("e2e: malformed peer data: %v", r)
 		}
 		if err != nil {
-			abort(conn, err)
+			protocol.Abort(conn, err)
 		}
 	}()
 	return serve(conn, n)
@@ -199,7 +193,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 		return err
 	}
 	cpu0, _ := processCPU()
-	b, err := recv(conn, frameHello)
+	b, err := protocol.Recv(conn, frameHello)
 	if err != nil {
 		return fmt.Errorf("e2e: hello: %w", err)
 	}
@@ -217,7 +211,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	if err := conn.Send(frameAccept, nil); err != nil {
 		return err
 	}
-	b, err = recv(conn, framePK)
+	b, err = protocol.Recv(conn, framePK)
 	if err != nil {
 		return fmt.Errorf("e2e: public key: %w", err)
 	}
@@ -234,7 +228,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	}
 	var gks []*rlwe.GaloisKey
 	for len(gks) < len(want) {
-		b, err := recv(conn, frameGalois)
+		b, err := protocol.Recv(conn, frameGalois)
 		if err != nil {
 			return fmt.Errorf("e2e: Galois key: %w", err)
 		}
@@ -297,7 +291,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 			}
 			in := make([][]byte, pl.Tiles()*pl.Inputs())
 			for j := range in {
-				if in[j], err = recv(conn, frameLinIn); err != nil {
+				if in[j], err = protocol.Recv(conn, frameLinIn); err != nil {
 					return fmt.Errorf("e2e: %s input %d: %w", op.Name, j, err)
 				}
 			}
@@ -341,7 +335,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 func Infer(conn *transport.Conn, pub *graph.Net, img []int64, cfg Config) (out []int64, rep *Report, err error) {
 	defer func() {
 		if err != nil {
-			abort(conn, err)
+			protocol.Abort(conn, err)
 		}
 	}()
 	return infer(conn, pub, img, cfg)
@@ -356,7 +350,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	}
 	start := time.Now()
 	cpu0, _ := processCPU()
-	h := hello{Version: wireVersion, Protocol: cfg.Protocol, LogN: cfg.LogN, Digest: n.Digest()}
+	h := hello{Hello: protocol.Hello(cfg.Protocol, cfg.LogN), Digest: n.Digest()}
 	if _, err := decodeHello(h.encode()); err != nil {
 		return nil, nil, err
 	}
@@ -367,7 +361,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	if err := conn.Send(frameHello, h.encode()); err != nil {
 		return nil, nil, err
 	}
-	if _, err := recv(conn, frameAccept); err != nil {
+	if _, err := protocol.Recv(conn, frameAccept); err != nil {
 		return nil, nil, fmt.Errorf("e2e: hello: %w", err)
 	}
 	lc := linear.NewClient(s.params)
@@ -391,7 +385,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 			return nil, nil, err
 		}
 	}
-	if _, err := recv(conn, frameReady); err != nil {
+	if _, err := protocol.Recv(conn, frameReady); err != nil {
 		return nil, nil, fmt.Errorf("e2e: keys: %w", err)
 	}
 	party, err := nonlinear.NewParty(conn, s.ring)
@@ -424,7 +418,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 			}
 			down := make([][]byte, pl.Tiles()*pl.Groups())
 			for j := range down {
-				if down[j], err = recv(conn, frameLinOut); err != nil {
+				if down[j], err = protocol.Recv(conn, frameLinOut); err != nil {
 					return nil, nil, fmt.Errorf("e2e: %s output %d: %w", op.Name, j, err)
 				}
 			}
@@ -459,7 +453,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	rep.WallS = time.Since(start).Seconds()
 	cpu1, _ := processCPU()
 	total := conn.Stats()
-	b, err := recv(conn, frameStats)
+	b, err := protocol.Recv(conn, frameStats)
 	if err != nil {
 		return nil, nil, fmt.Errorf("e2e: server report: %w", err)
 	}

@@ -1,10 +1,6 @@
 package e2e
 
-import (
-	"fmt"
-
-	"github.com/rosemary-fhe/rosemary/optiprime/linear"
-)
+import "github.com/rosemary-fhe/rosemary/optiprime/wire"
 
 // Frame types of an end-to-end session (0x50–0x5f).
 const (
@@ -19,37 +15,31 @@ const (
 	frameAbort  byte = 0x5f // either way: the sender gives up (payload: reason)
 
 	wireVersion  byte = 1
-	helloLen          = 3 + 32
+	helloLen          = wire.HelloLen + 32
 	maxGaloisKey      = 1 << 12
 )
 
-// hello is the client's opening message.
+// protocol is this session's hello version, error prefix and abort frame.
+var protocol = wire.Session{Name: "e2e", Version: wireVersion, AbortType: frameAbort}
+
+// hello is the client's opening message: the common fields and the
+// digest of the network's architecture, which the server must share.
 type hello struct {
-	Version  byte
-	Protocol linear.Protocol
-	LogN     int
-	Digest   [32]byte
+	wire.Hello
+	Digest [32]byte
 }
 
 func (h hello) encode() []byte {
-	return append([]byte{h.Version, byte(h.Protocol), byte(h.LogN)}, h.Digest[:]...)
+	return append(h.Append(make([]byte, 0, helloLen)), h.Digest[:]...)
 }
 
 // decodeHello parses and checks a hello frame.
 func decodeHello(b []byte) (hello, error) {
-	if len(b) != helloLen {
-		return hello{}, fmt.Errorf("e2e: hello has %d bytes, want %d", len(b), helloLen)
+	common, digest, err := protocol.ParseHello(b, len(hello{}.Digest))
+	if err != nil {
+		return hello{}, err
 	}
-	h := hello{Version: b[0], Protocol: linear.Protocol(b[1]), LogN: int(b[2])}
-	copy(h.Digest[:], b[3:])
-	if h.Version != wireVersion {
-		return hello{}, fmt.Errorf("e2e: protocol version %d, want %d", h.Version, wireVersion)
-	}
-	if int(b[1]) >= len(linear.Protocols) {
-		return hello{}, fmt.Errorf("e2e: unknown linear protocol %d", b[1])
-	}
-	if h.LogN < 12 || h.LogN > 15 {
-		return hello{}, fmt.Errorf("e2e: log N = %d outside [12, 15]", h.LogN)
-	}
+	h := hello{Hello: common}
+	copy(h.Digest[:], digest)
 	return h, nil
 }

@@ -178,7 +178,7 @@ func TestServerRejectsBadHello(t *testing.T) {
 			if err := cc.Send(frameHello, tc.hello); err != nil {
 				t.Fatal(err)
 			}
-			_, err := recv(cc, frameModel)
+			_, err := protocol.Recv(cc, frameModel)
 			if err == nil || !bytes.Contains([]byte(err.Error()), []byte("peer aborted")) {
 				t.Errorf("client got %v, want the server's abort", err)
 			}
@@ -251,11 +251,11 @@ func FuzzDecodeHello(f *testing.F) {
 	f.Add([]byte{1, 0, 13})
 	f.Add([]byte{1, 2, 12})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := decodeHello(b)
+		h, _, err := protocol.ParseHello(b, 0)
 		if err != nil {
 			return
 		}
-		if !bytes.Equal(h.encode(), b) {
+		if !bytes.Equal(h.Append(nil), b) {
 			t.Fatal("decode/encode is not the identity")
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/optiprime/nonlinear"
 	"github.com/rosemary-fhe/rosemary/optiprime/share"
 	"github.com/rosemary-fhe/rosemary/optiprime/transport"
+	"github.com/rosemary-fhe/rosemary/optiprime/wire"
 )
 
 // Config is what the client chooses for a session.
@@ -52,7 +53,7 @@ type Stats struct {
 }
 
 // plans builds both parties' identical per-layer plans.
-func plans(q *model.Quantized, h hello) (cheetah.Parameters, []*linear.Plan, error) {
+func plans(q *model.Quantized, h wire.Hello) (cheetah.Parameters, []*linear.Plan, error) {
 	lit, err := cheetah.PresetForLogN(h.LogN)
 	if err != nil {
 		return cheetah.Parameters{}, nil, fmt.Errorf("infer: %w", err)
@@ -73,7 +74,7 @@ func plans(q *model.Quantized, h hello) (cheetah.Parameters, []*linear.Plan, err
 	return params, ps, nil
 }
 
-func newStats(q *model.Quantized, h hello, ps []*linear.Plan) *Stats {
+func newStats(q *model.Quantized, h wire.Hello, ps []*linear.Plan) *Stats {
 	st := &Stats{Protocol: h.Protocol.String(), LogN: h.LogN, LogT: q.LogT}
 	for i, s := range q.Arch {
 		name := fmt.Sprintf("conv%d", i+1)
@@ -85,13 +86,6 @@ func newStats(q *model.Quantized, h hello, ps []*linear.Plan) *Stats {
 	return st
 }
 
-// abort tells the peer why this side stops (best effort) and closes.
-func abort(conn *transport.Conn, err error) { conn.Abort(frameAbort, err) }
-
-// recv reads a frame of the wanted type, turning a peer's abort frame into
-// an error.
-func recv(conn *transport.Conn, want byte) ([]byte, error) { return conn.RecvWant(want, frameAbort) }
-
 // Serve runs the server side of one session on conn with the model q
 // (weights included) and returns the session's counters. It closes conn
 // when it fails.
@@ -102,12 +96,12 @@ func Serve(conn *transport.Conn, q *model.Quantized) (st *Stats, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("infer: malformed peer data: %v", r)
-			abort(conn, err)
+			protocol.Abort(conn, err)
 		}
 	}()
 	st, err = serve(conn, q)
 	if err != nil {
-		abort(conn, err)
+		protocol.Abort(conn, err)
 	}
 	return st, err
 }
@@ -117,11 +111,11 @@ func serve(conn *transport.Conn, q *model.Quantized) (*Stats, error) {
 		return nil, err
 	}
 	t0 := time.Now()
-	b, err := recv(conn, frameHello)
+	b, err := protocol.Recv(conn, frameHello)
 	if err != nil {
 		return nil, fmt.Errorf("infer: hello: %w", err)
 	}
-	h, err := decodeHello(b)
+	h, _, err := protocol.ParseHello(b, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +131,7 @@ func serve(conn *transport.Conn, q *model.Quantized) (*Stats, error) {
 		return nil, fmt.Errorf("infer: send model: %w", err)
 	}
 	// Keys.
-	b, err = recv(conn, framePK)
+	b, err = protocol.Recv(conn, framePK)
 	if err != nil {
 		return nil, fmt.Errorf("infer: public key: %w", err)
 	}
@@ -156,7 +150,7 @@ func serve(conn *transport.Conn, q *model.Quantized) (*Stats, error) {
 	}
 	var gks []*rlwe.GaloisKey
 	for len(gks) < len(want) {
-		b, err := recv(conn, frameGalois)
+		b, err := protocol.Recv(conn, frameGalois)
 		if err != nil {
 			return nil, fmt.Errorf("infer: Galois key: %w", err)
 		}
@@ -201,7 +195,7 @@ func serve(conn *transport.Conn, q *model.Quantized) (*Stats, error) {
 	st.Setup = conn.Stats()
 	st.SetupS = time.Since(t0).Seconds()
 	for {
-		b, err := recv(conn, frameNext)
+		b, err := protocol.Recv(conn, frameNext)
 		if err != nil {
 			return st, fmt.Errorf("infer: next: %w", err)
 		}
@@ -216,7 +210,7 @@ func serve(conn *transport.Conn, q *model.Quantized) (*Stats, error) {
 		for i, pl := range ps {
 			ls := &st.Layers[i]
 			s0, t := conn.Stats(), time.Now()
-			b, err := recv(conn, frameLinIn)
+			b, err := protocol.Recv(conn, frameLinIn)
 			if err != nil {
 				return st, fmt.Errorf("infer: layer %d input: %w", i, err)
 			}
@@ -294,7 +288,7 @@ type Client struct {
 func NewClient(conn *transport.Conn, cfg Config) (*Client, error) {
 	c, err := newClient(conn, cfg)
 	if err != nil {
-		abort(conn, err)
+		protocol.Abort(conn, err)
 	}
 	return c, err
 }
@@ -304,14 +298,15 @@ func newClient(conn *transport.Conn, cfg Config) (*Client, error) {
 		cfg.LogN = DefaultLogN
 	}
 	t0 := time.Now()
-	h := hello{Version: wireVersion, Protocol: cfg.Protocol, LogN: cfg.LogN}
-	if _, err := decodeHello(h.encode()); err != nil {
+	h := protocol.Hello(cfg.Protocol, cfg.LogN)
+	hb := h.Append(nil)
+	if _, _, err := protocol.ParseHello(hb, 0); err != nil {
 		return nil, err
 	}
-	if err := conn.Send(frameHello, h.encode()); err != nil {
+	if err := conn.Send(frameHello, hb); err != nil {
 		return nil, fmt.Errorf("infer: send hello: %w", err)
 	}
-	b, err := recv(conn, frameModel)
+	b, err := protocol.Recv(conn, frameModel)
 	if err != nil {
 		return nil, fmt.Errorf("infer: model: %w", err)
 	}
@@ -344,7 +339,7 @@ func newClient(conn *transport.Conn, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("infer: send Galois key: %w", err)
 		}
 	}
-	if _, err := recv(conn, frameReady); err != nil {
+	if _, err := protocol.Recv(conn, frameReady); err != nil {
 		return nil, fmt.Errorf("infer: ready: %w", err)
 	}
 	ring, err := share.NewRing(pub.LogT)
@@ -379,7 +374,7 @@ func (c *Client) Infer(img []byte) (*Result, error) {
 	r, err := c.infer(img)
 	if err != nil {
 		c.closed = true
-		abort(c.conn, err)
+		protocol.Abort(c.conn, err)
 	}
 	return r, err
 }
@@ -406,7 +401,7 @@ func (c *Client) infer(img []byte) (*Result, error) {
 		if err := c.conn.Send(frameLinIn, EncodeMessages(up)); err != nil {
 			return nil, fmt.Errorf("infer: layer %d input: %w", i, err)
 		}
-		b, err := recv(c.conn, frameLinOut)
+		b, err := protocol.Recv(c.conn, frameLinOut)
 		if err != nil {
 			return nil, fmt.Errorf("infer: layer %d output: %w", i, err)
 		}

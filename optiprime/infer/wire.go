@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/optiprime/linear"
 	"github.com/rosemary-fhe/rosemary/optiprime/transport"
+	"github.com/rosemary-fhe/rosemary/optiprime/wire"
 )
 
 // Frame types of the inference session (0x40–0x4f; 0x20–0x3f belong to
@@ -24,34 +24,10 @@ const (
 	wireVersion  byte = 1
 	maxMessages       = 1 << 16
 	maxGaloisKey      = 1 << 12
-	helloLen          = 3
 )
 
-// hello is the client's opening message.
-type hello struct {
-	Version  byte
-	Protocol linear.Protocol
-	LogN     int
-}
-
-func (h hello) encode() []byte { return []byte{h.Version, byte(h.Protocol), byte(h.LogN)} }
-
-func decodeHello(b []byte) (hello, error) {
-	if len(b) != helloLen {
-		return hello{}, fmt.Errorf("infer: hello has %d bytes, want %d", len(b), helloLen)
-	}
-	h := hello{Version: b[0], Protocol: linear.Protocol(b[1]), LogN: int(b[2])}
-	if h.Version != wireVersion {
-		return hello{}, fmt.Errorf("infer: protocol version %d, want %d", h.Version, wireVersion)
-	}
-	if int(b[1]) >= len(linear.Protocols) {
-		return hello{}, fmt.Errorf("infer: unknown linear protocol %d", b[1])
-	}
-	if h.LogN < 12 || h.LogN > 15 {
-		return hello{}, fmt.Errorf("infer: log N = %d outside [12, 15]", h.LogN)
-	}
-	return h, nil
-}
+// protocol is this session's hello version, error prefix and abort frame.
+var protocol = wire.Session{Name: "infer", Version: wireVersion, AbortType: frameAbort}
 
 // EncodeMessages frames a list of byte strings: u32 count, then per
 // message u32 length and the bytes (big endian).

@@ -18,11 +18,7 @@ func (p *Party) Reveal(x []uint64) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: reveal: %w", err)
 	}
-	y, err := share.Unpack(peer, len(x), l)
-	if err != nil {
-		return nil, fmt.Errorf("nonlinear: reveal: %w", err)
-	}
-	return p.ring.AddVec(y, y, x), nil
+	return p.addPeer(peer, x)
 }
 
 // RevealTo opens shared values to party `to` only (0 = server, 1 = client):
@@ -42,7 +38,12 @@ func (p *Party) RevealTo(x []uint64, to int) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: reveal: %w", err)
 	}
-	y, err := share.Unpack(peer, len(x), l)
+	return p.addPeer(peer, x)
+}
+
+// addPeer opens x with the peer's packed shares of it.
+func (p *Party) addPeer(peer []byte, x []uint64) ([]uint64, error) {
+	y, err := share.Unpack(peer, len(x), p.ring.Bits())
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: reveal: %w", err)
 	}

@@ -3,6 +3,8 @@ package opticomp
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/optiprime/share"
 )
 
 const (
@@ -113,7 +115,7 @@ func Compress(poly []uint64, bits, segBytes int) ([]byte, Stats, error) {
 			n := min(rem, room, maxLen)
 			lastMeta = len(seg)
 			seg = binary.LittleEndian.AppendUint32(seg, uint32(pos)|uint32(n-1)<<20)
-			seg = packBits(seg, poly[pos:pos+n], bits)
+			seg = share.Pack(seg, poly[pos:pos+n], bits)
 			st.Blocks++
 			pos += n
 			rem -= n
@@ -169,7 +171,7 @@ func Decompress(data []byte) ([]uint64, error) {
 			if off+nb > len(seg) {
 				return nil, fmt.Errorf("opticomp: segment %d block at %d overruns the segment", s, pos)
 			}
-			unpackBits(seg[off:off+nb], poly[pos:pos+n], bits)
+			share.UnpackInto(poly[pos:pos+n], seg[off:off+nb], bits)
 			if tail := n * bits % 8; tail != 0 && seg[off+nb-1]>>uint(tail) != 0 {
 				return nil, fmt.Errorf("opticomp: segment %d block at %d has non-zero padding bits", s, pos)
 			}
@@ -186,42 +188,4 @@ func Decompress(data []byte) ([]uint64, error) {
 		}
 	}
 	return poly, nil
-}
-
-func packBits(dst []byte, vals []uint64, bits int) []byte {
-	var acc uint64
-	n := 0
-	for _, v := range vals {
-		rem := bits
-		for rem > 0 {
-			take := min(8-n, rem)
-			acc |= (v & (1<<uint(take) - 1)) << uint(n)
-			v >>= uint(take)
-			n += take
-			rem -= take
-			if n == 8 {
-				dst = append(dst, byte(acc))
-				acc, n = 0, 0
-			}
-		}
-	}
-	if n > 0 {
-		dst = append(dst, byte(acc))
-	}
-	return dst
-}
-
-func unpackBits(src []byte, out []uint64, bits int) {
-	pos := 0
-	for i := range out {
-		var v uint64
-		for k := 0; k < bits; {
-			bi, bo := pos/8, pos%8
-			take := min(8-bo, bits-k)
-			v |= (uint64(src[bi]) >> uint(bo) & (1<<uint(take) - 1)) << uint(k)
-			k += take
-			pos += take
-		}
-		out[i] = v
-	}
 }

@@ -47,7 +47,18 @@ func Unpack(b []byte, n, bits int) ([]uint64, error) {
 		return nil, fmt.Errorf("share: unpack %d values of %d bits: have %d bytes, want %d", n, bits, len(b), PackedLen(n, bits))
 	}
 	out := make([]uint64, n)
-	m := Mask(bits)
+	UnpackInto(out, b, bits)
+	if pad := n * bits % 8; pad != 0 && b[len(b)-1]>>pad != 0 {
+		return nil, fmt.Errorf("share: unpack: nonzero padding bits")
+	}
+	return out, nil
+}
+
+// UnpackInto decodes len(out) values of the given width (in [1, 64]) from
+// the start of b, which must hold at least PackedLen(len(out), bits) bytes;
+// it checks neither the length nor the padding, for callers that frame and
+// check the packed bytes themselves.
+func UnpackInto(out []uint64, b []byte, bits int) {
 	pos := 0 // bit position
 	for i := range out {
 		var v uint64
@@ -59,10 +70,6 @@ func Unpack(b []byte, n, bits int) ([]uint64, error) {
 			got += take
 			pos += take
 		}
-		out[i] = v & m
+		out[i] = v
 	}
-	if pad := pos & 7; pad != 0 && b[len(b)-1]>>pad != 0 {
-		return nil, fmt.Errorf("share: unpack: nonzero padding bits")
-	}
-	return out, nil
 }

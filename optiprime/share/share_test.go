@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/big"
+	"slices"
 	"testing"
 )
 
@@ -216,6 +217,18 @@ func TestPackUnpack(t *testing.T) {
 	}
 	if _, err := Unpack(nil, 1, 65); err == nil {
 		t.Error("width 65 accepted")
+	}
+}
+
+// UnpackInto reads the front of a longer buffer and ignores the padding,
+// which its callers frame and check themselves.
+func TestUnpackIntoPrefix(t *testing.T) {
+	b := append(Pack(nil, []uint64{1, 2, 3, 4, 5}, 3), 0xaa)
+	b[1] |= 0x80 // a padding bit
+	out := make([]uint64, 5)
+	UnpackInto(out, b, 3)
+	if want := []uint64{1, 2, 3, 4, 5}; !slices.Equal(out, want) {
+		t.Fatalf("got %v, want %v", out, want)
 	}
 }
 

@@ -2,7 +2,6 @@ package crosscheck
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/internal/timing"
 )
 
 // OpTiming compares one whole operation: Lattigo's evaluator against the
@@ -106,19 +106,11 @@ func TimeOps(preset string, iters int) ([]OpTiming, error) {
 		if err := r.Lattigo(); err != nil {
 			return nil, err
 		}
-		var ours, lat time.Duration
-		for i := 0; i < iters; i++ {
-			t0 := time.Now()
-			if _, err := r.Ours(); err != nil {
-				return nil, err
-			}
-			t1 := time.Now()
-			if err := r.Lattigo(); err != nil {
-				return nil, err
-			}
-			ours += t1.Sub(t0)
-			lat += time.Since(t1)
+		total, err := timing.Alternate(iters, func() error { _, err := r.Ours(); return err }, r.Lattigo)
+		if err != nil {
+			return nil, err
 		}
+		ours, lat := total[0], total[1]
 		o := float64(ours.Nanoseconds()) / float64(iters)
 		l := float64(lat.Nanoseconds()) / float64(iters)
 		out = append(out, OpTiming{Op: string(op), Preset: preset, LogN: env.Params.LogN(), Levels: env.Params.MaxLevel(),

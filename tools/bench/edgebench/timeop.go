@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/internal/cputime"
+	"github.com/rosemary-fhe/rosemary/internal/timing"
 )
 
 // benchRounds is the number of rounds a timing is split into; the fastest
@@ -22,25 +22,22 @@ const benchRounds = 5
 func TimeOp(iters int, f func() error) (wallMs, cpuMs float64, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	t0 := time.Now()
-	if err := f(); err != nil { // warm-up
+	warm, err := timing.Batch(1, f)
+	if err != nil {
 		return 0, 0, err
 	}
 	// Rounds last at least ~50 ms, so that a descheduling spike is averaged.
-	one := max(time.Since(t0), time.Microsecond)
+	one := max(warm.Wall, time.Microsecond)
 	per := max(1, (iters+benchRounds-1)/benchRounds, int(50*time.Millisecond/one))
 	wallMs, cpuMs = math.Inf(1), math.Inf(1)
 	for r := 0; r < benchRounds; r++ {
-		c0, okc := cputime.Thread()
-		start := time.Now()
-		for i := 0; i < per; i++ {
-			if err := f(); err != nil {
-				return 0, 0, err
-			}
+		s, err := timing.Batch(per, f)
+		if err != nil {
+			return 0, 0, err
 		}
-		wallMs = math.Min(wallMs, float64(time.Since(start).Nanoseconds())/1e6/float64(per))
-		if c1, ok := cputime.Thread(); ok && okc && c1 > c0 {
-			cpuMs = math.Min(cpuMs, float64(c1-c0)/1e6/float64(per))
+		wallMs = math.Min(wallMs, float64(s.Wall.Nanoseconds())/1e6/float64(per))
+		if s.CPUOK && s.CPU > 0 {
+			cpuMs = math.Min(cpuMs, float64(s.CPU)/1e6/float64(per))
 		}
 	}
 	if math.IsInf(cpuMs, 1) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/internal/timing"
 	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
 	"github.com/rosemary-fhe/rosemary/optiprime/infer"
 	"github.com/rosemary-fhe/rosemary/optiprime/linear"
@@ -21,22 +22,19 @@ const (
 // Row is the cost of one linear layer (or a network total) under one
 // protocol.
 type Row struct {
-	Kind          string  `json:"kind"`
-	Network       string  `json:"network"`
-	Protocol      string  `json:"protocol"`
-	Layer         string  `json:"layer"`
-	LogN          int     `json:"log_n"`
-	Count         int     `json:"count,omitempty"` // repetitions summed into the row
-	OutputCts     int64   `json:"output_cts"`
-	InputCts      int64   `json:"input_cts"`
-	Automorphisms int64   `json:"automorphisms"`
-	CPMults       int64   `json:"cpmults"`
-	BytesC2S      int64   `json:"bytes_c2s"`
-	BytesS2C      int64   `json:"bytes_s2c"`
-	Flights       int64   `json:"flights"`
-	CPUS          float64 `json:"cpu_s"`
-	LANS          float64 `json:"lan_s"`
-	WANS          float64 `json:"wan_s"`
+	Kind     string `json:"kind"`
+	Network  string `json:"network"`
+	Protocol string `json:"protocol"`
+	Layer    string `json:"layer"`
+	LogN     int    `json:"log_n"`
+	Count    int    `json:"count,omitempty"` // repetitions summed into the row
+	// The plan's counters, with the bytes as measured on measured rows;
+	// embedded, so that the JSON fields stay flat (output_cts … bytes_s2c).
+	linear.Counters
+	Flights int64   `json:"flights"`
+	CPUS    float64 `json:"cpu_s"`
+	LANS    float64 `json:"lan_s"`
+	WANS    float64 `json:"wan_s"`
 	// Measured rows only.
 	WallS      float64 `json:"wall_s,omitempty"`          // wall time of the same work (≥ cpu_s on a loaded machine)
 	PrepS      float64 `json:"prep_s,omitempty"`          // weight encoding (offline), not in cpu_s
@@ -58,9 +56,10 @@ func (r *Row) project(compute time.Duration) error {
 	return nil
 }
 
-func setCounters(r *Row, c linear.Counters) {
-	r.OutputCts, r.InputCts, r.Automorphisms, r.CPMults = c.OutputCts, c.InputCts, c.Automorphisms, c.CPMults
-	r.BytesC2S, r.BytesS2C = c.BytesC2S, c.BytesS2C
+// addTraffic adds part's flights, HE counters and bytes to r, a total row.
+func (r *Row) addTraffic(part Row) {
+	r.Flights += part.Flights
+	r.Counters.Add(part.Counters)
 }
 
 // ConvMod is the plaintext reference: conv(x; w) mod 2^logT (CHW input,
@@ -185,9 +184,9 @@ func MeasureLayer(network, layer string, proto linear.Protocol, params cheetah.P
 		}
 		return pl.DecryptOutput(client, down)
 	}
-	sw := startWatch()
-	yc, err := online()
-	cpu, wall := sw.stop()
+	var yc []uint64
+	sample, err := timing.Batch(1, func() (err error) { yc, err = online(); return err })
+	cpu, wall := sample.CPUOrWall(), sample.Wall
 	if err != nil {
 		return Row{}, err
 	}
@@ -203,9 +202,8 @@ func MeasureLayer(network, layer string, proto linear.Protocol, params cheetah.P
 		}
 	}
 	st := cc.Stats()
-	r := Row{Kind: Measured, Network: network, Protocol: proto.String(), Layer: layer, LogN: params.LogN(), Count: 1,
+	r := Row{Kind: Measured, Network: network, Protocol: proto.String(), Layer: layer, LogN: params.LogN(), Count: 1, Counters: pl.Counters,
 		Flights: int64(st.Flights), CPUS: cpu.Seconds(), WallS: wall.Seconds(), PrepS: prep.Seconds(), Verified: true}
-	setCounters(&r, pl.Counters)
 	r.BytesC2S, r.BytesS2C = int64(st.BytesC2S), int64(st.BytesS2C) // as sent, framing included
 	if units != nil {
 		r.ProjectedS = units.Compute(pl.Counters).Seconds()

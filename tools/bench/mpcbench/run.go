@@ -27,8 +27,7 @@ func ProjectNetwork(n nets.Network, proto linear.Protocol, params cheetah.Parame
 	var totalCompute time.Duration
 	for _, lc := range layers {
 		r := Row{Kind: Projected, Network: n.Name, Protocol: proto.String(), Layer: lc.Layer, LogN: params.LogN(),
-			Count: lc.Count, Flights: 2 * int64(lc.Count)}
-		setCounters(&r, lc.Counters)
+			Count: lc.Count, Counters: lc.Counters, Flights: 2 * int64(lc.Count)}
 		compute := u.Compute(lc.Counters)
 		r.CPUS = compute.Seconds()
 		if err := r.project(compute); err != nil {
@@ -36,13 +35,7 @@ func ProjectNetwork(n nets.Network, proto linear.Protocol, params cheetah.Parame
 		}
 		rows = append(rows, r)
 		total.Count += lc.Count
-		total.Flights += r.Flights
-		total.OutputCts += r.OutputCts
-		total.InputCts += r.InputCts
-		total.Automorphisms += r.Automorphisms
-		total.CPMults += r.CPMults
-		total.BytesC2S += r.BytesC2S
-		total.BytesS2C += r.BytesS2C
+		total.addTraffic(r)
 		totalCompute += compute
 	}
 	total.CPUS = totalCompute.Seconds()
@@ -68,25 +61,19 @@ func MNISTRows(st infer.Stats) []Row {
 	var totalS float64
 	for i, l := range st.Layers {
 		lin := Row{Kind: Measured, Network: "mnist-cnn", Protocol: st.Protocol, Layer: l.Layer, LogN: st.LogN, Count: 1,
-			Flights: per(l.Linear.Flights), CPUS: l.LinearS / n}
-		setCounters(&lin, l.Plan)
+			Counters: l.Plan, Flights: per(l.Linear.Flights), CPUS: l.LinearS / n}
 		lin.BytesC2S, lin.BytesS2C = per(l.Linear.BytesC2S), per(l.Linear.BytesS2C)
 		name := l.Layer + "/trunc+relu"
 		if i == len(st.Layers)-1 {
 			name = l.Layer + "/reveal"
 		}
 		nl := Row{Kind: Measured, Network: "mnist-cnn", Protocol: st.Protocol, Layer: name, LogN: st.LogN, Count: 1,
-			Flights: per(l.Nonlinear.Flights), BytesC2S: per(l.Nonlinear.BytesC2S), BytesS2C: per(l.Nonlinear.BytesS2C), CPUS: l.NonlinS / n}
+			Flights: per(l.Nonlinear.Flights), CPUS: l.NonlinS / n}
+		nl.BytesC2S, nl.BytesS2C = per(l.Nonlinear.BytesC2S), per(l.Nonlinear.BytesS2C)
 		for _, r := range []*Row{&lin, &nl} {
 			_ = r.project(time.Duration(r.CPUS * float64(time.Second)))
 			rows = append(rows, *r)
-			total.Flights += r.Flights
-			total.OutputCts += r.OutputCts
-			total.InputCts += r.InputCts
-			total.Automorphisms += r.Automorphisms
-			total.CPMults += r.CPMults
-			total.BytesC2S += r.BytesC2S
-			total.BytesS2C += r.BytesS2C
+			total.addTraffic(*r)
 			totalS += r.CPUS
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/internal/timing"
 	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
 	"github.com/rosemary-fhe/rosemary/optiprime/linear"
 	"github.com/rosemary-fhe/rosemary/optiprime/share"
@@ -70,13 +71,8 @@ func MeasureUnits(params cheetah.Parameters, logT, rounds int) (Units, error) {
 		if err := f(); err != nil { // warm-up
 			return err
 		}
-		sw := startWatch()
-		var err error
-		for i := 0; i < rounds && err == nil; i++ {
-			err = f()
-		}
-		cpu, _ := sw.stop()
-		*dst = cpu.Seconds() / float64(rounds)
+		s, err := timing.Batch(rounds, f)
+		*dst = s.CPUOrWall().Seconds() / float64(rounds)
 		return err
 	}
 	if err := timeIt(&u.EncS, func() error { _, _, err := enc.EncryptSeeded(m, logT); return err }); err != nil {

@@ -5,12 +5,11 @@ package rnsbench
 import (
 	"fmt"
 	"runtime"
-	"slices"
-	"time"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 
 	"github.com/rosemary-fhe/rosemary/fhe/rns"
+	"github.com/rosemary-fhe/rosemary/internal/timing"
 )
 
 // KernelResult is one line of the kernel comparison: the median time of one
@@ -51,20 +50,17 @@ func BenchKernels(logN, iters int) ([]KernelResult, error) {
 	return res, nil
 }
 
-// medianNs times f iters times after a warm-up call and returns the median.
+// medianNs times f iters times after a warm-up call and returns the median
+// wall time of one call.
 func medianNs(iters int, f func()) float64 {
-	f()
+	call := func() error { f(); return nil }
+	_ = call()
 	ts := make([]float64, iters)
 	for i := range ts {
-		st := time.Now()
-		f()
-		ts[i] = float64(time.Since(st).Nanoseconds())
+		s, _ := timing.Batch(1, call)
+		ts[i] = float64(s.Wall.Nanoseconds())
 	}
-	slices.Sort(ts)
-	if iters%2 == 1 {
-		return ts[iters/2]
-	}
-	return (ts[iters/2-1] + ts[iters/2]) / 2
+	return timing.Median(ts)
 }
 
 func benchShape(logN, bits, iters int) ([]KernelResult, error) {

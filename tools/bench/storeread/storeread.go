@@ -10,6 +10,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"github.com/rosemary-fhe/rosemary/internal/timing"
 )
 
 // Defaults for the read-throughput comparison: 4 channels of 16 KiB pages (the
@@ -165,19 +166,11 @@ func Compare(dir string, l layout.Layout, shape store.Shape, rounds int) (Compar
 		return Comparison{}, err
 	}
 	defer rb.Close()
-	var par, seq time.Duration
-	for r := 0; r < rounds; r++ {
-		t0 := time.Now()
-		if err := rb.ReadStore(); err != nil {
-			return Comparison{}, err
-		}
-		t1 := time.Now()
-		if err := rb.ReadSequential(); err != nil {
-			return Comparison{}, err
-		}
-		par += t1.Sub(t0)
-		seq += time.Since(t1)
+	total, err := timing.Alternate(rounds, rb.ReadStore, rb.ReadSequential)
+	if err != nil {
+		return Comparison{}, err
 	}
+	par, seq := total[0], total[1]
 	return summarize(l, shape, rounds, par, seq), nil
 }
 

@@ -197,6 +197,14 @@ func (r *run) key(name string) (Limbs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: key %s: %w", name, err)
 	}
+	// Bodies read key limbs in place (the kernels index N coefficients):
+	// a key of another ring degree is an error here, not a read past a
+	// limb.
+	for l, limb := range k {
+		if len(limb) != r.s.n {
+			return nil, fmt.Errorf("engine: key %s: limb %d of %d coefficients, want %d", name, l, len(limb), r.s.n)
+		}
+	}
 	r.mu.Lock()
 	r.keys[name] = k
 	r.mu.Unlock()

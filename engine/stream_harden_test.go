@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
@@ -66,5 +68,35 @@ func TestNewStreamRefusesCrashers(t *testing.T) {
 		if _, err := engine.NewStream(sp); !errors.Is(err, lower.ErrStreamProgram) {
 			t.Errorf("%s: NewStream gave %v, want lower.ErrStreamProgram", name, err)
 		}
+	}
+}
+
+// shortKeys serves keys of half the ring degree (a key object stored for
+// another ring).
+type shortKeys struct{ *genSource }
+
+func (s shortKeys) Key(name string) (engine.Limbs, error) {
+	k, err := s.genSource.Key(name)
+	for i := range k {
+		k[i] = k[i][:len(k[i])/2]
+	}
+	return k, err
+}
+
+// A key whose limbs are not of the ring's degree is an error: bodies read
+// key limbs in place, and the kernels index N coefficients.
+func TestStreamRefusesKeyOfAnotherDegree(t *testing.T) {
+	seeds := fuzzSeeds(t)
+	var sp lower.StreamProgram
+	if err := sp.UnmarshalBinary(seeds[len(seeds)-1]); err != nil { // the rotation
+		t.Fatal(err)
+	}
+	s, err := engine.NewStream(&sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.Run(context.Background(), shortKeys{newGenSource(&sp)}, engine.StreamOptions{Workers: 1})
+	if err == nil || !strings.Contains(err.Error(), "coefficients, want") {
+		t.Fatalf("run with short key limbs: %v", err)
 	}
 }

@@ -77,11 +77,19 @@ func NewStream(sp *lower.StreamProgram) (*Stream, error) {
 		s.mods = append(s.mods, t.Modulus)
 	}
 	for _, sn := range sp.Nodes {
-		if sn.Body != nil {
+		// The bodies the run interprets with the shared slots (Validate
+		// allows a body only where the kind runs one).
+		switch sn.Kind {
+		case lower.StreamOp:
 			s.slots = max(s.slots, sn.Body.Program.Config.SRAMSlots)
-		}
-		for _, st := range sn.Steps {
-			s.slots = max(s.slots, st.Program.Config.SRAMSlots)
+		case lower.StreamSum:
+			if sn.MAC == nil {
+				s.slots = max(s.slots, sn.Body.Program.Config.SRAMSlots)
+			}
+		case lower.StreamExpand:
+			for _, st := range sn.Steps {
+				s.slots = max(s.slots, st.Program.Config.SRAMSlots)
+			}
 		}
 		if sn.Kind != lower.StreamExpand {
 			continue
@@ -94,7 +102,10 @@ func NewStream(sp *lower.StreamProgram) (*Stream, error) {
 		var m Limbs
 		for j := 0; j < depth; j++ {
 			for i := 0; i <= level; i++ {
-				t, _ := nttTable(s.n, sp.Ring.Q[i])
+				t, err := nttTable(s.n, sp.Ring.Q[i])
+				if err != nil {
+					return nil, err
+				}
 				v := make([]uint64, s.n)
 				v[s.n-1<<j] = sp.Ring.Q[i] - 1 // X^(−2^j) = −X^(N−2^j)
 				t.Forward(v, v)
@@ -185,6 +196,14 @@ func (r *run) key(name string) (Limbs, error) {
 	k, err := r.src.Key(name)
 	if err != nil {
 		return nil, fmt.Errorf("engine: key %s: %w", name, err)
+	}
+	// Bodies read key limbs in place (the kernels index N coefficients):
+	// a key of another ring degree is an error here, not a read past a
+	// limb.
+	for l, limb := range k {
+		if len(limb) != r.s.n {
+			return nil, fmt.Errorf("engine: key %s: limb %d of %d coefficients, want %d", name, l, len(limb), r.s.n)
+		}
 	}
 	r.mu.Lock()
 	r.keys[name] = k

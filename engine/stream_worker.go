@@ -438,8 +438,19 @@ func (w *worker) machine(owner any, p *isa.Program) (*Machine, error) {
 	if m, ok := w.machines[owner]; ok {
 		return m, nil
 	}
+	// What the interpreter allocates beyond the shared slots (its eDRAM
+	// slots, a private loop's SRAM slots, a scratch limb) is value memory
+	// of the run like any other.
+	_, private := owner.(*lower.MACProgram)
+	own := int64(p.Config.EDRAMSlots) + 1
+	if private {
+		own += int64(p.Config.SRAMSlots)
+	}
+	if err := w.r.charge(own * int64(w.r.s.n) * WordBytes); err != nil {
+		return nil, err
+	}
 	var slots [][]uint64
-	if _, private := owner.(*lower.MACProgram); !private {
+	if !private {
 		if w.slots == nil {
 			if err := w.r.charge(int64(w.r.s.slots) * int64(w.r.s.n) * WordBytes); err != nil {
 				return nil, err
@@ -454,6 +465,7 @@ func (w *worker) machine(owner any, p *isa.Program) (*Machine, error) {
 	}
 	m, err := NewMachineSlots(p.Config, &w.mem, slots)
 	if err != nil {
+		w.r.charge(-own * int64(w.r.s.n) * WordBytes)
 		return nil, err
 	}
 	w.machines[owner] = m

@@ -2,39 +2,38 @@ package engine
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // Precomputed NTT tables are shared by every Machine: they depend only on
-// (N, q) and are costly to build at N = 2^16.
-var nttCache sync.Map // key [2]uint64{N, q} → *rns.NTTTable
+// (N, q) and are costly to build at N = 2^16. The primes come from the
+// programs clients register, so the cache is bounded (tablecache.go).
+var nttCache = newTableCache[*rns.NTTTable](NTTCacheBytes)
+
+// NTTCacheBytes and GaloisCacheBytes bound the shared table caches: about
+// 70 NTT tables at N = 2^17 (engorgio's 68 primes), 128 Galois index
+// tables at N = 2^17.
+const (
+	NTTCacheBytes    = 1 << 30
+	GaloisCacheBytes = 64 << 20
+)
 
 func nttTable(n int, q uint64) (*rns.NTTTable, error) {
-	key := [2]uint64{uint64(n), q}
-	if t, ok := nttCache.Load(key); ok {
-		return t.(*rns.NTTTable), nil
-	}
-	t, err := rns.NewNTTTable(n, q)
-	if err != nil {
-		return nil, fmt.Errorf("engine: NTT table for q=%d: %w", q, err)
-	}
-	actual, _ := nttCache.LoadOrStore(key, t)
-	return actual.(*rns.NTTTable), nil
+	return nttCache.get([2]uint64{uint64(n), q}, func() (*rns.NTTTable, int64, error) {
+		t, err := rns.NewNTTTable(n, q)
+		if err != nil {
+			return nil, 0, fmt.Errorf("engine: NTT table for q=%d: %w", q, err)
+		}
+		return t, int64(t.TableBytes()), nil
+	})
 }
 
-var galCache sync.Map // key [2]uint64{N, gal} → []uint32
+var galCache = newTableCache[[]uint32](GaloisCacheBytes)
 
 func galoisIndex(n int, gal uint64) ([]uint32, error) {
-	key := [2]uint64{uint64(n), gal}
-	if t, ok := galCache.Load(key); ok {
-		return t.([]uint32), nil
-	}
-	idx, err := rns.AutomorphismNTTIndex(n, gal)
-	if err != nil {
-		return nil, err
-	}
-	actual, _ := galCache.LoadOrStore(key, idx)
-	return actual.([]uint32), nil
+	return galCache.get([2]uint64{uint64(n), gal}, func() ([]uint32, int64, error) {
+		idx, err := rns.AutomorphismNTTIndex(n, gal)
+		return idx, 4 * int64(len(idx)), err
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/rns"
@@ -28,8 +29,8 @@ func TestSetStreamRefusesLimbsBeyondQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_, err = d.SetStream(ctx, &SetStreamRequest{Name: "crash", Program: b})
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, lower.ErrStreamProgram) {
+	_, err = d.SetStream(ctx, &api.SetStreamRequest{Name: "crash", Program: b})
+	if !errors.Is(err, api.ErrInvalid) || !errors.Is(err, lower.ErrStreamProgram) {
 		t.Fatalf("SetStream: %v, want ErrInvalid and lower.ErrStreamProgram", err)
 	}
 	// The run the crash needed: no program of that name.
@@ -37,17 +38,17 @@ func TestSetStreamRefusesLimbsBeyondQ(t *testing.T) {
 	for i := range x {
 		x[i] = make([]uint64, 1<<11)
 	}
-	if _, err := d.RunStream(ctx, &RunStreamRequest{Program: "crash", Inputs: []StreamValues{{Node: 7, Instances: []engine.Limbs{x}}}}); !errors.Is(err, ErrNotFound) {
+	if _, err := d.RunStream(ctx, &api.RunStreamRequest{Program: "crash", Inputs: []api.StreamValues{{Node: 7, Instances: []engine.Limbs{x}}}}); !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("RunStream of the refused program: %v", err)
 	}
 	sp.Nodes[0].Limbs = 1
 	if b, err = sp.MarshalBinary(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.SetStream(ctx, &SetStreamRequest{Name: "ok", Program: b}); err != nil {
+	if _, err := d.SetStream(ctx, &api.SetStreamRequest{Name: "ok", Program: b}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := d.RunStream(ctx, &RunStreamRequest{Program: "ok", Inputs: []StreamValues{{Node: 7, Instances: []engine.Limbs{x[:2]}}}})
+	resp, err := d.RunStream(ctx, &api.RunStreamRequest{Program: "ok", Inputs: []api.StreamValues{{Node: 7, Instances: []engine.Limbs{x[:2]}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

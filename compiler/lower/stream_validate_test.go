@@ -420,7 +420,7 @@ func TestStreamValidateRealWorkloads(t *testing.T) {
 		}
 		streamed := 0
 		for i, s := range plan.Segments {
-			if s.Device != "ssd" || !plan.Computes(i) {
+			if !s.OnSSD() || !plan.Computes(i) {
 				continue
 			}
 			sp, err := plan.StreamSegment(i, ring, pr.Scheme, tt)

@@ -37,13 +37,15 @@ var (
 )
 
 // Open connects to the `rosemary device serve` daemon at addr (host:port)
-// and checks that it answers. The keys are the user's; Close closes the
-// connection.
-func Open(ctx context.Context, addr string, keys *Keys) (*Client, error) {
+// and checks that it answers. dial chooses the transport: remote.WithTLS
+// (a certs.ClientConfig: the user's certificate, the deployment's CA) or
+// remote.WithPlaintext to a loopback daemon. The keys are the user's;
+// Close closes the connection.
+func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (*Client, error) {
 	if keys == nil {
 		return nil, fmt.Errorf("%w: Open needs the user's keys", ErrNoKeys)
 	}
-	rc, err := remote.Dial(addr)
+	rc, err := remote.Dial(addr, dial...)
 	if err != nil {
 		return nil, err
 	}

@@ -29,10 +29,13 @@ type Client struct {
 
 	mu    sync.Mutex
 	conns map[string]*client.Client // by device address
+	dial  []remote.Option           // how devices are dialled
 }
 
-// Open connects to the cluster's etcd endpoints with the user's keys.
-func Open(ctx context.Context, endpoints []string, keys *client.Keys) (*Client, error) {
+// Open connects to the cluster's etcd endpoints with the user's keys; dial
+// says how its devices are reached (remote.WithTLS, or WithPlaintext on
+// loopback).
+func Open(ctx context.Context, endpoints []string, keys *client.Keys, dial ...remote.Option) (*Client, error) {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Context: ctx})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: %w", ErrEtcd, endpoints, err)
@@ -43,7 +46,7 @@ func Open(ctx context.Context, endpoints []string, keys *client.Keys) (*Client, 
 		cli.Close()
 		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, endpoints[0], err)
 	}
-	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*client.Client{}}, nil
+	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*client.Client{}, dial: dial}, nil
 }
 
 // Close closes every connection.
@@ -66,7 +69,7 @@ func (c *Client) conn(ctx context.Context, addr string) (*client.Client, error) 
 	if ok {
 		return cc, nil
 	}
-	cc, err := client.Open(ctx, addr, c.keys)
+	cc, err := client.Open(ctx, addr, c.keys, c.dial...)
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +438,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			if held || m.Generation == 0 {
 				continue
 			}
-			dst, err := remote.Dial(live[id].Addr)
+			dst, err := remote.Dial(live[id].Addr, c.dial...)
 			if err != nil {
 				return copied, err
 			}
@@ -518,7 +521,7 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 			if k < 0 || has(lo) >= 0 {
 				continue
 			}
-			dst, err := remote.Dial(live[lo].Addr)
+			dst, err := remote.Dial(live[lo].Addr, c.dial...)
 			if err != nil {
 				return moved, err
 			}

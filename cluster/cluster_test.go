@@ -22,6 +22,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/cluster/local"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
@@ -51,6 +52,7 @@ func serveDevice(dir, endpoint, id string) error {
 	if err != nil {
 		return err
 	}
+	d.DialPeersWith(remote.WithPlaintext())
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -62,7 +64,7 @@ func serveDevice(dir, endpoint, id string) error {
 	}
 	defer leave()
 	fmt.Printf("listening %s\n", lis.Addr())
-	return device.Serve(ctx, d, lis)
+	return device.Serve(ctx, d, lis, device.WithPlaintext())
 }
 
 // startEtcd runs a real etcd server in the test process.
@@ -143,7 +145,7 @@ func newCluster(t *testing.T, devices int) (*cluster.Client, string, []*proc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.Open(context.Background(), []string{endpoint}, keys)
+	c, err := cluster.Open(context.Background(), []string{endpoint}, keys, remote.WithPlaintext())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +357,7 @@ func TestClusterFaults(t *testing.T) {
 	first := m2.Shards[0].Replicas[0]
 	for i, p := range procs {
 		if fmt.Sprintf("d%d", i) == first {
-			dc, err := client.Open(ctx, p.addr, keys)
+			dc, err := client.Open(ctx, p.addr, keys, remote.WithPlaintext())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,11 +3,67 @@ package device
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"strings"
 
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
+
+// errSourceUnavailable is all a caller learns of a failed source.
+var errSourceUnavailable = fmt.Errorf("%w: the source device did not answer", api.ErrUnavailable)
+
+// DialPeersWith sets how the device dials other devices (CopyFrom): TLS
+// with its own certificate, or plaintext on loopback.
+func (d *Device) DialPeersWith(opts ...remote.Option) {
+	d.mu.Lock()
+	d.peerDial = opts
+	d.mu.Unlock()
+}
+
+// copyACL brings db's access list along with its objects: copied objects
+// without one would be nobody's (package authz refuses them to users). A
+// list here that names another owner is a conflict, refused.
+func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
+	obj, err := src.Get(ctx, &api.GetRequest{Name: authz.ACLObject(db)})
+	if errors.Is(err, api.ErrNotFound) || (err != nil && strings.Contains(err.Error(), "NotFound")) {
+		return nil // a source without access control: nothing to bring
+	}
+	if err != nil {
+		return fmt.Errorf("device: copy: %w", errSourceUnavailable)
+	}
+	raw := make([]byte, 0, len(obj.Data))
+	if len(obj.Data) == 1 {
+		for _, v := range obj.Data[0] {
+			raw = append(raw, byte(v))
+		}
+	}
+	if len(raw) < 4 {
+		return fmt.Errorf("device: copy: %w: the source's access list of %q is malformed", api.ErrInvalid, db)
+	}
+	n := binary.LittleEndian.Uint32(raw)
+	if int64(n) > int64(len(raw)-4) {
+		return fmt.Errorf("device: copy: %w: the source's access list of %q is malformed", api.ErrInvalid, db)
+	}
+	theirs, err := authz.UnmarshalACL(raw[4 : 4+n])
+	if err != nil {
+		return fmt.Errorf("device: copy: %w: %w", api.ErrInvalid, err)
+	}
+	ours, err := d.LoadACL(db)
+	if err != nil {
+		return err
+	}
+	if ours != nil && ours.Owner != theirs.Owner {
+		return fmt.Errorf("device: copy: %w: %q has another owner here", api.ErrPermissionDenied, db)
+	}
+	if err := d.SaveACL(db, theirs); err != nil {
+		return err
+	}
+	d.access.Forget(db)
+	return nil
+}
 
 // CopyFrom copies objects from another device into this one's store,
 // device to device (the data never passes through the caller). Objects
@@ -17,14 +73,26 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 	if req.Source == "" || req.Prefix == "" {
 		return nil, fmt.Errorf("device: copy: %w: a source and a non-empty prefix are needed", api.ErrInvalid)
 	}
-	src, err := remote.Dial(req.Source)
+	db, err := authz.DatabaseOf(req.Prefix)
 	if err != nil {
-		return nil, fmt.Errorf("device: copy from %s: %w", req.Source, err)
+		return nil, fmt.Errorf("device: copy: %w: %w", api.ErrInvalid, err)
+	}
+	d.mu.Lock()
+	dial := d.peerDial
+	d.mu.Unlock()
+	src, err := remote.Dial(req.Source, dial...)
+	if err != nil {
+		return nil, fmt.Errorf("device: copy: %w", errSourceUnavailable)
 	}
 	defer src.Close()
+	// The source's reasons (a dial error, say) stay here: returned, they
+	// would make the device a scanner of its network for its callers.
 	list, err := src.List(ctx, &api.ListRequest{Prefix: req.Prefix})
 	if err != nil {
-		return nil, fmt.Errorf("device: copy from %s: %w", req.Source, err)
+		return nil, fmt.Errorf("device: copy: %w", errSourceUnavailable)
+	}
+	if err := d.copyACL(ctx, src, db); err != nil {
+		return nil, err
 	}
 	if list.Truncated {
 		return nil, fmt.Errorf("device: copy from %s: %w: more than %d objects under %q", req.Source, api.ErrExhausted, api.MaxListObjects, req.Prefix)
@@ -34,9 +102,12 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 		if have, err := d.st.Stat(in.Name); err == nil && have.Shape == in.Shape && have.Kind == in.Kind {
 			continue
 		}
+		if !strings.HasPrefix(in.Name, req.Prefix) {
+			return resp, fmt.Errorf("device: copy: the source listed %q outside %q", in.Name, req.Prefix)
+		}
 		obj, err := src.Get(ctx, &api.GetRequest{Name: in.Name})
 		if err != nil {
-			return resp, fmt.Errorf("device: copy %s from %s: %w", in.Name, req.Source, err)
+			return resp, fmt.Errorf("device: copy %s: %w", in.Name, errSourceUnavailable)
 		}
 		ws := int(in.Shape.WordSize)
 		raw := make([][]byte, len(obj.Data))

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -58,6 +60,11 @@ type Device struct {
 	keys                                 *keyCache
 	streams                              streamTable         // stream programs (SetStream, RunStream)
 	wire                                 *api.PayloadCounter // payload bytes over gRPC, if served
+	// access decides who may do what over gRPC (every served call passes
+	// it; in-process callers hold the store and are trusted).
+	access *authz.Authorizer
+	// peerDial is how CopyFrom dials other devices.
+	peerDial []remote.Option
 }
 
 var _ api.Device = (*Device)(nil)
@@ -80,8 +87,10 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	if lim.MaxResidentBytes <= 0 || lim.MaxPrograms <= 0 || lim.MaxJobs <= 0 || lim.Workers <= 0 || lim.KeyCacheBytes < 0 {
 		return nil, fmt.Errorf("device: limits must be positive: %+v", lim)
 	}
-	return &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
-		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes)}, nil
+	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
+		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes)}
+	d.access = authz.New(d)
+	return d, nil
 }
 
 // Config implements the paper's config(): the device's parameters.

@@ -2,16 +2,19 @@ package device
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
@@ -21,8 +24,12 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
@@ -37,7 +44,23 @@ type options struct {
 	log    *slog.Logger
 	grace  time.Duration
 	server []grpc.ServerOption
+	tls    *tls.Config
+	plain  bool
 }
+
+// WithTLS serves over TLS with cfg (package certs makes it: TLS 1.3,
+// client certificates required); callers are the identities their
+// certificates name.
+func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
+
+// WithPlaintext serves without TLS: every caller is the one identity
+// guard.Plaintext. Serve accepts it on loopback and in-memory listeners
+// only.
+func WithPlaintext() Option { return func(o *options) { o.plain = true } }
+
+// ErrNoTransport is returned by Serve when neither WithTLS nor
+// WithPlaintext was given.
+var ErrNoTransport = errors.New("device: no transport security chosen (WithTLS, or WithPlaintext on loopback)")
 
 // WithLogger sets the server's logger (default slog.Default()): one Debug
 // line per RPC, a Warn line per failed RPC, start and stop at Info.
@@ -72,8 +95,16 @@ func toStatus(err error) error {
 		c = codes.InvalidArgument
 	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		c = codes.NotFound
-	case errors.Is(err, api.ErrExhausted):
+	case errors.Is(err, api.ErrExhausted), errors.Is(err, admit.ErrBusy), errors.Is(err, syscall.ENOSPC):
 		c = codes.ResourceExhausted
+	case errors.Is(err, api.ErrUnauthenticated):
+		c = codes.Unauthenticated
+	case errors.Is(err, api.ErrPermissionDenied):
+		c = codes.PermissionDenied
+	case errors.Is(err, api.ErrUnavailable):
+		c = codes.Unavailable
+	case errors.Is(err, authz.ErrReserved), errors.Is(err, authz.ErrNoName):
+		c = codes.InvalidArgument
 	case errors.Is(err, store.ErrISPMode):
 		c = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -193,10 +224,21 @@ func newGRPCServer(d *Device, o options) *grpcServer {
 		d.wire = &api.PayloadCounter{}
 	}
 	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log}
-	g.srv = grpc.NewServer(append([]grpc.ServerOption{grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
-		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit),
-		grpc.UnaryInterceptor(g.unary), grpc.StreamInterceptor(g.stream)}, o.server...)...)
-	devicepb.RegisterDeviceServer(g.srv, api.NewServer(d))
+	mode := guard.MutualTLS
+	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
+		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit)}
+	if o.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(o.tls)))
+	} else {
+		mode = guard.PlaintextLoopback
+	}
+	// The guard runs first: a panic anywhere below becomes Internal, and
+	// every call but the health check carries its caller's identity.
+	healthService := healthpb.Health_ServiceDesc.ServiceName
+	opts = append(opts, grpc.ChainUnaryInterceptor(guard.Unary(mode, o.log, healthService), g.unary),
+		grpc.ChainStreamInterceptor(guard.Stream(mode, o.log, healthService), g.stream))
+	g.srv = grpc.NewServer(append(opts, o.server...)...)
+	devicepb.RegisterDeviceServer(g.srv, api.NewServer(authz.Guard(d, d.access)))
 	healthpb.RegisterHealthServer(g.srv, g.health)
 	reflection.Register(g.srv)
 	// The device holds an open store from New on: it serves at once.
@@ -217,6 +259,16 @@ func NewGRPCServer(d *Device, opts ...Option) *grpc.Server {
 // It returns nil after such a shutdown.
 func Serve(ctx context.Context, d *Device, lis net.Listener, opts ...Option) error {
 	o := newOptions(opts)
+	switch {
+	case o.tls == nil && !o.plain:
+		return ErrNoTransport
+	case o.tls == nil:
+		if tcp, ok := lis.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+			return fmt.Errorf("device: serve on %s: %w", lis.Addr(), certs.ErrNotLoopback)
+		}
+		o.log.Warn("serving PLAINTEXT: no TLS, no client authentication; every caller is one identity (loopback only)",
+			"addr", lis.Addr().String())
+	}
 	g := newGRPCServer(d, o)
 	o.log.Info("device serving", "addr", lis.Addr().String(), "service", api.ServiceName)
 	errc := make(chan error, 1)

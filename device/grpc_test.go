@@ -70,7 +70,7 @@ func serveTCP(t *testing.T, opts ...Option) *served {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{d: d, addr: lis.Addr().String(), errc: make(chan error, 1), stop: cancel, logs: logs}
-	go func() { s.errc <- Serve(ctx, d, lis, append([]Option{WithLogger(log)}, opts...)...) }()
+	go func() { s.errc <- Serve(ctx, d, lis, append([]Option{WithLogger(log), WithPlaintext()}, opts...)...) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -96,7 +96,7 @@ func (s *served) wait(t *testing.T) error {
 
 func dialT(t *testing.T, addr string) *testClient {
 	t.Helper()
-	c, err := remote.Dial(addr)
+	c, err := remote.Dial(addr, remote.WithPlaintext())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func InProcess(st *store.Store, lim Limits) (*remote.Client, *Device, error) {
 	lis := bufconn.Listen(4 << 20)
 	srv := NewGRPCServer(d)
 	go func() { _ = srv.Serve(lis) }()
-	c, err := remote.Dial("passthrough:///bufconn", remote.WithOnClose(srv.Stop),
+	c, err := remote.Dial("passthrough:///bufconn", remote.WithOnClose(srv.Stop), remote.WithInMemory(),
 		remote.WithDialOptions(grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			return lis.DialContext(ctx)
 		})))

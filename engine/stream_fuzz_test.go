@@ -100,7 +100,7 @@ type genReader struct {
 }
 
 func (r genReader) Instance(k int64) (engine.Limbs, error) { return r.g.instance(r.i, k) }
-func (genReader) Close() error                            { return nil }
+func (genReader) Close() error                             { return nil }
 
 // fuzzSeeds are small real stream programs: the PIR device segment (query
 // expansion, a multiply-accumulate over compact plaintexts, key-switching

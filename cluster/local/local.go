@@ -64,9 +64,10 @@ func StartEtcd(dir, clientURL string) (*embed.Etcd, error) {
 }
 
 // Start starts k devices (the command serveCmd, e.g. `rosemary device
-// serve`, given --store, --listen, --etcd and --id) under dir, and an
+// serve`, given --store, --listen, --etcd, --id and what deviceArgs
+// returns for the device's id: its TLS flags, say) under dir, and an
 // embedded etcd unless endpoint names one.
-func Start(ctx context.Context, dir string, k int, endpoint string, serveCmd []string) (*Cluster, error) {
+func Start(ctx context.Context, dir string, k int, endpoint string, serveCmd []string, deviceArgs func(id string) []string) (*Cluster, error) {
 	l := &Cluster{Endpoint: endpoint}
 	if endpoint == "" {
 		e, err := StartEtcd(filepath.Join(dir, "etcd"), "http://127.0.0.1:2379")
@@ -78,6 +79,9 @@ func Start(ctx context.Context, dir string, k int, endpoint string, serveCmd []s
 	for i := 0; i < k; i++ {
 		d := Device{ID: fmt.Sprintf("d%d", i), Store: filepath.Join(dir, fmt.Sprintf("d%d", i))}
 		args := append(append([]string(nil), serveCmd[1:]...), "--store", d.Store, "--listen", "127.0.0.1:0", "--etcd", l.Endpoint, "--id", d.ID)
+		if deviceArgs != nil {
+			args = append(args, deviceArgs(d.ID)...)
+		}
 		d.cmd = exec.CommandContext(ctx, serveCmd[0], args...)
 		d.cmd.Stderr = os.Stderr
 		out, err := d.cmd.StdoutPipe()

@@ -20,6 +20,7 @@ func runBenchDB(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the generated data and the queries")
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-bench-db"), "work directory (generated files, store, keys)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	plaintext := fs.Bool("insecure-plaintext", false, "the device serves plaintext on loopback (default: TLS 1.3 with client certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func runBenchDB(args []string) error {
 	defer stop()
 	bar := newProgressBar()
 	rep, err := bench.RunDB(ctx, bench.DBOptions{RecordBytes: n, RecordSize: *recordSize, Gets: *gets, Vectors: *vectors, Dim: *dim,
-		Queries: *queries, Seed: *seed, Dir: *dir, Device: device,
+		Queries: *queries, Seed: *seed, Dir: *dir, Device: device, Plaintext: *plaintext,
 		Log:      bar.logf("bench db"),
 		Progress: func(stage string, done, total int64) { bar.show(stage, done, total) }})
 	bar.done()

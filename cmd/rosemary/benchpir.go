@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/tools/bench"
 	"github.com/rosemary-fhe/rosemary/tools/report"
 )
@@ -20,8 +21,19 @@ func runBenchPIR(args []string) error {
 	dev := fs.String("device", "", "address of a running `rosemary device serve` on --store (default: start one as a child process)")
 	lattigo := fs.Bool("lattigo", true, "also answer one query host-only with Lattigo reading the store")
 	asJSON := fs.Bool("json", false, "print JSON")
+	tls := addTransportFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	// A child device serves TLS with certificates made for the run, or
+	// plaintext with --insecure-plaintext; a --device is dialled as the
+	// transport flags say.
+	var dial []remote.Option
+	if *dev != "" {
+		var err error
+		if dial, err = tls.dialOptions(); err != nil {
+			return err
+		}
 	}
 	n, err := bench.ParseSize(*size)
 	if err != nil {
@@ -38,7 +50,7 @@ func runBenchPIR(args []string) error {
 	defer stop()
 	bar := newProgressBar()
 	opt := bench.PIROptions{Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
-		DeviceCommand: device, Lattigo: *lattigo,
+		DeviceCommand: device, Lattigo: *lattigo, Dial: dial, Plaintext: *tls.plaintext,
 		Progress: func(stage string, done, total int64) {
 			if stage == "build" {
 				bar.show(fmt.Sprintf("building the database: %s of %s", report.Bytes(done), report.Bytes(total)), done, total)

@@ -15,6 +15,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/cluster/local"
+	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
 func init() {
@@ -30,8 +32,14 @@ func runCluster(args []string) error {
 		fs := flag.NewFlagSet("cluster up", flag.ContinueOnError)
 		k := fs.Int("devices", 3, "device processes")
 		etcd := fs.String("etcd", "embedded", "embedded (an etcd in this process on 127.0.0.1:2379) or an etcd address")
-		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores (and the embedded etcd)")
+		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores, the certificates (DIR/certs) and the embedded etcd")
+		plaintext := fs.Bool("insecure-plaintext", false, "devices serve plaintext on loopback (default: TLS 1.3 with client certificates from DIR/certs)")
 		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		certDir := filepath.Join(*dir, "certs")
+		deviceArgs, dial, err := clusterTransport(certDir, *k, *plaintext)
+		if err != nil {
 			return err
 		}
 		device, err := childDeviceCommand()
@@ -44,7 +52,7 @@ func runCluster(args []string) error {
 		}
 		ctx, stop := untilInterrupted()
 		defer stop()
-		l, err := local.Start(ctx, *dir, *k, endpoint, device)
+		l, err := local.Start(ctx, *dir, *k, endpoint, device, deviceArgs)
 		if err != nil {
 			return err
 		}
@@ -53,7 +61,13 @@ func runCluster(args []string) error {
 		for _, d := range l.Devices {
 			fmt.Printf("device %s %s (store %s)\n", d.ID, d.Addr, d.Store)
 		}
-		fmt.Printf("up: use --cluster %s with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
+		if *plaintext {
+			fmt.Printf("up (PLAINTEXT): use --cluster %s --insecure-plaintext with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
+		} else {
+			fmt.Printf("up: certificates in %s (rosemary certs issue --dir %s --name YOU makes yours);\n"+
+				"    use --cluster %s --cert %s/YOU.crt --key %s/YOU.key --cacert %s/ca.crt with `rosemary db`; Ctrl-C stops the cluster\n",
+				certDir, certDir, l.Endpoint, certDir, certDir, certDir)
+		}
 		// The cluster's coordinator: repair and rebalance as devices come and go.
 		keys, err := client.LoadKeys(filepath.Join(*dir, "coordinator-keys"))
 		if errors.Is(err, client.ErrNoKeys) {
@@ -62,7 +76,7 @@ func runCluster(args []string) error {
 		if err != nil {
 			return err
 		}
-		c, err := cluster.Open(ctx, []string{l.Endpoint}, keys)
+		c, err := cluster.Open(ctx, []string{l.Endpoint}, keys, dial...)
 		if err != nil {
 			return err
 		}
@@ -110,4 +124,42 @@ func runCluster(args []string) error {
 		return nil
 	}
 	return fmt.Errorf("cluster: unknown command %q (up, status)", args[0])
+}
+
+// clusterTransport makes a local cluster's TLS material in dir (a CA, a
+// device certificate per device, an admin certificate for the
+// coordinator; what exists is kept) and returns each device's serve flags
+// and the coordinator's dial options; or plaintext on loopback.
+func clusterTransport(dir string, k int, plaintext bool) (func(id string) []string, []remote.Option, error) {
+	if plaintext {
+		return func(string) []string { return []string{"--insecure-plaintext"} }, []remote.Option{remote.WithPlaintext()}, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, certs.CAFile)); errors.Is(err, os.ErrNotExist) {
+		if err := certs.Init(dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	issue := func(name string, role certs.Role) error {
+		if _, err := os.Stat(certs.CertFile(dir, name)); err == nil {
+			return nil
+		}
+		return certs.Issue(dir, name, role, nil)
+	}
+	for i := 0; i < k; i++ {
+		if err := issue(fmt.Sprintf("d%d", i), certs.RoleDevice); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := issue("coordinator", certs.RoleAdmin); err != nil {
+		return nil, nil, err
+	}
+	cfg, err := certs.ClientConfig(certs.InDir(dir, "coordinator"))
+	if err != nil {
+		return nil, nil, err
+	}
+	args := func(id string) []string {
+		f := certs.InDir(dir, id)
+		return []string{"--cert-file", f.Cert, "--key-file", f.Key, "--trusted-ca-file", f.CA}
+	}
+	return args, []remote.Option{remote.WithTLS(cfg)}, nil
 }

@@ -44,6 +44,7 @@ type dbFlags struct {
 	keys    *string
 	name    *string
 	json    *bool
+	tls     *transportFlags
 }
 
 func newDBFlags(cmd string) *dbFlags {
@@ -55,6 +56,7 @@ func newDBFlags(cmd string) *dbFlags {
 		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
 		name:    fs.String("name", "", "database name"),
 		json:    fs.Bool("json", false, "print JSON"),
+		tls:     addTransportFlags(fs),
 	}
 }
 
@@ -84,7 +86,11 @@ func (f *dbFlags) open(ctx context.Context) (*dbClient, error) {
 	case *f.store != "":
 		return openStoreClient(*f.store, keys)
 	case *f.device != "":
-		c, err := client.Open(ctx, *f.device, keys)
+		dial, err := f.tls.dialOptions()
+		if err != nil {
+			return nil, err
+		}
+		c, err := client.Open(ctx, *f.device, keys, dial...)
 		if err != nil {
 			return nil, err
 		}
@@ -370,7 +376,11 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	if err != nil {
 		return err
 	}
-	c, err := cluster.Open(ctx, strings.Split(*f.cluster, ","), keys)
+	dial, err := f.tls.dialOptions()
+	if err != nil {
+		return err
+	}
+	c, err := cluster.Open(ctx, strings.Split(*f.cluster, ","), keys, dial...)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
@@ -25,7 +27,7 @@ func init() {
 
 func runDevice(args []string) (err error) {
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("device: usage: rosemary device serve --store DIR [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json]")
+		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json]")
 	}
 	fs := flag.NewFlagSet("device serve", flag.ContinueOnError)
 	dir := fs.String("store", "", "object store directory (created if absent)")
@@ -42,8 +44,37 @@ func runDevice(args []string) (err error) {
 	id := fs.String("id", "", "device id in the cluster (default: the listen address)")
 	ttl := fs.Int64("lease-ttl", 5, "cluster lease in seconds: a device that dies leaves after it")
 	advertise := fs.String("advertise", "", "address clients reach this device at (default: the listen address)")
+	certFile := fs.String("cert-file", "", "the device's TLS certificate (rosemary certs issue --role device)")
+	keyFile := fs.String("key-file", "", "the device's TLS key")
+	caFile := fs.String("trusted-ca-file", "", "CA whose certificates clients must present")
+	clientCertAuth := fs.Bool("client-cert-auth", true, "require a client certificate signed by --trusted-ca-file")
+	plaintext := fs.Bool("insecure-plaintext", false, "serve without TLS or client authentication (loopback addresses only; every caller is one identity)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	files := certs.Files{Cert: *certFile, Key: *keyFile, CA: *caFile}
+	var transport []device.Option
+	var peers []remote.Option
+	switch {
+	case *plaintext && files.Set():
+		return errors.New("device serve: give --cert-file/--key-file/--trusted-ca-file or --insecure-plaintext, not both")
+	case *plaintext:
+		if err := certs.CheckLoopback(*listen); err != nil {
+			return fmt.Errorf("device serve: --insecure-plaintext: %w", err)
+		}
+		transport, peers = []device.Option{device.WithPlaintext()}, []remote.Option{remote.WithPlaintext()}
+	case !files.Set():
+		return errors.New("device serve: TLS is required: give --cert-file, --key-file and --trusted-ca-file (rosemary certs init|issue --role device makes them), or --insecure-plaintext on a loopback address")
+	default:
+		srv, err := certs.ServerConfig(files, *clientCertAuth)
+		if err != nil {
+			return fmt.Errorf("device serve: %w", err)
+		}
+		cli, err := certs.ClientConfig(files)
+		if err != nil {
+			return fmt.Errorf("device serve: %w", err)
+		}
+		transport, peers = []device.Option{device.WithTLS(srv)}, []remote.Option{remote.WithTLS(cli)}
 	}
 	if *dir == "" {
 		return fmt.Errorf("device serve: --store is required")
@@ -102,6 +133,7 @@ func runDevice(args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	d.DialPeersWith(peers...)
 	lis, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("device serve: %w", err)
@@ -132,5 +164,5 @@ func runDevice(args []string) (err error) {
 		defer leave()
 		log.Info("joined the cluster", "etcd", *etcd, "id", name)
 	}
-	return device.Serve(ctx, d, lis, device.WithLogger(log), device.WithGrace(*grace))
+	return device.Serve(ctx, d, lis, append(transport, device.WithLogger(log), device.WithGrace(*grace))...)
 }

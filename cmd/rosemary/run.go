@@ -31,13 +31,17 @@ func runRun(args []string) error {
 	fs.IntVar(&o.VecGroups, "groups", 2, "vecdist: score sums")
 	queries := fs.Int("n", 1, "queries")
 	asJSON := fs.Bool("json", false, "print JSON")
+	tls := addTransportFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var c *remote.Client
 	if *addr != "" {
-		var err error
-		if c, err = remote.Dial(*addr); err != nil {
+		dial, err := tls.dialOptions()
+		if err != nil {
+			return err
+		}
+		if c, err = remote.Dial(*addr, dial...); err != nil {
 			return err
 		}
 		defer c.Close()

@@ -35,12 +35,12 @@ func TestBootstrapOnDeviceDaemon(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- device.Serve(ctx, d, lis) }()
+	go func() { served <- device.Serve(ctx, d, lis, device.WithPlaintext()) }()
 	defer func() {
 		cancel()
 		<-served
 	}()
-	c, err := remote.Dial(lis.Addr().String())
+	c, err := remote.Dial(lis.Addr().String(), remote.WithPlaintext())
 	if err != nil {
 		t.Fatal(err)
 	}

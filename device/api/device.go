@@ -47,4 +47,13 @@ var (
 	ErrInvalid   = errors.New("invalid request")
 	ErrNotFound  = errors.New("not found")
 	ErrExhausted = errors.New("device memory or table full")
+	// ErrUnauthenticated: the call carries no identity (gRPC
+	// Unauthenticated).
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrPermissionDenied: the caller may not do this (gRPC
+	// PermissionDenied).
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrUnavailable: another party the request needs did not answer
+	// (gRPC Unavailable).
+	ErrUnavailable = errors.New("unavailable")
 )

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 )
 
@@ -149,7 +150,7 @@ func UnmarshalACL(b []byte) (*ACL, error) {
 // Errors (wrapped; test with errors.Is). A device maps ErrDenied to
 // PermissionDenied and ErrReserved to InvalidArgument.
 var (
-	ErrDenied   = errors.New("permission denied")
+	ErrDenied   = api.ErrPermissionDenied
 	ErrReserved = errors.New("names starting with _ are the device's own")
 	ErrNoName   = errors.New("empty object name")
 )
@@ -242,19 +243,20 @@ func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) err
 		return err
 	}
 	if l == nil {
-		if acc != Write {
-			// Nothing to read: the store answers NotFound, as it would for
-			// the owner.
-			return nil
-		}
-		// A database stored before access lists existed has no owner to
-		// check against: nobody may take it over by writing to it.
+		// Objects without an access list (stored before access control,
+		// or copied in without theirs) belong to nobody a device can
+		// name: no user may read them or take them over by writing.
 		held, err := a.b.Holds(db)
 		if err != nil {
 			return err
 		}
 		if held {
-			return fmt.Errorf("%w: %q has no owner (stored before access control)", ErrDenied, db)
+			return fmt.Errorf("%w: %q has no owner on this device", ErrDenied, db)
+		}
+		if acc != Write {
+			// Nothing to read: the store answers NotFound, as it would for
+			// the owner.
+			return nil
 		}
 		l = &ACL{Owner: id.Name}
 		if err := a.b.SaveACL(db, l); err != nil {

@@ -5,12 +5,16 @@
 package remote
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/certs"
 )
 
 // grpcMessageLimit bounds one gRPC message either way: MaxMessageBytes of
@@ -32,9 +36,27 @@ var _ api.Device = (*Client)(nil)
 type Option func(*options)
 
 type options struct {
-	dial    []grpc.DialOption
-	onClose func()
+	dial     []grpc.DialOption
+	onClose  func()
+	tls      *tls.Config
+	plain    bool
+	inMemory bool
 }
+
+// WithTLS connects over TLS with cfg (package certs makes it: TLS 1.3,
+// presenting the client's certificate, trusting the deployment's CA).
+func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
+
+// WithPlaintext connects without TLS, to a loopback address only.
+func WithPlaintext() Option { return func(o *options) { o.plain = true } }
+
+// WithInMemory connects without TLS through a dialer given with
+// WithDialOptions (an in-process server on an in-memory listener).
+func WithInMemory() Option { return func(o *options) { o.inMemory = true } }
+
+// ErrNoTransport is returned by Dial when no transport security was
+// chosen.
+var ErrNoTransport = errors.New("device: no transport security chosen (WithTLS, or WithPlaintext to a loopback address)")
 
 // WithDialOptions adds gRPC dial options (a custom dialer, say).
 func WithDialOptions(opts ...grpc.DialOption) Option {
@@ -45,15 +67,30 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 // served it, such as an in-process server).
 func WithOnClose(f func()) Option { return func(o *options) { o.onClose = f } }
 
-// Dial connects to the device at target (host:port, plaintext). The
-// connection is made lazily, on the first call.
+// Dial connects to the device at target (host:port) over TLS (WithTLS) or
+// plaintext on loopback (WithPlaintext). The connection is made lazily, on
+// the first call.
 func Dial(target string, opts ...Option) (*Client, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
 	}
+	var creds credentials.TransportCredentials
+	switch {
+	case o.tls != nil:
+		creds = credentials.NewTLS(o.tls)
+	case o.inMemory:
+		creds = insecure.NewCredentials()
+	case o.plain:
+		if err := certs.CheckLoopback(target); err != nil {
+			return nil, fmt.Errorf("device: dial %s: %w", target, err)
+		}
+		creds = insecure.NewCredentials()
+	default:
+		return nil, ErrNoTransport
+	}
 	c := &Client{traffic: &api.PayloadCounter{}}
-	dial := append(o.dial, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithStatsHandler(c.traffic),
+	dial := append(o.dial, grpc.WithTransportCredentials(creds), grpc.WithStatsHandler(c.traffic),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcMessageLimit), grpc.MaxCallSendMsgSize(grpcMessageLimit)))
 	conn, err := grpc.NewClient(target, dial...)
 	if err != nil {

@@ -29,6 +29,7 @@ type DBOptions struct {
 	Seed        uint64
 	Dir         string   // work directory (files, store, keys)
 	Device      []string // command starting a device daemon (args before --store)
+	Plaintext   bool     // the device serves plaintext on loopback (default: TLS 1.3, client certificates)
 	Log         func(format string, args ...any)
 	Progress    func(stage string, done, total int64)
 }
@@ -36,6 +37,7 @@ type DBOptions struct {
 // DBReport is what `rosemary bench db --json` prints; every figure is
 // measured in the run.
 type DBReport struct {
+	Transport       string  `json:"transport"` // TransportTLS or TransportPlaintext
 	RecordFileBytes int64   `json:"record_file_bytes"`
 	Records         int     `json:"records"`
 	RecordLoadS     float64 `json:"record_load_s"`
@@ -114,12 +116,13 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	addr, stop, err := startDevice(ctx, PIROptions{StoreDir: storeDir, DeviceCommand: opt.Device}, logf)
+	addr, dial, transport, stop, err := startDevice(ctx, PIROptions{StoreDir: storeDir, DeviceCommand: opt.Device, Plaintext: opt.Plaintext}, logf)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	c, err := client.Open(ctx, addr, keys)
+	rep.Transport = transport
+	c, err := client.Open(ctx, addr, keys, dial...)
 	if err != nil {
 		return nil, err
 	}

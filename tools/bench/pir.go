@@ -44,6 +44,10 @@ type PIROptions struct {
 	// StoreDir; empty starts one (DeviceCommand) as a child process.
 	Device        string
 	DeviceCommand []string
+	// Dial is how to reach Device (its TLS or plaintext options); a child
+	// device serves TLS with fresh certificates unless Plaintext.
+	Dial      []remote.Option
+	Plaintext bool
 	// Lattigo runs the host-only baseline (one query with Lattigo's
 	// evaluator reading the store) before the device starts.
 	Lattigo bool
@@ -55,6 +59,9 @@ type PIROptions struct {
 // PIRReport is what `rosemary bench pir --json` prints. Every figure is
 // measured in this run on this machine.
 type PIRReport struct {
+	// Transport is how the client reached the device (TransportTLS or
+	// TransportPlaintext; empty for a device started elsewhere).
+	Transport    string  `json:"transport,omitempty"`
 	DBBytes      int64   `json:"db_bytes"`
 	Params       string  `json:"params"`
 	RecordSize   int     `json:"record_size"`
@@ -177,12 +184,13 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		}
 	}
 
-	addr, stop, err := startDevice(ctx, opt, logf)
+	addr, dial, transport, stop, err := startDevice(ctx, opt, logf)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	c, err := remote.Dial(addr)
+	rep.Transport = transport
+	c, err := remote.Dial(addr, dial...)
 	if err != nil {
 		return nil, err
 	}
@@ -343,24 +351,29 @@ func lattigoBaseline(ctx context.Context, opt PIROptions, preset fhe.Preset, sha
 	return nil
 }
 
-// startDevice returns the device's address: opt.Device, or a child
-// `rosemary device serve` on the store, stopped by the returned func.
-func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any)) (string, func(), error) {
+// startDevice returns the device's address and how to dial it: opt.Device,
+// or a child `rosemary device serve` on the store (TLS with certificates
+// made for the run, unless opt.Plaintext), stopped by the returned func.
+func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any)) (string, []remote.Option, string, func(), error) {
 	if opt.Device != "" {
-		return opt.Device, func() {}, nil
+		return opt.Device, opt.Dial, "", func() {}, nil
 	}
 	if len(opt.DeviceCommand) == 0 {
-		return "", nil, errors.New("bench: no device address and no command to start one")
+		return "", nil, "", nil, errors.New("bench: no device address and no command to start one")
 	}
-	args := append(append([]string(nil), opt.DeviceCommand[1:]...), "--store", opt.StoreDir, "--listen", "127.0.0.1:0")
+	serveArgs, dial, transport, err := childTransport(filepath.Join(filepath.Dir(filepath.Clean(opt.StoreDir)), "certs"), opt.Plaintext)
+	if err != nil {
+		return "", nil, "", nil, err
+	}
+	args := append(append(append([]string(nil), opt.DeviceCommand[1:]...), "--store", opt.StoreDir, "--listen", "127.0.0.1:0"), serveArgs...)
 	cmd := exec.CommandContext(ctx, opt.DeviceCommand[0], args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return "", nil, "", nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("bench: start device: %w", err)
+		return "", nil, "", nil, fmt.Errorf("bench: start device: %w", err)
 	}
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -377,12 +390,12 @@ func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any))
 	for sc.Scan() {
 		if addr, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
 			go io.Copy(io.Discard, out)
-			logf("device process %d listening on %s", cmd.Process.Pid, addr)
-			return addr, stop, nil
+			logf("device process %d listening on %s (%s)", cmd.Process.Pid, addr, transport)
+			return addr, dial, transport, stop, nil
 		}
 	}
 	stop()
-	return "", nil, errors.New("bench: the device process exited before listening")
+	return "", nil, "", nil, errors.New("bench: the device process exited before listening")
 }
 
 // ParseSize reads a byte count: a number with an optional unit (B, KiB,

@@ -54,7 +54,7 @@ func serveDaemon(dir string) error {
 	fmt.Printf("listening %s\n", lis.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	return device.Serve(ctx, d, lis)
+	return device.Serve(ctx, d, lis, device.WithPlaintext())
 }
 
 // daemon is the device running in a child process.
@@ -126,7 +126,7 @@ func idleStats(ctx context.Context, t *testing.T, c *remote.Client, after string
 
 func dial(t *testing.T, addr string) *remote.Client {
 	t.Helper()
-	c, err := remote.Dial(addr)
+	c, err := remote.Dial(addr, remote.WithPlaintext())
 	if err != nil {
 		t.Fatal(err)
 	}

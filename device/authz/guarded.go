@@ -1,0 +1,318 @@
+package authz
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/guard"
+)
+
+// Guarded is a Device that asks an Authorizer before every call, on
+// behalf of the identity in the call's context (package guard puts it
+// there). It also keeps callers apart where the device itself does not:
+// program names live in one namespace per caller, and jobs get random
+// ids that only their caller can use (another caller's id is NotFound,
+// as an id that never existed).
+type Guarded struct {
+	next api.Device
+	a    *Authorizer
+
+	mu   sync.Mutex
+	jobs map[uint64]job // public id → the device's id and the owner
+}
+
+type job struct {
+	id    uint64
+	owner string
+}
+
+var _ api.Device = (*Guarded)(nil)
+
+// Guard returns next behind a.
+func Guard(next api.Device, a *Authorizer) *Guarded {
+	return &Guarded{next: next, a: a, jobs: map[uint64]job{}}
+}
+
+func caller(ctx context.Context) (certs.Identity, error) {
+	id, ok := guard.IdentityFrom(ctx)
+	if !ok {
+		return certs.Identity{}, api.ErrUnauthenticated
+	}
+	return id, nil
+}
+
+// programName places a program name in the caller's namespace.
+func programName(id certs.Identity, name string) string {
+	if name == "" {
+		return "" // a holding job runs no program
+	}
+	sum := sha256.Sum256([]byte(id.Name))
+	return "u" + hex.EncodeToString(sum[:8]) + "." + name
+}
+
+func (g *Guarded) check(ctx context.Context, acc Access, object string) (certs.Identity, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return id, err
+	}
+	return id, g.a.Authorize(id, acc, object)
+}
+
+func (g *Guarded) Config(ctx context.Context, req *api.ConfigRequest) (*api.ConfigResponse, error) {
+	if _, err := caller(ctx); err != nil {
+		return nil, err
+	}
+	return g.next.Config(ctx, req)
+}
+
+func (g *Guarded) Stats(ctx context.Context, req *api.StatsRequest) (*api.StatsResponse, error) {
+	if _, err := caller(ctx); err != nil {
+		return nil, err
+	}
+	return g.next.Stats(ctx, req)
+}
+
+func (g *Guarded) ProgSet(ctx context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Name = programName(id, req.Name)
+	return g.next.ProgSet(ctx, &r)
+}
+
+func (g *Guarded) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api.SetStreamResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Name = programName(id, req.Name)
+	return g.next.SetStream(ctx, &r)
+}
+
+func (g *Guarded) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+	if _, err := g.check(ctx, Write, req.Name); err != nil {
+		return nil, err
+	}
+	return g.next.Put(ctx, req)
+}
+
+func (g *Guarded) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
+	if _, err := g.check(ctx, Write, req.Name); err != nil {
+		return nil, err
+	}
+	return g.next.Delete(ctx, req)
+}
+
+// ManifestName is the object a database's readers may read whole: the
+// client library keeps a database's manifest (its shape, generation and
+// sealing salt; no record) there.
+func ManifestName(db string) string { return db + "/head" }
+
+func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+	if strings.HasPrefix(req.Name, ACLObject("")) {
+		// A device copying a database brings its access list along.
+		id, err := caller(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// (Without TLS every caller is one identity: nothing to separate.)
+		if id.Role != certs.RoleDevice && id != guard.Plaintext {
+			return nil, fmt.Errorf("%w: %w", api.ErrInvalid, ErrReserved)
+		}
+		return g.next.Get(ctx, req)
+	}
+	acc := Read
+	if db, err := DatabaseOf(req.Name); err == nil && req.Name == ManifestName(db) {
+		acc = Query
+	}
+	if _, err := g.check(ctx, acc, req.Name); err != nil {
+		return nil, err
+	}
+	return g.next.Get(ctx, req)
+}
+
+// List shows the caller only the objects it may see.
+func (g *Guarded) List(ctx context.Context, req *api.ListRequest) (*api.ListResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(req.Prefix, ReservedPrefix) {
+		return nil, fmt.Errorf("%w: %w", api.ErrInvalid, ErrReserved)
+	}
+	resp, err := g.next.List(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &api.ListResponse{Truncated: resp.Truncated}
+	for _, o := range resp.Objects {
+		if g.a.Authorize(id, List, o.Name) == nil {
+			out.Objects = append(out.Objects, o)
+		}
+	}
+	return out, nil
+}
+
+// CopyFrom is for devices only, and only of a database's objects.
+func (g *Guarded) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.CopyFromResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if id.Role != certs.RoleDevice && id.Role != certs.RoleAdmin {
+		return nil, fmt.Errorf("%w: %s may not copy between devices", ErrDenied, id.Name)
+	}
+	if _, err := DatabaseOf(req.Prefix); err != nil {
+		return nil, fmt.Errorf("%w: copy of %q: %w", api.ErrInvalid, req.Prefix, err)
+	}
+	return g.next.CopyFrom(ctx, req)
+}
+
+// bindings checks the stored operands of a job: the caller must be able to
+// query their databases; resident ones must be its own jobs.
+func (g *Guarded) binding(id certs.Identity, b *api.Binding) error {
+	switch b.Source {
+	case api.SourceStored:
+		return g.a.Authorize(id, Query, b.Name)
+	case api.SourceResident:
+		dev, err := g.own(id, b.Job)
+		if err != nil {
+			return err
+		}
+		b.Job = dev
+	}
+	return nil
+}
+
+func (g *Guarded) Send(ctx context.Context, req *api.SendRequest) (*api.SendResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Program = programName(id, req.Program)
+	r.Inputs = append([]api.Binding(nil), req.Inputs...)
+	for i := range r.Inputs {
+		if err := g.binding(id, &r.Inputs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if r.HasKey {
+		if err := g.binding(id, &r.Key); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := g.next.Send(ctx, &r)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := g.adopt(id, resp.Job)
+	if err != nil {
+		return nil, err
+	}
+	return &api.SendResponse{Job: pub}, nil
+}
+
+// adopt gives the device's job dev a random public id owned by id.
+func (g *Guarded) adopt(id certs.Identity, dev uint64) (uint64, error) {
+	var b [8]byte
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		pub := binary.LittleEndian.Uint64(b[:]) >> 1 // positive as an int64 too
+		if _, taken := g.jobs[pub]; !taken && pub != 0 {
+			g.jobs[pub] = job{id: dev, owner: id.Name}
+			return pub, nil
+		}
+	}
+}
+
+// own returns the device's id of the caller's public job id; another
+// caller's job is NotFound, like one that never existed.
+func (g *Guarded) own(id certs.Identity, pub uint64) (uint64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j, ok := g.jobs[pub]
+	if !ok || j.owner != id.Name {
+		return 0, fmt.Errorf("%w: job %d", api.ErrNotFound, pub)
+	}
+	return j.id, nil
+}
+
+func (g *Guarded) forget(pubs ...uint64) {
+	g.mu.Lock()
+	for _, p := range pubs {
+		delete(g.jobs, p)
+	}
+	g.mu.Unlock()
+}
+
+func (g *Guarded) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := g.own(id, req.Job)
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Job = dev
+	resp, err := g.next.Recv(ctx, &r)
+	if err == nil && req.Release {
+		g.forget(req.Job)
+	}
+	return resp, err
+}
+
+func (g *Guarded) Release(ctx context.Context, req *api.ReleaseRequest) (*api.ReleaseResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &api.ReleaseRequest{Jobs: make([]uint64, len(req.Jobs))}
+	for i, pub := range req.Jobs {
+		if r.Jobs[i], err = g.own(id, pub); err != nil {
+			return nil, err
+		}
+	}
+	resp, err := g.next.Release(ctx, r)
+	if err == nil {
+		g.forget(req.Jobs...)
+	}
+	return resp, err
+}
+
+func (g *Guarded) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range req.Stored {
+		if err := g.a.Authorize(id, Query, b.Prefix); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range req.Keys {
+		if err := g.a.Authorize(id, Query, k.Object); err != nil {
+			return nil, err
+		}
+	}
+	r := *req
+	r.Program = programName(id, req.Program)
+	return g.next.RunStream(ctx, &r)
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
 
@@ -44,9 +45,10 @@ const (
 // client), with an identifier of the key set that names the evaluation
 // keys uploaded for it.
 type Keys struct {
-	dir string
-	id  string
-	sks map[string]*rlwe.SecretKey
+	dir  string
+	id   string
+	sks  map[string]*rlwe.SecretKey
+	data seal.DataKey // seals records (datakey.go)
 }
 
 // NewKeys creates a key directory (mode 0700) with fresh secret keys from
@@ -75,6 +77,11 @@ func NewKeys(dir string) (*Keys, error) {
 		}
 		k.sks[name] = sk
 	}
+	data, err := loadDataKey(dir)
+	if err != nil {
+		return nil, err
+	}
+	k.data = data
 	if err := os.WriteFile(filepath.Join(dir, keySetFile), []byte(k.id+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("client: keys: %w", err)
 	}
@@ -102,6 +109,9 @@ func LoadKeys(dir string) (*Keys, error) {
 			return nil, err
 		}
 		k.sks[name] = sk
+	}
+	if k.data, err = loadDataKey(dir); err != nil {
+		return nil, err
 	}
 	return k, nil
 }

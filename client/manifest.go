@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"math/bits"
 	"strings"
 	"time"
@@ -37,7 +38,12 @@ type Info struct {
 	Metric     Metric `json:"metric,omitempty"`
 	// Norm: the longest stored vector's length; vectors are stored
 	// divided by it (so are queries).
-	Norm       float64   `json:"norm,omitempty"`
+	Norm float64 `json:"norm,omitempty"`
+	// Sealed: records are sealed on the client (package seal) before they
+	// are stored, under a key derived from the owner's data key; Salt
+	// (hex) makes the current generation's key unique. Neither is secret.
+	Sealed     bool      `json:"sealed,omitempty"`
+	Salt       string    `json:"salt,omitempty"`
 	Rows       int       `json:"rows,omitempty"`
 	Cols       int       `json:"cols,omitempty"`
 	Generation uint64    `json:"generation"` // 0: created, never loaded
@@ -105,4 +111,13 @@ func (c *Client) writeInfo(ctx context.Context, in *Info) error {
 		return fmt.Errorf("client: publish %s: %w", in.Name, err)
 	}
 	return nil
+}
+
+// StoredRecordSize is the size of a record as stored: sealed records
+// carry their tag.
+func (in *Info) StoredRecordSize() int {
+	if in.Sealed {
+		return in.RecordSize + seal.Overhead
+	}
+	return in.RecordSize
 }

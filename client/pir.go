@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe"
@@ -27,10 +29,11 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, _ P
 	if err != nil {
 		return nil, err
 	}
-	if max := 2 << preset.LogN; recordSize < 1 || recordSize > max {
+	// Records are sealed here (seal.Overhead bytes each) before they go.
+	if max := 2<<preset.LogN - seal.Overhead; recordSize < 1 || recordSize > max {
 		return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 	}
-	return c.create(ctx, &Info{Name: name, Kind: KindPIR, Preset: preset.Name, RecordSize: recordSize, Created: time.Now().UTC()})
+	return c.create(ctx, &Info{Name: name, Kind: KindPIR, Preset: preset.Name, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
 }
 
 func (c *Client) create(ctx context.Context, in *Info) (*Info, error) {
@@ -121,17 +124,33 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 	if err != nil {
 		return err
 	}
-	l, err := session.NewPIRLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.RecordSize, nil)
+	var sl *seal.Sealer
+	if in.Sealed {
+		salt, err := seal.NewSalt()
+		if err != nil {
+			return err
+		}
+		in.Salt = hex.EncodeToString(salt[:])
+		if sl, err = c.sealer(in); err != nil {
+			return err
+		}
+	}
+	l, err := session.NewPIRLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.StoredRecordSize(), nil)
 	if err != nil {
 		return err
 	}
-	for {
+	var sealed []byte
+	for i := uint64(0); ; i++ {
 		rec, err := rr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			return err
+		}
+		if sl != nil {
+			sealed = sl.Seal(sealed[:0], i, rec)
+			rec = sealed
 		}
 		if err := l.Add(ctx, rec); err != nil {
 			return err
@@ -179,7 +198,33 @@ func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session
 	if err != nil {
 		return nil, fmt.Errorf("client: get %s[%d]: %w", name, index, err)
 	}
+	if in.Sealed {
+		sl, err := c.sealer(in)
+		if err != nil {
+			return nil, err
+		}
+		// A record the device altered, moved or kept from another
+		// generation fails here.
+		if q.Record, err = sl.Open(nil, uint64(index), q.Record); err != nil {
+			return nil, fmt.Errorf("client: get %s[%d]: %w", name, index, err)
+		}
+	}
 	return q, nil
+}
+
+// sealer is the Sealer of database generation in.
+func (c *Client) sealer(in *Info) (*seal.Sealer, error) {
+	var salt seal.Salt
+	raw, err := hex.DecodeString(in.Salt)
+	if err != nil || len(raw) != len(salt) {
+		return nil, fmt.Errorf("client: %s: manifest holds no valid sealing salt", in.Name)
+	}
+	copy(salt[:], raw)
+	key, err := c.keys.databaseKey(in.Name)
+	if err != nil {
+		return nil, err
+	}
+	return seal.NewSealer(key, in.Name, in.Generation, salt)
 }
 
 // pirSession returns the session of a database generation: its plan set on
@@ -194,7 +239,7 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession,
 		if err != nil {
 			return nil, err
 		}
-		shape, err := pir.NewShape(params, in.RecordSize, in.Records)
+		shape, err := pir.NewShape(params, in.StoredRecordSize(), in.Records)
 		if err != nil {
 			return nil, err
 		}

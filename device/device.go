@@ -62,7 +62,8 @@ type Device struct {
 	wire                                 *api.PayloadCounter // payload bytes over gRPC, if served
 	// access decides who may do what over gRPC (every served call passes
 	// it; in-process callers hold the store and are trusted).
-	access *authz.Authorizer
+	access  *authz.Authorizer
+	guarded *authz.Guarded // the device as served: access checked per call
 	// peerDial is how CopyFrom dials other devices.
 	peerDial []remote.Option
 }
@@ -90,6 +91,10 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
 		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes)}
 	d.access = authz.New(d)
+	d.guarded = authz.Guard(d, d.access)
+	// Until told otherwise (DialPeersWith), peers are dialled as the
+	// device is served in tests: plaintext, loopback only.
+	d.peerDial = []remote.Option{remote.WithPlaintext()}
 	return d, nil
 }
 

@@ -238,7 +238,7 @@ func newGRPCServer(d *Device, o options) *grpcServer {
 	opts = append(opts, grpc.ChainUnaryInterceptor(guard.Unary(mode, o.log, healthService), g.unary),
 		grpc.ChainStreamInterceptor(guard.Stream(mode, o.log, healthService), g.stream))
 	g.srv = grpc.NewServer(append(opts, o.server...)...)
-	devicepb.RegisterDeviceServer(g.srv, api.NewServer(authz.Guard(d, d.access)))
+	devicepb.RegisterDeviceServer(g.srv, api.NewServer(d.guarded))
 	healthpb.RegisterHealthServer(g.srv, g.health)
 	reflection.Register(g.srv)
 	// The device holds an open store from New on: it serves at once.

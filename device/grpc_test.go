@@ -19,6 +19,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -170,7 +171,11 @@ func TestServeGrace(t *testing.T) {
 		})))
 		c := dialT(t, s.addr)
 		j := &job{done: make(chan struct{}), polys: 1, result: [][]uint64{{1, 2}}, bytes: 16}
-		id, err := s.d.register(j)
+		dev, err := s.d.register(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := s.d.guarded.Adopt(guard.Plaintext, dev)
 		if err != nil {
 			t.Fatal(err)
 		}

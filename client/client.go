@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -34,6 +35,10 @@ var (
 	// ErrIndexOutOfRange: a record index outside the database (checked
 	// here: the device never sees the index).
 	ErrIndexOutOfRange = session.ErrIndex
+	// ErrTampered: a record that does not open under the database's key
+	// at its index and generation: the device altered, moved or replayed
+	// it.
+	ErrTampered = seal.ErrOpen
 )
 
 // Open connects to the `rosemary device serve` daemon at addr (host:port)

@@ -82,7 +82,8 @@ func (c *storeClient) Close() error { return errors.Join(c.Client.Close(), c.st.
 func TestLoadGetReload(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	const size, n = 64, 256 * 1024 // 1024 plaintexts: 4 × 256
+	// 64-byte records sealed to 80: 2048 plaintexts, 8 × 256.
+	const size, n = 64, 256 * 1024
 	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestLoadGetReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Records != n || in.Generation != 1 || in.Rows != 4 || in.Cols != 256 {
+	if in.Records != n || in.Generation != 1 || in.Rows != 8 || in.Cols != 256 || !in.Sealed {
 		t.Fatalf("loaded %+v", in)
 	}
 	for _, i := range []int{0, n - 1, 777, 65536} {

@@ -5,12 +5,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -26,12 +28,18 @@ type Limits struct {
 	// KeyCacheBytes bounds the cache of evaluation-key limbs kept in
 	// device memory between jobs (0: no cache).
 	KeyCacheBytes int64
+	// Runs is how many stream runs go at once (of different callers;
+	// each gets MaxResidentBytes/Runs of value memory), RunQueue how many
+	// may wait, RunTimeout how long one may take.
+	Runs       int
+	RunQueue   int
+	RunTimeout time.Duration
 }
 
 // DefaultLimits are the limits of `rosemary device serve`.
 func DefaultLimits() Limits {
 	return Limits{MaxResidentBytes: 1 << 30, MaxPrograms: 1024, MaxJobs: 1 << 14, Workers: runtime.GOMAXPROCS(0),
-		KeyCacheBytes: 256 << 20}
+		KeyCacheBytes: 256 << 20, Runs: 2, RunQueue: 64, RunTimeout: 10 * time.Minute}
 }
 
 // Device is the in-storage device: an object store, the programs set on
@@ -64,6 +72,7 @@ type Device struct {
 	// it; in-process callers hold the store and are trusted).
 	access  *authz.Authorizer
 	guarded *authz.Guarded // the device as served: access checked per call
+	runs    *admit.Queue   // stream runs admitted fairly per caller
 	// peerDial is how CopyFrom dials other devices.
 	peerDial []remote.Option
 }
@@ -90,6 +99,12 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	}
 	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
 		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes)}
+	lim.Runs = max(lim.Runs, 1)
+	if lim.RunTimeout <= 0 {
+		lim.RunTimeout = 10 * time.Minute
+	}
+	d.lim = lim
+	d.runs = admit.New(admit.Limits{Slots: lim.Runs, PerCaller: 1, MaxWaiting: max(lim.RunQueue, 1), MaxWaitingPerCaller: 4})
 	d.access = authz.New(d)
 	d.guarded = authz.Guard(d, d.access)
 	// Until told otherwise (DialPeersWith), peers are dialled as the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 	"sync"
 	"time"
 
@@ -20,8 +21,6 @@ type streamTable struct {
 	mu    sync.Mutex
 	progs map[string]*registeredStream
 	keys  map[keyObject]engine.Limbs
-	// run admits one run at a time: a run uses every worker.
-	run chan struct{}
 }
 
 type registeredStream struct {
@@ -38,7 +37,7 @@ func (t *streamTable) init() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.progs == nil {
-		t.progs, t.keys, t.run = map[string]*registeredStream{}, map[keyObject]engine.Limbs{}, make(chan struct{}, 1)
+		t.progs, t.keys = map[string]*registeredStream{}, map[keyObject]engine.Limbs{}
 	}
 }
 
@@ -142,15 +141,23 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 			return nil, fmt.Errorf("device: runstream: %w: stored %q (node %d) not bound", api.ErrInvalid, sn.Name, sn.Node)
 		}
 	}
-	select {
-	case t.run <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	// Admission: runs of different callers share the device in turn (one
+	// caller looping long scans cannot starve another), a full queue
+	// refuses at once, and a run has the device's deadline.
+	caller := "in-process"
+	if id, ok := guard.IdentityFrom(ctx); ok {
+		caller = id.Name
 	}
-	defer func() { <-t.run }()
+	release, err := d.runs.Acquire(ctx, caller)
+	if err != nil {
+		return nil, fmt.Errorf("device: runstream: %w", err)
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, d.lim.RunTimeout)
+	defer cancel()
 	d.enterISP()
 	defer d.leaveISP()
-	out, st, err := reg.stream.Run(ctx, src, engine.StreamOptions{Workers: d.lim.Workers, MaxBytes: d.lim.MaxResidentBytes})
+	out, st, err := reg.stream.Run(ctx, src, engine.StreamOptions{Workers: d.lim.Workers, MaxBytes: d.lim.MaxResidentBytes / int64(d.lim.Runs)})
 	d.storeRead.Add(src.storeBytes)
 	d.microOps.Add(st.MicroOps)
 	d.instrs.Add(st.Instructions)

@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{name: "db", summary: "encrypted databases of your own data: keys|create|load|get|nearest|info|drop", run: runDB})
+	register(command{name: "db", summary: "private databases of your own data (records sealed, queries encrypted): keys|create|load|get|nearest|info|drop", run: runDB})
 }
 
 const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop [flags]

@@ -135,11 +135,17 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			_, err := bob.Put(ctx, &api.PutRequest{Name: "acct/b", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: a})
 			return err
 		}, codes.PermissionDenied},
-		"Delete":        {func() error { _, err := bob.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
-		"Send stored":   {func() error { _, err := send(bob, inline, api.Binding{Source: api.SourceStored, Name: "acct/b"}); return err }, codes.PermissionDenied},
-		"Recv":          {func() error { _, err := bob.Recv(ctx, &api.RecvRequest{Job: job.Job, Fetch: true}); return err }, codes.NotFound},
-		"Release":       {func() error { _, err := bob.Release(ctx, &api.ReleaseRequest{Jobs: []uint64{job.Job}}); return err }, codes.NotFound},
-		"Send resident": {func() error { _, err := send(bob, inline, api.Binding{Source: api.SourceResident, Job: job.Job}); return err }, codes.NotFound},
+		"Delete": {func() error { _, err := bob.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
+		"Send stored": {func() error {
+			_, err := send(bob, inline, api.Binding{Source: api.SourceStored, Name: "acct/b"})
+			return err
+		}, codes.PermissionDenied},
+		"Recv":    {func() error { _, err := bob.Recv(ctx, &api.RecvRequest{Job: job.Job, Fetch: true}); return err }, codes.NotFound},
+		"Release": {func() error { _, err := bob.Release(ctx, &api.ReleaseRequest{Jobs: []uint64{job.Job}}); return err }, codes.NotFound},
+		"Send resident": {func() error {
+			_, err := send(bob, inline, api.Binding{Source: api.SourceResident, Job: job.Job})
+			return err
+		}, codes.NotFound},
 		"RunStream": {func() error {
 			_, err := bob.RunStream(ctx, &api.RunStreamRequest{Program: "p", Stored: []api.StoredBinding{{Node: 1, Prefix: "acct/"}}})
 			return err

@@ -21,6 +21,7 @@ type Client struct {
 	close func() error
 
 	mu        sync.Mutex
+	me        string                            // the caller's identity (grant.go)
 	sessions  map[string]*session.PIRSession    // by database@generation
 	vsessions map[string]*session.VectorSession // by database@generation
 }
@@ -90,3 +91,6 @@ func checkName(name string) error {
 	}
 	return nil
 }
+
+// Keys is the client's key set.
+func (c *Client) Keys() *Keys { return c.keys }

@@ -29,19 +29,7 @@ func loadDataKey(dir string) (seal.DataKey, error) {
 		if _, err := rand.Read(k[:]); err != nil {
 			return k, fmt.Errorf("client: data key: %w", err)
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return k, fmt.Errorf("client: data key: %w", err)
-		}
-		if _, err := f.Write(k[:]); err != nil {
-			f.Close()
-			return k, fmt.Errorf("client: data key: %w", err)
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return k, fmt.Errorf("client: data key: %w", err)
-		}
-		return k, f.Close()
+		return k, writePrivate(path, k[:])
 	}
 	if err != nil {
 		return k, fmt.Errorf("client: data key: %w", err)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"crypto/hpke"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,10 +46,11 @@ const (
 // client), with an identifier of the key set that names the evaluation
 // keys uploaded for it.
 type Keys struct {
-	dir  string
-	id   string
-	sks  map[string]*rlwe.SecretKey
-	data seal.DataKey // seals records (datakey.go)
+	dir    string
+	id     string
+	sks    map[string]*rlwe.SecretKey
+	data   seal.DataKey    // seals records (datakey.go)
+	member hpke.PrivateKey // opens grants (member.go)
 }
 
 // NewKeys creates a key directory (mode 0700) with fresh secret keys from
@@ -82,6 +84,9 @@ func NewKeys(dir string) (*Keys, error) {
 		return nil, err
 	}
 	k.data = data
+	if k.member, err = loadMemberKey(dir); err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(filepath.Join(dir, keySetFile), []byte(k.id+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("client: keys: %w", err)
 	}
@@ -111,6 +116,9 @@ func LoadKeys(dir string) (*Keys, error) {
 		k.sks[name] = sk
 	}
 	if k.data, err = loadDataKey(dir); err != nil {
+		return nil, err
+	}
+	if k.member, err = loadMemberKey(dir); err != nil {
 		return nil, err
 	}
 	return k, nil

@@ -2,12 +2,11 @@ package client
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
-	"math/bits"
+	"github.com/rosemary-fhe/rosemary/device/authz"
 	"strings"
 	"time"
 
@@ -54,36 +53,61 @@ type Info struct {
 
 // A database's objects: "<name>/head" (its manifest, replaced in one Put:
 // that Put publishes a generation), "<name>/g<generation>/..." (its data)
-// and "<name>/keys/<key set>/..." (evaluation keys).
-func headObject(name string) string          { return name + "/head" }
+// and "<name>/members/<identity>/..." (each member's area: its evaluation
+// keys per key set, and the grant an owner left it).
+func headObject(name string) string          { return authz.ManifestName(name) }
 func genPrefix(name string, g uint64) string { return fmt.Sprintf("%s/g%d", name, g) }
-func keyPrefix(name, keySet string) string   { return name + "/keys/" + keySet }
+func keyPrefix(name, member, keySet string) string {
+	return authz.MemberPrefix(name, member) + "keys/" + keySet
+}
+
+// readBlob reads a blob object's bytes.
+func (c *Client) readBlob(ctx context.Context, name string) ([]byte, error) {
+	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Data) != 1 {
+		return nil, fmt.Errorf("client: %s is not a blob", name)
+	}
+	raw := make([]byte, len(resp.Data[0]))
+	for i, v := range resp.Data[0] {
+		raw[i] = byte(v)
+	}
+	return object.DecodeBlob(raw)
+}
+
+// writeBlob replaces a blob object: one Put, atomic in the store.
+func (c *Client) writeBlob(ctx context.Context, name string, b []byte) error {
+	limb := object.EncodeBlob(b)
+	data := make([]uint64, len(limb))
+	for i, x := range limb {
+		data[i] = uint64(x)
+	}
+	_, err := c.dev.Put(ctx, &api.PutRequest{Name: name, Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1})
+	return err
+}
+
+// isNotFound reports a missing object, from a device in process or over
+// gRPC.
+func isNotFound(err error) bool {
+	return errors.Is(err, api.ErrNotFound) || strings.Contains(err.Error(), "NotFound")
+}
 
 // readInfo reads a database's manifest.
 func (c *Client) readInfo(ctx context.Context, name string) (*Info, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: headObject(name)})
+	raw, err := c.readBlob(ctx, headObject(name))
 	if err != nil {
-		if errors.Is(err, api.ErrNotFound) || strings.Contains(err.Error(), "NotFound") {
+		if isNotFound(err) {
 			return nil, fmt.Errorf("%w %q", ErrNoDatabase, name)
 		}
 		return nil, fmt.Errorf("client: read %s: %w", name, err)
 	}
-	if len(resp.Data) != 1 || len(resp.Data[0]) < 4 {
-		return nil, fmt.Errorf("client: %s: the head object is not a manifest", name)
-	}
-	raw := make([]byte, len(resp.Data[0]))
-	for i, v := range resp.Data[0] {
-		raw[i] = byte(v)
-	}
-	n := binary.LittleEndian.Uint32(raw)
-	if int(n) > len(raw)-4 {
-		return nil, fmt.Errorf("client: %s: manifest of %d bytes in a %d-byte object", name, n, len(raw))
-	}
 	var in Info
-	if err := json.Unmarshal(raw[4:4+n], &in); err != nil {
+	if err := json.Unmarshal(raw, &in); err != nil {
 		return nil, fmt.Errorf("client: %s: manifest: %w", name, err)
 	}
 	if in.Name != name {
@@ -98,16 +122,7 @@ func (c *Client) writeInfo(ctx context.Context, in *Info) error {
 	if err != nil {
 		return err
 	}
-	logN := max(4, bits.Len(uint(len(b)+4-1)))
-	data := make([]uint64, 1<<logN)
-	var n [4]byte
-	binary.LittleEndian.PutUint32(n[:], uint32(len(b)))
-	for i, x := range append(n[:], b...) {
-		data[i] = uint64(x)
-	}
-	_, err = c.dev.Put(ctx, &api.PutRequest{Name: headObject(in.Name), Kind: object.KindBlob, Polys: 1, Limbs: 1,
-		Data: [][]uint64{data}, WordBytes: 1})
-	if err != nil {
+	if err := c.writeBlob(ctx, headObject(in.Name), b); err != nil {
 		return fmt.Errorf("client: publish %s: %w", in.Name, err)
 	}
 	return nil

@@ -131,7 +131,7 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 			return err
 		}
 		in.Salt = hex.EncodeToString(salt[:])
-		if sl, err = c.sealer(in); err != nil {
+		if sl, err = c.sealer(ctx, in); err != nil {
 			return err
 		}
 	}
@@ -199,7 +199,7 @@ func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session
 		return nil, fmt.Errorf("client: get %s[%d]: %w", name, index, err)
 	}
 	if in.Sealed {
-		sl, err := c.sealer(in)
+		sl, err := c.sealer(ctx, in)
 		if err != nil {
 			return nil, err
 		}
@@ -213,14 +213,14 @@ func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session
 }
 
 // sealer is the Sealer of database generation in.
-func (c *Client) sealer(in *Info) (*seal.Sealer, error) {
+func (c *Client) sealer(ctx context.Context, in *Info) (*seal.Sealer, error) {
 	var salt seal.Salt
 	raw, err := hex.DecodeString(in.Salt)
 	if err != nil || len(raw) != len(salt) {
 		return nil, fmt.Errorf("client: %s: manifest holds no valid sealing salt", in.Name)
 	}
 	copy(salt[:], raw)
-	key, err := c.keys.databaseKey(in.Name)
+	key, err := c.databaseKey(ctx, in.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,11 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession,
 		if err != nil {
 			return nil, err
 		}
-		return session.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk, c.sessionOptions(in))
+		opt, err := c.sessionOptions(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return session.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk, opt)
 	})
 }
 
@@ -277,10 +281,15 @@ func cachedSession[S any](c *Client, cache map[string]S, in *Info, open func() (
 }
 
 // sessionOptions are the options of every session of database generation
-// in: its evaluation keys under the database's key prefix for this key set,
-// uploaded once and reused by the sessions of later generations.
-func (c *Client) sessionOptions(in *Info) session.PIRSessionOptions {
-	return session.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, c.keys.ID()), ReuseKeys: true}
+// in: its evaluation keys in the caller's member area of the database, for
+// this key set, uploaded once and reused by the sessions of later
+// generations.
+func (c *Client) sessionOptions(ctx context.Context, in *Info) (session.PIRSessionOptions, error) {
+	me, err := c.identity(ctx)
+	if err != nil {
+		return session.PIRSessionOptions{}, err
+	}
+	return session.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, me, c.keys.ID()), ReuseKeys: true}, nil
 }
 
 // Drop deletes a database: its manifest first (it is gone at once), then

@@ -238,6 +238,10 @@ func (c *Client) vectorSession(ctx context.Context, in *Info) (*session.VectorSe
 		if err != nil {
 			return nil, err
 		}
-		return session.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk, c.sessionOptions(in))
+		opt, err := c.sessionOptions(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return session.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk, opt)
 	})
 }

@@ -1,20 +1,18 @@
 package device
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
 // The device keeps each database's access list (package authz) in its
-// store, as a blob object under a reserved name no caller can use: a
-// 4-byte length and the list's JSON, in one Put, so a list is replaced
-// atomically and survives restarts.
+// store, as a blob object (the list's JSON) under a reserved name no caller
+// can use: one Put replaces a list atomically, and it survives restarts.
 
 var _ authz.Backend = (*Device)(nil)
 
@@ -27,14 +25,14 @@ func (d *Device) LoadACL(db string) (*authz.ACL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device: access list of %q: %w", db, err)
 	}
-	if len(raw) != 1 || len(raw[0]) < 4 {
+	if len(raw) != 1 {
 		return nil, fmt.Errorf("device: access list of %q: %w: not a blob", db, store.ErrCorrupt)
 	}
-	n := binary.LittleEndian.Uint32(raw[0])
-	if int64(n) > int64(len(raw[0])-4) {
-		return nil, fmt.Errorf("device: access list of %q: %w: %d bytes in a %d-byte object", db, store.ErrCorrupt, n, len(raw[0]))
+	b, err := object.DecodeBlob(raw[0])
+	if err != nil {
+		return nil, fmt.Errorf("device: access list of %q: %w: %w", db, store.ErrCorrupt, err)
 	}
-	return authz.UnmarshalACL(raw[0][4 : 4+n])
+	return authz.UnmarshalACL(b)
 }
 
 // SaveACL implements authz.Backend.
@@ -43,13 +41,9 @@ func (d *Device) SaveACL(db string, l *authz.ACL) error {
 	if err != nil {
 		return err
 	}
-	logN := max(4, bits.Len(uint(len(b)+4-1)))
-	limb := make([]byte, 1<<logN)
-	binary.LittleEndian.PutUint32(limb, uint32(len(b)))
-	copy(limb[4:], b)
-	shape := store.Shape{Polys: 1, Limbs: 1, LogN: uint8(logN), WordSize: 1}
+	limb := object.EncodeBlob(b)
 	return d.write(func() error {
-		_, err := d.st.Put(authz.ACLObject(db), store.KindBlob, shape, [][]byte{limb})
+		_, err := d.st.Put(authz.ACLObject(db), store.KindBlob, object.BlobShape(len(limb)), [][]byte{limb})
 		return err
 	})
 }

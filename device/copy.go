@@ -9,6 +9,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
@@ -34,20 +35,17 @@ func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
 	if err != nil {
 		return fmt.Errorf("device: copy: %w", errSourceUnavailable)
 	}
-	raw := make([]byte, 0, len(obj.Data))
+	raw := make([]byte, 0, 64)
 	if len(obj.Data) == 1 {
 		for _, v := range obj.Data[0] {
 			raw = append(raw, byte(v))
 		}
 	}
-	if len(raw) < 4 {
-		return fmt.Errorf("device: copy: %w: the source's access list of %q is malformed", api.ErrInvalid, db)
+	b, err := object.DecodeBlob(raw)
+	if err != nil {
+		return fmt.Errorf("device: copy: %w: the source's access list of %q: %w", api.ErrInvalid, db, err)
 	}
-	n := binary.LittleEndian.Uint32(raw)
-	if int64(n) > int64(len(raw)-4) {
-		return fmt.Errorf("device: copy: %w: the source's access list of %q is malformed", api.ErrInvalid, db)
-	}
-	theirs, err := authz.UnmarshalACL(raw[4 : 4+n])
+	theirs, err := authz.UnmarshalACL(b)
 	if err != nil {
 		return fmt.Errorf("device: copy: %w: %w", api.ErrInvalid, err)
 	}

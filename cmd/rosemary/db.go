@@ -23,7 +23,7 @@ func init() {
 	register(command{name: "db", summary: "private databases of your own data (records sealed, queries encrypted): keys|create|load|get|nearest|info|drop", run: runDB})
 }
 
-const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop [flags]
+const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop|grant|revoke [flags]
   rosemary db keys    --keys DIR
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip]
@@ -33,6 +33,8 @@ const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop [flag
   rosemary db nearest (--store DIR | --device ADDR) --keys DIR --name NAME --query Q.fvecs|.bvecs|.npy [--k 10]
   rosemary db info    (--store DIR | --device ADDR) --keys DIR --name NAME
   rosemary db drop    (--store DIR | --device ADDR) --keys DIR --name NAME
+  rosemary db grant   --device ADDR --keys DIR --name NAME --to IDENTITY [--role reader|owner] --member-key THEIR/member.pub
+  rosemary db revoke  --device ADDR --keys DIR --name NAME --to IDENTITY
 every command takes --json`
 
 // dbFlags are the flags every db command shares.
@@ -161,8 +163,10 @@ func runDB(args []string) error {
 		if err != nil {
 			return err
 		}
-		return f.print(map[string]string{"keys": k.Dir(), "key_set": k.ID()},
-			fmt.Sprintf("new keys in %s (key set %s); the secret key files are 0600 and never leave this machine", k.Dir(), k.ID()))
+		pub := filepath.Join(k.Dir(), client.MemberPublicKeyFile)
+		return f.print(map[string]string{"keys": k.Dir(), "key_set": k.ID(), "member_key": pub},
+			fmt.Sprintf("new keys in %s (key set %s); the secret key files are 0600 and never leave this machine;\n"+
+				"an owner grants you a database with your public %s", k.Dir(), k.ID(), pub))
 	case "create":
 		kind := f.fs.String("kind", "pir", "pir (records read privately) or vectors")
 		size := f.fs.Int("record-size", 0, "pir: bytes per record")
@@ -290,6 +294,44 @@ func runDB(args []string) error {
 			return err
 		}
 		return f.print(map[string]string{"dropped": *f.name}, fmt.Sprintf("dropped %q", *f.name))
+	case "grant", "revoke":
+		to := f.fs.String("to", "", "identity (certificate common name) to grant to or revoke from")
+		roleName := f.fs.String("role", "reader", "grant: reader (may query) or owner (may do everything)")
+		memberKey := f.fs.String("member-key", "", "grant: the grantee's public member key (member.pub of its key directory)")
+		c, err := f.parseOpen(ctx, args)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if *to == "" {
+			return errors.New("db " + cmd + ": --to IDENTITY is required")
+		}
+		if cmd == "revoke" {
+			if err := c.Revoke(ctx, *f.name, *to); err != nil {
+				return err
+			}
+			return f.print(map[string]string{"revoked": *to, "name": *f.name}, fmt.Sprintf("revoked %s's access to %q", *to, *f.name))
+		}
+		var role client.Role
+		switch *roleName {
+		case "reader":
+			role = client.RoleReader
+		case "owner":
+			role = client.RoleOwner
+		default:
+			return fmt.Errorf("db grant: --role %q (want reader or owner)", *roleName)
+		}
+		if *memberKey == "" {
+			return errors.New("db grant: --member-key FILE is required (the grantee's member.pub: it receives the database's key)")
+		}
+		pub, err := os.ReadFile(*memberKey)
+		if err != nil {
+			return err
+		}
+		if err := c.Grant(ctx, *f.name, *to, role, pub); err != nil {
+			return err
+		}
+		return f.print(map[string]string{"granted": *to, "name": *f.name, "role": *roleName}, fmt.Sprintf("granted %s the %s role on %q", *to, *roleName, *f.name))
 	case "nearest":
 		query := f.fs.String("query", "", "query vectors: a .fvecs, .bvecs or .npy file (one result per vector)")
 		k := f.fs.Int("k", 10, "neighbours per query")

@@ -61,6 +61,11 @@ func (c *client) List(ctx context.Context, req *ListRequest) (*ListResponse, err
 	return call(ctx, "List", c.rpc.List, &devicepb.ListRequest{Prefix: req.Prefix, MaxObjects: uint32(max(req.Max, 0))}, listRespFromProto)
 }
 
+func (c *client) Grant(ctx context.Context, req *GrantRequest) (*GrantResponse, error) {
+	return call(ctx, "Grant", c.rpc.Grant, &devicepb.GrantRequest{Database: req.Database, Identity: req.Identity, Role: devicepb.Role(req.Role)},
+		func(*devicepb.GrantResponse) (*GrantResponse, error) { return &GrantResponse{}, nil })
+}
+
 func (c *client) CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromResponse, error) {
 	return call(ctx, "CopyFrom", c.rpc.CopyFrom, &devicepb.CopyFromRequest{Source: req.Source, Prefix: req.Prefix},
 		func(m *devicepb.CopyFromResponse) (*CopyFromResponse, error) {

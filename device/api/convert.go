@@ -258,7 +258,7 @@ func putToProto(r *PutRequest) *devicepb.PutRequest {
 func configRespToProto(r *ConfigResponse) *devicepb.ConfigResponse {
 	return &devicepb.ConfigResponse{WireVersion: r.WireVersion, Channels: r.Channels, PageSize: r.PageSize, WordBytes: r.WordBytes,
 		MaxMessageBytes: r.MaxMessageBytes, MaxResidentBytes: r.MaxResidentBytes, MaxPrograms: r.MaxPrograms,
-		Workers: r.Workers, Objects: r.Objects, Programs: r.Programs}
+		Workers: r.Workers, Objects: r.Objects, Programs: r.Programs, Caller: r.Caller}
 }
 
 func progSetRespToProto(r *ProgSetResponse) *devicepb.ProgSetResponse {
@@ -297,7 +297,7 @@ func statsRespToProto(r *StatsResponse) *devicepb.StatsResponse {
 func configRespFromProto(m *devicepb.ConfigResponse) *ConfigResponse {
 	return &ConfigResponse{WireVersion: m.GetWireVersion(), Channels: m.GetChannels(), PageSize: m.GetPageSize(),
 		WordBytes: m.GetWordBytes(), MaxMessageBytes: m.GetMaxMessageBytes(), MaxResidentBytes: m.GetMaxResidentBytes(),
-		MaxPrograms: m.GetMaxPrograms(), Workers: m.GetWorkers(), Objects: m.GetObjects(), Programs: m.GetPrograms()}
+		MaxPrograms: m.GetMaxPrograms(), Workers: m.GetWorkers(), Objects: m.GetObjects(), Programs: m.GetPrograms(), Caller: m.GetCaller()}
 }
 
 func getRespFromProto(m *devicepb.GetResponse) (*GetResponse, error) {
@@ -354,6 +354,22 @@ func listRespFromProto(m *devicepb.ListResponse) (*ListResponse, error) {
 	}
 	return r, nil
 }
+
+func grantFromProto(m *devicepb.GrantRequest) (*GrantRequest, error) {
+	if err := checkNameLen("database", m.GetDatabase()); err != nil {
+		return nil, err
+	}
+	if id := m.GetIdentity(); id == "" || len(id) > MaxIdentityBytes {
+		return nil, fmt.Errorf("%w: identity of %d bytes (1 to %d)", ErrInvalid, len(id), MaxIdentityBytes)
+	}
+	r := m.GetRole()
+	if r != devicepb.Role_ROLE_NONE && r != devicepb.Role_ROLE_READER && r != devicepb.Role_ROLE_OWNER {
+		return nil, fmt.Errorf("%w: role %d", ErrInvalid, r)
+	}
+	return &GrantRequest{Database: m.GetDatabase(), Identity: m.GetIdentity(), Role: Role(r)}, nil
+}
+
+func grantRespToProto(*GrantResponse) *devicepb.GrantResponse { return &devicepb.GrantResponse{} }
 
 func copyFromProto(m *devicepb.CopyFromRequest) (*CopyFromRequest, error) {
 	if err := checkNameLen("prefix", m.GetPrefix()); err != nil {

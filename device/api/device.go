@@ -27,6 +27,8 @@ type Device interface {
 	List(ctx context.Context, req *ListRequest) (*ListResponse, error)
 	// CopyFrom copies objects from another device, device to device.
 	CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromResponse, error)
+	// Grant gives an identity a role on a database, or takes it away.
+	Grant(ctx context.Context, req *GrantRequest) (*GrantResponse, error)
 	// Send starts a job: a program run on bound operands.
 	Send(ctx context.Context, req *SendRequest) (*SendResponse, error)
 	// Recv waits for a job, optionally fetching and releasing its result.

@@ -59,8 +59,8 @@ func TestProtoRoundTrip(t *testing.T) {
 			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
 		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}),
 			func(m proto.Message) (any, error) { return statsRespFromProto(m.(*pb.StatsResponse)), nil }},
-		{"config reply", &ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12},
-			configRespToProto(&ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12}),
+		{"config reply", &ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12, "alice"},
+			configRespToProto(&ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12, "alice"}),
 			func(m proto.Message) (any, error) { return configRespFromProto(m.(*pb.ConfigResponse)), nil }},
 	} {
 		b, err := proto.Marshal(tc.msg)

@@ -61,6 +61,10 @@ func (s *server) List(ctx context.Context, in *devicepb.ListRequest) (*devicepb.
 	return handle(ctx, "List", in, listFromProto, s.d.List, listRespToProto)
 }
 
+func (s *server) Grant(ctx context.Context, in *devicepb.GrantRequest) (*devicepb.GrantResponse, error) {
+	return handle(ctx, "Grant", in, grantFromProto, s.d.Grant, grantRespToProto)
+}
+
 func (s *server) CopyFrom(ctx context.Context, in *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error) {
 	return handle(ctx, "CopyFrom", in, copyFromProto, s.d.CopyFrom, copyFromRespToProto)
 }

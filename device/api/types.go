@@ -44,6 +44,9 @@ type ConfigResponse struct {
 	Workers          uint32 // jobs executing at once
 	Objects          uint32 // stored objects
 	Programs         uint32 // programs set
+	// Caller is the caller's identity as the device sees it (its
+	// certificate's common name; empty for an in-process caller).
+	Caller string
 }
 
 // ProgSetRequest registers an encoded mProgram under a name.
@@ -285,3 +288,26 @@ type KeyBinding struct {
 	Key    string
 	Object string
 }
+
+// Role is what an identity is to a database.
+type Role uint8
+
+// Roles a Grant gives.
+const (
+	RoleNone   Role = 0 // takes a grant away
+	RoleReader Role = 1 // may query the database
+	RoleOwner  Role = 2 // may do everything
+)
+
+// MaxIdentityBytes bounds an identity (a certificate's common name).
+const MaxIdentityBytes = 64
+
+// GrantRequest gives Identity the Role on Database.
+type GrantRequest struct {
+	Database string
+	Identity string
+	Role     Role
+}
+
+// GrantResponse acknowledges a Grant.
+type GrantResponse struct{}

@@ -61,39 +61,32 @@ func (a Access) String() string {
 	return fmt.Sprintf("Access(%d)", uint8(a))
 }
 
-// Role is what an identity is to a database.
-type Role uint8
+// Role is what an identity is to a database (the contract's type: a Grant
+// carries it).
+type Role = api.Role
 
 // Roles a database grants.
 const (
-	None Role = iota
-	Reader
-	Owner
+	None   = api.RoleNone
+	Reader = api.RoleReader
+	Owner  = api.RoleOwner
 )
 
-func (r Role) String() string {
-	switch r {
-	case Reader:
-		return "reader"
-	case Owner:
-		return "owner"
-	}
-	return "none"
-}
-
-// ParseRole parses "reader" or "owner".
+// ParseRole parses "reader", "owner" or "none".
 func ParseRole(s string) (Role, error) {
 	switch s {
 	case "reader":
 		return Reader, nil
 	case "owner":
 		return Owner, nil
+	case "none":
+		return None, nil
 	}
 	return None, fmt.Errorf("authz: unknown role %q (want reader or owner)", s)
 }
 
-// Allows reports whether r permits a.
-func (r Role) Allows(a Access) bool {
+// allows reports whether r permits a.
+func allows(r Role, a Access) bool {
 	switch r {
 	case Owner:
 		return true
@@ -265,11 +258,21 @@ func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) err
 		a.cache[db] = l
 		return nil
 	}
-	if !l.RoleOf(id.Name).Allows(acc) {
-		return fmt.Errorf("%w: %s may not %s %q", ErrDenied, id.Name, acc, db)
+	role := l.RoleOf(id.Name)
+	if allows(role, acc) {
+		return nil
 	}
-	return nil
+	// A member's own area: where a reader keeps what its queries need
+	// (its evaluation keys) and finds what the owner left it (its grant).
+	if role != None && strings.HasPrefix(object, MemberPrefix(db, id.Name)) && acc != Manage {
+		return nil
+	}
+	return fmt.Errorf("%w: %s may not %s %q", ErrDenied, id.Name, acc, db)
 }
+
+// MemberPrefix is the part of database db that belongs to member name: a
+// reader may read and write there.
+func MemberPrefix(db, name string) string { return db + "/members/" + name + "/" }
 
 // Grant gives to the role on db (None revokes); only an owner may. The
 // creator's ownership cannot be revoked.
@@ -277,11 +280,23 @@ func (a *Authorizer) Grant(id certs.Identity, db, to string, r Role) error {
 	if _, err := DatabaseOf(db); err != nil || strings.Contains(db, "/") {
 		return fmt.Errorf("authz: grant on %q: not a database name", db)
 	}
-	if to == "" {
-		return errors.New("authz: grant to an empty identity")
-	}
 	if err := a.Authorize(id, Manage, db); err != nil {
 		return err
+	}
+	return a.GrantTrusted(db, to, r)
+}
+
+// GrantTrusted is Grant on behalf of whoever holds the store (an
+// in-process caller): no identity is checked.
+func (a *Authorizer) GrantTrusted(db, to string, r Role) error {
+	if _, err := DatabaseOf(db); err != nil || strings.Contains(db, "/") {
+		return fmt.Errorf("authz: grant on %q: not a database name", db)
+	}
+	if to == "" || strings.Contains(to, "/") {
+		return fmt.Errorf("authz: grant to %q: not an identity", to)
+	}
+	if r != None && r != Reader && r != Owner {
+		return fmt.Errorf("authz: grant of role %d", r)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -290,7 +305,7 @@ func (a *Authorizer) Grant(id certs.Identity, db, to string, r Role) error {
 		return err
 	}
 	if l == nil {
-		return fmt.Errorf("authz: grant on %q: no such database", db)
+		return fmt.Errorf("%w: grant on %q: no such database", api.ErrNotFound, db)
 	}
 	if to == l.Owner {
 		return fmt.Errorf("authz: %s created %q; its ownership stays", to, db)

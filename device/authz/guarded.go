@@ -67,10 +67,29 @@ func (g *Guarded) check(ctx context.Context, acc Access, object string) (certs.I
 }
 
 func (g *Guarded) Config(ctx context.Context, req *api.ConfigRequest) (*api.ConfigResponse, error) {
-	if _, err := caller(ctx); err != nil {
+	id, err := caller(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return g.next.Config(ctx, req)
+	resp, err := g.next.Config(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r := *resp
+	r.Caller = id.Name
+	return &r, nil
+}
+
+// Grant lets an owner give or take a role on its database.
+func (g *Guarded) Grant(ctx context.Context, req *api.GrantRequest) (*api.GrantResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.a.Grant(id, req.Database, req.Identity, req.Role); err != nil {
+		return nil, err
+	}
+	return &api.GrantResponse{}, nil
 }
 
 func (g *Guarded) Stats(ctx context.Context, req *api.StatsRequest) (*api.StatsResponse, error) {

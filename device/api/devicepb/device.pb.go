@@ -21,6 +21,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Role is what an identity is to a database.
+type Role int32
+
+const (
+	Role_ROLE_NONE   Role = 0
+	Role_ROLE_READER Role = 1
+	Role_ROLE_OWNER  Role = 2
+)
+
+// Enum value maps for Role.
+var (
+	Role_name = map[int32]string{
+		0: "ROLE_NONE",
+		1: "ROLE_READER",
+		2: "ROLE_OWNER",
+	}
+	Role_value = map[string]int32{
+		"ROLE_NONE":   0,
+		"ROLE_READER": 1,
+		"ROLE_OWNER":  2,
+	}
+)
+
+func (x Role) Enum() *Role {
+	p := new(Role)
+	*p = x
+	return p
+}
+
+func (x Role) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Role) Descriptor() protoreflect.EnumDescriptor {
+	return file_device_proto_enumTypes[0].Descriptor()
+}
+
+func (Role) Type() protoreflect.EnumType {
+	return &file_device_proto_enumTypes[0]
+}
+
+func (x Role) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Role.Descriptor instead.
+func (Role) EnumDescriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{0}
+}
+
 type ConfigRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -69,6 +119,7 @@ type ConfigResponse struct {
 	Workers          uint32                 `protobuf:"varint,8,opt,name=workers,proto3" json:"workers,omitempty"`    // jobs executing at once
 	Objects          uint32                 `protobuf:"varint,9,opt,name=objects,proto3" json:"objects,omitempty"`    // stored objects
 	Programs         uint32                 `protobuf:"varint,10,opt,name=programs,proto3" json:"programs,omitempty"` // programs set
+	Caller           string                 `protobuf:"bytes,11,opt,name=caller,proto3" json:"caller,omitempty"`      // the caller's identity as the device sees it (empty in process)
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -171,6 +222,13 @@ func (x *ConfigResponse) GetPrograms() uint32 {
 		return x.Programs
 	}
 	return 0
+}
+
+func (x *ConfigResponse) GetCaller() string {
+	if x != nil {
+		return x.Caller
+	}
+	return ""
 }
 
 type ProgSetRequest struct {
@@ -2199,12 +2257,108 @@ func (x *CopyFromResponse) GetBytes() uint64 {
 	return 0
 }
 
+type GrantRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Database      string                 `protobuf:"bytes,1,opt,name=database,proto3" json:"database,omitempty"` // a database name (no "/")
+	Identity      string                 `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"` // a certificate common name, at most 64 bytes
+	Role          Role                   `protobuf:"varint,3,opt,name=role,proto3,enum=rosemary.device.v1.Role" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrantRequest) Reset() {
+	*x = GrantRequest{}
+	mi := &file_device_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrantRequest) ProtoMessage() {}
+
+func (x *GrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrantRequest.ProtoReflect.Descriptor instead.
+func (*GrantRequest) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *GrantRequest) GetDatabase() string {
+	if x != nil {
+		return x.Database
+	}
+	return ""
+}
+
+func (x *GrantRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *GrantRequest) GetRole() Role {
+	if x != nil {
+		return x.Role
+	}
+	return Role_ROLE_NONE
+}
+
+type GrantResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GrantResponse) Reset() {
+	*x = GrantResponse{}
+	mi := &file_device_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GrantResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GrantResponse) ProtoMessage() {}
+
+func (x *GrantResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GrantResponse.ProtoReflect.Descriptor instead.
+func (*GrantResponse) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{36}
+}
+
 var File_device_proto protoreflect.FileDescriptor
 
 const file_device_proto_rawDesc = "" +
 	"\n" +
 	"\fdevice.proto\x12\x12rosemary.device.v1\"\x0f\n" +
-	"\rConfigRequest\"\xd8\x02\n" +
+	"\rConfigRequest\"\xf0\x02\n" +
 	"\x0eConfigResponse\x12!\n" +
 	"\fwire_version\x18\x01 \x01(\rR\vwireVersion\x12\x1a\n" +
 	"\bchannels\x18\x02 \x01(\rR\bchannels\x12\x1b\n" +
@@ -2217,7 +2371,8 @@ const file_device_proto_rawDesc = "" +
 	"\aworkers\x18\b \x01(\rR\aworkers\x12\x18\n" +
 	"\aobjects\x18\t \x01(\rR\aobjects\x12\x1a\n" +
 	"\bprograms\x18\n" +
-	" \x01(\rR\bprograms\">\n" +
+	" \x01(\rR\bprograms\x12\x16\n" +
+	"\x06caller\x18\v \x01(\tR\x06caller\">\n" +
 	"\x0eProgSetRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprogram\x18\x02 \x01(\fR\aprogram\"5\n" +
@@ -2364,7 +2519,17 @@ const file_device_proto_rawDesc = "" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\"B\n" +
 	"\x10CopyFromResponse\x12\x18\n" +
 	"\aobjects\x18\x01 \x01(\rR\aobjects\x12\x14\n" +
-	"\x05bytes\x18\x02 \x01(\x04R\x05bytes2\x9c\b\n" +
+	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\"t\n" +
+	"\fGrantRequest\x12\x1a\n" +
+	"\bdatabase\x18\x01 \x01(\tR\bdatabase\x12\x1a\n" +
+	"\bidentity\x18\x02 \x01(\tR\bidentity\x12,\n" +
+	"\x04role\x18\x03 \x01(\x0e2\x18.rosemary.device.v1.RoleR\x04role\"\x0f\n" +
+	"\rGrantResponse*6\n" +
+	"\x04Role\x12\r\n" +
+	"\tROLE_NONE\x10\x00\x12\x0f\n" +
+	"\vROLE_READER\x10\x01\x12\x0e\n" +
+	"\n" +
+	"ROLE_OWNER\x10\x022\xea\b\n" +
 	"\x06Device\x12O\n" +
 	"\x06Config\x12!.rosemary.device.v1.ConfigRequest\x1a\".rosemary.device.v1.ConfigResponse\x12R\n" +
 	"\aProgSet\x12\".rosemary.device.v1.ProgSetRequest\x1a#.rosemary.device.v1.ProgSetResponse\x12F\n" +
@@ -2378,7 +2543,8 @@ const file_device_proto_rawDesc = "" +
 	"\tSetStream\x12$.rosemary.device.v1.SetStreamRequest\x1a%.rosemary.device.v1.SetStreamResponse\x12X\n" +
 	"\tRunStream\x12$.rosemary.device.v1.RunStreamRequest\x1a%.rosemary.device.v1.RunStreamResponse\x12I\n" +
 	"\x04List\x12\x1f.rosemary.device.v1.ListRequest\x1a .rosemary.device.v1.ListResponse\x12U\n" +
-	"\bCopyFrom\x12#.rosemary.device.v1.CopyFromRequest\x1a$.rosemary.device.v1.CopyFromResponseB6Z4github.com/rosemary-fhe/rosemary/device/api/devicepbb\x06proto3"
+	"\bCopyFrom\x12#.rosemary.device.v1.CopyFromRequest\x1a$.rosemary.device.v1.CopyFromResponse\x12L\n" +
+	"\x05Grant\x12 .rosemary.device.v1.GrantRequest\x1a!.rosemary.device.v1.GrantResponseB6Z4github.com/rosemary-fhe/rosemary/device/api/devicepbb\x06proto3"
 
 var (
 	file_device_proto_rawDescOnce sync.Once
@@ -2392,87 +2558,94 @@ func file_device_proto_rawDescGZIP() []byte {
 	return file_device_proto_rawDescData
 }
 
-var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_device_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_device_proto_goTypes = []any{
-	(*ConfigRequest)(nil),     // 0: rosemary.device.v1.ConfigRequest
-	(*ConfigResponse)(nil),    // 1: rosemary.device.v1.ConfigResponse
-	(*ProgSetRequest)(nil),    // 2: rosemary.device.v1.ProgSetRequest
-	(*ProgSetResponse)(nil),   // 3: rosemary.device.v1.ProgSetResponse
-	(*PutRequest)(nil),        // 4: rosemary.device.v1.PutRequest
-	(*PutResponse)(nil),       // 5: rosemary.device.v1.PutResponse
-	(*GetRequest)(nil),        // 6: rosemary.device.v1.GetRequest
-	(*GetResponse)(nil),       // 7: rosemary.device.v1.GetResponse
-	(*DeleteRequest)(nil),     // 8: rosemary.device.v1.DeleteRequest
-	(*DeleteResponse)(nil),    // 9: rosemary.device.v1.DeleteResponse
-	(*Object)(nil),            // 10: rosemary.device.v1.Object
-	(*Binding)(nil),           // 11: rosemary.device.v1.Binding
-	(*Inline)(nil),            // 12: rosemary.device.v1.Inline
-	(*Stored)(nil),            // 13: rosemary.device.v1.Stored
-	(*SendRequest)(nil),       // 14: rosemary.device.v1.SendRequest
-	(*SendResponse)(nil),      // 15: rosemary.device.v1.SendResponse
-	(*RecvRequest)(nil),       // 16: rosemary.device.v1.RecvRequest
-	(*RecvResponse)(nil),      // 17: rosemary.device.v1.RecvResponse
-	(*ReleaseRequest)(nil),    // 18: rosemary.device.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),   // 19: rosemary.device.v1.ReleaseResponse
-	(*StatsRequest)(nil),      // 20: rosemary.device.v1.StatsRequest
-	(*StatsResponse)(nil),     // 21: rosemary.device.v1.StatsResponse
-	(*SetStreamRequest)(nil),  // 22: rosemary.device.v1.SetStreamRequest
-	(*SetStreamResponse)(nil), // 23: rosemary.device.v1.SetStreamResponse
-	(*Instance)(nil),          // 24: rosemary.device.v1.Instance
-	(*StreamValues)(nil),      // 25: rosemary.device.v1.StreamValues
-	(*StoredBinding)(nil),     // 26: rosemary.device.v1.StoredBinding
-	(*KeyBinding)(nil),        // 27: rosemary.device.v1.KeyBinding
-	(*RunStreamRequest)(nil),  // 28: rosemary.device.v1.RunStreamRequest
-	(*RunStreamResponse)(nil), // 29: rosemary.device.v1.RunStreamResponse
-	(*ListRequest)(nil),       // 30: rosemary.device.v1.ListRequest
-	(*ObjectInfo)(nil),        // 31: rosemary.device.v1.ObjectInfo
-	(*ListResponse)(nil),      // 32: rosemary.device.v1.ListResponse
-	(*CopyFromRequest)(nil),   // 33: rosemary.device.v1.CopyFromRequest
-	(*CopyFromResponse)(nil),  // 34: rosemary.device.v1.CopyFromResponse
+	(Role)(0),                 // 0: rosemary.device.v1.Role
+	(*ConfigRequest)(nil),     // 1: rosemary.device.v1.ConfigRequest
+	(*ConfigResponse)(nil),    // 2: rosemary.device.v1.ConfigResponse
+	(*ProgSetRequest)(nil),    // 3: rosemary.device.v1.ProgSetRequest
+	(*ProgSetResponse)(nil),   // 4: rosemary.device.v1.ProgSetResponse
+	(*PutRequest)(nil),        // 5: rosemary.device.v1.PutRequest
+	(*PutResponse)(nil),       // 6: rosemary.device.v1.PutResponse
+	(*GetRequest)(nil),        // 7: rosemary.device.v1.GetRequest
+	(*GetResponse)(nil),       // 8: rosemary.device.v1.GetResponse
+	(*DeleteRequest)(nil),     // 9: rosemary.device.v1.DeleteRequest
+	(*DeleteResponse)(nil),    // 10: rosemary.device.v1.DeleteResponse
+	(*Object)(nil),            // 11: rosemary.device.v1.Object
+	(*Binding)(nil),           // 12: rosemary.device.v1.Binding
+	(*Inline)(nil),            // 13: rosemary.device.v1.Inline
+	(*Stored)(nil),            // 14: rosemary.device.v1.Stored
+	(*SendRequest)(nil),       // 15: rosemary.device.v1.SendRequest
+	(*SendResponse)(nil),      // 16: rosemary.device.v1.SendResponse
+	(*RecvRequest)(nil),       // 17: rosemary.device.v1.RecvRequest
+	(*RecvResponse)(nil),      // 18: rosemary.device.v1.RecvResponse
+	(*ReleaseRequest)(nil),    // 19: rosemary.device.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),   // 20: rosemary.device.v1.ReleaseResponse
+	(*StatsRequest)(nil),      // 21: rosemary.device.v1.StatsRequest
+	(*StatsResponse)(nil),     // 22: rosemary.device.v1.StatsResponse
+	(*SetStreamRequest)(nil),  // 23: rosemary.device.v1.SetStreamRequest
+	(*SetStreamResponse)(nil), // 24: rosemary.device.v1.SetStreamResponse
+	(*Instance)(nil),          // 25: rosemary.device.v1.Instance
+	(*StreamValues)(nil),      // 26: rosemary.device.v1.StreamValues
+	(*StoredBinding)(nil),     // 27: rosemary.device.v1.StoredBinding
+	(*KeyBinding)(nil),        // 28: rosemary.device.v1.KeyBinding
+	(*RunStreamRequest)(nil),  // 29: rosemary.device.v1.RunStreamRequest
+	(*RunStreamResponse)(nil), // 30: rosemary.device.v1.RunStreamResponse
+	(*ListRequest)(nil),       // 31: rosemary.device.v1.ListRequest
+	(*ObjectInfo)(nil),        // 32: rosemary.device.v1.ObjectInfo
+	(*ListResponse)(nil),      // 33: rosemary.device.v1.ListResponse
+	(*CopyFromRequest)(nil),   // 34: rosemary.device.v1.CopyFromRequest
+	(*CopyFromResponse)(nil),  // 35: rosemary.device.v1.CopyFromResponse
+	(*GrantRequest)(nil),      // 36: rosemary.device.v1.GrantRequest
+	(*GrantResponse)(nil),     // 37: rosemary.device.v1.GrantResponse
 }
 var file_device_proto_depIdxs = []int32{
-	12, // 0: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
-	13, // 1: rosemary.device.v1.Binding.stored:type_name -> rosemary.device.v1.Stored
-	11, // 2: rosemary.device.v1.SendRequest.inputs:type_name -> rosemary.device.v1.Binding
-	11, // 3: rosemary.device.v1.SendRequest.key:type_name -> rosemary.device.v1.Binding
-	10, // 4: rosemary.device.v1.SendRequest.output:type_name -> rosemary.device.v1.Object
-	24, // 5: rosemary.device.v1.StreamValues.instances:type_name -> rosemary.device.v1.Instance
-	25, // 6: rosemary.device.v1.RunStreamRequest.inputs:type_name -> rosemary.device.v1.StreamValues
-	26, // 7: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
-	27, // 8: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
-	25, // 9: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
-	31, // 10: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
-	0,  // 11: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
-	2,  // 12: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
-	4,  // 13: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
-	6,  // 14: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
-	8,  // 15: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
-	14, // 16: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
-	16, // 17: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
-	18, // 18: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
-	20, // 19: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
-	22, // 20: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
-	28, // 21: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
-	30, // 22: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
-	33, // 23: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
-	1,  // 24: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
-	3,  // 25: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
-	5,  // 26: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
-	7,  // 27: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
-	9,  // 28: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
-	15, // 29: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
-	17, // 30: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
-	19, // 31: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
-	21, // 32: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
-	23, // 33: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
-	29, // 34: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
-	32, // 35: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
-	34, // 36: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
-	24, // [24:37] is the sub-list for method output_type
-	11, // [11:24] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	13, // 0: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
+	14, // 1: rosemary.device.v1.Binding.stored:type_name -> rosemary.device.v1.Stored
+	12, // 2: rosemary.device.v1.SendRequest.inputs:type_name -> rosemary.device.v1.Binding
+	12, // 3: rosemary.device.v1.SendRequest.key:type_name -> rosemary.device.v1.Binding
+	11, // 4: rosemary.device.v1.SendRequest.output:type_name -> rosemary.device.v1.Object
+	25, // 5: rosemary.device.v1.StreamValues.instances:type_name -> rosemary.device.v1.Instance
+	26, // 6: rosemary.device.v1.RunStreamRequest.inputs:type_name -> rosemary.device.v1.StreamValues
+	27, // 7: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
+	28, // 8: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
+	26, // 9: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
+	32, // 10: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
+	0,  // 11: rosemary.device.v1.GrantRequest.role:type_name -> rosemary.device.v1.Role
+	1,  // 12: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
+	3,  // 13: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
+	5,  // 14: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
+	7,  // 15: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
+	9,  // 16: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
+	15, // 17: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
+	17, // 18: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
+	19, // 19: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
+	21, // 20: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
+	23, // 21: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
+	29, // 22: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
+	31, // 23: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
+	34, // 24: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
+	36, // 25: rosemary.device.v1.Device.Grant:input_type -> rosemary.device.v1.GrantRequest
+	2,  // 26: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
+	4,  // 27: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
+	6,  // 28: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
+	8,  // 29: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
+	10, // 30: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
+	16, // 31: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
+	18, // 32: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
+	20, // 33: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
+	22, // 34: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
+	24, // 35: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
+	30, // 36: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
+	33, // 37: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
+	35, // 38: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
+	37, // 39: rosemary.device.v1.Device.Grant:output_type -> rosemary.device.v1.GrantResponse
+	26, // [26:40] is the sub-list for method output_type
+	12, // [12:26] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_device_proto_init() }
@@ -2490,13 +2663,14 @@ func file_device_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_device_proto_rawDesc), len(file_device_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   35,
+			NumEnums:      1,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_device_proto_goTypes,
 		DependencyIndexes: file_device_proto_depIdxs,
+		EnumInfos:         file_device_proto_enumTypes,
 		MessageInfos:      file_device_proto_msgTypes,
 	}.Build()
 	File_device_proto = out.File

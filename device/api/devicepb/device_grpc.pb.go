@@ -32,6 +32,7 @@ const (
 	Device_RunStream_FullMethodName = "/rosemary.device.v1.Device/RunStream"
 	Device_List_FullMethodName      = "/rosemary.device.v1.Device/List"
 	Device_CopyFrom_FullMethodName  = "/rosemary.device.v1.Device/CopyFrom"
+	Device_Grant_FullMethodName     = "/rosemary.device.v1.Device/Grant"
 )
 
 // DeviceClient is the client API for Device service.
@@ -75,6 +76,10 @@ type DeviceClient interface {
 	// address) into this one, device to device: how a cluster re-replicates
 	// a shard. Objects already here at the same size are kept.
 	CopyFrom(ctx context.Context, in *CopyFromRequest, opts ...grpc.CallOption) (*CopyFromResponse, error)
+	// Grant gives an identity a role on a database (READER: query it;
+	// OWNER: everything), or takes it away (NONE). Only an owner may; the
+	// database's creator stays its owner.
+	Grant(ctx context.Context, in *GrantRequest, opts ...grpc.CallOption) (*GrantResponse, error)
 }
 
 type deviceClient struct {
@@ -215,6 +220,16 @@ func (c *deviceClient) CopyFrom(ctx context.Context, in *CopyFromRequest, opts .
 	return out, nil
 }
 
+func (c *deviceClient) Grant(ctx context.Context, in *GrantRequest, opts ...grpc.CallOption) (*GrantResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GrantResponse)
+	err := c.cc.Invoke(ctx, Device_Grant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DeviceServer is the server API for Device service.
 // All implementations must embed UnimplementedDeviceServer
 // for forward compatibility.
@@ -256,6 +271,10 @@ type DeviceServer interface {
 	// address) into this one, device to device: how a cluster re-replicates
 	// a shard. Objects already here at the same size are kept.
 	CopyFrom(context.Context, *CopyFromRequest) (*CopyFromResponse, error)
+	// Grant gives an identity a role on a database (READER: query it;
+	// OWNER: everything), or takes it away (NONE). Only an owner may; the
+	// database's creator stays its owner.
+	Grant(context.Context, *GrantRequest) (*GrantResponse, error)
 	mustEmbedUnimplementedDeviceServer()
 }
 
@@ -304,6 +323,9 @@ func (UnimplementedDeviceServer) List(context.Context, *ListRequest) (*ListRespo
 }
 func (UnimplementedDeviceServer) CopyFrom(context.Context, *CopyFromRequest) (*CopyFromResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CopyFrom not implemented")
+}
+func (UnimplementedDeviceServer) Grant(context.Context, *GrantRequest) (*GrantResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Grant not implemented")
 }
 func (UnimplementedDeviceServer) mustEmbedUnimplementedDeviceServer() {}
 func (UnimplementedDeviceServer) testEmbeddedByValue()                {}
@@ -560,6 +582,24 @@ func _Device_CopyFrom_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Device_Grant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DeviceServer).Grant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Device_Grant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DeviceServer).Grant(ctx, req.(*GrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Device_ServiceDesc is the grpc.ServiceDesc for Device service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -618,6 +658,10 @@ var Device_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CopyFrom",
 			Handler:    _Device_CopyFrom_Handler,
+		},
+		{
+			MethodName: "Grant",
+			Handler:    _Device_Grant_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

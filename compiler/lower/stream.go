@@ -109,24 +109,17 @@ func sameProgramConfig(a, b *isa.Config) bool {
 	return string(x) == string(y)
 }
 
-// RelinKeyName is the name of the relinearization key a body binds.
-const RelinKeyName = "rlk"
-
-// GaloisKeyName is the name of the key of Galois element el a body binds,
-// "gal:<el>": the one place that spells it, for the stream programs and the
-// compiler's segment programs alike.
-func GaloisKeyName(el uint64) string { return fmt.Sprintf("gal:%d", el) }
-
-// KeyName names the evaluation key a body needs ("" if none):
-// RelinKeyName or GaloisKeyName of its element.
+// KeyName names the evaluation key a body needs ("" if none): the text
+// form of its KeyID, for the stream programs and the compiler's segment
+// programs alike.
 func (l *Program) KeyName() string {
 	switch {
 	case len(l.Keys) == 0:
 		return ""
 	case l.GaloisElement != 0:
-		return GaloisKeyName(l.GaloisElement)
+		return GaloisKey(l.GaloisElement).String()
 	}
-	return RelinKeyName
+	return RelinKey().String()
 }
 
 // MarshalBinary encodes the stream program (JSON; bodies as encoded

@@ -1,5 +1,5 @@
 // Package pcie models the host <-> SSD PCIe link the way MQSim's PCIe_Link
-// does (src/host/PCIe_Link.h, estimate_transfer_time), on the sim/des core.
+// does (src/host/PCIe_Link.h, estimate_transfer_time), on the sim/eventsim core.
 //
 // A message of P payload bytes is cut into TLPs of at most MaxPayload bytes;
 // every TLP carries Overhead = TLP header + DLLP (sequence number, LCRC) +

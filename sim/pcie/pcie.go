@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 // Direction of a transfer.
@@ -41,17 +41,17 @@ func ReadRequestWireBytes(cfg arch.Link) int64 { return int64(cfg.PacketOverhead
 
 // LaneRate is one lane's post-encoding byte rate as an exact ratio: in
 // 8*den microseconds a lane carries MT/s * num bytes.
-func LaneRate(cfg arch.Link) (des.Rate, error) {
+func LaneRate(cfg arch.Link) (eventsim.Rate, error) {
 	if err := check(cfg); err != nil {
-		return des.Rate{}, err
+		return eventsim.Rate{}, err
 	}
 	mtps := int64(cfg.GTps*1000 + 0.5)
-	return des.Rate{Bytes: mtps * int64(cfg.EncodingNum), Per: des.Time(8*cfg.EncodingDen) * des.Microsecond}, nil
+	return eventsim.Rate{Bytes: mtps * int64(cfg.EncodingNum), Per: eventsim.Time(8*cfg.EncodingDen) * eventsim.Microsecond}, nil
 }
 
 // TransferTime is the time the link is busy for one message of payload
 // bytes: ceil(WireBytes/lanes) bytes at one lane's rate.
-func TransferTime(cfg arch.Link, payload int64) (des.Time, error) {
+func TransferTime(cfg arch.Link, payload int64) (eventsim.Time, error) {
 	r, err := LaneRate(cfg)
 	if err != nil {
 		return 0, err
@@ -73,28 +73,28 @@ type Stats struct {
 	Messages     uint64
 	PayloadBytes int64
 	WireBytes    int64
-	Busy         des.Time
+	Busy         eventsim.Time
 }
 
 // Link is a full-duplex PCIe link on a simulator: one FIFO server per
 // direction.
 type Link struct {
 	cfg  arch.Link
-	sim  *des.Sim
-	rate des.Rate
-	dir  [2]*des.Server
+	sim  *eventsim.Sim
+	rate eventsim.Rate
+	dir  [2]*eventsim.Server
 	wire [2]int64
 }
 
 // New returns a link with the given configuration.
-func New(sim *des.Sim, cfg arch.Link) (*Link, error) {
+func New(sim *eventsim.Sim, cfg arch.Link) (*Link, error) {
 	r, err := LaneRate(cfg)
 	if err != nil {
 		return nil, err
 	}
 	l := &Link{cfg: cfg, sim: sim, rate: r}
-	l.dir[ToDevice] = des.NewServer(sim, "pcie.to-device", r)
-	l.dir[ToHost] = des.NewServer(sim, "pcie.to-host", r)
+	l.dir[ToDevice] = eventsim.NewServer(sim, "pcie.to-device", r)
+	l.dir[ToHost] = eventsim.NewServer(sim, "pcie.to-host", r)
 	return l, nil
 }
 
@@ -104,7 +104,7 @@ func (l *Link) Config() arch.Link { return l.cfg }
 // Send queues a message of payload bytes in direction d (FIFO behind earlier
 // messages in that direction) and calls done when its last byte arrives. It
 // returns the arrival time.
-func (l *Link) Send(d Direction, payload int64, done func()) (des.Time, error) {
+func (l *Link) Send(d Direction, payload int64, done func()) (eventsim.Time, error) {
 	if d != ToDevice && d != ToHost {
 		return 0, fmt.Errorf("pcie: invalid direction %d", int(d))
 	}

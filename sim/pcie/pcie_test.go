@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 func link(t *testing.T) arch.Link {
@@ -39,7 +39,7 @@ func TestHandComputed(t *testing.T) {
 	cfg := link(t)
 	for _, tc := range []struct {
 		payload, wire int64
-		ps            des.Time
+		ps            eventsim.Time
 	}{
 		{0, 0, 0},
 		// 100 B: one TLP of 128 wire bytes, 32 per lane, 32 x 507.8125 = 16250 ps.
@@ -102,12 +102,12 @@ func TestMatchesMQSimRandom(t *testing.T) {
 
 func TestLinkFIFOAndDuplex(t *testing.T) {
 	cfg := link(t)
-	s := des.New()
+	s := eventsim.New()
 	l, err := New(s, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var arrivals []des.Time
+	var arrivals []eventsim.Time
 	rec := func() { arrivals = append(arrivals, s.Now()) }
 	if _, err := l.Send(ToDevice, 4096, rec); err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestLinkFIFOAndDuplex(t *testing.T) {
 	if err := s.Run(); err != nil {
 		t.Fatal(err)
 	}
-	want := []des.Time{16250, 633750, 650000}
+	want := []eventsim.Time{16250, 633750, 650000}
 	for i := range want {
 		if arrivals[i] != want[i] {
 			t.Fatalf("arrivals %v want %v", arrivals, want)

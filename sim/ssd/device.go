@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 // Device is RosemarySSD as the simulator runs it: the FHE engine, the flash
@@ -19,11 +19,11 @@ type Device struct {
 	// bandwidth: keys are interleaved over the banks every 8 KiB (one row of
 	// the 2048-lane AU array x 4 B; the paper gives no granule) and read in
 	// chunks far larger than banks x 8 KiB, so the banks are evenly loaded.
-	SRAM, DRAM, EDRAM *des.Server
+	SRAM, DRAM, EDRAM *eventsim.Server
 }
 
 // NewDevice builds the device of a on sim.
-func NewDevice(sim *des.Sim, a *arch.Arch) (*Device, error) {
+func NewDevice(sim *eventsim.Sim, a *arch.Arch) (*Device, error) {
 	if err := a.Validate(); err != nil {
 		return nil, fmt.Errorf("ssd: %w", err)
 	}
@@ -49,16 +49,16 @@ func NewDevice(sim *des.Sim, a *arch.Arch) (*Device, error) {
 	return d, nil
 }
 
-func memory(sim *des.Sim, name string, gbps float64) (*des.Server, error) {
-	r, err := des.GBps(gbps)
+func memory(sim *eventsim.Sim, name string, gbps float64) (*eventsim.Server, error) {
+	r, err := eventsim.GBps(gbps)
 	if err != nil {
 		return nil, fmt.Errorf("ssd: %s: %w", name, err)
 	}
-	return des.NewServer(sim, name, r), nil
+	return eventsim.NewServer(sim, name, r), nil
 }
 
 // EDRAMBusy is the eDRAM's busy time (0 when the design has none).
-func (d *Device) EDRAMBusy() des.Time {
+func (d *Device) EDRAMBusy() eventsim.Time {
 	if d.EDRAM == nil {
 		return 0
 	}
@@ -70,7 +70,7 @@ func (d *Device) EDRAMBusy() des.Time {
 // components x engine busy time, SRAM x SRAM busy time, scratchpad x eDRAM
 // busy time, "other" components x the whole run). Flash and LPDDR power are
 // not in Table V and are not charged.
-func (d *Device) EnergyJ(over des.Time) float64 {
+func (d *Device) EnergyJ(over eventsim.Time) float64 {
 	e := 0.0
 	for _, c := range d.Arch.Components {
 		switch c.Kind {

@@ -1,4 +1,4 @@
-// Package ssd models RosemarySSD on the sim/des core as the system
+// Package ssd models RosemarySSD on the sim/eventsim core as the system
 // simulator (sim/system) runs it: Device composes, from an arch.Arch, the
 // FHE engine (the 2D AU array), the flash read model and the on-board
 // memories. The page-level flash back end (MQSim's ONFI model, one event per
@@ -30,5 +30,5 @@
 // are stored half size (StoredKSKBytes: the other half is regenerated on
 // chip by the PRNG). The device never writes flash during execution.
 //
-// Time is picoseconds (des.Time).
+// Time is picoseconds (eventsim.Time).
 package ssd

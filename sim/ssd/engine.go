@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 // ChainCycles is the AU-array cycles of a chain of kernels under vector
@@ -27,26 +27,26 @@ type EngineStats struct {
 	Chains    uint64
 	Cycles    int64
 	PerKernel map[arch.Kernel]int64 // cycles by kernel
-	Busy      des.Time
+	Busy      eventsim.Time
 }
 
 // Engine is the FHE engine: one AU array, a FIFO resource that runs one
 // chain of kernels at a time.
 type Engine struct {
-	sim       *des.Sim
+	sim       *eventsim.Sim
 	dp        arch.Datapath
-	array     *des.Server
+	array     *eventsim.Server
 	cycles    int64
 	perKernel [arch.Store + 1]int64
 }
 
 // NewEngine builds the engine of e.
-func NewEngine(sim *des.Sim, e arch.Engine) (*Engine, error) {
+func NewEngine(sim *eventsim.Sim, e arch.Engine) (*Engine, error) {
 	dp := e.Datapath()
 	if dp.Lanes <= 0 || dp.FreqMHz <= 0 {
 		return nil, fmt.Errorf("ssd: engine with %d lanes at %d MHz", dp.Lanes, dp.FreqMHz)
 	}
-	return &Engine{sim: sim, dp: dp, array: des.NewServer(sim, "engine", des.Rate{})}, nil
+	return &Engine{sim: sim, dp: dp, array: eventsim.NewServer(sim, "engine", eventsim.Rate{})}, nil
 }
 
 // Datapath is the engine's datapath description.
@@ -54,7 +54,7 @@ func (e *Engine) Datapath() arch.Datapath { return e.dp }
 
 // Run queues a chain of kernels on the AU array (behind earlier chains) and
 // calls done when it finishes; it returns the finish time.
-func (e *Engine) Run(ops []arch.Op, done func()) (des.Time, error) {
+func (e *Engine) Run(ops []arch.Op, done func()) (eventsim.Time, error) {
 	var total int64
 	var per [arch.Store + 1]int64
 	for i, op := range ops {
@@ -69,7 +69,7 @@ func (e *Engine) Run(ops []arch.Op, done func()) (des.Time, error) {
 		e.perKernel[k] += per[k]
 	}
 	e.cycles += total
-	return e.array.Occupy(des.Time(e.dp.Picoseconds(total)), done), nil
+	return e.array.Occupy(eventsim.Time(e.dp.Picoseconds(total)), done), nil
 }
 
 // Stats returns the engine's counters.
@@ -85,4 +85,4 @@ func (e *Engine) Stats() EngineStats {
 }
 
 // Utilization is the engine's busy fraction over a window.
-func (e *Engine) Utilization(over des.Time) float64 { return e.array.Stats().Utilization(over) }
+func (e *Engine) Utilization(over eventsim.Time) float64 { return e.array.Stats().Utilization(over) }

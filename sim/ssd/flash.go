@@ -6,7 +6,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
 )
 
@@ -28,19 +28,19 @@ import (
 type Flash struct {
 	// OnBusy, if set, is told every channel booking [start, end) (the
 	// simulator's timeline).
-	OnBusy func(start, end des.Time)
+	OnBusy func(start, end eventsim.Time)
 
-	sim      *des.Sim
+	sim      *eventsim.Sim
 	g        arch.NAND
 	lay      layout.Layout
-	channels []*des.Server
-	perPage  des.Time
-	fill     des.Time
+	channels []*eventsim.Server
+	perPage  eventsim.Time
+	fill     eventsim.Time
 	pages    int64
 }
 
 // NewFlash builds the flash array of g on sim.
-func NewFlash(sim *des.Sim, g arch.NAND) (*Flash, error) {
+func NewFlash(sim *eventsim.Sim, g arch.NAND) (*Flash, error) {
 	t, err := nand.TimingOf(g)
 	if err != nil {
 		return nil, fmt.Errorf("ssd: %w", err)
@@ -55,10 +55,10 @@ func NewFlash(sim *des.Sim, g arch.NAND) (*Flash, error) {
 		return nil, fmt.Errorf("ssd: flash layout: %w", err)
 	}
 	f := &Flash{sim: sim, g: g, lay: lay,
-		perPage: des.Time(math.Round(float64(g.PageBytes) / perChannel * 1000)),
+		perPage: eventsim.Time(math.Round(float64(g.PageBytes) / perChannel * 1000)),
 		fill:    t.ReadCommand[g.PlanesPerDie] + t.TR}
 	for c := 0; c < g.Channels; c++ {
-		f.channels = append(f.channels, des.NewServer(sim, fmt.Sprintf("nand.ch%d", c), des.Rate{}))
+		f.channels = append(f.channels, eventsim.NewServer(sim, fmt.Sprintf("nand.ch%d", c), eventsim.Rate{}))
 	}
 	return f, nil
 }
@@ -92,14 +92,14 @@ func channelPages(channels int, first, n int64) []int64 {
 
 // Read books the object pages [first, first+n) on their channels, starting
 // now, and returns when the last of them has crossed its channel.
-func (f *Flash) Read(first, n int64) des.Time {
+func (f *Flash) Read(first, n int64) eventsim.Time {
 	end := f.sim.Now()
 	for ch, cnt := range channelPages(len(f.channels), first, n) {
 		if cnt == 0 {
 			continue
 		}
 		srv := f.channels[ch]
-		d := des.Time(cnt) * f.perPage
+		d := eventsim.Time(cnt) * f.perPage
 		if srv.Stats().Requests == 0 || srv.BusyUntil() < f.sim.Now() {
 			d += f.fill
 		}
@@ -117,12 +117,12 @@ func (f *Flash) Read(first, n int64) des.Time {
 func (f *Flash) Pages() int64 { return f.pages }
 
 // Busy is the mean busy time per channel.
-func (f *Flash) Busy() des.Time {
+func (f *Flash) Busy() eventsim.Time {
 	// The mean per channel, summed in float64: a sum of channel busy times
 	// in picoseconds overflows int64 on week-long runs.
 	var b float64
 	for _, c := range f.channels {
 		b += float64(c.Stats().Busy)
 	}
-	return des.Time(b / float64(max(len(f.channels), 1)))
+	return eventsim.Time(b / float64(max(len(f.channels), 1)))
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
 )
 
@@ -62,7 +62,7 @@ func TestFlashMatchesPageLevel(t *testing.T) {
 		}
 		g := a.NAND
 		const pages = 16384
-		s1 := des.New()
+		s1 := eventsim.New()
 		arr, err := nand.New(s1, g, nand.ChannelRow(g, func(p int64) (int, int64) {
 			return int(p % int64(g.Channels)), p / int64(g.Channels)
 		}))
@@ -77,7 +77,7 @@ func TestFlashMatchesPageLevel(t *testing.T) {
 		if err := s1.Run(); err != nil {
 			t.Fatal(err)
 		}
-		s2 := des.New()
+		s2 := eventsim.New()
 		fs, err := NewFlash(s2, g)
 		if err != nil {
 			t.Fatal(err)
@@ -97,7 +97,7 @@ func TestFlashMatchesPageLevel(t *testing.T) {
 // report exactly that.
 func TestFlashCounters(t *testing.T) {
 	a := rosemary(t)
-	s := des.New()
+	s := eventsim.New()
 	f, err := NewFlash(s, a.NAND)
 	if err != nil {
 		t.Fatal(err)
@@ -106,8 +106,8 @@ func TestFlashCounters(t *testing.T) {
 		t.Fatalf("rosemary has %d channels; the test assumes 16", a.NAND.Channels)
 	}
 	var calls int
-	var busy des.Time
-	f.OnBusy = func(start, end des.Time) { calls++; busy += end - start }
+	var busy eventsim.Time
+	f.OnBusy = func(start, end eventsim.Time) { calls++; busy += end - start }
 	end := f.Read(0, 32)
 	if want := f.fill + 2*f.perPage; end != want {
 		t.Errorf("32 pages end at %v, want fill + 2 pages = %v", end, want)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 func rosemary(t testing.TB) *arch.Arch {
@@ -26,24 +26,24 @@ func TestNTTLatency(t *testing.T) {
 	for _, tc := range []struct {
 		aus  int
 		logN int
-		want des.Time
+		want eventsim.Time
 	}{
-		{16, 16, 256 * des.Nanosecond},
-		{16, 17, 544 * des.Nanosecond}, // 17 x 65536/2048
-		{16, 12, 12 * des.Nanosecond},  // 12 x 1
-		{64, 16, 64 * des.Nanosecond},  // 16 x 32768/8192
-		{4, 16, 1024 * des.Nanosecond}, // 16 x 32768/512
+		{16, 16, 256 * eventsim.Nanosecond},
+		{16, 17, 544 * eventsim.Nanosecond},
+		{16, 12, 12 * eventsim.Nanosecond},
+		{64, 16, 64 * eventsim.Nanosecond},
+		{4, 16, 1024 * eventsim.Nanosecond},
 	} {
 		a, err := arch.WithAUs(rosemary(t), tc.aus)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := des.New()
+		s := eventsim.New()
 		e, err := NewEngine(s, a.Engine)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var at des.Time
+		var at eventsim.Time
 		op := arch.Op{Kernel: arch.NTT, N: 1 << tc.logN, Count: 1}
 		if _, err := e.Run([]arch.Op{op}, func() { at = s.Now() }); err != nil {
 			t.Fatal(err)
@@ -52,7 +52,7 @@ func TestNTTLatency(t *testing.T) {
 			t.Fatal(err)
 		}
 		cycles, _ := a.Engine.Datapath().Cycles(op)
-		if at != tc.want || at != des.Time(cycles)*des.Time(1e6)/des.Time(a.Engine.FreqMHz) {
+		if at != tc.want || at != eventsim.Time(cycles)*eventsim.Time(1e6)/eventsim.Time(a.Engine.FreqMHz) {
 			t.Errorf("%d AUs N=2^%d: NTT done at %v (cycles %d), want %v", tc.aus, tc.logN, at, cycles, tc.want)
 		}
 	}
@@ -63,7 +63,7 @@ func TestNTTLatency(t *testing.T) {
 // 4x256 + 24x32 + 6x256 + 10x32 = 1024 + 768 + 1536 + 320 = 3648 cycles.
 // A second chain queued behind it (FIFO) ends at 3648 + 32 ns.
 func TestChain(t *testing.T) {
-	s := des.New()
+	s := eventsim.New()
 	e, err := NewEngine(s, rosemary(t).Engine)
 	if err != nil {
 		t.Fatal(err)
@@ -79,11 +79,11 @@ func TestChain(t *testing.T) {
 	if c, _ := ChainCycles(e.Datapath(), chain); c != 3648 {
 		t.Fatalf("chain cycles %d", c)
 	}
-	var ends []des.Time
+	var ends []eventsim.Time
 	e.Run(chain, func() { ends = append(ends, s.Now()) })
 	e.Run([]arch.Op{{Kernel: arch.ModAdd, N: n, Count: 1}}, func() { ends = append(ends, s.Now()) })
 	s.Run()
-	if ends[0] != 3648*des.Nanosecond || ends[1] != 3680*des.Nanosecond {
+	if ends[0] != 3648*eventsim.Nanosecond || ends[1] != 3680*eventsim.Nanosecond {
 		t.Errorf("ends %v", ends)
 	}
 	st := e.Stats()
@@ -133,15 +133,15 @@ func TestMoreAUsNeverSlower(t *testing.T) {
 // 8 banks x 1024 GB/s as one server: 32 ns. SRAM 24576 GB/s: 10.666.. ns ->
 // 10667 ps. Without eDRAM the device has none.
 func TestDeviceMemories(t *testing.T) {
-	s := des.New()
+	s := eventsim.New()
 	d, err := NewDevice(s, rosemary(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if end := d.DRAM.Transfer(262144, nil); end != 5120*des.Nanosecond {
+	if end := d.DRAM.Transfer(262144, nil); end != 5120*eventsim.Nanosecond {
 		t.Errorf("LPDDR limb: %v", end)
 	}
-	if end := d.EDRAM.Transfer(262144, nil); end != 32*des.Nanosecond {
+	if end := d.EDRAM.Transfer(262144, nil); end != 32*eventsim.Nanosecond {
 		t.Errorf("eDRAM limb: %v", end)
 	}
 	if end := d.SRAM.Transfer(262144, nil); end != 10667 {
@@ -151,7 +151,7 @@ func TestDeviceMemories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d0, err := NewDevice(des.New(), a0)
+	d0, err := NewDevice(eventsim.New(), a0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestDeviceMemories(t *testing.T) {
 	}
 	bad := rosemary(t).Clone()
 	bad.NAND.Channels = 0
-	if _, err := NewDevice(des.New(), bad); err == nil {
+	if _, err := NewDevice(eventsim.New(), bad); err == nil {
 		t.Error("a device without flash channels was built")
 	}
 }
@@ -173,7 +173,7 @@ func TestDeviceMemories(t *testing.T) {
 // Interconnect 3.9 W = 11.463 W) x 1 us plus every "other" component's
 // power x 2 us.
 func TestDeviceEnergy(t *testing.T) {
-	s := des.New()
+	s := eventsim.New()
 	a := rosemary(t)
 	d, err := NewDevice(s, a)
 	if err != nil {
@@ -182,7 +182,7 @@ func TestDeviceEnergy(t *testing.T) {
 	// 1000 cycles = NTT 2^16 x 3 (768) + ModMul 2^16 x 7 (224) + ModAdd 2^14 x 1 (8).
 	d.Engine.Run([]arch.Op{{Kernel: arch.NTT, N: 1 << 16, Count: 3}, {Kernel: arch.ModMul, N: 1 << 16, Count: 7},
 		{Kernel: arch.ModAdd, N: 1 << 14, Count: 1}}, nil)
-	s.RunUntil(2 * des.Microsecond)
+	s.RunUntil(2 * eventsim.Microsecond)
 	other := 0.0
 	for _, c := range a.Components {
 		switch c.Kind {
@@ -192,7 +192,7 @@ func TestDeviceEnergy(t *testing.T) {
 		}
 	}
 	want := 11.463e-6 + other*2e-6
-	if e := d.EnergyJ(2 * des.Microsecond); math.Abs(e-want) > 1e-12 {
+	if e := d.EnergyJ(2 * eventsim.Microsecond); math.Abs(e-want) > 1e-12 {
 		t.Errorf("energy %g J, want %g", e, want)
 	}
 }

@@ -29,7 +29,7 @@
 // stored data uses tiles of at least one flash page per plane). Each tile
 // is loaded (all its operand and key reads booked at once on their
 // resources), computed, then stored: three events. Every resource is a FIFO
-// server (des.Server), so the flash channels, LPDDR, SRAM, eDRAM, engine,
+// server (eventsim.Server), so the flash channels, LPDDR, SRAM, eDRAM, engine,
 // host and link work concurrently on different tiles: a node keeps up to
 // three tiles in flight (triple buffering), and a consumer of a value CLCAO
 // streams starts a tile as soon as the producer tiles covering it are done

@@ -6,7 +6,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 	"github.com/rosemary-fhe/rosemary/sim/ssd"
 )
@@ -23,7 +23,7 @@ type exec struct {
 	a       *arch.Arch
 	sys     System
 	opt     Options
-	sim     *des.Sim
+	sim     *eventsim.Sim
 	tl      *timeline
 
 	nodes     []*node
@@ -60,7 +60,7 @@ func (x *exec) fail(err error) {
 }
 
 func newExec(plan *compiler.Plan, a *arch.Arch, sys System, opt Options) (*exec, error) {
-	x := &exec{plan: plan, prog: plan.Program, a: a, sys: sys, opt: opt, sim: des.New(),
+	x := &exec{plan: plan, prog: plan.Program, a: a, sys: sys, opt: opt, sim: eventsim.New(),
 		wordBits: a.Engine.WordBits, edp: a.Engine.Datapath(), hdp: a.Host.Datapath()}
 	if opt.Timeline {
 		x.tl = newTimeline()
@@ -70,7 +70,7 @@ func newExec(plan *compiler.Plan, a *arch.Arch, sys System, opt Options) (*exec,
 	if x.dev, err = ssd.NewDevice(x.sim, a); err != nil {
 		return nil, fmt.Errorf("system: %w", err)
 	}
-	x.dev.Flash.OnBusy = func(s, e des.Time) { x.tl.add("nand", s, e) }
+	x.dev.Flash.OnBusy = func(s, e eventsim.Time) { x.tl.add("nand", s, e) }
 	x.sram = &res{name: "sram", srv: x.dev.SRAM, tl: x.tl}
 	x.dram = &res{name: "lpddr", srv: x.dev.DRAM, tl: x.tl}
 	if x.dev.EDRAM != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 )
 
@@ -18,7 +18,7 @@ func (x *exec) result(wall float64) *Result {
 		EngineCycles: eng.Cycles, DRAMBusy: x.dev.DRAM.Stats().Busy, SRAMBusy: x.dev.SRAM.Stats().Busy,
 		EDRAMBusy: x.dev.EDRAMBusy(), HBMBusy: x.hbm.srv.Stats().Busy, NANDBusy: x.dev.Flash.Busy(),
 		NANDPages: x.dev.Flash.Pages(), PCIe: [2]pcie.Stats{x.link.Stats(pcie.ToDevice), x.link.Stats(pcie.ToHost)}}
-	u := func(b des.Time) float64 {
+	u := func(b eventsim.Time) float64 {
 		if lat <= 0 {
 			return 0
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 )
 
@@ -54,7 +54,7 @@ func (sh *shipment) arrive() {
 // of each, bytes in all) of the stored node a by v, a node on either
 // device. It returns when the read ends if that is known now, else now
 // after registering with await the wake-up the tile must wait for.
-func (x *exec) readStored(v, a *node, limbs, first, reads, bytes int64, await func() func()) (des.Time, error) {
+func (x *exec) readStored(v, a *node, limbs, first, reads, bytes int64, await func() func()) (eventsim.Time, error) {
 	now := x.sim.Now()
 	pages, err := x.storedPages(a, limbs)
 	if err != nil {
@@ -98,9 +98,9 @@ func (x *exec) readStored(v, a *node, limbs, first, reads, bytes int64, await fu
 		sh.then(func() { hostMem(bytes, join) })
 		return now, nil
 	}
-	x.chain([]func() des.Time{
-		func() des.Time { return x.dev.Flash.Read(f, n) },
-		func() des.Time {
+	x.chain([]func() eventsim.Time{
+		func() eventsim.Time { return x.dev.Flash.Read(f, n) },
+		func() eventsim.Time {
 			e, err := x.link.Send(pcie.ToHost, bytes, nil)
 			if err != nil {
 				x.fail(fmt.Errorf("system: %w", err))

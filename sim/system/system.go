@@ -8,7 +8,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 )
 
@@ -109,15 +109,15 @@ const DefaultTileBudget = 1 << 20
 
 // Detail holds raw counters for tests and tools.
 type Detail struct {
-	Latency      des.Time
-	HostBusy     des.Time
-	EngineBusy   des.Time
+	Latency      eventsim.Time
+	HostBusy     eventsim.Time
+	EngineBusy   eventsim.Time
 	EngineCycles int64
-	DRAMBusy     des.Time
-	SRAMBusy     des.Time
-	EDRAMBusy    des.Time
-	HBMBusy      des.Time
-	NANDBusy     des.Time // mean busy time per channel
+	DRAMBusy     eventsim.Time
+	SRAMBusy     eventsim.Time
+	EDRAMBusy    eventsim.Time
+	HBMBusy      eventsim.Time
+	NANDBusy     eventsim.Time // mean busy time per channel
 	NANDPages    int64
 	PCIe         [2]pcie.Stats // indexed by pcie.ToDevice, pcie.ToHost
 }

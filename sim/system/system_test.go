@@ -13,7 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 	"github.com/rosemary-fhe/rosemary/sim/ssd/nand"
 )
@@ -128,7 +128,7 @@ func TestNTTLatencyIsItsCycles(t *testing.T) {
 			if err := x.run(); err != nil {
 				t.Fatal(err)
 			}
-			want := des.Time(dp.Picoseconds(cy * c.count))
+			want := eventsim.Time(dp.Picoseconds(cy * c.count))
 			if x.sim.Now() != want {
 				t.Errorf("N=%d, %d NTTs: latency %v, want %v (%d cycles each)", n, c.count, x.sim.Now(), want, cy)
 			}
@@ -196,7 +196,7 @@ func TestEngineChargesCompilerKernels(t *testing.T) {
 		if want == 0 || r.Detail.EngineCycles != want {
 			t.Errorf("%s: engine charged %d cycles, the lowered kernels cost %d", w, r.Detail.EngineCycles, want)
 		}
-		if got := des.Time(dp.Picoseconds(want)); r.Detail.EngineBusy < got-des.Time(r.Report.Tiles) || r.Detail.EngineBusy > got+des.Time(r.Report.Tiles) {
+		if got := eventsim.Time(dp.Picoseconds(want)); r.Detail.EngineBusy < got-eventsim.Time(r.Report.Tiles) || r.Detail.EngineBusy > got+eventsim.Time(r.Report.Tiles) {
 			t.Errorf("%s: engine busy %v, cycles give %v", w, r.Detail.EngineBusy, got)
 		}
 	}
@@ -227,7 +227,7 @@ func TestPCIeTransferMQSim(t *testing.T) {
 	// lane rate: GT/s x 128/130 / 8 bytes per ns; time in ps, rounded up.
 	num := perLane * 8 * int64(l.EncodingDen) * 1000 * 1000
 	den := int64(l.GTps*1000) * int64(l.EncodingNum)
-	want := des.Time((num + den - 1) / den)
+	want := eventsim.Time((num + den - 1) / den)
 	st := r.Detail.PCIe[pcie.ToDevice]
 	if st.Busy != want || st.PayloadBytes != payload || st.WireBytes != wire || st.Messages != 1 {
 		t.Errorf("to-device: %+v, want busy %v, payload %d, wire %d, 1 message", st, want, payload, wire)

@@ -6,7 +6,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 	"github.com/rosemary-fhe/rosemary/sim/pcie"
 	"github.com/rosemary-fhe/rosemary/sim/ssd"
 )
@@ -168,7 +168,7 @@ func operandRange(v, a *node, u0, u1 int64) (first, reads int64) {
 // and returns when it ends: on the SSD from the eDRAM (a CLCAO hot key) or
 // LPDDR, half of each key stored; on the host from HBM unless the keys are
 // on chip (or the CPU, whose memory is not modelled).
-func (x *exec) readKeys(v *node, kb int64) des.Time {
+func (x *exec) readKeys(v *node, kb int64) eventsim.Time {
 	now := x.sim.Now()
 	if kb <= 0 {
 		return now
@@ -188,7 +188,7 @@ func (x *exec) readKeys(v *node, kb int64) des.Time {
 // ends. On the SSD the kernels run on the engine (ssd.Engine.Run charges
 // arch.Datapath.Cycles per kernel, the compiler's cost functions); on the
 // host on the host accelerator's datapath, or the CPU calibration.
-func (x *exec) computeTile(v *node, inst int64) (des.Time, error) {
+func (x *exec) computeTile(v *node, inst int64) (eventsim.Time, error) {
 	ops := make([]arch.Op, 0, len(v.prof.Kernels))
 	for _, k := range arch.Kernels() {
 		c := v.prof.Kernels[k]
@@ -207,20 +207,20 @@ func (x *exec) computeTile(v *node, inst int64) (des.Time, error) {
 		if err != nil {
 			return 0, fmt.Errorf("system: node %d: %w", v.ir.ID, err)
 		}
-		x.tl.add("engine", e-des.Time(x.edp.Picoseconds(cy)), e)
+		x.tl.add("engine", e-eventsim.Time(x.edp.Picoseconds(cy)), e)
 		return e, nil
 	case x.sys == CPU:
 		s, err := x.cpu.seconds(v.prof.Kernels, v.prof.N, inst)
 		if err != nil {
 			return 0, fmt.Errorf("system: node %d: %w", v.ir.ID, err)
 		}
-		return x.host.book(des.Time(s*float64(des.Second)+0.5), 0), nil
+		return x.host.book(eventsim.Time(s*float64(eventsim.Second)+0.5), 0), nil
 	default:
 		cy, err := ssd.ChainCycles(x.hdp, ops)
 		if err != nil {
 			return 0, fmt.Errorf("system: node %d: %w", v.ir.ID, err)
 		}
-		return x.host.book(des.Time(x.hdp.Picoseconds(cy)), 0), nil
+		return x.host.book(eventsim.Time(x.hdp.Picoseconds(cy)), 0), nil
 	}
 }
 
@@ -267,8 +267,8 @@ func (x *exec) finish(v *node) {
 		dir = pcie.ToHost
 	}
 	bytes := v.bytes
-	x.chain([]func() des.Time{
-		func() des.Time {
+	x.chain([]func() eventsim.Time{
+		func() eventsim.Time {
 			e, err := x.link.Send(dir, bytes, nil)
 			if err != nil {
 				x.fail(fmt.Errorf("system: %w", err))
@@ -276,7 +276,7 @@ func (x *exec) finish(v *node) {
 			x.tl.add("pcie", e-x.linkTime(bytes), e)
 			return e
 		},
-		func() des.Time { return x.book(v.tierOn[other], bytes) },
+		func() eventsim.Time { return x.book(v.tierOn[other], bytes) },
 	}, func() {
 		v.arrived[other] = true
 		for _, u := range v.users {

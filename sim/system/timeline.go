@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 // Interval is one busy period of a resource, in seconds of simulated time.
@@ -26,13 +26,13 @@ type timeline struct {
 	res map[string][]span
 }
 
-type span struct{ s, e des.Time }
+type span struct{ s, e eventsim.Time }
 
 func newTimeline() *timeline { return &timeline{res: map[string][]span{}} }
 
 // add records [s, e) on resource name, merging it into the previous
 // interval when they overlap or touch.
-func (t *timeline) add(name string, s, e des.Time) {
+func (t *timeline) add(name string, s, e eventsim.Time) {
 	if t == nil || e <= s {
 		return
 	}

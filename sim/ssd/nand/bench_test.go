@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 // BenchmarkReadStream measures the DES core's speed on a large synthetic
@@ -15,7 +15,7 @@ import (
 // Measured here (2-core AMD EPYC shared with other jobs, load average ~5):
 // `go test ./sim/ssd/nand -run XXX -bench ReadStream -benchtime 10x -count 3`
 // gave 3.2-3.8 million events/s, 2.0 events per page (262k events, 70-80 ms
-// per 4 GiB stream); the raw event loop (BenchmarkEventChain in sim/des)
+// per 4 GiB stream); the raw event loop (BenchmarkEventChain in sim/eventsim)
 // gave 3.0-9.0 million events/s depending on load.
 func BenchmarkReadStream(b *testing.B) {
 	g := preset(b, "rosemary")
@@ -24,7 +24,7 @@ func BenchmarkReadStream(b *testing.B) {
 	var wall time.Duration
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		s := des.New()
+		s := eventsim.New()
 		a, err := New(s, g, nil)
 		if err != nil {
 			b.Fatal(err)

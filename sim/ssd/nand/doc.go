@@ -1,4 +1,4 @@
-// Package nand models the flash back end of an SSD on the sim/des core,
+// Package nand models the flash back end of an SSD on the sim/eventsim core,
 // following MQSim's ONFI NV-DDR2 PHY (src/ssd/NVM_PHY_ONFI_NVDDR2.cpp,
 // ONFI_Channel_NVDDR2.cpp) for reads:
 //
@@ -15,7 +15,7 @@
 // multi-plane command (MQSim also requires equal page offsets within the
 // blocks; this model ignores block addresses, which the object store's
 // layout does not constrain). Reads queued at the same instant are gathered
-// together. Each channel is a des.Arbiter shared by the commands and data of
+// together. Each channel is a eventsim.Arbiter shared by the commands and data of
 // all its chips: it serves one job at a time, commands ahead of queued data
 // (so idle dies start sensing as early as possible, as an SSD controller
 // interleaves dies), data in the order the pages became ready. Time is exact

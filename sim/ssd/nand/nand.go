@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 // Addr is a page's physical location.
@@ -52,10 +52,10 @@ func ChannelRow(g arch.NAND, rule func(page int64) (channel int, row int64)) Lay
 
 // Timing is the derived per-operation timing of one configuration.
 type Timing struct {
-	ReadCommand [5]des.Time // index = planes in the command (1..4)
-	TR          des.Time
-	PageOut     des.Time // one page over the channel
-	ChannelRate des.Rate
+	ReadCommand [5]eventsim.Time // index = planes in the command (1..4)
+	TR          eventsim.Time
+	PageOut     eventsim.Time // one page over the channel
+	ChannelRate eventsim.Rate
 }
 
 // TimingOf derives the timing of g (MQSim's ONFI_Channel_NVDDR2 formulas).
@@ -65,27 +65,27 @@ func TimingOf(g arch.NAND) (Timing, error) {
 		return t, fmt.Errorf("nand: invalid channel/page/plane parameters %d B x %d MT/s, page %d, %d planes",
 			g.ChannelWidthBytes, g.ChannelMTps, g.PageBytes, g.PlanesPerDie)
 	}
-	ns := func(name string, v float64) (des.Time, error) {
-		x, ok := des.FromNanoseconds(v)
+	ns := func(name string, v float64) (eventsim.Time, error) {
+		x, ok := eventsim.FromNanoseconds(v)
 		if !ok {
 			return 0, fmt.Errorf("nand: %s = %g ns is not a valid time", name, v)
 		}
 		return x, nil
 	}
 	o := g.ONFI
-	var cs, wc, dbsy, wb, rr des.Time
+	var cs, wc, dbsy, wb, rr eventsim.Time
 	var err error
 	for _, f := range []struct {
 		name string
 		v    float64
-		dst  *des.Time
+		dst  *eventsim.Time
 	}{{"t_cs", o.TCS, &cs}, {"t_wc", o.TWC, &wc}, {"t_dbsy", o.TDBSY, &dbsy}, {"t_wb", o.TWB, &wb}, {"t_rr", o.TRR, &rr}} {
 		if *f.dst, err = ns(f.name, f.v); err != nil {
 			return t, err
 		}
 	}
 	for k := 1; k <= 4; k++ {
-		t.ReadCommand[k] = cs + des.Time(k)*6*wc + des.Time(k-1)*dbsy + wb + rr
+		t.ReadCommand[k] = cs + eventsim.Time(k)*6*wc + eventsim.Time(k-1)*dbsy + wb + rr
 	}
 	if t.TR, err = ns("read", g.ReadNS); err != nil {
 		return t, err
@@ -95,7 +95,7 @@ func TimingOf(g arch.NAND) (Timing, error) {
 	}
 	// width bytes per transfer, MT/s mega-transfers per second:
 	// width x MT/s bytes per microsecond.
-	t.ChannelRate = des.Rate{Bytes: int64(g.ChannelWidthBytes) * int64(g.ChannelMTps), Per: des.Microsecond}
+	t.ChannelRate = eventsim.Rate{Bytes: int64(g.ChannelWidthBytes) * int64(g.ChannelMTps), Per: eventsim.Microsecond}
 	t.PageOut = t.ChannelRate.Duration(int64(g.PageBytes))
 	return t, nil
 }
@@ -106,9 +106,9 @@ type Stats struct {
 	BytesRead     int64
 	Commands      int64 // read commands issued (a k-plane read is one)
 	PlaneSlots    int64 // sum over commands of planes used (PlaneSlots/Commands = mean multi-plane width)
-	ChannelBusy   des.Time
-	DieBusy       des.Time // summed over dies: command issue to last page out
-	LastDelivered des.Time
+	ChannelBusy   eventsim.Time
+	DieBusy       eventsim.Time // summed over dies: command issue to last page out
+	LastDelivered eventsim.Time
 }
 
 // Channel arbitration classes.
@@ -124,25 +124,25 @@ type request struct {
 }
 
 type die struct {
-	busy    bool                 // a command is scheduled or in flight
-	planes  [4]des.FIFO[request] // one queue per plane
-	started des.Time
+	busy    bool                      // a command is scheduled or in flight
+	planes  [4]eventsim.FIFO[request] // one queue per plane
+	started eventsim.Time
 }
 
 // Array is the flash back end of one SSD.
 type Array struct {
 	g        arch.NAND
 	t        Timing
-	sim      *des.Sim
+	sim      *eventsim.Sim
 	layout   Layout
-	channels []*des.Arbiter
+	channels []*eventsim.Arbiter
 	dies     []die // index ((channel*chips)+chip)*dies + die
 	st       Stats
 }
 
 // New builds a flash array of geometry g on sim; layout may be nil for
 // RoundRobin.
-func New(sim *des.Sim, g arch.NAND, layout Layout) (*Array, error) {
+func New(sim *eventsim.Sim, g arch.NAND, layout Layout) (*Array, error) {
 	if g.Channels <= 0 || g.ChipsPerChannel <= 0 || g.DiesPerChip <= 0 || g.Channels > 4096 || g.ChipsPerChannel > 256 || g.DiesPerChip > 64 {
 		return nil, fmt.Errorf("nand: invalid geometry %d x %d x %d", g.Channels, g.ChipsPerChannel, g.DiesPerChip)
 	}
@@ -155,7 +155,7 @@ func New(sim *des.Sim, g arch.NAND, layout Layout) (*Array, error) {
 	}
 	a := &Array{g: g, t: t, sim: sim, layout: layout}
 	for c := 0; c < g.Channels; c++ {
-		a.channels = append(a.channels, des.NewArbiter(sim, fmt.Sprintf("nand.ch%d", c), 2, t.ChannelRate))
+		a.channels = append(a.channels, eventsim.NewArbiter(sim, fmt.Sprintf("nand.ch%d", c), 2, t.ChannelRate))
 	}
 	a.dies = make([]die, g.Channels*g.ChipsPerChannel*g.DiesPerChip)
 	return a, nil
@@ -178,7 +178,7 @@ func (a *Array) Stats() Stats {
 }
 
 // Channel returns channel i's arbiter (for per-channel utilization).
-func (a *Array) Channel(i int) *des.Arbiter { return a.channels[i] }
+func (a *Array) Channel(i int) *eventsim.Arbiter { return a.channels[i] }
 
 // Read queues a read of logical page `page`; done is called (with the page
 // number) when the page has crossed the channel into the controller.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 func preset(t testing.TB, name string) arch.NAND {
@@ -21,9 +21,9 @@ func preset(t testing.TB, name string) arch.NAND {
 
 // readAll reads pages [0, n) all queued at time 0 and returns the time the
 // last page arrived and the stats.
-func readAll(t testing.TB, g arch.NAND, n int64) (des.Time, Stats) {
+func readAll(t testing.TB, g arch.NAND, n int64) (eventsim.Time, Stats) {
 	t.Helper()
-	s := des.New()
+	s := eventsim.New()
 	a, err := New(s, g, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,15 +51,15 @@ func TestTimingMQSim(t *testing.T) {
 	}
 	// ReadCommandTime[1] = t_CS + 6 t_WC + t_WB + t_RR = 20+150+100+20 = 290 ns.
 	// ReadCommandTime[2] = 20 + 6*25 + 500 + 6*25 + 100 + 20 = 940 ns.
-	if tm.ReadCommand[1] != 290*des.Nanosecond || tm.ReadCommand[2] != 940*des.Nanosecond ||
-		tm.ReadCommand[4] != (20+24*25+3*500+120)*des.Nanosecond {
+	if tm.ReadCommand[1] != 290*eventsim.Nanosecond || tm.ReadCommand[2] != 940*eventsim.Nanosecond ||
+		tm.ReadCommand[4] != (20+24*25+3*500+120)*eventsim.Nanosecond {
 		t.Errorf("command times %v", tm.ReadCommand)
 	}
 	// 32768 B over 1 B x 2400 MT/s = 13653.33 ns -> 13653334 ps.
 	if tm.PageOut != 13653334 {
 		t.Errorf("page out %d ps", tm.PageOut)
 	}
-	if tm.TR != 75*des.Microsecond {
+	if tm.TR != 75*eventsim.Microsecond {
 		t.Errorf("tR %v", tm.TR)
 	}
 }
@@ -123,23 +123,23 @@ func TestSequentialThroughputBound(t *testing.T) {
 func TestSinglePageLatency(t *testing.T) {
 	g := preset(t, "rosemary")
 	end, st := readAll(t, g, 1)
-	want := 290*des.Nanosecond + 75*des.Microsecond + 13653334
+	want := 290*eventsim.Nanosecond + 75*eventsim.Microsecond + 13653334
 	if end != want {
 		t.Errorf("one page: %d ps, want %d", end, want)
 	}
-	if st.ChannelBusy != 290*des.Nanosecond+13653334 || st.BytesRead != 32768 {
+	if st.ChannelBusy != 290*eventsim.Nanosecond+13653334 || st.BytesRead != 32768 {
 		t.Errorf("stats %+v", st)
 	}
 	// Two pages on the two planes of one die: one 2-plane command, then
 	// two transfers back to back.
-	s := des.New()
+	s := eventsim.New()
 	a, _ := New(s, g, func(p int64) Addr { return Addr{Plane: int(p)} })
-	var at []des.Time
+	var at []eventsim.Time
 	for p := int64(0); p < 2; p++ {
 		a.Read(p, func(int64) { at = append(at, s.Now()) })
 	}
 	s.Run()
-	base := 940*des.Nanosecond + 75*des.Microsecond
+	base := 940*eventsim.Nanosecond + 75*eventsim.Microsecond
 	if at[0] != base+13653334 || at[1] != base+2*13653334 {
 		t.Errorf("2-plane read: %v", at)
 	}
@@ -147,7 +147,7 @@ func TestSinglePageLatency(t *testing.T) {
 
 func TestLayoutErrors(t *testing.T) {
 	g := preset(t, "rosemary")
-	s := des.New()
+	s := eventsim.New()
 	a, _ := New(s, g, func(p int64) Addr { return Addr{Channel: int(p)} })
 	if err := a.Read(16, nil); err == nil {
 		t.Error("channel out of range accepted")

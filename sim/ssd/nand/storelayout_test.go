@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
-	"github.com/rosemary-fhe/rosemary/sim/des"
+	"github.com/rosemary-fhe/rosemary/sim/eventsim"
 )
 
 // TestStoreLayoutPlugsIn reads a whole ciphertext laid out by the object
@@ -37,7 +37,7 @@ func TestStoreLayoutPlugsIn(t *testing.T) {
 		}
 		return loc.Channel, int64(loc.Row)
 	}
-	s := des.New()
+	s := eventsim.New()
 	a, err := New(s, g, ChannelRow(g, rule))
 	if err != nil {
 		t.Fatal(err)

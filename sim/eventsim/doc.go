@@ -1,4 +1,4 @@
-// Package des is the discrete-event core shared by every hardware model in
+// Package eventsim is the discrete-event core shared by every hardware model in
 // sim/...: a simulator with integer time, an event queue and a few resource
 // primitives.
 //
@@ -26,4 +26,4 @@
 //
 // Every resource counts busy time, bytes and requests for utilization
 // reports.
-package des
+package eventsim

@@ -1,4 +1,4 @@
-package des
+package eventsim
 
 // FIFO is a first-in first-out queue for the simulators' waiting work. Its
 // zero value is empty and ready. It reuses its backing array: a drained

@@ -34,12 +34,9 @@ func loadDataKey(dir string) (seal.DataKey, error) {
 	if err != nil {
 		return k, fmt.Errorf("client: data key: %w", err)
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return k, fmt.Errorf("%w: %s has mode %#o (chmod 600)", ErrKeyPermissions, path, perm)
-	}
-	raw, err := os.ReadFile(path)
+	raw, err := readPrivate(path, fi)
 	if err != nil {
-		return k, fmt.Errorf("client: data key: %w", err)
+		return k, err
 	}
 	if len(raw) != len(k) {
 		return k, fmt.Errorf("client: data key: %s holds %d bytes, want %d", path, len(raw), len(k))

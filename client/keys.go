@@ -178,19 +178,7 @@ func writeSecretKey(path, preset string, params rlwe.Parameters, sk *rlwe.Secret
 	b.WriteString(keyMagic)
 	b.WriteString(preset + "\n" + digest + "\n")
 	b.Write(body)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("client: keys: %w", err)
-	}
-	if _, err := f.Write(b.Bytes()); err != nil {
-		f.Close()
-		return fmt.Errorf("client: keys: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("client: keys: %w", err)
-	}
-	return f.Close()
+	return writePrivate(path, b.Bytes())
 }
 
 func readSecretKey(path, preset string) (*rlwe.SecretKey, error) {
@@ -198,12 +186,9 @@ func readSecretKey(path, preset string) (*rlwe.SecretKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: keys: %w", err)
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s has mode %#o; a secret key must be readable by its owner only (chmod 600)", ErrKeyPermissions, path, perm)
-	}
-	raw, err := os.ReadFile(path)
+	raw, err := readPrivate(path, fi)
 	if err != nil {
-		return nil, fmt.Errorf("client: keys: %w", err)
+		return nil, err
 	}
 	rest, ok := bytes.CutPrefix(raw, []byte(keyMagic))
 	if !ok {

@@ -49,12 +49,9 @@ func loadMemberKey(dir string) (hpke.PrivateKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: member key: %w", err)
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s has mode %#o (chmod 600)", ErrKeyPermissions, path, perm)
-	}
-	raw, err := os.ReadFile(path)
+	raw, err := readPrivate(path, fi)
 	if err != nil {
-		return nil, fmt.Errorf("client: member key: %w", err)
+		return nil, err
 	}
 	k, err := memberKEM().NewPrivateKey(raw)
 	if err != nil {
@@ -66,6 +63,18 @@ func loadMemberKey(dir string) (hpke.PrivateKey, error) {
 // MemberPublicKey is the public key an owner seals grants to (the content
 // of member.pub).
 func (k *Keys) MemberPublicKey() []byte { return k.member.PublicKey().Bytes() }
+
+// readPrivate reads a key file, refused when others may read or write it.
+func readPrivate(path string, fi os.FileInfo) ([]byte, error) {
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("%w: %s has mode %#o; a key must be readable by its owner only (chmod 600)", ErrKeyPermissions, path, perm)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("client: keys: %w", err)
+	}
+	return raw, nil
+}
 
 // writePrivate writes a new 0600 file and syncs it.
 func writePrivate(path string, b []byte) error {

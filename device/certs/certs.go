@@ -102,25 +102,12 @@ func Init(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, CAKeyFile)); err == nil {
 		return fmt.Errorf("certs: %s already holds a CA (%s)", dir, CAKeyFile)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("certs: %w", err)
-	}
-	serial, err := serialNumber()
+	key, tmpl, err := newKeyAndTemplate(pkix.Name{CommonName: "rosemary CA", Organization: []string{"rosemary"}}, caValidity)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "rosemary CA", Organization: []string{"rosemary"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(caValidity),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		MaxPathLenZero:        true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-	}
+	tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.MaxPathLenZero = true, true, true
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return fmt.Errorf("certs: %w", err)
@@ -147,23 +134,12 @@ func Issue(dir, name string, role Role, hosts []string) error {
 	if err != nil {
 		return err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return fmt.Errorf("certs: %w", err)
-	}
-	serial, err := serialNumber()
+	key, tmpl, err := newKeyAndTemplate(pkix.Name{CommonName: name, OrganizationalUnit: []string{string(role)}, Organization: []string{"rosemary"}}, leafValidity)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: name, OrganizationalUnit: []string{string(role)}, Organization: []string{"rosemary"}},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(leafValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	if role == RoleDevice {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
 		if len(hosts) == 0 {
@@ -187,12 +163,20 @@ func Issue(dir, name string, role Role, hosts []string) error {
 	return writePEM(CertFile(dir, name), "CERTIFICATE", der, 0o644)
 }
 
-func serialNumber() (*big.Int, error) {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+// newKeyAndTemplate draws a P-256 key and a 128-bit serial number from
+// crypto/rand and starts a certificate for subject, valid from an hour ago
+// (clock skew) for validity.
+func newKeyAndTemplate(subject pkix.Name, validity time.Duration) (*ecdsa.PrivateKey, *x509.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("certs: %w", err)
+		return nil, nil, fmt.Errorf("certs: %w", err)
 	}
-	return n, nil
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return nil, nil, fmt.Errorf("certs: %w", err)
+	}
+	now := time.Now()
+	return key, &x509.Certificate{SerialNumber: serial, Subject: subject, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity)}, nil
 }
 
 func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {

@@ -184,6 +184,11 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		}
 	}
 
+	if opt.Device == "" {
+		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {
+			return nil, err
+		}
+	}
 	addr, dial, transport, stop, err := startDevice(ctx, opt, logf)
 	if err != nil {
 		return nil, err

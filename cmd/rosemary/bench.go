@@ -27,7 +27,7 @@ type benchRow struct {
 
 func runBench(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: rosemary bench kernels|ops|pir [--json] ...")
+		return fmt.Errorf("usage: rosemary bench kernels|ops|pir|db|fair [--json] ...")
 	}
 	what := args[0]
 	switch what {
@@ -35,6 +35,8 @@ func runBench(args []string) error {
 		return runBenchPIR(args[1:])
 	case "db":
 		return runBenchDB(args[1:])
+	case "fair":
+		return runBenchFair(args[1:])
 	}
 	fs := flag.NewFlagSet("bench "+what, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")

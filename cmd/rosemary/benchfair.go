@@ -52,7 +52,8 @@ func runBenchFair(args []string) error {
 	if *asJSON {
 		return printJSON(rep)
 	}
-	fmt.Printf("fair admission (%s, measured here): a %s query alone %.3f s, while another identity loops %s queries %.3f s (%.2f×); %d large queries of %.2f s meanwhile; records correct: %v\n",
-		rep.Transport, *small, rep.LightAloneS, *size, rep.LightUnderLoadS, rep.Ratio, rep.HeavyQueries, rep.HeavyMeanS, rep.Correct)
+	fmt.Printf("fair admission (%s, measured here): a %s query alone %.3f s (device %.3f s), while another identity loops %s queries %.3f s (device %.3f s): %.2f× (device %.2f×); %d large queries of %.2f s meanwhile; records correct: %v\n",
+		rep.Transport, *small, rep.LightAloneS, rep.LightAloneDeviceS, *size, rep.LightUnderLoadS, rep.LightUnderLoadDeviceS, rep.Ratio, rep.DeviceRatio,
+		rep.HeavyQueries, rep.HeavyMeanS, rep.Correct)
 	return nil
 }

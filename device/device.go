@@ -316,6 +316,24 @@ func (d *Device) Stats(context.Context, *api.StatsRequest) (*api.StatsResponse, 
 	return s, nil
 }
 
+// forgetLocked drops job id from the table (d.mu held). A job still
+// running keeps its memory until it ends, so its bytes stay counted until
+// then: a client cannot release its way past MaxResidentBytes.
+func (d *Device) forgetLocked(id uint64, j *job) {
+	delete(d.jobs, id)
+	select {
+	case <-j.done:
+		d.resident -= j.bytes
+	default:
+		go func() {
+			<-j.done
+			d.mu.Lock()
+			d.resident -= j.bytes
+			d.mu.Unlock()
+		}()
+	}
+}
+
 // Release drops finished or running jobs' results.
 func (d *Device) Release(_ context.Context, req *api.ReleaseRequest) (*api.ReleaseResponse, error) {
 	d.mu.Lock()
@@ -327,8 +345,7 @@ func (d *Device) Release(_ context.Context, req *api.ReleaseRequest) (*api.Relea
 			missing = append(missing, id)
 			continue
 		}
-		delete(d.jobs, id)
-		d.resident -= j.bytes
+		d.forgetLocked(id, j)
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("device: release: %w: jobs %v", api.ErrNotFound, missing)
@@ -352,8 +369,7 @@ func (d *Device) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvRespo
 	if req.Release {
 		d.mu.Lock()
 		if _, ok := d.jobs[req.Job]; ok {
-			delete(d.jobs, req.Job)
-			d.resident -= j.bytes
+			d.forgetLocked(req.Job, j)
 		}
 		d.mu.Unlock()
 	}

@@ -337,3 +337,31 @@ func TestBadOperandsFailJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A released job that is still running keeps its bytes counted until it
+// ends (it still holds its memory), and no longer after.
+func TestReleasedRunningJobStaysCounted(t *testing.T) {
+	_, d := newDevice(t)
+	j := &job{done: make(chan struct{}), polys: 1, bytes: 1 << 20}
+	id, err := d.register(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Release(context.Background(), &api.ReleaseRequest{Jobs: []uint64{id}}); err != nil {
+		t.Fatal(err)
+	}
+	resident := func() int64 {
+		st, _ := d.Stats(context.Background(), &api.StatsRequest{})
+		return int64(st.ResidentBytes)
+	}
+	if got := resident(); got != 1<<20 {
+		t.Fatalf("resident after releasing a running job: %d, want %d", got, 1<<20)
+	}
+	close(j.done)
+	for i := 0; i < 1000 && resident() != 0; i++ {
+		time.Sleep(time.Millisecond)
+	}
+	if got := resident(); got != 0 {
+		t.Fatalf("resident after the released job ended: %d, want 0", got)
+	}
+}

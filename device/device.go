@@ -60,9 +60,9 @@ type Device struct {
 	peak      int64
 	ispJobs   int
 
-	// isp: jobs and stream runs hold it shared, conventional writes
-	// exclusively (they wait for ISP mode to end).
-	isp sync.RWMutex
+	// isp: jobs and stream runs enter it together, conventional writes
+	// alone (they wait for ISP mode to end without holding new runs back).
+	isp ispGate
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	keys                                 *keyCache

@@ -16,6 +16,15 @@ import (
 // errSourceUnavailable is all a caller learns of a failed source.
 var errSourceUnavailable = fmt.Errorf("%w: the source device did not answer", api.ErrUnavailable)
 
+// CheckSourcesWith sets what CopyFrom asks of a source address before it
+// dials it (a cluster member: cluster.SourceCheck, is it a registered
+// device?). Without it, any address a device or admin names is dialled.
+func (d *Device) CheckSourcesWith(check func(ctx context.Context, addr string) error) {
+	d.mu.Lock()
+	d.sourceCheck = check
+	d.mu.Unlock()
+}
+
 // DialPeersWith sets how the device dials other devices (CopyFrom): TLS
 // with its own certificate, or plaintext on loopback.
 func (d *Device) DialPeersWith(opts ...remote.Option) {
@@ -76,8 +85,13 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 		return nil, fmt.Errorf("device: copy: %w: %w", api.ErrInvalid, err)
 	}
 	d.mu.Lock()
-	dial := d.peerDial
+	dial, check := d.peerDial, d.sourceCheck
 	d.mu.Unlock()
+	if check != nil {
+		if err := check(ctx, req.Source); err != nil {
+			return nil, fmt.Errorf("device: copy: %w: the source is not a device of this cluster", api.ErrPermissionDenied)
+		}
+	}
 	src, err := remote.Dial(req.Source, dial...)
 	if err != nil {
 		return nil, fmt.Errorf("device: copy: %w", errSourceUnavailable)

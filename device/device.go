@@ -73,8 +73,10 @@ type Device struct {
 	access  *authz.Authorizer
 	guarded *authz.Guarded // the device as served: access checked per call
 	runs    *admit.Queue   // stream runs admitted fairly per caller
-	// peerDial is how CopyFrom dials other devices.
-	peerDial []remote.Option
+	// peerDial is how CopyFrom dials other devices; sourceCheck, if set,
+	// what it asks of a source first.
+	peerDial    []remote.Option
+	sourceCheck func(ctx context.Context, addr string) error
 }
 
 var _ api.Device = (*Device)(nil)

@@ -397,3 +397,21 @@ func TestPendingWriteDoesNotFreezeRuns(t *testing.T) {
 		t.Fatal("the write never ran after the runs ended")
 	}
 }
+
+// A device of a cluster copies only from registered devices: any other
+// address is refused before it is dialled.
+func TestCopyOnlyFromCheckedSources(t *testing.T) {
+	c, d := newDevice(t)
+	var asked []string
+	d.CheckSourcesWith(func(_ context.Context, addr string) error {
+		asked = append(asked, addr)
+		return errors.New("not registered")
+	})
+	_, err := c.CopyFrom(context.Background(), &api.CopyFromRequest{Source: "127.0.0.1:22", Prefix: "acct/"})
+	if code(err) != codes.PermissionDenied || strings.Contains(err.Error(), "not registered") {
+		t.Fatalf("copy from an unregistered source: %v, want PermissionDenied without the check's reason", err)
+	}
+	if len(asked) != 1 || asked[0] != "127.0.0.1:22" {
+		t.Fatalf("the check was asked %v", asked)
+	}
+}

@@ -162,6 +162,13 @@ func runDevice(args []string) (err error) {
 			return err
 		}
 		defer leave()
+		// Copies come only from the cluster's registered devices.
+		check, stopCheck, err := cluster.SourceCheck(strings.Split(*etcd, ","))
+		if err != nil {
+			return err
+		}
+		defer stopCheck()
+		d.CheckSourcesWith(check)
 		log.Info("joined the cluster", "etcd", *etcd, "id", name)
 	}
 	return device.Serve(ctx, d, lis, append(transport, device.WithLogger(log), device.WithGrace(*grace))...)

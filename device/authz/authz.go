@@ -166,7 +166,8 @@ func DatabaseOf(object string) (string, error) {
 // ACLObject is the store object holding db's access list.
 func ACLObject(db string) string { return ReservedPrefix + "acl/" + db }
 
-// Backend keeps access lists: a device stores them as objects.
+// Backend keeps access lists: a device stores them as objects. Safe for
+// concurrent use.
 type Backend interface {
 	// LoadACL returns db's access list, or nil when it has none.
 	LoadACL(db string) (*ACL, error)
@@ -179,9 +180,19 @@ type Backend interface {
 // Authorizer answers access questions from a Backend's access lists,
 // cached. Safe for concurrent use.
 type Authorizer struct {
-	b     Backend
-	mu    sync.Mutex
-	cache map[string]*ACL
+	b Backend
+	// change serializes changes of access lists (creation, grants); mu
+	// guards the cache only, never held across a store write.
+	change sync.Mutex
+	mu     sync.Mutex
+	cache  map[string]*ACL
+}
+
+// cached returns db's access list from the cache or the backend.
+func (a *Authorizer) cached(db string) (*ACL, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.acl(db)
 }
 
 // New returns an Authorizer over b.
@@ -229,11 +240,18 @@ func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) err
 	default:
 		return fmt.Errorf("%w: %s has no role", ErrDenied, id.Name)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, err := a.acl(db)
+	l, err := a.cached(db)
 	if err != nil {
 		return err
+	}
+	if l == nil {
+		// Creating a list waits for the store (no run may be going), so
+		// it holds only the creators' lock: other databases' checks go on.
+		a.change.Lock()
+		defer a.change.Unlock()
+		if l, err = a.cached(db); err != nil {
+			return err
+		}
 	}
 	if l == nil {
 		// Objects without an access list (stored before access control,
@@ -255,7 +273,9 @@ func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) err
 		if err := a.b.SaveACL(db, l); err != nil {
 			return err
 		}
+		a.mu.Lock()
 		a.cache[db] = l
+		a.mu.Unlock()
 		return nil
 	}
 	role := l.RoleOf(id.Name)
@@ -298,9 +318,9 @@ func (a *Authorizer) GrantTrusted(db, to string, r Role) error {
 	if r != None && r != Reader && r != Owner {
 		return fmt.Errorf("authz: grant of role %d", r)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, err := a.acl(db)
+	a.change.Lock()
+	defer a.change.Unlock()
+	l, err := a.cached(db)
 	if err != nil {
 		return err
 	}
@@ -322,7 +342,9 @@ func (a *Authorizer) GrantTrusted(db, to string, r Role) error {
 	if err := a.b.SaveACL(db, next); err != nil {
 		return err
 	}
+	a.mu.Lock()
 	a.cache[db] = next
+	a.mu.Unlock()
 	return nil
 }
 

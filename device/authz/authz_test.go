@@ -3,6 +3,7 @@ package authz
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device/certs"
@@ -11,6 +12,7 @@ import (
 // memBackend keeps access lists (encoded, as a device stores them) and a
 // set of databases that hold objects.
 type memBackend struct {
+	mu    sync.Mutex
 	acls  map[string][]byte
 	held  map[string]bool
 	saves int
@@ -19,7 +21,9 @@ type memBackend struct {
 func newMem() *memBackend { return &memBackend{acls: map[string][]byte{}, held: map[string]bool{}} }
 
 func (m *memBackend) LoadACL(db string) (*ACL, error) {
+	m.mu.Lock()
 	b, ok := m.acls[db]
+	m.mu.Unlock()
 	if !ok {
 		return nil, nil
 	}
@@ -31,11 +35,17 @@ func (m *memBackend) SaveACL(db string, l *ACL) error {
 	if err != nil {
 		return err
 	}
+	m.mu.Lock()
 	m.acls[db], m.saves = b, m.saves+1
+	m.mu.Unlock()
 	return nil
 }
 
-func (m *memBackend) Holds(db string) (bool, error) { return m.held[db], nil }
+func (m *memBackend) Holds(db string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.held[db], nil
+}
 
 var (
 	alice   = certs.Identity{Name: "alice", Role: certs.RoleUser}
@@ -162,4 +172,32 @@ func FuzzUnmarshalACL(f *testing.F) {
 			t.Fatalf("accepted %+v", l)
 		}
 	})
+}
+
+// Two users creating the same database at once: one owns it, the other is
+// refused, and the list on the backend names the one the cache does.
+func TestConcurrentCreatorsOneOwner(t *testing.T) {
+	for round := 0; round < 50; round++ {
+		m := newMem()
+		a := New(m)
+		errs := make(chan error, 2)
+		for _, id := range []certs.Identity{alice, bob} {
+			go func() { errs <- a.Authorize(id, Write, "fresh/x") }()
+		}
+		var ok int
+		for i := 0; i < 2; i++ {
+			if err := <-errs; err == nil {
+				ok++
+			} else if !errors.Is(err, ErrDenied) {
+				t.Fatal(err)
+			}
+		}
+		stored, err := New(m).cached("fresh")
+		if err != nil || ok != 1 || stored == nil {
+			t.Fatalf("round %d: %d creators succeeded, stored %+v, %v", round, ok, stored, err)
+		}
+		if got, _ := a.cached("fresh"); got.Owner != stored.Owner {
+			t.Fatalf("cache says %s, backend %s", got.Owner, stored.Owner)
+		}
+	}
 }

@@ -27,7 +27,8 @@ func Example() {
 		log.Fatal(err)
 	}
 	// A device in this process, over a store in dir, behind gRPC; a daemon
-	// would be client.Open(ctx, "host:port", keys).
+	// would be client.Open(ctx, "host:port", keys, remote.WithTLS(cfg)),
+	// cfg from certs.ClientConfig (the user's certificate, the CA).
 	st, err := store.Open(filepath.Join(dir, "store"), layout.Layout{})
 	if err != nil {
 		log.Fatal(err)

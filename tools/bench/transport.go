@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -44,7 +43,7 @@ func ownDatabase(dir, db string, plaintext bool) error {
 	if err != nil {
 		return err
 	}
-	return d.SaveACL(db, &authz.ACL{Owner: benchIdentity(plaintext)})
+	return d.Own(db, benchIdentity(plaintext))
 }
 
 // childTransport makes what a child device and this process need to talk:

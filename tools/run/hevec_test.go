@@ -22,3 +22,16 @@ func TestHEVECEdgeQuery(t *testing.T) {
 	}
 	t.Logf("host↔device %d B, host-only %d B (%.1f×), wall %.1f s", rep.HostDeviceBytes, rep.HostOnlyBytes, rep.Ratio, rep.WallSeconds)
 }
+
+// `rosemary run -w pir` without --device: the harness writes the database
+// straight into its in-process device's store and queries it over gRPC;
+// the device must let the harness's identity query what it wrote.
+func TestRunPIRInProcess(t *testing.T) {
+	rep, err := Run(context.Background(), nil, Options{Workload: "pir", PIRRecords: 1 << 12, PIRRecordSize: 64}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Correct || rep.Queries != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+}

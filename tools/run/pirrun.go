@@ -21,7 +21,7 @@ import (
 // records on the device (written into the in-process device's store, or
 // uploaded to a remote one), queried at random indices (the first and last
 // included) with the expanded-query PIR on bgv-13, every record checked.
-func runPIR(ctx context.Context, c *remote.Client, st *store.Store, opts Options, queries int) (*Report, error) {
+func runPIR(ctx context.Context, c *remote.Client, st *store.Store, own func(db string) error, opts Options, queries int) (*Report, error) {
 	start := time.Now()
 	preset, err := fhe.Lookup("bgv-13")
 	if err != nil {
@@ -44,6 +44,11 @@ func runPIR(ctx context.Context, c *remote.Client, st *store.Store, opts Options
 	dbBytes, err := client.WriteSeededPIR(ctx, sink, opts.Prefix, shape, seed, nil)
 	if err != nil {
 		return nil, err
+	}
+	if st != nil {
+		if err := own(opts.Prefix); err != nil {
+			return nil, err
+		}
 	}
 	sk := rlwe.NewKeyGenerator(params).GenSecretKeyNew()
 	sess, err := client.NewPIRSession(ctx, c, opts.Prefix, preset, shape, sk)

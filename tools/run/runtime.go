@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/resident"
@@ -490,6 +491,7 @@ func Run(ctx context.Context, c *remote.Client, opts Options, queries int) (*Rep
 		return nil, fmt.Errorf("run: %d queries", queries)
 	}
 	var st *store.Store // the in-process device's store
+	var own func(db string) error
 	if c == nil {
 		dir, err := os.MkdirTemp("", "rosemary-device-")
 		if err != nil {
@@ -501,15 +503,19 @@ func Run(ctx context.Context, c *remote.Client, opts Options, queries int) (*Rep
 			return nil, fmt.Errorf("run: open store: %w", err)
 		}
 		defer st.Close()
-		c, _, err = device.InProcess(st, device.DefaultLimits())
+		var d *device.Device
+		c, d, err = device.InProcess(st, device.DefaultLimits())
 		if err != nil {
 			return nil, err
 		}
 		defer c.Close()
+		// The harness writes the PIR database straight into the store; its
+		// in-process client (one plaintext identity) owns it.
+		own = func(db string) error { return d.Own(db, guard.Plaintext.Name) }
 	}
 	if opts.Workload == "pir" {
 		opts.defaults()
-		return runPIR(ctx, c, st, opts, queries)
+		return runPIR(ctx, c, st, own, opts, queries)
 	}
 	s, err := Setup(ctx, c, opts)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/tools/report"
@@ -312,13 +313,8 @@ func runDB(args []string) error {
 			}
 			return f.print(map[string]string{"revoked": *to, "name": *f.name}, fmt.Sprintf("revoked %s's access to %q", *to, *f.name))
 		}
-		var role client.Role
-		switch *roleName {
-		case "reader":
-			role = client.RoleReader
-		case "owner":
-			role = client.RoleOwner
-		default:
+		role, err := authz.ParseRole(*roleName)
+		if err != nil || role == authz.None {
 			return fmt.Errorf("db grant: --role %q (want reader or owner)", *roleName)
 		}
 		if *memberKey == "" {

@@ -13,12 +13,13 @@ import (
 // (defaults from ROSEMARY_CERT, ROSEMARY_KEY, ROSEMARY_CACERT), or
 // --insecure-plaintext to a device on loopback.
 type transportFlags struct {
+	fs                *flag.FlagSet
 	cert, key, cacert *string
 	plaintext         *bool
 }
 
 func addTransportFlags(fs *flag.FlagSet) *transportFlags {
-	return &transportFlags{
+	return &transportFlags{fs: fs,
 		cert:      fs.String("cert", os.Getenv("ROSEMARY_CERT"), "client certificate (rosemary certs issue; env ROSEMARY_CERT)"),
 		key:       fs.String("key", os.Getenv("ROSEMARY_KEY"), "client certificate's key (env ROSEMARY_KEY)"),
 		cacert:    fs.String("cacert", os.Getenv("ROSEMARY_CACERT"), "CA certificate that signed the devices (env ROSEMARY_CACERT)"),
@@ -33,8 +34,12 @@ var errNoCerts = errors.New("a device connection is TLS with a client certificat
 // dialOptions are the remote options the flags name.
 func (t *transportFlags) dialOptions() ([]remote.Option, error) {
 	files := certs.Files{Cert: *t.cert, Key: *t.key, CA: *t.cacert}
+	// Certificates from the environment give way to --insecure-plaintext;
+	// certificates on the command line beside it are a contradiction.
+	given := false
+	t.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "cert" || f.Name == "key" || f.Name == "cacert" })
 	switch {
-	case *t.plaintext && files.Set() && (*t.cert != os.Getenv("ROSEMARY_CERT") || *t.key != os.Getenv("ROSEMARY_KEY")):
+	case *t.plaintext && given:
 		return nil, errors.New("give certificates or --insecure-plaintext, not both")
 	case *t.plaintext:
 		return []remote.Option{remote.WithPlaintext()}, nil

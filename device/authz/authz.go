@@ -290,6 +290,26 @@ func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) err
 	return fmt.Errorf("%w: %s may not %s %q", ErrDenied, id.Name, acc, db)
 }
 
+// Listable reports whether id may see that object (listed, so stored)
+// exists. It is Authorize(id, List, object) for an object known to be
+// stored, which needs no look at the store: a database without an access
+// list holds objects nobody may see.
+func (a *Authorizer) Listable(id certs.Identity, object string) bool {
+	db, err := DatabaseOf(object)
+	if err != nil {
+		return false
+	}
+	switch id.Role {
+	case certs.RoleDevice, certs.RoleAdmin:
+		return true
+	case certs.RoleUser:
+	default:
+		return false
+	}
+	l, err := a.cached(db)
+	return err == nil && l != nil && allows(l.RoleOf(id.Name), List)
+}
+
 // MemberPrefix is the part of database db that belongs to member name: a
 // reader may read and write there.
 func MemberPrefix(db, name string) string { return db + "/members/" + name + "/" }

@@ -201,3 +201,26 @@ func TestConcurrentCreatorsOneOwner(t *testing.T) {
 		}
 	}
 }
+
+// Listable answers as Authorize(List) does for stored objects, without
+// looking at the store.
+func TestListableAgreesWithAuthorize(t *testing.T) {
+	m := newMem()
+	a := New(m)
+	if err := a.Authorize(alice, Write, objName); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Grant(alice, "acct", "bob", Reader); err != nil {
+		t.Fatal(err)
+	}
+	m.held["acct"], m.held["legacy"] = true, true
+	carol := certs.Identity{Name: "carol", Role: certs.RoleUser}
+	for _, id := range []certs.Identity{alice, bob, carol, dev, admin, noRole} {
+		for _, o := range []string{objName, "legacy/x", "_acl/acct"} {
+			want := a.Authorize(id, List, o) == nil
+			if got := a.Listable(id, o); got != want {
+				t.Errorf("Listable(%v, %s) = %v, Authorize says %v", id, o, got, want)
+			}
+		}
+	}
+}

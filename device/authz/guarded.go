@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -176,7 +177,7 @@ func (g *Guarded) List(ctx context.Context, req *api.ListRequest) (*api.ListResp
 	}
 	out := &api.ListResponse{Truncated: resp.Truncated}
 	for _, o := range resp.Objects {
-		if g.a.Authorize(id, List, o.Name) == nil {
+		if g.a.Listable(id, o.Name) {
 			out.Objects = append(out.Objects, o)
 		}
 	}
@@ -198,8 +199,9 @@ func (g *Guarded) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.
 	return g.next.CopyFrom(ctx, req)
 }
 
-// bindings checks the stored operands of a job: the caller must be able to
-// query their databases; resident ones must be its own jobs.
+// binding checks one operand of a job: the caller must be able to query a
+// stored operand's database, and a resident one must be its own job (whose
+// device id replaces the public one).
 func (g *Guarded) binding(id certs.Identity, b *api.Binding) error {
 	switch b.Source {
 	case api.SourceStored:
@@ -293,7 +295,9 @@ func (g *Guarded) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvResp
 	r := *req
 	r.Job = dev
 	resp, err := g.next.Recv(ctx, &r)
-	if err == nil && req.Release {
+	// The device drops a released job whether it succeeded or failed; only
+	// a call that ended before the job did leaves it there.
+	if req.Release && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		g.forget(req.Job)
 	}
 	return resp, err

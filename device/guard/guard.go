@@ -46,7 +46,8 @@ type Mode uint8
 const (
 	// MutualTLS: the caller's verified client certificate names it.
 	MutualTLS Mode = iota
-	// Plaintext: no TLS; every caller is Plaintext.
+	// PlaintextLoopback: no TLS (loopback only); every caller is the
+	// identity Plaintext.
 	PlaintextLoopback
 )
 

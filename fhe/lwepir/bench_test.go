@@ -1,0 +1,47 @@
+package lwepir
+
+import (
+	"context"
+	"crypto/rand"
+	"testing"
+	"time"
+)
+
+// BenchmarkHintDefault measures the ring stage at the default parameters
+// for one hint ciphertext (8192 rows): load-time preprocessing and the
+// per-query evaluation of H·s.
+func BenchmarkHintDefault(b *testing.B) {
+	p := Default()
+	shape := Shape{Rows: p.HintSlots(), Cols: p.N(), RecordSize: 256}
+	tiles := MemTiles{make([]byte, shape.TileBytes(p))}
+	rand.Read(tiles[0])
+	var seed [SeedSize]byte
+	start := time.Now()
+	h, err := ComputeHint(context.Background(), p, shape, seed, tiles)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("ComputeHint (one tile of %d MiB): %v", shape.TileBytes(p)>>20, time.Since(start))
+	start = time.Now()
+	diags := make(MemDiagonals, DiagonalCount(p, shape))
+	if err := EncodeDiagonals(p, shape, h, func(i int, w []uint64) error {
+		diags[i] = append([]uint64(nil), w...)
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("EncodeDiagonals: %v (%d MiB)", time.Since(start), len(diags)*len(diags[0])*8>>20)
+	sk, evk, _ := GenerateKeys(p)
+	cl, _ := NewClient(p, shape, seed, sk)
+	srv, _ := NewServer(p, shape)
+	q, _, err := cl.Query(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := srv.EvaluateHint(context.Background(), evk, q.Secret, diags); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package lwepir
+
+import (
+	"fmt"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+)
+
+// Query is what a client sends for one column: the LWE vector of the first
+// dimension and the BGV encryption of its LWE secret.
+type Query struct {
+	Vector []uint32         // Cols entries: A·s + e + Δ·u_col mod 2^32
+	Secret *rlwe.Ciphertext // s in the slots of every half, period N
+}
+
+// Answer is what the server returns.
+type Answer struct {
+	Column []uint32           // Rows entries: D·q mod 2^32
+	Hint   []*rlwe.Ciphertext // H·s, Rows values in the slots of ⌈Rows/slots⌉ ciphertexts
+}
+
+// State is what a client keeps between a query and its answer.
+type State struct {
+	s      []int64
+	sumQ   uint32 // Σ_j q_j, to centre the database entries
+	column int
+}
+
+// Client builds queries for one database and decodes their answers.
+type Client struct {
+	p     Params
+	shape Shape
+	seed  [SeedSize]byte
+	bp    bgv.Parameters
+	sk    *SecretKey
+	enc   *rlwe.Encryptor
+	dec   *rlwe.Decryptor
+	ecd   *bgv.Encoder
+	nc    *negacyclic
+}
+
+// NewClient returns a client of the database described by shape and seed.
+func NewClient(p Params, shape Shape, seed [SeedSize]byte, sk *SecretKey) (*Client, error) {
+	if err := shape.Validate(p); err != nil {
+		return nil, err
+	}
+	bp, err := p.hintParams()
+	if err != nil {
+		return nil, err
+	}
+	nc, err := newNegacyclic(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{p: p, shape: shape, seed: seed, bp: bp, sk: sk,
+		enc: rlwe.NewEncryptor(bp, sk.sk), dec: rlwe.NewDecryptor(bp, sk.sk), ecd: bgv.NewEncoder(bp), nc: nc}, nil
+}
+
+// ErrIndex reports a record or column outside the database.
+var ErrIndex = fmt.Errorf("lwepir: index out of range")
+
+// Query builds a query for column col.
+func (c *Client) Query(col int) (*Query, *State, error) {
+	if col < 0 || col >= c.shape.Cols {
+		return nil, nil, fmt.Errorf("%w: column %d of %d", ErrIndex, col, c.shape.Cols)
+	}
+	n := c.p.N()
+	s := make([]int64, n)
+	if err := sampleTernary(s); err != nil {
+		return nil, nil, err
+	}
+	e := make([]int64, c.shape.Cols)
+	if err := sampleError(e, c.p.Eta); err != nil {
+		return nil, nil, err
+	}
+	r := c.nc.r
+	sNTT, a, aPoly := r.NewPoly(), make([]int64, n), r.NewPoly()
+	c.nc.load(sNTT, s)
+	r.NTT(sNTT, sNTT)
+	q := make([]uint32, c.shape.Cols)
+	var sum uint32
+	for k := 0; k < c.shape.Tiles(c.p); k++ {
+		publicBlock(c.seed, k, a)
+		c.nc.load(aPoly, a)
+		r.NTT(aPoly, aPoly)
+		r.MulCoeffsBarrett(aPoly, sNTT, aPoly)
+		r.INTT(aPoly, aPoly)
+		for t, x := range aPoly.Coeffs[0] {
+			j := k*n + t
+			v := c.nc.mod32(x) + uint32(e[j])
+			if j == col {
+				v += 1 << logDelta
+			}
+			q[j] = v
+			sum += v
+		}
+	}
+	ct, err := c.encryptSecret(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Query{Vector: q, Secret: ct}, &State{s: s, sumQ: sum, column: col}, nil
+}
+
+// encryptSecret encrypts s in every slot position v as s[v mod N] (each half
+// of the slot matrix has a multiple of N columns, so column rotations keep
+// the period).
+func (c *Client) encryptSecret(s []int64) (*rlwe.Ciphertext, error) {
+	t := c.p.HintT
+	vals := make([]uint64, c.bp.MaxSlots())
+	for v := range vals {
+		x := s[v%len(s)]
+		if x < 0 {
+			vals[v] = t - uint64(-x)
+		} else {
+			vals[v] = uint64(x)
+		}
+	}
+	pt := bgv.NewPlaintext(c.bp, c.bp.MaxLevel())
+	if err := c.ecd.Encode(vals, pt); err != nil {
+		return nil, err
+	}
+	return c.enc.EncryptNew(pt)
+}
+
+// Decode returns the Rows bytes of the queried column.
+func (c *Client) Decode(st *State, a *Answer) ([]byte, error) {
+	if a == nil || len(a.Column) != c.shape.Rows || len(a.Hint) != c.shape.HintCiphertexts(c.p) {
+		return nil, fmt.Errorf("%w: answer of the wrong shape", ErrParams)
+	}
+	t := c.p.HintT
+	slots := c.p.HintSlots()
+	hs := make([]uint64, slots)
+	out := make([]byte, c.shape.Rows)
+	for o, ct := range a.Hint {
+		if ct == nil || ct.Degree() != 1 {
+			return nil, fmt.Errorf("%w: hint ciphertext %d", ErrParams, o)
+		}
+		if err := c.ecd.Decode(c.dec.DecryptNew(ct), hs); err != nil {
+			return nil, err
+		}
+		for v := 0; v < slots && o*slots+v < c.shape.Rows; v++ {
+			i := o*slots + v
+			h := hs[v]
+			var h32 uint32
+			if h > t/2 {
+				h32 = uint32(-int64(t - h))
+			} else {
+				h32 = uint32(h)
+			}
+			x := a.Column[i] - centre*st.sumQ - h32
+			out[i] = byte((x+1<<(logDelta-1))>>logDelta) + centre
+		}
+	}
+	return out, nil
+}
+
+// Record extracts record r from the decoded column of its query.
+func (c *Client) Record(column []byte, r int) ([]byte, error) {
+	col, row := c.shape.Locate(r)
+	if r < 0 || col >= c.shape.Cols || row+c.shape.RecordSize > len(column) {
+		return nil, fmt.Errorf("%w: record %d", ErrIndex, r)
+	}
+	return column[row : row+c.shape.RecordSize], nil
+}
+
+// Column returns the column holding record r.
+func (c *Client) Column(r int) (int, error) {
+	if r < 0 || r >= c.shape.Records() {
+		return 0, fmt.Errorf("%w: record %d of %d", ErrIndex, r, c.shape.Records())
+	}
+	col, _ := c.shape.Locate(r)
+	return col, nil
+}

@@ -1,0 +1,155 @@
+package lwepir
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/tuneinsight/lattigo/v6/ring"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+)
+
+// ComputeHint returns H' = (D − 128)·A, Rows × N entries modulo 2^32
+// row-major, reading each tile once. Row i of H' is the coefficient vector of
+// h_i(X^{-1}) where h_i = Σ_k d_ik(X^{-1})·a_k(X) over the tiles k: the
+// product of a row block with a negacyclic block of A is a polynomial
+// product, done with NTTs. Memory: Rows×N NTT accumulators (64-bit), one
+// tile, independent of the number of columns.
+func ComputeHint(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, tiles Tiles) ([]uint32, error) {
+	if err := shape.Validate(p); err != nil {
+		return nil, err
+	}
+	nc, err := newNegacyclic(p)
+	if err != nil {
+		return nil, err
+	}
+	n, rows := p.N(), shape.Rows
+	acc := make([]ring.Poly, rows)
+	for i := range acc {
+		acc[i] = nc.newPoly()
+	}
+	tile := make([]byte, shape.TileBytes(p))
+	a := make([]int64, n)
+	aNTT := nc.newPoly()
+	workers := min(runtime.GOMAXPROCS(0), rows)
+	for k := 0; k < shape.Tiles(p); k++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := tiles.ReadTile(ctx, k, tile); err != nil {
+			return nil, fmt.Errorf("lwepir: reading tile %d: %w", k, err)
+		}
+		publicBlock(seed, k, a)
+		nc.load(aNTT, a)
+		nc.r.NTT(aNTT, aNTT)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				r := nc.r // Ring methods are safe for concurrent use on distinct polynomials
+				d, dp := make([]int64, n), nc.newPoly()
+				for i := w; i < rows; i += workers {
+					for t, b := range tile[i*n : (i+1)*n] {
+						d[t] = int64(b) - centre
+					}
+					nc.loadReversed(dp, d)
+					r.NTT(dp, dp)
+					r.MulCoeffsBarrettThenAdd(dp, aNTT, acc[i])
+				}
+			}(w)
+		}
+		wg.Wait()
+	}
+	h := make([]uint32, rows*n)
+	for i := range acc {
+		nc.r.INTT(acc[i], acc[i])
+		c := acc[i].Coeffs[0]
+		row := h[i*n : (i+1)*n]
+		// Row i of H' holds the coefficients of h_i(X^{-1}).
+		row[0] = nc.mod32(c[0])
+		for j := 1; j < n; j++ {
+			row[j] = -nc.mod32(c[n-j])
+		}
+	}
+	return h, nil
+}
+
+// DiagonalCount is how many plaintexts EncodeDiagonals produces.
+func DiagonalCount(p Params, shape Shape) int {
+	return shape.HintCiphertexts(p) * p.N()
+}
+
+// diagonalIndex orders the plaintexts as the evaluation reads them: for each
+// output ciphertext o, giant step g, baby step j.
+func diagonalIndex(p Params, o, g, j int) int {
+	b1, b2 := p.babyGiant()
+	return (o*b2+g)*b1 + j
+}
+
+// DiagonalWords is the length of one encoded diagonal in uint64 words.
+func DiagonalWords(p Params) int {
+	return len(p.HintLogQ) * p.HintSlots()
+}
+
+// EncodeDiagonals turns H' into the plaintexts of the baby-step giant-step
+// evaluation and hands each to emit in index order. Plaintext (o, g, j) holds,
+// in slot (r, c) of the 2 × slots/2 slot matrix,
+// H'[o·slots + r·slots/2 + (c − g·b1 mod slots/2)][(c + j) mod N]: the
+// diagonal g·b1+j pre-rotated by −g·b1 so that the giant-step rotations can
+// be applied once to the sum (Horner's rule over g).
+func EncodeDiagonals(p Params, shape Shape, h []uint32, emit func(i int, words []uint64) error) error {
+	if err := shape.Validate(p); err != nil {
+		return err
+	}
+	n := p.N()
+	if len(h) != shape.Rows*n {
+		return fmt.Errorf("%w: hint of %d entries for %d rows", ErrParams, len(h), shape.Rows)
+	}
+	bp, err := p.hintParams()
+	if err != nil {
+		return err
+	}
+	ecd := bgv.NewEncoder(bp)
+	slots, half := p.HintSlots(), p.HintSlots()/2
+	b1, b2 := p.babyGiant()
+	t := p.HintT
+	vals := make([]uint64, slots)
+	pt := bgv.NewPlaintext(bp, bp.MaxLevel())
+	pt.IsMontgomery = true
+	words := make([]uint64, DiagonalWords(p))
+	for o := 0; o < shape.HintCiphertexts(p); o++ {
+		for g := 0; g < b2; g++ {
+			for j := 0; j < b1; j++ {
+				for v := range vals {
+					r, c := v/half, v%half
+					src := (c - g*b1%half + half) % half
+					i := o*slots + r*half + src
+					if i >= shape.Rows {
+						vals[v] = 0
+						continue
+					}
+					x := int64(int32(h[i*n+(c+j)%n]))
+					if x < 0 {
+						vals[v] = t - uint64(-x)
+					} else {
+						vals[v] = uint64(x)
+					}
+				}
+				// Not scaled by t^{-1} as encrypted plaintexts are: a
+				// multiplicand keeps the ciphertext's representation.
+				if err := ecd.EmbedScale(vals, false, pt.MetaData, pt.Value); err != nil {
+					return err
+				}
+				for l, limb := range pt.Value.Coeffs {
+					copy(words[l*slots:(l+1)*slots], limb)
+				}
+				if err := emit(diagonalIndex(p, o, g, j), words); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

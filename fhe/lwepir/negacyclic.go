@@ -1,0 +1,59 @@
+package lwepir
+
+import (
+	"github.com/tuneinsight/lattigo/v6/ring"
+)
+
+// negacyclic computes exact integer products in Z[X]/(X^N+1) through one
+// 61-bit NTT prime: every product this package forms is below 2^60 in
+// absolute value, so the result modulo the prime, centred, is the integer.
+type negacyclic struct {
+	r     *ring.Ring
+	prime uint64
+}
+
+func newNegacyclic(p Params) (*negacyclic, error) {
+	r, err := p.lweRing()
+	if err != nil {
+		return nil, err
+	}
+	return &negacyclic{r: r, prime: r.ModuliChain()[0]}, nil
+}
+
+// load writes signed integers into a polynomial (coefficient form).
+func (nc *negacyclic) load(dst ring.Poly, v []int64) {
+	c := dst.Coeffs[0]
+	for i, x := range v {
+		if x < 0 {
+			c[i] = nc.prime - uint64(-x)
+		} else {
+			c[i] = uint64(x)
+		}
+	}
+}
+
+// loadReversed writes d(X^{-1}) for d given by its coefficients: coefficient
+// 0 stays, coefficient t moves to N−t with its sign flipped.
+func (nc *negacyclic) loadReversed(dst ring.Poly, d []int64) {
+	nc.load(dst, d)
+	c := dst.Coeffs[0]
+	n := len(c)
+	for t := 1; t < n/2; t++ {
+		c[t], c[n-t] = c[n-t], c[t]
+	}
+	for t := 1; t < n; t++ {
+		if c[t] != 0 {
+			c[t] = nc.prime - c[t]
+		}
+	}
+}
+
+// mod32 returns the centred value of a coefficient modulo 2^32.
+func (nc *negacyclic) mod32(x uint64) uint32 {
+	if x > nc.prime/2 {
+		return uint32(-int64(nc.prime - x))
+	}
+	return uint32(x)
+}
+
+func (nc *negacyclic) newPoly() ring.Poly { return nc.r.NewPoly() }

@@ -1,0 +1,99 @@
+package lwepir
+
+import (
+	"math/big"
+	"testing"
+)
+
+func TestHintModulusIsNTTFriendlyPrime(t *testing.T) {
+	for _, p := range []Params{Default(), Test()} {
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if !new(big.Int).SetUint64(p.HintT).ProbablyPrime(40) {
+			t.Fatalf("t = %d is not prime", p.HintT)
+		}
+		// |H·s| ≤ 2^31·N, centred: t must exceed twice that.
+		if p.HintT <= uint64(1)<<(32+p.LogN) {
+			t.Fatalf("t = %d too small for N = %d", p.HintT, p.N())
+		}
+		if _, err := p.hintParams(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDefaultSecurity checks the default parameters against the figures the
+// papers and the HE standard quote for 128-bit security: YPIR's first layer
+// (N = 2048, q = 2^32, width 16.04) and the standard's bounds on log q.
+func TestDefaultSecurity(t *testing.T) {
+	p := Default()
+	if p.Insecure {
+		t.Fatal("default marked insecure")
+	}
+	if p.N() != 2048 {
+		t.Fatalf("LWE dimension %d, YPIR's is 2048", p.N())
+	}
+	// σ = sqrt(η/2); YPIR's Gaussian width 16.042421 = σ·sqrt(2π).
+	sigma2 := float64(p.Eta) / 2
+	if w := sigma2 * 2 * 3.141592653589793; w < 16.04*16.04*0.99 {
+		t.Fatalf("error width² %.1f below YPIR's 16.04²", w)
+	}
+	// HE standard (2018), 128-bit classical, ternary secret: N=2048 → log q ≤ 54;
+	// N=8192 → log QP ≤ 218.
+	if heStandardLogQ[p.LogN] < 32 {
+		t.Fatalf("q = 2^32 exceeds the standard's log q ≤ %d at N = %d", heStandardLogQ[p.LogN], p.N())
+	}
+	logQP := 0
+	for _, b := range append(append([]int{}, p.HintLogQ...), p.HintLogP...) {
+		logQP += b
+	}
+	if p.HintLogN != 13 || logQP > 218 {
+		t.Fatalf("ring stage N=2^%d log QP %d exceeds the standard's 218 at 8192", p.HintLogN, logQP)
+	}
+	bp, err := p.hintParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bp.LogQP(); got > 218 {
+		t.Fatalf("log QP %.1f > 218", got)
+	}
+}
+
+// heStandardLogQ is the HE standard's (Albrecht et al., 2018) largest log q at
+// 128-bit classical security for a ternary secret, by log N.
+var heStandardLogQ = map[int]int{10: 27, 11: 54, 12: 109, 13: 218, 14: 438, 15: 881}
+
+func TestShape(t *testing.T) {
+	p := Default()
+	cases := []struct {
+		records, size int
+		rows, colsMin int
+	}{
+		{1 << 24, 256, 8192, 1 << 19}, // 4 GiB
+		{1000, 32, 2048, 2048},
+		{1 << 20, 1024, 8192, 1 << 17},
+	}
+	for _, c := range cases {
+		s, err := NewShape(p, c.records, c.size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Rows != c.rows || s.Cols < c.colsMin || s.Cols%p.N() != 0 || s.Records() < c.records {
+			t.Fatalf("%d×%dB: shape %+v", c.records, c.size, s)
+		}
+		if err := s.Validate(p); err != nil {
+			t.Fatal(err)
+		}
+		col, row := s.Locate(c.records - 1)
+		if col >= s.Cols || row+c.size > s.Rows {
+			t.Fatalf("last record at column %d row %d outside %+v", col, row, s)
+		}
+	}
+	if _, err := NewShape(p, 1<<30, 4096); err == nil {
+		t.Fatal("4 TiB accepted")
+	}
+	if _, err := NewShape(p, 10, 1<<20); err == nil {
+		t.Fatal("1 MiB record accepted")
+	}
+}

@@ -1,0 +1,139 @@
+package lwepir
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"testing"
+)
+
+// testDB builds a random database of the given shape as tiles, plus its
+// records laid out in columns.
+func testDB(t *testing.T, p Params, shape Shape) (MemTiles, [][]byte) {
+	t.Helper()
+	n := p.N()
+	tiles := make(MemTiles, shape.Tiles(p))
+	for k := range tiles {
+		tiles[k] = make([]byte, shape.TileBytes(p))
+		if _, err := rand.Read(tiles[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// column c, row i is tiles[c/n][i*n + c%n]
+	cols := make([][]byte, shape.Cols)
+	for c := range cols {
+		cols[c] = make([]byte, shape.Rows)
+		for i := range cols[c] {
+			cols[c][i] = tiles[c/n][i*n+c%n]
+		}
+	}
+	return tiles, cols
+}
+
+func buildHint(t *testing.T, p Params, shape Shape, seed [SeedSize]byte, tiles Tiles) MemDiagonals {
+	t.Helper()
+	h, err := ComputeHint(context.Background(), p, shape, seed, tiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diags := make(MemDiagonals, DiagonalCount(p, shape))
+	if err := EncodeDiagonals(p, shape, h, func(i int, w []uint64) error {
+		diags[i] = append([]uint64(nil), w...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return diags
+}
+
+// TestHintEqualsNaiveProduct checks H' = (D − 128)·A against the product
+// computed entry by entry from the negacyclic blocks.
+func TestHintEqualsNaiveProduct(t *testing.T) {
+	p := Test()
+	n := p.N()
+	shape := Shape{Rows: 8, Cols: 2 * n, RecordSize: 8}
+	var seed [SeedSize]byte
+	seed[0] = 7
+	tiles, cols := testDB(t, p, shape)
+	h, err := ComputeHint(context.Background(), p, shape, seed, tiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A[j][c] for column j = k·n + t: (A_k)_{t,c} = coefficient t of a_k·X^c.
+	a := make([]int64, n)
+	for i := 0; i < shape.Rows; i++ {
+		for c := 0; c < n; c++ {
+			var want uint32
+			for k := 0; k < shape.Tiles(p); k++ {
+				publicBlock(seed, k, a)
+				for tt := 0; tt < n; tt++ {
+					// coefficient tt of a·X^c = a[tt-c] if tt ≥ c else −a[tt-c+n]
+					var e int64
+					if tt >= c {
+						e = a[tt-c]
+					} else {
+						e = -a[tt-c+n]
+					}
+					d := int64(cols[k*n+tt][i]) - centre
+					want += uint32(d * e)
+				}
+			}
+			if got := h[i*n+c]; got != want {
+				t.Fatalf("H'[%d][%d] = %d, want %d", i, c, got, want)
+			}
+		}
+	}
+}
+
+// TestQueryDecodesEveryColumn runs whole queries and compares the decoded
+// column with the database, byte for byte.
+func TestQueryDecodesEveryColumn(t *testing.T) {
+	p := Test()
+	n := p.N()
+	for _, shape := range []Shape{
+		{Rows: 512, Cols: 2 * n, RecordSize: 64},           // half a hint ciphertext
+		{Rows: 2 * p.HintSlots(), Cols: n, RecordSize: 16}, // two hint ciphertexts
+	} {
+		var seed [SeedSize]byte
+		if _, err := rand.Read(seed[:]); err != nil {
+			t.Fatal(err)
+		}
+		tiles, cols := testDB(t, p, shape)
+		diags := buildHint(t, p, shape, seed, tiles)
+		sk, evk, err := GenerateKeys(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := NewClient(p, shape, seed, sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := NewServer(p, shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, col := range []int{0, 1, n - 1, shape.Cols - 1, shape.Cols / 3} {
+			q, st, err := cl.Query(col)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ans, err := srv.Answer(context.Background(), evk, q, tiles, diags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cl.Decode(st, ans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, cols[col]) {
+				bad := 0
+				for i := range got {
+					if got[i] != cols[col][i] {
+						bad++
+					}
+				}
+				t.Fatalf("shape %+v column %d: %d of %d bytes wrong", shape, col, bad, len(got))
+			}
+		}
+	}
+}

@@ -1,0 +1,159 @@
+package lwepir
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
+)
+
+// Server answers queries over one database generation: its shape, its tiles
+// and the precomputed diagonals of its hint.
+type Server struct {
+	p     Params
+	shape Shape
+	bp    bgv.Parameters
+}
+
+// NewServer returns a server for a database of the given shape.
+func NewServer(p Params, shape Shape) (*Server, error) {
+	if err := shape.Validate(p); err != nil {
+		return nil, err
+	}
+	bp, err := p.hintParams()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{p: p, shape: shape, bp: bp}, nil
+}
+
+// CheckQuery validates a query decoded from the wire before any work.
+func (s *Server) CheckQuery(q *Query) error {
+	if q == nil || len(q.Vector) != s.shape.Cols {
+		return fmt.Errorf("%w: query vector of the wrong length", ErrParams)
+	}
+	ct := q.Secret
+	if ct == nil || ct.Degree() != 1 || ct.Level() != s.bp.MaxLevel() || !ct.IsNTT || ct.Value[0].N() != s.bp.N() {
+		return fmt.Errorf("%w: encrypted secret of the wrong shape", ErrParams)
+	}
+	return nil
+}
+
+// Answer runs the scan D·q and the hint evaluation H·s; they share nothing
+// and run side by side.
+func (s *Server) Answer(ctx context.Context, keys *EvalKeys, q *Query, tiles Tiles, diags Diagonals) (*Answer, error) {
+	if err := s.CheckQuery(q); err != nil {
+		return nil, err
+	}
+	b1, _ := s.p.babyGiant()
+	if err := keys.check(s.bp, b1); err != nil {
+		return nil, err
+	}
+	var (
+		wg      sync.WaitGroup
+		hint    []*rlwe.Ciphertext
+		hintErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		hint, hintErr = s.EvaluateHint(ctx, keys, q.Secret, diags)
+	}()
+	col, err := s.Scan(ctx, []*matvec.Query{matvec.NewQuery(q.Vector)}, tiles)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if hintErr != nil {
+		return nil, hintErr
+	}
+	return &Answer{Column: col[0], Hint: hint}, nil
+}
+
+// Scan computes D·q for each query, reading every tile once.
+func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][]uint32, error) {
+	accs := make([][]uint32, len(qs))
+	for b := range accs {
+		if qs[b].Len() != s.shape.Cols {
+			return nil, fmt.Errorf("%w: query vector of the wrong length", ErrParams)
+		}
+		accs[b] = make([]uint32, s.shape.Rows)
+	}
+	n := s.p.N()
+	tile := make([]byte, s.shape.TileBytes(s.p))
+	for k := 0; k < s.shape.Tiles(s.p); k++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := tiles.ReadTile(ctx, k, tile); err != nil {
+			return nil, fmt.Errorf("lwepir: reading tile %d: %w", k, err)
+		}
+		matvec.MulAddBatch(accs, tile, qs, k*n)
+	}
+	return accs, nil
+}
+
+// EvaluateHint computes H'·s in the slots of ⌈Rows/slots⌉ ciphertexts,
+// switched down to one prime: baby steps rot_j(x) for j < b1 by repeated
+// rotation by one, then for each output Horner's rule over the giant steps,
+// T ← rot_b1(T) + Σ_j P(o,g,j)·rot_j(x).
+func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphertext, diags Diagonals) ([]*rlwe.Ciphertext, error) {
+	b1, b2 := s.p.babyGiant()
+	eval := bgv.NewEvaluator(s.bp, keys.set())
+	rq := s.bp.RingQ().AtLevel(x.Level())
+	baby := make([]*rlwe.Ciphertext, b1)
+	baby[0] = x
+	for j := 1; j < b1; j++ {
+		baby[j] = bgv.NewCiphertext(s.bp, 1, x.Level())
+		if err := eval.RotateColumns(baby[j-1], 1, baby[j]); err != nil {
+			return nil, fmt.Errorf("lwepir: baby step %d: %w", j, err)
+		}
+	}
+	slots := s.p.HintSlots()
+	words := make([]uint64, DiagonalWords(s.p))
+	pt := bgv.NewPlaintext(s.bp, x.Level())
+	out := make([]*rlwe.Ciphertext, s.shape.HintCiphertexts(s.p))
+	for o := range out {
+		var acc *rlwe.Ciphertext
+		sum := bgv.NewCiphertext(s.bp, 1, x.Level())
+		for g := b2 - 1; g >= 0; g-- {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			for k := range sum.Value {
+				for l := range sum.Value[k].Coeffs {
+					clear(sum.Value[k].Coeffs[l])
+				}
+			}
+			for j := 0; j < b1; j++ {
+				if err := diags.ReadDiagonal(ctx, diagonalIndex(s.p, o, g, j), words); err != nil {
+					return nil, fmt.Errorf("lwepir: reading diagonal: %w", err)
+				}
+				for l := range pt.Value.Coeffs {
+					pt.Value.Coeffs[l] = words[l*slots : (l+1)*slots]
+				}
+				rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[0], sum.Value[0])
+				rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[1], sum.Value[1])
+			}
+			if acc == nil {
+				acc = sum.CopyNew()
+				continue
+			}
+			if err := eval.RotateColumns(acc, b1, acc); err != nil {
+				return nil, fmt.Errorf("lwepir: giant step %d: %w", g, err)
+			}
+			if err := eval.Add(acc, sum, acc); err != nil {
+				return nil, err
+			}
+		}
+		if err := eval.Rescale(acc, acc); err != nil {
+			return nil, fmt.Errorf("lwepir: switching modulus: %w", err)
+		}
+		out[o] = acc
+	}
+	return out, nil
+}

@@ -65,6 +65,7 @@ type Device struct {
 	isp ispGate
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
+	lweKeys                              lweKeys
 	keys                                 *keyCache
 	streams                              streamTable         // stream programs (SetStream, RunStream)
 	wire                                 *api.PayloadCounter // payload bytes over gRPC, if served

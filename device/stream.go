@@ -25,7 +25,9 @@ type streamTable struct {
 
 type registeredStream struct {
 	raw    string
-	stream *engine.Stream
+	nodes  int
+	stream *engine.Stream // nil for an LWE program
+	lwe    *lweProgram
 }
 
 type keyObject struct {
@@ -54,7 +56,7 @@ func (d *Device) SetStream(_ context.Context, req *api.SetStreamRequest) (*api.S
 		if old.raw != string(req.Program) {
 			return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 		}
-		return &api.SetStreamResponse{Nodes: uint32(len(old.stream.Program().Nodes))}, nil
+		return &api.SetStreamResponse{Nodes: uint32(old.nodes)}, nil
 	}
 	n := len(t.progs)
 	t.mu.Unlock()
@@ -65,14 +67,20 @@ func (d *Device) SetStream(_ context.Context, req *api.SetStreamRequest) (*api.S
 	if err := sp.UnmarshalBinary(req.Program); err != nil {
 		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	s, err := engine.NewStream(&sp)
+	reg := &registeredStream{raw: string(req.Program), nodes: len(sp.Nodes)}
+	var err error
+	if sp.LWE != nil {
+		reg.lwe, err = newLWEProgram(&sp)
+	} else {
+		reg.stream, err = engine.NewStream(&sp)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.progs[req.Name]; !ok {
-		t.progs[req.Name] = &registeredStream{raw: string(req.Program), stream: s}
+		t.progs[req.Name] = reg
 	}
 	return &api.SetStreamResponse{Nodes: uint32(len(sp.Nodes))}, nil
 }
@@ -89,6 +97,9 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 	t.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("device: runstream: %w: program %q not set", api.ErrNotFound, req.Program)
+	}
+	if reg.lwe != nil {
+		return d.runLWE(ctx, req.Program, reg.lwe, req)
 	}
 	sp := reg.stream.Program()
 	src := &streamSource{d: d, sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},

@@ -11,28 +11,16 @@ import (
 )
 
 // ComputeHint returns H' = (D − 128)·A, Rows × N entries modulo 2^32
-// row-major, reading each tile once. Row i of H' is the coefficient vector of
-// h_i(X^{-1}) where h_i = Σ_k d_ik(X^{-1})·a_k(X) over the tiles k: the
-// product of a row block with a negacyclic block of A is a polynomial
-// product, done with NTTs. Memory: Rows×N NTT accumulators (64-bit), one
-// tile, independent of the number of columns.
+// row-major, reading each tile once (a HintBuilder over tiles).
 func ComputeHint(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, tiles Tiles) ([]uint32, error) {
 	if err := shape.Validate(p); err != nil {
 		return nil, err
 	}
-	nc, err := newNegacyclic(p)
+	hb, err := NewHintBuilder(p, shape.Rows, seed)
 	if err != nil {
 		return nil, err
 	}
-	n, rows := p.N(), shape.Rows
-	acc := make([]ring.Poly, rows)
-	for i := range acc {
-		acc[i] = nc.newPoly()
-	}
 	tile := make([]byte, shape.TileBytes(p))
-	a := make([]int64, n)
-	aNTT := nc.newPoly()
-	workers := min(runtime.GOMAXPROCS(0), rows)
 	for k := 0; k < shape.Tiles(p); k++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -40,40 +28,89 @@ func ComputeHint(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte
 		if err := tiles.ReadTile(ctx, k, tile); err != nil {
 			return nil, fmt.Errorf("lwepir: reading tile %d: %w", k, err)
 		}
-		publicBlock(seed, k, a)
-		nc.load(aNTT, a)
-		nc.r.NTT(aNTT, aNTT)
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				r := nc.r // Ring methods are safe for concurrent use on distinct polynomials
-				d, dp := make([]int64, n), nc.newPoly()
-				for i := w; i < rows; i += workers {
-					for t, b := range tile[i*n : (i+1)*n] {
-						d[t] = int64(b) - centre
-					}
-					nc.loadReversed(dp, d)
-					r.NTT(dp, dp)
-					r.MulCoeffsBarrettThenAdd(dp, aNTT, acc[i])
-				}
-			}(w)
-		}
-		wg.Wait()
+		hb.AddTile(tile)
 	}
-	h := make([]uint32, rows*n)
-	for i := range acc {
-		nc.r.INTT(acc[i], acc[i])
-		c := acc[i].Coeffs[0]
+	return hb.Finish(), nil
+}
+
+// HintBuilder computes H' tile by tile while a database is written (the
+// loader has each tile in hand once). Row i of H' is the coefficient vector
+// of h_i(X^{-1}) where h_i = Σ_k d_ik(X^{-1})·a_k(X) over the tiles k: the
+// product of a row block with a negacyclic block of A is a polynomial
+// product, done with NTTs. Memory: Rows NTT accumulators of N words,
+// independent of the number of columns.
+type HintBuilder struct {
+	p    Params
+	rows int
+	seed [SeedSize]byte
+	nc   *negacyclic
+	acc  []ring.Poly
+	a    []int64
+	aNTT ring.Poly
+	k    int
+}
+
+// NewHintBuilder starts the hint of a matrix of rows rows.
+func NewHintBuilder(p Params, rows int, seed [SeedSize]byte) (*HintBuilder, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	nc, err := newNegacyclic(p)
+	if err != nil {
+		return nil, err
+	}
+	hb := &HintBuilder{p: p, rows: rows, seed: seed, nc: nc, acc: make([]ring.Poly, rows), a: make([]int64, p.N()), aNTT: nc.newPoly()}
+	for i := range hb.acc {
+		hb.acc[i] = nc.newPoly()
+	}
+	return hb, nil
+}
+
+// Tiles is how many tiles have been added.
+func (hb *HintBuilder) Tiles() int { return hb.k }
+
+// AddTile adds the next tile (Rows × N bytes, row-major).
+func (hb *HintBuilder) AddTile(tile []byte) {
+	n, nc := hb.p.N(), hb.nc
+	publicBlock(hb.seed, hb.k, hb.a)
+	hb.k++
+	nc.load(hb.aNTT, hb.a)
+	nc.r.NTT(hb.aNTT, hb.aNTT)
+	workers := min(runtime.GOMAXPROCS(0), hb.rows)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			d, dp := make([]int64, n), nc.newPoly()
+			for i := w; i < hb.rows; i += workers {
+				for t, b := range tile[i*n : (i+1)*n] {
+					d[t] = int64(b) - centre
+				}
+				nc.loadReversed(dp, d)
+				nc.r.NTT(dp, dp)
+				nc.r.MulCoeffsBarrettThenAdd(dp, hb.aNTT, hb.acc[i])
+			}
+		}(w)
+	}
+	wg.Wait()
+}
+
+// Finish returns H' (Rows × N, row-major). The builder is spent.
+func (hb *HintBuilder) Finish() []uint32 {
+	n, nc := hb.p.N(), hb.nc
+	h := make([]uint32, hb.rows*n)
+	for i := range hb.acc {
+		nc.r.INTT(hb.acc[i], hb.acc[i])
+		c := hb.acc[i].Coeffs[0]
 		row := h[i*n : (i+1)*n]
-		// Row i of H' holds the coefficients of h_i(X^{-1}).
 		row[0] = nc.mod32(c[0])
 		for j := 1; j < n; j++ {
 			row[j] = -nc.mod32(c[n-j])
 		}
+		hb.acc[i] = ring.Poly{}
 	}
-	return h, nil
+	return h
 }
 
 // DiagonalCount is how many plaintexts EncodeDiagonals produces.

@@ -1,7 +1,12 @@
 package lwepir
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+
+	"github.com/tuneinsight/lattigo/v6/ring"
+	"github.com/tuneinsight/lattigo/v6/utils/sampling"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
@@ -19,17 +24,86 @@ type EvalKeys struct {
 	Rot1, RotGiant *rlwe.GaloisKey
 }
 
-// GenerateKeys makes a client's secret key and the evaluation keys it uploads.
+// GenerateKeys makes a fresh secret key and the evaluation keys it uploads.
 func GenerateKeys(p Params) (*SecretKey, *EvalKeys, error) {
 	bp, err := p.hintParams()
 	if err != nil {
 		return nil, nil, err
 	}
-	kg := rlwe.NewKeyGenerator(bp)
-	sk := kg.GenSecretKeyNew()
+	sk := &SecretKey{sk: rlwe.NewKeyGenerator(bp).GenSecretKeyNew()}
+	evk, err := sk.EvalKeys(p)
+	return sk, evk, err
+}
+
+// DeriveSecretKey makes the secret key a 32-byte seed determines (a client
+// derives the seed from its data key, so it keeps no other key file). The
+// ternary coefficients come from Lattigo's keyed PRNG (BLAKE2b-based).
+func DeriveSecretKey(p Params, seed []byte) (*SecretKey, error) {
+	if len(seed) < 32 {
+		return nil, fmt.Errorf("%w: key seed of %d bytes", ErrParams, len(seed))
+	}
+	bp, err := p.hintParams()
+	if err != nil {
+		return nil, err
+	}
+	prng, err := sampling.NewKeyedPRNG(seed)
+	if err != nil {
+		return nil, err
+	}
+	sampler, err := ring.NewSampler(prng, bp.RingQ(), bp.Xs(), false)
+	if err != nil {
+		return nil, err
+	}
+	sk := rlwe.NewSecretKey(bp)
+	sampler.Read(sk.Value.Q)
+	rqp := bp.RingQP()
+	rqp.ExtendBasisSmallNormAndCenter(sk.Value.Q, bp.MaxLevelP(), sk.Value.Q, sk.Value.P)
+	rqp.NTT(sk.Value, sk.Value)
+	rqp.MForm(sk.Value, sk.Value)
+	return &SecretKey{sk: sk}, nil
+}
+
+// EvalKeys generates the two Galois keys of sk (fresh randomness each call).
+func (sk *SecretKey) EvalKeys(p Params) (*EvalKeys, error) {
+	bp, err := p.hintParams()
+	if err != nil {
+		return nil, err
+	}
 	b1, _ := p.babyGiant()
-	gks := kg.GenGaloisKeysNew([]uint64{bp.GaloisElementForColRotation(1), bp.GaloisElementForColRotation(b1)}, sk)
-	return &SecretKey{sk: sk}, &EvalKeys{Rot1: gks[0], RotGiant: gks[1]}, nil
+	gks := rlwe.NewKeyGenerator(bp).GenGaloisKeysNew([]uint64{bp.GaloisElementForColRotation(1), bp.GaloisElementForColRotation(b1)}, sk.sk)
+	return &EvalKeys{Rot1: gks[0], RotGiant: gks[1]}, nil
+}
+
+// Fingerprint names sk without revealing it: the first 8 bytes of SHA-256
+// over its encoding, hex. Evaluation keys are stored under it, so keys of
+// one secret are never paired with another's query.
+func (sk *SecretKey) Fingerprint() (string, error) {
+	b, err := sk.sk.MarshalBinary()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(append([]byte("rosemary lwepir key fingerprint\x00"), b...))
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// MarshalGaloisKey encodes one evaluation key for storage.
+func MarshalGaloisKey(k *rlwe.GaloisKey) ([]byte, error) { return k.MarshalBinary() }
+
+// UnmarshalGaloisKey decodes a stored evaluation key, refusing any input
+// whose size is not that of a key of p before decoding it.
+func UnmarshalGaloisKey(p Params, b []byte) (*rlwe.GaloisKey, error) {
+	bp, err := p.hintParams()
+	if err != nil {
+		return nil, err
+	}
+	want := rlwe.NewGaloisKey(bp)
+	if len(b) != want.BinarySize() {
+		return nil, fmt.Errorf("%w: Galois key of %d bytes, want %d", ErrParams, len(b), want.BinarySize())
+	}
+	if err := want.UnmarshalBinary(b); err != nil {
+		return nil, fmt.Errorf("%w: Galois key: %w", ErrParams, err)
+	}
+	return want, nil
 }
 
 // check verifies keys received from a client belong to p's ring and rotate by
@@ -41,9 +115,26 @@ func (k *EvalKeys) check(bp bgv.Parameters, b1 int) error {
 	if k.Rot1.GaloisElement != bp.GaloisElementForColRotation(1) || k.RotGiant.GaloisElement != bp.GaloisElementForColRotation(b1) {
 		return fmt.Errorf("%w: Galois keys for the wrong rotations", ErrParams)
 	}
-	if k.Rot1.LevelQ() != bp.MaxLevelQ() || k.RotGiant.LevelQ() != bp.MaxLevelQ() ||
+	if k.Rot1.NthRoot != bp.RingQ().NthRoot() || k.RotGiant.NthRoot != bp.RingQ().NthRoot() ||
+		k.Rot1.LevelQ() != bp.MaxLevelQ() || k.RotGiant.LevelQ() != bp.MaxLevelQ() ||
 		k.Rot1.LevelP() != bp.MaxLevelP() || k.RotGiant.LevelP() != bp.MaxLevelP() {
 		return fmt.Errorf("%w: Galois keys at the wrong levels", ErrParams)
+	}
+	tmpl := rlwe.NewGaloisKey(bp)
+	for _, g := range []*rlwe.GaloisKey{k.Rot1, k.RotGiant} {
+		if g.BaseRNSDecompositionVectorSize() != tmpl.BaseRNSDecompositionVectorSize() ||
+			fmt.Sprint(g.BaseTwoDecompositionVectorSize()) != fmt.Sprint(tmpl.BaseTwoDecompositionVectorSize()) {
+			return fmt.Errorf("%w: Galois keys of the wrong decomposition", ErrParams)
+		}
+		for _, row := range g.Value {
+			for _, el := range row {
+				for _, p := range el {
+					if p.Q.N() != bp.N() || p.Q.Level() != bp.MaxLevelQ() || p.P.Level() != bp.MaxLevelP() {
+						return fmt.Errorf("%w: Galois key polynomials of the wrong shape", ErrParams)
+					}
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -177,3 +177,37 @@ func (s Shape) Locate(r int) (col, row int) {
 	per := s.RecordsPerColumn()
 	return r / per, (r % per) * s.RecordSize
 }
+
+// ByName returns a named parameter set: "default" or "test".
+func ByName(name string) (Params, error) {
+	switch name {
+	case "default":
+		return Default(), nil
+	case "test":
+		return Test(), nil
+	}
+	return Params{}, fmt.Errorf("%w: no parameter set %q", ErrParams, name)
+}
+
+// Name is the name ByName knows p by ("" if none).
+func (p Params) Name() string {
+	for _, n := range []string{"default", "test"} {
+		if q, _ := ByName(n); fmt.Sprint(q) == fmt.Sprint(p) {
+			return n
+		}
+	}
+	return ""
+}
+
+// HintRing returns the ring of the BGV stage: degree, primes of Q and P,
+// plaintext modulus.
+func (p Params) HintRing() (logN int, q, pp []uint64, t uint64, err error) {
+	bp, err := p.hintParams()
+	if err != nil {
+		return 0, nil, nil, 0, err
+	}
+	return bp.LogN(), bp.Q(), bp.P(), bp.PlaintextModulus(), nil
+}
+
+// BabyGiant returns the baby-step and giant-step counts of the evaluation.
+func (p Params) BabyGiant() (b1, b2 int) { return p.babyGiant() }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"testing"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 )
 
 // testDB builds a random database of the given shape as tiles, plus its
@@ -135,5 +137,57 @@ func TestQueryDecodesEveryColumn(t *testing.T) {
 				t.Fatalf("shape %+v column %d: %d of %d bytes wrong", shape, col, bad, len(got))
 			}
 		}
+	}
+}
+
+// TestWireRoundTrip sends a query and its answer through the word form the
+// device carries and decodes the column.
+func TestWireRoundTrip(t *testing.T) {
+	p := Test()
+	shape := Shape{Rows: 300, Cols: p.N(), RecordSize: 100}
+	var seed [SeedSize]byte
+	tiles, cols := testDB(t, p, shape)
+	diags := buildHint(t, p, shape, seed, tiles)
+	sk, evk, err := GenerateKeys(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, _ := NewClient(p, shape, seed, sk)
+	srv, _ := NewServer(p, shape)
+	q, st, err := cl.Query(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.HintSlots()
+	vec, err := UnpackWords(PackWords(q.Vector, n), len(q.Vector))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := SecretFromLimbs(p, Limbs(q.Secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := srv.Answer(context.Background(), evk, &Query{Vector: vec, Secret: secret}, tiles, diags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, err := UnpackWords(PackWords(ans.Column, n), shape.Rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hint, err := HintFromLimbs(p, Limbs(ans.Hint[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cl.Decode(st, &Answer{Column: col, Hint: []*rlwe.Ciphertext{hint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, cols[5]) {
+		t.Fatal("column 5 differs after the wire round trip")
+	}
+	rec, err := cl.Record(got, 2)
+	if err != nil || !bytes.Equal(rec, cols[5][200:300]) {
+		t.Fatalf("record: %v", err)
 	}
 }

@@ -1,0 +1,306 @@
+package session
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// An LWE PIR database (package fhe/lwepir) is stored as
+// "<gen>/lwe/t%06d": tile k, Rows × N bytes (as 8-byte little-endian words,
+// so the stored bytes are the tile's) and "<gen>/lwe/d%06d": the hint
+// diagonals of one giant step (b1 polys of the hint ring, NTT and
+// Montgomery form), written at load and published with the generation.
+func LWETilePrefix(gen string) string     { return gen + "/lwe/t" }
+func LWEDiagonalPrefix(gen string) string { return gen + "/lwe/d" }
+
+// tileShape is the object shape of one tile: limbs of up to 1 MiB.
+func tileShape(tileBytes int) object.Shape {
+	limb := min(tileBytes, 1<<20)
+	return object.Shape{Polys: 1, Limbs: tileBytes / limb, LogN: uint8(bits.Len(uint(limb/8)) - 1), WordSize: 8}
+}
+
+// LWELoader writes an LWE PIR database: records fill columns top to bottom,
+// columns fill tiles; each full tile is uploaded and added to the hint, so
+// the loader holds one tile and the hint's accumulators, never the database.
+type LWELoader struct {
+	sink    ObjectSink
+	gen     string
+	p       lwepir.Params
+	rows    int
+	size    int
+	seed    [lwepir.SeedSize]byte
+	hb      *lwepir.HintBuilder
+	tile    []byte
+	records int
+	written int64
+}
+
+// NewLWELoader starts a database of records of recordSize bytes whose
+// matrix has rows rows (lwepir.NewShape's choice for the expected size).
+func NewLWELoader(sink ObjectSink, gen string, p lwepir.Params, rows, recordSize int, seed [lwepir.SeedSize]byte) (*LWELoader, error) {
+	if err := (lwepir.Shape{Rows: rows, Cols: p.N(), RecordSize: recordSize}).Validate(p); err != nil {
+		return nil, err
+	}
+	hb, err := lwepir.NewHintBuilder(p, rows, seed)
+	if err != nil {
+		return nil, err
+	}
+	return &LWELoader{sink: sink, gen: gen, p: p, rows: rows, size: recordSize, seed: seed, hb: hb, tile: make([]byte, rows*p.N())}, nil
+}
+
+// Add appends one record (exactly the record size).
+func (l *LWELoader) Add(ctx context.Context, rec []byte) error {
+	if len(rec) != l.size {
+		return fmt.Errorf("session: record of %d bytes, want %d", len(rec), l.size)
+	}
+	n := l.p.N()
+	per := l.rows / l.size
+	perTile := per * n
+	pos := l.records % perTile
+	col, row := pos/per, (pos%per)*l.size
+	for i, b := range rec {
+		l.tile[(row+i)*n+col] = b
+	}
+	l.records++
+	if l.records%perTile == 0 {
+		return l.flush(ctx)
+	}
+	return nil
+}
+
+func (l *LWELoader) flush(ctx context.Context) error {
+	k := l.hb.Tiles()
+	if bits.Len(uint((k+1)*l.p.N()-1)) > lwepir.MaxLogCols {
+		return fmt.Errorf("session: %w: more than 2^%d columns", lwepir.ErrParams, lwepir.MaxLogCols)
+	}
+	sh := tileShape(len(l.tile))
+	lb := sh.LimbBytes()
+	raw := make([][]byte, sh.Limbs)
+	for i := range raw {
+		raw[i] = l.tile[i*lb : (i+1)*lb]
+	}
+	if err := l.sink(ctx, api.StoredObjectName(LWETilePrefix(l.gen), int64(k)), sh, raw); err != nil {
+		return err
+	}
+	l.hb.AddTile(l.tile)
+	l.written += int64(len(l.tile))
+	clear(l.tile)
+	return nil
+}
+
+// Records is the number of records added.
+func (l *LWELoader) Records() int { return l.records }
+
+// Finish uploads the last tile and the hint diagonals and returns the shape.
+func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
+	if l.records == 0 {
+		return lwepir.Shape{}, errors.New("session: no records")
+	}
+	per := l.rows / l.size
+	if l.records%(per*l.p.N()) != 0 {
+		if err := l.flush(ctx); err != nil {
+			return lwepir.Shape{}, err
+		}
+	}
+	shape := lwepir.Shape{Rows: l.rows, Cols: l.hb.Tiles() * l.p.N(), RecordSize: l.size}
+	h := l.hb.Finish()
+	b1, _ := l.p.BabyGiant()
+	logN, q, _, _, err := l.p.HintRing()
+	if err != nil {
+		return shape, err
+	}
+	sh := object.Shape{Polys: b1, Limbs: len(q), LogN: uint8(logN), WordSize: 8}
+	slots := l.p.HintSlots()
+	raw := make([][]byte, b1*len(q))
+	for i := range raw {
+		raw[i] = make([]byte, 8*slots)
+	}
+	err = lwepir.EncodeDiagonals(l.p, shape, h, func(i int, words []uint64) error {
+		j := i % b1
+		for limb := range q {
+			dst := raw[j*len(q)+limb]
+			for c, w := range words[limb*slots : (limb+1)*slots] {
+				binary.LittleEndian.PutUint64(dst[8*c:], w)
+			}
+		}
+		if j != b1-1 {
+			return nil
+		}
+		l.written += sh.Bytes()
+		return l.sink(ctx, api.StoredObjectName(LWEDiagonalPrefix(l.gen), int64(i/b1)), sh, raw)
+	})
+	return shape, err
+}
+
+// Written is the bytes uploaded so far (tiles and diagonals).
+func (l *LWELoader) Written() int64 { return l.written }
+
+// LWESession queries one LWE PIR database generation.
+type LWESession struct {
+	Params lwepir.Params
+	Shape  lwepir.Shape
+	// SetupBytes are the payload bytes of the key and program uploads.
+	SetupBytes int64
+
+	dev      api.Device
+	gen      string
+	progName string
+	client   *lwepir.Client
+	keys     []api.KeyBinding
+}
+
+// LWEQuery is one answered query, with what it cost.
+type LWEQuery struct {
+	Index       int
+	Record      []byte
+	QueryBytes  int64 // payload of the request: query vector and encrypted secret
+	AnswerBytes int64 // payload of the answer
+	Seconds     float64
+	Device      *api.RunStreamResponse
+}
+
+// NewLWESession sets the database's answer program on the device and makes
+// sure the client's evaluation keys are stored under keyPrefix.
+func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,
+	sk *lwepir.SecretKey, keyPrefix string) (*LWESession, error) {
+	cl, err := lwepir.NewClient(p, shape, seed, sk)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := lower.LWEProgram("lwepir", p, shape)
+	if err != nil {
+		return nil, err
+	}
+	name, n, err := setStream(ctx, dev, "lwe", sp)
+	if err != nil {
+		return nil, err
+	}
+	s := &LWESession{Params: p, Shape: shape, SetupBytes: n, dev: dev, gen: gen, progName: name, client: cl}
+	fp, err := sk.Fingerprint()
+	if err != nil {
+		return nil, err
+	}
+	prefix := keyPrefix + "/lwe-" + fp + "/"
+	s.keys = []api.KeyBinding{{Key: lower.LWEKeyRot1, Object: prefix + "rot1"}, {Key: lower.LWEKeyGiant, Object: prefix + "rotgiant"}}
+	have, err := dev.List(ctx, &api.ListRequest{Prefix: prefix})
+	if err != nil {
+		return nil, err
+	}
+	if len(have.Objects) == 2 {
+		return s, nil
+	}
+	evk, err := sk.EvalKeys(p)
+	if err != nil {
+		return nil, err
+	}
+	for i, gk := range []*rlwe.GaloisKey{evk.Rot1, evk.RotGiant} {
+		b, err := lwepir.MarshalGaloisKey(gk)
+		if err != nil {
+			return nil, err
+		}
+		limb := object.EncodeBlob(b)
+		data := make([]uint64, len(limb))
+		for j, x := range limb {
+			data[j] = uint64(x)
+		}
+		if _, err := dev.Put(ctx, &api.PutRequest{Name: s.keys[i].Object, Kind: object.KindBlob, Polys: 1, Limbs: 1,
+			Data: [][]uint64{data}, WordBytes: 1}); err != nil {
+			return nil, fmt.Errorf("session: storing evaluation keys: %w", err)
+		}
+		s.SetupBytes += int64(len(limb))
+	}
+	return s, nil
+}
+
+// Get retrieves record index. The device sees a fresh LWE vector and a
+// fresh encryption, whatever the index.
+func (s *LWESession) Get(ctx context.Context, index int) (*LWEQuery, error) {
+	start := time.Now()
+	col, err := s.client.Column(index)
+	if err != nil {
+		return nil, err
+	}
+	q, st, err := s.client.Query(col)
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	n := s.Params.HintSlots()
+	var qv []engine.Limbs
+	for _, w := range lwepir.PackWords(q.Vector, n) {
+		qv = append(qv, engine.Limbs{w})
+	}
+	secret := engine.Limbs(lwepir.Limbs(q.Secret))
+	req := &api.RunStreamRequest{Program: s.progName,
+		Inputs: []api.StreamValues{{Node: lower.LWEQuery, Instances: qv}, {Node: lower.LWESecret, Instances: []engine.Limbs{secret}}},
+		Stored: []api.StoredBinding{{Node: lower.LWETiles, Prefix: LWETilePrefix(s.gen), PerObject: 1},
+			{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
+		Keys: s.keys}
+	resp, err := s.dev.RunStream(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	ans := &lwepir.Answer{}
+	var colWords [][]uint64
+	for _, o := range resp.Outputs {
+		switch o.Node {
+		case lower.LWEColumn:
+			for _, inst := range o.Instances {
+				if len(inst) != 1 {
+					return nil, fmt.Errorf("session: query %d: malformed answer", index)
+				}
+				colWords = append(colWords, inst[0])
+			}
+		case lower.LWEHint:
+			for _, inst := range o.Instances {
+				ct, err := lwepir.HintFromLimbs(s.Params, inst)
+				if err != nil {
+					return nil, fmt.Errorf("session: query %d: %w", index, err)
+				}
+				ans.Hint = append(ans.Hint, ct)
+			}
+		}
+	}
+	if ans.Column, err = lwepir.UnpackWords(colWords, s.Shape.Rows); err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	column, err := s.client.Decode(st, ans)
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	rec, err := s.client.Record(column, index)
+	if err != nil {
+		return nil, err
+	}
+	return &LWEQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([]engine.Limbs{secret}),
+		AnswerBytes: limbBytes(outputsOf(resp)), Seconds: time.Since(start).Seconds(), Device: resp}, nil
+}
+
+func limbBytes(vs []engine.Limbs) int64 {
+	var n int64
+	for _, v := range vs {
+		for _, l := range v {
+			n += 8 * int64(len(l))
+		}
+	}
+	return n
+}
+
+func outputsOf(resp *api.RunStreamResponse) []engine.Limbs {
+	var out []engine.Limbs
+	for _, o := range resp.Outputs {
+		out = append(out, o.Instances...)
+	}
+	return out
+}

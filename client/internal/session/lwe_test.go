@@ -1,0 +1,135 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// lweDB loads random records into a store through LWELoader and opens a
+// session on them behind an in-process device.
+func lweDB(t *testing.T, records, size int) (*LWESession, [][]byte, *device.Device) {
+	t.Helper()
+	p := lwepir.Test()
+	st := openTestStore(t)
+	ctx := context.Background()
+	var seed [lwepir.SeedSize]byte
+	rand.Read(seed[:])
+	want, err := lwepir.NewShape(p, records, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLWELoader(storeSink(st), "db/g1", p, want.Rows, size, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([][]byte, records)
+	for i := range recs {
+		recs[i] = make([]byte, size)
+		rand.Read(recs[i])
+		if err := l.Add(ctx, recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shape, err := l.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := device.DefaultLimits()
+	lim.Workers = 2
+	dev, err := device.New(st, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, err := lwepir.DeriveSecretKey(p, bytes.Repeat([]byte{3}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewLWESession(ctx, dev, "db/g1", p, shape, seed, sk, "db/members/me/keys/k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, recs, dev
+}
+
+// Records come back byte for byte through the device's LWE program, and
+// every query reads every stored tile and diagonal once.
+func TestLWESessionRecords(t *testing.T) {
+	const records, size = 3000, 48
+	s, recs, _ := lweDB(t, records, size)
+	tileBytes := int64(s.Shape.TileBytes(s.Params))
+	_, b2 := s.Params.BabyGiant()
+	diagBytes := int64(s.Shape.HintCiphertexts(s.Params)*b2) * int64(lwepir.DiagonalWords(s.Params)) * 8 * int64(s.Params.N()/b2)
+	for _, i := range []int{0, 1, 41, records / 2, records - 1} {
+		q, err := s.Get(context.Background(), i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(q.Record, recs[i]) {
+			t.Fatalf("record %d differs", i)
+		}
+		if want := int64(s.Shape.Tiles(s.Params))*tileBytes + diagBytes; int64(q.Device.StoreBytes) != want {
+			t.Fatalf("read %d bytes from the store, want %d (tiles and diagonals once)", q.Device.StoreBytes, want)
+		}
+	}
+	if _, err := s.Get(context.Background(), s.Shape.Records()); !errors.Is(err, lwepir.ErrIndex) {
+		t.Fatalf("record past the end: %v", err)
+	}
+}
+
+// Malformed requests to an LWE program are refused with ErrInvalid and
+// the device keeps answering.
+func TestLWEDeviceRefusesBadRequests(t *testing.T) {
+	s, recs, dev := lweDB(t, 200, 32)
+	ctx := context.Background()
+	good := func() *api.RunStreamRequest {
+		q, _, err := s.client.Query(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv := []api.StreamValues{{Node: lower.LWEQuery}}
+		for _, w := range lwepir.PackWords(q.Vector, s.Params.HintSlots()) {
+			qv[0].Instances = append(qv[0].Instances, [][]uint64{w})
+		}
+		qv = append(qv, api.StreamValues{Node: lower.LWESecret, Instances: [][][]uint64{lwepir.Limbs(q.Secret)}})
+		return &api.RunStreamRequest{Program: s.progName, Inputs: qv,
+			Stored: []api.StoredBinding{{Node: lower.LWETiles, Prefix: LWETilePrefix(s.gen), PerObject: 1},
+				{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
+			Keys: append([]api.KeyBinding(nil), s.keys...)}
+	}
+	cases := map[string]func(r *api.RunStreamRequest){
+		"short query":    func(r *api.RunStreamRequest) { r.Inputs[0].Instances = r.Inputs[0].Instances[:0] },
+		"short limb":     func(r *api.RunStreamRequest) { r.Inputs[0].Instances[0][0] = r.Inputs[0].Instances[0][0][:5] },
+		"secret too big": func(r *api.RunStreamRequest) { r.Inputs[1].Instances[0][0][0] = ^uint64(0) },
+		"secret missing": func(r *api.RunStreamRequest) { r.Inputs = r.Inputs[:1] },
+		"wrong node":     func(r *api.RunStreamRequest) { r.Inputs[1].Node = lower.LWEColumn },
+		"per object":     func(r *api.RunStreamRequest) { r.Stored[0].PerObject = 2 },
+		"tiles as diags": func(r *api.RunStreamRequest) { r.Stored[1].Prefix = LWETilePrefix(s.gen) },
+		"unknown key":    func(r *api.RunStreamRequest) { r.Keys[0].Key = "gal:5" },
+		"swapped keys":   func(r *api.RunStreamRequest) { r.Keys[0].Object, r.Keys[1].Object = r.Keys[1].Object, r.Keys[0].Object },
+		"tile as key":    func(r *api.RunStreamRequest) { r.Keys[0].Object = api.StoredObjectName(LWETilePrefix(s.gen), 0) },
+		"no such prefix": func(r *api.RunStreamRequest) { r.Stored[0].Prefix = "db/g9/lwe/t" },
+	}
+	for name, mutate := range cases {
+		r := good()
+		mutate(r)
+		_, err := dev.RunStream(ctx, r)
+		if err == nil {
+			t.Fatalf("%s: accepted", name)
+		}
+		if !errors.Is(err, api.ErrInvalid) && !errors.Is(err, api.ErrNotFound) {
+			t.Fatalf("%s: %v, want invalid or not found", name, err)
+		}
+	}
+	q, err := s.Get(ctx, 7)
+	if err != nil || !bytes.Equal(q.Record, recs[7]) {
+		t.Fatalf("after bad requests: %v", err)
+	}
+}

@@ -1,0 +1,102 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// LWESpec makes a stream program the answer of the hint-free LWE PIR
+// (package fhe/lwepir) over one database: the scan D·q over the stored
+// tiles and the evaluation of the stored hint diagonals on the encrypted
+// secret. Its nodes are fixed (LWEProgram builds them) and the device runs
+// them natively rather than as mProgram bodies: the scan is one 32-bit
+// multiply-add per stored byte, which the ISA's modular lanes would only slow.
+type LWESpec struct {
+	Params     string `json:"params"` // lwepir.ByName
+	Rows       int    `json:"rows"`
+	Cols       int    `json:"cols"`
+	RecordSize int    `json:"record_size"`
+}
+
+// Nodes of an LWE answer program (their IR node numbers and indices).
+const (
+	LWEQuery     = 0 // input: the query vector, two 32-bit entries per word
+	LWESecret    = 1 // input: the BGV encryption of the LWE secret
+	LWETiles     = 2 // stored: one object per tile of Rows × N bytes
+	LWEDiagonals = 3 // stored: one object per giant step (b1 diagonals)
+	LWEColumn    = 4 // output: D·q, two 32-bit entries per word
+	LWEHint      = 5 // output: H·s, one ciphertext per hint ciphertext
+)
+
+// Keys an LWE answer run binds (api.KeyBinding.Key): the Galois keys of
+// the client's hint secret, each a blob object holding the key's encoding.
+const (
+	LWEKeyRot1  = "rot1"
+	LWEKeyGiant = "rotgiant"
+)
+
+// Shape returns the spec's parameters and matrix shape, checked.
+func (s *LWESpec) Shape() (lwepir.Params, lwepir.Shape, error) {
+	p, err := lwepir.ByName(s.Params)
+	if err != nil {
+		return p, lwepir.Shape{}, err
+	}
+	sh := lwepir.Shape{Rows: s.Rows, Cols: s.Cols, RecordSize: s.RecordSize}
+	return p, sh, sh.Validate(p)
+}
+
+// LWEProgram is the stream program answering queries of the database of the
+// given shape.
+func LWEProgram(name string, p lwepir.Params, shape lwepir.Shape) (*StreamProgram, error) {
+	if err := shape.Validate(p); err != nil {
+		return nil, err
+	}
+	pname := p.Name()
+	if pname == "" {
+		return nil, fmt.Errorf("lower: LWE parameters without a name")
+	}
+	logN, q, pp, t, err := p.HintRing()
+	if err != nil {
+		return nil, err
+	}
+	n := int64(1) << logN
+	words := func(entries int) int64 { return (int64(entries)/2 + n - 1) / n }
+	_, b2 := p.BabyGiant()
+	outs := int64(shape.HintCiphertexts(p))
+	return &StreamProgram{
+		Workload: name,
+		Scheme:   fhe.BGV,
+		T:        t,
+		Ring:     Ring{LogN: logN, Q: q, P: pp},
+		LWE:      &LWESpec{Params: pname, Rows: shape.Rows, Cols: shape.Cols, RecordSize: shape.RecordSize},
+		Nodes: []StreamNode{
+			{Node: LWEQuery, Kind: StreamInput, Name: "query", Count: words(shape.Cols), Polys: 1, Limbs: 1},
+			{Node: LWESecret, Kind: StreamInput, Name: "secret", Count: 1, Polys: 2, Limbs: len(q)},
+			{Node: LWETiles, Kind: StreamStored, Name: "tiles", Count: int64(shape.Tiles(p)), Polys: 1, Limbs: 1},
+			{Node: LWEDiagonals, Kind: StreamStored, Name: "diagonals", Count: outs * int64(b2), Polys: 1, Limbs: len(q)},
+			{Node: LWEColumn, Kind: StreamOp, Name: "column", Count: words(shape.Rows), Polys: 1, Limbs: 1, Args: []int{LWEQuery, LWETiles}, Out: true},
+			{Node: LWEHint, Kind: StreamOp, Name: "hint", Count: outs, Polys: 2, Limbs: 1, Args: []int{LWESecret, LWEDiagonals}, Out: true},
+		},
+	}, nil
+}
+
+// validateLWE checks an LWE program: it must be exactly what LWEProgram
+// builds for its spec.
+func (sp *StreamProgram) validateLWE() error {
+	p, shape, err := sp.LWE.Shape()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStreamProgram, err)
+	}
+	want, err := LWEProgram(sp.Workload, p, shape)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrStreamProgram, err)
+	}
+	a, _ := sp.MarshalBinary()
+	b, _ := want.MarshalBinary()
+	if string(a) != string(b) {
+		return fmt.Errorf("%w: an LWE program must have the nodes and ring of its spec", ErrStreamProgram)
+	}
+	return nil
+}

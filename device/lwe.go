@@ -1,0 +1,289 @@
+package device
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// lweProgram is a registered LWE answer program (lower.LWESpec): the device
+// runs it natively over its stored tiles and hint diagonals.
+type lweProgram struct {
+	sp     *lower.StreamProgram
+	params lwepir.Params
+	shape  lwepir.Shape
+	server *lwepir.Server
+}
+
+func newLWEProgram(sp *lower.StreamProgram) (*lweProgram, error) {
+	p, shape, err := sp.LWE.Shape()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := lwepir.NewServer(p, shape)
+	if err != nil {
+		return nil, err
+	}
+	return &lweProgram{sp: sp, params: p, shape: shape, server: srv}, nil
+}
+
+// lweKeys caches decoded Galois keys by object generation (a key is
+// ~0.8 MB and decoding it costs more than a small query).
+type lweKeys struct {
+	mu    sync.Mutex
+	items map[keyObject]*rlwe.GaloisKey
+}
+
+const lweKeyCacheEntries = 64
+
+func (c *lweKeys) get(d *Device, p lwepir.Params, name string) (*rlwe.GaloisKey, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	o, err := d.st.Acquire(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrNotFound, name, err)
+	}
+	defer o.Release()
+	info := o.Info()
+	k := keyObject{name: name, gen: info.Generation}
+	c.mu.Lock()
+	if gk, ok := c.items[k]; ok {
+		c.mu.Unlock()
+		return gk, nil
+	}
+	c.mu.Unlock()
+	if info.Kind != object.KindBlob || info.Shape.Bytes() > 16<<20 {
+		return nil, fmt.Errorf("%w: key object %q is not a key blob", api.ErrInvalid, name)
+	}
+	limbs, err := o.ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := object.DecodeBlob(limbs[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrInvalid, name, err)
+	}
+	gk, err := lwepir.UnmarshalGaloisKey(p, raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrInvalid, name, err)
+	}
+	c.mu.Lock()
+	if c.items == nil || len(c.items) >= lweKeyCacheEntries {
+		c.items = map[keyObject]*rlwe.GaloisKey{}
+	}
+	c.items[k] = gk
+	c.mu.Unlock()
+	return gk, nil
+}
+
+// runLWE answers one query of an LWE program. It shares RunStream's
+// admission, deadline and ISP mode; the stored objects are pinned for the
+// run so a query reads one generation even if a load replaces it.
+func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+	start := time.Now()
+	p, shape := lp.params, lp.shape
+	nodes := lp.sp.Nodes
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("device: runstream %q: %w: %s", name, api.ErrInvalid, fmt.Sprintf(format, a...))
+	}
+	var query []uint32
+	var secret *rlwe.Ciphertext
+	for _, in := range req.Inputs {
+		switch in.Node {
+		case lower.LWEQuery:
+			if int64(len(in.Instances)) != nodes[lower.LWEQuery].Count {
+				return nil, bad("query of %d instances, want %d", len(in.Instances), nodes[lower.LWEQuery].Count)
+			}
+			words := make([][]uint64, len(in.Instances))
+			for k, inst := range in.Instances {
+				if len(inst) != 1 || len(inst[0]) != 1<<lp.sp.Ring.LogN {
+					return nil, bad("query instance %d of the wrong shape", k)
+				}
+				words[k] = inst[0]
+			}
+			v, err := lwepir.UnpackWords(words, shape.Cols)
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			query = v
+		case lower.LWESecret:
+			if len(in.Instances) != 1 {
+				return nil, bad("%d encrypted secrets, want 1", len(in.Instances))
+			}
+			ct, err := lwepir.SecretFromLimbs(p, in.Instances[0])
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			secret = ct
+		default:
+			return nil, bad("node %d is not an input", in.Node)
+		}
+	}
+	if query == nil || secret == nil {
+		return nil, bad("query and encrypted secret are both needed")
+	}
+	var tiles, diags []*store.Object
+	defer func() {
+		for _, o := range append(tiles, diags...) {
+			o.Release()
+		}
+	}()
+	b1, _ := p.BabyGiant()
+	for _, b := range req.Stored {
+		var err error
+		switch b.Node {
+		case lower.LWETiles:
+			tiles, err = d.pinLWE(b, nodes[lower.LWETiles].Count, object.Shape{}, int64(shape.TileBytes(p)))
+		case lower.LWEDiagonals:
+			want := object.Shape{Polys: b1, Limbs: len(lp.sp.Ring.Q), LogN: uint8(lp.sp.Ring.LogN), WordSize: 8}
+			diags, err = d.pinLWE(b, nodes[lower.LWEDiagonals].Count, want, want.Bytes())
+		default:
+			err = bad("node %d is not stored", b.Node)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if tiles == nil || diags == nil {
+		return nil, bad("tiles and diagonals must both be bound")
+	}
+	keys := &lwepir.EvalKeys{}
+	for _, k := range req.Keys {
+		gk, err := d.lweKeys.get(d, p, k.Object)
+		if err != nil {
+			return nil, fmt.Errorf("device: runstream %q: %w", name, err)
+		}
+		switch k.Key {
+		case lower.LWEKeyRot1:
+			keys.Rot1 = gk
+		case lower.LWEKeyGiant:
+			keys.RotGiant = gk
+		default:
+			return nil, bad("key %q", k.Key)
+		}
+	}
+	caller := "in-process"
+	if id, ok := guard.IdentityFrom(ctx); ok {
+		caller = id.Name
+	}
+	release, err := d.runs.Acquire(ctx, caller)
+	if err != nil {
+		return nil, fmt.Errorf("device: runstream: %w", err)
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, d.lim.RunTimeout)
+	defer cancel()
+	d.enterISP()
+	defer d.leaveISP()
+	src := &lweSource{tiles: tiles, diags: diags, b1: b1, slots: p.HintSlots()}
+	ans, err := lp.server.Answer(ctx, keys, &lwepir.Query{Vector: query, Secret: secret}, src, src)
+	d.storeRead.Add(src.bytes.Load())
+	d.jobsRun.Add(1)
+	if err != nil {
+		if errors.Is(err, lwepir.ErrParams) {
+			return nil, bad("%v", err)
+		}
+		return nil, fmt.Errorf("device: runstream %q: %w", name, err)
+	}
+	n := 1 << lp.sp.Ring.LogN
+	resp := &api.RunStreamResponse{StoreBytes: uint64(src.bytes.Load()), Stored: uint64(len(tiles) + len(diags))}
+	col := api.StreamValues{Node: lower.LWEColumn}
+	for _, w := range lwepir.PackWords(ans.Column, n) {
+		col.Instances = append(col.Instances, engine.Limbs{w})
+	}
+	hint := api.StreamValues{Node: lower.LWEHint}
+	for _, ct := range ans.Hint {
+		hint.Instances = append(hint.Instances, engine.Limbs(lwepir.Limbs(ct)))
+	}
+	resp.Outputs = []api.StreamValues{col, hint}
+	resp.Seconds = time.Since(start).Seconds()
+	return resp, nil
+}
+
+// pinLWE acquires the count objects of a stored binding, one instance
+// each, checking every object's size (and shape, if given).
+func (d *Device) pinLWE(b api.StoredBinding, count int64, shape object.Shape, bytes int64) ([]*store.Object, error) {
+	if b.PerObject != 1 || b.RowLength != 0 || b.TileRows != 0 || b.Stride != 0 || b.Offset != 0 {
+		return nil, fmt.Errorf("%w: LWE stored nodes bind one object per instance", api.ErrInvalid)
+	}
+	objs := make([]*store.Object, 0, count)
+	for j := int64(0); j < count; j++ {
+		name := api.StoredObjectName(b.Prefix, j)
+		o, err := d.st.Acquire(name)
+		if err != nil {
+			for _, o := range objs {
+				o.Release()
+			}
+			return nil, fmt.Errorf("%w: stored object %q: %w", api.ErrNotFound, name, err)
+		}
+		objs = append(objs, o)
+		sh := o.Info().Shape
+		if sh.Bytes() != bytes || (shape != object.Shape{} && sh != shape) {
+			for _, o := range objs {
+				o.Release()
+			}
+			return nil, fmt.Errorf("%w: stored object %q is %s, not what the program reads", api.ErrInvalid, name, sh)
+		}
+	}
+	return objs, nil
+}
+
+// lweSource reads pinned tiles and diagonals for lwepir.
+type lweSource struct {
+	tiles, diags []*store.Object
+	b1, slots    int
+	bytes        atomic.Int64
+	bufMu        sync.Mutex
+	buf          []byte
+}
+
+// ReadTile reads tile k's limbs straight into dst.
+func (s *lweSource) ReadTile(_ context.Context, k int, dst []byte) error {
+	o := s.tiles[k]
+	sh := o.Info().Shape
+	lb := sh.LimbBytes()
+	limbs := make([][]byte, sh.NumLimbs())
+	for i := range limbs {
+		limbs[i] = dst[i*lb : (i+1)*lb]
+	}
+	if err := o.ReadAllInto(limbs); err != nil {
+		return err
+	}
+	s.bytes.Add(int64(len(dst)))
+	return nil
+}
+
+// ReadDiagonal reads diagonal i: poly i mod b1 of object i / b1.
+func (s *lweSource) ReadDiagonal(_ context.Context, i int, dst []uint64) error {
+	o := s.diags[i/s.b1]
+	s.bufMu.Lock()
+	defer s.bufMu.Unlock()
+	if len(s.buf) != 8*s.slots {
+		s.buf = make([]byte, 8*s.slots)
+	}
+	for l := 0; l*s.slots < len(dst); l++ {
+		if err := o.ReadLimbInto(s.buf, i%s.b1, l); err != nil {
+			return err
+		}
+		for j := range s.slots {
+			dst[l*s.slots+j] = binary.LittleEndian.Uint64(s.buf[8*j:])
+		}
+		s.bytes.Add(int64(len(s.buf)))
+	}
+	return nil
+}

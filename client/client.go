@@ -24,6 +24,7 @@ type Client struct {
 	me        string                            // the caller's identity (grant.go)
 	sessions  map[string]*session.PIRSession    // by database@generation
 	vsessions map[string]*session.VectorSession // by database@generation
+	lsessions map[string]*session.LWESession    // by database@generation
 }
 
 // Errors about databases (wrapped; test with errors.Is).
@@ -69,7 +70,7 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 // Close leaves dev open.
 func New(dev api.Device, keys *Keys) *Client {
 	return &Client{dev: dev, keys: keys, sessions: map[string]*session.PIRSession{},
-		vsessions: map[string]*session.VectorSession{}}
+		vsessions: map[string]*session.VectorSession{}, lsessions: map[string]*session.LWESession{}}
 }
 
 // Device is the device the client talks to.

@@ -80,14 +80,27 @@ func (c *storeClient) Close() error { return errors.Join(c.Client.Close(), c.st.
 // database the plan scans on the device, come back byte for byte; a second
 // load replaces them atomically and removes the first generation.
 func TestLoadGetReload(t *testing.T) {
+	for _, c := range []struct {
+		scheme     client.PIRScheme
+		rows, cols int
+	}{
+		// LWE: 64-byte records sealed to 92, one per column of 128 rows.
+		{client.SchemeLWE, 128, 256 * 1024},
+		// BGV: sealed to 80: 2048 plaintexts, 8 × 256.
+		{client.SchemeBGV, 8, 256},
+	} {
+		t.Run(string(c.scheme), func(t *testing.T) { testLoadGetReload(t, c.scheme, c.rows, c.cols) })
+	}
+}
+
+func testLoadGetReload(t *testing.T, scheme client.PIRScheme, rows, cols int) {
 	ctx := context.Background()
 	e := newEnv(t)
-	// 64-byte records sealed to 80: 2048 plaintexts, 8 × 256.
 	const size, n = 64, 256 * 1024
-	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{}); err != nil {
+	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{Scheme: scheme}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{}); !errors.Is(err, client.ErrExists) {
+	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{Scheme: scheme}); !errors.Is(err, client.ErrExists) {
 		t.Fatalf("second create: %v, want ErrExists", err)
 	}
 	if _, err := e.c.Get(ctx, "db", 0); !errors.Is(err, client.ErrEmpty) {
@@ -98,7 +111,7 @@ func TestLoadGetReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Records != n || in.Generation != 1 || in.Rows != 8 || in.Cols != 256 || !in.Sealed {
+	if in.Records != n || in.Generation != 1 || in.Rows != rows || in.Cols != cols || !in.Sealed {
 		t.Fatalf("loaded %+v", in)
 	}
 	for _, i := range []int{0, n - 1, 777, 65536} {

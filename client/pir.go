@@ -14,16 +14,73 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
 
+// PIRScheme is how a PIR database answers queries.
+type PIRScheme string
+
+// PIR schemes.
+const (
+	// SchemeLWE: the hint-free LWE scheme (package fhe/lwepir), the
+	// default: one 32-bit multiply-add per stored byte on the device.
+	SchemeLWE PIRScheme = "lwe"
+	// SchemeBGV: a BGV query expanded on the device (package fhe/pir), the
+	// compiled Plan's stream program; kept for comparison.
+	SchemeBGV PIRScheme = "bgv"
+)
+
+// ParsePIRScheme reads a scheme name ("" is the default, SchemeLWE).
+func ParsePIRScheme(s string) (PIRScheme, error) {
+	switch PIRScheme(s) {
+	case "", SchemeLWE:
+		return SchemeLWE, nil
+	case SchemeBGV:
+		return SchemeBGV, nil
+	}
+	return "", fmt.Errorf("client: unknown PIR scheme %q (lwe or bgv)", s)
+}
+
 // PIROptions configure a PIR database.
-type PIROptions struct{}
+type PIROptions struct {
+	Scheme PIRScheme // "" is SchemeLWE
+	// LWEParams names the LWE parameter set ("" is "default", 128-bit;
+	// "test" is small and insecure, for tests).
+	LWEParams string
+}
+
+// scheme is a manifest's scheme (manifests from before the LWE scheme
+// have none: they are BGV).
+func (in *Info) scheme() PIRScheme {
+	if in.Scheme == "" {
+		return SchemeBGV
+	}
+	return in.Scheme
+}
 
 // CreatePIR creates an empty PIR database of recordSize-byte records.
-func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, _ PIROptions) (*Info, error) {
+func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt PIROptions) (*Info, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
+	}
+	scheme, err := ParsePIRScheme(string(opt.Scheme))
+	if err != nil {
+		return nil, err
+	}
+	if scheme == SchemeLWE {
+		pname := opt.LWEParams
+		if pname == "" {
+			pname = "default"
+		}
+		p, err := lwepir.ByName(pname)
+		if err != nil {
+			return nil, err
+		}
+		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
+			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
+		}
+		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)
 	if err != nil {
@@ -33,7 +90,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, _ P
 	if max := 2<<preset.LogN - seal.Overhead; recordSize < 1 || recordSize > max {
 		return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 	}
-	return c.create(ctx, &Info{Name: name, Kind: KindPIR, Preset: preset.Name, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
+	return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeBGV, Preset: preset.Name, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
 }
 
 func (c *Client) create(ctx context.Context, in *Info) (*Info, error) {
@@ -82,10 +139,12 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 	cr := &countingReader{r: r, progress: opt.Progress}
 	next := *in
 	next.Generation = in.Generation + 1
-	switch in.Kind {
-	case KindPIR:
+	switch {
+	case in.Kind == KindPIR && in.scheme() == SchemeLWE:
+		err = c.loadLWE(ctx, &next, cr, sizeOf(r), opt)
+	case in.Kind == KindPIR:
 		err = c.loadPIR(ctx, &next, cr, opt)
-	case KindVectors:
+	case in.Kind == KindVectors:
 		rs, ok := r.(io.ReadSeeker)
 		if !ok {
 			err = errors.New("a vector load reads its input twice: give a file, not a stream")
@@ -190,11 +249,20 @@ func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session
 	if index < 0 || index >= in.Records {
 		return nil, fmt.Errorf("client: get %s: %w: index %d of %d records", name, ErrIndexOutOfRange, index, in.Records)
 	}
-	s, err := c.pirSession(ctx, in)
-	if err != nil {
-		return nil, err
+	var q *session.PIRQuery
+	if in.scheme() == SchemeLWE {
+		var s *session.LWESession
+		if s, err = c.lweSession(ctx, in); err != nil {
+			return nil, err
+		}
+		q, err = s.Get(ctx, index)
+	} else {
+		var s *session.PIRSession
+		if s, err = c.pirSession(ctx, in); err != nil {
+			return nil, err
+		}
+		q, err = s.Get(ctx, index)
 	}
-	q, err := s.Get(ctx, index)
 	if err != nil {
 		return nil, fmt.Errorf("client: get %s[%d]: %w", name, index, err)
 	}

@@ -72,15 +72,17 @@ func TestDeviceNeverSeesRecords(t *testing.T) {
 	}
 }
 
-// tampering is a device that alters every answer of a stream run: one
-// coefficient of the answer ciphertext.
+// tampering is a device that alters every answer of a stream run: every
+// coefficient of the first limb of its first output.
 type tampering struct{ api.Device }
 
 func (d tampering) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
 	resp, err := d.Device.RunStream(ctx, req)
 	if err == nil && len(resp.Outputs) > 0 && len(resp.Outputs[0].Instances) > 0 {
 		limb := resp.Outputs[0].Instances[0][0]
-		limb[3] = (limb[3] + 1) % 3 // a small, valid residue where there was another
+		for i := range limb {
+			limb[i] = (limb[i] + 1) % 3 // a small, valid residue where there was another
+		}
 	}
 	return resp, err
 }

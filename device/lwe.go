@@ -67,17 +67,25 @@ func (c *lweKeys) get(d *Device, p lwepir.Params, name string) (*rlwe.GaloisKey,
 		return gk, nil
 	}
 	c.mu.Unlock()
-	if info.Kind != object.KindBlob || info.Shape.Bytes() > 16<<20 {
-		return nil, fmt.Errorf("%w: key object %q is not a key blob", api.ErrInvalid, name)
+	size := lwepir.GaloisKeyBytes(p)
+	if info.Kind != object.KindKey || info.Shape.WordSize != 8 || info.Shape.Polys != 1 ||
+		info.Shape.Bytes() < int64(size) || info.Shape.Bytes() >= int64(size)+int64(info.Shape.LimbBytes()) {
+		return nil, fmt.Errorf("%w: key object %q is not a key of the program's ring", api.ErrInvalid, name)
 	}
 	limbs, err := o.ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	raw, err := object.DecodeBlob(limbs[0])
-	if err != nil {
-		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrInvalid, name, err)
+	raw := make([]byte, 0, info.Shape.Bytes())
+	for _, l := range limbs {
+		raw = append(raw, l...)
 	}
+	for _, b := range raw[size:] {
+		if b != 0 {
+			return nil, fmt.Errorf("%w: key object %q: bytes after the key", api.ErrInvalid, name)
+		}
+	}
+	raw = raw[:size]
 	gk, err := lwepir.UnmarshalGaloisKey(p, raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrInvalid, name, err)
@@ -143,7 +151,8 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 			o.Release()
 		}
 	}()
-	b1, _ := p.BabyGiant()
+	layout := shape.Layout(p)
+	b1 := layout.B1
 	for _, b := range req.Stored {
 		var err error
 		switch b.Node {
@@ -162,20 +171,20 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 	if tiles == nil || diags == nil {
 		return nil, bad("tiles and diagonals must both be bound")
 	}
-	keys := &lwepir.EvalKeys{}
+	if len(req.Keys) > len(layout.Rotations()) {
+		return nil, bad("%d keys bound, the program uses %d", len(req.Keys), len(layout.Rotations()))
+	}
+	keys := &lwepir.EvalKeys{Rotations: map[int]*rlwe.GaloisKey{}}
 	for _, k := range req.Keys {
+		r, ok := lower.ParseLWEKey(k.Key)
+		if !ok {
+			return nil, bad("key %q", k.Key)
+		}
 		gk, err := d.lweKeys.get(d, p, k.Object)
 		if err != nil {
 			return nil, fmt.Errorf("device: runstream %q: %w", name, err)
 		}
-		switch k.Key {
-		case lower.LWEKeyRot1:
-			keys.Rot1 = gk
-		case lower.LWEKeyGiant:
-			keys.RotGiant = gk
-		default:
-			return nil, bad("key %q", k.Key)
-		}
+		keys.Rotations[r] = gk
 	}
 	caller := "in-process"
 	if id, ok := guard.IdentityFrom(ctx); ok {

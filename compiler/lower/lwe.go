@@ -30,12 +30,19 @@ const (
 	LWEHint      = 5 // output: H·s, one ciphertext per hint ciphertext
 )
 
-// Keys an LWE answer run binds (api.KeyBinding.Key): the Galois keys of
-// the client's hint secret, each a blob object holding the key's encoding.
-const (
-	LWEKeyRot1  = "rot1"
-	LWEKeyGiant = "rotgiant"
-)
+// LWEKey names the key of a column rotation by r in an LWE answer run
+// (api.KeyBinding.Key): the Galois keys of the client's ring secret, each
+// a blob object holding the key's encoding.
+func LWEKey(r int) string { return fmt.Sprintf("rot%d", r) }
+
+// ParseLWEKey is the inverse of LWEKey.
+func ParseLWEKey(name string) (int, bool) {
+	var r int
+	if _, err := fmt.Sscanf(name, "rot%d", &r); err != nil || r < 1 || LWEKey(r) != name {
+		return 0, false
+	}
+	return r, true
+}
 
 // Shape returns the spec's parameters and matrix shape, checked.
 func (s *LWESpec) Shape() (lwepir.Params, lwepir.Shape, error) {
@@ -63,8 +70,8 @@ func LWEProgram(name string, p lwepir.Params, shape lwepir.Shape) (*StreamProgra
 	}
 	n := int64(1) << logN
 	words := func(entries int) int64 { return (int64(entries)/2 + n - 1) / n }
-	_, b2 := p.BabyGiant()
-	outs := int64(shape.HintCiphertexts(p))
+	l := shape.Layout(p)
+	outs := int64(l.Outputs)
 	return &StreamProgram{
 		Workload: name,
 		Scheme:   fhe.BGV,
@@ -75,7 +82,7 @@ func LWEProgram(name string, p lwepir.Params, shape lwepir.Shape) (*StreamProgra
 			{Node: LWEQuery, Kind: StreamInput, Name: "query", Count: words(shape.Cols), Polys: 1, Limbs: 1},
 			{Node: LWESecret, Kind: StreamInput, Name: "secret", Count: 1, Polys: 2, Limbs: len(q)},
 			{Node: LWETiles, Kind: StreamStored, Name: "tiles", Count: int64(shape.Tiles(p)), Polys: 1, Limbs: 1},
-			{Node: LWEDiagonals, Kind: StreamStored, Name: "diagonals", Count: outs * int64(b2), Polys: 1, Limbs: len(q)},
+			{Node: LWEDiagonals, Kind: StreamStored, Name: "diagonals", Count: outs * int64(l.B2), Polys: 1, Limbs: len(q)},
 			{Node: LWEColumn, Kind: StreamOp, Name: "column", Count: words(shape.Rows), Polys: 1, Limbs: 1, Args: []int{LWEQuery, LWETiles}, Out: true},
 			{Node: LWEHint, Kind: StreamOp, Name: "hint", Count: outs, Polys: 2, Limbs: 1, Args: []int{LWESecret, LWEDiagonals}, Out: true},
 		},

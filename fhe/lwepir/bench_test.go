@@ -31,7 +31,7 @@ func BenchmarkHintDefault(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("EncodeDiagonals: %v (%d MiB)", time.Since(start), len(diags)*len(diags[0])*8>>20)
-	sk, evk, _ := GenerateKeys(p)
+	sk, evk, _ := GenerateKeys(p, shape)
 	cl, _ := NewClient(p, shape, seed, sk)
 	srv, _ := NewServer(p, shape)
 	q, _, err := cl.Query(0)

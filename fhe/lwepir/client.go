@@ -130,28 +130,29 @@ func (c *Client) Decode(st *State, a *Answer) ([]byte, error) {
 		return nil, fmt.Errorf("%w: answer of the wrong shape", ErrParams)
 	}
 	t := c.p.HintT
-	slots := c.p.HintSlots()
-	hs := make([]uint64, slots)
-	out := make([]byte, c.shape.Rows)
+	l := c.shape.Layout(c.p)
+	hs := make([][]uint64, len(a.Hint))
 	for o, ct := range a.Hint {
 		if ct == nil || ct.Degree() != 1 {
 			return nil, fmt.Errorf("%w: hint ciphertext %d", ErrParams, o)
 		}
-		if err := c.ecd.Decode(c.dec.DecryptNew(ct), hs); err != nil {
+		hs[o] = make([]uint64, l.Slots)
+		if err := c.ecd.Decode(c.dec.DecryptNew(ct), hs[o]); err != nil {
 			return nil, err
 		}
-		for v := 0; v < slots && o*slots+v < c.shape.Rows; v++ {
-			i := o*slots + v
-			h := hs[v]
-			var h32 uint32
-			if h > t/2 {
-				h32 = uint32(-int64(t - h))
-			} else {
-				h32 = uint32(h)
-			}
-			x := a.Column[i] - centre*st.sumQ - h32
-			out[i] = byte((x+1<<(logDelta-1))>>logDelta) + centre
+	}
+	out := make([]byte, c.shape.Rows)
+	for i := range out {
+		o, v := l.resultSlot(i)
+		h := hs[o][v]
+		var h32 uint32
+		if h > t/2 {
+			h32 = uint32(-int64(t - h))
+		} else {
+			h32 = uint32(h)
 		}
+		x := a.Column[i] - centre*st.sumQ - h32
+		out[i] = byte((x+1<<(logDelta-1))>>logDelta) + centre
 	}
 	return out, nil
 }

@@ -114,28 +114,24 @@ func (hb *HintBuilder) Finish() []uint32 {
 }
 
 // DiagonalCount is how many plaintexts EncodeDiagonals produces.
-func DiagonalCount(p Params, shape Shape) int {
-	return shape.HintCiphertexts(p) * p.N()
-}
+func DiagonalCount(p Params, shape Shape) int { return shape.Layout(p).Diagonals() }
 
 // diagonalIndex orders the plaintexts as the evaluation reads them: for each
 // output ciphertext o, giant step g, baby step j.
-func diagonalIndex(p Params, o, g, j int) int {
-	b1, b2 := p.babyGiant()
-	return (o*b2+g)*b1 + j
-}
+func (l Layout) diagonalIndex(o, g, j int) int { return (o*l.B2+g)*l.B1 + j }
 
 // DiagonalWords is the length of one encoded diagonal in uint64 words.
 func DiagonalWords(p Params) int {
 	return len(p.HintLogQ) * p.HintSlots()
 }
 
-// EncodeDiagonals turns H' into the plaintexts of the baby-step giant-step
-// evaluation and hands each to emit in index order. Plaintext (o, g, j) holds,
-// in slot (r, c) of the 2 × slots/2 slot matrix,
-// H'[o·slots + r·slots/2 + (c − g·b1 mod slots/2)][(c + j) mod N]: the
-// diagonal g·b1+j pre-rotated by −g·b1 so that the giant-step rotations can
-// be applied once to the sum (Horner's rule over g).
+// EncodeDiagonals turns H' into the plaintexts of the evaluation (see
+// Layout) and hands each to emit in index order. Plaintext (o, g, j) holds
+// in slot (r, c) of the 2 × slots/2 slot matrix the entry of diagonal
+// d = g·B1 + j for the slot c' = c − g·B1 (mod slots/2) it came from:
+// H'[slotRow(o, c')][(c' + d) mod N], which is H'[slotRow(o, c')][(c + j) mod N]:
+// diagonals pre-rotated by −g·B1 so that the giant-step rotations apply
+// once to each sum (Horner's rule over g).
 func EncodeDiagonals(p Params, shape Shape, h []uint32, emit func(i int, words []uint64) error) error {
 	if err := shape.Validate(p); err != nil {
 		return err
@@ -149,20 +145,20 @@ func EncodeDiagonals(p Params, shape Shape, h []uint32, emit func(i int, words [
 		return err
 	}
 	ecd := bgv.NewEncoder(bp)
-	slots, half := p.HintSlots(), p.HintSlots()/2
-	b1, b2 := p.babyGiant()
+	l := shape.Layout(p)
+	half := l.Slots / 2
 	t := p.HintT
-	vals := make([]uint64, slots)
+	vals := make([]uint64, l.Slots)
 	pt := bgv.NewPlaintext(bp, bp.MaxLevel())
 	pt.IsMontgomery = true
 	words := make([]uint64, DiagonalWords(p))
-	for o := 0; o < shape.HintCiphertexts(p); o++ {
-		for g := 0; g < b2; g++ {
-			for j := 0; j < b1; j++ {
+	for o := 0; o < l.Outputs; o++ {
+		for g := 0; g < l.B2; g++ {
+			for j := 0; j < l.B1; j++ {
 				for v := range vals {
 					r, c := v/half, v%half
-					src := (c - g*b1%half + half) % half
-					i := o*slots + r*half + src
+					src := (c - g*l.B1%half + half) % half
+					i := l.slotRow(o, r*half+src)
 					if i >= shape.Rows {
 						vals[v] = 0
 						continue
@@ -179,10 +175,10 @@ func EncodeDiagonals(p Params, shape Shape, h []uint32, emit func(i int, words [
 				if err := ecd.EmbedScale(vals, false, pt.MetaData, pt.Value); err != nil {
 					return err
 				}
-				for l, limb := range pt.Value.Coeffs {
-					copy(words[l*slots:(l+1)*slots], limb)
+				for limb, c := range pt.Value.Coeffs {
+					copy(words[limb*l.Slots:(limb+1)*l.Slots], c)
 				}
-				if err := emit(diagonalIndex(p, o, g, j), words); err != nil {
+				if err := emit(l.diagonalIndex(o, g, j), words); err != nil {
 					return err
 				}
 			}

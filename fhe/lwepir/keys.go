@@ -17,21 +17,21 @@ type SecretKey struct {
 	sk *rlwe.SecretKey
 }
 
-// EvalKeys are the two Galois keys the server needs to evaluate H on an
-// encrypted s: column rotations by 1 (baby steps) and by b1 (giant steps).
-// They are public and uploaded once per client.
+// EvalKeys are the Galois keys the server needs to evaluate H on an
+// encrypted s: one per column rotation of the shape's Layout. They are
+// public and uploaded once per client and database shape.
 type EvalKeys struct {
-	Rot1, RotGiant *rlwe.GaloisKey
+	Rotations map[int]*rlwe.GaloisKey
 }
 
-// GenerateKeys makes a fresh secret key and the evaluation keys it uploads.
-func GenerateKeys(p Params) (*SecretKey, *EvalKeys, error) {
+// GenerateKeys makes a fresh secret key and the evaluation keys of shape.
+func GenerateKeys(p Params, shape Shape) (*SecretKey, *EvalKeys, error) {
 	bp, err := p.hintParams()
 	if err != nil {
 		return nil, nil, err
 	}
 	sk := &SecretKey{sk: rlwe.NewKeyGenerator(bp).GenSecretKeyNew()}
-	evk, err := sk.EvalKeys(p)
+	evk, err := sk.EvalKeys(p, shape.Layout(p).Rotations())
 	return sk, evk, err
 }
 
@@ -63,15 +63,19 @@ func DeriveSecretKey(p Params, seed []byte) (*SecretKey, error) {
 	return &SecretKey{sk: sk}, nil
 }
 
-// EvalKeys generates the two Galois keys of sk (fresh randomness each call).
-func (sk *SecretKey) EvalKeys(p Params) (*EvalKeys, error) {
+// EvalKeys generates the Galois keys of sk for the given column rotations
+// (fresh randomness each call).
+func (sk *SecretKey) EvalKeys(p Params, rotations []int) (*EvalKeys, error) {
 	bp, err := p.hintParams()
 	if err != nil {
 		return nil, err
 	}
-	b1, _ := p.babyGiant()
-	gks := rlwe.NewKeyGenerator(bp).GenGaloisKeysNew([]uint64{bp.GaloisElementForColRotation(1), bp.GaloisElementForColRotation(b1)}, sk.sk)
-	return &EvalKeys{Rot1: gks[0], RotGiant: gks[1]}, nil
+	kg := rlwe.NewKeyGenerator(bp)
+	evk := &EvalKeys{Rotations: map[int]*rlwe.GaloisKey{}}
+	for _, r := range rotations {
+		evk.Rotations[r] = kg.GenGaloisKeyNew(bp.GaloisElementForColRotation(r), sk.sk)
+	}
+	return evk, nil
 }
 
 // Fingerprint names sk without revealing it: the first 8 bytes of SHA-256
@@ -88,6 +92,15 @@ func (sk *SecretKey) Fingerprint() (string, error) {
 
 // MarshalGaloisKey encodes one evaluation key for storage.
 func MarshalGaloisKey(k *rlwe.GaloisKey) ([]byte, error) { return k.MarshalBinary() }
+
+// GaloisKeyBytes is the size of an encoded Galois key of p.
+func GaloisKeyBytes(p Params) int {
+	bp, err := p.hintParams()
+	if err != nil {
+		return 0
+	}
+	return rlwe.NewGaloisKey(bp).BinarySize()
+}
 
 // UnmarshalGaloisKey decodes a stored evaluation key, refusing any input
 // whose size is not that of a key of p before decoding it.
@@ -108,20 +121,22 @@ func UnmarshalGaloisKey(p Params, b []byte) (*rlwe.GaloisKey, error) {
 
 // check verifies keys received from a client belong to p's ring and rotate by
 // the steps the evaluation uses.
-func (k *EvalKeys) check(bp bgv.Parameters, b1 int) error {
-	if k == nil || k.Rot1 == nil || k.RotGiant == nil {
+func (k *EvalKeys) check(bp bgv.Parameters, rotations []int) error {
+	if k == nil {
 		return fmt.Errorf("%w: missing Galois keys", ErrParams)
 	}
-	if k.Rot1.GaloisElement != bp.GaloisElementForColRotation(1) || k.RotGiant.GaloisElement != bp.GaloisElementForColRotation(b1) {
-		return fmt.Errorf("%w: Galois keys for the wrong rotations", ErrParams)
-	}
-	if k.Rot1.NthRoot != bp.RingQ().NthRoot() || k.RotGiant.NthRoot != bp.RingQ().NthRoot() ||
-		k.Rot1.LevelQ() != bp.MaxLevelQ() || k.RotGiant.LevelQ() != bp.MaxLevelQ() ||
-		k.Rot1.LevelP() != bp.MaxLevelP() || k.RotGiant.LevelP() != bp.MaxLevelP() {
-		return fmt.Errorf("%w: Galois keys at the wrong levels", ErrParams)
-	}
 	tmpl := rlwe.NewGaloisKey(bp)
-	for _, g := range []*rlwe.GaloisKey{k.Rot1, k.RotGiant} {
+	for _, r := range rotations {
+		g := k.Rotations[r]
+		if g == nil {
+			return fmt.Errorf("%w: no Galois key for a rotation by %d", ErrParams, r)
+		}
+		if g.GaloisElement != bp.GaloisElementForColRotation(r) {
+			return fmt.Errorf("%w: the key of the rotation by %d rotates otherwise", ErrParams, r)
+		}
+		if g.NthRoot != bp.RingQ().NthRoot() || g.LevelQ() != bp.MaxLevelQ() || g.LevelP() != bp.MaxLevelP() {
+			return fmt.Errorf("%w: Galois keys at the wrong levels", ErrParams)
+		}
 		if g.BaseRNSDecompositionVectorSize() != tmpl.BaseRNSDecompositionVectorSize() ||
 			fmt.Sprint(g.BaseTwoDecompositionVectorSize()) != fmt.Sprint(tmpl.BaseTwoDecompositionVectorSize()) {
 			return fmt.Errorf("%w: Galois keys of the wrong decomposition", ErrParams)
@@ -140,5 +155,9 @@ func (k *EvalKeys) check(bp bgv.Parameters, b1 int) error {
 }
 
 func (k *EvalKeys) set() *rlwe.MemEvaluationKeySet {
-	return rlwe.NewMemEvaluationKeySet(nil, k.Rot1, k.RotGiant)
+	var gks []*rlwe.GaloisKey
+	for _, g := range k.Rotations {
+		gks = append(gks, g)
+	}
+	return rlwe.NewMemEvaluationKeySet(nil, gks...)
 }

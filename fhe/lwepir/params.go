@@ -97,12 +97,6 @@ func (p Params) hintParams() (bgv.Parameters, error) {
 	})
 }
 
-// babyGiant splits the N diagonals into b1 baby steps and b2 giant steps.
-func (p Params) babyGiant() (b1, b2 int) {
-	b1 = 1 << ((p.LogN + 1) / 2)
-	return b1, p.N() / b1
-}
-
 // lweRing is the ring Z_P[X]/(X^N+1) for one 61-bit NTT prime P: products
 // of the public polynomials with s or with database rows are exact integers
 // below 2^60 in absolute value, so they are computed there and then reduced
@@ -136,12 +130,80 @@ func (s Shape) Tiles(p Params) int { return s.Cols / p.N() }
 func (s Shape) TileBytes(p Params) int { return s.Rows * p.N() }
 
 // HintCiphertexts is how many BGV ciphertexts carry H·s.
-func (s Shape) HintCiphertexts(p Params) int { return (s.Rows + p.HintSlots() - 1) / p.HintSlots() }
+func (s Shape) HintCiphertexts(p Params) int { return s.Layout(p).Outputs }
 
-// NewShape chooses a matrix for records of recordSize bytes: Rows is a power
-// of two, at least the record size, about the square root of the database
-// and at most one hint ciphertext's worth of slots, so that the query
-// (Cols·4 bytes) and the answer stay balanced; Cols is a multiple of N.
+// Layout is how H·s is evaluated for a shape: GAZELLE's hybrid diagonal
+// method (Juvekar, Vaikuntanathan, Chandrakasan; USENIX Security 2018) on
+// the slots. The slots hold s in Groups blocks of N; each block evaluates R
+// rows of H: R generalised diagonals, each diagonal d of the block holding
+// H[row c mod R][(c+d) mod N] at column c, multiplied with s rotated by d,
+// then the N/R partial sums of each row are added by rotations by R, 2R,
+// …, N/2. So a database of few rows stores few diagonals: R plaintexts per
+// output, not N.
+type Layout struct {
+	N, Slots, Groups int
+	R                int // rows per block, a power of two ≤ N
+	Outputs          int // hint ciphertexts
+	B1, B2           int // baby and giant steps, B1·B2 = R
+}
+
+// Layout returns the evaluation layout of s under p.
+func (s Shape) Layout(p Params) Layout {
+	n, slots := p.N(), p.HintSlots()
+	g := slots / n
+	r := 1
+	for r < n && r*g < s.Rows {
+		r *= 2
+	}
+	b1 := 1 << ((bits.Len(uint(r)) - 1 + 1) / 2)
+	return Layout{N: n, Slots: slots, Groups: g, R: r, Outputs: (s.Rows + g*r - 1) / (g * r), B1: b1, B2: r / b1}
+}
+
+// Diagonals is the number of stored plaintexts.
+func (l Layout) Diagonals() int { return l.Outputs * l.R }
+
+// Rotations are the column rotations the evaluation applies (each needs a
+// Galois key): 1 for baby steps, B1 for giant steps, then R, 2R, …, N/2.
+func (l Layout) Rotations() []int {
+	var r []int
+	if l.B1 > 1 {
+		r = append(r, 1)
+	}
+	if l.B2 > 1 && l.B1 > 1 {
+		r = append(r, l.B1)
+	}
+	for k := l.R; k < l.N; k *= 2 {
+		if k != 1 && k != l.B1 {
+			r = append(r, k)
+		}
+	}
+	return r
+}
+
+// row returns the row of H at slot v of output o, or -1 for a slot that
+// carries no row (a partial sum or padding).
+func (l Layout) slotRow(o, v int) int {
+	half := l.Slots / 2
+	r, c := v/half, v%half
+	q := r*(half/l.N) + c/l.N
+	return o*l.Groups*l.R + q*l.R + c%l.N%l.R
+}
+
+// resultSlot is where the evaluation leaves row i of H·s: output, slot.
+func (l Layout) resultSlot(i int) (o, v int) {
+	half := l.Slots / 2
+	o, rem := i/(l.Groups*l.R), i%(l.Groups*l.R)
+	q, k := rem/l.R, rem%l.R
+	perRow := half / l.N
+	return o, (q/perRow)*half + (q%perRow)*l.N + k
+}
+
+// NewShape chooses a matrix for records of recordSize bytes. The stored
+// hint costs 16·N bytes per row (its diagonals: two 64-bit limbs per entry
+// of H) and the query 4 bytes per column, so rows are as few as keep the
+// columns at most 2^19 (a 2 MiB query; the hint then adds 32 KiB per
+// 512 KiB row, 6%): a power of two from max(64, the record size) to one
+// hint ciphertext's worth of slots. Cols is a multiple of N.
 func NewShape(p Params, records, recordSize int) (Shape, error) {
 	if err := p.Validate(); err != nil {
 		return Shape{}, err
@@ -150,9 +212,10 @@ func NewShape(p Params, records, recordSize int) (Shape, error) {
 		return Shape{}, fmt.Errorf("%w: %d records of %d bytes (records are at most %d bytes)", ErrParams, records, recordSize, p.HintSlots())
 	}
 	total := uint64(records) * uint64(recordSize)
-	rows := 1 << ((bits.Len64(total-1) + 1) / 2)
-	rows = max(rows, 1<<bits.Len(uint(recordSize-1)), p.N())
-	rows = min(rows, p.HintSlots())
+	rows := max(64, 1<<bits.Len(uint(recordSize-1)))
+	for rows < p.HintSlots() && total > uint64(rows)<<TargetLogCols {
+		rows *= 2
+	}
 	perCol := rows / recordSize
 	cols := (records + perCol - 1) / perCol
 	cols = (cols + p.N() - 1) / p.N() * p.N()
@@ -161,6 +224,10 @@ func NewShape(p Params, records, recordSize int) (Shape, error) {
 	}
 	return Shape{Rows: rows, Cols: cols, RecordSize: recordSize}, nil
 }
+
+// TargetLogCols is the column count NewShape aims below: 2^19 columns,
+// a 2 MiB query vector.
+const TargetLogCols = 19
 
 // Validate checks a shape read from storage or the wire against p.
 func (s Shape) Validate(p Params) error {
@@ -208,6 +275,3 @@ func (p Params) HintRing() (logN int, q, pp []uint64, t uint64, err error) {
 	}
 	return bp.LogN(), bp.Q(), bp.P(), bp.PlaintextModulus(), nil
 }
-
-// BabyGiant returns the baby-step and giant-step counts of the evaluation.
-func (p Params) BabyGiant() (b1, b2 int) { return p.babyGiant() }

@@ -1,6 +1,7 @@
 package lwepir
 
 import (
+	"fmt"
 	"math/big"
 	"testing"
 )
@@ -71,8 +72,9 @@ func TestShape(t *testing.T) {
 		rows, colsMin int
 	}{
 		{1 << 24, 256, 8192, 1 << 19}, // 4 GiB
-		{1000, 32, 2048, 2048},
-		{1 << 20, 1024, 8192, 1 << 17},
+		{1000, 32, 64, 2048},
+		{1 << 20, 1024, 2048, 1 << 19}, // 1 GiB
+		{262144, 92, 128, 196608},      // 24 MiB
 	}
 	for _, c := range cases {
 		s, err := NewShape(p, c.records, c.size)
@@ -95,5 +97,37 @@ func TestShape(t *testing.T) {
 	}
 	if _, err := NewShape(p, 10, 1<<20); err == nil {
 		t.Fatal("1 MiB record accepted")
+	}
+}
+
+// TestLayout checks the evaluation layout against hand-computed cases: a
+// 4 GiB database (one output, N diagonals, two keys) and a small one (few
+// diagonals, a rotate-and-sum).
+func TestLayout(t *testing.T) {
+	p := Default()
+	big := Shape{Rows: 8192, Cols: 1 << 19, RecordSize: 256}.Layout(p)
+	if big != (Layout{N: 2048, Slots: 8192, Groups: 4, R: 2048, Outputs: 1, B1: 64, B2: 32}) {
+		t.Fatalf("4 GiB layout %+v", big)
+	}
+	if r := big.Rotations(); fmt.Sprint(r) != "[1 64]" {
+		t.Fatalf("4 GiB rotations %v", r)
+	}
+	small := Shape{Rows: 256, Cols: 2048, RecordSize: 32}.Layout(p)
+	if small != (Layout{N: 2048, Slots: 8192, Groups: 4, R: 64, Outputs: 1, B1: 8, B2: 8}) || small.Diagonals() != 64 {
+		t.Fatalf("small layout %+v", small)
+	}
+	if r := small.Rotations(); fmt.Sprint(r) != "[1 8 64 128 256 512 1024]" {
+		t.Fatalf("small rotations %v", r)
+	}
+	// Every row has exactly one result slot, and slotRow inverts it.
+	for _, l := range []Layout{big, small} {
+		seen := map[[2]int]bool{}
+		for i := 0; i < l.Outputs*l.Groups*l.R; i++ {
+			o, v := l.resultSlot(i)
+			if seen[[2]int{o, v}] || l.slotRow(o, v) != i {
+				t.Fatalf("%+v: row %d at (%d, %d), slotRow %d", l, i, o, v, l.slotRow(o, v))
+			}
+			seen[[2]int{o, v}] = true
+		}
 	}
 }

@@ -102,7 +102,7 @@ func TestQueryDecodesEveryColumn(t *testing.T) {
 		}
 		tiles, cols := testDB(t, p, shape)
 		diags := buildHint(t, p, shape, seed, tiles)
-		sk, evk, err := GenerateKeys(p)
+		sk, evk, err := GenerateKeys(p, shape)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestWireRoundTrip(t *testing.T) {
 	var seed [SeedSize]byte
 	tiles, cols := testDB(t, p, shape)
 	diags := buildHint(t, p, shape, seed, tiles)
-	sk, evk, err := GenerateKeys(p)
+	sk, evk, err := GenerateKeys(p, shape)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,8 +49,7 @@ func (s *Server) Answer(ctx context.Context, keys *EvalKeys, q *Query, tiles Til
 	if err := s.CheckQuery(q); err != nil {
 		return nil, err
 	}
-	b1, _ := s.p.babyGiant()
-	if err := keys.check(s.bp, b1); err != nil {
+	if err := keys.check(s.bp, s.shape.Layout(s.p).Rotations()); err != nil {
 		return nil, err
 	}
 	var (
@@ -97,44 +96,45 @@ func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][
 	return accs, nil
 }
 
-// EvaluateHint computes H'·s in the slots of ⌈Rows/slots⌉ ciphertexts,
-// switched down to one prime: baby steps rot_j(x) for j < b1 by repeated
-// rotation by one, then for each output Horner's rule over the giant steps,
-// T ← rot_b1(T) + Σ_j P(o,g,j)·rot_j(x).
+// EvaluateHint computes H'·s in the slots of the layout's outputs,
+// switched down to one prime: baby steps rot_j(x) for j < B1 by repeated
+// rotation by one; for each output, Horner's rule over the giant steps,
+// T ← rot_B1(T) + Σ_j P(o,g,j)·rot_j(x); then the rotate-and-sum of the
+// N/R partial sums of every row.
 func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphertext, diags Diagonals) ([]*rlwe.Ciphertext, error) {
-	b1, b2 := s.p.babyGiant()
+	l := s.shape.Layout(s.p)
 	eval := bgv.NewEvaluator(s.bp, keys.set())
 	rq := s.bp.RingQ().AtLevel(x.Level())
-	baby := make([]*rlwe.Ciphertext, b1)
+	baby := make([]*rlwe.Ciphertext, l.B1)
 	baby[0] = x
-	for j := 1; j < b1; j++ {
+	for j := 1; j < l.B1; j++ {
 		baby[j] = bgv.NewCiphertext(s.bp, 1, x.Level())
 		if err := eval.RotateColumns(baby[j-1], 1, baby[j]); err != nil {
 			return nil, fmt.Errorf("lwepir: baby step %d: %w", j, err)
 		}
 	}
-	slots := s.p.HintSlots()
 	words := make([]uint64, DiagonalWords(s.p))
 	pt := bgv.NewPlaintext(s.bp, x.Level())
-	out := make([]*rlwe.Ciphertext, s.shape.HintCiphertexts(s.p))
+	out := make([]*rlwe.Ciphertext, l.Outputs)
+	sum := bgv.NewCiphertext(s.bp, 1, x.Level())
+	tmp := bgv.NewCiphertext(s.bp, 1, x.Level())
 	for o := range out {
 		var acc *rlwe.Ciphertext
-		sum := bgv.NewCiphertext(s.bp, 1, x.Level())
-		for g := b2 - 1; g >= 0; g-- {
+		for g := l.B2 - 1; g >= 0; g-- {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 			for k := range sum.Value {
-				for l := range sum.Value[k].Coeffs {
-					clear(sum.Value[k].Coeffs[l])
+				for i := range sum.Value[k].Coeffs {
+					clear(sum.Value[k].Coeffs[i])
 				}
 			}
-			for j := 0; j < b1; j++ {
-				if err := diags.ReadDiagonal(ctx, diagonalIndex(s.p, o, g, j), words); err != nil {
+			for j := 0; j < l.B1; j++ {
+				if err := diags.ReadDiagonal(ctx, l.diagonalIndex(o, g, j), words); err != nil {
 					return nil, fmt.Errorf("lwepir: reading diagonal: %w", err)
 				}
-				for l := range pt.Value.Coeffs {
-					pt.Value.Coeffs[l] = words[l*slots : (l+1)*slots]
+				for i := range pt.Value.Coeffs {
+					pt.Value.Coeffs[i] = words[i*l.Slots : (i+1)*l.Slots]
 				}
 				rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[0], sum.Value[0])
 				rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[1], sum.Value[1])
@@ -143,10 +143,18 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 				acc = sum.CopyNew()
 				continue
 			}
-			if err := eval.RotateColumns(acc, b1, acc); err != nil {
+			if err := eval.RotateColumns(acc, l.B1, acc); err != nil {
 				return nil, fmt.Errorf("lwepir: giant step %d: %w", g, err)
 			}
 			if err := eval.Add(acc, sum, acc); err != nil {
+				return nil, err
+			}
+		}
+		for k := l.R; k < l.N; k *= 2 {
+			if err := eval.RotateColumns(acc, k, tmp); err != nil {
+				return nil, fmt.Errorf("lwepir: summing by %d: %w", k, err)
+			}
+			if err := eval.Add(acc, tmp, acc); err != nil {
 				return nil, err
 			}
 		}

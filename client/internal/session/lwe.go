@@ -8,8 +8,6 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
@@ -116,7 +114,7 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 	}
 	shape := lwepir.Shape{Rows: l.rows, Cols: l.hb.Tiles() * l.p.N(), RecordSize: l.size}
 	h := l.hb.Finish()
-	b1, _ := l.p.BabyGiant()
+	b1 := shape.Layout(l.p).B1
 	logN, q, _, _, err := l.p.HintRing()
 	if err != nil {
 		return shape, err
@@ -161,16 +159,6 @@ type LWESession struct {
 	keys     []api.KeyBinding
 }
 
-// LWEQuery is one answered query, with what it cost.
-type LWEQuery struct {
-	Index       int
-	Record      []byte
-	QueryBytes  int64 // payload of the request: query vector and encrypted secret
-	AnswerBytes int64 // payload of the answer
-	Seconds     float64
-	Device      *api.RunStreamResponse
-}
-
 // NewLWESession sets the database's answer program on the device and makes
 // sure the client's evaluation keys are stored under keyPrefix.
 func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,
@@ -192,41 +180,49 @@ func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Par
 	if err != nil {
 		return nil, err
 	}
+	// Keys are stored per rotation, shared by every database of the
+	// member's key set that uses the rotation.
 	prefix := keyPrefix + "/lwe-" + fp + "/"
-	s.keys = []api.KeyBinding{{Key: lower.LWEKeyRot1, Object: prefix + "rot1"}, {Key: lower.LWEKeyGiant, Object: prefix + "rotgiant"}}
 	have, err := dev.List(ctx, &api.ListRequest{Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}
-	if len(have.Objects) == 2 {
+	stored := map[string]bool{}
+	for _, o := range have.Objects {
+		stored[o.Name] = true
+	}
+	var missing []int
+	for _, r := range shape.Layout(p).Rotations() {
+		obj := prefix + lower.LWEKey(r)
+		s.keys = append(s.keys, api.KeyBinding{Key: lower.LWEKey(r), Object: obj})
+		if !stored[obj] {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
 		return s, nil
 	}
-	evk, err := sk.EvalKeys(p)
+	evk, err := sk.EvalKeys(p, missing)
 	if err != nil {
 		return nil, err
 	}
-	for i, gk := range []*rlwe.GaloisKey{evk.Rot1, evk.RotGiant} {
-		b, err := lwepir.MarshalGaloisKey(gk)
+	for _, r := range missing {
+		b, err := lwepir.MarshalGaloisKey(evk.Rotations[r])
 		if err != nil {
 			return nil, err
 		}
-		limb := object.EncodeBlob(b)
-		data := make([]uint64, len(limb))
-		for j, x := range limb {
-			data[j] = uint64(x)
-		}
-		if _, err := dev.Put(ctx, &api.PutRequest{Name: s.keys[i].Object, Kind: object.KindBlob, Polys: 1, Limbs: 1,
-			Data: [][]uint64{data}, WordBytes: 1}); err != nil {
+		req := lweKeyPut(prefix+lower.LWEKey(r), b)
+		if _, err := dev.Put(ctx, req); err != nil {
 			return nil, fmt.Errorf("session: storing evaluation keys: %w", err)
 		}
-		s.SetupBytes += int64(len(limb))
+		s.SetupBytes += int64(len(b))
 	}
 	return s, nil
 }
 
 // Get retrieves record index. The device sees a fresh LWE vector and a
 // fresh encryption, whatever the index.
-func (s *LWESession) Get(ctx context.Context, index int) (*LWEQuery, error) {
+func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	start := time.Now()
 	col, err := s.client.Column(index)
 	if err != nil {
@@ -283,7 +279,7 @@ func (s *LWESession) Get(ctx context.Context, index int) (*LWEQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &LWEQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([]engine.Limbs{secret}),
+	return &PIRQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([]engine.Limbs{secret}),
 		AnswerBytes: limbBytes(outputsOf(resp)), Seconds: time.Since(start).Seconds(), Device: resp}, nil
 }
 
@@ -303,4 +299,22 @@ func outputsOf(resp *api.RunStreamResponse) []engine.Limbs {
 		out = append(out, o.Instances...)
 	}
 	return out
+}
+
+// lweKeyPut is the Put of an encoded Galois key: a key object of 64 KiB
+// limbs of little-endian words, zero-padded (the device knows the key's
+// size from the parameters).
+func lweKeyPut(name string, b []byte) *api.PutRequest {
+	const limbWords = 1 << 13
+	limbs := (len(b) + 8*limbWords - 1) / (8 * limbWords)
+	padded := make([]byte, limbs*8*limbWords)
+	copy(padded, b)
+	data := make([][]uint64, limbs)
+	for l := range data {
+		data[l] = make([]uint64, limbWords)
+		for j := range data[l] {
+			data[l][j] = binary.LittleEndian.Uint64(padded[8*(l*limbWords+j):])
+		}
+	}
+	return &api.PutRequest{Name: name, Kind: object.KindKey, Polys: 1, Limbs: uint32(limbs), Data: data, WordBytes: 8}
 }

@@ -65,8 +65,7 @@ func TestLWESessionRecords(t *testing.T) {
 	const records, size = 3000, 48
 	s, recs, _ := lweDB(t, records, size)
 	tileBytes := int64(s.Shape.TileBytes(s.Params))
-	_, b2 := s.Params.BabyGiant()
-	diagBytes := int64(s.Shape.HintCiphertexts(s.Params)*b2) * int64(lwepir.DiagonalWords(s.Params)) * 8 * int64(s.Params.N()/b2)
+	diagBytes := int64(s.Shape.Layout(s.Params).Diagonals()) * int64(lwepir.DiagonalWords(s.Params)) * 8
 	for _, i := range []int{0, 1, 41, records / 2, records - 1} {
 		q, err := s.Get(context.Background(), i)
 		if err != nil {

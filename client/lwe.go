@@ -1,0 +1,139 @@
+package client
+
+import (
+	"context"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+
+	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// sizeOf returns the size of a seekable input (and leaves it where it
+// was), or -1.
+func sizeOf(r io.Reader) int64 {
+	s, ok := r.(io.Seeker)
+	if !ok {
+		return -1
+	}
+	cur, err := s.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	end, err := s.Seek(0, io.SeekEnd)
+	if _, err2 := s.Seek(cur, io.SeekStart); err != nil || err2 != nil {
+		return -1
+	}
+	return end - cur
+}
+
+// loadLWE writes a generation of an LWE PIR database: records sealed, laid
+// out in columns of a byte matrix, tiles and hint diagonals uploaded as
+// they are made. inputSize (or -1) sizes the matrix: its rows are about the
+// square root of the stored bytes, so query and answer stay small.
+func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize int64, opt LoadOptions) error {
+	p, err := lwepir.ByName(in.LWEParams)
+	if err != nil {
+		return err
+	}
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, dataset.RecordOptions{Column: opt.Column, Header: opt.Header})
+	if err != nil {
+		return err
+	}
+	stored := in.StoredRecordSize()
+	rows := p.HintSlots()
+	if inputSize > 0 {
+		est := int(max(1, inputSize/int64(in.RecordSize)))
+		if sh, err := lwepir.NewShape(p, est, stored); err == nil {
+			rows = sh.Rows
+		}
+	}
+	var seed [lwepir.SeedSize]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		return err
+	}
+	in.Seed = hex.EncodeToString(seed[:])
+	var sl *seal.Sealer
+	if in.Sealed {
+		salt, err := seal.NewSalt()
+		if err != nil {
+			return err
+		}
+		in.Salt = hex.EncodeToString(salt[:])
+		if sl, err = c.sealer(ctx, in); err != nil {
+			return err
+		}
+	}
+	l, err := session.NewLWELoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), p, rows, stored, seed)
+	if err != nil {
+		return err
+	}
+	var sealed []byte
+	for i := uint64(0); ; i++ {
+		rec, err := rr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if sl != nil {
+			sealed = sl.Seal(sealed[:0], i, rec)
+			rec = sealed
+		}
+		if err := l.Add(ctx, rec); err != nil {
+			return err
+		}
+	}
+	shape, err := l.Finish(ctx)
+	if err != nil {
+		return err
+	}
+	in.Records, in.Rows, in.Cols, in.Bytes = l.Records(), shape.Rows, shape.Cols, l.Written()
+	return nil
+}
+
+// lweSession returns the session of an LWE database generation.
+func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession, error) {
+	return cachedSession(c, c.lsessions, in, func() (*session.LWESession, error) {
+		p, err := lwepir.ByName(in.LWEParams)
+		if err != nil {
+			return nil, err
+		}
+		shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
+		if err := shape.Validate(p); err != nil || shape.Records() < in.Records {
+			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.Rows, in.Cols)
+		}
+		var seed [lwepir.SeedSize]byte
+		raw, err := hex.DecodeString(in.Seed)
+		if err != nil || len(raw) != len(seed) {
+			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE seed", in.Name)
+		}
+		copy(seed[:], raw)
+		sk, err := c.keys.lweSecretKey(p)
+		if err != nil {
+			return nil, err
+		}
+		opt, err := c.sessionOptions(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return session.NewLWESession(ctx, c.dev, genPrefix(in.Name, in.Generation), p, shape, seed, sk, opt.KeyPrefix)
+	})
+}
+
+// lweSecretKey is the key set's secret of the LWE scheme's ring stage,
+// derived from its data key (so a key directory needs no new file).
+func (k *Keys) lweSecretKey(p lwepir.Params) (*lwepir.SecretKey, error) {
+	seed, err := hkdf.Key(sha256.New, k.data[:], nil, "rosemary lwepir ring secret v1\x00"+p.Name(), 32)
+	if err != nil {
+		return nil, fmt.Errorf("client: data key: %w", err)
+	}
+	return lwepir.DeriveSecretKey(p, seed)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
 
@@ -71,4 +72,26 @@ func NewPIRSession(ctx context.Context, dev api.Device, db string, preset fhe.Pr
 // of n vectors of coeffs coefficients each on preset.
 func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
 	return session.VectorShape(preset, n, coeffs)
+}
+
+// LWESession is an LWE PIR database generation on a device, ready for
+// queries: its answer program set, the evaluation keys stored.
+type LWESession = session.LWESession
+
+// SeededLWERecord is record index of a WriteSeededLWE database.
+func SeededLWERecord(seed uint64, index, size int) []byte { return session.SeededLWERecord(seed, index, size) }
+
+// WriteSeededLWE writes an LWE PIR database generation gen of seeded
+// synthetic records (SeededLWERecord) into sink: a matrix of rows rows,
+// its tiles and hint diagonals. It returns the shape and bytes written.
+func WriteSeededLWE(ctx context.Context, sink ObjectSink, gen string, p lwepir.Params, rows, records, size int, seed uint64,
+	lweSeed [lwepir.SeedSize]byte, progress func(done, total int64)) (lwepir.Shape, int64, error) {
+	return session.WriteSeededLWE(ctx, sink, gen, p, rows, records, size, seed, lweSeed, progress)
+}
+
+// NewLWESession opens a session on LWE database generation gen on dev with
+// the ring secret sk; its evaluation keys are stored under keyPrefix.
+func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,
+	sk *lwepir.SecretKey, keyPrefix string) (*LWESession, error) {
+	return session.NewLWESession(ctx, dev, gen, p, shape, seed, sk, keyPrefix)
 }

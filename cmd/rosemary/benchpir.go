@@ -19,7 +19,9 @@ func runBenchPIR(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the records and the indices")
 	dir := fs.String("store", "", "store directory (default: rosemary-bench-pir-SIZE in the temporary directory; reused when it holds the same database)")
 	dev := fs.String("device", "", "address of a running `rosemary device serve` on --store (default: start one as a child process)")
-	lattigo := fs.Bool("lattigo", true, "also answer one query host-only with Lattigo reading the store")
+	lattigo := fs.Bool("lattigo", true, "bgv: also answer one query host-only with Lattigo reading the store")
+	scheme := fs.String("scheme", "lwe", "lwe (hint-free LWE PIR, the default) or bgv (a BGV query expanded on the device)")
+	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tls := addTransportFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -40,7 +42,7 @@ func runBenchPIR(args []string) error {
 		return err
 	}
 	if *dir == "" {
-		*dir = filepath.Join(os.TempDir(), "rosemary-bench-pir-"+*size)
+		*dir = filepath.Join(os.TempDir(), "rosemary-bench-pir-"+*scheme+"-"+*size)
 	}
 	device, err := childDeviceCommand()
 	if err != nil {
@@ -49,7 +51,7 @@ func runBenchPIR(args []string) error {
 	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
-	opt := bench.PIROptions{Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
+	opt := bench.PIROptions{Scheme: *scheme, LWEParams: *lweParams, Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
 		DeviceCommand: device, Lattigo: *lattigo, Dial: dial, Plaintext: *tls.plaintext,
 		Progress: func(stage string, done, total int64) {
 			if stage == "build" {
@@ -69,6 +71,20 @@ func runBenchPIR(args []string) error {
 	}
 	if *asJSON {
 		return printJSON(rep)
+	}
+	if rep.Scheme == "lwe" {
+		fmt.Printf("LWE PIR over %s (%d records of %d B, a %d × %d byte matrix, %s; stored %s), %d queries: correct %v (measured here)\n",
+			report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, report.Bytes(rep.StoredBytes), rep.Queries, rep.Correct)
+		fmt.Printf("  warm query   %.3f s mean (%.3f–%.3f), device %.3f s: scan %.2f GB/s (device %.2f GB/s)\n",
+			rep.QuerySeconds, rep.QueryMinSeconds, rep.QueryMaxSeconds, rep.DeviceSeconds, rep.ScanGBps, rep.DeviceScanGBps)
+		fmt.Printf("  cold query   %.3f s: scan %.2f GB/s vs raw read %.2f GB/s (O_DIRECT %v)\n", rep.ColdQuerySeconds, rep.ColdScanGBps, rep.RawReadGBps, rep.RawReadDirect)
+		fmt.Printf("  per query    %s up, %s down (on the connection); keys and program once: %s\n",
+			report.Bytes(rep.QueryUpBytes), report.Bytes(rep.QueryDownBytes), report.Bytes(rep.SetupBytes))
+		if rep.BuildSeconds > 0 {
+			fmt.Printf("  load         %.1f s (tiles and hint preprocessing)\n", rep.BuildSeconds)
+		}
+		fmt.Printf("  device       peak RSS %s, %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)), rep.DeviceWorkers)
+		return nil
 	}
 	fmt.Printf("PIR over %s (%d records of %d B, %d × %d plaintexts, %s), %d queries: correct %v (measured here)\n",
 		report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, rep.Queries, rep.Correct)

@@ -173,6 +173,7 @@ func runDB(args []string) error {
 		size := f.fs.Int("record-size", 0, "pir: bytes per record")
 		dim := f.fs.Int("dim", 0, "vectors: dimensions")
 		metric := f.fs.String("metric", "l2", "vectors: l2 (Euclidean distance) or ip (inner product)")
+		scheme := f.fs.String("scheme", "lwe", "pir: lwe (hint-free LWE PIR, the default) or bgv (a BGV query expanded on the device)")
 		c, err := f.parseOpen(ctx, args)
 		if err != nil {
 			return err
@@ -184,7 +185,11 @@ func runDB(args []string) error {
 			if *size <= 0 {
 				return errors.New("db create: --record-size is required for a pir database")
 			}
-			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{})
+			sc, err2 := client.ParsePIRScheme(*scheme)
+			if err2 != nil {
+				return err2
+			}
+			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{Scheme: sc})
 		case client.KindVectors:
 			if *dim <= 0 {
 				return errors.New("db create: --dim is required for a vectors database")
@@ -196,7 +201,11 @@ func runDB(args []string) error {
 		if err != nil {
 			return err
 		}
-		return f.print(in, fmt.Sprintf("created %s database %q (preset %s)", in.Kind, in.Name, in.Preset))
+		what := "preset " + in.Preset
+		if in.Scheme == client.SchemeLWE {
+			what = "scheme lwe, parameters " + in.LWEParams
+		}
+		return f.print(in, fmt.Sprintf("created %s database %q (%s)", in.Kind, in.Name, what))
 	case "load":
 		format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed")
 		column := f.fs.Int("column", 0, "csv: column of the records (0-based)")

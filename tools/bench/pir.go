@@ -37,6 +37,10 @@ type PIROptions struct {
 	Queries    int    // queries at random indices, the first and last included
 	Seed       uint64 // records and indices
 	Preset     string // BGV preset (default bgv-13)
+	// Scheme is "lwe" (the default: package fhe/lwepir) or "bgv".
+	Scheme string
+	// LWEParams names the LWE parameter set ("" is "default").
+	LWEParams string
 	// StoreDir holds the store; a database of the same size, record size
 	// and seed found there is reused.
 	StoreDir string
@@ -62,7 +66,10 @@ type PIRReport struct {
 	// Transport is how the client reached the device (TransportTLS or
 	// TransportPlaintext; empty for a device started elsewhere).
 	Transport    string  `json:"transport,omitempty"`
+	Scheme       string  `json:"scheme"`
 	DBBytes      int64   `json:"db_bytes"`
+	// StoredBytes: the store's files (the database, its hint and padding).
+	StoredBytes int64 `json:"stored_bytes,omitempty"`
 	Params       string  `json:"params"`
 	RecordSize   int     `json:"record_size"`
 	Records      int     `json:"records"`
@@ -81,8 +88,18 @@ type PIRReport struct {
 	QueryMinSeconds float64 `json:"query_min_s"`
 	QueryMaxSeconds float64 `json:"query_max_s"`
 	DeviceSeconds   float64 `json:"device_s"` // mean run time on the device
-	// ScanGBps is database bytes over the mean query time.
-	ScanGBps float64 `json:"scan_gbps"`
+	// ScanGBps is database bytes over the mean query time (LWE: of the
+	// warm queries, the store in the page cache); DeviceScanGBps the same
+	// over the device's run time; ColdScanGBps over the first query's
+	// time, run after the store's files were dropped from the page cache.
+	ScanGBps         float64 `json:"scan_gbps"`
+	DeviceScanGBps   float64 `json:"device_scan_gbps,omitempty"`
+	ColdScanGBps     float64 `json:"cold_scan_gbps,omitempty"`
+	ColdQuerySeconds float64 `json:"cold_query_s,omitempty"`
+	// QueryUpBytes and QueryDownBytes: one query's payload each way,
+	// counted on the connection.
+	QueryUpBytes   int64 `json:"query_up_bytes,omitempty"`
+	QueryDownBytes int64 `json:"query_down_bytes,omitempty"`
 	// RawReadGBps is a plain sequential read of the store's channel files
 	// (RawReadBytes of them) in this run: O_DIRECT when RawReadDirect.
 	RawReadGBps   float64 `json:"raw_read_gbps"`
@@ -124,6 +141,16 @@ type manifest struct {
 // read of its files and, optionally, the Lattigo host-only query, then runs
 // opt.Queries queries through a device process and checks every record.
 func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
+	if opt.Queries < 2 {
+		return nil, fmt.Errorf("bench: %d queries (at least the first and last record)", opt.Queries)
+	}
+	switch opt.Scheme {
+	case "", "lwe":
+		return runLWE(ctx, opt)
+	case "bgv":
+	default:
+		return nil, fmt.Errorf("bench: scheme %q (lwe or bgv)", opt.Scheme)
+	}
 	if opt.Preset == "" {
 		opt.Preset = "bgv-13"
 	}
@@ -149,7 +176,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &PIRReport{Params: preset.Name, RecordSize: opt.RecordSize, Records: records, Rows: shape.Rows, Cols: shape.Cols,
+	rep := &PIRReport{Scheme: "bgv", Params: preset.Name, RecordSize: opt.RecordSize, Records: records, Rows: shape.Rows, Cols: shape.Cols,
 		Queries: opt.Queries, Provenance: "measured here"}
 	rep.DBBytes = int64(shape.Rows*shape.Cols) * perPt
 	rep.HostOnlyBytes = rep.DBBytes
@@ -172,11 +199,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 
 	kg := rlwe.NewKeyGenerator(params)
 	sk := kg.GenSecretKeyNew()
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x5eed))
-	rep.Indices = []int{0, records - 1}
-	for len(rep.Indices) < opt.Queries {
-		rep.Indices = append(rep.Indices, rng.IntN(records))
-	}
+	rep.Indices = queryIndices(opt.Seed, records, opt.Queries)
 
 	if opt.Lattigo && opt.Device == "" {
 		if err := lattigoBaseline(ctx, opt, preset, shape, sk, rep, logf); err != nil {
@@ -435,4 +458,15 @@ func orQuiet(logf func(format string, args ...any), progress func(stage string, 
 		progress = func(string, int64, int64) {}
 	}
 	return logf, progress
+}
+
+// queryIndices are the records a benchmark reads: the first, the last and
+// seeded random ones.
+func queryIndices(seed uint64, records, queries int) []int {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	idx := []int{0, records - 1}
+	for len(idx) < queries {
+		idx = append(idx, rng.IntN(records))
+	}
+	return idx
 }

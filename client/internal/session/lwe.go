@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"math/rand/v2"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
@@ -317,4 +318,38 @@ func lweKeyPut(name string, b []byte) *api.PutRequest {
 		}
 	}
 	return &api.PutRequest{Name: name, Kind: object.KindKey, Polys: 1, Limbs: uint32(limbs), Data: data, WordBytes: 8}
+}
+
+// SeededLWERecord is record index of a seeded synthetic database: bytes of
+// a ChaCha8 stream keyed by the seed and the index, so a benchmark checks
+// any record without keeping the database.
+func SeededLWERecord(seed uint64, index, size int) []byte {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	binary.LittleEndian.PutUint64(key[8:], uint64(index))
+	copy(key[16:], "lwe-record")
+	rec := make([]byte, size)
+	rand.NewChaCha8(key).Read(rec)
+	return rec
+}
+
+// WriteSeededLWE writes records seeded records of size bytes as an LWE
+// database generation gen of the given rows: tiles, then hint diagonals.
+// progress, if set, gets the records written and the total.
+func WriteSeededLWE(ctx context.Context, sink ObjectSink, gen string, p lwepir.Params, rows, records, size int, seed uint64,
+	lweSeed [lwepir.SeedSize]byte, progress func(done, total int64)) (lwepir.Shape, int64, error) {
+	l, err := NewLWELoader(sink, gen, p, rows, size, lweSeed)
+	if err != nil {
+		return lwepir.Shape{}, 0, err
+	}
+	for i := 0; i < records; i++ {
+		if err := l.Add(ctx, SeededLWERecord(seed, i, size)); err != nil {
+			return lwepir.Shape{}, 0, err
+		}
+		if progress != nil && i%65536 == 0 {
+			progress(int64(i), int64(records))
+		}
+	}
+	shape, err := l.Finish(ctx)
+	return shape, l.Written(), err
 }

@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// lweManifest records the LWE database a benchmark store holds.
+type lweManifest struct {
+	Size       int64                 `json:"size"`
+	RecordSize int                   `json:"record_size"`
+	Seed       uint64                `json:"seed"`
+	Params     string                `json:"params"`
+	Shape      lwepir.Shape          `json:"shape"`
+	Records    int                   `json:"records"`
+	LWESeed    [lwepir.SeedSize]byte `json:"lwe_seed"`
+}
+
+const lweManifestFile = "lwe-bench.json"
+
+// lweGen is the generation prefix of the benchmark's LWE database.
+const lweGen = benchDB + "/g1"
+
+// runLWE is RunPIR for the LWE scheme: build (or reuse) the database,
+// read its files raw, then query it through a device process. The first
+// query runs after the store's files are dropped from the page cache (the
+// cold scan); the rest find them cached (the warm scan).
+func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
+	logf, progress := orQuiet(opt.Log, opt.Progress)
+	p := lwepir.Default()
+	if opt.LWEParams != "" {
+		var err error
+		if p, err = lwepir.ByName(opt.LWEParams); err != nil {
+			return nil, err
+		}
+	}
+	records := int(opt.Size / int64(opt.RecordSize))
+	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
+	if err != nil {
+		return nil, err
+	}
+	rep := &PIRReport{Scheme: "lwe", Params: "lwe-" + p.Name(), RecordSize: opt.RecordSize, Records: records, Rows: shape.Rows, Cols: shape.Cols,
+		Queries: opt.Queries, Provenance: "measured here"}
+	rep.DBBytes = int64(records) * int64(opt.RecordSize)
+	rep.HostOnlyBytes = rep.DBBytes
+	want := lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: p.Name(), Shape: shape, Records: records}
+	if opt.Device == "" {
+		if want, err = buildLWEStore(ctx, opt, p, want, rep, progress, logf); err != nil {
+			return nil, err
+		}
+	} else if have, err := readLWEManifest(opt.StoreDir); err != nil || have.Shape != want.Shape || have.Seed != want.Seed {
+		return nil, fmt.Errorf("bench: with --device the store %s must already hold the database (run once without --device)", opt.StoreDir)
+	} else {
+		want = have
+	}
+	rep.StoredBytes = storedBytes(opt.StoreDir)
+
+	logf("raw sequential read of %s", opt.StoreDir)
+	raw, err := ReadFiles(opt.StoreDir, "ch*")
+	if err != nil {
+		return nil, err
+	}
+	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect = raw.GBps, raw.Bytes, raw.Direct
+
+	rep.Indices = queryIndices(opt.Seed, records, opt.Queries)
+	if opt.Device == "" {
+		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {
+			return nil, err
+		}
+	}
+	addr, dial, transport, stop, err := startDevice(ctx, opt, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	rep.Transport = transport
+	c, err := remote.Dial(addr, dial...)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var keySeed [32]byte
+	rand.Read(keySeed[:])
+	sk, err := lwepir.DeriveSecretKey(p, keySeed[:])
+	if err != nil {
+		return nil, err
+	}
+	s0, r0 := c.Traffic()
+	sess, err := client.NewLWESession(ctx, c, lweGen, p, want.Shape, want.LWESeed, sk, benchDB+"/members/"+benchIdentity(opt.Plaintext)+"/keys/bench")
+	if err != nil {
+		return nil, err
+	}
+	s1, r1 := c.Traffic()
+	rep.SetupBytes = s1 - s0 + r1 - r0
+
+	rep.Correct = true
+	var warm, dev float64
+	var traffic int64
+	for qi, idx := range rep.Indices {
+		if qi == 0 {
+			// The cold query: nothing of the store in the page cache.
+			if err := dropPageCache(opt.StoreDir); err != nil {
+				return nil, err
+			}
+		}
+		a0, b0 := c.Traffic()
+		q, err := sess.Get(ctx, idx)
+		if err != nil {
+			return nil, fmt.Errorf("bench: query %d (record %d): %w", qi, idx, err)
+		}
+		a1, b1 := c.Traffic()
+		traffic += a1 - a0 + b1 - b0
+		if !bytes.Equal(q.Record, client.SeededLWERecord(opt.Seed, idx, opt.RecordSize)) {
+			rep.Correct = false
+			rep.Failures = append(rep.Failures, fmt.Sprintf("record %d differs", idx))
+		}
+		if qi == 0 {
+			rep.ColdQuerySeconds = q.Seconds
+		} else {
+			warm += q.Seconds
+			dev += q.Device.Seconds
+			if qi == 1 || q.Seconds < rep.QueryMinSeconds {
+				rep.QueryMinSeconds = q.Seconds
+			}
+			rep.QueryMaxSeconds = max(rep.QueryMaxSeconds, q.Seconds)
+		}
+		rep.QueryUpBytes, rep.QueryDownBytes = a1-a0, b1-b0
+		progress("queries", int64(qi+1), int64(len(rep.Indices)))
+		logf("query %d: record %d in %.3f s (device %.3f s), %d B up, %d B down", qi, idx, q.Seconds, q.Device.Seconds, a1-a0, b1-b0)
+	}
+	n := float64(len(rep.Indices) - 1)
+	rep.QuerySeconds, rep.DeviceSeconds = warm/n, dev/n
+	rep.ScanGBps = float64(rep.DBBytes) / rep.QuerySeconds / 1e9
+	rep.DeviceScanGBps = float64(rep.DBBytes) / rep.DeviceSeconds / 1e9
+	rep.ColdScanGBps = float64(rep.DBBytes) / rep.ColdQuerySeconds / 1e9
+	rep.HostDeviceBytes = traffic / int64(len(rep.Indices))
+	if rep.HostDeviceBytes > 0 {
+		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
+	}
+	st, err := c.Stats(ctx, &api.StatsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	rep.DevicePeakRSS = st.PeakRSSBytes
+	if cfg, err := c.Config(ctx, &api.ConfigRequest{}); err == nil {
+		rep.DeviceWorkers = cfg.Workers
+	}
+	return rep, nil
+}
+
+// buildLWEStore writes the database (tiles and hint) unless the store holds it.
+func buildLWEStore(ctx context.Context, opt PIROptions, p lwepir.Params, want lweManifest, rep *PIRReport,
+	progress func(string, int64, int64), logf func(string, ...any)) (lweManifest, error) {
+	if err := os.MkdirAll(opt.StoreDir, 0o755); err != nil {
+		return want, fmt.Errorf("bench: %w", err)
+	}
+	st, err := store.Open(opt.StoreDir, layout.Layout{Channels: 4, PageSize: 16 << 10})
+	if err != nil {
+		return want, err
+	}
+	defer st.Close()
+	if have, err := readLWEManifest(opt.StoreDir); err == nil && have.Shape == want.Shape && have.Seed == want.Seed && have.Params == want.Params {
+		rep.Reused = true
+		logf("reusing the database in %s", opt.StoreDir)
+		return have, nil
+	}
+	os.Remove(filepath.Join(opt.StoreDir, lweManifestFile))
+	if _, err := rand.Read(want.LWESeed[:]); err != nil {
+		return want, err
+	}
+	logf("writing a %d-byte LWE database (%d × %d) to %s", rep.DBBytes, want.Shape.Rows, want.Shape.Cols, opt.StoreDir)
+	start := time.Now()
+	if _, _, err := client.WriteSeededLWE(ctx, storeSink(st), lweGen, p, want.Shape.Rows, want.Records, opt.RecordSize, opt.Seed, want.LWESeed,
+		func(done, total int64) { progress("build", done, total) }); err != nil {
+		return want, err
+	}
+	rep.BuildSeconds = time.Since(start).Seconds()
+	b, _ := json.Marshal(want)
+	return want, os.WriteFile(filepath.Join(opt.StoreDir, lweManifestFile), b, 0o644)
+}
+
+func readLWEManifest(dir string) (lweManifest, error) {
+	var m lweManifest
+	b, err := os.ReadFile(filepath.Join(dir, lweManifestFile))
+	if err != nil {
+		return m, err
+	}
+	return m, json.Unmarshal(b, &m)
+}
+
+// storedBytes is the size of the store's channel files.
+func storedBytes(dir string) int64 {
+	files, _ := filepath.Glob(filepath.Join(dir, "ch*"))
+	var n int64
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}

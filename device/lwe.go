@@ -29,7 +29,7 @@ type lweProgram struct {
 	server *lwepir.Server
 }
 
-func newLWEProgram(sp *lower.StreamProgram) (*lweProgram, error) {
+func newLWEProgram(sp *lower.StreamProgram, workers int) (*lweProgram, error) {
 	p, shape, err := sp.LWE.Shape()
 	if err != nil {
 		return nil, err
@@ -38,6 +38,7 @@ func newLWEProgram(sp *lower.StreamProgram) (*lweProgram, error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.Workers = workers
 	return &lweProgram{sp: sp, params: p, shape: shape, server: srv}, nil
 }
 
@@ -200,6 +201,9 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 	d.enterISP()
 	defer d.leaveISP()
 	src := &lweSource{tiles: tiles, diags: diags, b1: b1, slots: p.HintSlots()}
+	if src.Blocks() < 1 || shape.Rows%src.Blocks() != 0 {
+		return nil, bad("tiles stored in %d limbs", src.Blocks())
+	}
 	ans, err := lp.server.Answer(ctx, keys, &lwepir.Query{Vector: query, Secret: secret}, src, src)
 	d.storeRead.Add(src.bytes.Load())
 	d.jobsRun.Add(1)
@@ -242,7 +246,7 @@ func (d *Device) pinLWE(b api.StoredBinding, count int64, shape object.Shape, by
 		}
 		objs = append(objs, o)
 		sh := o.Info().Shape
-		if sh.Bytes() != bytes || (shape != object.Shape{} && sh != shape) {
+		if sh.Bytes() != bytes || (shape != object.Shape{} && sh != shape) || sh != objs[0].Info().Shape {
 			for _, o := range objs {
 				o.Release()
 			}
@@ -261,16 +265,12 @@ type lweSource struct {
 	buf          []byte
 }
 
-// ReadTile reads tile k's limbs straight into dst.
-func (s *lweSource) ReadTile(_ context.Context, k int, dst []byte) error {
-	o := s.tiles[k]
-	sh := o.Info().Shape
-	lb := sh.LimbBytes()
-	limbs := make([][]byte, sh.NumLimbs())
-	for i := range limbs {
-		limbs[i] = dst[i*lb : (i+1)*lb]
-	}
-	if err := o.ReadAllInto(limbs); err != nil {
+// Blocks: a tile is read limb by limb (tileShape: limbs of whole rows).
+func (s *lweSource) Blocks() int { return s.tiles[0].Info().Shape.NumLimbs() }
+
+// ReadBlock reads limb b of tile k into dst.
+func (s *lweSource) ReadBlock(_ context.Context, k, b int, dst []byte) error {
+	if err := s.tiles[k].ReadLimbInto(dst, 0, b); err != nil {
 		return err
 	}
 	s.bytes.Add(int64(len(dst)))

@@ -70,7 +70,7 @@ func (d *Device) SetStream(_ context.Context, req *api.SetStreamRequest) (*api.S
 	reg := &registeredStream{raw: string(req.Program), nodes: len(sp.Nodes)}
 	var err error
 	if sp.LWE != nil {
-		reg.lwe, err = newLWEProgram(&sp)
+		reg.lwe, err = newLWEProgram(&sp, d.lim.Workers)
 	} else {
 		reg.stream, err = engine.NewStream(&sp)
 	}

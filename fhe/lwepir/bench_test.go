@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"testing"
 	"time"
+
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
 // BenchmarkHintDefault measures the ring stage at the default parameters
@@ -44,4 +46,43 @@ func BenchmarkHintDefault(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAnswerParts times the scan and the ring stage of one query over
+// a 64 MiB database at the default parameters.
+func BenchmarkAnswerParts(b *testing.B) {
+	p := Default()
+	shape, err := NewShape(p, 1<<18, 256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tiles := make(MemTiles, shape.Tiles(p))
+	for k := range tiles {
+		tiles[k] = make([]byte, shape.TileBytes(p))
+		rand.Read(tiles[k])
+	}
+	var seed [SeedSize]byte
+	h, _ := ComputeHint(context.Background(), p, shape, seed, tiles)
+	diags := make(MemDiagonals, DiagonalCount(p, shape))
+	EncodeDiagonals(p, shape, h, func(i int, w []uint64) error { diags[i] = append([]uint64(nil), w...); return nil })
+	sk, evk, _ := GenerateKeys(p, shape)
+	cl, _ := NewClient(p, shape, seed, sk)
+	srv, _ := NewServer(p, shape)
+	q, _, _ := cl.Query(3)
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(shape.Rows * shape.Cols))
+		for i := 0; i < b.N; i++ {
+			srv.Scan(context.Background(), []*matvec.Query{matvec.NewQuery(q.Vector)}, tiles)
+		}
+	})
+	b.Run("hint", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			srv.EvaluateHint(context.Background(), evk, q.Secret, diags)
+		}
+	})
+	b.Run("query", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			cl.Query(3)
+		}
+	})
 }

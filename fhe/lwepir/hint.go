@@ -21,12 +21,13 @@ func ComputeHint(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte
 		return nil, err
 	}
 	tile := make([]byte, shape.TileBytes(p))
+	nb := tiles.Blocks()
+	bb := len(tile) / nb
 	for k := 0; k < shape.Tiles(p); k++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := tiles.ReadTile(ctx, k, tile); err != nil {
-			return nil, fmt.Errorf("lwepir: reading tile %d: %w", k, err)
+		for b := 0; b < nb; b++ {
+			if err := tiles.ReadBlock(ctx, k, b, tile[b*bb:(b+1)*bb]); err != nil {
+				return nil, fmt.Errorf("lwepir: reading tile %d: %w", k, err)
+			}
 		}
 		hb.AddTile(tile)
 	}

@@ -3,6 +3,7 @@ package lwepir
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -17,6 +18,8 @@ type Server struct {
 	p     Params
 	shape Shape
 	bp    bgv.Parameters
+	// Workers is how many goroutines scan (default: GOMAXPROCS).
+	Workers int
 }
 
 // NewServer returns a server for a database of the given shape.
@@ -28,7 +31,7 @@ func NewServer(p Params, shape Shape) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{p: p, shape: shape, bp: bp}, nil
+	return &Server{p: p, shape: shape, bp: bp, Workers: runtime.GOMAXPROCS(0)}, nil
 }
 
 // CheckQuery validates a query decoded from the wire before any work.
@@ -73,27 +76,67 @@ func (s *Server) Answer(ctx context.Context, keys *EvalKeys, q *Query, tiles Til
 	return &Answer{Column: col[0], Hint: hint}, nil
 }
 
-// Scan computes D·q for each query, reading every tile once.
+// Scan computes D·q for each query, reading every tile once: Workers
+// goroutines take tiles in turn, each multiplies a block of rows while it
+// is in cache (all queries at once: one pass over the database for a
+// batch), into its own accumulators, summed at the end.
 func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][]uint32, error) {
-	accs := make([][]uint32, len(qs))
-	for b := range accs {
-		if qs[b].Len() != s.shape.Cols {
+	for _, q := range qs {
+		if q.Len() != s.shape.Cols {
 			return nil, fmt.Errorf("%w: query vector of the wrong length", ErrParams)
 		}
-		accs[b] = make([]uint32, s.shape.Rows)
 	}
-	n := s.p.N()
-	tile := make([]byte, s.shape.TileBytes(s.p))
-	for k := 0; k < s.shape.Tiles(s.p); k++ {
-		if err := ctx.Err(); err != nil {
+	nt, nb := s.shape.Tiles(s.p), tiles.Blocks()
+	if nb < 1 || s.shape.Rows%nb != 0 {
+		return nil, fmt.Errorf("%w: tiles read in %d blocks of %d rows", ErrParams, nb, s.shape.Rows)
+	}
+	n, rowsPer := s.p.N(), s.shape.Rows/nb
+	workers := max(1, min(s.Workers, nt))
+	accs := make([][][]uint32, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range accs {
+		accs[w] = make([][]uint32, len(qs))
+		for b := range qs {
+			accs[w][b] = make([]uint32, s.shape.Rows)
+		}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			buf := make([]byte, rowsPer*n)
+			part := make([][]uint32, len(qs))
+			for k := w; k < nt; k += workers {
+				for blk := 0; blk < nb; blk++ {
+					if err := ctx.Err(); err != nil {
+						errs[w] = err
+						return
+					}
+					if err := tiles.ReadBlock(ctx, k, blk, buf); err != nil {
+						errs[w] = fmt.Errorf("lwepir: reading tile %d: %w", k, err)
+						return
+					}
+					for b := range qs {
+						part[b] = accs[w][b][blk*rowsPer : (blk+1)*rowsPer]
+					}
+					matvec.MulAddBatch(part, buf, qs, k*n)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return nil, err
 		}
-		if err := tiles.ReadTile(ctx, k, tile); err != nil {
-			return nil, fmt.Errorf("lwepir: reading tile %d: %w", k, err)
-		}
-		matvec.MulAddBatch(accs, tile, qs, k*n)
 	}
-	return accs, nil
+	for w := 1; w < workers; w++ {
+		for b := range qs {
+			for i, v := range accs[w][b] {
+				accs[0][b][i] += v
+			}
+		}
+	}
+	return accs[0], nil
 }
 
 // EvaluateHint computes H'·s in the slots of the layout's outputs,

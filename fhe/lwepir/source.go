@@ -3,10 +3,13 @@ package lwepir
 import "context"
 
 // Tiles is where the server reads the database: tile k holds columns
-// [k·N, (k+1)·N) of every row, Rows × N bytes row-major. A store streams
-// them; nothing holds the whole database.
+// [k·N, (k+1)·N) of every row, Rows × N bytes row-major, read in Blocks()
+// equal blocks of whole rows. A store streams them: a scan computes on
+// each block while it is in cache, and nothing holds the whole database.
 type Tiles interface {
-	ReadTile(ctx context.Context, k int, dst []byte) error
+	Blocks() int
+	// ReadBlock reads block b of tile k into dst (TileBytes/Blocks bytes).
+	ReadBlock(ctx context.Context, k, b int, dst []byte) error
 }
 
 // Diagonals is where the server reads the precomputed plaintexts of H:
@@ -19,8 +22,11 @@ type Diagonals interface {
 // MemTiles is a database held in memory (tests, small tools).
 type MemTiles [][]byte
 
-// ReadTile copies tile k.
-func (m MemTiles) ReadTile(_ context.Context, k int, dst []byte) error {
+// Blocks is 1: a tile is one block.
+func (m MemTiles) Blocks() int { return 1 }
+
+// ReadBlock copies tile k.
+func (m MemTiles) ReadBlock(_ context.Context, k, _ int, dst []byte) error {
 	copy(dst, m[k])
 	return nil
 }

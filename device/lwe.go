@@ -18,15 +18,17 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
 // lweProgram is a registered LWE answer program (lower.LWESpec): the device
 // runs it natively over its stored tiles and hint diagonals.
 type lweProgram struct {
-	sp     *lower.StreamProgram
-	params lwepir.Params
-	shape  lwepir.Shape
-	server *lwepir.Server
+	batcher scanBatcher
+	sp      *lower.StreamProgram
+	params  lwepir.Params
+	shape   lwepir.Shape
+	server  *lwepir.Server
 }
 
 func newLWEProgram(sp *lower.StreamProgram, workers int) (*lweProgram, error) {
@@ -146,7 +148,11 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 	if query == nil || secret == nil {
 		return nil, bad("query and encrypted secret are both needed")
 	}
-	var tiles, diags []*store.Object
+	var (
+		tiles, diags []*store.Object
+		tilePrefix   string
+		err          error
+	)
 	defer func() {
 		for _, o := range append(tiles, diags...) {
 			o.Release()
@@ -155,9 +161,9 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 	layout := shape.Layout(p)
 	b1 := layout.B1
 	for _, b := range req.Stored {
-		var err error
 		switch b.Node {
 		case lower.LWETiles:
+			tilePrefix = b.Prefix
 			tiles, err = d.pinLWE(b, nodes[lower.LWETiles].Count, object.Shape{}, int64(shape.TileBytes(p)))
 		case lower.LWEDiagonals:
 			want := object.Shape{Polys: b1, Limbs: len(lp.sp.Ring.Q), LogN: uint8(lp.sp.Ring.LogN), WordSize: 8}
@@ -187,43 +193,75 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		}
 		keys.Rotations[r] = gk
 	}
-	caller := "in-process"
-	if id, ok := guard.IdentityFrom(ctx); ok {
-		caller = id.Name
-	}
-	release, err := d.runs.Acquire(ctx, caller)
-	if err != nil {
-		return nil, fmt.Errorf("device: runstream: %w", err)
-	}
-	defer release()
-	ctx, cancel := context.WithTimeout(ctx, d.lim.RunTimeout)
-	defer cancel()
-	d.enterISP()
-	defer d.leaveISP()
 	src := &lweSource{tiles: tiles, diags: diags, b1: b1, slots: p.HintSlots()}
 	if src.Blocks() < 1 || shape.Rows%src.Blocks() != 0 {
 		return nil, bad("tiles stored in %d limbs", src.Blocks())
 	}
-	ans, err := lp.server.Answer(ctx, keys, &lwepir.Query{Vector: query, Secret: secret}, src, src)
+	if err := lp.server.CheckQuery(&lwepir.Query{Vector: query, Secret: secret}); err != nil {
+		return nil, bad("%v", err)
+	}
+	// The ring stage is this query's own work: it takes a run slot (the
+	// fair queue of callers). The scan joins the next pass over the
+	// database with whatever other queries wait for it.
+	caller := "in-process"
+	if id, ok := guard.IdentityFrom(ctx); ok {
+		caller = id.Name
+	}
+	var (
+		hint    []*rlwe.Ciphertext
+		hintErr error
+		ringWG  sync.WaitGroup
+	)
+	ringCtx, cancel := context.WithTimeout(ctx, d.lim.RunTimeout)
+	defer cancel()
+	ringWG.Add(1)
+	go func() {
+		defer ringWG.Done()
+		release, err := d.runs.Acquire(ringCtx, caller)
+		if err != nil {
+			hintErr = err
+			cancel()
+			return
+		}
+		defer release()
+		d.enterISP()
+		defer d.leaveISP()
+		hint, hintErr = lp.server.EvaluateHint(ringCtx, keys, secret, src)
+		if hintErr != nil {
+			cancel()
+		}
+	}()
+	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: tilePrefix, done: make(chan struct{})}
+	scanErr := lp.batcher.scan(ringCtx, d, lp.server, w)
+	if scanErr != nil {
+		cancel()
+	}
+	ringWG.Wait()
 	d.storeRead.Add(src.bytes.Load())
 	d.jobsRun.Add(1)
+	// A stage that fails cancels the other: report the cause.
+	err = hintErr
+	if err == nil || (scanErr != nil && errors.Is(err, context.Canceled)) {
+		err = scanErr
+	}
 	if err != nil {
 		if errors.Is(err, lwepir.ErrParams) {
 			return nil, bad("%v", err)
 		}
 		return nil, fmt.Errorf("device: runstream %q: %w", name, err)
 	}
+	ans := &lwepir.Answer{Column: w.col, Hint: hint}
 	n := 1 << lp.sp.Ring.LogN
-	resp := &api.RunStreamResponse{StoreBytes: uint64(src.bytes.Load()), Stored: uint64(len(tiles) + len(diags))}
+	resp := &api.RunStreamResponse{StoreBytes: uint64(src.bytes.Load()), Stored: uint64(len(tiles) + len(diags)), Bodies: uint64(w.batch)}
 	col := api.StreamValues{Node: lower.LWEColumn}
 	for _, w := range lwepir.PackWords(ans.Column, n) {
 		col.Instances = append(col.Instances, engine.Limbs{w})
 	}
-	hint := api.StreamValues{Node: lower.LWEHint}
+	hintOut := api.StreamValues{Node: lower.LWEHint}
 	for _, ct := range ans.Hint {
-		hint.Instances = append(hint.Instances, engine.Limbs(lwepir.Limbs(ct)))
+		hintOut.Instances = append(hintOut.Instances, engine.Limbs(lwepir.Limbs(ct)))
 	}
-	resp.Outputs = []api.StreamValues{col, hint}
+	resp.Outputs = []api.StreamValues{col, hintOut}
 	resp.Seconds = time.Since(start).Seconds()
 	return resp, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/tools/bench"
@@ -22,6 +24,7 @@ func runBenchPIR(args []string) error {
 	lattigo := fs.Bool("lattigo", true, "bgv: also answer one query host-only with Lattigo reading the store")
 	scheme := fs.String("scheme", "lwe", "lwe (hint-free LWE PIR, the default) or bgv (a BGV query expanded on the device)")
 	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")
+	batch := fs.String("batch", "", "lwe: comma-separated numbers of concurrent queries to measure throughput at (e.g. 1,4,16,64)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tls := addTransportFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -48,10 +51,18 @@ func runBenchPIR(args []string) error {
 	if err != nil {
 		return err
 	}
+	var batches []int
+	for _, f := range strings.FieldsFunc(*batch, func(r rune) bool { return r == ',' }) {
+		b, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || b < 1 {
+			return fmt.Errorf("bench pir: --batch %q: want numbers ≥ 1", *batch)
+		}
+		batches = append(batches, b)
+	}
 	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
-	opt := bench.PIROptions{Scheme: *scheme, LWEParams: *lweParams, Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
+	opt := bench.PIROptions{Batches: batches, Scheme: *scheme, LWEParams: *lweParams, Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
 		DeviceCommand: device, Lattigo: *lattigo, Dial: dial, Plaintext: *tls.plaintext,
 		Progress: func(stage string, done, total int64) {
 			if stage == "build" {
@@ -82,6 +93,9 @@ func runBenchPIR(args []string) error {
 			report.Bytes(rep.QueryUpBytes), report.Bytes(rep.QueryDownBytes), report.Bytes(rep.SetupBytes))
 		if rep.BuildSeconds > 0 {
 			fmt.Printf("  load         %.1f s (tiles and hint preprocessing)\n", rep.BuildSeconds)
+		}
+		for _, b := range rep.Batches {
+			fmt.Printf("  batch %-3d    %.2f queries/s (%d queries in %.2f s, %.1f per scan pass, correct %v)\n", b.B, b.QueriesPerS, b.Queries, b.Seconds, b.MeanPass, b.Correct)
 		}
 		fmt.Printf("  device       peak RSS %s, %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)), rep.DeviceWorkers)
 		return nil

@@ -52,9 +52,6 @@ func (s *Server) Answer(ctx context.Context, keys *EvalKeys, q *Query, tiles Til
 	if err := s.CheckQuery(q); err != nil {
 		return nil, err
 	}
-	if err := keys.check(s.bp, s.shape.Layout(s.p).Rotations()); err != nil {
-		return nil, err
-	}
 	var (
 		wg      sync.WaitGroup
 		hint    []*rlwe.Ciphertext
@@ -146,6 +143,9 @@ func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][
 // N/R partial sums of every row.
 func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphertext, diags Diagonals) ([]*rlwe.Ciphertext, error) {
 	l := s.shape.Layout(s.p)
+	if err := keys.check(s.bp, l.Rotations()); err != nil {
+		return nil, err
+	}
 	eval := bgv.NewEvaluator(s.bp, keys.set())
 	rq := s.bp.RingQ().AtLevel(x.Level())
 	baby := make([]*rlwe.Ciphertext, l.B1)

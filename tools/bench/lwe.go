@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -150,6 +152,23 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if rep.HostDeviceBytes > 0 {
 		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
 	}
+	// Batches: each query in flight is its own client (identity, keys,
+	// connection), as a device serving many users sees them.
+	var clients []*client.LWESession
+	if nb := slices.Max(append([]int{0}, opt.Batches...)); nb > 0 {
+		if clients, err = batchClients(ctx, c, addr, dial, opt, p, want, nb); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range opt.Batches {
+		br, err := lweBatch(ctx, clients[:b], opt, records)
+		if err != nil {
+			return nil, err
+		}
+		rep.Correct = rep.Correct && br.Correct
+		rep.Batches = append(rep.Batches, br)
+		logf("batch %d: %d queries in %.2f s, %.2f queries/s, %.1f queries per scan pass", b, br.Queries, br.Seconds, br.QueriesPerS, br.MeanPass)
+	}
 	st, err := c.Stats(ctx, &api.StatsRequest{})
 	if err != nil {
 		return nil, err
@@ -211,4 +230,92 @@ func storedBytes(dir string) int64 {
 		}
 	}
 	return n
+}
+
+// batchClients makes n clients of the database: with TLS, each its own
+// identity (a certificate issued for the run, granted reading by the
+// owner); plaintext has one identity, whose per-caller queue then bounds
+// the batch.
+func batchClients(ctx context.Context, owner api.Device, addr string, dial []remote.Option, opt PIROptions, p lwepir.Params, m lweManifest, n int) ([]*client.LWESession, error) {
+	if n > 256 {
+		return nil, fmt.Errorf("bench: batch of %d queries (at most 256)", n)
+	}
+	certDir := filepath.Join(filepath.Dir(filepath.Clean(opt.StoreDir)), "certs")
+	out := make([]*client.LWESession, n)
+	for i := range out {
+		id := fmt.Sprintf("bench-client-%d", i)
+		d := dial
+		if !opt.Plaintext && opt.Device == "" {
+			if err := certs.Issue(certDir, id, certs.RoleUser, nil); err != nil {
+				return nil, err
+			}
+			cfg, err := certs.ClientConfig(certs.InDir(certDir, id))
+			if err != nil {
+				return nil, err
+			}
+			d = []remote.Option{remote.WithTLS(cfg)}
+			if _, err := owner.Grant(ctx, &api.GrantRequest{Database: benchDB, Identity: id, Role: api.RoleReader}); err != nil {
+				return nil, err
+			}
+		} else {
+			id = benchIdentity(opt.Plaintext)
+		}
+		c, err := remote.Dial(addr, d...)
+		if err != nil {
+			return nil, err
+		}
+		context.AfterFunc(ctx, func() { c.Close() })
+		var keySeed [32]byte
+		rand.Read(keySeed[:])
+		sk, err := lwepir.DeriveSecretKey(p, keySeed[:])
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = client.NewLWESession(ctx, c, lweGen, p, m.Shape, m.LWESeed, sk, benchDB+"/members/"+id+"/keys/bench"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// lweBatch runs two waves of len(clients) concurrent queries, one per
+// client (at seeded random records, each checked), and measures the
+// throughput.
+func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions, records int) (BatchResult, error) {
+	b := len(clients)
+	idx := queryIndices(opt.Seed+uint64(b), records, max(2, 2*b))
+	res := BatchResult{B: b, Queries: len(idx), Correct: true}
+	type outcome struct {
+		ok   bool
+		pass uint64
+		err  error
+	}
+	start := time.Now()
+	var passes float64
+	for wave := 0; wave < len(idx); wave += b {
+		part := idx[wave:min(len(idx), wave+b)]
+		out := make(chan outcome, len(part))
+		for j, i := range part {
+			go func(sess *client.LWESession, i int) {
+				q, err := sess.Get(ctx, i)
+				if err != nil {
+					out <- outcome{err: err}
+					return
+				}
+				out <- outcome{ok: bytes.Equal(q.Record, client.SeededLWERecord(opt.Seed, i, opt.RecordSize)), pass: q.Device.Bodies}
+			}(clients[j], i)
+		}
+		for range part {
+			o := <-out
+			if o.err != nil {
+				return res, fmt.Errorf("bench: batch of %d: %w", b, o.err)
+			}
+			res.Correct = res.Correct && o.ok
+			passes += float64(o.pass)
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.QueriesPerS = float64(len(idx)) / res.Seconds
+	res.MeanPass = passes / float64(len(idx))
+	return res, nil
 }

@@ -41,6 +41,9 @@ type PIROptions struct {
 	Scheme string
 	// LWEParams names the LWE parameter set ("" is "default").
 	LWEParams string
+	// Batches (LWE): after the single queries, waves of B concurrent
+	// queries for each B, measuring queries per second.
+	Batches []int
 	// StoreDir holds the store; a database of the same size, record size
 	// and seed found there is reused.
 	StoreDir string
@@ -65,11 +68,11 @@ type PIROptions struct {
 type PIRReport struct {
 	// Transport is how the client reached the device (TransportTLS or
 	// TransportPlaintext; empty for a device started elsewhere).
-	Transport    string  `json:"transport,omitempty"`
-	Scheme       string  `json:"scheme"`
-	DBBytes      int64   `json:"db_bytes"`
+	Transport string `json:"transport,omitempty"`
+	Scheme    string `json:"scheme"`
+	DBBytes   int64  `json:"db_bytes"`
 	// StoredBytes: the store's files (the database, its hint and padding).
-	StoredBytes int64 `json:"stored_bytes,omitempty"`
+	StoredBytes  int64   `json:"stored_bytes,omitempty"`
 	Params       string  `json:"params"`
 	RecordSize   int     `json:"record_size"`
 	Records      int     `json:"records"`
@@ -121,8 +124,12 @@ type PIRReport struct {
 	// Lattigo's evaluator reading the database from the store (both cores);
 	// 0 when not run.
 	LattigoHostOnlySeconds float64 `json:"lattigo_host_only_s"`
-	LattigoCorrect         bool    `json:"lattigo_correct"`
-	Provenance             string  `json:"provenance"`
+	// Batches (LWE): throughput with B queries in flight at once, each
+	// checked; the device answers the scans of queries that wait together
+	// with one pass.
+	Batches        []BatchResult `json:"batches,omitempty"`
+	LattigoCorrect bool          `json:"lattigo_correct"`
+	Provenance     string        `json:"provenance"`
 }
 
 const benchDB = "bench"
@@ -469,4 +476,15 @@ func queryIndices(seed uint64, records, queries int) []int {
 		idx = append(idx, rng.IntN(records))
 	}
 	return idx
+}
+
+// BatchResult is the throughput of B concurrent queries.
+type BatchResult struct {
+	B           int     `json:"b"`
+	Queries     int     `json:"queries"`
+	Seconds     float64 `json:"seconds"`
+	QueriesPerS float64 `json:"queries_per_s"`
+	// MeanPass is the mean number of queries one scan pass answered.
+	MeanPass float64 `json:"mean_pass"`
+	Correct  bool    `json:"correct"`
 }

@@ -1,0 +1,108 @@
+package device
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
+)
+
+// scanBatcher answers the scans of queries that arrive together with one
+// pass over the database: while a pass runs, new queries wait; the next
+// pass takes every waiting query of the same generation at once (D times
+// a matrix of query vectors, package fhe/matvec's batch kernel). Each
+// query's vector and answer stay its own; only the reading is shared.
+type scanBatcher struct {
+	mu      sync.Mutex
+	pending []*scanWait
+	running bool
+}
+
+// maxScanBatch bounds the queries waiting for (and in) one pass; more are
+// refused with admit.ErrBusy, as a full run queue is.
+const maxScanBatch = 64
+
+// scanWait is one query's place in a batch.
+type scanWait struct {
+	q      *matvec.Query
+	src    lwepir.Tiles // its pinned tiles: a pass reads the first query's
+	prefix string       // the tiles' prefix: a pass reads one generation
+	done   chan struct{}
+	col    []uint32
+	err    error
+	batch  int // queries the pass answered
+}
+
+// scan waits for w's pass. A query whose context ends before its pass
+// starts leaves the queue; one already in a pass waits for it (the pass may
+// be reading its pinned objects), bounded by the device's run timeout.
+func (b *scanBatcher) scan(ctx context.Context, d *Device, srv *lwepir.Server, w *scanWait) error {
+	b.mu.Lock()
+	if len(b.pending) >= maxScanBatch {
+		b.mu.Unlock()
+		return fmt.Errorf("%w: %d queries already wait for a scan", admit.ErrBusy, maxScanBatch)
+	}
+	b.pending = append(b.pending, w)
+	if !b.running {
+		b.running = true
+		go b.run(d, srv)
+	}
+	b.mu.Unlock()
+	select {
+	case <-w.done:
+		return w.err
+	case <-ctx.Done():
+		b.mu.Lock()
+		if i := slices.Index(b.pending, w); i >= 0 {
+			b.pending = slices.Delete(b.pending, i, i+1)
+			b.mu.Unlock()
+			return ctx.Err()
+		}
+		b.mu.Unlock()
+		<-w.done
+		return ctx.Err()
+	}
+}
+
+// run makes passes until no query waits.
+func (b *scanBatcher) run(d *Device, srv *lwepir.Server) {
+	for {
+		b.mu.Lock()
+		if len(b.pending) == 0 {
+			b.running = false
+			b.mu.Unlock()
+			return
+		}
+		prefix := b.pending[0].prefix
+		var batch, rest []*scanWait
+		for _, w := range b.pending {
+			if w.prefix == prefix {
+				batch = append(batch, w)
+			} else {
+				rest = append(rest, w)
+			}
+		}
+		b.pending = rest
+		b.mu.Unlock()
+		qs := make([]*matvec.Query, len(batch))
+		for i, w := range batch {
+			qs[i] = w.q
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), d.lim.RunTimeout)
+		d.enterISP()
+		cols, err := srv.Scan(ctx, qs, batch[0].src)
+		d.leaveISP()
+		cancel()
+		for i, w := range batch {
+			if err == nil {
+				w.col = cols[i]
+			}
+			w.err, w.batch = err, len(batch)
+			close(w.done)
+		}
+	}
+}

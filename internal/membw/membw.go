@@ -143,8 +143,8 @@ func sum(x []float64) float64 {
 // the whole measurement, released together for every pass.
 type workers struct {
 	parts int
-	start    []chan func(p, lo, hi int)
-	done     sync.WaitGroup
+	start []chan func(p, lo, hi int)
+	done  sync.WaitGroup
 }
 
 func newWorkers(parts, n int) *workers {

@@ -10,11 +10,14 @@
 // recombined (a0 + a1<<8 + a2<<16 + a3<<24, wrapping), the four rows summed
 // across lanes into one vector of four and added to the query's
 // accumulator. The four rows (a few KiB) stay in L1 while the queries pass.
+// The next block's rows are prefetched at the column being read: four
+// strided streams that each end every row defeat the hardware prefetcher
+// often enough to cost a fifth of the streamed rate.
 //
 // Registers: R11 the block's first row, DX the stride, R13 3·stride, R12 the
 // block's first row index, BX the query record, R10 queries left; in the
 // column loop SI the rows' column, DI the first plane's column, R8 the
-// plane step, R9 3·step, CX columns left.
+// plane step, R9 3·step, CX columns left, AX the next block's column.
 TEXT ·vnniMulAdd(SB), NOSPLIT, $0-48
 	MOVQ tile+16(FP), R11
 	MOVQ stride+24(FP), DX
@@ -57,6 +60,11 @@ colLoop:
 	VMOVDQU64 (SI)(DX*1), Z21
 	VMOVDQU64 (SI)(DX*2), Z22
 	VMOVDQU64 (SI)(R13*1), Z23
+	LEAQ       (SI)(DX*4), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 (AX)(DX*1)
+	PREFETCHT0 (AX)(DX*2)
+	PREFETCHT0 (AX)(R13*1)
 	VPDPBUSD  Z16, Z20, Z0
 	VPDPBUSD  Z17, Z20, Z1
 	VPDPBUSD  Z18, Z20, Z2

@@ -28,6 +28,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
+	"github.com/rosemary-fhe/rosemary/internal/membw"
 )
 
 // PIROptions configure the GiB-scale PIR benchmark.
@@ -88,6 +89,10 @@ type PIRReport struct {
 	RawReadGBps   float64 `json:"raw_read_gbps"`
 	RawReadBytes  int64   `json:"raw_read_bytes"`
 	RawReadDirect bool    `json:"raw_read_direct"`
+	// MemBandwidthGBps is this machine's memory bandwidth, measured in this
+	// run before the device starts: a STREAM triad on every core
+	// (internal/membw), the ceiling of a scan served from memory.
+	MemBandwidthGBps float64 `json:"mem_bandwidth_gbps"`
 	// HostDeviceBytes: payload bytes crossing host↔device per query (mean,
 	// both directions), counted by the client's gRPC stats handler.
 	HostDeviceBytes int64 `json:"host_device_bytes"`
@@ -169,6 +174,10 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		return nil, err
 	}
 	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect = raw.GBps, raw.Bytes, raw.Direct
+	logf("memory bandwidth: a STREAM triad on every core")
+	if rep.MemBandwidthGBps, err = membw.Triad(ctx, 0, 0); err != nil {
+		return nil, err
+	}
 
 	kg := rlwe.NewKeyGenerator(params)
 	sk := kg.GenSecretKeyNew()

@@ -78,7 +78,7 @@ func runBenchPIR(args []string) error {
 	fmt.Printf("  host↔device  %s per query vs %s host-only: %.0f× less\n", report.Bytes(rep.HostDeviceBytes), report.Bytes(rep.HostOnlyBytes), rep.Reduction)
 	fmt.Printf("  device       peak RSS %s, run value memory %s, %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)), report.Bytes(int64(rep.DeviceValuePeak)), rep.DeviceWorkers)
 	if rep.LattigoHostOnlySeconds > 0 {
-		fmt.Printf("  Lattigo host-only over the store: %.2f s (correct %v)\n", rep.LattigoHostOnlySeconds, rep.LattigoCorrect)
+		fmt.Printf("  Lattigo host-only over the store: %.2f s (correct %v), %s read\n", rep.LattigoHostOnlySeconds, rep.LattigoCorrect, report.Bytes(rep.LattigoBytesRead))
 	}
 	return nil
 }

@@ -110,7 +110,10 @@ type PIRReport struct {
 	// 0 when not run.
 	LattigoHostOnlySeconds float64 `json:"lattigo_host_only_s"`
 	LattigoCorrect         bool    `json:"lattigo_correct"`
-	Provenance             string  `json:"provenance"`
+	// LattigoBytesRead is what that query read from the store: each object
+	// once (checked), so the database's bytes.
+	LattigoBytesRead int64  `json:"lattigo_bytes_read"`
+	Provenance       string `json:"provenance"`
 }
 
 const benchDB = "bench"
@@ -347,11 +350,15 @@ func lattigoBaseline(ctx context.Context, opt PIROptions, preset fhe.Preset, sha
 	}
 	logf("Lattigo host-only query over the store (record %d)", idx)
 	start := time.Now()
-	ans, err := srv.Answer(ctx, q, newStorePlaintexts(st, benchDB, shape))
+	db := newStorePlaintexts(st, benchDB, shape)
+	ans, err := srv.Answer(ctx, q, db)
 	if err != nil {
 		return err
 	}
 	rep.LattigoHostOnlySeconds = time.Since(start).Seconds()
+	if rep.LattigoBytesRead, err = db.scannedOnce(); err != nil {
+		return err
+	}
 	got, err := pc.Decode(idx, ans)
 	if err != nil {
 		return err

@@ -23,4 +23,9 @@
 // every digit load, and a batch of queries reads each block of the tile from
 // memory once (MulAddBatch), the block kept in cache while every query passes
 // over it.
+//
+// The functions hold no state: several goroutines may run them at once on
+// disjoint accumulators, for instance each on its own range of a tile's
+// rows (MulAdd(acc[lo:hi], tile[lo*cols:hi*cols], q, off)), which is how a
+// scan uses every core.
 package matvec

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -287,5 +289,50 @@ func BenchmarkMulAdd(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkMulAddCores streams the same 256 MiB with the active kernel on
+// every core (GOMAXPROCS goroutines, each its own range of rows of every
+// tile, as a server splits a scan), for 1 and 16 queries.
+func BenchmarkMulAddCores(b *testing.B) {
+	const rows, cols, tiles = 8192, 2048, 16
+	rng := rand.New(rand.NewPCG(11, 12))
+	tile := fillBytes(rng, rows*cols*tiles, 0)
+	workers := runtime.GOMAXPROCS(0)
+	for _, nq := range []int{1, 16} {
+		b.Run(fmt.Sprintf("%v/cores=%d/batch=%d", active, workers, nq), func(b *testing.B) {
+			qs := make([]*Query, nq)
+			for i := range qs {
+				qs[i] = NewQuery(fillWords(rng, cols*tiles, 0))
+			}
+			accs := make([][][]uint32, workers)
+			for w := range accs {
+				accs[w] = make([][]uint32, nq)
+				for i := range nq {
+					accs[w][i] = make([]uint32, rows)
+				}
+			}
+			size := rows * cols
+			b.SetBytes(int64(len(tile)))
+			b.ResetTimer()
+			for range b.N {
+				var wg sync.WaitGroup
+				for w := range workers {
+					lo, hi := w*rows/workers, (w+1)*rows/workers
+					wg.Go(func() {
+						part := make([][]uint32, nq)
+						for i := range part {
+							part[i] = accs[w][i][lo:hi]
+						}
+						for t := range tiles {
+							MulAddBatch(part, tile[t*size+lo*cols:t*size+hi*cols], qs, t*cols)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(nq)*float64(len(tile))*float64(b.N)/b.Elapsed().Seconds()/1e9, "query-GB/s")
+		})
 	}
 }

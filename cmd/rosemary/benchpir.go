@@ -104,10 +104,11 @@ func runBenchPIR(args []string) error {
 		report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, rep.Queries, rep.Correct)
 	fmt.Printf("  query        %.2f s mean (%.2f–%.2f), device %.2f s; scan %.2f GB/s vs raw read %.2f GB/s (O_DIRECT %v)\n",
 		rep.QuerySeconds, rep.QueryMinSeconds, rep.QueryMaxSeconds, rep.DeviceSeconds, rep.ScanGBps, rep.RawReadGBps, rep.RawReadDirect)
+	fmt.Printf("  memory       %.1f GB/s (STREAM triad, every core, this run)\n", rep.MemBandwidthGBps)
 	fmt.Printf("  host↔device  %s per query vs %s host-only: %.0f× less\n", report.Bytes(rep.HostDeviceBytes), report.Bytes(rep.HostOnlyBytes), rep.Reduction)
 	fmt.Printf("  device       peak RSS %s, run value memory %s, %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)), report.Bytes(int64(rep.DeviceValuePeak)), rep.DeviceWorkers)
 	if rep.LattigoHostOnlySeconds > 0 {
-		fmt.Printf("  Lattigo host-only over the store: %.2f s (correct %v)\n", rep.LattigoHostOnlySeconds, rep.LattigoCorrect)
+		fmt.Printf("  Lattigo host-only over the store: %.2f s (correct %v), %s read\n", rep.LattigoHostOnlySeconds, rep.LattigoCorrect, report.Bytes(rep.LattigoBytesRead))
 	}
 	return nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
+	"github.com/rosemary-fhe/rosemary/internal/membw"
 )
 
 // PIROptions configure the GiB-scale PIR benchmark.
@@ -108,6 +109,10 @@ type PIRReport struct {
 	RawReadGBps   float64 `json:"raw_read_gbps"`
 	RawReadBytes  int64   `json:"raw_read_bytes"`
 	RawReadDirect bool    `json:"raw_read_direct"`
+	// MemBandwidthGBps is this machine's memory bandwidth, measured in this
+	// run before the device starts: a STREAM triad on every core
+	// (internal/membw), the ceiling of a scan served from memory.
+	MemBandwidthGBps float64 `json:"mem_bandwidth_gbps"`
 	// HostDeviceBytes: payload bytes crossing host↔device per query (mean,
 	// both directions), counted by the client's gRPC stats handler.
 	HostDeviceBytes int64 `json:"host_device_bytes"`
@@ -129,7 +134,10 @@ type PIRReport struct {
 	// with one pass.
 	Batches        []BatchResult `json:"batches,omitempty"`
 	LattigoCorrect bool          `json:"lattigo_correct"`
-	Provenance     string        `json:"provenance"`
+	// LattigoBytesRead is what that query read from the store: each object
+	// once (checked), so the database's bytes.
+	LattigoBytesRead int64  `json:"lattigo_bytes_read"`
+	Provenance       string `json:"provenance"`
 }
 
 const benchDB = "bench"
@@ -203,6 +211,10 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		return nil, err
 	}
 	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect = raw.GBps, raw.Bytes, raw.Direct
+	logf("memory bandwidth: a STREAM triad on every core")
+	if rep.MemBandwidthGBps, err = membw.Triad(ctx, 0, 0); err != nil {
+		return nil, err
+	}
 
 	kg := rlwe.NewKeyGenerator(params)
 	sk := kg.GenSecretKeyNew()
@@ -368,11 +380,15 @@ func lattigoBaseline(ctx context.Context, opt PIROptions, preset fhe.Preset, sha
 	}
 	logf("Lattigo host-only query over the store (record %d)", idx)
 	start := time.Now()
-	ans, err := srv.Answer(ctx, q, newStorePlaintexts(st, benchDB, shape))
+	db := newStorePlaintexts(st, benchDB, shape)
+	ans, err := srv.Answer(ctx, q, db)
 	if err != nil {
 		return err
 	}
 	rep.LattigoHostOnlySeconds = time.Since(start).Seconds()
+	if rep.LattigoBytesRead, err = db.scannedOnce(); err != nil {
+		return err
+	}
 	got, err := pc.Decode(idx, ans)
 	if err != nil {
 		return err

@@ -22,7 +22,7 @@ func runBenchPIR(args []string) error {
 	dir := fs.String("store", "", "store directory (default: rosemary-bench-pir-SIZE in the temporary directory; reused when it holds the same database)")
 	dev := fs.String("device", "", "address of a running `rosemary device serve` on --store (default: start one as a child process)")
 	lattigo := fs.Bool("lattigo", true, "bgv: also answer one query host-only with Lattigo reading the store")
-	scheme := fs.String("scheme", "lwe", "lwe (hint-free LWE PIR, the default) or bgv (a BGV query expanded on the device)")
+	scheme := fs.String("scheme", "lwe", "lwe (hint-free LWE PIR, the default), bgv (a BGV query expanded on the device), or lwe,bgv: both, one after the other, on their own stores")
 	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")
 	batch := fs.String("batch", "", "lwe: comma-separated numbers of concurrent queries to measure throughput at (e.g. 1,4,16,64)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -43,9 +43,6 @@ func runBenchPIR(args []string) error {
 	n, err := bench.ParseSize(*size)
 	if err != nil {
 		return err
-	}
-	if *dir == "" {
-		*dir = filepath.Join(os.TempDir(), "rosemary-bench-pir-"+*scheme+"-"+*size)
 	}
 	device, err := childDeviceCommand()
 	if err != nil {
@@ -75,14 +72,38 @@ func runBenchPIR(args []string) error {
 			}
 		},
 		Log: bar.logf("bench pir")}
-	rep, err := bench.RunPIR(ctx, opt)
+	var reps []*bench.PIRReport
+	for _, sc := range strings.Split(*scheme, ",") {
+		o := opt
+		o.Scheme = strings.TrimSpace(sc)
+		switch {
+		case *dir == "":
+			o.StoreDir = filepath.Join(os.TempDir(), "rosemary-bench-pir-"+o.Scheme+"-"+*size)
+		case strings.Contains(*scheme, ","):
+			o.StoreDir = filepath.Join(*dir, o.Scheme)
+		}
+		rep, err := bench.RunPIR(ctx, o)
+		if err != nil {
+			bar.done()
+			return err
+		}
+		reps = append(reps, rep)
+	}
 	bar.done()
-	if err != nil {
-		return err
-	}
 	if *asJSON {
-		return printJSON(rep)
+		if len(reps) == 1 {
+			return printJSON(reps[0])
+		}
+		return printJSON(reps)
 	}
+	for _, rep := range reps {
+		printPIRReport(rep)
+	}
+	return nil
+}
+
+// printPIRReport prints one scheme's report as text.
+func printPIRReport(rep *bench.PIRReport) {
 	if rep.Scheme == "lwe" {
 		fmt.Printf("LWE PIR over %s (%d records of %d B, a %d × %d byte matrix, %s; stored %s), %d queries: correct %v (measured here)\n",
 			report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, report.Bytes(rep.StoredBytes), rep.Queries, rep.Correct)
@@ -97,8 +118,9 @@ func runBenchPIR(args []string) error {
 		for _, b := range rep.Batches {
 			fmt.Printf("  batch %-3d    %.2f queries/s (%d queries in %.2f s, %.1f per scan pass, correct %v)\n", b.B, b.QueriesPerS, b.Queries, b.Seconds, b.MeanPass, b.Correct)
 		}
+		fmt.Printf("  memory       %.2f GB/s (STREAM triad, every core, this run)\n", rep.MemBandwidthGBps)
 		fmt.Printf("  device       peak RSS %s, %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)), rep.DeviceWorkers)
-		return nil
+		return
 	}
 	fmt.Printf("PIR over %s (%d records of %d B, %d × %d plaintexts, %s), %d queries: correct %v (measured here)\n",
 		report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, rep.Queries, rep.Correct)
@@ -110,5 +132,4 @@ func runBenchPIR(args []string) error {
 	if rep.LattigoHostOnlySeconds > 0 {
 		fmt.Printf("  Lattigo host-only over the store: %.2f s (correct %v), %s read\n", rep.LattigoHostOnlySeconds, rep.LattigoCorrect, report.Bytes(rep.LattigoBytesRead))
 	}
-	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/internal/membw"
 )
 
 // lweManifest records the LWE database a benchmark store holds.
@@ -77,6 +78,10 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	}
 	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect = raw.GBps, raw.Bytes, raw.Direct
 
+	logf("memory bandwidth (STREAM triad, every core)")
+	if rep.MemBandwidthGBps, err = membw.Triad(ctx, 0, 0); err != nil {
+		return nil, err
+	}
 	rep.Indices = queryIndices(opt.Seed, records, opt.Queries)
 	if opt.Device == "" {
 		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {

@@ -145,6 +145,7 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 			rep.QueryMaxSeconds = max(rep.QueryMaxSeconds, q.Seconds)
 		}
 		rep.QueryUpBytes, rep.QueryDownBytes = a1-a0, b1-b0
+		rep.DeviceStoreBytes = max(rep.DeviceStoreBytes, int64(q.Device.StoreBytes))
 		progress("queries", int64(qi+1), int64(len(rep.Indices)))
 		logf("query %d: record %d in %.3f s (device %.3f s), %d B up, %d B down", qi, idx, q.Seconds, q.Device.Seconds, a1-a0, b1-b0)
 	}

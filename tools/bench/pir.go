@@ -104,6 +104,9 @@ type PIRReport struct {
 	// counted on the connection.
 	QueryUpBytes   int64 `json:"query_up_bytes,omitempty"`
 	QueryDownBytes int64 `json:"query_down_bytes,omitempty"`
+	// DeviceStoreBytes (LWE): what the device read from its store per
+	// query, as it reports (the tiles once and the hint's diagonals once).
+	DeviceStoreBytes int64 `json:"device_store_bytes,omitempty"`
 	// RawReadGBps is a plain sequential read of the store's channel files
 	// (RawReadBytes of them) in this run: O_DIRECT when RawReadDirect.
 	RawReadGBps   float64 `json:"raw_read_gbps"`

@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// The LWE benchmark on a small database (test parameters) through a device
+// over gRPC: every record it reads is checked, each query reads every tile
+// and every hint diagonal exactly once, and the bytes on the connection are
+// those of the query and the answer.
+func TestLWEBenchmarkSmall(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 64, Queries: 4, Seed: 7, StoreDir: dir, Plaintext: true}
+	p := lwepir.Test()
+	records := int(opt.Size) / opt.RecordSize
+	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &PIRReport{}
+	logf, progress := orQuiet(nil, nil)
+	if _, err := buildLWEStore(ctx, opt, p, lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: "test", Shape: shape, Records: records},
+		rep, progress, logf); err != nil {
+		t.Fatal(err)
+	}
+	if err := ownDatabase(dir, benchDB, true); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(dir, layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go device.Serve(sctx, d, lis, device.WithPlaintext())
+	opt.Device, opt.Dial = lis.Addr().String(), []remote.Option{remote.WithPlaintext()}
+	got, err := RunPIR(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Correct || len(got.Failures) > 0 {
+		t.Fatalf("records wrong: %v", got.Failures)
+	}
+	l := shape.Layout(p)
+	want := int64(shape.Tiles(p)*shape.TileBytes(p)) + int64(l.Diagonals()*lwepir.DiagonalWords(p)*8)
+	if got.DeviceStoreBytes != want {
+		t.Fatalf("the device read %d bytes per query, want %d (tiles and diagonals once)", got.DeviceStoreBytes, want)
+	}
+	// Up: the query vector (two entries per word, in instances of the ring's
+	// degree) and the encrypted secret;
+	// down: the column and one level-0 hint ciphertext per output; each
+	// plus the protocol's framing, so at least these and not far above.
+	n := p.HintSlots()
+	words := func(entries int) int64 { return int64((entries/2 + n - 1) / n * n) }
+	up := 8*words(shape.Cols) + 2*int64(len(p.HintLogQ))*int64(n)*8
+	down := 8*words(shape.Rows) + int64(l.Outputs)*2*int64(n)*8
+	if got.QueryUpBytes < up || got.QueryUpBytes > up+up/20 || got.QueryDownBytes < down || got.QueryDownBytes > down+down/20+4096 {
+		t.Fatalf("%d B up, %d B down; the payload is %d and %d", got.QueryUpBytes, got.QueryDownBytes, up, down)
+	}
+}

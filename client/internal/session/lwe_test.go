@@ -15,7 +15,7 @@ import (
 
 // lweDB loads random records into a store through LWELoader and opens a
 // session on them behind an in-process device.
-func lweDB(t *testing.T, records, size int) (*LWESession, [][]byte, *device.Device) {
+func lweDB(t testing.TB, records, size int) (*LWESession, [][]byte, *device.Device) {
 	t.Helper()
 	p := lwepir.Test()
 	st := openTestStore(t)
@@ -131,4 +131,66 @@ func TestLWEDeviceRefusesBadRequests(t *testing.T) {
 	if err != nil || !bytes.Equal(q.Record, recs[7]) {
 		t.Fatalf("after bad requests: %v", err)
 	}
+}
+
+// FuzzLWERequest mutates a valid LWE answer request (values, lengths, node
+// numbers, key names, prefixes): the device answers or refuses with a named
+// error, never panics, and keeps answering.
+func FuzzLWERequest(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3})
+	f.Add([]byte{9, 200, 17, 4, 4, 4})
+	f.Add([]byte{255, 0, 255, 0, 128})
+	s, recs, dev := lweDB(f, 100, 32)
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		ctx := context.Background()
+		q, _, err := s.client.Query(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &api.RunStreamRequest{Program: s.progName,
+			Inputs: []api.StreamValues{{Node: lower.LWEQuery}, {Node: lower.LWESecret, Instances: [][][]uint64{lwepir.Limbs(q.Secret)}}},
+			Stored: []api.StoredBinding{{Node: lower.LWETiles, Prefix: LWETilePrefix(s.gen), PerObject: 1},
+				{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
+			Keys: append([]api.KeyBinding(nil), s.keys...)}
+		for _, w := range lwepir.PackWords(q.Vector, s.Params.HintSlots()) {
+			r.Inputs[0].Instances = append(r.Inputs[0].Instances, [][]uint64{w})
+		}
+		for i := 0; i+1 < len(ops); i += 2 {
+			op, arg := ops[i], int(ops[i+1])
+			in := &r.Inputs[int(op)%len(r.Inputs)]
+			switch op % 8 {
+			case 0: // change a value
+				if len(in.Instances) > 0 && len(in.Instances[0]) > 0 && len(in.Instances[0][0]) > arg {
+					in.Instances[0][0][arg] = uint64(arg) << (arg % 64)
+				}
+			case 1: // drop instances
+				in.Instances = in.Instances[:min(len(in.Instances), arg%3)]
+			case 2: // shorten a limb
+				if len(in.Instances) > 0 && len(in.Instances[0]) > 0 {
+					in.Instances[0][0] = in.Instances[0][0][:min(len(in.Instances[0][0]), arg)]
+				}
+			case 3: // renumber a node
+				in.Node = arg % 8
+			case 4: // rename a key
+				if len(r.Keys) > 0 {
+					r.Keys[arg%len(r.Keys)].Key = lower.LWEKey(arg)
+				}
+			case 5: // rebind a stored node
+				r.Stored[arg%2].Prefix = []string{LWETilePrefix(s.gen), LWEDiagonalPrefix(s.gen), "db/g1/", "db/members/me/keys/k"}[arg%4]
+			case 6: // drop limbs of an instance
+				if len(in.Instances) > 0 {
+					in.Instances[0] = in.Instances[0][:min(len(in.Instances[0]), arg%5)]
+				}
+			case 7: // duplicate an input
+				r.Inputs = append(r.Inputs, *in)
+			}
+		}
+		if _, err := dev.RunStream(ctx, r); err != nil && !errors.Is(err, api.ErrInvalid) && !errors.Is(err, api.ErrNotFound) {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		got, err := s.Get(ctx, 3)
+		if err != nil || !bytes.Equal(got.Record, recs[3]) {
+			t.Fatalf("after a fuzzed request: %v", err)
+		}
+	})
 }

@@ -48,7 +48,7 @@ func storeSink(st *store.Store) ObjectSink {
 
 // openTestStore opens a store of 4 channels of 4 KiB pages in a temporary
 // directory, closed when the test ends.
-func openTestStore(t *testing.T) *store.Store {
+func openTestStore(t testing.TB) *store.Store {
 	t.Helper()
 	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 4, PageSize: 4096})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
@@ -315,22 +316,31 @@ func (s *lweSource) ReadBlock(_ context.Context, k, b int, dst []byte) error {
 	return nil
 }
 
-// ReadDiagonal reads diagonal i: poly i mod b1 of object i / b1.
+// ReadDiagonal reads diagonal i: poly i mod b1 of object i / b1. On a
+// little-endian machine the stored words are read straight into dst.
 func (s *lweSource) ReadDiagonal(_ context.Context, i int, dst []uint64) error {
 	o := s.diags[i/s.b1]
-	s.bufMu.Lock()
-	defer s.bufMu.Unlock()
-	if len(s.buf) != 8*s.slots {
-		s.buf = make([]byte, 8*s.slots)
-	}
 	for l := 0; l*s.slots < len(dst); l++ {
-		if err := o.ReadLimbInto(s.buf, i%s.b1, l); err != nil {
-			return err
+		limb := dst[l*s.slots : (l+1)*s.slots]
+		if littleEndian {
+			if err := o.ReadLimbInto(unsafe.Slice((*byte)(unsafe.Pointer(&limb[0])), 8*len(limb)), i%s.b1, l); err != nil {
+				return err
+			}
+		} else {
+			s.bufMu.Lock()
+			if len(s.buf) != 8*s.slots {
+				s.buf = make([]byte, 8*s.slots)
+			}
+			err := o.ReadLimbInto(s.buf, i%s.b1, l)
+			for j := range limb {
+				limb[j] = binary.LittleEndian.Uint64(s.buf[8*j:])
+			}
+			s.bufMu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
-		for j := range s.slots {
-			dst[l*s.slots+j] = binary.LittleEndian.Uint64(s.buf[8*j:])
-		}
-		s.bytes.Add(int64(len(s.buf)))
+		s.bytes.Add(int64(8 * len(limb)))
 	}
 	return nil
 }

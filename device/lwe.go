@@ -194,7 +194,7 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		}
 		keys.Rotations[r] = gk
 	}
-	src := &lweSource{tiles: tiles, diags: diags, b1: b1, slots: p.HintSlots()}
+	src := &lweSource{tiles: tiles, diags: diags, b1: b1, slots: p.HintSlots(), rowBytes: p.N(), pageBytes: d.st.PageSize()}
 	if src.Blocks() < 1 || shape.Rows%src.Blocks() != 0 {
 		return nil, bad("tiles stored in %d limbs", src.Blocks())
 	}
@@ -297,22 +297,35 @@ func (d *Device) pinLWE(b api.StoredBinding, count int64, shape object.Shape, by
 
 // lweSource reads pinned tiles and diagonals for lwepir.
 type lweSource struct {
-	tiles, diags []*store.Object
-	b1, slots    int
-	bytes        atomic.Int64
-	bufMu        sync.Mutex
-	buf          []byte
+	tiles, diags        []*store.Object
+	b1, slots           int
+	rowBytes, pageBytes int // a page of whole rows is scanned where it was read
+	bytes               atomic.Int64
+	bufMu               sync.Mutex
+	buf                 []byte
 }
 
 // Blocks: a tile is read limb by limb (tileShape: limbs of whole rows).
 func (s *lweSource) Blocks() int { return s.tiles[0].Info().Shape.NumLimbs() }
 
-// ReadBlock reads limb b of tile k into dst.
-func (s *lweSource) ReadBlock(_ context.Context, k, b int, dst []byte) error {
-	if err := s.tiles[k].ReadLimbInto(dst, 0, b); err != nil {
-		return err
+// VisitBlock reads limb b of tile k page by page and scans each verified
+// page where it was read (a page holds whole rows: pageRows); otherwise it
+// reads the limb into a buffer first.
+func (s *lweSource) VisitBlock(_ context.Context, k, b int, f func(row int, rows []byte)) error {
+	o := s.tiles[k]
+	lb := o.Info().Shape.LimbBytes()
+	if s.rowBytes > 0 && s.pageBytes%s.rowBytes == 0 {
+		if err := o.VisitLimb(0, b, func(off int, page []byte) { f(off/s.rowBytes, page) }); err != nil {
+			return err
+		}
+	} else {
+		buf := make([]byte, lb)
+		if err := o.ReadLimbInto(buf, 0, b); err != nil {
+			return err
+		}
+		f(0, buf)
 	}
-	s.bytes.Add(int64(len(dst)))
+	s.bytes.Add(int64(lb))
 	return nil
 }
 

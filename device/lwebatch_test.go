@@ -19,12 +19,12 @@ type gatedTiles struct {
 	gate chan struct{}
 }
 
-func (g *gatedTiles) ReadBlock(ctx context.Context, k, b int, dst []byte) error {
+func (g *gatedTiles) VisitBlock(ctx context.Context, k, b int, f func(row int, rows []byte)) error {
 	if g.gate != nil {
 		<-g.gate
 		g.gate = nil
 	}
-	return g.MemTiles.ReadBlock(ctx, k, b, dst)
+	return g.MemTiles.VisitBlock(ctx, k, b, f)
 }
 
 // Queries that arrive while a pass runs are answered together by the next

@@ -110,13 +110,22 @@ func (s *Store) writeObject(d layout.Descriptor, gen Generation, limbs [][]byte)
 // readLimb reads one limb into dst (len LimbBytes), one goroutine per
 // channel holding pages of it, verifying every page.
 func (s *Store) readLimb(name string, r record, poly, limb int, dst []byte) error {
+	sh := r.desc.Shape()
+	if len(dst) != sh.LimbBytes() {
+		return fmt.Errorf("store: read %q: buffer of %d bytes for a %d-byte limb", name, len(dst), sh.LimbBytes())
+	}
+	return s.visitLimb(name, r, poly, limb, func(off int, page []byte) { copy(dst[off:], page) })
+}
+
+// visitLimb reads one limb page by page, one goroutine per channel holding
+// pages of it, and hands each verified page to f (its offset in the limb,
+// its bytes straight from the read buffer, valid during the call only).
+// f is called from several goroutines at once, for distinct pages.
+func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int, page []byte)) error {
 	l := s.lay
 	sh := r.desc.Shape()
 	if poly < 0 || poly >= sh.Polys || limb < 0 || limb >= sh.Limbs {
 		return fmt.Errorf("store: read %q: limb (poly %d, limb %d) outside %s", name, poly, limb, sh)
-	}
-	if len(dst) != sh.LimbBytes() {
-		return fmt.Errorf("store: read %q: buffer of %d bytes for a %d-byte limb", name, len(dst), sh.LimbBytes())
 	}
 	runs, err := l.LimbRuns(r.desc, poly, limb)
 	if err != nil {
@@ -149,7 +158,11 @@ func (s *Store) readLimb(name string, r record, poly, limb int, dst []byte) erro
 					Channel: run.Channel, Row: run.Row + uint32(j), Reason: reason}
 				return
 			}
-			copy(dst[page*l.PageSize:], slot[:l.PageSize])
+			data := slot[:l.PageSize]
+			if end := sh.LimbBytes() - page*l.PageSize; end < l.PageSize {
+				data = data[:end]
+			}
+			f(page*l.PageSize, data)
 		}
 	}
 	// One goroutine per further channel; the caller reads the first run itself.

@@ -571,6 +571,25 @@ func (o *Object) ReadLimbInto(dst []byte, poly, limb int) error {
 	return o.s.readLimb(o.name, o.rec, poly, limb, dst)
 }
 
+// VisitLimb reads one limb of the pinned generation page by page and
+// hands each verified page to f with its offset in the limb; the bytes are
+// the read buffer's, valid during the call only (no copy: a scan computes
+// on them in place). f runs on several goroutines at once, one per
+// channel, for distinct pages.
+func (o *Object) VisitLimb(poly, limb int, f func(off int, page []byte)) error {
+	if o.released.Load() {
+		return fmt.Errorf("store: read %q: %w", o.name, ErrReleased)
+	}
+	if err := o.s.begin(); err != nil {
+		return err
+	}
+	defer o.s.end()
+	return o.s.visitLimb(o.name, o.rec, poly, limb, f)
+}
+
+// PageSize is the store's page size.
+func (s *Store) PageSize() int { return s.lay.PageSize }
+
 // ReadAll reads every limb of the pinned generation in poly-major order,
 // each channel's share of the object in one read, all channels in parallel.
 func (o *Object) ReadAll() ([][]byte, error) {

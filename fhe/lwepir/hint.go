@@ -23,9 +23,10 @@ func ComputeHint(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte
 	tile := make([]byte, shape.TileBytes(p))
 	nb := tiles.Blocks()
 	bb := len(tile) / nb
+	n := p.N()
 	for k := 0; k < shape.Tiles(p); k++ {
 		for b := 0; b < nb; b++ {
-			if err := tiles.ReadBlock(ctx, k, b, tile[b*bb:(b+1)*bb]); err != nil {
+			if err := tiles.VisitBlock(ctx, k, b, func(row int, rows []byte) { copy(tile[b*bb+row*n:], rows) }); err != nil {
 				return nil, fmt.Errorf("lwepir: reading tile %d: %w", k, err)
 			}
 		}

@@ -100,22 +100,26 @@ func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			buf := make([]byte, rowsPer*n)
-			part := make([][]uint32, len(qs))
+			parts := sync.Pool{New: func() any { p := make([][]uint32, len(qs)); return &p }}
 			for k := w; k < nt; k += workers {
 				for blk := 0; blk < nb; blk++ {
 					if err := ctx.Err(); err != nil {
 						errs[w] = err
 						return
 					}
-					if err := tiles.ReadBlock(ctx, k, blk, buf); err != nil {
+					err := tiles.VisitBlock(ctx, k, blk, func(row int, rows []byte) {
+						pp := parts.Get().(*[][]uint32)
+						first := blk*rowsPer + row
+						for b := range qs {
+							(*pp)[b] = accs[w][b][first : first+len(rows)/n]
+						}
+						matvec.MulAddBatch(*pp, rows, qs, k*n)
+						parts.Put(pp)
+					})
+					if err != nil {
 						errs[w] = fmt.Errorf("lwepir: reading tile %d: %w", k, err)
 						return
 					}
-					for b := range qs {
-						part[b] = accs[w][b][blk*rowsPer : (blk+1)*rowsPer]
-					}
-					matvec.MulAddBatch(part, buf, qs, k*n)
 				}
 			}
 		}(w)

@@ -8,8 +8,11 @@ import "context"
 // each block while it is in cache, and nothing holds the whole database.
 type Tiles interface {
 	Blocks() int
-	// ReadBlock reads block b of tile k into dst (TileBytes/Blocks bytes).
-	ReadBlock(ctx context.Context, k, b int, dst []byte) error
+	// VisitBlock hands block b of tile k to f in pieces of whole rows: the
+	// first row's index within the block and the rows' bytes, valid during
+	// the call only. f may run on several goroutines at once, for disjoint
+	// pieces.
+	VisitBlock(ctx context.Context, k, b int, f func(row int, rows []byte)) error
 }
 
 // Diagonals is where the server reads the precomputed plaintexts of H:
@@ -25,9 +28,9 @@ type MemTiles [][]byte
 // Blocks is 1: a tile is one block.
 func (m MemTiles) Blocks() int { return 1 }
 
-// ReadBlock copies tile k.
-func (m MemTiles) ReadBlock(_ context.Context, k, _ int, dst []byte) error {
-	copy(dst, m[k])
+// VisitBlock hands tile k to f whole.
+func (m MemTiles) VisitBlock(_ context.Context, k, _ int, f func(row int, rows []byte)) error {
+	f(0, m[k])
 	return nil
 }
 

@@ -21,8 +21,9 @@ import (
 // Client is a user's handle on a cluster: etcd for the maps, one client
 // library connection per device for the data. Safe for concurrent use.
 type Client struct {
-	etcd *clientv3.Client
-	keys *client.Keys
+	etcd  *clientv3.Client
+	owner string // the identity etcd knows the client by
+	keys  *client.Keys
 	// ShardTimeout bounds one shard's answer before its next replica is
 	// tried.
 	ShardTimeout time.Duration
@@ -32,21 +33,25 @@ type Client struct {
 	dial  []remote.Option           // how devices are dialled
 }
 
-// Open connects to the cluster's etcd endpoints with the user's keys; dial
-// says how its devices are reached (remote.WithTLS, or WithPlaintext on
-// loopback).
-func Open(ctx context.Context, endpoints []string, keys *client.Keys, dial ...remote.Option) (*Client, error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Context: ctx})
+// Open connects to the cluster's etcd as e says, with the user's keys;
+// dial says how its devices are reached (remote.WithTLS, or WithPlaintext
+// on loopback). The databases it creates belong to e's identity.
+func Open(ctx context.Context, e Etcd, keys *client.Keys, dial ...remote.Option) (*Client, error) {
+	id, err := e.Identity()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v: %w", ErrEtcd, endpoints, err)
+		return nil, err
+	}
+	cli, err := Connect(ctx, e)
+	if err != nil {
+		return nil, err
 	}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := cli.Status(sctx, endpoints[0]); err != nil {
+	if _, err := cli.Status(sctx, e.Endpoints[0]); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, endpoints[0], err)
+		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, e.Endpoints[0], Denied(err))
 	}
-	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*client.Client{}, dial: dial}, nil
+	return &Client{etcd: cli, owner: id.Name, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*client.Client{}, dial: dial}, nil
 }
 
 // Close closes every connection.
@@ -61,6 +66,21 @@ func (c *Client) Close() error {
 
 // Etcd is the client's etcd connection.
 func (c *Client) Etcd() *clientv3.Client { return c.etcd }
+
+// ref splits a database reference: "NAME" is the caller's own database,
+// "OWNER/NAME" another's (to read it, or to repair it as an admin).
+func (c *Client) ref(name string) (owner, bare string) {
+	if o, n, ok := strings.Cut(name, "/"); ok {
+		return o, n
+	}
+	return c.owner, name
+}
+
+// readMap reads the map of the database name refers to (ref).
+func (c *Client) readMap(ctx context.Context, name string) (*Map, int64, error) {
+	owner, bare := c.ref(name)
+	return readMap(ctx, c.etcd, owner, bare)
+}
 
 func (c *Client) conn(ctx context.Context, addr string) (*client.Client, error) {
 	c.mu.Lock()
@@ -115,7 +135,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize, shards,
 	if strings.ContainsAny(name, "/.") || name == "" {
 		return nil, fmt.Errorf("cluster: create: name %q (no '/' or '.')", name)
 	}
-	m := &Map{Name: name, Kind: "pir", RecordSize: recordSize, Replicas: replicas}
+	m := &Map{Name: name, Owner: c.owner, Kind: "pir", RecordSize: recordSize, Replicas: replicas}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -124,7 +144,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize, shards,
 
 // Info reads a database's map.
 func (c *Client) Info(ctx context.Context, name string) (*Map, error) {
-	m, _, err := readMap(ctx, c.etcd, name)
+	m, _, err := c.readMap(ctx, name)
 	return m, err
 }
 
@@ -212,8 +232,11 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.R
 // devices are live, and returns the next generation's map with its shards
 // placed.
 func (c *Client) beginLoad(ctx context.Context, name, kind string) (m *Map, rev int64, live map[string]DeviceInfo, next *Map, err error) {
-	if m, rev, err = readMap(ctx, c.etcd, name); err != nil {
+	if m, rev, err = c.readMap(ctx, name); err != nil {
 		return nil, 0, nil, nil, err
+	}
+	if m.Owner != c.owner || m.Name != name {
+		return nil, 0, nil, nil, fmt.Errorf("%w: load %s: only its owner %s loads it, by its own name", ErrDenied, name, m.Owner)
 	}
 	if m.Kind != kind {
 		hint := map[string]string{"pir": " (LoadVectors)"}[m.Kind]
@@ -325,7 +348,7 @@ type Answer struct {
 // the record for it, the others for a record of their own), so no device
 // learns which shard was wanted; each shard is tried replica by replica.
 func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, error) {
-	m, _, err := readMap(ctx, c.etcd, name)
+	m, _, err := c.readMap(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -407,10 +430,11 @@ func (c *Client) shardGet(ctx context.Context, m *Map, s int, sh Shard, li int, 
 // replica device to device; the map is updated in one transaction. It
 // returns the replicas copied.
 func (c *Client) Repair(ctx context.Context, name string) (int, error) {
-	m, rev, err := readMap(ctx, c.etcd, name)
+	m, rev, err := c.readMap(ctx, name)
 	if err != nil {
 		return 0, err
 	}
+	name = m.Name // an admin repairs others' databases: "OWNER/NAME"
 	live, err := c.liveDevices(ctx)
 	if err != nil {
 		return 0, err

@@ -22,19 +22,20 @@ import (
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/cluster/local"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
-const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoint|id" of a helper device process
+const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoint|id|certificate dir" of a helper device process
 
 // TestMain lets the test binary serve as a device process that joins the
 // cluster (the tests SIGKILL such processes).
 func TestMain(m *testing.M) {
 	if v := os.Getenv(deviceEnv); v != "" {
 		parts := strings.Split(v, "|")
-		if err := serveDevice(parts[0], parts[1], parts[2]); err != nil {
+		if err := serveDevice(parts[0], parts[1], parts[2], parts[3]); err != nil {
 			fmt.Fprintln(os.Stderr, "device:", err)
 			os.Exit(1)
 		}
@@ -43,7 +44,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func serveDevice(dir, endpoint, id string) error {
+// serveDevice serves a device (plaintext to its clients) that joins the
+// cluster's etcd with its own certificate from certDir.
+func serveDevice(dir, endpoint, id, certDir string) error {
 	st, err := store.Open(dir, layout.Layout{Channels: 2, PageSize: 4096})
 	if err != nil {
 		return err
@@ -58,7 +61,11 @@ func serveDevice(dir, endpoint, id string) error {
 		return err
 	}
 	ctx := context.Background()
-	leave, err := cluster.Join(ctx, []string{endpoint}, id, lis.Addr().String(), dir, 2)
+	tlsCfg, err := certs.ClientConfig(certs.InDir(certDir, id))
+	if err != nil {
+		return err
+	}
+	leave, err := cluster.Join(ctx, cluster.Etcd{Endpoints: []string{endpoint}, TLS: tlsCfg}, id, lis.Addr().String(), dir, 2)
 	if err != nil {
 		return err
 	}
@@ -67,15 +74,49 @@ func serveDevice(dir, endpoint, id string) error {
 	return device.Serve(ctx, d, lis, device.WithPlaintext())
 }
 
-// startEtcd runs a real etcd server in the test process.
-func startEtcd(t *testing.T) string {
+// testEtcd is a real etcd server in the test process, on TLS with RBAC,
+// and the certificates of its parties (newPKI).
+type testEtcd struct {
+	endpoint string
+	pki      string // certificate directory
+}
+
+// as is how party name reaches it.
+func (e *testEtcd) as(t *testing.T, name string) cluster.Etcd {
 	t.Helper()
-	e, err := local.StartEtcd(t.TempDir(), "http://127.0.0.1:0")
+	cfg, err := certs.ClientConfig(certs.InDir(e.pki, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster.Etcd{Endpoints: []string{e.endpoint}, TLS: cfg}
+}
+
+// startEtcd runs a real etcd server in the test process: TLS 1.3 with
+// client certificates, RBAC on, the coordinator its admin, devices
+// d0…d5 and users alice and bob its users.
+func startEtcd(t *testing.T) *testEtcd {
+	t.Helper()
+	pki := newPKI(t)
+	e, err := local.StartEtcd(t.TempDir(), "127.0.0.1:0", certs.InDir(pki, "etcd"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	return e.Clients[0].Addr().String()
+	te := &testEtcd{endpoint: e.Clients[0].Addr().String(), pki: pki}
+	if err := local.Authorize(context.Background(), te.as(t, "coordinator"), []string{"d0", "d1", "d2", "d3", "d4", "d5"}); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := cluster.Connect(context.Background(), te.as(t, "coordinator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, u := range []string{"alice", "bob"} {
+		if err := cluster.AddUser(context.Background(), admin, certs.Identity{Name: u, Role: certs.RoleUser}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return te
 }
 
 type proc struct {
@@ -84,10 +125,10 @@ type proc struct {
 }
 
 // startDevice starts a device process that joins the cluster as id.
-func startDevice(t *testing.T, endpoint, id string) *proc {
+func startDevice(t *testing.T, etcd *testEtcd, id string) *proc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), deviceEnv+"="+filepath.Join(t.TempDir(), "store")+"|"+endpoint+"|"+id)
+	cmd.Env = append(os.Environ(), deviceEnv+"="+filepath.Join(t.TempDir(), "store")+"|"+etcd.endpoint+"|"+id+"|"+etcd.pki)
 	cmd.Stderr = os.Stderr
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
@@ -134,7 +175,9 @@ func records(seed uint64, n, size int) []byte {
 	return b
 }
 
-func newCluster(t *testing.T, devices int) (*cluster.Client, string, []*proc) {
+// newCluster starts etcd and devices; its client is the coordinator (an
+// admin: it repairs), who owns the databases it creates.
+func newCluster(t *testing.T, devices int) (*cluster.Client, *testEtcd, []*proc) {
 	t.Helper()
 	endpoint := startEtcd(t)
 	var procs []*proc
@@ -145,7 +188,7 @@ func newCluster(t *testing.T, devices int) (*cluster.Client, string, []*proc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cluster.Open(context.Background(), []string{endpoint}, keys, remote.WithPlaintext())
+	c, err := cluster.Open(context.Background(), endpoint.as(t, "coordinator"), keys, remote.WithPlaintext())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +386,7 @@ func TestClusterFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cluster.Open(ctx, []string{"127.0.0.1:1"}, keys); !errors.Is(err, cluster.ErrEtcd) {
+	if _, err := cluster.Open(ctx, cluster.Etcd{Endpoints: []string{"127.0.0.1:1"}}, keys); !errors.Is(err, cluster.ErrEtcd) {
 		t.Fatalf("open with etcd unreachable: %v, want ErrEtcd", err)
 	}
 	c, _, procs := newCluster(t, 2)

@@ -3,8 +3,11 @@
 //
 // Control plane (etcd, metadata only): each device registers under a lease
 // kept alive while it runs (/rosemary/devices/<id>: its address and
-// space); each database has a shard map (/rosemary/dbs/<name>: its kind,
-// records, generation, and per shard the replica devices). A load writes
+// space); each database has a shard map (/rosemary/dbs/<owner>/<name>:
+// its kind, records, generation, and per shard the replica devices).
+// etcd is reached over mutual TLS and its RBAC lets a device write only
+// its own registry key and a user only the maps under its own name
+// (access.go). A load writes
 // every shard replica of generation g+1 as its own database on its device
 // (client library: published locally, atomically), then publishes g+1 with
 // one etcd transaction conditioned on the map's revision — readers see g

@@ -42,8 +42,9 @@ func Register(ctx context.Context, cli *clientv3.Client, info DeviceInfo, ttl in
 	if err != nil {
 		return nil, fmt.Errorf("%w: grant a lease: %w", ErrEtcd, err)
 	}
-	if _, err := cli.Put(ctx, devicesPrefix+info.ID, string(b), clientv3.WithLease(lease.ID)); err != nil {
-		return nil, fmt.Errorf("%w: register %s: %w", ErrEtcd, info.ID, err)
+	if _, err := cli.Put(ctx, DeviceKey(info.ID), string(b), clientv3.WithLease(lease.ID)); err != nil {
+		cli.Revoke(ctx, lease.ID)
+		return nil, fmt.Errorf("%w: register %s: %w", ErrEtcd, info.ID, Denied(err))
 	}
 	kctx, cancel := context.WithCancel(ctx)
 	ch, err := cli.KeepAlive(kctx, lease.ID)

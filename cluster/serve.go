@@ -5,18 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
-	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Join registers a served device (reachable at addr, its store in dir)
-// with the cluster at endpoints under a lease of ttl seconds, kept alive until ctx ends or the returned stop
-// runs (a killed device's lease expires after ttl).
-func Join(ctx context.Context, endpoints []string, id, addr, dir string, ttl int64) (stop func(), err error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Context: ctx})
+// with the cluster's etcd under a lease of ttl seconds, kept alive until
+// ctx ends or the returned stop runs (a killed device's lease expires
+// after ttl). With RBAC (SetupAuth, AddUser) a device registers under its
+// certificate's name only.
+func Join(ctx context.Context, e Etcd, id, addr, dir string, ttl int64) (stop func(), err error) {
+	cli, err := Connect(ctx, e)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v: %w", ErrEtcd, endpoints, err)
+		return nil, err
 	}
 	info := DeviceInfo{ID: id, Addr: addr}
 	var fs syscall.Statfs_t
@@ -40,12 +39,12 @@ var ErrNotRegistered = errors.New("cluster: not a registered device")
 
 // SourceCheck returns what a device asks before it copies from another
 // (device.CheckSourcesWith): is addr the address of a device registered
-// in the cluster at endpoints? A device of a cluster dials no other
-// address on anyone's behalf.
-func SourceCheck(endpoints []string) (check func(ctx context.Context, addr string) error, stop func(), err error) {
-	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second})
+// in the cluster's etcd? A device of a cluster dials no other address on
+// anyone's behalf.
+func SourceCheck(e Etcd) (check func(ctx context.Context, addr string) error, stop func(), err error) {
+	cli, err := Connect(context.Background(), e)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v: %w", ErrEtcd, endpoints, err)
+		return nil, nil, err
 	}
 	check = func(ctx context.Context, addr string) error {
 		ds, err := Devices(ctx, cli)

@@ -19,7 +19,8 @@ type Shard struct {
 // Map is a database's shard map, as etcd holds it (≤ 1 KiB per shard).
 type Map struct {
 	Name       string  `json:"name"`
-	Kind       string  `json:"kind"` // "pir" or "vectors"
+	Owner      string  `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
+	Kind       string  `json:"kind"`  // "pir" or "vectors"
 	RecordSize int     `json:"record_size,omitempty"`
 	Dim        int     `json:"dim,omitempty"`
 	Metric     string  `json:"metric,omitempty"`
@@ -44,11 +45,12 @@ var (
 	ErrNoReplica = errors.New("cluster: no live replica")
 )
 
-// readMap reads a database's map (linearizably) and its revision.
-func readMap(ctx context.Context, cli *clientv3.Client, name string) (*Map, int64, error) {
-	resp, err := cli.Get(ctx, dbsPrefix+name)
+// readMap reads the map of owner's database name (linearizably) and its
+// revision.
+func readMap(ctx context.Context, cli *clientv3.Client, owner, name string) (*Map, int64, error) {
+	resp, err := cli.Get(ctx, MapKey(owner, name))
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: read %s: %w", ErrEtcd, name, err)
+		return nil, 0, fmt.Errorf("%w: read %s: %w", ErrEtcd, name, Denied(err))
 	}
 	if len(resp.Kvs) == 0 {
 		return nil, 0, fmt.Errorf("%w %q", ErrNoDatabase, name)
@@ -57,6 +59,7 @@ func readMap(ctx context.Context, cli *clientv3.Client, name string) (*Map, int6
 	if err := json.Unmarshal(resp.Kvs[0].Value, &m); err != nil {
 		return nil, 0, fmt.Errorf("cluster: map of %s: %w", name, err)
 	}
+	m.Owner = owner // where it is, whatever it says
 	return &m, resp.Kvs[0].ModRevision, nil
 }
 
@@ -67,11 +70,11 @@ func writeMap(ctx context.Context, cli *clientv3.Client, m *Map, rev int64) erro
 	if err != nil {
 		return err
 	}
-	key := dbsPrefix + m.Name
+	key := MapKey(m.Owner, m.Name)
 	cmp := clientv3.Compare(clientv3.ModRevision(key), "=", rev)
 	resp, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, string(b))).Commit()
 	if err != nil {
-		return fmt.Errorf("%w: publish %s: %w", ErrEtcd, m.Name, err)
+		return fmt.Errorf("%w: publish %s: %w", ErrEtcd, m.Name, Denied(err))
 	}
 	if !resp.Succeeded {
 		if rev == 0 {

@@ -26,7 +26,11 @@ func ReadStatus(ctx context.Context, cli *clientv3.Client) (*Status, error) {
 	}
 	st := &Status{Devices: ds}
 	for _, kv := range resp.Kvs {
-		m, _, err := readMap(ctx, cli, strings.TrimPrefix(string(kv.Key), dbsPrefix))
+		owner, name, ok := strings.Cut(strings.TrimPrefix(string(kv.Key), dbsPrefix), "/")
+		if !ok {
+			continue // not a map (an older layout's key)
+		}
+		m, _, err := readMap(ctx, cli, owner, name)
 		if err != nil {
 			return nil, err
 		}

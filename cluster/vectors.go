@@ -26,7 +26,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 	if metric == "" {
 		metric = client.L2
 	}
-	m := &Map{Name: name, Kind: "vectors", Dim: dim, Metric: string(metric), Replicas: replicas}
+	m := &Map{Name: name, Owner: c.owner, Kind: "vectors", Dim: dim, Metric: string(metric), Replicas: replicas}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -114,7 +114,7 @@ func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f da
 // shard answers its own top k (the encrypted scan on its device), the
 // client merges them (ids are global: local·S + shard).
 func (c *Client) Nearest(ctx context.Context, name string, query []float32, k int) (*client.Neighbors, error) {
-	m, _, err := readMap(ctx, c.etcd, name)
+	m, _, err := c.readMap(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,9 @@ package local
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -15,9 +17,12 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/tlsutil"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/rosemary-fhe/rosemary/cluster"
+	"github.com/rosemary-fhe/rosemary/device/certs"
 )
 
 // Cluster is a cluster on this machine for trials: an embedded etcd (or an
@@ -34,22 +39,45 @@ type Device struct {
 	cmd             *exec.Cmd
 }
 
-// StartEtcd starts a one-member etcd server in this process, its
-// data in dir and its clients served at clientURL (port 0: any free port),
-// logging only errors, and waits until it serves. Its peers' port is any
-// free one: nobody else joins it.
-func StartEtcd(dir, clientURL string) (*embed.Etcd, error) {
-	cu, err := url.Parse(clientURL)
+// StartEtcd starts a one-member etcd server in this process, its data in
+// dir and its clients served at listen (host:port; port 0: any free
+// port), logging only errors, and waits until it serves. Its peers' port
+// is any free one on the same host: nobody else joins it.
+//
+// With sec (a server certificate, certs.Issue --role server, its key and
+// the cluster's CA) clients and peers speak TLS 1.3 and must present a
+// certificate that CA signed (etcd's --client-cert-auth and
+// --peer-client-cert-auth); etcd then takes a client's common name for its
+// user (SetupAuth turns the users' rights on). Without sec it serves
+// plaintext, on a loopback address only.
+func StartEtcd(dir, listen string, sec certs.Files) (*embed.Etcd, error) {
+	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
-		return nil, fmt.Errorf("%w: embedded etcd client URL: %w", cluster.ErrEtcd, err)
+		return nil, fmt.Errorf("%w: embedded etcd address: %w", cluster.ErrEtcd, err)
 	}
-	pu := &url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	scheme := "https"
+	if !sec.Set() {
+		if err := certs.CheckLoopback(listen); err != nil {
+			return nil, fmt.Errorf("%w: a plaintext etcd: %w", cluster.ErrEtcd, err)
+		}
+		scheme = "http"
+	}
+	cu := &url.URL{Scheme: scheme, Host: listen}
+	pu := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, "0")}
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
 	cfg.InitialCluster = cfg.Name + "=" + pu.String()
 	cfg.LogLevel = "error"
+	if sec.Set() {
+		if _, err := certs.ServerConfig(sec, true); err != nil { // the files' own checks: all three, key 0600
+			return nil, fmt.Errorf("%w: embedded etcd: %w", cluster.ErrEtcd, err)
+		}
+		info := transport.TLSInfo{CertFile: sec.Cert, KeyFile: sec.Key, TrustedCAFile: sec.CA, ClientCertAuth: true}
+		cfg.ClientTLSInfo, cfg.PeerTLSInfo = info, info
+		cfg.TlsMinVersion = string(tlsutil.TLSVersion13)
+	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: start embedded etcd: %w", cluster.ErrEtcd, err)
@@ -63,26 +91,55 @@ func StartEtcd(dir, clientURL string) (*embed.Etcd, error) {
 	}
 }
 
-// Start starts k devices (the command serveCmd, e.g. `rosemary device
-// serve`, given --store, --listen, --etcd, --id and what deviceArgs
-// returns for the device's id: its TLS flags, say) under dir, and an
-// embedded etcd unless endpoint names one.
-func Start(ctx context.Context, dir string, k int, endpoint string, serveCmd []string, deviceArgs func(id string) []string) (*Cluster, error) {
-	l := &Cluster{Endpoint: endpoint}
-	if endpoint == "" {
-		e, err := StartEtcd(filepath.Join(dir, "etcd"), "http://127.0.0.1:2379")
+// Config says what Start runs.
+type Config struct {
+	Dir     string // the stores (Dir/dN) and the embedded etcd's data (Dir/etcd)
+	Devices int    // device processes d0, d1, …
+	// Endpoint names an existing etcd; empty: an embedded one on
+	// 127.0.0.1:2379.
+	Endpoint string
+	// EtcdTLS is the embedded etcd's certificate, key and CA (StartEtcd);
+	// zero: plaintext on loopback.
+	EtcdTLS certs.Files
+	// Admin is how the cluster's admin (an admin certificate) reaches
+	// etcd; with it Start turns etcd's RBAC on (cluster.SetupAuth) and
+	// makes every device a user before it starts. nil: plaintext, no auth.
+	Admin *tls.Config
+	// Serve is the device command (`rosemary device serve`, say), given
+	// --store, --listen, --etcd, --id and what DeviceArgs returns for the
+	// device's id (its TLS flags).
+	Serve      []string
+	DeviceArgs func(id string) []string
+}
+
+// Start starts cfg.Devices devices under cfg.Dir, and an embedded etcd
+// unless cfg.Endpoint names one.
+func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	l := &Cluster{Endpoint: cfg.Endpoint}
+	if cfg.Endpoint == "" {
+		e, err := StartEtcd(filepath.Join(cfg.Dir, "etcd"), "127.0.0.1:2379", cfg.EtcdTLS)
 		if err != nil {
 			return nil, err
 		}
 		l.etcd, l.Endpoint = e, e.Clients[0].Addr().String()
 	}
-	for i := 0; i < k; i++ {
-		d := Device{ID: fmt.Sprintf("d%d", i), Store: filepath.Join(dir, fmt.Sprintf("d%d", i))}
-		args := append(append([]string(nil), serveCmd[1:]...), "--store", d.Store, "--listen", "127.0.0.1:0", "--etcd", l.Endpoint, "--id", d.ID)
-		if deviceArgs != nil {
-			args = append(args, deviceArgs(d.ID)...)
+	var ids []string
+	for i := 0; i < cfg.Devices; i++ {
+		ids = append(ids, fmt.Sprintf("d%d", i))
+	}
+	if cfg.Admin != nil {
+		if err := Authorize(ctx, cluster.Etcd{Endpoints: []string{l.Endpoint}, TLS: cfg.Admin}, ids); err != nil {
+			l.Stop()
+			return nil, err
 		}
-		d.cmd = exec.CommandContext(ctx, serveCmd[0], args...)
+	}
+	for _, id := range ids {
+		d := Device{ID: id, Store: filepath.Join(cfg.Dir, id)}
+		args := append(append([]string(nil), cfg.Serve[1:]...), "--store", d.Store, "--listen", "127.0.0.1:0", "--etcd", l.Endpoint, "--id", d.ID)
+		if cfg.DeviceArgs != nil {
+			args = append(args, cfg.DeviceArgs(d.ID)...)
+		}
+		d.cmd = exec.CommandContext(ctx, cfg.Serve[0], args...)
 		d.cmd.Stderr = os.Stderr
 		out, err := d.cmd.StdoutPipe()
 		if err != nil {
@@ -102,6 +159,32 @@ func Start(ctx context.Context, dir string, k int, endpoint string, serveCmd []s
 		l.Devices = append(l.Devices, d)
 	}
 	return l, nil
+}
+
+// Authorize turns on the RBAC of the etcd admin reaches (cluster.SetupAuth:
+// admin's certificate becomes a root user) and makes each of devices a
+// device user, who may write only its own registry key.
+func Authorize(ctx context.Context, admin cluster.Etcd, devices []string) error {
+	id, err := admin.Identity()
+	if err != nil {
+		return err
+	}
+	cli, err := cluster.Connect(ctx, admin)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := cluster.SetupAuth(actx, cli, id); err != nil {
+		return err
+	}
+	for _, d := range devices {
+		if err := cluster.AddUser(actx, cli, certs.Identity{Name: d, Role: certs.RoleDevice}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Stop ends the devices (SIGTERM: graceful) and the embedded etcd.

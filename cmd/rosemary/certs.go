@@ -10,10 +10,10 @@ import (
 )
 
 func init() {
-	register(command{name: "certs", summary: "TLS material: init --dir D (a CA) | issue --dir D --name N [--role user|device|admin] [--host H]", run: runCerts})
+	register(command{name: "certs", summary: "TLS material: init --dir D (a CA) | issue --dir D --name N [--role user|device|admin|server] [--host H]", run: runCerts})
 }
 
-const certsUsage = "usage: rosemary certs init --dir D | issue --dir D --name N [--role user|device|admin] [--host H[,H…]]"
+const certsUsage = "usage: rosemary certs init --dir D | issue --dir D --name N [--role user|device|admin|server] [--host H[,H…]]"
 
 func runCerts(args []string) error {
 	if len(args) == 0 {
@@ -36,8 +36,8 @@ func runCerts(args []string) error {
 		return nil
 	case "issue":
 		name := fs.String("name", "", "identity: the certificate's common name")
-		roleName := fs.String("role", string(certs.RoleUser), "user, device or admin")
-		hosts := fs.String("host", "", "device: comma-separated IP addresses or DNS names it serves on (default 127.0.0.1,::1,localhost)")
+		roleName := fs.String("role", string(certs.RoleUser), "user, device, admin or server (a control-plane server: the cluster's etcd)")
+		hosts := fs.String("host", "", "device or server: comma-separated IP addresses or DNS names it serves on (default 127.0.0.1,::1,localhost)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}

@@ -2,15 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/cluster"
@@ -20,12 +18,15 @@ import (
 )
 
 func init() {
-	register(command{name: "cluster", summary: "a local cluster of devices coordinated by etcd: up --devices K | status --etcd ADDR", run: runCluster})
+	register(command{name: "cluster", summary: "a local cluster of devices coordinated by etcd: up --devices K | status --etcd ADDR | user add --name N", run: runCluster})
 }
+
+const clusterUsage = "usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] [--insecure-plaintext] | " +
+	"status --etcd ADDR [--json] [--cert F --key F --cacert F] | user add --etcd ADDR --name N [--role user|device|admin] --cert ADMIN.crt --key ADMIN.key --cacert CA"
 
 func runCluster(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] | status --etcd ADDR [--json]")
+		return errors.New(clusterUsage)
 	}
 	switch args[0] {
 	case "up":
@@ -33,12 +34,12 @@ func runCluster(args []string) error {
 		k := fs.Int("devices", 3, "device processes")
 		etcd := fs.String("etcd", "embedded", "embedded (an etcd in this process on 127.0.0.1:2379) or an etcd address")
 		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores, the certificates (DIR/certs) and the embedded etcd")
-		plaintext := fs.Bool("insecure-plaintext", false, "devices serve plaintext on loopback (default: TLS 1.3 with client certificates from DIR/certs)")
+		plaintext := fs.Bool("insecure-plaintext", false, "devices and etcd serve plaintext on loopback, etcd without auth (default: TLS 1.3 with client certificates from DIR/certs, etcd's RBAC on)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		certDir := filepath.Join(*dir, "certs")
-		deviceArgs, dial, err := clusterTransport(certDir, *k, *plaintext)
+		tr, err := clusterTransport(certDir, *k, *plaintext)
 		if err != nil {
 			return err
 		}
@@ -52,7 +53,8 @@ func runCluster(args []string) error {
 		}
 		ctx, stop := untilInterrupted()
 		defer stop()
-		l, err := local.Start(ctx, *dir, *k, endpoint, device, deviceArgs)
+		l, err := local.Start(ctx, local.Config{Dir: *dir, Devices: *k, Endpoint: endpoint, EtcdTLS: tr.etcdServer, Admin: tr.admin,
+			Serve: device, DeviceArgs: tr.deviceArgs})
 		if err != nil {
 			return err
 		}
@@ -62,11 +64,14 @@ func runCluster(args []string) error {
 			fmt.Printf("device %s %s (store %s)\n", d.ID, d.Addr, d.Store)
 		}
 		if *plaintext {
-			fmt.Printf("up (PLAINTEXT): use --cluster %s --insecure-plaintext with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
+			fmt.Printf("up (PLAINTEXT, etcd without auth): use --cluster %s --insecure-plaintext with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
 		} else {
-			fmt.Printf("up: certificates in %s (rosemary certs issue --dir %s --name YOU makes yours);\n"+
-				"    use --cluster %s --cert %s/YOU.crt --key %s/YOU.key --cacert %s/ca.crt with `rosemary db`; Ctrl-C stops the cluster\n",
-				certDir, certDir, l.Endpoint, certDir, certDir, certDir)
+			admin := certs.InDir(certDir, "coordinator")
+			fmt.Printf("up: etcd on TLS with RBAC, certificates in %s; make yours and let it into etcd:\n"+
+				"    rosemary certs issue --dir %s --name YOU\n"+
+				"    rosemary cluster user add --etcd %s --cert %s --key %s --cacert %s --name YOU\n"+
+				"    then use --cluster %s --cert %s/YOU.crt --key %s/YOU.key --cacert %s with `rosemary db`; Ctrl-C stops the cluster\n",
+				certDir, certDir, l.Endpoint, admin.Cert, admin.Key, admin.CA, l.Endpoint, certDir, certDir, admin.CA)
 		}
 		// The cluster's coordinator: repair and rebalance as devices come and go.
 		keys, err := client.LoadKeys(filepath.Join(*dir, "coordinator-keys"))
@@ -76,7 +81,7 @@ func runCluster(args []string) error {
 		if err != nil {
 			return err
 		}
-		c, err := cluster.Open(ctx, []string{l.Endpoint}, keys, dial...)
+		c, err := cluster.Open(ctx, cluster.Etcd{Endpoints: []string{l.Endpoint}, TLS: tr.admin}, keys, tr.dial...)
 		if err != nil {
 			return err
 		}
@@ -93,16 +98,21 @@ func runCluster(args []string) error {
 		fs := flag.NewFlagSet("cluster status", flag.ContinueOnError)
 		etcd := fs.String("etcd", "127.0.0.1:2379", "etcd address(es), comma-separated")
 		asJSON := fs.Bool("json", false, "print JSON")
+		tf := addTransportFlags(fs)
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*etcd, ","), DialTimeout: 5 * time.Second})
+		ec, err := tf.etcd(*etcd)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cli, err := cluster.Connect(ctx, ec)
 		if err != nil {
 			return err
 		}
 		defer cli.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
 		st, err := cluster.ReadStatus(ctx, cli)
 		if err != nil {
 			return err
@@ -115,28 +125,86 @@ func runCluster(args []string) error {
 			fmt.Printf("  %s %s\n", d.ID, d.Addr)
 		}
 		for _, m := range st.Databases {
-			fmt.Printf("database %s: %s, %d records of %d B, generation %d, %d shards × %d replicas\n", m.Name, m.Kind, m.Records, m.RecordSize,
+			fmt.Printf("database %s/%s: %s, %d records of %d B, generation %d, %d shards × %d replicas\n", m.Owner, m.Name, m.Kind, m.Records, m.RecordSize,
 				m.Generation, len(m.Shards), m.Replicas)
 			for _, sh := range m.Shards {
 				fmt.Printf("  shard %d: %d records on %v\n", sh.ID, sh.Records, sh.Replicas)
 			}
 		}
 		return nil
+	case "user":
+		return runClusterUser(args[1:])
 	}
-	return fmt.Errorf("cluster: unknown command %q (up, status)", args[0])
+	return fmt.Errorf("cluster: unknown command %q (up, status, user)", args[0])
+}
+
+// runClusterUser lets an identity into a cluster's etcd: `user add --name
+// N --role R`, run with an admin's certificate. The first run against an
+// etcd without auth turns its RBAC on, the admin becoming a root user.
+func runClusterUser(args []string) error {
+	if len(args) == 0 || args[0] != "add" {
+		return errors.New(clusterUsage)
+	}
+	fs := flag.NewFlagSet("cluster user add", flag.ContinueOnError)
+	etcd := fs.String("etcd", "127.0.0.1:2379", "etcd address(es), comma-separated")
+	name := fs.String("name", "", "the identity: its certificate's common name (rosemary certs issue --name)")
+	roleName := fs.String("role", string(certs.RoleUser), "its certificate's role: user, device or admin")
+	tf := addTransportFlags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	role, err := certs.ParseRole(*roleName)
+	if err != nil {
+		return err
+	}
+	ec, err := tf.etcd(*etcd)
+	if err != nil {
+		return err
+	}
+	if ec.TLS == nil {
+		return errors.New("cluster user add: a plaintext etcd has no users (it runs without auth)")
+	}
+	me, err := ec.Identity()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cli, err := cluster.Connect(ctx, ec)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	if err := cluster.SetupAuth(ctx, cli, me); err != nil {
+		return err
+	}
+	id := certs.Identity{Name: *name, Role: role}
+	if err := cluster.AddUser(ctx, cli, id); err != nil {
+		return err
+	}
+	fmt.Printf("etcd user %s added\n", id)
+	return nil
+}
+
+// localTransport is how a local cluster's parties authenticate.
+type localTransport struct {
+	deviceArgs func(id string) []string // each device's serve flags
+	dial       []remote.Option          // how the coordinator dials devices
+	etcdServer certs.Files              // the embedded etcd's certificate
+	admin      *tls.Config              // the coordinator's, to etcd (nil: plaintext)
 }
 
 // clusterTransport makes a local cluster's TLS material in dir (a CA, a
-// device certificate per device, an admin certificate for the
-// coordinator; what exists is kept) and returns each device's serve flags
-// and the coordinator's dial options; or plaintext on loopback.
-func clusterTransport(dir string, k int, plaintext bool) (func(id string) []string, []remote.Option, error) {
+// device certificate per device, a server certificate for etcd, an admin
+// certificate for the coordinator; what exists is kept); or plaintext on
+// loopback.
+func clusterTransport(dir string, k int, plaintext bool) (*localTransport, error) {
 	if plaintext {
-		return func(string) []string { return []string{"--insecure-plaintext"} }, []remote.Option{remote.WithPlaintext()}, nil
+		return &localTransport{deviceArgs: func(string) []string { return []string{"--insecure-plaintext"} }, dial: []remote.Option{remote.WithPlaintext()}}, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, certs.CAFile)); errors.Is(err, os.ErrNotExist) {
 		if err := certs.Init(dir); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	issue := func(name string, role certs.Role) error {
@@ -147,19 +215,22 @@ func clusterTransport(dir string, k int, plaintext bool) (func(id string) []stri
 	}
 	for i := 0; i < k; i++ {
 		if err := issue(fmt.Sprintf("d%d", i), certs.RoleDevice); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if err := issue("coordinator", certs.RoleAdmin); err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	if err := issue("etcd", certs.RoleServer); err != nil {
+		return nil, err
 	}
 	cfg, err := certs.ClientConfig(certs.InDir(dir, "coordinator"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	args := func(id string) []string {
 		f := certs.InDir(dir, id)
 		return []string{"--cert-file", f.Cert, "--key-file", f.Key, "--trusted-ca-file", f.CA}
 	}
-	return args, []remote.Option{remote.WithTLS(cfg)}, nil
+	return &localTransport{deviceArgs: args, dial: []remote.Option{remote.WithTLS(cfg)}, etcdServer: certs.InDir(dir, "etcd"), admin: cfg}, nil
 }

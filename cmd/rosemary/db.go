@@ -427,7 +427,11 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	if err != nil {
 		return err
 	}
-	c, err := cluster.Open(ctx, strings.Split(*f.cluster, ","), keys, dial...)
+	ec, err := f.tls.etcd(*f.cluster)
+	if err != nil {
+		return err
+	}
+	c, err := cluster.Open(ctx, ec, keys, dial...)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,8 +41,10 @@ func runDevice(args []string) (err error) {
 	level := fs.String("log-level", "info", "log level: debug (one line per RPC), info, warn")
 	logJSON := fs.Bool("log-json", false, "log JSON lines to stderr (default: text)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the daemon's life to this file")
-	etcd := fs.String("etcd", "", "join the cluster at these etcd endpoints (comma-separated): register under a lease kept alive")
-	id := fs.String("id", "", "device id in the cluster (default: the listen address)")
+	etcd := fs.String("etcd", "", "join the cluster at these etcd endpoints (comma-separated): register under a lease kept alive; "+
+		"etcd is reached with the device's certificate (TLS), or in plaintext on loopback with --insecure-plaintext")
+	id := fs.String("id", "", "device id in the cluster (default: the certificate's name; with --insecure-plaintext the listen address); "+
+		"etcd lets a device register only under its certificate's name")
 	ttl := fs.Int64("lease-ttl", 5, "cluster lease in seconds: a device that dies leaves after it")
 	advertise := fs.String("advertise", "", "address clients reach this device at (default: the listen address)")
 	certFile := fs.String("cert-file", "", "the device's TLS certificate (rosemary certs issue --role device)")
@@ -55,6 +58,7 @@ func runDevice(args []string) (err error) {
 	files := certs.Files{Cert: *certFile, Key: *keyFile, CA: *caFile}
 	var transport []device.Option
 	var peers []remote.Option
+	var etcdTLS *tls.Config // nil: plaintext
 	switch {
 	case *plaintext && files.Set():
 		return errors.New("device serve: give --cert-file/--key-file/--trusted-ca-file or --insecure-plaintext, not both")
@@ -74,7 +78,7 @@ func runDevice(args []string) (err error) {
 		if err != nil {
 			return fmt.Errorf("device serve: %w", err)
 		}
-		transport, peers = []device.Option{device.WithTLS(srv)}, []remote.Option{remote.WithTLS(cli)}
+		transport, peers, etcdTLS = []device.Option{device.WithTLS(srv)}, []remote.Option{remote.WithTLS(cli)}, cli
 	}
 	if *dir == "" {
 		return fmt.Errorf("device serve: --store is required")
@@ -149,21 +153,22 @@ func runDevice(args []string) (err error) {
 		stop()
 	}()
 	if *etcd != "" {
-		name := *id
-		if name == "" {
-			name = lis.Addr().String()
+		ec := cluster.Etcd{Endpoints: strings.Split(*etcd, ","), TLS: etcdTLS}
+		name, err := deviceID(ec, *id, lis.Addr().String())
+		if err != nil {
+			return err
 		}
 		addr := *advertise
 		if addr == "" {
 			addr = lis.Addr().String()
 		}
-		leave, err := cluster.Join(ctx, strings.Split(*etcd, ","), name, addr, *dir, *ttl)
+		leave, err := cluster.Join(ctx, ec, name, addr, *dir, *ttl)
 		if err != nil {
 			return err
 		}
 		defer leave()
 		// Copies come only from the cluster's registered devices.
-		check, stopCheck, err := cluster.SourceCheck(strings.Split(*etcd, ","))
+		check, stopCheck, err := cluster.SourceCheck(ec)
 		if err != nil {
 			return err
 		}
@@ -172,4 +177,24 @@ func runDevice(args []string) (err error) {
 		log.Info("joined the cluster", "etcd", *etcd, "id", name)
 	}
 	return device.Serve(ctx, d, lis, append(transport, device.WithLogger(log), device.WithGrace(*grace))...)
+}
+
+// deviceID is the id a device registers under: with TLS its certificate's
+// name (etcd's RBAC lets it write only that key, so another id is refused
+// here, before etcd refuses it), in plaintext the given one or listen.
+func deviceID(ec cluster.Etcd, given, listen string) (string, error) {
+	if ec.TLS == nil {
+		return cmp.Or(given, listen), nil
+	}
+	me, err := ec.Identity()
+	if err != nil {
+		return "", err
+	}
+	if me.Role != certs.RoleDevice {
+		return "", fmt.Errorf("device serve: --etcd with the certificate of %s: want a device certificate", me)
+	}
+	if given != "" && given != me.Name {
+		return "", fmt.Errorf("device serve: --id %q is not the certificate's name %q (a device registers in etcd under its own name only)", given, me.Name)
+	}
+	return me.Name, nil
 }

@@ -52,6 +52,7 @@ var (
 	bob     = certs.Identity{Name: "bob", Role: certs.RoleUser}
 	dev     = certs.Identity{Name: "dev0", Role: certs.RoleDevice}
 	admin   = certs.Identity{Name: "ops", Role: certs.RoleAdmin}
+	server  = certs.Identity{Name: "etcd", Role: certs.RoleServer}
 	noRole  = certs.Identity{Name: "carol"}
 	allAcc  = []Access{List, Query, Read, Write, Manage}
 	objName = "acct/g1/pt/0"
@@ -125,6 +126,13 @@ func TestDeviceAndAdminRoles(t *testing.T) {
 		if err := a.Authorize(admin, acc, objName); (err == nil) != (acc == List) {
 			t.Errorf("admin %s: %v", acc, err)
 		}
+		// etcd's server certificate is no key to a device.
+		if err := a.Authorize(server, acc, objName); !errors.Is(err, ErrDenied) {
+			t.Errorf("server %s: %v, want ErrDenied", acc, err)
+		}
+	}
+	if a.Listable(server, objName) {
+		t.Error("a server identity lists objects")
 	}
 	// Neither creates a database by writing.
 	if err := a.Authorize(dev, Write, "fresh/x"); !errors.Is(err, ErrDenied) {

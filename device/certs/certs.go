@@ -3,8 +3,8 @@
 //
 // The model is etcd's: one certificate authority per deployment, one key
 // pair per party; the party's identity is its certificate's common name
-// and its role (user, device or admin) is the certificate's organizational
-// unit. A device daemon takes --cert-file, --key-file and
+// and its role (user, device, admin or server) is the certificate's
+// organizational unit. A device daemon takes --cert-file, --key-file and
 // --trusted-ca-file and requires client certificates; a client takes
 // --cert, --key and --cacert. Every connection is TLS 1.3 with mutual
 // authentication.
@@ -38,15 +38,18 @@ const (
 	RoleUser   Role = "user"   // owns and queries databases
 	RoleDevice Role = "device" // serves a store; may copy from other devices
 	RoleAdmin  Role = "admin"  // operates the cluster (status, repair)
+	// RoleServer is a control-plane server's (the cluster's etcd): it
+	// serves TLS and speaks to its peers, and has no rights on a device.
+	RoleServer Role = "server"
 )
 
 // ParseRole parses a role name.
 func ParseRole(s string) (Role, error) {
 	switch r := Role(s); r {
-	case RoleUser, RoleDevice, RoleAdmin:
+	case RoleUser, RoleDevice, RoleAdmin, RoleServer:
 		return r, nil
 	}
-	return "", fmt.Errorf("certs: unknown role %q (want user, device or admin)", s)
+	return "", fmt.Errorf("certs: unknown role %q (want user, device, admin or server)", s)
 }
 
 // Identity is an authenticated party: its certificate's common name and
@@ -122,10 +125,11 @@ func Init(dir string) error {
 // writes dir/name.crt and dir/name.key. hosts (IP addresses or DNS names)
 // become the certificate's subject alternative names; a device without
 // hosts gets 127.0.0.1, ::1 and localhost. Every certificate may act as a
-// TLS client; a device's also as a server.
+// TLS client; a device's and a server's also as a server. The name "root"
+// is refused: etcd would take its holder for its superuser.
 func Issue(dir, name string, role Role, hosts []string) error {
-	if !validName.MatchString(name) || name == "ca" {
-		return fmt.Errorf("certs: bad name %q (letters, digits, . _ -; at most 64; not \"ca\")", name)
+	if !validName.MatchString(name) || name == "ca" || name == "root" {
+		return fmt.Errorf("certs: bad name %q (letters, digits, . _ -; at most 64; not \"ca\" or \"root\")", name)
 	}
 	if _, err := ParseRole(string(role)); err != nil {
 		return err
@@ -140,7 +144,7 @@ func Issue(dir, name string, role Role, hosts []string) error {
 	}
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	if role == RoleDevice {
+	if role == RoleDevice || role == RoleServer {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
 		if len(hosts) == 0 {
 			hosts = []string{"127.0.0.1", "::1", "localhost"}

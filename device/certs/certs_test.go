@@ -2,11 +2,13 @@ package certs
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -150,7 +152,7 @@ func TestKeyFilesArePrivate(t *testing.T) {
 
 func TestIssueChecksItsInput(t *testing.T) {
 	dir := deployment(t, nil)
-	for _, name := range []string{"", "ca", "../x", "a/b", "-x"} {
+	for _, name := range []string{"", "ca", "root", "../x", "a/b", "-x"} {
 		if err := Issue(dir, name, RoleUser, nil); err == nil {
 			t.Errorf("Issue accepted name %q", name)
 		}
@@ -197,5 +199,43 @@ func TestCheckLoopback(t *testing.T) {
 		if err := CheckLoopback(addr); (err == nil) != ok {
 			t.Errorf("CheckLoopback(%q) = %v", addr, err)
 		}
+	}
+}
+
+// A server certificate (etcd's) serves TLS on loopback and speaks to its
+// peers as a client; its identity carries the server role.
+func TestServerCertificate(t *testing.T) {
+	dir := deployment(t, map[string]Role{"etcd": RoleServer, "alice": RoleUser})
+	c, err := readCert(CertFile(dir, "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.VerifyHostname("127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(c.ExtKeyUsage, x509.ExtKeyUsageServerAuth) || !slices.Contains(c.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+		t.Fatalf("server certificate's key usages %v", c.ExtKeyUsage)
+	}
+	if id, err := IdentityOf(c); err != nil || id != (Identity{Name: "etcd", Role: RoleServer}) {
+		t.Fatalf("identity %v %v", id, err)
+	}
+	srv, err := ServerConfig(InDir(dir, "etcd"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := ClientConfig(InDir(dir, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := handshake(t, srv, cli); err != nil || id.Name != "alice" {
+		t.Fatalf("handshake with the server certificate: %v %v", id, err)
+	}
+	// A user's certificate is no server's.
+	u, err := readCert(CertFile(dir, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(u.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+		t.Fatal("a user certificate may serve TLS")
 	}
 }

@@ -14,7 +14,10 @@
 // and generations of data: Load writes a new generation beside the current
 // one and publishes it only when complete, so a failed or killed load
 // leaves the previous generation queryable. Evaluation keys are made from
-// the user's secret keys and stored on the device once per key set; every
-// query runs the compiled Plan's device segment as a stream program over
-// the stored data, and only the query and the answer cross the link.
+// the user's secret keys and stored on the device once per key set. A PIR
+// database answers with the hint-free LWE scheme by default (fhe/lwepir:
+// the device scans the stored bytes once per query and evaluates the hint
+// it keeps beside them on the encrypted LWE secret); SchemeBGV runs the
+// compiled Plan's device segment as a stream program instead. Either way
+// only the query and the answer cross the link.
 package client

@@ -136,34 +136,23 @@ func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int,
 	ss := slotSize(l)
 	errs := make([]error, len(runs))
 	readRun := func(i int, run layout.Run) {
+		start := int64(run.Row) * ss
+		end := start + int64(run.Count)*ss
+		// A mapped channel file is read in place; otherwise (or if the
+		// file is shorter than the run: a page is missing) with pread.
+		if m := s.mapped(run.Channel, end); m != nil {
+			errs[i] = faultSafe(func() error { return visitRun(name, r, l, poly, limb, firstPageNo, run, m[start:end], run.Count, sh, f) })
+			return
+		}
 		bp := getBuf(int64(run.Count) * ss)
 		defer slotPool.Put(bp)
 		buf := *bp
-		n, err := s.files[run.Channel].ReadAt(buf, int64(run.Row)*ss)
+		n, err := s.files[run.Channel].ReadAt(buf, start)
 		if err != nil && !errors.Is(err, io.EOF) {
 			errs[i] = fmt.Errorf("store: read %q poly %d limb %d from ch%02d: %w", name, poly, limb, run.Channel, err)
 			return
 		}
-		for j := 0; j < run.Count; j++ {
-			page := run.FirstPage + j*run.Stride
-			slot := buf[int64(j)*ss : int64(j+1)*ss]
-			reason := ""
-			if int64(n) < int64(j+1)*ss {
-				reason = "page missing (channel file too short)"
-			} else {
-				reason = checkSlot(slot, l.PageSize, r.gen, uint32(firstPageNo+page))
-			}
-			if reason != "" {
-				errs[i] = &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: page,
-					Channel: run.Channel, Row: run.Row + uint32(j), Reason: reason}
-				return
-			}
-			data := slot[:l.PageSize]
-			if end := sh.LimbBytes() - page*l.PageSize; end < l.PageSize {
-				data = data[:end]
-			}
-			f(page*l.PageSize, data)
-		}
+		errs[i] = visitRun(name, r, l, poly, limb, firstPageNo, run, buf, int(int64(n)/ss), sh, f)
 	}
 	// One goroutine per further channel; the caller reads the first run itself.
 	var wg sync.WaitGroup
@@ -180,6 +169,34 @@ func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int,
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// visitRun verifies the pages of one run in buf (whole slots: have of
+// them) and hands each to f.
+func visitRun(name string, r record, l layout.Layout, poly, limb, firstPageNo int, run layout.Run, buf []byte, have int,
+	sh layout.Shape, f func(off int, page []byte)) error {
+	ss := slotSize(l)
+	for j := 0; j < run.Count; j++ {
+		page := run.FirstPage + j*run.Stride
+		reason := ""
+		var slot []byte
+		if j >= have {
+			reason = "page missing (channel file too short)"
+		} else {
+			slot = buf[int64(j)*ss : int64(j+1)*ss]
+			reason = checkSlot(slot, l.PageSize, r.gen, uint32(firstPageNo+page))
+		}
+		if reason != "" {
+			return &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: page,
+				Channel: run.Channel, Row: run.Row + uint32(j), Reason: reason}
+		}
+		data := slot[:l.PageSize]
+		if end := sh.LimbBytes() - page*l.PageSize; end < l.PageSize {
+			data = data[:end]
+		}
+		f(page*l.PageSize, data)
 	}
 	return nil
 }

@@ -85,6 +85,9 @@ type Store struct {
 	pins   map[Generation]int
 
 	isp atomic.Bool
+
+	mmu  sync.Mutex // guards maps
+	maps channelMaps
 }
 
 // DefaultLayout is the layout Open gives a new store when asked for the
@@ -208,7 +211,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	if err := s.closeFiles(); err != nil {
+	if err := errors.Join(s.unmapAll(), s.closeFiles()); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.dir, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -23,13 +24,14 @@ import (
 type Client struct {
 	etcd *clientv3.Client
 	keys *client.Keys
-	// ShardTimeout bounds one shard's answer before its next replica is
-	// tried.
+	// ShardTimeout bounds one replica's answer before the next replica of
+	// its shard is tried; under a caller's deadline each replica gets at
+	// most its share of what is left (attemptTimeout).
 	ShardTimeout time.Duration
 
 	mu    sync.Mutex
-	conns map[string]*client.Client // by device address
-	dial  []remote.Option           // how devices are dialled
+	conns map[string]*deviceConn // by device address
+	dial  []remote.Option        // how devices are dialled
 }
 
 // Open connects to the cluster's etcd endpoints with the user's keys; dial
@@ -46,52 +48,21 @@ func Open(ctx context.Context, endpoints []string, keys *client.Keys, dial ...re
 		cli.Close()
 		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, endpoints[0], err)
 	}
-	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*client.Client{}, dial: dial}, nil
+	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*deviceConn{}, dial: dial}, nil
 }
 
 // Close closes every connection.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, cc := range c.conns {
-		cc.Close()
+	for _, dc := range c.conns {
+		dc.cc.Close()
 	}
 	return c.etcd.Close()
 }
 
 // Etcd is the client's etcd connection.
 func (c *Client) Etcd() *clientv3.Client { return c.etcd }
-
-func (c *Client) conn(ctx context.Context, addr string) (*client.Client, error) {
-	c.mu.Lock()
-	cc, ok := c.conns[addr]
-	c.mu.Unlock()
-	if ok {
-		return cc, nil
-	}
-	cc, err := client.Open(ctx, addr, c.keys, c.dial...)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if old, ok := c.conns[addr]; ok {
-		c.mu.Unlock()
-		cc.Close()
-		return old, nil
-	}
-	c.conns[addr] = cc
-	c.mu.Unlock()
-	return cc, nil
-}
-
-func (c *Client) forget(addr string) {
-	c.mu.Lock()
-	if cc, ok := c.conns[addr]; ok {
-		cc.Close()
-		delete(c.conns, addr)
-	}
-	c.mu.Unlock()
-}
 
 // liveDevices maps the live devices by id.
 func (c *Client) liveDevices(ctx context.Context) (map[string]DeviceInfo, error) {
@@ -144,12 +115,19 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.R
 		errc chan error
 	}
 	sinks := make([][]sink, len(next.Shards))
+	var releases []func()
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
 	for s, sh := range next.Shards {
 		for _, id := range sh.Replicas {
-			cc, err := c.conn(ctx, live[id].Addr)
+			cc, release, err := c.acquire(ctx, live[id].Addr)
 			if err != nil {
 				return nil, err
 			}
+			releases = append(releases, release)
 			dbName := ShardName(name, next.Generation, s)
 			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{}); err != nil && !errors.Is(err, client.ErrExists) {
 				return nil, fmt.Errorf("cluster: load %s shard %d on %s: %w", name, s, id, err)
@@ -232,18 +210,30 @@ func (c *Client) beginLoad(ctx context.Context, name, kind string) (m *Map, rev 
 }
 
 // commitLoad publishes next once every replica holds it (loadErr nil) and
-// drops the generation before m's; on a load error m's generation stays.
+// drops every generation before m's on every live device (m's stays for
+// queries in flight); on a load error m's generation stays. A publish
+// whose outcome etcd left unknown is settled by reading the map back; if
+// that fails too, the next load's sweep removes what this one left.
 func (c *Client) commitLoad(ctx context.Context, m, next *Map, rev int64, live map[string]DeviceInfo, loadErr error) (*Map, error) {
 	if loadErr != nil {
 		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", m.Name, loadErr, m.Generation)
 	}
 	if err := writeMap(ctx, c.etcd, next, rev); err != nil {
-		return nil, err
+		if errors.Is(err, ErrConflict) || !c.published(ctx, next) {
+			return nil, err
+		}
 	}
-	if m.Generation > 1 {
-		c.dropGeneration(ctx, m.Name, m.Generation-1, live)
-	}
+	// Best effort: what a device that does not answer now keeps is swept
+	// by the coordinator (Repair) or the next load.
+	c.sweep(ctx, m.Name, live, func(g uint64) bool { return g < m.Generation })
 	return next, nil
+}
+
+// published reads name's map back after a publish whose outcome is
+// unknown: is it next?
+func (c *Client) published(ctx context.Context, next *Map) bool {
+	m, _, err := readMap(ctx, c.etcd, next.Name)
+	return err == nil && reflect.DeepEqual(m, next)
 }
 
 // placeShards puts each shard's replicas on the least-loaded live devices
@@ -294,23 +284,6 @@ func leastLoaded(load map[string]int, exclude []string) string {
 	return best
 }
 
-func (c *Client) dropGeneration(ctx context.Context, name string, g uint64, live map[string]DeviceInfo) {
-	for _, d := range live {
-		cc, err := c.conn(ctx, d.Addr)
-		if err != nil {
-			continue
-		}
-		for s := 0; s < 1<<16; s++ {
-			if err := cc.Drop(ctx, ShardName(name, g, s)); err != nil {
-				if errors.Is(err, client.ErrNoDatabase) && s > 0 {
-					// Shard ids are dense: past the last one.
-					break
-				}
-			}
-		}
-	}
-}
-
 // Answer is one Get's record and what it cost.
 type Answer struct {
 	Record     []byte
@@ -349,7 +322,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec, dev, bytes, retries, err := c.shardGet(ctx, m, s, sh, li, live)
+			rec, dev, bytes, retries, err := c.shardGet(ctx, m, s, li, live)
 			mu.Lock()
 			defer mu.Unlock()
 			ans.Retries += retries
@@ -371,34 +344,17 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 }
 
 // shardGet asks one replica after another for local record li of shard s.
-func (c *Client) shardGet(ctx context.Context, m *Map, s int, sh Shard, li int, live map[string]DeviceInfo) ([]byte, string, int64, int, error) {
-	var tried []string
-	retries := 0
-	db := ShardName(m.Name, m.Generation, s)
-	for _, id := range sh.Replicas {
-		d, ok := live[id]
-		if !ok {
-			tried = append(tried, id+" (not live)")
-			continue
-		}
-		cc, err := c.conn(ctx, d.Addr)
+func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[string]DeviceInfo) ([]byte, string, int64, int, error) {
+	var rec []byte
+	var bytes int64
+	dev, retries, err := c.tryReplicas(ctx, m, s, live, func(ctx context.Context, cc *client.Client) error {
+		q, err := cc.GetQuery(ctx, ShardName(m.Name, m.Generation, s), li)
 		if err == nil {
-			sctx, cancel := context.WithTimeout(ctx, c.ShardTimeout)
-			res, gerr := cc.GetQuery(sctx, db, li)
-			cancel()
-			if gerr == nil {
-				return res.Record, id, res.QueryBytes + res.AnswerBytes + res.PulledBytes, retries, nil
-			}
-			err = gerr
-			if ctx.Err() != nil {
-				return nil, "", 0, retries, ctx.Err()
-			}
-			c.forget(d.Addr)
+			rec, bytes = q.Record, q.QueryBytes+q.AnswerBytes+q.PulledBytes
 		}
-		tried = append(tried, fmt.Sprintf("%s (%v)", id, err))
-		retries++
-	}
-	return nil, "", 0, retries, fmt.Errorf("%w for shard %d of %s generation %d: tried %s", ErrNoReplica, s, m.Name, m.Generation, strings.Join(tried, "; "))
+		return err
+	})
+	return rec, dev, bytes, retries, err
 }
 
 // Repair gives every shard of a database its full replication again:
@@ -461,9 +417,19 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	// The replicas moved away are unreachable now: drop them.
 	for _, mv := range moved {
 		if d, ok := live[mv.from]; ok {
-			if cc, err := c.conn(ctx, d.Addr); err == nil {
+			if cc, release, err := c.acquire(ctx, d.Addr); err == nil {
 				cc.Drop(ctx, ShardName(name, m.Generation, mv.shard))
+				release()
 			}
+		}
+	}
+	// Generations older than the two kept (the current one and the one
+	// before it, for queries in flight) are garbage wherever they are: on
+	// a device that was away when they were dropped, or left by a publish
+	// whose outcome was unknown.
+	if m.Generation > 1 {
+		if _, err := c.sweep(ctx, name, live, func(g uint64) bool { return g+1 < m.Generation }); err != nil {
+			return copied, err
 		}
 	}
 	return copied, nil

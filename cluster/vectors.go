@@ -82,10 +82,11 @@ func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f da
 			return nil, fmt.Errorf("cluster: load %s: shard %d would be empty (%d vectors for %d shards)", name, s, next.Records, len(next.Shards))
 		}
 		for _, id := range sh.Replicas {
-			cc, err := c.conn(ctx, live[id].Addr)
+			cc, release, err := c.acquire(ctx, live[id].Addr)
 			if err != nil {
 				return nil, err
 			}
+			defer release()
 			db := ShardName(name, next.Generation, s)
 			if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric)}); err != nil && !errors.Is(err, client.ErrExists) {
 				return nil, err
@@ -133,36 +134,22 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	var hits []hit
 	errs := make([]error, len(m.Shards))
 	var wg sync.WaitGroup
-	for s, sh := range m.Shards {
+	for s := range m.Shards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var tried []string
-			for _, id := range sh.Replicas {
-				d, ok := live[id]
-				if !ok {
-					tried = append(tried, id+" (not live)")
-					continue
+			_, _, errs[s] = c.tryReplicas(ctx, m, s, live, func(ctx context.Context, cc *client.Client) error {
+				res, err := cc.Nearest(ctx, ShardName(name, m.Generation, s), query, k)
+				if err != nil {
+					return err
 				}
-				cc, err := c.conn(ctx, d.Addr)
-				if err == nil {
-					sctx, cancel := context.WithTimeout(ctx, c.ShardTimeout)
-					var res *client.Neighbors
-					res, err = cc.Nearest(sctx, ShardName(name, m.Generation, s), query, k)
-					cancel()
-					if err == nil {
-						mu.Lock()
-						for j, local := range res.IDs {
-							hits = append(hits, hit{id: local*len(m.Shards) + s, score: res.Scores[j]})
-						}
-						mu.Unlock()
-						return
-					}
-					c.forget(d.Addr)
+				mu.Lock()
+				for j, local := range res.IDs {
+					hits = append(hits, hit{id: local*len(m.Shards) + s, score: res.Scores[j]})
 				}
-				tried = append(tried, fmt.Sprintf("%s (%v)", id, err))
-			}
-			errs[s] = fmt.Errorf("%w for shard %d of %s generation %d: tried %s", ErrNoReplica, s, name, m.Generation, strings.Join(tried, "; "))
+				mu.Unlock()
+				return nil
+			})
 		}()
 	}
 	wg.Wait()

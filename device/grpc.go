@@ -19,6 +19,7 @@ import (
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
@@ -86,6 +87,16 @@ func newOptions(opts []Option) options {
 	}
 	return o
 }
+
+// KeepaliveEnforcement lets clients ping as often as remote.Keepalive
+// does (gRPC's default, one ping per 5 minutes, would close their
+// connections as abusive).
+var KeepaliveEnforcement = keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}
+
+// KeepaliveServer is how the device notices a client that stopped
+// answering mid-call (its stream runs cancelled, their memory freed): a
+// ping after 30 s of silence, the connection closed after 10 s more.
+var KeepaliveServer = keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}
 
 // toStatus maps a device error to a gRPC status.
 func toStatus(err error) error {
@@ -226,7 +237,8 @@ func newGRPCServer(d *Device, o options) *grpcServer {
 	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log}
 	mode := guard.MutualTLS
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
-		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit)}
+		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit),
+		grpc.KeepaliveEnforcementPolicy(KeepaliveEnforcement), grpc.KeepaliveParams(KeepaliveServer)}
 	if o.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.tls)))
 	} else {

@@ -102,39 +102,59 @@ func (c *Client) Info(ctx context.Context, name string) (*Map, error) {
 // Load replaces a database's records (read from r in format f): record i
 // goes to shard i mod S; every replica of every shard stores generation
 // g+1 as its own database, and g+1 is published by one transaction once
-// all have it. Generation g−1's shards are dropped afterwards (g stays for
-// queries in flight).
+// all have it. Generations before g are swept afterwards (g stays for
+// queries in flight). Of two concurrent loads one publishes whole; the
+// other fails with ErrConcurrentLoad.
 func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.RecordFormat) (*Map, error) {
-	m, rev, live, next, err := c.beginLoad(ctx, name, "pir")
+	p, err := c.beginLoad(ctx, name, "pir")
 	if err != nil {
 		return nil, err
 	}
+	return c.commitLoad(ctx, p, c.writeRecords(ctx, p, r, f))
+}
+
+// writeRecords writes the records of load p to its shard replicas.
+func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, f dataset.RecordFormat) (err error) {
+	m, next := p.m, p.next
 	// One pipe per shard replica, each fed to a client-library load.
 	type sink struct {
 		w    *io.PipeWriter
 		errc chan error
 	}
 	sinks := make([][]sink, len(next.Shards))
-	var releases []func()
 	defer func() {
-		for _, r := range releases {
-			r()
+		for _, ks := range sinks {
+			for _, k := range ks {
+				if err != nil {
+					k.w.CloseWithError(err)
+				} else {
+					k.w.Close()
+				}
+			}
+		}
+		for s, ks := range sinks {
+			for _, k := range ks {
+				if lerr := <-k.errc; lerr != nil && err == nil {
+					err = fmt.Errorf("shard %d: %w", s, lerr)
+				}
+			}
 		}
 	}()
 	for s, sh := range next.Shards {
 		for _, id := range sh.Replicas {
-			cc, release, err := c.acquire(ctx, live[id].Addr)
+			cc, release, err := c.acquire(ctx, p.live[id].Addr)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			releases = append(releases, release)
-			dbName := ShardName(name, next.Generation, s)
-			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{}); err != nil && !errors.Is(err, client.ErrExists) {
-				return nil, fmt.Errorf("cluster: load %s shard %d on %s: %w", name, s, id, err)
+			dbName := next.ShardName(s)
+			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{}); err != nil {
+				release()
+				return fmt.Errorf("shard %d on %s: %w", s, id, err)
 			}
 			pr, pw := io.Pipe()
 			errc := make(chan error, 1)
 			go func() {
+				defer release()
 				_, err := cc.Load(ctx, dbName, pr, client.LoadOptions{Records: dataset.FixedSize})
 				pr.CloseWithError(err)
 				errc <- err
@@ -143,90 +163,99 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.R
 		}
 	}
 	rr, err := dataset.NewRecordReader(r, f, m.RecordSize, dataset.RecordOptions{})
-	if err == nil {
-		for i := 0; ; i++ {
-			rec, rerr := rr.Next()
-			if rerr == io.EOF {
-				break
-			}
-			if rerr != nil {
-				err = rerr
-				break
-			}
-			s := i % len(sinks)
-			next.Shards[s].Records++
-			for _, k := range sinks[s] {
-				if _, werr := k.w.Write(rec); werr != nil {
-					err = fmt.Errorf("shard %d: %w", s, werr)
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-			next.Records = i + 1
-		}
+	if err != nil {
+		return err
 	}
-	for _, ks := range sinks {
-		for _, k := range ks {
-			if err != nil {
-				k.w.CloseWithError(err)
-			} else {
-				k.w.Close()
+	for i := 0; ; i++ {
+		rec, err := rr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s := i % len(sinks)
+		next.Shards[s].Records++
+		for _, k := range sinks[s] {
+			if _, err := k.w.Write(rec); err != nil {
+				return fmt.Errorf("shard %d: %w", s, err)
 			}
 		}
+		next.Records = i + 1
 	}
-	for s, ks := range sinks {
-		for _, k := range ks {
-			if lerr := <-k.errc; lerr != nil && err == nil {
-				err = fmt.Errorf("shard %d: %w", s, lerr)
-			}
-		}
-	}
-	return c.commitLoad(ctx, m, next, rev, live, err)
+}
+
+// pendingLoad is a load between its claim and its publication.
+type pendingLoad struct {
+	m     *Map // the map it read
+	rev   int64
+	next  *Map // the map it publishes: its shards placed, its token
+	live  map[string]DeviceInfo
+	claim *claim
 }
 
 // beginLoad reads name's map, checks it is a kind database and that enough
-// devices are live, and returns the next generation's map with its shards
-// placed.
-func (c *Client) beginLoad(ctx context.Context, name, kind string) (m *Map, rev int64, live map[string]DeviceInfo, next *Map, err error) {
-	if m, rev, err = readMap(ctx, c.etcd, name); err != nil {
-		return nil, 0, nil, nil, err
+// devices are live, claims the next generation (its fencing token) and
+// returns the next generation's map with its shards placed. The caller
+// ends with commitLoad, or abandonLoad after an early failure.
+func (c *Client) beginLoad(ctx context.Context, name, kind string) (*pendingLoad, error) {
+	m, rev, err := readMap(ctx, c.etcd, name)
+	if err != nil {
+		return nil, err
 	}
 	if m.Kind != kind {
 		hint := map[string]string{"pir": " (LoadVectors)"}[m.Kind]
-		return nil, 0, nil, nil, fmt.Errorf("cluster: %s is a %s database%s", name, m.Kind, hint)
+		return nil, fmt.Errorf("cluster: %s is a %s database%s", name, m.Kind, hint)
 	}
-	if live, err = c.liveDevices(ctx); err != nil {
-		return nil, 0, nil, nil, err
+	live, err := c.liveDevices(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if len(live) < m.Replicas {
-		return nil, 0, nil, nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
+		return nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
+	}
+	cl, err := c.claimLoad(ctx, name)
+	if err != nil {
+		return nil, err
 	}
 	n := *m
 	n.Generation = m.Generation + 1
+	n.Token, n.PreviousToken = cl.token, m.Token
 	n.Shards = placeShards(m, live)
-	return m, rev, live, &n, nil
+	return &pendingLoad{m: m, rev: rev, next: &n, live: live, claim: cl}, nil
 }
 
-// commitLoad publishes next once every replica holds it (loadErr nil) and
-// drops every generation before m's on every live device (m's stays for
-// queries in flight); on a load error m's generation stays. A publish
-// whose outcome etcd left unknown is settled by reading the map back; if
-// that fails too, the next load's sweep removes what this one left.
-func (c *Client) commitLoad(ctx context.Context, m, next *Map, rev int64, live map[string]DeviceInfo, loadErr error) (*Map, error) {
+// commitLoad publishes p's generation once every replica holds it (loadErr
+// nil) and sweeps the generations before the one it replaces on every
+// live device (that one stays for queries in flight). A load that failed,
+// or lost to a concurrent one, removes what it wrote and leaves the
+// current generation in place. A publish whose outcome etcd left unknown
+// is settled by reading the map back; if that fails too, a later sweep
+// removes what this load left.
+func (c *Client) commitLoad(ctx context.Context, p *pendingLoad, loadErr error) (*Map, error) {
+	defer c.endClaim(p.claim)
 	if loadErr != nil {
-		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", m.Name, loadErr, m.Generation)
+		c.abandonLoad(ctx, p)
+		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", p.m.Name, loadErr, p.m.Generation)
 	}
-	if err := writeMap(ctx, c.etcd, next, rev); err != nil {
-		if errors.Is(err, ErrConflict) || !c.published(ctx, next) {
+	if err := c.publishLoad(ctx, p.next, p.rev, p.claim); err != nil {
+		if !errors.Is(err, ErrEtcd) || !c.published(ctx, p.next) {
+			c.abandonLoad(ctx, p)
 			return nil, err
 		}
 	}
 	// Best effort: what a device that does not answer now keeps is swept
 	// by the coordinator (Repair) or the next load.
-	c.sweep(ctx, m.Name, live, func(g uint64) bool { return g < m.Generation })
-	return next, nil
+	if stale, err := c.staleTokens(ctx, p.m.Name); err == nil {
+		c.sweep(ctx, p.m.Name, p.live, stale)
+	}
+	return p.next, nil
+}
+
+// abandonLoad removes the shard databases a load that will not publish
+// wrote (best effort: a sweep removes what is left once its claim ends).
+func (c *Client) abandonLoad(ctx context.Context, p *pendingLoad) {
+	c.sweep(context.WithoutCancel(ctx), p.m.Name, p.live, func(token int64) bool { return token == p.next.Token })
 }
 
 // published reads name's map back after a publish whose outcome is
@@ -348,7 +377,7 @@ func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[s
 	var rec []byte
 	var bytes int64
 	dev, retries, err := c.tryReplicas(ctx, m, s, live, func(ctx context.Context, cc *client.Client) error {
-		q, err := cc.GetQuery(ctx, ShardName(m.Name, m.Generation, s), li)
+		q, err := cc.GetQuery(ctx, m.ShardName(s), li)
 		if err == nil {
 			rec, bytes = q.Record, q.QueryBytes+q.AnswerBytes+q.PulledBytes
 		}
@@ -398,7 +427,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			if err != nil {
 				return copied, err
 			}
-			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[source].Addr, Prefix: ShardName(name, m.Generation, s) + "/"})
+			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[source].Addr, Prefix: m.ShardName(s) + "/"})
 			dst.Close()
 			if err != nil {
 				return copied, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err)
@@ -418,21 +447,20 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	for _, mv := range moved {
 		if d, ok := live[mv.from]; ok {
 			if cc, release, err := c.acquire(ctx, d.Addr); err == nil {
-				cc.Drop(ctx, ShardName(name, m.Generation, mv.shard))
+				cc.Drop(ctx, m.ShardName(mv.shard))
 				release()
 			}
 		}
 	}
-	// Generations older than the two kept (the current one and the one
-	// before it, for queries in flight) are garbage wherever they are: on
-	// a device that was away when they were dropped, or left by a publish
-	// whose outcome was unknown.
-	if m.Generation > 1 {
-		if _, err := c.sweep(ctx, name, live, func(g uint64) bool { return g+1 < m.Generation }); err != nil {
-			return copied, err
-		}
+	// Shard databases of neither generation kept (the current one and the
+	// one before it, for queries in flight) nor a running load are garbage
+	// wherever they are: on a device that was away when their generation
+	// was dropped, or left by a load that crashed.
+	stale, err := c.staleTokens(ctx, name)
+	if err == nil {
+		_, err = c.sweep(ctx, name, live, stale)
 	}
-	return copied, nil
+	return copied, err
 }
 
 type move struct {
@@ -491,7 +519,7 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 			if err != nil {
 				return moved, err
 			}
-			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[hi].Addr, Prefix: ShardName(m.Name, m.Generation, s) + "/"})
+			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[hi].Addr, Prefix: m.ShardName(s) + "/"})
 			dst.Close()
 			if err != nil {
 				return moved, fmt.Errorf("cluster: move shard %d to %s: %w", s, lo, err)

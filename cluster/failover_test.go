@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,8 +18,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -208,7 +212,7 @@ func TestClusterFailureKeepsOtherShardsCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dc.Drop(ctx, cluster.ShardName("db", m.Generation, 1)); err != nil {
+	if err := dc.Drop(ctx, m.ShardName(1)); err != nil {
 		t.Fatal(err)
 	}
 	dc.Close()
@@ -313,4 +317,147 @@ func TestClusterPausedDeviceRejoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDevices(t, c, 2)
+}
+
+// shardDatabases lists, per device address, the shard databases of name
+// it stores (any object of theirs counts).
+func shardDatabases(t *testing.T, addrs []string, name string) map[string]map[string]bool {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]map[string]bool{}
+	for _, addr := range addrs {
+		dev, err := remote.Dial(addr, remote.WithPlaintext())
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := dev.List(ctx, &api.ListRequest{Prefix: name + ".g"})
+		dev.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list.Truncated {
+			t.Fatalf("%s: list truncated", addr)
+		}
+		out[addr] = map[string]bool{}
+		for _, o := range list.Objects {
+			db, _, _ := strings.Cut(o.Name, "/")
+			out[addr][db] = true
+		}
+	}
+	return out
+}
+
+// wantShards is where m says its shard databases are, per device address.
+func wantShards(m *cluster.Map, addrOf map[string]string, into map[string]map[string]bool) {
+	for s, sh := range m.Shards {
+		for _, id := range sh.Replicas {
+			if into[addrOf[id]] == nil {
+				into[addrOf[id]] = map[string]bool{}
+			}
+			into[addrOf[id]][m.ShardName(s)] = true
+		}
+	}
+}
+
+// Loads of 4 shards × 2 replicas over 4 devices leave on the devices
+// exactly the shard databases of the current generation and the one
+// before it (kept for queries in flight), every shard id of them: none of
+// an older generation. A stale shard database left on a device (one that
+// was away when its generation was dropped) is swept by the coordinator.
+func TestClusterLoadsLeaveNoOldGenerations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and devices")
+	}
+	ctx := context.Background()
+	c, _, addrs := newGatedCluster(t, 4)
+	addrOf := map[string]string{}
+	for i, a := range addrs {
+		addrOf["d"+string(rune('0'+i))] = a
+	}
+	const n = 4 * 1024
+	if _, err := c.CreatePIR(ctx, "db", recSize, 4, 2); err != nil {
+		t.Fatal(err)
+	}
+	var maps []*cluster.Map
+	var last []byte
+	for g := 1; g <= 3; g++ {
+		last = records(uint64(30+g), n, recSize)
+		m, err := c.Load(ctx, "db", bytes.NewReader(last), dataset.FixedSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Generation != uint64(g) {
+			t.Fatalf("load %d published generation %d", g, m.Generation)
+		}
+		maps = append(maps, m)
+	}
+	want := map[string]map[string]bool{}
+	wantShards(maps[1], addrOf, want)
+	wantShards(maps[2], addrOf, want)
+	got := shardDatabases(t, addrs, "db")
+	for _, addr := range addrs {
+		if !sameSet(got[addr], want[addr]) {
+			t.Fatalf("device %s holds %v, want %v (generations 2 and 3 as mapped)", addr, keysOf(got[addr]), keysOf(want[addr]))
+		}
+	}
+	a, err := c.Get(ctx, "db", n-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Generation != 3 || !bytes.Equal(a.Record, last[(n-1)*recSize:]) {
+		t.Fatalf("after three loads: generation %d, exact %v", a.Generation, bytes.Equal(a.Record, last[(n-1)*recSize:]))
+	}
+
+	// A shard database of generation 1 reappears on d3 (its device was
+	// away when generation 1 was dropped): the coordinator's pass removes
+	// it and keeps generations 2 and 3.
+	keys, err := client.NewKeys(filepath.Join(t.TempDir(), "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := client.Open(ctx, addrs[3], keys, remote.WithPlaintext())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dc.Close()
+	stale := maps[0].ShardName(3)
+	if _, err := dc.CreatePIR(ctx, stale, recSize, client.PIROptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.Load(ctx, stale, bytes.NewReader(records(40, 100, recSize)), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
+		t.Fatal(err)
+	}
+	if !shardDatabases(t, addrs[3:], "db")[addrs[3]][stale] {
+		t.Fatal("the planted stale shard is not listed")
+	}
+	if _, err := c.Repair(ctx, "db"); err != nil {
+		t.Fatal(err)
+	}
+	got = shardDatabases(t, addrs, "db")
+	for _, addr := range addrs {
+		if !sameSet(got[addr], want[addr]) {
+			t.Fatalf("after the sweep device %s holds %v, want %v", addr, keysOf(got[addr]), keysOf(want[addr]))
+		}
+	}
+}
+
+func sameSet(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func keysOf(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -38,19 +38,25 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 // temporary file (a vector load reads its input twice), loaded into every
 // replica as generation g+1, and g+1 is published by one transaction.
 func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f dataset.VectorFormat) (*Map, error) {
-	m, rev, live, next, err := c.beginLoad(ctx, name, "vectors")
+	p, err := c.beginLoad(ctx, name, "vectors")
 	if err != nil {
 		return nil, err
 	}
+	return c.commitLoad(ctx, p, c.writeVectors(ctx, p, r, f))
+}
+
+// writeVectors writes the vectors of load p to its shard replicas.
+func (c *Client) writeVectors(ctx context.Context, p *pendingLoad, r io.Reader, f dataset.VectorFormat) error {
+	m, next := p.m, p.next
 	vr, err := dataset.NewVectorReader(r, f)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	spool := make([]*os.File, len(next.Shards))
 	writers := make([]*dataset.FVecsWriter, len(next.Shards))
 	for s := range spool {
 		if spool[s], err = os.CreateTemp("", "rosemary-shard-*.fvecs"); err != nil {
-			return nil, err
+			return err
 		}
 		defer os.Remove(spool[s].Name())
 		defer spool[s].Close()
@@ -62,53 +68,60 @@ func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f da
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cluster: load %s: %w", name, err)
+			return err
 		}
 		if len(v) != m.Dim {
-			return nil, fmt.Errorf("cluster: load %s: %w: vector %d has %d dimensions, want %d", name, dataset.ErrDimensionMismatch, i, len(v), m.Dim)
+			return fmt.Errorf("%w: vector %d has %d dimensions, want %d", dataset.ErrDimensionMismatch, i, len(v), m.Dim)
 		}
 		s := i % len(spool)
 		if err := writers[s].Write(v); err != nil {
-			return nil, err
+			return err
 		}
 		next.Shards[s].Records++
 		next.Records = i + 1
 	}
+	for s, sh := range next.Shards {
+		if sh.Records == 0 {
+			return fmt.Errorf("shard %d would be empty (%d vectors for %d shards)", s, next.Records, len(next.Shards))
+		}
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
 	for s, sh := range next.Shards {
-		if sh.Records == 0 {
-			return nil, fmt.Errorf("cluster: load %s: shard %d would be empty (%d vectors for %d shards)", name, s, next.Records, len(next.Shards))
-		}
 		for _, id := range sh.Replicas {
-			cc, release, err := c.acquire(ctx, live[id].Addr)
-			if err != nil {
-				return nil, err
-			}
-			defer release()
-			db := ShardName(name, next.Generation, s)
-			if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric)}); err != nil && !errors.Is(err, client.ErrExists) {
-				return nil, err
-			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				cc, release, err := c.acquire(ctx, p.live[id].Addr)
+				if err != nil {
+					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
+					return
+				}
+				defer release()
+				db := next.ShardName(s)
+				if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric)}); err != nil {
+					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
+					return
+				}
 				f, err := os.Open(spool[s].Name())
 				if err == nil {
 					_, err = cc.Load(ctx, db, f, client.LoadOptions{Vectors: dataset.FVecs})
 					f.Close()
 				}
 				if err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("shard %d on %s: %w", s, id, err))
-					mu.Unlock()
+					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
 				}
 			}()
 		}
 	}
 	wg.Wait()
-	return c.commitLoad(ctx, m, next, rev, live, errors.Join(errs...))
+	return errors.Join(errs...)
 }
 
 // Nearest returns the k vectors nearest to query over every shard: each
@@ -139,7 +152,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 		go func() {
 			defer wg.Done()
 			_, _, errs[s] = c.tryReplicas(ctx, m, s, live, func(ctx context.Context, cc *client.Client) error {
-				res, err := cc.Nearest(ctx, ShardName(name, m.Generation, s), query, k)
+				res, err := cc.Nearest(ctx, m.ShardName(s), query, k)
 				if err != nil {
 					return err
 				}

@@ -116,6 +116,8 @@ func toStatus(err error) error {
 		c = codes.Unavailable
 	case errors.Is(err, authz.ErrReserved), errors.Is(err, authz.ErrNoName):
 		c = codes.InvalidArgument
+	case errors.Is(err, api.ErrStale):
+		c = codes.Aborted
 	case errors.Is(err, store.ErrISPMode):
 		c = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -32,6 +32,8 @@ type Client struct {
 	mu    sync.Mutex
 	conns map[string]*deviceConn // by device address
 	dial  []remote.Option        // how devices are dialled
+
+	metrics *metrics
 }
 
 // Open connects to the cluster's etcd endpoints with the user's keys; dial
@@ -48,7 +50,7 @@ func Open(ctx context.Context, endpoints []string, keys *client.Keys, dial ...re
 		cli.Close()
 		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, endpoints[0], err)
 	}
-	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*deviceConn{}, dial: dial}, nil
+	return &Client{etcd: cli, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*deviceConn{}, dial: dial, metrics: newMetrics()}, nil
 }
 
 // Close closes every connection.
@@ -235,15 +237,22 @@ func (c *Client) beginLoad(ctx context.Context, name, kind string) (*pendingLoad
 func (c *Client) commitLoad(ctx context.Context, p *pendingLoad, loadErr error) (*Map, error) {
 	defer c.endClaim(p.claim)
 	if loadErr != nil {
+		c.metrics.loads.WithLabelValues("failed").Inc()
 		c.abandonLoad(ctx, p)
 		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", p.m.Name, loadErr, p.m.Generation)
 	}
 	if err := c.publishLoad(ctx, p.next, p.rev, p.claim); err != nil {
 		if !errors.Is(err, ErrEtcd) || !c.published(ctx, p.next) {
+			outcome := "failed"
+			if errors.Is(err, ErrConcurrentLoad) {
+				outcome = "concurrent"
+			}
+			c.metrics.loads.WithLabelValues(outcome).Inc()
 			c.abandonLoad(ctx, p)
 			return nil, err
 		}
 	}
+	c.metrics.loads.WithLabelValues("published").Inc()
 	// Best effort: what a device that does not answer now keeps is swept
 	// by the coordinator (Repair) or the next load.
 	if stale, err := c.staleTokens(ctx, p.m.Name); err == nil {
@@ -327,6 +336,7 @@ type Answer struct {
 // the record for it, the others for a record of their own), so no device
 // learns which shard was wanted; each shard is tried replica by replica.
 func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, error) {
+	start := time.Now()
 	m, _, err := readMap(ctx, c.etcd, name)
 	if err != nil {
 		return nil, err
@@ -368,6 +378,10 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	c.metrics.query("get", start)
+	for _, b := range ans.DeviceBytes {
+		c.metrics.queryBytes.Add(float64(b))
 	}
 	return ans, nil
 }
@@ -433,10 +447,12 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 				return copied, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err)
 			}
 			copied++
+			c.metrics.repairs.Inc()
 		}
 	}
 	moved, err := c.balance(ctx, &next, live)
 	copied += len(moved)
+	c.metrics.repairs.Add(float64(len(moved)))
 	if err != nil {
 		return copied, err
 	}

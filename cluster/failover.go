@@ -53,6 +53,9 @@ func (c *Client) tryReplicas(ctx context.Context, m *Map, s int, live map[string
 			return id, retries, nil
 		}
 		retries++
+		if k < len(up)-1 {
+			c.metrics.failovers.Inc()
+		}
 		if ctx.Err() != nil {
 			return "", retries, fmt.Errorf("cluster: shard %d of %s: %w (tried %s)", s, m.Name, ctx.Err(), strings.Join(append(tried, id), "; "))
 		}

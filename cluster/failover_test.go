@@ -83,7 +83,7 @@ func (g *gate) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h
 
 // startGatedDevice serves a device in this process behind a gate and
 // joins it to the cluster at endpoint as id.
-func startGatedDevice(t *testing.T, endpoint, id string) (*gate, string) {
+func startGatedDevice(t *testing.T, endpoint, id string) (*gate, string, *device.Device) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
 	st, err := store.Open(dir, layout.Layout{Channels: 2, PageSize: 4096})
@@ -119,19 +119,25 @@ func startGatedDevice(t *testing.T, endpoint, id string) (*gate, string) {
 		<-served
 		st.Close()
 	})
-	return g, lis.Addr().String()
+	return g, lis.Addr().String(), d
 }
 
 // newGatedCluster is an etcd and n gated devices d0…d(n−1) in this
 // process, with a client.
 func newGatedCluster(t *testing.T, n int) (*cluster.Client, []*gate, []string) {
+	c, gates, addrs, _ := newGatedClusterDevices(t, n)
+	return c, gates, addrs
+}
+
+func newGatedClusterDevices(t *testing.T, n int) (*cluster.Client, []*gate, []string, []*device.Device) {
 	t.Helper()
 	endpoint := startEtcd(t)
 	var gates []*gate
 	var addrs []string
+	var devs []*device.Device
 	for i := range n {
-		g, addr := startGatedDevice(t, endpoint, "d"+string(rune('0'+i)))
-		gates, addrs = append(gates, g), append(addrs, addr)
+		g, addr, d := startGatedDevice(t, endpoint, "d"+string(rune('0'+i)))
+		gates, addrs, devs = append(gates, g), append(addrs, addr), append(devs, d)
 	}
 	keys, err := client.NewKeys(filepath.Join(t.TempDir(), "keys"))
 	if err != nil {
@@ -143,7 +149,7 @@ func newGatedCluster(t *testing.T, n int) (*cluster.Client, []*gate, []string) {
 	}
 	t.Cleanup(func() { c.Close() })
 	waitDevices(t, c, n)
-	return c, gates, addrs
+	return c, gates, addrs, devs
 }
 
 // A replica that stalls (its device frozen, its connection open) costs a

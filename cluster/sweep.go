@@ -73,6 +73,7 @@ func (c *Client) sweep(ctx context.Context, name string, live map[string]DeviceI
 			errs = append(errs, fmt.Errorf("sweep %s on %s: %w", name, id, err))
 		}
 	}
+	c.metrics.swept.Add(float64(removed))
 	return removed, errors.Join(errs...)
 }
 

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
@@ -128,6 +129,7 @@ func (c *Client) writeVectors(ctx context.Context, p *pendingLoad, r io.Reader, 
 // shard answers its own top k (the encrypted scan on its device), the
 // client merges them (ids are global: local·S + shard).
 func (c *Client) Nearest(ctx context.Context, name string, query []float32, k int) (*client.Neighbors, error) {
+	start := time.Now()
 	m, _, err := readMap(ctx, c.etcd, name)
 	if err != nil {
 		return nil, err
@@ -181,5 +183,6 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 		out.IDs = append(out.IDs, h.id)
 		out.Scores = append(out.Scores, h.score)
 	}
+	c.metrics.query("nearest", start)
 	return out, nil
 }

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -66,8 +68,9 @@ type Device struct {
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	keys                                 *keyCache
-	streams                              streamTable         // stream programs (SetStream, RunStream)
-	wire                                 *api.PayloadCounter // payload bytes over gRPC, if served
+	streams                              streamTable              // stream programs (SetStream, RunStream)
+	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served
+	rpcSeconds                           *prometheus.HistogramVec // served RPC latencies (metrics.go)
 	// access decides who may do what over gRPC (every served call passes
 	// it; in-process callers hold the store and are trusted).
 	access  *authz.Authorizer
@@ -100,7 +103,8 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 		return nil, fmt.Errorf("device: limits must be positive: %+v", lim)
 	}
 	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
-		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes)}
+		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes),
+		wire: &api.PayloadCounter{}, rpcSeconds: newRPCSeconds()}
 	lim.Runs = max(lim.Runs, 1)
 	if lim.RunTimeout <= 0 {
 		lim.RunTimeout = 10 * time.Minute

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -162,10 +163,11 @@ func (c *deferCodec) take(m any) error {
 
 // grpcServer is a device's gRPC server with its health service.
 type grpcServer struct {
-	srv    *grpc.Server
-	health *health.Server
-	codec  *deferCodec
-	log    *slog.Logger
+	srv        *grpc.Server
+	health     *health.Server
+	codec      *deferCodec
+	log        *slog.Logger
+	rpcSeconds *prometheus.HistogramVec
 }
 
 func methodName(full string) string {
@@ -176,7 +178,9 @@ func methodName(full string) string {
 }
 
 func (g *grpcServer) logRPC(ctx context.Context, method string, start time.Time, err error) {
-	attrs := []any{"method", method, "duration", time.Since(start)}
+	took := time.Since(start)
+	g.rpcSeconds.WithLabelValues(methodName(method), status.Code(err).String()).Observe(took.Seconds())
+	attrs := []any{"method", method, "duration", took}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		attrs = append(attrs, "peer", p.Addr.String())
 	}
@@ -236,7 +240,8 @@ func newGRPCServer(d *Device, o options) *grpcServer {
 	if d.wire == nil {
 		d.wire = &api.PayloadCounter{}
 	}
-	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log}
+	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log,
+		rpcSeconds: d.rpcSeconds}
 	mode := guard.MutualTLS
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
 		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit),

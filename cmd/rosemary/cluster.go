@@ -34,6 +34,7 @@ func runCluster(args []string) error {
 		etcd := fs.String("etcd", "embedded", "embedded (an etcd in this process on 127.0.0.1:2379) or an etcd address")
 		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores, the certificates (DIR/certs) and the embedded etcd")
 		plaintext := fs.Bool("insecure-plaintext", false, "devices serve plaintext on loopback (default: TLS 1.3 with client certificates from DIR/certs)")
+		metricsAddr := fs.String("metrics-addr", "", "the coordinator serves Prometheus metrics at http://ADDR/metrics (loopback only; default off)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -81,6 +82,11 @@ func runCluster(args []string) error {
 			return err
 		}
 		defer c.Close()
+		stopMetrics, err := serveMetrics(*metricsAddr, c.RegisterMetrics)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 		return c.Maintain(ctx, func(db string, copied int, err error) {
 			switch {
 			case err != nil:

@@ -49,6 +49,7 @@ func runDevice(args []string) (err error) {
 	caFile := fs.String("trusted-ca-file", "", "CA whose certificates clients must present")
 	clientCertAuth := fs.Bool("client-cert-auth", true, "require a client certificate signed by --trusted-ca-file")
 	plaintext := fs.Bool("insecure-plaintext", false, "serve without TLS or client authentication (loopback addresses only; every caller is one identity)")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only: plaintext, unauthenticated; default off)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -134,6 +135,11 @@ func runDevice(args []string) (err error) {
 		return err
 	}
 	d.DialPeersWith(peers...)
+	stopMetrics, err := serveMetrics(*metricsAddr, d.RegisterMetrics)
+	if err != nil {
+		return fmt.Errorf("device serve: %w", err)
+	}
+	defer stopMetrics()
 	lis, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("device serve: %w", err)

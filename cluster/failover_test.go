@@ -171,10 +171,12 @@ func TestClusterFailoverWithinDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const i = 1234
+	start := time.Now()
 	a, err := c.Get(ctx, "db", i)
 	if err != nil {
 		t.Fatalf("get with d0 stalled: %v", err)
 	}
+	t.Logf("a get with its first replica stalled, under a 20 s deadline: %v (a reported figure, not a check)", time.Since(start))
 	if !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) {
 		t.Fatalf("record %d differs", i)
 	}
@@ -310,11 +312,13 @@ func TestClusterPausedDeviceRejoins(t *testing.T) {
 	}
 	defer procs[0].cmd.Process.Signal(syscall.SIGCONT)
 	qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	start := time.Now()
 	a, err := c.Get(qctx, "db", 77)
 	cancel()
 	if err != nil {
 		t.Fatalf("get with d0 paused: %v", err)
 	}
+	t.Logf("a get with its first replica's device paused, under a 20 s deadline: %v (a reported figure, not a check)", time.Since(start))
 	if !bytes.Equal(a.Record, data[77*recSize:78*recSize]) || a.DeviceBytes["d1"] == 0 || a.DeviceBytes["d0"] != 0 {
 		t.Fatalf("with d0 paused: exact %v, devices %v", bytes.Equal(a.Record, data[77*recSize:78*recSize]), a.DeviceBytes)
 	}
@@ -322,7 +326,9 @@ func TestClusterPausedDeviceRejoins(t *testing.T) {
 	if err := procs[0].cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
+	start = time.Now()
 	waitDevices(t, c, 2)
+	t.Logf("resumed, the device was live again after %v", time.Since(start))
 }
 
 // shardDatabases lists, per device address, the shard databases of name

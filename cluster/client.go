@@ -15,7 +15,6 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
@@ -419,14 +418,13 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	copied := 0
 	for s, sh := range next.Shards {
 		next.Shards[s].Records = m.Shards[s].Records
-		var source string
+		alive := 0
 		for _, id := range m.Shards[s].Replicas {
 			if _, ok := live[id]; ok {
-				source = id
-				break
+				alive++
 			}
 		}
-		if source == "" {
+		if alive == 0 {
 			return copied, fmt.Errorf("%w for shard %d of %s: its replicas %v are all gone", ErrNoReplica, s, name, m.Shards[s].Replicas)
 		}
 		for _, id := range sh.Replicas {
@@ -437,13 +435,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			if held || m.Generation == 0 {
 				continue
 			}
-			dst, err := remote.Dial(live[id].Addr, c.dial...)
-			if err != nil {
-				return copied, err
-			}
-			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[source].Addr, Prefix: m.ShardName(s) + "/"})
-			dst.Close()
-			if err != nil {
+			if _, err := c.copyShard(ctx, m, s, id, m.Shards[s].Replicas, live); err != nil {
 				return copied, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err)
 			}
 			copied++
@@ -531,13 +523,9 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 			if k < 0 || has(lo) >= 0 {
 				continue
 			}
-			dst, err := remote.Dial(live[lo].Addr, c.dial...)
-			if err != nil {
-				return moved, err
-			}
-			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[hi].Addr, Prefix: m.ShardName(s) + "/"})
-			dst.Close()
-			if err != nil {
+			// From the device giving the replica up, else another replica.
+			sources := append([]string{hi}, m.Shards[s].Replicas...)
+			if _, err := c.copyShard(ctx, m, s, lo, sources, live); err != nil {
 				return moved, fmt.Errorf("cluster: move shard %d to %s: %w", s, lo, err)
 			}
 			m.Shards[s].Replicas[k] = lo

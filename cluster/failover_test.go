@@ -168,7 +168,7 @@ func TestClusterFailoverWithinDeadline(t *testing.T) {
 	}
 	// The stalled device is the first replica, still registered.
 	gates[0].close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
 	defer cancel()
 	const i = 1234
 	start := time.Now()
@@ -176,7 +176,7 @@ func TestClusterFailoverWithinDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatalf("get with d0 stalled: %v", err)
 	}
-	t.Logf("a get with its first replica stalled, under a 20 s deadline: %v (a reported figure, not a check)", time.Since(start))
+	t.Logf("a get with its first replica stalled, under a 12 s deadline: %v (a reported figure, not a check)", time.Since(start))
 	if !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) {
 		t.Fatalf("record %d differs", i)
 	}
@@ -311,14 +311,14 @@ func TestClusterPausedDeviceRejoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer procs[0].cmd.Process.Signal(syscall.SIGCONT)
-	qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	qctx, cancel := context.WithTimeout(ctx, 12*time.Second)
 	start := time.Now()
 	a, err := c.Get(qctx, "db", 77)
 	cancel()
 	if err != nil {
 		t.Fatalf("get with d0 paused: %v", err)
 	}
-	t.Logf("a get with its first replica's device paused, under a 20 s deadline: %v (a reported figure, not a check)", time.Since(start))
+	t.Logf("a get with its first replica's device paused, under a 12 s deadline: %v (a reported figure, not a check)", time.Since(start))
 	if !bytes.Equal(a.Record, data[77*recSize:78*recSize]) || a.DeviceBytes["d1"] == 0 || a.DeviceBytes["d0"] != 0 {
 		t.Fatalf("with d0 paused: exact %v, devices %v", bytes.Equal(a.Record, data[77*recSize:78*recSize]), a.DeviceBytes)
 	}

@@ -25,7 +25,7 @@ func init() {
 
 func runCluster(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] | status --etcd ADDR [--json]")
+		return errors.New("usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] [--metrics-addr 127.0.0.1:PORT] | status --etcd ADDR [--json]")
 	}
 	switch args[0] {
 	case "up":

@@ -27,7 +27,7 @@ func init() {
 
 func runDevice(args []string) (err error) {
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json]")
+		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json] [--metrics-addr 127.0.0.1:PORT]")
 	}
 	fs := flag.NewFlagSet("device serve", flag.ContinueOnError)
 	dir := fs.String("store", "", "object store directory (created if absent)")

@@ -33,6 +33,7 @@ type Client struct {
 	dial  []remote.Option        // how devices are dialled
 
 	metrics *metrics
+	latency latencies // of shard answers, for hedging
 }
 
 // Open connects to the cluster's etcd endpoints with the user's keys; dial
@@ -387,16 +388,18 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 
 // shardGet asks one replica after another for local record li of shard s.
 func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[string]DeviceInfo) ([]byte, string, int64, int, error) {
-	var rec []byte
-	var bytes int64
-	dev, retries, err := c.tryReplicas(ctx, m, s, live, func(ctx context.Context, cc *client.Client) error {
+	type answer struct {
+		rec   []byte
+		bytes int64
+	}
+	a, dev, retries, err := tryReplicas(ctx, c, m, s, live, func(ctx context.Context, cc *client.Client) (answer, error) {
 		q, err := cc.GetQuery(ctx, m.ShardName(s), li)
-		if err == nil {
-			rec, bytes = q.Record, q.QueryBytes+q.AnswerBytes+q.PulledBytes
+		if err != nil {
+			return answer{}, err
 		}
-		return err
+		return answer{rec: q.Record, bytes: q.QueryBytes + q.AnswerBytes + q.PulledBytes}, nil
 	})
-	return rec, dev, bytes, retries, err
+	return a.rec, dev, a.bytes, retries, err
 }
 
 // Repair gives every shard of a database its full replication again:

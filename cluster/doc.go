@@ -20,7 +20,8 @@
 // every shard — every shard, so that no device learns which shard holds
 // the record — each answering a query for its own part; a replica that
 // fails, or takes more than its share of the caller's deadline, is
-// replaced by the next. Connections are shared, closed only when idle,
+// replaced by the next, and one slower than most recent answers is
+// hedged (the next replica asked too, the first answer taken). Connections are shared, closed only when idle,
 // and kept alive by gRPC pings. Record i lives in shard i mod S at local
 // index i div S.
 //

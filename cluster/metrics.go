@@ -12,6 +12,7 @@ type metrics struct {
 	querySeconds *prometheus.HistogramVec // by operation: get, nearest
 	queryBytes   prometheus.Counter
 	failovers    prometheus.Counter
+	hedges       prometheus.Counter
 	repairs      prometheus.Counter
 	loads        *prometheus.CounterVec // by outcome
 	swept        prometheus.Counter
@@ -28,6 +29,8 @@ func newMetrics() *metrics {
 			Help: "Bytes between this client and the devices for the queries that succeeded (queries up, answers down)."}),
 		failovers: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_failovers_total",
 			Help: "Shard queries that failed on a replica and went on to the next."}),
+		hedges: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_hedges_total",
+			Help: "Shard queries also sent to the next replica because the first took longer than the recent 95th percentile."}),
 		repairs: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_repairs_total",
 			Help: "Shard replicas copied device to device (re-replication and rebalancing)."}),
 		loads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rosemary_cluster_loads_total",
@@ -40,10 +43,10 @@ func newMetrics() *metrics {
 // RegisterMetrics registers the client's metrics with reg (the
 // coordinator serves them at /metrics: `rosemary cluster up
 // --metrics-addr`): query latency by operation, query bytes, failovers,
-// repairs, loads by outcome, swept shards.
+// hedges, repairs, loads by outcome, swept shards.
 func (c *Client) RegisterMetrics(reg prometheus.Registerer) error {
 	m := c.metrics
-	for _, col := range []prometheus.Collector{m.querySeconds, m.queryBytes, m.failovers, m.repairs, m.loads, m.swept} {
+	for _, col := range []prometheus.Collector{m.querySeconds, m.queryBytes, m.failovers, m.hedges, m.repairs, m.loads, m.swept} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -106,6 +107,7 @@ func TestClusterMetrics(t *testing.T) {
 	got := scrape(t, coord)
 	for name, want := range map[string]float64{
 		`rosemary_cluster_failovers_total`:                            1,
+		`rosemary_cluster_hedges_total`:                               0,
 		`rosemary_cluster_query_duration_seconds_count{op="get"}`:     1,
 		`rosemary_cluster_query_bytes_total`:                          float64(a.DeviceBytes["d1"]),
 		`rosemary_cluster_loads_total{outcome="published"}`:           1,
@@ -131,5 +133,46 @@ func TestClusterMetrics(t *testing.T) {
 	}
 	if after[`rosemary_device_wire_sent_bytes_total`] <= before[`rosemary_device_wire_sent_bytes_total`] {
 		t.Fatal("device d1 sent no bytes for the query")
+	}
+}
+
+// Once attempts have a recent history, a replica that takes longer than
+// most is hedged: the next replica is asked while it still works, the
+// first answer wins and the stalled attempt is cancelled — no failover,
+// however far the caller's deadline.
+func TestClusterHedgesAStalledReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and devices")
+	}
+	ctx := context.Background()
+	c, gates, _ := newGatedCluster(t, 2)
+	coord := serve(t, c.RegisterMetrics)
+	const n = 1024
+	data := records(91, n, recSize)
+	createPIR(t, c, "db", data, 1, 2)
+	for i := range 24 { // a history of answers (d0's)
+		a, err := c.Get(ctx, "db", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+	before := scrape(t, coord)
+	gates[0].close()
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Minute) // far: the hedge, not the deadline, moves the query on
+	defer cancel()
+	a, err := c.Get(qctx, "db", 700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Record, data[700*recSize:701*recSize]) || a.DeviceBytes["d1"] == 0 || a.DeviceBytes["d0"] != 0 || a.Retries != 1 {
+		t.Fatalf("with d0 stalled: exact %v, devices %v, retries %d: want d1's answer", bytes.Equal(a.Record, data[700*recSize:701*recSize]), a.DeviceBytes, a.Retries)
+	}
+	after := scrape(t, coord)
+	hedges, failovers := "rosemary_cluster_hedges_total", "rosemary_cluster_failovers_total"
+	if after[hedges]-before[hedges] != 1 || after[failovers] != before[failovers] {
+		t.Fatalf("hedges %v → %v, failovers %v → %v: want one hedge, no failover", before[hedges], after[hedges], before[failovers], after[failovers])
 	}
 }

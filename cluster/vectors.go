@@ -153,18 +153,18 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, errs[s] = c.tryReplicas(ctx, m, s, live, func(ctx context.Context, cc *client.Client) error {
-				res, err := cc.Nearest(ctx, m.ShardName(s), query, k)
-				if err != nil {
-					return err
-				}
-				mu.Lock()
-				for j, local := range res.IDs {
-					hits = append(hits, hit{id: local*len(m.Shards) + s, score: res.Scores[j]})
-				}
-				mu.Unlock()
-				return nil
+			res, _, _, err := tryReplicas(ctx, c, m, s, live, func(ctx context.Context, cc *client.Client) (*client.Neighbors, error) {
+				return cc.Nearest(ctx, m.ShardName(s), query, k)
 			})
+			if err != nil {
+				errs[s] = err
+				return
+			}
+			mu.Lock()
+			for j, local := range res.IDs {
+				hits = append(hits, hit{id: local*len(m.Shards) + s, score: res.Scores[j]})
+			}
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()

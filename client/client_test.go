@@ -146,7 +146,7 @@ func testLoadGetReload(t *testing.T, scheme client.PIRScheme, rows, cols int) {
 	if !bytes.Equal(got, data2[1234*size:1235*size]) {
 		t.Fatal("record 1234 of the second load differs")
 	}
-	if n := countObjects(t, e.c, "db/g1/"); n != 0 {
+	if n := countObjects(t, e.c, "db/g1"); n != 0 {
 		t.Fatalf("%d objects of generation 1 left after generation 2 was published", n)
 	}
 	if after := countObjects(t, e.c, "db/keys/"); after != keysBefore {
@@ -294,7 +294,7 @@ func TestLoadKilled(t *testing.T) {
 	if in.Generation != 1 {
 		t.Fatalf("after the killed load the database is at generation %d, want 1", in.Generation)
 	}
-	if countObjects(t, c.Client, "db/g2/") == 0 {
+	if countObjects(t, c.Client, "db/g2") == 0 {
 		t.Fatal("the killed load wrote nothing: the test did not interrupt it")
 	}
 	got, err := c.Get(ctx, "db", 4321)
@@ -304,11 +304,18 @@ func TestLoadKilled(t *testing.T) {
 	if !bytes.Equal(got, first[4321*size:4322*size]) {
 		t.Fatal("record 4321 of generation 1 differs after the killed load")
 	}
-	if _, err := c.Load(ctx, "db", bytes.NewReader(first[:1000*size]), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
+	in, err = c.Load(ctx, "db", bytes.NewReader(first[:1000*size]), client.LoadOptions{Records: dataset.FixedSize})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countObjects(t, c.Client, "db/g1/"); n != 0 {
+	if n := countObjects(t, c.Client, "db/g1"); n != 0 {
 		t.Fatalf("%d objects of generation 1 left", n)
+	}
+	// What the killed load wrote (generation 2 under its own token) is
+	// gone too: all data is the new generation's.
+	all, own := countObjects(t, c.Client, "db/g"), countObjects(t, c.Client, fmt.Sprintf("db/g%d.%s/", in.Generation, in.Token))
+	if in.Generation != 2 || all != own || own == 0 {
+		t.Fatalf("generation %d: %d data objects, %d of them its own", in.Generation, all, own)
 	}
 }
 

@@ -79,7 +79,7 @@ func (c *Client) Grant(ctx context.Context, name, identity string, role Role, me
 	if _, err := c.dev.Grant(ctx, &api.GrantRequest{Database: name, Identity: identity, Role: role}); err != nil {
 		return fmt.Errorf("client: grant %s to %s: %w", name, identity, err)
 	}
-	if err := c.writeBlob(ctx, grantObject(name, identity), sealed); err != nil {
+	if err := c.writeBlob(ctx, grantObject(name, identity), sealed, nil); err != nil {
 		return fmt.Errorf("client: grant %s to %s: %w", name, identity, err)
 	}
 	return nil

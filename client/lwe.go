@@ -70,7 +70,7 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 			return err
 		}
 	}
-	l, err := session.NewLWELoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), p, rows, stored, seed)
+	l, err := session.NewLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, rows, stored, seed)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 		if err != nil {
 			return nil, err
 		}
-		return session.NewLWESession(ctx, c.dev, genPrefix(in.Name, in.Generation), p, shape, seed, sk, opt.KeyPrefix)
+		return session.NewLWESession(ctx, c.dev, genPrefix(in), p, shape, seed, sk, opt.KeyPrefix)
 	})
 }
 

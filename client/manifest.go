@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,20 +52,46 @@ type Info struct {
 	LWEParams string    `json:"lwe_params,omitempty"`
 	Seed      string    `json:"seed,omitempty"`
 	// Rows and Cols: the stored matrix (BGV: plaintexts; LWE: bytes).
-	Rows       int       `json:"rows,omitempty"`
-	Cols       int       `json:"cols,omitempty"`
-	Generation uint64    `json:"generation"` // 0: created, never loaded
-	Bytes      int64     `json:"bytes"`      // stored data of the current generation
-	Created    time.Time `json:"created"`
-	Loaded     time.Time `json:"loaded,omitzero"`
+	Rows       int    `json:"rows,omitempty"`
+	Cols       int    `json:"cols,omitempty"`
+	Generation uint64 `json:"generation"` // 0: created, never loaded
+	// Token names the load that wrote the current generation (random hex):
+	// its data lives under "<name>/g<generation>.<token>/", so loads that
+	// run at once never write the same objects. Empty for a generation
+	// written before loads carried one ("<name>/g<generation>/").
+	Token   string    `json:"token,omitempty"`
+	Bytes   int64     `json:"bytes"` // stored data of the current generation
+	Created time.Time `json:"created"`
+	Loaded  time.Time `json:"loaded,omitzero"`
 }
 
-// A database's objects: "<name>/head" (its manifest, replaced in one Put:
-// that Put publishes a generation), "<name>/g<generation>/..." (its data)
+// A database's objects: "<name>/head" (its manifest, replaced in one
+// compare-and-swap Put: that Put publishes a generation),
+// "<name>/g<generation>.<token>/..." (its data)
 // and "<name>/members/<identity>/..." (each member's area: its evaluation
 // keys per key set, and the grant an owner left it).
-func headObject(name string) string          { return authz.ManifestName(name) }
-func genPrefix(name string, g uint64) string { return fmt.Sprintf("%s/g%d", name, g) }
+func headObject(name string) string { return authz.ManifestName(name) }
+func genPrefix(in *Info) string {
+	if in.Token == "" {
+		return fmt.Sprintf("%s/g%d", in.Name, in.Generation)
+	}
+	return fmt.Sprintf("%s/g%d.%s", in.Name, in.Generation, in.Token)
+}
+
+// dataGeneration is the generation whose data object (an object of
+// database name) belongs to.
+func dataGeneration(name, object string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(object, name+"/g")
+	if !ok {
+		return 0, false
+	}
+	end := strings.IndexAny(rest, "./")
+	if end <= 0 {
+		return 0, false
+	}
+	g, err := strconv.ParseUint(rest[:end], 10, 64)
+	return g, err == nil
+}
 func keyPrefix(name, member, keySet string) string {
 	return authz.MemberPrefix(name, member) + "keys/" + keySet
 }
@@ -85,14 +112,16 @@ func (c *Client) readBlob(ctx context.Context, name string) ([]byte, error) {
 	return object.DecodeBlob(raw)
 }
 
-// writeBlob replaces a blob object: one Put, atomic in the store.
-func (c *Client) writeBlob(ctx context.Context, name string, b []byte) error {
+// writeBlob replaces a blob object: one Put, atomic in the store; if
+// ifGen is set, only if the object is still at generation *ifGen (0: does
+// not exist), else api.ErrStale.
+func (c *Client) writeBlob(ctx context.Context, name string, b []byte, ifGen *object.Generation) error {
 	limb := object.EncodeBlob(b)
 	data := make([]uint64, len(limb))
 	for i, x := range limb {
 		data[i] = uint64(x)
 	}
-	_, err := c.dev.Put(ctx, &api.PutRequest{Name: name, Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1})
+	_, err := c.dev.Put(ctx, &api.PutRequest{Name: name, Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1, IfGeneration: ifGen})
 	return err
 }
 
@@ -107,6 +136,30 @@ func (c *Client) readInfo(ctx context.Context, name string) (*Info, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
+	return c.readManifest(ctx, name)
+}
+
+// readHead reads a database's manifest and the generation of its head
+// object, to replace it by compare-and-swap: the generation is read
+// first, so a head replaced in between makes the swap fail, never succeed
+// over a manifest it did not read.
+func (c *Client) readHead(ctx context.Context, name string) (*Info, object.Generation, error) {
+	if err := checkName(name); err != nil {
+		return nil, 0, err
+	}
+	list, err := c.dev.List(ctx, &api.ListRequest{Prefix: headObject(name), Max: 1})
+	if err != nil {
+		return nil, 0, fmt.Errorf("client: read %s: %w", name, err)
+	}
+	var gen object.Generation
+	if len(list.Objects) == 1 && list.Objects[0].Name == headObject(name) {
+		gen = list.Objects[0].Generation
+	}
+	in, err := c.readManifest(ctx, name)
+	return in, gen, err
+}
+
+func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {
 	raw, err := c.readBlob(ctx, headObject(name))
 	if err != nil {
 		if isNotFound(err) {
@@ -124,13 +177,15 @@ func (c *Client) readInfo(ctx context.Context, name string) (*Info, error) {
 	return &in, nil
 }
 
-// writeInfo replaces a database's manifest: one Put, atomic in the store.
-func (c *Client) writeInfo(ctx context.Context, in *Info) error {
+// writeInfo replaces a database's manifest if its head is still at
+// generation ifGen (0: creates it): one compare-and-swap Put, atomic in
+// the store; api.ErrStale if the head changed.
+func (c *Client) writeInfo(ctx context.Context, in *Info, ifGen object.Generation) error {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
 	}
-	if err := c.writeBlob(ctx, headObject(in.Name), b); err != nil {
+	if err := c.writeBlob(ctx, headObject(in.Name), b, &ifGen); err != nil {
 		return fmt.Errorf("client: publish %s: %w", in.Name, err)
 	}
 	return nil

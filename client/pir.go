@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -99,7 +100,10 @@ func (c *Client) create(ctx context.Context, in *Info) (*Info, error) {
 	} else if !errors.Is(err, ErrNoDatabase) {
 		return nil, err
 	}
-	if err := c.writeInfo(ctx, in); err != nil {
+	if err := c.writeInfo(ctx, in, 0); err != nil {
+		if errors.Is(err, api.ErrStale) { // created meanwhile
+			return nil, fmt.Errorf("%w: %q", ErrExists, in.Name)
+		}
 		return nil, err
 	}
 	return in, nil
@@ -124,21 +128,26 @@ type LoadOptions struct {
 }
 
 // Load replaces a database's contents with the records (or vectors) read
-// from r. It writes a new generation beside the current one and publishes
-// it only when complete (one atomic replacement of the manifest); a load
-// that fails or is killed leaves the previous generation in place and
-// queryable. Objects left by an interrupted load are removed by the next.
+// from r. It writes a new generation beside the current one, under a
+// name no other load uses, and publishes it only when complete, by one
+// compare-and-swap of the manifest: a load that fails or is killed leaves
+// the previous generation in place and queryable; of two loads run at
+// once one publishes and the other fails with ErrConcurrentLoad. Once
+// published, the data of every earlier generation (and of loads that
+// lost or were interrupted) is removed.
 func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOptions) (*Info, error) {
-	in, err := c.readInfo(ctx, name)
+	in, headGen, err := c.readHead(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.removeUnpublished(ctx, in); err != nil {
+	token, err := newLoadToken()
+	if err != nil {
 		return nil, err
 	}
 	cr := &countingReader{r: r, progress: opt.Progress}
 	next := *in
 	next.Generation = in.Generation + 1
+	next.Token = token
 	switch {
 	case in.Kind == KindPIR && in.scheme() == SchemeLWE:
 		err = c.loadLWE(ctx, &next, cr, sizeOf(r), opt)
@@ -154,20 +163,35 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 	default:
 		err = fmt.Errorf("%w: loading a %s database", ErrKind, in.Kind)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("client: load %s: %w", name, err)
-	}
-	next.Loaded = time.Now().UTC()
-	if err := c.writeInfo(ctx, &next); err != nil {
-		return nil, err
-	}
-	// The previous generation is unreachable now.
-	if in.Generation > 0 {
-		if err := c.deletePrefix(ctx, genPrefix(name, in.Generation)+"/"); err != nil {
-			return &next, fmt.Errorf("client: load %s: published generation %d, but removing generation %d: %w", name, next.Generation, in.Generation, err)
+	if err == nil {
+		next.Loaded = time.Now().UTC()
+		err = c.writeInfo(ctx, &next, headGen)
+		if errors.Is(err, api.ErrStale) {
+			err = fmt.Errorf("%w (%w)", ErrConcurrentLoad, err)
 		}
 	}
+	if err != nil {
+		// Best effort: the next load removes what is left.
+		c.deletePrefix(context.WithoutCancel(ctx), genPrefix(&next)+"/")
+		return nil, fmt.Errorf("client: load %s: %w", name, err)
+	}
+	if err := c.removeSuperseded(ctx, &next); err != nil {
+		return &next, fmt.Errorf("client: load %s: published generation %d, but removing earlier data: %w", name, next.Generation, err)
+	}
 	return &next, nil
+}
+
+// ErrConcurrentLoad: another load of the database published while this
+// one ran; this one published nothing.
+var ErrConcurrentLoad = errors.New("client: another load of the database published first")
+
+// newLoadToken names one load's data.
+func newLoadToken() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOptions) error {
@@ -194,7 +218,7 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 			return err
 		}
 	}
-	l, err := session.NewPIRLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), params, in.StoredRecordSize(), nil)
+	l, err := session.NewPIRLoader(session.DeviceSink(c.dev), genPrefix(in), params, in.StoredRecordSize(), nil)
 	if err != nil {
 		return err
 	}
@@ -322,7 +346,7 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession,
 		if err != nil {
 			return nil, err
 		}
-		return session.NewPIRSessionWith(ctx, c.dev, genPrefix(in.Name, in.Generation), preset, shape, sk, opt)
+		return session.NewPIRSessionWith(ctx, c.dev, genPrefix(in), preset, shape, sk, opt)
 	})
 }
 
@@ -372,23 +396,31 @@ func (c *Client) Drop(ctx context.Context, name string) error {
 	return c.deletePrefix(ctx, name+"/")
 }
 
-// removeUnpublished deletes data of generations other than the current
-// one (left by an interrupted load).
-func (c *Client) removeUnpublished(ctx context.Context, in *Info) error {
-	resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: in.Name + "/g"})
-	if err != nil {
-		return err
-	}
-	keep := genPrefix(in.Name, in.Generation) + "/"
-	for _, o := range resp.Objects {
-		if in.Generation > 0 && strings.HasPrefix(o.Name, keep) {
-			continue
+// removeSuperseded deletes, once generation in is published, the data
+// of every generation up to it but its own: earlier generations, and
+// loads that lost to it or were interrupted. A load that began after it
+// was published writes a later generation and is left alone.
+func (c *Client) removeSuperseded(ctx context.Context, in *Info) error {
+	keep := genPrefix(in) + "/"
+	for {
+		resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: in.Name + "/g"})
+		if err != nil {
+			return err
 		}
-		if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
-			return fmt.Errorf("client: remove %s: %w", o.Name, err)
+		deleted := 0
+		for _, o := range resp.Objects {
+			if g, ok := dataGeneration(in.Name, o.Name); !ok || g > in.Generation || strings.HasPrefix(o.Name, keep) {
+				continue
+			}
+			if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil && !isNotFound(err) {
+				return fmt.Errorf("client: remove %s: %w", o.Name, err)
+			}
+			deleted++
+		}
+		if !resp.Truncated || deleted == 0 {
+			return nil
 		}
 	}
-	return nil
 }
 
 func (c *Client) deletePrefix(ctx context.Context, prefix string) error {

@@ -79,7 +79,9 @@ func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
 type LWESession = session.LWESession
 
 // SeededLWERecord is record index of a WriteSeededLWE database.
-func SeededLWERecord(seed uint64, index, size int) []byte { return session.SeededLWERecord(seed, index, size) }
+func SeededLWERecord(seed uint64, index, size int) []byte {
+	return session.SeededLWERecord(seed, index, size)
+}
 
 // WriteSeededLWE writes an LWE PIR database generation gen of seeded
 // synthetic records (SeededLWERecord) into sink: a matrix of rows rows,

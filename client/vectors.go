@@ -113,7 +113,7 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 	if err != nil {
 		return err
 	}
-	l, err := session.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in.Name, in.Generation), shape)
+	l, err := session.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in), shape)
 	if err != nil {
 		return err
 	}
@@ -242,6 +242,6 @@ func (c *Client) vectorSession(ctx context.Context, in *Info) (*session.VectorSe
 		if err != nil {
 			return nil, err
 		}
-		return session.NewVectorSession(ctx, c.dev, genPrefix(in.Name, in.Generation), shape, sk, opt)
+		return session.NewVectorSession(ctx, c.dev, genPrefix(in), shape, sk, opt)
 	})
 }

@@ -49,6 +49,11 @@ func DeviceKey(id string) string { return devicesPrefix + id }
 // owner's prefix, which only the owner and admins may write.
 func MapKey(owner, name string) string { return dbsPrefix + owner + "/" + name }
 
+// LoadsKey is the prefix of the claims of the loads running on owner's
+// database name (claim.go): under the owner's loads prefix, which only the
+// owner and admins may write.
+func LoadsKey(owner, name string) string { return loadsPrefix + owner + "/" + name + "/" }
+
 // rootName is etcd's superuser and its role, which etcd requires before it
 // enables authentication.
 const rootName = "root"
@@ -108,7 +113,7 @@ func AddUser(ctx context.Context, cli *clientv3.Client, id certs.Identity) error
 		grants = []grant{{DeviceKey(id.Name), "", rw}, prefix(devicesPrefix, read)}
 	case certs.RoleUser:
 		role = "rosemary-user-" + id.Name
-		grants = []grant{prefix(devicesPrefix, read), prefix(dbsPrefix, read), prefix(MapKey(id.Name, ""), rw)}
+		grants = []grant{prefix(devicesPrefix, read), prefix(dbsPrefix, read), prefix(MapKey(id.Name, ""), rw), prefix(LoadsKey(id.Name, "")[:len(LoadsKey(id.Name, ""))-1], rw)}
 	default:
 		return fmt.Errorf("cluster: %s has no business with etcd", id)
 	}

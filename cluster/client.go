@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
@@ -24,13 +24,17 @@ type Client struct {
 	etcd  *clientv3.Client
 	owner string // the identity etcd knows the client by
 	keys  *client.Keys
-	// ShardTimeout bounds one shard's answer before its next replica is
-	// tried.
+	// ShardTimeout bounds one replica's answer before the next replica of
+	// its shard is tried; under a caller's deadline each replica gets at
+	// most its share of what is left (attemptTimeout).
 	ShardTimeout time.Duration
 
 	mu    sync.Mutex
-	conns map[string]*client.Client // by device address
-	dial  []remote.Option           // how devices are dialled
+	conns map[string]*deviceConn // by device address
+	dial  []remote.Option        // how devices are dialled
+
+	metrics *metrics
+	latency latencies // of shard answers, for hedging
 }
 
 // Open connects to the cluster's etcd as e says, with the user's keys;
@@ -51,15 +55,15 @@ func Open(ctx context.Context, e Etcd, keys *client.Keys, dial ...remote.Option)
 		cli.Close()
 		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, e.Endpoints[0], Denied(err))
 	}
-	return &Client{etcd: cli, owner: id.Name, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*client.Client{}, dial: dial}, nil
+	return &Client{etcd: cli, owner: id.Name, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*deviceConn{}, dial: dial, metrics: newMetrics()}, nil
 }
 
 // Close closes every connection.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, cc := range c.conns {
-		cc.Close()
+	for _, dc := range c.conns {
+		dc.cc.Close()
 	}
 	return c.etcd.Close()
 }
@@ -80,37 +84,6 @@ func (c *Client) ref(name string) (owner, bare string) {
 func (c *Client) readMap(ctx context.Context, name string) (*Map, int64, error) {
 	owner, bare := c.ref(name)
 	return readMap(ctx, c.etcd, owner, bare)
-}
-
-func (c *Client) conn(ctx context.Context, addr string) (*client.Client, error) {
-	c.mu.Lock()
-	cc, ok := c.conns[addr]
-	c.mu.Unlock()
-	if ok {
-		return cc, nil
-	}
-	cc, err := client.Open(ctx, addr, c.keys, c.dial...)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if old, ok := c.conns[addr]; ok {
-		c.mu.Unlock()
-		cc.Close()
-		return old, nil
-	}
-	c.conns[addr] = cc
-	c.mu.Unlock()
-	return cc, nil
-}
-
-func (c *Client) forget(addr string) {
-	c.mu.Lock()
-	if cc, ok := c.conns[addr]; ok {
-		cc.Close()
-		delete(c.conns, addr)
-	}
-	c.mu.Unlock()
 }
 
 // liveDevices maps the live devices by id.
@@ -151,32 +124,59 @@ func (c *Client) Info(ctx context.Context, name string) (*Map, error) {
 // Load replaces a database's records (read from r in format f): record i
 // goes to shard i mod S; every replica of every shard stores generation
 // g+1 as its own database, and g+1 is published by one transaction once
-// all have it. Generation g−1's shards are dropped afterwards (g stays for
-// queries in flight).
+// all have it. Generations before g are swept afterwards (g stays for
+// queries in flight). Of two concurrent loads one publishes whole; the
+// other fails with ErrConcurrentLoad.
 func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.RecordFormat) (*Map, error) {
-	m, rev, live, next, err := c.beginLoad(ctx, name, "pir")
+	p, err := c.beginLoad(ctx, name, "pir")
 	if err != nil {
 		return nil, err
 	}
+	return c.commitLoad(ctx, p, c.writeRecords(ctx, p, r, f))
+}
+
+// writeRecords writes the records of load p to its shard replicas.
+func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, f dataset.RecordFormat) (err error) {
+	m, next := p.m, p.next
 	// One pipe per shard replica, each fed to a client-library load.
 	type sink struct {
 		w    *io.PipeWriter
 		errc chan error
 	}
 	sinks := make([][]sink, len(next.Shards))
+	defer func() {
+		for _, ks := range sinks {
+			for _, k := range ks {
+				if err != nil {
+					k.w.CloseWithError(err)
+				} else {
+					k.w.Close()
+				}
+			}
+		}
+		for s, ks := range sinks {
+			for _, k := range ks {
+				if lerr := <-k.errc; lerr != nil && err == nil {
+					err = fmt.Errorf("shard %d: %w", s, lerr)
+				}
+			}
+		}
+	}()
 	for s, sh := range next.Shards {
 		for _, id := range sh.Replicas {
-			cc, err := c.conn(ctx, live[id].Addr)
+			cc, release, err := c.acquire(ctx, p.live[id].Addr)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			dbName := ShardName(name, next.Generation, s)
-			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{}); err != nil && !errors.Is(err, client.ErrExists) {
-				return nil, fmt.Errorf("cluster: load %s shard %d on %s: %w", name, s, id, err)
+			dbName := next.ShardName(s)
+			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{}); err != nil {
+				release()
+				return fmt.Errorf("shard %d on %s: %w", s, id, err)
 			}
 			pr, pw := io.Pipe()
 			errc := make(chan error, 1)
 			go func() {
+				defer release()
 				_, err := cc.Load(ctx, dbName, pr, client.LoadOptions{Records: dataset.FixedSize})
 				pr.CloseWithError(err)
 				errc <- err
@@ -185,88 +185,116 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.R
 		}
 	}
 	rr, err := dataset.NewRecordReader(r, f, m.RecordSize, dataset.RecordOptions{})
-	if err == nil {
-		for i := 0; ; i++ {
-			rec, rerr := rr.Next()
-			if rerr == io.EOF {
-				break
-			}
-			if rerr != nil {
-				err = rerr
-				break
-			}
-			s := i % len(sinks)
-			next.Shards[s].Records++
-			for _, k := range sinks[s] {
-				if _, werr := k.w.Write(rec); werr != nil {
-					err = fmt.Errorf("shard %d: %w", s, werr)
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-			next.Records = i + 1
-		}
+	if err != nil {
+		return err
 	}
-	for _, ks := range sinks {
-		for _, k := range ks {
-			if err != nil {
-				k.w.CloseWithError(err)
-			} else {
-				k.w.Close()
+	for i := 0; ; i++ {
+		rec, err := rr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s := i % len(sinks)
+		next.Shards[s].Records++
+		for _, k := range sinks[s] {
+			if _, err := k.w.Write(rec); err != nil {
+				return fmt.Errorf("shard %d: %w", s, err)
 			}
 		}
+		next.Records = i + 1
 	}
-	for s, ks := range sinks {
-		for _, k := range ks {
-			if lerr := <-k.errc; lerr != nil && err == nil {
-				err = fmt.Errorf("shard %d: %w", s, lerr)
-			}
-		}
-	}
-	return c.commitLoad(ctx, m, next, rev, live, err)
+}
+
+// pendingLoad is a load between its claim and its publication.
+type pendingLoad struct {
+	m     *Map // the map it read
+	rev   int64
+	next  *Map // the map it publishes: its shards placed, its token
+	live  map[string]DeviceInfo
+	claim *claim
 }
 
 // beginLoad reads name's map, checks it is a kind database and that enough
-// devices are live, and returns the next generation's map with its shards
-// placed.
-func (c *Client) beginLoad(ctx context.Context, name, kind string) (m *Map, rev int64, live map[string]DeviceInfo, next *Map, err error) {
-	if m, rev, err = c.readMap(ctx, name); err != nil {
-		return nil, 0, nil, nil, err
+// devices are live, claims the next generation (its fencing token) and
+// returns the next generation's map with its shards placed. The caller
+// ends with commitLoad, or abandonLoad after an early failure.
+func (c *Client) beginLoad(ctx context.Context, name, kind string) (*pendingLoad, error) {
+	m, rev, err := c.readMap(ctx, name)
+	if err != nil {
+		return nil, err
 	}
 	if m.Owner != c.owner || m.Name != name {
-		return nil, 0, nil, nil, fmt.Errorf("%w: load %s: only its owner %s loads it, by its own name", ErrDenied, name, m.Owner)
+		return nil, fmt.Errorf("%w: load %s: only its owner %s loads it, by its own name", ErrDenied, name, m.Owner)
 	}
 	if m.Kind != kind {
 		hint := map[string]string{"pir": " (LoadVectors)"}[m.Kind]
-		return nil, 0, nil, nil, fmt.Errorf("cluster: %s is a %s database%s", name, m.Kind, hint)
+		return nil, fmt.Errorf("cluster: %s is a %s database%s", name, m.Kind, hint)
 	}
-	if live, err = c.liveDevices(ctx); err != nil {
-		return nil, 0, nil, nil, err
+	live, err := c.liveDevices(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if len(live) < m.Replicas {
-		return nil, 0, nil, nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
+		return nil, fmt.Errorf("cluster: load %s: %d live devices for %d replicas", name, len(live), m.Replicas)
+	}
+	cl, err := c.claimLoad(ctx, m.Owner, m.Name)
+	if err != nil {
+		return nil, err
 	}
 	n := *m
 	n.Generation = m.Generation + 1
+	n.Token, n.PreviousToken = cl.token, m.Token
 	n.Shards = placeShards(m, live)
-	return m, rev, live, &n, nil
+	return &pendingLoad{m: m, rev: rev, next: &n, live: live, claim: cl}, nil
 }
 
-// commitLoad publishes next once every replica holds it (loadErr nil) and
-// drops the generation before m's; on a load error m's generation stays.
-func (c *Client) commitLoad(ctx context.Context, m, next *Map, rev int64, live map[string]DeviceInfo, loadErr error) (*Map, error) {
+// commitLoad publishes p's generation once every replica holds it (loadErr
+// nil) and sweeps the generations before the one it replaces on every
+// live device (that one stays for queries in flight). A load that failed,
+// or lost to a concurrent one, removes what it wrote and leaves the
+// current generation in place. A publish whose outcome etcd left unknown
+// is settled by reading the map back; if that fails too, a later sweep
+// removes what this load left.
+func (c *Client) commitLoad(ctx context.Context, p *pendingLoad, loadErr error) (*Map, error) {
+	defer c.endClaim(p.claim)
 	if loadErr != nil {
-		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", m.Name, loadErr, m.Generation)
+		c.metrics.loads.WithLabelValues("failed").Inc()
+		c.abandonLoad(ctx, p)
+		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", p.m.Name, loadErr, p.m.Generation)
 	}
-	if err := writeMap(ctx, c.etcd, next, rev); err != nil {
-		return nil, err
+	if err := c.publishLoad(ctx, p.next, p.rev, p.claim); err != nil {
+		if !errors.Is(err, ErrEtcd) || !c.published(ctx, p.next) {
+			outcome := "failed"
+			if errors.Is(err, ErrConcurrentLoad) {
+				outcome = "concurrent"
+			}
+			c.metrics.loads.WithLabelValues(outcome).Inc()
+			c.abandonLoad(ctx, p)
+			return nil, err
+		}
 	}
-	if m.Generation > 1 {
-		c.dropGeneration(ctx, m.Name, m.Generation-1, live)
+	c.metrics.loads.WithLabelValues("published").Inc()
+	// Best effort: what a device that does not answer now keeps is swept
+	// by the coordinator (Repair) or the next load.
+	if stale, err := c.staleTokens(ctx, p.m.Owner, p.m.Name); err == nil {
+		c.sweep(ctx, p.m.Name, p.live, stale)
 	}
-	return next, nil
+	return p.next, nil
+}
+
+// abandonLoad removes the shard databases a load that will not publish
+// wrote (best effort: a sweep removes what is left once its claim ends).
+func (c *Client) abandonLoad(ctx context.Context, p *pendingLoad) {
+	c.sweep(context.WithoutCancel(ctx), p.m.Name, p.live, func(token int64) bool { return token == p.next.Token })
+}
+
+// published reads name's map back after a publish whose outcome is
+// unknown: is it next?
+func (c *Client) published(ctx context.Context, next *Map) bool {
+	m, _, err := readMap(ctx, c.etcd, next.Owner, next.Name)
+	return err == nil && reflect.DeepEqual(m, next)
 }
 
 // placeShards puts each shard's replicas on the least-loaded live devices
@@ -317,23 +345,6 @@ func leastLoaded(load map[string]int, exclude []string) string {
 	return best
 }
 
-func (c *Client) dropGeneration(ctx context.Context, name string, g uint64, live map[string]DeviceInfo) {
-	for _, d := range live {
-		cc, err := c.conn(ctx, d.Addr)
-		if err != nil {
-			continue
-		}
-		for s := 0; s < 1<<16; s++ {
-			if err := cc.Drop(ctx, ShardName(name, g, s)); err != nil {
-				if errors.Is(err, client.ErrNoDatabase) && s > 0 {
-					// Shard ids are dense: past the last one.
-					break
-				}
-			}
-		}
-	}
-}
-
 // Answer is one Get's record and what it cost.
 type Answer struct {
 	Record     []byte
@@ -348,6 +359,7 @@ type Answer struct {
 // the record for it, the others for a record of their own), so no device
 // learns which shard was wanted; each shard is tried replica by replica.
 func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, error) {
+	start := time.Now()
 	m, _, err := c.readMap(ctx, name)
 	if err != nil {
 		return nil, err
@@ -372,7 +384,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec, dev, bytes, retries, err := c.shardGet(ctx, m, s, sh, li, live)
+			rec, dev, bytes, retries, err := c.shardGet(ctx, m, s, li, live)
 			mu.Lock()
 			defer mu.Unlock()
 			ans.Retries += retries
@@ -390,38 +402,27 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	c.metrics.query("get", start)
+	for _, b := range ans.DeviceBytes {
+		c.metrics.queryBytes.Add(float64(b))
+	}
 	return ans, nil
 }
 
 // shardGet asks one replica after another for local record li of shard s.
-func (c *Client) shardGet(ctx context.Context, m *Map, s int, sh Shard, li int, live map[string]DeviceInfo) ([]byte, string, int64, int, error) {
-	var tried []string
-	retries := 0
-	db := ShardName(m.Name, m.Generation, s)
-	for _, id := range sh.Replicas {
-		d, ok := live[id]
-		if !ok {
-			tried = append(tried, id+" (not live)")
-			continue
-		}
-		cc, err := c.conn(ctx, d.Addr)
-		if err == nil {
-			sctx, cancel := context.WithTimeout(ctx, c.ShardTimeout)
-			res, gerr := cc.GetQuery(sctx, db, li)
-			cancel()
-			if gerr == nil {
-				return res.Record, id, res.QueryBytes + res.AnswerBytes + res.PulledBytes, retries, nil
-			}
-			err = gerr
-			if ctx.Err() != nil {
-				return nil, "", 0, retries, ctx.Err()
-			}
-			c.forget(d.Addr)
-		}
-		tried = append(tried, fmt.Sprintf("%s (%v)", id, err))
-		retries++
+func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[string]DeviceInfo) ([]byte, string, int64, int, error) {
+	type answer struct {
+		rec   []byte
+		bytes int64
 	}
-	return nil, "", 0, retries, fmt.Errorf("%w for shard %d of %s generation %d: tried %s", ErrNoReplica, s, m.Name, m.Generation, strings.Join(tried, "; "))
+	a, dev, retries, err := tryReplicas(ctx, c, m, s, live, func(ctx context.Context, cc *client.Client) (answer, error) {
+		q, err := cc.GetQuery(ctx, m.ShardName(s), li)
+		if err != nil {
+			return answer{}, err
+		}
+		return answer{rec: q.Record, bytes: q.QueryBytes + q.AnswerBytes + q.PulledBytes}, nil
+	})
+	return a.rec, dev, a.bytes, retries, err
 }
 
 // Repair gives every shard of a database its full replication again:
@@ -444,14 +445,13 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	copied := 0
 	for s, sh := range next.Shards {
 		next.Shards[s].Records = m.Shards[s].Records
-		var source string
+		alive := 0
 		for _, id := range m.Shards[s].Replicas {
 			if _, ok := live[id]; ok {
-				source = id
-				break
+				alive++
 			}
 		}
-		if source == "" {
+		if alive == 0 {
 			return copied, fmt.Errorf("%w for shard %d of %s: its replicas %v are all gone", ErrNoReplica, s, name, m.Shards[s].Replicas)
 		}
 		for _, id := range sh.Replicas {
@@ -462,20 +462,16 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			if held || m.Generation == 0 {
 				continue
 			}
-			dst, err := remote.Dial(live[id].Addr, c.dial...)
-			if err != nil {
-				return copied, err
-			}
-			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[source].Addr, Prefix: ShardName(name, m.Generation, s) + "/"})
-			dst.Close()
-			if err != nil {
+			if _, err := c.copyShard(ctx, m, s, id, m.Shards[s].Replicas, live); err != nil {
 				return copied, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err)
 			}
 			copied++
+			c.metrics.repairs.Inc()
 		}
 	}
 	moved, err := c.balance(ctx, &next, live)
 	copied += len(moved)
+	c.metrics.repairs.Add(float64(len(moved)))
 	if err != nil {
 		return copied, err
 	}
@@ -485,10 +481,20 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	// The replicas moved away are unreachable now: drop them.
 	for _, mv := range moved {
 		if d, ok := live[mv.from]; ok {
-			if cc, err := c.conn(ctx, d.Addr); err == nil {
-				cc.Drop(ctx, ShardName(name, m.Generation, mv.shard))
+			if cc, release, err := c.acquire(ctx, d.Addr); err == nil {
+				cc.Drop(ctx, m.ShardName(mv.shard))
+				release()
 			}
 		}
+	}
+	// Shard databases of neither generation kept (the current one and the
+	// one before it, for queries in flight) nor a running load are garbage
+	// wherever they are: on a device that was away when their generation
+	// was dropped, or left by a load that crashed. Best effort: a device
+	// that does not answer (dead, its lease not yet expired) is swept at
+	// the next repair or load; the repair itself succeeded.
+	if stale, err := c.staleTokens(ctx, m.Owner, m.Name); err == nil {
+		c.sweep(ctx, m.Name, live, stale)
 	}
 	return copied, nil
 }
@@ -545,13 +551,9 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 			if k < 0 || has(lo) >= 0 {
 				continue
 			}
-			dst, err := remote.Dial(live[lo].Addr, c.dial...)
-			if err != nil {
-				return moved, err
-			}
-			_, err = dst.CopyFrom(ctx, &api.CopyFromRequest{Source: live[hi].Addr, Prefix: ShardName(m.Name, m.Generation, s) + "/"})
-			dst.Close()
-			if err != nil {
+			// From the device giving the replica up, else another replica.
+			sources := append([]string{hi}, m.Shards[s].Replicas...)
+			if _, err := c.copyShard(ctx, m, s, lo, sources, live); err != nil {
 				return moved, fmt.Errorf("cluster: move shard %d to %s: %w", s, lo, err)
 			}
 			m.Shards[s].Replicas[k] = lo

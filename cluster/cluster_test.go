@@ -404,7 +404,7 @@ func TestClusterFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := dc.Drop(ctx, cluster.ShardName("two", m2.Generation, 0)); err != nil {
+			if err := dc.Drop(ctx, m2.ShardName(0)); err != nil {
 				t.Fatal(err)
 			}
 			dc.Close()

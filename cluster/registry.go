@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -29,7 +31,10 @@ var ErrEtcd = errors.New("cluster: etcd")
 
 // Register puts a device under a lease of ttl seconds and keeps the lease
 // alive until ctx ends or stop is called (which revokes it: the device
-// leaves at once). If the process dies, the lease expires after ttl.
+// leaves at once). If the process dies, the lease expires after ttl. A
+// lease lost while the device lives (the process was paused past ttl,
+// etcd was out of reach, the lease was revoked) is replaced: the device
+// registers again under a new lease as soon as etcd answers.
 func Register(ctx context.Context, cli *clientv3.Client, info DeviceInfo, ttl int64) (stop func(), err error) {
 	if info.ID == "" || info.Addr == "" {
 		return nil, errors.New("cluster: a device registers with an id and an address")
@@ -38,30 +43,69 @@ func Register(ctx context.Context, cli *clientv3.Client, info DeviceInfo, ttl in
 	if err != nil {
 		return nil, err
 	}
-	lease, err := cli.Grant(ctx, ttl)
-	if err != nil {
-		return nil, fmt.Errorf("%w: grant a lease: %w", ErrEtcd, err)
-	}
-	if _, err := cli.Put(ctx, DeviceKey(info.ID), string(b), clientv3.WithLease(lease.ID)); err != nil {
-		cli.Revoke(ctx, lease.ID)
-		return nil, fmt.Errorf("%w: register %s: %w", ErrEtcd, info.ID, Denied(err))
-	}
 	kctx, cancel := context.WithCancel(ctx)
-	ch, err := cli.KeepAlive(kctx, lease.ID)
+	lease, alive, err := registerOnce(kctx, cli, DeviceKey(info.ID), string(b), ttl)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("%w: keep %s alive: %w", ErrEtcd, info.ID, err)
+		return nil, err
 	}
+	var mu sync.Mutex // guards lease
+	done := make(chan struct{})
 	go func() {
-		for range ch { // drain the keep-alive answers
+		defer close(done)
+		for {
+			for range alive { // drain the keep-alive answers
+			}
+			// The channel closed: ctx ended, or the lease is lost.
+			wait := 200 * time.Millisecond
+			for {
+				select {
+				case <-kctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				l, a, err := registerOnce(kctx, cli, DeviceKey(info.ID), string(b), ttl)
+				if err == nil {
+					mu.Lock()
+					lease, alive = l, a
+					mu.Unlock()
+					break
+				}
+				wait = min(2*wait, time.Duration(ttl)*time.Second)
+			}
 		}
 	}()
 	return func() {
 		cancel()
-		rctx, c := context.WithTimeout(context.Background(), 5e9)
+		<-done
+		rctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c()
-		cli.Revoke(rctx, lease.ID)
+		mu.Lock()
+		id := lease
+		mu.Unlock()
+		cli.Revoke(rctx, id)
 	}, nil
+}
+
+// registerOnce grants a lease of ttl seconds, puts key=value under it and
+// starts keeping it alive.
+func registerOnce(ctx context.Context, cli *clientv3.Client, key, value string, ttl int64) (clientv3.LeaseID, <-chan *clientv3.LeaseKeepAliveResponse, error) {
+	// Neither call may outlast the lease it is about.
+	tctx, cancel := context.WithTimeout(ctx, max(time.Duration(ttl)*time.Second, 5*time.Second))
+	defer cancel()
+	lease, err := cli.Grant(tctx, ttl)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: grant a lease: %w", ErrEtcd, err)
+	}
+	if _, err := cli.Put(tctx, key, value, clientv3.WithLease(lease.ID)); err != nil {
+		cli.Revoke(context.WithoutCancel(ctx), lease.ID)
+		return 0, nil, fmt.Errorf("%w: register %s: %w", ErrEtcd, key, Denied(err))
+	}
+	alive, err := cli.KeepAlive(ctx, lease.ID)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: keep %s alive: %w", ErrEtcd, key, err)
+	}
+	return lease.ID, alive, nil
 }
 
 // Devices lists the live devices (their leases unexpired), by id.

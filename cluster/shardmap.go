@@ -28,10 +28,25 @@ type Map struct {
 	Shards     []Shard `json:"shards"`
 	Replicas   int     `json:"replication"`
 	Generation uint64  `json:"generation"`
+	// Token is the fencing token of the load that wrote this generation:
+	// the etcd revision of its claim (claim.go). Its shard databases carry
+	// it in their names, so no two loads ever write the same database.
+	// PreviousToken is the previous generation's, kept for queries in
+	// flight. 0: a generation written before loads were fenced.
+	Token         int64 `json:"token,omitempty"`
+	PreviousToken int64 `json:"previous_token,omitempty"`
 }
 
-// ShardName is the per-device database that holds shard s of generation g.
-func ShardName(name string, g uint64, s int) string { return fmt.Sprintf("%s.g%d.s%d", name, g, s) }
+// ShardName is the per-device database that holds shard s of the map's
+// generation: "<name>.g<generation>.t<token>.s<shard>".
+func (m *Map) ShardName(s int) string { return shardName(m.Name, m.Generation, m.Token, s) }
+
+func shardName(name string, g uint64, token int64, s int) string {
+	if token == 0 {
+		return fmt.Sprintf("%s.g%d.s%d", name, g, s)
+	}
+	return fmt.Sprintf("%s.g%d.t%d.s%d", name, g, token, s)
+}
 
 // Locate is the shard and local index of record i of a map.
 func (m *Map) Locate(i int) (shard, local int) { return i % len(m.Shards), i / len(m.Shards) }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
@@ -38,19 +39,25 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 // temporary file (a vector load reads its input twice), loaded into every
 // replica as generation g+1, and g+1 is published by one transaction.
 func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f dataset.VectorFormat) (*Map, error) {
-	m, rev, live, next, err := c.beginLoad(ctx, name, "vectors")
+	p, err := c.beginLoad(ctx, name, "vectors")
 	if err != nil {
 		return nil, err
 	}
+	return c.commitLoad(ctx, p, c.writeVectors(ctx, p, r, f))
+}
+
+// writeVectors writes the vectors of load p to its shard replicas.
+func (c *Client) writeVectors(ctx context.Context, p *pendingLoad, r io.Reader, f dataset.VectorFormat) error {
+	m, next := p.m, p.next
 	vr, err := dataset.NewVectorReader(r, f)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	spool := make([]*os.File, len(next.Shards))
 	writers := make([]*dataset.FVecsWriter, len(next.Shards))
 	for s := range spool {
 		if spool[s], err = os.CreateTemp("", "rosemary-shard-*.fvecs"); err != nil {
-			return nil, err
+			return err
 		}
 		defer os.Remove(spool[s].Name())
 		defer spool[s].Close()
@@ -62,58 +69,67 @@ func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f da
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cluster: load %s: %w", name, err)
+			return err
 		}
 		if len(v) != m.Dim {
-			return nil, fmt.Errorf("cluster: load %s: %w: vector %d has %d dimensions, want %d", name, dataset.ErrDimensionMismatch, i, len(v), m.Dim)
+			return fmt.Errorf("%w: vector %d has %d dimensions, want %d", dataset.ErrDimensionMismatch, i, len(v), m.Dim)
 		}
 		s := i % len(spool)
 		if err := writers[s].Write(v); err != nil {
-			return nil, err
+			return err
 		}
 		next.Shards[s].Records++
 		next.Records = i + 1
 	}
+	for s, sh := range next.Shards {
+		if sh.Records == 0 {
+			return fmt.Errorf("shard %d would be empty (%d vectors for %d shards)", s, next.Records, len(next.Shards))
+		}
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
 	for s, sh := range next.Shards {
-		if sh.Records == 0 {
-			return nil, fmt.Errorf("cluster: load %s: shard %d would be empty (%d vectors for %d shards)", name, s, next.Records, len(next.Shards))
-		}
 		for _, id := range sh.Replicas {
-			cc, err := c.conn(ctx, live[id].Addr)
-			if err != nil {
-				return nil, err
-			}
-			db := ShardName(name, next.Generation, s)
-			if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric)}); err != nil && !errors.Is(err, client.ErrExists) {
-				return nil, err
-			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				cc, release, err := c.acquire(ctx, p.live[id].Addr)
+				if err != nil {
+					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
+					return
+				}
+				defer release()
+				db := next.ShardName(s)
+				if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric)}); err != nil {
+					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
+					return
+				}
 				f, err := os.Open(spool[s].Name())
 				if err == nil {
 					_, err = cc.Load(ctx, db, f, client.LoadOptions{Vectors: dataset.FVecs})
 					f.Close()
 				}
 				if err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("shard %d on %s: %w", s, id, err))
-					mu.Unlock()
+					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
 				}
 			}()
 		}
 	}
 	wg.Wait()
-	return c.commitLoad(ctx, m, next, rev, live, errors.Join(errs...))
+	return errors.Join(errs...)
 }
 
 // Nearest returns the k vectors nearest to query over every shard: each
 // shard answers its own top k (the encrypted scan on its device), the
 // client merges them (ids are global: local·S + shard).
 func (c *Client) Nearest(ctx context.Context, name string, query []float32, k int) (*client.Neighbors, error) {
+	start := time.Now()
 	m, _, err := c.readMap(ctx, name)
 	if err != nil {
 		return nil, err
@@ -133,36 +149,22 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	var hits []hit
 	errs := make([]error, len(m.Shards))
 	var wg sync.WaitGroup
-	for s, sh := range m.Shards {
+	for s := range m.Shards {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var tried []string
-			for _, id := range sh.Replicas {
-				d, ok := live[id]
-				if !ok {
-					tried = append(tried, id+" (not live)")
-					continue
-				}
-				cc, err := c.conn(ctx, d.Addr)
-				if err == nil {
-					sctx, cancel := context.WithTimeout(ctx, c.ShardTimeout)
-					var res *client.Neighbors
-					res, err = cc.Nearest(sctx, ShardName(name, m.Generation, s), query, k)
-					cancel()
-					if err == nil {
-						mu.Lock()
-						for j, local := range res.IDs {
-							hits = append(hits, hit{id: local*len(m.Shards) + s, score: res.Scores[j]})
-						}
-						mu.Unlock()
-						return
-					}
-					c.forget(d.Addr)
-				}
-				tried = append(tried, fmt.Sprintf("%s (%v)", id, err))
+			res, _, _, err := tryReplicas(ctx, c, m, s, live, func(ctx context.Context, cc *client.Client) (*client.Neighbors, error) {
+				return cc.Nearest(ctx, m.ShardName(s), query, k)
+			})
+			if err != nil {
+				errs[s] = err
+				return
 			}
-			errs[s] = fmt.Errorf("%w for shard %d of %s generation %d: tried %s", ErrNoReplica, s, name, m.Generation, strings.Join(tried, "; "))
+			mu.Lock()
+			for j, local := range res.IDs {
+				hits = append(hits, hit{id: local*len(m.Shards) + s, score: res.Scores[j]})
+			}
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
@@ -181,5 +183,6 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 		out.IDs = append(out.IDs, h.id)
 		out.Scores = append(out.Scores, h.score)
 	}
+	c.metrics.query("nearest", start)
 	return out, nil
 }

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -67,8 +69,9 @@ type Device struct {
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	lweKeys                              lweKeys
 	keys                                 *keyCache
-	streams                              streamTable         // stream programs (SetStream, RunStream)
-	wire                                 *api.PayloadCounter // payload bytes over gRPC, if served
+	streams                              streamTable              // stream programs (SetStream, RunStream)
+	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served
+	rpcSeconds                           *prometheus.HistogramVec // served RPC latencies (metrics.go)
 	// access decides who may do what over gRPC (every served call passes
 	// it; in-process callers hold the store and are trusted).
 	access  *authz.Authorizer
@@ -101,7 +104,8 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 		return nil, fmt.Errorf("device: limits must be positive: %+v", lim)
 	}
 	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
-		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes)}
+		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes),
+		wire: &api.PayloadCounter{}, rpcSeconds: newRPCSeconds()}
 	lim.Runs = max(lim.Runs, 1)
 	if lim.RunTimeout <= 0 {
 		lim.RunTimeout = 10 * time.Minute
@@ -209,11 +213,26 @@ func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, 
 	}
 	var gen store.Generation
 	err = d.write(func() (err error) {
+		// Writes are one at a time: nothing changes the object between
+		// this check and the put.
+		if req.IfGeneration != nil {
+			var cur store.Generation
+			in, err := d.st.Stat(req.Name)
+			switch {
+			case err == nil:
+				cur = in.Generation
+			case !errors.Is(err, store.ErrNotFound):
+				return err
+			}
+			if cur != *req.IfGeneration {
+				return fmt.Errorf("%w: generation %d, not %d", api.ErrStale, cur, *req.IfGeneration)
+			}
+		}
 		gen, err = d.st.Put(req.Name, req.Kind, shape, raw)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, store.ErrISPMode) {
+		if errors.Is(err, store.ErrISPMode) || errors.Is(err, api.ErrStale) {
 			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
 		}
 		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrInvalid, err)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -19,6 +20,7 @@ import (
 	protocodec "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
@@ -87,6 +89,16 @@ func newOptions(opts []Option) options {
 	return o
 }
 
+// KeepaliveEnforcement lets clients ping as often as remote.Keepalive
+// does (gRPC's default, one ping per 5 minutes, would close their
+// connections as abusive).
+var KeepaliveEnforcement = keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}
+
+// KeepaliveServer is how the device notices a client that stopped
+// answering mid-call (its stream runs cancelled, their memory freed): a
+// ping after 30 s of silence, the connection closed after 10 s more.
+var KeepaliveServer = keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}
+
 // toStatus maps a device error to a gRPC status.
 func toStatus(err error) error {
 	c := codes.Internal
@@ -105,6 +117,8 @@ func toStatus(err error) error {
 		c = codes.Unavailable
 	case errors.Is(err, authz.ErrReserved), errors.Is(err, authz.ErrNoName):
 		c = codes.InvalidArgument
+	case errors.Is(err, api.ErrStale):
+		c = codes.Aborted
 	case errors.Is(err, store.ErrISPMode):
 		c = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -149,10 +163,11 @@ func (c *deferCodec) take(m any) error {
 
 // grpcServer is a device's gRPC server with its health service.
 type grpcServer struct {
-	srv    *grpc.Server
-	health *health.Server
-	codec  *deferCodec
-	log    *slog.Logger
+	srv        *grpc.Server
+	health     *health.Server
+	codec      *deferCodec
+	log        *slog.Logger
+	rpcSeconds *prometheus.HistogramVec
 }
 
 func methodName(full string) string {
@@ -163,7 +178,9 @@ func methodName(full string) string {
 }
 
 func (g *grpcServer) logRPC(ctx context.Context, method string, start time.Time, err error) {
-	attrs := []any{"method", method, "duration", time.Since(start)}
+	took := time.Since(start)
+	g.rpcSeconds.WithLabelValues(methodName(method), status.Code(err).String()).Observe(took.Seconds())
+	attrs := []any{"method", method, "duration", took}
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		attrs = append(attrs, "peer", p.Addr.String())
 	}
@@ -223,10 +240,12 @@ func newGRPCServer(d *Device, o options) *grpcServer {
 	if d.wire == nil {
 		d.wire = &api.PayloadCounter{}
 	}
-	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log}
+	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log,
+		rpcSeconds: d.rpcSeconds}
 	mode := guard.MutualTLS
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
-		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit)}
+		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit),
+		grpc.KeepaliveEnforcementPolicy(KeepaliveEnforcement), grpc.KeepaliveParams(KeepaliveServer)}
 	if o.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.tls)))
 	} else {

@@ -28,7 +28,7 @@ func init() {
 
 func runDevice(args []string) (err error) {
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json]")
+		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json] [--metrics-addr 127.0.0.1:PORT]")
 	}
 	fs := flag.NewFlagSet("device serve", flag.ContinueOnError)
 	dir := fs.String("store", "", "object store directory (created if absent)")
@@ -52,6 +52,7 @@ func runDevice(args []string) (err error) {
 	caFile := fs.String("trusted-ca-file", "", "CA whose certificates clients must present")
 	clientCertAuth := fs.Bool("client-cert-auth", true, "require a client certificate signed by --trusted-ca-file")
 	plaintext := fs.Bool("insecure-plaintext", false, "serve without TLS or client authentication (loopback addresses only; every caller is one identity)")
+	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only: plaintext, unauthenticated; default off)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -138,6 +139,11 @@ func runDevice(args []string) (err error) {
 		return err
 	}
 	d.DialPeersWith(peers...)
+	stopMetrics, err := serveMetrics(*metricsAddr, d.RegisterMetrics)
+	if err != nil {
+		return fmt.Errorf("device serve: %w", err)
+	}
+	defer stopMetrics()
 	lis, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("device serve: %w", err)

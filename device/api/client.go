@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
@@ -21,6 +23,9 @@ func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Cont
 	var zero R
 	resp, err := rpc(ctx, req)
 	if err != nil {
+		if status.Code(err) == codes.Aborted {
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrStale, err)
+		}
 		return zero, fmt.Errorf("device: %s: %w", method, err)
 	}
 	r, err := conv(resp)

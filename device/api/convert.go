@@ -126,7 +126,12 @@ func putFromProto(m *devicepb.PutRequest) (*PutRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PutRequest{Name: m.GetName(), Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, WordBytes: wb}, nil
+	req := &PutRequest{Name: m.GetName(), Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, WordBytes: wb}
+	if m.IfGeneration != nil {
+		g := object.Generation(m.GetIfGeneration())
+		req.IfGeneration = &g
+	}
+	return req, nil
 }
 
 func getFromProto(m *devicepb.GetRequest) (*GetRequest, error) {
@@ -250,7 +255,12 @@ func sendToProto(r *SendRequest) *devicepb.SendRequest {
 }
 
 func putToProto(r *PutRequest) *devicepb.PutRequest {
-	return &devicepb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data), WordBytes: uint32(r.WordBytes)}
+	m := &devicepb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data), WordBytes: uint32(r.WordBytes)}
+	if r.IfGeneration != nil {
+		g := uint64(*r.IfGeneration)
+		m.IfGeneration = &g
+	}
+	return m
 }
 
 // Replies: device → wire (on the server).

@@ -58,4 +58,7 @@ var (
 	// ErrUnavailable: another party the request needs did not answer
 	// (gRPC Unavailable).
 	ErrUnavailable = errors.New("unavailable")
+	// ErrStale: a compare-and-swap put found the object changed since the
+	// caller read it (gRPC Aborted).
+	ErrStale = errors.New("object changed since it was read")
 )

@@ -71,6 +71,10 @@ type PutRequest struct {
 	// WordBytes is the stored word size: 8 (0 means 8), or 2 for values
 	// below 2^16.
 	WordBytes uint8
+	// IfGeneration, if set, makes the put a compare-and-swap: the object
+	// is stored only if its current generation is *IfGeneration (0: only
+	// if it does not exist); otherwise the put fails with ErrStale.
+	IfGeneration *object.Generation
 }
 
 // PutResponse reports the published generation.

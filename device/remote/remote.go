@@ -8,10 +8,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
@@ -67,6 +69,13 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 // served it, such as an in-process server).
 func WithOnClose(f func()) Option { return func(o *options) { o.onClose = f } }
 
+// Keepalive is how a connection notices a device that stopped answering
+// (frozen, its host gone, a half-open TCP connection): a ping after 10 s
+// of silence (gRPC's least), the connection closed — failing its calls —
+// if no answer comes within 5 s. A device accepts pings this often
+// (device.KeepaliveEnforcement).
+var Keepalive = keepalive.ClientParameters{Time: 10 * time.Second, Timeout: 5 * time.Second, PermitWithoutStream: true}
+
 // Dial connects to the device at target (host:port) over TLS (WithTLS) or
 // plaintext on loopback (WithPlaintext). The connection is made lazily, on
 // the first call.
@@ -90,7 +99,8 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		return nil, ErrNoTransport
 	}
 	c := &Client{traffic: &api.PayloadCounter{}}
-	dial := append(o.dial, grpc.WithTransportCredentials(creds), grpc.WithStatsHandler(c.traffic),
+	dial := append([]grpc.DialOption{grpc.WithKeepaliveParams(Keepalive)}, o.dial...)
+	dial = append(dial, grpc.WithTransportCredentials(creds), grpc.WithStatsHandler(c.traffic),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(grpcMessageLimit), grpc.MaxCallSendMsgSize(grpcMessageLimit)))
 	conn, err := grpc.NewClient(target, dial...)
 	if err != nil {

@@ -141,7 +141,9 @@ func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int,
 		// A mapped channel file is read in place; otherwise (or if the
 		// file is shorter than the run: a page is missing) with pread.
 		if m := s.mapped(run.Channel, end); m != nil {
-			errs[i] = faultSafe(func() error { return visitRun(name, r, l, poly, limb, firstPageNo, run, m[start:end], run.Count, sh, f) })
+			errs[i] = faultSafe(func() error {
+				return visitRun(name, r, l, poly, limb, firstPageNo, run, m[start:end], run.Count, sh, f)
+			})
 			return
 		}
 		bp := getBuf(int64(run.Count) * ss)

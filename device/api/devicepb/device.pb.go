@@ -337,7 +337,11 @@ type PutRequest struct {
 	Data  [][]byte               `protobuf:"bytes,5,rep,name=data,proto3" json:"data,omitempty"` // one limb each, little-endian uint64s
 	// word_bytes is the stored word size: 8 (0 means 8), or 2 for values
 	// below 2^16 (compact plaintexts of 16-bit chunks), kept 4× smaller.
-	WordBytes     uint32 `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`
+	WordBytes uint32 `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`
+	// if_generation, when set, makes the put a compare-and-swap: it stores
+	// only if the object's current generation is this one (0: only if no
+	// such object exists), and fails ABORTED otherwise.
+	IfGeneration  *uint64 `protobuf:"varint,7,opt,name=if_generation,json=ifGeneration,proto3,oneof" json:"if_generation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -410,6 +414,13 @@ func (x *PutRequest) GetData() [][]byte {
 func (x *PutRequest) GetWordBytes() uint32 {
 	if x != nil {
 		return x.WordBytes
+	}
+	return 0
+}
+
+func (x *PutRequest) GetIfGeneration() uint64 {
+	if x != nil && x.IfGeneration != nil {
+		return *x.IfGeneration
 	}
 	return 0
 }
@@ -2377,7 +2388,7 @@ const file_device_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprogram\x18\x02 \x01(\fR\aprogram\"5\n" +
 	"\x0fProgSetResponse\x12\"\n" +
-	"\finstructions\x18\x01 \x01(\rR\finstructions\"\x93\x01\n" +
+	"\finstructions\x18\x01 \x01(\rR\finstructions\"\xcf\x01\n" +
 	"\n" +
 	"PutRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -2386,7 +2397,9 @@ const file_device_proto_rawDesc = "" +
 	"\x05limbs\x18\x04 \x01(\rR\x05limbs\x12\x12\n" +
 	"\x04data\x18\x05 \x03(\fR\x04data\x12\x1d\n" +
 	"\n" +
-	"word_bytes\x18\x06 \x01(\rR\twordBytes\"C\n" +
+	"word_bytes\x18\x06 \x01(\rR\twordBytes\x12(\n" +
+	"\rif_generation\x18\a \x01(\x04H\x00R\fifGeneration\x88\x01\x01B\x10\n" +
+	"\x0e_if_generation\"C\n" +
 	"\vPutResponse\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x01 \x01(\x04R\n" +
@@ -2653,6 +2666,7 @@ func file_device_proto_init() {
 	if File_device_proto != nil {
 		return
 	}
+	file_device_proto_msgTypes[4].OneofWrappers = []any{}
 	file_device_proto_msgTypes[11].OneofWrappers = []any{
 		(*Binding_Inline)(nil),
 		(*Binding_Stored)(nil),

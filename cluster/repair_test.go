@@ -1,0 +1,67 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+)
+
+// Repair copies a lost replica from a source that holds the shard: the
+// first replica listed was wiped, so its copy would be empty; repair
+// falls back to the next and checks what arrived. Once the other old
+// replicas are gone too, the new replica answers, exactly.
+func TestClusterRepairSkipsWipedSource(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and device processes")
+	}
+	ctx := context.Background()
+	c, _, procs := newCluster(t, 4)
+	const n = 1024
+	data := records(81, n, recSize)
+	m := createPIR(t, c, "db", data, 1, 3)
+	if got := m.Shards[0].Replicas; len(got) != 3 || got[0] != "d0" || got[1] != "d1" || got[2] != "d2" {
+		t.Fatalf("replicas %v, want [d0 d1 d2]", got)
+	}
+	keys, err := client.NewKeys(filepath.Join(t.TempDir(), "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := client.Open(ctx, procs[0].addr, keys, remote.WithPlaintext())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dc.Drop(ctx, m.ShardName(0)); err != nil { // d0's disk "wiped"
+		t.Fatal(err)
+	}
+	dc.Close()
+	procs[2].cmd.Process.Signal(syscall.SIGKILL)
+	waitDevices(t, c, 3)
+	copied, err := c.Repair(ctx, "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = c.Info(ctx, "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if copied != 1 || replicasOn(m, "d3") != 1 {
+		t.Fatalf("repair copied %d replicas, map %v: want one copy onto d3", copied, m.Shards[0].Replicas)
+	}
+	// d1, the source, goes too: d0 holds nothing, so d3 must answer.
+	procs[1].cmd.Process.Signal(syscall.SIGKILL)
+	waitDevices(t, c, 2)
+	for _, i := range []int{0, 517, n - 1} {
+		a, err := c.Get(ctx, "db", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) || a.DeviceBytes["d3"] == 0 {
+			t.Fatalf("record %d: exact %v, devices %v: want d3's answer", i, bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]), a.DeviceBytes)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func dot(row []byte, w []uint32) uint32 {
 	return s
 }
 
-// words returns q[lo:hi] as uint32, from whichever layout q has.
+// words32 returns q[lo:hi] as uint32, from whichever layout q has.
 func (q *Query) words32(lo, hi int) []uint32 {
 	if q.words != nil {
 		return q.words[lo:hi]

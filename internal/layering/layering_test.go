@@ -263,3 +263,19 @@ func TestApplicationsLinkNoDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsAreLeaves: the hot kernels (fhe/rns, fhe/matvec) and the
+// memory-bandwidth probe (internal/membw) import no package of the module,
+// so every scheme, executor and benchmark may use them; the kernels'
+// only dependency outside the standard library is golang.org/x/sys/cpu.
+func TestKernelsAreLeaves(t *testing.T) {
+	module := strings.TrimSpace(goCmd(t, "list", "-m"))
+	for _, pkg := range []string{"fhe/rns", "fhe/matvec", "internal/membw"} {
+		deps := strings.Fields(goCmd(t, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./"+pkg))
+		for _, d := range deps {
+			if d != module+"/"+pkg && d != "golang.org/x/sys/cpu" {
+				t.Errorf("%s depends on %s", pkg, d)
+			}
+		}
+	}
+}

@@ -174,11 +174,22 @@ func (p *Page) HTML(w io.Writer) error {
 	for _, h := range p.Headlines {
 		heads = append(heads, pageHeadline{Headline: h, Cells: []cell{makeCell(h.OursFrom, h.Ours), makeCell(Quoted, h.Paper), makeCell(Derived, h.Ratio)}})
 	}
+	// The legend lists the provenances the page shows.
+	used := map[string]bool{}
+	for _, h := range heads {
+		used[h.OursFrom.String()] = true
+	}
+	for _, s := range p.Sections {
+		for _, pr := range s.Provenance {
+			used[pr.String()] = true
+		}
+	}
 	return pageTemplate.Execute(w, struct {
 		*Page
 		Secs  []pageSection
 		Heads []pageHeadline
-	}{p, secs, heads})
+		Used  map[string]bool
+	}{p, secs, heads, used})
 }
 
 func columns(t *Table) int {
@@ -229,12 +240,16 @@ figure.chart svg { max-width: 100%; height: auto; }
 <p id="progress">{{.Progress}} <progress value="{{.Done}}" max="{{.Total}}"></progress></p>
 {{- end}}
 <p class="legend">Cells are coloured by where the values come from:
-<span class="p-simulated">simulated by our models</span><span class="p-quoted">quoted from a paper</span><span class="p-measured">measured on this machine</span><span class="p-preset">an input preset</span>
+{{- if .Used.simulated}}<span class="p-simulated">simulated by our models</span>{{end}}
+{{- if .Used.quoted}}<span class="p-quoted">quoted from a paper</span>{{end}}
+{{- if .Used.measured}}<span class="p-measured">measured on this machine</span>{{end}}
+{{- if .Used.preset}}<span class="p-preset">an input preset</span>{{end}}
 ratio = ours / paper: <span class="agrees">within 25%</span><span class="differs">differs by more than 25%</span></p>
 {{- range .Notes}}
 <p class="note">{{.}}</p>
 {{- end}}
 <h2 id="summary-title">Summary</h2>
+<p class="note">The headline of every figure: its summary values, or, for a figure without one, how many of its rows agree with the paper.</p>
 <table id="summary">
 <thead><tr><th>figure</th><th>headline</th><th class="p-simulated">ours</th><th class="p-quoted">paper</th><th class="p-derived">ratio</th><th>why</th></tr></thead>
 <tbody>

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -65,6 +66,15 @@ func (c Chart) drawable() Chart {
 // at zero, which a log axis cannot show, so LogY bars plot log10 of the
 // values on a linear axis labelled as such.
 func (c Chart) Bars(path string) error {
+	p, groups, err := c.barsPlot()
+	if err != nil {
+		return err
+	}
+	return save(p, path, groups)
+}
+
+// barsPlot is the plot Bars draws and its number of groups.
+func (c Chart) barsPlot() (*plot.Plot, int, error) {
 	c = c.drawable()
 	if c.LogY {
 		c.LogY = false
@@ -79,18 +89,18 @@ func (c Chart) Bars(path string) error {
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
 	n := len(c.Series)
 	if n == 0 {
-		return fmt.Errorf("report: chart %q has no series", c.Title)
+		return nil, 0, fmt.Errorf("report: chart %q has no series", c.Title)
 	}
 	w := vg.Points(60 / float64(n))
 	for i, s := range c.Series {
 		if len(s.Y) != len(c.Categories) {
-			return fmt.Errorf("report: chart %q: series %q has %d values for %d categories", c.Title, s.Name, len(s.Y), len(c.Categories))
+			return nil, 0, fmt.Errorf("report: chart %q: series %q has %d values for %d categories", c.Title, s.Name, len(s.Y), len(c.Categories))
 		}
 		vals := make(plotter.Values, len(s.Y))
 		copy(vals, s.Y)
 		b, err := plotter.NewBarChart(vals, w)
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		b.LineStyle.Width = vg.Length(0)
 		b.Color = plotutil.Color(i)
@@ -100,12 +110,24 @@ func (c Chart) Bars(path string) error {
 	}
 	p.Legend.Top = true
 	p.NominalX(c.Categories...)
-	return save(p, path, len(c.Categories))
+	return p, len(c.Categories), nil
 }
 
 // Lines saves a line chart with markers (undrawable values replaced, see
 // drawable).
 func (c Chart) Lines(path string) error {
+	p, err := c.linesPlot()
+	if err != nil {
+		return err
+	}
+	return save(p, path, lineGroups)
+}
+
+// lineGroups sizes line charts as bar charts of this many groups.
+const lineGroups = 6
+
+// linesPlot is the plot Lines draws.
+func (c Chart) linesPlot() (*plot.Plot, error) {
 	c = c.drawable()
 	p := plot.New()
 	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.XLabel, c.YLabel
@@ -115,7 +137,7 @@ func (c Chart) Lines(path string) error {
 	}
 	for i, s := range c.Series {
 		if len(s.X) != len(s.Y) {
-			return fmt.Errorf("report: chart %q: series %q has %d x and %d y values", c.Title, s.Name, len(s.X), len(s.Y))
+			return nil, fmt.Errorf("report: chart %q: series %q has %d x and %d y values", c.Title, s.Name, len(s.X), len(s.Y))
 		}
 		pts := make(plotter.XYs, len(s.X))
 		for j := range s.X {
@@ -123,7 +145,7 @@ func (c Chart) Lines(path string) error {
 		}
 		l, sc, err := plotter.NewLinePoints(pts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l.Color = plotutil.Color(i)
 		sc.Color = plotutil.Color(i)
@@ -133,7 +155,7 @@ func (c Chart) Lines(path string) error {
 	}
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	return save(p, path, 6)
+	return p, nil
 }
 
 func save(p *plot.Plot, path string, groups int) error {
@@ -143,9 +165,38 @@ func save(p *plot.Plot, path string, groups int) error {
 		return fmt.Errorf("report: %s: charts are saved as .svg or .png", path)
 	}
 	p.BackgroundColor = color.White
-	width := vg.Length(max(6, groups)) * vg.Inch * 0.8
-	if err := p.Save(width, 4*vg.Inch, path); err != nil {
+	if err := p.Save(chartWidth(groups), chartHeight, path); err != nil {
 		return fmt.Errorf("report: save %s: %w", path, err)
 	}
 	return nil
+}
+
+const chartHeight = 4 * vg.Inch
+
+func chartWidth(groups int) vg.Length { return vg.Length(max(6, groups)) * vg.Inch * 0.8 }
+
+// SVG renders the chart as Bars or, with lines, as Lines would save it to
+// an .svg file, and returns the document.
+func (c Chart) SVG(lines bool) ([]byte, error) {
+	var p *plot.Plot
+	groups := lineGroups
+	var err error
+	if lines {
+		p, err = c.linesPlot()
+	} else {
+		p, groups, err = c.barsPlot()
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.BackgroundColor = color.White
+	w, err := p.WriterTo(chartWidth(groups), chartHeight, "svg")
+	if err != nil {
+		return nil, fmt.Errorf("report: chart %q: %w", c.Title, err)
+	}
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("report: chart %q: %w", c.Title, err)
+	}
+	return b.Bytes(), nil
 }

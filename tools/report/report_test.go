@@ -90,3 +90,31 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestChartSVG: the SVG a page inlines is the .svg file's content.
+func TestChartSVG(t *testing.T) {
+	dir := t.TempDir()
+	bars := Chart{Title: "b", LogY: true, Categories: []string{"a", "b"}, Series: []Series{{Name: "s", Y: []float64{1, 200}}}}
+	lines := Chart{Title: "l", Series: []Series{{Name: "s", X: []float64{1, 2}, Y: []float64{3, 4}}}}
+	for _, c := range []struct {
+		ch    Chart
+		lines bool
+		save  func(Chart, string) error
+	}{{bars, false, Chart.Bars}, {lines, true, Chart.Lines}} {
+		p := filepath.Join(dir, c.ch.Title+".svg")
+		if err := c.save(c.ch, p); err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.ch.SVG(c.lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) || !bytes.Contains(got, []byte("<svg")) {
+			t.Errorf("%s: SVG() differs from the saved file (%d vs %d bytes)", c.ch.Title, len(got), len(want))
+		}
+	}
+}

@@ -35,6 +35,17 @@ func Fig11(r *Runner) (*Result, error) {
 		}
 	}
 	r.expect(3 * len(dbs) * len(Batches))
+	var jobs []simJob
+	for _, db := range dbs {
+		for _, b := range Batches {
+			if w, err := pirWorkload(db, b); err == nil {
+				for _, s := range []system.System{system.CPU, system.INSPIRE, system.Rosemary} {
+					jobs = append(jobs, simJob{w, a, "full", s})
+				}
+			}
+		}
+	}
+	r.prefetch(jobs)
 	var insp, ros, rel []float64
 	var cats []string
 	relBy := map[int][]float64{}

@@ -42,6 +42,13 @@ func Fig12(r *Runner) (*Result, error) {
 	t := newTable("12", "workload", "bare_latency_s", "tdap_latency_s", "full_latency_s",
 		"tdap_gain", "full_gain", "paper_tdap", "paper_full", "ratio_tdap", "ratio_full", "why")
 	r.expect(3 * len(r.workloads))
+	var jobs []simJob
+	for _, w := range r.workloads {
+		for _, o := range []string{"bare", "tdap", "full"} {
+			jobs = append(jobs, simJob{w, a, o, system.Rosemary})
+		}
+	}
+	r.prefetch(jobs)
 	var cats, quotes []string
 	var gt, gf []float64
 	for _, w := range r.workloads {

@@ -39,6 +39,11 @@ func Fig15(r *Runner) (*Result, error) {
 		return nil, err
 	}
 	r.expect(len(r.workloads))
+	var jobs []simJob
+	for _, w := range r.workloads {
+		jobs = append(jobs, simJob{w, a, "full", system.HA})
+	}
+	r.prefetch(jobs)
 	ha := make([]system.Report, len(r.workloads))
 	for i, w := range r.workloads {
 		if ha[i], err = r.Sim(w, a, "full", system.HA); err != nil {

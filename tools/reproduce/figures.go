@@ -209,6 +209,13 @@ func finite(v []float64) []float64 {
 // Rosemary (full) and returns latencies [workload][point].
 func (r *Runner) sweep(archs []*arch.Arch) ([][]system.Report, error) {
 	r.expect(len(r.workloads) * len(archs))
+	var jobs []simJob
+	for _, a := range archs {
+		for _, w := range r.workloads {
+			jobs = append(jobs, simJob{w, a, "full", system.Rosemary})
+		}
+	}
+	r.prefetch(jobs)
 	out := make([][]system.Report, len(r.workloads))
 	// Architecture-major order keeps one architecture's plans together.
 	for j, a := range archs {

@@ -43,22 +43,25 @@ func runner(t *testing.T) *Runner {
 	return shared
 }
 
+// result is figure id's result; the first call runs every figure at once
+// (RunAll), as `rosemary reproduce` does.
 func result(t *testing.T, id string) *Result {
 	t.Helper()
 	resMu.Lock()
 	defer resMu.Unlock()
-	if r, ok := results[id]; ok {
-		return r
+	if len(results) == 0 {
+		rs, err := RunAll(runner(t), Figures, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range Figures {
+			results[f.ID] = rs[i]
+		}
 	}
-	f, err := FigureByID(id)
-	if err != nil {
-		t.Fatal(err)
+	r, ok := results[id]
+	if !ok {
+		t.Fatalf("no figure %s", id)
 	}
-	r, err := f.Run(runner(t))
-	if err != nil {
-		t.Fatalf("figure %s: %v", id, err)
-	}
-	results[id] = r
 	return r
 }
 

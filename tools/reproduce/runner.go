@@ -1,10 +1,11 @@
 package reproduce
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/compiler"
@@ -99,22 +100,76 @@ type Options struct {
 	// CPUCores is the CPU baseline's core count (0: 32, the paper's
 	// Threadripper 9970X, Rosemary §Baselines).
 	CPUCores int
+	// Parallel bounds the compilations and simulations that run at once
+	// (0: GOMAXPROCS).
+	Parallel int
+	// Cache, if set, keeps plans and reports on disk between runs.
+	Cache *Cache
 	// Progress, if set, is called after every simulation with the work done
-	// and the work known so far, and what was just done.
+	// and the work known so far, and what was just done. Calls may come
+	// from several goroutines, one at a time.
 	Progress func(done, total int, what string)
 }
 
-// Runner runs figures and caches programs, plans and reports.
+// Runner runs figures and caches programs, plans and reports: each is
+// computed once per run, by the first figure that asks for it, while the
+// others wait for it. At most Options.Parallel compilations and
+// simulations run at once.
 type Runner struct {
 	opt       Options
 	workloads []Workload
+	slots     chan struct{}
 
-	mu      sync.Mutex
-	progs   map[string]*ir.Program
-	plans   map[string]*compiler.Plan
-	reports map[string]system.Report
-	done    int
-	total   int
+	mu       sync.Mutex
+	progs    map[string]*once[builtProgram] // by workload name
+	expanded map[contentKey]*once[*ir.Program]
+	plans    map[contentKey]*once[*compiler.Plan]
+	reports  map[contentKey]*once[storedReport]
+	done     int
+	total    int
+	stats    Stats
+
+	progressMu sync.Mutex // Progress is called one at a time
+}
+
+// Stats counts where a run's plans and reports came from.
+type Stats struct {
+	Compiled, PlansLoaded      int // compiled here; read from the disk cache
+	Simulated, ReportsLoaded   int
+	PlansShared, ReportsShared int // asked for again in this run (memory)
+}
+
+// builtProgram is a workload's program and its content key.
+type builtProgram struct {
+	prog *ir.Program
+	key  contentKey
+}
+
+// once is a value computed by the first caller who asks for it; later
+// callers wait for it.
+type once[T any] struct {
+	done chan struct{}
+	val  T
+	err  error
+}
+
+// flight returns m[key], computing it with f when nobody has; fresh says
+// whether this call computed it.
+func flight[T any](mu *sync.Mutex, m map[contentKey]*once[T], key contentKey, f func() (T, error)) (val T, fresh bool, err error) {
+	mu.Lock()
+	e, ok := m[key]
+	if !ok {
+		e = &once[T]{done: make(chan struct{})}
+		m[key] = e
+	}
+	mu.Unlock()
+	if ok {
+		<-e.done
+		return e.val, false, e.err
+	}
+	defer close(e.done)
+	e.val, e.err = f()
+	return e.val, true, e.err
 }
 
 // NewRunner checks the options and returns a runner.
@@ -128,11 +183,15 @@ func NewRunner(opt Options) (*Runner, error) {
 	if opt.CPUCores == 0 {
 		opt.CPUCores = 32
 	}
-	if opt.MaxTiles < 0 || opt.TileBudget < 0 || opt.CPUCores < 0 {
-		return nil, fmt.Errorf("reproduce: negative option (max tiles %d, tile budget %d, cores %d)", opt.MaxTiles, opt.TileBudget, opt.CPUCores)
+	if opt.Parallel == 0 {
+		opt.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if opt.MaxTiles < 0 || opt.TileBudget < 0 || opt.CPUCores < 0 || opt.Parallel < 0 {
+		return nil, fmt.Errorf("reproduce: negative option (max tiles %d, tile budget %d, cores %d, parallel %d)", opt.MaxTiles, opt.TileBudget, opt.CPUCores, opt.Parallel)
 	}
 	all := Workloads()
-	r := &Runner{opt: opt, progs: map[string]*ir.Program{}, plans: map[string]*compiler.Plan{}, reports: map[string]system.Report{}}
+	r := &Runner{opt: opt, slots: make(chan struct{}, opt.Parallel), progs: map[string]*once[builtProgram]{},
+		expanded: map[contentKey]*once[*ir.Program]{}, plans: map[contentKey]*once[*compiler.Plan]{}, reports: map[contentKey]*once[storedReport]{}}
 	if opt.Workloads == nil {
 		r.workloads = all
 		return r, nil
@@ -153,6 +212,13 @@ func NewRunner(opt Options) (*Runner, error) {
 	return r, nil
 }
 
+// Stats returns the counts so far.
+func (r *Runner) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
 func (r *Runner) has(name string) bool {
 	for _, w := range r.workloads {
 		if w.Name == name {
@@ -162,7 +228,7 @@ func (r *Runner) has(name string) bool {
 	return false
 }
 
-// plan announces n more simulations to the progress callback.
+// expect announces n more simulations to the progress callback.
 func (r *Runner) expect(n int) {
 	r.mu.Lock()
 	r.total += n
@@ -170,6 +236,8 @@ func (r *Runner) expect(n int) {
 }
 
 func (r *Runner) step(what string) {
+	r.progressMu.Lock()
+	defer r.progressMu.Unlock()
 	r.mu.Lock()
 	r.done++
 	if r.done > r.total {
@@ -182,57 +250,135 @@ func (r *Runner) step(what string) {
 	}
 }
 
-func archKey(a *arch.Arch) (string, error) {
-	b, err := arch.Marshal(a)
-	if err != nil {
-		return "", fmt.Errorf("reproduce: arch %s: %w", a.Name, err)
-	}
-	h := sha256.Sum256(b)
-	return a.Name + "/" + hex.EncodeToString(h[:8]), nil
+// work runs f in one of the runner's slots: f is CPU-bound work (a build,
+// a compilation, a simulation) and must not wait for other work.
+func (r *Runner) work(f func() error) error {
+	r.slots <- struct{}{}
+	defer func() { <-r.slots }()
+	return f()
 }
 
-func (r *Runner) program(w Workload) (*ir.Program, error) {
+func (r *Runner) program(w Workload) (builtProgram, error) {
 	r.mu.Lock()
-	p, ok := r.progs[w.Name]
+	e, ok := r.progs[w.Name]
+	if !ok {
+		e = &once[builtProgram]{done: make(chan struct{})}
+		r.progs[w.Name] = e
+	}
 	r.mu.Unlock()
 	if ok {
-		return p, nil
+		<-e.done
+		return e.val, e.err
 	}
-	p, err := w.Build()
-	if err != nil {
-		return nil, fmt.Errorf("reproduce: workload %s: %w", w.Name, err)
-	}
-	r.mu.Lock()
-	r.progs[w.Name] = p
-	r.mu.Unlock()
-	return p, nil
+	defer close(e.done)
+	e.err = r.work(func() error {
+		p, err := w.Build()
+		if err != nil {
+			return fmt.Errorf("reproduce: workload %s: %w", w.Name, err)
+		}
+		k, err := programKey(p)
+		e.val = builtProgram{prog: p, key: k}
+		return err
+	})
+	return e.val, e.err
 }
 
-// Plan compiles w for a at optimisation opt (cached).
+// expandedProgram is the program with its bootstrappings expanded, once
+// per program rather than once per compilation (compiler.Compile expands
+// them first, in every variant it tries; an expanded program has no
+// bootstrapping left to expand, and expanding is deterministic, so the
+// plans are the same).
+func (r *Runner) expandedProgram(bp builtProgram) (*ir.Program, error) {
+	x, _, err := flight(&r.mu, r.expanded, bp.key, func() (*ir.Program, error) {
+		if !slices.ContainsFunc(bp.prog.Nodes, func(n ir.Node) bool { return n.Op == ir.OpBoot }) {
+			return bp.prog, nil
+		}
+		var x *ir.Program
+		err := r.work(func() error {
+			var err error
+			x, err = compiler.ExpandBoot(bp.prog)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reproduce: expand %s: %w", bp.prog.Name, err)
+		}
+		return x, nil
+	})
+	return x, err
+}
+
+// planKeyOf is the content key of w's plan on a at opt.
+func (r *Runner) planKeyOf(w Workload, a *arch.Arch, opt string) (builtProgram, contentKey, error) {
+	bp, err := r.program(w)
+	if err != nil {
+		return bp, "", err
+	}
+	ak, err := archContentKey(a)
+	if err != nil {
+		return bp, "", err
+	}
+	return bp, planKey(bp.key, ak, opt), nil
+}
+
+// Plan compiles w for a at optimisation opt (cached by content: see
+// keys.go). Plans are shared: callers must not modify them.
 func (r *Runner) Plan(w Workload, a *arch.Arch, opt string) (*compiler.Plan, error) {
-	ak, err := archKey(a)
+	bp, key, err := r.planKeyOf(w, a, opt)
 	if err != nil {
 		return nil, err
 	}
-	key := w.Name + "|" + ak + "|" + opt
-	r.mu.Lock()
-	pl, ok := r.plans[key]
-	r.mu.Unlock()
-	if ok {
+	pl, fresh, err := flight(&r.mu, r.plans, key, func() (*compiler.Plan, error) {
+		if c := r.opt.Cache; c != nil {
+			pl, ok, err := c.loadPlan(key)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				r.count(func(s *Stats) { s.PlansLoaded++ })
+				return pl, nil
+			}
+		}
+		x, err := r.expandedProgram(bp)
+		if err != nil {
+			return nil, err
+		}
+		var pl *compiler.Plan
+		err = r.work(func() error {
+			var err error
+			pl, err = compiler.Compile(x, a, compiler.Options{Opt: opt})
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reproduce: compile %s on %s (%s): %w", w.Name, a.Name, opt, err)
+		}
+		r.count(func(s *Stats) { s.Compiled++ })
+		if c := r.opt.Cache; c != nil {
+			if err := c.storePlan(key, pl); err != nil {
+				return nil, err
+			}
+		}
 		return pl, nil
-	}
-	p, err := r.program(w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	pl, err = compiler.Compile(p, a, compiler.Options{Opt: opt})
-	if err != nil {
-		return nil, fmt.Errorf("reproduce: compile %s on %s (%s): %w", w.Name, a.Name, opt, err)
+	if !fresh {
+		r.count(func(s *Stats) { s.PlansShared++ })
 	}
-	r.mu.Lock()
-	r.plans[key] = pl
-	r.mu.Unlock()
+	if pl.Arch != a.Name {
+		// The same parameters under another name: the plan is the same but
+		// for the name it carries.
+		c := *pl
+		c.Arch = a.Name
+		pl = &c
+	}
 	return pl, nil
+}
+
+func (r *Runner) count(f func(*Stats)) {
+	r.mu.Lock()
+	f(&r.stats)
+	r.mu.Unlock()
 }
 
 // haAndRosemary simulates w with the full plan on the HA baseline and on
@@ -245,35 +391,88 @@ func (r *Runner) haAndRosemary(w Workload, a *arch.Arch) (ha, ros system.Report,
 	return ha, ros, err
 }
 
+func (r *Runner) simOptions() system.Options {
+	return system.Options{MaxTiles: r.opt.MaxTiles, TileBudget: r.opt.TileBudget, CPUCores: r.opt.CPUCores}
+}
+
+// simJob is one simulation a figure needs.
+type simJob struct {
+	w   Workload
+	a   *arch.Arch
+	opt string
+	sys system.System
+}
+
+// outcome is the simulation of job j: its report, or in Err the
+// simulator's own error; err is an error on the way there (building,
+// compiling, the cache).
+func (r *Runner) outcome(j simJob) (storedReport, error) {
+	_, pk, err := r.planKeyOf(j.w, j.a, j.opt)
+	if err != nil {
+		return storedReport{}, err
+	}
+	so := r.simOptions()
+	key := reportKey(pk, j.a.Name, j.sys, so)
+	s, fresh, err := flight(&r.mu, r.reports, key, func() (storedReport, error) {
+		if c := r.opt.Cache; c != nil {
+			s, ok, err := c.loadReport(key)
+			if err != nil {
+				return s, err
+			}
+			if ok {
+				r.count(func(s *Stats) { s.ReportsLoaded++ })
+				return s, nil
+			}
+		}
+		pl, err := r.Plan(j.w, j.a, j.opt)
+		if err != nil {
+			return storedReport{}, err
+		}
+		var s storedReport
+		_ = r.work(func() error {
+			res, err := system.Run(pl, j.a, j.sys, so)
+			if err != nil {
+				s.Err = err.Error()
+			} else {
+				s.Report = res.Report
+			}
+			return nil
+		})
+		r.count(func(s *Stats) { s.Simulated++ })
+		if c := r.opt.Cache; c != nil {
+			if err := c.storeReport(key, s); err != nil {
+				return s, err
+			}
+		}
+		return s, nil
+	})
+	if err == nil && !fresh {
+		r.count(func(s *Stats) { s.ReportsShared++ })
+	}
+	return s, err
+}
+
+// prefetch starts the simulations of jobs in the background, so that the
+// figure asking for them one by one finds them done or under way.
+func (r *Runner) prefetch(jobs []simJob) {
+	for _, j := range jobs {
+		go func() { _, _ = r.outcome(j) }()
+	}
+}
+
 // Sim simulates w on system sys of architecture a with the plan compiled at
 // opt (cached). A system whose simulated time overflows (a run of months on
 // the CPU model) is reported as an error by sim/system; Sim returns it.
 func (r *Runner) Sim(w Workload, a *arch.Arch, opt string, sys system.System) (system.Report, error) {
-	ak, err := archKey(a)
+	s, err := r.outcome(simJob{w, a, opt, sys})
 	if err != nil {
 		return system.Report{}, err
 	}
-	key := fmt.Sprintf("%s|%s|%s|%v", w.Name, ak, opt, sys)
-	r.mu.Lock()
-	rep, ok := r.reports[key]
-	r.mu.Unlock()
-	if ok {
-		r.step(key)
-		return rep, nil
-	}
-	pl, err := r.Plan(w, a, opt)
-	if err != nil {
-		return system.Report{}, err
-	}
-	res, err := system.Run(pl, a, sys, system.Options{MaxTiles: r.opt.MaxTiles, TileBudget: r.opt.TileBudget, CPUCores: r.opt.CPUCores})
-	if err != nil {
-		return system.Report{}, fmt.Errorf("reproduce: simulate %s on %v (%s, %s): %w", w.Name, sys, a.Name, opt, err)
-	}
-	r.mu.Lock()
-	r.reports[key] = res.Report
-	r.mu.Unlock()
 	r.step(fmt.Sprintf("%s %v %s %s", w.Name, sys, a.Name, opt))
-	return res.Report, nil
+	if s.Err != "" {
+		return system.Report{}, fmt.Errorf("reproduce: simulate %s on %v (%s, %s): %w", w.Name, sys, a.Name, opt, errors.New(s.Err))
+	}
+	return s.Report, nil
 }
 
 // ratio returns ours/paper, NaN when there is no paper value.

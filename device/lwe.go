@@ -315,7 +315,7 @@ func (s *lweSource) VisitBlock(_ context.Context, k, b int, f func(row int, rows
 	o := s.tiles[k]
 	lb := o.Info().Shape.LimbBytes()
 	if s.rowBytes > 0 && s.pageBytes%s.rowBytes == 0 {
-		if err := o.VisitLimb(0, b, func(off int, page []byte) { f(off/s.rowBytes, page) }); err != nil {
+		if err := o.ScanLimb(0, b, func(off int, page []byte) { f(off/s.rowBytes, page) }); err != nil {
 			return err
 		}
 	} else {

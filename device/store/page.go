@@ -30,6 +30,22 @@ func sealSlot(slot []byte, pageSize int, gen Generation, pageNo uint32) {
 
 // checkSlot verifies a slot read back; it returns a reason on failure.
 func checkSlot(slot []byte, pageSize int, gen Generation, pageNo uint32) string {
+	return checkSlotAs(slot, pageSize, gen, pageNo, true)
+}
+
+// checkSlotAs checks a slot's identity (generation, page number) and, if
+// payload, its CRC-32C.
+func checkSlotAs(slot []byte, pageSize int, gen Generation, pageNo uint32, payload bool) string {
+	if !payload {
+		oob := slot[pageSize:]
+		if g := Generation(binary.LittleEndian.Uint64(oob[4:])); g != gen {
+			return fmt.Sprintf("page belongs to generation %d", g)
+		}
+		if p := binary.LittleEndian.Uint32(oob[12:]); p != pageNo {
+			return fmt.Sprintf("page holds object page %d, want %d", p, pageNo)
+		}
+		return ""
+	}
 	oob := slot[pageSize:]
 	crc := crc32.Update(crc32.Checksum(slot[:pageSize], castagnoli), castagnoli, oob[4:])
 	if got := binary.LittleEndian.Uint32(oob[0:]); got != crc {
@@ -122,6 +138,11 @@ func (s *Store) readLimb(name string, r record, poly, limb int, dst []byte) erro
 // its bytes straight from the read buffer, valid during the call only).
 // f is called from several goroutines at once, for distinct pages.
 func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int, page []byte)) error {
+	return s.visitLimbAs(name, r, poly, limb, true, f)
+}
+
+// visitLimbAs is visitLimb, verifying each page's payload CRC or not.
+func (s *Store) visitLimbAs(name string, r record, poly, limb int, payload bool, f func(off int, page []byte)) error {
 	l := s.lay
 	sh := r.desc.Shape()
 	if poly < 0 || poly >= sh.Polys || limb < 0 || limb >= sh.Limbs {
@@ -142,7 +163,7 @@ func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int,
 		// file is shorter than the run: a page is missing) with pread.
 		if m := s.mapped(run.Channel, end); m != nil {
 			errs[i] = faultSafe(func() error {
-				return visitRun(name, r, l, poly, limb, firstPageNo, run, m[start:end], run.Count, sh, f)
+				return visitRun(name, r, l, poly, limb, firstPageNo, run, m[start:end], run.Count, sh, payload, f)
 			})
 			return
 		}
@@ -154,7 +175,7 @@ func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int,
 			errs[i] = fmt.Errorf("store: read %q poly %d limb %d from ch%02d: %w", name, poly, limb, run.Channel, err)
 			return
 		}
-		errs[i] = visitRun(name, r, l, poly, limb, firstPageNo, run, buf, int(int64(n)/ss), sh, f)
+		errs[i] = visitRun(name, r, l, poly, limb, firstPageNo, run, buf, int(int64(n)/ss), sh, payload, f)
 	}
 	// One goroutine per further channel; the caller reads the first run itself.
 	var wg sync.WaitGroup
@@ -178,27 +199,37 @@ func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int,
 // visitRun verifies the pages of one run in buf (whole slots: have of
 // them) and hands each to f.
 func visitRun(name string, r record, l layout.Layout, poly, limb, firstPageNo int, run layout.Run, buf []byte, have int,
-	sh layout.Shape, f func(off int, page []byte)) error {
+	sh layout.Shape, payload bool, f func(off int, page []byte)) error {
 	ss := slotSize(l)
 	for j := 0; j < run.Count; j++ {
 		page := run.FirstPage + j*run.Stride
-		reason := ""
-		var slot []byte
-		if j >= have {
-			reason = "page missing (channel file too short)"
-		} else {
-			slot = buf[int64(j)*ss : int64(j+1)*ss]
-			reason = checkSlot(slot, l.PageSize, r.gen, uint32(firstPageNo+page))
-		}
-		if reason != "" {
+		corrupt := func(reason string) error {
 			return &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: page,
 				Channel: run.Channel, Row: run.Row + uint32(j), Reason: reason}
+		}
+		if j >= have {
+			return corrupt("page missing (channel file too short)")
+		}
+		slot := buf[int64(j)*ss : int64(j+1)*ss]
+		// A verified read checks the page before handing it on; a scan
+		// without the payload check checks its identity right after (the
+		// trailer then comes in with the page's last bytes): on a mismatch
+		// the error ends the read, and what f computed is discarded.
+		if payload {
+			if reason := checkSlotAs(slot, l.PageSize, r.gen, uint32(firstPageNo+page), true); reason != "" {
+				return corrupt(reason)
+			}
 		}
 		data := slot[:l.PageSize]
 		if end := sh.LimbBytes() - page*l.PageSize; end < l.PageSize {
 			data = data[:end]
 		}
 		f(page*l.PageSize, data)
+		if !payload {
+			if reason := checkSlotAs(slot, l.PageSize, r.gen, uint32(firstPageNo+page), false); reason != "" {
+				return corrupt(reason)
+			}
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -153,5 +154,69 @@ func TestMisplacedAndMissingPages(t *testing.T) {
 	_, err = s.ReadLimb("b", sh.Polys-1, sh.Limbs-1)
 	if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "missing") || ce.Page != k-1 {
 		t.Fatalf("truncated page: %v, want a missing-page error on page %d", err, k-1)
+	}
+}
+
+// TestScanLimbChecksIdentityNotPayload: ScanLimb hands on a page whose
+// payload was altered (its reader authenticates the data end to end) but
+// refuses one whose generation field was altered; VisitLimb refuses both.
+func TestScanLimbChecksIdentityNotPayload(t *testing.T) {
+	const vA = 71 // 3×4×416 B: 7 pages per limb
+	for _, where := range []struct {
+		name       string
+		off        int
+		scanRefuse bool
+	}{
+		{"payload", 17, false},
+		{"generation", 64 + 5, true},
+	} {
+		t.Run(where.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := mustOpen(t, dir)
+			defer s.Close()
+			mustPut(t, s, "a", vA)
+			info, err := s.Stat("a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			const poly, limb, page = 2, 1, 5
+			loc, err := testLayout.Locate(info.Descriptor, poly, limb, page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flipByte(t, dir, loc.Channel, int64(loc.Row)*slotSize(testLayout)+int64(where.off))
+			o, err := s.Acquire("a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer o.Release()
+			sh := shapeFor(vA)
+			want := content("a", vA, sh)[poly*sh.Limbs+limb]
+			got := make([]byte, len(want))
+			var mu sync.Mutex
+			err = o.ScanLimb(poly, limb, func(off int, b []byte) { mu.Lock(); copy(got[off:], b); mu.Unlock() })
+			var ce *CorruptPageError
+			if where.scanRefuse {
+				if !errors.As(err, &ce) || ce.Page != page {
+					t.Fatalf("ScanLimb of a page of another generation: %v, want a CorruptPageError for page %d", err, page)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("ScanLimb: %v", err)
+				}
+				diff := 0
+				for i := range got {
+					if got[i] != want[i] {
+						diff++
+					}
+				}
+				if diff != 1 {
+					t.Fatalf("ScanLimb returned %d altered bytes, want the 1 flipped", diff)
+				}
+			}
+			if err := o.VisitLimb(poly, limb, func(int, []byte) {}); !errors.As(err, &ce) {
+				t.Fatalf("VisitLimb: %v, want a CorruptPageError", err)
+			}
+		})
 	}
 }

@@ -158,15 +158,6 @@ func (s *Store) visitLimbAs(name string, r record, poly, limb int, payload bool,
 	errs := make([]error, len(runs))
 	readRun := func(i int, run layout.Run) {
 		start := int64(run.Row) * ss
-		end := start + int64(run.Count)*ss
-		// A mapped channel file is read in place; otherwise (or if the
-		// file is shorter than the run: a page is missing) with pread.
-		if m := s.mapped(run.Channel, end); m != nil {
-			errs[i] = faultSafe(func() error {
-				return visitRun(name, r, l, poly, limb, firstPageNo, run, m[start:end], run.Count, sh, payload, f)
-			})
-			return
-		}
 		bp := getBuf(int64(run.Count) * ss)
 		defer slotPool.Put(bp)
 		buf := *bp

@@ -85,9 +85,6 @@ type Store struct {
 	pins   map[Generation]int
 
 	isp atomic.Bool
-
-	mmu  sync.Mutex // guards maps
-	maps channelMaps
 }
 
 // DefaultLayout is the layout Open gives a new store when asked for the
@@ -211,7 +208,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	if err := errors.Join(s.unmapAll(), s.closeFiles()); err != nil {
+	if err := s.closeFiles(); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.dir, err)
 	}
 	return nil
@@ -576,9 +573,9 @@ func (o *Object) ReadLimbInto(dst []byte, poly, limb int) error {
 
 // VisitLimb reads one limb of the pinned generation page by page and
 // hands each verified page to f with its offset in the limb; the bytes are
-// the read buffer's, valid during the call only (no copy: a scan computes
-// on them in place). f runs on several goroutines at once, one per
-// channel, for distinct pages.
+// the read buffer's, valid during the call only (no second copy: a scan
+// computes on them while they are in cache). f runs on several goroutines
+// at once, one per channel, for distinct pages.
 func (o *Object) VisitLimb(poly, limb int, f func(off int, page []byte)) error {
 	if o.released.Load() {
 		return fmt.Errorf("store: read %q: %w", o.name, ErrReleased)

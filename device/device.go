@@ -68,6 +68,7 @@ type Device struct {
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	lweKeys                              lweKeys
+	lweBatchers                          scanBatchers
 	keys                                 *keyCache
 	streams                              streamTable              // stream programs (SetStream, RunStream)
 	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served

@@ -25,11 +25,10 @@ import (
 // lweProgram is a registered LWE answer program (lower.LWESpec): the device
 // runs it natively over its stored tiles and hint diagonals.
 type lweProgram struct {
-	batcher scanBatcher
-	sp      *lower.StreamProgram
-	params  lwepir.Params
-	shape   lwepir.Shape
-	server  *lwepir.Server
+	sp     *lower.StreamProgram
+	params lwepir.Params
+	shape  lwepir.Shape
+	server *lwepir.Server
 }
 
 func newLWEProgram(sp *lower.StreamProgram, workers int) (*lweProgram, error) {
@@ -233,7 +232,8 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		}
 	}()
 	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: tilePrefix, done: make(chan struct{})}
-	scanErr := lp.batcher.scan(ringCtx, d, lp.server, w)
+	batcher := d.lweBatchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", tilePrefix, lp.sp.LWE.Params, shape.Rows, shape.Cols, shape.RecordSize))
+	scanErr := batcher.scan(ringCtx, d, lp.server, w)
 	if scanErr != nil {
 		cancel()
 	}

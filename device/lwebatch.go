@@ -22,6 +22,42 @@ type scanBatcher struct {
 	running bool
 }
 
+// scanBatchers holds the device's batchers, one per database generation
+// and shape: queries of different callers (each with its own registered
+// program) scan together when they read the same stored tiles.
+type scanBatchers struct {
+	mu sync.Mutex
+	m  map[string]*scanBatcher
+}
+
+// maxBatchers bounds the table; idle batchers are dropped beyond it.
+const maxBatchers = 1024
+
+// get returns the batcher of key, making one.
+func (t *scanBatchers) get(key string) *scanBatcher {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = map[string]*scanBatcher{}
+	}
+	if b, ok := t.m[key]; ok {
+		return b
+	}
+	if len(t.m) >= maxBatchers {
+		for k, b := range t.m {
+			b.mu.Lock()
+			idle := !b.running && len(b.pending) == 0
+			b.mu.Unlock()
+			if idle {
+				delete(t.m, k)
+			}
+		}
+	}
+	b := &scanBatcher{}
+	t.m[key] = b
+	return b
+}
+
 // maxScanBatch bounds the queries waiting for (and in) one pass; more are
 // refused with admit.ErrBusy, as a full run queue is.
 const maxScanBatch = 64

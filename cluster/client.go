@@ -24,6 +24,10 @@ type Client struct {
 	etcd  *clientv3.Client
 	owner string // the identity etcd knows the client by
 	keys  *client.Keys
+	// Scheme is the PIR scheme of the databases CreatePIR makes ("": the
+	// client library's default, the LWE scheme); a map records it for
+	// every load.
+	Scheme client.PIRScheme
 	// ShardTimeout bounds one replica's answer before the next replica of
 	// its shard is tried; under a caller's deadline each replica gets at
 	// most its share of what is left (attemptTimeout).
@@ -108,7 +112,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize, shards,
 	if strings.ContainsAny(name, "/.") || name == "" {
 		return nil, fmt.Errorf("cluster: create: name %q (no '/' or '.')", name)
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: "pir", RecordSize: recordSize, Replicas: replicas}
+	m := &Map{Name: name, Owner: c.owner, Kind: "pir", RecordSize: recordSize, Replicas: replicas, Scheme: string(c.Scheme)}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -169,7 +173,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 				return err
 			}
 			dbName := next.ShardName(s)
-			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{}); err != nil {
+			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.Scheme)}); err != nil {
 				release()
 				return fmt.Errorf("shard %d on %s: %w", s, id, err)
 			}

@@ -148,6 +148,7 @@ func newGatedClusterDevices(t *testing.T, n int) (*cluster.Client, []*gate, []st
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	c.Scheme = client.SchemeBGV // as newCluster: see there
 	waitDevices(t, c, n)
 	return c, gates, addrs, devs
 }

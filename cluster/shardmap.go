@@ -22,6 +22,9 @@ type Map struct {
 	Owner      string  `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
 	Kind       string  `json:"kind"`  // "pir" or "vectors"
 	RecordSize int     `json:"record_size,omitempty"`
+	// Scheme is a PIR database's scheme on every shard ("" is the
+	// client library's default, the LWE scheme).
+	Scheme string `json:"scheme,omitempty"`
 	Dim        int     `json:"dim,omitempty"`
 	Metric     string  `json:"metric,omitempty"`
 	Records    int     `json:"records"`

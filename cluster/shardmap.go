@@ -18,13 +18,13 @@ type Shard struct {
 
 // Map is a database's shard map, as etcd holds it (≤ 1 KiB per shard).
 type Map struct {
-	Name       string  `json:"name"`
-	Owner      string  `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
-	Kind       string  `json:"kind"`  // "pir" or "vectors"
-	RecordSize int     `json:"record_size,omitempty"`
+	Name       string `json:"name"`
+	Owner      string `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
+	Kind       string `json:"kind"`  // "pir" or "vectors"
+	RecordSize int    `json:"record_size,omitempty"`
 	// Scheme is a PIR database's scheme on every shard ("" is the
 	// client library's default, the LWE scheme).
-	Scheme string `json:"scheme,omitempty"`
+	Scheme     string  `json:"scheme,omitempty"`
 	Dim        int     `json:"dim,omitempty"`
 	Metric     string  `json:"metric,omitempty"`
 	Records    int     `json:"records"`

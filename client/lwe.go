@@ -10,7 +10,6 @@ import (
 	"io"
 
 	"github.com/rosemary-fhe/rosemary/client/dataset"
-	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
@@ -59,37 +58,12 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 		return err
 	}
 	in.Seed = hex.EncodeToString(seed[:])
-	var sl *seal.Sealer
-	if in.Sealed {
-		salt, err := seal.NewSalt()
-		if err != nil {
-			return err
-		}
-		in.Salt = hex.EncodeToString(salt[:])
-		if sl, err = c.sealer(ctx, in); err != nil {
-			return err
-		}
-	}
 	l, err := session.NewLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, rows, stored, seed)
 	if err != nil {
 		return err
 	}
-	var sealed []byte
-	for i := uint64(0); ; i++ {
-		rec, err := rr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if sl != nil {
-			sealed = sl.Seal(sealed[:0], i, rec)
-			rec = sealed
-		}
-		if err := l.Add(ctx, rec); err != nil {
-			return err
-		}
+	if err := c.addRecords(ctx, in, rr, l.Add); err != nil {
+		return err
 	}
 	shape, err := l.Finish(ctx)
 	if err != nil {

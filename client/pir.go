@@ -181,6 +181,39 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 	return &next, nil
 }
 
+// addRecords hands every record of rr to add, sealed under a fresh salt
+// of generation in when the database is sealed (in.Salt is set here).
+func (c *Client) addRecords(ctx context.Context, in *Info, rr interface{ Next() ([]byte, error) }, add func(context.Context, []byte) error) error {
+	var sl *seal.Sealer
+	if in.Sealed {
+		salt, err := seal.NewSalt()
+		if err != nil {
+			return err
+		}
+		in.Salt = hex.EncodeToString(salt[:])
+		if sl, err = c.sealer(ctx, in); err != nil {
+			return err
+		}
+	}
+	var sealed []byte
+	for i := uint64(0); ; i++ {
+		rec, err := rr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if sl != nil {
+			sealed = sl.Seal(sealed[:0], i, rec)
+			rec = sealed
+		}
+		if err := add(ctx, rec); err != nil {
+			return err
+		}
+	}
+}
+
 // ErrConcurrentLoad: another load of the database published while this
 // one ran; this one published nothing.
 var ErrConcurrentLoad = errors.New("client: another load of the database published first")
@@ -207,37 +240,12 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 	if err != nil {
 		return err
 	}
-	var sl *seal.Sealer
-	if in.Sealed {
-		salt, err := seal.NewSalt()
-		if err != nil {
-			return err
-		}
-		in.Salt = hex.EncodeToString(salt[:])
-		if sl, err = c.sealer(ctx, in); err != nil {
-			return err
-		}
-	}
 	l, err := session.NewPIRLoader(session.DeviceSink(c.dev), genPrefix(in), params, in.StoredRecordSize(), nil)
 	if err != nil {
 		return err
 	}
-	var sealed []byte
-	for i := uint64(0); ; i++ {
-		rec, err := rr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if sl != nil {
-			sealed = sl.Seal(sealed[:0], i, rec)
-			rec = sealed
-		}
-		if err := l.Add(ctx, rec); err != nil {
-			return err
-		}
+	if err := c.addRecords(ctx, in, rr, l.Add); err != nil {
+		return err
 	}
 	shape, n, err := l.Finish(ctx)
 	if err != nil {

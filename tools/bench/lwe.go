@@ -83,22 +83,11 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		return nil, err
 	}
 	rep.Indices = queryIndices(opt.Seed, records, opt.Queries)
-	if opt.Device == "" {
-		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {
-			return nil, err
-		}
-	}
-	addr, dial, transport, stop, err := startDevice(ctx, opt, logf)
+	c, addr, dial, stop, err := openDevice(ctx, opt, rep, logf)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	rep.Transport = transport
-	c, err := remote.Dial(addr, dial...)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
 	var keySeed [32]byte
 	rand.Read(keySeed[:])
 	sk, err := lwepir.DeriveSecretKey(p, keySeed[:])

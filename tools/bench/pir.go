@@ -229,22 +229,11 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		}
 	}
 
-	if opt.Device == "" {
-		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {
-			return nil, err
-		}
-	}
-	addr, dial, transport, stop, err := startDevice(ctx, opt, logf)
+	c, _, _, stop, err := openDevice(ctx, opt, rep, logf)
 	if err != nil {
 		return nil, err
 	}
 	defer stop()
-	rep.Transport = transport
-	c, err := remote.Dial(addr, dial...)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
 	s0, r0 := c.Traffic()
 	sess, err := client.NewPIRSession(ctx, c, benchDB, preset, shape, sk)
 	if err != nil {
@@ -450,6 +439,28 @@ func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any))
 	}
 	stop()
 	return "", nil, "", nil, errors.New("bench: the device process exited before listening")
+}
+
+// openDevice makes the benchmark's identity the owner of the database it
+// wrote (unless opt.Device names a running device), starts the device
+// (startDevice) and dials it; stop closes the connection and the device.
+func openDevice(ctx context.Context, opt PIROptions, rep *PIRReport, logf func(string, ...any)) (*remote.Client, string, []remote.Option, func(), error) {
+	if opt.Device == "" {
+		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {
+			return nil, "", nil, nil, err
+		}
+	}
+	addr, dial, transport, stopDevice, err := startDevice(ctx, opt, logf)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	rep.Transport = transport
+	c, err := remote.Dial(addr, dial...)
+	if err != nil {
+		stopDevice()
+		return nil, "", nil, nil, err
+	}
+	return c, addr, dial, func() { c.Close(); stopDevice() }, nil
 }
 
 // ParseSize reads a byte count: a number with an optional unit (B, KiB,

@@ -78,6 +78,10 @@ type Device struct {
 	access  *authz.Authorizer
 	guarded *authz.Guarded // the device as served: access checked per call
 	runs    *admit.Queue   // stream runs admitted fairly per caller
+	// cores: the workers of every run take a core per chunk of work, so
+	// runs of different callers share the cores by caller, not by
+	// goroutine (admit.Cores).
+	cores *admit.Cores
 	// peerDial is how CopyFrom dials other devices; sourceCheck, if set,
 	// what it asks of a source first.
 	peerDial    []remote.Option
@@ -113,6 +117,7 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	}
 	d.lim = lim
 	d.runs = admit.New(admit.Limits{Slots: lim.Runs, PerCaller: 1, MaxWaiting: max(lim.RunQueue, 1), MaxWaitingPerCaller: 4})
+	d.cores = admit.NewCores(lim.Workers)
 	d.access = authz.New(d)
 	d.guarded = authz.Guard(d, d.access)
 	// Until told otherwise (DialPeersWith), peers are dialled as the

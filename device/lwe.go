@@ -226,12 +226,12 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		defer release()
 		d.enterISP()
 		defer d.leaveISP()
-		hint, hintErr = lp.server.EvaluateHint(ringCtx, keys, secret, src)
+		hint, hintErr = lp.server.EvaluateHint(ringCtx, keys, secret, src, d.cores.For(caller))
 		if hintErr != nil {
 			cancel()
 		}
 	}()
-	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: tilePrefix, done: make(chan struct{})}
+	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: tilePrefix, caller: caller, done: make(chan struct{})}
 	batcher := d.lweBatchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", tilePrefix, lp.sp.LWE.Params, shape.Rows, shape.Cols, shape.RecordSize))
 	scanErr := batcher.scan(ringCtx, d, lp.server, w)
 	if scanErr != nil {

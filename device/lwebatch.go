@@ -67,6 +67,7 @@ type scanWait struct {
 	q      *matvec.Query
 	src    lwepir.Tiles // its pinned tiles: a pass reads the first query's
 	prefix string       // the tiles' prefix: a pass reads one generation
+	caller string       // whose share of the cores a pass it leads takes
 	done   chan struct{}
 	col    []uint32
 	err    error
@@ -130,7 +131,9 @@ func (b *scanBatcher) run(d *Device, srv *lwepir.Server) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), d.lim.RunTimeout)
 		d.enterISP()
-		cols, err := srv.Scan(ctx, qs, batch[0].src)
+		// The pass's blocks take cores as the first query's caller's
+		// chunks: a batch is one pass, whoever joined it.
+		cols, err := srv.Scan(ctx, qs, batch[0].src, d.cores.For(batch[0].caller))
 		d.leaveISP()
 		cancel()
 		for i, w := range batch {

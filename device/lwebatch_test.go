@@ -93,7 +93,7 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 		t.Fatalf("batches %d, %d, %d; want 1, 2, 2", first.batch, second.batch, third.batch)
 	}
 	for _, w := range []*scanWait{first, second, third} {
-		alone, err := srv.Scan(ctx, []*matvec.Query{w.q}, lwepir.MemTiles{tile})
+		alone, err := srv.Scan(ctx, []*matvec.Query{w.q}, lwepir.MemTiles{tile}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

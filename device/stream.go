@@ -5,12 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/guard"
 	"sync"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
@@ -101,10 +101,15 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 	if reg.lwe != nil {
 		return d.runLWE(ctx, req.Program, reg.lwe, req)
 	}
+	caller := "in-process"
+	if id, ok := guard.IdentityFrom(ctx); ok {
+		caller = id.Name
+	}
+	share := d.cores.For(caller)
 	sp := reg.stream.Program()
 	src := &streamSource{d: d, sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
 		moduli: append(append([]uint64(nil), sp.Ring.Q...), sp.Ring.P...)}
-	src.cache = newObjectCache(ctx, 4+4*d.lim.Workers, src.countRead)
+	src.cache = newObjectCache(ctx, 4+4*d.lim.Workers, src.countRead, share)
 	defer func() {
 		for _, ps := range src.stored {
 			ps.release()
@@ -154,11 +159,9 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 	}
 	// Admission: runs of different callers share the device in turn (one
 	// caller looping long scans cannot starve another), a full queue
-	// refuses at once, and a run has the device's deadline.
-	caller := "in-process"
-	if id, ok := guard.IdentityFrom(ctx); ok {
-		caller = id.Name
-	}
+	// refuses at once, and a run has the device's deadline. Once
+	// running, its bodies, reads and decodes take the caller's share of
+	// the cores chunk by chunk (admit.Cores).
 	release, err := d.runs.Acquire(ctx, caller)
 	if err != nil {
 		return nil, fmt.Errorf("device: runstream: %w", err)
@@ -168,7 +171,8 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 	defer cancel()
 	d.enterISP()
 	defer d.leaveISP()
-	out, st, err := reg.stream.Run(ctx, src, engine.StreamOptions{Workers: d.lim.Workers, MaxBytes: d.lim.MaxResidentBytes / int64(d.lim.Runs)})
+	out, st, err := reg.stream.Run(ctx, src, engine.StreamOptions{Workers: d.lim.Workers,
+		MaxBytes: d.lim.MaxResidentBytes / int64(d.lim.Runs), Gate: share})
 	d.storeRead.Add(src.storeBytes)
 	d.microOps.Add(st.MicroOps)
 	d.instrs.Add(st.Instructions)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
@@ -157,6 +158,7 @@ type objectCache struct {
 	ctx   context.Context
 	count func(int64)
 	max   int
+	gate  admit.Share // the run's caller's share of the cores: reads and decodes take one
 
 	mu    sync.Mutex
 	objs  map[objectKey]*cachedObject
@@ -178,8 +180,8 @@ type cachedObject struct {
 	refs int // readers holding it (under objectCache.mu)
 }
 
-func newObjectCache(ctx context.Context, max int, count func(int64)) *objectCache {
-	return &objectCache{ctx: ctx, max: max, count: count, objs: map[objectKey]*cachedObject{}, free: map[int64][][][]byte{}}
+func newObjectCache(ctx context.Context, max int, count func(int64), gate admit.Share) *objectCache {
+	return &objectCache{ctx: ctx, max: max, count: count, gate: gate, objs: map[objectKey]*cachedObject{}, free: map[int64][][][]byte{}}
 }
 
 // acquire returns an object's limbs, reading it unless cached or in
@@ -225,10 +227,12 @@ func (c *objectCache) fetch(o *store.Object, hold bool) *cachedObject {
 		raw := c.buffer(sh)
 		go func() {
 			defer close(e.done)
-			if err := c.ctx.Err(); err != nil {
+			release, err := c.gate.Acquire(c.ctx)
+			if err != nil {
 				e.err = err
 				return
 			}
+			defer release()
 			if e.err = o.ReadAllInto(raw); e.err == nil {
 				e.raw = raw
 				c.count(sh.Bytes())
@@ -336,6 +340,11 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	if poly >= sh.Polys {
 		return nil, fmt.Errorf("%w: position %d: object %s holds %d instances", api.ErrInvalid, pos, r.ps.objs[j].Info().Name, sh.Polys)
 	}
+	release, err := r.cache.gate.Acquire(r.cache.ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	per := sh.Limbs
 	for l := range r.dec {
 		raw := buf[poly*per+l]

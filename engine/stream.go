@@ -128,6 +128,17 @@ type StreamOptions struct {
 	Workers int // goroutines (≥ 1)
 	// MaxBytes bounds the value memory of the run (0: no bound).
 	MaxBytes int64
+	// Gate, if set, is taken around every body a worker runs: a device
+	// shares its cores between the runs of several callers this way
+	// (package device/admit's Cores), body by body.
+	Gate Gate
+}
+
+// Gate grants a core for one chunk of work: Acquire waits for it and
+// returns the function that gives it back. A chunk holding a core never
+// waits for another chunk.
+type Gate interface {
+	Acquire(ctx context.Context) (release func(), err error)
 }
 
 // Run evaluates the program over src and returns the instances of every

@@ -487,6 +487,14 @@ func (w *worker) runProgram(m *Machine, p *isa.Program, inputs []lower.Object, a
 		}
 	}
 	w.mem.out = out
+	if g := w.r.opt.Gate; g != nil {
+		release, err := g.Acquire(w.r.ctx)
+		if err != nil {
+			w.mem.out = nil
+			return err
+		}
+		defer release()
+	}
 	st, err := m.Run(p)
 	w.st.Instructions += st.Instructions
 	w.st.MicroOps += st.MicroOps

@@ -42,7 +42,7 @@ func BenchmarkHintDefault(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := srv.EvaluateHint(context.Background(), evk, q.Secret, diags); err != nil {
+		if _, err := srv.EvaluateHint(context.Background(), evk, q.Secret, diags, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -72,12 +72,12 @@ func BenchmarkAnswerParts(b *testing.B) {
 	b.Run("scan", func(b *testing.B) {
 		b.SetBytes(int64(shape.Rows * shape.Cols))
 		for i := 0; i < b.N; i++ {
-			srv.Scan(context.Background(), []*matvec.Query{matvec.NewQuery(q.Vector)}, tiles)
+			srv.Scan(context.Background(), []*matvec.Query{matvec.NewQuery(q.Vector)}, tiles, nil)
 		}
 	})
 	b.Run("hint", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			srv.EvaluateHint(context.Background(), evk, q.Secret, diags)
+			srv.EvaluateHint(context.Background(), evk, q.Secret, diags, nil)
 		}
 	})
 	b.Run("query", func(b *testing.B) {

@@ -60,9 +60,9 @@ func (s *Server) Answer(ctx context.Context, keys *EvalKeys, q *Query, tiles Til
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		hint, hintErr = s.EvaluateHint(ctx, keys, q.Secret, diags)
+		hint, hintErr = s.EvaluateHint(ctx, keys, q.Secret, diags, nil)
 	}()
-	col, err := s.Scan(ctx, []*matvec.Query{matvec.NewQuery(q.Vector)}, tiles)
+	col, err := s.Scan(ctx, []*matvec.Query{matvec.NewQuery(q.Vector)}, tiles, nil)
 	wg.Wait()
 	if err != nil {
 		return nil, err
@@ -76,8 +76,9 @@ func (s *Server) Answer(ctx context.Context, keys *EvalKeys, q *Query, tiles Til
 // Scan computes D·q for each query, reading every tile once: Workers
 // goroutines take tiles in turn, each multiplies a block of rows while it
 // is in cache (all queries at once: one pass over the database for a
-// batch), into its own accumulators, summed at the end.
-func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][]uint32, error) {
+// batch), into its own accumulators, summed at the end. Each block holds
+// a core of gate (nil: none) while it is read and multiplied.
+func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles, gate Gate) ([][]uint32, error) {
 	for _, q := range qs {
 		if q.Len() != s.shape.Cols {
 			return nil, fmt.Errorf("%w: query vector of the wrong length", ErrParams)
@@ -107,7 +108,12 @@ func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][
 						errs[w] = err
 						return
 					}
-					err := tiles.VisitBlock(ctx, k, blk, func(row int, rows []byte) {
+					release, err := enter(ctx, gate)
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					err = tiles.VisitBlock(ctx, k, blk, func(row int, rows []byte) {
 						pp := parts.Get().(*[][]uint32)
 						first := blk*rowsPer + row
 						for b := range qs {
@@ -116,6 +122,7 @@ func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][
 						matvec.MulAddBatch(*pp, rows, qs, k*n)
 						parts.Put(pp)
 					})
+					release()
 					if err != nil {
 						errs[w] = fmt.Errorf("lwepir: reading tile %d: %w", k, err)
 						return
@@ -144,19 +151,29 @@ func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles) ([][
 // switched down to one prime: baby steps rot_j(x) for j < B1 by repeated
 // rotation by one; for each output, Horner's rule over the giant steps,
 // T ← rot_B1(T) + Σ_j P(o,g,j)·rot_j(x); then the rotate-and-sum of the
-// N/R partial sums of every row.
-func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphertext, diags Diagonals) ([]*rlwe.Ciphertext, error) {
+// N/R partial sums of every row. The baby steps, each giant step and
+// each output's sum hold a core of gate (nil: none) in turn.
+func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphertext, diags Diagonals, gate Gate) ([]*rlwe.Ciphertext, error) {
 	l := s.shape.Layout(s.p)
 	if err := keys.check(s.bp, l.Rotations()); err != nil {
 		return nil, err
 	}
 	eval := bgv.NewEvaluator(s.bp, keys.set())
 	rq := s.bp.RingQ().AtLevel(x.Level())
+	// gated runs one step of the evaluation holding a core.
+	gated := func(step func() error) error {
+		release, err := enter(ctx, gate)
+		if err != nil {
+			return err
+		}
+		defer release()
+		return step()
+	}
 	baby := make([]*rlwe.Ciphertext, l.B1)
 	baby[0] = x
 	for j := 1; j < l.B1; j++ {
 		baby[j] = bgv.NewCiphertext(s.bp, 1, x.Level())
-		if err := eval.RotateColumns(baby[j-1], 1, baby[j]); err != nil {
+		if err := gated(func() error { return eval.RotateColumns(baby[j-1], 1, baby[j]) }); err != nil {
 			return nil, fmt.Errorf("lwepir: baby step %d: %w", j, err)
 		}
 	}
@@ -171,42 +188,51 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			for k := range sum.Value {
-				for i := range sum.Value[k].Coeffs {
-					clear(sum.Value[k].Coeffs[i])
+			err := gated(func() error {
+				for k := range sum.Value {
+					for i := range sum.Value[k].Coeffs {
+						clear(sum.Value[k].Coeffs[i])
+					}
 				}
-			}
-			for j := 0; j < l.B1; j++ {
-				if err := diags.ReadDiagonal(ctx, l.diagonalIndex(o, g, j), words); err != nil {
-					return nil, fmt.Errorf("lwepir: reading diagonal: %w", err)
+				for j := 0; j < l.B1; j++ {
+					if err := diags.ReadDiagonal(ctx, l.diagonalIndex(o, g, j), words); err != nil {
+						return fmt.Errorf("lwepir: reading diagonal: %w", err)
+					}
+					for i := range pt.Value.Coeffs {
+						pt.Value.Coeffs[i] = words[i*l.Slots : (i+1)*l.Slots]
+					}
+					rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[0], sum.Value[0])
+					rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[1], sum.Value[1])
 				}
-				for i := range pt.Value.Coeffs {
-					pt.Value.Coeffs[i] = words[i*l.Slots : (i+1)*l.Slots]
+				if acc == nil {
+					acc = sum.CopyNew()
+					return nil
 				}
-				rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[0], sum.Value[0])
-				rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[1], sum.Value[1])
-			}
-			if acc == nil {
-				acc = sum.CopyNew()
-				continue
-			}
-			if err := eval.RotateColumns(acc, l.B1, acc); err != nil {
-				return nil, fmt.Errorf("lwepir: giant step %d: %w", g, err)
-			}
-			if err := eval.Add(acc, sum, acc); err != nil {
+				if err := eval.RotateColumns(acc, l.B1, acc); err != nil {
+					return fmt.Errorf("lwepir: giant step %d: %w", g, err)
+				}
+				return eval.Add(acc, sum, acc)
+			})
+			if err != nil {
 				return nil, err
 			}
 		}
-		for k := l.R; k < l.N; k *= 2 {
-			if err := eval.RotateColumns(acc, k, tmp); err != nil {
-				return nil, fmt.Errorf("lwepir: summing by %d: %w", k, err)
+		err := gated(func() error {
+			for k := l.R; k < l.N; k *= 2 {
+				if err := eval.RotateColumns(acc, k, tmp); err != nil {
+					return fmt.Errorf("lwepir: summing by %d: %w", k, err)
+				}
+				if err := eval.Add(acc, tmp, acc); err != nil {
+					return err
+				}
 			}
-			if err := eval.Add(acc, tmp, acc); err != nil {
-				return nil, err
+			if err := eval.Rescale(acc, acc); err != nil {
+				return fmt.Errorf("lwepir: switching modulus: %w", err)
 			}
-		}
-		if err := eval.Rescale(acc, acc); err != nil {
-			return nil, fmt.Errorf("lwepir: switching modulus: %w", err)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		out[o] = acc
 	}

@@ -39,6 +39,11 @@ type Info struct {
 	// Norm: the longest stored vector's length; vectors are stored
 	// divided by it (so are queries).
 	Norm float64 `json:"norm,omitempty"`
+	// EncryptedVectors: the vectors are stored as CKKS ciphertexts
+	// (VectorOptions.EncryptVectors); VectorKey is the fingerprint of the
+	// secret key they are encrypted under (keyFingerprint), set by a load.
+	EncryptedVectors bool   `json:"encrypted_vectors,omitempty"`
+	VectorKey        string `json:"vector_key,omitempty"`
 	// Sealed: records are sealed on the client (package seal) before they
 	// are stored, under a key derived from the owner's data key; Salt
 	// (hex) makes the current generation's key unique. Neither is secret.

@@ -2,6 +2,8 @@ package client
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,8 +11,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
 )
 
 // Metric is how Nearest ranks vectors.
@@ -29,7 +34,20 @@ const (
 // VectorOptions configure a vector database.
 type VectorOptions struct {
 	Metric Metric // default L2
+	// EncryptVectors stores the vectors as CKKS ciphertexts under the
+	// loader's secret key instead of plaintext polynomials: the device
+	// then computes every score ciphertext × ciphertext (relinearized
+	// with a key uploaded like the other evaluation keys) and never holds
+	// a vector in the clear. Costs: twice the stored bytes, a key switch
+	// per stored ciphertext per query (BENCHMARKS.md), and only the
+	// holder of that key can query (a grant lets a reader in, but its
+	// own key cannot compute on ciphertexts under the owner's).
+	EncryptVectors bool
 }
+
+// ErrVectorKey: an encrypted-vector database queried or loaded with a
+// secret key other than the one its vectors are encrypted under.
+var ErrVectorKey = errors.New("client: the vectors are encrypted under another secret key")
 
 // ErrQueryRange: a query so much longer than the database's vectors that
 // its scores would not fit the parameters' precision.
@@ -54,7 +72,8 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim int, opt Ve
 	if _, err := session.VectorShape(vectorPreset, 1, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
 		return nil, fmt.Errorf("client: create %s: %w: %d dimensions (%v)", name, dataset.ErrBadDimension, dim, err)
 	}
-	return c.create(ctx, &Info{Name: name, Kind: KindVectors, Preset: vectorPreset, Dim: dim, Metric: opt.Metric, Created: time.Now().UTC()})
+	return c.create(ctx, &Info{Name: name, Kind: KindVectors, Preset: vectorPreset, Dim: dim, Metric: opt.Metric,
+		EncryptedVectors: opt.EncryptVectors, Created: time.Now().UTC()})
 }
 
 // coefficients a vector takes in the database: one more for L2 (−‖x‖²/2).
@@ -109,11 +128,22 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 	if vr, err = dataset.NewVectorReader(rs, opt.Vectors); err != nil {
 		return err
 	}
-	shape, err := session.VectorShape(in.Preset, n, coefficients(in.Dim, in.Metric))
+	shape, err := c.vectorShape(in, n)
 	if err != nil {
 		return err
 	}
-	l, err := session.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in), shape)
+	var sk *rlwe.SecretKey
+	if in.EncryptedVectors {
+		// The loader's key encrypts the vectors; it becomes the key
+		// the database answers to (recorded by its fingerprint).
+		if sk, err = c.keys.secretKey(in.Preset); err != nil {
+			return err
+		}
+		if in.VectorKey, err = keyFingerprint(sk); err != nil {
+			return err
+		}
+	}
+	l, err := session.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in), shape, sk)
 	if err != nil {
 		return err
 	}
@@ -230,7 +260,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 // vectorSession returns the session of a vector database generation.
 func (c *Client) vectorSession(ctx context.Context, in *Info) (*session.VectorSession, error) {
 	return cachedSession(c, c.vsessions, in, func() (*session.VectorSession, error) {
-		shape, err := session.VectorShape(in.Preset, in.Records, coefficients(in.Dim, in.Metric))
+		shape, err := c.vectorShape(in, in.Records)
 		if err != nil {
 			return nil, err
 		}
@@ -238,10 +268,38 @@ func (c *Client) vectorSession(ctx context.Context, in *Info) (*session.VectorSe
 		if err != nil {
 			return nil, err
 		}
+		if in.EncryptedVectors {
+			fp, err := keyFingerprint(sk)
+			if err != nil {
+				return nil, err
+			}
+			if fp != in.VectorKey {
+				return nil, fmt.Errorf("%w: %q answers to the key of its last load", ErrVectorKey, in.Name)
+			}
+		}
 		opt, err := c.sessionOptions(ctx, in)
 		if err != nil {
 			return nil, err
 		}
 		return session.NewVectorSession(ctx, c.dev, genPrefix(in), shape, sk, opt)
 	})
+}
+
+// vectorShape is the scan of a vector database of n vectors.
+func (c *Client) vectorShape(in *Info, n int) (workload.HEVECShape, error) {
+	shape, err := session.VectorShape(in.Preset, n, coefficients(in.Dim, in.Metric))
+	shape.Encrypted = in.EncryptedVectors
+	return shape, err
+}
+
+// keyFingerprint names a secret key without revealing it: the first 16
+// bytes of SHA-256 over its encoding, hex (a secret key has far more
+// entropy than a preimage search could cover).
+func keyFingerprint(sk *rlwe.SecretKey) (string, error) {
+	b, err := sk.MarshalBinary()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(append([]byte("rosemary vector key\x00"), b...))
+	return hex.EncodeToString(h[:16]), nil
 }

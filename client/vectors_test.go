@@ -138,3 +138,68 @@ func TestVectorBadInput(t *testing.T) {
 		t.Fatalf("query after failed loads: %+v, %v", res, err)
 	}
 }
+
+// Vectors stored encrypted (EncryptVectors): Nearest agrees with a
+// plaintext brute-force search and reports the squared distances; the
+// manifest says so; another key set cannot query them (ErrVectorKey).
+func TestNearestEncryptedVectors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	keys, err := client.NewKeys(filepath.Join(dir, "keys"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := openStore(filepath.Join(dir, "store"), keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	const n, dim = 400, 16
+	db := gaussian(r, n, dim)
+	var buf bytes.Buffer
+	if err := dataset.WriteFVecs(&buf, db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateVectors(ctx, "enc", dim, client.VectorOptions{EncryptVectors: true}); err != nil {
+		t.Fatal(err)
+	}
+	in, err := c.Load(ctx, "enc", bytes.NewReader(buf.Bytes()), client.LoadOptions{Vectors: dataset.FVecs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !in.EncryptedVectors || in.VectorKey == "" || in.Records != n {
+		t.Fatalf("loaded %+v", in)
+	}
+	for i := 0; i < 10; i++ {
+		q := gaussian(r, 1, dim)[0]
+		got, err := c.Nearest(ctx, "enc", q, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := bruteForce(db, q); got.IDs[0] != want {
+			t.Fatalf("query %d: nearest %d, brute force %d", i, got.IDs[0], want)
+		}
+		var d float64
+		for k := range q {
+			t := float64(db[got.IDs[0]][k] - q[k])
+			d += t * t
+		}
+		if math.Abs(got.Scores[0]-d) > 1e-2*d {
+			t.Fatalf("query %d: reported distance² %g, the vector's is %g", i, got.Scores[0], d)
+		}
+	}
+	c.Close()
+
+	other, err := client.NewKeys(filepath.Join(dir, "other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := openStore(filepath.Join(dir, "store"), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.Nearest(ctx, "enc", db[0], 1); !errors.Is(err, client.ErrVectorKey) {
+		t.Fatalf("another key's query: %v, want ErrVectorKey", err)
+	}
+}

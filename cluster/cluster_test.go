@@ -467,7 +467,7 @@ func TestClusterNearest(t *testing.T) {
 	if err := dataset.WriteFVecs(&file, db); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CreateVectors(ctx, "v", dim, 2, 1, client.L2); err != nil {
+	if _, err := c.CreateVectors(ctx, "v", dim, 2, 1, client.VectorOptions{Metric: client.L2}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.LoadVectors(ctx, "v", &file, dataset.FVecs); err != nil {

@@ -24,13 +24,16 @@ type Map struct {
 	RecordSize int    `json:"record_size,omitempty"`
 	// Scheme is a PIR database's scheme on every shard ("" is the
 	// client library's default, the LWE scheme).
-	Scheme     string  `json:"scheme,omitempty"`
-	Dim        int     `json:"dim,omitempty"`
-	Metric     string  `json:"metric,omitempty"`
-	Records    int     `json:"records"`
-	Shards     []Shard `json:"shards"`
-	Replicas   int     `json:"replication"`
-	Generation uint64  `json:"generation"`
+	Scheme string `json:"scheme,omitempty"`
+	Dim    int    `json:"dim,omitempty"`
+	Metric string `json:"metric,omitempty"`
+	// EncryptVectors: every shard stores its vectors as CKKS ciphertexts
+	// (client.VectorOptions.EncryptVectors).
+	EncryptVectors bool    `json:"encrypt_vectors,omitempty"`
+	Records        int     `json:"records"`
+	Shards         []Shard `json:"shards"`
+	Replicas       int     `json:"replication"`
+	Generation     uint64  `json:"generation"`
 	// Token is the fencing token of the load that wrote this generation:
 	// the etcd revision of its claim (claim.go). Its shard databases carry
 	// it in their names, so no two loads ever write the same database.

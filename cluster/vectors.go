@@ -16,8 +16,10 @@ import (
 )
 
 // CreateVectors creates an empty vector database of dim dimensions in
-// shards shards of replicas replicas each.
-func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, replicas int, metric client.Metric) (*Map, error) {
+// shards shards of replicas replicas each (opt: the metric, and whether
+// every shard stores its vectors encrypted).
+func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, replicas int, opt client.VectorOptions) (*Map, error) {
+	metric := opt.Metric
 	if shards < 1 || replicas < 1 || dim < 1 {
 		return nil, fmt.Errorf("cluster: create %s: %d shards × %d replicas of %d-dimensional vectors", name, shards, replicas, dim)
 	}
@@ -27,7 +29,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 	if metric == "" {
 		metric = client.L2
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: "vectors", Dim: dim, Metric: string(metric), Replicas: replicas}
+	m := &Map{Name: name, Owner: c.owner, Kind: "vectors", Dim: dim, Metric: string(metric), EncryptVectors: opt.EncryptVectors, Replicas: replicas}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -106,7 +108,7 @@ func (c *Client) writeVectors(ctx context.Context, p *pendingLoad, r io.Reader, 
 				}
 				defer release()
 				db := next.ShardName(s)
-				if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric)}); err != nil {
+				if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric), EncryptVectors: m.EncryptVectors}); err != nil {
 					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
 					return
 				}

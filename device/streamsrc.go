@@ -35,7 +35,8 @@ type pinnedSet struct {
 	objs      []*store.Object
 	perObject int64
 	count     int64
-	limbs     int // limbs per instance (1 for a compact plaintext)
+	polys     int // polys per instance (2 for a stored ciphertext), consecutive in an object
+	limbs     int // limbs per poly (1 for a compact plaintext)
 	wordSize  int
 	logN      int
 	compact   bool
@@ -71,7 +72,10 @@ func (d *Device) pin(sn lower.StreamNode, b api.StoredBinding, logN int) (*pinne
 	if b.Stride < 0 || b.Offset < 0 || (b.Stride > 0 && b.Offset >= b.Stride) || b.Stride > 1<<20 {
 		return nil, fmt.Errorf("%w: stored %q: stride %d, offset %d", api.ErrInvalid, sn.Name, b.Stride, b.Offset)
 	}
-	ps := &pinnedSet{perObject: b.PerObject, count: sn.Count, limbs: sn.Limbs, logN: logN, compact: sn.Compact,
+	if sn.Polys < 1 || sn.Polys > 2 || (sn.Compact && sn.Polys != 1) {
+		return nil, fmt.Errorf("%w: stored %q: %d polys per instance", api.ErrInvalid, sn.Name, sn.Polys)
+	}
+	ps := &pinnedSet{perObject: b.PerObject, count: sn.Count, polys: sn.Polys, limbs: sn.Limbs, logN: logN, compact: sn.Compact,
 		rowLength: b.RowLength, tileRows: b.TileRows, stride: b.Stride, offset: b.Offset}
 	positions := sn.Count
 	if b.Stride > 0 {
@@ -91,8 +95,8 @@ func (d *Device) pin(sn lower.StreamNode, b api.StoredBinding, logN int) (*pinne
 		switch {
 		case int(sh.LogN) != logN:
 			err = fmt.Errorf("N=2^%d, the program's ring has 2^%d", sh.LogN, logN)
-		case int64(sh.Polys) < want:
-			err = fmt.Errorf("%d instances, the binding needs %d", sh.Polys, want)
+		case int64(sh.Polys) < want*int64(sn.Polys):
+			err = fmt.Errorf("%d polys, the binding needs %d instances of %d", sh.Polys, want, sn.Polys)
 		case sh.Limbs < sn.Limbs:
 			err = fmt.Errorf("%d limbs per instance, the node reads %d", sh.Limbs, sn.Limbs)
 		case sn.Compact && sh.WordSize != 2 && sh.WordSize != 8:
@@ -306,7 +310,7 @@ type aheadReader struct {
 func newAheadReader(src *streamSource, ps *pinnedSet, cache *objectCache) *aheadReader {
 	r := &aheadReader{src: src, ps: ps, cache: cache}
 	n := 1 << ps.logN
-	r.dec = make(engine.Limbs, ps.limbs)
+	r.dec = make(engine.Limbs, ps.polys*ps.limbs)
 	for i := range r.dec {
 		r.dec[i] = make([]uint64, n)
 	}
@@ -319,7 +323,7 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 		return nil, fmt.Errorf("%w: instance %d of %d", api.ErrInvalid, k, r.ps.count)
 	}
 	pos := r.ps.position(k)
-	j, poly := pos/r.ps.perObject, int(pos%r.ps.perObject)
+	j, slot := pos/r.ps.perObject, int(pos%r.ps.perObject)
 	if j >= int64(len(r.ps.objs)) {
 		return nil, fmt.Errorf("%w: instance %d at position %d beyond the %d objects bound", api.ErrInvalid, k, pos, len(r.ps.objs))
 	}
@@ -337,8 +341,8 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	}
 	buf := r.held.raw
 	sh := r.ps.objs[j].Info().Shape
-	if poly >= sh.Polys {
-		return nil, fmt.Errorf("%w: position %d: object %s holds %d instances", api.ErrInvalid, pos, r.ps.objs[j].Info().Name, sh.Polys)
+	if (slot+1)*r.ps.polys > sh.Polys {
+		return nil, fmt.Errorf("%w: position %d: object %s holds %d polys", api.ErrInvalid, pos, r.ps.objs[j].Info().Name, sh.Polys)
 	}
 	release, err := r.cache.gate.Acquire(r.cache.ctx)
 	if err != nil {
@@ -347,7 +351,8 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 	defer release()
 	per := sh.Limbs
 	for l := range r.dec {
-		raw := buf[poly*per+l]
+		poly, limb := slot*r.ps.polys+l/r.ps.limbs, l%r.ps.limbs
+		raw := buf[poly*per+limb]
 		dst := r.dec[l]
 		switch r.ps.wordSize {
 		case 2:
@@ -355,7 +360,7 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 		default:
 			// Full-width words are residues mod q_l (mod t if compact):
 			// a value out of range is a corrupt object, not an operand.
-			bound := r.src.moduli[l]
+			bound := r.src.moduli[limb]
 			if r.ps.limbs == 1 && r.src.sp.T != 0 && r.ps.compact {
 				bound = r.src.sp.T
 			}
@@ -363,7 +368,7 @@ func (r *aheadReader) Instance(k int64) (engine.Limbs, error) {
 				v := binary.LittleEndian.Uint64(raw[8*i:])
 				if v >= bound {
 					return nil, fmt.Errorf("device: %w: %s poly %d limb %d coefficient %d is %d, not below %d",
-						store.ErrCorrupt, r.ps.objs[j].Info().Name, poly, l, i, v, bound)
+						store.ErrCorrupt, r.ps.objs[j].Info().Name, poly, limb, i, v, bound)
 				}
 				dst[i] = v
 			}

@@ -27,7 +27,7 @@ func init() {
 const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop|grant|revoke [flags]
   rosemary db keys    --keys DIR
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B
-  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip]
+  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip] [--encrypt-vectors]
   rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
                       (vectors: FILE.fvecs, .bvecs or .npy)
   rosemary db get     (--store DIR | --device ADDR) --keys DIR --name NAME --index I
@@ -173,6 +173,7 @@ func runDB(args []string) error {
 		size := f.fs.Int("record-size", 0, "pir: bytes per record")
 		dim := f.fs.Int("dim", 0, "vectors: dimensions")
 		metric := f.fs.String("metric", "l2", "vectors: l2 (Euclidean distance) or ip (inner product)")
+		encVec := f.fs.Bool("encrypt-vectors", false, "vectors: store them as CKKS ciphertexts under your key (scores computed ciphertext × ciphertext; only your key can query)")
 		scheme := f.fs.String("scheme", "lwe", "pir: lwe (hint-free LWE PIR, the default) or bgv (a BGV query expanded on the device)")
 		c, err := f.parseOpen(ctx, args)
 		if err != nil {
@@ -194,7 +195,7 @@ func runDB(args []string) error {
 			if *dim <= 0 {
 				return errors.New("db create: --dim is required for a vectors database")
 			}
-			in, err = c.CreateVectors(ctx, *f.name, *dim, client.VectorOptions{Metric: client.Metric(*metric)})
+			in, err = c.CreateVectors(ctx, *f.name, *dim, client.VectorOptions{Metric: client.Metric(*metric), EncryptVectors: *encVec})
 		default:
 			return fmt.Errorf("db create: --kind %q (pir or vectors)", *kind)
 		}
@@ -409,6 +410,7 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	kind := f.fs.String("kind", "pir", "create: pir or vectors")
 	dim := f.fs.Int("dim", 0, "create: vector dimensions")
 	metric := f.fs.String("metric", "l2", "create: l2 or ip")
+	encVec := f.fs.Bool("encrypt-vectors", false, "create: store vectors as CKKS ciphertexts under your key")
 	index := f.fs.Int("index", -1, "get: record index")
 	format := f.fs.String("format", "fixed", "load: fixed, lines or csv (records)")
 	query := f.fs.String("query", "", "nearest: query vectors file")
@@ -444,7 +446,7 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 			if *dim <= 0 {
 				return errors.New("db create: --dim is required")
 			}
-			m, err = c.CreateVectors(ctx, *f.name, *dim, *shards, *replicas, client.Metric(*metric))
+			m, err = c.CreateVectors(ctx, *f.name, *dim, *shards, *replicas, client.VectorOptions{Metric: client.Metric(*metric), EncryptVectors: *encVec})
 		case "pir":
 			if *size <= 0 {
 				return errors.New("db create: --record-size is required")

@@ -18,7 +18,8 @@ import (
 // vectors each); the client encrypts its query in reversed, negated order
 // (q̃ = q_0 − Σ_{k≥1} q_k X^{N−k}), so one plaintext–ciphertext product
 // x(X)·q̃(X) holds the inner product ⟨q, x_j⟩ in coefficient j·Dim. No
-// rotation or ciphertext–ciphertext product is involved in the scores.
+// rotation or ciphertext–ciphertext product is involved in the scores
+// (unless Encrypted: then each leaf is one).
 //
 // The score ciphertexts carry N/Dim useful coefficients each; Pack of them
 // are merged into one ciphertext (HEVEC packs its scores before returning
@@ -42,6 +43,13 @@ type HEVECShape struct {
 	Vectors int64 // database vectors
 	Dim     int   // coefficients per vector: a power of two ≥ the vector dimension
 	Pack    int   // score ciphertexts merged per returned ciphertext: a power of two ≤ Dim
+	// Encrypted: the database's plaintexts are stored encrypted (CKKS
+	// ciphertexts under the client's key, the same encoding), and each
+	// leaf is a ciphertext–ciphertext product relinearized (HMult +
+	// Relinearize) instead of a PMult: the device never holds the
+	// vectors in the clear, at twice the stored bytes and a key switch
+	// per stored ciphertext.
+	Encrypted bool
 }
 
 // HEVECLayout is the derived packing of a shape.
@@ -108,8 +116,12 @@ func (s HEVECShape) Program() (*ir.Program, error) {
 	q := b.SetRole(b.Input("query", top), ir.RoleQuery)
 	leaves := make([]int, s.Pack)
 	for i := range leaves {
-		db := b.SetRole(b.Stored(fmt.Sprintf("vectors/%d", i), top, lay.Groups, true), ir.RoleDatabase)
-		leaves[i] = b.PMult(q, db)
+		db := b.SetRole(b.Stored(fmt.Sprintf("vectors/%d", i), top, lay.Groups, !s.Encrypted), ir.RoleDatabase)
+		if s.Encrypted {
+			leaves[i] = b.MulRelin(q, db)
+		} else {
+			leaves[i] = b.PMult(q, db)
+		}
 	}
 	monomials := map[int]int{}
 	var merge func(xs []int, h int) (int, error)

@@ -37,10 +37,11 @@ type Cores struct {
 }
 
 // HalfLife is how fast a caller's past use of the cores stops counting.
-// Long enough that a caller looping scans has a record well above a
-// small query's whole run (under a second of cores), short enough that a
-// caller's burst counts against it for seconds, not minutes.
-const HalfLife = 2 * time.Second
+// A caller that keeps a core busy settles at HalfLife/ln 2 ≈ 7
+// core-seconds per core; a small query (under a core-second) stays well
+// below that for a burst of several queries, yet a caller's burst counts
+// against it for seconds, not minutes.
+const HalfLife = 5 * time.Second
 
 // maxIdleCallers bounds the callers remembered while idle (their decayed
 // usage); beyond it the idle ones are forgotten.

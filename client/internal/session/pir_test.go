@@ -302,7 +302,7 @@ func TestVectorSessionScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewVectorLoader(storeSink(st), "v", shape)
+	l, err := NewVectorLoader(storeSink(st), "v", shape, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,7 @@ type VectorLoader struct {
 	db    string
 	codec *workload.HEVECCodec
 	logN  int
+	enc   *rlwe.Encryptor // the owner's key, if the shape stores ciphertexts
 
 	buf      [][]float64
 	n        int
@@ -67,13 +68,32 @@ type VectorLoader struct {
 	written  int64
 }
 
-// NewVectorLoader starts a database of the shape's vectors under db.
-func NewVectorLoader(sink ObjectSink, db string, shape workload.HEVECShape) (*VectorLoader, error) {
+// NewVectorLoader starts a database of the shape's vectors under db. A
+// shape of encrypted vectors (shape.Encrypted) needs the owner's secret
+// key sk: each plaintext is encrypted here before it is written, so the
+// sink (the device) receives ciphertexts only; sk is ignored otherwise.
+func NewVectorLoader(sink ObjectSink, db string, shape workload.HEVECShape, sk *rlwe.SecretKey) (*VectorLoader, error) {
 	params, codec, err := vectorCodec(shape)
 	if err != nil {
 		return nil, err
 	}
-	return &VectorLoader{sink: sink, db: db, codec: codec, logN: params.LogN()}, nil
+	l := &VectorLoader{sink: sink, db: db, codec: codec, logN: params.LogN()}
+	if shape.Encrypted {
+		if sk == nil {
+			return nil, errors.New("session: encrypted vectors need the owner's secret key")
+		}
+		l.enc = rlwe.NewEncryptor(params, sk)
+	}
+	return l, nil
+}
+
+// polys is how many polynomials one stored plaintext position takes: 2
+// for a ciphertext.
+func (l *VectorLoader) polys() int {
+	if l.enc != nil {
+		return 2
+	}
+	return 1
 }
 
 // vectorCodec is the CKKS parameters of the shape's preset and the codec
@@ -118,7 +138,15 @@ func (l *VectorLoader) flushPlaintext(ctx context.Context) error {
 		return err
 	}
 	l.buf = l.buf[:0]
-	l.obj = append(l.obj, limbBytes8(pt.Value.Coeffs))
+	if l.enc != nil {
+		ct, err := l.enc.EncryptNew(pt)
+		if err != nil {
+			return fmt.Errorf("session: encrypt vectors: %w", err)
+		}
+		l.obj = append(l.obj, limbBytes8(append(append([][]uint64(nil), ct.Value[0].Coeffs...), ct.Value[1].Coeffs...)))
+	} else {
+		l.obj = append(l.obj, limbBytes8(pt.Value.Coeffs))
+	}
 	l.pts++
 	if len(l.obj) == VectorPerObject {
 		return l.flushObject(ctx)
@@ -143,15 +171,17 @@ func (l *VectorLoader) flushObject(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// A position is one plaintext (one poly) or one ciphertext (two
+	// consecutive polys), each poly of every limb.
 	limbs := l.codec.Params.MaxLevel() + 1
-	raw := make([][]byte, 0, len(l.obj)*limbs)
+	raw := make([][]byte, 0, len(l.obj)*l.polys()*limbs)
 	for _, pt := range l.obj {
-		for i := 0; i < limbs; i++ {
+		for i := 0; i < l.polys()*limbs; i++ {
 			raw = append(raw, pt[i*8<<l.logN:(i+1)*8<<l.logN])
 		}
 	}
 	name := api.StoredObjectName(vectorPrefix(l.db), l.objIndex)
-	shp := object.Shape{Polys: len(l.obj), Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
+	shp := object.Shape{Polys: len(l.obj) * l.polys(), Limbs: limbs, LogN: uint8(l.logN), WordSize: 8}
 	if err := l.sink(ctx, name, shp, raw); err != nil {
 		return fmt.Errorf("session: write %s: %w", name, err)
 	}

@@ -162,7 +162,7 @@ type objectCache struct {
 	ctx   context.Context
 	count func(int64)
 	max   int
-	gate  admit.Share // the run's caller's share of the cores: reads and decodes take one
+	gate  *admit.Run // the run's claim on the cores: reads and decodes take one
 
 	mu    sync.Mutex
 	objs  map[objectKey]*cachedObject
@@ -184,7 +184,7 @@ type cachedObject struct {
 	refs int // readers holding it (under objectCache.mu)
 }
 
-func newObjectCache(ctx context.Context, max int, count func(int64), gate admit.Share) *objectCache {
+func newObjectCache(ctx context.Context, max int, count func(int64), gate *admit.Run) *objectCache {
 	return &objectCache{ctx: ctx, max: max, count: count, gate: gate, objs: map[objectKey]*cachedObject{}, free: map[int64][][][]byte{}}
 }
 

@@ -46,10 +46,11 @@ func waitCores(t *testing.T, c *Cores, n int) {
 	t.Fatalf("%d waiters, want %d", c.Stats().Waiting, n)
 }
 
-// grantOrder queues each caller of callers (in that order, one waiter at a
-// time) behind the held core, gives the core back and returns the order
-// in which the waiters got it.
-func grantOrder(t *testing.T, c *Cores, release func(), callers []string) []string {
+// grantOrder queues one chunk of the run of each caller of callers (one
+// run per caller; in that order, one waiter at a time) behind the held
+// core, gives the core back and returns the order in which the waiters
+// got it.
+func grantOrder(t *testing.T, c *Cores, release func(), runs map[string]*Run, callers []string) []string {
 	t.Helper()
 	var (
 		mu    sync.Mutex
@@ -57,10 +58,15 @@ func grantOrder(t *testing.T, c *Cores, release func(), callers []string) []stri
 		wg    sync.WaitGroup
 	)
 	for i, name := range callers {
+		r := runs[name]
+		if r == nil {
+			r = c.For(name)
+			runs[name] = r
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rel, err := c.For(name).Acquire(context.Background())
+			rel, err := r.Acquire(context.Background())
 			if err != nil {
 				t.Error(err)
 				return
@@ -77,18 +83,18 @@ func grantOrder(t *testing.T, c *Cores, release func(), callers []string) []stri
 	return order
 }
 
-// Two callers with equal usage, each with three chunks waiting behind a
-// core: the grants alternate, however the waiters queued.
+// Two runs of two callers with equal service, each with three chunks
+// waiting behind a core: the grants alternate.
 func TestCoresAlternateBetweenCallers(t *testing.T) {
 	c, _ := newTestCores(1)
-	rel, err := c.For("a").Acquire(context.Background())
+	rel, err := c.For("x").Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := grantOrder(t, c, rel, []string{"a", "a", "a", "b", "b", "b"})
-	// The clock stands still: no usage, so the caller served longest ago
-	// (b, never) goes first, then they take turns.
-	if want := []string{"b", "a", "b", "a", "b", "a"}; !slices.Equal(got, want) {
+	got := grantOrder(t, c, rel, map[string]*Run{}, []string{"a", "a", "a", "b", "b", "b"})
+	// The clock stands still: no service, neither caller served yet, so
+	// the first to wait goes first, then they take turns.
+	if want := []string{"a", "b", "a", "b", "a", "b"}; !slices.Equal(got, want) {
 		t.Fatalf("grants %v, want %v", got, want)
 	}
 	if st := c.Stats(); st.Held != 0 || st.Waiting != 0 {
@@ -96,51 +102,32 @@ func TestCoresAlternateBetweenCallers(t *testing.T) {
 	}
 }
 
-// A caller that held the cores for seconds (looping a large scan) yields
-// to one that used none: the newcomer's chunks all go first while its
-// usage is below the other's, then the looping caller's.
-func TestCoresLeastRecentUsageFirst(t *testing.T) {
+// A run that has held the core for seconds (a large scan) yields to a new
+// one (a small query), whose chunks go first — but never more than
+// starveAfter grants in a row while the long run waits.
+func TestCoresLeastServiceFirstWithoutStarving(t *testing.T) {
 	c, clk := newTestCores(1)
+	big := c.For("big")
 	for range 5 {
-		rel, err := c.For("big").Acquire(context.Background())
+		rel, err := big.Acquire(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		clk.step(2 * time.Second) // each chunk holds the core 2 s
 		rel()
 	}
-	rel, err := c.For("big").Acquire(context.Background())
+	rel, err := big.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := grantOrder(t, c, rel, []string{"big", "big", "small", "small", "small"})
-	if want := []string{"small", "small", "small", "big", "big"}; !slices.Equal(got, want) {
+	runs := map[string]*Run{"big": big}
+	got := grantOrder(t, c, rel, runs, []string{"big", "big", "big", "small", "small", "small", "small", "small", "small"})
+	want := []string{"small", "small", "small", "big", "small", "small", "small", "big", "big"}
+	if !slices.Equal(got, want) {
 		t.Fatalf("grants %v, want %v", got, want)
 	}
-}
-
-// Usage decays: after many half-lives a caller's old use no longer
-// outweighs another's recent use.
-func TestCoresUsageDecays(t *testing.T) {
-	c, clk := newTestCores(1)
-	use := func(name string, d time.Duration) {
-		rel, err := c.For(name).Acquire(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		clk.step(d)
-		rel()
-	}
-	use("old", 10*time.Second)
-	clk.step(20 * HalfLife) // 10 s × 2^-20 ≈ 10 µs left
-	use("recent", 100*time.Millisecond)
-	rel, err := c.For("x").Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := grantOrder(t, c, rel, []string{"recent", "old"})
-	if want := []string{"old", "recent"}; !slices.Equal(got, want) {
-		t.Fatalf("grants %v, want %v", got, want)
+	if big.attained != 10*time.Second {
+		t.Fatalf("the long run's service: %v, want 10s", big.attained)
 	}
 }
 
@@ -222,9 +209,10 @@ func TestCoresCancelledWaiterLeaves(t *testing.T) {
 	r1()
 }
 
-// The zero Share grants at once (runs outside a device).
-func TestZeroShare(t *testing.T) {
-	rel, err := Share{}.Acquire(context.Background())
+// A run of no Cores grants at once (runs outside a device).
+func TestNoCores(t *testing.T) {
+	var c *Cores
+	rel, err := c.For("x").Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ func runBenchFair(args []string) error {
 	small := fs.String("small", "16MiB", "the small database, queried by another")
 	recordSize := fs.Int("record-size", 256, "bytes per record")
 	light := fs.Int("queries", 5, "small queries alone and under load")
-	lead := fs.Duration("lead", 0, "how long the large identity loops before the small round (0: until its first query is answered)")
 	seed := fs.Uint64("seed", 1, "seed of the records and the indices")
 	dir := fs.String("store", "", "store directory (default: rosemary-bench-pir-SIZE in the temporary directory, shared with bench pir)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -43,7 +42,7 @@ func runBenchFair(args []string) error {
 	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
-	rep, err := bench.RunFair(ctx, bench.FairOptions{SmallSize: m, Light: *light, Lead: *lead, PIROptions: bench.PIROptions{Size: n,
+	rep, err := bench.RunFair(ctx, bench.FairOptions{SmallSize: m, Light: *light, PIROptions: bench.PIROptions{Size: n,
 		RecordSize: *recordSize, Seed: *seed, StoreDir: *dir, DeviceCommand: device, Log: bar.logf("bench fair"),
 		Progress: func(stage string, done, total int64) { bar.show(stage, done, total) }}})
 	bar.done()

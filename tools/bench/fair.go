@@ -29,13 +29,6 @@ type FairOptions struct {
 	PIROptions       // the large database (Size, RecordSize, Seed, StoreDir, DeviceCommand)
 	SmallSize  int64 // the small database's bytes
 	Light      int   // the small database's queries, alone and under load
-	// Lead is how long the large identity loops before the small round
-	// starts; 0: until its first query is answered, so the round runs
-	// while it loops (its second query on), as a caller that has been
-	// looping for a while. The device ranks callers by their recent use
-	// of its cores (admit.Cores), so a short lead measures the transient
-	// in which the looping caller is the newcomer.
-	Lead time.Duration
 }
 
 // FairReport is what `rosemary bench fair --json` prints; every figure is
@@ -55,7 +48,6 @@ type FairReport struct {
 	LightAloneDeviceS     float64 `json:"light_alone_device_s"`
 	LightUnderLoadDeviceS float64 `json:"light_under_load_device_s"`
 	DeviceRatio           float64 `json:"device_ratio"`
-	LeadS                 float64 `json:"lead_s"` // how long the large identity looped before the round
 	HeavyQueries          int     `json:"heavy_queries"`
 	HeavyMeanS            float64 `json:"heavy_mean_s"`
 	Correct               bool    `json:"correct"`
@@ -189,19 +181,16 @@ func RunFair(ctx context.Context, opt FairOptions) (*FairReport, error) {
 	if rep.LightAloneS, rep.LightAloneDeviceS, err = lightRound("alone"); err != nil {
 		return nil, err
 	}
-	// The heavy identity loops; the light round starts after the lead
-	// (by default once the first heavy query is answered: the loop is
-	// then in its second query), and the loop stops after the round.
+	// The heavy identity loops; the light one starts while a heavy run is
+	// going (the heavy query's upload and expansion take well over the
+	// pause), and the loop stops after the light round.
 	hctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var heavyErr error
 	var heavySum float64
-	first := make(chan struct{})
-	var firstOnce sync.Once
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer firstOnce.Do(func() { close(first) })
 		hrng := rand.New(rand.NewPCG(opt.Seed, 0x4ea))
 		for hctx.Err() == nil {
 			q, err := heavy.Get(hctx, hrng.IntN(big.Records))
@@ -213,16 +202,9 @@ func RunFair(ctx context.Context, opt FairOptions) (*FairReport, error) {
 			}
 			rep.HeavyQueries++
 			heavySum += q.Seconds
-			firstOnce.Do(func() { close(first) })
 		}
 	}()
-	leadStart := time.Now()
-	if opt.Lead > 0 {
-		time.Sleep(opt.Lead)
-	} else {
-		<-first
-	}
-	rep.LeadS = time.Since(leadStart).Seconds()
+	time.Sleep(300 * time.Millisecond)
 	rep.LightUnderLoadS, rep.LightUnderLoadDeviceS, err = lightRound("under load")
 	cancel()
 	wg.Wait()

@@ -18,14 +18,15 @@ import (
 // chunk runs next.
 //
 // A freed core goes to the waiting run that has had the least service so
-// far (the core-seconds its chunks held; ties to the caller served
-// longest ago): a short query beside a long scan is served first and
-// finishes in about its time alone, the long scan losing only that. So
-// that no caller starves behind a stream of short runs, a caller whose
-// runs have waited while starveAfter grants in a row went to other
-// callers is served next: each waiting caller gets at least one core
-// grant in starveAfter+1. Two runs that start together and keep
-// competing alternate (their service stays equal).
+// far (the core time its chunks held; ties to the caller served longest
+// ago): a short query beside a long scan is served first and finishes in
+// about its time alone, the long scan losing only that. So that no caller
+// starves behind a stream of short runs, a waiting run whose caller has
+// watched others hold cores for starveAfter times its own last chunk
+// since it was last served goes next: a waiting caller keeps at least
+// 1/(starveAfter+1) of the core time, whatever the chunk sizes. Two runs
+// that start together and keep competing alternate (their service stays
+// equal).
 type Cores struct {
 	n   int
 	now func() time.Time // the clock (tests freeze or step it)
@@ -37,13 +38,14 @@ type Cores struct {
 	seq     uint64                 // grants so far: when callers were last served
 }
 
-// starveAfter is how many grants in a row may pass a waiting caller by.
-const starveAfter = 3
+// starveAfter is how many of its own chunks' time a waiting caller may
+// watch others hold cores before it is served: it keeps ≥ 1/5 of them.
+const starveAfter = 4
 
 type coreCaller struct {
-	runs    int    // its runs in Cores.waiting
-	skipped int    // grants to others since it began waiting or was last served
-	served  uint64 // seq of its last grant
+	runs   int           // its runs in Cores.waiting
+	passed time.Duration // core time others held since it began waiting or was last served
+	served uint64        // seq of its last grant
 }
 
 // Run is one run's claim on the cores: its workers take a core from it
@@ -52,8 +54,9 @@ type Run struct {
 	c      *Cores
 	caller string
 	// Under c.mu:
-	waiters  []chan time.Time // FIFO; a grant sends the time it started
-	attained time.Duration    // core time its chunks have held
+	waiters   []chan time.Time // FIFO; a grant sends the time it started
+	attained  time.Duration    // core time its chunks have held
+	lastChunk time.Duration    // how long its last chunk held a core
 }
 
 // NewCores returns a scheduler of n cores (n < 1 takes 1).
@@ -132,7 +135,14 @@ func (c *Cores) releaser(r *Run, start time.Time) func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			now := c.now()
-			r.attained += max(now.Sub(start), 0)
+			held := max(now.Sub(start), 0)
+			r.attained += held
+			r.lastChunk = held
+			for name, cc := range c.callers {
+				if name != r.caller {
+					cc.passed += held
+				}
+			}
 			c.handOff(now)
 		})
 	}
@@ -150,34 +160,23 @@ func (c *Cores) handOff(now time.Time) {
 	r.waiters = r.waiters[1:]
 	cc := c.callers[r.caller]
 	c.seq++
-	cc.served, cc.skipped = c.seq, 0
-	for name, o := range c.callers {
-		if name != r.caller {
-			o.skipped++
-		}
-	}
+	cc.served, cc.passed = c.seq, 0
 	if len(r.waiters) == 0 {
 		c.stopWaiting(r)
 	}
 	ch <- now
 }
 
-// next is the waiting run to serve: of a caller passed by starveAfter
-// grants, if any (the most passed), else of all; among those, the run
-// with the least service, ties to the caller served longest ago, then to
-// the run waiting longest (mu held).
+// next is the waiting run to serve: the first to wait of the starving
+// runs (whose caller has watched others hold cores starveAfter times its
+// last chunk), if any; else the run with the least service, ties to the
+// caller served longest ago, then to the run waiting longest (mu held).
 func (c *Cores) next() *Run {
-	starving := 0
-	for _, cc := range c.callers {
-		if cc.skipped >= starveAfter {
-			starving = max(starving, cc.skipped)
-		}
-	}
 	var best *Run
 	for _, r := range c.waiting {
 		cc := c.callers[r.caller]
-		if starving > 0 && cc.skipped < starving {
-			continue
+		if r.lastChunk > 0 && cc.passed >= starveAfter*r.lastChunk {
+			return r
 		}
 		if best == nil || r.attained < best.attained ||
 			(r.attained == best.attained && cc.served < c.callers[best.caller].served) {

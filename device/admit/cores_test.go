@@ -52,6 +52,13 @@ func waitCores(t *testing.T, c *Cores, n int) {
 // got it.
 func grantOrder(t *testing.T, c *Cores, release func(), runs map[string]*Run, callers []string) []string {
 	t.Helper()
+	return grantOrderHolding(t, c, release, runs, callers, func(string) {})
+}
+
+// grantOrderHolding is grantOrder with hold called while each chunk holds
+// its core (a test steps the clock there).
+func grantOrderHolding(t *testing.T, c *Cores, release func(), runs map[string]*Run, callers []string, hold func(caller string)) []string {
+	t.Helper()
 	var (
 		mu    sync.Mutex
 		order []string
@@ -74,6 +81,7 @@ func grantOrder(t *testing.T, c *Cores, release func(), runs map[string]*Run, ca
 			mu.Lock()
 			order = append(order, name)
 			mu.Unlock()
+			hold(name)
 			rel()
 		}()
 		waitCores(t, c, i+1)
@@ -103,8 +111,9 @@ func TestCoresAlternateBetweenCallers(t *testing.T) {
 }
 
 // A run that has held the core for seconds (a large scan) yields to a new
-// one (a small query), whose chunks go first — but never more than
-// starveAfter grants in a row while the long run waits.
+// one (a small query), whose chunks go first — until the long run's
+// caller has watched starveAfter times its own chunk (2 s) go to the
+// other: then it is served once, and so on.
 func TestCoresLeastServiceFirstWithoutStarving(t *testing.T) {
 	c, clk := newTestCores(1)
 	big := c.For("big")
@@ -120,14 +129,31 @@ func TestCoresLeastServiceFirstWithoutStarving(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clk.step(2 * time.Second)
 	runs := map[string]*Run{"big": big}
-	got := grantOrder(t, c, rel, runs, []string{"big", "big", "big", "small", "small", "small", "small", "small", "small"})
-	want := []string{"small", "small", "small", "big", "small", "small", "small", "big", "big"}
+	callers := []string{"big", "big", "big"}
+	for range 12 {
+		callers = append(callers, "small")
+	}
+	got := grantOrderHolding(t, c, rel, runs, callers, func(name string) {
+		if name == "big" {
+			clk.step(2 * time.Second)
+		} else {
+			clk.step(time.Second)
+		}
+	})
+	// 8 small chunks of 1 s pass big by 4 × its 2 s chunk; then big once;
+	// then the remaining 4 small ones (4 s < 8 s), then big's.
+	var want []string
+	for range 8 {
+		want = append(want, "small")
+	}
+	want = append(want, "big", "small", "small", "small", "small", "big", "big")
 	if !slices.Equal(got, want) {
 		t.Fatalf("grants %v, want %v", got, want)
 	}
-	if big.attained != 10*time.Second {
-		t.Fatalf("the long run's service: %v, want 10s", big.attained)
+	if want := 18 * time.Second; big.attained != want {
+		t.Fatalf("the long run's service: %v, want %v", big.attained, want)
 	}
 }
 

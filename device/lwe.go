@@ -13,6 +13,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
@@ -312,10 +313,20 @@ func (s *lweSource) Blocks() int { return s.tiles[0].Info().Shape.NumLimbs() }
 // page where it was read (a page holds whole rows: pageRows); otherwise it
 // reads the limb into a buffer first.
 func (s *lweSource) VisitBlock(_ context.Context, k, b int, f func(row int, rows []byte)) error {
+	return s.visitBlock(k, b, true, f)
+}
+
+// visitBlock is VisitBlock, its pages scanned on a goroutine per channel
+// or (parallel false) all on the caller's.
+func (s *lweSource) visitBlock(k, b int, parallel bool, f func(row int, rows []byte)) error {
 	o := s.tiles[k]
 	lb := o.Info().Shape.LimbBytes()
 	if s.rowBytes > 0 && s.pageBytes%s.rowBytes == 0 {
-		if err := o.ScanLimb(0, b, func(off int, page []byte) { f(off/s.rowBytes, page) }); err != nil {
+		scan := o.ScanLimb
+		if !parallel {
+			scan = o.ScanLimbSerial
+		}
+		if err := scan(0, b, func(off int, page []byte) { f(off/s.rowBytes, page) }); err != nil {
 			return err
 		}
 	} else {
@@ -356,4 +367,16 @@ func (s *lweSource) ReadDiagonal(_ context.Context, i int, dst []uint64) error {
 		s.bytes.Add(int64(8 * len(limb)))
 	}
 	return nil
+}
+
+// passTiles are the tiles a scan pass reads, as the chunks of run: while
+// another caller shares the cores, a block's pages are scanned on the
+// worker that holds the core only.
+type passTiles struct {
+	*lweSource
+	run *admit.Run
+}
+
+func (p passTiles) VisitBlock(_ context.Context, k, b int, f func(row int, rows []byte)) error {
+	return p.visitBlock(k, b, !p.run.Shared(), f)
 }

@@ -133,7 +133,12 @@ func (b *scanBatcher) run(d *Device, srv *lwepir.Server) {
 		d.enterISP()
 		// The pass's blocks take cores as the first query's caller's
 		// chunks: a batch is one pass, whoever joined it.
-		cols, err := srv.Scan(ctx, qs, batch[0].src, d.cores.For(batch[0].caller))
+		run := d.cores.For(batch[0].caller)
+		tiles := batch[0].src
+		if ls, ok := tiles.(*lweSource); ok {
+			tiles = passTiles{ls, run}
+		}
+		cols, err := srv.Scan(ctx, qs, tiles, run)
 		d.leaveISP()
 		cancel()
 		for i, w := range batch {

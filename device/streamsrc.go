@@ -237,7 +237,11 @@ func (c *objectCache) fetch(o *store.Object, hold bool) *cachedObject {
 				return
 			}
 			defer release()
-			if e.err = o.ReadAllInto(raw); e.err == nil {
+			read := o.ReadAllInto
+			if c.gate.Shared() {
+				read = o.ReadAllIntoSerial // one core per grant
+			}
+			if e.err = read(raw); e.err == nil {
 				e.raw = raw
 				c.count(sh.Bytes())
 			}

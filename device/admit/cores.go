@@ -36,6 +36,7 @@ type Cores struct {
 	waiting []*Run                 // runs with a chunk waiting, in the order they began to wait
 	callers map[string]*coreCaller // callers with a run waiting
 	seq     uint64                 // grants so far: when callers were last served
+	holding map[string]int         // cores held, by caller
 }
 
 // starveAfter is how many of its own chunks' time a waiting caller may
@@ -62,7 +63,7 @@ type Run struct {
 // NewCores returns a scheduler of n cores (n < 1 takes 1).
 func NewCores(n int) *Cores {
 	n = max(n, 1)
-	return &Cores{n: n, now: time.Now, free: n, callers: map[string]*coreCaller{}}
+	return &Cores{n: n, now: time.Now, free: n, callers: map[string]*coreCaller{}, holding: map[string]int{}}
 }
 
 // For starts a run of caller's. A nil Cores returns a Run that grants at
@@ -81,6 +82,7 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 	if c.free > 0 {
 		c.free--
 		c.seq++
+		c.holding[r.caller]++
 		c.mu.Unlock()
 		return c.releaser(r, c.now()), nil
 	}
@@ -117,6 +119,28 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
+// Shared reports whether a run of another caller holds or waits for a
+// core now. A chunk should then take one core's worth of work, not fan
+// out on goroutines of its own (a store read channel by channel, not all
+// channels at once), or its run would take more than its grants.
+func (r *Run) Shared() bool {
+	c := r.c
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.holding) > 1 || (len(c.holding) == 1 && c.holding[r.caller] == 0) {
+		return true
+	}
+	for name := range c.callers {
+		if name != r.caller {
+			return true
+		}
+	}
+	return false
+}
+
 // stopWaiting takes r, whose last waiter left, off the waiting list (mu
 // held).
 func (c *Cores) stopWaiting(r *Run) {
@@ -138,6 +162,9 @@ func (c *Cores) releaser(r *Run, start time.Time) func() {
 			held := max(now.Sub(start), 0)
 			r.attained += held
 			r.lastChunk = held
+			if c.holding[r.caller]--; c.holding[r.caller] == 0 {
+				delete(c.holding, r.caller)
+			}
 			for name, cc := range c.callers {
 				if name != r.caller {
 					cc.passed += held
@@ -161,6 +188,7 @@ func (c *Cores) handOff(now time.Time) {
 	cc := c.callers[r.caller]
 	c.seq++
 	cc.served, cc.passed = c.seq, 0
+	c.holding[r.caller]++
 	if len(r.waiters) == 0 {
 		c.stopWaiting(r)
 	}

@@ -244,3 +244,40 @@ func TestNoCores(t *testing.T) {
 	}
 	rel()
 }
+
+// Shared: whether another caller's run holds or waits for a core.
+func TestCoresShared(t *testing.T) {
+	c, _ := newTestCores(1)
+	a, b := c.For("a"), c.For("b")
+	if a.Shared() {
+		t.Fatal("an idle scheduler is shared")
+	}
+	rel, err := a.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Shared() || !b.Shared() || c.For("a").Shared() {
+		t.Fatalf("a holding: a %v, b %v", a.Shared(), b.Shared())
+	}
+	done := make(chan struct{})
+	go func() {
+		r, err := b.Acquire(context.Background())
+		if err == nil {
+			r()
+		}
+		close(done)
+	}()
+	waitCores(t, c, 1)
+	if !a.Shared() {
+		t.Fatal("b waits, yet a's run is not shared")
+	}
+	rel()
+	<-done
+	if a.Shared() || b.Shared() {
+		t.Fatal("idle again, yet shared")
+	}
+	var none *Cores
+	if none.For("x").Shared() {
+		t.Fatal("a run of no Cores is shared")
+	}
+}

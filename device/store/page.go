@@ -138,11 +138,12 @@ func (s *Store) readLimb(name string, r record, poly, limb int, dst []byte) erro
 // its bytes straight from the read buffer, valid during the call only).
 // f is called from several goroutines at once, for distinct pages.
 func (s *Store) visitLimb(name string, r record, poly, limb int, f func(off int, page []byte)) error {
-	return s.visitLimbAs(name, r, poly, limb, true, f)
+	return s.visitLimbAs(name, r, poly, limb, true, true, f)
 }
 
-// visitLimbAs is visitLimb, verifying each page's payload CRC or not.
-func (s *Store) visitLimbAs(name string, r record, poly, limb int, payload bool, f func(off int, page []byte)) error {
+// visitLimbAs is visitLimb, verifying each page's payload CRC or not, and
+// reading the channels on goroutines of their own or one after another.
+func (s *Store) visitLimbAs(name string, r record, poly, limb int, payload, parallel bool, f func(off int, page []byte)) error {
 	l := s.lay
 	sh := r.desc.Shape()
 	if poly < 0 || poly >= sh.Polys || limb < 0 || limb >= sh.Limbs {
@@ -171,6 +172,10 @@ func (s *Store) visitLimbAs(name string, r record, poly, limb int, payload bool,
 	// One goroutine per further channel; the caller reads the first run itself.
 	var wg sync.WaitGroup
 	for i := 1; i < len(runs); i++ {
+		if !parallel {
+			readRun(i, runs[i])
+			continue
+		}
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
@@ -226,10 +231,10 @@ func visitRun(name string, r record, l layout.Layout, poly, limb, firstPageNo in
 }
 
 // readObject reads every limb of the object: one goroutine per channel (the
-// caller serving channel 0) reads the channel's rows of each part in one
+// caller serving channel 0; all on the caller if not parallel) reads the channel's rows of each part in one
 // positional read and verifies every page in them.
 // out must hold NumLimbs slices of LimbBytes bytes each.
-func (s *Store) readObject(name string, r record, out [][]byte) error {
+func (s *Store) readObject(name string, r record, out [][]byte, parallel bool) error {
 	l := s.lay
 	d := r.desc
 	sh := d.Shape()
@@ -284,6 +289,10 @@ func (s *Store) readObject(name string, r record, out [][]byte) error {
 	}
 	var wg sync.WaitGroup
 	for ch := 1; ch < l.Channels; ch++ {
+		if !parallel {
+			readChannel(ch)
+			continue
+		}
 		wg.Add(1)
 		go func(ch int) {
 			defer wg.Done()

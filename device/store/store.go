@@ -595,6 +595,17 @@ func (o *Object) VisitLimb(poly, limb int, f func(off int, page []byte)) error {
 // which would be a second pass over every byte of the scan. Scrubbing the
 // store (every page's CRC, off the query path) finds such corruption.
 func (o *Object) ScanLimb(poly, limb int, f func(off int, page []byte)) error {
+	return o.scanLimb(poly, limb, true, f)
+}
+
+// ScanLimbSerial is ScanLimb on the calling goroutine alone (f too): a
+// reader that shares the cores chunk by chunk (a device's scan beside
+// another caller's) takes one core per chunk, not one per channel.
+func (o *Object) ScanLimbSerial(poly, limb int, f func(off int, page []byte)) error {
+	return o.scanLimb(poly, limb, false, f)
+}
+
+func (o *Object) scanLimb(poly, limb int, parallel bool, f func(off int, page []byte)) error {
 	if o.released.Load() {
 		return fmt.Errorf("store: read %q: %w", o.name, ErrReleased)
 	}
@@ -602,7 +613,7 @@ func (o *Object) ScanLimb(poly, limb int, f func(off int, page []byte)) error {
 		return err
 	}
 	defer o.s.end()
-	return o.s.visitLimbAs(o.name, o.rec, poly, limb, false, f)
+	return o.s.visitLimbAs(o.name, o.rec, poly, limb, false, parallel, f)
 }
 
 // PageSize is the store's page size.
@@ -624,7 +635,13 @@ func (o *Object) ReadAll() ([][]byte, error) {
 
 // ReadAllInto is ReadAll into caller-provided buffers: dst[poly*Limbs+limb],
 // each exactly LimbBytes long.
-func (o *Object) ReadAllInto(dst [][]byte) error {
+func (o *Object) ReadAllInto(dst [][]byte) error { return o.readAllInto(dst, true) }
+
+// ReadAllIntoSerial is ReadAllInto on the calling goroutine alone (see
+// ScanLimbSerial).
+func (o *Object) ReadAllIntoSerial(dst [][]byte) error { return o.readAllInto(dst, false) }
+
+func (o *Object) readAllInto(dst [][]byte, parallel bool) error {
 	if o.released.Load() {
 		return fmt.Errorf("store: read %q: %w", o.name, ErrReleased)
 	}
@@ -632,7 +649,7 @@ func (o *Object) ReadAllInto(dst [][]byte) error {
 		return err
 	}
 	defer o.s.end()
-	return o.s.readObject(o.name, o.rec, dst)
+	return o.s.readObject(o.name, o.rec, dst, parallel)
 }
 
 // ReadLimb reads one limb of the current generation of the named object.

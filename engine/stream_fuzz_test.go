@@ -104,7 +104,8 @@ func (genReader) Close() error                             { return nil }
 
 // fuzzSeeds are small real stream programs: the PIR device segment (query
 // expansion, a multiply-accumulate over compact plaintexts, key-switching
-// bodies) and vecdist's (plaintext products, rotations, sums) on the
+// bodies), vecdist's (plaintext products, rotations, sums) and the HEVEC
+// scan over encrypted stored vectors (ciphertext products relinearized) on the
 // insecure test rings (N = 2^11), and the smallest programs with a body on
 // N = 2^5.
 func fuzzSeeds(t testing.TB) [][]byte {
@@ -128,6 +129,8 @@ func fuzzSeeds(t testing.TB) [][]byte {
 	}{
 		{"pir", workload.ExpandedPIR{Name: "pir", Params: "insecure-test-bgv", Rows: 2, Cols: 4}.Program, "insecure-test-bgv"},
 		{"vecdist:small", func() (*ir.Program, error) { return workload.Program("vecdist:small") }, "insecure-test"},
+		// Encrypted stored vectors: stored ciphertexts, HMult+Relinearize.
+		{"hevec-encrypted", workload.HEVECShape{Name: "hevec-enc", Params: "insecure-test", Vectors: 300, Dim: 8, Pack: 4, Encrypted: true}.Program, "insecure-test"},
 	} {
 		p, err := w.prog()
 		if err != nil {

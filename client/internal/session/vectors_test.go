@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/internal/fhetest"
@@ -21,8 +23,8 @@ import (
 // database may be from the plaintext inner product, for vectors and
 // queries of coefficients in [−1, 1] and [−1/8, 1/8]: the product of two
 // fresh ciphertexts adds e_q·x + e_x·q and the key switch's error to the
-// plain scan's rounding; measured errors stay below 1e-5, this is 100×
-// that.
+// plain scan's rounding; measured errors stay below 1e-7 (fresh keys and
+// noise each run), and the bound leaves room for other data.
 const encryptedScoreBound = 1e-3
 
 // Vectors stored as CKKS ciphertexts: the device computes every score
@@ -131,5 +133,42 @@ func TestEncryptedVectorSessionScores(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A session that reads plain stored vectors as ciphertexts (the shapes
+// disagree: one poly per position, the program wants two) is refused by
+// the device with an error, not a wrong answer or a panic.
+func TestEncryptedShapeOverPlainVectorsRefused(t *testing.T) {
+	ctx := context.Background()
+	shape, err := VectorShape("hevec", 100, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openTestStore(t)
+	dev, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewVectorLoader(storeSink(st), "v", shape, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if err := l.Add(ctx, make([]float64, 8)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, params := fhetest.CKKSParams(t, "hevec")
+	shape.Encrypted = true
+	sess, err := NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), PIRSessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := sess.Scores(ctx, make([]float64, 8)); !errors.Is(err, api.ErrInvalid) {
+		t.Fatalf("ciphertexts read from plaintext objects: %v, want ErrInvalid", err)
 	}
 }

@@ -38,8 +38,13 @@ type FairReport struct {
 	BigBytes   int64  `json:"big_db_bytes"`
 	SmallBytes int64  `json:"small_db_bytes"`
 	// The small database's query time (mean, seconds) alone and while
-	// the other identity loops queries over the large one.
+	// the other identity loops queries over the large one. Alone is the
+	// mean of a round before the loop and one after it (on a shared
+	// host, a drift in the host's load between the rounds then weighs
+	// on both sides); each round is also reported.
 	LightAloneS     float64 `json:"light_alone_s"`
+	LightBeforeS    float64 `json:"light_alone_before_s"`
+	LightAfterS     float64 `json:"light_alone_after_s"`
 	LightUnderLoadS float64 `json:"light_under_load_s"`
 	Ratio           float64 `json:"ratio"` // under load / alone
 	// The same on the device alone (its RunStream time): client and
@@ -60,8 +65,8 @@ const smallDB = "small"
 const lightUser = "bench-light"
 
 // RunFair measures fair admission: the small database's query time alone,
-// then while benchUser loops queries over the large one; both answers are
-// checked record for record.
+// then while benchUser loops queries over the large one, then alone again;
+// both answers are checked record for record.
 func RunFair(ctx context.Context, opt FairOptions) (*FairReport, error) {
 	logf, progress := orQuiet(opt.Log, opt.Progress)
 	if opt.Plaintext {
@@ -217,6 +222,14 @@ func RunFair(ctx context.Context, opt FairOptions) (*FairReport, error) {
 	if rep.HeavyQueries > 0 {
 		rep.HeavyMeanS = heavySum / float64(rep.HeavyQueries)
 	}
+	// Alone again, once the loop has stopped.
+	after, afterDev, err := lightRound("alone after")
+	if err != nil {
+		return nil, err
+	}
+	rep.LightBeforeS, rep.LightAfterS = rep.LightAloneS, after
+	rep.LightAloneS = (rep.LightAloneS + after) / 2
+	rep.LightAloneDeviceS = (rep.LightAloneDeviceS + afterDev) / 2
 	rep.Ratio = rep.LightUnderLoadS / rep.LightAloneS
 	if rep.LightAloneDeviceS > 0 {
 		rep.DeviceRatio = rep.LightUnderLoadDeviceS / rep.LightAloneDeviceS

@@ -16,6 +16,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
+	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
 // Metric is how Nearest ranks vectors.
@@ -189,8 +190,9 @@ type Neighbors struct {
 	Scores []float64 `json:"scores"`
 	// What the query cost (measured): ciphertext bytes up and down, bytes
 	// the device read from its store, wall time here and on the api.
-	QueryBytes    int64   `json:"query_bytes"`
-	AnswerBytes   int64   `json:"answer_bytes"`
+	QueryBytes    int64   `json:"query_bytes"`   // measured on the connection when there is one
+	AnswerBytes   int64   `json:"answer_bytes"`  // likewise
+	PayloadBytes  int64   `json:"payload_bytes"` // the query's and the scores' ciphertexts
 	StoreBytes    int64   `json:"device_store_bytes"`
 	Seconds       float64 `json:"seconds"`
 	DeviceSeconds float64 `json:"device_seconds"`
@@ -232,7 +234,8 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	if in.Metric == L2 {
 		q[in.Dim] = 1
 	}
-	scores, resp, err := s.Scores(ctx, q)
+	wire := &api.WireCount{}
+	scores, resp, err := s.Scores(api.WithWireCount(ctx, wire), q)
 	if err != nil {
 		return nil, fmt.Errorf("client: nearest %s: %w", name, err)
 	}
@@ -245,6 +248,10 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	k = min(k, len(ids))
 	out := &Neighbors{IDs: ids[:k], Scores: make([]float64, k), StoreBytes: int64(resp.StoreBytes), DeviceSeconds: resp.Seconds,
 		QueryBytes: s.QueryBytes(), AnswerBytes: s.AnswerBytes()}
+	out.PayloadBytes = out.QueryBytes + out.AnswerBytes
+	if wire.Measured() { // through a connection: what crossed it
+		out.QueryBytes, out.AnswerBytes = wire.Sent(), wire.Received()
+	}
 	m2 := in.Norm * in.Norm
 	for i, id := range out.IDs {
 		if in.Metric == L2 {

@@ -356,7 +356,10 @@ type Answer struct {
 	// Bytes crossing between the client and each device it queried
 	// (query up, answer down), by device id.
 	DeviceBytes map[string]int64
-	Retries     int // replicas that failed and were replaced
+	// PayloadBytes is the ciphertext payloads of those queries and answers
+	// by device: what DeviceBytes carried, before the wire's framing.
+	PayloadBytes map[string]int64
+	Retries      int // replicas that failed and were replaced
 }
 
 // Get returns record index. Every shard answers a query (the one holding
@@ -379,7 +382,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 		return nil, err
 	}
 	target, local := m.Locate(index)
-	ans := &Answer{Generation: m.Generation, DeviceBytes: map[string]int64{}}
+	ans := &Answer{Generation: m.Generation, DeviceBytes: map[string]int64{}, PayloadBytes: map[string]int64{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(m.Shards))
@@ -388,7 +391,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec, dev, bytes, retries, err := c.shardGet(ctx, m, s, li, live)
+			rec, dev, bytes, payload, retries, err := c.shardGet(ctx, m, s, li, live)
 			mu.Lock()
 			defer mu.Unlock()
 			ans.Retries += retries
@@ -397,6 +400,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 				return
 			}
 			ans.DeviceBytes[dev] += bytes
+			ans.PayloadBytes[dev] += payload
 			if s == target {
 				ans.Record = rec
 			}
@@ -414,19 +418,19 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 }
 
 // shardGet asks one replica after another for local record li of shard s.
-func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[string]DeviceInfo) ([]byte, string, int64, int, error) {
+func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[string]DeviceInfo) ([]byte, string, int64, int64, int, error) {
 	type answer struct {
-		rec   []byte
-		bytes int64
+		rec            []byte
+		bytes, payload int64
 	}
 	a, dev, retries, err := tryReplicas(ctx, c, m, s, live, func(ctx context.Context, cc *client.Client) (answer, error) {
 		q, err := cc.GetQuery(ctx, m.ShardName(s), li)
 		if err != nil {
 			return answer{}, err
 		}
-		return answer{rec: q.Record, bytes: q.QueryBytes + q.AnswerBytes + q.PulledBytes}, nil
+		return answer{rec: q.Record, bytes: q.QueryBytes + q.AnswerBytes + q.PulledBytes, payload: q.PayloadBytes + q.PulledBytes}, nil
 	})
-	return a.rec, dev, a.bytes, retries, err
+	return a.rec, dev, a.bytes, a.payload, retries, err
 }
 
 // Repair gives every shard of a database its full replication again:

@@ -358,7 +358,7 @@ func TestClusterBytesPerDevice(t *testing.T) {
 	ctx := context.Background()
 	c, _, _ := newCluster(t, 4)
 	c.Scheme = "" // the default: LWE shards
-	per := map[int]int64{}
+	per, wire := map[int]int64{}, map[int]int64{}
 	for _, k := range []int{1, 2, 4} {
 		name := fmt.Sprintf("k%d", k)
 		n := k * 32768
@@ -374,17 +374,25 @@ func TestClusterBytesPerDevice(t *testing.T) {
 		if len(a.DeviceBytes) != k {
 			t.Fatalf("K=%d: %d devices answered", k, len(a.DeviceBytes))
 		}
-		for _, b := range a.DeviceBytes {
-			if per[k] != 0 && per[k] != b {
-				t.Fatalf("K=%d: devices moved %d and %d bytes", k, per[k], b)
+		for dev, b := range a.DeviceBytes {
+			p := a.PayloadBytes[dev]
+			if per[k] != 0 && per[k] != p {
+				t.Fatalf("K=%d: devices answered with %d and %d bytes of ciphertexts", k, per[k], p)
 			}
-			per[k] = b
+			per[k] = p
+			// Measured on the connection: the ciphertexts' payloads and
+			// the messages' framing (names, lengths, gRPC headers: a few
+			// hundred bytes), nothing more.
+			if b < p || b > p+4096 {
+				t.Fatalf("K=%d: %s moved %d bytes for %d bytes of ciphertexts", k, dev, b, p)
+			}
+			wire[k] = max(wire[k], b)
 		}
 	}
 	if per[1] != per[2] || per[2] != per[4] {
-		t.Fatalf("bytes per device per query: %v, want one figure", per)
+		t.Fatalf("ciphertext bytes per device per query: %v, want one figure", per)
 	}
-	t.Logf("bytes per device per query at K = 1, 2, 4: %v", per)
+	t.Logf("bytes per device per query at K = 1, 2, 4: %v measured on the connection, %v of ciphertexts", wire, per)
 }
 
 // Faults: etcd unreachable, a shard with no live replica.

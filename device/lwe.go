@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/admit"
@@ -42,6 +43,10 @@ func newLWEProgram(sp *lower.StreamProgram, workers int) (*lweProgram, error) {
 		return nil, err
 	}
 	srv.Workers = workers
+	// The ring stage's key switches run on the engine (fhe/rns kernels).
+	srv.Rotations = func(bp bgv.Parameters, keys *lwepir.EvalKeys) (lwepir.Rotator, error) {
+		return engine.NewRotator(bp, keys.Rotations), nil
+	}
 	return &lweProgram{sp: sp, params: p, shape: shape, server: srv}, nil
 }
 

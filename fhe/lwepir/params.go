@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
@@ -90,12 +91,39 @@ func (p Params) Validate() error {
 	return nil
 }
 
-// hintParams returns the BGV parameters of the ring stage.
+// hintParams returns the BGV parameters of the ring stage. Building them
+// generates NTT tables and searches primes (a fifth of a device's CPU time
+// when done per query), so they are built once per parameter set; the
+// cache holds a few sets (the presets), and parameters beyond that are
+// built each time rather than letting callers grow it.
 func (p Params) hintParams() (bgv.Parameters, error) {
-	return bgv.NewParametersFromLiteral(bgv.ParametersLiteral{
+	key := fmt.Sprint(p.HintLogN, p.HintLogQ, p.HintLogP, p.HintT)
+	hintCache.Lock()
+	bp, ok := hintCache.params[key]
+	hintCache.Unlock()
+	if ok {
+		return bp, nil
+	}
+	bp, err := bgv.NewParametersFromLiteral(bgv.ParametersLiteral{
 		LogN: p.HintLogN, LogQ: p.HintLogQ, LogP: p.HintLogP, PlaintextModulus: p.HintT,
 	})
+	if err != nil {
+		return bgv.Parameters{}, err
+	}
+	hintCache.Lock()
+	if len(hintCache.params) < hintCacheEntries {
+		hintCache.params[key] = bp
+	}
+	hintCache.Unlock()
+	return bp, nil
 }
+
+const hintCacheEntries = 8
+
+var hintCache = struct {
+	sync.Mutex
+	params map[string]bgv.Parameters
+}{params: map[string]bgv.Parameters{}}
 
 // lweRing is the ring Z_P[X]/(X^N+1) for one 61-bit NTT prime P: products
 // of the public polynomials with s or with database rows are exact integers

@@ -9,8 +9,9 @@ import (
 	"math/bits"
 )
 
-// Samplers draw from crypto/rand and run in time independent of the values
-// drawn: centred binomials are differences of popcounts of random words.
+// Samplers draw from crypto/rand (the error through a DRBG keyed from it)
+// and run in time independent of the values drawn: centred binomials are
+// differences of popcounts of random words.
 
 // sampleTernary fills s with a centred binomial of parameter 1: values in
 // {-1, 0, 1} with probabilities 1/4, 1/2, 1/4.
@@ -28,14 +29,28 @@ func sampleTernary(s []int64) error {
 
 // sampleError fills e with a centred binomial of parameter eta ≤ 128
 // (variance eta/2): the popcount of eta random bits minus that of eta more.
+// A query's error takes 32 random bytes per column (16 MB for a 4 GiB
+// database), more than crypto/rand's system calls deliver quickly (they
+// were most of a query's client time), so the bits come from AES-256 in
+// counter mode under a fresh key from crypto/rand: a CTR-DRBG (NIST SP
+// 800-90A) without reseeding, which one query's 2^20 blocks never need.
 func sampleError(e []int64, eta int) error {
 	const words = 4 // 256 bits: two halves of up to 128 bits each
+	var key [32]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return fmt.Errorf("lwepir: reading randomness: %w", err)
+	}
+	block, err := aes.NewCipher(key[:])
+	if err != nil {
+		return err
+	}
+	var iv [aes.BlockSize]byte
+	stream := cipher.NewCTR(block, iv[:])
 	buf := make([]byte, 8*words*min(len(e), 4096))
 	for start := 0; start < len(e); start += 4096 {
 		chunk := e[start:min(len(e), start+4096)]
-		if _, err := rand.Read(buf[:8*words*len(chunk)]); err != nil {
-			return fmt.Errorf("lwepir: reading randomness: %w", err)
-		}
+		clear(buf)
+		stream.XORKeyStream(buf[:8*words*len(chunk)], buf[:8*words*len(chunk)])
 		loMask, hiMask := halfMasks(eta)
 		for i := range chunk {
 			w := buf[8*words*i:]

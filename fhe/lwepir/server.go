@@ -10,16 +10,47 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
 	"github.com/rosemary-fhe/rosemary/fhe/matvec"
+	"github.com/rosemary-fhe/rosemary/fhe/rns"
 )
 
 // Server answers queries over one database generation: its shape, its tiles
 // and the precomputed diagonals of its hint.
 type Server struct {
-	p     Params
-	shape Shape
-	bp    bgv.Parameters
+	p      Params
+	shape  Shape
+	bp     bgv.Parameters
+	mods   []rns.Modulus // the ring stage's primes, for its multiply-accumulates
+	babies sync.Pool     // of []*rlwe.Ciphertext: the ring stage's baby steps
 	// Workers is how many goroutines scan (default: GOMAXPROCS).
 	Workers int
+	// Rotations makes the column rotations of the ring stage for one
+	// query's keys (default: Lattigo's evaluator). The device passes the
+	// engine's, which runs them as mPrograms on the fhe/rns kernels.
+	Rotations func(bp bgv.Parameters, keys *EvalKeys) (Rotator, error)
+}
+
+// babySteps returns b ciphertexts at level (from the pool when it holds
+// ones of that shape); entry 0 is left for the caller's input.
+func (s *Server) babySteps(b, level int) []*rlwe.Ciphertext {
+	if v, ok := s.babies.Get().([]*rlwe.Ciphertext); ok && len(v) == b && (b < 2 || v[1].Level() == level) {
+		return v
+	}
+	v := make([]*rlwe.Ciphertext, b)
+	for j := 1; j < b; j++ {
+		v[j] = bgv.NewCiphertext(s.bp, 1, level)
+	}
+	return v
+}
+
+// Rotator rotates the slot columns of a ring-stage ciphertext left by k
+// (out may be in).
+type Rotator interface {
+	RotateColumns(in *rlwe.Ciphertext, k int, out *rlwe.Ciphertext) error
+}
+
+// lattigoRotations is the default Rotations: Lattigo's BGV evaluator.
+func lattigoRotations(bp bgv.Parameters, keys *EvalKeys) (Rotator, error) {
+	return bgv.NewEvaluator(bp, keys.set()), nil
 }
 
 // NewServer returns a server for a database of the given shape.
@@ -31,7 +62,13 @@ func NewServer(p Params, shape Shape) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{p: p, shape: shape, bp: bp, Workers: runtime.GOMAXPROCS(0)}, nil
+	mods := make([]rns.Modulus, len(bp.Q()))
+	for i, q := range bp.Q() {
+		if mods[i], err = rns.NewModulus(q); err != nil {
+			return nil, err
+		}
+	}
+	return &Server{p: p, shape: shape, bp: bp, mods: mods, Workers: runtime.GOMAXPROCS(0), Rotations: lattigoRotations}, nil
 }
 
 // CheckQuery validates a query decoded from the wire before any work.
@@ -158,8 +195,14 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 	if err := keys.check(s.bp, l.Rotations()); err != nil {
 		return nil, err
 	}
-	eval := bgv.NewEvaluator(s.bp, keys.set())
-	rq := s.bp.RingQ().AtLevel(x.Level())
+	rotations := s.Rotations
+	if rotations == nil {
+		rotations = lattigoRotations
+	}
+	rot, err := rotations(s.bp, keys)
+	if err != nil {
+		return nil, err
+	}
 	// gated runs one step of the evaluation holding a core.
 	gated := func(step func() error) error {
 		release, err := enter(ctx, gate)
@@ -169,16 +212,20 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 		defer release()
 		return step()
 	}
-	baby := make([]*rlwe.Ciphertext, l.B1)
+	eval := bgv.NewEvaluator(s.bp, nil) // additions and the rescale: no keys
+	mods := s.mods[:x.Level()+1]
+	// The baby steps (B1 ciphertexts, 16 MiB at a 4 GiB database's
+	// layout) are reused across queries: fresh memory costs a page fault per
+	// 4 KiB, as much as the rotations that fill it.
+	baby := s.babySteps(l.B1, x.Level())
+	defer func() { baby[0] = nil; s.babies.Put(baby) }()
 	baby[0] = x
 	for j := 1; j < l.B1; j++ {
-		baby[j] = bgv.NewCiphertext(s.bp, 1, x.Level())
-		if err := gated(func() error { return eval.RotateColumns(baby[j-1], 1, baby[j]) }); err != nil {
+		if err := gated(func() error { return rot.RotateColumns(baby[j-1], 1, baby[j]) }); err != nil {
 			return nil, fmt.Errorf("lwepir: baby step %d: %w", j, err)
 		}
 	}
 	words := make([]uint64, DiagonalWords(s.p))
-	pt := bgv.NewPlaintext(s.bp, x.Level())
 	out := make([]*rlwe.Ciphertext, l.Outputs)
 	sum := bgv.NewCiphertext(s.bp, 1, x.Level())
 	tmp := bgv.NewCiphertext(s.bp, 1, x.Level())
@@ -198,17 +245,20 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 					if err := diags.ReadDiagonal(ctx, l.diagonalIndex(o, g, j), words); err != nil {
 						return fmt.Errorf("lwepir: reading diagonal: %w", err)
 					}
-					for i := range pt.Value.Coeffs {
-						pt.Value.Coeffs[i] = words[i*l.Slots : (i+1)*l.Slots]
+					// The diagonals are in Montgomery form: acc += d·c·2^{-64}
+					// is the product (Lattigo's MulCoeffsMontgomeryThenAdd, bit
+					// for bit, on the AVX-512 kernels).
+					for i := range mods {
+						d := words[i*l.Slots : (i+1)*l.Slots]
+						rns.MACMont(d, baby[j].Value[0].Coeffs[i], sum.Value[0].Coeffs[i], &mods[i])
+						rns.MACMont(d, baby[j].Value[1].Coeffs[i], sum.Value[1].Coeffs[i], &mods[i])
 					}
-					rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[0], sum.Value[0])
-					rq.MulCoeffsMontgomeryThenAdd(pt.Value, baby[j].Value[1], sum.Value[1])
 				}
 				if acc == nil {
 					acc = sum.CopyNew()
 					return nil
 				}
-				if err := eval.RotateColumns(acc, l.B1, acc); err != nil {
+				if err := rot.RotateColumns(acc, l.B1, acc); err != nil {
 					return fmt.Errorf("lwepir: giant step %d: %w", g, err)
 				}
 				return eval.Add(acc, sum, acc)
@@ -219,7 +269,7 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 		}
 		err := gated(func() error {
 			for k := l.R; k < l.N; k *= 2 {
-				if err := eval.RotateColumns(acc, k, tmp); err != nil {
+				if err := rot.RotateColumns(acc, k, tmp); err != nil {
 					return fmt.Errorf("lwepir: summing by %d: %w", k, err)
 				}
 				if err := eval.Add(acc, tmp, acc); err != nil {

@@ -244,7 +244,8 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 		Stored: []api.StoredBinding{{Node: lower.LWETiles, Prefix: LWETilePrefix(s.gen), PerObject: 1},
 			{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
 		Keys: s.keys}
-	resp, err := s.dev.RunStream(ctx, req)
+	wire := &api.WireCount{}
+	resp, err := s.dev.RunStream(api.WithWireCount(ctx, wire), req)
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
@@ -280,8 +281,10 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PIRQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([]engine.Limbs{secret}),
-		AnswerBytes: limbBytes(outputsOf(resp)), Seconds: time.Since(start).Seconds(), Device: resp}, nil
+	out := &PIRQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([]engine.Limbs{secret}),
+		AnswerBytes: limbBytes(outputsOf(resp)), Seconds: time.Since(start).Seconds(), Device: resp}
+	out.measured(wire)
+	return out, nil
 }
 
 func limbBytes(vs []engine.Limbs) int64 {

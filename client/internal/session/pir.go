@@ -364,9 +364,14 @@ func storeStreamKeys(ctx context.Context, dev api.Device, params rlwe.Parameters
 type PIRQuery struct {
 	Index  int
 	Record []byte
-	// QueryBytes and AnswerBytes are the ciphertext payloads that crossed
-	// host↔device (8 bytes per coefficient, as the wire carries them).
+	// QueryBytes and AnswerBytes are what crossed host↔device for this
+	// query: counted on the gRPC connection (Measured), else, for an
+	// in-process device, the ciphertext payloads (8 bytes per coefficient).
 	QueryBytes, AnswerBytes int64
+	Measured                bool
+	// PayloadBytes is the query's and the answer's ciphertext payloads
+	// together: the scheme's own figure, beside the measured one.
+	PayloadBytes int64
 	// PulledBytes: plaintext bytes the host read from the device (a plan
 	// that scans on the host).
 	PulledBytes int64
@@ -390,7 +395,8 @@ func (s *PIRSession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if s.host {
 		return s.hostGet(ctx, index, q, start)
 	}
-	ct, resp, err := s.Answer(ctx, q)
+	wire := &api.WireCount{}
+	ct, resp, err := s.Answer(api.WithWireCount(ctx, wire), q)
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
@@ -398,8 +404,19 @@ func (s *PIRSession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
-	return &PIRQuery{Index: index, Record: rec, QueryBytes: ctBytes(q), AnswerBytes: ctBytes(ct),
-		Seconds: time.Since(start).Seconds(), Device: resp}, nil
+	out := &PIRQuery{Index: index, Record: rec, QueryBytes: ctBytes(q), AnswerBytes: ctBytes(ct),
+		Seconds: time.Since(start).Seconds(), Device: resp}
+	out.measured(wire)
+	return out, nil
+}
+
+// measured replaces the payload sizes with the bytes counted on the
+// connection, when the device was reached through one.
+func (q *PIRQuery) measured(w *api.WireCount) {
+	q.PayloadBytes = q.QueryBytes + q.AnswerBytes
+	if w.Measured() {
+		q.QueryBytes, q.AnswerBytes, q.Measured = w.Sent(), w.Received(), true
+	}
 }
 
 // Query encrypts the query for record index (the client side of Get).

@@ -1,0 +1,43 @@
+package lwepir
+
+import (
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestSampleErrorDistribution: the error sampler draws the centred binomial
+// of parameter η: values within ±η, mean 0 and variance η/2 (each within
+// five standard errors over 2^16 draws: a false failure once in millions of
+// runs), and two draws differ.
+func TestSampleErrorDistribution(t *testing.T) {
+	const n, eta = 1 << 16, 82
+	e := make([]int64, n)
+	if err := sampleError(e, eta); err != nil {
+		t.Fatal(err)
+	}
+	var sum, sq float64
+	for _, x := range e {
+		if x < -eta || x > eta {
+			t.Fatalf("sample %d outside ±%d", x, eta)
+		}
+		sum += float64(x)
+		sq += float64(x * x)
+	}
+	mean := sum / n
+	variance := sq/n - mean*mean
+	sigma2 := float64(eta) / 2
+	if se := math.Sqrt(sigma2 / n); math.Abs(mean) > 5*se {
+		t.Fatalf("mean %.4f, want 0 ± %.4f", mean, 5*se)
+	}
+	if se := sigma2 * math.Sqrt(2.0/n); math.Abs(variance-sigma2) > 5*se {
+		t.Fatalf("variance %.3f, want %.1f ± %.3f", variance, sigma2, 5*se)
+	}
+	again := make([]int64, n)
+	if err := sampleError(again, eta); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(e, again) {
+		t.Fatal("two draws are equal")
+	}
+}

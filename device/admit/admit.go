@@ -9,6 +9,10 @@
 // they share the cores. A full queue refuses at once (ErrBusy) rather
 // than holding a connection without bound, and a waiter whose context
 // ends leaves the queue.
+//
+// Once runs go, Cores shares the device's cores between them chunk by
+// chunk (cores.go): the run with the least service first, no caller
+// starved.
 package admit
 
 import (

@@ -8,6 +8,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"runtime"
 	"sync"
@@ -67,12 +68,14 @@ type Device struct {
 	isp ispGate
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
-	lweKeys                              lweKeys
-	lweBatchers                          scanBatchers
-	keys                                 *keyCache
-	streams                              streamTable              // stream programs (SetStream, RunStream)
-	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served
-	rpcSeconds                           *prometheus.HistogramVec // served RPC latencies (metrics.go)
+	// Scrubbing and verified copies (scrub.go, copy.go).
+	scrubbed, scrubCorrupt, quarantined, copyCorrupt atomic.Int64
+	lweKeys                                          lweKeys
+	lweBatchers                                      scanBatchers
+	keys                                             *keyCache
+	streams                                          streamTable              // stream programs (SetStream, RunStream)
+	wire                                             *api.PayloadCounter      // payload bytes over gRPC, if served
+	rpcSeconds                                       *prometheus.HistogramVec // served RPC latencies (metrics.go)
 	// access decides who may do what over gRPC (every served call passes
 	// it; in-process callers hold the store and are trusted).
 	access  *authz.Authorizer
@@ -298,7 +301,8 @@ func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, 
 		}
 		out[i] = decodeWords(b, nil)
 	}
-	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out}, nil
+	crc := object.Checksum(raw)
+	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out, CRC32C: &crc}, nil
 }
 
 func decodeWords(b []byte, dst []uint64) []uint64 {

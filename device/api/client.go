@@ -23,8 +23,11 @@ func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Cont
 	var zero R
 	resp, err := rpc(ctx, req)
 	if err != nil {
-		if status.Code(err) == codes.Aborted {
+		switch status.Code(err) {
+		case codes.Aborted:
 			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrStale, err)
+		case codes.DataLoss:
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrChecksum, err)
 		}
 		return zero, fmt.Errorf("device: %s: %w", method, err)
 	}

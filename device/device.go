@@ -68,14 +68,15 @@ type Device struct {
 	isp ispGate
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
+	lweKeys                              lweKeys
+	lweBatchers                          scanBatchers
+	keys                                 *keyCache
+	streams                              streamTable              // stream programs (SetStream, RunStream)
+	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served
+	rpcSeconds                           *prometheus.HistogramVec // served RPC latencies (metrics.go)
+
 	// Scrubbing and verified copies (scrub.go, copy.go).
 	scrubbed, scrubCorrupt, quarantined, copyCorrupt atomic.Int64
-	lweKeys                                          lweKeys
-	lweBatchers                                      scanBatchers
-	keys                                             *keyCache
-	streams                                          streamTable              // stream programs (SetStream, RunStream)
-	wire                                             *api.PayloadCounter      // payload bytes over gRPC, if served
-	rpcSeconds                                       *prometheus.HistogramVec // served RPC latencies (metrics.go)
 	// access decides who may do what over gRPC (every served call passes
 	// it; in-process callers hold the store and are trusted).
 	access  *authz.Authorizer

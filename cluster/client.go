@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -489,8 +490,13 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	if err != nil {
 		return copied, errors.Join(recErr, err)
 	}
-	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
-		return copied, errors.Join(recErr, err)
+	// An unchanged map is not written again: a periodic reconcile that
+	// found nothing to do must not bump the map's revision under a
+	// concurrent load's compare-and-swap.
+	if !sameReplicas(m, &next) {
+		if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
+			return copied, errors.Join(recErr, err)
+		}
 	}
 	// The replicas moved away are unreachable now: drop them.
 	for _, mv := range moved {
@@ -511,6 +517,20 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 		c.sweep(ctx, m.Name, live, stale)
 	}
 	return copied, recErr
+}
+
+// sameReplicas reports whether a and b place every shard on the same
+// devices, in the same order.
+func sameReplicas(a, b *Map) bool {
+	if len(a.Shards) != len(b.Shards) {
+		return false
+	}
+	for s := range a.Shards {
+		if !slices.Equal(a.Shards[s].Replicas, b.Shards[s].Replicas) || a.Shards[s].Records != b.Shards[s].Records {
+			return false
+		}
+	}
+	return true
 }
 
 type move struct {

@@ -18,7 +18,7 @@ const listTimeout = 10 * time.Second
 // map says where a shard lives, only the devices say what is there. Each
 // replica is its own database written by its own load (its own data
 // names and randomness), so each is checked against its own manifest: a
-// replica whose manifest is missing or unreadable, or whose data objects
+// replica whose manifest or access list is missing or corrupt, or whose data objects
 // do not add up to the bytes the manifest records (a disk wiped, a copy
 // cut short, a corrupt object its scrub quarantined), is short. A short
 // replica is cleared and copied again from a whole one, device to device,
@@ -80,7 +80,9 @@ func (c *Client) replicaWhole(ctx context.Context, addr, db string) (bool, error
 	defer release()
 	in, err := cc.Info(lctx, db)
 	switch {
-	case errors.Is(err, client.ErrNoDatabase), errors.Is(err, api.ErrChecksum):
+	case errors.Is(err, client.ErrNoDatabase), errors.Is(err, api.ErrChecksum), errors.Is(err, api.ErrPermissionDenied):
+		// No manifest, a corrupt one, or no access list (refused to the
+		// coordinator, an admin: the list was lost or quarantined).
 		return false, nil
 	case err != nil:
 		return false, err

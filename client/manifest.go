@@ -97,6 +97,12 @@ func dataGeneration(name, object string) (uint64, bool) {
 	g, err := strconv.ParseUint(rest[:end], 10, 64)
 	return g, err == nil
 }
+
+// DataPrefix is the prefix of the current generation's data objects
+// ("<name>/g<generation>.<token>/"): what Bytes counts, the objects a
+// copy of the database must hold whole.
+func (in *Info) DataPrefix() string { return genPrefix(in) + "/" }
+
 func keyPrefix(name, member, keySet string) string {
 	return authz.MemberPrefix(name, member) + "keys/" + keySet
 }

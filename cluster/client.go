@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -32,13 +33,19 @@ type Client struct {
 	// its shard is tried; under a caller's deadline each replica gets at
 	// most its share of what is left (attemptTimeout).
 	ShardTimeout time.Duration
+	// ReconcileInterval is how often Maintain also repairs every database
+	// when no device came or went — what catches a replica wiped or
+	// scrubbed short under a running device (0: only on membership
+	// changes).
+	ReconcileInterval time.Duration
 
 	mu    sync.Mutex
 	conns map[string]*deviceConn // by device address
 	dial  []remote.Option        // how devices are dialled
 
-	metrics *metrics
-	latency latencies // of shard answers, for hedging
+	metrics  *metrics
+	latency  latencies // of shard answers, for hedging
+	breakers breakers  // of devices that keep failing
 }
 
 // Open connects to the cluster's etcd as e says, with the user's keys;
@@ -434,10 +441,11 @@ func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[s
 }
 
 // Repair gives every shard of a database its full replication again:
-// replicas on devices whose leases expired are replaced by the
-// least-loaded live devices, which copy the shard from a surviving
-// replica device to device; the map is updated in one transaction. It
-// returns the replicas copied.
+// a live replica whose device holds less than the others (reconcile) is
+// copied again in place; replicas on devices whose leases expired are
+// replaced by the least-loaded live devices, which copy the shard from a
+// surviving replica device to device; the map is updated in one
+// transaction. It returns the replicas copied.
 func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	m, rev, err := c.readMap(ctx, name)
 	if err != nil {
@@ -448,9 +456,12 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// First what the devices hold against what the map says: a live
+	// replica found short is copied again in place. Its failure does not
+	// hold back re-replicating the shards of devices that left.
+	copied, recErr := c.reconcile(ctx, m, live)
 	next := *m
 	next.Shards = placeShards(m, live)
-	copied := 0
 	for s, sh := range next.Shards {
 		next.Shards[s].Records = m.Shards[s].Records
 		alive := 0
@@ -460,7 +471,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			}
 		}
 		if alive == 0 {
-			return copied, fmt.Errorf("%w for shard %d of %s: its replicas %v are all gone", ErrNoReplica, s, name, m.Shards[s].Replicas)
+			return copied, errors.Join(recErr, fmt.Errorf("%w for shard %d of %s: its replicas %v are all gone", ErrNoReplica, s, name, m.Shards[s].Replicas))
 		}
 		for _, id := range sh.Replicas {
 			held := false
@@ -471,7 +482,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 				continue
 			}
 			if _, err := c.copyShard(ctx, m, s, id, m.Shards[s].Replicas, live); err != nil {
-				return copied, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err)
+				return copied, errors.Join(recErr, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err))
 			}
 			copied++
 			c.metrics.repairs.Inc()
@@ -481,10 +492,15 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	copied += len(moved)
 	c.metrics.repairs.Add(float64(len(moved)))
 	if err != nil {
-		return copied, err
+		return copied, errors.Join(recErr, err)
 	}
-	if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
-		return copied, err
+	// An unchanged map is not written again: a periodic reconcile that
+	// found nothing to do must not bump the map's revision under a
+	// concurrent load's compare-and-swap.
+	if !sameReplicas(m, &next) {
+		if err := writeMap(ctx, c.etcd, &next, rev); err != nil {
+			return copied, errors.Join(recErr, err)
+		}
 	}
 	// The replicas moved away are unreachable now: drop them.
 	for _, mv := range moved {
@@ -504,7 +520,21 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	if stale, err := c.staleTokens(ctx, m.Owner, m.Name); err == nil {
 		c.sweep(ctx, m.Name, live, stale)
 	}
-	return copied, nil
+	return copied, recErr
+}
+
+// sameReplicas reports whether a and b place every shard on the same
+// devices, in the same order.
+func sameReplicas(a, b *Map) bool {
+	if len(a.Shards) != len(b.Shards) {
+		return false
+	}
+	for s := range a.Shards {
+		if !slices.Equal(a.Shards[s].Replicas, b.Shards[s].Replicas) || a.Shards[s].Records != b.Shards[s].Records {
+			return false
+		}
+	}
+	return true
 }
 
 type move struct {
@@ -576,14 +606,22 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 }
 
 // Maintain repairs every database whenever the set of live devices changes
-// (a lease expires, a device joins), until ctx ends: re-replication and
-// rebalancing without an operator. report, if set, hears what it did.
+// (a lease expires, a device joins), and every ReconcileInterval if set,
+// until ctx ends: re-replication, reconciliation and rebalancing without
+// an operator. report, if set, hears what it did.
 func (c *Client) Maintain(ctx context.Context, report func(db string, copied int, err error)) error {
 	watch := c.etcd.Watch(ctx, devicesPrefix, clientv3.WithPrefix())
+	var tick <-chan time.Time
+	if c.ReconcileInterval > 0 {
+		t := time.NewTicker(c.ReconcileInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-tick:
 		case resp, ok := <-watch:
 			if !ok {
 				return ctx.Err()
@@ -591,19 +629,19 @@ func (c *Client) Maintain(ctx context.Context, report func(db string, copied int
 			if err := resp.Err(); err != nil {
 				return fmt.Errorf("%w: watch devices: %w", ErrEtcd, err)
 			}
-			dbs, err := c.etcd.Get(ctx, dbsPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
-			if err != nil {
-				return fmt.Errorf("%w: list databases: %w", ErrEtcd, err)
+		}
+		dbs, err := c.etcd.Get(ctx, dbsPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			return fmt.Errorf("%w: list databases: %w", ErrEtcd, err)
+		}
+		for _, kv := range dbs.Kvs {
+			name := strings.TrimPrefix(string(kv.Key), dbsPrefix)
+			copied, err := c.Repair(ctx, name)
+			if errors.Is(err, ErrConflict) {
+				copied, err = c.Repair(ctx, name) // the map moved meanwhile: once more
 			}
-			for _, kv := range dbs.Kvs {
-				name := strings.TrimPrefix(string(kv.Key), dbsPrefix)
-				copied, err := c.Repair(ctx, name)
-				if errors.Is(err, ErrConflict) {
-					copied, err = c.Repair(ctx, name) // the map moved meanwhile: once more
-				}
-				if report != nil {
-					report(name, copied, err)
-				}
+			if report != nil {
+				report(name, copied, err)
 			}
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -28,14 +30,18 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
-const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoint|id|certificate dir" of a helper device process
+const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoint|id|certificate dir[|scrub interval]" of a helper device process
 
 // TestMain lets the test binary serve as a device process that joins the
 // cluster (the tests SIGKILL such processes).
 func TestMain(m *testing.M) {
 	if v := os.Getenv(deviceEnv); v != "" {
 		parts := strings.Split(v, "|")
-		if err := serveDevice(parts[0], parts[1], parts[2], parts[3]); err != nil {
+		var scrub time.Duration
+		if len(parts) > 4 {
+			scrub, _ = time.ParseDuration(parts[4])
+		}
+		if err := serveDevice(parts[0], parts[1], parts[2], parts[3], scrub); err != nil {
 			fmt.Fprintln(os.Stderr, "device:", err)
 			os.Exit(1)
 		}
@@ -45,8 +51,9 @@ func TestMain(m *testing.M) {
 }
 
 // serveDevice serves a device (plaintext to its clients) that joins the
-// cluster's etcd with its own certificate from certDir.
-func serveDevice(dir, endpoint, id, certDir string) error {
+// cluster's etcd with its own certificate from certDir, scrubbing its
+// store every scrub if positive.
+func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration) error {
 	st, err := store.Open(dir, layout.Layout{Channels: 2, PageSize: 4096})
 	if err != nil {
 		return err
@@ -70,6 +77,9 @@ func serveDevice(dir, endpoint, id, certDir string) error {
 		return err
 	}
 	defer leave()
+	if scrub > 0 {
+		go d.ScrubEvery(ctx, scrub, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	}
 	fmt.Printf("listening %s\n", lis.Addr())
 	return device.Serve(ctx, d, lis, device.WithPlaintext())
 }
@@ -127,9 +137,20 @@ type proc struct {
 // startDevice starts a device process that joins the cluster as id.
 func startDevice(t *testing.T, etcd *testEtcd, id string) *proc {
 	t.Helper()
+	return startDeviceAt(t, etcd, id, filepath.Join(t.TempDir(), "store"), 0, nil)
+}
+
+// startDeviceAt starts a device process over the store in dir (created
+// if absent) that joins the cluster as id, scrubs every scrub (0: never)
+// and logs to stderr (nil: the test's).
+func startDeviceAt(t *testing.T, etcd *testEtcd, id, dir string, scrub time.Duration, stderr io.Writer) *proc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), deviceEnv+"="+filepath.Join(t.TempDir(), "store")+"|"+etcd.endpoint+"|"+id+"|"+etcd.pki)
+	cmd.Env = append(os.Environ(), deviceEnv+"="+dir+"|"+etcd.endpoint+"|"+id+"|"+etcd.pki+"|"+scrub.String())
 	cmd.Stderr = os.Stderr
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -524,7 +545,10 @@ func replicasOn(m *cluster.Map, id string) int {
 // waitMap waits until the database's map satisfies ok.
 func waitMap(t *testing.T, c *cluster.Client, ok func(*cluster.Map) bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	// A bound on liveness, not a figure: copying a shard replica took
+	// 11 s on a quiet machine, and more than 60 s once at a load average
+	// near 18.
+	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		m, err := c.Info(context.Background(), "db")
 		if err != nil {

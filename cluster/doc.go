@@ -31,7 +31,13 @@
 // Repair: when a device's lease expires its shard replicas are copied from
 // a surviving replica that holds them (the copy checked against the
 // source's listing, else the next replica) to the least-loaded live
-// devices, device to device (device.CopyFrom), and the map updated in one
-// transaction. A device whose lease was lost while it lived registers
-// again. Client.RegisterMetrics exposes what the client counts.
+// devices, device to device (device.CopyFrom: every object checked against
+// the checksum its source sent before it is published), and the map
+// updated in one transaction. Every repair, and Maintain every
+// ReconcileInterval, also reconciles: each live replica is checked against
+// its own manifest, and one found short (wiped, cut short, an object its
+// device's scrub quarantined) is cleared and copied again. A device whose
+// lease was lost while it lived registers again; one that keeps failing
+// is asked last (breaker.go). Client.RegisterMetrics exposes what the
+// client counts.
 package cluster

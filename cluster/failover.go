@@ -26,7 +26,8 @@ func attemptTimeout(ctx context.Context, left int, ceiling time.Duration) time.D
 }
 
 // tryReplicas runs call on the live replicas of shard s of m until one
-// succeeds: one replica at a time, the next when one fails or takes more
+// succeeds, devices whose circuit is open (they kept failing) last: one
+// replica at a time, the next when one fails or takes more
 // than its share of the caller's deadline (attemptTimeout), and a hedge —
 // the next replica asked while the first still works — once an attempt
 // has taken longer than most do (hedgeDelay). The first answer wins; the
@@ -44,6 +45,8 @@ func tryReplicas[T any](ctx context.Context, c *Client, m *Map, s int, live map[
 			tried = append(tried, id+" (not live)")
 		}
 	}
+	// A device that keeps failing is asked last (breaker.go).
+	c.breakers.order(up, func(id string) string { return live[id].Addr })
 	type result struct {
 		k   int
 		v   T
@@ -74,8 +77,16 @@ func tryReplicas[T any](ctx context.Context, c *Client, m *Map, s int, live map[
 					c.forget(addr, cc)
 				}
 			}
-			if err == nil {
+			switch {
+			case err == nil:
 				c.latency.add(time.Since(start))
+				c.breakers.succeeded(addr)
+			case ctx.Err() == nil && !errors.Is(actx.Err(), context.Canceled):
+				// Failed or stalled on its own account, not cancelled
+				// because the caller gave up or another replica won.
+				if c.breakers.failed(addr) {
+					c.metrics.breakerOpens.Inc()
+				}
 			}
 			results <- result{k: k, v: v, err: err}
 		}()

@@ -23,3 +23,53 @@ func TestAttemptTimeout(t *testing.T) {
 		t.Fatalf("the last replica gets what is left: %v", got)
 	}
 }
+
+// A device's circuit opens at its third failure in a row, sends it behind
+// the other replicas for the cooldown, lets it back in order afterwards
+// (half-open: one more failure reopens it) and closes on a success.
+func TestBreaker(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := &breakers{now: func() time.Time { return now }}
+	addr := func(id string) string { return "addr-" + id }
+	order := func() string {
+		ids := []string{"d0", "d1", "d2"}
+		b.order(ids, addr)
+		return ids[0] + ids[1] + ids[2]
+	}
+	for i := range breakerFailures - 1 {
+		if b.failed("addr-d0") {
+			t.Fatalf("opened after %d failures", i+1)
+		}
+	}
+	if got := order(); got != "d0d1d2" {
+		t.Fatalf("closed circuit reordered: %s", got)
+	}
+	if !b.failed("addr-d0") {
+		t.Fatalf("not opened after %d failures", breakerFailures)
+	}
+	if got := order(); got != "d1d2d0" {
+		t.Fatalf("open circuit: order %s, want d1d2d0", got)
+	}
+	b.failed("addr-d1")
+	b.failed("addr-d1")
+	if !b.failed("addr-d1") {
+		t.Fatal("d1 not opened at its third failure")
+	}
+	if got := order(); got != "d2d0d1" {
+		t.Fatalf("two open circuits: order %s, want d2d0d1", got)
+	}
+	now = now.Add(breakerCooldown)
+	if got := order(); got != "d0d1d2" {
+		t.Fatalf("after the cooldown: order %s, want the map's", got)
+	}
+	if !b.failed("addr-d0") {
+		t.Fatal("a failure after the cooldown (half-open) did not reopen")
+	}
+	b.succeeded("addr-d0")
+	if b.isOpen("addr-d0") || order() != "d0d1d2" {
+		t.Fatal("a success did not close the circuit")
+	}
+	if b.failed("addr-d0") {
+		t.Fatal("one failure after a success opened the circuit")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -33,6 +36,11 @@ import (
 type gate struct {
 	mu   sync.Mutex
 	shut chan struct{} // nil: open
+	// rot, when set, flips a bit of every data object the device serves
+	// by Get (access lists and manifests excepted) after the device
+	// checksummed it: a source whose data goes bad on its way out.
+	rot atomic.Bool
+	dir string // the device's store directory
 }
 
 func (g *gate) close() {
@@ -71,7 +79,14 @@ func (g *gate) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h gr
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
-	return h(ctx, req)
+	resp, err := h(ctx, req)
+	if r, ok := req.(*devicepb.GetRequest); ok && g.rot.Load() && !strings.HasPrefix(r.GetName(), authz.ACLObject("")) &&
+		!strings.HasSuffix(r.GetName(), "/head") {
+		if o, ok := resp.(*devicepb.GetResponse); ok && err == nil && len(o.Data) > 0 && len(o.Data[0]) > 0 {
+			o.Data[0][0] ^= 0x01
+		}
+	}
+	return resp, err
 }
 
 func (g *gate) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
@@ -99,7 +114,7 @@ func startGatedDevice(t *testing.T, endpoint *testEtcd, id string) (*gate, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &gate{}
+	g := &gate{dir: dir}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan struct{})
 	go func() {

@@ -16,6 +16,8 @@ type metrics struct {
 	repairs      prometheus.Counter
 	loads        *prometheus.CounterVec // by outcome
 	swept        prometheus.Counter
+	reconciled   prometheus.Counter
+	breakerOpens prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -37,16 +39,21 @@ func newMetrics() *metrics {
 			Help: "Loads by outcome: published, concurrent (another load published first), failed."}, []string{"outcome"}),
 		swept: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_swept_shards_total",
 			Help: "Stale shard databases removed from devices (old generations, loads that failed or lost)."}),
+		reconciled: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_reconciled_replicas_total",
+			Help: "Shard replicas found short on their device (wiped, partly copied, a corrupt object quarantined) and copied again."}),
+		breakerOpens: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_breaker_opens_total",
+			Help: "Times a device failed often enough in a row to be asked last (its circuit opened)."}),
 	}
 }
 
 // RegisterMetrics registers the client's metrics with reg (the
 // coordinator serves them at /metrics: `rosemary cluster up
 // --metrics-addr`): query latency by operation, query bytes, failovers,
-// hedges, repairs, loads by outcome, swept shards.
+// hedges, repairs, loads by outcome, swept shards, replicas reconciled,
+// circuits opened.
 func (c *Client) RegisterMetrics(reg prometheus.Registerer) error {
 	m := c.metrics
-	for _, col := range []prometheus.Collector{m.querySeconds, m.queryBytes, m.failovers, m.hedges, m.repairs, m.loads, m.swept} {
+	for _, col := range []prometheus.Collector{m.querySeconds, m.queryBytes, m.failovers, m.hedges, m.repairs, m.loads, m.swept, m.reconciled, m.breakerOpens} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}

@@ -11,10 +11,12 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
-// Repair copies a lost replica from a source that holds the shard: the
-// first replica listed was wiped, so its copy would be empty; repair
-// falls back to the next and checks what arrived. Once the other old
-// replicas are gone too, the new replica answers, exactly.
+// Repair copies a lost replica from a source that holds the shard, and
+// restores a wiped one: the first replica listed was wiped (so its copy
+// would be empty), the third's device dies; repair reconciles the wiped
+// replica in place from a whole one and copies the lost one onto d3.
+// Once the one replica never touched is gone too, the others answer,
+// exactly.
 func TestClusterRepairSkipsWipedSource(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts etcd and device processes")
@@ -49,10 +51,10 @@ func TestClusterRepairSkipsWipedSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if copied != 1 || replicasOn(m, "d3") != 1 {
-		t.Fatalf("repair copied %d replicas, map %v: want one copy onto d3", copied, m.Shards[0].Replicas)
+	if copied != 2 || replicasOn(m, "d3") != 1 || replicasOn(m, "d0") != 1 {
+		t.Fatalf("repair copied %d replicas, map %v: want d0 copied again in place and a copy onto d3", copied, m.Shards[0].Replicas)
 	}
-	// d1, the source, goes too: d0 holds nothing, so d3 must answer.
+	// d1, the only replica never touched, goes too: d0 and d3 answer.
 	procs[1].cmd.Process.Signal(syscall.SIGKILL)
 	waitDevices(t, c, 2)
 	for _, i := range []int{0, 517, n - 1} {
@@ -60,8 +62,8 @@ func TestClusterRepairSkipsWipedSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) || a.DeviceBytes["d3"] == 0 {
-			t.Fatalf("record %d: exact %v, devices %v: want d3's answer", i, bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]), a.DeviceBytes)
+		if !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) || a.DeviceBytes["d1"] != 0 {
+			t.Fatalf("record %d: exact %v, devices %v: want d0's or d3's answer", i, bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]), a.DeviceBytes)
 		}
 	}
 }

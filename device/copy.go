@@ -72,10 +72,19 @@ func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
 	return nil
 }
 
+// ErrCopyChecksum: an object copied from another device does not match
+// the checksum its source sent with it (or came without one); it was not
+// published. It matches api.ErrChecksum (gRPC DataLoss).
+var ErrCopyChecksum = fmt.Errorf("device: copy: %w", api.ErrChecksum)
+
 // CopyFrom copies objects from another device into this one's store,
-// device to device (the data never passes through the caller). Objects
-// already here with the same shape are skipped, so an interrupted copy
-// resumes.
+// device to device (the data never passes through the caller). Each
+// object is checked against the checksum its source sent (computed there
+// from verified pages) before it is published here: a mismatch fails the
+// copy with ErrCopyChecksum and publishes nothing of that object. Objects
+// already here with the same shape are kept if they read back intact
+// (every page's CRC), so an interrupted copy resumes and a corrupt local
+// object is replaced.
 func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.CopyFromResponse, error) {
 	if req.Source == "" || req.Prefix == "" {
 		return nil, fmt.Errorf("device: copy: %w: a source and a non-empty prefix are needed", api.ErrInvalid)
@@ -111,38 +120,76 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 	}
 	resp := &api.CopyFromResponse{}
 	for _, in := range list.Objects {
-		if have, err := d.st.Stat(in.Name); err == nil && have.Shape == in.Shape && have.Kind == in.Kind {
-			continue
-		}
 		if !strings.HasPrefix(in.Name, req.Prefix) {
 			return resp, fmt.Errorf("device: copy: the source listed %q outside %q", in.Name, req.Prefix)
 		}
-		obj, err := src.Get(ctx, &api.GetRequest{Name: in.Name})
-		if err != nil {
-			return resp, fmt.Errorf("device: copy %s: %w", in.Name, errSourceUnavailable)
+		if d.holdsIntact(in) {
+			continue
 		}
-		ws := int(in.Shape.WordSize)
-		raw := make([][]byte, len(obj.Data))
-		for i, limb := range obj.Data {
-			raw[i] = make([]byte, ws*len(limb))
-			for j, v := range limb {
-				switch ws {
-				case 8:
-					binary.LittleEndian.PutUint64(raw[i][8*j:], v)
-				case 2:
-					binary.LittleEndian.PutUint16(raw[i][2*j:], uint16(v))
-				case 1:
-					raw[i][j] = byte(v)
-				default:
-					return resp, fmt.Errorf("device: copy %s: %d-byte words", in.Name, ws)
-				}
-			}
-		}
-		if err := d.write(func() error { _, err := d.st.Put(in.Name, in.Kind, in.Shape, raw); return err }); err != nil {
-			return resp, fmt.Errorf("device: copy %s: %w", in.Name, err)
+		if err := d.copyObject(ctx, src, in); err != nil {
+			return resp, err
 		}
 		resp.Objects++
 		resp.Bytes += in.Shape.Bytes()
 	}
 	return resp, nil
+}
+
+// holdsIntact reports whether the store holds an object of in's kind and
+// shape that reads back with every page's CRC intact.
+func (d *Device) holdsIntact(in api.ObjectInfo) bool {
+	have, err := d.st.Stat(in.Name)
+	if err != nil || have.Shape != in.Shape || have.Kind != in.Kind {
+		return false
+	}
+	_, err = d.scrubObject(in.Name) // page by page: no copy of the object in memory
+	return err == nil
+}
+
+// copyObject fetches one object from src, checks it against the
+// checksum src sent and only then stores it.
+func (d *Device) copyObject(ctx context.Context, src api.Device, in api.ObjectInfo) error {
+	obj, err := src.Get(ctx, &api.GetRequest{Name: in.Name})
+	if err != nil {
+		if errors.Is(err, api.ErrChecksum) {
+			// The source's own pages failed their CRCs: it is no source.
+			return fmt.Errorf("device: copy %s: the source's copy is corrupt: %w", in.Name, ErrCopyChecksum)
+		}
+		return fmt.Errorf("device: copy %s: %w", in.Name, errSourceUnavailable)
+	}
+	if obj.Kind != in.Kind || uint32(in.Shape.Polys) != obj.Polys || uint32(in.Shape.Limbs) != obj.Limbs || len(obj.Data) != in.Shape.NumLimbs() {
+		return fmt.Errorf("device: copy %s: %w: the source sent another shape than it listed", in.Name, api.ErrInvalid)
+	}
+	ws := int(in.Shape.WordSize)
+	n := 1 << in.Shape.LogN
+	raw := make([][]byte, len(obj.Data))
+	for i, limb := range obj.Data {
+		if len(limb) != n {
+			return fmt.Errorf("device: copy %s: %w: limb %d has %d words, not %d", in.Name, api.ErrInvalid, i, len(limb), n)
+		}
+		raw[i] = make([]byte, ws*len(limb))
+		for j, v := range limb {
+			switch ws {
+			case 8:
+				binary.LittleEndian.PutUint64(raw[i][8*j:], v)
+			case 2:
+				binary.LittleEndian.PutUint16(raw[i][2*j:], uint16(v))
+			case 1:
+				raw[i][j] = byte(v)
+			default:
+				return fmt.Errorf("device: copy %s: %d-byte words", in.Name, ws)
+			}
+		}
+	}
+	if obj.CRC32C == nil {
+		return fmt.Errorf("device: copy %s: the source sent no checksum: %w", in.Name, ErrCopyChecksum)
+	}
+	if got := object.Checksum(raw); got != *obj.CRC32C {
+		d.copyCorrupt.Add(1)
+		return fmt.Errorf("device: copy %s: computed %#08x, the source sent %#08x: %w", in.Name, got, *obj.CRC32C, ErrCopyChecksum)
+	}
+	if err := d.write(func() error { _, err := d.st.Put(in.Name, in.Kind, in.Shape, raw); return err }); err != nil {
+		return fmt.Errorf("device: copy %s: %w", in.Name, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"runtime"
 	"sync"
@@ -73,6 +74,9 @@ type Device struct {
 	streams                              streamTable              // stream programs (SetStream, RunStream)
 	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served
 	rpcSeconds                           *prometheus.HistogramVec // served RPC latencies (metrics.go)
+
+	// Scrubbing and verified copies (scrub.go, copy.go).
+	scrubbed, scrubCorrupt, quarantined, copyCorrupt atomic.Int64
 	// access decides who may do what over gRPC (every served call passes
 	// it; in-process callers hold the store and are trusted).
 	access  *authz.Authorizer
@@ -303,7 +307,8 @@ func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, 
 		}
 		out[i] = decodeWords(b, nil)
 	}
-	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out}, nil
+	crc := object.Checksum(raw)
+	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out, CRC32C: &crc}, nil
 }
 
 func decodeWords(b []byte, dst []uint64) []uint64 {

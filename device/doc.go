@@ -36,6 +36,15 @@
 // protobuf-encoded size of each device-service message, without gRPC and
 // HTTP/2 framing.
 //
+// Integrity (copy.go, scrub.go): Get sends an object with its CRC-32C
+// (object.Checksum, computed from pages whose own CRCs checked out);
+// CopyFrom, the device-to-device copy a cluster repairs with, checks it
+// before publishing (ErrCopyChecksum, gRPC DataLoss). Scrub reads every
+// stored page and quarantines (deletes) an object that fails its CRCs, so
+// no query reads it and the cluster copies it back from a healthy
+// replica; ScrubEvery runs it periodically (`device serve
+// --scrub-interval`).
+//
 // The host side is package device/remote (a gRPC client, itself an
 // api.Device) and package device/resident (an engine.ResidentDevice over
 // any api.Device, so an engine.Executor keeps device values on the device

@@ -119,6 +119,8 @@ func toStatus(err error) error {
 		c = codes.InvalidArgument
 	case errors.Is(err, api.ErrStale):
 		c = codes.Aborted
+	case errors.Is(err, api.ErrChecksum), errors.Is(err, store.ErrCorrupt):
+		c = codes.DataLoss
 	case errors.Is(err, store.ErrISPMode):
 		c = codes.FailedPrecondition
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

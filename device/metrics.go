@@ -18,7 +18,8 @@ func newRPCSeconds() *prometheus.HistogramVec {
 // RegisterMetrics registers the device's metrics with reg (served at
 // /metrics by `rosemary device serve --metrics-addr`): RPC latency by
 // method, the stream-run queue, runs, bytes read from the store and
-// payload bytes over the wire.
+// payload bytes over the wire, scrubbed bytes, corruptions found and
+// quarantined, copies refused on their checksum.
 func (d *Device) RegisterMetrics(reg prometheus.Registerer) error {
 	counter := func(name, help string, f func() int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(f()) })
@@ -34,6 +35,10 @@ func (d *Device) RegisterMetrics(reg prometheus.Registerer) error {
 		counter("rosemary_device_store_read_bytes_total", "Bytes read from the store by jobs and stream runs (scanned).", d.storeRead.Load),
 		counter("rosemary_device_wire_received_bytes_total", "Request payload bytes received over gRPC.", d.wire.Received),
 		counter("rosemary_device_wire_sent_bytes_total", "Reply payload bytes sent over gRPC.", d.wire.Sent),
+		counter("rosemary_device_scrubbed_bytes_total", "Payload bytes the scrub read and verified (every page's CRC).", d.scrubbed.Load),
+		counter("rosemary_device_scrub_corruptions_total", "Objects the scrub found corrupt (a page failed its CRC).", d.scrubCorrupt.Load),
+		counter("rosemary_device_quarantined_objects_total", "Corrupt objects deleted by the scrub, for the cluster to copy back from a healthy replica.", d.quarantined.Load),
+		counter("rosemary_device_copy_checksum_failures_total", "Objects copied from another device refused: their checksum did not match the source's.", d.copyCorrupt.Load),
 	} {
 		if err := reg.Register(c); err != nil {
 			return err

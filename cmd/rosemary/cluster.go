@@ -21,7 +21,7 @@ func init() {
 	register(command{name: "cluster", summary: "a local cluster of devices coordinated by etcd: up --devices K | status --etcd ADDR | user add --name N", run: runCluster})
 }
 
-const clusterUsage = "usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] [--insecure-plaintext] [--metrics-addr 127.0.0.1:PORT] | " +
+const clusterUsage = "usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] [--insecure-plaintext] [--metrics-addr 127.0.0.1:PORT] [--reconcile-interval 1m] [--scrub-interval 24h] | " +
 	"status --etcd ADDR [--json] [--cert F --key F --cacert F] | user add --etcd ADDR --name N [--role user|device|admin] --cert ADMIN.crt --key ADMIN.key --cacert CA"
 
 func runCluster(args []string) error {
@@ -36,6 +36,8 @@ func runCluster(args []string) error {
 		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores, the certificates (DIR/certs) and the embedded etcd")
 		plaintext := fs.Bool("insecure-plaintext", false, "devices and etcd serve plaintext on loopback, etcd without auth (default: TLS 1.3 with client certificates from DIR/certs, etcd's RBAC on)")
 		metricsAddr := fs.String("metrics-addr", "", "the coordinator serves Prometheus metrics at http://ADDR/metrics (loopback only; default off)")
+		reconcile := fs.Duration("reconcile-interval", time.Minute, "the coordinator also checks every replica against its manifest this often, copying a short one again (0: only when devices come and go)")
+		scrub := fs.Duration("scrub-interval", 24*time.Hour, "each device reads and verifies every stored page this often (`device serve --scrub-interval`; 0: never)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -55,7 +57,9 @@ func runCluster(args []string) error {
 		ctx, stop := untilInterrupted()
 		defer stop()
 		l, err := local.Start(ctx, local.Config{Dir: *dir, Devices: *k, Endpoint: endpoint, EtcdTLS: tr.etcdServer, Admin: tr.admin,
-			Serve: device, DeviceArgs: tr.deviceArgs})
+			Serve: device, DeviceArgs: func(id string) []string {
+				return append(tr.deviceArgs(id), "--scrub-interval", scrub.String())
+			}})
 		if err != nil {
 			return err
 		}
@@ -87,6 +91,7 @@ func runCluster(args []string) error {
 			return err
 		}
 		defer c.Close()
+		c.ReconcileInterval = *reconcile
 		stopMetrics, err := serveMetrics(*metricsAddr, c.RegisterMetrics)
 		if err != nil {
 			return err

@@ -28,7 +28,7 @@ func init() {
 
 func runDevice(args []string) (err error) {
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json] [--metrics-addr 127.0.0.1:PORT]")
+		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json] [--metrics-addr 127.0.0.1:PORT] [--scrub-interval 24h]")
 	}
 	fs := flag.NewFlagSet("device serve", flag.ContinueOnError)
 	dir := fs.String("store", "", "object store directory (created if absent)")
@@ -53,6 +53,7 @@ func runDevice(args []string) (err error) {
 	clientCertAuth := fs.Bool("client-cert-auth", true, "require a client certificate signed by --trusted-ca-file")
 	plaintext := fs.Bool("insecure-plaintext", false, "serve without TLS or client authentication (loopback addresses only; every caller is one identity)")
 	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only: plaintext, unauthenticated; default off)")
+	scrub := fs.Duration("scrub-interval", 24*time.Hour, "read every stored page, verifying its CRC, this often; quarantine (delete) a corrupt object for the cluster to copy back from a healthy replica (0: never)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -158,6 +159,9 @@ func runDevice(args []string) (err error) {
 		<-ctx.Done()
 		stop()
 	}()
+	if *scrub > 0 {
+		go d.ScrubEvery(ctx, *scrub, log)
+	}
 	if *etcd != "" {
 		ec := cluster.Etcd{Endpoints: strings.Split(*etcd, ","), TLS: etcdTLS}
 		name, err := deviceID(ec, *id, lis.Addr().String())

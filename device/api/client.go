@@ -23,8 +23,16 @@ func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Cont
 	var zero R
 	resp, err := rpc(ctx, req)
 	if err != nil {
-		if status.Code(err) == codes.Aborted {
+		switch status.Code(err) {
+		case codes.Aborted:
 			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrStale, err)
+		case codes.DataLoss:
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrChecksum, err)
+		case codes.PermissionDenied:
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrPermissionDenied, err)
+		case codes.Unavailable:
+			// The device (or the connection to it) is down: retry elsewhere.
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrUnavailable, err)
 		}
 		return zero, fmt.Errorf("device: %s: %w", method, err)
 	}

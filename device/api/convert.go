@@ -280,7 +280,7 @@ func putRespToProto(r *PutResponse) *devicepb.PutResponse {
 }
 
 func getRespToProto(r *GetResponse) *devicepb.GetResponse {
-	return &devicepb.GetResponse{Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data)}
+	return &devicepb.GetResponse{Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data), Crc32C: r.CRC32C}
 }
 
 func deleteRespToProto(*DeleteResponse) *devicepb.DeleteResponse { return &devicepb.DeleteResponse{} }
@@ -315,7 +315,7 @@ func getRespFromProto(m *devicepb.GetResponse) (*GetResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GetResponse{Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data}, nil
+	return &GetResponse{Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, CRC32C: m.Crc32C}, nil
 }
 
 func recvRespFromProto(m *devicepb.RecvResponse) (*RecvResponse, error) {

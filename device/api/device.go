@@ -61,4 +61,8 @@ var (
 	// ErrStale: a compare-and-swap put found the object changed since the
 	// caller read it (gRPC Aborted).
 	ErrStale = errors.New("object changed since it was read")
+	// ErrChecksum: data failed its checksum — a stored page, or an object
+	// copied from another device that does not match the checksum its
+	// source sent (gRPC DataLoss).
+	ErrChecksum = errors.New("checksum mismatch")
 )

@@ -92,6 +92,10 @@ type GetResponse struct {
 	Polys uint32
 	Limbs uint32
 	Data  [][]uint64
+	// CRC32C is the object's checksum as stored (object.Checksum of its
+	// limbs in their stored word size), nil if the device sent none. A
+	// copy is checked against it before it is published.
+	CRC32C *uint32
 }
 
 // DeleteRequest deletes a stored object.

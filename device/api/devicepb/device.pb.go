@@ -522,11 +522,16 @@ func (x *GetRequest) GetName() string {
 }
 
 type GetResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          uint32                 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Polys         uint32                 `protobuf:"varint,2,opt,name=polys,proto3" json:"polys,omitempty"`
-	Limbs         uint32                 `protobuf:"varint,3,opt,name=limbs,proto3" json:"limbs,omitempty"`
-	Data          [][]byte               `protobuf:"bytes,4,rep,name=data,proto3" json:"data,omitempty"` // one limb each, little-endian uint64s
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Kind  uint32                 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	Polys uint32                 `protobuf:"varint,2,opt,name=polys,proto3" json:"polys,omitempty"`
+	Limbs uint32                 `protobuf:"varint,3,opt,name=limbs,proto3" json:"limbs,omitempty"`
+	Data  [][]byte               `protobuf:"bytes,4,rep,name=data,proto3" json:"data,omitempty"` // one limb each, little-endian uint64s
+	// CRC-32C (Castagnoli) of the object as stored: its limbs in order,
+	// each as little-endian words of the stored word size (8, 2 or 1
+	// bytes), computed from pages whose own CRCs checked out. A device
+	// copying the object (CopyFrom) checks it before publishing.
+	Crc32C        *uint32 `protobuf:"fixed32,5,opt,name=crc32c,proto3,oneof" json:"crc32c,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -587,6 +592,13 @@ func (x *GetResponse) GetData() [][]byte {
 		return x.Data
 	}
 	return nil
+}
+
+func (x *GetResponse) GetCrc32C() uint32 {
+	if x != nil && x.Crc32C != nil {
+		return *x.Crc32C
+	}
+	return 0
 }
 
 type DeleteRequest struct {
@@ -2407,12 +2419,14 @@ const file_device_proto_rawDesc = "" +
 	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\" \n" +
 	"\n" +
 	"GetRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"a\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x89\x01\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x14\n" +
 	"\x05polys\x18\x02 \x01(\rR\x05polys\x12\x14\n" +
 	"\x05limbs\x18\x03 \x01(\rR\x05limbs\x12\x12\n" +
-	"\x04data\x18\x04 \x03(\fR\x04data\"#\n" +
+	"\x04data\x18\x04 \x03(\fR\x04data\x12\x1b\n" +
+	"\x06crc32c\x18\x05 \x01(\aH\x00R\x06crc32c\x88\x01\x01B\t\n" +
+	"\a_crc32c\"#\n" +
 	"\rDeleteRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x10\n" +
 	"\x0eDeleteResponse\"Z\n" +
@@ -2667,6 +2681,7 @@ func file_device_proto_init() {
 		return
 	}
 	file_device_proto_msgTypes[4].OneofWrappers = []any{}
+	file_device_proto_msgTypes[7].OneofWrappers = []any{}
 	file_device_proto_msgTypes[11].OneofWrappers = []any{
 		(*Binding_Inline)(nil),
 		(*Binding_Stored)(nil),

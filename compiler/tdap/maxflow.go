@@ -6,11 +6,12 @@ import (
 	"math"
 )
 
-// Network is a flow network with two max-flow algorithms: MaxFlow
-// (push-relabel, the default) and MaxFlowDinic (Dinic's). Capacities are
-// int64 in whatever additive unit the caller uses (Solve passes cost units,
-// see the package documentation); they must be non-negative and the sum of
-// the capacities leaving the source must fit in an int64.
+// Network is a flow network with two max-flow algorithms: MaxFlow (Dinic's
+// first phases, then push-relabel; the default) and MaxFlowDinic (Dinic's
+// alone). Capacities are int64 in whatever additive unit the caller uses
+// (Solve passes cost units, see the package documentation); they must be
+// non-negative and the sum of the capacities leaving the source must fit in
+// an int64.
 //
 // Edges are collected by AddEdge/AddUndirected and turned into a compressed
 // adjacency array (CSR: one flat array of arcs, grouped by tail, plus an
@@ -174,16 +175,29 @@ func (g *Network) MaxFlowDinic(s, t int) (int64, error) {
 	if err := g.prepare(s, t); err != nil {
 		return 0, err
 	}
+	flow, _ := g.dinic(math.MaxInt)
+	g.complete = true
+	return flow, nil
+}
+
+// dinic runs up to phases of Dinic's phases on the prepared network and
+// returns the flow found; done reports that it is a maximum flow (no
+// augmenting path is left).
+func (g *Network) dinic(phases int) (flow int64, done bool) {
+	if phases <= 0 {
+		return 0, false
+	}
 	g.level = make([]int32, g.n)
 	g.iter = make([]int32, g.n)
 	g.queue = make([]int32, 0, g.n)
-	var flow int64
-	for g.bfs() {
+	for k := 0; k < phases; k++ {
+		if !g.bfs() {
+			return flow, true
+		}
 		copy(g.iter, g.start[:g.n])
 		flow += g.augment()
 	}
-	g.complete = true
-	return flow, nil
+	return flow, !g.bfs()
 }
 
 // bfs labels nodes with their distance from s in the residual graph and
@@ -274,10 +288,11 @@ func (g *Network) augment() int64 {
 // SourceSet reports, after MaxFlowDinic, the nodes reachable from s in the
 // residual graph: the source side of the minimum cut whose source side is
 // smallest (it is contained in the source side of every minimum cut). It
-// needs a complete flow, which MaxFlow (a maximum preflow) does not leave.
+// needs a complete flow, which MaxFlow leaves only when Dinic's phases
+// finished it (push-relabel leaves a maximum preflow).
 func (g *Network) SourceSet() ([]bool, error) {
 	if !g.complete {
-		return nil, errors.New("tdap: network: SourceSet needs MaxFlowDinic first")
+		return nil, errors.New("tdap: network: SourceSet needs a complete flow (MaxFlowDinic)")
 	}
 	in := make([]bool, g.n)
 	q := make([]int32, 0, g.n)

@@ -103,8 +103,18 @@ func (c Chart) barsFigure() (figure, error) {
 	if n == 0 {
 		return figure{}, fmt.Errorf("report: chart %q has no series", c.Title)
 	}
+	// Each group is as wide as its longest label, so that neighbouring
+	// labels ("Scratchpad", "Interconnect & Others") do not run together,
+	// and its bars fill 60 points of it at most, less than the group's
+	// share of the plot area (the axis takes the rest), so that groups
+	// keep a gap between them.
+	group := groupWidth
+	for _, l := range c.Categories {
+		r := p.X.Tick.Label.Rectangle(l)
+		group = max(group, r.Max.X-r.Min.X+labelGap)
+	}
+	w := min(vg.Points(60), group*3/4) / vg.Length(n)
 	legend := plot.NewLegend()
-	w := vg.Points(60 / float64(n))
 	for i, s := range c.Series {
 		if len(s.Y) != len(c.Categories) {
 			return figure{}, fmt.Errorf("report: chart %q: series %q has %d values for %d categories", c.Title, s.Name, len(s.Y), len(c.Categories))
@@ -122,13 +132,6 @@ func (c Chart) barsFigure() (figure, error) {
 		legend.Add(s.Name, b)
 	}
 	p.NominalX(c.Categories...)
-	// Each group is as wide as its longest label, so that neighbouring
-	// labels ("Scratchpad", "Interconnect & Others") do not run together.
-	group := groupWidth
-	for _, l := range c.Categories {
-		r := p.X.Tick.Label.Rectangle(l)
-		group = max(group, r.Max.X-r.Min.X+labelGap)
-	}
 	return figure{p: p, legend: legend, width: vg.Length(max(6, len(c.Categories))) * group}, nil
 }
 

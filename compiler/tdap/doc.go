@@ -24,7 +24,7 @@
 // push-relabel (highest label, gap and global relabelling). Solve runs
 // Dinic's first phases, which finish a compiled program's cut, and hands a
 // deep program still unfinished to push-relabel with the flow found so far
-// (see dinicPhases); both alone are kept as cross-checks. A node whose
+// (see dinicWork); both alone are kept as cross-checks. A node whose
 // output has a single reader needs no auxiliary OutComm nodes: its charge
 // is one edge (see outCommArcs). A 10^6-node program is partitioned in about
 // a second (BenchmarkSolve1M). Cost evaluates the

@@ -180,22 +180,26 @@ func (g *Network) MaxFlowDinic(s, t int) (int64, error) {
 	return flow, nil
 }
 
-// dinic runs up to phases of Dinic's phases on the prepared network and
-// returns the flow found; done reports that it is a maximum flow (no
-// augmenting path is left).
-func (g *Network) dinic(phases int) (flow int64, done bool) {
-	if phases <= 0 {
+// dinic runs Dinic's phases on the prepared network while their work (arcs
+// scanned, counting a whole breadth-first search per phase) stays within
+// budget, and returns the flow found; done reports that it is a maximum
+// flow (no augmenting path is left). The budget is checked between phases.
+func (g *Network) dinic(budget int) (flow int64, done bool) {
+	if budget <= 0 {
 		return 0, false
 	}
 	g.level = make([]int32, g.n)
 	g.iter = make([]int32, g.n)
 	g.queue = make([]int32, 0, g.n)
-	for k := 0; k < phases; k++ {
+	work := 0
+	for work < budget {
 		if !g.bfs() {
 			return flow, true
 		}
 		copy(g.iter, g.start[:g.n])
-		flow += g.augment()
+		f, scanned := g.augment()
+		flow += f
+		work += len(g.arcs) + scanned
 	}
 	return flow, !g.bfs()
 }
@@ -235,9 +239,9 @@ func (g *Network) bfs() bool {
 }
 
 // augment finds a blocking flow in the level graph with an explicit path
-// stack (iterative DFS with current-arc pointers) and returns its value.
-func (g *Network) augment() int64 {
-	var total int64
+// stack (iterative DFS with current-arc pointers) and returns its value and
+// the number of arcs it scanned.
+func (g *Network) augment() (total int64, scanned int) {
 	s, t := g.s, g.t
 	level, iter, start, arcs := g.level, g.iter, g.start, g.arcs
 	path := g.queue[:0] // the BFS queue is free during augmentation
@@ -262,9 +266,11 @@ func (g *Network) augment() int64 {
 		}
 		lu := level[u] + 1
 		a, end := iter[u], start[u+1]
+		from := a
 		for a < end && (arcs[a].cap == 0 || level[arcs[a].head] != lu) {
 			a++
 		}
+		scanned += int(a-from) + 1
 		iter[u] = a
 		if a < end {
 			path = append(path, a)
@@ -282,7 +288,7 @@ func (g *Network) augment() int64 {
 		iter[u]++
 	}
 	g.queue = path[:0]
-	return total
+	return total, scanned
 }
 
 // SourceSet reports, after MaxFlowDinic, the nodes reachable from s in the

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"container/heap"
 	"fmt"
 	"sort"
 
@@ -296,42 +297,72 @@ func passSchedule(u *unit) error {
 	for i := range users {
 		remaining[i] = len(users[i])
 	}
+	// Every node's size, once: the greedy choice below reads them for each
+	// ready node at each step.
+	size := make([]int64, n)
+	for i, nd := range p.Nodes {
+		b, err := p.Bytes(nd, u.cm.WordBits())
+		if err != nil {
+			b = 0 // as before: an unsized node counts as empty
+		}
+		size[i] = b
+	}
+	// delta is what scheduling v next adds to the live bytes: its result,
+	// less the operands whose last reader it is. It changes only when an
+	// operand's remaining readers drop to one, so the ready nodes sit in a
+	// heap ordered by (delta, ID) and are re-keyed then; popping the least
+	// is the choice of a scan over all ready nodes (least delta, then least
+	// ID), in O(log n) instead of O(ready).
+	delta := func(v int) int64 {
+		d := size[v]
+		for _, a := range uniq(p.Nodes[v].Args) {
+			if remaining[a] == 1 {
+				d -= size[a]
+			}
+		}
+		return d
+	}
 	waiting := make([]int, n)
-	var ready []int
+	isReady := make([]bool, n)
+	cur := make([]int64, n) // the delta a ready node is keyed by
+	var ready schedHeap
+	push := func(v int) {
+		isReady[v] = true
+		cur[v] = delta(v)
+		heap.Push(&ready, schedItem{cur[v], v})
+	}
 	for i, nd := range p.Nodes {
 		waiting[i] = len(uniq(nd.Args))
 		if waiting[i] == 0 {
-			ready = append(ready, i)
+			push(i)
 		}
-	}
-	size := func(v int) int64 {
-		b, _ := p.Bytes(p.Nodes[v], u.cm.WordBits())
-		return b
 	}
 	order := make([]int, 0, n)
-	for len(ready) > 0 {
-		best, bestDelta := -1, int64(0)
-		for k, v := range ready {
-			delta := size(v)
-			for _, a := range uniq(p.Nodes[v].Args) {
-				if remaining[a] == 1 {
-					delta -= size(a)
-				}
-			}
-			if best < 0 || delta < bestDelta || (delta == bestDelta && v < ready[best]) {
-				best, bestDelta = k, delta
-			}
+	for ready.Len() > 0 {
+		it := heap.Pop(&ready).(schedItem)
+		v := it.v
+		if !isReady[v] || it.delta != cur[v] {
+			continue // a stale entry: v was re-keyed or already scheduled
 		}
-		v := ready[best]
-		ready = append(ready[:best], ready[best+1:]...)
+		isReady[v] = false
 		order = append(order, v)
 		for _, a := range uniq(p.Nodes[v].Args) {
 			remaining[a]--
+			if remaining[a] <= 1 {
+				for _, w := range users[a] {
+					if isReady[w] {
+						if d := delta(w); d != cur[w] {
+							cur[w] = d
+							heap.Push(&ready, schedItem{d, w})
+						}
+					}
+				}
+			}
 		}
 		for _, w := range users[v] {
 			waiting[w]--
 			if waiting[w] == 0 {
-				ready = append(ready, w)
+				push(w)
 			}
 		}
 	}
@@ -340,6 +371,31 @@ func passSchedule(u *unit) error {
 	}
 	u.order = order
 	return nil
+}
+
+// schedItem is a ready node keyed by its delta (see passSchedule).
+type schedItem struct {
+	delta int64
+	v     int
+}
+
+// schedHeap is a min-heap of ready nodes by (delta, ID).
+type schedHeap []schedItem
+
+func (h schedHeap) Len() int { return len(h) }
+func (h schedHeap) Less(i, j int) bool {
+	if h[i].delta != h[j].delta {
+		return h[i].delta < h[j].delta
+	}
+	return h[i].v < h[j].v
+}
+func (h schedHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *schedHeap) Push(x any)   { *h = append(*h, x.(schedItem)) }
+func (h *schedHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func uniq(s []int) []int {

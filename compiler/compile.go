@@ -220,7 +220,7 @@ func compile(prog *ir.Program, a *arch.Arch, opt Options, v variant) (*Plan, err
 	cp := *prog
 	cp.Nodes = append([]ir.Node(nil), prog.Nodes...)
 	u := &unit{prog: &cp, arch: a, opt: opt, noRewrite: v.noRewrite, optimistic: v.optimistic,
-		cm:   &CostModel{Arch: a, Prof: lower.NewProfiler(), Resident: map[int]bool{}, HotKeys: map[keyRef]bool{}},
+		cm:   &CostModel{Arch: a, Prof: lower.Shared(), Resident: map[int]bool{}, HotKeys: map[keyRef]bool{}},
 		plan: &Plan{Workload: prog.Name, Arch: a.Name, Opt: opt.Opt}}
 	for _, p := range passes {
 		if p.levels != nil && !slices.Contains(p.levels, opt.Opt) {

@@ -7,6 +7,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/fhe"
 )
 
 // CostModel estimates D_i(Host) and D_i(SSD) for each node and T_comm for
@@ -36,6 +37,24 @@ type CostModel struct {
 
 	users   [][]int     // readers of each node of usersOf
 	usersOf *ir.Program // the program users describes
+
+	// The ring degree of the preset last sized: a program uses one or two
+	// presets, and the cost model sizes values several times per node.
+	lastParams string
+	lastLogN   int
+}
+
+// logN is the ring degree (log2) of preset params.
+func (cm *CostModel) logN(params string) (int, error) {
+	if cm.lastLogN > 0 && params == cm.lastParams {
+		return cm.lastLogN, nil
+	}
+	pr, err := fhe.Lookup(params)
+	if err != nil {
+		return 0, err
+	}
+	cm.lastParams, cm.lastLogN = params, pr.LogN
+	return pr.LogN, nil
 }
 
 // readers returns how many nodes read v's result (at least 1).
@@ -81,11 +100,11 @@ func (cm *CostModel) WordBits() int { return cm.Arch.Engine.WordBits }
 
 // ValueBytes is the size of all Count instances of n's result.
 func (cm *CostModel) ValueBytes(p *ir.Program, n ir.Node) (int64, error) {
-	b, err := p.Bytes(n, cm.WordBits())
+	logN, err := cm.logN(n.Params)
 	if err != nil {
 		return 0, err
 	}
-	return b * n.Count, nil
+	return ir.InstanceBytes(n, logN, cm.WordBits()) * n.Count, nil
 }
 
 // CommSeconds is T_comm for moving v's result across the host–SSD link.

@@ -126,6 +126,12 @@ func (p *Program) Bytes(n Node, wordBits int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return InstanceBytes(n, pr.LogN, wordBits), nil
+}
+
+// InstanceBytes is Bytes for n in a ring of degree 2^logN, for a caller
+// that sizes many nodes of one preset and looks its degree up once.
+func InstanceBytes(n Node, logN, wordBits int) int64 {
 	polys := int64(n.Degree + 1)
 	if n.Degree == 0 {
 		polys = 1
@@ -134,5 +140,5 @@ func (p *Program) Bytes(n Node, wordBits int) (int64, error) {
 	if n.Compact {
 		limbs = 1
 	}
-	return polys * limbs * (int64(1) << pr.LogN) * int64(wordBits) / 8, nil
+	return polys * limbs * (int64(1) << logN) * int64(wordBits) / 8
 }

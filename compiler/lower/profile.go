@@ -81,6 +81,18 @@ func NewProfiler() *Profiler {
 	return &Profiler{rings: map[string]Ring{}, memo: map[profileKey]Profile{}}
 }
 
+// shared is the process's profiler (see Shared).
+var shared = NewProfiler()
+
+// Shared returns one profiler for the whole process. A profile depends
+// only on its key (operation, preset, level, operand degree), never on the
+// program or the hardware, so every compilation and simulation can read
+// the same cache: a reproduction compiles hundreds of plans from a few
+// hundred distinct keys, and lowering an operation to count its work costs
+// far more than looking it up. The cache holds one entry per key ever
+// asked for (a few thousand at most).
+func Shared() *Profiler { return shared }
+
 // Ring returns the ring of a preset (deterministic primes; see fhe.Primes).
 func (pf *Profiler) Ring(params string) (Ring, fhe.Preset, error) {
 	pr, err := fhe.Lookup(params)

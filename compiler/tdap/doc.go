@@ -20,10 +20,14 @@
 // OutComm = 0 everywhere the objective is exactly the paper's.
 //
 // The max-flow solver is the package's own Network: flat CSR arc arrays with
-// int32 indices, iterative throughout, with two algorithms — push-relabel
-// (highest label, gap and global relabelling; used by Solve) and Dinic's (a
-// cross-check, and a complete flow when one is needed). A 10^6-node program
-// is partitioned in about a second (BenchmarkSolve1M). Cost evaluates the
+// int32 indices, iterative throughout, with two algorithms — Dinic's and
+// push-relabel (highest label, gap and global relabelling). Solve runs
+// Dinic's first phases, which finish a compiled program's cut, and hands a
+// deep program still unfinished to push-relabel with the flow found so far
+// (see dinicWork); both alone are kept as cross-checks. A node whose
+// output has a single reader needs no auxiliary OutComm nodes: its charge
+// is one edge (see outCommArcs). A 10^6-node program is partitioned in about
+// a second (BenchmarkSolve1M). Cost evaluates the
 // objective of any placement directly, and the tests hold Solve to brute
 // force over every placement.
 //

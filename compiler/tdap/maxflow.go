@@ -6,11 +6,12 @@ import (
 	"math"
 )
 
-// Network is a flow network with two max-flow algorithms: MaxFlow
-// (push-relabel, the default) and MaxFlowDinic (Dinic's). Capacities are
-// int64 in whatever additive unit the caller uses (Solve passes cost units,
-// see the package documentation); they must be non-negative and the sum of
-// the capacities leaving the source must fit in an int64.
+// Network is a flow network with two max-flow algorithms: MaxFlow (Dinic's
+// first phases, then push-relabel; the default) and MaxFlowDinic (Dinic's
+// alone). Capacities are int64 in whatever additive unit the caller uses
+// (Solve passes cost units, see the package documentation); they must be
+// non-negative and the sum of the capacities leaving the source must fit in
+// an int64.
 //
 // Edges are collected by AddEdge/AddUndirected and turned into a compressed
 // adjacency array (CSR: one flat array of arcs, grouped by tail, plus an
@@ -174,16 +175,33 @@ func (g *Network) MaxFlowDinic(s, t int) (int64, error) {
 	if err := g.prepare(s, t); err != nil {
 		return 0, err
 	}
+	flow, _ := g.dinic(math.MaxInt)
+	g.complete = true
+	return flow, nil
+}
+
+// dinic runs Dinic's phases on the prepared network while their work (arcs
+// scanned, counting a whole breadth-first search per phase) stays within
+// budget, and returns the flow found; done reports that it is a maximum
+// flow (no augmenting path is left). The budget is checked between phases.
+func (g *Network) dinic(budget int) (flow int64, done bool) {
+	if budget <= 0 {
+		return 0, false
+	}
 	g.level = make([]int32, g.n)
 	g.iter = make([]int32, g.n)
 	g.queue = make([]int32, 0, g.n)
-	var flow int64
-	for g.bfs() {
+	work := 0
+	for work < budget {
+		if !g.bfs() {
+			return flow, true
+		}
 		copy(g.iter, g.start[:g.n])
-		flow += g.augment()
+		f, scanned := g.augment()
+		flow += f
+		work += len(g.arcs) + scanned
 	}
-	g.complete = true
-	return flow, nil
+	return flow, !g.bfs()
 }
 
 // bfs labels nodes with their distance from s in the residual graph and
@@ -221,9 +239,9 @@ func (g *Network) bfs() bool {
 }
 
 // augment finds a blocking flow in the level graph with an explicit path
-// stack (iterative DFS with current-arc pointers) and returns its value.
-func (g *Network) augment() int64 {
-	var total int64
+// stack (iterative DFS with current-arc pointers) and returns its value and
+// the number of arcs it scanned.
+func (g *Network) augment() (total int64, scanned int) {
 	s, t := g.s, g.t
 	level, iter, start, arcs := g.level, g.iter, g.start, g.arcs
 	path := g.queue[:0] // the BFS queue is free during augmentation
@@ -248,9 +266,11 @@ func (g *Network) augment() int64 {
 		}
 		lu := level[u] + 1
 		a, end := iter[u], start[u+1]
+		from := a
 		for a < end && (arcs[a].cap == 0 || level[arcs[a].head] != lu) {
 			a++
 		}
+		scanned += int(a-from) + 1
 		iter[u] = a
 		if a < end {
 			path = append(path, a)
@@ -268,16 +288,17 @@ func (g *Network) augment() int64 {
 		iter[u]++
 	}
 	g.queue = path[:0]
-	return total
+	return total, scanned
 }
 
 // SourceSet reports, after MaxFlowDinic, the nodes reachable from s in the
 // residual graph: the source side of the minimum cut whose source side is
 // smallest (it is contained in the source side of every minimum cut). It
-// needs a complete flow, which MaxFlow (a maximum preflow) does not leave.
+// needs a complete flow, which MaxFlow leaves only when Dinic's phases
+// finished it (push-relabel leaves a maximum preflow).
 func (g *Network) SourceSet() ([]bool, error) {
 	if !g.complete {
-		return nil, errors.New("tdap: network: SourceSet needs MaxFlowDinic first")
+		return nil, errors.New("tdap: network: SourceSet needs a complete flow (MaxFlowDinic)")
 	}
 	in := make([]bool, g.n)
 	q := make([]int32, 0, g.n)

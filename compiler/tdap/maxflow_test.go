@@ -79,7 +79,8 @@ func network(t *testing.T, n int, arcs []arc) *Network {
 	return g
 }
 
-// TestMaxFlowBruteForce checks both algorithms against every s–t cut of
+// TestMaxFlowBruteForce checks all three algorithms (push-relabel, Dinic's,
+// and MaxFlow's switch from one to the other after any phase) against every s–t cut of
 // small random networks: the flow value, and that the reported cuts are the
 // extreme minimum cuts (smallest source side, smallest sink side).
 func TestMaxFlowBruteForce(t *testing.T) {
@@ -113,7 +114,7 @@ func TestMaxFlowBruteForce(t *testing.T) {
 		best, srcMin, sinkMin := bruteMinCut(n, arcs, s, sink)
 
 		pr := network(t, n, arcs)
-		flow, err := pr.MaxFlow(s, sink)
+		flow, err := pr.maxFlow(s, sink, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,6 +122,24 @@ func TestMaxFlowBruteForce(t *testing.T) {
 			t.Fatalf("case %d: push-relabel max flow %d, brute-force min cut %d", tc, flow, best)
 		}
 		prSnk, _ := pr.SinkSet()
+		// MaxFlow's switch from Dinic's phases to push-relabel, after
+		// every number of phases: same value, same smallest sink side.
+		for _, budget := range []int{0, 1, 2, 4, 8, 16, 32, 64, 128} {
+			h := network(t, n, arcs)
+			f, err := h.maxFlow(s, sink, budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f != best {
+				t.Fatalf("case %d: Dinic for %d arc scans then push-relabel: max flow %d, brute-force min cut %d", tc, budget, f, best)
+			}
+			hSnk, _ := h.SinkSet()
+			for v := range hSnk {
+				if hSnk[v] != sinkMin[v] {
+					t.Fatalf("case %d: Dinic for %d arc scans then push-relabel: SinkSet[%d]=%v, smallest min-cut sink side has %v", tc, budget, v, hSnk[v], sinkMin[v])
+				}
+			}
+		}
 		g := network(t, n, arcs)
 		if flow, err = g.MaxFlowDinic(s, sink); err != nil {
 			t.Fatal(err)
@@ -161,14 +180,17 @@ func TestMaxFlowKnown(t *testing.T) {
 	arcs := []arc{{0, 1, 16, 0}, {0, 2, 13, 0}, {2, 1, 4, 0}, {1, 3, 12, 0}, {3, 2, 9, 0},
 		{2, 4, 14, 0}, {4, 3, 7, 0}, {3, 5, 20, 0}, {4, 5, 4, 0}}
 	want := []bool{false, false, false, true, false, true} // sink side {v3, t}
-	for _, alg := range []string{"push-relabel", "dinic"} {
+	for _, alg := range []string{"push-relabel", "dinic", "mixed"} {
 		g := network(t, 6, arcs)
 		var f int64
 		var err error
-		if alg == "dinic" {
+		switch alg {
+		case "dinic":
 			f, err = g.MaxFlowDinic(0, 5)
-		} else {
+		case "mixed":
 			f, err = g.MaxFlow(0, 5)
+		default:
+			f, err = g.maxFlow(0, 5, 0)
 		}
 		if err != nil || f != 23 {
 			t.Fatalf("%s: max flow = %d, %v; want 23", alg, f, err)
@@ -194,14 +216,17 @@ func TestMaxFlowLongPath(t *testing.T) {
 		}
 		arcs = append(arcs, arc{v, v + 1, c, 0})
 	}
-	for _, alg := range []string{"push-relabel", "dinic"} {
+	for _, alg := range []string{"push-relabel", "dinic", "mixed"} {
 		g := network(t, n, arcs)
 		var f int64
 		var err error
-		if alg == "dinic" {
+		switch alg {
+		case "dinic":
 			f, err = g.MaxFlowDinic(0, n-1)
-		} else {
+		case "mixed":
 			f, err = g.MaxFlow(0, n-1)
+		default:
+			f, err = g.maxFlow(0, n-1, 0)
 		}
 		if err != nil || f != 3 {
 			t.Fatalf("%s: max flow = %d, %v; want 3", alg, f, err)
@@ -248,7 +273,7 @@ func TestNetworkErrors(t *testing.T) {
 		t.Error("overflowing source capacity accepted")
 	}
 	h, _ := NewNetwork(2, 0)
-	if f, err := h.MaxFlow(0, 1); err != nil || f != 0 {
+	if f, err := h.maxFlow(0, 1, 0); err != nil || f != 0 { // push-relabel alone: a preflow
 		t.Fatalf("empty network: %d, %v", f, err)
 	}
 	if err := h.AddEdge(0, 1, 1); err == nil {

@@ -17,7 +17,8 @@ import (
 // separated from t, so v→t carries D_v(Host); each dependency is an
 // undirected edge of capacity T_comm. Every s–t cut is then a placement and
 // its capacity is that placement's objective, so a minimum cut is an optimal
-// placement. The cut is computed by Network.MaxFlow (push-relabel).
+// placement. The cut is computed by Network.MaxFlow (Dinic's first phases,
+// then push-relabel).
 //
 // Pins are not modelled as infinite capacities: a pinned node is merged into
 // its terminal, its own cost becomes a constant, and its edges to free nodes
@@ -40,7 +41,7 @@ import (
 // returns the one whose set of SSD nodes is smallest (it is contained in the
 // SSD set of every optimal placement), so ties go to the host.
 func Solve(p Problem) (Assignment, int64, error) {
-	return solve(p, pushRelabelAlg)
+	return solve(p, hybridAlg)
 }
 
 // algorithm selects the max-flow algorithm behind Solve (tests and
@@ -48,8 +49,9 @@ func Solve(p Problem) (Assignment, int64, error) {
 type algorithm int
 
 const (
-	pushRelabelAlg algorithm = iota
-	dinicAlg
+	hybridAlg      algorithm = iota // Network.MaxFlow: Dinic's first phases, then push-relabel
+	pushRelabelAlg                  // push-relabel alone
+	dinicAlg                        // Dinic's alone
 )
 
 // netArc is an arc waiting for the network to be sized; an endpoint may be
@@ -179,9 +181,12 @@ func solve(p Problem, alg algorithm) (Assignment, int64, error) {
 	}
 	arcs = nil
 	var flow int64
-	if alg == dinicAlg {
+	switch alg {
+	case dinicAlg:
 		flow, err = g.MaxFlowDinic(int(s), int(t))
-	} else {
+	case pushRelabelAlg:
+		flow, err = g.maxFlow(int(s), int(t), 0)
+	default:
 		flow, err = g.MaxFlow(int(s), int(t))
 	}
 	if err != nil {
@@ -257,6 +262,16 @@ func outCommArcs(p Problem, idx []int32, m int32, inf int64, term func(int32, bo
 				free++
 			}
 		}
+		if u >= 0 && free > 0 && !hostReader && !ssdReader && singleReader(rs) {
+			// One reader w (perhaps over parallel edges): u→a→w with a→w
+			// infinite charges B exactly when u is on the host and w on
+			// the SSD, as an arc u→w of capacity B does, and the mirror
+			// image likewise; both together are one undirected edge. The
+			// cut function on the program's nodes is unchanged, and so is
+			// the smallest optimal SSD set, without two auxiliary nodes.
+			arcs = append(arcs, netArc{u, rs[0], b, true})
+			continue
+		}
 		// u on the host, read on the SSD.
 		if u != sinkNode {
 			if ssdReader {
@@ -289,4 +304,14 @@ func outCommArcs(p Problem, idx []int32, m int32, inf int64, term func(int32, bo
 		}
 	}
 	return int(aux), arcs
+}
+
+// singleReader reports whether every entry of rs is the same node.
+func singleReader(rs []int32) bool {
+	for _, w := range rs[1:] {
+		if w != rs[0] {
+			return false
+		}
+	}
+	return true
 }

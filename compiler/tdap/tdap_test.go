@@ -369,7 +369,8 @@ func TestSolveLargeLocallyOptimal(t *testing.T) {
 }
 
 // TestAlgorithmsAgree solves mid-size programs, far beyond brute force, with
-// both max-flow algorithms: the costs must be equal and, since both return
+// every max-flow algorithm (the deep ones switch from Dinic's phases to
+// push-relabel midway): the costs must be equal and, since both return
 // the placement with the smallest SSD set, so must the placements. These
 // sizes exercise push-relabel's global relabelling and gap heuristic.
 func TestAlgorithmsAgree(t *testing.T) {
@@ -393,12 +394,16 @@ func TestAlgorithmsAgree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c1 != c2 {
-			t.Fatalf("problem %d: push-relabel cost %d, Dinic %d", k, c1, c2)
+		a3, c3, err := solve(p, hybridAlg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c1 != c2 || c1 != c3 {
+			t.Fatalf("problem %d: push-relabel cost %d, Dinic %d, Dinic then push-relabel %d", k, c1, c2, c3)
 		}
 		for v := range a1 {
-			if a1[v] != a2[v] {
-				t.Fatalf("problem %d: node %d placed on %v by push-relabel, %v by Dinic", k, v, a1[v], a2[v])
+			if a1[v] != a2[v] || a1[v] != a3[v] {
+				t.Fatalf("problem %d: node %d placed on %v by push-relabel, %v by Dinic, %v by both", k, v, a1[v], a2[v], a3[v])
 			}
 		}
 	}
@@ -479,5 +484,63 @@ func TestSolveFanOut(t *testing.T) {
 		if sum != wantSum || ships != wantShips {
 			t.Fatalf("OutComm=%v: transfers %+v sum to %d with %d shipments, want %d and %d", c.outComm, ts, sum, ships, wantSum, wantShips)
 		}
+	}
+}
+
+// TestSolveSingleReadersBruteForce holds Solve to brute force on sparse
+// programs where most OutComm nodes have one reader (sometimes over
+// parallel edges), the case Solve charges with one edge instead of two
+// auxiliary nodes: same optimum, same smallest SSD set, with every
+// max-flow algorithm.
+func TestSolveSingleReadersBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewSource(29))
+	single := 0
+	for tc := 0; tc < 400; tc++ {
+		n := 2 + rng.Intn(13)
+		var p Problem
+		for i := 0; i < n; i++ {
+			h := rng.Int63n(100)
+			nd := Node{CostHost: h, CostSSD: h + rng.Int63n(100) - 30, OutComm: rng.Int63n(80)}
+			nd.CostSSD = max(nd.CostSSD, 0)
+			if rng.Intn(6) == 0 {
+				nd.Pin = Pin(1 + rng.Intn(2))
+			}
+			p.Nodes = append(p.Nodes, nd)
+		}
+		readers := make([]int, n)
+		for j := 1; j < n; j++ {
+			for k := rng.Intn(3); k > 0; k-- {
+				i := rng.Intn(j)
+				p.Edges = append(p.Edges, Edge{From: i, To: j, Comm: rng.Int63n(3) * rng.Int63n(20)})
+				readers[i]++
+				if rng.Intn(5) == 0 {
+					p.Edges = append(p.Edges, Edge{From: i, To: j}) // parallel
+					readers[i]++
+				}
+			}
+		}
+		for i, r := range readers {
+			if r > 0 && p.Nodes[i].OutComm > 0 && p.Nodes[i].Pin == Free {
+				single++
+			}
+		}
+		best, ssdMin := bruteForce(t, p)
+		for _, alg := range []algorithm{hybridAlg, pushRelabelAlg, dinicAlg} {
+			a, c, err := solve(p, alg)
+			if err != nil {
+				t.Fatalf("case %d: %v", tc, err)
+			}
+			if c != best {
+				t.Fatalf("case %d (algorithm %d): cost %d, brute-force optimum %d", tc, alg, c, best)
+			}
+			for v := range a {
+				if (a[v] == SSD) != ssdMin[v] {
+					t.Fatalf("case %d (algorithm %d): node %d on %v; the smallest optimal SSD set disagrees", tc, alg, v, a[v])
+				}
+			}
+		}
+	}
+	if single < 400 {
+		t.Fatalf("only %d free OutComm nodes with readers: the generator misses the case", single)
 	}
 }

@@ -141,7 +141,7 @@ func aggregate(p *ir.Program, a *arch.Arch, k int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cm := &compiler.CostModel{Arch: a, Prof: lower.NewProfiler()}
+	cm := &compiler.CostModel{Arch: a, Prof: lower.Shared()}
 	var s float64
 	for _, n := range agg.Nodes {
 		c, err := cm.Cost(agg, n)

@@ -72,7 +72,7 @@ type node struct {
 func (x *exec) build() error {
 	p := x.prog
 	x.nodes = make([]*node, len(p.Nodes))
-	prof := lower.NewProfiler()
+	prof := lower.Shared()
 	// Tiles per node: MaxTiles, or fewer so that the whole program stays
 	// within TileBudget tiles (at least 16 per node).
 	computeNodes := int64(0)

@@ -5,8 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 )
 
 func TestTableFormats(t *testing.T) {
@@ -116,5 +119,40 @@ func TestChartSVG(t *testing.T) {
 		if !bytes.Equal(got, want) || !bytes.Contains(got, []byte("<svg")) {
 			t.Errorf("%s: SVG() differs from the saved file (%d vs %d bytes)", c.ch.Title, len(got), len(want))
 		}
+	}
+}
+
+// TestChartLayout: every bar group is at least as wide as its category
+// label (Table V's labels ran together), and the legend sits in a strip
+// right of the plot area, so the saved chart is wider than the plot by at
+// least the longest legend entry (drawn inside, it hid the tallest bars).
+func TestChartLayout(t *testing.T) {
+	labels := []string{"NTTU", "MODU", "OT & KeyGen", "SRAM", "Scratchpad", "Interconnect & Others", "a", "b"}
+	c := Chart{Title: "t", YLabel: "mm2", Categories: labels,
+		Series: []Series{{Name: "arch preset", Y: []float64{6.5, 3.3, 0.075, 7.4, 17.4, 10.9, 1, 2}}, {Name: "a much longer series name", Y: []float64{1, 2, 3, 4, 5, 6, 7, 8}}}}
+	f, err := c.barsFigure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := f.width / vg.Length(len(labels))
+	for _, l := range labels {
+		r := f.p.X.Tick.Label.Rectangle(l)
+		if w := r.Max.X - r.Min.X; group < w {
+			t.Errorf("label %q is %.1f pt wide in groups of %.1f pt", l, w, group)
+		}
+	}
+	svg, err := c.SVG(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var width float64
+	i := bytes.Index(svg, []byte(`<svg width="`)) + len(`<svg width="`)
+	j := bytes.Index(svg[i:], []byte(`pt"`))
+	if width, err = strconv.ParseFloat(string(svg[i:i+j]), 64); err != nil {
+		t.Fatal(err)
+	}
+	entry := f.legend.TextStyle.Rectangle("a much longer series name")
+	if min := float64(f.width + entry.Max.X - entry.Min.X); width < min {
+		t.Errorf("chart %.1f pt wide, plot %.1f pt: no room for a %.1f-pt legend entry beside it", width, float64(f.width), float64(entry.Max.X-entry.Min.X))
 	}
 }

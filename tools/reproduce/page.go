@@ -3,7 +3,6 @@ package reproduce
 import (
 	"fmt"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -124,29 +123,4 @@ func PageOf(command, commit string, sections []report.Section, results []*Result
 		}
 	}
 	return p
-}
-
-// BuildCommit is the VCS revision this program was built from (with
-// "+modified" when the tree had changes), or "unknown".
-func BuildCommit() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, modified := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "unknown"
-	}
-	if modified {
-		rev += "+modified"
-	}
-	return rev
 }

@@ -34,7 +34,7 @@ type hbmShare struct{ keys, plaintexts int64 }
 
 func hostReads(pl *compiler.Plan, a *arch.Arch) (hbmShare, error) {
 	var s hbmShare
-	prof := lower.NewProfiler()
+	prof := lower.Shared()
 	p := pl.Program
 	for _, n := range p.Nodes {
 		switch {

@@ -2,8 +2,8 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -295,4 +295,3 @@ func manifestSize(in *Info) int64 {
 	}
 	return int64(len(b))
 }
-

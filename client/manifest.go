@@ -63,8 +63,8 @@ type Info struct {
 	// its data lives under "<name>/g<generation>.<token>/", so loads that
 	// run at once never write the same objects. Empty for a generation
 	// written before loads carried one ("<name>/g<generation>/").
-	Token   string    `json:"token,omitempty"`
-	Bytes   int64     `json:"bytes"` // stored data of the current generation
+	Token string `json:"token,omitempty"`
+	Bytes int64  `json:"bytes"` // stored data of the current generation
 	// KV (kind kv): the cuckoo table's layout; HashSeed (hex) the seed of
 	// its bucket choices in the current generation (public: the tags it
 	// hashes are secret); Entries the keys of the current generation.
@@ -75,11 +75,11 @@ type Info struct {
 	// (delta.go), sealed; read whole with the manifest by every query.
 	// DeltaMax bounds its size and CompactAt is the size at which an
 	// update reports that compaction is due.
-	Delta     *Delta `json:"delta,omitempty"`
-	DeltaMax  int    `json:"delta_max,omitempty"`
-	CompactAt int    `json:"compact_at,omitempty"`
-	Created time.Time `json:"created"`
-	Loaded  time.Time `json:"loaded,omitzero"`
+	Delta     *Delta    `json:"delta,omitempty"`
+	DeltaMax  int       `json:"delta_max,omitempty"`
+	CompactAt int       `json:"compact_at,omitempty"`
+	Created   time.Time `json:"created"`
+	Loaded    time.Time `json:"loaded,omitzero"`
 }
 
 // A database's objects: "<name>/head" (its manifest, replaced in one

@@ -50,6 +50,8 @@ type PIROptions struct {
 	// LWEParams names the LWE parameter set ("" is "default", 128-bit;
 	// "test" is small and insecure, for tests).
 	LWEParams string
+	// DeltaMax and CompactAt bound the delta of Set (see KVOptions).
+	DeltaMax, CompactAt int
 }
 
 // scheme is a manifest's scheme (manifests from before the LWE scheme
@@ -82,7 +84,8 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
-		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
+		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Sealed: true,
+			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)
 	if err != nil {

@@ -34,7 +34,10 @@ type Delta struct {
 // Delta bounds.
 const (
 	// DefaultDeltaMax is a delta's default bound (encoded bytes).
-	DefaultDeltaMax = 256 << 10
+	// Every query reads the manifest, and a blob read costs 8 bytes a
+	// byte on the wire (one 64-bit word per byte): 64 KiB of delta add
+	// about 0.7 MiB to a lookup.
+	DefaultDeltaMax = 64 << 10
 	// MaxDeltaMax bounds the bound: the manifest carries the delta.
 	MaxDeltaMax = 8 << 20
 )

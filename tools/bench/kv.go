@@ -37,13 +37,13 @@ type KVOptions struct {
 	// DeltaMax and CompactAt: the delta's bound and the size at which an
 	// update starts a compaction in the background (updates go on).
 	DeltaMax, CompactAt int
-	LWEParams string
-	Seed      uint64
-	Dir       string
-	Device    []string // command starting a device daemon
-	Plaintext bool
-	Log       func(format string, args ...any)
-	Progress  func(stage string, done, total int64)
+	LWEParams           string
+	Seed                uint64
+	Dir                 string
+	Device              []string // command starting a device daemon
+	Plaintext           bool
+	Log                 func(format string, args ...any)
+	Progress            func(stage string, done, total int64)
 }
 
 // KVReport is what `rosemary bench kv --json` prints: every figure

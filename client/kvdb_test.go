@@ -395,3 +395,41 @@ func TestPIRSetGetManyCompact(t *testing.T) {
 	}
 	check()
 }
+
+// A keyword database is covered by the same access rules as every
+// database, through a remote device over TLS: another identity may not
+// look up or update; a reader granted it looks up (the delta included)
+// but may not put, delete or compact.
+func TestKVOtherIdentityRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs := tlsUsers(t, "alice", "bob")
+	alice, bob := cs["alice"], cs["bob"]
+	want, csv := kvData(6, 20)
+	createKV(t, alice, "kv", csv)
+	if _, err := alice.Put(ctx, "kv", []byte("fresh"), []byte("in the delta")); err != nil {
+		t.Fatal(err)
+	}
+	want["fresh"] = []byte("in the delta")
+	denied := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "PermissionDenied") {
+			t.Errorf("%s: %v, want PermissionDenied", what, err)
+		}
+	}
+	_, err := bob.Lookup(ctx, "kv", []byte("user-1@example.org"))
+	denied("bob's lookup before a grant", err)
+	_, err = bob.Put(ctx, "kv", []byte("x"), []byte("y"))
+	denied("bob's put before a grant", err)
+	if err := alice.Grant(ctx, "kv", "bob", client.RoleReader, bob.Keys().MemberPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	checkKV(t, bob, "kv", map[string][]byte{"fresh": want["fresh"], "user-1@example.org": want["user-1@example.org"]}, "absent")
+	_, err = bob.Put(ctx, "kv", []byte("x"), []byte("y"))
+	denied("reader's put", err)
+	_, err = bob.Delete(ctx, "kv", []byte("fresh"))
+	denied("reader's delete", err)
+	_, err = bob.Compact(ctx, "kv")
+	denied("reader's compact", err)
+	checkKV(t, alice, "kv", want, "x")
+}

@@ -52,7 +52,7 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if opt.DeltaMax < 0 || opt.DeltaMax > MaxDeltaMax || opt.CompactAt < 0 {
 		return nil, fmt.Errorf("client: create %s: delta bound %d (at most %d), compaction at %d", name, opt.DeltaMax, MaxDeltaMax, opt.CompactAt)
 	}
-	l, err := kv.NewLayout(opt.MaxValue, p.HintSlots()-seal.Overhead, opt.SlotData)
+	l, err := kv.NewLayout(opt.MaxValue, p.HintSlots(), seal.Overhead, opt.SlotData)
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}

@@ -22,7 +22,8 @@ func testHasher(t *testing.T) *Hasher {
 // against a Go map over values of every length around the slot size.
 func TestBuildLookupMatchesMap(t *testing.T) {
 	h := testHasher(t)
-	l, err := NewLayout(100, 4096, 24)
+	l, err := NewLayout(100, 4096, 0, 24)
+	l.Slots = 4
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestOpsRoundTripAndBounds(t *testing.T) {
 // returns nothing.
 func TestCollectErrorsNameTheLine(t *testing.T) {
 	h := testHasher(t)
-	l, _ := NewLayout(8, 4096, 0)
+	l, _ := NewLayout(8, 4096, 16, 0)
 	for _, c := range []struct {
 		format Format
 		header bool
@@ -141,5 +142,24 @@ func TestCollectErrorsNameTheLine(t *testing.T) {
 	items, n, err := l.Collect(r, h)
 	if err != nil || n != 2 || len(items) != 2 {
 		t.Fatalf("good CSV: %v, %d pairs, %d items", err, n, len(items))
+	}
+}
+
+// A layout fills the power-of-two column its bucket (and the seal's 16
+// bytes) takes: 256-byte values make 277-byte slots, seven to a 2048-byte
+// column (95% full), not four (55%).
+func TestLayoutPacksTheColumn(t *testing.T) {
+	l, err := NewLayout(256, 8176, 16, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.SlotData != 256 || l.Slots != 7 || l.BucketBytes()+16 > 2048 {
+		t.Fatalf("layout %+v (bucket %d B)", l, l.BucketBytes())
+	}
+	if _, err := NewLayout(64<<10, 8176, 16, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewLayout(100, 200, 16, 100); !errors.Is(err, ErrLayout) {
+		t.Fatalf("slots of 100 B in 200-byte records: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // Layout is the shape of a table: Buckets buckets of Slots slots, each slot
@@ -22,7 +23,7 @@ type Layout struct {
 // slotHeader: used flag, tag, length.
 const slotHeader = 1 + TagSize + 4
 
-// DefaultSlots is the bucket size of a new table.
+// DefaultSlots is the fewest slots of a bucket.
 const DefaultSlots = 4
 
 // LoadFactor is the share of slots a built table fills at most.
@@ -61,10 +62,15 @@ func (l Layout) Validate(maxBucket int) error {
 const MaxValueLimit = 16 << 20
 
 // NewLayout chooses a layout for values of up to maxValue bytes whose
-// buckets are at most maxBucket bytes: slots as large as the value, or
-// the largest four fit in a bucket; slotData, if positive, overrides.
-func NewLayout(maxValue, maxBucket, slotData int) (Layout, error) {
+// buckets, overhead bytes added (the seal's tag), are records of at most
+// maxRecord bytes: slots as large as the value, or the largest four fit
+// in a record (slotData, if positive, overrides); then as many slots as
+// fill the power-of-two column four take. An LWE answer is a whole column
+// whatever the record, and the scan reads every column's every byte, so
+// slack in the column is paid by every query.
+func NewLayout(maxValue, maxRecord, overhead, slotData int) (Layout, error) {
 	l := Layout{Slots: DefaultSlots, MaxValue: maxValue}
+	maxBucket := maxRecord - overhead
 	largest := maxBucket/DefaultSlots - slotHeader
 	switch {
 	case slotData > 0:
@@ -72,6 +78,13 @@ func NewLayout(maxValue, maxBucket, slotData int) (Layout, error) {
 	default:
 		l.SlotData = max(1, min(maxValue, largest))
 	}
+	if err := l.Validate(maxBucket); err != nil {
+		return l, err
+	}
+	// The column that holds the fewest slots, filled; not a taller one:
+	// the hint the device keeps and evaluates per query grows with rows.
+	col := max(64, 1<<bits.Len(uint(DefaultSlots*l.SlotBytes()+overhead-1)))
+	l.Slots = max(DefaultSlots, (min(col, maxRecord)-overhead)/l.SlotBytes())
 	return l, l.Validate(maxBucket)
 }
 

@@ -337,6 +337,14 @@ func runDB(args []string) error {
 		if err != nil {
 			return err
 		}
+		if in.Kind == client.KindKV && in.KV != nil {
+			delta := 0
+			if in.Delta != nil {
+				delta = in.Delta.Ops
+			}
+			return f.print(in, fmt.Sprintf("%s: kv database, %d keys, values up to %d B in slots of %d B, %d buckets of %d slots, generation %d, %d changes in the delta, %s stored",
+				in.Name, in.Entries, in.KV.MaxValue, in.KV.SlotData, in.KV.Buckets, in.KV.Slots, in.Generation, delta, report.Bytes(in.Bytes)))
+		}
 		return f.print(in, fmt.Sprintf("%s: %s database, %d records of %d B, generation %d, %d × %d plaintexts, %s stored, preset %s",
 			in.Name, in.Kind, in.Records, in.RecordSize, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes), in.Preset))
 	case "drop":

@@ -38,8 +38,9 @@ const (
 	// byte on the wire (one 64-bit word per byte): 64 KiB of delta add
 	// about 0.7 MiB to a lookup.
 	DefaultDeltaMax = 64 << 10
-	// MaxDeltaMax bounds the bound: the manifest carries the delta.
-	MaxDeltaMax = 8 << 20
+	// MaxDeltaMax bounds the bound: the manifest carries the delta
+	// (base64 in its JSON), and a blob object holds at most 128 KiB.
+	MaxDeltaMax = 64 << 10
 )
 
 // Errors of updates.

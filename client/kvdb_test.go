@@ -433,3 +433,36 @@ func TestKVOtherIdentityRefused(t *testing.T) {
 	denied("reader's compact", err)
 	checkKV(t, alice, "kv", want, "x")
 }
+
+// The delta fills to its bound (the largest allowed), every change in it
+// visible, then refuses with ErrDeltaFull until a compaction empties it.
+func TestKVDeltaFillsToItsBound(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	opts := client.KVOptions{LWEParams: "test", MaxValue: 4096, SlotData: 200, DeltaMax: client.MaxDeltaMax}
+	if _, err := e.c.CreateKV(ctx, "kv", opts); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{}
+	value := bytes.Repeat([]byte("v"), 4096)
+	var err error
+	for i := 0; ; i++ {
+		k := fmt.Sprintf("key-%04d", i)
+		if _, err = e.c.Put(ctx, "kv", []byte(k), value); err != nil {
+			break
+		}
+		want[k] = value
+	}
+	if !errors.Is(err, client.ErrDeltaFull) || len(want) != (client.MaxDeltaMax-4)/(1+4+8+8+4+4096) { // count; kind, key length, key, index, value length, value
+		t.Fatalf("after %d puts: %v, want ErrDeltaFull", len(want), err)
+	}
+	checkKV(t, e.c, "kv", map[string][]byte{"key-0000": value, fmt.Sprintf("key-%04d", len(want)-1): value}, fmt.Sprintf("key-%04d", len(want)))
+	if _, err := e.c.Compact(ctx, "kv"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Put(ctx, "kv", []byte("after"), []byte("compaction")); err != nil {
+		t.Fatal(err)
+	}
+	want["after"] = []byte("compaction")
+	checkKV(t, e.c, "kv", want, "absent")
+}

@@ -45,10 +45,19 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 	if err != nil {
 		return err
 	}
+	est := -1
+	if inputSize > 0 {
+		est = int(max(1, inputSize/int64(in.RecordSize)))
+	}
+	return c.writeLWE(ctx, in, p, rr, est)
+}
+
+// writeLWE writes the records of rr (est of them, or -1 if unknown) as
+// generation in of an LWE database, sealed (addRecords).
+func (c *Client) writeLWE(ctx context.Context, in *Info, p lwepir.Params, rr interface{ Next() ([]byte, error) }, est int) error {
 	stored := in.StoredRecordSize()
 	rows := p.HintSlots()
-	if inputSize > 0 {
-		est := int(max(1, inputSize/int64(in.RecordSize)))
+	if est > 0 {
 		if sh, err := lwepir.NewShape(p, est, stored); err == nil {
 			rows = sh.Rows
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
+	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"strconv"
 	"strings"
@@ -25,6 +26,9 @@ const (
 	KindPIR Kind = "pir"
 	// KindVectors: float vectors, searched by encrypted inner product.
 	KindVectors Kind = "vectors"
+	// KindKV: values read by key (keyword PIR over a cuckoo table of
+	// sealed buckets, package client/kv, on the LWE scheme).
+	KindKV Kind = "kv"
 )
 
 // Info describes a database: the manifest its head object holds.
@@ -64,10 +68,23 @@ type Info struct {
 	// its data lives under "<name>/g<generation>.<token>/", so loads that
 	// run at once never write the same objects. Empty for a generation
 	// written before loads carried one ("<name>/g<generation>/").
-	Token   string    `json:"token,omitempty"`
-	Bytes   int64     `json:"bytes"` // stored data of the current generation
-	Created time.Time `json:"created"`
-	Loaded  time.Time `json:"loaded,omitzero"`
+	Token string `json:"token,omitempty"`
+	Bytes int64  `json:"bytes"` // stored data of the current generation
+	// KV (kind kv): the cuckoo table's layout; HashSeed (hex) the seed of
+	// its bucket choices in the current generation (public: the tags it
+	// hashes are secret); Entries the keys of the current generation.
+	KV       *kv.Layout `json:"kv,omitempty"`
+	HashSeed string     `json:"hash_seed,omitempty"`
+	Entries  int        `json:"entries,omitempty"`
+	// Delta: the changes made since the current generation was written
+	// (delta.go), sealed; read whole with the manifest by every query.
+	// DeltaMax bounds its size and CompactAt is the size at which an
+	// update reports that compaction is due.
+	Delta     *Delta    `json:"delta,omitempty"`
+	DeltaMax  int       `json:"delta_max,omitempty"`
+	CompactAt int       `json:"compact_at,omitempty"`
+	Created   time.Time `json:"created"`
+	Loaded    time.Time `json:"loaded,omitzero"`
 }
 
 // A database's objects: "<name>/head" (its manifest, replaced in one

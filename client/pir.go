@@ -13,6 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
@@ -49,6 +50,8 @@ type PIROptions struct {
 	// LWEParams names the LWE parameter set ("" is "default", 128-bit;
 	// "test" is small and insecure, for tests).
 	LWEParams string
+	// DeltaMax and CompactAt bound the delta of Set (see KVOptions).
+	DeltaMax, CompactAt int
 }
 
 // scheme is a manifest's scheme (manifests from before the LWE scheme
@@ -81,7 +84,8 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
-		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
+		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Sealed: true,
+			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)
 	if err != nil {
@@ -123,6 +127,9 @@ type LoadOptions struct {
 	// Vectors: the format of a vector database's input (.fvecs, .bvecs,
 	// .npy); the input must be seekable (it is read twice).
 	Vectors dataset.VectorFormat
+	// KV: the format of a keyword database's input (kv.CSV, the default,
+	// with Header; or kv.JSONL).
+	KV kv.Format
 	// Progress, if set, is told the input bytes consumed so far.
 	Progress func(done int64)
 }
@@ -148,11 +155,14 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 	next := *in
 	next.Generation = in.Generation + 1
 	next.Token = token
+	next.Delta = nil // a load replaces everything, changes included
 	switch {
 	case in.Kind == KindPIR && in.scheme() == SchemeLWE:
 		err = c.loadLWE(ctx, &next, cr, sizeOf(r), opt)
 	case in.Kind == KindPIR:
 		err = c.loadPIR(ctx, &next, cr, opt)
+	case in.Kind == KindKV:
+		err = c.loadKV(ctx, &next, cr, opt)
 	case in.Kind == KindVectors:
 		rs, ok := r.(io.ReadSeeker)
 		if !ok {
@@ -268,10 +278,28 @@ func (c *Client) Get(ctx context.Context, name string, index int) ([]byte, error
 
 // GetQuery is Get with what the query cost (bytes across, device work).
 func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session.PIRQuery, error) {
-	in, err := c.readInfo(ctx, name)
-	if err != nil {
-		return nil, err
-	}
+	return retryGeneration(ctx, c, name, func(in *Info) (*session.PIRQuery, error) {
+		q, err := c.getIn(ctx, in, index)
+		if err != nil {
+			return nil, err
+		}
+		// The delta was read with the manifest, whatever the index: the
+		// device cannot tell whether it answered.
+		ops, err := c.deltaOps(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		if op := kv.LastIndex(ops, int64(index)); op != nil {
+			q.Record = padRecord(op.Value, in.RecordSize)
+		}
+		return q, nil
+	})
+}
+
+// getIn reads record index of generation in.
+func (c *Client) getIn(ctx context.Context, in *Info, index int) (*session.PIRQuery, error) {
+	name := in.Name
+	var err error
 	if in.Kind != KindPIR {
 		return nil, fmt.Errorf("%w: %q is a %s database, Get reads PIR databases", ErrKind, name, in.Kind)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/authz"
@@ -24,13 +25,20 @@ func init() {
 	register(command{name: "db", summary: "private databases of your own data (records sealed, queries encrypted): keys|create|load|get|nearest|info|drop", run: runDB})
 }
 
-const dbUsage = `usage: rosemary db keys|create|load|get|nearest|info|drop|grant|revoke [flags]
+const dbUsage = `usage: rosemary db keys|create|load|get|lookup|put|delete|set|compact|nearest|info|drop|grant|revoke [flags]
   rosemary db keys    --keys DIR
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip] [--encrypt-vectors]
   rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
                       (vectors: FILE.fvecs, .bvecs or .npy)
+  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind kv [--max-value B] [--slot B] [--delta-max B] [--compact-at B]
+  rosemary db load    ... --name KV [--format csv|jsonl] [--header] FILE     (kv: key, value per row)
   rosemary db get     (--store DIR | --device ADDR) --keys DIR --name NAME --index I
+  rosemary db lookup  (--store DIR | --device ADDR) --keys DIR --name KV --key K
+  rosemary db put     (--store DIR | --device ADDR) --keys DIR --name KV --key K (--value V | --value-file F) [--no-compact]
+  rosemary db delete  (--store DIR | --device ADDR) --keys DIR --name KV --key K [--no-compact]
+  rosemary db set     (--store DIR | --device ADDR) --keys DIR --name PIR --index I (--value V | --value-file F) [--no-compact]
+  rosemary db compact (--store DIR | --device ADDR) --keys DIR --name NAME   (fold the delta into a new generation)
   rosemary db nearest (--store DIR | --device ADDR) --keys DIR --name NAME --query Q.fvecs|.bvecs|.npy [--k 10]
   rosemary db info    (--store DIR | --device ADDR) --keys DIR --name NAME
   rosemary db drop    (--store DIR | --device ADDR) --keys DIR --name NAME
@@ -59,8 +67,18 @@ func newDBFlags(cmd string) *dbFlags {
 		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
 		name:    fs.String("name", "", "database name"),
 		json:    fs.Bool("json", false, "print JSON"),
-		tls:     addTransportFlags(fs),
+		tls:     addTransportFlagsKeyAs(fs, certKeyFlag(cmd)),
 	}
+}
+
+// certKeyFlag is the certificate key's flag of db command cmd: --key,
+// or --cert-key where --key is a database key.
+func certKeyFlag(cmd string) string {
+	switch cmd {
+	case "lookup", "put", "delete":
+		return "cert-key"
+	}
+	return "key"
 }
 
 // parseOpen parses args and opens the device the flags name.
@@ -152,6 +170,9 @@ func runDB(args []string) error {
 	if cmd != "keys" && hasFlag(args, "cluster") {
 		return runDBCluster(ctx, cmd, f, args)
 	}
+	if ok, err := runDBUpdate(ctx, cmd, f, args); ok {
+		return err
+	}
 	switch cmd {
 	case "keys":
 		if err := f.fs.Parse(args); err != nil {
@@ -169,7 +190,12 @@ func runDB(args []string) error {
 			fmt.Sprintf("new keys in %s (key set %s); the secret key files are 0600 and never leave this machine;\n"+
 				"an owner grants you a database with your public %s", k.Dir(), k.ID(), pub))
 	case "create":
-		kind := f.fs.String("kind", "pir", "pir (records read privately) or vectors")
+		kind := f.fs.String("kind", "pir", "pir (records read privately), kv (values read by key) or vectors")
+		maxValue := f.fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)")
+		slot := f.fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)")
+		lweParams := f.fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure)")
+		deltaMax := f.fs.Int("delta-max", 0, fmt.Sprintf("pir, kv: bound on the delta of updates, bytes (0: %d)", client.DefaultDeltaMax))
+		compactAt := f.fs.Int("compact-at", 0, "pir, kv: delta size at which an update compacts (0: half of --delta-max)")
 		size := f.fs.Int("record-size", 0, "pir: bytes per record")
 		dim := f.fs.Int("dim", 0, "vectors: dimensions")
 		metric := f.fs.String("metric", "l2", "vectors: l2 (Euclidean distance) or ip (inner product)")
@@ -190,14 +216,16 @@ func runDB(args []string) error {
 			if err2 != nil {
 				return err2
 			}
-			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{Scheme: sc})
+			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{Scheme: sc, LWEParams: *lweParams, DeltaMax: *deltaMax, CompactAt: *compactAt})
+		case client.KindKV:
+			in, err = c.CreateKV(ctx, *f.name, client.KVOptions{MaxValue: *maxValue, SlotData: *slot, LWEParams: *lweParams, DeltaMax: *deltaMax, CompactAt: *compactAt})
 		case client.KindVectors:
 			if *dim <= 0 {
 				return errors.New("db create: --dim is required for a vectors database")
 			}
 			in, err = c.CreateVectors(ctx, *f.name, *dim, client.VectorOptions{Metric: client.Metric(*metric), EncryptVectors: *encVec})
 		default:
-			return fmt.Errorf("db create: --kind %q (pir or vectors)", *kind)
+			return fmt.Errorf("db create: --kind %q (pir, kv or vectors)", *kind)
 		}
 		if err != nil {
 			return err
@@ -208,7 +236,7 @@ func runDB(args []string) error {
 		}
 		return f.print(in, fmt.Sprintf("created %s database %q (%s)", in.Kind, in.Name, what))
 	case "load":
-		format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed")
+		format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed; kv input: csv (key, value) or jsonl ({\"key\": …, \"value\": …} per line), default by extension")
 		column := f.fs.Int("column", 0, "csv: column of the records (0-based)")
 		header := f.fs.Bool("header", false, "csv: skip the first row")
 		if err := f.fs.Parse(args); err != nil {
@@ -233,10 +261,6 @@ func runDB(args []string) error {
 				fmtName = "fixed"
 			}
 		}
-		rf, err := dataset.ParseRecordFormat(fmtName)
-		if err != nil {
-			return err
-		}
 		var r io.Reader = os.Stdin
 		var total int64
 		if path != "-" {
@@ -255,8 +279,26 @@ func runDB(args []string) error {
 			return err
 		}
 		defer c.Close()
+		cur, err := c.Info(ctx, *f.name)
+		if err != nil {
+			return err
+		}
+		var rf dataset.RecordFormat
+		var kf kv.Format
+		if cur.Kind == client.KindKV {
+			if *format == "" && strings.ToLower(filepath.Ext(path)) == ".jsonl" {
+				fmtName = "jsonl"
+			} else if *format == "" {
+				fmtName = "csv"
+			}
+			if kf, err = kv.ParseFormat(fmtName); err != nil {
+				return err
+			}
+		} else if rf, err = dataset.ParseRecordFormat(fmtName); err != nil {
+			return err
+		}
 		bar := newProgressBar()
-		in, err := c.Load(ctx, *f.name, r, client.LoadOptions{Records: rf, Column: *column, Header: *header, Vectors: vf, Progress: func(done int64) {
+		in, err := c.Load(ctx, *f.name, r, client.LoadOptions{Records: rf, KV: kf, Column: *column, Header: *header, Vectors: vf, Progress: func(done int64) {
 			if total > 0 {
 				bar.show(fmt.Sprintf("loading %s: %s of %s", *f.name, report.Bytes(done), report.Bytes(total)), done, total)
 			}
@@ -264,6 +306,9 @@ func runDB(args []string) error {
 		bar.done()
 		if err != nil {
 			return err
+		}
+		if in.Kind == client.KindKV {
+			return f.print(in, fmt.Sprintf("loaded %d keys into %q: %d buckets, generation %d, %s stored", in.Entries, in.Name, in.Records, in.Generation, report.Bytes(in.Bytes)))
 		}
 		return f.print(in, fmt.Sprintf("loaded %d %s into %q: generation %d, %s stored",
 			in.Records, map[client.Kind]string{client.KindPIR: "records", client.KindVectors: "vectors"}[in.Kind], in.Name, in.Generation, report.Bytes(in.Bytes)))
@@ -292,6 +337,14 @@ func runDB(args []string) error {
 		in, err := c.Info(ctx, *f.name)
 		if err != nil {
 			return err
+		}
+		if in.Kind == client.KindKV && in.KV != nil {
+			delta := 0
+			if in.Delta != nil {
+				delta = in.Delta.Ops
+			}
+			return f.print(in, fmt.Sprintf("%s: kv database, %d keys, values up to %d B in slots of %d B, %d buckets of %d slots, generation %d, %d changes in the delta, %s stored",
+				in.Name, in.Entries, in.KV.MaxValue, in.KV.SlotData, in.KV.Buckets, in.KV.Slots, in.Generation, delta, report.Bytes(in.Bytes)))
 		}
 		return f.print(in, fmt.Sprintf("%s: %s database, %d records of %d B, generation %d, %d × %d plaintexts, %s stored, preset %s",
 			in.Name, in.Kind, in.Records, in.RecordSize, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes), in.Preset))

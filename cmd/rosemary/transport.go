@@ -22,10 +22,15 @@ type transportFlags struct {
 	plaintext         *bool
 }
 
-func addTransportFlags(fs *flag.FlagSet) *transportFlags {
+func addTransportFlags(fs *flag.FlagSet) *transportFlags { return addTransportFlagsKeyAs(fs, "key") }
+
+// addTransportFlagsKeyAs names the certificate key's flag keyFlag: the
+// commands whose --key is a database key (db lookup, put, delete) take it
+// as --cert-key.
+func addTransportFlagsKeyAs(fs *flag.FlagSet, keyFlag string) *transportFlags {
 	return &transportFlags{fs: fs,
 		cert:      fs.String("cert", os.Getenv("ROSEMARY_CERT"), "client certificate (rosemary certs issue; env ROSEMARY_CERT)"),
-		key:       fs.String("key", os.Getenv("ROSEMARY_KEY"), "client certificate's key (env ROSEMARY_KEY)"),
+		key:       fs.String(keyFlag, os.Getenv("ROSEMARY_KEY"), "client certificate's key (env ROSEMARY_KEY)"),
 		cacert:    fs.String("cacert", os.Getenv("ROSEMARY_CACERT"), "CA certificate that signed the devices (env ROSEMARY_CACERT)"),
 		plaintext: fs.Bool("insecure-plaintext", false, "no TLS: only to a device or etcd on a loopback address started with --insecure-plaintext"),
 	}

@@ -398,25 +398,52 @@ func lattigoBaseline(ctx context.Context, opt PIROptions, preset fhe.Preset, sha
 // or a child `rosemary device serve` on the store (TLS with certificates
 // made for the run, unless opt.Plaintext), stopped by the returned func.
 func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any)) (string, []remote.Option, string, func(), error) {
+	p, err := startDeviceProc(ctx, opt, logf)
+	if err != nil {
+		return "", nil, "", nil, err
+	}
+	return p.addr, p.dial, p.transport, p.stop, nil
+}
+
+// deviceProc is a device startDeviceProc started (pid 0: a running device
+// opt.Device named).
+type deviceProc struct {
+	addr      string
+	dial      []remote.Option
+	transport string
+	stop      func()
+	pid       int
+}
+
+// startDeviceProc is startDevice, with the child's process id.
+func startDeviceProc(ctx context.Context, opt PIROptions, logf func(string, ...any)) (*deviceProc, error) {
+	addr, dial, transport, stop, pid, err := startChild(ctx, opt, logf)
+	if err != nil {
+		return nil, err
+	}
+	return &deviceProc{addr: addr, dial: dial, transport: transport, stop: stop, pid: pid}, nil
+}
+
+func startChild(ctx context.Context, opt PIROptions, logf func(string, ...any)) (string, []remote.Option, string, func(), int, error) {
 	if opt.Device != "" {
-		return opt.Device, opt.Dial, "", func() {}, nil
+		return opt.Device, opt.Dial, "", func() {}, 0, nil
 	}
 	if len(opt.DeviceCommand) == 0 {
-		return "", nil, "", nil, errors.New("bench: no device address and no command to start one")
+		return "", nil, "", nil, 0, errors.New("bench: no device address and no command to start one")
 	}
 	serveArgs, dial, transport, err := childTransport(filepath.Join(filepath.Dir(filepath.Clean(opt.StoreDir)), "certs"), opt.Plaintext)
 	if err != nil {
-		return "", nil, "", nil, err
+		return "", nil, "", nil, 0, err
 	}
 	args := append(append(append([]string(nil), opt.DeviceCommand[1:]...), "--store", opt.StoreDir, "--listen", "127.0.0.1:0"), serveArgs...)
 	cmd := exec.CommandContext(ctx, opt.DeviceCommand[0], args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, "", nil, err
+		return "", nil, "", nil, 0, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, "", nil, fmt.Errorf("bench: start device: %w", err)
+		return "", nil, "", nil, 0, fmt.Errorf("bench: start device: %w", err)
 	}
 	stop := func() {
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -434,11 +461,11 @@ func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any))
 		if addr, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
 			go io.Copy(io.Discard, out)
 			logf("device process %d listening on %s (%s)", cmd.Process.Pid, addr, transport)
-			return addr, dial, transport, stop, nil
+			return addr, dial, transport, stop, cmd.Process.Pid, nil
 		}
 	}
 	stop()
-	return "", nil, "", nil, errors.New("bench: the device process exited before listening")
+	return "", nil, "", nil, 0, errors.New("bench: the device process exited before listening")
 }
 
 // openDevice makes the benchmark's identity the owner of the database it

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
@@ -146,7 +147,8 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 // Written is the bytes uploaded so far (tiles and diagonals).
 func (l *LWELoader) Written() int64 { return l.written }
 
-// LWESession queries one LWE PIR database generation.
+// LWESession queries one LWE PIR database generation. Safe for concurrent
+// use.
 type LWESession struct {
 	Params lwepir.Params
 	Shape  lwepir.Shape
@@ -158,6 +160,10 @@ type LWESession struct {
 	progName string
 	client   *lwepir.Client
 	keys     []api.KeyBinding
+	// mu guards client: its encryptor and decryptor keep buffers. Only the
+	// client's own steps hold it, so queries of one session overlap on
+	// the device (whose scans of waiting queries share a pass).
+	mu sync.Mutex
 }
 
 // NewLWESession sets the database's answer program on the device and makes
@@ -229,7 +235,9 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
 	q, st, err := s.client.Query(col)
+	s.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
@@ -273,7 +281,9 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if ans.Column, err = lwepir.UnpackWords(colWords, s.Shape.Rows); err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
+	s.mu.Lock()
 	column, err := s.client.Decode(st, ans)
+	s.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}

@@ -1,0 +1,232 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// Compact folds database name's delta into a new generation, fenced as a
+// Load is: the generation is written beside the current one (which keeps
+// answering queries, with its delta), then published by one
+// compare-and-swap of the manifest. Updates made while it ran stay in the
+// new generation's delta (resealed for it); a load or another compaction
+// that published meanwhile makes it fail with ErrConcurrentLoad.
+//
+// The owner reads the current generation back (every record, opened
+// here), applies the delta and writes the result: the device learns that
+// a compaction ran, as it learns that a load did, nothing more.
+func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
+	in, headGen, err := c.readHead(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	ops, err := c.deltaOps(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return in, nil
+	}
+	if in.scheme() != SchemeLWE || (in.Kind != KindKV && in.Kind != KindPIR) {
+		return nil, fmt.Errorf("%w: compaction of a %s database on %s (reload it)", ErrKind, in.Kind, in.scheme())
+	}
+	token, err := newLoadToken()
+	if err != nil {
+		return nil, err
+	}
+	next := *in
+	next.Generation, next.Token, next.Delta = in.Generation+1, token, nil
+	if in.Kind == KindKV {
+		err = c.compactKV(ctx, in, &next, ops)
+	} else {
+		err = c.compactPIR(ctx, in, &next, ops)
+	}
+	if err == nil {
+		err = c.publishCompacted(ctx, in, &next, headGen, len(ops))
+	}
+	if err != nil {
+		c.deletePrefix(context.WithoutCancel(ctx), genPrefix(&next)+"/")
+		return nil, fmt.Errorf("client: compact %s: %w", name, err)
+	}
+	if err := c.removeSuperseded(ctx, &next); err != nil {
+		return &next, fmt.Errorf("client: compact %s: published generation %d, but removing earlier data: %w", name, next.Generation, err)
+	}
+	return &next, nil
+}
+
+// publishCompacted publishes next, built from in and its first done
+// delta operations: if updates replaced the manifest meanwhile, their
+// operations become next's delta and the swap is tried again.
+func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen object.Generation, done int) error {
+	for range maxUpdateTries {
+		err := c.writeInfo(ctx, next, headGen)
+		if !errors.Is(err, api.ErrStale) {
+			return err
+		}
+		cur, curGen, err := c.readHead(ctx, in.Name)
+		if err != nil {
+			return err
+		}
+		if cur.Generation != in.Generation || cur.Token != in.Token {
+			return fmt.Errorf("%w (generation %d published meanwhile)", ErrConcurrentLoad, cur.Generation)
+		}
+		ops, err := c.deltaOps(ctx, cur)
+		if err != nil {
+			return err
+		}
+		if len(ops) < done {
+			return fmt.Errorf("%w (the delta was replaced meanwhile)", ErrConcurrentLoad)
+		}
+		if err := c.setDelta(ctx, next, ops[done:]); err != nil {
+			return err
+		}
+		headGen = curGen
+	}
+	return fmt.Errorf("the manifest kept changing (%d tries)", maxUpdateTries)
+}
+
+// compactKV rebuilds a keyword table: the items of generation in, the
+// delta applied.
+func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) error {
+	l := *in.KV
+	items := map[kv.Tag]kv.Item{}
+	if in.Generation > 0 && in.Records > 0 {
+		err := c.readLWERecords(ctx, in, func(_ int, rec []byte) error {
+			its, err := l.DecodeBucket(rec)
+			if err != nil {
+				return err
+			}
+			for _, it := range its {
+				it.Data = append([]byte(nil), it.Data...)
+				items[it.Tag] = it
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	h, err := c.kvHasher(ctx, in.Name)
+	if err != nil {
+		return err
+	}
+	entries := in.Entries
+	for _, o := range ops {
+		_, had := items[h.Tag(o.Key, 0)]
+		for j := range l.MaxChunks() {
+			delete(items, h.Tag(o.Key, j))
+		}
+		if had {
+			entries--
+		}
+		if o.Kind == kv.OpPut {
+			for _, it := range l.Split(h, o.Key, o.Value) {
+				items[it.Tag] = it
+			}
+			entries++
+		}
+	}
+	list := make([]kv.Item, 0, len(items))
+	for _, it := range items {
+		list = append(list, it)
+	}
+	next.Entries = entries
+	return c.writeKV(ctx, next, list)
+}
+
+// compactPIR rewrites an LWE PIR database's records with the delta's sets
+// applied.
+func (c *Client) compactPIR(ctx context.Context, in, next *Info, ops []kv.Op) error {
+	recs := make([][]byte, in.Records)
+	if err := c.readLWERecords(ctx, in, func(i int, rec []byte) error {
+		recs[i] = append([]byte(nil), rec...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, o := range ops {
+		if o.Kind == kv.OpSet && o.Index >= 0 && o.Index < int64(len(recs)) {
+			recs[o.Index] = padRecord(o.Value, in.RecordSize)
+		}
+	}
+	p, err := lwepir.ByName(in.LWEParams)
+	if err != nil {
+		return err
+	}
+	return c.writeLWE(ctx, next, p, &sliceReader{recs: recs}, len(recs))
+}
+
+type sliceReader struct {
+	recs [][]byte
+	i    int
+}
+
+func (r *sliceReader) Next() ([]byte, error) {
+	if r.i == len(r.recs) {
+		return nil, io.EOF
+	}
+	r.i++
+	return r.recs[r.i-1], nil
+}
+
+// readLWERecords hands every record of LWE generation in, opened, to fn
+// in order: tile by tile, each read whole from the device.
+func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []byte) error) error {
+	p, err := lwepir.ByName(in.LWEParams)
+	if err != nil {
+		return err
+	}
+	shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
+	if err := shape.Validate(p); err != nil || shape.Records() < in.Records {
+		return fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.Rows, in.Cols)
+	}
+	sl, err := c.sealer(ctx, in)
+	if err != nil {
+		return err
+	}
+	n := p.N()
+	size := shape.RecordSize
+	var tile []byte
+	loaded := -1
+	sealed := make([]byte, size)
+	var rec []byte
+	for r := range in.Records {
+		col, row := shape.Locate(r)
+		if k := col / n; k != loaded {
+			resp, err := c.dev.Get(ctx, &api.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(k))})
+			if err != nil {
+				return fmt.Errorf("tile %d: %w", k, err)
+			}
+			tile = tile[:0]
+			for _, limb := range resp.Data {
+				for _, w := range limb {
+					tile = binary.LittleEndian.AppendUint64(tile, w)
+				}
+			}
+			if len(tile) != shape.TileBytes(p) {
+				return fmt.Errorf("tile %d: %d bytes, want %d", k, len(tile), shape.TileBytes(p))
+			}
+			loaded = k
+		}
+		c0 := col % n
+		for i := range size {
+			sealed[i] = tile[(row+i)*n+c0]
+		}
+		if rec, err = sl.Open(rec[:0], uint64(r), sealed); err != nil {
+			return fmt.Errorf("record %d: %w", r, err)
+		}
+		if err := fn(r, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,297 @@
+package client
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
+	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// KVOptions configure a keyword database.
+type KVOptions struct {
+	// MaxValue bounds a value (0: DefaultMaxValue). Every lookup reads as
+	// many buckets as a value of this size needs, whatever it finds.
+	MaxValue int
+	// SlotData is the value bytes of one bucket slot (0: as large as the
+	// maximum value, or the largest that fits four to a record).
+	SlotData int
+	// LWEParams names the LWE parameter set ("" is "default").
+	LWEParams string
+	// DeltaMax bounds the delta (0: DefaultDeltaMax); CompactAt is the
+	// delta size at which an update reports that compaction is due (0:
+	// half of DeltaMax).
+	DeltaMax, CompactAt int
+}
+
+// DefaultMaxValue is a keyword database's default maximum value size.
+const DefaultMaxValue = 64 << 10
+
+// CreateKV creates an empty keyword database: values read by key, by
+// keyword PIR (package client/kv) on the LWE scheme.
+func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Info, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	pname := opt.LWEParams
+	if pname == "" {
+		pname = "default"
+	}
+	p, err := lwepir.ByName(pname)
+	if err != nil {
+		return nil, err
+	}
+	if opt.MaxValue == 0 {
+		opt.MaxValue = DefaultMaxValue
+	}
+	if opt.DeltaMax < 0 || opt.DeltaMax > MaxDeltaMax || opt.CompactAt < 0 {
+		return nil, fmt.Errorf("client: create %s: delta bound %d (at most %d), compaction at %d", name, opt.DeltaMax, MaxDeltaMax, opt.CompactAt)
+	}
+	l, err := kv.NewLayout(opt.MaxValue, p.HintSlots(), seal.Overhead, opt.SlotData)
+	if err != nil {
+		return nil, fmt.Errorf("client: create %s: %w", name, err)
+	}
+	return c.create(ctx, &Info{Name: name, Kind: KindKV, Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes(), Sealed: true,
+		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
+}
+
+// kvHasher is the tag hasher of keyword database name.
+func (c *Client) kvHasher(ctx context.Context, name string) (*kv.Hasher, error) {
+	key, err := c.databaseKey(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return kv.NewHasher(key[:])
+}
+
+// loadKV reads every pair of r (checked: a duplicate key, a value over the
+// maximum, a malformed line fail the load, naming the line, before
+// anything is written) and writes generation in.
+func (c *Client) loadKV(ctx context.Context, in *Info, r io.Reader, opt LoadOptions) error {
+	format := opt.KV
+	if format == "" {
+		format = kv.CSV
+	}
+	rd, err := kv.NewReader(r, format, opt.Header)
+	if err != nil {
+		return err
+	}
+	h, err := c.kvHasher(ctx, in.Name)
+	if err != nil {
+		return err
+	}
+	items, pairs, err := in.KV.Collect(rd, h)
+	if err != nil {
+		return err
+	}
+	in.Entries = pairs
+	return c.writeKV(ctx, in, items)
+}
+
+// writeKV builds the cuckoo table of items and writes it as generation in
+// (one sealed record per bucket).
+func (c *Client) writeKV(ctx context.Context, in *Info, items []kv.Item) error {
+	p, err := lwepir.ByName(in.LWEParams)
+	if err != nil {
+		return err
+	}
+	t, err := kv.Build(*in.KV, items)
+	if err != nil {
+		return err
+	}
+	l := t.Layout
+	in.KV = &l
+	in.HashSeed = hex.EncodeToString(t.Seed[:])
+	return c.writeLWE(ctx, in, p, &bucketReader{t: t}, l.Buckets)
+}
+
+// bucketReader hands a table's buckets to writeLWE in order.
+type bucketReader struct {
+	t   *kv.Table
+	b   int
+	buf []byte
+}
+
+func (r *bucketReader) Next() ([]byte, error) {
+	if r.b == r.t.Layout.Buckets {
+		return nil, io.EOF
+	}
+	r.buf = r.t.Bucket(r.buf[:0], r.b)
+	r.b++
+	return r.buf, nil
+}
+
+// hashSeed is the bucket seed of a keyword generation.
+func (in *Info) hashSeed() ([32]byte, error) {
+	var s [32]byte
+	raw, err := hex.DecodeString(in.HashSeed)
+	if err != nil || len(raw) != len(s) {
+		return s, fmt.Errorf("client: %s: manifest holds no valid hash seed", in.Name)
+	}
+	copy(s[:], raw)
+	return s, nil
+}
+
+// KVLookup is one lookup's answer and what it cost.
+type KVLookup struct {
+	Key   []byte `json:"key"`
+	Found bool   `json:"found"`
+	Value []byte `json:"value"`
+	// Queries: the PIR queries asked (the same for every key); QueryBytes
+	// and AnswerBytes their payloads up and down; ManifestBytes the
+	// manifest (with the delta) read first.
+	Queries       int     `json:"queries"`
+	QueryBytes    int64   `json:"query_bytes"`
+	AnswerBytes   int64   `json:"answer_bytes"`
+	ManifestBytes int64   `json:"manifest_bytes"`
+	Seconds       float64 `json:"seconds"`
+}
+
+// Lookup returns the value of key in keyword database name, or
+// ErrNotFound. The device answers the same number of private queries of
+// the same size whether or not the key is there, and learns neither.
+func (c *Client) Lookup(ctx context.Context, name string, key []byte) ([]byte, error) {
+	r, err := c.LookupMany(ctx, name, [][]byte{key})
+	if err != nil {
+		return nil, err
+	}
+	if !r[0].Found {
+		return nil, fmt.Errorf("%w: %q in %s", ErrNotFound, truncKey(key), name)
+	}
+	return r[0].Value, nil
+}
+
+func truncKey(k []byte) string {
+	if len(k) > 64 {
+		return string(k[:64]) + "…"
+	}
+	return string(k)
+}
+
+// LookupMany looks keys up with one batch of queries (every key's
+// buckets at once, so the device answers them in shared passes over the
+// database). A key not there has Found false.
+func (c *Client) LookupMany(ctx context.Context, name string, keys [][]byte) ([]KVLookup, error) {
+	return retryGeneration(ctx, c, name, func(in *Info) ([]KVLookup, error) { return c.lookupIn(ctx, in, keys) })
+}
+
+// retryGeneration runs query on the current manifest; if it fails because
+// a compaction or load replaced the generation it read (and removed its
+// data) meanwhile, it runs once more on the new manifest: a query sees one
+// generation with its delta, never a mix, and does not fail for the swap.
+func retryGeneration[T any](ctx context.Context, c *Client, name string, query func(*Info) (T, error)) (T, error) {
+	in, err := c.readInfo(ctx, name)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	for try := 0; ; try++ {
+		out, err := query(in)
+		if err == nil || try == 2 || !isNotFound(err) {
+			return out, err
+		}
+		now, err2 := c.readInfo(ctx, name)
+		if err2 != nil || (now.Generation == in.Generation && now.Token == in.Token) {
+			return out, err
+		}
+		in = now
+	}
+}
+
+func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLookup, error) {
+	start := time.Now()
+	if err := kvOnly(in, "Lookup"); err != nil {
+		return nil, err
+	}
+	l := *in.KV
+	ops, err := c.deltaOps(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	h, err := c.kvHasher(ctx, in.Name)
+	if err != nil {
+		return nil, err
+	}
+	m := l.MaxChunks()
+	tags := make([]kv.Tag, 0, len(keys)*m)
+	var buckets []int
+	for _, k := range keys {
+		if len(k) > kv.MaxKey {
+			return nil, fmt.Errorf("%w: %d bytes (at most %d)", ErrKeyTooLarge, len(k), kv.MaxKey)
+		}
+		for j := range m {
+			tags = append(tags, h.Tag(k, j))
+		}
+	}
+	var recs [][]byte
+	var cost queryCost
+	if in.Generation > 0 {
+		seed, err := in.hashSeed()
+		if err != nil {
+			return nil, err
+		}
+		if err := l.Validate(in.RecordSize); err != nil || l.Buckets < 1 || l.Buckets > in.Records {
+			return nil, fmt.Errorf("client: %s: manifest holds no valid kv layout", in.Name)
+		}
+		for _, t := range tags {
+			b := kv.Buckets(seed, t, l.Buckets)
+			buckets = append(buckets, b[:]...)
+		}
+		if recs, cost, err = c.fetchRecords(ctx, in, buckets); err != nil {
+			return nil, err
+		}
+	}
+	manifest := manifestSize(in)
+	out := make([]KVLookup, len(keys))
+	for i, k := range keys {
+		r := KVLookup{Key: k, Queries: kv.Choices * m, ManifestBytes: manifest}
+		if op := kv.LastKey(ops, k); op != nil {
+			r.Found, r.Value = op.Kind == kv.OpPut, op.Value
+		} else if recs != nil {
+			found := make([]*kv.Item, m)
+			for j := range m {
+				for q := range kv.Choices {
+					items, err := l.DecodeBucket(recs[(i*m+j)*kv.Choices+q])
+					if err != nil {
+						return nil, fmt.Errorf("client: lookup %s: %w", in.Name, err)
+					}
+					for x := range items {
+						if items[x].Tag == tags[i*m+j] {
+							found[j] = &items[x]
+						}
+					}
+				}
+			}
+			if r.Value, r.Found, err = l.Assemble(found); err != nil {
+				return nil, fmt.Errorf("client: lookup %s: %w", in.Name, err)
+			}
+		}
+		if !r.Found {
+			r.Value = nil
+		}
+		out[i] = r
+	}
+	if len(keys) > 0 {
+		// Each key's share of the batch.
+		n := int64(len(keys))
+		for i := range out {
+			out[i].QueryBytes, out[i].AnswerBytes = cost.query/n, cost.answer/n
+			out[i].Seconds = time.Since(start).Seconds()
+		}
+	}
+	return out, nil
+}
+
+// manifestSize is the encoded size of manifest in, as a query reads it.
+func manifestSize(in *Info) int64 {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return 0
+	}
+	return int64(len(b))
+}

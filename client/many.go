@@ -1,0 +1,164 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/device/admit"
+)
+
+// Many queries at once: a device answers the scans of the LWE queries that
+// wait together with one pass over the database (device/lwebatch.go), so
+// k queries in flight cost about k/inFlight passes instead of k. A device
+// runs one query's own ring stage per caller at a time and queues a few
+// more (admit's per-caller limits); more would be refused, so a client
+// keeps manyInFlight queries in flight and retries one the device found
+// busy.
+
+// manyInFlight is the queries one call keeps in flight: what a device
+// queues per caller (admit.Limits.MaxWaitingPerCaller, 4) beside the one
+// it runs.
+const manyInFlight = 5
+
+// queryCost sums what a batch of queries cost.
+type queryCost struct {
+	query, answer int64
+	device        float64 // device seconds, as each answer reports them
+}
+
+// GetMany returns records indices of PIR database name, asked at once (see
+// LookupMany). The device learns neither the indices nor which repeat.
+func (c *Client) GetMany(ctx context.Context, name string, indices []int) ([][]byte, error) {
+	return retryGeneration(ctx, c, name, func(in *Info) ([][]byte, error) {
+		if in.Kind != KindPIR {
+			return nil, fmt.Errorf("%w: %q is a %s database, GetMany reads PIR databases", ErrKind, name, in.Kind)
+		}
+		if in.Records == 0 {
+			return nil, fmt.Errorf("%w: %q", ErrEmpty, name)
+		}
+		for _, i := range indices {
+			if i < 0 || i >= in.Records {
+				return nil, fmt.Errorf("client: get %s: %w: index %d of %d records", name, ErrIndexOutOfRange, i, in.Records)
+			}
+		}
+		ops, err := c.deltaOps(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		var recs [][]byte
+		if in.scheme() == SchemeLWE {
+			if recs, _, err = c.fetchRecords(ctx, in, indices); err != nil {
+				return nil, err
+			}
+		} else {
+			for _, i := range indices {
+				q, err := c.getIn(ctx, in, i)
+				if err != nil {
+					return nil, err
+				}
+				recs = append(recs, q.Record)
+			}
+		}
+		for k, i := range indices {
+			if op := kv.LastIndex(ops, int64(i)); op != nil {
+				recs[k] = padRecord(op.Value, in.RecordSize)
+			}
+		}
+		return recs, nil
+	})
+}
+
+// padRecord is a record set by Set, zero-padded to the record size.
+func padRecord(v []byte, size int) []byte {
+	out := make([]byte, size)
+	copy(out, v)
+	return out
+}
+
+// fetchRecords reads records indices of LWE generation in, opened, with
+// manyInFlight queries in flight.
+func (c *Client) fetchRecords(ctx context.Context, in *Info, indices []int) ([][]byte, queryCost, error) {
+	var cost queryCost
+	s, err := c.lweSession(ctx, in)
+	if err != nil {
+		return nil, cost, err
+	}
+	sl, err := c.sealer(ctx, in)
+	if err != nil {
+		return nil, cost, err
+	}
+	out := make([][]byte, len(indices))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		next     int
+	)
+	for range min(manyInFlight, len(indices)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				k := next
+				next++
+				mu.Unlock()
+				if k >= len(indices) {
+					return
+				}
+				q, err := getRetryBusy(ctx, s, indices[k])
+				if err == nil {
+					// A record the device altered, moved or kept from
+					// another generation fails here.
+					out[k], err = sl.Open(nil, uint64(indices[k]), q.Record)
+				}
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("client: get %s[%d]: %w", in.Name, indices[k], err)
+						cancel()
+					}
+				} else {
+					cost.query += q.QueryBytes
+					cost.answer += q.AnswerBytes
+					cost.device += q.Device.Seconds
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out, cost, firstErr
+}
+
+// getRetryBusy asks one query, again after a pause while the device's
+// queue for this caller is full (other calls of the same identity).
+func getRetryBusy(ctx context.Context, s *session.LWESession, index int) (*session.PIRQuery, error) {
+	wait := 2 * time.Millisecond
+	for {
+		q, err := s.Get(ctx, index)
+		if err == nil || !isBusy(err) {
+			return q, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// isBusy reports a device refusing a run because its queue is full, in
+// this process or over gRPC.
+func isBusy(err error) bool {
+	return errors.Is(err, admit.ErrBusy) || strings.Contains(err.Error(), "ResourceExhausted")
+}

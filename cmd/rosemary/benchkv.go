@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rosemary-fhe/rosemary/tools/bench"
+)
+
+func runBenchKV(args []string) error {
+	fs := flag.NewFlagSet("bench kv", flag.ContinueOnError)
+	records := fs.String("records", "1M", "keys in the generated CSV (K, M suffixes: ×1000)")
+	valueSize := fs.Int("value-size", 256, "bytes per value (also the database's maximum value)")
+	lookups := fs.Int("lookups", 100, "lookups of present keys, and as many of absent keys")
+	updates := fs.Int("updates", 1000, "puts and deletes after the lookups, each checked by a later lookup")
+	many := fs.Int("many", 64, "GetMany batch against as many Gets on a PIR database of the same values (0: skip it)")
+	deltaMax := fs.Int("delta-max", 64<<10, "bound on the delta of updates, bytes (at most 64 KiB)")
+	compactAt := fs.Int("compact-at", 0, "delta size at which an update starts a compaction in the background (0: half of --delta-max)")
+	params := fs.String("lwe-params", "", "LWE parameter set (default; test is small and insecure)")
+	seed := fs.Uint64("seed", 1, "seed of the generated data and the keys looked up")
+	dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-bench-kv"), "work directory (generated CSV, store, keys)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	plaintext := fs.Bool("insecure-plaintext", false, "the device serves plaintext on loopback (default: TLS 1.3 with client certificates made for the run)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	n, err := parseCount(*records)
+	if err != nil {
+		return err
+	}
+	device, err := childDeviceCommand()
+	if err != nil {
+		return err
+	}
+	ctx, stop := untilInterrupted()
+	defer stop()
+	bar := newProgressBar()
+	rep, err := bench.RunKV(ctx, bench.KVOptions{Records: n, ValueSize: *valueSize, Lookups: *lookups, Updates: *updates, Many: *many, DeltaMax: *deltaMax, CompactAt: *compactAt,
+		LWEParams: *params, Seed: *seed, Dir: *dir, Device: device, Plaintext: *plaintext,
+		Log:      bar.logf("bench kv"),
+		Progress: func(stage string, done, total int64) { bar.show(stage, done, total) }})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(rep)
+	}
+	fmt.Printf("kv: %d keys of %d B values, loaded in %.1f s (%d buckets of %d B, %d B stored, %s)\n", rep.Records, rep.ValueSize, rep.LoadS, rep.Buckets, rep.BucketBytes, rep.StoredBytes, rep.Transport)
+	fmt.Printf("lookups: present %d/%d exact, %.3f s; absent %d/%d not found, %.3f s; %d queries each; %d B on the wire (%d B with the full delta)\n",
+		rep.PresentCorrect, rep.Lookups, rep.PresentMeanS, rep.AbsentNotFound, rep.Lookups, rep.AbsentMeanS, rep.QueriesPerLookup, rep.WireBytesPerLookup, rep.WireBytesPerLookupDelta)
+	fmt.Printf("updates: %d, %.4f s mean, %.4f s max; %d background compactions (%.1f s), %d stalls; %d verified; compaction %.1f s with %d lookups meanwhile (%d failed, %d wrong)\n",
+		rep.Updates, rep.UpdateMeanS, rep.UpdateMaxS, rep.BackgroundCompactions, rep.BackgroundCompactS, rep.UpdateStalls, rep.UpdatesVerified, rep.CompactS, rep.LookupsDuringCompct, rep.FailedDuringCompact, rep.WrongDuringCompact)
+	if rep.Many > 0 {
+		fmt.Printf("%d Gets: %.2f s device CPU (%.2f s wall); GetMany: %.2f s device CPU (%.2f s wall); right: %v\n",
+			rep.Many, rep.GetsDeviceCPUS, rep.GetsWallS, rep.GetManyDeviceCPUS, rep.GetManyWallS, rep.ManyCorrect)
+	}
+	fmt.Println("(measured here)")
+	return nil
+}
+
+// parseCount reads a count with an optional K or M suffix (×1000, ×10^6).
+func parseCount(s string) (int, error) {
+	mult := 1
+	switch {
+	case len(s) > 1 && (s[len(s)-1] == 'M' || s[len(s)-1] == 'm'):
+		mult, s = 1_000_000, s[:len(s)-1]
+	case len(s) > 1 && (s[len(s)-1] == 'K' || s[len(s)-1] == 'k'):
+		mult, s = 1_000, s[:len(s)-1]
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 1 {
+		return 0, fmt.Errorf("bench kv: --records %q (a count, e.g. 1M)", s)
+	}
+	return n * mult, nil
+}

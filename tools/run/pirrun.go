@@ -79,7 +79,11 @@ func runPIR(ctx context.Context, c *remote.Client, st *store.Store, own func(db 
 		}
 		a1, b1 := c.Traffic()
 		rep.HostDeviceBytes += a1 - a0 + b1 - b0
-		rep.CiphertextBytes += res.QueryBytes + res.AnswerBytes + res.PulledBytes
+		ct := res.QueryBytes + res.AnswerBytes
+		if res.Measured { // those are the connection's bytes; the ciphertexts are these
+			ct = res.PayloadBytes
+		}
+		rep.CiphertextBytes += ct + res.PulledBytes
 		want, err := client.SeededRecord(seed, shape, idx)
 		if err != nil {
 			return nil, err

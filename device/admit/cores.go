@@ -37,7 +37,25 @@ type Cores struct {
 	callers map[string]*coreCaller // callers with a run waiting
 	seq     uint64                 // grants so far: when callers were last served
 	holding map[string]int         // cores held, by caller
+	// Anticipation: a run that releases a core usually asks again a
+	// moment later (its worker prepares the next chunk's operands outside
+	// any chunk). If the core went at once to a waiting run with more
+	// service, the released run would wait a whole chunk of the other's
+	// for every chunk of its own: a small query beside a long scan took
+	// 4× its time alone, not 2×. So a core freed by a run with less service
+	// than the next waiter is kept for that run for up to anticipate; it
+	// goes to the waiter if the run does not come back (Iyer and Druschel's
+	// anticipatory scheduling, SOSP 2001, for disks).
+	kept     *Run   // the run a freed core is kept for, or nil
+	keptStop func() // stops the timer that hands the kept core on
+	wait     time.Duration
+	// after runs f after d and returns what stops it (time.AfterFunc;
+	// tests fire it by hand).
+	after func(d time.Duration, f func()) (stop func())
 }
+
+// anticipate is how long a freed core waits for the run that released it.
+const anticipate = 3 * time.Millisecond
 
 // starveAfter is how many of its own chunks' time a waiting caller may
 // watch others hold cores before it is served: it keeps ≥ 1/5 of them.
@@ -63,7 +81,8 @@ type Run struct {
 // NewCores returns a scheduler of n cores (n < 1 takes 1).
 func NewCores(n int) *Cores {
 	n = max(n, 1)
-	return &Cores{n: n, now: time.Now, free: n, callers: map[string]*coreCaller{}, holding: map[string]int{}}
+	return &Cores{n: n, now: time.Now, free: n, callers: map[string]*coreCaller{}, holding: map[string]int{}, wait: anticipate,
+		after: func(d time.Duration, f func()) func() { t := time.AfterFunc(d, f); return func() { t.Stop() } }}
 }
 
 // For starts a run of caller's. A nil Cores returns a Run that grants at
@@ -79,6 +98,14 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 		return func() {}, nil
 	}
 	c.mu.Lock()
+	if c.kept == r { // the core kept for this run since its last chunk
+		c.kept = nil
+		c.keptStop()
+		c.seq++
+		c.holding[r.caller]++
+		c.mu.Unlock()
+		return c.releaser(r, c.now()), nil
+	}
 	if c.free > 0 {
 		c.free--
 		c.seq++
@@ -170,9 +197,29 @@ func (c *Cores) releaser(r *Run, start time.Time) func() {
 					cc.passed += held
 				}
 			}
+			if w := c.next(); w != nil && c.kept == nil && c.wait > 0 && len(r.waiters) == 0 &&
+				w.attained > r.attained && !c.starving(w) {
+				c.kept = r
+				c.keptStop = c.after(c.wait, func() {
+					c.mu.Lock()
+					defer c.mu.Unlock()
+					if c.kept == r {
+						c.kept = nil
+						c.handOff(c.now())
+					}
+				})
+				return
+			}
 			c.handOff(now)
 		})
 	}
+}
+
+// starving reports whether r's caller has watched others hold cores
+// starveAfter times its last chunk (mu held).
+func (c *Cores) starving(r *Run) bool {
+	cc := c.callers[r.caller]
+	return cc != nil && r.lastChunk > 0 && cc.passed >= starveAfter*r.lastChunk
 }
 
 // handOff gives a freed core to the next waiting run, or keeps it free
@@ -203,7 +250,7 @@ func (c *Cores) next() *Run {
 	var best *Run
 	for _, r := range c.waiting {
 		cc := c.callers[r.caller]
-		if r.lastChunk > 0 && cc.passed >= starveAfter*r.lastChunk {
+		if c.starving(r) {
 			return r
 		}
 		if best == nil || r.attained < best.attained ||
@@ -224,6 +271,9 @@ func (c *Cores) Stats() CoreStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := CoreStats{Held: c.n - c.free}
+	if c.kept != nil { // kept for a run that has not taken it yet
+		st.Held--
+	}
 	for _, r := range c.waiting {
 		st.Waiting += len(r.waiters)
 	}

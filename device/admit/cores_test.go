@@ -31,6 +31,7 @@ func newTestCores(n int) (*Cores, *fakeClock) {
 	c := NewCores(n)
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	c.now = clk.now
+	c.wait = 0 // no anticipation (real time) but where a test fires it by hand
 	return c, clk
 }
 
@@ -132,7 +133,7 @@ func TestCoresLeastServiceFirstWithoutStarving(t *testing.T) {
 	clk.step(2 * time.Second)
 	runs := map[string]*Run{"big": big}
 	callers := []string{"big", "big", "big"}
-	for range 12 {
+	for range 2*starveAfter + 4 {
 		callers = append(callers, "small")
 	}
 	got := grantOrderHolding(t, c, rel, runs, callers, func(name string) {
@@ -142,10 +143,11 @@ func TestCoresLeastServiceFirstWithoutStarving(t *testing.T) {
 			clk.step(time.Second)
 		}
 	})
-	// 8 small chunks of 1 s pass big by 4 × its 2 s chunk; then big once;
-	// then the remaining 4 small ones (4 s < 8 s), then big's.
+	// 2·starveAfter small chunks of 1 s pass big by starveAfter × its 2 s
+	// chunk; then big once; then the remaining 4 small ones (4 s, less than
+	// that), then big's.
 	var want []string
-	for range 8 {
+	for range 2 * starveAfter {
 		want = append(want, "small")
 	}
 	want = append(want, "big", "small", "small", "small", "small", "big", "big")
@@ -279,5 +281,91 @@ func TestCoresShared(t *testing.T) {
 	var none *Cores
 	if none.For("x").Shared() {
 		t.Fatal("a run of no Cores is shared")
+	}
+}
+
+// TestCoresKeepAFreedCoreForItsRun: a core freed by a run with less service
+// than the waiter is kept for that run: the run asking again gets it while
+// the waiter keeps waiting; a run that does not come back loses it to the
+// waiter when the anticipation timer fires. A run with more service than
+// the waiter keeps nothing. (The timer is fired by hand: no wall clock.)
+func TestCoresKeepAFreedCoreForItsRun(t *testing.T) {
+	c, clk := newTestCores(1)
+	var fire []func()
+	c.wait = time.Millisecond
+	c.after = func(_ time.Duration, f func()) func() {
+		fire = append(fire, f)
+		return func() {}
+	}
+	ctx := context.Background()
+	long, short := c.For("long"), c.For("short")
+	rel, err := long.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.step(50 * time.Millisecond) // the long run has had 50 ms of service
+	rel()
+	rel, err = short.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var longGot atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r, err := long.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		longGot.Add(1)
+		r()
+	}()
+	waitCores(t, c, 1)
+	clk.step(time.Millisecond)
+	rel() // kept for the short run: 1 ms of service against 50
+	if len(fire) != 1 {
+		t.Fatalf("%d anticipation timers set, want 1", len(fire))
+	}
+	if st := c.Stats(); st.Held != 0 || st.Waiting != 1 {
+		t.Fatalf("with the core kept: %+v, want nothing held and the long run waiting", st)
+	}
+	rel, err = short.Acquire(ctx) // returns at once: the core is kept for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	fire[0]() // the first wait ends after the short run took its core: nothing moves
+	if st := c.Stats(); st.Held != 1 || st.Waiting != 1 || longGot.Load() != 0 {
+		t.Fatalf("after the stale timer: %+v, long run served %d times", st, longGot.Load())
+	}
+	clk.step(time.Millisecond)
+	rel() // kept again; the short run does not come back
+	if len(fire) != 2 {
+		t.Fatalf("%d anticipation timers set, want 2", len(fire))
+	}
+	fire[1]()
+	<-done
+	if longGot.Load() != 1 {
+		t.Fatal("the waiter did not get the core the short run left")
+	}
+	// The long run (more service) releasing while the short one waits
+	// keeps nothing: the short run is served at once.
+	rel, err = long.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{})
+	go func() {
+		r, err := short.Acquire(ctx)
+		if err == nil {
+			r()
+		}
+		close(got)
+	}()
+	waitCores(t, c, 1)
+	rel()
+	<-got
+	if len(fire) != 2 {
+		t.Fatalf("a core was kept for the run with more service (%d timers)", len(fire))
 	}
 }

@@ -138,14 +138,7 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 	}); err != nil {
 		return nil, err
 	}
-	storeDir := filepath.Join(opt.Dir, "store")
-	os.RemoveAll(storeDir)
-	os.RemoveAll(filepath.Join(opt.Dir, "keys"))
-	keys, err := client.NewKeys(filepath.Join(opt.Dir, "keys"))
-	if err != nil {
-		return nil, err
-	}
-	dp, err := startDeviceProc(ctx, PIROptions{StoreDir: storeDir, DeviceCommand: opt.Device, Plaintext: opt.Plaintext}, logf)
+	keys, dp, err := freshDevice(ctx, opt.Dir, opt.Device, opt.Plaintext, logf)
 	if err != nil {
 		return nil, err
 	}

@@ -415,6 +415,24 @@ type deviceProc struct {
 	pid       int
 }
 
+// freshDevice empties DIR/store and DIR/keys, makes a key set there and
+// starts a device child over the empty store: the setup of the benchmarks
+// that load their own data through the client library (db, vectors, kv).
+func freshDevice(ctx context.Context, dir string, deviceCmd []string, plaintext bool, logf func(string, ...any)) (*client.Keys, *deviceProc, error) {
+	storeDir := filepath.Join(dir, "store")
+	os.RemoveAll(storeDir)
+	os.RemoveAll(filepath.Join(dir, "keys"))
+	keys, err := client.NewKeys(filepath.Join(dir, "keys"))
+	if err != nil {
+		return nil, nil, err
+	}
+	dp, err := startDeviceProc(ctx, PIROptions{StoreDir: storeDir, DeviceCommand: deviceCmd, Plaintext: plaintext}, logf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return keys, dp, nil
+}
+
 // startDeviceProc is startDevice, with the child's process id.
 func startDeviceProc(ctx context.Context, opt PIROptions, logf func(string, ...any)) (*deviceProc, error) {
 	addr, dial, transport, stop, pid, err := startChild(ctx, opt, logf)

@@ -74,20 +74,13 @@ func RunVectors(ctx context.Context, opt VectorsOptions) (*VectorsReport, error)
 	if err != nil {
 		return nil, err
 	}
-	storeDir := filepath.Join(opt.Dir, "store")
-	os.RemoveAll(storeDir)
-	os.RemoveAll(filepath.Join(opt.Dir, "keys"))
-	keys, err := client.NewKeys(filepath.Join(opt.Dir, "keys"))
+	keys, dp, err := freshDevice(ctx, opt.Dir, opt.Device, opt.Plaintext, logf)
 	if err != nil {
 		return nil, err
 	}
-	addr, dial, transport, stop, err := startDevice(ctx, PIROptions{StoreDir: storeDir, DeviceCommand: opt.Device, Plaintext: opt.Plaintext}, logf)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	rep.Transport = transport
-	c, err := client.Open(ctx, addr, keys, dial...)
+	defer dp.stop()
+	rep.Transport = dp.transport
+	c, err := client.Open(ctx, dp.addr, keys, dp.dial...)
 	if err != nil {
 		return nil, err
 	}

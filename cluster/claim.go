@@ -35,6 +35,9 @@ var (
 	// loader was paused or cut off from etcd for longer than the claim's
 	// lease): its shards may have been swept, so it does not publish.
 	ErrClaimLost = errors.New("cluster: the load's claim expired before it published")
+	// ErrPlacementMoved: repairs re-placed the current generation's
+	// replicas again and again while the load tried to publish over them.
+	ErrPlacementMoved = errors.New("cluster: repairs kept moving the database's replicas while the load published")
 )
 
 // claim is a running load's hold on its generation.
@@ -78,28 +81,50 @@ func (c *Client) endClaim(cl *claim) {
 }
 
 // publishLoad publishes next, the map of the load holding cl, if the map
-// is still at revision rev and the claim still holds.
+// is still at revision rev and the claim still holds. A map that moved
+// without a new generation — a repair or a rebalance re-placed the current
+// generation's replicas while this load wrote its own — is published over
+// (the new generation's shards are where this load put them, and nothing
+// else of a map changes after its creation but what a load writes); a map
+// of a newer generation is a concurrent load that won.
 func (c *Client) publishLoad(ctx context.Context, next *Map, rev int64, cl *claim) error {
 	b, err := json.Marshal(next)
 	if err != nil {
 		return err
 	}
 	key := MapKey(next.Owner, next.Name)
-	resp, err := c.etcd.Txn(ctx).If(
-		clientv3.Compare(clientv3.ModRevision(key), "=", rev),
-		clientv3.Compare(clientv3.CreateRevision(cl.key), "=", cl.token),
-	).Then(clientv3.OpPut(key, string(b))).Else(clientv3.OpGet(key)).Commit()
-	if err != nil {
-		return fmt.Errorf("%w: publish %s: %w", ErrEtcd, next.Name, err)
-	}
-	if resp.Succeeded {
-		return nil
-	}
-	if kvs := resp.Responses[0].GetResponseRange().GetKvs(); len(kvs) == 0 || kvs[0].ModRevision != rev {
+	for moved := 0; ; moved++ {
+		resp, err := c.etcd.Txn(ctx).If(
+			clientv3.Compare(clientv3.ModRevision(key), "=", rev),
+			clientv3.Compare(clientv3.CreateRevision(cl.key), "=", cl.token),
+		).Then(clientv3.OpPut(key, string(b))).Else(clientv3.OpGet(key)).Commit()
+		if err != nil {
+			return fmt.Errorf("%w: publish %s: %w", ErrEtcd, next.Name, err)
+		}
+		if resp.Succeeded {
+			return nil
+		}
+		kvs := resp.Responses[0].GetResponseRange().GetKvs()
+		if len(kvs) == 1 && kvs[0].ModRevision == rev {
+			return fmt.Errorf("%w: %s (token %d)", ErrClaimLost, next.Name, cl.token)
+		}
+		var now Map
+		if len(kvs) == 1 && json.Unmarshal(kvs[0].Value, &now) == nil &&
+			now.Generation+1 == next.Generation && now.Token == next.PreviousToken {
+			if moved < maxPlacementMoves {
+				c.metrics.loadRebases.Inc()
+				rev = kvs[0].ModRevision
+				continue
+			}
+			return fmt.Errorf("%w (%w): %s: its placement changed %d times while it published", ErrPlacementMoved, ErrConflict, next.Name, moved)
+		}
 		return fmt.Errorf("%w (%w): %s", ErrConcurrentLoad, ErrConflict, next.Name)
 	}
-	return fmt.Errorf("%w: %s (token %d)", ErrClaimLost, next.Name, cl.token)
 }
+
+// maxPlacementMoves bounds how often a load publishes again over a map
+// that repairs keep re-placing.
+const maxPlacementMoves = 8
 
 // staleTokens says which shard databases of database name a sweep may
 // remove, by token: all but those of its current generation and the one

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -96,6 +97,80 @@ func TestClusterConcurrentLoadsFenced(t *testing.T) {
 	for _, addr := range addrs {
 		if !sameSet(got[addr], want[addr]) {
 			t.Fatalf("device %s holds %v, want %v", addr, keysOf(got[addr]), keysOf(want[addr]))
+		}
+	}
+}
+
+// onFirstRead runs do before its first Read.
+type onFirstRead struct {
+	r    io.Reader
+	once sync.Once
+	do   func()
+}
+
+func (o *onFirstRead) Read(p []byte) (int, error) {
+	o.once.Do(o.do)
+	return o.r.Read(p)
+}
+
+// A repair that re-places the current generation's replicas while a load
+// writes the next one changes the map but not its generation: the load
+// publishes over it (no ErrConcurrentLoad), with its own shards, and the
+// repair's placement of the old generation is what the new map replaced.
+func TestClusterLoadPublishesOverARepairedMap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and devices")
+	}
+	ctx := context.Background()
+	c, _, _ := newGatedCluster(t, 2)
+	const n = 16
+	if _, err := c.CreatePIR(ctx, "db", recSize, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	first := records(61, n, recSize)
+	if _, err := c.Load(ctx, "db", bytes.NewReader(first), dataset.FixedSize); err != nil {
+		t.Fatal(err)
+	}
+	moved := false
+	repair := func() {
+		m, err := c.Info(ctx, "db")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for s := range m.Shards {
+			r := m.Shards[s].Replicas
+			r[0], r[len(r)-1] = r[len(r)-1], r[0]
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if _, err := c.Etcd().Put(ctx, cluster.MapKey(m.Owner, m.Name), string(b)); err != nil {
+			t.Error(err)
+			return
+		}
+		moved = true
+	}
+	second := records(62, n, recSize)
+	m, err := c.Load(ctx, "db", &onFirstRead{r: bytes.NewReader(second), do: repair}, dataset.FixedSize)
+	if !moved {
+		t.Fatal("the map was not moved under the load")
+	}
+	if err != nil {
+		t.Fatalf("a load over a re-placed map: %v", err)
+	}
+	if m.Generation != 2 {
+		t.Fatalf("published generation %d, want 2", m.Generation)
+	}
+	for i := range n {
+		a, err := c.Get(ctx, "db", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Generation != 2 || !bytes.Equal(a.Record, second[i*recSize:(i+1)*recSize]) {
+			t.Fatalf("record %d of generation %d is not the second load's", i, a.Generation)
 		}
 	}
 }

@@ -15,6 +15,7 @@ type metrics struct {
 	hedges       prometheus.Counter
 	repairs      prometheus.Counter
 	loads        *prometheus.CounterVec // by outcome
+	loadRebases  prometheus.Counter
 	swept        prometheus.Counter
 	reconciled   prometheus.Counter
 	breakerOpens prometheus.Counter
@@ -37,6 +38,8 @@ func newMetrics() *metrics {
 			Help: "Shard replicas copied device to device (re-replication and rebalancing)."}),
 		loads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rosemary_cluster_loads_total",
 			Help: "Loads by outcome: published, concurrent (another load published first), failed."}, []string{"outcome"}),
+		loadRebases: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_load_rebases_total",
+			Help: "Loads that published over a map a repair had re-placed meanwhile (same generation, replicas moved)."}),
 		swept: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_swept_shards_total",
 			Help: "Stale shard databases removed from devices (old generations, loads that failed or lost)."}),
 		reconciled: prometheus.NewCounter(prometheus.CounterOpts{Name: "rosemary_cluster_reconciled_replicas_total",
@@ -49,11 +52,12 @@ func newMetrics() *metrics {
 // RegisterMetrics registers the client's metrics with reg (the
 // coordinator serves them at /metrics: `rosemary cluster up
 // --metrics-addr`): query latency by operation, query bytes, failovers,
-// hedges, repairs, loads by outcome, swept shards, replicas reconciled,
+// hedges, repairs, loads by outcome, loads published over a repair,
+// swept shards, replicas reconciled,
 // circuits opened.
 func (c *Client) RegisterMetrics(reg prometheus.Registerer) error {
 	m := c.metrics
-	for _, col := range []prometheus.Collector{m.querySeconds, m.queryBytes, m.failovers, m.hedges, m.repairs, m.loads, m.swept, m.reconciled, m.breakerOpens} {
+	for _, col := range []prometheus.Collector{m.querySeconds, m.queryBytes, m.failovers, m.hedges, m.repairs, m.loads, m.loadRebases, m.swept, m.reconciled, m.breakerOpens} {
 		if err := reg.Register(col); err != nil {
 			return err
 		}

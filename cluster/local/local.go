@@ -55,15 +55,37 @@ func StartEtcd(dir, listen string, sec certs.Files) (*embed.Etcd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: embedded etcd address: %w", cluster.ErrEtcd, err)
 	}
+	cfg, err := memberConfig(dir, listen, net.JoinHostPort(host, "0"), sec)
+	if err != nil {
+		return nil, err
+	}
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: start embedded etcd: %w", cluster.ErrEtcd, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("%w: embedded etcd did not start", cluster.ErrEtcd)
+	}
+}
+
+// memberConfig is the configuration of a one-member etcd with its data in
+// dir serving clients at client and peers at peer (host:port), logging only
+// errors, on TLS 1.3 with client certificates when sec is set (see
+// StartEtcd), else plaintext on loopback.
+func memberConfig(dir, client, peer string, sec certs.Files) (*embed.Config, error) {
 	scheme := "https"
 	if !sec.Set() {
-		if err := certs.CheckLoopback(listen); err != nil {
+		if err := certs.CheckLoopback(client); err != nil {
 			return nil, fmt.Errorf("%w: a plaintext etcd: %w", cluster.ErrEtcd, err)
 		}
 		scheme = "http"
 	}
-	cu := &url.URL{Scheme: scheme, Host: listen}
-	pu := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, "0")}
+	cu := &url.URL{Scheme: scheme, Host: client}
+	pu := &url.URL{Scheme: scheme, Host: peer}
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
@@ -78,17 +100,7 @@ func StartEtcd(dir, listen string, sec certs.Files) (*embed.Etcd, error) {
 		cfg.ClientTLSInfo, cfg.PeerTLSInfo = info, info
 		cfg.TlsMinVersion = string(tlsutil.TLSVersion13)
 	}
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%w: start embedded etcd: %w", cluster.ErrEtcd, err)
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-		return e, nil
-	case <-time.After(30 * time.Second):
-		e.Close()
-		return nil, fmt.Errorf("%w: embedded etcd did not start", cluster.ErrEtcd)
-	}
+	return cfg, nil
 }
 
 // Config says what Start runs.

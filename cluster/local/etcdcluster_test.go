@@ -1,0 +1,103 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/cluster"
+	"github.com/rosemary-fhe/rosemary/device/certs"
+)
+
+// Three members on TLS: a write goes through with one member stopped, not
+// with two (no quorum), and again once one of them is back; a restarted
+// member serves what was written while it was down.
+func TestEtcdClusterQuorum(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three etcd members")
+	}
+	pki := t.TempDir()
+	if err := certs.Init(pki); err != nil {
+		t.Fatal(err)
+	}
+	for name, role := range map[string]certs.Role{"etcd": certs.RoleServer, "admin": certs.RoleAdmin} {
+		if err := certs.Issue(pki, name, role, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	c, err := StartEtcdCluster(ctx, t.TempDir(), 3, certs.InDir(pki, "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tlsCfg, err := certs.ClientConfig(certs.InDir(pki, "admin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Endpoints()) != 3 {
+		t.Fatalf("endpoints %v", c.Endpoints())
+	}
+	cli, err := cluster.Connect(ctx, cluster.Etcd{Endpoints: c.Endpoints(), TLS: tlsCfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	put := func(v string, limit time.Duration) error {
+		pctx, cancel := context.WithTimeout(ctx, limit)
+		defer cancel()
+		_, err := cli.Put(pctx, "k", v)
+		return err
+	}
+	get := func() string {
+		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		r, err := cli.Get(gctx, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Kvs) != 1 {
+			t.Fatalf("k: %d values", len(r.Kvs))
+		}
+		return string(r.Kvs[0].Value)
+	}
+	ms := c.Members()
+	ms[0].Stop()
+	if err := put("one down", 30*time.Second); err != nil {
+		t.Fatalf("a write with 2 of 3 members: %v", err)
+	}
+	ms[1].Stop()
+	if err := put("two down", 2*time.Second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a write with 1 of 3 members: %v, want the deadline (no quorum)", err)
+	}
+	if err := ms[0].Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ms[0].WaitReady(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("back", 30*time.Second); err != nil {
+		t.Fatalf("a write after a member came back: %v", err)
+	}
+	if got := get(); got != "back" {
+		t.Fatalf("k = %q, want back", got)
+	}
+	if err := ms[1].Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ms[1].WaitReady(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	ms[0].Stop()
+	ms[2].Stop()
+	if err := ms[2].Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ms[2].WaitReady(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "back" {
+		t.Fatalf("k on members 1 and 2 = %q, want back", got)
+	}
+}

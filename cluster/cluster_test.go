@@ -30,7 +30,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
-const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoint|id|certificate dir[|scrub interval]" of a helper device process
+const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoints (comma-separated)|id|certificate dir[|scrub interval]" of a helper device process
 
 // TestMain lets the test binary serve as a device process that joins the
 // cluster (the tests SIGKILL such processes).
@@ -72,7 +72,7 @@ func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration) error {
 	if err != nil {
 		return err
 	}
-	leave, err := cluster.Join(ctx, cluster.Etcd{Endpoints: []string{endpoint}, TLS: tlsCfg}, id, lis.Addr().String(), dir, 2)
+	leave, err := cluster.Join(ctx, cluster.Etcd{Endpoints: strings.Split(endpoint, ","), TLS: tlsCfg}, id, lis.Addr().String(), dir, 2)
 	if err != nil {
 		return err
 	}

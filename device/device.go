@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -244,6 +245,9 @@ func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, 
 	if err != nil {
 		if errors.Is(err, store.ErrISPMode) || errors.Is(err, api.ErrStale) {
 			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
+		}
+		if errors.Is(err, syscall.ENOSPC) {
+			return nil, fmt.Errorf("device: put %q: %w: the disk is full: %w", req.Name, api.ErrExhausted, err)
 		}
 		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}

@@ -103,12 +103,14 @@ var KeepaliveServer = keepalive.ServerParameters{Time: 30 * time.Second, Timeout
 func toStatus(err error) error {
 	c := codes.Internal
 	switch {
+	// A full disk first: a write that ran out of space may also be wrapped
+	// as an invalid request by the path that made it, but it is not one.
+	case errors.Is(err, api.ErrExhausted), errors.Is(err, admit.ErrBusy), errors.Is(err, syscall.ENOSPC):
+		c = codes.ResourceExhausted
 	case errors.Is(err, api.ErrInvalid):
 		c = codes.InvalidArgument
 	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
 		c = codes.NotFound
-	case errors.Is(err, api.ErrExhausted), errors.Is(err, admit.ErrBusy), errors.Is(err, syscall.ENOSPC):
-		c = codes.ResourceExhausted
 	case errors.Is(err, api.ErrUnauthenticated):
 		c = codes.Unauthenticated
 	case errors.Is(err, api.ErrPermissionDenied):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -31,7 +32,8 @@ type EtcdMember struct {
 	e  *embed.Etcd // nil while stopped
 }
 
-// StartEtcdCluster starts n members (n odd: 1, 3, 5) under dir (dir/mN),
+// StartEtcdCluster starts n members (n odd: 1, 3, 5) under dir (data in
+// dir/mN, logs in dir/mN.log),
 // each serving clients and peers on its own free loopback ports, with sec
 // as StartEtcd takes it (zero: plaintext on loopback), and waits until they
 // form a cluster.
@@ -43,6 +45,9 @@ func StartEtcdCluster(ctx context.Context, dir string, n int, sec certs.Files) (
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", cluster.ErrEtcd, err)
 	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %w", cluster.ErrEtcd, err)
+	}
 	c := &EtcdCluster{}
 	var initial []string
 	for i := range n {
@@ -52,6 +57,9 @@ func StartEtcdCluster(ctx context.Context, dir string, n int, sec certs.Files) (
 			return nil, err
 		}
 		cfg.Name = name
+		// Members that stop and start log their listeners' errors: into a
+		// file of their own, not the terminal.
+		cfg.LogOutputs = []string{filepath.Join(dir, name+".log")}
 		initial = append(initial, name+"="+cfg.AdvertisePeerUrls[0].String())
 		c.members = append(c.members, &EtcdMember{Name: name, cfg: *cfg})
 	}

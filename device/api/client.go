@@ -30,6 +30,16 @@ func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Cont
 			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrChecksum, err)
 		case codes.PermissionDenied:
 			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrPermissionDenied, err)
+		case codes.Unauthenticated:
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrUnauthenticated, err)
+		case codes.NotFound:
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrNotFound, err)
+		case codes.InvalidArgument:
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrInvalid, err)
+		case codes.ResourceExhausted:
+			// Its memory, its run queue or its disk is full: not this
+			// request's fault, and not for long.
+			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrExhausted, err)
 		case codes.Unavailable:
 			// The device (or the connection to it) is down: retry elsewhere.
 			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrUnavailable, err)

@@ -290,7 +290,7 @@ func (c *Client) commitLoad(ctx context.Context, p *pendingLoad, loadErr error) 
 	// Best effort: what a device that does not answer now keeps is swept
 	// by the coordinator (Repair) or the next load.
 	if stale, err := c.staleTokens(ctx, p.m.Owner, p.m.Name); err == nil {
-		c.sweep(ctx, p.m.Name, p.live, stale)
+		c.sweep(ctx, p.m.Owner, p.m.Name, p.live, stale)
 	}
 	return p.next, nil
 }
@@ -298,7 +298,7 @@ func (c *Client) commitLoad(ctx context.Context, p *pendingLoad, loadErr error) 
 // abandonLoad removes the shard databases a load that will not publish
 // wrote (best effort: a sweep removes what is left once its claim ends).
 func (c *Client) abandonLoad(ctx context.Context, p *pendingLoad) {
-	c.sweep(context.WithoutCancel(ctx), p.m.Name, p.live, func(token int64) bool { return token == p.next.Token })
+	c.sweep(context.WithoutCancel(ctx), p.m.Owner, p.m.Name, p.live, func(token int64) bool { return token == p.next.Token })
 }
 
 // published reads name's map back after a publish whose outcome is
@@ -518,7 +518,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	// that does not answer (dead, its lease not yet expired) is swept at
 	// the next repair or load; the repair itself succeeded.
 	if stale, err := c.staleTokens(ctx, m.Owner, m.Name); err == nil {
-		c.sweep(ctx, m.Name, live, stale)
+		c.sweep(ctx, m.Owner, m.Name, live, stale)
 	}
 	return copied, recErr
 }

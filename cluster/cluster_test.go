@@ -30,7 +30,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
-const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoints (comma-separated)|id|certificate dir[|scrub interval]" of a helper device process
+const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoints (comma-separated)|id|certificate dir[|scrub interval[|tls]]" of a helper device process
 
 // TestMain lets the test binary serve as a device process that joins the
 // cluster (the tests SIGKILL such processes).
@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 		if len(parts) > 4 {
 			scrub, _ = time.ParseDuration(parts[4])
 		}
-		if err := serveDevice(parts[0], parts[1], parts[2], parts[3], scrub); err != nil {
+		if err := serveDevice(parts[0], parts[1], parts[2], parts[3], scrub, len(parts) > 5 && parts[5] == "tls"); err != nil {
 			fmt.Fprintln(os.Stderr, "device:", err)
 			os.Exit(1)
 		}
@@ -50,10 +50,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serveDevice serves a device (plaintext to its clients) that joins the
-// cluster's etcd with its own certificate from certDir, scrubbing its
-// store every scrub if positive.
-func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration) error {
+// serveDevice serves a device that joins the cluster's etcd with its own
+// certificate from certDir, scrubbing its store every scrub if positive;
+// plaintext to its clients and peers, or with useTLS on mutual TLS with
+// that certificate.
+func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration, useTLS bool) error {
 	st, err := store.Open(dir, layout.Layout{Channels: 2, PageSize: 4096})
 	if err != nil {
 		return err
@@ -62,7 +63,6 @@ func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration) error {
 	if err != nil {
 		return err
 	}
-	d.DialPeersWith(remote.WithPlaintext())
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -71,6 +71,16 @@ func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration) error {
 	tlsCfg, err := certs.ClientConfig(certs.InDir(certDir, id))
 	if err != nil {
 		return err
+	}
+	serveWith := device.WithPlaintext()
+	d.DialPeersWith(remote.WithPlaintext())
+	if useTLS {
+		srv, err := certs.ServerConfig(certs.InDir(certDir, id), true)
+		if err != nil {
+			return err
+		}
+		serveWith = device.WithTLS(srv)
+		d.DialPeersWith(remote.WithTLS(tlsCfg.Clone()))
 	}
 	leave, err := cluster.Join(ctx, cluster.Etcd{Endpoints: strings.Split(endpoint, ","), TLS: tlsCfg}, id, lis.Addr().String(), dir, 2)
 	if err != nil {
@@ -81,7 +91,7 @@ func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration) error {
 		go d.ScrubEvery(ctx, scrub, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	}
 	fmt.Printf("listening %s\n", lis.Addr())
-	return device.Serve(ctx, d, lis, device.WithPlaintext())
+	return device.Serve(ctx, d, lis, serveWith)
 }
 
 // testEtcd is a real etcd server in the test process, on TLS with RBAC,
@@ -147,9 +157,16 @@ func startDeviceAt(t *testing.T, etcd *testEtcd, id, dir string, scrub time.Dura
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), deviceEnv+"="+dir+"|"+etcd.endpoint+"|"+id+"|"+etcd.pki+"|"+scrub.String())
-	cmd.Stderr = os.Stderr
-	if stderr != nil {
-		cmd.Stderr = stderr
+	cmd.Stderr = stderr
+	return startProc(t, cmd, id)
+}
+
+// startProc starts a helper device process (its stderr the test's unless
+// set) and waits until it listens.
+func startProc(t *testing.T, cmd *exec.Cmd, id string) *proc {
+	t.Helper()
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
 	}
 	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()

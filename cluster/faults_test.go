@@ -41,12 +41,13 @@ func TestClusterFaultSchedule(t *testing.T) {
 	}
 	cfg := chaos.Config{
 		Dir: t.TempDir(), Devices: 4, EtcdMembers: 3, Seed: *faultSeed, Duration: *faultDuration, Rounds: *faultRounds,
-		Scheme:           client.SchemeBGV, // as newCluster: see there
-		PlaintextDevices: true,             // serveDevice serves plaintext
-		DiskBytes:        128 << 20,
+		Scheme:    client.SchemeBGV, // as newCluster: see there
+		DiskBytes: 128 << 20,
+		// Devices on mutual TLS: the database's owner loads and queries,
+		// the coordinator (an admin) repairs, sweeps and reconciles.
 		Device: func(s chaos.DeviceSpec) *exec.Cmd {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), deviceEnv+"="+strings.Join([]string{s.Store, strings.Join(s.Etcd, ","), s.ID, s.PKI, s.Scrub.String()}, "|"))
+			cmd.Env = append(os.Environ(), deviceEnv+"="+strings.Join([]string{s.Store, strings.Join(s.Etcd, ","), s.ID, s.PKI, s.Scrub.String(), "tls"}, "|"))
 			return cmd
 		},
 		Log:           testLog{t},

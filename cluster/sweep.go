@@ -10,6 +10,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 )
 
 // shardsPrefix begins the name of every object of every shard database of
@@ -53,7 +54,11 @@ const sweepTimeout = 30 * time.Second
 // map ever listed it there (a load that failed or crashed half way, a
 // publish whose outcome was unknown, a device that was away while its
 // generation was dropped). It returns the shard databases removed.
-func (c *Client) sweep(ctx context.Context, name string, live map[string]DeviceInfo, stale func(token int64) bool) (int, error) {
+//
+// Shard names are a user's own (another owner's database of the same name
+// has shards of the same form, with other tokens): only shards the device
+// says owner created are swept.
+func (c *Client) sweep(ctx context.Context, owner, name string, live map[string]DeviceInfo, stale func(token int64) bool) (int, error) {
 	removed := 0
 	var errs []error
 	for id, d := range live {
@@ -65,7 +70,7 @@ func (c *Client) sweep(ctx context.Context, name string, live map[string]DeviceI
 			errs = append(errs, fmt.Errorf("sweep %s on %s: %w", name, id, err))
 			continue
 		}
-		n, err := sweepDevice(dctx, cc.Device(), name, stale)
+		n, err := sweepDevice(dctx, cc.Device(), owner, name, stale)
 		release()
 		cancel()
 		removed += n
@@ -77,9 +82,19 @@ func (c *Client) sweep(ctx context.Context, name string, live map[string]DeviceI
 	return removed, errors.Join(errs...)
 }
 
-// sweepDevice deletes the stale shard databases of name on one device:
-// each one's head first (it is gone at once), then its other objects.
-func sweepDevice(ctx context.Context, dev api.Device, name string, stale func(token int64) bool) (int, error) {
+// ownedBy reports whether a shard database a device says listed owns may
+// be owner's: it names owner, or cannot tell — no access list, or a
+// plaintext device, on which every caller is the one plaintext identity.
+func ownedBy(listed, owner string) bool {
+	return listed == owner || listed == "" || listed == guard.Plaintext.Name
+}
+
+// sweepDevice deletes the stale shard databases of owner's database name
+// on one device: each one's head first (it is gone at once), then its
+// other objects. A shard database the device says another created is
+// left alone (one it names no owner of, a device without access lists,
+// is swept).
+func sweepDevice(ctx context.Context, dev api.Device, owner, name string, stale func(token int64) bool) (int, error) {
 	dropped := map[string]bool{}
 	for {
 		list, err := dev.List(ctx, &api.ListRequest{Prefix: shardsPrefix(name)})
@@ -89,7 +104,7 @@ func sweepDevice(ctx context.Context, dev api.Device, name string, stale func(to
 		var heads, rest []string
 		for _, o := range list.Objects {
 			token, db, ok := shardToken(name, o.Name)
-			if !ok || !stale(token) {
+			if !ok || !stale(token) || !ownedBy(o.Owner, owner) {
 				continue
 			}
 			dropped[db] = true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -209,14 +210,15 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 }
 
 // TestDeviceAndAdminIdentities: a device may read (to copy a shard) but
-// not write; an admin may list and start copies but not read; a copy from
-// an address that does not answer says so without the dial error.
+// not write; an admin may list, start copies, read a database's manifest
+// and drop objects, but neither read data nor write; a copy from an
+// address that does not answer says so without the dial error.
 func TestDeviceAndAdminIdentities(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	addr := tlsDevice(t, dir, true)
-	alice, dev, ops := as(t, dir, "alice", addr), as(t, dir, "dev0", addr), as(t, dir, "ops", addr)
+	alice, bob, dev, ops := as(t, dir, "alice", addr), as(t, dir, "bob", addr), as(t, dir, "dev0", addr), as(t, dir, "ops", addr)
 	_, q := lowered(t)
 	b := limbsOf(q, 2, 2)
 	if _, err := alice.Put(ctx, &api.PutRequest{Name: "acct/b", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
@@ -234,6 +236,27 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	ls, err := ops.List(ctx, &api.ListRequest{})
 	if err != nil || len(ls.Objects) != 1 {
 		t.Errorf("an admin lists %+v, %v; want alice's object", ls, err)
+	}
+	if _, err := ops.Put(ctx, &api.PutRequest{Name: "acct/y", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); code(err) != codes.PermissionDenied {
+		t.Errorf("an admin writing into alice's database: %v, want PermissionDenied", err)
+	}
+	if _, err := alice.Put(ctx, &api.PutRequest{Name: authz.ManifestName("acct"), Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.Get(ctx, &api.GetRequest{Name: authz.ManifestName("acct")}); err != nil {
+		t.Errorf("an admin reading a manifest (to reconcile a replica): %v", err)
+	}
+	if _, err := bob.Get(ctx, &api.GetRequest{Name: authz.ManifestName("acct")}); code(err) != codes.PermissionDenied {
+		t.Errorf("another user reading alice's manifest: %v, want PermissionDenied", err)
+	}
+	if _, err := bob.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
+		t.Errorf("another user dropping alice's object: %v, want PermissionDenied", err)
+	}
+	if _, err := ops.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); err != nil {
+		t.Errorf("an admin dropping an object (a stale replica): %v", err)
+	}
+	if _, err := alice.Get(ctx, &api.GetRequest{Name: "acct/b"}); code(err) != codes.NotFound {
+		t.Errorf("alice's object after the admin dropped it: %v, want NotFound", err)
 	}
 	_, err = ops.CopyFrom(ctx, &api.CopyFromRequest{Source: "127.0.0.1:1", Prefix: "acct/"})
 	if code(err) != codes.Unavailable || strings.Contains(err.Error(), "127.0.0.1:1") || strings.Contains(err.Error(), "refused") {

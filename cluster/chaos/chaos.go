@@ -213,8 +213,8 @@ func (r *run) setUp(ctx context.Context) error {
 	if _, err := r.c.CreatePIR(ctx, dbName, cfg.RecordSize, cfg.Shards, cfg.Replicas); err != nil {
 		return err
 	}
-	if !r.load(ctx, "first") {
-		return fmt.Errorf("chaos: the first load failed: %v", r.rep.Anomalies)
+	if err := r.load(ctx, "first"); err != nil {
+		return fmt.Errorf("chaos: the first load: %w", err)
 	}
 	return nil
 }

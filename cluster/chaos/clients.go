@@ -18,8 +18,8 @@ import (
 const hangSlack = time.Minute
 
 // load publishes a new generation of new data (why names it in the
-// counts); it reports whether the load was acknowledged.
-func (r *run) load(ctx context.Context, why string) bool {
+// counts); nil: the load was acknowledged.
+func (r *run) load(ctx context.Context, why string) error {
 	r.mu.Lock()
 	a := &attempt{id: len(r.history.attempts)}
 	a.data = attemptData(r.cfg.Seed, a.id, r.cfg.Records, r.cfg.RecordSize)
@@ -44,10 +44,10 @@ func (r *run) load(ctx context.Context, why string) bool {
 		default:
 			r.countIn(r.rep.Loads, why+": failed: "+class)
 		}
-		return false
+		return err
 	}
 	r.countIn(r.rep.Loads, why+": published")
-	return true
+	return nil
 }
 
 // query asks c for random records until ctx ends, holding each answer to

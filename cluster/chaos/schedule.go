@@ -77,14 +77,14 @@ func (r *run) schedule(ctx context.Context) (*Report, error) {
 	// Every acknowledged load is queryable once the faults healed: the
 	// last one, published now, is answered exactly by every replica alone,
 	// and no device keeps an older generation but the one before it.
-	final := false
+	var final error
 	for range 5 {
-		if final = r.load(ctx, "final"); final {
+		if final = r.load(ctx, "final"); final == nil {
 			break
 		}
 	}
-	if !final {
-		r.anomaly("no load succeeded after the faults healed")
+	if final != nil {
+		r.anomaly("no load succeeded after the faults healed: %v", final)
 	} else if err := r.waitConverged(ctx, true); err != nil {
 		r.anomaly("after healing: %v", err)
 	}

@@ -347,7 +347,7 @@ func listRespToProto(r *ListResponse) *devicepb.ListResponse {
 	for _, in := range r.Objects {
 		m.Objects = append(m.Objects, &devicepb.ObjectInfo{Name: in.Name, Kind: uint32(in.Kind), Polys: uint32(in.Shape.Polys),
 			Limbs: uint32(in.Shape.Limbs), LogN: uint32(in.Shape.LogN), WordBytes: uint32(in.Shape.WordSize), Bytes: uint64(in.Bytes),
-			Generation: uint64(in.Generation)})
+			Generation: uint64(in.Generation), Owner: in.Owner})
 	}
 	return m
 }
@@ -358,9 +358,12 @@ func listRespFromProto(m *devicepb.ListResponse) (*ListResponse, error) {
 		if o.GetLogN() > 17 || o.GetWordBytes() > 255 || o.GetKind() > 255 {
 			return nil, fmt.Errorf("%w: object %q of logN %d, %d-byte words", ErrInvalid, o.GetName(), o.GetLogN(), o.GetWordBytes())
 		}
+		if err := checkNameLen("owner", o.GetOwner()); err != nil {
+			return nil, err
+		}
 		r.Objects = append(r.Objects, ObjectInfo{Name: o.GetName(), Kind: object.Kind(o.GetKind()), Bytes: int64(o.GetBytes()),
-			Generation: object.Generation(o.GetGeneration()),
-			Shape:      object.Shape{Polys: int(o.GetPolys()), Limbs: int(o.GetLimbs()), LogN: uint8(o.GetLogN()), WordSize: uint8(o.GetWordBytes())}})
+			Generation: object.Generation(o.GetGeneration()), Owner: o.GetOwner(),
+			Shape: object.Shape{Polys: int(o.GetPolys()), Limbs: int(o.GetLimbs()), LogN: uint8(o.GetLogN()), WordSize: uint8(o.GetWordBytes())}})
 	}
 	return r, nil
 }

@@ -204,6 +204,10 @@ type ObjectInfo struct {
 	Shape      object.Shape
 	Generation object.Generation
 	Bytes      int64 // payload bytes (all limbs)
+	// Owner created the object's database (its access list's owner; ""
+	// where the device keeps none): a cluster's coordinator sweeps a
+	// database's stale shards only where they are its owner's.
+	Owner string
 }
 
 // CopyFromRequest asks a device to copy the objects under Prefix from the

@@ -43,6 +43,12 @@ const (
 	Write
 	// Manage: grant and revoke.
 	Manage
+	// Drop: delete objects (a Delete needs Write or Drop). An admin, a
+	// cluster's coordinator, drops the shard replicas of old generations
+	// and clears a broken replica before copying it again; it can destroy
+	// data but neither read nor forge it (records are sealed on the client),
+	// which an operator with the disk in hand can do anyway.
+	Drop
 )
 
 func (a Access) String() string {
@@ -57,6 +63,8 @@ func (a Access) String() string {
 		return "write"
 	case Manage:
 		return "manage"
+	case Drop:
+		return "drop"
 	}
 	return fmt.Sprintf("Access(%d)", uint8(a))
 }
@@ -195,6 +203,15 @@ func (a *Authorizer) cached(db string) (*ACL, error) {
 	return a.acl(db)
 }
 
+// Owner is who created database db ("" if it has no access list).
+func (a *Authorizer) Owner(db string) string {
+	l, err := a.cached(db)
+	if err != nil || l == nil {
+		return ""
+	}
+	return l.Owner
+}
+
 // New returns an Authorizer over b.
 func New(b Backend) *Authorizer { return &Authorizer{b: b, cache: map[string]*ACL{}} }
 
@@ -216,6 +233,14 @@ func (a *Authorizer) acl(db string) (*ACL, error) {
 // shards between devices.
 func deviceMay(acc Access) bool { return acc == List || acc == Query || acc == Read }
 
+// adminMay is what an admin identity (a cluster's coordinator) may do
+// anywhere: list objects, read a database's manifest (its shape,
+// generation and sealing salt, no record: what reconciling a replica
+// against it needs) and drop objects.
+func adminMay(acc Access, object, db string) bool {
+	return acc == List || acc == Drop || acc == Query && object == ManifestName(db)
+}
+
 // Authorize decides whether id may do acc to object. A write to a
 // database without an access list creates it with id as owner: the
 // database's creator owns it. Denials wrap ErrDenied and name neither the
@@ -232,7 +257,7 @@ func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) err
 		}
 		return fmt.Errorf("%w: device %s may not %s %q", ErrDenied, id.Name, acc, db)
 	case certs.RoleAdmin:
-		if acc == List {
+		if adminMay(acc, object, db) {
 			return nil
 		}
 		return fmt.Errorf("%w: admin %s may not %s %q", ErrDenied, id.Name, acc, db)

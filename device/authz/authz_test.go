@@ -54,7 +54,7 @@ var (
 	admin   = certs.Identity{Name: "ops", Role: certs.RoleAdmin}
 	server  = certs.Identity{Name: "etcd", Role: certs.RoleServer}
 	noRole  = certs.Identity{Name: "carol"}
-	allAcc  = []Access{List, Query, Read, Write, Manage}
+	allAcc  = []Access{List, Query, Read, Write, Manage, Drop}
 	objName = "acct/g1/pt/0"
 )
 
@@ -123,8 +123,14 @@ func TestDeviceAndAdminRoles(t *testing.T) {
 		if err := a.Authorize(dev, acc, objName); (err == nil) != deviceMay(acc) {
 			t.Errorf("device %s: %v", acc, err)
 		}
-		if err := a.Authorize(admin, acc, objName); (err == nil) != (acc == List) {
+		if err := a.Authorize(admin, acc, objName); (err == nil) != (acc == List || acc == Drop) {
 			t.Errorf("admin %s: %v", acc, err)
+		}
+		// The manifest, which reconciling a replica reads: queried, not
+		// read otherwise.
+		db, _ := DatabaseOf(objName)
+		if err := a.Authorize(admin, acc, ManifestName(db)); (err == nil) != (acc == List || acc == Drop || acc == Query) {
+			t.Errorf("admin %s of the manifest: %v", acc, err)
 		}
 		// etcd's server certificate is no key to a device.
 		if err := a.Authorize(server, acc, objName); !errors.Is(err, ErrDenied) {

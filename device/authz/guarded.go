@@ -128,7 +128,7 @@ func (g *Guarded) Put(ctx context.Context, req *api.PutRequest) (*api.PutRespons
 }
 
 func (g *Guarded) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
-	if _, err := g.check(ctx, Write, req.Name); err != nil {
+	if _, err := g.check(ctx, Drop, req.Name); err != nil {
 		return nil, err
 	}
 	return g.next.Delete(ctx, req)
@@ -178,6 +178,9 @@ func (g *Guarded) List(ctx context.Context, req *api.ListRequest) (*api.ListResp
 	out := &api.ListResponse{Truncated: resp.Truncated}
 	for _, o := range resp.Objects {
 		if g.a.Listable(id, o.Name) {
+			if db, err := DatabaseOf(o.Name); err == nil {
+				o.Owner = g.a.Owner(db)
+			}
 			out.Objects = append(out.Objects, o)
 		}
 	}

@@ -2025,15 +2025,18 @@ func (x *ListRequest) GetMaxObjects() uint32 {
 }
 
 type ObjectInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Kind          uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"`
-	Polys         uint32                 `protobuf:"varint,3,opt,name=polys,proto3" json:"polys,omitempty"`
-	Limbs         uint32                 `protobuf:"varint,4,opt,name=limbs,proto3" json:"limbs,omitempty"`
-	LogN          uint32                 `protobuf:"varint,5,opt,name=log_n,json=logN,proto3" json:"log_n,omitempty"`
-	WordBytes     uint32                 `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`
-	Bytes         uint64                 `protobuf:"varint,7,opt,name=bytes,proto3" json:"bytes,omitempty"`
-	Generation    uint64                 `protobuf:"varint,8,opt,name=generation,proto3" json:"generation,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Kind       uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	Polys      uint32                 `protobuf:"varint,3,opt,name=polys,proto3" json:"polys,omitempty"`
+	Limbs      uint32                 `protobuf:"varint,4,opt,name=limbs,proto3" json:"limbs,omitempty"`
+	LogN       uint32                 `protobuf:"varint,5,opt,name=log_n,json=logN,proto3" json:"log_n,omitempty"`
+	WordBytes  uint32                 `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`
+	Bytes      uint64                 `protobuf:"varint,7,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Generation uint64                 `protobuf:"varint,8,opt,name=generation,proto3" json:"generation,omitempty"`
+	// owner is who created the object's database (its access list's
+	// owner); empty where the device keeps no access list for it.
+	Owner         string `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2122,6 +2125,13 @@ func (x *ObjectInfo) GetGeneration() uint64 {
 		return x.Generation
 	}
 	return 0
+}
+
+func (x *ObjectInfo) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
 }
 
 type ListResponse struct {
@@ -2524,7 +2534,7 @@ const file_device_proto_rawDesc = "" +
 	"\vListRequest\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1f\n" +
 	"\vmax_objects\x18\x02 \x01(\rR\n" +
-	"maxObjects\"\xca\x01\n" +
+	"maxObjects\"\xe0\x01\n" +
 	"\n" +
 	"ObjectInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -2537,7 +2547,8 @@ const file_device_proto_rawDesc = "" +
 	"\x05bytes\x18\a \x01(\x04R\x05bytes\x12\x1e\n" +
 	"\n" +
 	"generation\x18\b \x01(\x04R\n" +
-	"generation\"f\n" +
+	"generation\x12\x14\n" +
+	"\x05owner\x18\t \x01(\tR\x05owner\"f\n" +
 	"\fListResponse\x128\n" +
 	"\aobjects\x18\x01 \x03(\v2\x1e.rosemary.device.v1.ObjectInfoR\aobjects\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"A\n" +

@@ -51,7 +51,7 @@ func newMetrics() *metrics {
 
 // RegisterMetrics registers the client's metrics with reg (the
 // coordinator serves them at /metrics: `rosemary cluster up
-// --metrics-addr`): query latency by operation, query bytes, failovers,
+// --metrics-listen`): query latency by operation, query bytes, failovers,
 // hedges, repairs, loads by outcome, loads published over a repair,
 // swept shards, replicas reconciled,
 // circuits opened.

@@ -16,7 +16,7 @@ func newRPCSeconds() *prometheus.HistogramVec {
 }
 
 // RegisterMetrics registers the device's metrics with reg (served at
-// /metrics by `rosemary device serve --metrics-addr`): RPC latency by
+// /metrics by `rosemary device serve --metrics-listen`): RPC latency by
 // method, the stream-run queue, runs, bytes read from the store and
 // payload bytes over the wire, scrubbed bytes, corruptions found and
 // quarantined, copies refused on their checksum.

@@ -21,7 +21,7 @@ func init() {
 	register(command{name: "cluster", summary: "a local cluster of devices coordinated by etcd: up --devices K | status --etcd ADDR | user add --name N", run: runCluster})
 }
 
-const clusterUsage = "usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] [--insecure-plaintext] [--metrics-addr 127.0.0.1:PORT] [--reconcile-interval 1m] [--scrub-interval 24h] | " +
+const clusterUsage = "usage: rosemary cluster up --devices K [--etcd embedded|ADDR] [--dir DIR] [--insecure-plaintext] [--metrics-listen 127.0.0.1:PORT] [--reconcile-interval 1m] [--scrub-interval 24h] | " +
 	"status --etcd ADDR [--json] [--cert F --key F --cacert F] | user add --etcd ADDR --name N [--role user|device|admin] --cert ADMIN.crt --key ADMIN.key --cacert CA"
 
 func runCluster(args []string) error {
@@ -35,7 +35,8 @@ func runCluster(args []string) error {
 		etcd := fs.String("etcd", "embedded", "embedded (an etcd in this process on 127.0.0.1:2379) or an etcd address")
 		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores, the certificates (DIR/certs) and the embedded etcd")
 		plaintext := fs.Bool("insecure-plaintext", false, "devices and etcd serve plaintext on loopback, etcd without auth (default: TLS 1.3 with client certificates from DIR/certs, etcd's RBAC on)")
-		metricsAddr := fs.String("metrics-addr", "", "the coordinator serves Prometheus metrics at http://ADDR/metrics (loopback only; default off)")
+		metricsAddr := fs.String("metrics-listen", "", "the coordinator serves Prometheus metrics at http://ADDR/metrics (loopback only; default off)")
+		fs.StringVar(metricsAddr, "metrics-addr", "", "the same as --metrics-listen (its earlier name)")
 		reconcile := fs.Duration("reconcile-interval", time.Minute, "the coordinator also checks every replica against its manifest this often, copying a short one again (0: only when devices come and go)")
 		scrub := fs.Duration("scrub-interval", 24*time.Hour, "each device reads and verifies every stored page this often (`device serve --scrub-interval`; 0: never)")
 		if err := fs.Parse(args[1:]); err != nil {

@@ -28,7 +28,7 @@ func init() {
 
 func runDevice(args []string) (err error) {
 	if len(args) == 0 || args[0] != "serve" {
-		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json] [--metrics-addr 127.0.0.1:PORT] [--scrub-interval 24h]")
+		return fmt.Errorf("device: usage: rosemary device serve --store DIR (--cert-file F --key-file F --trusted-ca-file F | --insecure-plaintext) [--listen 127.0.0.1:7420] [--grace 30s] [--log-level info|debug|warn] [--log-json] [--metrics-listen 127.0.0.1:PORT] [--scrub-interval 24h]")
 	}
 	fs := flag.NewFlagSet("device serve", flag.ContinueOnError)
 	dir := fs.String("store", "", "object store directory (created if absent)")
@@ -52,7 +52,8 @@ func runDevice(args []string) (err error) {
 	caFile := fs.String("trusted-ca-file", "", "CA whose certificates clients must present")
 	clientCertAuth := fs.Bool("client-cert-auth", true, "require a client certificate signed by --trusted-ca-file")
 	plaintext := fs.Bool("insecure-plaintext", false, "serve without TLS or client authentication (loopback addresses only; every caller is one identity)")
-	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only: plaintext, unauthenticated; default off)")
+	metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only: plaintext, unauthenticated; default off)")
+	fs.StringVar(metricsAddr, "metrics-addr", "", "the same as --metrics-listen (its earlier name)")
 	scrub := fs.Duration("scrub-interval", 24*time.Hour, "read every stored page, verifying its CRC, this often; quarantine (delete) a corrupt object for the cluster to copy back from a healthy replica (0: never)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err

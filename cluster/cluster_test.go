@@ -32,9 +32,28 @@ import (
 
 const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoints (comma-separated)|id|certificate dir[|scrub interval[|tls]]" of a helper device process
 
+// memberEnv carries local.ServeMember's arguments (separated by 0x1f) to a
+// helper etcd member process.
+const memberEnv = "ROSEMARY_CLUSTER_ETCD_MEMBER"
+
+// spawnMember runs an etcd member in a process of this test binary.
+func spawnMember(args []string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), memberEnv+"="+strings.Join(args, "\x1f"))
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
 // TestMain lets the test binary serve as a device process that joins the
-// cluster (the tests SIGKILL such processes).
+// cluster, or as an etcd member (the tests SIGKILL such processes).
 func TestMain(m *testing.M) {
+	if v := os.Getenv(memberEnv); v != "" {
+		if err := local.ServeMember(context.Background(), strings.Split(v, "\x1f")); err != nil {
+			fmt.Fprintln(os.Stderr, "etcd member:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if v := os.Getenv(deviceEnv); v != "" {
 		parts := strings.Split(v, "|")
 		var scrub time.Duration
@@ -82,7 +101,7 @@ func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration, useTLS 
 		serveWith = device.WithTLS(srv)
 		d.DialPeersWith(remote.WithTLS(tlsCfg.Clone()))
 	}
-	leave, err := cluster.Join(ctx, cluster.Etcd{Endpoints: strings.Split(endpoint, ","), TLS: tlsCfg}, id, lis.Addr().String(), dir, 2)
+	leave, err := cluster.JoinRetrying(ctx, cluster.Etcd{Endpoints: strings.Split(endpoint, ","), TLS: tlsCfg}, id, lis.Addr().String(), dir, 2, 2*time.Second, nil)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ func TestClusterFaultSchedule(t *testing.T) {
 			cmd.Env = append(os.Environ(), deviceEnv+"="+strings.Join([]string{s.Store, strings.Join(s.Etcd, ","), s.ID, s.PKI, s.Scrub.String(), "tls"}, "|"))
 			return cmd
 		},
+		EtcdMember:    spawnMember, // a stopped member is killed
 		Log:           testLog{t},
 		ProgressEvery: 15 * time.Second,
 	}

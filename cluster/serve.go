@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 )
 
 // Join registers a served device (reachable at addr, its store in dir)
@@ -59,4 +60,31 @@ func SourceCheck(e Etcd) (check func(ctx context.Context, addr string) error, st
 		return fmt.Errorf("%w: %q", ErrNotRegistered, addr)
 	}
 	return check, func() { cli.Close() }, nil
+}
+
+// JoinRetrying is Join, tried again with a growing pause (up to maxWait)
+// while etcd cannot be reached — no quorum, a member restarting, the whole
+// control plane away — so that a daemon started meanwhile waits for it
+// instead of ending. A refusal (ErrDenied: the certificate's name is no
+// etcd user, or not this device's) is returned at once, and so is ctx's
+// end. retry hears each failure that is tried again.
+func JoinRetrying(ctx context.Context, e Etcd, id, addr, dir string, ttl int64, maxWait time.Duration, retry func(error)) (stop func(), err error) {
+	wait := 200 * time.Millisecond
+	for {
+		stop, err := Join(ctx, e, id, addr, dir, ttl)
+		if err == nil || errors.Is(err, ErrDenied) || !errors.Is(err, ErrEtcd) {
+			return stop, err
+		}
+		if retry != nil {
+			retry(err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (and then: %w)", err, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, maxWait)
+	}
 }

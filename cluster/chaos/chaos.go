@@ -44,8 +44,12 @@ type Config struct {
 	DiskBytes           int64            // each device's filesystem (a tmpfs; 0: none, no full-disk faults)
 	PlaintextDevices    bool             // devices serve plaintext on loopback (else mutual TLS)
 	Device              func(DeviceSpec) *exec.Cmd
-	Log                 io.Writer // progress lines (nil: none)
-	ProgressEvery       time.Duration
+	// EtcdMember runs each etcd member in a process of its own, so that a
+	// stopped member is killed (a crash); nil: members in this process,
+	// stopped by a graceful close.
+	EtcdMember    local.MemberSpawner
+	Log           io.Writer // progress lines (nil: none)
+	ProgressEvery time.Duration
 }
 
 // Defaults fills what c leaves zero.
@@ -132,7 +136,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Devices < cfg.Replicas+1 {
 		return nil, fmt.Errorf("chaos: %d devices for %d replicas: a fault must leave a device to repair onto", cfg.Devices, cfg.Replicas)
 	}
-	r := &run{cfg: cfg, rep: Report{Seed: cfg.Seed, Failed: map[string]int{}, Faults: map[Kind]int{}, Skipped: map[Kind]string{}, Loads: map[string]int{}, Counters: map[string]float64{}}}
+	r := &run{cfg: cfg, rep: Report{Seed: cfg.Seed, Anomalies: []string{}, Failed: map[string]int{}, Faults: map[Kind]int{}, Skipped: map[Kind]string{}, Loads: map[string]int{}, Counters: map[string]float64{}}}
 	for _, k := range Kinds() {
 		r.rep.Faults[k] = 0
 	}
@@ -166,7 +170,15 @@ func (r *run) setUp(ctx context.Context) error {
 		}
 	}
 	var err error
-	r.etcd, err = local.StartEtcdCluster(ctx, filepath.Join(cfg.Dir, "etcd"), cfg.EtcdMembers, certs.InDir(r.pki, "etcd"))
+	spawn := cfg.EtcdMember
+	if spawn != nil {
+		spawn = func(args []string) *exec.Cmd {
+			cmd := cfg.EtcdMember(args)
+			dieWithParent(cmd)
+			return cmd
+		}
+	}
+	r.etcd, err = local.StartEtcdCluster(ctx, filepath.Join(cfg.Dir, "etcd"), cfg.EtcdMembers, certs.InDir(r.pki, "etcd"), spawn)
 	if err != nil {
 		return err
 	}

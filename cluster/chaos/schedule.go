@@ -206,6 +206,9 @@ func (r *run) inject(ctx context.Context, kind Kind, rng *rand.Rand) {
 	case EtcdMember, EtcdQuorum:
 		ms := r.etcd.Members()
 		n := 1
+		// A member is out 0.3–2 s (restarting it and its rejoining take
+		// about as long again).
+		hold = time.Duration(300+rng.IntN(1700)) * time.Millisecond
 		if kind == EtcdQuorum {
 			n = len(ms)/2 + 1
 			hold = r.cfg.QuorumLoss/4 + time.Duration(rng.Int64N(int64(r.cfg.QuorumLoss*3/4)+1))

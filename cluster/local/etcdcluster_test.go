@@ -3,6 +3,11 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -10,13 +15,42 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/certs"
 )
 
-// Three members on TLS: a write goes through with one member stopped, not
-// with two (no quorum), and again once one of them is back; a restarted
-// member serves what was written while it was down.
+const memberEnv = "ROSEMARY_LOCAL_ETCD_MEMBER" // ServeMember's arguments, separated by the unit separator (0x1f)
+
+// TestMain lets the test binary serve as an etcd member process.
+func TestMain(m *testing.M) {
+	if v := os.Getenv(memberEnv); v != "" {
+		if err := ServeMember(context.Background(), strings.Split(v, "\x1f")); err != nil {
+			fmt.Fprintln(os.Stderr, "etcd member:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// spawnMember runs a member in a process of this test binary.
+func spawnMember(args []string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), memberEnv+"="+strings.Join(args, "\x1f"))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// Three members on TLS, in this process and as processes killed and
+// started again: a write goes through with one member stopped, not with
+// two (no quorum), and again once one of them is back; a restarted member
+// serves what was written while it was down.
 func TestEtcdClusterQuorum(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three etcd members")
 	}
+	t.Run("in process", func(t *testing.T) { testQuorum(t, nil) })
+	t.Run("processes", func(t *testing.T) { testQuorum(t, spawnMember) })
+}
+
+func testQuorum(t *testing.T, spawn MemberSpawner) {
 	pki := t.TempDir()
 	if err := certs.Init(pki); err != nil {
 		t.Fatal(err)
@@ -27,7 +61,7 @@ func TestEtcdClusterQuorum(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	c, err := StartEtcdCluster(ctx, t.TempDir(), 3, certs.InDir(pki, "etcd"))
+	c, err := StartEtcdCluster(ctx, t.TempDir(), 3, certs.InDir(pki, "etcd"), spawn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,11 +78,19 @@ func TestEtcdClusterQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
+	// put writes k within limit, trying again while etcd elects a leader
+	// (a killed leader's followers say "request timed out, possibly due
+	// to previous leader failure").
 	put := func(v string, limit time.Duration) error {
 		pctx, cancel := context.WithTimeout(ctx, limit)
 		defer cancel()
-		_, err := cli.Put(pctx, "k", v)
-		return err
+		for {
+			_, err := cli.Put(pctx, "k", v)
+			if err == nil || pctx.Err() != nil {
+				return err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 	get := func() string {
 		gctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -85,6 +85,13 @@ func runChaos(args []string) error {
 			}
 			return exec.Command(serve[0], args...)
 		},
+		// Each etcd member a process of this binary: a stopped member is
+		// killed, as a crash would end it.
+		EtcdMember: func(args []string) *exec.Cmd {
+			cmd := exec.Command(serve[0], append([]string{"cluster", "etcd-member"}, args...)...)
+			cmd.Stderr = os.Stderr
+			return cmd
+		},
 	})
 	if err != nil {
 		return err

@@ -106,6 +106,12 @@ func runCluster(args []string) error {
 				fmt.Printf("repaired %s: %d shard replicas copied device to device\n", db, copied)
 			}
 		})
+	case "etcd-member":
+		// One member of a local etcd cluster in its own process (rosemary
+		// chaos kills and restarts them); not for users.
+		ctx, stop := untilInterrupted()
+		defer stop()
+		return local.ServeMember(ctx, args[1:])
 	case "status":
 		fs := flag.NewFlagSet("cluster status", flag.ContinueOnError)
 		etcd := fs.String("etcd", "127.0.0.1:2379", "etcd address(es), comma-separated")

@@ -173,7 +173,10 @@ func runDevice(args []string) (err error) {
 		if addr == "" {
 			addr = lis.Addr().String()
 		}
-		leave, err := cluster.Join(ctx, ec, name, addr, *dir, *ttl)
+		// etcd away at the start (no quorum, restarting) is waited for.
+		leave, err := cluster.JoinRetrying(ctx, ec, name, addr, *dir, *ttl, 10*time.Second, func(err error) {
+			log.Warn("cannot join the cluster yet; trying again", "etcd", *etcd, "err", err)
+		})
 		if err != nil {
 			return err
 		}

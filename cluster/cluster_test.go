@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
@@ -30,7 +34,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
 
-const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoints (comma-separated)|id|certificate dir[|scrub interval[|tls]]" of a helper device process
+const deviceEnv = "ROSEMARY_CLUSTER_DEVICE" // "store dir|etcd endpoints (comma-separated)|id|certificate dir[|scrub interval[|tls[|metrics address]]]" of a helper device process
 
 // memberEnv carries local.ServeMember's arguments (separated by 0x1f) to a
 // helper etcd member process.
@@ -60,6 +64,12 @@ func TestMain(m *testing.M) {
 		if len(parts) > 4 {
 			scrub, _ = time.ParseDuration(parts[4])
 		}
+		if len(parts) > 6 && parts[6] != "" {
+			if err := serveMetrics(parts[6]); err != nil {
+				fmt.Fprintln(os.Stderr, "device:", err)
+				os.Exit(1)
+			}
+		}
 		if err := serveDevice(parts[0], parts[1], parts[2], parts[3], scrub, len(parts) > 5 && parts[5] == "tls"); err != nil {
 			fmt.Fprintln(os.Stderr, "device:", err)
 			os.Exit(1)
@@ -67,6 +77,21 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// deviceRegistry is the helper device's metrics registry (serveMetrics).
+var deviceRegistry *prometheus.Registry
+
+// serveMetrics serves the helper device's /metrics at addr (its device
+// registers into deviceRegistry once it exists).
+func serveMetrics(addr string) error {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	deviceRegistry = prometheus.NewRegistry()
+	go http.Serve(lis, promhttp.HandlerFor(deviceRegistry, promhttp.HandlerOpts{}))
+	return nil
 }
 
 // serveDevice serves a device that joins the cluster's etcd with its own
@@ -81,6 +106,11 @@ func serveDevice(dir, endpoint, id, certDir string, scrub time.Duration, useTLS 
 	d, err := device.New(st, device.DefaultLimits())
 	if err != nil {
 		return err
+	}
+	if deviceRegistry != nil {
+		if err := d.RegisterMetrics(deviceRegistry); err != nil {
+			return err
+		}
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -47,10 +47,11 @@ func TestClusterFaultSchedule(t *testing.T) {
 		// the coordinator (an admin) repairs, sweeps and reconciles.
 		Device: func(s chaos.DeviceSpec) *exec.Cmd {
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), deviceEnv+"="+strings.Join([]string{s.Store, strings.Join(s.Etcd, ","), s.ID, s.PKI, s.Scrub.String(), "tls"}, "|"))
+			cmd.Env = append(os.Environ(), deviceEnv+"="+strings.Join([]string{s.Store, strings.Join(s.Etcd, ","), s.ID, s.PKI, s.Scrub.String(), "tls", s.Metrics}, "|"))
 			return cmd
 		},
 		EtcdMember:    spawnMember, // a stopped member is killed
+		DeviceMetrics: true,
 		Log:           testLog{t},
 		ProgressEvery: 15 * time.Second,
 	}
@@ -64,6 +65,11 @@ func TestClusterFaultSchedule(t *testing.T) {
 	}
 	if rep.Queries == 0 {
 		t.Error("no query was answered")
+	}
+	// The devices' own counters, read from their /metrics: the queries
+	// ran on them and the scrubs read their stores.
+	if rep.DeviceCounters["runs"] == 0 || rep.DeviceCounters["scrubbed_bytes"] == 0 || rep.DeviceCounters["wire_sent_bytes"] == 0 {
+		t.Errorf("device counters %v: no runs, scrubbed bytes or bytes sent", rep.DeviceCounters)
 	}
 	for _, k := range chaos.Kinds() {
 		if why, skipped := rep.Skipped[k]; skipped {

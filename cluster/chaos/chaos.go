@@ -43,6 +43,7 @@ type Config struct {
 	QuorumLoss          time.Duration    // the longest etcd stays without quorum
 	DiskBytes           int64            // each device's filesystem (a tmpfs; 0: none, no full-disk faults)
 	PlaintextDevices    bool             // devices serve plaintext on loopback (else mutual TLS)
+	DeviceMetrics       bool             // devices serve /metrics (DeviceSpec.Metrics), summed in the report
 	Device              func(DeviceSpec) *exec.Cmd
 	// EtcdMember runs each etcd member in a process of its own, so that a
 	// stopped member is killed (a crash); nil: members in this process,
@@ -98,6 +99,9 @@ type Report struct {
 	Generation    uint64             `json:"final_generation"`
 	Quarantines   int64              `json:"scrub_quarantines"`
 	Counters      map[string]float64 `json:"counters"` // the clients' and the coordinator's Prometheus counters
+	// DeviceCounters are the devices' Prometheus counters summed (each
+	// device read before every kill and at the end; DeviceMetrics).
+	DeviceCounters map[string]float64 `json:"device_counters,omitempty"`
 
 	DeviceExitsNearEtcdFaults int `json:"device_exits_near_etcd_faults"`
 }
@@ -136,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Devices < cfg.Replicas+1 {
 		return nil, fmt.Errorf("chaos: %d devices for %d replicas: a fault must leave a device to repair onto", cfg.Devices, cfg.Replicas)
 	}
-	r := &run{cfg: cfg, rep: Report{Seed: cfg.Seed, Anomalies: []string{}, Failed: map[string]int{}, Faults: map[Kind]int{}, Skipped: map[Kind]string{}, Loads: map[string]int{}, Counters: map[string]float64{}}}
+	r := &run{cfg: cfg, rep: Report{Seed: cfg.Seed, Anomalies: []string{}, Failed: map[string]int{}, Faults: map[Kind]int{}, Skipped: map[Kind]string{}, Loads: map[string]int{}, Counters: map[string]float64{}, DeviceCounters: map[string]float64{}}}
 	for _, k := range Kinds() {
 		r.rep.Faults[k] = 0
 	}
@@ -268,7 +272,14 @@ func (r *run) startDevices(ids []string) error {
 	if err := os.MkdirAll(logs, 0o700); err != nil {
 		return err
 	}
-	for _, id := range ids {
+	var maddrs []string
+	if r.cfg.DeviceMetrics {
+		var err error
+		if maddrs, err = metricsAddrs(len(ids)); err != nil {
+			return err
+		}
+	}
+	for i, id := range ids {
 		d := &device{dir: filepath.Join(r.cfg.Dir, id)}
 		if r.cfg.DiskBytes > 0 {
 			if err := mountLimited(d.dir, r.cfg.DiskBytes); err != nil {
@@ -280,6 +291,9 @@ func (r *run) startDevices(ids []string) error {
 			r.rep.Skipped[FullDisk] = "no size-limited filesystem (DiskBytes 0)"
 		}
 		d.spec = DeviceSpec{ID: id, Store: filepath.Join(d.dir, "store"), Etcd: r.etcd.Endpoints(), PKI: r.pki, Scrub: r.cfg.Scrub, Plaintext: r.cfg.PlaintextDevices}
+		if maddrs != nil {
+			d.spec.Metrics = maddrs[i]
+		}
 		f, err := os.OpenFile(filepath.Join(logs, id+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return err
@@ -419,6 +433,14 @@ func (rep *Report) Summary() string {
 		}
 	}
 	fmt.Fprintf(&b, "metrics: %s\n", strings.Join(cs, ", "))
+	if len(rep.DeviceCounters) > 0 {
+		var ds []string
+		for _, n := range deviceCounters {
+			n = strings.TrimSuffix(strings.TrimPrefix(n, "rosemary_device_"), "_total")
+			ds = append(ds, fmt.Sprintf("%s %.0f", n, rep.DeviceCounters[n]))
+		}
+		fmt.Fprintf(&b, "devices (summed; each read before every kill and at the end): %s\n", strings.Join(ds, ", "))
+	}
 	fmt.Fprintf(&b, "anomalies: %d\n", len(rep.Anomalies))
 	for _, a := range rep.Anomalies {
 		fmt.Fprintf(&b, "  %s\n", a)

@@ -26,6 +26,7 @@ type DeviceSpec struct {
 	PKI       string
 	Scrub     time.Duration // its scrub interval
 	Plaintext bool          // serve plaintext (loopback) instead of mutual TLS
+	Metrics   string        // serve Prometheus metrics here (host:port; "": none)
 }
 
 // device is one device process of a run and what the faults do to it.
@@ -113,7 +114,8 @@ func (r *run) watch(d *device, cmd *exec.Cmd, exited chan struct{}) {
 	}
 }
 
-// kill SIGKILLs d's process and waits until it ended.
+// kill SIGKILLs d's process and waits until it ended (the caller reads
+// its counters first: scrapeDevice).
 func (d *device) kill() {
 	d.mu.Lock()
 	cmd, exited := d.cmd, d.exited

@@ -103,6 +103,9 @@ func (r *run) schedule(ctx context.Context) (*Report, error) {
 		r.mu.Unlock()
 	}
 	r.rep.Quarantines = r.quarantines.Load()
+	for _, d := range r.devs {
+		r.scrapeDevice(ctx, d)
+	}
 	r.gather()
 	if r.rep.Queries == 0 {
 		r.anomaly("no query was answered")
@@ -176,6 +179,7 @@ func (r *run) inject(ctx context.Context, kind Kind, rng *rand.Rand) {
 		r.countFault(kind)
 		switch kind {
 		case Kill:
+			r.scrapeDevice(ctx, d)
 			d.kill()
 			sleep(ctx, hold)
 			r.restart(d)
@@ -188,6 +192,7 @@ func (r *run) inject(ctx context.Context, kind Kind, rng *rand.Rand) {
 				r.anomaly("corrupt %s: %v", d.spec.ID, err)
 			}
 		case Wipe:
+			r.scrapeDevice(ctx, d)
 			d.kill()
 			if err := removeAll(d.spec.Store); err != nil {
 				r.anomaly("wipe %s: %v", d.spec.ID, err)

@@ -91,7 +91,7 @@ func StartEtcdCluster(ctx context.Context, dir string, n int, sec certs.Files, s
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %w", cluster.ErrEtcd, err)
 	}
-	ports, err := freePorts(2 * n)
+	ports, err := FreePorts(2 * n)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", cluster.ErrEtcd, err)
 	}
@@ -127,9 +127,9 @@ func StartEtcdCluster(ctx context.Context, dir string, n int, sec certs.Files, s
 	return c, nil
 }
 
-// freePorts returns n distinct ports that were free on loopback a moment
+// FreePorts returns n distinct ports that were free on loopback a moment
 // ago (etcd needs to know its peers' ports before any of them listens).
-func freePorts(n int) ([]string, error) {
+func FreePorts(n int) ([]string, error) {
 	var ports []string
 	var ls []net.Listener
 	defer func() {

@@ -73,10 +73,13 @@ func runChaos(args []string) error {
 	rep, err := chaos.Run(ctx, chaos.Config{
 		Dir: *dir, Devices: *devices, EtcdMembers: *members, Duration: *duration, Rounds: *rounds, Seed: *seed,
 		Shards: *shards, Replicas: *replicas, Records: *records, RecordSize: *recordSize, Scheme: sc,
-		DiskBytes: diskBytes, PlaintextDevices: *plaintext, Log: os.Stderr,
+		DiskBytes: diskBytes, PlaintextDevices: *plaintext, DeviceMetrics: true, Log: os.Stderr,
 		Device: func(s chaos.DeviceSpec) *exec.Cmd {
 			args := append(append([]string(nil), serve[1:]...), "--store", s.Store, "--listen", "127.0.0.1:0",
 				"--etcd", strings.Join(s.Etcd, ","), "--id", s.ID, "--scrub-interval", s.Scrub.String(), "--lease-ttl", "2")
+			if s.Metrics != "" {
+				args = append(args, "--metrics-listen", s.Metrics)
+			}
 			if s.Plaintext {
 				args = append(args, "--insecure-plaintext")
 			} else {

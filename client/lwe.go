@@ -46,26 +46,37 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 	if err != nil {
 		return err
 	}
-	// Only fixed-size records are counted by the input's size: lines or
-	// CSV rows shorter than the record size would be undercounted, and too
-	// few rows chosen for them.
-	est := -1
-	if inputSize > 0 && opt.Records == dataset.FixedSize {
-		est = int(max(1, inputSize/int64(in.RecordSize)))
+	// Only fixed-size records are counted by the input's size; lines or CSV
+	// rows may be shorter than the record size, so the count is only an
+	// estimate, for a database too large to wait for its end.
+	count, estimate := 0, 0
+	if inputSize > 0 {
+		n := int(max(1, inputSize/int64(in.RecordSize)))
+		if opt.Records == dataset.FixedSize {
+			count = n
+		} else {
+			estimate = n
+		}
 	}
-	return c.writeLWE(ctx, in, p, rr, est)
+	return c.writeLWESized(ctx, in, p, rr, count, estimate)
 }
 
 // writeLWE writes the records of rr (est of them, or -1 if unknown) as
 // generation in of an LWE database, sealed (addRecords).
 func (c *Client) writeLWE(ctx context.Context, in *Info, p lwepir.Params, rr interface{ Next() ([]byte, error) }, est int) error {
+	return c.writeLWESized(ctx, in, p, rr, est, 0)
+}
+
+// writeLWESized is writeLWE with the count (≤ 0: unknown) and estimate of
+// session.NewSizedLWELoader.
+func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, rr interface{ Next() ([]byte, error) }, count, estimate int) error {
 	stored := in.StoredRecordSize()
 	var seed [lwepir.SeedSize]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return err
 	}
 	in.Seed = hex.EncodeToString(seed[:])
-	l, err := session.NewSizedLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, est, stored, seed)
+	l, err := session.NewSizedLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate)
 	if err != nil {
 		return err
 	}

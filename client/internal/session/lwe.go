@@ -37,11 +37,12 @@ func tileShape(tileBytes int) object.Shape {
 //
 // The matrix's rows decide what the database costs beside its bytes (the
 // stored hint is 32 KiB per row at the default parameters), so they follow
-// its size (lwepir.NewShape). A loader that does not know the size
-// (NewSizedLWELoader with no count, as for a stream) holds the first
-// records, up to MaxPendingBytes, and chooses the rows when they are all in;
-// only a larger database is laid out before its end, with the rows the
-// largest one needs.
+// its size (lwepir.NewShape). A loader that is not told the number of
+// records (NewSizedLWELoader with no count, as for a stream) holds the
+// first records, up to MaxPendingBytes, and chooses the rows when they are
+// all in; only a larger database is laid out before its end, with the rows
+// of its estimated size if it has one, else those the largest databases
+// need.
 type LWELoader struct {
 	sink    ObjectSink
 	gen     string
@@ -54,6 +55,7 @@ type LWELoader struct {
 	pending []byte // records added before the rows were chosen
 	// maxPending is MaxPendingBytes (tests lower it).
 	maxPending int
+	estimate   int // records expected, for a database past maxPending (0: none)
 	records    int
 	written    int64
 }
@@ -72,17 +74,19 @@ func NewLWELoader(sink ObjectSink, gen string, p lwepir.Params, rows, recordSize
 }
 
 // NewSizedLWELoader starts a database of records of recordSize bytes whose
-// rows lwepir.NewShape chooses for the expected number of records, or, if
-// records ≤ 0 (unknown), for the number added (see LWELoader).
-func NewSizedLWELoader(sink ObjectSink, gen string, p lwepir.Params, records, recordSize int, seed [lwepir.SeedSize]byte) (*LWELoader, error) {
-	if records <= 0 {
+// rows lwepir.NewShape chooses: for count records if count > 0 (the number
+// the caller will add), else for the number added (see LWELoader), estimate
+// (> 0: the records expected, say from the input's bytes; 0: none) choosing
+// them for a database past MaxPendingBytes.
+func NewSizedLWELoader(sink ObjectSink, gen string, p lwepir.Params, recordSize int, seed [lwepir.SeedSize]byte, count, estimate int) (*LWELoader, error) {
+	if count <= 0 {
 		// Checked now rather than at the first record.
 		if _, err := lwepir.NewShape(p, 1, recordSize); err != nil {
 			return nil, err
 		}
-		return &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, maxPending: MaxPendingBytes}, nil
+		return &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, maxPending: MaxPendingBytes, estimate: max(0, estimate)}, nil
 	}
-	sh, err := lwepir.NewShape(p, records, recordSize)
+	sh, err := lwepir.NewShape(p, count, recordSize)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +119,24 @@ func (l *LWELoader) Add(ctx context.Context, rec []byte) error {
 			l.pending = append(l.pending, rec...)
 			return nil
 		}
-		if err := l.layOutPending(ctx, l.p.HintSlots()); err != nil {
+		if err := l.layOutPending(ctx, l.rowsPastPending()); err != nil {
 			return err
 		}
 	}
 	return l.place(ctx, rec)
+}
+
+// rowsPastPending is the rows of a database that outgrew the pending bound:
+// NewShape's for the estimate, or for the records held if more; without an
+// estimate, or if it asks more columns than decode, one hint ciphertext's
+// worth of slots.
+func (l *LWELoader) rowsPastPending() int {
+	if l.estimate > 0 {
+		if sh, err := lwepir.NewShape(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size); err == nil {
+			return sh.Rows
+		}
+	}
+	return l.p.HintSlots()
 }
 
 // layOutPending chooses rows and places the records held so far.

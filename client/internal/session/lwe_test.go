@@ -75,20 +75,21 @@ func loadLWEDB(t testing.TB, records, size int, newLoader func(ObjectSink, [lwep
 // A loader that is not told the database's size (a stream) lays it out as
 // one that is: NewShape's rows for the records it got, stored bytes exactly
 // those of that shape, every record read back. Past its pending bound it
-// takes the rows of the largest databases, and the records still come
-// back.
+// takes the rows of its estimate, or without one those of the largest
+// databases, and the records still come back.
 func TestLWELoaderOfUnknownSize(t *testing.T) {
 	p := lwepir.Test()
-	for _, c := range []struct{ records, size, pending int }{
-		{1, 48, MaxPendingBytes},
-		{7, 5, MaxPendingBytes},
-		{300, 48, MaxPendingBytes},
-		{3000, 48, MaxPendingBytes},
-		{300, 48, 100 * 48}, // past the bound at record 101
+	for _, c := range []struct{ records, size, pending, estimate, pastRows int }{
+		{1, 48, MaxPendingBytes, 0, 0},
+		{7, 5, MaxPendingBytes, 0, 0},
+		{300, 48, MaxPendingBytes, 0, 0},
+		{3000, 48, MaxPendingBytes, 0, 0},
+		{300, 48, 100 * 48, 0, p.HintSlots()}, // past the bound at record 101
+		{3000, 48, 100 * 48, 200000, 128},     // NewShape's rows for 200000 records, not 3000's 64
 	} {
-		t.Run(fmt.Sprintf("%dx%dB/%d", c.records, c.size, c.pending), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%dx%dB/%d/%d", c.records, c.size, c.pending, c.estimate), func(t *testing.T) {
 			s, recs, _, l := loadLWEDB(t, c.records, c.size, func(sink ObjectSink, seed [lwepir.SeedSize]byte) (*LWELoader, error) {
-				l, err := NewSizedLWELoader(sink, "db/g1", p, -1, c.size, seed)
+				l, err := NewSizedLWELoader(sink, "db/g1", p, c.size, seed, 0, c.estimate)
 				if l != nil {
 					l.maxPending = c.pending
 				}
@@ -98,8 +99,8 @@ func TestLWELoaderOfUnknownSize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.records*c.size > c.pending {
-				want.Rows = p.HintSlots()
+			if c.pastRows > 0 {
+				want.Rows = c.pastRows
 			}
 			if s.Shape.Rows != want.Rows || l.Records() != c.records {
 				t.Fatalf("shape %+v, %d records; want %d rows, %d records", s.Shape, l.Records(), want.Rows, c.records)

@@ -106,9 +106,6 @@ func (l *LWELoader) setRows(rows int) error {
 	return nil
 }
 
-// Rows is the matrix's rows, 0 while they are not chosen.
-func (l *LWELoader) Rows() int { return l.rows }
-
 // Add appends one record (exactly the record size).
 func (l *LWELoader) Add(ctx context.Context, rec []byte) error {
 	if len(rec) != l.size {

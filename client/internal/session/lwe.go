@@ -61,9 +61,9 @@ type LWELoader struct {
 }
 
 // MaxPendingBytes bounds the records a loader of unknown size holds before
-// it must choose its rows. A database beyond it gets one hint ciphertext's
-// worth of rows (what the largest databases get), whose builder holds
-// about 200 MiB anyway.
+// it must choose its rows. A database beyond it gets its estimate's rows or,
+// with none, one hint ciphertext's worth (what the largest databases get,
+// whose hint builder holds about 200 MiB anyway).
 const MaxPendingBytes = 64 << 20
 
 // NewLWELoader starts a database of records of recordSize bytes whose
@@ -93,7 +93,7 @@ func NewSizedLWELoader(sink ObjectSink, gen string, p lwepir.Params, recordSize 
 	return NewLWELoader(sink, gen, p, sh.Rows, recordSize, seed)
 }
 
-// setRows fixes the matrix's rows and lays out the records held so far.
+// setRows fixes the matrix's rows and starts its first tile and its hint.
 func (l *LWELoader) setRows(rows int) error {
 	if err := (lwepir.Shape{Rows: rows, Cols: l.p.N(), RecordSize: l.size}).Validate(l.p); err != nil {
 		return err

@@ -3,7 +3,6 @@ package lwepir
 import (
 	"context"
 	"crypto/rand"
-	"fmt"
 	"testing"
 	"time"
 
@@ -86,47 +85,4 @@ func BenchmarkAnswerParts(b *testing.B) {
 			cl.Query(3)
 		}
 	})
-}
-
-// BenchmarkHintSmall measures the per-query ring stage of small databases
-// at the default parameters, by the rows of their matrix: 4 (one diagonal,
-// eleven rotations), 256 (256-byte records: 64 diagonals, 19 rotations) and
-// 512 (sealed 256-byte records: 128 diagonals, 26 rotations).
-func BenchmarkHintSmall(b *testing.B) {
-	p := Default()
-	for _, rows := range []int{4, 256, 512} {
-		b.Run(fmt.Sprint(rows), func(b *testing.B) {
-			shape := Shape{Rows: rows, Cols: p.N(), RecordSize: rows}
-			tiles := MemTiles{make([]byte, shape.TileBytes(p))}
-			rand.Read(tiles[0])
-			var seed [SeedSize]byte
-			h, err := ComputeHint(context.Background(), p, shape, seed, tiles)
-			if err != nil {
-				b.Fatal(err)
-			}
-			diags := make(MemDiagonals, DiagonalCount(p, shape))
-			if err := EncodeDiagonals(p, shape, h, func(i int, w []uint64) error {
-				diags[i] = append([]uint64(nil), w...)
-				return nil
-			}); err != nil {
-				b.Fatal(err)
-			}
-			sk, evk, err := GenerateKeys(p, shape)
-			if err != nil {
-				b.Fatal(err)
-			}
-			cl, _ := NewClient(p, shape, seed, sk)
-			srv, _ := NewServer(p, shape)
-			q, _, err := cl.Query(0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := srv.EvaluateHint(context.Background(), evk, q.Secret, diags, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
 }

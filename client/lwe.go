@@ -34,8 +34,9 @@ func sizeOf(r io.Reader) int64 {
 
 // loadLWE writes a generation of an LWE PIR database: records sealed, laid
 // out in columns of a byte matrix, tiles and hint diagonals uploaded as
-// they are made. inputSize (or -1) sizes the matrix: its rows are about the
-// square root of the stored bytes, so query and answer stay small.
+// they are made. The size of an input of fixed-size records (inputSize, or
+// -1) sizes the matrix before the first record; otherwise the loader sizes
+// it from the records it reads (see session.LWELoader).
 func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize int64, opt LoadOptions) error {
 	p, err := lwepir.ByName(in.LWEParams)
 	if err != nil {
@@ -45,29 +46,37 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 	if err != nil {
 		return err
 	}
-	est := -1
+	// Only fixed-size records are counted by the input's size; lines or CSV
+	// rows may be shorter than the record size, so the count is only an
+	// estimate, for a database too large to wait for its end.
+	count, estimate := 0, 0
 	if inputSize > 0 {
-		est = int(max(1, inputSize/int64(in.RecordSize)))
+		n := int(max(1, inputSize/int64(in.RecordSize)))
+		if opt.Records == dataset.FixedSize {
+			count = n
+		} else {
+			estimate = n
+		}
 	}
-	return c.writeLWE(ctx, in, p, rr, est)
+	return c.writeLWESized(ctx, in, p, rr, count, estimate)
 }
 
 // writeLWE writes the records of rr (est of them, or -1 if unknown) as
 // generation in of an LWE database, sealed (addRecords).
 func (c *Client) writeLWE(ctx context.Context, in *Info, p lwepir.Params, rr interface{ Next() ([]byte, error) }, est int) error {
+	return c.writeLWESized(ctx, in, p, rr, est, 0)
+}
+
+// writeLWESized is writeLWE with the count (≤ 0: unknown) and estimate of
+// session.NewSizedLWELoader.
+func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, rr interface{ Next() ([]byte, error) }, count, estimate int) error {
 	stored := in.StoredRecordSize()
-	rows := p.HintSlots()
-	if est > 0 {
-		if sh, err := lwepir.NewShape(p, est, stored); err == nil {
-			rows = sh.Rows
-		}
-	}
 	var seed [lwepir.SeedSize]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return err
 	}
 	in.Seed = hex.EncodeToString(seed[:])
-	l, err := session.NewLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, rows, stored, seed)
+	l, err := session.NewSizedLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate)
 	if err != nil {
 		return err
 	}

@@ -322,11 +322,16 @@ func (s *lweSource) VisitBlock(_ context.Context, k, b int, f func(row int, rows
 }
 
 // visitBlock is VisitBlock, its pages scanned on a goroutine per channel
-// or (parallel false) all on the caller's.
+// or (parallel false) all on the caller's. A page is scanned where it was
+// read only if it holds whole blocks of matvec.RowBlock rows: the vector
+// kernels take rows in those blocks and leave the rest to a Go loop that
+// rebuilds the query's words on every call: the 2-row pages of a store of
+// 4 KiB pages (the device's default), scanned page by page, made a 16 MiB
+// database's query 0.49 s against 0.06 s with the limb read whole.
 func (s *lweSource) visitBlock(k, b int, parallel bool, f func(row int, rows []byte)) error {
 	o := s.tiles[k]
 	lb := o.Info().Shape.LimbBytes()
-	if s.rowBytes > 0 && s.pageBytes%s.rowBytes == 0 {
+	if s.rowBytes > 0 && s.pageBytes%(matvec.RowBlock*s.rowBytes) == 0 {
 		scan := o.ScanLimb
 		if !parallel {
 			scan = o.ScanLimbSerial
@@ -335,14 +340,29 @@ func (s *lweSource) visitBlock(k, b int, parallel bool, f func(row int, rows []b
 			return err
 		}
 	} else {
-		buf := make([]byte, lb)
-		if err := o.ReadLimbInto(buf, 0, b); err != nil {
+		bp := limbBuffer(lb)
+		defer limbBuffers.Put(bp)
+		if err := o.ReadLimbInto(*bp, 0, b); err != nil {
 			return err
 		}
-		f(0, buf)
+		f(0, *bp)
 	}
 	s.bytes.Add(int64(lb))
 	return nil
+}
+
+// limbBuffers holds limb-sized buffers of scans that read a limb whole
+// (a fresh MiB per limb costs page faults on every query).
+var limbBuffers sync.Pool
+
+// limbBuffer returns a buffer of n bytes from limbBuffers.
+func limbBuffer(n int) *[]byte {
+	if bp, ok := limbBuffers.Get().(*[]byte); ok && cap(*bp) >= n {
+		*bp = (*bp)[:n]
+		return bp
+	}
+	b := make([]byte, n)
+	return &b
 }
 
 // ReadDiagonal reads diagonal i: poly i mod b1 of object i / b1. On a

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -78,7 +79,7 @@ func TestRotatorMatchesLattigo(t *testing.T) {
 // secret, and the stored diagonals.
 func lweHintSetup(tb testing.TB, p lwepir.Params, rows int) (*lwepir.Server, *lwepir.EvalKeys, *rlwe.Ciphertext, lwepir.MemDiagonals) {
 	tb.Helper()
-	shape := lwepir.Shape{Rows: rows, Cols: p.N(), RecordSize: 64}
+	shape := lwepir.Shape{Rows: rows, Cols: p.N(), RecordSize: min(64, rows)}
 	tiles := lwepir.MemTiles{make([]byte, shape.TileBytes(p))}
 	for i := range tiles[0] {
 		tiles[0][i] = byte(i*7 + i>>9)
@@ -154,6 +155,26 @@ func BenchmarkLWEHint(b *testing.B) {
 	}{{"lattigo", nil}, {"engine", engineRotations}} {
 		b.Run(c.name, func(b *testing.B) {
 			srv.Rotations = c.rot
+			for range b.N {
+				if _, err := srv.EvaluateHint(context.Background(), evk, secret, diags, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLWEHintSmall times one query's ring stage of small databases on
+// the engine (the device's form), by the rows of their matrix: 4 (one
+// diagonal, 11 rotations), 256 (256-byte records: 64 diagonals, 19
+// rotations), 512 (256-byte records sealed: 128 diagonals, 26 rotations).
+func BenchmarkLWEHintSmall(b *testing.B) {
+	p := lwepir.Default()
+	for _, rows := range []int{4, 256, 512} {
+		b.Run(fmt.Sprint(rows), func(b *testing.B) {
+			srv, evk, secret, diags := lweHintSetup(b, p, rows)
+			srv.Rotations = engineRotations
+			b.ResetTimer()
 			for range b.N {
 				if _, err := srv.EvaluateHint(context.Background(), evk, secret, diags, nil); err != nil {
 					b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
@@ -157,6 +158,12 @@ func (s Shape) Tiles(p Params) int { return s.Cols / p.N() }
 // TileBytes is the size of one tile: Rows × N bytes, row-major.
 func (s Shape) TileBytes(p Params) int { return s.Rows * p.N() }
 
+// StoredBytes is what the database occupies in storage: its tiles and its
+// hint diagonals (two 64-bit limbs per slot).
+func (s Shape) StoredBytes(p Params) int64 {
+	return int64(s.Tiles(p))*int64(s.TileBytes(p)) + int64(s.Layout(p).Diagonals())*int64(DiagonalWords(p))*8
+}
+
 // HintCiphertexts is how many BGV ciphertexts carry H·s.
 func (s Shape) HintCiphertexts(p Params) int { return s.Layout(p).Outputs }
 
@@ -191,19 +198,23 @@ func (s Shape) Layout(p Params) Layout {
 func (l Layout) Diagonals() int { return l.Outputs * l.R }
 
 // Rotations are the column rotations the evaluation applies (each needs a
-// Galois key): 1 for baby steps, B1 for giant steps, then R, 2R, …, N/2.
+// Galois key), each once: 1 for baby steps, B1 for giant steps, then R, 2R,
+// …, N/2 (at R = 1 or 2 the sums reuse the baby step's 1 or B1).
 func (l Layout) Rotations() []int {
 	var r []int
-	if l.B1 > 1 {
-		r = append(r, 1)
-	}
-	if l.B2 > 1 && l.B1 > 1 {
-		r = append(r, l.B1)
-	}
-	for k := l.R; k < l.N; k *= 2 {
-		if k != 1 && k != l.B1 {
+	add := func(k int) {
+		if !slices.Contains(r, k) {
 			r = append(r, k)
 		}
+	}
+	if l.B1 > 1 {
+		add(1)
+	}
+	if l.B2 > 1 {
+		add(l.B1)
+	}
+	for k := l.R; k < l.N; k *= 2 {
+		add(k)
 	}
 	return r
 }
@@ -226,12 +237,21 @@ func (l Layout) resultSlot(i int) (o, v int) {
 	return o, (q/perRow)*half + (q%perRow)*l.N + k
 }
 
-// NewShape chooses a matrix for records of recordSize bytes. The stored
-// hint costs 16·N bytes per row (its diagonals: two 64-bit limbs per entry
-// of H) and the query 4 bytes per column, so rows are as few as keep the
-// columns at most 2^19 (a 2 MiB query; the hint then adds 32 KiB per
-// 512 KiB row, 6%): a power of two from max(64, the record size) to one
-// hint ciphertext's worth of slots. Cols is a multiple of N.
+// NewShape chooses a matrix for records of recordSize bytes. What a shape
+// costs beside the database: the stored hint, 16·N bytes per row (its
+// diagonals: two 64-bit limbs per entry of H; a diagonal holds Groups
+// rows, so fewer than Groups rows cost as much as Groups), and the query
+// vector, 4 bytes per column. Rows is the smallest power of two that holds a
+// record and Groups rows and keeps
+//
+//   - the query vector no larger than the stored hint (4·Cols ≤ 16·N·Rows,
+//     Cols ≈ total/Rows: total ≤ 4·N·Rows²), so a small database stores a
+//     hint of the order of the square root of its size rather than a
+//     fixed one; and
+//   - the columns at most 2^TargetLogCols (a 2 MiB query; the hint then adds
+//     32 KiB per 512 KiB row, 6%), which decides above 32 MiB;
+//
+// and at most one hint ciphertext's worth of slots. Cols is a multiple of N.
 func NewShape(p Params, records, recordSize int) (Shape, error) {
 	if err := p.Validate(); err != nil {
 		return Shape{}, err
@@ -240,8 +260,8 @@ func NewShape(p Params, records, recordSize int) (Shape, error) {
 		return Shape{}, fmt.Errorf("%w: %d records of %d bytes (records are at most %d bytes)", ErrParams, records, recordSize, p.HintSlots())
 	}
 	total := uint64(records) * uint64(recordSize)
-	rows := max(64, 1<<bits.Len(uint(recordSize-1)))
-	for rows < p.HintSlots() && total > uint64(rows)<<TargetLogCols {
+	rows := max(p.HintSlots()/p.N(), 1<<bits.Len(uint(recordSize-1)))
+	for rows < p.HintSlots() && (total > uint64(rows)<<TargetLogCols || total > 4*uint64(p.N())*uint64(rows)*uint64(rows)) {
 		rows *= 2
 	}
 	perCol := rows / recordSize

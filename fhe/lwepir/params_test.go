@@ -72,7 +72,7 @@ func TestShape(t *testing.T) {
 		rows, colsMin int
 	}{
 		{1 << 24, 256, 8192, 1 << 19}, // 4 GiB
-		{1000, 32, 64, 2048},
+		{1000, 32, 32, 2048},
 		{1 << 20, 1024, 2048, 1 << 19}, // 1 GiB
 		{262144, 92, 128, 196608},      // 24 MiB
 	}
@@ -119,8 +119,20 @@ func TestLayout(t *testing.T) {
 	if r := small.Rotations(); fmt.Sprint(r) != "[1 8 64 128 256 512 1024]" {
 		t.Fatalf("small rotations %v", r)
 	}
+	// The fewest rows: one diagonal (R = 1) or two (R = 2, no giant
+	// step); the rotate-and-sum needs every power of two, each key once.
+	one := Shape{Rows: 4, Cols: 2048, RecordSize: 1}.Layout(p)
+	two := Shape{Rows: 8, Cols: 2048, RecordSize: 8}.Layout(p)
+	if one != (Layout{N: 2048, Slots: 8192, Groups: 4, R: 1, Outputs: 1, B1: 1, B2: 1}) || two.R != 2 || two.B1 != 2 || two.B2 != 1 {
+		t.Fatalf("layouts of 4 and 8 rows %+v, %+v", one, two)
+	}
+	for _, l := range []Layout{one, two} {
+		if r := l.Rotations(); fmt.Sprint(r) != "[1 2 4 8 16 32 64 128 256 512 1024]" {
+			t.Fatalf("R = %d rotations %v", l.R, r)
+		}
+	}
 	// Every row has exactly one result slot, and slotRow inverts it.
-	for _, l := range []Layout{big, small} {
+	for _, l := range []Layout{big, small, one, two} {
 		seen := map[[2]int]bool{}
 		for i := 0; i < l.Outputs*l.Groups*l.R; i++ {
 			o, v := l.resultSlot(i)

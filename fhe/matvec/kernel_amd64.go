@@ -49,7 +49,7 @@ func avx2MulAdd(qs *asmQuery, nq int, tile *byte, stride, rows, width int)
 func mulAddAsm(k kernel, accs [][]uint32, tile []byte, qs []*Query, off int) {
 	rows := len(accs[0])
 	cols := len(tile) / rows
-	rows4, width := rows&^3, cols&^63
+	rows4, width := rows&^(RowBlock-1), cols&^63
 	if rows4 > 0 && width > 0 {
 		var buf [8]asmQuery
 		args := buf[:0]

@@ -9,6 +9,12 @@ import (
 // number of rows, or a query window outside the query.
 var ErrShape = errors.New("matvec: shape")
 
+// RowBlock is how many rows the vector kernels take at once: a call whose
+// rows are not a multiple of it runs the rest in Go, rebuilding the query's
+// words each time, so a caller that splits a tile gives each call whole
+// blocks.
+const RowBlock = 4
+
 // Check reports whether MulAdd may take an accumulator of rows entries, a
 // tile of tileLen bytes, query q and offset off: rows > 0, tileLen a
 // multiple of rows, 0 ≤ off and off + tileLen/rows ≤ q.Len(). It costs a few

@@ -42,9 +42,12 @@ type DBReport struct {
 	Records         int     `json:"records"`
 	RecordLoadS     float64 `json:"record_load_s"`
 	RecordStored    int64   `json:"record_stored_bytes"`
+	RecordRows      int     `json:"record_rows"` // the stored matrix the load chose
+	RecordCols      int     `json:"record_cols"`
 	Gets            int     `json:"gets"`
 	GetsCorrect     int     `json:"gets_correct"`
 	GetMeanS        float64 `json:"get_mean_s"`
+	GetDeviceMeanS  float64 `json:"get_device_mean_s"` // what the device reported per get
 
 	VectorFileBytes int64   `json:"vector_file_bytes"`
 	Vectors         int     `json:"vectors"`
@@ -131,9 +134,10 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 		return nil, err
 	}
 	rep.RecordFileBytes, rep.RecordLoadS, rep.RecordStored = in.fileBytes, in.seconds, in.Bytes
+	rep.RecordRows, rep.RecordCols = in.Rows, in.Cols
 	logf("loaded %d records in %.1f s", in.Records, rep.RecordLoadS)
 	rng := rand.New(rand.NewPCG(opt.Seed, 77))
-	var getS float64
+	var getS, getDev float64
 	rf, err := os.Open(recPath)
 	if err != nil {
 		return nil, err
@@ -159,9 +163,13 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 			rep.GetsCorrect++
 		}
 		getS += q.Seconds
+		if q.Device != nil {
+			getDev += q.Device.Seconds
+		}
 		progress("gets", int64(g+1), int64(opt.Gets))
 	}
 	rep.GetMeanS = getS / float64(max(opt.Gets, 1))
+	rep.GetDeviceMeanS = getDev / float64(max(opt.Gets, 1))
 	logf("%d of %d records read back exactly, %.2f s each", rep.GetsCorrect, opt.Gets, rep.GetMeanS)
 
 	// Vectors: load, then nearest neighbours against brute force.

@@ -34,30 +34,76 @@ func tileShape(tileBytes int) object.Shape {
 // LWELoader writes an LWE PIR database: records fill columns top to bottom,
 // columns fill tiles; each full tile is uploaded and added to the hint, so
 // the loader holds one tile and the hint's accumulators, never the database.
+//
+// The matrix's rows decide what the database costs beside its bytes (the
+// stored hint is 32 KiB per row at the default parameters), so they follow
+// its size (lwepir.NewShape). A loader that is not told the number of
+// records (NewSizedLWELoader with no count, as for a stream) holds the
+// first records, up to MaxPendingBytes, and chooses the rows when they are
+// all in; only a larger database is laid out before its end, with the rows
+// of its estimated size if it has one, else those the largest databases
+// need.
 type LWELoader struct {
 	sink    ObjectSink
 	gen     string
 	p       lwepir.Params
-	rows    int
+	rows    int // 0 until chosen
 	size    int
 	seed    [lwepir.SeedSize]byte
 	hb      *lwepir.HintBuilder
 	tile    []byte
-	records int
-	written int64
+	pending []byte // records added before the rows were chosen
+	// maxPending is MaxPendingBytes (tests lower it).
+	maxPending int
+	estimate   int // records expected, for a database past maxPending (0: none)
+	records    int
+	written    int64
 }
+
+// MaxPendingBytes bounds the records a loader of unknown size holds before
+// it must choose its rows. A database beyond it gets its estimate's rows or,
+// with none, one hint ciphertext's worth (what the largest databases get,
+// whose hint builder holds about 200 MiB anyway).
+const MaxPendingBytes = 64 << 20
 
 // NewLWELoader starts a database of records of recordSize bytes whose
 // matrix has rows rows (lwepir.NewShape's choice for the expected size).
 func NewLWELoader(sink ObjectSink, gen string, p lwepir.Params, rows, recordSize int, seed [lwepir.SeedSize]byte) (*LWELoader, error) {
-	if err := (lwepir.Shape{Rows: rows, Cols: p.N(), RecordSize: recordSize}).Validate(p); err != nil {
-		return nil, err
+	l := &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed}
+	return l, l.setRows(rows)
+}
+
+// NewSizedLWELoader starts a database of records of recordSize bytes whose
+// rows lwepir.NewShape chooses: for count records if count > 0 (the number
+// the caller will add), else for the number added (see LWELoader), estimate
+// (> 0: the records expected, say from the input's bytes; 0: none) choosing
+// them for a database past MaxPendingBytes.
+func NewSizedLWELoader(sink ObjectSink, gen string, p lwepir.Params, recordSize int, seed [lwepir.SeedSize]byte, count, estimate int) (*LWELoader, error) {
+	if count <= 0 {
+		// Checked now rather than at the first record.
+		if _, err := lwepir.NewShape(p, 1, recordSize); err != nil {
+			return nil, err
+		}
+		return &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, maxPending: MaxPendingBytes, estimate: max(0, estimate)}, nil
 	}
-	hb, err := lwepir.NewHintBuilder(p, rows, seed)
+	sh, err := lwepir.NewShape(p, count, recordSize)
 	if err != nil {
 		return nil, err
 	}
-	return &LWELoader{sink: sink, gen: gen, p: p, rows: rows, size: recordSize, seed: seed, hb: hb, tile: make([]byte, rows*p.N())}, nil
+	return NewLWELoader(sink, gen, p, sh.Rows, recordSize, seed)
+}
+
+// setRows fixes the matrix's rows and starts its first tile and its hint.
+func (l *LWELoader) setRows(rows int) error {
+	if err := (lwepir.Shape{Rows: rows, Cols: l.p.N(), RecordSize: l.size}).Validate(l.p); err != nil {
+		return err
+	}
+	hb, err := lwepir.NewHintBuilder(l.p, rows, l.seed)
+	if err != nil {
+		return err
+	}
+	l.rows, l.hb, l.tile = rows, hb, make([]byte, rows*l.p.N())
+	return nil
 }
 
 // Add appends one record (exactly the record size).
@@ -65,6 +111,48 @@ func (l *LWELoader) Add(ctx context.Context, rec []byte) error {
 	if len(rec) != l.size {
 		return fmt.Errorf("session: record of %d bytes, want %d", len(rec), l.size)
 	}
+	if l.rows == 0 {
+		if len(l.pending)+len(rec) <= l.maxPending {
+			l.pending = append(l.pending, rec...)
+			return nil
+		}
+		if err := l.layOutPending(ctx, l.rowsPastPending()); err != nil {
+			return err
+		}
+	}
+	return l.place(ctx, rec)
+}
+
+// rowsPastPending is the rows of a database that outgrew the pending bound:
+// NewShape's for the estimate, or for the records held if more; without an
+// estimate, or if it asks more columns than decode, one hint ciphertext's
+// worth of slots.
+func (l *LWELoader) rowsPastPending() int {
+	if l.estimate > 0 {
+		if sh, err := lwepir.NewShape(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size); err == nil {
+			return sh.Rows
+		}
+	}
+	return l.p.HintSlots()
+}
+
+// layOutPending chooses rows and places the records held so far.
+func (l *LWELoader) layOutPending(ctx context.Context, rows int) error {
+	if err := l.setRows(rows); err != nil {
+		return err
+	}
+	pending := l.pending
+	l.pending = nil
+	for off := 0; off < len(pending); off += l.size {
+		if err := l.place(ctx, pending[off:off+l.size]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// place writes one record into the current tile, uploading it when full.
+func (l *LWELoader) place(ctx context.Context, rec []byte) error {
 	n := l.p.N()
 	per := l.rows / l.size
 	perTile := per * n
@@ -101,10 +189,22 @@ func (l *LWELoader) flush(ctx context.Context) error {
 }
 
 // Records is the number of records added.
-func (l *LWELoader) Records() int { return l.records }
+func (l *LWELoader) Records() int { return l.records + len(l.pending)/l.size }
 
 // Finish uploads the last tile and the hint diagonals and returns the shape.
 func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
+	if l.rows == 0 {
+		if len(l.pending) == 0 {
+			return lwepir.Shape{}, errors.New("session: no records")
+		}
+		sh, err := lwepir.NewShape(l.p, len(l.pending)/l.size, l.size)
+		if err != nil {
+			return lwepir.Shape{}, err
+		}
+		if err := l.layOutPending(ctx, sh.Rows); err != nil {
+			return lwepir.Shape{}, err
+		}
+	}
 	if l.records == 0 {
 		return lwepir.Shape{}, errors.New("session: no records")
 	}

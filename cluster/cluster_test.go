@@ -425,7 +425,16 @@ func TestClusterPublishWhileQuerying(t *testing.T) {
 	if _, err := c.Load(ctx, "db", bytes.NewReader(gens[2]), dataset.FixedSize); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	// Queries go on until one is answered from generation 2 (however slow
+	// the machine; two minutes without one is a hang).
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		got := seen[2] > 0 || len(bad) > 0
+		mu.Unlock()
+		if got {
+			break
+		}
+	}
 	close(done)
 	wg.Wait()
 	if len(bad) > 0 {

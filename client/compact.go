@@ -55,6 +55,7 @@ func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
 	}
 	if err != nil {
 		c.deletePrefix(context.WithoutCancel(ctx), genPrefix(&next)+"/")
+		c.deletePrefix(context.WithoutCancel(ctx), deltaPrefix(&next))
 		return nil, fmt.Errorf("client: compact %s: %w", name, err)
 	}
 	if err := c.removeSuperseded(ctx, &next); err != nil {
@@ -65,7 +66,8 @@ func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
 
 // publishCompacted publishes next, built from in and its first done
 // delta operations: if updates replaced the manifest meanwhile, their
-// operations become next's delta and the swap is tried again.
+// operations become next's delta (one segment of its own) and the swap is
+// tried again.
 func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen object.Generation, done int) error {
 	for range maxUpdateTries {
 		err := c.writeInfo(ctx, next, headGen)
@@ -85,6 +87,10 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 		}
 		if len(ops) < done {
 			return fmt.Errorf("%w (the delta was replaced meanwhile)", ErrConcurrentLoad)
+		}
+		if next.Delta != nil {
+			// This attempt's segment: no manifest lists it.
+			c.deleteObjects(context.WithoutCancel(ctx), next.Delta.Segments[0].Object)
 		}
 		if err := c.setDelta(ctx, next, ops[done:]); err != nil {
 			return err

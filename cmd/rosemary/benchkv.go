@@ -8,6 +8,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/tools/bench"
+	"github.com/rosemary-fhe/rosemary/tools/report"
 )
 
 func runBenchKV(args []string) error {
@@ -58,6 +59,7 @@ func runBenchKV(args []string) error {
 		fmt.Printf("%d Gets: %.2f s device CPU (%.2f s wall); GetMany: %.2f s device CPU (%.2f s wall); right: %v\n",
 			rep.Many, rep.GetsDeviceCPUS, rep.GetsWallS, rep.GetManyDeviceCPUS, rep.GetManyWallS, rep.ManyCorrect)
 	}
+	fmt.Printf("peak resident set: device %s, client %s\n", report.Bytes(int64(rep.DevicePeakRSS)), report.Bytes(int64(rep.ClientPeakRSS)))
 	fmt.Println("(measured here)")
 	return nil
 }

@@ -55,6 +55,7 @@ func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
 	}
 	if err != nil {
 		c.deletePrefix(context.WithoutCancel(ctx), genPrefix(&next)+"/")
+		c.deletePrefix(context.WithoutCancel(ctx), deltaPrefix(&next))
 		return nil, fmt.Errorf("client: compact %s: %w", name, err)
 	}
 	if err := c.removeSuperseded(ctx, &next); err != nil {
@@ -65,7 +66,8 @@ func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
 
 // publishCompacted publishes next, built from in and its first done
 // delta operations: if updates replaced the manifest meanwhile, their
-// operations become next's delta and the swap is tried again.
+// operations become next's delta (one segment of its own) and the swap is
+// tried again.
 func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen object.Generation, done int) error {
 	for range maxUpdateTries {
 		err := c.writeInfo(ctx, next, headGen)
@@ -86,6 +88,10 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 		if len(ops) < done {
 			return fmt.Errorf("%w (the delta was replaced meanwhile)", ErrConcurrentLoad)
 		}
+		if next.Delta != nil {
+			// This attempt's segment: no manifest lists it.
+			c.deleteObjects(context.WithoutCancel(ctx), next.Delta.Segments[0].Object)
+		}
 		if err := c.setDelta(ctx, next, ops[done:]); err != nil {
 			return err
 		}
@@ -95,19 +101,54 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 }
 
 // compactKV rebuilds a keyword table: the items of generation in, the
-// delta applied.
+// delta applied. It streams the old buckets and keeps their items in one
+// list (values copied into large blocks), dropping every chunk of a key
+// the delta changed; no map of all the items is built, so a table of 10 M
+// keys holds its values once.
 func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) error {
 	l := *in.KV
-	items := map[kv.Tag]kv.Item{}
+	h, err := c.kvHasher(ctx, in.Name)
+	if err != nil {
+		return err
+	}
+	// The last operation on a key decides it.
+	last := map[string]int{}
+	var changed []string // in order of first change
+	for i, o := range ops {
+		if o.Kind != kv.OpPut && o.Kind != kv.OpDelete {
+			continue
+		}
+		if _, ok := last[string(o.Key)]; !ok {
+			changed = append(changed, string(o.Key))
+		}
+		last[string(o.Key)] = i
+	}
+	drop := map[kv.Tag]bool{}  // every chunk tag of a changed key
+	first := map[kv.Tag]bool{} // chunk 0's: the key was in the table
+	for _, k := range changed {
+		for j := range l.MaxChunks() {
+			drop[h.Tag([]byte(k), j)] = true
+		}
+		first[h.Tag([]byte(k), 0)] = false
+	}
+	var items []kv.Item
+	var blocks valueBlocks
 	if in.Generation > 0 && in.Records > 0 {
+		items = make([]kv.Item, 0, in.Records*l.Slots)
 		err := c.readLWERecords(ctx, in, func(_ int, rec []byte) error {
 			its, err := l.DecodeBucket(rec)
 			if err != nil {
 				return err
 			}
 			for _, it := range its {
-				it.Data = append([]byte(nil), it.Data...)
-				items[it.Tag] = it
+				if drop[it.Tag] {
+					if _, ok := first[it.Tag]; ok {
+						first[it.Tag] = true
+					}
+					continue
+				}
+				it.Data = blocks.copy(it.Data)
+				items = append(items, it)
 			}
 			return nil
 		})
@@ -115,32 +156,31 @@ func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) err
 			return err
 		}
 	}
-	h, err := c.kvHasher(ctx, in.Name)
-	if err != nil {
-		return err
-	}
 	entries := in.Entries
-	for _, o := range ops {
-		_, had := items[h.Tag(o.Key, 0)]
-		for j := range l.MaxChunks() {
-			delete(items, h.Tag(o.Key, j))
-		}
-		if had {
+	for _, k := range changed {
+		if first[h.Tag([]byte(k), 0)] {
 			entries--
 		}
-		if o.Kind == kv.OpPut {
-			for _, it := range l.Split(h, o.Key, o.Value) {
-				items[it.Tag] = it
-			}
+		if o := ops[last[k]]; o.Kind == kv.OpPut {
+			items = append(items, l.Split(h, o.Key, o.Value)...)
 			entries++
 		}
 	}
-	list := make([]kv.Item, 0, len(items))
-	for _, it := range items {
-		list = append(list, it)
-	}
 	next.Entries = entries
-	return c.writeKV(ctx, next, list)
+	return c.writeKV(ctx, next, items)
+}
+
+// valueBlocks copies values into large blocks: one allocation per 64 MiB,
+// not one per value.
+type valueBlocks struct{ cur []byte }
+
+func (b *valueBlocks) copy(v []byte) []byte {
+	if cap(b.cur)-len(b.cur) < len(v) {
+		b.cur = make([]byte, 0, max(64<<20, len(v)))
+	}
+	n := len(b.cur)
+	b.cur = append(b.cur, v...)
+	return b.cur[n:len(b.cur):len(b.cur)]
 }
 
 // compactPIR rewrites an LWE PIR database's records with the delta's sets

@@ -2,51 +2,63 @@ package client
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
-	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
 // A database's delta holds the changes made since its current generation
 // was written — puts and deletes of a keyword database, record sets of a
-// PIR database — so that an update costs one write of the manifest, not a
-// reload. It lives in the manifest itself, sealed: every query reads the
-// manifest first, so every query reads the whole delta, whether or not it
-// answers the query, and the device cannot tell a delta hit from a hit in
-// the main generation (nor present from absent keys). A bounded delta read
-// whole costs less than a PIR query of it would: one LWE query uploads an
-// encrypted secret of 256 KiB before its vector. An update and the
-// generation it applies to are one manifest, replaced by compare-and-swap,
-// so a query never sees a mixed state; Compact folds the delta into a new
-// generation.
+// PIR database — so that an update costs a few small writes, not a
+// reload. It lives in sealed segment objects of its own beside the
+// generation (deltaseg.go), listed by the manifest. Every query reads the
+// manifest and then every segment whole, whether or not the delta answers
+// it: the device sees the same requests for a delta hit, a hit in the main
+// generation and an absent key. A bounded delta read whole costs less
+// than a PIR query of it would: one LWE query uploads an encrypted secret
+// of 256 KiB before its vector.
+//
+// An update writes its operation as a new segment, merged with the newest
+// segments as a binary counter merges carries (a segment absorbs the ones
+// after it that hold no more operations than it), so a delta of n
+// operations is at most log2(n)+1 segments and an update rewrites
+// O(log n) operations on average, not the whole delta. The new segment is
+// published by a compare-and-swap of the manifest, as a load is: of two
+// updates at once one publishes, the other retries on the new manifest,
+// and none is lost. Segments an update replaced are deleted by the next
+// update (a query that read the manifest just before still finds them),
+// and every segment of an earlier generation by a load or compaction.
+// Compact folds the delta into a new generation.
 
-// Delta is the sealed delta a manifest carries.
+// Delta is the delta a manifest lists: its segments, oldest first.
 type Delta struct {
-	Ops    int    `json:"ops"`
-	Salt   string `json:"salt"`   // hex: a fresh salt per rewrite (seal.Salt)
-	Sealed []byte `json:"sealed"` // kv.EncodeOps, sealed as record 0
+	Ops   int `json:"ops"`
+	Bytes int `json:"bytes"` // the operations encoded as one list (kv.EncodeOps)
+	// Segments: the sealed segment objects, oldest first; Retired: those
+	// the latest update replaced, deleted by the next one.
+	Segments []DeltaSegment `json:"segments,omitempty"`
+	Retired  []string       `json:"retired,omitempty"`
 }
 
 // Delta bounds.
 const (
-	// DefaultDeltaMax is a delta's default bound (encoded bytes).
-	// Every query reads the manifest, and a blob read costs 8 bytes a
-	// byte on the wire (one 64-bit word per byte): 64 KiB of delta add
-	// about 0.7 MiB to a lookup.
-	DefaultDeltaMax = 64 << 10
-	// MaxDeltaMax bounds the bound: the manifest carries the delta
-	// (base64 in its JSON), and a blob object holds at most 128 KiB.
-	MaxDeltaMax = 64 << 10
+	// DefaultDeltaMax is a delta's default bound (encoded bytes): room
+	// for 10,000 updates of 256-byte values and keys up to 100 bytes.
+	// Every query reads the whole delta (one wire byte per byte).
+	DefaultDeltaMax = 4 << 20
+	// MaxDeltaMax bounds the bound: a segment is read in one message.
+	MaxDeltaMax = 32 << 20
 )
 
 // Errors of updates.
 var (
 	// ErrDeltaFull: the delta is at its bound; compact the database.
 	ErrDeltaFull = errors.New("client: the database's delta is full (compact it)")
+	// ErrUpdateConflict: other writers replaced the manifest every time
+	// this update tried to publish (the update was not applied).
+	ErrUpdateConflict = errors.New("client: the database kept changing under the update")
 	// ErrNotFound: the key is not in the keyword database (only the
 	// client learns this).
 	ErrNotFound = errors.New("client: key not found")
@@ -56,60 +68,6 @@ var (
 	ErrValueTooLarge = kv.ErrValueTooLarge
 	ErrKeyTooLarge   = kv.ErrKeyTooLarge
 )
-
-// deltaSealer seals the delta of generation in under salt: the database's
-// key, the name "<name>/delta" (no database name holds a '/').
-func (c *Client) deltaSealer(ctx context.Context, in *Info, salt seal.Salt) (*seal.Sealer, error) {
-	key, err := c.databaseKey(ctx, in.Name)
-	if err != nil {
-		return nil, err
-	}
-	return seal.NewSealer(key, in.Name+"/delta", in.Generation, salt)
-}
-
-// deltaOps opens the delta of manifest in (none: nil).
-func (c *Client) deltaOps(ctx context.Context, in *Info) ([]kv.Op, error) {
-	if in.Delta == nil {
-		return nil, nil
-	}
-	var salt seal.Salt
-	raw, err := hex.DecodeString(in.Delta.Salt)
-	if err != nil || len(raw) != len(salt) {
-		return nil, fmt.Errorf("client: %s: manifest holds no valid delta salt", in.Name)
-	}
-	copy(salt[:], raw)
-	sl, err := c.deltaSealer(ctx, in, salt)
-	if err != nil {
-		return nil, err
-	}
-	b, err := sl.Open(nil, 0, in.Delta.Sealed)
-	if err != nil {
-		return nil, fmt.Errorf("client: %s: delta: %w", in.Name, err)
-	}
-	ops, err := kv.DecodeOps(b)
-	if err != nil {
-		return nil, fmt.Errorf("client: %s: %w", in.Name, err)
-	}
-	return ops, nil
-}
-
-// setDelta seals ops as the delta of manifest in (no ops: no delta).
-func (c *Client) setDelta(ctx context.Context, in *Info, ops []kv.Op) error {
-	if len(ops) == 0 {
-		in.Delta = nil
-		return nil
-	}
-	salt, err := seal.NewSalt()
-	if err != nil {
-		return err
-	}
-	sl, err := c.deltaSealer(ctx, in, salt)
-	if err != nil {
-		return err
-	}
-	in.Delta = &Delta{Ops: len(ops), Salt: hex.EncodeToString(salt[:]), Sealed: sl.Seal(nil, 0, kv.EncodeOps(nil, ops))}
-	return nil
-}
 
 // deltaMax is a manifest's delta bound.
 func (in *Info) deltaMax() int {
@@ -127,6 +85,14 @@ func (in *Info) compactAt() int {
 	return in.deltaMax() / 2
 }
 
+// size is the delta's operations and their size encoded as one list.
+func (d *Delta) size() (ops, bytes int) {
+	if d == nil {
+		return 0, len(kv.EncodeOps(nil, nil))
+	}
+	return d.Ops, d.Bytes
+}
+
 // Update is what an update left: the delta's size, and whether compaction
 // is due (the delta has reached the database's CompactAt).
 type Update struct {
@@ -138,10 +104,12 @@ type Update struct {
 // maxUpdateTries bounds the compare-and-swap retries of one update.
 const maxUpdateTries = 32
 
-// update appends op to database name's delta: read the manifest, reseal
-// the delta with op, replace the manifest if nothing replaced it meanwhile
-// (else again). check validates op against the manifest.
+// update appends op to database name's delta: read the manifest, write op
+// (merged with the newest segments) as a new segment, replace the
+// manifest if nothing replaced it meanwhile, else delete the segment and
+// try again on the new manifest. check validates op against the manifest.
 func (c *Client) update(ctx context.Context, name string, op kv.Op, check func(*Info) error) (*Update, error) {
+	opBytes := len(kv.EncodeOps(nil, []kv.Op{op})) - len(kv.EncodeOps(nil, nil))
 	for range maxUpdateTries {
 		in, headGen, err := c.readHead(ctx, name)
 		if err != nil {
@@ -150,29 +118,58 @@ func (c *Client) update(ctx context.Context, name string, op kv.Op, check func(*
 		if err := check(in); err != nil {
 			return nil, err
 		}
-		ops, err := c.deltaOps(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		ops = append(ops, op)
-		size := len(kv.EncodeOps(nil, ops))
+		nops, size := in.Delta.size()
+		nops, size = nops+1, size+opBytes
 		if size > in.deltaMax() {
 			return nil, fmt.Errorf("client: update %s: %w: %d bytes with this update, at most %d", name, ErrDeltaFull, size, in.deltaMax())
 		}
-		next := *in
-		if err := c.setDelta(ctx, &next, ops); err != nil {
-			return nil, err
+		var segs []DeltaSegment
+		if in.Delta != nil {
+			segs = in.Delta.Segments
 		}
-		err = c.writeInfo(ctx, &next, headGen)
-		if errors.Is(err, api.ErrStale) {
-			continue
+		// Carry: the newest segments holding no more operations than the
+		// merged one so far join it.
+		keep, merged := len(segs), 1
+		for keep > 0 && segs[keep-1].Ops <= merged {
+			keep--
+			merged += segs[keep].Ops
 		}
+		ops, err := c.readSegments(ctx, in, segs[keep:])
 		if err != nil {
 			return nil, err
 		}
-		return &Update{DeltaOps: len(ops), DeltaBytes: size, CompactDue: size >= in.compactAt()}, nil
+		seg, err := c.writeSegment(ctx, in, append(ops, op))
+		if err != nil {
+			return nil, err
+		}
+		next := *in
+		next.Delta = &Delta{Ops: nops, Bytes: size, Segments: append(segs[:keep:keep], seg)}
+		for _, s := range segs[keep:] {
+			next.Delta.Retired = append(next.Delta.Retired, s.Object)
+		}
+		err = c.writeInfo(ctx, &next, headGen)
+		if err != nil {
+			c.deleteObjects(context.WithoutCancel(ctx), seg.Object)
+			if errors.Is(err, api.ErrStale) {
+				continue
+			}
+			return nil, err
+		}
+		if in.Delta != nil {
+			c.deleteObjects(ctx, in.Delta.Retired...)
+		}
+		return &Update{DeltaOps: nops, DeltaBytes: size, CompactDue: size >= in.compactAt()}, nil
 	}
-	return nil, fmt.Errorf("client: update %s: the manifest kept changing (%d tries)", name, maxUpdateTries)
+	return nil, fmt.Errorf("client: update %s: %w (%d tries)", name, ErrUpdateConflict, maxUpdateTries)
+}
+
+// deleteObjects deletes objects no manifest lists any more. It is best
+// effort: one left behind is unreachable, and the next load or
+// compaction removes every segment of an earlier generation.
+func (c *Client) deleteObjects(ctx context.Context, names ...string) {
+	for _, n := range names {
+		_, _ = c.dev.Delete(ctx, &api.DeleteRequest{Name: n})
+	}
 }
 
 // Put sets key to value in keyword database name, visible to the next
@@ -223,4 +220,20 @@ func kvOnly(in *Info, op string) error {
 		return fmt.Errorf("%w: %q is a %s database, %s is for kv databases", ErrKind, in.Name, in.Kind, op)
 	}
 	return nil
+}
+
+// sameDelta reports whether two manifests list the same delta segments.
+func sameDelta(a, b *Delta) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if len(a.Segments) != len(b.Segments) {
+		return false
+	}
+	for i := range a.Segments {
+		if a.Segments[i].Object != b.Segments[i].Object {
+			return false
+		}
+	}
+	return true
 }

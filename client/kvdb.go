@@ -144,11 +144,12 @@ type KVLookup struct {
 	Value []byte `json:"value"`
 	// Queries: the PIR queries asked (the same for every key); QueryBytes
 	// and AnswerBytes their payloads up and down; ManifestBytes the
-	// manifest (with the delta) read first.
+	// manifest read first, DeltaBytes the delta segments read whole.
 	Queries       int     `json:"queries"`
 	QueryBytes    int64   `json:"query_bytes"`
 	AnswerBytes   int64   `json:"answer_bytes"`
 	ManifestBytes int64   `json:"manifest_bytes"`
+	DeltaBytes    int64   `json:"delta_bytes"`
 	Seconds       float64 `json:"seconds"`
 }
 
@@ -182,8 +183,9 @@ func (c *Client) LookupMany(ctx context.Context, name string, keys [][]byte) ([]
 
 // retryGeneration runs query on the current manifest; if it fails because
 // a compaction or load replaced the generation it read (and removed its
-// data) meanwhile, it runs once more on the new manifest: a query sees one
-// generation with its delta, never a mix, and does not fail for the swap.
+// data), or updates replaced the delta segments it read, meanwhile, it
+// runs again on the new manifest: a query sees one generation with one
+// delta, never a mix, and does not fail for the swap.
 func retryGeneration[T any](ctx context.Context, c *Client, name string, query func(*Info) (T, error)) (T, error) {
 	in, err := c.readInfo(ctx, name)
 	if err != nil {
@@ -196,7 +198,7 @@ func retryGeneration[T any](ctx context.Context, c *Client, name string, query f
 			return out, err
 		}
 		now, err2 := c.readInfo(ctx, name)
-		if err2 != nil || (now.Generation == in.Generation && now.Token == in.Token) {
+		if err2 != nil || (now.Generation == in.Generation && now.Token == in.Token && sameDelta(now.Delta, in.Delta)) {
 			return out, err
 		}
 		in = now
@@ -249,7 +251,7 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 	manifest := manifestSize(in)
 	out := make([]KVLookup, len(keys))
 	for i, k := range keys {
-		r := KVLookup{Key: k, Queries: kv.Choices * m, ManifestBytes: manifest}
+		r := KVLookup{Key: k, Queries: kv.Choices * m, ManifestBytes: manifest, DeltaBytes: in.Delta.storedBytes()}
 		if op := kv.LastKey(ops, k); op != nil {
 			r.Found, r.Value = op.Kind == kv.OpPut, op.Value
 		} else if recs != nil {

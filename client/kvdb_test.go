@@ -266,7 +266,8 @@ func (r *recorder) RunStream(ctx context.Context, req *api.RunStreamRequest) (*a
 }
 
 // The device sees the same requests, of the same sizes, whether the key
-// is in the main generation, in the delta, or nowhere.
+// is in the main generation, in the delta (either of its segments), or
+// nowhere.
 func TestKVLookupWireShape(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -274,15 +275,23 @@ func TestKVLookupWireShape(t *testing.T) {
 	c := client.New(rec, e.keys)
 	want, csv := kvData(4, 30)
 	createKV(t, c, "kv", csv)
-	if _, err := c.Put(ctx, "kv", []byte("in-delta"), []byte("a delta value")); err != nil {
-		t.Fatal(err)
+	// Three updates: the delta is two segments (two operations merged,
+	// then one), and a key in the older one.
+	for _, u := range [][2]string{{"in-delta", "a delta value"}, {"user-2@example.org", "overwritten"}, {"other", "x"}} {
+		if _, err := c.Put(ctx, "kv", []byte(u[0]), []byte(u[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := c.Info(ctx, "kv")
+	if err != nil || in.Delta == nil || len(in.Delta.Segments) != 2 {
+		t.Fatalf("delta after three updates: %+v, %v", in.Delta, err)
 	}
 	if _, err := c.Lookup(ctx, "kv", []byte("warm-up")); !errors.Is(err, client.ErrNotFound) {
 		t.Fatal(err) // the session is set up: keys and program
 	}
 	rec.take()
 	seen := map[string][]string{}
-	for _, k := range []string{"user-2@example.org", "absent", "in-delta", "user-9@example.org"} {
+	for _, k := range []string{"user-2@example.org", "absent", "in-delta", "user-9@example.org", "other"} {
 		_, err := c.Lookup(ctx, "kv", []byte(k))
 		if err != nil && !errors.Is(err, client.ErrNotFound) {
 			t.Fatal(err)
@@ -303,6 +312,18 @@ func TestKVLookupWireShape(t *testing.T) {
 	}
 	if runs != 6 {
 		t.Fatalf("an absent key's lookup asked %d queries, want 6: %v", runs, seen["absent"])
+	}
+	// Every lookup reads each delta segment whole, after the manifest.
+	for _, seg := range in.Delta.Segments {
+		n := 0
+		for _, s := range seen["absent"] {
+			if strings.HasPrefix(s, "get "+seg.Object+" -> ") && !strings.HasSuffix(s, " 0 words") {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("an absent key's lookup read delta segment %s %d times: %v", seg.Object, n, seen["absent"])
+		}
 	}
 	for k, calls := range seen {
 		if fmt.Sprint(calls) != fmt.Sprint(seen["absent"]) {
@@ -419,12 +440,33 @@ func TestKVOtherIdentityRefused(t *testing.T) {
 	}
 	_, err := bob.Lookup(ctx, "kv", []byte("user-1@example.org"))
 	denied("bob's lookup before a grant", err)
+	seg, err := alice.Info(ctx, "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = bob.Device().Get(ctx, &api.GetRequest{Name: seg.Delta.Segments[0].Object})
+	denied("bob's read of the delta before a grant", err)
 	_, err = bob.Put(ctx, "kv", []byte("x"), []byte("y"))
 	denied("bob's put before a grant", err)
 	if err := alice.Grant(ctx, "kv", "bob", client.RoleReader, bob.Keys().MemberPublicKey()); err != nil {
 		t.Fatal(err)
 	}
 	checkKV(t, bob, "kv", map[string][]byte{"fresh": want["fresh"], "user-1@example.org": want["user-1@example.org"]}, "absent")
+	// The reader reads the delta's objects whole, as it reads the
+	// manifest, and no other object of the database.
+	in, err := alice.Info(ctx, "kv")
+	if err != nil || in.Delta == nil {
+		t.Fatalf("info: %+v, %v", in, err)
+	}
+	if _, err := bob.Device().Get(ctx, &api.GetRequest{Name: in.Delta.Segments[0].Object}); err != nil {
+		t.Fatalf("reader's read of the delta: %v", err)
+	}
+	data, err := alice.Device().List(ctx, &api.ListRequest{Prefix: in.DataPrefix(), Max: 1})
+	if err != nil || len(data.Objects) != 1 {
+		t.Fatalf("list data: %+v, %v", data, err)
+	}
+	_, err = bob.Device().Get(ctx, &api.GetRequest{Name: data.Objects[0].Name})
+	denied("reader's read of a data object", err)
 	_, err = bob.Put(ctx, "kv", []byte("x"), []byte("y"))
 	denied("reader's put", err)
 	_, err = bob.Delete(ctx, "kv", []byte("fresh"))
@@ -434,12 +476,13 @@ func TestKVOtherIdentityRefused(t *testing.T) {
 	checkKV(t, alice, "kv", want, "x")
 }
 
-// The delta fills to its bound (the largest allowed), every change in it
+// The delta fills to its bound, every change in it
 // visible, then refuses with ErrDeltaFull until a compaction empties it.
 func TestKVDeltaFillsToItsBound(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	opts := client.KVOptions{LWEParams: "test", MaxValue: 4096, SlotData: 200, DeltaMax: client.MaxDeltaMax}
+	const bound = 64 << 10
+	opts := client.KVOptions{LWEParams: "test", MaxValue: 4096, SlotData: 200, DeltaMax: bound}
 	if _, err := e.c.CreateKV(ctx, "kv", opts); err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +496,7 @@ func TestKVDeltaFillsToItsBound(t *testing.T) {
 		}
 		want[k] = value
 	}
-	if !errors.Is(err, client.ErrDeltaFull) || len(want) != (client.MaxDeltaMax-4)/(1+4+8+8+4+4096) { // count; kind, key length, key, index, value length, value
+	if !errors.Is(err, client.ErrDeltaFull) || len(want) != (bound-4)/(1+4+8+8+4+4096) { // count; kind, key length, key, index, value length, value
 		t.Fatalf("after %d puts: %v, want ErrDeltaFull", len(want), err)
 	}
 	checkKV(t, e.c, "kv", map[string][]byte{"key-0000": value, fmt.Sprintf("key-%04d", len(want)-1): value}, fmt.Sprintf("key-%04d", len(want)))

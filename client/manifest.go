@@ -77,7 +77,8 @@ type Info struct {
 	HashSeed string     `json:"hash_seed,omitempty"`
 	Entries  int        `json:"entries,omitempty"`
 	// Delta: the changes made since the current generation was written
-	// (delta.go), sealed; read whole with the manifest by every query.
+	// (delta.go), in sealed segment objects the manifest lists; every
+	// query reads them whole after the manifest.
 	// DeltaMax bounds its size and CompactAt is the size at which an
 	// update reports that compaction is due.
 	Delta     *Delta    `json:"delta,omitempty"`

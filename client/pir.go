@@ -279,13 +279,13 @@ func (c *Client) Get(ctx context.Context, name string, index int) ([]byte, error
 // GetQuery is Get with what the query cost (bytes across, device work).
 func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session.PIRQuery, error) {
 	return retryGeneration(ctx, c, name, func(in *Info) (*session.PIRQuery, error) {
-		q, err := c.getIn(ctx, in, index)
+		// The delta is read right after the manifest, whatever the index:
+		// the device cannot tell whether it answered.
+		ops, err := c.deltaOps(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		// The delta was read with the manifest, whatever the index: the
-		// device cannot tell whether it answered.
-		ops, err := c.deltaOps(ctx, in)
+		q, err := c.getIn(ctx, in, index)
 		if err != nil {
 			return nil, err
 		}
@@ -433,19 +433,28 @@ func (c *Client) Drop(ctx context.Context, name string) error {
 }
 
 // removeSuperseded deletes, once generation in is published, the data
-// of every generation up to it but its own: earlier generations, and
-// loads that lost to it or were interrupted. A load that began after it
-// was published writes a later generation and is left alone.
+// and delta segments of every generation up to it but its own: earlier
+// generations, and loads that lost to it or were interrupted. A load that
+// began after it was published writes a later generation and is left
+// alone.
 func (c *Client) removeSuperseded(ctx context.Context, in *Info) error {
-	keep := genPrefix(in) + "/"
+	if err := c.removeOther(ctx, in.Name+"/g", in.Name, genPrefix(in)+"/", in.Generation); err != nil {
+		return err
+	}
+	return c.removeSupersededDeltas(ctx, in)
+}
+
+// removeOther deletes the objects under list of generations up to gen
+// (dataGeneration(genName, object)) that are not under keep.
+func (c *Client) removeOther(ctx context.Context, list, genName, keep string, gen uint64) error {
 	for {
-		resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: in.Name + "/g"})
+		resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: list})
 		if err != nil {
 			return err
 		}
 		deleted := 0
 		for _, o := range resp.Objects {
-			if g, ok := dataGeneration(in.Name, o.Name); !ok || g > in.Generation || strings.HasPrefix(o.Name, keep) {
+			if g, ok := dataGeneration(genName, o.Name); !ok || g > gen || strings.HasPrefix(o.Name, keep) {
 				continue
 			}
 			if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil && !isNotFound(err) {

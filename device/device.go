@@ -38,12 +38,16 @@ type Limits struct {
 	Runs       int
 	RunQueue   int
 	RunTimeout time.Duration
+	// WriteWait is how long a conventional write (Put, Delete) waiting
+	// for ISP mode to end lets new runs go before it; past it new runs
+	// wait until the write is in (0: 50 ms).
+	WriteWait time.Duration
 }
 
 // DefaultLimits are the limits of `rosemary device serve`.
 func DefaultLimits() Limits {
 	return Limits{MaxResidentBytes: 1 << 30, MaxPrograms: 1024, MaxJobs: 1 << 14, Workers: runtime.GOMAXPROCS(0),
-		KeyCacheBytes: 256 << 20, Runs: 2, RunQueue: 64, RunTimeout: 10 * time.Minute}
+		KeyCacheBytes: 256 << 20, Runs: 2, RunQueue: 64, RunTimeout: 10 * time.Minute, WriteWait: defaultWriteWait}
 }
 
 // Device is the in-storage device: an object store, the programs set on
@@ -65,8 +69,9 @@ type Device struct {
 	ispJobs   int
 
 	// isp: jobs and stream runs enter it together, conventional writes
-	// alone (they wait for ISP mode to end without holding new runs back).
-	isp ispGate
+	// alone (they wait for ISP mode to end, holding new runs back only
+	// once they have waited Limits.WriteWait).
+	isp *ispGate
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	lweKeys                              lweKeys
@@ -121,6 +126,7 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 		lim.RunTimeout = 10 * time.Minute
 	}
 	d.lim = lim
+	d.isp = newISPGate(lim.WriteWait)
 	d.runs = admit.New(admit.Limits{Slots: lim.Runs, PerCaller: 1, MaxWaiting: max(lim.RunQueue, 1), MaxWaitingPerCaller: 4})
 	d.cores = admit.NewCores(lim.Workers)
 	d.access = authz.New(d)

@@ -366,38 +366,6 @@ func TestReleasedRunningJobStaysCounted(t *testing.T) {
 	}
 }
 
-// A write waiting for ISP mode to end does not hold back new runs (with a
-// sync.RWMutex, one pending Put froze every query behind the running
-// one); it goes once no run is left, and runs wait for it while it writes.
-func TestPendingWriteDoesNotFreezeRuns(t *testing.T) {
-	_, d := newDevice(t)
-	d.enterISP()
-	wrote := make(chan struct{})
-	go func() {
-		_ = d.write(func() error { close(wrote); return nil })
-	}()
-	time.Sleep(20 * time.Millisecond) // the write is waiting
-	entered := make(chan struct{})
-	go func() { d.enterISP(); close(entered) }()
-	select {
-	case <-entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("a new run waited behind a pending write")
-	}
-	select {
-	case <-wrote:
-		t.Fatal("a write ran in ISP mode")
-	default:
-	}
-	d.leaveISP()
-	d.leaveISP()
-	select {
-	case <-wrote:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the write never ran after the runs ended")
-	}
-}
-
 // A device of a cluster copies only from registered devices: any other
 // address is refused before it is dialled.
 func TestCopyOnlyFromCheckedSources(t *testing.T) {

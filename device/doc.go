@@ -16,7 +16,9 @@
 // ObjectMemory whose operands are inline limbs, the results of earlier jobs
 // held in device DRAM, or stored objects read limb by limb straight from
 // the store (LD from NAND, no copy through the host). While any job runs
-// the store is in ISP mode: conventional writes (Put, Delete) are refused.
+// the store is in ISP mode: conventional writes (Put, Delete) wait for it
+// to end. New runs pass a waiting write for at most Limits.WriteWait, then
+// wait behind it (ispgate.go), so writes are not starved by steady queries.
 //
 // The contract is package device/api: Device implements api.Device, the
 // interface every host-side caller uses, and the gRPC service is

@@ -247,7 +247,7 @@ func (d *Device) execute(j *job, p *isa.Program, ops []operand, out api.Binding)
 // the last job or run leaves (ISP mode, as in the paper: the store is not
 // written under a running scan). The writes queue rather than fail — a
 // database loads between queries — and a waiting write holds new jobs
-// back until it is done.
+// back once it has waited longer than Limits.WriteWait (ispGate).
 func (d *Device) enterISP() {
 	d.isp.enter()
 	d.mu.Lock()
@@ -273,61 +273,6 @@ func (d *Device) write(f func() error) error {
 	d.isp.lock()
 	defer d.isp.unlock()
 	return f()
-}
-
-// ispGate keeps conventional writes out of ISP mode. Unlike a
-// sync.RWMutex it prefers the jobs: a write waiting for the running jobs
-// to end does not hold back new ones (with an RWMutex, one pending Put
-// froze every query behind the longest running scan). A write, once
-// started, is short; jobs wait for it.
-type ispGate struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	running int  // jobs in ISP mode
-	writing bool // a write holds the store
-}
-
-func (g *ispGate) wait() {
-	if g.cond == nil {
-		g.cond = sync.NewCond(&g.mu)
-	}
-	g.cond.Wait()
-}
-
-func (g *ispGate) enter() {
-	g.mu.Lock()
-	for g.writing {
-		g.wait()
-	}
-	g.running++
-	g.mu.Unlock()
-}
-
-func (g *ispGate) leave() {
-	g.mu.Lock()
-	g.running--
-	if g.running == 0 && g.cond != nil {
-		g.cond.Broadcast()
-	}
-	g.mu.Unlock()
-}
-
-func (g *ispGate) lock() {
-	g.mu.Lock()
-	for g.running > 0 || g.writing {
-		g.wait()
-	}
-	g.writing = true
-	g.mu.Unlock()
-}
-
-func (g *ispGate) unlock() {
-	g.mu.Lock()
-	g.writing = false
-	if g.cond != nil {
-		g.cond.Broadcast()
-	}
-	g.mu.Unlock()
 }
 
 // jobMemory is a job's ObjectMemory: bound operands (inline, resident, or

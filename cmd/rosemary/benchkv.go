@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/tools/bench"
+	"github.com/rosemary-fhe/rosemary/tools/report"
 )
 
 func runBenchKV(args []string) error {
@@ -16,7 +18,7 @@ func runBenchKV(args []string) error {
 	lookups := fs.Int("lookups", 100, "lookups of present keys, and as many of absent keys")
 	updates := fs.Int("updates", 1000, "puts and deletes after the lookups, each checked by a later lookup")
 	many := fs.Int("many", 64, "GetMany batch against as many Gets on a PIR database of the same values (0: skip it)")
-	deltaMax := fs.Int("delta-max", 64<<10, "bound on the delta of updates, bytes (at most 64 KiB)")
+	deltaMax := fs.Int("delta-max", 0, fmt.Sprintf("bound on the delta of updates, bytes (0: %d; at most %d)", client.DefaultDeltaMax, client.MaxDeltaMax))
 	compactAt := fs.Int("compact-at", 0, "delta size at which an update starts a compaction in the background (0: half of --delta-max)")
 	params := fs.String("lwe-params", "", "LWE parameter set (default; test is small and insecure)")
 	seed := fs.Uint64("seed", 1, "seed of the generated data and the keys looked up")
@@ -57,6 +59,7 @@ func runBenchKV(args []string) error {
 		fmt.Printf("%d Gets: %.2f s device CPU (%.2f s wall); GetMany: %.2f s device CPU (%.2f s wall); right: %v\n",
 			rep.Many, rep.GetsDeviceCPUS, rep.GetsWallS, rep.GetManyDeviceCPUS, rep.GetManyWallS, rep.ManyCorrect)
 	}
+	fmt.Printf("peak resident set: device %s, client %s\n", report.Bytes(int64(rep.DevicePeakRSS)), report.Bytes(int64(rep.ClientPeakRSS)))
 	fmt.Println("(measured here)")
 	return nil
 }

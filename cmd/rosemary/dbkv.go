@@ -58,8 +58,8 @@ func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok
 		if !*f.json && !r[0].Found {
 			return true, fmt.Errorf("%w: %q in %s", client.ErrNotFound, *key, *f.name)
 		}
-		return true, f.print(out, fmt.Sprintf("%s: %q (%d queries, %d B up, %d B down, %d B manifest and delta)", *key, r[0].Value,
-			r[0].Queries, r[0].QueryBytes, r[0].AnswerBytes, r[0].ManifestBytes))
+		return true, f.print(out, fmt.Sprintf("%s: %q (%d queries, %d B up, %d B down, %d B manifest, %d B delta)", *key, r[0].Value,
+			r[0].Queries, r[0].QueryBytes, r[0].AnswerBytes, r[0].ManifestBytes, r[0].DeltaBytes))
 	case "put":
 		if err := needKey(); err != nil {
 			return true, err

@@ -5,7 +5,8 @@
 // component of its name ("acct/g3/pt/0" belongs to "acct"). A database
 // has an access list: its owner (the identity whose write created it) and
 // grants of the reader or owner role to other identities. Readers may
-// query (bind the database's stored objects in a run, read its manifest);
+// query (bind the database's stored objects in a run, read its manifest
+// and its delta);
 // owners may also read objects, write and delete them, and grant. Names
 // starting with "_" are the device's own (access lists live there) and no
 // caller may name them.
@@ -35,7 +36,7 @@ const (
 	// List: see that an object exists and its shape.
 	List Access = iota + 1
 	// Query: read stored objects inside a run (PIR, search) and the
-	// database's manifest, never their bytes otherwise.
+	// database's manifest and delta, never their bytes otherwise.
 	Query
 	// Read: the bytes of any object (Get).
 	Read

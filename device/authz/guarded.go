@@ -139,6 +139,12 @@ func (g *Guarded) Delete(ctx context.Context, req *api.DeleteRequest) (*api.Dele
 // sealing salt; no record) there.
 func ManifestName(db string) string { return db + "/head" }
 
+// DeltaPrefix is where the client library keeps a database's delta (the
+// sealed changes since its current generation, which every query reads
+// whole after the manifest): its readers may read these objects whole
+// too.
+func DeltaPrefix(db string) string { return db + "/delta/" }
+
 func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
 	if strings.HasPrefix(req.Name, ACLObject("")) {
 		// A device copying a database brings its access list along.
@@ -153,7 +159,7 @@ func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetRespons
 		return g.next.Get(ctx, req)
 	}
 	acc := Read
-	if db, err := DatabaseOf(req.Name); err == nil && req.Name == ManifestName(db) {
+	if db, err := DatabaseOf(req.Name); err == nil && (req.Name == ManifestName(db) || strings.HasPrefix(req.Name, DeltaPrefix(db))) {
 		acc = Query
 	}
 	if _, err := g.check(ctx, acc, req.Name); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
@@ -95,7 +96,11 @@ type KVReport struct {
 	GetManyWallS      float64 `json:"get_many_wall_s,omitempty"`
 	ManyCorrect       bool    `json:"many_correct,omitempty"`
 	DevicePeakRSS     uint64  `json:"device_peak_rss_bytes"`
-	Provenance        string  `json:"provenance"`
+	// ClientPeakRSS: this process's peak resident set (VmHWM): the
+	// generated input is streamed, the load and compaction hold the
+	// values once.
+	ClientPeakRSS uint64 `json:"client_peak_rss_bytes"`
+	Provenance    string `json:"provenance"`
 }
 
 // kvValue is value version v of key i: printable bytes of a seeded stream.
@@ -393,6 +398,7 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 	if st, err := c.Device().Stats(ctx, &api.StatsRequest{}); err == nil {
 		rep.DevicePeakRSS = st.PeakRSSBytes
 	}
+	rep.ClientPeakRSS = device.ProcessPeakRSS("self")
 	return rep, nil
 }
 

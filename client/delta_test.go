@@ -1,0 +1,276 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/device/api"
+)
+
+// lookupAll looks every key of want up in one batch and compares values
+// byte for byte (absent keys: want nil and not found).
+func lookupAll(t *testing.T, c *client.Client, name string, want map[string][]byte, absent ...string) {
+	t.Helper()
+	var keys [][]byte
+	for k := range want {
+		keys = append(keys, []byte(k))
+	}
+	for _, k := range absent {
+		keys = append(keys, []byte(k))
+	}
+	res, err := c.LookupMany(context.Background(), name, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		v, ok := want[string(keys[i])]
+		if r.Found != ok || !bytes.Equal(r.Value, v) {
+			t.Fatalf("lookup %q: found %v, %q; want %v, %q", keys[i], r.Found, r.Value, ok, v)
+		}
+	}
+}
+
+// 10,000 updates, each visible to the next lookup, all visible at the
+// end (one batch of every key); the delta stays at most log2(n)+1
+// segments, and a compaction folds all of it into a generation that
+// answers the same by PIR.
+func TestKV10000UpdatesVisible(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	if _, err := e.c.CreateKV(ctx, "kv", kvOpts); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10000
+	want := map[string][]byte{}
+	for i := range n {
+		k, v := fmt.Sprintf("k%05d", i), []byte(fmt.Sprintf("v%d", i*7))
+		if i%10 == 3 && i > 10 {
+			// Overwrites and deletes of earlier keys, too.
+			k = fmt.Sprintf("k%05d", i-10)
+		}
+		var err error
+		if i%97 == 0 && i > 0 {
+			_, err = e.c.Delete(ctx, "kv", []byte(k))
+			delete(want, k)
+		} else {
+			_, err = e.c.Put(ctx, "kv", []byte(k), v)
+			want[k] = v
+		}
+		if err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+		if i%1000 == 999 {
+			got, err := e.c.Lookup(ctx, "kv", []byte(k))
+			if err != nil || !bytes.Equal(got, want[k]) {
+				t.Fatalf("lookup right after update %d: %q, %v; want %q", i, got, err, want[k])
+			}
+		}
+	}
+	in, err := e.c.Info(ctx, "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Delta == nil || in.Delta.Ops != n || len(in.Delta.Segments) > bits.Len(n) {
+		t.Fatalf("delta after %d updates: %+v", n, in.Delta)
+	}
+	lookupAll(t, e.c, "kv", want, "k99999", "absent")
+	if _, err := e.c.Compact(ctx, "kv"); err != nil {
+		t.Fatal(err)
+	}
+	sample := map[string][]byte{}
+	for k, v := range want {
+		if len(sample) == 24 {
+			break
+		}
+		sample[k] = v
+	}
+	lookupAll(t, e.c, "kv", sample, "k00097", "absent")
+	// No segment of the folded delta is left on the device.
+	if ls, err := e.c.Device().List(ctx, &api.ListRequest{Prefix: "kv/delta/"}); err != nil || len(ls.Objects) != 0 {
+		t.Fatalf("after compaction the device holds %d delta objects (%v)", len(ls.Objects), err)
+	}
+}
+
+// racer forces two writers to interleave: before each compare-and-swap
+// of the manifest that passes through it (writer A), it lets writer B
+// make a whole update first, so A's swap fails.
+type racer struct {
+	api.Device
+	mu     sync.Mutex
+	b      *client.Client
+	races  int // B's updates still to make
+	done   int
+	failed error
+}
+
+func (r *racer) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+	if req.Name == "kv/head" && req.IfGeneration != nil {
+		r.mu.Lock()
+		if r.races > 0 {
+			r.races--
+			if _, err := r.b.Put(ctx, "kv", []byte(fmt.Sprintf("b-%d", r.done)), []byte("from B")); err != nil && r.failed == nil {
+				r.failed = err
+			}
+			r.done++
+		}
+		r.mu.Unlock()
+	}
+	return r.Device.Put(ctx, req)
+}
+
+// segments lists the delta objects on the device and checks each is one
+// the manifest lists (a segment or one retired by the last update): a
+// writer that lost a swap left nothing behind.
+func checkNoOrphans(t *testing.T, c *client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	in, err := c.Info(ctx, "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, s := range in.Delta.Segments {
+		listed[s.Object] = true
+	}
+	for _, o := range in.Delta.Retired {
+		listed[o] = true
+	}
+	ls, err := c.Device().List(ctx, &api.ListRequest{Prefix: "kv/delta/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range ls.Objects {
+		if !listed[o.Name] {
+			t.Errorf("delta object %s is listed by no manifest", o.Name)
+		}
+	}
+}
+
+// Two writers: an update whose swap loses to another writer's retries on
+// the new manifest, and neither update is lost; one that loses every
+// time fails with ErrUpdateConflict, applies nothing and leaves nothing
+// behind; two clients updating at once lose nothing.
+func TestKVUpdateConflict(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	if _, err := e.c.CreateKV(ctx, "kv", kvOpts); err != nil {
+		t.Fatal(err)
+	}
+	r := &racer{Device: e.c.Device(), b: e.c}
+	a := client.New(r, e.keys)
+	want := map[string][]byte{}
+
+	r.races = 3
+	if _, err := a.Put(ctx, "kv", []byte("a-0"), []byte("from A")); err != nil {
+		t.Fatal(err)
+	}
+	want["a-0"] = []byte("from A")
+	for i := range 3 {
+		want[fmt.Sprintf("b-%d", i)] = []byte("from B")
+	}
+	if r.failed != nil || r.done != 3 {
+		t.Fatalf("B: %d updates, %v", r.done, r.failed)
+	}
+	lookupAll(t, a, "kv", want)
+
+	r.races = 1 << 20
+	_, err := a.Put(ctx, "kv", []byte("a-1"), []byte("never"))
+	if !errors.Is(err, client.ErrUpdateConflict) {
+		t.Fatalf("an update that always loses: %v, want ErrUpdateConflict", err)
+	}
+	r.races = 0
+	for i := 3; i < r.done; i++ {
+		want[fmt.Sprintf("b-%d", i)] = []byte("from B")
+	}
+	if r.failed != nil || r.done < 4 {
+		t.Fatalf("B: %d updates, %v", r.done, r.failed)
+	}
+	lookupAll(t, a, "kv", want, "a-1")
+	checkNoOrphans(t, a)
+
+	// Two clients, 60 updates each, at once.
+	b := client.New(e.c.Device(), e.keys)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for w, c := range []*client.Client{e.c, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				if _, err := c.Put(ctx, "kv", []byte(fmt.Sprintf("w%d-%d", w, i)), []byte{byte(w), byte(i)}); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w := range 2 {
+		if errs[w] != nil {
+			t.Fatalf("writer %d: %v", w, errs[w])
+		}
+		for i := range 60 {
+			want[fmt.Sprintf("w%d-%d", w, i)] = []byte{byte(w), byte(i)}
+		}
+	}
+	lookupAll(t, e.c, "kv", want, "a-1")
+	in, _ := e.c.Info(ctx, "kv")
+	if in.Delta.Ops != len(want) {
+		t.Fatalf("delta of %d operations, %d updates made", in.Delta.Ops, len(want))
+	}
+	checkNoOrphans(t, e.c)
+}
+
+// The bound is an option: past it an update fails with ErrDeltaFull and
+// changes nothing; the default holds 10,000 updates of 256-byte values;
+// a bound past the largest is refused at creation.
+func TestKVDeltaBound(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	opts := client.KVOptions{LWEParams: "test", MaxValue: 256, SlotData: 64}
+	if _, err := e.c.CreateKV(ctx, "big", client.KVOptions{LWEParams: "test", DeltaMax: client.MaxDeltaMax + 1}); err == nil {
+		t.Fatal("a delta bound past MaxDeltaMax was accepted")
+	}
+	if _, err := e.c.CreateKV(ctx, "kv", opts); err != nil {
+		t.Fatal(err)
+	}
+	// An update of a 16-byte key and a 256-byte value encodes to 289
+	// bytes: the default bound takes 10,000 of them.
+	value := bytes.Repeat([]byte{'v'}, 256)
+	u, err := e.c.Put(ctx, "kv", []byte("key-000000000000"), value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per := u.DeltaBytes - 4; per != 289 || 4+10000*per > client.DefaultDeltaMax {
+		t.Fatalf("one update takes %d bytes; 10,000 take %d, the default bound is %d", per, 4+10000*per, client.DefaultDeltaMax)
+	}
+	opts.DeltaMax = 4 + 5*289
+	if _, err := e.c.CreateKV(ctx, "small", opts); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := e.c.Put(ctx, "small", []byte(fmt.Sprintf("key-%012d", i)), value); err != nil {
+			t.Fatalf("update %d of 5: %v", i, err)
+		}
+	}
+	before, _ := e.c.Info(ctx, "small")
+	_, err = e.c.Delete(ctx, "small", []byte("key-000000000000"))
+	if !errors.Is(err, client.ErrDeltaFull) || !strings.Contains(err.Error(), fmt.Sprint(opts.DeltaMax)) {
+		t.Fatalf("update past the bound: %v, want ErrDeltaFull naming %d", err, opts.DeltaMax)
+	}
+	after, _ := e.c.Info(ctx, "small")
+	if after.Delta.Ops != 5 || !equalSegments(before.Delta, after.Delta) {
+		t.Fatalf("a refused update changed the delta: %+v → %+v", before.Delta, after.Delta)
+	}
+}
+
+func equalSegments(a, b *client.Delta) bool {
+	return fmt.Sprint(a.Segments) == fmt.Sprint(b.Segments)
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/client"
+)
+
+// rosemaryDB runs `rosemary db ARGS` in this process against the
+// in-process device of a store directory and returns what it printed.
+func rosemaryDB(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := os.CreateTemp(t.TempDir(), "stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	saved := os.Stdout
+	os.Stdout = out
+	runErr := runDB(args)
+	os.Stdout = saved
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), runErr
+}
+
+// dbJSON runs a db command with --json and decodes what it printed.
+func dbJSON(t *testing.T, v any, args ...string) {
+	t.Helper()
+	// --json before the other flags: a load's FILE ends them.
+	out, err := rosemaryDB(t, append([]string{args[0], "--json"}, args[1:]...)...)
+	if err != nil {
+		t.Fatalf("db %s: %v", strings.Join(args, " "), err)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("db %s printed %q: %v", strings.Join(args, " "), out, err)
+	}
+}
+
+// lookupJSON is what `db lookup --json` prints.
+type lookupJSON struct {
+	Key   string `json:"key"`
+	Found bool   `json:"found"`
+	Value []byte `json:"value"`
+}
+
+// The keyword database commands end to end, as a user types them: create
+// --kind kv, load CSV (with a header) and JSONL, lookup --json of present
+// and absent keys byte for byte, put, delete, compact; set on a PIR
+// database; and a bad load named by its line.
+func TestDBKeywordCommands(t *testing.T) {
+	dir := t.TempDir()
+	keys, st := filepath.Join(dir, "keys"), filepath.Join(dir, "store")
+	if _, err := rosemaryDB(t, "keys", "--keys", keys); err != nil {
+		t.Fatal(err)
+	}
+	at := []string{"--store", st, "--keys", keys}
+	db := func(cmd string, args ...string) []string { return append(append([]string{cmd}, at...), args...) }
+
+	var in client.Info
+	dbJSON(t, &in, db("create", "--name", "phones", "--kind", "kv", "--lwe-params", "test", "--max-value", "40", "--slot", "16")...)
+	if in.Kind != client.KindKV || in.KV == nil || in.KV.MaxValue != 40 {
+		t.Fatalf("create: %+v", in)
+	}
+	csv := filepath.Join(dir, "phones.csv")
+	write(t, csv, "key,value\n+1-555-0100,Alice Example\n+1-555-0101,Bob\n+1-555-0102,\"quoted, with comma\"\n")
+	dbJSON(t, &in, db("load", "--name", "phones", "--format", "csv", "--header", csv)...)
+	if in.Entries != 3 || in.Generation != 1 {
+		t.Fatalf("load csv: %d entries, generation %d", in.Entries, in.Generation)
+	}
+	lookup := func(name, key string, found bool, value string) {
+		t.Helper()
+		var r lookupJSON
+		dbJSON(t, &r, db("lookup", "--name", name, "--key", key)...)
+		if r.Key != key || r.Found != found || string(r.Value) != value {
+			t.Fatalf("lookup %q in %s: %+v, want found %v, %q", key, name, r, found, value)
+		}
+	}
+	lookup("phones", "+1-555-0100", true, "Alice Example")
+	lookup("phones", "+1-555-0102", true, "quoted, with comma")
+	lookup("phones", "+1-555-0199", false, "")
+	// Without --json an absent key is an error the caller can test.
+	if _, err := rosemaryDB(t, db("lookup", "--name", "phones", "--key", "+1-555-0199")...); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("lookup of an absent key without --json: %v, want ErrNotFound", err)
+	}
+
+	var u client.Update
+	dbJSON(t, &u, db("put", "--name", "phones", "--key", "+1-555-0199", "--value", "Carol")...)
+	if u.DeltaOps != 1 {
+		t.Fatalf("put: %+v", u)
+	}
+	dbJSON(t, &u, db("delete", "--name", "phones", "--key", "+1-555-0101")...)
+	if u.DeltaOps != 2 {
+		t.Fatalf("delete: %+v", u)
+	}
+	lookup("phones", "+1-555-0199", true, "Carol")
+	lookup("phones", "+1-555-0101", false, "")
+	dbJSON(t, &in, db("compact", "--name", "phones")...)
+	if in.Generation != 2 || in.Delta != nil || in.Entries != 3 {
+		t.Fatalf("compact: generation %d, delta %+v, %d entries", in.Generation, in.Delta, in.Entries)
+	}
+	lookup("phones", "+1-555-0199", true, "Carol")
+	lookup("phones", "+1-555-0101", false, "")
+	lookup("phones", "+1-555-0100", true, "Alice Example")
+
+	// JSONL, and a load that fails naming its line publishes nothing.
+	jl := filepath.Join(dir, "more.jsonl")
+	write(t, jl, "{\"key\": \"k1\", \"value\": \"v1\"}\n{\"key\": \"k2\", \"value\": \"\"}\n")
+	dbJSON(t, &in, db("create", "--name", "more", "--kind", "kv", "--lwe-params", "test", "--max-value", "40", "--slot", "16")...)
+	dbJSON(t, &in, db("load", "--name", "more", "--format", "jsonl", jl)...)
+	if in.Entries != 2 {
+		t.Fatalf("load jsonl: %d entries", in.Entries)
+	}
+	lookup("more", "k1", true, "v1")
+	lookup("more", "k2", true, "")
+	bad := filepath.Join(dir, "bad.jsonl")
+	write(t, bad, "{\"key\": \"k3\", \"value\": \"v\"}\n{\"key\": \"k3\", \"value\": \"again\"}\n")
+	if _, err := rosemaryDB(t, db("load", "--name", "more", "--format", "jsonl", bad)...); !errors.Is(err, client.ErrDuplicateKey) || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("load with a duplicate key: %v, want ErrDuplicateKey naming line 2", err)
+	}
+	lookup("more", "k1", true, "v1")
+	lookup("more", "k3", false, "")
+
+	// set on a PIR database, visible to get, kept by compact.
+	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test")...)
+	recs := filepath.Join(dir, "recs.bin")
+	write(t, recs, "record-0record-1record-2record-3")
+	dbJSON(t, &in, db("load", "--name", "recs", "--format", "fixed", recs)...)
+	dbJSON(t, &u, db("set", "--name", "recs", "--index", "2", "--value", "changed")...)
+	if u.DeltaOps != 1 {
+		t.Fatalf("set: %+v", u)
+	}
+	get := func(i, want string) {
+		t.Helper()
+		var r struct {
+			Record []byte `json:"record"`
+		}
+		dbJSON(t, &r, db("get", "--name", "recs", "--index", i)...)
+		if !bytes.Equal(r.Record, []byte(want)) {
+			t.Fatalf("get %s: %q, want %q", i, r.Record, want)
+		}
+	}
+	get("2", "changed\x00")
+	get("3", "record-3")
+	dbJSON(t, &in, db("compact", "--name", "recs")...)
+	if in.Generation != 2 || in.Delta != nil {
+		t.Fatalf("compact recs: %+v", in)
+	}
+	get("2", "changed\x00")
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -76,6 +76,26 @@ type Run struct {
 	waiters   []chan time.Time // FIFO; a grant sends the time it started
 	attained  time.Duration    // core time its chunks have held
 	lastChunk time.Duration    // how long its last chunk held a core
+	use       RunStats
+}
+
+// RunStats is how a run used the cores: what its chunks waited for one
+// and held, summed over its workers (a device reports them per run, so
+// that where a query's time went under sharing can be measured).
+type RunStats struct {
+	Chunks         int           // chunks granted and given back
+	Waited, Held   time.Duration // from asking to the grant; from the grant to the release
+	MaxWait, Chunk time.Duration // the longest wait; the longest chunk
+}
+
+// Stats returns r's use of the cores so far (zero for a Run of no Cores).
+func (r *Run) Stats() RunStats {
+	if r.c == nil {
+		return RunStats{}
+	}
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	return r.use
 }
 
 // NewCores returns a scheduler of n cores (n < 1 takes 1).
@@ -98,20 +118,21 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 		return func() {}, nil
 	}
 	c.mu.Lock()
+	asked := c.now()
 	if c.kept == r { // the core kept for this run since its last chunk
 		c.kept = nil
 		c.keptStop()
 		c.seq++
 		c.holding[r.caller]++
 		c.mu.Unlock()
-		return c.releaser(r, c.now()), nil
+		return c.releaser(r, asked, asked), nil
 	}
 	if c.free > 0 {
 		c.free--
 		c.seq++
 		c.holding[r.caller]++
 		c.mu.Unlock()
-		return c.releaser(r, c.now()), nil
+		return c.releaser(r, asked, asked), nil
 	}
 	ch := make(chan time.Time, 1)
 	if len(r.waiters) == 0 {
@@ -127,14 +148,14 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 	c.mu.Unlock()
 	select {
 	case at := <-ch:
-		return c.releaser(r, at), nil
+		return c.releaser(r, asked, at), nil
 	case <-ctx.Done():
 		c.mu.Lock()
 		select {
 		case at := <-ch:
 			// Granted as the context ended: give it back.
 			c.mu.Unlock()
-			c.releaser(r, at)()
+			c.releaser(r, asked, at)()
 		default:
 			r.waiters = slices.DeleteFunc(r.waiters, func(w chan time.Time) bool { return w == ch })
 			if len(r.waiters) == 0 {
@@ -179,16 +200,23 @@ func (c *Cores) stopWaiting(r *Run) {
 	}
 }
 
-func (c *Cores) releaser(r *Run, start time.Time) func() {
+// releaser is the release of a chunk of r that asked for a core at asked
+// and got it at start.
+func (c *Cores) releaser(r *Run, asked, start time.Time) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			now := c.now()
-			held := max(now.Sub(start), 0)
+			held, waited := max(now.Sub(start), 0), max(start.Sub(asked), 0)
 			r.attained += held
 			r.lastChunk = held
+			r.use.Chunks++
+			r.use.Held += held
+			r.use.Waited += waited
+			r.use.Chunk = max(r.use.Chunk, held)
+			r.use.MaxWait = max(r.use.MaxWait, waited)
 			if c.holding[r.caller]--; c.holding[r.caller] == 0 {
 				delete(c.holding, r.caller)
 			}

@@ -369,3 +369,45 @@ func TestCoresKeepAFreedCoreForItsRun(t *testing.T) {
 		t.Fatalf("a core was kept for the run with more service (%d timers)", len(fire))
 	}
 }
+
+// A run's stats count its chunks, the time each waited for the core and
+// held it (stepped clock): a chunk granted at once waited nothing.
+func TestCoresRunStats(t *testing.T) {
+	c, clk := newTestCores(1)
+	ctx := context.Background()
+	a, b := c.For("a"), c.For("b")
+	if st := (&Run{}).Stats(); st != (RunStats{}) {
+		t.Fatalf("a run of no cores: %+v", st)
+	}
+	rel, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := make(chan func())
+	go func() {
+		r, err := b.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		granted <- r
+	}()
+	waitCores(t, c, 1)
+	clk.step(3 * time.Millisecond) // a holds 3 ms while b waits
+	rel()
+	relB := <-granted
+	clk.step(5 * time.Millisecond) // b holds 5 ms
+	relB()
+	rel, err = a.Acquire(ctx) // free: no wait
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.step(time.Millisecond)
+	rel()
+	if got, want := a.Stats(), (RunStats{Chunks: 2, Held: 4 * time.Millisecond, Chunk: 3 * time.Millisecond}); got != want {
+		t.Fatalf("a: %+v, want %+v", got, want)
+	}
+	want := RunStats{Chunks: 1, Waited: 3 * time.Millisecond, Held: 5 * time.Millisecond, MaxWait: 3 * time.Millisecond, Chunk: 5 * time.Millisecond}
+	if got := b.Stats(); got != want {
+		t.Fatalf("b: %+v, want %+v", got, want)
+	}
+}

@@ -27,12 +27,25 @@ import (
 // 1/(starveAfter+1) of the core time, whatever the chunk sizes. Two runs
 // that start together and keep competing alternate (their service stays
 // equal).
+//
+// Grants are worth something only while the machine runs the chunks that
+// hold them. On a host whose other processes take CPU, n grants may get
+// fewer than n cores: the operating system then splits what the device
+// gets evenly between the chunks holding one, the small query's and the
+// long scan's alike, and the small query takes twice its time alone or
+// more whatever order Cores grants in. So while callers share the cores
+// Cores measures, window by window, what its process's threads ran and
+// how long they waited runnable for a CPU (narrow.go); when they waited
+// a quarter of the time or more, it grants only as many cores as the
+// process got, and widens again one at a time after calm windows. A lone
+// caller always has all n.
 type Cores struct {
 	n   int
 	now func() time.Time // the clock (tests freeze or step it)
 
 	mu      sync.Mutex
-	free    int                    // cores not held; > 0 only while nobody waits
+	free    int                    // grants left under limit; > 0 only while nobody waits, < 0 while over a narrowed limit
+	limit   int                    // grants allowed now: n, or fewer while narrowed
 	waiting []*Run                 // runs with a chunk waiting, in the order they began to wait
 	callers map[string]*coreCaller // callers with a run waiting
 	seq     uint64                 // grants so far: when callers were last served
@@ -52,6 +65,12 @@ type Cores struct {
 	// after runs f after d and returns what stops it (time.AfterFunc;
 	// tests fire it by hand).
 	after func(d time.Duration, f func()) (stop func())
+	// sample reads the process's threads' CPU (threadCPU; tests feed
+	// it); the last reading and when; calm windows since the last change.
+	sample    func() (cpuSample, bool)
+	sampledAt time.Time
+	last      cpuSample
+	calm      int
 }
 
 // anticipate is how long a freed core waits for the run that released it.
@@ -101,7 +120,7 @@ func (r *Run) Stats() RunStats {
 // NewCores returns a scheduler of n cores (n < 1 takes 1).
 func NewCores(n int) *Cores {
 	n = max(n, 1)
-	return &Cores{n: n, now: time.Now, free: n, callers: map[string]*coreCaller{}, holding: map[string]int{}, wait: anticipate,
+	return &Cores{n: n, now: time.Now, free: n, limit: n, sample: threadCPU, callers: map[string]*coreCaller{}, holding: map[string]int{}, wait: anticipate,
 		after: func(d time.Duration, f func()) func() { t := time.AfterFunc(d, f); return func() { t.Stop() } }}
 }
 
@@ -119,6 +138,7 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 	}
 	c.mu.Lock()
 	asked := c.now()
+	c.narrow(asked)
 	if c.kept == r { // the core kept for this run since its last chunk
 		c.kept = nil
 		c.keptStop()
@@ -178,11 +198,17 @@ func (r *Run) Shared() bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.holding) > 1 || (len(c.holding) == 1 && c.holding[r.caller] == 0) {
+	return c.sharedWith(r.caller)
+}
+
+// sharedWith reports whether a caller other than caller holds or waits
+// for a core (mu held).
+func (c *Cores) sharedWith(caller string) bool {
+	if len(c.holding) > 1 || (len(c.holding) == 1 && c.holding[caller] == 0) {
 		return true
 	}
 	for name := range c.callers {
-		if name != r.caller {
+		if name != caller {
 			return true
 		}
 	}
@@ -217,6 +243,7 @@ func (c *Cores) releaser(r *Run, asked, start time.Time) func() {
 			r.use.Waited += waited
 			r.use.Chunk = max(r.use.Chunk, held)
 			r.use.MaxWait = max(r.use.MaxWait, waited)
+			c.narrow(now)
 			if c.holding[r.caller]--; c.holding[r.caller] == 0 {
 				delete(c.holding, r.caller)
 			}
@@ -225,7 +252,7 @@ func (c *Cores) releaser(r *Run, asked, start time.Time) func() {
 					cc.passed += held
 				}
 			}
-			if w := c.next(); w != nil && c.kept == nil && c.wait > 0 && len(r.waiters) == 0 &&
+			if w := c.next(); w != nil && c.kept == nil && c.free >= 0 && c.wait > 0 && len(r.waiters) == 0 &&
 				w.attained > r.attained && !c.starving(w) {
 				c.kept = r
 				c.keptStop = c.after(c.wait, func() {
@@ -250,9 +277,13 @@ func (c *Cores) starving(r *Run) bool {
 	return cc != nil && r.lastChunk > 0 && cc.passed >= starveAfter*r.lastChunk
 }
 
-// handOff gives a freed core to the next waiting run, or keeps it free
-// (mu held).
+// handOff gives a freed core to the next waiting run, or keeps it free,
+// or, over a narrowed limit, retires it (mu held).
 func (c *Cores) handOff(now time.Time) {
+	if c.free < 0 {
+		c.free++
+		return
+	}
 	r := c.next()
 	if r == nil {
 		c.free++
@@ -292,13 +323,14 @@ func (c *Cores) next() *Run {
 // CoreStats is the scheduler's state.
 type CoreStats struct {
 	Held, Waiting int // cores held; chunks waiting for one
+	Limit         int // cores it grants now (narrow.go)
 }
 
 // Stats returns the scheduler's state now.
 func (c *Cores) Stats() CoreStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := CoreStats{Held: c.n - c.free}
+	st := CoreStats{Held: c.limit - c.free, Limit: c.limit}
 	if c.kept != nil { // kept for a run that has not taken it yet
 		st.Held--
 	}

@@ -32,6 +32,7 @@ func newTestCores(n int) (*Cores, *fakeClock) {
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	c.now = clk.now
 	c.wait = 0 // no anticipation (real time) but where a test fires it by hand
+	c.sample = nil // no narrowing (the host's CPU) but where a test feeds it
 	return c, clk
 }
 

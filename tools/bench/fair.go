@@ -10,8 +10,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
@@ -68,8 +70,83 @@ type FairReport struct {
 	LightAloneStages     []StageUse `json:"light_alone_stages,omitempty"`
 	LightUnderLoadStages []StageUse `json:"light_under_load_stages,omitempty"`
 	HeavyStages          []StageUse `json:"heavy_stages,omitempty"`
-	Correct              bool       `json:"correct"`
-	Provenance           string     `json:"provenance"`
+	// The machine's cores over each round, from /proc (0 where
+	// unknown): what the device process, this one (both clients) and
+	// everything else on the machine used, in cores (CPU seconds per
+	// second). The machine may be shared: a round whose other load
+	// differs from the alone rounds' is not a fair comparison.
+	CoresAlone     RoundCores `json:"cores_alone"` // the round before the loop
+	CoresUnderLoad RoundCores `json:"cores_under_load"`
+	CoresAfter     RoundCores `json:"cores_alone_after"`
+	Correct        bool       `json:"correct"`
+	Provenance     string     `json:"provenance"`
+	devicePid      int
+}
+
+// RoundCores is how many cores, on average over a round, each part of
+// the machine used.
+type RoundCores struct {
+	Device float64 `json:"device"`
+	Client float64 `json:"client"` // this process: both identities' clients
+	Other  float64 `json:"other"`  // every other process on the machine
+}
+
+// cpuClock reads the CPU seconds the device, this process and the whole
+// machine have used.
+type cpuClock struct {
+	wall                   time.Time
+	device, client, system float64
+	ok                     bool
+}
+
+func readCPU(devicePid int) cpuClock {
+	c := cpuClock{wall: time.Now()}
+	var ok1, ok2, ok3 bool
+	c.device, ok1 = procCPU(devicePid)
+	c.client, ok2 = procCPU(os.Getpid())
+	c.system, ok3 = machineCPU()
+	c.ok = ok1 && ok2 && ok3
+	return c
+}
+
+// since is the cores each part used from c0 to c.
+func (c cpuClock) since(c0 cpuClock) RoundCores {
+	wall := c.wall.Sub(c0.wall).Seconds()
+	if !c.ok || !c0.ok || wall <= 0 {
+		return RoundCores{}
+	}
+	dev, cl := c.device-c0.device, c.client-c0.client
+	return RoundCores{Device: dev / wall, Client: cl / wall, Other: max(c.system-c0.system-dev-cl, 0) / wall}
+}
+
+// machineCPU is the CPU seconds every core of the machine has spent
+// busy (all but idle and I/O wait), from /proc/stat (Linux).
+func machineCPU() (float64, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, false
+	}
+	var busy float64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		if i >= 7 { // guest time is counted in user already
+			break
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, false
+		}
+		busy += x
+	}
+	const ticks = 100 // USER_HZ on Linux
+	return busy / ticks, true
 }
 
 const smallDB = "small"
@@ -178,10 +255,12 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 	if _, err := query(light); err != nil { // warm: plan and keys set
 		return err
 	}
+	c0 := readCPU(rep.devicePid)
 	before, err := lightRound("alone", count)
 	if err != nil {
 		return err
 	}
+	rep.CoresAlone = readCPU(rep.devicePid).since(c0)
 	var (
 		mu        sync.Mutex
 		heavyDone int
@@ -223,11 +302,13 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 		}
 	}()
 	<-first
+	c0 = readCPU(rep.devicePid)
 	under, err := lightRound("under load", func(done int) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return heavyErr == nil && (done < opt.Light || heavyDone < minHeavy)
 	})
+	rep.CoresUnderLoad = readCPU(rep.devicePid).since(c0)
 	close(stopLoop)
 	<-loopEnded
 	if err != nil {
@@ -241,10 +322,12 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 		rep.HeavyMeanS = heavySum / float64(heavyDone)
 		rep.HeavyStages = heavyUse.mean()
 	}
+	c0 = readCPU(rep.devicePid)
 	after, err := lightRound("alone after", count)
 	if err != nil {
 		return err
 	}
+	rep.CoresAfter = readCPU(rep.devicePid).since(c0)
 	rep.LightBeforeS, rep.LightAfterS = before.Wall, after.Wall
 	rep.LightAloneS = (before.Wall + after.Wall) / 2
 	rep.LightAloneDeviceS = (before.Device + after.Device) / 2
@@ -421,11 +504,12 @@ func fairBGV(ctx context.Context, opt FairOptions, rep *FairReport) (heavy, ligh
 // its address, the heavy identity's and the light identity's dial options.
 func startFairDevice(ctx context.Context, opt FairOptions, rep *FairReport, logf func(string, ...any)) (string, []remote.Option, []remote.Option, func(), error) {
 	opt.Device = ""
-	addr, dial, transport, stop, err := startDevice(ctx, opt.PIROptions, logf)
+	dp, err := startDeviceProc(ctx, opt.PIROptions, logf)
 	if err != nil {
 		return "", nil, nil, nil, err
 	}
-	rep.Transport = transport
+	addr, dial, stop := dp.addr, dp.dial, dp.stop
+	rep.Transport, rep.devicePid = dp.transport, dp.pid
 	lightOpts, err := lightDial(opt.PIROptions)
 	if err != nil {
 		stop()

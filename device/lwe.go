@@ -396,5 +396,5 @@ func (p passTiles) VisitBlock(_ context.Context, k, b int, f func(row int, rows 
 // used the cores as st says; batch queries shared it.
 func coreUse(stage string, seconds time.Duration, st admit.RunStats, batch int) api.CoreUse {
 	return api.CoreUse{Stage: stage, Seconds: seconds.Seconds(), Chunks: uint64(st.Chunks), WaitSeconds: st.Waited.Seconds(),
-		HeldSeconds: st.Held.Seconds(), MaxWaitSeconds: st.MaxWait.Seconds(), MaxChunkSeconds: st.Chunk.Seconds(), Batch: uint64(max(batch, 1))}
+		HeldSeconds: st.Held.Seconds(), MaxWaitSeconds: st.MaxWait.Seconds(), MaxChunkSeconds: st.Chunk.Seconds(), Batch: uint64(max(batch, 1)), MinLimit: uint32(st.Limit)}
 }

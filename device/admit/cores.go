@@ -105,6 +105,15 @@ type RunStats struct {
 	Chunks         int           // chunks granted and given back
 	Waited, Held   time.Duration // from asking to the grant; from the grant to the release
 	MaxWait, Chunk time.Duration // the longest wait; the longest chunk
+	Limit          int           // the fewest cores Cores granted at any of its grants (narrow.go)
+}
+
+// grantedUnder records that a chunk of r was granted a core while Cores
+// granted limit (mu held).
+func (r *Run) grantedUnder(limit int) {
+	if r.use.Limit == 0 || limit < r.use.Limit {
+		r.use.Limit = limit
+	}
 }
 
 // Stats returns r's use of the cores so far (zero for a Run of no Cores).
@@ -144,6 +153,7 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 		c.keptStop()
 		c.seq++
 		c.holding[r.caller]++
+		r.grantedUnder(c.limit)
 		c.mu.Unlock()
 		return c.releaser(r, asked, asked), nil
 	}
@@ -151,6 +161,7 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 		c.free--
 		c.seq++
 		c.holding[r.caller]++
+		r.grantedUnder(c.limit)
 		c.mu.Unlock()
 		return c.releaser(r, asked, asked), nil
 	}
@@ -295,6 +306,7 @@ func (c *Cores) handOff(now time.Time) {
 	c.seq++
 	cc.served, cc.passed = c.seq, 0
 	c.holding[r.caller]++
+	r.grantedUnder(c.limit)
 	if len(r.waiters) == 0 {
 		c.stopWaiting(r)
 	}

@@ -31,7 +31,7 @@ func newTestCores(n int) (*Cores, *fakeClock) {
 	c := NewCores(n)
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	c.now = clk.now
-	c.wait = 0 // no anticipation (real time) but where a test fires it by hand
+	c.wait = 0     // no anticipation (real time) but where a test fires it by hand
 	c.sample = nil // no narrowing (the host's CPU) but where a test feeds it
 	return c, clk
 }
@@ -404,10 +404,10 @@ func TestCoresRunStats(t *testing.T) {
 	}
 	clk.step(time.Millisecond)
 	rel()
-	if got, want := a.Stats(), (RunStats{Chunks: 2, Held: 4 * time.Millisecond, Chunk: 3 * time.Millisecond}); got != want {
+	if got, want := a.Stats(), (RunStats{Chunks: 2, Held: 4 * time.Millisecond, Chunk: 3 * time.Millisecond, Limit: 1}); got != want {
 		t.Fatalf("a: %+v, want %+v", got, want)
 	}
-	want := RunStats{Chunks: 1, Waited: 3 * time.Millisecond, Held: 5 * time.Millisecond, MaxWait: 3 * time.Millisecond, Chunk: 5 * time.Millisecond}
+	want := RunStats{Chunks: 1, Waited: 3 * time.Millisecond, Held: 5 * time.Millisecond, MaxWait: 3 * time.Millisecond, Chunk: 5 * time.Millisecond, Limit: 1}
 	if got := b.Stats(); got != want {
 		t.Fatalf("b: %+v, want %+v", got, want)
 	}

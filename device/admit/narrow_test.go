@@ -97,6 +97,12 @@ func TestCoresNarrowToTheCPUTheProcessGets(t *testing.T) {
 	}
 	relS()
 	relB()
+	if st := small.Stats(); st.Chunks != 1 || st.Limit != 1 {
+		t.Fatalf("small's chunk: %+v, want 1 chunk granted under a limit of 1", st)
+	}
+	if st := big.Stats(); st.Chunks != 3 || st.Limit != 2 {
+		t.Fatalf("big's chunks: %+v, want 3, each granted under 2", st)
+	}
 
 	// Only big is left: the next reading gives it all n, short host or not.
 	c.mu.Lock()

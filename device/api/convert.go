@@ -510,7 +510,7 @@ func coreUseToProto(us []CoreUse) []*devicepb.CoreUse {
 	var out []*devicepb.CoreUse
 	for _, u := range us {
 		out = append(out, &devicepb.CoreUse{Stage: u.Stage, Seconds: u.Seconds, Chunks: u.Chunks, WaitSeconds: u.WaitSeconds,
-			HeldSeconds: u.HeldSeconds, MaxWaitSeconds: u.MaxWaitSeconds, MaxChunkSeconds: u.MaxChunkSeconds, Batch: u.Batch})
+			HeldSeconds: u.HeldSeconds, MaxWaitSeconds: u.MaxWaitSeconds, MaxChunkSeconds: u.MaxChunkSeconds, Batch: u.Batch, MinLimit: u.MinLimit})
 	}
 	return out
 }
@@ -522,7 +522,7 @@ func coreUseFromProto(ms []*devicepb.CoreUse) ([]CoreUse, error) {
 	var out []CoreUse
 	for _, m := range ms {
 		out = append(out, CoreUse{Stage: m.GetStage(), Seconds: m.GetSeconds(), Chunks: m.GetChunks(), WaitSeconds: m.GetWaitSeconds(),
-			HeldSeconds: m.GetHeldSeconds(), MaxWaitSeconds: m.GetMaxWaitSeconds(), MaxChunkSeconds: m.GetMaxChunkSeconds(), Batch: m.GetBatch()})
+			HeldSeconds: m.GetHeldSeconds(), MaxWaitSeconds: m.GetMaxWaitSeconds(), MaxChunkSeconds: m.GetMaxChunkSeconds(), Batch: m.GetBatch(), MinLimit: m.GetMinLimit()})
 	}
 	return out, nil
 }

@@ -44,7 +44,7 @@ func TestProtoRoundTrip(t *testing.T) {
 	put := &PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs}
 	send := seedSend()
 	runReply := &RunStreamResponse{Outputs: []StreamValues{{Node: 3, Instances: [][][]uint64{seedLimbs}}}, StoreBytes: 1, Bodies: 2, Seconds: 0.5,
-		Cores: []CoreUse{{Stage: "ring", Seconds: 0.25, Chunks: 16, WaitSeconds: 0.125, HeldSeconds: 0.0625, MaxWaitSeconds: 0.03125, MaxChunkSeconds: 0.015625, Batch: 1},
+		Cores: []CoreUse{{Stage: "ring", Seconds: 0.25, Chunks: 16, WaitSeconds: 0.125, HeldSeconds: 0.0625, MaxWaitSeconds: 0.03125, MaxChunkSeconds: 0.015625, Batch: 1, MinLimit: 2},
 			{Stage: "scan", Seconds: 0.5, Chunks: 4096, Batch: 3}}}
 	for _, tc := range []struct {
 		name string

@@ -284,6 +284,7 @@ type CoreUse struct {
 	MaxWaitSeconds           float64
 	MaxChunkSeconds          float64
 	Batch                    uint64 // queries sharing the stage (a scan pass)
+	MinLimit                 uint32 // the fewest cores granted during the stage
 }
 
 // StoredBinding binds a Stored node of a segment to store objects:

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,11 @@ type FairReport struct {
 	LightUnderLoadDeviceS float64 `json:"light_under_load_device_s"`
 	DeviceRatio           float64 `json:"device_ratio"`
 	LightUnderLoadQueries int     `json:"light_under_load_queries"`
+	// Medians of the same rounds (alone: the mean of the two rounds'
+	// medians): a shared host's stalls of a query or two weigh less.
+	LightAloneMedianS     float64 `json:"light_alone_median_s"`
+	LightUnderLoadMedianS float64 `json:"light_under_load_median_s"`
+	MedianRatio           float64 `json:"median_ratio"`
 	HeavyQueries          int     `json:"heavy_queries"` // answered during the round under load
 	HeavyMeanS            float64 `json:"heavy_mean_s"`
 	// The device's stages of a light query alone (the round before the
@@ -231,12 +237,14 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 	// each) and returns their mean times and stages.
 	lightRound := func(label string, more func(done int) bool) (r fairRound, err error) {
 		var stages stageSums
+		var walls []float64
 		for done := 0; done == 0 || more(done); done++ {
 			q, err := query(light)
 			if err != nil {
 				return r, err
 			}
 			r.Wall += q.Seconds
+			walls = append(walls, q.Seconds)
 			var ds float64
 			if q.Device != nil {
 				ds = q.Device.Seconds
@@ -247,6 +255,8 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 			logf("%s: small query %d in %.3f s (device %.3f s) %s", label, done, q.Seconds, ds, stageLine(q.Device))
 		}
 		r.Wall /= float64(r.Queries)
+		slices.Sort(walls)
+		r.Median = (walls[(len(walls)-1)/2] + walls[len(walls)/2]) / 2
 		r.Device /= float64(r.Queries)
 		r.Stages = stages.mean()
 		return r, nil
@@ -333,6 +343,9 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 	rep.LightAloneDeviceS = (before.Device + after.Device) / 2
 	rep.LightUnderLoadS, rep.LightUnderLoadDeviceS = under.Wall, under.Device
 	rep.LightUnderLoadQueries = under.Queries
+	rep.LightAloneMedianS = (before.Median + after.Median) / 2
+	rep.LightUnderLoadMedianS = under.Median
+	rep.MedianRatio = under.Median / rep.LightAloneMedianS
 	rep.LightAloneStages, rep.LightUnderLoadStages = before.Stages, under.Stages
 	rep.Ratio = rep.LightUnderLoadS / rep.LightAloneS
 	if rep.LightAloneDeviceS > 0 {
@@ -349,6 +362,7 @@ const minHeavy = 3
 type fairRound struct {
 	Queries      int
 	Wall, Device float64
+	Median       float64 // of the wall times
 	Stages       []StageUse
 }
 
@@ -365,6 +379,10 @@ type StageUse struct {
 	MaxWaitS  float64 `json:"max_wait_s"`
 	MaxChunkS float64 `json:"max_chunk_s"`
 	Batch     float64 `json:"batch"` // queries sharing the stage
+	// MinLimit is the fewest cores the device granted in any query's
+	// stage: below its workers, it narrowed its grants to the CPU the
+	// host gave it.
+	MinLimit uint32 `json:"min_limit"`
 }
 
 // stageSums adds up the stages of a round's queries.
@@ -393,6 +411,9 @@ func (s *stageSums) add(us []api.CoreUse) {
 		t.MaxWaitS = max(t.MaxWaitS, u.MaxWaitSeconds)
 		t.MaxChunkS = max(t.MaxChunkS, u.MaxChunkSeconds)
 		t.Batch += float64(u.Batch)
+		if t.MinLimit == 0 || u.MinLimit < t.MinLimit {
+			t.MinLimit = u.MinLimit
+		}
 	}
 }
 
@@ -413,8 +434,8 @@ func stageLine(r *api.RunStreamResponse) string {
 	}
 	var b strings.Builder
 	for _, u := range r.Cores {
-		fmt.Fprintf(&b, "[%s %.1f ms: %d chunks, wait %.1f ms (max %.2f), held %.1f ms (max chunk %.2f), batch %d] ", u.Stage, 1e3*u.Seconds,
-			u.Chunks, 1e3*u.WaitSeconds, 1e3*u.MaxWaitSeconds, 1e3*u.HeldSeconds, 1e3*u.MaxChunkSeconds, u.Batch)
+		fmt.Fprintf(&b, "[%s %.1f ms: %d chunks, wait %.1f ms (max %.2f), held %.1f ms (max chunk %.2f), batch %d, cores ≥ %d] ", u.Stage, 1e3*u.Seconds,
+			u.Chunks, 1e3*u.WaitSeconds, 1e3*u.MaxWaitSeconds, 1e3*u.HeldSeconds, 1e3*u.MaxChunkSeconds, u.Batch, u.MinLimit)
 	}
 	return strings.TrimSpace(b.String())
 }

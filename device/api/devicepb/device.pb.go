@@ -1992,7 +1992,8 @@ type CoreUse struct {
 	HeldSeconds     float64                `protobuf:"fixed64,5,opt,name=held_seconds,json=heldSeconds,proto3" json:"held_seconds,omitempty"` // summed over its workers: holding one
 	MaxWaitSeconds  float64                `protobuf:"fixed64,6,opt,name=max_wait_seconds,json=maxWaitSeconds,proto3" json:"max_wait_seconds,omitempty"`
 	MaxChunkSeconds float64                `protobuf:"fixed64,7,opt,name=max_chunk_seconds,json=maxChunkSeconds,proto3" json:"max_chunk_seconds,omitempty"`
-	Batch           uint64                 `protobuf:"varint,8,opt,name=batch,proto3" json:"batch,omitempty"` // queries sharing the stage (a scan pass), 1 if its own
+	Batch           uint64                 `protobuf:"varint,8,opt,name=batch,proto3" json:"batch,omitempty"`                       // queries sharing the stage (a scan pass), 1 if its own
+	MinLimit        uint32                 `protobuf:"varint,9,opt,name=min_limit,json=minLimit,proto3" json:"min_limit,omitempty"` // the fewest cores the device granted during the stage (fewer than its workers: the host was short of CPU)
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -2079,6 +2080,13 @@ func (x *CoreUse) GetMaxChunkSeconds() float64 {
 func (x *CoreUse) GetBatch() uint64 {
 	if x != nil {
 		return x.Batch
+	}
+	return 0
+}
+
+func (x *CoreUse) GetMinLimit() uint32 {
+	if x != nil {
+		return x.MinLimit
 	}
 	return 0
 }
@@ -2632,7 +2640,7 @@ const file_device_proto_rawDesc = "" +
 	"\n" +
 	"peak_bytes\x18\a \x01(\x04R\tpeakBytes\x12\x18\n" +
 	"\aseconds\x18\b \x01(\x01R\aseconds\x121\n" +
-	"\x05cores\x18\t \x03(\v2\x1b.rosemary.device.v1.CoreUseR\x05cores\"\x83\x02\n" +
+	"\x05cores\x18\t \x03(\v2\x1b.rosemary.device.v1.CoreUseR\x05cores\"\xa0\x02\n" +
 	"\aCoreUse\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x18\n" +
 	"\aseconds\x18\x02 \x01(\x01R\aseconds\x12\x16\n" +
@@ -2641,7 +2649,8 @@ const file_device_proto_rawDesc = "" +
 	"\fheld_seconds\x18\x05 \x01(\x01R\vheldSeconds\x12(\n" +
 	"\x10max_wait_seconds\x18\x06 \x01(\x01R\x0emaxWaitSeconds\x12*\n" +
 	"\x11max_chunk_seconds\x18\a \x01(\x01R\x0fmaxChunkSeconds\x12\x14\n" +
-	"\x05batch\x18\b \x01(\x04R\x05batch\"F\n" +
+	"\x05batch\x18\b \x01(\x04R\x05batch\x12\x1b\n" +
+	"\tmin_limit\x18\t \x01(\rR\bminLimit\"F\n" +
 	"\vListRequest\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1f\n" +
 	"\vmax_objects\x18\x02 \x01(\rR\n" +

@@ -53,8 +53,9 @@ func runBenchFair(args []string) error {
 	if *asJSON {
 		return printJSON(rep)
 	}
-	fmt.Printf("fair admission (%s, %s, measured here): a %s query alone %.3f s (device %.3f s), while another identity loops %s queries %.3f s (device %.3f s): %.2f× (device %.2f×); %d large queries of %.2f s meanwhile; records correct: %v\n",
+	fmt.Printf("fair admission (%s, %s, measured here): a %s query alone %.3f s (device %.3f s), while another identity loops %s queries %.3f s (device %.3f s): %.2f× (device %.2f×, medians %.2f×; cycles %s); %d large queries of %.2f s meanwhile; host cores alone: device %.2f, clients %.2f, other %.2f; under load: %.2f, %.2f, %.2f; records correct: %v\n",
 		rep.Transport, rep.Scheme, *small, rep.LightAloneS, rep.LightAloneDeviceS, *size, rep.LightUnderLoadS, rep.LightUnderLoadDeviceS, rep.Ratio, rep.DeviceRatio,
-		rep.HeavyQueries, rep.HeavyMeanS, rep.Correct)
+		rep.MedianRatio, fmt.Sprintf("%.2f", rep.CycleRatios), rep.HeavyQueries, rep.HeavyMeanS, rep.CoresAlone.Device, rep.CoresAlone.Client, rep.CoresAlone.Other,
+		rep.CoresUnderLoad.Device, rep.CoresUnderLoad.Client, rep.CoresUnderLoad.Other, rep.Correct)
 	return nil
 }

@@ -47,15 +47,17 @@ type FairReport struct {
 	BigBytes   int64  `json:"big_db_bytes"`
 	SmallBytes int64  `json:"small_db_bytes"`
 	// The small database's query time (mean, seconds) alone and while
-	// the other identity loops queries over the large one. Alone is the
-	// mean of a round before the loop and one after it (on a shared
-	// host, a drift in the host's load between the rounds then weighs
-	// on both sides); each round is also reported.
-	LightAloneS     float64 `json:"light_alone_s"`
-	LightBeforeS    float64 `json:"light_alone_before_s"`
-	LightAfterS     float64 `json:"light_alone_after_s"`
-	LightUnderLoadS float64 `json:"light_under_load_s"`
-	Ratio           float64 `json:"ratio"` // under load / alone
+	// the other identity loops queries over the large one, measured in
+	// alternating segments (measureFair); the first and the last alone
+	// segment are also reported, and each cycle's ratio (a loaded
+	// segment over the alone one before it).
+	LightAloneS       float64   `json:"light_alone_s"`
+	LightFirstS       float64   `json:"light_alone_first_s"`
+	LightLastS        float64   `json:"light_alone_last_s"`
+	LightUnderLoadS   float64   `json:"light_under_load_s"`
+	Ratio             float64   `json:"ratio"` // under load / alone
+	CycleRatios       []float64 `json:"cycle_ratios"`
+	LightAloneQueries int       `json:"light_alone_queries"`
 	// The same on the device alone (its RunStream time): client and
 	// device share this machine's cores, so the end-to-end figures also
 	// charge the load to the client's encryption and decryption.
@@ -63,27 +65,25 @@ type FairReport struct {
 	LightUnderLoadDeviceS float64 `json:"light_under_load_device_s"`
 	DeviceRatio           float64 `json:"device_ratio"`
 	LightUnderLoadQueries int     `json:"light_under_load_queries"`
-	// Medians of the same rounds (alone: the mean of the two rounds'
-	// medians): a shared host's stalls of a query or two weigh less.
+	// Medians of the same queries: a shared host's stalls of a query or
+	// two weigh less.
 	LightAloneMedianS     float64 `json:"light_alone_median_s"`
 	LightUnderLoadMedianS float64 `json:"light_under_load_median_s"`
 	MedianRatio           float64 `json:"median_ratio"`
-	HeavyQueries          int     `json:"heavy_queries"` // answered during the round under load
+	HeavyQueries          int     `json:"heavy_queries"` // answered during the loaded segments
 	HeavyMeanS            float64 `json:"heavy_mean_s"`
-	// The device's stages of a light query alone (the round before the
-	// loop) and under load, and of a heavy query: their use of the
-	// device's shared cores (means).
+	// The device's stages of a light query alone and under load, and of
+	// a heavy query: their use of the device's shared cores (means).
 	LightAloneStages     []StageUse `json:"light_alone_stages,omitempty"`
 	LightUnderLoadStages []StageUse `json:"light_under_load_stages,omitempty"`
 	HeavyStages          []StageUse `json:"heavy_stages,omitempty"`
-	// The machine's cores over each round, from /proc (0 where
-	// unknown): what the device process, this one (both clients) and
-	// everything else on the machine used, in cores (CPU seconds per
-	// second). The machine may be shared: a round whose other load
-	// differs from the alone rounds' is not a fair comparison.
-	CoresAlone     RoundCores `json:"cores_alone"` // the round before the loop
+	// The machine's cores over the alone and the loaded segments, from
+	// /proc (0 where unknown): what the device process, this one (both
+	// clients) and everything else on the machine used, in cores (CPU
+	// seconds per second). On a shared machine, segments whose other
+	// load differs are not a fair comparison.
+	CoresAlone     RoundCores `json:"cores_alone"`
 	CoresUnderLoad RoundCores `json:"cores_under_load"`
-	CoresAfter     RoundCores `json:"cores_alone_after"`
 	Correct        bool       `json:"correct"`
 	Provenance     string     `json:"provenance"`
 	devicePid      int
@@ -202,18 +202,17 @@ type fairSide struct {
 	want    func(idx int) ([]byte, error)
 }
 
-// measureFair runs the light rounds (before, under the heavy loop, after)
-// and fills rep's figures.
-//
-// Under load, the light round starts once the heavy identity's first
-// query is answered (its store reads and plan are then warm) and goes on
-// until it has made opt.Light queries and the heavy identity has
-// answered minHeavy more: the round then samples whole cycles of the
-// loop (the heavy client's encryption and decryption, its ring stage and
-// its scan), not only the part of one that a few short queries overlap.
-// The loop is then stopped between two of its queries, not cancelled in
-// one (a cancelled scan pass runs on to its end on the device and would
-// share the cores with the round after).
+// measureFair measures the light identity's queries alone and under the
+// heavy identity's loop, in alternating segments: alone, under load,
+// alone, … fairCycles loaded segments between fairCycles+1 alone ones, so
+// that a drift in a shared host's load weighs on both sides alike. An
+// alone segment is opt.Light queries with the loop paused between two of
+// its queries (a cancelled scan pass would run on to its end on the
+// device); a loaded segment runs from the loop's resumption until it has
+// made opt.Light queries and the loop has answered one more, so it
+// samples the loop's whole cycle (the heavy client's encryption and
+// decryption, its ring stage, its scan). The loop's first query, before
+// the first alone segment ends, warms its plan and store reads.
 func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, light fairSide) error {
 	logf, _ := orQuiet(opt.Log, opt.Progress)
 	rep.Correct = true
@@ -233,137 +232,251 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 		}
 		return q, nil
 	}
-	// lightRound makes light queries until more says stop (asked after
-	// each) and returns their mean times and stages.
-	lightRound := func(label string, more func(done int) bool) (r fairRound, err error) {
-		var stages stageSums
-		var walls []float64
-		for done := 0; done == 0 || more(done); done++ {
-			q, err := query(light)
-			if err != nil {
-				return r, err
-			}
-			r.Wall += q.Seconds
-			walls = append(walls, q.Seconds)
-			var ds float64
-			if q.Device != nil {
-				ds = q.Device.Seconds
-				r.Device += ds
-				stages.add(q.Device.Cores)
-			}
-			r.Queries++
-			logf("%s: small query %d in %.3f s (device %.3f s) %s", label, done, q.Seconds, ds, stageLine(q.Device))
-		}
-		r.Wall /= float64(r.Queries)
-		slices.Sort(walls)
-		r.Median = (walls[(len(walls)-1)/2] + walls[len(walls)/2]) / 2
-		r.Device /= float64(r.Queries)
-		r.Stages = stages.mean()
-		return r, nil
-	}
-	count := func(done int) bool { return done < opt.Light }
+	loop := newHeavyLoop(ctx, heavy, opt.Seed, logf)
+	defer loop.stop()
 	if _, err := query(light); err != nil { // warm: plan and keys set
 		return err
 	}
-	c0 := readCPU(rep.devicePid)
-	before, err := lightRound("alone", count)
-	if err != nil {
+	loop.resume()
+	if err := loop.waitAnswers(1); err != nil { // the loop's warm-up
 		return err
 	}
-	rep.CoresAlone = readCPU(rep.devicePid).since(c0)
-	var (
-		mu        sync.Mutex
-		heavyDone int
-		heavyErr  error
-		heavySum  float64
-		heavyUse  stageSums
-		stopLoop  = make(chan struct{})
-		first     = make(chan struct{})
-		loopEnded = make(chan struct{})
-	)
-	go func() {
-		defer close(loopEnded)
-		hrng := rand.New(rand.NewPCG(opt.Seed, 0x4ea))
-		for n := 0; ; n++ {
-			select {
-			case <-stopLoop:
-				return
-			default:
+	loop.pause()
+	loop.resetCounts()
+	var alone, under fairRounds
+	segment := func(r *fairRounds, label string, more func(done int) bool) error {
+		c0 := readCPU(rep.devicePid)
+		seg, err := r.segment(func() (*client.PIRQuery, error) { return query(light) }, more, func(i int, q *client.PIRQuery) {
+			var ds float64
+			if q.Device != nil {
+				ds = q.Device.Seconds
 			}
-			q, err := heavy.get(ctx, hrng.IntN(heavy.records))
-			if n == 0 {
-				close(first)
-			}
-			if err != nil {
-				mu.Lock()
-				heavyErr = err
-				mu.Unlock()
-				return
-			}
-			logf("large query in %.3f s (device %.3f s) %s", q.Seconds, q.Device.Seconds, stageLine(q.Device))
-			if n == 0 {
-				continue // the warm-up: not under the light round
-			}
-			mu.Lock()
-			heavyDone++
-			heavySum += q.Seconds
-			heavyUse.add(q.Device.Cores)
-			mu.Unlock()
+			logf("%s: small query %d in %.3f s (device %.3f s) %s", label, i, q.Seconds, ds, stageLine(q.Device))
+		})
+		r.cpu.add(readCPU(rep.devicePid).since(c0), seg)
+		return err
+	}
+	count := func(done int) bool { return done < opt.Light }
+	var cycleRatios []float64
+	for cyc := 0; cyc <= fairCycles; cyc++ {
+		a0, a0n := alone.wallSum, alone.queries
+		if err := segment(&alone, fmt.Sprintf("alone %d", cyc), count); err != nil {
+			return err
 		}
-	}()
-	<-first
-	c0 = readCPU(rep.devicePid)
-	under, err := lightRound("under load", func(done int) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return heavyErr == nil && (done < opt.Light || heavyDone < minHeavy)
-	})
-	rep.CoresUnderLoad = readCPU(rep.devicePid).since(c0)
-	close(stopLoop)
-	<-loopEnded
-	if err != nil {
-		return err
+		aloneMean := (alone.wallSum - a0) / float64(alone.queries-a0n)
+		if cyc == 0 {
+			rep.LightFirstS = aloneMean
+		}
+		rep.LightLastS = aloneMean
+		if cyc == fairCycles {
+			break
+		}
+		loop.resume()
+		answered := loop.answers()
+		u0, u0n := under.wallSum, under.queries
+		err := segment(&under, fmt.Sprintf("under load %d", cyc), func(done int) bool {
+			return loop.err() == nil && (done < opt.Light || loop.answers() <= answered)
+		})
+		loop.pause()
+		if err != nil {
+			return err
+		}
+		if err := loop.err(); err != nil {
+			return fmt.Errorf("bench: the looping identity's query: %w", err)
+		}
+		cycleRatios = append(cycleRatios, ((under.wallSum-u0)/float64(under.queries-u0n))/aloneMean)
 	}
-	if heavyErr != nil {
-		return fmt.Errorf("bench: the looping identity's query: %w", heavyErr)
-	}
-	rep.HeavyQueries = heavyDone
-	if heavyDone > 0 {
-		rep.HeavyMeanS = heavySum / float64(heavyDone)
-		rep.HeavyStages = heavyUse.mean()
-	}
-	c0 = readCPU(rep.devicePid)
-	after, err := lightRound("alone after", count)
-	if err != nil {
-		return err
-	}
-	rep.CoresAfter = readCPU(rep.devicePid).since(c0)
-	rep.LightBeforeS, rep.LightAfterS = before.Wall, after.Wall
-	rep.LightAloneS = (before.Wall + after.Wall) / 2
-	rep.LightAloneDeviceS = (before.Device + after.Device) / 2
-	rep.LightUnderLoadS, rep.LightUnderLoadDeviceS = under.Wall, under.Device
-	rep.LightUnderLoadQueries = under.Queries
-	rep.LightAloneMedianS = (before.Median + after.Median) / 2
-	rep.LightUnderLoadMedianS = under.Median
-	rep.MedianRatio = under.Median / rep.LightAloneMedianS
-	rep.LightAloneStages, rep.LightUnderLoadStages = before.Stages, under.Stages
+	rep.CycleRatios = cycleRatios
+	rep.HeavyQueries, rep.HeavyMeanS, rep.HeavyStages = loop.summary()
+	rep.LightAloneS, rep.LightAloneDeviceS, rep.LightAloneMedianS = alone.means()
+	rep.LightUnderLoadS, rep.LightUnderLoadDeviceS, rep.LightUnderLoadMedianS = under.means()
+	rep.LightAloneQueries, rep.LightUnderLoadQueries = alone.queries, under.queries
+	rep.LightAloneStages, rep.LightUnderLoadStages = alone.stages.mean(), under.stages.mean()
+	rep.CoresAlone, rep.CoresUnderLoad = alone.cpu.mean(), under.cpu.mean()
 	rep.Ratio = rep.LightUnderLoadS / rep.LightAloneS
+	rep.MedianRatio = rep.LightUnderLoadMedianS / rep.LightAloneMedianS
 	if rep.LightAloneDeviceS > 0 {
 		rep.DeviceRatio = rep.LightUnderLoadDeviceS / rep.LightAloneDeviceS
 	}
 	return nil
 }
 
-// minHeavy is how many heavy queries the light round under load spans.
-const minHeavy = 3
+// fairCycles is how many loaded segments a run measures, each between
+// two alone ones.
+const fairCycles = 3
 
-// fairRound is one round of light queries: mean wall and device seconds
-// and the mean of each stage's use of the device's cores.
-type fairRound struct {
-	Queries      int
-	Wall, Device float64
-	Median       float64 // of the wall times
-	Stages       []StageUse
+// fairRounds gathers the light queries of one kind of segment.
+type fairRounds struct {
+	queries         int
+	wallSum, devSum float64
+	walls           []float64
+	stages          stageSums
+	cpu             coreSums
+}
+
+// segment makes queries until more says stop (asked after each).
+func (r *fairRounds) segment(get func() (*client.PIRQuery, error), more func(done int) bool, log func(int, *client.PIRQuery)) (float64, error) {
+	start := time.Now()
+	for done := 0; done == 0 || more(done); done++ {
+		q, err := get()
+		if err != nil {
+			return time.Since(start).Seconds(), err
+		}
+		r.queries++
+		r.wallSum += q.Seconds
+		r.walls = append(r.walls, q.Seconds)
+		if q.Device != nil {
+			r.devSum += q.Device.Seconds
+			r.stages.add(q.Device.Cores)
+		}
+		log(done, q)
+	}
+	return time.Since(start).Seconds(), nil
+}
+
+// means are the mean wall and device times and the median wall time.
+func (r *fairRounds) means() (wall, dev, median float64) {
+	if r.queries == 0 {
+		return 0, 0, 0
+	}
+	w := slices.Sorted(slices.Values(r.walls))
+	return r.wallSum / float64(r.queries), r.devSum / float64(r.queries), (w[(len(w)-1)/2] + w[len(w)/2]) / 2
+}
+
+// coreSums weighs segments' core use by their length.
+type coreSums struct {
+	sum  RoundCores
+	wall float64
+}
+
+func (c *coreSums) add(u RoundCores, wall float64) {
+	c.sum.Device += u.Device * wall
+	c.sum.Client += u.Client * wall
+	c.sum.Other += u.Other * wall
+	c.wall += wall
+}
+
+func (c *coreSums) mean() RoundCores {
+	if c.wall == 0 {
+		return RoundCores{}
+	}
+	return RoundCores{Device: c.sum.Device / c.wall, Client: c.sum.Client / c.wall, Other: c.sum.Other / c.wall}
+}
+
+// heavyLoop is the heavy identity's query loop, paused and resumed
+// between its queries.
+type heavyLoop struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	paused   bool
+	inFlight bool
+	stopped  bool
+	failed   error
+	n        int // queries answered since resetCounts
+	sum      float64
+	use      stageSums
+	done     chan struct{}
+}
+
+// newHeavyLoop starts the loop, paused.
+func newHeavyLoop(ctx context.Context, heavy fairSide, seed uint64, logf func(string, ...any)) *heavyLoop {
+	l := &heavyLoop{paused: true, done: make(chan struct{})}
+	l.cond = sync.NewCond(&l.mu)
+	go func() {
+		defer close(l.done)
+		rng := rand.New(rand.NewPCG(seed, 0x4ea))
+		for {
+			l.mu.Lock()
+			for l.paused && !l.stopped {
+				l.cond.Wait()
+			}
+			if l.stopped {
+				l.mu.Unlock()
+				return
+			}
+			l.inFlight = true
+			l.mu.Unlock()
+			q, err := heavy.get(ctx, rng.IntN(heavy.records))
+			l.mu.Lock()
+			l.inFlight = false
+			if err != nil {
+				l.failed = err
+				l.stopped = true
+			} else {
+				l.n++
+				l.sum += q.Seconds
+				l.use.add(q.Device.Cores)
+				logf("large query in %.3f s (device %.3f s) %s", q.Seconds, q.Device.Seconds, stageLine(q.Device))
+			}
+			l.cond.Broadcast()
+			l.mu.Unlock()
+		}
+	}()
+	return l
+}
+
+func (l *heavyLoop) resume() {
+	l.mu.Lock()
+	l.paused = false
+	l.cond.Broadcast()
+	l.mu.Unlock()
+}
+
+// pause waits for the query in flight, if any, and holds the loop.
+func (l *heavyLoop) pause() {
+	l.mu.Lock()
+	l.paused = true
+	for l.inFlight {
+		l.cond.Wait()
+	}
+	l.mu.Unlock()
+}
+
+// waitAnswers waits until n queries are answered (or the loop failed).
+func (l *heavyLoop) waitAnswers(n int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.n < n && l.failed == nil {
+		l.cond.Wait()
+	}
+	return l.failed
+}
+
+func (l *heavyLoop) answers() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
+}
+
+func (l *heavyLoop) err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
+func (l *heavyLoop) resetCounts() {
+	l.mu.Lock()
+	l.n, l.sum, l.use = 0, 0, stageSums{}
+	l.mu.Unlock()
+}
+
+// summary is the answered queries' count, mean time and stages.
+func (l *heavyLoop) summary() (int, float64, []StageUse) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n == 0 {
+		return 0, 0, nil
+	}
+	return l.n, l.sum / float64(l.n), l.use.mean()
+}
+
+// stop ends the loop after the query in flight.
+func (l *heavyLoop) stop() {
+	l.mu.Lock()
+	l.stopped = true
+	l.cond.Broadcast()
+	l.mu.Unlock()
+	<-l.done
 }
 
 // StageUse is a stage of a query on the device's shared cores (the

@@ -37,17 +37,18 @@ func chunkAsync(t *testing.T, r *Run) <-chan func() {
 }
 
 // Two callers share 2 cores while the process's threads wait runnable a
-// third of the time and run on 1.3 CPUs: Cores narrows to 1 grant (a
-// chunk given back over the limit retires its core; a second chunk waits
-// while one holds a core); after widenAfter calm windows it widens to 2 and the waiter
-// gets a core without any release. A lone caller keeps both whatever
-// the host.
+// third of the time and run on 1.3 CPUs: Cores narrows to 1 grant. The
+// small caller (less service than the big one's runs) still takes both
+// cores; the big one's chunks wait while one is held, and a core the
+// small one gives back over the limit retires rather than go to them.
+// After widenAfter calm windows Cores widens to 2 and the big chunk gets
+// a core without any release. A lone caller keeps both whatever the host.
 func TestCoresNarrowToTheCPUTheProcessGets(t *testing.T) {
 	c, clk := newTestCores(2)
 	cpu := &fakeCPU{}
 	c.sample = cpu.sample
 	ctx := context.Background()
-	small, big := c.For("small"), c.For("big")
+	small, small2, big := c.For("small"), c.For("small"), c.For("big")
 
 	// A lone caller on a short host: both grants stay.
 	relA, err := big.Acquire(ctx) // first reading
@@ -67,17 +68,28 @@ func TestCoresNarrowToTheCPUTheProcessGets(t *testing.T) {
 	got := chunkAsync(t, small)
 	waitCores(t, c, 1)
 	cpu.window(clk, 1.3, 60*time.Millisecond)
-	relA() // reads the window: narrowed to 1 with 2 held, this core retires
-	if st := c.Stats(); st.Limit != 1 || st.Held != 1 || st.Waiting != 1 {
-		t.Fatalf("after a short window: %+v, want limit 1, 1 held, small waiting", st)
-	}
-	relB() // now the one core goes to small
+	relA() // reads the window: narrowed to 1; small may exceed it
 	relS := <-got
-	if st := c.Stats(); st.Held != 1 || st.Waiting != 0 {
-		t.Fatalf("the one core handed on: %+v, want 1 held", st)
+	if st := c.Stats(); st.Limit != 1 || st.Held != 2 || st.Waiting != 0 {
+		t.Fatalf("after a short window: %+v, want limit 1, 2 held (small beyond it)", st)
+	}
+	relB() // over the limit, nobody waiting: retired
+	if st := c.Stats(); st.Held != 1 {
+		t.Fatalf("over the limit, a release: %+v, want 1 held", st)
 	}
 	gotB := chunkAsync(t, big)
-	waitCores(t, c, 1) // 1 held of 1: the big chunk waits
+	waitCores(t, c, 1)               // 1 held of 1: the big chunk waits
+	rel2, err := small2.Acquire(ctx) // the small caller's: beyond the limit at once
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Stats(); st.Held != 2 || st.Waiting != 1 {
+		t.Fatalf("the small caller's second chunk: %+v, want 2 held, big waiting", st)
+	}
+	rel2() // over the limit: retired, not handed to big
+	if st := c.Stats(); st.Held != 1 || st.Waiting != 1 {
+		t.Fatalf("the small caller's chunk given back: %+v, want 1 held, big waiting", st)
+	}
 	for i := 0; i < widenAfter-1; i++ {
 		cpu.window(clk, 1, 0)
 		c.mu.Lock()
@@ -117,6 +129,50 @@ func TestCoresNarrowToTheCPUTheProcessGets(t *testing.T) {
 	if st := c.Stats(); st.Limit != 2 {
 		t.Fatalf("a lone caller after narrowing: %+v, want limit 2", st)
 	}
+}
+
+// Narrowed to 1 while the small caller holds cores, the big one keeps its
+// floor: once it has watched starveAfter times its last chunk, the next
+// core given back goes to it, beyond the limit.
+func TestCoresNarrowedKeepsTheFloor(t *testing.T) {
+	c, clk := newTestCores(2)
+	ctx := context.Background()
+	small, small2, big := c.For("small"), c.For("small"), c.For("big")
+	rel, err := big.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.step(10 * time.Millisecond) // big's last chunk: 10 ms
+	rel()
+	relS, err := small.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.setLimit(1, c.now())
+	c.mu.Unlock()
+	gotB := chunkAsync(t, big)
+	waitCores(t, c, 1)
+	rel2, err := small2.Acquire(ctx) // beyond the limit: big has more service
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.step(20 * time.Millisecond)
+	rel2() // small has held 20 ms while big waited: not yet 4 × 10 ms
+	if st := c.Stats(); st.Held != 1 || st.Waiting != 1 {
+		t.Fatalf("big not starving: %+v, want 1 held, big waiting", st)
+	}
+	if rel2, err = c.For("small").Acquire(ctx); err != nil { // a new small run: no service yet
+		t.Fatal(err)
+	}
+	clk.step(20 * time.Millisecond) // 20 ms more from each of two small chunks: 80 ms passed big
+	rel2()                          // starving: this core goes to big, beyond the limit
+	relB := <-gotB
+	if st := c.Stats(); st.Limit != 1 || st.Held != 2 || st.Waiting != 0 {
+		t.Fatalf("big starving: %+v, want it served beyond the limit of 1", st)
+	}
+	relB()
+	relS()
 }
 
 // A host that gives the process what it runs (little waiting) leaves the

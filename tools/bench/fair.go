@@ -209,10 +209,10 @@ type fairSide struct {
 // alone segment is opt.Light queries with the loop paused between two of
 // its queries (a cancelled scan pass would run on to its end on the
 // device); a loaded segment runs from the loop's resumption until it has
-// made opt.Light queries and the loop has answered one more, so it
-// samples the loop's whole cycle (the heavy client's encryption and
-// decryption, its ring stage, its scan). The loop's first query, before
-// the first alone segment ends, warms its plan and store reads.
+// made opt.Light queries and the loop has answered one more (or
+// maxLoaded has passed), so it samples the loop's whole cycle (the heavy
+// client's encryption and decryption, its ring stage, its scan). A heavy
+// query before the first segment warms its plan and store reads.
 func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, light fairSide) error {
 	logf, _ := orQuiet(opt.Log, opt.Progress)
 	rep.Correct = true
@@ -232,17 +232,14 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 		}
 		return q, nil
 	}
-	loop := newHeavyLoop(ctx, heavy, opt.Seed, logf)
-	defer loop.stop()
 	if _, err := query(light); err != nil { // warm: plan and keys set
 		return err
 	}
-	loop.resume()
-	if err := loop.waitAnswers(1); err != nil { // the loop's warm-up
-		return err
+	if _, err := heavy.get(ctx, 0); err != nil { // the loop's warm-up
+		return fmt.Errorf("bench: the looping identity's query: %w", err)
 	}
-	loop.pause()
-	loop.resetCounts()
+	loop := newHeavyLoop(ctx, heavy, opt.Seed, logf)
+	defer loop.stop()
 	var alone, under fairRounds
 	segment := func(r *fairRounds, label string, more func(done int) bool) error {
 		c0 := readCPU(rep.devicePid)
@@ -272,10 +269,10 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 			break
 		}
 		loop.resume()
-		answered := loop.answers()
+		answered, from := loop.answers(), time.Now()
 		u0, u0n := under.wallSum, under.queries
 		err := segment(&under, fmt.Sprintf("under load %d", cyc), func(done int) bool {
-			return loop.err() == nil && (done < opt.Light || loop.answers() <= answered)
+			return loop.err() == nil && (done < opt.Light || (loop.answers() <= answered && time.Since(from) < maxLoaded))
 		})
 		loop.pause()
 		if err != nil {
@@ -304,6 +301,11 @@ func measureFair(ctx context.Context, opt FairOptions, rep *FairReport, heavy, l
 // fairCycles is how many loaded segments a run measures, each between
 // two alone ones.
 const fairCycles = 3
+
+// maxLoaded bounds a loaded segment waiting for the loop's answer: a
+// large query slowed that much by the light ones is in flight on the
+// device the whole segment anyway.
+const maxLoaded = 15 * time.Second
 
 // fairRounds gathers the light queries of one kind of segment.
 type fairRounds struct {
@@ -432,16 +434,6 @@ func (l *heavyLoop) pause() {
 	l.mu.Unlock()
 }
 
-// waitAnswers waits until n queries are answered (or the loop failed).
-func (l *heavyLoop) waitAnswers(n int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for l.n < n && l.failed == nil {
-		l.cond.Wait()
-	}
-	return l.failed
-}
-
 func (l *heavyLoop) answers() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -452,12 +444,6 @@ func (l *heavyLoop) err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.failed
-}
-
-func (l *heavyLoop) resetCounts() {
-	l.mu.Lock()
-	l.n, l.sum, l.use = 0, 0, stageSums{}
-	l.mu.Unlock()
 }
 
 // summary is the answered queries' count, mean time and stages.

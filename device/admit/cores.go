@@ -37,8 +37,13 @@ import (
 // Cores measures, window by window, what its process's threads ran and
 // how long they waited runnable for a CPU (narrow.go); when they waited
 // a quarter of the time or more, it grants only as many cores as the
-// process got, and widens again one at a time after calm windows. A lone
-// caller always has all n.
+// process got, and widens again one at a time after calm windows —
+// except to the run with less service than every other caller's that
+// holds or waits (the small query), and to a starving caller, which may
+// still take all n: narrowing holds back the long scan, not the query
+// it should yield to (the host's scheduler shares a process's CPU by
+// thread, so the small query would lose what its own parallel chunks
+// win it). A lone caller always has all n.
 type Cores struct {
 	n   int
 	now func() time.Time // the clock (tests freeze or step it)
@@ -50,6 +55,7 @@ type Cores struct {
 	callers map[string]*coreCaller // callers with a run waiting
 	seq     uint64                 // grants so far: when callers were last served
 	holding map[string]int         // cores held, by caller
+	holders map[*Run]int           // cores held, by run
 	// Anticipation: a run that releases a core usually asks again a
 	// moment later (its worker prepares the next chunk's operands outside
 	// any chunk). If the core went at once to a waiting run with more
@@ -129,7 +135,7 @@ func (r *Run) Stats() RunStats {
 // NewCores returns a scheduler of n cores (n < 1 takes 1).
 func NewCores(n int) *Cores {
 	n = max(n, 1)
-	return &Cores{n: n, now: time.Now, free: n, limit: n, sample: threadCPU, callers: map[string]*coreCaller{}, holding: map[string]int{}, wait: anticipate,
+	return &Cores{n: n, now: time.Now, free: n, limit: n, sample: threadCPU, callers: map[string]*coreCaller{}, holding: map[string]int{}, holders: map[*Run]int{}, wait: anticipate,
 		after: func(d time.Duration, f func()) func() { t := time.AfterFunc(d, f); return func() { t.Stop() } }}
 }
 
@@ -152,16 +158,14 @@ func (r *Run) Acquire(ctx context.Context) (release func(), err error) {
 		c.kept = nil
 		c.keptStop()
 		c.seq++
-		c.holding[r.caller]++
-		r.grantedUnder(c.limit)
+		c.hold(r)
 		c.mu.Unlock()
 		return c.releaser(r, asked, asked), nil
 	}
-	if c.free > 0 {
+	if c.free > 0 || (c.free <= 0 && c.limit < c.n && c.mayExceed(r, c.limit-c.free)) {
 		c.free--
 		c.seq++
-		c.holding[r.caller]++
-		r.grantedUnder(c.limit)
+		c.hold(r)
 		c.mu.Unlock()
 		return c.releaser(r, asked, asked), nil
 	}
@@ -258,6 +262,9 @@ func (c *Cores) releaser(r *Run, asked, start time.Time) func() {
 			if c.holding[r.caller]--; c.holding[r.caller] == 0 {
 				delete(c.holding, r.caller)
 			}
+			if c.holders[r]--; c.holders[r] == 0 {
+				delete(c.holders, r)
+			}
 			for name, cc := range c.callers {
 				if name != r.caller {
 					cc.passed += held
@@ -281,6 +288,37 @@ func (c *Cores) releaser(r *Run, asked, start time.Time) func() {
 	}
 }
 
+// hold counts a core granted to r (mu held).
+func (c *Cores) hold(r *Run) {
+	c.holding[r.caller]++
+	c.holders[r]++
+	r.grantedUnder(c.limit)
+}
+
+// mayExceed reports whether r may take a core beyond a narrowed limit,
+// held cores being held: while fewer than n are, a starving run may, and
+// so may one with less service than every run of another caller holding
+// or waiting for a core (mu held).
+func (c *Cores) mayExceed(r *Run, held int) bool {
+	if held >= c.n {
+		return false
+	}
+	if c.starving(r) {
+		return true
+	}
+	for h := range c.holders {
+		if h.caller != r.caller && h.attained <= r.attained {
+			return false
+		}
+	}
+	for _, w := range c.waiting {
+		if w.caller != r.caller && w.attained <= r.attained {
+			return false
+		}
+	}
+	return true
+}
+
 // starving reports whether r's caller has watched others hold cores
 // starveAfter times its last chunk (mu held).
 func (c *Cores) starving(r *Run) bool {
@@ -289,14 +327,11 @@ func (c *Cores) starving(r *Run) bool {
 }
 
 // handOff gives a freed core to the next waiting run, or keeps it free,
-// or, over a narrowed limit, retires it (mu held).
+// or, over a narrowed limit, retires it unless that run may exceed the
+// limit (mu held).
 func (c *Cores) handOff(now time.Time) {
-	if c.free < 0 {
-		c.free++
-		return
-	}
 	r := c.next()
-	if r == nil {
+	if r == nil || (c.free < 0 && !c.mayExceed(r, c.limit-c.free-1)) {
 		c.free++
 		return
 	}
@@ -305,8 +340,7 @@ func (c *Cores) handOff(now time.Time) {
 	cc := c.callers[r.caller]
 	c.seq++
 	cc.served, cc.passed = c.seq, 0
-	c.holding[r.caller]++
-	r.grantedUnder(c.limit)
+	c.hold(r)
 	if len(r.waiters) == 0 {
 		c.stopWaiting(r)
 	}

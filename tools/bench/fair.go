@@ -11,9 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -87,72 +85,6 @@ type FairReport struct {
 	Correct        bool       `json:"correct"`
 	Provenance     string     `json:"provenance"`
 	devicePid      int
-}
-
-// RoundCores is how many cores, on average over a round, each part of
-// the machine used.
-type RoundCores struct {
-	Device float64 `json:"device"`
-	Client float64 `json:"client"` // this process: both identities' clients
-	Other  float64 `json:"other"`  // every other process on the machine
-}
-
-// cpuClock reads the CPU seconds the device, this process and the whole
-// machine have used.
-type cpuClock struct {
-	wall                   time.Time
-	device, client, system float64
-	ok                     bool
-}
-
-func readCPU(devicePid int) cpuClock {
-	c := cpuClock{wall: time.Now()}
-	var ok1, ok2, ok3 bool
-	c.device, ok1 = procCPU(devicePid)
-	c.client, ok2 = procCPU(os.Getpid())
-	c.system, ok3 = machineCPU()
-	c.ok = ok1 && ok2 && ok3
-	return c
-}
-
-// since is the cores each part used from c0 to c.
-func (c cpuClock) since(c0 cpuClock) RoundCores {
-	wall := c.wall.Sub(c0.wall).Seconds()
-	if !c.ok || !c0.ok || wall <= 0 {
-		return RoundCores{}
-	}
-	dev, cl := c.device-c0.device, c.client-c0.client
-	return RoundCores{Device: dev / wall, Client: cl / wall, Other: max(c.system-c0.system-dev-cl, 0) / wall}
-}
-
-// machineCPU is the CPU seconds every core of the machine has spent
-// busy (all but idle and I/O wait), from /proc/stat (Linux).
-func machineCPU() (float64, bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 5 || f[0] != "cpu" {
-		return 0, false
-	}
-	var busy float64
-	for i, v := range f[1:] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		if i >= 7 { // guest time is counted in user already
-			break
-		}
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return 0, false
-		}
-		busy += x
-	}
-	const ticks = 100 // USER_HZ on Linux
-	return busy / ticks, true
 }
 
 const smallDB = "small"
@@ -343,126 +275,6 @@ func (r *fairRounds) means() (wall, dev, median float64) {
 	}
 	w := slices.Sorted(slices.Values(r.walls))
 	return r.wallSum / float64(r.queries), r.devSum / float64(r.queries), (w[(len(w)-1)/2] + w[len(w)/2]) / 2
-}
-
-// coreSums weighs segments' core use by their length.
-type coreSums struct {
-	sum  RoundCores
-	wall float64
-}
-
-func (c *coreSums) add(u RoundCores, wall float64) {
-	c.sum.Device += u.Device * wall
-	c.sum.Client += u.Client * wall
-	c.sum.Other += u.Other * wall
-	c.wall += wall
-}
-
-func (c *coreSums) mean() RoundCores {
-	if c.wall == 0 {
-		return RoundCores{}
-	}
-	return RoundCores{Device: c.sum.Device / c.wall, Client: c.sum.Client / c.wall, Other: c.sum.Other / c.wall}
-}
-
-// heavyLoop is the heavy identity's query loop, paused and resumed
-// between its queries.
-type heavyLoop struct {
-	mu       sync.Mutex
-	cond     *sync.Cond
-	paused   bool
-	inFlight bool
-	stopped  bool
-	failed   error
-	n        int // queries answered since resetCounts
-	sum      float64
-	use      stageSums
-	done     chan struct{}
-}
-
-// newHeavyLoop starts the loop, paused.
-func newHeavyLoop(ctx context.Context, heavy fairSide, seed uint64, logf func(string, ...any)) *heavyLoop {
-	l := &heavyLoop{paused: true, done: make(chan struct{})}
-	l.cond = sync.NewCond(&l.mu)
-	go func() {
-		defer close(l.done)
-		rng := rand.New(rand.NewPCG(seed, 0x4ea))
-		for {
-			l.mu.Lock()
-			for l.paused && !l.stopped {
-				l.cond.Wait()
-			}
-			if l.stopped {
-				l.mu.Unlock()
-				return
-			}
-			l.inFlight = true
-			l.mu.Unlock()
-			q, err := heavy.get(ctx, rng.IntN(heavy.records))
-			l.mu.Lock()
-			l.inFlight = false
-			if err != nil {
-				l.failed = err
-				l.stopped = true
-			} else {
-				l.n++
-				l.sum += q.Seconds
-				l.use.add(q.Device.Cores)
-				logf("large query in %.3f s (device %.3f s) %s", q.Seconds, q.Device.Seconds, stageLine(q.Device))
-			}
-			l.cond.Broadcast()
-			l.mu.Unlock()
-		}
-	}()
-	return l
-}
-
-func (l *heavyLoop) resume() {
-	l.mu.Lock()
-	l.paused = false
-	l.cond.Broadcast()
-	l.mu.Unlock()
-}
-
-// pause waits for the query in flight, if any, and holds the loop.
-func (l *heavyLoop) pause() {
-	l.mu.Lock()
-	l.paused = true
-	for l.inFlight {
-		l.cond.Wait()
-	}
-	l.mu.Unlock()
-}
-
-func (l *heavyLoop) answers() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.n
-}
-
-func (l *heavyLoop) err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.failed
-}
-
-// summary is the answered queries' count, mean time and stages.
-func (l *heavyLoop) summary() (int, float64, []StageUse) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.n == 0 {
-		return 0, 0, nil
-	}
-	return l.n, l.sum / float64(l.n), l.use.mean()
-}
-
-// stop ends the loop after the query in flight.
-func (l *heavyLoop) stop() {
-	l.mu.Lock()
-	l.stopped = true
-	l.cond.Broadcast()
-	l.mu.Unlock()
-	<-l.done
 }
 
 // StageUse is a stage of a query on the device's shared cores (the

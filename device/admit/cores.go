@@ -43,7 +43,7 @@ import (
 // still take all n: narrowing holds back the long scan, not the query
 // it should yield to (the host's scheduler shares a process's CPU by
 // thread, so the small query would lose what its own parallel chunks
-// win it). A lone caller always has all n.
+// win it). A lone caller has all n again at the next reading.
 type Cores struct {
 	n   int
 	now func() time.Time // the clock (tests freeze or step it)

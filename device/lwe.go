@@ -214,15 +214,19 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		caller = id.Name
 	}
 	var (
-		hint    []*rlwe.Ciphertext
-		hintErr error
-		ringWG  sync.WaitGroup
+		hint     []*rlwe.Ciphertext
+		hintErr  error
+		ringWG   sync.WaitGroup
+		ringUse  api.CoreUse
+		ringRun  = d.cores.For(caller)
+		scanFrom = time.Now()
 	)
 	ringCtx, cancel := context.WithTimeout(ctx, d.lim.RunTimeout)
 	defer cancel()
 	ringWG.Add(1)
 	go func() {
 		defer ringWG.Done()
+		defer func() { ringUse = coreUse("ring", time.Since(scanFrom), ringRun.Stats(), 1) }()
 		release, err := d.runs.Acquire(ringCtx, caller)
 		if err != nil {
 			hintErr = err
@@ -232,7 +236,7 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		defer release()
 		d.enterISP()
 		defer d.leaveISP()
-		hint, hintErr = lp.server.EvaluateHint(ringCtx, keys, secret, src, d.cores.For(caller))
+		hint, hintErr = lp.server.EvaluateHint(ringCtx, keys, secret, src, ringRun)
 		if hintErr != nil {
 			cancel()
 		}
@@ -240,6 +244,7 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: tilePrefix, caller: caller, done: make(chan struct{})}
 	batcher := d.lweBatchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", tilePrefix, lp.sp.LWE.Params, shape.Rows, shape.Cols, shape.RecordSize))
 	scanErr := batcher.scan(ringCtx, d, lp.server, w)
+	scanUse := coreUse("scan", time.Since(scanFrom), w.use, w.batch)
 	if scanErr != nil {
 		cancel()
 	}
@@ -269,6 +274,7 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		hintOut.Instances = append(hintOut.Instances, engine.Limbs(lwepir.Limbs(ct)))
 	}
 	resp.Outputs = []api.StreamValues{col, hintOut}
+	resp.Cores = []api.CoreUse{ringUse, scanUse}
 	resp.Seconds = time.Since(start).Seconds()
 	return resp, nil
 }
@@ -404,4 +410,11 @@ type passTiles struct {
 
 func (p passTiles) VisitBlock(_ context.Context, k, b int, f func(row int, rows []byte)) error {
 	return p.visitBlock(k, b, !p.run.Shared(), f)
+}
+
+// coreUse reports a stage of a run that took seconds of wall time and
+// used the cores as st says; batch queries shared it.
+func coreUse(stage string, seconds time.Duration, st admit.RunStats, batch int) api.CoreUse {
+	return api.CoreUse{Stage: stage, Seconds: seconds.Seconds(), Chunks: uint64(st.Chunks), WaitSeconds: st.Waited.Seconds(),
+		HeldSeconds: st.Held.Seconds(), MaxWaitSeconds: st.MaxWait.Seconds(), MaxChunkSeconds: st.Chunk.Seconds(), Batch: uint64(max(batch, 1)), MinLimit: uint32(st.Limit)}
 }

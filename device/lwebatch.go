@@ -71,7 +71,8 @@ type scanWait struct {
 	done   chan struct{}
 	col    []uint32
 	err    error
-	batch  int // queries the pass answered
+	batch  int            // queries the pass answered
+	use    admit.RunStats // how the pass used the cores
 }
 
 // scan waits for w's pass. A query whose context ends before its pass
@@ -141,11 +142,12 @@ func (b *scanBatcher) run(d *Device, srv *lwepir.Server) {
 		cols, err := srv.Scan(ctx, qs, tiles, run)
 		d.leaveISP()
 		cancel()
+		use := run.Stats()
 		for i, w := range batch {
 			if err == nil {
 				w.col = cols[i]
 			}
-			w.err, w.batch = err, len(batch)
+			w.err, w.batch, w.use = err, len(batch), use
 			close(w.done)
 		}
 	}

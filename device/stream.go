@@ -184,7 +184,8 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 		return nil, fmt.Errorf("device: runstream %q: %w", req.Program, err)
 	}
 	resp := &api.RunStreamResponse{StoreBytes: uint64(src.storeBytes), Instructions: uint64(st.Instructions), MicroOps: uint64(st.MicroOps),
-		Bodies: uint64(st.Bodies), Stored: uint64(st.StoredInstances), PeakBytes: uint64(st.PeakBytes)}
+		Bodies: uint64(st.Bodies), Stored: uint64(st.StoredInstances), PeakBytes: uint64(st.PeakBytes),
+		Cores: []api.CoreUse{coreUse("stream", time.Since(start), share.Stats(), 1)}}
 	for i, v := range out {
 		resp.Outputs = append(resp.Outputs, api.StreamValues{Node: sp.Nodes[i].Node, Instances: v})
 	}

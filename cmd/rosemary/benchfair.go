@@ -19,7 +19,8 @@ func runBenchFair(args []string) error {
 	recordSize := fs.Int("record-size", 256, "bytes per record")
 	light := fs.Int("queries", 5, "small queries alone and under load")
 	seed := fs.Uint64("seed", 1, "seed of the records and the indices")
-	dir := fs.String("store", "", "store directory (default: rosemary-bench-pir-SIZE in the temporary directory, shared with bench pir)")
+	scheme := fs.String("scheme", "lwe", "both databases': lwe (hint-free LWE PIR, the default) or bgv")
+	dir := fs.String("store", "", "store directory (default: rosemary-bench-pir-SCHEME-SIZE in the temporary directory, shared with bench pir)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -33,7 +34,7 @@ func runBenchFair(args []string) error {
 		return err
 	}
 	if *dir == "" {
-		*dir = filepath.Join(os.TempDir(), "rosemary-bench-pir-"+*size)
+		*dir = filepath.Join(os.TempDir(), "rosemary-bench-pir-"+*scheme+"-"+*size)
 	}
 	device, err := childDeviceCommand()
 	if err != nil {
@@ -42,7 +43,7 @@ func runBenchFair(args []string) error {
 	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
-	rep, err := bench.RunFair(ctx, bench.FairOptions{SmallSize: m, Light: *light, PIROptions: bench.PIROptions{Size: n,
+	rep, err := bench.RunFair(ctx, bench.FairOptions{SmallSize: m, Light: *light, PIROptions: bench.PIROptions{Scheme: *scheme, Size: n,
 		RecordSize: *recordSize, Seed: *seed, StoreDir: *dir, DeviceCommand: device, Log: bar.logf("bench fair"),
 		Progress: func(stage string, done, total int64) { bar.show(stage, done, total) }}})
 	bar.done()
@@ -52,8 +53,9 @@ func runBenchFair(args []string) error {
 	if *asJSON {
 		return printJSON(rep)
 	}
-	fmt.Printf("fair admission (%s, measured here): a %s query alone %.3f s (device %.3f s), while another identity loops %s queries %.3f s (device %.3f s): %.2f× (device %.2f×); %d large queries of %.2f s meanwhile; records correct: %v\n",
-		rep.Transport, *small, rep.LightAloneS, rep.LightAloneDeviceS, *size, rep.LightUnderLoadS, rep.LightUnderLoadDeviceS, rep.Ratio, rep.DeviceRatio,
-		rep.HeavyQueries, rep.HeavyMeanS, rep.Correct)
+	fmt.Printf("fair admission (%s, %s, measured here): a %s query alone %.3f s (device %.3f s), while another identity loops %s queries %.3f s (device %.3f s): %.2f× (device %.2f×, medians %.2f×; cycles %s); %d large queries of %.2f s meanwhile; host cores alone: device %.2f, clients %.2f, other %.2f; under load: %.2f, %.2f, %.2f; records correct: %v\n",
+		rep.Transport, rep.Scheme, *small, rep.LightAloneS, rep.LightAloneDeviceS, *size, rep.LightUnderLoadS, rep.LightUnderLoadDeviceS, rep.Ratio, rep.DeviceRatio,
+		rep.MedianRatio, fmt.Sprintf("%.2f", rep.CycleRatios), rep.HeavyQueries, rep.HeavyMeanS, rep.CoresAlone.Device, rep.CoresAlone.Client, rep.CoresAlone.Other,
+		rep.CoresUnderLoad.Device, rep.CoresUnderLoad.Client, rep.CoresUnderLoad.Other, rep.Correct)
 	return nil
 }

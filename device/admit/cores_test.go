@@ -31,7 +31,8 @@ func newTestCores(n int) (*Cores, *fakeClock) {
 	c := NewCores(n)
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
 	c.now = clk.now
-	c.wait = 0 // no anticipation (real time) but where a test fires it by hand
+	c.wait = 0     // no anticipation (real time) but where a test fires it by hand
+	c.sample = nil // no narrowing (the host's CPU) but where a test feeds it
 	return c, clk
 }
 
@@ -367,5 +368,47 @@ func TestCoresKeepAFreedCoreForItsRun(t *testing.T) {
 	<-got
 	if len(fire) != 2 {
 		t.Fatalf("a core was kept for the run with more service (%d timers)", len(fire))
+	}
+}
+
+// A run's stats count its chunks, the time each waited for the core and
+// held it (stepped clock): a chunk granted at once waited nothing.
+func TestCoresRunStats(t *testing.T) {
+	c, clk := newTestCores(1)
+	ctx := context.Background()
+	a, b := c.For("a"), c.For("b")
+	if st := (&Run{}).Stats(); st != (RunStats{}) {
+		t.Fatalf("a run of no cores: %+v", st)
+	}
+	rel, err := a.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := make(chan func())
+	go func() {
+		r, err := b.Acquire(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		granted <- r
+	}()
+	waitCores(t, c, 1)
+	clk.step(3 * time.Millisecond) // a holds 3 ms while b waits
+	rel()
+	relB := <-granted
+	clk.step(5 * time.Millisecond) // b holds 5 ms
+	relB()
+	rel, err = a.Acquire(ctx) // free: no wait
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.step(time.Millisecond)
+	rel()
+	if got, want := a.Stats(), (RunStats{Chunks: 2, Held: 4 * time.Millisecond, Chunk: 3 * time.Millisecond, Limit: 1}); got != want {
+		t.Fatalf("a: %+v, want %+v", got, want)
+	}
+	want := RunStats{Chunks: 1, Waited: 3 * time.Millisecond, Held: 5 * time.Millisecond, MaxWait: 3 * time.Millisecond, Chunk: 5 * time.Millisecond, Limit: 1}
+	if got := b.Stats(); got != want {
+		t.Fatalf("b: %+v, want %+v", got, want)
 	}
 }

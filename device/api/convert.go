@@ -503,7 +503,31 @@ func setStreamRespToProto(r *SetStreamResponse) *devicepb.SetStreamResponse {
 
 func runStreamRespToProto(r *RunStreamResponse) *devicepb.RunStreamResponse {
 	return &devicepb.RunStreamResponse{Outputs: valuesToProto(r.Outputs), StoreBytes: r.StoreBytes, Instructions: r.Instructions,
-		MicroOps: r.MicroOps, Bodies: r.Bodies, Stored: r.Stored, PeakBytes: r.PeakBytes, Seconds: r.Seconds}
+		MicroOps: r.MicroOps, Bodies: r.Bodies, Stored: r.Stored, PeakBytes: r.PeakBytes, Seconds: r.Seconds, Cores: coreUseToProto(r.Cores)}
+}
+
+// maxCoreUses bounds the stages a reply may carry.
+const maxCoreUses = 16
+
+func coreUseToProto(us []CoreUse) []*devicepb.CoreUse {
+	var out []*devicepb.CoreUse
+	for _, u := range us {
+		out = append(out, &devicepb.CoreUse{Stage: u.Stage, Seconds: u.Seconds, Chunks: u.Chunks, WaitSeconds: u.WaitSeconds,
+			HeldSeconds: u.HeldSeconds, MaxWaitSeconds: u.MaxWaitSeconds, MaxChunkSeconds: u.MaxChunkSeconds, Batch: u.Batch, MinLimit: u.MinLimit})
+	}
+	return out
+}
+
+func coreUseFromProto(ms []*devicepb.CoreUse) ([]CoreUse, error) {
+	if len(ms) > maxCoreUses {
+		return nil, fmt.Errorf("%w: %d stages of core use (at most %d)", ErrInvalid, len(ms), maxCoreUses)
+	}
+	var out []CoreUse
+	for _, m := range ms {
+		out = append(out, CoreUse{Stage: m.GetStage(), Seconds: m.GetSeconds(), Chunks: m.GetChunks(), WaitSeconds: m.GetWaitSeconds(),
+			HeldSeconds: m.GetHeldSeconds(), MaxWaitSeconds: m.GetMaxWaitSeconds(), MaxChunkSeconds: m.GetMaxChunkSeconds(), Batch: m.GetBatch(), MinLimit: m.GetMinLimit()})
+	}
+	return out, nil
 }
 
 func runStreamRespFromProto(m *devicepb.RunStreamResponse) (*RunStreamResponse, error) {
@@ -511,8 +535,12 @@ func runStreamRespFromProto(m *devicepb.RunStreamResponse) (*RunStreamResponse, 
 	if err != nil {
 		return nil, err
 	}
+	cores, err := coreUseFromProto(m.GetCores())
+	if err != nil {
+		return nil, err
+	}
 	return &RunStreamResponse{Outputs: outs, StoreBytes: m.GetStoreBytes(), Instructions: m.GetInstructions(),
-		MicroOps: m.GetMicroOps(), Bodies: m.GetBodies(), Stored: m.GetStored(), PeakBytes: m.GetPeakBytes(), Seconds: m.GetSeconds()}, nil
+		MicroOps: m.GetMicroOps(), Bodies: m.GetBodies(), Stored: m.GetStored(), PeakBytes: m.GetPeakBytes(), Seconds: m.GetSeconds(), Cores: cores}, nil
 }
 
 func copyFromRespToProto(r *CopyFromResponse) *devicepb.CopyFromResponse {

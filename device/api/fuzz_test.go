@@ -43,6 +43,9 @@ func seeds() []proto.Message {
 func TestProtoRoundTrip(t *testing.T) {
 	put := &PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs}
 	send := seedSend()
+	runReply := &RunStreamResponse{Outputs: []StreamValues{{Node: 3, Instances: [][][]uint64{seedLimbs}}}, StoreBytes: 1, Bodies: 2, Seconds: 0.5,
+		Cores: []CoreUse{{Stage: "ring", Seconds: 0.25, Chunks: 16, WaitSeconds: 0.125, HeldSeconds: 0.0625, MaxWaitSeconds: 0.03125, MaxChunkSeconds: 0.015625, Batch: 1, MinLimit: 2},
+			{Stage: "scan", Seconds: 0.5, Chunks: 4096, Batch: 3}}}
 	for _, tc := range []struct {
 		name string
 		want any
@@ -57,6 +60,8 @@ func TestProtoRoundTrip(t *testing.T) {
 		{"recv reply", &RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3},
 			recvRespToProto(&RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3}),
 			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
+		{"run stream reply", runReply, runStreamRespToProto(runReply),
+			func(m proto.Message) (any, error) { return runStreamRespFromProto(m.(*pb.RunStreamResponse)) }},
 		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}),
 			func(m proto.Message) (any, error) { return statsRespFromProto(m.(*pb.StatsResponse)), nil }},
 		{"config reply", &ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12, "alice"},
@@ -268,4 +273,20 @@ func FuzzRequests(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A reply carries at most maxCoreUses stages: more is refused, named.
+func TestRunStreamReplyBoundsStages(t *testing.T) {
+	m := &pb.RunStreamResponse{}
+	for i := 0; i <= maxCoreUses; i++ {
+		m.Cores = append(m.Cores, &pb.CoreUse{Stage: fmt.Sprint(i)})
+	}
+	if _, err := runStreamRespFromProto(m); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("%d stages: %v, want ErrInvalid", len(m.Cores), err)
+	}
+	m.Cores = m.Cores[:maxCoreUses]
+	r, err := runStreamRespFromProto(m)
+	if err != nil || len(r.Cores) != maxCoreUses || r.Cores[maxCoreUses-1].Stage != fmt.Sprint(maxCoreUses-1) {
+		t.Fatalf("%d stages: %v, %v", maxCoreUses, r, err)
+	}
 }

@@ -274,6 +274,21 @@ type RunStreamResponse struct {
 	Stored       uint64 // stored instances read
 	PeakBytes    uint64 // value memory held at once
 	Seconds      float64
+	Cores        []CoreUse // the run's stages on the device's shared cores
+}
+
+// CoreUse is one stage of a run on a device that shares its cores chunk
+// by chunk: its wall time, and what its chunks waited for a core and held
+// one (summed over the stage's workers).
+type CoreUse struct {
+	Stage                    string
+	Seconds                  float64
+	Chunks                   uint64
+	WaitSeconds, HeldSeconds float64
+	MaxWaitSeconds           float64
+	MaxChunkSeconds          float64
+	Batch                    uint64 // queries sharing the stage (a scan pass)
+	MinLimit                 uint32 // the fewest cores granted during the stage
 }
 
 // StoredBinding binds a Stored node of a segment to store objects:

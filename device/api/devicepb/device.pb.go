@@ -1873,15 +1873,18 @@ func (x *RunStreamRequest) GetKeys() []*KeyBinding {
 }
 
 type RunStreamResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Outputs       []*StreamValues        `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
-	StoreBytes    uint64                 `protobuf:"varint,2,opt,name=store_bytes,json=storeBytes,proto3" json:"store_bytes,omitempty"` // read from the store
-	Instructions  uint64                 `protobuf:"varint,3,opt,name=instructions,proto3" json:"instructions,omitempty"`
-	MicroOps      uint64                 `protobuf:"varint,4,opt,name=micro_ops,json=microOps,proto3" json:"micro_ops,omitempty"`
-	Bodies        uint64                 `protobuf:"varint,5,opt,name=bodies,proto3" json:"bodies,omitempty"`                        // body programs run
-	Stored        uint64                 `protobuf:"varint,6,opt,name=stored,proto3" json:"stored,omitempty"`                        // stored instances read
-	PeakBytes     uint64                 `protobuf:"varint,7,opt,name=peak_bytes,json=peakBytes,proto3" json:"peak_bytes,omitempty"` // value memory the run held at once
-	Seconds       float64                `protobuf:"fixed64,8,opt,name=seconds,proto3" json:"seconds,omitempty"`                     // on the device
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Outputs      []*StreamValues        `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	StoreBytes   uint64                 `protobuf:"varint,2,opt,name=store_bytes,json=storeBytes,proto3" json:"store_bytes,omitempty"` // read from the store
+	Instructions uint64                 `protobuf:"varint,3,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	MicroOps     uint64                 `protobuf:"varint,4,opt,name=micro_ops,json=microOps,proto3" json:"micro_ops,omitempty"`
+	Bodies       uint64                 `protobuf:"varint,5,opt,name=bodies,proto3" json:"bodies,omitempty"`                        // body programs run
+	Stored       uint64                 `protobuf:"varint,6,opt,name=stored,proto3" json:"stored,omitempty"`                        // stored instances read
+	PeakBytes    uint64                 `protobuf:"varint,7,opt,name=peak_bytes,json=peakBytes,proto3" json:"peak_bytes,omitempty"` // value memory the run held at once
+	Seconds      float64                `protobuf:"fixed64,8,opt,name=seconds,proto3" json:"seconds,omitempty"`                     // on the device
+	// How the run's stages used the device's cores, each chunk of work
+	// holding one (a device that shares its cores chunk by chunk).
+	Cores         []*CoreUse `protobuf:"bytes,9,rep,name=cores,proto3" json:"cores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1972,6 +1975,122 @@ func (x *RunStreamResponse) GetSeconds() float64 {
 	return 0
 }
 
+func (x *RunStreamResponse) GetCores() []*CoreUse {
+	if x != nil {
+		return x.Cores
+	}
+	return nil
+}
+
+// CoreUse is one stage of a run on the device's shared cores.
+type CoreUse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Stage           string                 `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`                                  // "ring", "scan", "stream"
+	Seconds         float64                `protobuf:"fixed64,2,opt,name=seconds,proto3" json:"seconds,omitempty"`                            // the stage's wall time
+	Chunks          uint64                 `protobuf:"varint,3,opt,name=chunks,proto3" json:"chunks,omitempty"`                               // chunks of work granted a core
+	WaitSeconds     float64                `protobuf:"fixed64,4,opt,name=wait_seconds,json=waitSeconds,proto3" json:"wait_seconds,omitempty"` // summed over its workers: asking for a core until granted
+	HeldSeconds     float64                `protobuf:"fixed64,5,opt,name=held_seconds,json=heldSeconds,proto3" json:"held_seconds,omitempty"` // summed over its workers: holding one
+	MaxWaitSeconds  float64                `protobuf:"fixed64,6,opt,name=max_wait_seconds,json=maxWaitSeconds,proto3" json:"max_wait_seconds,omitempty"`
+	MaxChunkSeconds float64                `protobuf:"fixed64,7,opt,name=max_chunk_seconds,json=maxChunkSeconds,proto3" json:"max_chunk_seconds,omitempty"`
+	Batch           uint64                 `protobuf:"varint,8,opt,name=batch,proto3" json:"batch,omitempty"`                       // queries sharing the stage (a scan pass), 1 if its own
+	MinLimit        uint32                 `protobuf:"varint,9,opt,name=min_limit,json=minLimit,proto3" json:"min_limit,omitempty"` // the fewest cores the device granted during the stage (fewer than its workers: the host was short of CPU)
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CoreUse) Reset() {
+	*x = CoreUse{}
+	mi := &file_device_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CoreUse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CoreUse) ProtoMessage() {}
+
+func (x *CoreUse) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CoreUse.ProtoReflect.Descriptor instead.
+func (*CoreUse) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *CoreUse) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *CoreUse) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *CoreUse) GetChunks() uint64 {
+	if x != nil {
+		return x.Chunks
+	}
+	return 0
+}
+
+func (x *CoreUse) GetWaitSeconds() float64 {
+	if x != nil {
+		return x.WaitSeconds
+	}
+	return 0
+}
+
+func (x *CoreUse) GetHeldSeconds() float64 {
+	if x != nil {
+		return x.HeldSeconds
+	}
+	return 0
+}
+
+func (x *CoreUse) GetMaxWaitSeconds() float64 {
+	if x != nil {
+		return x.MaxWaitSeconds
+	}
+	return 0
+}
+
+func (x *CoreUse) GetMaxChunkSeconds() float64 {
+	if x != nil {
+		return x.MaxChunkSeconds
+	}
+	return 0
+}
+
+func (x *CoreUse) GetBatch() uint64 {
+	if x != nil {
+		return x.Batch
+	}
+	return 0
+}
+
+func (x *CoreUse) GetMinLimit() uint32 {
+	if x != nil {
+		return x.MinLimit
+	}
+	return 0
+}
+
 type ListRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Prefix        string                 `protobuf:"bytes,1,opt,name=prefix,proto3" json:"prefix,omitempty"`
@@ -1982,7 +2101,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_device_proto_msgTypes[30]
+	mi := &file_device_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1994,7 +2113,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[30]
+	mi := &file_device_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2007,7 +2126,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{30}
+	return file_device_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListRequest) GetPrefix() string {
@@ -2043,7 +2162,7 @@ type ObjectInfo struct {
 
 func (x *ObjectInfo) Reset() {
 	*x = ObjectInfo{}
-	mi := &file_device_proto_msgTypes[31]
+	mi := &file_device_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2174,7 @@ func (x *ObjectInfo) String() string {
 func (*ObjectInfo) ProtoMessage() {}
 
 func (x *ObjectInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[31]
+	mi := &file_device_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2187,7 @@ func (x *ObjectInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectInfo.ProtoReflect.Descriptor instead.
 func (*ObjectInfo) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{31}
+	return file_device_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ObjectInfo) GetName() string {
@@ -2144,7 +2263,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_device_proto_msgTypes[32]
+	mi := &file_device_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2156,7 +2275,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[32]
+	mi := &file_device_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2169,7 +2288,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{32}
+	return file_device_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListResponse) GetObjects() []*ObjectInfo {
@@ -2196,7 +2315,7 @@ type CopyFromRequest struct {
 
 func (x *CopyFromRequest) Reset() {
 	*x = CopyFromRequest{}
-	mi := &file_device_proto_msgTypes[33]
+	mi := &file_device_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2327,7 @@ func (x *CopyFromRequest) String() string {
 func (*CopyFromRequest) ProtoMessage() {}
 
 func (x *CopyFromRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[33]
+	mi := &file_device_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2340,7 @@ func (x *CopyFromRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyFromRequest.ProtoReflect.Descriptor instead.
 func (*CopyFromRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{33}
+	return file_device_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CopyFromRequest) GetSource() string {
@@ -2248,7 +2367,7 @@ type CopyFromResponse struct {
 
 func (x *CopyFromResponse) Reset() {
 	*x = CopyFromResponse{}
-	mi := &file_device_proto_msgTypes[34]
+	mi := &file_device_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2260,7 +2379,7 @@ func (x *CopyFromResponse) String() string {
 func (*CopyFromResponse) ProtoMessage() {}
 
 func (x *CopyFromResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[34]
+	mi := &file_device_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2273,7 +2392,7 @@ func (x *CopyFromResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyFromResponse.ProtoReflect.Descriptor instead.
 func (*CopyFromResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{34}
+	return file_device_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CopyFromResponse) GetObjects() uint32 {
@@ -2301,7 +2420,7 @@ type GrantRequest struct {
 
 func (x *GrantRequest) Reset() {
 	*x = GrantRequest{}
-	mi := &file_device_proto_msgTypes[35]
+	mi := &file_device_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2432,7 @@ func (x *GrantRequest) String() string {
 func (*GrantRequest) ProtoMessage() {}
 
 func (x *GrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[35]
+	mi := &file_device_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2445,7 @@ func (x *GrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantRequest.ProtoReflect.Descriptor instead.
 func (*GrantRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{35}
+	return file_device_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GrantRequest) GetDatabase() string {
@@ -2358,7 +2477,7 @@ type GrantResponse struct {
 
 func (x *GrantResponse) Reset() {
 	*x = GrantResponse{}
-	mi := &file_device_proto_msgTypes[36]
+	mi := &file_device_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2489,7 @@ func (x *GrantResponse) String() string {
 func (*GrantResponse) ProtoMessage() {}
 
 func (x *GrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[36]
+	mi := &file_device_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +2502,7 @@ func (x *GrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantResponse.ProtoReflect.Descriptor instead.
 func (*GrantResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{36}
+	return file_device_proto_rawDescGZIP(), []int{37}
 }
 
 var File_device_proto protoreflect.FileDescriptor
@@ -2519,7 +2638,7 @@ const file_device_proto_rawDesc = "" +
 	"\aprogram\x18\x01 \x01(\tR\aprogram\x128\n" +
 	"\x06inputs\x18\x02 \x03(\v2 .rosemary.device.v1.StreamValuesR\x06inputs\x129\n" +
 	"\x06stored\x18\x03 \x03(\v2!.rosemary.device.v1.StoredBindingR\x06stored\x122\n" +
-	"\x04keys\x18\x04 \x03(\v2\x1e.rosemary.device.v1.KeyBindingR\x04keys\"\x9a\x02\n" +
+	"\x04keys\x18\x04 \x03(\v2\x1e.rosemary.device.v1.KeyBindingR\x04keys\"\xcd\x02\n" +
 	"\x11RunStreamResponse\x12:\n" +
 	"\aoutputs\x18\x01 \x03(\v2 .rosemary.device.v1.StreamValuesR\aoutputs\x12\x1f\n" +
 	"\vstore_bytes\x18\x02 \x01(\x04R\n" +
@@ -2530,7 +2649,18 @@ const file_device_proto_rawDesc = "" +
 	"\x06stored\x18\x06 \x01(\x04R\x06stored\x12\x1d\n" +
 	"\n" +
 	"peak_bytes\x18\a \x01(\x04R\tpeakBytes\x12\x18\n" +
-	"\aseconds\x18\b \x01(\x01R\aseconds\"F\n" +
+	"\aseconds\x18\b \x01(\x01R\aseconds\x121\n" +
+	"\x05cores\x18\t \x03(\v2\x1b.rosemary.device.v1.CoreUseR\x05cores\"\xa0\x02\n" +
+	"\aCoreUse\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x18\n" +
+	"\aseconds\x18\x02 \x01(\x01R\aseconds\x12\x16\n" +
+	"\x06chunks\x18\x03 \x01(\x04R\x06chunks\x12!\n" +
+	"\fwait_seconds\x18\x04 \x01(\x01R\vwaitSeconds\x12!\n" +
+	"\fheld_seconds\x18\x05 \x01(\x01R\vheldSeconds\x12(\n" +
+	"\x10max_wait_seconds\x18\x06 \x01(\x01R\x0emaxWaitSeconds\x12*\n" +
+	"\x11max_chunk_seconds\x18\a \x01(\x01R\x0fmaxChunkSeconds\x12\x14\n" +
+	"\x05batch\x18\b \x01(\x04R\x05batch\x12\x1b\n" +
+	"\tmin_limit\x18\t \x01(\rR\bminLimit\"F\n" +
 	"\vListRequest\x12\x16\n" +
 	"\x06prefix\x18\x01 \x01(\tR\x06prefix\x12\x1f\n" +
 	"\vmax_objects\x18\x02 \x01(\rR\n" +
@@ -2597,7 +2727,7 @@ func file_device_proto_rawDescGZIP() []byte {
 }
 
 var file_device_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_device_proto_goTypes = []any{
 	(Role)(0),                 // 0: rosemary.device.v1.Role
 	(*ConfigRequest)(nil),     // 1: rosemary.device.v1.ConfigRequest
@@ -2630,13 +2760,14 @@ var file_device_proto_goTypes = []any{
 	(*KeyBinding)(nil),        // 28: rosemary.device.v1.KeyBinding
 	(*RunStreamRequest)(nil),  // 29: rosemary.device.v1.RunStreamRequest
 	(*RunStreamResponse)(nil), // 30: rosemary.device.v1.RunStreamResponse
-	(*ListRequest)(nil),       // 31: rosemary.device.v1.ListRequest
-	(*ObjectInfo)(nil),        // 32: rosemary.device.v1.ObjectInfo
-	(*ListResponse)(nil),      // 33: rosemary.device.v1.ListResponse
-	(*CopyFromRequest)(nil),   // 34: rosemary.device.v1.CopyFromRequest
-	(*CopyFromResponse)(nil),  // 35: rosemary.device.v1.CopyFromResponse
-	(*GrantRequest)(nil),      // 36: rosemary.device.v1.GrantRequest
-	(*GrantResponse)(nil),     // 37: rosemary.device.v1.GrantResponse
+	(*CoreUse)(nil),           // 31: rosemary.device.v1.CoreUse
+	(*ListRequest)(nil),       // 32: rosemary.device.v1.ListRequest
+	(*ObjectInfo)(nil),        // 33: rosemary.device.v1.ObjectInfo
+	(*ListResponse)(nil),      // 34: rosemary.device.v1.ListResponse
+	(*CopyFromRequest)(nil),   // 35: rosemary.device.v1.CopyFromRequest
+	(*CopyFromResponse)(nil),  // 36: rosemary.device.v1.CopyFromResponse
+	(*GrantRequest)(nil),      // 37: rosemary.device.v1.GrantRequest
+	(*GrantResponse)(nil),     // 38: rosemary.device.v1.GrantResponse
 }
 var file_device_proto_depIdxs = []int32{
 	13, // 0: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
@@ -2649,41 +2780,42 @@ var file_device_proto_depIdxs = []int32{
 	27, // 7: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
 	28, // 8: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
 	26, // 9: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
-	32, // 10: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
-	0,  // 11: rosemary.device.v1.GrantRequest.role:type_name -> rosemary.device.v1.Role
-	1,  // 12: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
-	3,  // 13: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
-	5,  // 14: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
-	7,  // 15: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
-	9,  // 16: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
-	15, // 17: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
-	17, // 18: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
-	19, // 19: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
-	21, // 20: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
-	23, // 21: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
-	29, // 22: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
-	31, // 23: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
-	34, // 24: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
-	36, // 25: rosemary.device.v1.Device.Grant:input_type -> rosemary.device.v1.GrantRequest
-	2,  // 26: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
-	4,  // 27: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
-	6,  // 28: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
-	8,  // 29: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
-	10, // 30: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
-	16, // 31: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
-	18, // 32: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
-	20, // 33: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
-	22, // 34: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
-	24, // 35: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
-	30, // 36: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
-	33, // 37: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
-	35, // 38: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
-	37, // 39: rosemary.device.v1.Device.Grant:output_type -> rosemary.device.v1.GrantResponse
-	26, // [26:40] is the sub-list for method output_type
-	12, // [12:26] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	31, // 10: rosemary.device.v1.RunStreamResponse.cores:type_name -> rosemary.device.v1.CoreUse
+	33, // 11: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
+	0,  // 12: rosemary.device.v1.GrantRequest.role:type_name -> rosemary.device.v1.Role
+	1,  // 13: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
+	3,  // 14: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
+	5,  // 15: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
+	7,  // 16: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
+	9,  // 17: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
+	15, // 18: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
+	17, // 19: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
+	19, // 20: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
+	21, // 21: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
+	23, // 22: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
+	29, // 23: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
+	32, // 24: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
+	35, // 25: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
+	37, // 26: rosemary.device.v1.Device.Grant:input_type -> rosemary.device.v1.GrantRequest
+	2,  // 27: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
+	4,  // 28: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
+	6,  // 29: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
+	8,  // 30: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
+	10, // 31: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
+	16, // 32: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
+	18, // 33: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
+	20, // 34: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
+	22, // 35: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
+	24, // 36: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
+	30, // 37: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
+	34, // 38: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
+	36, // 39: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
+	38, // 40: rosemary.device.v1.Device.Grant:output_type -> rosemary.device.v1.GrantResponse
+	27, // [27:41] is the sub-list for method output_type
+	13, // [13:27] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_device_proto_init() }
@@ -2704,7 +2836,7 @@ func file_device_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_device_proto_rawDesc), len(file_device_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

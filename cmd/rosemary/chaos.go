@@ -76,7 +76,7 @@ func runChaos(args []string) error {
 		DiskBytes: diskBytes, PlaintextDevices: *plaintext, DeviceMetrics: true, Log: os.Stderr,
 		Device: func(s chaos.DeviceSpec) *exec.Cmd {
 			args := append(append([]string(nil), serve[1:]...), "--store", s.Store, "--listen", "127.0.0.1:0",
-				"--etcd", strings.Join(s.Etcd, ","), "--id", s.ID, "--scrub-interval", s.Scrub.String(), "--lease-ttl", "2")
+				"--etcd", strings.Join(s.Etcd, ","), "--id", s.ID, "--scrub-interval", s.Scrub.String())
 			if s.Metrics != "" {
 				args = append(args, "--metrics-listen", s.Metrics)
 			}

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/authz"
 )
 
 // barrierReader holds its first Read until every reader of its group has
@@ -118,5 +121,63 @@ func TestCreateIsCompareAndSwap(t *testing.T) {
 	}
 	if created != 1 {
 		t.Fatalf("%d of 4 concurrent creates succeeded, want 1", created)
+	}
+}
+
+// racingRemover is a device on which another load publishes first (the
+// manifest's compare-and-swap fails) and removes what it supersedes while
+// this one cleans up: between this load's List and its Deletes, the first
+// object listed is gone.
+type racingRemover struct {
+	api.Device
+}
+
+func (d *racingRemover) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+	if req.Name == authz.ManifestName("db") && req.IfGeneration != nil {
+		return nil, fmt.Errorf("device: %w: another load published", api.ErrStale)
+	}
+	return d.Device.Put(ctx, req)
+}
+
+func (d *racingRemover) List(ctx context.Context, req *api.ListRequest) (*api.ListResponse, error) {
+	resp, err := d.Device.List(ctx, req)
+	if err == nil && strings.HasPrefix(req.Prefix, "db/g2.") && len(resp.Objects) > 1 {
+		d.Device.Delete(ctx, &api.DeleteRequest{Name: resp.Objects[0].Name})
+	}
+	return resp, err
+}
+
+// A load that loses to a concurrent one removes everything it wrote, even
+// when the winner's removal of superseded data takes some of it first (it
+// stopped at the first object already gone, and left the rest: a flake of
+// TestConcurrentLoadsOneWins on a busy machine).
+func TestLosingLoadRemovesItsDataWhateverIsGone(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	const size, n = 64, 32
+	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := records(70, n, size)
+	if _, err := e.c.Load(ctx, "db", bytes.NewReader(first), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
+		t.Fatal(err)
+	}
+	before := countObjects(t, e.c, "db/g")
+	loser := client.New(&racingRemover{Device: e.c.Device()}, e.keys)
+	_, err := loser.Load(ctx, "db", bytes.NewReader(records(71, n, size)), client.LoadOptions{Records: dataset.FixedSize})
+	if !errors.Is(err, client.ErrConcurrentLoad) {
+		t.Fatalf("the losing load: %v, want ErrConcurrentLoad", err)
+	}
+	if got := countObjects(t, e.c, "db/g2."); got != 0 {
+		t.Fatalf("%d objects of the losing load remain", got)
+	}
+	if got := countObjects(t, e.c, "db/g"); got != before {
+		t.Fatalf("%d data objects after the losing load, %d before", got, before)
+	}
+	for _, i := range []int{0, n - 1} {
+		got, err := e.c.Get(ctx, "db", i)
+		if err != nil || !bytes.Equal(got, first[i*size:(i+1)*size]) {
+			t.Fatalf("record %d after the losing load: %v", i, err)
+		}
 	}
 }

@@ -475,7 +475,9 @@ func (c *Client) deletePrefix(ctx context.Context, prefix string) error {
 			return err
 		}
 		for _, o := range resp.Objects {
-			if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
+			// Gone already is no failure: a concurrent load that published
+			// removes superseded data, this load's among it.
+			if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil && !isNotFound(err) {
 				return fmt.Errorf("client: delete %s: %w", o.Name, err)
 			}
 		}

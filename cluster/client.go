@@ -42,6 +42,11 @@ type Client struct {
 	mu    sync.Mutex
 	conns map[string]*deviceConn // by device address
 	dial  []remote.Option        // how devices are dialled
+	// seen is the last address the registry gave for each device: a
+	// replica whose registration lapsed (etcd without a quorum for a
+	// moment, a lease not renewed in time) is still asked, after the live
+	// ones — it may well be serving.
+	seen map[string]string
 
 	metrics  *metrics
 	latency  latencies // of shard answers, for hedging
@@ -66,7 +71,7 @@ func Open(ctx context.Context, e Etcd, keys *client.Keys, dial ...remote.Option)
 		cli.Close()
 		return nil, fmt.Errorf("%w: %s unreachable: %w", ErrEtcd, e.Endpoints[0], Denied(err))
 	}
-	return &Client{etcd: cli, owner: id.Name, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*deviceConn{}, dial: dial, metrics: newMetrics()}, nil
+	return &Client{etcd: cli, owner: id.Name, keys: keys, ShardTimeout: 2 * time.Minute, conns: map[string]*deviceConn{}, seen: map[string]string{}, dial: dial, metrics: newMetrics()}, nil
 }
 
 // Close closes every connection.
@@ -104,10 +109,21 @@ func (c *Client) liveDevices(ctx context.Context) (map[string]DeviceInfo, error)
 		return nil, err
 	}
 	out := map[string]DeviceInfo{}
+	c.mu.Lock()
 	for _, d := range ds {
 		out[d.ID] = d
+		c.seen[d.ID] = d.Addr
 	}
+	c.mu.Unlock()
 	return out, nil
+}
+
+// lastAddr is the address the registry last gave for device id.
+func (c *Client) lastAddr(id string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.seen[id]
+	return a, ok
 }
 
 // CreatePIR creates an empty PIR database of recordSize-byte records in

@@ -26,7 +26,8 @@ func attemptTimeout(ctx context.Context, left int, ceiling time.Duration) time.D
 }
 
 // tryReplicas runs call on the live replicas of shard s of m until one
-// succeeds, devices whose circuit is open (they kept failing) last: one
+// succeeds, devices whose circuit is open (they kept failing) last, then
+// replicas not registered now at the address they last had: one
 // replica at a time, the next when one fails or takes more
 // than its share of the caller's deadline (attemptTimeout), and a hedge —
 // the next replica asked while the first still works — once an attempt
@@ -38,15 +39,28 @@ func tryReplicas[T any](ctx context.Context, c *Client, m *Map, s int, live map[
 	var zero T
 	var tried []string
 	var up []string
+	addrOf := map[string]string{}
+	for _, id := range m.Shards[s].Replicas {
+		if d, ok := live[id]; ok {
+			up = append(up, id)
+			addrOf[id] = d.Addr
+		}
+	}
+	// A device that keeps failing is asked last (breaker.go).
+	c.breakers.order(up, func(id string) string { return addrOf[id] })
+	// After the live replicas, those whose registration lapsed, at the
+	// address they last had.
 	for _, id := range m.Shards[s].Replicas {
 		if _, ok := live[id]; ok {
+			continue
+		}
+		if a, ok := c.lastAddr(id); ok {
 			up = append(up, id)
+			addrOf[id] = a
 		} else {
 			tried = append(tried, id+" (not live)")
 		}
 	}
-	// A device that keeps failing is asked last (breaker.go).
-	c.breakers.order(up, func(id string) string { return live[id].Addr })
 	type result struct {
 		k   int
 		v   T
@@ -61,7 +75,7 @@ func tryReplicas[T any](ctx context.Context, c *Client, m *Map, s int, live map[
 	}()
 	launch := func() {
 		k := len(cancels)
-		addr := live[up[k]].Addr
+		addr := addrOf[up[k]]
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout(ctx, len(up)-k, c.ShardTimeout))
 		cancels = append(cancels, cancel)
 		go func() {

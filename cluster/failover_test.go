@@ -489,3 +489,39 @@ func keysOf(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// A replica whose registration lapsed — its key gone from etcd while the
+// device serves on (a lease not renewed across a quorum loss) — is still
+// asked, at the address the client last saw, once the live replicas fail:
+// with the registered replica frozen, the lapsed one answers, exactly.
+func TestClusterAsksALapsedReplica(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and devices")
+	}
+	c, gates, _ := newGatedCluster(t, 2)
+	const n = 256
+	data := records(23, n, recSize)
+	createPIR(t, c, "db", data, 1, 2)
+	wantExact(t, c, data, 0) // the client reads the registry: it has seen both
+	ctx := context.Background()
+	if _, err := c.Etcd().Delete(ctx, cluster.DeviceKey("d0")); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := cluster.Devices(ctx, c.Etcd())
+	if err != nil || len(ds) != 1 || ds[0].ID != "d1" {
+		t.Fatalf("registered after d0's key went: %+v, %v; want d1 alone", ds, err)
+	}
+	gates[1].close() // the only registered replica stalls
+	defer gates[1].open()
+	c.ShardTimeout = 2 * time.Second
+	qctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	const i = 77
+	a, err := c.Get(qctx, "db", i)
+	if err != nil {
+		t.Fatalf("get with d1 frozen and d0 unregistered: %v", err)
+	}
+	if !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) || a.DeviceBytes["d0"] == 0 {
+		t.Fatalf("record %d answered by %v: want d0's exact answer", i, a.DeviceBytes)
+	}
+}

@@ -136,6 +136,14 @@ func (c *Client) update(ctx context.Context, name string, op kv.Op, check func(*
 		}
 		ops, err := c.readSegments(ctx, in, segs[keep:])
 		if err != nil {
+			// A segment gone under this manifest: another writer replaced
+			// the manifest and removed what it retired. Try again on the
+			// new one; gone under a manifest still current is a loss.
+			if isNotFound(err) {
+				if _, now, herr := c.readHead(ctx, name); herr == nil && now != headGen {
+					continue
+				}
+			}
 			return nil, err
 		}
 		seg, err := c.writeSegment(ctx, in, append(ops, op))

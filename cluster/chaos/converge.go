@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -165,6 +164,3 @@ func (r *run) shardDatabases(ctx context.Context, addr string) ([]string, error)
 	}
 	return dbs, nil
 }
-
-// removeAll deletes a store directory (a wipe).
-func removeAll(dir string) error { return os.RemoveAll(dir) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -194,7 +195,7 @@ func (r *run) inject(ctx context.Context, kind Kind, rng *rand.Rand) {
 		case Wipe:
 			r.scrapeDevice(ctx, d)
 			d.kill()
-			if err := removeAll(d.spec.Store); err != nil {
+			if err := os.RemoveAll(d.spec.Store); err != nil {
 				r.anomaly("wipe %s: %v", d.spec.ID, err)
 			}
 			sleep(ctx, hold)

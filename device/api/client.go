@@ -17,32 +17,30 @@ func NewClient(cc grpc.ClientConnInterface) Device { return &client{rpc: devicep
 
 type client struct{ rpc devicepb.DeviceClient }
 
+// statusErrors names the device's errors by their gRPC codes, so that a
+// caller tests errors.Is whatever the transport.
+var statusErrors = map[codes.Code]error{
+	codes.Aborted:          ErrStale,
+	codes.DataLoss:         ErrChecksum,
+	codes.PermissionDenied: ErrPermissionDenied,
+	codes.Unauthenticated:  ErrUnauthenticated,
+	codes.NotFound:         ErrNotFound,
+	codes.InvalidArgument:  ErrInvalid,
+	// Its memory, its run queue or its disk is full: not this request's
+	// fault, and not for long.
+	codes.ResourceExhausted: ErrExhausted,
+	// The device (or the connection to it) is down: retry elsewhere.
+	codes.Unavailable: ErrUnavailable,
+}
+
 // call runs one RPC and converts its reply.
 func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
 	conv func(P) (R, error)) (R, error) {
 	var zero R
 	resp, err := rpc(ctx, req)
 	if err != nil {
-		switch status.Code(err) {
-		case codes.Aborted:
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrStale, err)
-		case codes.DataLoss:
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrChecksum, err)
-		case codes.PermissionDenied:
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrPermissionDenied, err)
-		case codes.Unauthenticated:
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrUnauthenticated, err)
-		case codes.NotFound:
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrNotFound, err)
-		case codes.InvalidArgument:
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrInvalid, err)
-		case codes.ResourceExhausted:
-			// Its memory, its run queue or its disk is full: not this
-			// request's fault, and not for long.
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrExhausted, err)
-		case codes.Unavailable:
-			// The device (or the connection to it) is down: retry elsewhere.
-			return zero, fmt.Errorf("device: %s: %w: %w", method, ErrUnavailable, err)
+		if named, ok := statusErrors[status.Code(err)]; ok {
+			return zero, fmt.Errorf("device: %s: %w: %w", method, named, err)
 		}
 		return zero, fmt.Errorf("device: %s: %w", method, err)
 	}

@@ -109,6 +109,8 @@ func printPIRReport(rep *bench.PIRReport) {
 			report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, report.Bytes(rep.StoredBytes), rep.Queries, rep.Correct)
 		fmt.Printf("  warm query   %.3f s mean (%.3f–%.3f), device %.3f s: scan %.2f GB/s (device %.2f GB/s)\n",
 			rep.QuerySeconds, rep.QueryMinSeconds, rep.QueryMaxSeconds, rep.DeviceSeconds, rep.ScanGBps, rep.DeviceScanGBps)
+		fmt.Printf("  warm stages  scan %.3f s (%.2f GB/s) beside ring %.3f s on the device; the cached store read with no compute %.2f GB/s\n",
+			rep.ScanStageSeconds, rep.ScanStageGBps, rep.RingStageSeconds, rep.CachedReadGBps)
 		fmt.Printf("  cold query   %.3f s: scan %.2f GB/s vs raw read %.2f GB/s (O_DIRECT %v)\n", rep.ColdQuerySeconds, rep.ColdScanGBps, rep.RawReadGBps, rep.RawReadDirect)
 		fmt.Printf("  per query    %s up, %s down (on the connection); keys and program once: %s\n",
 			report.Bytes(rep.QueryUpBytes), report.Bytes(rep.QueryDownBytes), report.Bytes(rep.SetupBytes))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -103,7 +104,7 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	rep.SetupBytes = s1 - s0 + r1 - r0
 
 	rep.Correct = true
-	var warm, dev float64
+	var warm, dev, scanStage, ringStage float64
 	var traffic int64
 	for qi, idx := range rep.Indices {
 		if qi == 0 {
@@ -128,6 +129,14 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		} else {
 			warm += q.Seconds
 			dev += q.Device.Seconds
+			for _, u := range q.Device.Cores {
+				switch u.Stage {
+				case "scan":
+					scanStage += u.Seconds
+				case "ring":
+					ringStage += u.Seconds
+				}
+			}
 			if qi == 1 || q.Seconds < rep.QueryMinSeconds {
 				rep.QueryMinSeconds = q.Seconds
 			}
@@ -143,6 +152,16 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	rep.ScanGBps = float64(rep.DBBytes) / rep.QuerySeconds / 1e9
 	rep.DeviceScanGBps = float64(rep.DBBytes) / rep.DeviceSeconds / 1e9
 	rep.ColdScanGBps = float64(rep.DBBytes) / rep.ColdQuerySeconds / 1e9
+	rep.ScanStageSeconds, rep.RingStageSeconds = scanStage/n, ringStage/n
+	if scanStage > 0 {
+		rep.ScanStageGBps = float64(rep.DBBytes) / rep.ScanStageSeconds / 1e9
+	}
+	logf("read of the cached store, every core (%s)", opt.StoreDir)
+	cached, err := ReadFilesCached(opt.StoreDir, "ch*", runtime.GOMAXPROCS(0), 3)
+	if err != nil {
+		return nil, err
+	}
+	rep.CachedReadGBps = cached.GBps
 	rep.HostDeviceBytes = traffic / int64(len(rep.Indices))
 	if rep.HostDeviceBytes > 0 {
 		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)

@@ -112,6 +112,21 @@ type PIRReport struct {
 	RawReadGBps   float64 `json:"raw_read_gbps"`
 	RawReadBytes  int64   `json:"raw_read_bytes"`
 	RawReadDirect bool    `json:"raw_read_direct"`
+	// CachedReadGBps (LWE) is the same files read again through the page
+	// cache once the warm queries have cached them, every core reading its
+	// share in 256 KiB requests, the fastest of three passes
+	// (ReadFilesCached): the copy every warm scan makes, with nothing
+	// computed on it.
+	CachedReadGBps float64 `json:"cached_read_gbps,omitempty"`
+	// ScanStageSeconds and RingStageSeconds (LWE) are the device's two
+	// stages of a warm query, as it reports them (RunStreamResponse.cores,
+	// wall time each, run side by side on the same cores): the pass over
+	// the database (first dimension) and the query's own ring work (the
+	// hint's product H·s). ScanStageGBps is database bytes over the scan
+	// stage.
+	ScanStageSeconds float64 `json:"scan_stage_s,omitempty"`
+	RingStageSeconds float64 `json:"ring_stage_s,omitempty"`
+	ScanStageGBps    float64 `json:"scan_stage_gbps,omitempty"`
 	// MemBandwidthGBps is this machine's memory bandwidth, measured in this
 	// run before the device starts: a STREAM triad on every core
 	// (internal/membw), the ceiling of a scan served from memory.

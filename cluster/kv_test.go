@@ -440,4 +440,18 @@ func TestClusterKVOtherIdentity(t *testing.T) {
 	wantDenied(t, "bob deletes alice's delta", cluster.Denied(err))
 
 	checkKV(ctx, t, alice, "kv", want, -1, 3)
+
+	// A database never loaded: the delta alone answers, and a compaction
+	// makes its first generation of it.
+	if _, err := alice.CreateKV(ctx, "fresh", 2, 1, kvTestOpts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := alice.Put(ctx, "fresh", []byte("a"), []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	checkKV(ctx, t, alice, "fresh", map[string][]byte{"a": []byte("first")}, -1, 2)
+	if m, err := alice.Compact(ctx, "fresh"); err != nil || m.Generation != 1 || m.Entries != 1 {
+		t.Fatalf("compaction of a delta alone: %+v %v", m, err)
+	}
+	checkKV(ctx, t, alice, "fresh", map[string][]byte{"a": []byte("first")}, -1, 2)
 }

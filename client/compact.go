@@ -111,26 +111,7 @@ func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) err
 	if err != nil {
 		return err
 	}
-	// The last operation on a key decides it.
-	last := map[string]int{}
-	var changed []string // in order of first change
-	for i, o := range ops {
-		if o.Kind != kv.OpPut && o.Kind != kv.OpDelete {
-			continue
-		}
-		if _, ok := last[string(o.Key)]; !ok {
-			changed = append(changed, string(o.Key))
-		}
-		last[string(o.Key)] = i
-	}
-	drop := map[kv.Tag]bool{}  // every chunk tag of a changed key
-	first := map[kv.Tag]bool{} // chunk 0's: the key was in the table
-	for _, k := range changed {
-		for j := range l.MaxChunks() {
-			drop[h.Tag([]byte(k), j)] = true
-		}
-		first[h.Tag([]byte(k), 0)] = false
-	}
+	fold := kv.NewFold(l, h, ops)
 	var items []kv.Item
 	var blocks valueBlocks
 	if in.Generation > 0 && in.Records > 0 {
@@ -141,14 +122,10 @@ func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) err
 				return err
 			}
 			for _, it := range its {
-				if drop[it.Tag] {
-					if _, ok := first[it.Tag]; ok {
-						first[it.Tag] = true
-					}
-					continue
+				if fold.Keep(&it) {
+					it.Data = blocks.copy(it.Data)
+					items = append(items, it)
 				}
-				it.Data = blocks.copy(it.Data)
-				items = append(items, it)
 			}
 			return nil
 		})
@@ -156,16 +133,8 @@ func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) err
 			return err
 		}
 	}
-	entries := in.Entries
-	for _, k := range changed {
-		if first[h.Tag([]byte(k), 0)] {
-			entries--
-		}
-		if o := ops[last[k]]; o.Kind == kv.OpPut {
-			items = append(items, l.Split(h, o.Key, o.Value)...)
-			entries++
-		}
-	}
+	added, entries := fold.Added(in.Entries)
+	items = append(items, added...)
 	next.Entries = entries
 	return c.writeKV(ctx, next, items)
 }
@@ -269,4 +238,21 @@ func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []by
 		}
 	}
 	return nil
+}
+
+// Records hands every record of LWE PIR database name's current
+// generation, opened, to fn in order (its delta not applied): what a
+// cluster's compaction reads back of the shards it rebuilds.
+func (c *Client) Records(ctx context.Context, name string, fn func(int, []byte) error) error {
+	in, err := c.readInfo(ctx, name)
+	if err != nil {
+		return err
+	}
+	if in.Kind != KindPIR || in.scheme() != SchemeLWE {
+		return fmt.Errorf("%w: %q is a %s database on %s, Records reads LWE PIR databases", ErrKind, name, in.Kind, in.scheme())
+	}
+	if in.Generation == 0 || in.Records == 0 {
+		return nil
+	}
+	return c.readLWERecords(ctx, in, fn)
 }

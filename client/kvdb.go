@@ -8,7 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
@@ -38,21 +37,10 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	pname := opt.LWEParams
-	if pname == "" {
-		pname = "default"
-	}
-	p, err := lwepir.ByName(pname)
-	if err != nil {
-		return nil, err
-	}
-	if opt.MaxValue == 0 {
-		opt.MaxValue = DefaultMaxValue
-	}
 	if opt.DeltaMax < 0 || opt.DeltaMax > MaxDeltaMax || opt.CompactAt < 0 {
 		return nil, fmt.Errorf("client: create %s: delta bound %d (at most %d), compaction at %d", name, opt.DeltaMax, MaxDeltaMax, opt.CompactAt)
 	}
-	l, err := kv.NewLayout(opt.MaxValue, p.HintSlots(), seal.Overhead, opt.SlotData)
+	l, pname, err := KVLayout(opt)
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
@@ -220,15 +208,13 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 		return nil, err
 	}
 	m := l.MaxChunks()
-	tags := make([]kv.Tag, 0, len(keys)*m)
+	tags := make([][]kv.Tag, len(keys))
 	var buckets []int
-	for _, k := range keys {
+	for i, k := range keys {
 		if len(k) > kv.MaxKey {
 			return nil, fmt.Errorf("%w: %d bytes (at most %d)", ErrKeyTooLarge, len(k), kv.MaxKey)
 		}
-		for j := range m {
-			tags = append(tags, h.Tag(k, j))
-		}
+		tags[i] = l.Tags(h, k)
 	}
 	var recs [][]byte
 	var cost queryCost
@@ -241,8 +227,7 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 			return nil, fmt.Errorf("client: %s: manifest holds no valid kv layout", in.Name)
 		}
 		for _, t := range tags {
-			b := kv.Buckets(seed, t, l.Buckets)
-			buckets = append(buckets, b[:]...)
+			buckets = append(buckets, l.Candidates(seed, t)...)
 		}
 		if recs, cost, err = c.fetchRecords(ctx, in, buckets); err != nil {
 			return nil, err
@@ -255,21 +240,8 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 		if op := kv.LastKey(ops, k); op != nil {
 			r.Found, r.Value = op.Kind == kv.OpPut, op.Value
 		} else if recs != nil {
-			found := make([]*kv.Item, m)
-			for j := range m {
-				for q := range kv.Choices {
-					items, err := l.DecodeBucket(recs[(i*m+j)*kv.Choices+q])
-					if err != nil {
-						return nil, fmt.Errorf("client: lookup %s: %w", in.Name, err)
-					}
-					for x := range items {
-						if items[x].Tag == tags[i*m+j] {
-							found[j] = &items[x]
-						}
-					}
-				}
-			}
-			if r.Value, r.Found, err = l.Assemble(found); err != nil {
+			n := m * kv.Choices
+			if r.Value, r.Found, err = l.Find(recs[i*n:(i+1)*n], tags[i]); err != nil {
 				return nil, fmt.Errorf("client: lookup %s: %w", in.Name, err)
 			}
 		}

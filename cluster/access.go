@@ -19,7 +19,8 @@ import (
 //	device d: read and write DeviceKey(d) (register, keep alive, leave),
 //	          read the registry (copy sources are registered devices)
 //	user u:   read the registry and every shard map; read and write the
-//	          maps under MapKey(u, …), the databases u owns
+//	          maps under MapKey(u, …), the databases u owns, and the
+//	          deltas of its keyword databases, KVDeltaKey(u, …)
 //	admin:    etcd's root role: everything (repair and rebalance rewrite
 //	          any map; adding users)
 //	server:   no etcd user: refused everything
@@ -113,7 +114,8 @@ func AddUser(ctx context.Context, cli *clientv3.Client, id certs.Identity) error
 		grants = []grant{{DeviceKey(id.Name), "", rw}, prefix(devicesPrefix, read)}
 	case certs.RoleUser:
 		role = "rosemary-user-" + id.Name
-		grants = []grant{prefix(devicesPrefix, read), prefix(dbsPrefix, read), prefix(MapKey(id.Name, ""), rw), prefix(LoadsKey(id.Name, "")[:len(LoadsKey(id.Name, ""))-1], rw)}
+		grants = []grant{prefix(devicesPrefix, read), prefix(dbsPrefix, read), prefix(MapKey(id.Name, ""), rw), prefix(LoadsKey(id.Name, "")[:len(LoadsKey(id.Name, ""))-1], rw),
+			prefix(kvPrefix+id.Name+"/", rw)}
 	default:
 		return fmt.Errorf("cluster: %s has no business with etcd", id)
 	}

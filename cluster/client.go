@@ -196,7 +196,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 				return err
 			}
 			dbName := next.ShardName(s)
-			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.Scheme)}); err != nil {
+			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.Scheme), LWEParams: m.LWEParams}); err != nil {
 				release()
 				return fmt.Errorf("shard %d on %s: %w", s, id, err)
 			}
@@ -241,6 +241,9 @@ type pendingLoad struct {
 	next  *Map // the map it publishes: its shards placed, its token
 	live  map[string]DeviceInfo
 	claim *claim
+	// publish, if set, publishes next in publishLoad's stead (a
+	// compaction carries the delta over in the same transaction).
+	publish func(ctx context.Context) error
 }
 
 // beginLoad reads name's map, checks it is a kind database and that enough
@@ -291,7 +294,11 @@ func (c *Client) commitLoad(ctx context.Context, p *pendingLoad, loadErr error) 
 		c.abandonLoad(ctx, p)
 		return nil, fmt.Errorf("cluster: load %s: %w (generation %d stays)", p.m.Name, loadErr, p.m.Generation)
 	}
-	if err := c.publishLoad(ctx, p.next, p.rev, p.claim); err != nil {
+	publish := func(ctx context.Context) error { return c.publishLoad(ctx, p.next, p.rev, p.claim) }
+	if p.publish != nil {
+		publish = p.publish
+	}
+	if err := publish(ctx); err != nil {
 		if !errors.Is(err, ErrEtcd) || !c.published(ctx, p.next) {
 			outcome := "failed"
 			if errors.Is(err, ErrConcurrentLoad) {

@@ -620,12 +620,18 @@ func replicasOn(m *cluster.Map, id string) int {
 // waitMap waits until the database's map satisfies ok.
 func waitMap(t *testing.T, c *cluster.Client, ok func(*cluster.Map) bool) {
 	t.Helper()
+	waitMapOf(t, c, "db", ok)
+}
+
+// waitMapOf waits until database name's map is ok.
+func waitMapOf(t *testing.T, c *cluster.Client, name string, ok func(*cluster.Map) bool) {
+	t.Helper()
 	// A bound on liveness, not a figure: copying a shard replica took
 	// 11 s on a quiet machine, and more than 60 s once at a load average
 	// near 18.
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		m, err := c.Info(context.Background(), "db")
+		m, err := c.Info(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)
 		}

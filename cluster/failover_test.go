@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
@@ -41,6 +44,26 @@ type gate struct {
 	// checksummed it: a source whose data goes bad on its way out.
 	rot atomic.Bool
 	dir string // the device's store directory
+	// calls, while recording, logs every unary call the device serves.
+	calls struct {
+		sync.Mutex
+		on  bool
+		log []string
+	}
+}
+
+// record starts logging calls afresh; recorded stops and returns them.
+func (g *gate) record() {
+	g.calls.Lock()
+	defer g.calls.Unlock()
+	g.calls.on, g.calls.log = true, nil
+}
+
+func (g *gate) recorded() []string {
+	g.calls.Lock()
+	defer g.calls.Unlock()
+	g.calls.on = false
+	return g.calls.log
 }
 
 func (g *gate) close() {
@@ -75,11 +98,23 @@ func (g *gate) wait(ctx context.Context) error {
 	}
 }
 
-func (g *gate) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (g *gate) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	if err := g.wait(ctx); err != nil {
 		return nil, err
 	}
 	resp, err := h(ctx, req)
+	g.calls.Lock()
+	if g.calls.on {
+		// The call's method and the sizes of its messages on the wire.
+		size := func(m any) int {
+			if pm, ok := m.(proto.Message); ok && pm != nil {
+				return proto.Size(pm)
+			}
+			return -1
+		}
+		g.calls.log = append(g.calls.log, fmt.Sprintf("%s %d→%d %v", info.FullMethod, size(req), size(resp), status.Code(err)))
+	}
+	g.calls.Unlock()
 	if r, ok := req.(*devicepb.GetRequest); ok && g.rot.Load() && !strings.HasPrefix(r.GetName(), authz.ACLObject("")) &&
 		!strings.HasSuffix(r.GetName(), "/head") {
 		if o, ok := resp.(*devicepb.GetResponse); ok && err == nil && len(o.Data) > 0 && len(o.Data[0]) > 0 {

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/rosemary-fhe/rosemary/client/kv"
 )
 
 // Shard is one part of a database and the devices holding it.
@@ -20,13 +23,24 @@ type Shard struct {
 type Map struct {
 	Name       string `json:"name"`
 	Owner      string `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
-	Kind       string `json:"kind"`  // "pir" or "vectors"
+	Kind       string `json:"kind"`  // "pir", "vectors" or "kv"
 	RecordSize int    `json:"record_size,omitempty"`
 	// Scheme is a PIR database's scheme on every shard ("" is the
 	// client library's default, the LWE scheme).
 	Scheme string `json:"scheme,omitempty"`
-	Dim    int    `json:"dim,omitempty"`
-	Metric string `json:"metric,omitempty"`
+	// LWEParams names the LWE parameter set of every shard ("": the
+	// default).
+	LWEParams string `json:"lwe_params,omitempty"`
+	// KV is a keyword database's bucket layout (kv.go: bucket b is record
+	// b, in shard b mod S), HashSeed its table's seed (hex), Entries its
+	// keys, DeltaMax and CompactAt its delta's bounds (kvdelta.go).
+	KV        *kv.Layout `json:"kv,omitempty"`
+	HashSeed  string     `json:"hash_seed,omitempty"`
+	Entries   int        `json:"entries,omitempty"`
+	DeltaMax  int        `json:"delta_max,omitempty"`
+	CompactAt int        `json:"compact_at,omitempty"`
+	Dim       int        `json:"dim,omitempty"`
+	Metric    string     `json:"metric,omitempty"`
 	// EncryptVectors: every shard stores its vectors as CKKS ciphertexts
 	// (client.VectorOptions.EncryptVectors).
 	EncryptVectors bool    `json:"encrypt_vectors,omitempty"`
@@ -73,15 +87,21 @@ func readMap(ctx context.Context, cli *clientv3.Client, owner, name string) (*Ma
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: read %s: %w", ErrEtcd, name, Denied(err))
 	}
-	if len(resp.Kvs) == 0 {
+	return decodeMap(resp.Kvs, owner, name)
+}
+
+// decodeMap decodes the map of owner's database name from what a read of
+// its key returned (none: no such database), and its revision.
+func decodeMap(kvs []*mvccpb.KeyValue, owner, name string) (*Map, int64, error) {
+	if len(kvs) == 0 {
 		return nil, 0, fmt.Errorf("%w %q", ErrNoDatabase, name)
 	}
 	var m Map
-	if err := json.Unmarshal(resp.Kvs[0].Value, &m); err != nil {
+	if err := json.Unmarshal(kvs[0].Value, &m); err != nil {
 		return nil, 0, fmt.Errorf("cluster: map of %s: %w", name, err)
 	}
 	m.Owner = owner // where it is, whatever it says
-	return &m, resp.Kvs[0].ModRevision, nil
+	return &m, kvs[0].ModRevision, nil
 }
 
 // writeMap replaces a map in one transaction if it is still at revision

@@ -24,8 +24,12 @@ const maxKicks = 2000
 
 // Build places items in a table of l's shape (l.Buckets is set here): it
 // tries fresh seeds, then a table a quarter larger, a few times each.
-func Build(l Layout, items []Item) (*Table, error) {
-	l.Buckets = l.BucketsFor(len(items))
+func Build(l Layout, items []Item) (*Table, error) { return BuildAtLeast(l, items, 0) }
+
+// BuildAtLeast is Build of a table of at least buckets buckets (a cluster
+// gives every shard one).
+func BuildAtLeast(l Layout, items []Item, buckets int) (*Table, error) {
+	l.Buckets = max(buckets, l.BucketsFor(len(items)))
 	for grow := 0; grow < 4; grow++ {
 		for try := 0; try < 3; try++ {
 			var seed [32]byte

@@ -44,6 +44,8 @@ const dbUsage = `usage: rosemary db keys|create|load|get|lookup|put|delete|set|c
   rosemary db drop    (--store DIR | --device ADDR) --keys DIR --name NAME
   rosemary db grant   --device ADDR --keys DIR --name NAME --to IDENTITY [--role reader|owner] --member-key THEIR/member.pub
   rosemary db revoke  --device ADDR --keys DIR --name NAME --to IDENTITY
+  on a cluster: --etcd ADDR (or --cluster) in place of --device, [--shards S --replicas R] at create;
+              create (pir, kv, vectors), load, get, lookup, put, delete, compact, nearest, info
 every command takes --json`
 
 // dbFlags are the flags every db command shares.
@@ -52,6 +54,7 @@ type dbFlags struct {
 	store   *string
 	device  *string
 	cluster *string
+	etcd    *string
 	keys    *string
 	name    *string
 	json    *bool
@@ -64,6 +67,7 @@ func newDBFlags(cmd string) *dbFlags {
 		store:   fs.String("store", "", "store directory of an in-process device"),
 		device:  fs.String("device", "", "address of a device daemon (rosemary device serve)"),
 		cluster: fs.String("cluster", "", "etcd address(es) of a cluster (rosemary cluster up), comma-separated: PIR databases sharded over its devices"),
+		etcd:    fs.String("etcd", "", "the same as --cluster"),
 		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
 		name:    fs.String("name", "", "database name"),
 		json:    fs.Bool("json", false, "print JSON"),
@@ -167,7 +171,7 @@ func runDB(args []string) error {
 	defer stop()
 	cmd, args := args[0], args[1:]
 	f := newDBFlags(cmd)
-	if cmd != "keys" && hasFlag(args, "cluster") {
+	if cmd != "keys" && (hasFlag(args, "cluster") || hasFlag(args, "etcd")) {
 		return runDBCluster(ctx, cmd, f, args)
 	}
 	if ok, err := runDBUpdate(ctx, cmd, f, args); ok {
@@ -468,6 +472,7 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	format := f.fs.String("format", "fixed", "load: fixed, lines or csv (records)")
 	query := f.fs.String("query", "", "nearest: query vectors file")
 	k := f.fs.Int("k", 10, "nearest: neighbours per query")
+	kvf := addClusterKVFlags(f, cmd)
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
@@ -482,7 +487,11 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	if err != nil {
 		return err
 	}
-	ec, err := f.tls.etcd(*f.cluster)
+	endpoints := *f.cluster
+	if endpoints == "" {
+		endpoints = *f.etcd
+	}
+	ec, err := f.tls.etcd(endpoints)
 	if err != nil {
 		return err
 	}
@@ -491,6 +500,9 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 		return err
 	}
 	defer c.Close()
+	if ok, err := runDBClusterKV(ctx, cmd, f, c, kvf, *kind, *shards, *replicas, *format); ok {
+		return err
+	}
 	switch cmd {
 	case "create":
 		var m *cluster.Map
@@ -506,7 +518,7 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 			}
 			m, err = c.CreatePIR(ctx, *f.name, *size, *shards, *replicas)
 		default:
-			return fmt.Errorf("db create: --kind %q (pir or vectors)", *kind)
+			return fmt.Errorf("db create: --kind %q (pir, kv or vectors)", *kind)
 		}
 		if err != nil {
 			return err
@@ -563,5 +575,5 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 		}
 		return f.print(m, fmt.Sprintf("%s: %d records of %d B, generation %d, %d shards × %d replicas", m.Name, m.Records, m.RecordSize, m.Generation, len(m.Shards), m.Replicas))
 	}
-	return fmt.Errorf("db %s: not available on a cluster yet (create, load, get, nearest, info are)", cmd)
+	return fmt.Errorf("db %s: not available on a cluster yet (create, load, get, lookup, put, delete, compact, nearest, info are)", cmd)
 }

@@ -47,6 +47,18 @@ func TestTransportFlagsForEtcd(t *testing.T) {
 	if _, err := parse("--insecure-plaintext", "--cert", f.Cert, "--key", f.Key, "--cacert", f.CA); err == nil {
 		t.Fatal("certificates and plaintext together were accepted")
 	}
+	// db lookup, put, delete: --key is the database's key, the
+	// certificate's is --cert-key; a database key beside plaintext is no
+	// certificate.
+	fs := flag.NewFlagSet("db lookup", flag.ContinueOnError)
+	tf := addTransportFlagsKeyAs(fs, "cert-key")
+	fs.String("key", "", "the key")
+	if err := fs.Parse([]string{"--insecure-plaintext", "--key", "user1"}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := tf.etcd("127.0.0.1:2379"); err != nil || e.TLS != nil {
+		t.Fatalf("plaintext with a database key: %+v %v", e, err)
+	}
 }
 
 // A device registers under its certificate's name only.

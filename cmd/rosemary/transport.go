@@ -19,6 +19,7 @@ import (
 type transportFlags struct {
 	fs                *flag.FlagSet
 	cert, key, cacert *string
+	keyFlag           string // the certificate key's flag: key, or cert-key
 	plaintext         *bool
 }
 
@@ -28,7 +29,7 @@ func addTransportFlags(fs *flag.FlagSet) *transportFlags { return addTransportFl
 // commands whose --key is a database key (db lookup, put, delete) take it
 // as --cert-key.
 func addTransportFlagsKeyAs(fs *flag.FlagSet, keyFlag string) *transportFlags {
-	return &transportFlags{fs: fs,
+	return &transportFlags{fs: fs, keyFlag: keyFlag,
 		cert:      fs.String("cert", os.Getenv("ROSEMARY_CERT"), "client certificate (rosemary certs issue; env ROSEMARY_CERT)"),
 		key:       fs.String(keyFlag, os.Getenv("ROSEMARY_KEY"), "client certificate's key (env ROSEMARY_KEY)"),
 		cacert:    fs.String("cacert", os.Getenv("ROSEMARY_CACERT"), "CA certificate that signed the devices (env ROSEMARY_CACERT)"),
@@ -47,7 +48,7 @@ func (t *transportFlags) tlsConfig() (*tls.Config, error) {
 	// Certificates from the environment give way to --insecure-plaintext;
 	// certificates on the command line beside it are a contradiction.
 	given := false
-	t.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "cert" || f.Name == "key" || f.Name == "cacert" })
+	t.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "cert" || f.Name == t.keyFlag || f.Name == "cacert" })
 	switch {
 	case *t.plaintext && given:
 		return nil, errors.New("give certificates or --insecure-plaintext, not both")

@@ -210,6 +210,9 @@ func (pf *Profiler) NodeWork(p *ir.Program, n ir.Node) (Profile, int64, error) {
 		level = n.Level
 	case ir.OpPMult:
 		op = NodeOp(p, n)
+	case ir.OpLWEScan:
+		// One instance per block of N columns, all into one accumulator.
+		instances, level = first.Count, 0
 	case ir.OpExpand:
 		if n.Expand == nil {
 			return Profile{}, 0, fmt.Errorf("lower: node %d: Expand without its leaf placement", n.ID)

@@ -27,6 +27,10 @@ const (
 	LWEMAC
 )
 
+// MaxKernel is the last kernel: arrays indexed by kernel have
+// MaxKernel+1 entries.
+const MaxKernel = LWEMAC
+
 var kernelNames = [...]string{
 	NTT: "NTT", INTT: "INTT", ModAdd: "MODADD", ModSub: "MODSUB", ModMul: "MODMUL",
 	ModMAC: "MODMAC", Automorph: "AUTOMORPH", BConv: "BCONV", Load: "LD", Store: "ST", LWEMAC: "LWEMAC",
@@ -38,7 +42,7 @@ func Kernels() []Kernel {
 }
 
 // Valid reports whether k is a defined kernel.
-func (k Kernel) Valid() bool { return k >= NTT && k <= LWEMAC }
+func (k Kernel) Valid() bool { return k >= NTT && k <= MaxKernel }
 
 func (k Kernel) String() string {
 	if !k.Valid() {

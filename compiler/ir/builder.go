@@ -93,6 +93,12 @@ func (b *Builder) LWEScan(q, d int) int {
 	return b.add(Node{Op: OpLWEScan, Args: []int{q, d}, Count: 1, LWELimbs: 1})
 }
 
+// PMultAt multiplies ct by instance k of the stored plaintexts pt
+// (Node.StoredOffset).
+func (b *Builder) PMultAt(ct, pt int, k int64) int {
+	return b.add(Node{Op: OpPMult, Args: []int{ct, pt}, Level: b.node(ct).Level, Degree: 1, Count: 1, Window: true, StoredOffset: k})
+}
+
 // Output returns x to the client.
 func (b *Builder) Output(name string, x int) int {
 	a := b.node(x)

@@ -31,7 +31,14 @@ type Node struct {
 	// instance, whatever the level and the machine's word width. A stored
 	// byte matrix packs four bytes per word, so its flash bytes are its
 	// bytes. 0: an RLWE value.
-	LWELimbs int       `json:"lwe_limbs,omitempty"`
+	LWELimbs int `json:"lwe_limbs,omitempty"`
+	// Window makes instance i of a PMult multiply by instance
+	// StoredOffset + i of its stored plaintext, a window of a larger stored
+	// object (the plaintexts of one giant step of a BSGS product stored
+	// together, each read by its own PMult), instead of instance
+	// i mod count.
+	Window       bool  `json:"window,omitempty"`
+	StoredOffset int64 `json:"stored_offset,omitempty"`
 	Rotation int       `json:"rotation,omitempty"` // HRot steps
 	Constant float64   `json:"constant,omitempty"` // CMult
 	Boot     *BootSpec `json:"boot,omitempty"`

@@ -36,6 +36,9 @@ func (p *Program) Validate() error {
 		if n.LWELimbs < 0 || n.LWELimbs > 0 && (n.Degree != 0 || n.Level != 0 || n.Compact || n.Public) {
 			return fmt.Errorf("%s: an LWE value has degree 0, level 0 and no compact or public form", where)
 		}
+		if n.StoredOffset < 0 || !n.Window && n.StoredOffset != 0 || n.Window && n.Op != OpPMult {
+			return fmt.Errorf("%s: only a PMult reads a window of a stored object (offset %d)", where, n.StoredOffset)
+		}
 		if n.Public && n.Op != OpStored {
 			return fmt.Errorf("%s: only stored plaintexts can be public constants", where)
 		}
@@ -99,6 +102,11 @@ func (p *Program) Validate() error {
 			} else if n.Op == OpSum || n.Op == OpLWEScan {
 				if arg.Count%n.Count != 0 {
 					return fmt.Errorf("%s: count %d does not divide argument count %d", where, n.Count, arg.Count)
+				}
+			} else if n.Window && a == n.Args[len(n.Args)-1] {
+				if n.Op != OpPMult || arg.Op != OpStored || n.StoredOffset+n.Count > arg.Count {
+					return fmt.Errorf("%s: a window [%d, %d) of stored plaintexts needs a PMult of a stored object of at least that many (%s %d of %d)",
+						where, n.StoredOffset, n.StoredOffset+n.Count, arg.Op, a, arg.Count)
 				}
 			} else if n.Count%arg.Count != 0 {
 				return fmt.Errorf("%s: argument %d has count %d, which does not divide %d", where, a, arg.Count, n.Count)

@@ -29,7 +29,7 @@ type Profile struct {
 var opKernel = map[isa.Opcode]arch.Kernel{
 	isa.OpNTT: arch.NTT, isa.OpINTT: arch.INTT, isa.OpModAdd: arch.ModAdd, isa.OpModSub: arch.ModSub,
 	isa.OpModMul: arch.ModMul, isa.OpModMAC: arch.ModMAC, isa.OpAutomorph: arch.Automorph,
-	isa.OpLD: arch.Load, isa.OpST: arch.Store,
+	isa.OpLD: arch.Load, isa.OpST: arch.Store, isa.OpLWEMAC: arch.LWEMAC,
 }
 
 // ProfileOf counts the kernels and traffic of a lowered operation.

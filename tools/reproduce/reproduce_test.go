@@ -88,7 +88,7 @@ func TestFigureTablesShape(t *testing.T) {
 		"10": {[]string{"workload", "ha_pcie_bytes", "rosemary_pcie_bytes", "reduction", "paper", "ratio", "why"}, n + 1},
 		"11": {[]string{"database", "batch", "cpu_latency_s", "inspire_latency_s", "rosemary_latency_s", "inspire_speedup_vs_cpu", "rosemary_speedup_vs_cpu", "rosemary_vs_inspire", "paper", "ratio", "why"}, len(Batches)},
 		"12": {[]string{"workload", "bare_latency_s", "tdap_latency_s", "full_latency_s", "tdap_gain", "full_gain", "paper_tdap", "paper_full", "ratio_tdap", "ratio_full", "why"}, n + 1},
-		"13": {[]string{"workload", "resource", "utilization_pct", "paper", "ratio", "why"}, n * len(Resources)},
+		"13": {[]string{"workload", "resource", "utilization_pct", "paper", "ratio", "why"}, (n + 1) * len(Resources)},
 		"14": {[]string{"workload", "edram_mb", "latency_s", "speedup_vs_no_edram", "paper", "ratio", "why"}, (n + 1) * len(EDRAMSizesMB)},
 		"15": {[]string{"workload", "aus", "latency_s", "speedup_vs_ha", "paper", "ratio", "why"}, (n + 1) * len(AUCounts)},
 		"16": {[]string{"workload", "aus", "ssd", "latency_s", "speedup_vs_medium", "paper", "ratio", "why"}, (n + 1) * len(SSDs) * len(SSDAUs)},

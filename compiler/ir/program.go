@@ -37,11 +37,11 @@ type Node struct {
 	// object (the plaintexts of one giant step of a BSGS product stored
 	// together, each read by its own PMult), instead of instance
 	// i mod count.
-	Window       bool  `json:"window,omitempty"`
-	StoredOffset int64 `json:"stored_offset,omitempty"`
-	Rotation int       `json:"rotation,omitempty"` // HRot steps
-	Constant float64   `json:"constant,omitempty"` // CMult
-	Boot     *BootSpec `json:"boot,omitempty"`
+	Window       bool      `json:"window,omitempty"`
+	StoredOffset int64     `json:"stored_offset,omitempty"`
+	Rotation     int       `json:"rotation,omitempty"` // HRot steps
+	Constant     float64   `json:"constant,omitempty"` // CMult
+	Boot         *BootSpec `json:"boot,omitempty"`
 	// Expand places the leaves of an Expand node.
 	Expand *ExpandSpec `json:"expand,omitempty"`
 	// Segment is the workload author's hint of the kind of program segment

@@ -144,7 +144,7 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	}
 	for _, src := range []string{"frob m0 sram[0] -> sram[1]", ".logn x", "ntt m0 sram[0]", "ntt sram[0] -> sram[1]", "ntt m0 disk[0] -> sram[1]",
 		".logn 4\n.moduli 97\n.slots sram=4\nlwemac m0 sram[0], sram[1:0] -> sram[2]", // no modulus operand
-		".logn 4\n.moduli 97\n.slots sram=4\nlwemac sram[0], sram[1] -> sram[2]",     // B names a group
+		".logn 4\n.moduli 97\n.slots sram=4\nlwemac sram[0], sram[1] -> sram[2]",      // B names a group
 		".logn 4\n.moduli 97\n.slots sram=4\nlwemac sram[0], dram[1:0] -> sram[2]"} {
 		if _, err := Assemble(strings.NewReader(src)); err == nil {
 			t.Errorf("assembled %q", src)

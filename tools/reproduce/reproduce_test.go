@@ -538,3 +538,26 @@ func TestValidationSHARP(t *testing.T) {
 		}
 	}
 }
+
+// Figure 13's PIR-LWE row: ours (no paper value), simulated on Rosemary,
+// flash-bound with the engine nearly idle (one byte MAC per byte at 2048
+// lanes is 53× the flash's 38.4 GB/s), its why saying so.
+func TestFig13LWEPIR(t *testing.T) {
+	res := result(t, "13")
+	got := map[string]float64{}
+	for _, rec := range res.Records() {
+		if rec["workload"] != "pir-lwe" {
+			continue
+		}
+		if _, ok := rec["paper"].(float64); ok {
+			t.Errorf("pir-lwe row with a paper value: %v", rec)
+		}
+		if why, _ := rec["why"].(string); !strings.Contains(why, "the paper has no figure for it") || !strings.Contains(why, "flash reads 4429185024 B") {
+			t.Errorf("pir-lwe why %q", why)
+		}
+		got[rec["resource"].(string)] = col(t, res.Table, rec, "utilization_pct")
+	}
+	if len(got) != len(Resources) || got["nand"] < 95 || got["engine"] > 5 || got["host"] != 0 {
+		t.Errorf("pir-lwe utilization %v", got)
+	}
+}

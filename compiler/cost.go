@@ -152,6 +152,10 @@ func (cm *CostModel) Cost(p *ir.Program, n ir.Node) (NodeCost, error) {
 		total := t * instances
 		limbBytes := float64(prof.N) * float64(cm.WordBits()) / 8
 		outInstances := instances
+		if n.Op == ir.OpLWEScan {
+			// One accumulator, written once (it stays on chip between blocks).
+			outInstances = float64(n.Count)
+		}
 		if n.Op == ir.OpSum {
 			outInstances = float64(n.Count)
 			// Every input instance is read once (the first of each group
@@ -168,7 +172,7 @@ func (cm *CostModel) Cost(p *ir.Program, n ir.Node) (NodeCost, error) {
 					reads = float64(arg.Count)
 				}
 				t := reads * cm.trafficSeconds(p, arg, float64(limbs)*limbBytes, ssd)
-				if ssd && arg.Op == ir.OpStored {
+				if ssd && arg.Op == ir.OpStored && !n.Window {
 					// Readers of one stored object on the SSD share its
 					// flash stream tile by tile (a batch of queries reads
 					// the database once): each pays its share.

@@ -90,6 +90,9 @@ func (p *Plan) SegmentProgram(seg int, ring lower.Ring, scheme fhe.Scheme, t uin
 		}
 		var steps []step
 		first := prog.Nodes[n.Args[0]]
+		if n.Op == ir.OpLWEScan {
+			return nil, fmt.Errorf("compiler: node %d: an LWE scan runs natively on the device (lower.LWEProgram), not as a static mProgram", v)
+		}
 		if n.Op == ir.OpSum {
 			k := first.Count / n.Count
 			for j := int64(0); j < n.Count; j++ {
@@ -109,8 +112,12 @@ func (p *Plan) SegmentProgram(seg int, ring lower.Ring, scheme fhe.Scheme, t uin
 		} else {
 			for k := int64(0); k < n.Count; k++ {
 				st := step{op: lower.NodeOp(prog, n), out: [2]int64{int64(v), k}, level: first.Level, rotation: n.Rotation, constant: n.Constant}
-				for _, a := range n.Args {
-					st.args = append(st.args, [2]int64{int64(a), k % prog.Nodes[a].Count})
+				for i, a := range n.Args {
+					inst := k % prog.Nodes[a].Count
+					if n.Window && i == len(n.Args)-1 {
+						inst = n.StoredOffset + k
+					}
+					st.args = append(st.args, [2]int64{int64(a), inst})
 				}
 				steps = append(steps, st)
 			}

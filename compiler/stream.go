@@ -59,6 +59,9 @@ func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint
 			first := prog.Nodes[args[0]]
 			ctx := &lower.Context{Scheme: scheme, Ring: ring, T: t, Level: first.Level, Rotation: n.Rotation}
 			var err error
+			if n.Window {
+				return 0, fmt.Errorf("compiler: node %d: a PMult of a window of stored plaintexts has no stream form", v)
+			}
 			switch n.Op {
 			case ir.OpSum:
 				sn.Kind = lower.StreamSum
@@ -81,6 +84,8 @@ func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint
 					}
 					sn.Steps = append(sn.Steps, step)
 				}
+			case ir.OpLWEScan:
+				return 0, fmt.Errorf("compiler: node %d: an LWE scan runs on the device as lower.LWEProgram, not as a stream node", v)
 			case ir.OpLevelDown, ir.OpBoot, ir.OpCMult:
 				return 0, fmt.Errorf("compiler: node %d: %s has no streaming device lowering", v, n.Op)
 			case ir.OpRelinearize:

@@ -113,6 +113,11 @@ func NewExecutor(preset fhe.Preset, params any, keys Keys) (*Executor, error) {
 // stored give the instances of each Input and Stored node by name; the
 // result maps each Output name to its instances.
 func (x *Executor) Run(ctx context.Context, p *ir.Program, inputs, stored map[string][]Value) (map[string][]Value, error) {
+	for _, n := range p.Nodes {
+		if n.LWELimbs > 0 || n.Window {
+			return nil, fmt.Errorf("engine: node %d: LWE PIR programs run on the device as lower.LWEProgram; the executor runs RLWE programs", n.ID)
+		}
+	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -301,6 +301,25 @@ func (m *Machine) exec(in isa.Instr, st *Stats, limbBytes int64) error {
 		st.MicroOps++
 	case isa.OpBConv:
 		return m.bconvInstr(in, st, limbBytes)
+	case isa.OpLWEMAC:
+		// Out[r] += Σ_j byte_j(A[r])·W[4g+j] mod 2^32: the four query words
+		// are read before Out is written (B's slot may be Out).
+		w := m.Slot(isa.Slot(in.B.Space(), in.B.Object()))[4*in.B.Limb():][:4]
+		q0, q1, q2, q3 := uint32(w[0]), uint32(w[1]), uint32(w[2]), uint32(w[3])
+		out := m.out(in.Out, true)
+		a := m.Slot(in.A)
+		if in.A == in.Out {
+			a = out
+		}
+		for r, x := range a {
+			d := uint32(x)
+			out[r] = uint64(uint32(out[r]) + (d&0xFF)*q0 + (d>>8&0xFF)*q1 + (d>>16&0xFF)*q2 + (d>>24)*q3)
+		}
+		read(in.A, 1)
+		read(in.B, 1)
+		read(in.Out, 1)
+		write(in.Out, 1)
+		st.MicroOps++
 	case isa.OpLD:
 		if lv, ok := m.mem.(LimbViewer); ok {
 			view, err := lv.ViewLimb(in.A.Space(), in.A.Object(), in.A.Limb(), q)

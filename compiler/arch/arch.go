@@ -42,11 +42,13 @@ type HostAccel struct {
 	// element-wise units' throughputs when they differ from one word per
 	// lane per cycle (SHARP's BConv unit is a MAC array far wider than its
 	// NTT); 0 means Lanes.
-	BConvWordsPerCycle int     `json:"bconv_words_per_cycle,omitempty"`
-	EWWordsPerCycle    int     `json:"ew_words_per_cycle,omitempty"`
-	AreaMM2            float64 `json:"area_mm2"`
-	PowerW             float64 `json:"power_w"`
-	Source             string  `json:"source"`
+	BConvWordsPerCycle int `json:"bconv_words_per_cycle,omitempty"`
+	EWWordsPerCycle    int `json:"ew_words_per_cycle,omitempty"`
+	// LWEBytesPerLane is Datapath.LWEBytesPerLane (0: 1 byte per lane per cycle).
+	LWEBytesPerLane int     `json:"lwe_bytes_per_lane_cycle,omitempty"`
+	AreaMM2         float64 `json:"area_mm2"`
+	PowerW          float64 `json:"power_w"`
+	Source          string  `json:"source"`
 }
 
 // Lanes is the total lane count of the host accelerator.
@@ -55,7 +57,7 @@ func (h HostAccel) Lanes() int { return h.Clusters * h.LanesPerCluster }
 // Datapath is the host accelerator's datapath for the cost functions.
 func (h HostAccel) Datapath() Datapath {
 	return Datapath{Name: h.Name, Lanes: h.Lanes(), FreqMHz: h.FreqMHz, WordBits: h.WordBits, NTTPipelined: h.NTTPipelined,
-		BConvLanes: h.BConvWordsPerCycle, EWLanes: h.EWWordsPerCycle}
+		BConvLanes: h.BConvWordsPerCycle, EWLanes: h.EWWordsPerCycle, LWEBytesPerLane: h.LWEBytesPerLane}
 }
 
 // Engine is RosemarySSD's FHE engine: a Rows x Cols array of adaptive units
@@ -63,12 +65,15 @@ func (h HostAccel) Datapath() Datapath {
 // adders/multipliers, sharing one reconfigurable datapath for NTT/iNTT,
 // BConv, element-wise ops and automorphism.
 type Engine struct {
-	AURows     int    `json:"au_rows"`
-	AUCols     int    `json:"au_cols"`
-	LanesPerAU int    `json:"lanes_per_au"`
-	FreqMHz    int    `json:"freq_mhz"`
-	WordBits   int    `json:"word_bits"`
-	Source     string `json:"source"`
+	AURows     int `json:"au_rows"`
+	AUCols     int `json:"au_cols"`
+	LanesPerAU int `json:"lanes_per_au"`
+	FreqMHz    int `json:"freq_mhz"`
+	WordBits   int `json:"word_bits"`
+	// LWEBytesPerLane is Datapath.LWEBytesPerLane: the bytes of an LWE
+	// PIR's matrix one lane multiply-accumulates per cycle (0: 1).
+	LWEBytesPerLane int    `json:"lwe_bytes_per_lane_cycle,omitempty"`
+	Source          string `json:"source"`
 }
 
 // AUs is the number of adaptive units.
@@ -80,7 +85,7 @@ func (e Engine) Lanes() int { return e.AUs() * e.LanesPerAU }
 // Datapath is the engine's datapath for the cost functions. The engine
 // iterates NTT stages over its lanes (GC-NTT), so NTTPipelined is false.
 func (e Engine) Datapath() Datapath {
-	return Datapath{Name: "rosemary-engine", Lanes: e.Lanes(), FreqMHz: e.FreqMHz, WordBits: e.WordBits}
+	return Datapath{Name: "rosemary-engine", Lanes: e.Lanes(), FreqMHz: e.FreqMHz, WordBits: e.WordBits, LWEBytesPerLane: e.LWEBytesPerLane}
 }
 
 // SRAM is the engine's shared buffer for active intermediates.
@@ -291,6 +296,7 @@ func (a *Arch) Validate() error {
 	v.posF("host.hbm_gbps", h.HBMGBps)
 	v.check(h.BConvWordsPerCycle >= 0 && h.EWWordsPerCycle >= 0, "host.bconv_words_per_cycle %d and host.ew_words_per_cycle %d must not be negative",
 		h.BConvWordsPerCycle, h.EWWordsPerCycle)
+	v.check(h.LWEBytesPerLane >= 0 && h.LWEBytesPerLane <= 64, "host.lwe_bytes_per_lane_cycle %d outside [0, 64]", h.LWEBytesPerLane)
 	v.nonNegF("host.area_mm2", h.AreaMM2)
 	v.nonNegF("host.power_w", h.PowerW)
 	v.str("host.source", h.Source)
@@ -304,6 +310,7 @@ func (a *Arch) Validate() error {
 	v.posInt("engine.freq_mhz", e.FreqMHz)
 	v.posInt("engine.word_bits", e.WordBits)
 	v.str("engine.source", e.Source)
+	v.check(e.LWEBytesPerLane >= 0 && e.LWEBytesPerLane <= 64, "engine.lwe_bytes_per_lane_cycle %d outside [0, 64]", e.LWEBytesPerLane)
 	v.check(e.WordBits <= 64, "engine.word_bits %d exceeds 64", e.WordBits)
 	v.check(e.AURows <= 1024 && e.AUCols <= 1024 && e.LanesPerAU <= maxDim, "engine dimensions out of range")
 

@@ -120,6 +120,8 @@ func TestValidateErrors(t *testing.T) {
 		{func(a *Arch) { a.Components[0].Kind = "gpu" }, "is not engine|sram|edram|other"},
 		{func(a *Arch) { a.NAND.ReadNS = math.NaN() }, "nand.read_ns is NaN"},
 		{func(a *Arch) { a.NAND.PlanesPerDie = 8 }, "exceeds the 4 planes"},
+		{func(a *Arch) { a.Engine.LWEBytesPerLane = -1 }, "engine.lwe_bytes_per_lane_cycle -1 outside [0, 64]"},
+		{func(a *Arch) { a.Host.LWEBytesPerLane = 65 }, "host.lwe_bytes_per_lane_cycle 65 outside [0, 64]"},
 	} {
 		a := base.Clone()
 		tc.mutate(a)

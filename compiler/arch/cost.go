@@ -21,20 +21,28 @@ const (
 	BConv
 	Load
 	Store
+	// LWEMAC is the first dimension of an LWE PIR: a limb of N words each
+	// packing four matrix bytes, multiplied byte by byte with 32-bit query
+	// words and accumulated modulo 2^32 (isa.OpLWEMAC): 4N byte MACs.
+	LWEMAC
 )
+
+// MaxKernel is the last kernel: arrays indexed by kernel have
+// MaxKernel+1 entries.
+const MaxKernel = LWEMAC
 
 var kernelNames = [...]string{
 	NTT: "NTT", INTT: "INTT", ModAdd: "MODADD", ModSub: "MODSUB", ModMul: "MODMUL",
-	ModMAC: "MODMAC", Automorph: "AUTOMORPH", BConv: "BCONV", Load: "LD", Store: "ST",
+	ModMAC: "MODMAC", Automorph: "AUTOMORPH", BConv: "BCONV", Load: "LD", Store: "ST", LWEMAC: "LWEMAC",
 }
 
 // Kernels lists every valid kernel in order.
 func Kernels() []Kernel {
-	return []Kernel{NTT, INTT, ModAdd, ModSub, ModMul, ModMAC, Automorph, BConv, Load, Store}
+	return []Kernel{NTT, INTT, ModAdd, ModSub, ModMul, ModMAC, Automorph, BConv, Load, Store, LWEMAC}
 }
 
 // Valid reports whether k is a defined kernel.
-func (k Kernel) Valid() bool { return k >= NTT && k <= Store }
+func (k Kernel) Valid() bool { return k >= NTT && k <= MaxKernel }
 
 func (k Kernel) String() string {
 	if !k.Valid() {
@@ -78,7 +86,7 @@ func (k Kernel) Unit() Unit {
 		return UnitNTT
 	case BConv:
 		return UnitBConv
-	case ModAdd, ModSub, ModMul, ModMAC:
+	case ModAdd, ModSub, ModMul, ModMAC, LWEMAC:
 		return UnitEW
 	case Automorph:
 		return UnitAuto
@@ -101,6 +109,10 @@ type Datapath struct {
 	// BConvLanes and EWLanes are the base-conversion and element-wise
 	// units' words per cycle where they differ from Lanes (0: Lanes).
 	BConvLanes, EWLanes int
+	// LWEBytesPerLane is the matrix bytes one element-wise lane
+	// multiplies by a 32-bit word and accumulates per cycle in LWEMAC
+	// (0: 1, a lane's multiplier taking one byte × one word).
+	LWEBytesPerLane int
 }
 
 // Op is one kernel invocation: Count limbs of ring degree N. For BConv,
@@ -126,9 +138,9 @@ func log2(n int) (int, error) {
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
 func (d Datapath) check() error {
-	if d.Lanes <= 0 || d.FreqMHz <= 0 || d.WordBits <= 0 || d.WordBits > 64 {
-		return fmt.Errorf("arch: datapath %q: lanes %d, freq %d MHz, word %d bits must be positive (word <= 64)",
-			d.Name, d.Lanes, d.FreqMHz, d.WordBits)
+	if d.Lanes <= 0 || d.FreqMHz <= 0 || d.WordBits <= 0 || d.WordBits > 64 || d.LWEBytesPerLane < 0 {
+		return fmt.Errorf("arch: datapath %q: lanes %d, freq %d MHz, word %d bits must be positive (word <= 64), LWE bytes per lane %d not negative",
+			d.Name, d.Lanes, d.FreqMHz, d.WordBits, d.LWEBytesPerLane)
 	}
 	return nil
 }
@@ -146,6 +158,10 @@ func (d Datapath) check() error {
 //     one coefficient per lane per cycle, ceil(N / Lanes).
 //   - BConv on the (i)NTT datapath: one modular MAC per lane per cycle, so
 //     one (in, out) limb pair is N MACs = ceil(N / Lanes) cycles.
+//   - LWEMAC: 4N byte multiply-accumulates (a limb of N words packs four
+//     bytes each) over the element-wise lanes, LWEBytesPerLane bytes per
+//     lane per cycle: ceil(4N / (Lanes·LWEBytesPerLane)). Modulo 2^32 a
+//     MAC is a truncated multiply-add: no reduction step.
 //   - BConvLanes / EWLanes, where set, replace Lanes for BConv and the
 //     element-wise kernels (separate, wider units).
 func (d Datapath) LimbCycles(k Kernel, n int) (int64, error) {
@@ -175,6 +191,11 @@ func (d Datapath) LimbCycles(k Kernel, n int) (int64, error) {
 		return ceilDiv(nn, lanes), nil
 	case Automorph:
 		return ceilDiv(nn, lanes), nil
+	case LWEMAC:
+		if d.EWLanes > 0 {
+			lanes = int64(d.EWLanes)
+		}
+		return ceilDiv(4*nn, lanes*int64(max(1, d.LWEBytesPerLane))), nil
 	case Load, Store:
 		return 0, nil
 	}

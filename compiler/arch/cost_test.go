@@ -11,7 +11,7 @@ func TestKernelNames(t *testing.T) {
 			t.Errorf("round trip %v: %v %v", k, p, err)
 		}
 	}
-	if Kernel(0).Valid() || Kernel(11).Valid() {
+	if Kernel(0).Valid() || Kernel(12).Valid() || !LWEMAC.Valid() || LWEMAC.Unit() != UnitEW {
 		t.Error("out-of-range kernels valid")
 	}
 	if _, err := ParseKernel("FFT"); err == nil {
@@ -52,6 +52,13 @@ func TestCyclesHandComputed(t *testing.T) {
 		{eng, Op{BConv, 1 << 16, BConvCount(3, 5)}, 480},
 		{eng, Op{Load, 1 << 16, 7}, 0},
 		{eng, Op{Store, 1 << 16, 7}, 0},
+		// LWEMAC at N=2^13: 4 x 8192 bytes over 2048 lanes, one byte per
+		// lane per cycle = 16 cycles; 3 limbs = 48.
+		{eng, Op{LWEMAC, 1 << 13, 3}, 48},
+		// two bytes per lane per cycle halve it.
+		{Datapath{Name: "eng2", Lanes: 2048, FreqMHz: 1000, WordBits: 32, LWEBytesPerLane: 2}, Op{LWEMAC, 1 << 13, 1}, 8},
+		// SHARP's element-wise unit: 4 x 2^13 / 2048 = 16.
+		{host, Op{LWEMAC, 1 << 13, 1}, 16},
 		// host, pipelined NTT: 2^16 / 1024 = 64 per limb; SHARP's
 		// element-wise unit takes 2048 words a cycle (2^16 / 2048 = 32) and
 		// its BConv unit 16384 (15 limb-pairs x 2^16 / 16384 = 60).

@@ -76,10 +76,33 @@ func (b *Builder) StoredCompact(name string, level int, count int64) int {
 	return b.add(Node{Op: OpStored, Name: name, Level: level, Degree: 0, Count: count, Compact: true})
 }
 
+// LWEQuery is an LWE query vector the client sends: count instances of
+// N words (Node.LWELimbs).
+func (b *Builder) LWEQuery(name string, count int64) int {
+	return b.add(Node{Op: OpInput, Name: name, Count: count, LWELimbs: 1})
+}
+
+// StoredLWEMatrix is a byte matrix of N rows kept on the device for an
+// LWE scan: count blocks of N rows × N columns, N/4 limbs each.
+func (b *Builder) StoredLWEMatrix(name string, logN int, count int64) int {
+	return b.add(Node{Op: OpStored, Name: name, Count: count, LWELimbs: 1 << logN / 4})
+}
+
+// LWEScan is D·q modulo 2^32 (OpLWEScan): one limb of N row sums.
+func (b *Builder) LWEScan(q, d int) int {
+	return b.add(Node{Op: OpLWEScan, Args: []int{q, d}, Count: 1, LWELimbs: 1})
+}
+
+// PMultAt multiplies ct by instance k of the stored plaintexts pt
+// (Node.StoredOffset).
+func (b *Builder) PMultAt(ct, pt int, k int64) int {
+	return b.add(Node{Op: OpPMult, Args: []int{ct, pt}, Level: b.node(ct).Level, Degree: 1, Count: 1, Window: true, StoredOffset: k})
+}
+
 // Output returns x to the client.
 func (b *Builder) Output(name string, x int) int {
 	a := b.node(x)
-	return b.add(Node{Op: OpOutput, Name: name, Args: []int{x}, Level: a.Level, Degree: a.Degree, Count: a.Count})
+	return b.add(Node{Op: OpOutput, Name: name, Args: []int{x}, Level: a.Level, Degree: a.Degree, Count: a.Count, LWELimbs: a.LWELimbs})
 }
 
 func (b *Builder) binary(op Op, x, y, degree int) int {

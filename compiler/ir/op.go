@@ -36,13 +36,22 @@ const (
 	// OpExpand expands a one-ciphertext query into Count ciphertexts, each
 	// encrypting one of its coefficients as a constant (see ExpandSpec).
 	OpExpand Op = "Expand"
+
+	// OpLWEScan is the first dimension of an LWE PIR (package fhe/lwepir):
+	// the product D·q modulo 2^32 of a stored byte matrix (argument 1) and
+	// a query vector (argument 0), both LWE values (Node.LWELimbs): query
+	// instance i holds N words, columns [iN, (i+1)N); matrix instance i the
+	// N rows × N bytes of those columns, four columns per limb. The result
+	// is one limb: the N row sums. Every matrix byte costs one 32-bit
+	// multiply-add (lower: isa.OpLWEMAC).
+	OpLWEScan Op = "LWEScan"
 )
 
 // Ops lists the operations that lower to single mPrograms.
 var Ops = []Op{OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize, OpHRot, OpConjugate, OpRescale}
 
 var allOps = []Op{OpInput, OpStored, OpOutput, OpHAdd, OpHSub, OpPMult, OpCMult, OpHMult, OpRelinearize,
-	OpHRot, OpConjugate, OpRescale, OpLevelDown, OpBoot, OpSum, OpModRaise, OpExpand}
+	OpHRot, OpConjugate, OpRescale, OpLevelDown, OpBoot, OpSum, OpModRaise, OpExpand, OpLWEScan}
 
 // ParseOp returns the Op with the given name.
 func ParseOp(s string) (Op, error) {

@@ -25,10 +25,23 @@ type Node struct {
 	// Compact marks a stored BGV plaintext kept as its coefficients modulo
 	// t: one limb instead of Level+1 (they are below every q_i), lifted to
 	// RNS and NTT form where it is used (lower.OpPMultCompact).
-	Compact  bool      `json:"compact,omitempty"`
-	Rotation int       `json:"rotation,omitempty"` // HRot steps
-	Constant float64   `json:"constant,omitempty"` // CMult
-	Boot     *BootSpec `json:"boot,omitempty"`
+	Compact bool `json:"compact,omitempty"`
+	// LWELimbs marks an LWE value (OpLWEScan's operands and result): not
+	// an RLWE object but LWELimbs limbs of N 32-bit words modulo 2^32 per
+	// instance, whatever the level and the machine's word width. A stored
+	// byte matrix packs four bytes per word, so its flash bytes are its
+	// bytes. 0: an RLWE value.
+	LWELimbs int `json:"lwe_limbs,omitempty"`
+	// Window makes instance i of a PMult multiply by instance
+	// StoredOffset + i of its stored plaintext, a window of a larger stored
+	// object (the plaintexts of one giant step of a BSGS product stored
+	// together, each read by its own PMult), instead of instance
+	// i mod count.
+	Window       bool      `json:"window,omitempty"`
+	StoredOffset int64     `json:"stored_offset,omitempty"`
+	Rotation     int       `json:"rotation,omitempty"` // HRot steps
+	Constant     float64   `json:"constant,omitempty"` // CMult
+	Boot         *BootSpec `json:"boot,omitempty"`
 	// Expand places the leaves of an Expand node.
 	Expand *ExpandSpec `json:"expand,omitempty"`
 	// Segment is the workload author's hint of the kind of program segment
@@ -132,6 +145,9 @@ func (p *Program) Bytes(n Node, wordBits int) (int64, error) {
 // InstanceBytes is Bytes for n in a ring of degree 2^logN, for a caller
 // that sizes many nodes of one preset and looks its degree up once.
 func InstanceBytes(n Node, logN, wordBits int) int64 {
+	if n.LWELimbs > 0 {
+		return int64(n.LWELimbs) * 4 << logN
+	}
 	polys := int64(n.Degree + 1)
 	if n.Degree == 0 {
 		polys = 1

@@ -10,7 +10,7 @@ import (
 var arity = map[Op]int{
 	OpInput: 0, OpStored: 0, OpOutput: 1, OpHAdd: 2, OpHSub: 2, OpPMult: 2, OpCMult: 1, OpHMult: 2,
 	OpRelinearize: 1, OpHRot: 1, OpConjugate: 1, OpRescale: 1, OpLevelDown: 1, OpBoot: 1, OpSum: 1,
-	OpModRaise: 1, OpExpand: 1,
+	OpModRaise: 1, OpExpand: 1, OpLWEScan: 2,
 }
 
 // Validate checks the program: known operations with the right number and
@@ -32,6 +32,12 @@ func (p *Program) Validate() error {
 		}
 		if n.Compact && (n.Op != OpStored || n.Degree != 0 || n.Public) {
 			return fmt.Errorf("%s: only stored (non-public) plaintexts can be compact", where)
+		}
+		if n.LWELimbs < 0 || n.LWELimbs > 0 && (n.Degree != 0 || n.Level != 0 || n.Compact || n.Public) {
+			return fmt.Errorf("%s: an LWE value has degree 0, level 0 and no compact or public form", where)
+		}
+		if n.StoredOffset < 0 || !n.Window && n.StoredOffset != 0 || n.Window && n.Op != OpPMult {
+			return fmt.Errorf("%s: only a PMult reads a window of a stored object (offset %d)", where, n.StoredOffset)
 		}
 		if n.Public && n.Op != OpStored {
 			return fmt.Errorf("%s: only stored plaintexts can be public constants", where)
@@ -83,6 +89,9 @@ func (p *Program) Validate() error {
 			if arg.Op == OpOutput {
 				return fmt.Errorf("%s: argument %d is an Output", where, a)
 			}
+			if arg.LWELimbs > 0 && n.Op != OpLWEScan && n.Op != OpOutput {
+				return fmt.Errorf("%s: LWE values are only scanned (LWEScan) and output, argument %d", where, a)
+			}
 			if arg.Params != n.Params {
 				return fmt.Errorf("%s: parameter mismatch: %s vs argument %d in %s", where, n.Params, a, arg.Params)
 			}
@@ -90,9 +99,14 @@ func (p *Program) Validate() error {
 				if arg.Count != 1 {
 					return fmt.Errorf("%s: the query of an expansion is one ciphertext, argument %d has count %d", where, a, arg.Count)
 				}
-			} else if n.Op == OpSum {
+			} else if n.Op == OpSum || n.Op == OpLWEScan {
 				if arg.Count%n.Count != 0 {
 					return fmt.Errorf("%s: count %d does not divide argument count %d", where, n.Count, arg.Count)
+				}
+			} else if n.Window && a == n.Args[len(n.Args)-1] {
+				if n.Op != OpPMult || arg.Op != OpStored || n.StoredOffset+n.Count > arg.Count {
+					return fmt.Errorf("%s: a window [%d, %d) of stored plaintexts needs a PMult of a stored object of at least that many (%s %d of %d)",
+						where, n.StoredOffset, n.StoredOffset+n.Count, arg.Op, a, arg.Count)
 				}
 			} else if n.Count%arg.Count != 0 {
 				return fmt.Errorf("%s: argument %d has count %d, which does not divide %d", where, a, arg.Count, n.Count)
@@ -170,6 +184,15 @@ func (p *Program) checkTypes(n *Node) error {
 		}
 	case OpOutput:
 		a := arg(0)
+		if a.LWELimbs > 0 {
+			if n.LWELimbs != a.LWELimbs {
+				return fmt.Errorf("an output of an LWE value is that value (%d limbs, not %d)", a.LWELimbs, n.LWELimbs)
+			}
+			return expect(0, 0)
+		}
+		if n.LWELimbs != 0 {
+			return fmt.Errorf("the output of an RLWE value is no LWE value")
+		}
 		if err := ct(0, 1); err != nil {
 			return err
 		}
@@ -257,6 +280,19 @@ func (p *Program) checkTypes(n *Node) error {
 			return err
 		}
 		return expect(arg(0).Level, 1)
+	case OpLWEScan:
+		pr, err := fhe.Lookup(n.Params)
+		if err != nil {
+			return err
+		}
+		q, d := arg(0), arg(1)
+		if q.Op != OpInput || q.LWELimbs != 1 || d.Op != OpStored || d.LWELimbs != 1<<pr.LogN/4 {
+			return fmt.Errorf("LWEScan takes a query input of 1 limb and a stored matrix of N/4 = %d limbs per instance", 1<<pr.LogN/4)
+		}
+		if q.Count != d.Count || n.Count != 1 || n.LWELimbs != 1 {
+			return fmt.Errorf("LWEScan of %d query and %d matrix blocks into %d results of %d limbs: want equal blocks into one limb", q.Count, d.Count, n.Count, n.LWELimbs)
+		}
+		return expect(0, 0)
 	case OpExpand:
 		if err := ct(0, 1); err != nil {
 			return err

@@ -22,6 +22,7 @@ import (
 //	bconv sram[10], #0 -> sram[20]
 //	ld.key m1 nand[5:3] -> edram[0]
 //	st m0 sram[1] -> dram[2:0]
+//	lwemac sram[2], sram[0:5] -> sram[1]
 
 var flagNames = []struct {
 	f    Flags
@@ -41,6 +42,15 @@ func (a Addr) String() string {
 	return fmt.Sprintf("?%#x", uint32(a))
 }
 
+// hasMod reports whether op's text form names a modulus: BCONV takes its
+// moduli from the basis, LWEMAC works modulo 2^32.
+func hasMod(op Opcode) bool { return op != OpBConv && op != OpLWEMAC }
+
+// wordsString prints LWEMAC's B operand: space[slot:group].
+func wordsString(a Addr) string {
+	return fmt.Sprintf("%s[%d:%d]", a.Space(), a.Object(), a.Limb())
+}
+
 func hasB(op Opcode) bool {
 	switch op {
 	case OpNTT, OpINTT, OpLD, OpST:
@@ -58,11 +68,14 @@ func (in Instr) String() string {
 			sb.WriteString("." + f.name)
 		}
 	}
-	if in.Op != OpBConv {
+	if hasMod(in.Op) {
 		fmt.Fprintf(&sb, " m%d", in.Mod)
 	}
 	fmt.Fprintf(&sb, " %v", in.A)
-	if hasB(in.Op) {
+	switch {
+	case in.Op == OpLWEMAC && (in.B.Space() == SpaceSRAM || in.B.Space() == SpaceEDRAM):
+		fmt.Fprintf(&sb, ", %s", wordsString(in.B))
+	case hasB(in.Op):
 		fmt.Fprintf(&sb, ", %v", in.B)
 	}
 	fmt.Fprintf(&sb, " -> %v", in.Out)
@@ -253,7 +266,7 @@ func parseInstr(text string) (Instr, error) {
 		}
 	}
 	rest = strings.TrimSpace(rest)
-	if in.Op != OpBConv {
+	if hasMod(in.Op) {
 		m, r, _ := strings.Cut(rest, " ")
 		if !strings.HasPrefix(m, "m") {
 			return in, fmt.Errorf("missing modulus operand mK")
@@ -281,13 +294,40 @@ func parseInstr(text string) (Instr, error) {
 	if in.A, err = parseAddr(ops[0]); err != nil {
 		return in, err
 	}
-	if want == 2 {
+	switch {
+	case in.Op == OpLWEMAC:
+		if in.B, err = parseWords(ops[1]); err != nil {
+			return in, err
+		}
+	case want == 2:
 		if in.B, err = parseAddr(ops[1]); err != nil {
 			return in, err
 		}
 	}
 	in.Out, err = parseAddr(dst)
 	return in, err
+}
+
+// parseWords parses LWEMAC's B operand, sram[slot:group] or
+// edram[slot:group].
+func parseWords(s string) (Addr, error) {
+	s = strings.TrimSpace(s)
+	name, inner, ok := strings.Cut(s, "[")
+	if !ok || !strings.HasSuffix(inner, "]") {
+		return 0, fmt.Errorf("bad word-group operand %q (want sram[slot:group])", s)
+	}
+	o, g, ok := strings.Cut(strings.TrimSuffix(inner, "]"), ":")
+	slot, err1 := strconv.ParseUint(o, 10, indexBits-LimbBits)
+	group, err2 := strconv.ParseUint(g, 10, LimbBits)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("bad word-group operand %q (want %s[slot:group])", s, name)
+	}
+	for _, sp := range []Space{SpaceSRAM, SpaceEDRAM} {
+		if name == sp.String() {
+			return Words(sp, int(slot), int(group)), nil
+		}
+	}
+	return 0, fmt.Errorf("word-group operand %q must be in sram or edram", s)
 }
 
 func parseAddr(s string) (Addr, error) {

@@ -23,6 +23,15 @@
 //	                   .center selects Lattigo's single-modulus centered lift,
 //	                   .exact the exact lift x mod p used by rescaling.
 //	LD, ST             move one limb between DRAM/NAND objects and SRAM/eDRAM (Table III)
+//	LWEMAC             Out[r] += Σ_{j<4} byte_j(A[r]) · W[4g+j] mod 2^32 for every
+//	                   coefficient r (ours, not in Table III: the first dimension
+//	                   of an LWE PIR, SimplePIR's one 32-bit multiply-add per
+//	                   database byte). A holds four columns of a byte matrix,
+//	                   row r's four bytes packed little-endian in word r; B names
+//	                   slot W and group g (isa.Words); operands are read as
+//	                   32-bit words and the sum wraps modulo 2^32 — no modulus,
+//	                   so the modulus field is 0 and not printed. A word lane
+//	                   multiplies a byte by a 32-bit word each cycle.
 //
 // Binary encoding of an instruction (little endian):
 //

@@ -18,10 +18,13 @@ const (
 	OpBConv
 	OpLD
 	OpST
+	// OpLWEMAC is the first dimension of an LWE PIR scan (see doc.go): a
+	// byte × 32-bit multiply-accumulate modulo 2^32, no modular reduction.
+	OpLWEMAC
 	opCount
 )
 
-var opNames = [...]string{"invalid", "ntt", "intt", "modadd", "modsub", "modmul", "modmac", "automorph", "bconv", "ld", "st"}
+var opNames = [...]string{"invalid", "ntt", "intt", "modadd", "modsub", "modmul", "modmac", "automorph", "bconv", "ld", "st", "lwemac"}
 
 func (o Opcode) String() string {
 	if o < opCount {
@@ -90,6 +93,17 @@ func Slot(s Space, i int) Addr { return Addr(uint32(s)<<indexBits | uint32(i)&in
 func Obj(s Space, obj, limb int) Addr {
 	return Addr(uint32(s)<<indexBits | uint32(obj)<<LimbBits | uint32(limb)&(1<<LimbBits-1))
 }
+
+// Words returns the address of the four 32-bit words 4·group … 4·group+3
+// of slot `slot` in SRAM or eDRAM (LWEMAC's B operand), packed as an object
+// address is: slot<<LimbBits | group.
+func Words(s Space, slot, group int) Addr {
+	return Addr(uint32(s)<<indexBits | uint32(slot)<<LimbBits | uint32(group)&(1<<LimbBits-1))
+}
+
+// MaxLWEGroups is how many four-word groups LWEMAC's B operand can name:
+// a query slot of at most 4·MaxLWEGroups = 2^14 words.
+const MaxLWEGroups = 1 << LimbBits
 
 // Imm returns an immediate operand (a table index).
 func Imm(i int) Addr { return Addr(uint32(SpaceImm)<<indexBits | uint32(i)&indexMask) }

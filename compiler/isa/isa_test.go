@@ -32,6 +32,7 @@ func sample() *Program {
 			{Op: OpBConv, A: Slot(SpaceSRAM, 6), B: Imm(0), Out: Slot(SpaceSRAM, 8)},
 			{Op: OpBConv, Flags: FlagCenter, A: Slot(SpaceSRAM, 10), B: Imm(1), Out: Slot(SpaceSRAM, 11)},
 			{Op: OpST, Mod: 0, A: Slot(SpaceSRAM, 3), Out: Obj(SpaceDRAM, 2, 0)},
+			{Op: OpLWEMAC, A: Slot(SpaceSRAM, 3), B: Words(SpaceEDRAM, 2, 3), Out: Slot(SpaceSRAM, 12)},
 		},
 	}
 }
@@ -76,7 +77,8 @@ func TestTextRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(p, q) {
 		t.Fatalf("text round trip differs:\n%s", buf.String())
 	}
-	if !strings.Contains(buf.String(), "modmul.scalar.plain m1 sram[0], #1 -> sram[3]") {
+	if !strings.Contains(buf.String(), "modmul.scalar.plain m1 sram[0], #1 -> sram[3]") ||
+		!strings.Contains(buf.String(), "\nlwemac sram[3], edram[2:3] -> sram[12]\n") {
 		t.Fatalf("unexpected syntax:\n%s", buf.String())
 	}
 }
@@ -105,6 +107,13 @@ func TestValidatorRejects(t *testing.T) {
 		{"automorph in place", func(p *Program) { p.Code[8].Out = p.Code[8].A }, "in place"},
 		{"ld to object", func(p *Program) { p.Code[0].Out = Obj(SpaceNAND, 1, 1) }, "SRAM or eDRAM"},
 		{"bconv overlap", func(p *Program) { p.Code[9].Out = Slot(SpaceSRAM, 7) }, "overlap"},
+		// N = 16 words: groups 0…3.
+		{"lwemac group", func(p *Program) { p.Code[12].B = Words(SpaceEDRAM, 2, 4) }, "word group 4 beyond"},
+		{"lwemac slot", func(p *Program) { p.Code[12].B = Words(SpaceEDRAM, 4, 0) }, "out of range"},
+		{"lwemac words in dram", func(p *Program) { p.Code[12].B = Obj(SpaceDRAM, 2, 0) }, "SRAM or eDRAM slot"},
+		{"lwemac modulus", func(p *Program) { p.Code[12].Mod = 1 }, "modulo 2^32"},
+		{"lwemac flag", func(p *Program) { p.Code[12].Flags = FlagPlain }, "not allowed"},
+		{"lwemac A object", func(p *Program) { p.Code[12].A = Obj(SpaceNAND, 1, 0) }, "must be an SRAM or eDRAM slot"},
 	}
 	for _, c := range cases {
 		p := sample()
@@ -133,7 +142,10 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	if _, err := DecodeInstr(make([]byte, 5)); err == nil {
 		t.Error("truncated instruction accepted")
 	}
-	for _, src := range []string{"frob m0 sram[0] -> sram[1]", ".logn x", "ntt m0 sram[0]", "ntt sram[0] -> sram[1]", "ntt m0 disk[0] -> sram[1]"} {
+	for _, src := range []string{"frob m0 sram[0] -> sram[1]", ".logn x", "ntt m0 sram[0]", "ntt sram[0] -> sram[1]", "ntt m0 disk[0] -> sram[1]",
+		".logn 4\n.moduli 97\n.slots sram=4\nlwemac m0 sram[0], sram[1:0] -> sram[2]", // no modulus operand
+		".logn 4\n.moduli 97\n.slots sram=4\nlwemac sram[0], sram[1] -> sram[2]",      // B names a group
+		".logn 4\n.moduli 97\n.slots sram=4\nlwemac sram[0], dram[1:0] -> sram[2]"} {
 		if _, err := Assemble(strings.NewReader(src)); err == nil {
 			t.Errorf("assembled %q", src)
 		}
@@ -178,4 +190,24 @@ func FuzzAssemble(f *testing.F) {
 			t.Fatalf("text round trip failed: %v", err)
 		}
 	})
+}
+
+// LWEMAC's exact encoding: opcode 11, B packs slot 2 and group 3 of eDRAM
+// (space 1) as slot<<12 | group; and its text form assembles back.
+func TestLWEMACEncoding(t *testing.T) {
+	in := Instr{Op: OpLWEMAC, A: Slot(SpaceSRAM, 3), B: Words(SpaceEDRAM, 2, 3), Out: Slot(SpaceSRAM, 12)}
+	want := []byte{11, 0, 0, 0, 3, 0, 0, 0, 0x03, 0x20, 0, 0x20, 12, 0, 0, 0}
+	if got := in.Encode(nil); !bytes.Equal(got, want) {
+		t.Fatalf("encoding %x, want %x", got, want)
+	}
+	if in.B.Object() != 2 || in.B.Limb() != 3 || in.B.Space() != SpaceEDRAM {
+		t.Fatalf("B decodes to %v slot %d group %d", in.B.Space(), in.B.Object(), in.B.Limb())
+	}
+	p, err := Assemble(strings.NewReader(".logn 4\n.moduli 97\n.slots sram=16 edram=4\nlwemac sram[3], edram[2:3] -> sram[12]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Code) != 1 || p.Code[0] != in {
+		t.Fatalf("assembled %+v, want %+v", p.Code, in)
+	}
 }

@@ -78,6 +78,20 @@ func (c *Config) slot(a Addr, n int, role string) error {
 	return nil
 }
 
+// words checks LWEMAC's B operand: four words of a slot that exist.
+func (c *Config) words(a Addr) error {
+	if s := a.Space(); s != SpaceSRAM && s != SpaceEDRAM {
+		return fmt.Errorf("B must name words of an SRAM or eDRAM slot, not %s", s)
+	}
+	if err := c.slot(Slot(a.Space(), a.Object()), 1, "B"); err != nil {
+		return err
+	}
+	if g := a.Limb(); 4*(g+1) > c.N() {
+		return fmt.Errorf("B word group %d beyond the slot's %d words", g, c.N())
+	}
+	return nil
+}
+
 func (c *Config) object(a Addr, role string) error {
 	if s := a.Space(); s != SpaceDRAM && s != SpaceNAND {
 		return fmt.Errorf("%s must be a DRAM or NAND object, not %s", role, s)
@@ -154,6 +168,16 @@ func (c *Config) checkInstr(in Instr) error {
 			return fmt.Errorf("BCONV input and output ranges overlap")
 		}
 		return checkFlags(in.Flags, allowed)
+	case OpLWEMAC:
+		if in.Mod != 0 {
+			return fmt.Errorf("LWEMAC works modulo 2^32, modulus field must be 0")
+		}
+		if err := c.slot(in.A, 1, "A"); err != nil {
+			return err
+		}
+		if err := c.words(in.B); err != nil {
+			return err
+		}
 	case OpLD:
 		allowed = FlagKey
 		if err := c.object(in.A, "A"); err != nil {

@@ -262,6 +262,10 @@ func Op(op ir.Op, ctx *Context) (*Program, error) {
 		l.level = 0
 		res.Inputs = []Object{l.ctObj("ct0", objIn0, 2)}
 		res.Output = Object{Role: "out", Space: isa.SpaceDRAM, ID: objOut, Polys: 2, Limbs: ctx.TargetLevel + 1}
+	case ir.OpLWEScan:
+		if res.Inputs, res.Output, err = l.lweScan(); err != nil {
+			return nil, err
+		}
 	case ir.OpRescale:
 		if l.level == 0 {
 			return nil, fmt.Errorf("lower: cannot rescale at level 0")

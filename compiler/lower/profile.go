@@ -29,7 +29,7 @@ type Profile struct {
 var opKernel = map[isa.Opcode]arch.Kernel{
 	isa.OpNTT: arch.NTT, isa.OpINTT: arch.INTT, isa.OpModAdd: arch.ModAdd, isa.OpModSub: arch.ModSub,
 	isa.OpModMul: arch.ModMul, isa.OpModMAC: arch.ModMAC, isa.OpAutomorph: arch.Automorph,
-	isa.OpLD: arch.Load, isa.OpST: arch.Store,
+	isa.OpLD: arch.Load, isa.OpST: arch.Store, isa.OpLWEMAC: arch.LWEMAC,
 }
 
 // ProfileOf counts the kernels and traffic of a lowered operation.
@@ -210,6 +210,9 @@ func (pf *Profiler) NodeWork(p *ir.Program, n ir.Node) (Profile, int64, error) {
 		level = n.Level
 	case ir.OpPMult:
 		op = NodeOp(p, n)
+	case ir.OpLWEScan:
+		// One instance per block of N columns, all into one accumulator.
+		instances, level = first.Count, 0
 	case ir.OpExpand:
 		if n.Expand == nil {
 			return Profile{}, 0, fmt.Errorf("lower: node %d: Expand without its leaf placement", n.ID)

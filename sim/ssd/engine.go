@@ -37,7 +37,7 @@ type Engine struct {
 	dp        arch.Datapath
 	array     *eventsim.Server
 	cycles    int64
-	perKernel [arch.Store + 1]int64
+	perKernel [arch.MaxKernel + 1]int64
 }
 
 // NewEngine builds the engine of e.
@@ -56,7 +56,7 @@ func (e *Engine) Datapath() arch.Datapath { return e.dp }
 // calls done when it finishes; it returns the finish time.
 func (e *Engine) Run(ops []arch.Op, done func()) (eventsim.Time, error) {
 	var total int64
-	var per [arch.Store + 1]int64
+	var per [arch.MaxKernel + 1]int64
 	for i, op := range ops {
 		c, err := e.dp.Cycles(op)
 		if err != nil {

@@ -143,11 +143,16 @@ func (x *exec) build() error {
 				}
 				v.k = first.Count / n.Count
 			}
-			pr, _, err := prof.NodeWork(p, n)
+			pr, inst, err := prof.NodeWork(p, n)
 			if err != nil {
 				return fmt.Errorf("system: node %d: %w", i, err)
 			}
 			v.prof = pr
+			if n.Op == ir.OpLWEScan {
+				// One accumulator, many blocks: the blocks are the units, so
+				// the scan pipelines its flash reads like any other node.
+				v.units = inst
+			}
 			v.tiles = min(v.units, perNode)
 			if minUnits := x.minTileUnits(v, p); minUnits > 1 {
 				v.tiles = min(v.tiles, max(1, v.units/minUnits))

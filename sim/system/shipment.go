@@ -121,5 +121,8 @@ func (x *exec) readStored(v, a *node, limbs, first, reads, bytes int64, await fu
 // stored node a under the layout rule.
 func (x *exec) storedPages(a *node, limbs int64) (int64, error) {
 	s := layout.Shape{Polys: 1, Limbs: int(limbs), LogN: uint8(a.logN), WordSize: uint8(x.wordBits / 8)}
+	if a.ir.LWELimbs > 0 {
+		s.WordSize = 4 // an LWE value's words are 32 bits on any datapath
+	}
 	return x.dev.Flash.PagesPerInstance(s)
 }

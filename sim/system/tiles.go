@@ -136,8 +136,15 @@ func (x *exec) issue(v *node, j int64) {
 		}
 		x.sim.At(end, func() {
 			out := inst
-			if v.ir.Op == ir.OpSum {
+			switch {
+			case v.ir.Op == ir.OpSum:
 				out = units
+			case v.ir.Op == ir.OpLWEScan:
+				// The accumulator stays on chip until the last block.
+				out = 0
+				if u1 == v.units {
+					out = 1
+				}
 			}
 			e := x.book(v.tierOn[v.dev], v.prof.OutputLimbs*lb*out)
 			if e == x.sim.Now() {
@@ -157,6 +164,8 @@ func operandRange(v, a *node, u0, u1 int64) (first, reads int64) {
 	switch {
 	case v.ir.Op == ir.OpSum:
 		return u0 * v.k, (u1 - u0) * v.k
+	case v.ir.Window && a.kind == kindStored:
+		return v.ir.StoredOffset + u0, u1 - u0
 	case a.ir.Count < v.ir.Count:
 		first = a.ir.Count * u0 / v.ir.Count
 		return first, a.ir.Count*u1/v.ir.Count - first

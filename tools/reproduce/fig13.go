@@ -3,6 +3,7 @@ package reproduce
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/sim/system"
@@ -64,7 +65,12 @@ func Fig13(r *Runner) (*Result, error) {
 		return nil, err
 	}
 	t := newTable("13", "workload", "resource", "utilization_pct", "paper", "ratio", "why")
+	// The LWE PIR row joins the paper's PIR rows.
+	withLWE := slices.ContainsFunc(r.workloads, func(w Workload) bool { return isPIR(w.Name) })
 	r.expect(len(r.workloads))
+	if withLWE {
+		r.expect(1)
+	}
 	var cats, quotes []string
 	ys := make([][]float64, len(Resources))
 	for _, w := range r.workloads {
@@ -97,6 +103,21 @@ func Fig13(r *Runner) (*Result, error) {
 			ys[i] = append(ys[i], u)
 		}
 		cats = append(cats, w.Name)
+	}
+	if withLWE {
+		rep, err := r.Sim(lwePIR, a, "full", system.Rosemary)
+		if err != nil {
+			return nil, err
+		}
+		why := fmt.Sprintf("ours: the hint-free LWE PIR (fhe/lwepir, the device's default scheme) over bench pir's 4 GiB database, simulated; the paper has no figure for it. Its bottleneck is %s; flash reads %d B, the stored matrix and hint diagonals", bn(rep), rep.NANDBytes)
+		for i, res := range Resources {
+			u := util(rep, res)
+			if err := t.Add(lwePIR.Name, res, u, math.NaN(), math.NaN(), why); err != nil {
+				return nil, err
+			}
+			ys[i] = append(ys[i], u)
+		}
+		cats = append(cats, lwePIR.Name+" (ours)")
 	}
 	quoteNote(t, append(quotes, q13note)...)
 	var ss []Series

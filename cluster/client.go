@@ -631,7 +631,11 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 // Maintain repairs every database whenever the set of live devices changes
 // (a lease expires, a device joins), and every ReconcileInterval if set,
 // until ctx ends: re-replication, reconciliation and rebalancing without
-// an operator. report, if set, hears what it did.
+// an operator. A round in which some repair failed (a source replica busy
+// or gone, a copy cut off) is tried again after a backoff (retryBackoff)
+// with no event needed: the event that called for it will not come again.
+// report, if set, hears what it did (db "" for etcd's own errors, which
+// end a round but not Maintain). It returns when ctx ends.
 func (c *Client) Maintain(ctx context.Context, report func(db string, copied int, err error)) error {
 	watch := c.etcd.Watch(ctx, devicesPrefix, clientv3.WithPrefix())
 	var tick <-chan time.Time
@@ -640,32 +644,80 @@ func (c *Client) Maintain(ctx context.Context, report func(db string, copied int
 		defer t.Stop()
 		tick = t.C
 	}
+	var (
+		retry   <-chan time.Time
+		backoff retryBackoff
+	)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
+		case <-retry:
 		case resp, ok := <-watch:
-			if !ok {
-				return ctx.Err()
+			if ctx.Err() != nil {
+				return nil
 			}
-			if err := resp.Err(); err != nil {
-				return fmt.Errorf("%w: watch devices: %w", ErrEtcd, err)
+			if !ok || resp.Err() != nil {
+				// A watch etcd ended (its history compacted, a member
+				// lost): watch again, and repair now for what it missed.
+				err := fmt.Errorf("%w: watch devices: the watch ended", ErrEtcd)
+				if ok {
+					err = fmt.Errorf("%w: watch devices: %w", ErrEtcd, resp.Err())
+				}
+				if report != nil {
+					report("", 0, err)
+				}
+				watch = c.etcd.Watch(ctx, devicesPrefix, clientv3.WithPrefix())
 			}
 		}
 		dbs, err := c.etcd.Get(ctx, dbsPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 		if err != nil {
-			return fmt.Errorf("%w: list databases: %w", ErrEtcd, err)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if report != nil {
+				report("", 0, fmt.Errorf("%w: list databases: %w", ErrEtcd, err))
+			}
+			retry = time.After(backoff.next(true))
+			continue
 		}
+		failed := false
 		for _, kv := range dbs.Kvs {
 			name := strings.TrimPrefix(string(kv.Key), dbsPrefix)
 			copied, err := c.Repair(ctx, name)
 			if errors.Is(err, ErrConflict) {
 				copied, err = c.Repair(ctx, name) // the map moved meanwhile: once more
 			}
+			failed = failed || (err != nil && ctx.Err() == nil)
 			if report != nil {
 				report(name, copied, err)
 			}
 		}
+		retry = nil
+		if wait := backoff.next(failed); wait > 0 {
+			retry = time.After(wait)
+		}
 	}
 }
+
+// retryBackoff is Maintain's wait before it tries a failed round again:
+// maintainRetry after the first failure, doubling to maintainRetryMax
+// while rounds keep failing, none after a round that did not fail.
+type retryBackoff struct{ last time.Duration }
+
+// next is the wait after a round that failed or not (0: no retry).
+func (b *retryBackoff) next(failed bool) time.Duration {
+	if !failed {
+		b.last = 0
+		return 0
+	}
+	b.last = min(max(2*b.last, maintainRetry), maintainRetryMax)
+	return b.last
+}
+
+// Maintain's waits before it tries a failed round again (retryBackoff).
+const (
+	maintainRetry    = time.Second
+	maintainRetryMax = 30 * time.Second
+)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -71,5 +72,21 @@ func TestBreaker(t *testing.T) {
 	}
 	if b.failed("addr-d0") {
 		t.Fatal("one failure after a success opened the circuit")
+	}
+}
+
+// Maintain tries a failed round again after 1 s, 2 s, 4 s … up to 30 s
+// while rounds keep failing, and not at all once one succeeds; a failure
+// after that starts from 1 s again.
+func TestRetryBackoff(t *testing.T) {
+	var b retryBackoff
+	var got []time.Duration
+	for _, failed := range []bool{true, true, true, true, true, true, true, false, false, true} {
+		got = append(got, b.next(failed))
+	}
+	s := time.Second
+	want := []time.Duration{s, 2 * s, 4 * s, 8 * s, 16 * s, 30 * s, 30 * s, 0, 0, s}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("waits %v, want %v", got, want)
 	}
 }

@@ -253,12 +253,16 @@ func TestClusterKV(t *testing.T) {
 	// A device killed while two clients look keys up: every shard has a
 	// replica left.
 	mctx, stopMaintain := context.WithCancel(ctx)
-	defer stopMaintain()
-	go c.Maintain(mctx, func(db string, copied int, err error) {
-		if err != nil {
-			t.Logf("repair of %s: %d copied, %v", db, copied, err)
-		}
-	})
+	maintained := make(chan struct{})
+	go func() {
+		defer close(maintained)
+		c.Maintain(mctx, func(db string, copied int, err error) {
+			if err != nil {
+				t.Logf("repair of %s: %d copied, %v", db, copied, err)
+			}
+		})
+	}()
+	defer func() { stopMaintain(); <-maintained }()
 	errc = make(chan error, 4)
 	var lw sync.WaitGroup
 	for w := range 2 {

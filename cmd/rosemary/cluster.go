@@ -100,8 +100,10 @@ func runCluster(args []string) error {
 		defer stopMetrics()
 		return c.Maintain(ctx, func(db string, copied int, err error) {
 			switch {
+			case err != nil && db == "":
+				fmt.Fprintf(os.Stderr, "cluster: maintain: %v (tried again)\n", err)
 			case err != nil:
-				fmt.Fprintf(os.Stderr, "cluster: repair %s: %v\n", db, err)
+				fmt.Fprintf(os.Stderr, "cluster: repair %s: %v (tried again)\n", db, err)
 			case copied > 0:
 				fmt.Printf("repaired %s: %d shard replicas copied device to device\n", db, copied)
 			}

@@ -14,9 +14,9 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
-// sizeOf returns the size of a seekable input (and leaves it where it
+// InputSize returns the bytes left in a seekable input (and leaves it where it
 // was), or -1.
-func sizeOf(r io.Reader) int64 {
+func InputSize(r io.Reader) int64 {
 	s, ok := r.(io.Seeker)
 	if !ok {
 		return -1
@@ -49,7 +49,7 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 	// Only fixed-size records are counted by the input's size; lines or CSV
 	// rows may be shorter than the record size, so the count is only an
 	// estimate, for a database too large to wait for its end.
-	count, estimate := 0, 0
+	count, estimate := 0, max(0, opt.ExpectedRecords)
 	if inputSize > 0 {
 		n := int(max(1, inputSize/int64(in.RecordSize)))
 		if opt.Records == dataset.FixedSize {

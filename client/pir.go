@@ -132,6 +132,13 @@ type LoadOptions struct {
 	KV kv.Format
 	// Progress, if set, is told the input bytes consumed so far.
 	Progress func(done int64)
+	// ExpectedRecords (> 0) is the records an input whose size the load
+	// cannot read (a pipe, as every cluster shard gets) is expected to
+	// hold: an LWE database larger than the loader holds before laying it
+	// out (session.MaxPendingBytes) gets the matrix of that many records,
+	// not the largest databases'. An estimate: the records read decide
+	// what is stored.
+	ExpectedRecords int
 }
 
 // Load replaces a database's contents with the records (or vectors) read
@@ -158,7 +165,7 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 	next.Delta = nil // a load replaces everything, changes included
 	switch {
 	case in.Kind == KindPIR && in.scheme() == SchemeLWE:
-		err = c.loadLWE(ctx, &next, cr, sizeOf(r), opt)
+		err = c.loadLWE(ctx, &next, cr, InputSize(r), opt)
 	case in.Kind == KindPIR:
 		err = c.loadPIR(ctx, &next, cr, opt)
 	case in.Kind == KindKV:

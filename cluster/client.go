@@ -189,6 +189,13 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 			}
 		}
 	}()
+	// Each shard's load reads a pipe: tell it the records to expect, from
+	// the input's size where it has one, so a large shard is laid out for
+	// its own size.
+	perShard := 0
+	if n := client.InputSize(r); n > 0 && m.RecordSize > 0 {
+		perShard = int((n/int64(m.RecordSize) + int64(len(next.Shards)) - 1) / int64(len(next.Shards)))
+	}
 	for s, sh := range next.Shards {
 		for _, id := range sh.Replicas {
 			cc, release, err := c.acquire(ctx, p.live[id].Addr)
@@ -204,7 +211,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 			errc := make(chan error, 1)
 			go func() {
 				defer release()
-				_, err := cc.Load(ctx, dbName, pr, client.LoadOptions{Records: dataset.FixedSize})
+				_, err := cc.Load(ctx, dbName, pr, client.LoadOptions{Records: dataset.FixedSize, ExpectedRecords: perShard})
 				pr.CloseWithError(err)
 				errc <- err
 			}()
@@ -721,3 +728,4 @@ const (
 	maintainRetry    = time.Second
 	maintainRetryMax = 30 * time.Second
 )
+

@@ -70,10 +70,23 @@ func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
 // tried again.
 func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen object.Generation, done int) error {
 	built := next.Records // the new generation's; appends since stay in its delta
+	fenced := false
+	defer func() {
+		if fenced {
+			c.lowerFence(context.WithoutCancel(ctx), in.Name)
+		}
+	}()
 	for range maxUpdateTries {
 		err := c.writeInfo(ctx, next, headGen)
 		if !errors.Is(err, api.ErrStale) {
 			return err
+		}
+		if !fenced {
+			// Lost to an update: hold the next ones back (fence.go).
+			if err := c.raiseFence(ctx, in.Name); err != nil {
+				return err
+			}
+			fenced = true
 		}
 		cur, curGen, err := c.readHead(ctx, in.Name)
 		if err != nil {
@@ -96,8 +109,11 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 		if err := c.setDelta(ctx, next, ops[done:]); err != nil {
 			return err
 		}
-		next.Records = cur.Records
-		if appended := cur.Records - built; appended > 0 {
+		// Records appended meanwhile (a keyword database's Records are
+		// its buckets: none there).
+		appended := cur.Records - in.Records
+		next.Records = built + appended
+		if appended > 0 {
 			if next.Delta == nil {
 				return fmt.Errorf("%d records appended meanwhile are in no delta", appended)
 			}

@@ -131,7 +131,7 @@ const maxUpdateTries = 32
 // append (the last ones of the database from now on).
 func (c *Client) update(ctx context.Context, name string, build func(*Info) ([]kv.Op, int, error)) (*Update, error) {
 	for try := range maxUpdateTries {
-		in, headGen, err := c.readHead(ctx, name)
+		in, headGen, err := c.readUnfencedHead(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -254,48 +254,6 @@ func (c *Client) Set(ctx context.Context, name string, index int, record []byte)
 		}
 		return []kv.Op{{Kind: kv.OpSet, Index: int64(index), Value: record}}, 0, nil
 	})
-}
-
-// Append adds records at the end of PIR database name, without a reload
-// (shorter records are zero-padded): they take the next indices, returned
-// with the update, and are in the delta until a compaction folds them in.
-// A Get of an appended record asks the device the same query as any other
-// (of a random record of the generation: see getIn), so the device cannot
-// tell it from a Get of a loaded record. The database must be loaded.
-func (c *Client) Append(ctx context.Context, name string, records ...[]byte) (*Appended, error) {
-	if len(records) == 0 {
-		return nil, fmt.Errorf("client: append %s: no records", name)
-	}
-	first := 0
-	u, err := c.update(ctx, name, func(in *Info) ([]kv.Op, int, error) {
-		if err := pirOnly(in, "Append"); err != nil {
-			return nil, 0, err
-		}
-		if in.genRecords() == 0 {
-			return nil, 0, fmt.Errorf("client: append %s: %w (appends extend a loaded database)", name, ErrEmpty)
-		}
-		first = in.Records
-		ops := make([]kv.Op, len(records))
-		for i, r := range records {
-			if len(r) > in.RecordSize {
-				return nil, 0, fmt.Errorf("client: append %s: record %d: %w: %d bytes, the database's are %d", name, i, ErrRecordTooLarge, len(r), in.RecordSize)
-			}
-			ops[i] = kv.Op{Kind: kv.OpSet, Index: int64(first + i), Value: r}
-		}
-		return ops, len(ops), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Appended{Update: *u, First: first, Records: first + len(records)}, nil
-}
-
-// Appended is what an Append left: the delta's size, the index of the
-// first record appended and the records the database now holds.
-type Appended struct {
-	Update
-	First   int `json:"first"`
-	Records int `json:"records"`
 }
 
 // pirOnly refuses a database that is not an index PIR database.

@@ -52,7 +52,6 @@ type Appended struct {
 	Records int `json:"records"`
 }
 
-
 // AppendFrom appends the records of r, read as Load reads a PIR
 // database's input (opt.Records, Column, Header), in one update. The
 // records read are bounded by the delta's bound: more fail with

@@ -276,12 +276,7 @@ func TestPIRAppendOtherIdentityRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = append(want, bytes.Repeat([]byte("a"), size))
-	denied := func(what string, err error) {
-		t.Helper()
-		if err == nil || !strings.Contains(err.Error(), "PermissionDenied") {
-			t.Errorf("%s: %v, want PermissionDenied", what, err)
-		}
-	}
+	denied := func(what string, err error) { t.Helper(); wantDenied(t, what, err) }
 	_, err := bob.Append(ctx, "db", []byte("bob's"))
 	denied("bob's append before a grant", err)
 	_, err = bob.Get(ctx, "db", 30)
@@ -295,4 +290,12 @@ func TestPIRAppendOtherIdentityRefused(t *testing.T) {
 	_, err = bob.Append(ctx, "db", []byte("bob's"))
 	denied("reader's append", err)
 	checkRecords(t, alice, "db", want, 30)
+}
+
+// wantDenied fails the test unless err is the device's PermissionDenied.
+func wantDenied(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), "PermissionDenied") {
+		t.Errorf("%s: %v, want PermissionDenied", what, err)
+	}
 }

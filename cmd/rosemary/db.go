@@ -253,14 +253,7 @@ func runDB(args []string) error {
 			vf, fmtName = v, "fixed"
 		}
 		if fmtName == "" {
-			switch strings.ToLower(filepath.Ext(path)) {
-			case ".csv":
-				fmtName = "csv"
-			case ".txt":
-				fmtName = "lines"
-			default:
-				fmtName = "fixed"
-			}
+			fmtName = recordFormatOf(path)
 		}
 		var r io.Reader = os.Stdin
 		var total int64

@@ -143,14 +143,7 @@ func appendRecords(ctx context.Context, c *client.Client, name string, records [
 	}
 	path := args[0]
 	if format == "" {
-		switch strings.ToLower(filepath.Ext(path)) {
-		case ".csv":
-			format = "csv"
-		case ".txt":
-			format = "lines"
-		default:
-			format = "fixed"
-		}
+		format = recordFormatOf(path)
 	}
 	rf, err := dataset.ParseRecordFormat(format)
 	if err != nil {
@@ -166,6 +159,18 @@ func appendRecords(ctx context.Context, c *client.Client, name string, records [
 		r = file
 	}
 	return c.AppendFrom(ctx, name, r, client.LoadOptions{Records: rf, Column: column, Header: header})
+}
+
+// recordFormatOf is the record format a PIR input's extension names:
+// .csv csv, .txt lines, else fixed.
+func recordFormatOf(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return "csv"
+	case ".txt":
+		return "lines"
+	}
+	return "fixed"
 }
 
 // stringList is a flag given any number of times.

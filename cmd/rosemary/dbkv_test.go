@@ -57,13 +57,7 @@ type lookupJSON struct {
 // and absent keys byte for byte, put, delete, compact; set on a PIR
 // database; and a bad load named by its line.
 func TestDBKeywordCommands(t *testing.T) {
-	dir := t.TempDir()
-	keys, st := filepath.Join(dir, "keys"), filepath.Join(dir, "store")
-	if _, err := rosemaryDB(t, "keys", "--keys", keys); err != nil {
-		t.Fatal(err)
-	}
-	at := []string{"--store", st, "--keys", keys}
-	db := func(cmd string, args ...string) []string { return append(append([]string{cmd}, at...), args...) }
+	dir, db := dbStore(t)
 
 	var in client.Info
 	dbJSON(t, &in, db("create", "--name", "phones", "--kind", "kv", "--lwe-params", "test", "--max-value", "40", "--slot", "16")...)
@@ -138,16 +132,7 @@ func TestDBKeywordCommands(t *testing.T) {
 	if u.DeltaOps != 1 {
 		t.Fatalf("set: %+v", u)
 	}
-	get := func(i, want string) {
-		t.Helper()
-		var r struct {
-			Record []byte `json:"record"`
-		}
-		dbJSON(t, &r, db("get", "--name", "recs", "--index", i)...)
-		if !bytes.Equal(r.Record, []byte(want)) {
-			t.Fatalf("get %s: %q, want %q", i, r.Record, want)
-		}
-	}
+	get := func(i, want string) { t.Helper(); dbGet(t, db("get", "--name", "recs", "--index", i), want) }
 	get("2", "changed\x00")
 	get("3", "record-3")
 	dbJSON(t, &in, db("compact", "--name", "recs")...)
@@ -169,13 +154,7 @@ func write(t *testing.T, path, s string) {
 // get byte for byte; compact keeps them; a record longer than the
 // database's is refused, naming the cause, and appends nothing.
 func TestDBAppendCommand(t *testing.T) {
-	dir := t.TempDir()
-	keys, st := filepath.Join(dir, "keys"), filepath.Join(dir, "store")
-	if _, err := rosemaryDB(t, "keys", "--keys", keys); err != nil {
-		t.Fatal(err)
-	}
-	at := []string{"--store", st, "--keys", keys}
-	db := func(cmd string, args ...string) []string { return append(append([]string{cmd}, at...), args...) }
+	dir, db := dbStore(t)
 	var in client.Info
 	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test")...)
 	recs := filepath.Join(dir, "recs.bin")
@@ -207,16 +186,7 @@ func TestDBAppendCommand(t *testing.T) {
 	if a.First != 7 || a.Records != 8 {
 		t.Fatalf("append -: %+v", a)
 	}
-	get := func(i, want string) {
-		t.Helper()
-		var r struct {
-			Record []byte `json:"record"`
-		}
-		dbJSON(t, &r, db("get", "--name", "recs", "--index", i)...)
-		if !bytes.Equal(r.Record, []byte(want)) {
-			t.Fatalf("get %s: %q, want %q", i, r.Record, want)
-		}
-	}
+	get := func(i, want string) { t.Helper(); dbGet(t, db("get", "--name", "recs", "--index", i), want) }
 	check := func() {
 		t.Helper()
 		get("1", "record-1")
@@ -237,4 +207,29 @@ func TestDBAppendCommand(t *testing.T) {
 		t.Fatalf("compact: generation %d, delta %+v, %d records", in.Generation, in.Delta, in.Records)
 	}
 	check()
+}
+
+// dbGet runs a db get with --json and checks the record byte for byte.
+func dbGet(t *testing.T, args []string, want string) {
+	t.Helper()
+	var r struct {
+		Record []byte `json:"record"`
+	}
+	dbJSON(t, &r, args...)
+	if !bytes.Equal(r.Record, []byte(want)) {
+		t.Fatalf("%s: %q, want %q", strings.Join(args, " "), r.Record, want)
+	}
+}
+
+// dbStore makes a key set and a store directory in a fresh directory; db
+// builds a db command's arguments on them.
+func dbStore(t *testing.T) (dir string, db func(cmd string, args ...string) []string) {
+	t.Helper()
+	dir = t.TempDir()
+	keys, st := filepath.Join(dir, "keys"), filepath.Join(dir, "store")
+	if _, err := rosemaryDB(t, "keys", "--keys", keys); err != nil {
+		t.Fatal(err)
+	}
+	at := []string{"--store", st, "--keys", keys}
+	return dir, func(cmd string, args ...string) []string { return append(append([]string{cmd}, at...), args...) }
 }

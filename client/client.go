@@ -25,6 +25,8 @@ type Client struct {
 	sessions  map[string]*session.PIRSession    // by database@generation
 	vsessions map[string]*session.VectorSession // by database@generation
 	lsessions map[string]*session.LWESession    // by database@generation
+
+	clean cleaner // deletes replaced delta segments (cleanup.go)
 }
 
 // Errors about databases (wrapped; test with errors.Is).
@@ -69,15 +71,20 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 // or a device in this process (package device, over a store directory).
 // Close leaves dev open.
 func New(dev api.Device, keys *Keys) *Client {
-	return &Client{dev: dev, keys: keys, sessions: map[string]*session.PIRSession{},
+	c := &Client{dev: dev, keys: keys, sessions: map[string]*session.PIRSession{},
 		vsessions: map[string]*session.VectorSession{}, lsessions: map[string]*session.LWESession{}}
+	c.clean.idle.L = &c.clean.mu
+	return c
 }
 
 // Device is the device the client talks to.
 func (c *Client) Device() api.Device { return c.dev }
 
-// Close closes the connection Open made (nothing for a client of New).
+// Close waits for the client's background deletions of replaced delta
+// segments, then closes the connection Open made (nothing more for a
+// client of New).
 func (c *Client) Close() error {
+	c.waitCleanup()
 	if c.close == nil {
 		return nil
 	}

@@ -69,10 +69,24 @@ func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
 // operations become next's delta (one segment of its own) and the swap is
 // tried again.
 func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen object.Generation, done int) error {
+	built := next.Records // the new generation's; appends since stay in its delta
+	fenced := false
+	defer func() {
+		if fenced {
+			c.lowerFence(context.WithoutCancel(ctx), in.Name)
+		}
+	}()
 	for range maxUpdateTries {
 		err := c.writeInfo(ctx, next, headGen)
 		if !errors.Is(err, api.ErrStale) {
 			return err
+		}
+		if !fenced {
+			// Lost to an update: hold the next ones back (fence.go).
+			if err := c.raiseFence(ctx, in.Name); err != nil {
+				return err
+			}
+			fenced = true
 		}
 		cur, curGen, err := c.readHead(ctx, in.Name)
 		if err != nil {
@@ -94,6 +108,16 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 		}
 		if err := c.setDelta(ctx, next, ops[done:]); err != nil {
 			return err
+		}
+		// Records appended meanwhile (a keyword database's Records are
+		// its buckets: none there).
+		appended := cur.Records - in.Records
+		next.Records = built + appended
+		if appended > 0 {
+			if next.Delta == nil {
+				return fmt.Errorf("%d records appended meanwhile are in no delta", appended)
+			}
+			next.Delta.Appended = appended
 		}
 		headGen = curGen
 	}
@@ -167,6 +191,11 @@ func (c *Client) compactPIR(ctx context.Context, in, next *Info, ops []kv.Op) er
 			recs[o.Index] = padRecord(o.Value, in.RecordSize)
 		}
 	}
+	for i := in.genRecords(); i < len(recs); i++ {
+		if recs[i] == nil {
+			return fmt.Errorf("appended record %d is not in the delta", i)
+		}
+	}
 	p, err := lwepir.ByName(in.LWEParams)
 	if err != nil {
 		return err
@@ -195,7 +224,7 @@ func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []by
 		return err
 	}
 	shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
-	if err := shape.Validate(p); err != nil || shape.Records() < in.Records {
+	if err := shape.Validate(p); err != nil || shape.Records() < in.genRecords() {
 		return fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.Rows, in.Cols)
 	}
 	sl, err := c.sealer(ctx, in)
@@ -208,7 +237,7 @@ func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []by
 	loaded := -1
 	sealed := make([]byte, size)
 	var rec []byte
-	for r := range in.Records {
+	for r := range in.genRecords() {
 		col, row := shape.Locate(r)
 		if k := col / n; k != loaded {
 			resp, err := c.dev.Get(ctx, &api.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(k))})

@@ -27,8 +27,9 @@ import (
 // O(log n) operations on average, not the whole delta. The new segment is
 // published by a compare-and-swap of the manifest, as a load is: of two
 // updates at once one publishes, the other retries on the new manifest,
-// and none is lost. Segments an update replaced are deleted by the next
+// and none is lost. Segments an update replaced are deleted after the next
 // update (a query that read the manifest just before still finds them),
+// in the background (cleanup.go),
 // and every segment of an earlier generation by a load or compaction.
 // Compact folds the delta into a new generation.
 
@@ -40,7 +41,22 @@ type Delta struct {
 	// the latest update replaced, deleted by the next one.
 	Segments []DeltaSegment `json:"segments,omitempty"`
 	Retired  []string       `json:"retired,omitempty"`
+	// Appended: records appended to a PIR database since its generation
+	// was written, the manifest's last ones (its Records counts them).
+	Appended int `json:"appended,omitempty"`
 }
+
+// appended is the records the delta appends (none: 0).
+func (d *Delta) appended() int {
+	if d == nil {
+		return 0
+	}
+	return d.Appended
+}
+
+// genRecords is the records of the generation itself: the manifest's
+// Records but those appended since (which live in the delta).
+func (in *Info) genRecords() int { return in.Records - in.Delta.appended() }
 
 // Delta bounds.
 const (
@@ -62,6 +78,9 @@ var (
 	// ErrNotFound: the key is not in the keyword database (only the
 	// client learns this).
 	ErrNotFound = errors.New("client: key not found")
+	// ErrRecordTooLarge: a record set or appended is longer than the
+	// database's records.
+	ErrRecordTooLarge = errors.New("client: record larger than the database's records")
 	// Input errors of keyword databases (each names its line).
 	ErrMalformed     = kv.ErrMalformed
 	ErrDuplicateKey  = kv.ErrDuplicateKey
@@ -104,22 +123,25 @@ type Update struct {
 // maxUpdateTries bounds the compare-and-swap retries of one update.
 const maxUpdateTries = 32
 
-// update appends op to database name's delta: read the manifest, write op
-// (merged with the newest segments) as a new segment, replace the
-// manifest if nothing replaced it meanwhile, else delete the segment and
-// try again on the new manifest. check validates op against the manifest.
-func (c *Client) update(ctx context.Context, name string, op kv.Op, check func(*Info) error) (*Update, error) {
-	opBytes := len(kv.EncodeOps(nil, []kv.Op{op})) - len(kv.EncodeOps(nil, nil))
-	for range maxUpdateTries {
-		in, headGen, err := c.readHead(ctx, name)
+// update appends operations to database name's delta: read the manifest,
+// write the operations build makes from it (merged with the newest
+// segments) as a new segment, replace the manifest if nothing replaced it
+// meanwhile, else try again on the new manifest. build validates against
+// the manifest and returns the operations and how many records they
+// append (the last ones of the database from now on).
+func (c *Client) update(ctx context.Context, name string, build func(*Info) ([]kv.Op, int, error)) (*Update, error) {
+	for try := range maxUpdateTries {
+		in, headGen, err := c.readUnfencedHead(ctx, name)
 		if err != nil {
 			return nil, err
 		}
-		if err := check(in); err != nil {
+		add, appended, err := build(in)
+		if err != nil {
 			return nil, err
 		}
+		opBytes := len(kv.EncodeOps(nil, add)) - len(kv.EncodeOps(nil, nil))
 		nops, size := in.Delta.size()
-		nops, size = nops+1, size+opBytes
+		nops, size = nops+len(add), size+opBytes
 		if size > in.deltaMax() {
 			return nil, fmt.Errorf("client: update %s: %w: %d bytes with this update, at most %d", name, ErrDeltaFull, size, in.deltaMax())
 		}
@@ -128,9 +150,12 @@ func (c *Client) update(ctx context.Context, name string, op kv.Op, check func(*
 			segs = in.Delta.Segments
 		}
 		// Carry: the newest segments holding no more operations than the
-		// merged one so far join it.
-		keep, merged := len(segs), 1
-		for keep > 0 && segs[keep-1].Ops <= merged {
+		// merged one so far join it. A retry writes op alone: it reads
+		// nothing, so it is quicker than the update of a writer that won
+		// the last swap and goes on (writers in a tight loop would
+		// otherwise starve one of them); the next update carries it.
+		keep, merged := len(segs), len(add)
+		for try == 0 && keep > 0 && segs[keep-1].Ops <= merged {
 			keep--
 			merged += segs[keep].Ops
 		}
@@ -146,24 +171,30 @@ func (c *Client) update(ctx context.Context, name string, op kv.Op, check func(*
 			}
 			return nil, err
 		}
-		seg, err := c.writeSegment(ctx, in, append(ops, op))
+		seg, err := c.writeSegment(ctx, in, append(ops, add...))
 		if err != nil {
 			return nil, err
 		}
 		next := *in
-		next.Delta = &Delta{Ops: nops, Bytes: size, Segments: append(segs[:keep:keep], seg)}
+		next.Delta = &Delta{Ops: nops, Bytes: size, Segments: append(segs[:keep:keep], seg), Appended: in.Delta.appended() + appended}
+		next.Records += appended
 		for _, s := range segs[keep:] {
 			next.Delta.Retired = append(next.Delta.Retired, s.Object)
 		}
 		err = c.writeInfo(ctx, &next, headGen)
 		if err != nil {
-			c.deleteObjects(context.WithoutCancel(ctx), seg.Object)
+			// No manifest lists seg. Deleted in the background, so that a
+			// writer that lost a swap is not a write behind the winner at
+			// its next try.
+			if !c.deleteLater(seg.Object) {
+				c.deleteObjects(context.WithoutCancel(ctx), seg.Object)
+			}
 			if errors.Is(err, api.ErrStale) {
 				continue
 			}
 			return nil, err
 		}
-		if in.Delta != nil {
+		if in.Delta != nil && !c.deleteLater(in.Delta.Retired...) {
 			c.deleteObjects(ctx, in.Delta.Retired...)
 		}
 		return &Update{DeltaOps: nops, DeltaBytes: size, CompactDue: size >= in.compactAt()}, nil
@@ -183,43 +214,54 @@ func (c *Client) deleteObjects(ctx context.Context, names ...string) {
 // Put sets key to value in keyword database name, visible to the next
 // lookup. The value is at most the database's maximum.
 func (c *Client) Put(ctx context.Context, name string, key, value []byte) (*Update, error) {
-	return c.update(ctx, name, kv.Op{Kind: kv.OpPut, Key: key, Value: value}, func(in *Info) error {
+	return c.update(ctx, name, func(in *Info) ([]kv.Op, int, error) {
 		if err := kvOnly(in, "Put"); err != nil {
-			return err
+			return nil, 0, err
 		}
-		return in.KV.Check(kv.Pair{Key: key, Value: value, Line: 0})
+		if err := in.KV.Check(kv.Pair{Key: key, Value: value, Line: 0}); err != nil {
+			return nil, 0, err
+		}
+		return []kv.Op{{Kind: kv.OpPut, Key: key, Value: value}}, 0, nil
 	})
 }
 
 // Delete removes key from keyword database name (absent keys too: the
 // device learns nothing either way).
 func (c *Client) Delete(ctx context.Context, name string, key []byte) (*Update, error) {
-	return c.update(ctx, name, kv.Op{Kind: kv.OpDelete, Key: key}, func(in *Info) error {
+	return c.update(ctx, name, func(in *Info) ([]kv.Op, int, error) {
 		if err := kvOnly(in, "Delete"); err != nil {
-			return err
+			return nil, 0, err
 		}
 		if len(key) > kv.MaxKey {
-			return fmt.Errorf("%w: %d bytes (at most %d)", ErrKeyTooLarge, len(key), kv.MaxKey)
+			return nil, 0, fmt.Errorf("%w: %d bytes (at most %d)", ErrKeyTooLarge, len(key), kv.MaxKey)
 		}
-		return nil
+		return []kv.Op{{Kind: kv.OpDelete, Key: key}}, 0, nil
 	})
 }
 
 // Set replaces record index of PIR database name (shorter records are
-// zero-padded), visible to the next Get.
+// zero-padded), visible to the next Get. An appended record is set too.
 func (c *Client) Set(ctx context.Context, name string, index int, record []byte) (*Update, error) {
-	return c.update(ctx, name, kv.Op{Kind: kv.OpSet, Index: int64(index), Value: record}, func(in *Info) error {
-		if in.Kind != KindPIR {
-			return fmt.Errorf("%w: %q is a %s database, Set writes PIR databases", ErrKind, name, in.Kind)
+	return c.update(ctx, name, func(in *Info) ([]kv.Op, int, error) {
+		if err := pirOnly(in, "Set"); err != nil {
+			return nil, 0, err
 		}
 		if index < 0 || index >= in.Records {
-			return fmt.Errorf("client: set %s: %w: index %d of %d records", name, ErrIndexOutOfRange, index, in.Records)
+			return nil, 0, fmt.Errorf("client: set %s: %w: index %d of %d records", name, ErrIndexOutOfRange, index, in.Records)
 		}
 		if len(record) > in.RecordSize {
-			return fmt.Errorf("client: set %s[%d]: a record of %d bytes, the database's are %d", name, index, len(record), in.RecordSize)
+			return nil, 0, fmt.Errorf("client: set %s[%d]: %w: a record of %d bytes, the database's are %d", name, index, ErrRecordTooLarge, len(record), in.RecordSize)
 		}
-		return nil
+		return []kv.Op{{Kind: kv.OpSet, Index: int64(index), Value: record}}, 0, nil
 	})
+}
+
+// pirOnly refuses a database that is not an index PIR database.
+func pirOnly(in *Info, op string) error {
+	if in.Kind != KindPIR {
+		return fmt.Errorf("%w: %q is a %s database, %s writes PIR databases", ErrKind, in.Name, in.Kind, op)
+	}
+	return nil
 }
 
 // kvOnly refuses a database that is not a keyword database.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -131,6 +132,7 @@ func (r *racer) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse,
 func checkNoOrphans(t *testing.T, c *client.Client) {
 	t.Helper()
 	ctx := context.Background()
+	client.WaitCleanup(c)
 	in, err := c.Info(ctx, "kv")
 	if err != nil {
 		t.Fatal(err)
@@ -212,6 +214,7 @@ func TestKVUpdateConflict(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	client.WaitCleanup(b)
 	for w := range 2 {
 		if errs[w] != nil {
 			t.Fatalf("writer %d: %v", w, errs[w])
@@ -273,4 +276,165 @@ func TestKVDeltaBound(t *testing.T) {
 
 func equalSegments(a, b *client.Delta) bool {
 	return fmt.Sprint(a.Segments) == fmt.Sprint(b.Segments)
+}
+
+// heldDeletes holds every Delete until release is closed, counting those
+// begun, in flight at once and finished.
+type heldDeletes struct {
+	api.Device
+	release                  chan struct{}
+	mu                       sync.Mutex
+	begun, inFlight, maxOnce int
+	finished                 int
+}
+
+func (h *heldDeletes) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
+	h.mu.Lock()
+	h.begun++
+	h.inFlight++
+	h.maxOnce = max(h.maxOnce, h.inFlight)
+	h.mu.Unlock()
+	<-h.release
+	resp, err := h.Device.Delete(ctx, req)
+	h.mu.Lock()
+	h.inFlight--
+	h.finished++
+	h.mu.Unlock()
+	return resp, err
+}
+
+// An update does not wait for the deletion of the segments it replaced:
+// with every Delete held, 40 updates (carries retiring segments all
+// along) return and each is visible; the deletions go one at a time (an
+// update's write queues behind at most one), and once let through they
+// leave exactly the segments the manifest lists.
+func TestKVUpdateDoesNotWaitForCleanup(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	if _, err := e.c.CreateKV(ctx, "kv", kvOpts); err != nil {
+		t.Fatal(err)
+	}
+	h := &heldDeletes{Device: e.c.Device(), release: make(chan struct{})}
+	c := client.New(h, e.keys)
+	want := map[string][]byte{}
+	updated := make(chan error)
+	go func() {
+		for i := range 40 {
+			k, v := fmt.Sprintf("k%02d", i%25), []byte(fmt.Sprintf("v%d", i))
+			if _, err := c.Put(ctx, "kv", []byte(k), v); err != nil {
+				updated <- err
+				return
+			}
+			want[k] = v
+		}
+		updated <- nil
+	}()
+	// A watchdog only: the updates above need no Delete to finish.
+	select {
+	case err := <-updated:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		close(h.release)
+		t.Fatal("the updates waited for the held deletions")
+	}
+	h.mu.Lock()
+	begun, finished, most := h.begun, h.finished, h.maxOnce
+	h.mu.Unlock()
+	if begun != 1 || finished != 0 || most != 1 {
+		t.Fatalf("with deletions held: %d begun, %d finished, at most %d at once; want 1, 0, 1", begun, finished, most)
+	}
+	lookupAll(t, c, "kv", want, "k99")
+	close(h.release)
+	checkNoOrphans(t, c)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.maxOnce != 1 || h.finished < 30 {
+		t.Fatalf("deletions: %d finished, at most %d at once; want ≥ 30 one at a time", h.finished, h.maxOnce)
+	}
+}
+
+// updateBeforeSwap is a writer that never pauses, made deterministic:
+// before each compare-and-swap of the manifest by the client it wraps (a
+// compaction), writer b makes an update first unless a compaction's fence
+// stands; under a fence b's update is started and waits.
+type updateBeforeSwap struct {
+	api.Device
+	b        *client.Client
+	mu       sync.Mutex
+	raced    int // b's updates that went before a swap
+	fenced   int // swaps under a fence
+	waiting  sync.WaitGroup
+	errs     []error
+	nextWant int
+}
+
+func (u *updateBeforeSwap) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+	if req.Name == "kv/head" && req.IfGeneration != nil {
+		ls, err := u.Device.List(ctx, &api.ListRequest{Prefix: "kv/head.fence"})
+		if err != nil {
+			return nil, err
+		}
+		u.mu.Lock()
+		k := u.nextWant
+		u.nextWant++
+		put := func() {
+			if _, err := u.b.Put(ctx, "kv", []byte(fmt.Sprintf("b-%d", k)), []byte("from b")); err != nil {
+				u.mu.Lock()
+				u.errs = append(u.errs, err)
+				u.mu.Unlock()
+			}
+		}
+		if len(ls.Objects) == 0 {
+			u.raced++
+			u.mu.Unlock()
+			put()
+		} else {
+			u.fenced++
+			u.mu.Unlock()
+			u.waiting.Add(1)
+			go func() { defer u.waiting.Done(); put() }()
+		}
+	}
+	return u.Device.Put(ctx, req)
+}
+
+// A compaction against a writer that updates before every swap of the
+// manifest publishes all the same: it loses once, raises its fence, and
+// the next swap goes through while the writer's update waits; that update
+// lands after it, in the new generation's delta, and none is lost. The
+// fence is gone after.
+func TestCompactionFencesUpdates(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	want, csv := kvData(7, 40)
+	createKV(t, e.c, "kv", csv)
+	if _, err := e.c.Put(ctx, "kv", []byte("before"), []byte("compaction")); err != nil {
+		t.Fatal(err)
+	}
+	want["before"] = []byte("compaction")
+	u := &updateBeforeSwap{Device: e.c.Device(), b: e.c}
+	in, err := client.New(u, e.keys).Compact(ctx, "kv")
+	if err != nil {
+		t.Fatalf("compaction against a writer that never pauses: %v", err)
+	}
+	u.waiting.Wait()
+	if len(u.errs) > 0 {
+		t.Fatal(u.errs)
+	}
+	if u.raced != 1 || u.fenced != 1 || in.Generation != 2 {
+		t.Fatalf("%d updates before a swap, %d swaps under the fence, generation %d; want 1, 1, 2", u.raced, u.fenced, in.Generation)
+	}
+	for k := range u.raced + u.fenced {
+		want[fmt.Sprintf("b-%d", k)] = []byte("from b")
+	}
+	now, err := e.c.Info(ctx, "kv")
+	if err != nil || now.Generation != 2 || now.Delta == nil || now.Delta.Ops != 2 {
+		t.Fatalf("after: %+v, %v; want generation 2 with both of b's updates in its delta", now, err)
+	}
+	checkKV(t, e.c, "kv", want, "absent")
+	if ls, err := e.c.Device().List(ctx, &api.ListRequest{Prefix: "kv/head.fence"}); err != nil || len(ls.Objects) != 0 {
+		t.Fatalf("the fence is left: %v, %v", ls, err)
+	}
 }

@@ -192,6 +192,9 @@ func (c *Client) deltaOps(ctx context.Context, in *Info) ([]kv.Op, error) {
 	if in.Delta == nil {
 		return nil, nil
 	}
+	if a := in.Delta.Appended; a < 0 || a > in.Records || in.Records < 0 {
+		return nil, fmt.Errorf("client: %s: manifest lists %d appended records of %d", in.Name, a, in.Records)
+	}
 	ops, err := c.readSegments(ctx, in, in.Delta.Segments)
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 			return nil, err
 		}
 		shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
-		if err := shape.Validate(p); err != nil || shape.Records() < in.Records {
+		if err := shape.Validate(p); err != nil || shape.Records() < in.genRecords() {
 			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.Rows, in.Cols)
 		}
 		var seed [lwepir.SeedSize]byte

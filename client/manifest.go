@@ -173,19 +173,32 @@ func (c *Client) readInfo(ctx context.Context, name string) (*Info, error) {
 // first, so a head replaced in between makes the swap fail, never succeed
 // over a manifest it did not read.
 func (c *Client) readHead(ctx context.Context, name string) (*Info, object.Generation, error) {
+	in, gen, _, err := c.readHeadFence(ctx, name)
+	return in, gen, err
+}
+
+// readHeadFence is readHead, and whether a compaction's fence stands
+// (fence.go): the same List finds both.
+func (c *Client) readHeadFence(ctx context.Context, name string) (*Info, object.Generation, bool, error) {
 	if err := checkName(name); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
-	list, err := c.dev.List(ctx, &api.ListRequest{Prefix: headObject(name), Max: 1})
+	list, err := c.dev.List(ctx, &api.ListRequest{Prefix: headObject(name), Max: 2})
 	if err != nil {
-		return nil, 0, fmt.Errorf("client: read %s: %w", name, err)
+		return nil, 0, false, fmt.Errorf("client: read %s: %w", name, err)
 	}
 	var gen object.Generation
-	if len(list.Objects) == 1 && list.Objects[0].Name == headObject(name) {
-		gen = list.Objects[0].Generation
+	fenced := false
+	for _, o := range list.Objects {
+		switch o.Name {
+		case headObject(name):
+			gen = o.Generation
+		case fenceObject(name):
+			fenced = true
+		}
 	}
 	in, err := c.readManifest(ctx, name)
-	return in, gen, err
+	return in, gen, fenced, err
 }
 
 func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {

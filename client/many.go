@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -53,7 +54,11 @@ func (c *Client) GetMany(ctx context.Context, name string, indices []int) ([][]b
 		}
 		var recs [][]byte
 		if in.scheme() == SchemeLWE {
-			if recs, _, err = c.fetchRecords(ctx, in, indices); err != nil {
+			asked := make([]int, len(indices))
+			for k, i := range indices {
+				asked[k] = in.asked(i)
+			}
+			if recs, _, err = c.fetchRecords(ctx, in, asked); err != nil {
 				return nil, err
 			}
 		} else {
@@ -66,12 +71,35 @@ func (c *Client) GetMany(ctx context.Context, name string, indices []int) ([][]b
 			}
 		}
 		for k, i := range indices {
-			if op := kv.LastIndex(ops, int64(i)); op != nil {
-				recs[k] = padRecord(op.Value, in.RecordSize)
+			if recs[k], err = fromDelta(in, ops, i, recs[k]); err != nil {
+				return nil, err
 			}
 		}
 		return recs, nil
 	})
+}
+
+// asked is the index a query for record index of in asks the device: the
+// index itself, or for an appended record (in the delta, not in the
+// generation) a random record of the generation, so that the device sees
+// the same query whichever it is.
+func (in *Info) asked(index int) int {
+	if n := in.genRecords(); index >= n && n > 0 {
+		return mrand.IntN(n)
+	}
+	return index
+}
+
+// fromDelta is record index: the delta's latest set of it if any, else
+// rec, the generation's (an appended record must be in the delta).
+func fromDelta(in *Info, ops []kv.Op, index int, rec []byte) ([]byte, error) {
+	if op := kv.LastIndex(ops, int64(index)); op != nil {
+		return padRecord(op.Value, in.RecordSize), nil
+	}
+	if index >= in.genRecords() {
+		return nil, fmt.Errorf("client: get %s[%d]: the manifest lists an appended record the delta does not hold", in.Name, index)
+	}
+	return rec, nil
 }
 
 // padRecord is a record set by Set, zero-padded to the record size.

@@ -296,14 +296,17 @@ func (c *Client) GetQuery(ctx context.Context, name string, index int) (*session
 		if err != nil {
 			return nil, err
 		}
-		if op := kv.LastIndex(ops, int64(index)); op != nil {
-			q.Record = padRecord(op.Value, in.RecordSize)
+		if q.Record, err = fromDelta(in, ops, index, q.Record); err != nil {
+			return nil, err
 		}
 		return q, nil
 	})
 }
 
-// getIn reads record index of generation in.
+// getIn reads record index of generation in. An appended record is not
+// in the generation: getIn asks for a random one of the generation's
+// instead, the same query to the device, and returns it (the caller takes
+// the appended record from the delta).
 func (c *Client) getIn(ctx context.Context, in *Info, index int) (*session.PIRQuery, error) {
 	name := in.Name
 	var err error
@@ -316,6 +319,7 @@ func (c *Client) getIn(ctx context.Context, in *Info, index int) (*session.PIRQu
 	if index < 0 || index >= in.Records {
 		return nil, fmt.Errorf("client: get %s: %w: index %d of %d records", name, ErrIndexOutOfRange, index, in.Records)
 	}
+	index = in.asked(index)
 	var q *session.PIRQuery
 	if in.scheme() == SchemeLWE {
 		var s *session.LWESession
@@ -374,7 +378,7 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession,
 		if err != nil {
 			return nil, err
 		}
-		shape, err := pir.NewShape(params, in.StoredRecordSize(), in.Records)
+		shape, err := pir.NewShape(params, in.StoredRecordSize(), in.genRecords())
 		if err != nil {
 			return nil, err
 		}

@@ -38,6 +38,7 @@ const dbUsage = `usage: rosemary db keys|create|load|get|lookup|put|delete|set|c
   rosemary db put     (--store DIR | --device ADDR) --keys DIR --name KV --key K (--value V | --value-file F) [--no-compact]
   rosemary db delete  (--store DIR | --device ADDR) --keys DIR --name KV --key K [--no-compact]
   rosemary db set     (--store DIR | --device ADDR) --keys DIR --name PIR --index I (--value V | --value-file F) [--no-compact]
+  rosemary db append  (--store DIR | --device ADDR) --keys DIR --name PIR (--record R ... | [--format fixed|lines|csv] [--column C] [--header] FILE|-) [--no-compact]
   rosemary db compact (--store DIR | --device ADDR) --keys DIR --name NAME   (fold the delta into a new generation)
   rosemary db nearest (--store DIR | --device ADDR) --keys DIR --name NAME --query Q.fvecs|.bvecs|.npy [--k 10]
   rosemary db info    (--store DIR | --device ADDR) --keys DIR --name NAME
@@ -256,14 +257,7 @@ func runDB(args []string) error {
 			vf, fmtName = v, "fixed"
 		}
 		if fmtName == "" {
-			switch strings.ToLower(filepath.Ext(path)) {
-			case ".csv":
-				fmtName = "csv"
-			case ".txt":
-				fmtName = "lines"
-			default:
-				fmtName = "fixed"
-			}
+			fmtName = recordFormatOf(path)
 		}
 		var r io.Reader = os.Stdin
 		var total int64

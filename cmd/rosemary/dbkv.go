@@ -5,17 +5,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
 )
 
 // runDBUpdate runs the db commands of keyword databases and of updates
-// without a reload: lookup, put, delete, set, compact. ok is false for
-// another command.
+// without a reload: lookup, put, delete, set, append, compact. ok is
+// false for another command.
 func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok bool, err error) {
 	switch cmd {
-	case "lookup", "put", "delete", "set", "compact":
+	case "lookup", "put", "delete", "set", "append", "compact":
 	default:
 		return false, nil
 	}
@@ -26,7 +30,12 @@ func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok
 	value := f.fs.String("value", "", "put, set: the value (or --value-file)")
 	valueFile := f.fs.String("value-file", "", "put, set: read the value from this file")
 	index := f.fs.Int("index", -1, "set: record index of a pir database")
-	noCompact := f.fs.Bool("no-compact", false, "put, delete, set: do not compact when the update leaves the delta at the database's compaction size")
+	noCompact := f.fs.Bool("no-compact", false, "put, delete, set, append: do not compact when the update leaves the delta at the database's compaction size")
+	var records stringList
+	f.fs.Var(&records, "record", "append: a record (repeat for more; or give FILE, - for standard input)")
+	format := f.fs.String("format", "", "append FILE: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed")
+	column := f.fs.Int("column", 0, "append, csv: column of the records (0-based)")
+	header := f.fs.Bool("header", false, "append, csv: skip the first row")
 	c, err := f.parseOpen(ctx, args)
 	if err != nil {
 		return true, err
@@ -75,6 +84,20 @@ func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok
 			return true, errors.New("db set: --index is required")
 		}
 		u, err = c.Set(ctx, *f.name, *index, val)
+	case "append":
+		a, err := appendRecords(ctx, c.Client, *f.name, records, f.fs.Args(), *format, *column, *header)
+		if err != nil {
+			return true, err
+		}
+		text := fmt.Sprintf("appended %d records to %q: indices %d..%d, delta of %d changes, %d B", a.Records-a.First, *f.name, a.First, a.Records-1, a.DeltaOps, a.DeltaBytes)
+		if a.CompactDue && !*noCompact {
+			in, err := c.Compact(ctx, *f.name)
+			if err != nil {
+				return true, fmt.Errorf("db append: the records are in; compaction (due) failed: %w", err)
+			}
+			text += fmt.Sprintf("; compacted into generation %d", in.Generation)
+		}
+		return true, f.print(a, text)
 	case "compact":
 		in, err := c.Compact(ctx, *f.name)
 		if err != nil {
@@ -102,3 +125,56 @@ func flagSet(f *dbFlags, name string) bool {
 	f.fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
 	return set
 }
+
+// appendRecords appends the --record values, or the records of the one
+// input FILE (- for standard input) in a format db load takes.
+func appendRecords(ctx context.Context, c *client.Client, name string, records []string, args []string, format string, column int, header bool) (*client.Appended, error) {
+	switch {
+	case len(records) > 0 && len(args) > 0:
+		return nil, errors.New("db append: give --record or an input FILE, not both")
+	case len(records) > 0:
+		recs := make([][]byte, len(records))
+		for i, r := range records {
+			recs[i] = []byte(r)
+		}
+		return c.Append(ctx, name, recs...)
+	case len(args) != 1:
+		return nil, errors.New("db append: --record, or one input FILE (or - for standard input), is required")
+	}
+	path := args[0]
+	if format == "" {
+		format = recordFormatOf(path)
+	}
+	rf, err := dataset.ParseRecordFormat(format)
+	if err != nil {
+		return nil, err
+	}
+	var r io.Reader = os.Stdin
+	if path != "-" {
+		file, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer file.Close()
+		r = file
+	}
+	return c.AppendFrom(ctx, name, r, client.LoadOptions{Records: rf, Column: column, Header: header})
+}
+
+// recordFormatOf is the record format a PIR input's extension names:
+// .csv csv, .txt lines, else fixed.
+func recordFormatOf(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return "csv"
+	case ".txt":
+		return "lines"
+	}
+	return "fixed"
+}
+
+// stringList is a flag given any number of times.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }

@@ -57,13 +57,7 @@ type lookupJSON struct {
 // and absent keys byte for byte, put, delete, compact; set on a PIR
 // database; and a bad load named by its line.
 func TestDBKeywordCommands(t *testing.T) {
-	dir := t.TempDir()
-	keys, st := filepath.Join(dir, "keys"), filepath.Join(dir, "store")
-	if _, err := rosemaryDB(t, "keys", "--keys", keys); err != nil {
-		t.Fatal(err)
-	}
-	at := []string{"--store", st, "--keys", keys}
-	db := func(cmd string, args ...string) []string { return append(append([]string{cmd}, at...), args...) }
+	dir, db := dbStore(t)
 
 	var in client.Info
 	dbJSON(t, &in, db("create", "--name", "phones", "--kind", "kv", "--lwe-params", "test", "--max-value", "40", "--slot", "16")...)
@@ -138,16 +132,7 @@ func TestDBKeywordCommands(t *testing.T) {
 	if u.DeltaOps != 1 {
 		t.Fatalf("set: %+v", u)
 	}
-	get := func(i, want string) {
-		t.Helper()
-		var r struct {
-			Record []byte `json:"record"`
-		}
-		dbJSON(t, &r, db("get", "--name", "recs", "--index", i)...)
-		if !bytes.Equal(r.Record, []byte(want)) {
-			t.Fatalf("get %s: %q, want %q", i, r.Record, want)
-		}
-	}
+	get := func(i, want string) { t.Helper(); dbGet(t, db("get", "--name", "recs", "--index", i), want) }
 	get("2", "changed\x00")
 	get("3", "record-3")
 	dbJSON(t, &in, db("compact", "--name", "recs")...)
@@ -162,4 +147,89 @@ func write(t *testing.T, path, s string) {
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// db append, as a user types it: --record values, a file of lines and
+// standard input, each appended at the next indices and read back by
+// get byte for byte; compact keeps them; a record longer than the
+// database's is refused, naming the cause, and appends nothing.
+func TestDBAppendCommand(t *testing.T) {
+	dir, db := dbStore(t)
+	var in client.Info
+	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test")...)
+	recs := filepath.Join(dir, "recs.bin")
+	write(t, recs, "record-0record-1record-2")
+	dbJSON(t, &in, db("load", "--name", "recs", "--format", "fixed", recs)...)
+
+	var a client.Appended
+	dbJSON(t, &a, db("append", "--name", "recs", "--record", "app-3", "--record", "app-4")...)
+	if a.First != 3 || a.Records != 5 || a.DeltaOps != 2 {
+		t.Fatalf("append --record: %+v", a)
+	}
+	lines := filepath.Join(dir, "more.txt")
+	write(t, lines, "line-5\nline-6\n")
+	dbJSON(t, &a, db("append", "--name", "recs", lines)...)
+	if a.First != 5 || a.Records != 7 {
+		t.Fatalf("append FILE: %+v", a)
+	}
+	stdin := filepath.Join(dir, "stdin.bin")
+	write(t, stdin, "stdin--7")
+	f, err := os.Open(stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdin
+	os.Stdin = f
+	dbJSON(t, &a, db("append", "--name", "recs", "--format", "fixed", "-")...)
+	os.Stdin = saved
+	f.Close()
+	if a.First != 7 || a.Records != 8 {
+		t.Fatalf("append -: %+v", a)
+	}
+	get := func(i, want string) { t.Helper(); dbGet(t, db("get", "--name", "recs", "--index", i), want) }
+	check := func() {
+		t.Helper()
+		get("1", "record-1")
+		get("3", "app-3\x00\x00\x00")
+		get("4", "app-4\x00\x00\x00")
+		get("6", "line-6\x00\x00")
+		get("7", "stdin--7")
+	}
+	check()
+	if _, err := rosemaryDB(t, db("append", "--name", "recs", "--record", "far too long")...); !errors.Is(err, client.ErrRecordTooLarge) {
+		t.Fatalf("append of a record too long: %v, want ErrRecordTooLarge", err)
+	}
+	if _, err := rosemaryDB(t, db("get", "--name", "recs", "--index", "8")...); !errors.Is(err, client.ErrIndexOutOfRange) {
+		t.Fatalf("get past the appended records: %v", err)
+	}
+	dbJSON(t, &in, db("compact", "--name", "recs")...)
+	if in.Generation != 2 || in.Delta != nil || in.Records != 8 {
+		t.Fatalf("compact: generation %d, delta %+v, %d records", in.Generation, in.Delta, in.Records)
+	}
+	check()
+}
+
+// dbGet runs a db get with --json and checks the record byte for byte.
+func dbGet(t *testing.T, args []string, want string) {
+	t.Helper()
+	var r struct {
+		Record []byte `json:"record"`
+	}
+	dbJSON(t, &r, args...)
+	if !bytes.Equal(r.Record, []byte(want)) {
+		t.Fatalf("%s: %q, want %q", strings.Join(args, " "), r.Record, want)
+	}
+}
+
+// dbStore makes a key set and a store directory in a fresh directory; db
+// builds a db command's arguments on them.
+func dbStore(t *testing.T) (dir string, db func(cmd string, args ...string) []string) {
+	t.Helper()
+	dir = t.TempDir()
+	keys, st := filepath.Join(dir, "keys"), filepath.Join(dir, "store")
+	if _, err := rosemaryDB(t, "keys", "--keys", keys); err != nil {
+		t.Fatal(err)
+	}
+	at := []string{"--store", st, "--keys", keys}
+	return dir, func(cmd string, args ...string) []string { return append(append([]string{cmd}, at...), args...) }
 }

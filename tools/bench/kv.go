@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,11 +71,15 @@ type KVReport struct {
 	WireBytesPerLookup      int64 `json:"wire_bytes_per_lookup"`
 	WireBytesPerLookupDelta int64 `json:"wire_bytes_per_lookup_full_delta"`
 	// Updates: latency of each Put/Delete until the next lookup sees it.
-	Updates         int     `json:"updates"`
-	UpdateMeanS     float64 `json:"update_mean_s"`
-	UpdateMaxS      float64 `json:"update_max_s"`
-	UpdatesVerified int     `json:"updates_verified"`
-	DeltaBytes      int     `json:"delta_bytes"`
+	Updates     int     `json:"updates"`
+	UpdateMeanS float64 `json:"update_mean_s"`
+	UpdateMaxS  float64 `json:"update_max_s"`
+	// UpdateP99S: the 99th percentile; UpdatesOver100ms: how many took
+	// longer than the issue's 100 ms.
+	UpdateP99S       float64 `json:"update_p99_s"`
+	UpdatesOver100ms int     `json:"updates_over_100ms"`
+	UpdatesVerified  int     `json:"updates_verified"`
+	DeltaBytes       int     `json:"delta_bytes"`
 	// Background compactions the updates started (at CompactAt), their
 	// mean time, and updates that found the delta full and waited for one
 	// (their wait is not in the update latency).
@@ -219,6 +224,7 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 	// Updates: overwrite, add, delete; each visible to the next lookup.
 	want := map[string][]byte{} // nil: deleted
 	var updS float64
+	var updAll []float64
 	var (
 		compacting atomic.Bool
 		cwg        sync.WaitGroup
@@ -284,6 +290,10 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 			go background()
 		}
 		updS += d
+		updAll = append(updAll, d)
+		if d > 0.1 {
+			rep.UpdatesOver100ms++
+		}
 		rep.UpdateMaxS = max(rep.UpdateMaxS, d)
 		rep.DeltaBytes = res.DeltaBytes
 		progress("updates", int64(u+1), int64(opt.Updates))
@@ -297,6 +307,8 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 	}
 	if opt.Updates > 0 {
 		rep.UpdateMeanS = updS / float64(opt.Updates)
+		slices.Sort(updAll)
+		rep.UpdateP99S = updAll[min(len(updAll)-1, len(updAll)*99/100)]
 	}
 	check := func(c *client.Client, key string) (bool, error) {
 		v, err := c.Lookup(ctx, "kv", []byte(key))
@@ -336,8 +348,8 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 		}
 		rep.WireBytesPerLookupDelta = (w3 - w2) / int64(verify)
 	}
-	logf("updates: %d in %.4f s each (max %.4f s), delta %d B, %d background compactions (%.1f s each), %d stalls; %d/%d updated keys read back right (%d B on the wire per lookup with the delta)",
-		opt.Updates, rep.UpdateMeanS, rep.UpdateMaxS, rep.DeltaBytes, rep.BackgroundCompactions, rep.BackgroundCompactS, rep.UpdateStalls, rep.UpdatesVerified, verify, rep.WireBytesPerLookupDelta)
+	logf("updates: %d in %.4f s each (p99 %.4f s, max %.4f s, %d over 100 ms), delta %d B, %d background compactions (%.1f s each), %d stalls; %d/%d updated keys read back right (%d B on the wire per lookup with the delta)",
+		opt.Updates, rep.UpdateMeanS, rep.UpdateP99S, rep.UpdateMaxS, rep.UpdatesOver100ms, rep.DeltaBytes, rep.BackgroundCompactions, rep.BackgroundCompactS, rep.UpdateStalls, rep.UpdatesVerified, verify, rep.WireBytesPerLookupDelta)
 
 	// Compaction while two other clients look keys up (updated and not).
 	var stop atomic.Bool

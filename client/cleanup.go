@@ -29,6 +29,7 @@ type cleaner struct {
 	idle  sync.Cond // signalled when the deleter stops
 	queue []string
 	busy  bool
+	done  chan struct{} // closed when the deleter stops (nil: not running)
 }
 
 // deleteLater queues names for the background deleter; false if the
@@ -45,7 +46,7 @@ func (c *Client) deleteLater(names ...string) bool {
 	}
 	k.queue = append(k.queue, names...)
 	if !k.busy {
-		k.busy = true
+		k.busy, k.done = true, make(chan struct{})
 		go c.cleanup()
 	}
 	return true
@@ -58,6 +59,8 @@ func (c *Client) cleanup() {
 		k.mu.Lock()
 		if len(k.queue) == 0 {
 			k.busy = false
+			close(k.done)
+			k.done = nil
 			k.idle.Broadcast()
 			k.mu.Unlock()
 			return
@@ -79,4 +82,21 @@ func (c *Client) waitCleanup() {
 		k.idle.Wait()
 	}
 	k.mu.Unlock()
+}
+
+// awaitCleanup is waitCleanup until ctx ends: a failed update waits for
+// the segments it wrote to be deleted, so that it leaves nothing behind
+// when it returns, but no longer than its caller allows.
+func (c *Client) awaitCleanup(ctx context.Context) {
+	k := &c.clean
+	k.mu.Lock()
+	done := k.done
+	k.mu.Unlock()
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }

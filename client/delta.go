@@ -130,6 +130,16 @@ const maxUpdateTries = 32
 // the manifest and returns the operations and how many records they
 // append (the last ones of the database from now on).
 func (c *Client) update(ctx context.Context, name string, build func(*Info) ([]kv.Op, int, error)) (*Update, error) {
+	u, err := c.tryUpdate(ctx, name, build)
+	if err != nil {
+		// The segments its lost tries wrote were queued for the background
+		// deleter: a failed update leaves nothing behind when it returns.
+		c.awaitCleanup(ctx)
+	}
+	return u, err
+}
+
+func (c *Client) tryUpdate(ctx context.Context, name string, build func(*Info) ([]kv.Op, int, error)) (*Update, error) {
 	for try := range maxUpdateTries {
 		in, headGen, err := c.readUnfencedHead(ctx, name)
 		if err != nil {

@@ -126,13 +126,17 @@ func (r *racer) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse,
 	return r.Device.Put(ctx, req)
 }
 
-// segments lists the delta objects on the device and checks each is one
-// the manifest lists (a segment or one retired by the last update): a
-// writer that lost a swap left nothing behind.
-func checkNoOrphans(t *testing.T, c *client.Client) {
+// checkNoOrphans lists the delta objects on the device and checks each is
+// one the manifest lists (a segment or one retired by the last update): a
+// writer that lost a swap left nothing behind. It first waits for the
+// background deleters of c and of the other writers (each client deletes
+// the segments its own updates replaced).
+func checkNoOrphans(t *testing.T, c *client.Client, writers ...*client.Client) {
 	t.Helper()
 	ctx := context.Background()
-	client.WaitCleanup(c)
+	for _, w := range append(writers, c) {
+		client.WaitCleanup(w)
+	}
 	in, err := c.Info(ctx, "kv")
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +199,7 @@ func TestKVUpdateConflict(t *testing.T) {
 		t.Fatalf("B: %d updates, %v", r.done, r.failed)
 	}
 	lookupAll(t, a, "kv", want, "a-1")
-	checkNoOrphans(t, a)
+	checkNoOrphans(t, a, e.c) // e.c: the racer's writer
 
 	// Two clients, 60 updates each, at once.
 	b := client.New(e.c.Device(), e.keys)
@@ -228,7 +232,7 @@ func TestKVUpdateConflict(t *testing.T) {
 	if in.Delta.Ops != len(want) {
 		t.Fatalf("delta of %d operations, %d updates made", in.Delta.Ops, len(want))
 	}
-	checkNoOrphans(t, e.c)
+	checkNoOrphans(t, e.c, b)
 }
 
 // The bound is an option: past it an update fails with ErrDeltaFull and

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -200,6 +202,9 @@ func (c *Client) tryUpdate(ctx context.Context, name string, build func(*Info) (
 				c.deleteObjects(context.WithoutCancel(ctx), seg.Object)
 			}
 			if errors.Is(err, api.ErrStale) {
+				if err := backoffAfterLoss(ctx, try); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			return nil, err
@@ -296,4 +301,21 @@ func sameDelta(a, b *Delta) bool {
 		}
 	}
 	return true
+}
+
+// backoffAfterLoss waits before an update's next try once it has lost
+// the manifest's swap try+1 times: a random time below 1 ms · 2^try, at
+// most 64 ms (exponential backoff with full jitter). Two writers in a
+// tight loop otherwise keep meeting in the same window and one can lose
+// every try; the first retry waits under a millisecond.
+func backoffAfterLoss(ctx context.Context, try int) error {
+	limit := time.Millisecond << min(try, 6)
+	t := time.NewTimer(rand.N(limit))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -728,4 +728,3 @@ const (
 	maintainRetry    = time.Second
 	maintainRetryMax = 30 * time.Second
 )
-

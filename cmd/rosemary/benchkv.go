@@ -55,6 +55,8 @@ func runBenchKV(args []string) error {
 		rep.PresentCorrect, rep.Lookups, rep.PresentMeanS, rep.AbsentNotFound, rep.Lookups, rep.AbsentMeanS, rep.QueriesPerLookup, rep.WireBytesPerLookup, rep.WireBytesPerLookupDelta)
 	fmt.Printf("updates: %d, %.4f s mean, %.4f s p99, %.4f s max, %d over 100 ms; %d background compactions (%.1f s), %d stalls; %d verified; compaction %.1f s with %d lookups meanwhile (%d failed, %d wrong)\n",
 		rep.Updates, rep.UpdateMeanS, rep.UpdateP99S, rep.UpdateMaxS, rep.UpdatesOver100ms, rep.BackgroundCompactions, rep.BackgroundCompactS, rep.UpdateStalls, rep.UpdatesVerified, rep.CompactS, rep.LookupsDuringCompct, rep.FailedDuringCompact, rep.WrongDuringCompact)
+	fmt.Printf("updates beside a background compaction: %d, %.4f s max, %d over 100 ms\n",
+		rep.UpdatesBesideCompaction, rep.UpdateMaxBesideCompactionS, rep.UpdatesOver100msBesideCompaction)
 	if rep.Many > 0 {
 		fmt.Printf("%d Gets: %.2f s device CPU (%.2f s wall); GetMany: %.2f s device CPU (%.2f s wall); right: %v\n",
 			rep.Many, rep.GetsDeviceCPUS, rep.GetsWallS, rep.GetManyDeviceCPUS, rep.GetManyWallS, rep.ManyCorrect)

@@ -25,6 +25,20 @@ type RawRead struct {
 	Direct bool `json:"direct"`
 }
 
+// matchingFiles is the files matching pattern in dir, sorted; none is an
+// error (a baseline of nothing is not a figure).
+func matchingFiles(dir, pattern string) ([]string, error) {
+	names, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("bench: no files %s in %s", pattern, dir)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
 // rawReadBlock is the size of one read request.
 const rawReadBlock = 4 << 20
 
@@ -32,14 +46,10 @@ const rawReadBlock = 4 << 20
 // another from start to end in rawReadBlock requests, with O_DIRECT where
 // the file system allows it.
 func ReadFiles(dir, pattern string) (RawRead, error) {
-	names, err := filepath.Glob(filepath.Join(dir, pattern))
+	names, err := matchingFiles(dir, pattern)
 	if err != nil {
 		return RawRead{}, err
 	}
-	if len(names) == 0 {
-		return RawRead{}, fmt.Errorf("bench: no files %s in %s", pattern, dir)
-	}
-	sort.Strings(names)
 	buf := alignedBuffer(rawReadBlock, 4096)
 	res := RawRead{Direct: true}
 	start := time.Now()
@@ -113,18 +123,13 @@ const cachedReadBlock = 256 << 10
 // buffer of its own, passes times, and reports the fastest pass. With the
 // files cached it is the rate at which this machine copies page-cache data
 // into a process — the ceiling of a warm scan that reads its store
-// with read(2), as the device does (a mapping of the files avoids the copy
-// but, on a machine whose page tables are shadowed by its hypervisor, costs
-// more than it saves; see BENCHMARKS.md).
+// with read(2), as the device does (a mapping of the files kept between
+// scans avoids the copy; see BENCHMARKS.md for both measured).
 func ReadFilesCached(dir, pattern string, threads, passes int) (RawRead, error) {
-	names, err := filepath.Glob(filepath.Join(dir, pattern))
+	names, err := matchingFiles(dir, pattern)
 	if err != nil {
 		return RawRead{}, err
 	}
-	if len(names) == 0 {
-		return RawRead{}, fmt.Errorf("bench: no files %s in %s", pattern, dir)
-	}
-	sort.Strings(names)
 	threads, passes = max(1, threads), max(1, passes)
 	files := make([]*os.File, len(names))
 	sizes := make([]int64, len(names))

@@ -92,18 +92,14 @@ var (
 
 // deltaMax is a manifest's delta bound.
 func (in *Info) deltaMax() int {
-	if in.DeltaMax > 0 {
-		return min(in.DeltaMax, MaxDeltaMax)
-	}
-	return DefaultDeltaMax
+	m, _ := kv.DeltaBounds(in.DeltaMax, in.CompactAt, DefaultDeltaMax, MaxDeltaMax)
+	return m
 }
 
 // compactAt is the delta size at which compaction is due.
 func (in *Info) compactAt() int {
-	if in.CompactAt > 0 {
-		return min(in.CompactAt, in.deltaMax())
-	}
-	return in.deltaMax() / 2
+	_, due := kv.DeltaBounds(in.DeltaMax, in.CompactAt, DefaultDeltaMax, MaxDeltaMax)
+	return due
 }
 
 // size is the delta's operations and their size encoded as one list.

@@ -148,17 +148,13 @@ func (c *Client) readKV(ctx context.Context, name string) (*kvSnapshot, error) {
 // deltaMax is a map's delta bound; compactAt the size at which
 // compaction is due.
 func (m *Map) deltaMax() int {
-	if m.DeltaMax > 0 {
-		return min(m.DeltaMax, MaxKVDelta)
-	}
-	return MaxKVDelta
+	limit, _ := kv.DeltaBounds(m.DeltaMax, m.CompactAt, MaxKVDelta, MaxKVDelta)
+	return limit
 }
 
 func (m *Map) compactAt() int {
-	if m.CompactAt > 0 {
-		return min(m.CompactAt, m.deltaMax())
-	}
-	return m.deltaMax() / 2
+	_, due := kv.DeltaBounds(m.DeltaMax, m.CompactAt, MaxKVDelta, MaxKVDelta)
+	return due
 }
 
 // newSegment seals ops as a new segment of m's delta: its id and the put.

@@ -126,3 +126,19 @@ func LastIndex(ops []Op, index int64) *Op {
 	}
 	return nil
 }
+
+// DeltaBounds resolves a database's delta options, the same rule on one
+// device and on a cluster: the bound is bound if > 0, else def, and at
+// most ceiling; compaction is due at compactAt if > 0 (at most the bound),
+// else at half the bound.
+func DeltaBounds(bound, compactAt, def, ceiling int) (limit, due int) {
+	limit = def
+	if bound > 0 {
+		limit = min(bound, ceiling)
+	}
+	due = limit / 2
+	if compactAt > 0 {
+		due = min(compactAt, limit)
+	}
+	return limit, due
+}

@@ -163,3 +163,20 @@ func TestLayoutPacksTheColumn(t *testing.T) {
 		t.Fatalf("slots of 100 B in 200-byte records: %v", err)
 	}
 }
+
+// The delta's bound and compaction trigger: defaults, caps, and a trigger
+// never past the bound.
+func TestDeltaBounds(t *testing.T) {
+	for _, c := range []struct{ bound, at, def, ceil, limit, due int }{
+		{0, 0, 4 << 20, 32 << 20, 4 << 20, 2 << 20},
+		{1 << 20, 0, 4 << 20, 32 << 20, 1 << 20, 1 << 19},
+		{64 << 20, 0, 4 << 20, 32 << 20, 32 << 20, 16 << 20},
+		{1 << 20, 300, 4 << 20, 32 << 20, 1 << 20, 300},
+		{1 << 20, 2 << 20, 4 << 20, 32 << 20, 1 << 20, 1 << 20},
+		{0, 0, 1 << 20, 1 << 20, 1 << 20, 1 << 19},
+	} {
+		if l, d := DeltaBounds(c.bound, c.at, c.def, c.ceil); l != c.limit || d != c.due {
+			t.Errorf("DeltaBounds(%d, %d, %d, %d) = %d, %d; want %d, %d", c.bound, c.at, c.def, c.ceil, l, d, c.limit, c.due)
+		}
+	}
+}

@@ -72,6 +72,7 @@ type Device struct {
 	// alone (they wait for ISP mode to end, holding new runs back only
 	// once they have waited Limits.WriteWait).
 	isp *ispGate
+	rss rssPeaks // RssAnon and RssFile at most while jobs ran
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
 	lweKeys                              lweKeys
@@ -352,7 +353,7 @@ func (d *Device) Stats(context.Context, *api.StatsRequest) (*api.StatsResponse, 
 	d.mu.Unlock()
 	s := &api.StatsResponse{StoreBytesRead: uint64(d.storeRead.Load()), MicroOps: uint64(d.microOps.Load()),
 		Instructions: uint64(d.instrs.Load()), Jobs: uint64(d.jobsRun.Load()), ResidentBytes: uint64(res), PeakResidentBytes: uint64(peak),
-		PeakRSSBytes: peakRSS()}
+		PeakRSSBytes: peakRSS(), PeakAnonRSSBytes: d.rss.anon.Load(), PeakFileRSSBytes: d.rss.file.Load()}
 	if d.wire != nil {
 		s.WireBytesIn, s.WireBytesOut = uint64(d.wire.Received()), uint64(d.wire.Sent())
 	}

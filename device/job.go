@@ -250,6 +250,7 @@ func (d *Device) execute(j *job, p *isa.Program, ops []operand, out api.Binding)
 // back once it has waited longer than Limits.WriteWait (ispGate).
 func (d *Device) enterISP() {
 	d.isp.enter()
+	d.rss.begin()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.ispJobs == 0 {
@@ -264,6 +265,7 @@ func (d *Device) leaveISP() {
 		d.st.SetISP(false)
 	}
 	d.mu.Unlock()
+	d.rss.end()
 	d.isp.leave()
 }
 

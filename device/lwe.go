@@ -337,6 +337,12 @@ func (s *lweSource) VisitBlock(_ context.Context, k, b int, f func(row int, rows
 func (s *lweSource) visitBlock(k, b int, parallel bool, f func(row int, rows []byte)) error {
 	o := s.tiles[k]
 	lb := o.Info().Shape.LimbBytes()
+	if b == 0 {
+		// The tile's pages are read in place through the store's
+		// mappings: start reading the whole tile now where it is not
+		// cached, rather than page by page as the scan faults.
+		o.Prefetch()
+	}
 	if s.rowBytes > 0 && s.pageBytes%(matvec.RowBlock*s.rowBytes) == 0 {
 		scan := o.ScanLimb
 		if !parallel {

@@ -299,7 +299,8 @@ func recvRespToProto(r *RecvResponse) *devicepb.RecvResponse {
 func statsRespToProto(r *StatsResponse) *devicepb.StatsResponse {
 	return &devicepb.StatsResponse{StoreBytesRead: r.StoreBytesRead, WireBytesIn: r.WireBytesIn, WireBytesOut: r.WireBytesOut,
 		MicroOps: r.MicroOps, Instructions: r.Instructions, Jobs: r.Jobs, ResidentBytes: r.ResidentBytes,
-		PeakResidentBytes: r.PeakResidentBytes, PeakRssBytes: r.PeakRSSBytes}
+		PeakResidentBytes: r.PeakResidentBytes, PeakRssBytes: r.PeakRSSBytes,
+		PeakAnonRssBytes: r.PeakAnonRSSBytes, PeakFileRssBytes: r.PeakFileRSSBytes}
 }
 
 // Replies: wire → device (in the client).
@@ -330,7 +331,8 @@ func recvRespFromProto(m *devicepb.RecvResponse) (*RecvResponse, error) {
 func statsRespFromProto(m *devicepb.StatsResponse) *StatsResponse {
 	return &StatsResponse{StoreBytesRead: m.GetStoreBytesRead(), WireBytesIn: m.GetWireBytesIn(),
 		WireBytesOut: m.GetWireBytesOut(), MicroOps: m.GetMicroOps(), Instructions: m.GetInstructions(), Jobs: m.GetJobs(),
-		ResidentBytes: m.GetResidentBytes(), PeakResidentBytes: m.GetPeakResidentBytes(), PeakRSSBytes: m.GetPeakRssBytes()}
+		ResidentBytes: m.GetResidentBytes(), PeakResidentBytes: m.GetPeakResidentBytes(), PeakRSSBytes: m.GetPeakRssBytes(),
+		PeakAnonRSSBytes: m.GetPeakAnonRssBytes(), PeakFileRSSBytes: m.GetPeakFileRssBytes()}
 }
 
 // Listing and copying.

@@ -62,7 +62,7 @@ func TestProtoRoundTrip(t *testing.T) {
 			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
 		{"run stream reply", runReply, runStreamRespToProto(runReply),
 			func(m proto.Message) (any, error) { return runStreamRespFromProto(m.(*pb.RunStreamResponse)) }},
-		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9}),
+		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}),
 			func(m proto.Message) (any, error) { return statsRespFromProto(m.(*pb.StatsResponse)), nil }},
 		{"config reply", &ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12, "alice"},
 			configRespToProto(&ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12, "alice"}),

@@ -85,6 +85,8 @@ type Store struct {
 	pins   map[Generation]int
 
 	isp atomic.Bool
+
+	maps mapTable // scans' mappings of the channel files (mapped.go)
 }
 
 // DefaultLayout is the layout Open gives a new store when asked for the
@@ -208,6 +210,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.unmapAll()
 	if err := s.closeFiles(); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.dir, err)
 	}
@@ -594,6 +597,9 @@ func (o *Object) VisitLimb(poly, limb int, f func(off int, page []byte)) error {
 // misplaced page is still a CorruptPageError) but not its payload CRC,
 // which would be a second pass over every byte of the scan. Scrubbing the
 // store (every page's CRC, off the query path) finds such corruption.
+// The pages are read in place through the store's kept mappings of its
+// channel files (mapped.go), f on the calling goroutine; where files
+// cannot be mapped they are read as VisitLimb reads them.
 func (o *Object) ScanLimb(poly, limb int, f func(off int, page []byte)) error {
 	return o.scanLimb(poly, limb, true, f)
 }
@@ -613,6 +619,9 @@ func (o *Object) scanLimb(poly, limb int, parallel bool, f func(off int, page []
 		return err
 	}
 	defer o.s.end()
+	if ok, err := o.s.scanLimbMapped(o.name, o.rec, poly, limb, f); ok {
+		return err
+	}
 	return o.s.visitLimbAs(o.name, o.rec, poly, limb, false, parallel, f)
 }
 

@@ -188,6 +188,7 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		return nil, err
 	}
 	rep.DevicePeakRSS = st.PeakRSSBytes
+	rep.DevicePeakAnonRSS, rep.DevicePeakFileRSS = st.PeakAnonRSSBytes, st.PeakFileRSSBytes
 	if cfg, err := c.Config(ctx, &api.ConfigRequest{}); err == nil {
 		rep.DeviceWorkers = cfg.Workers
 	}

@@ -140,9 +140,14 @@ type PIRReport struct {
 	SetupBytes    int64   `json:"setup_bytes"` // keys and program, once
 	// DevicePeakRSS is the device process's peak resident set (VmHWM);
 	// DeviceValuePeak the most value memory one run held.
-	DevicePeakRSS   uint64 `json:"device_peak_rss_bytes"`
-	DeviceValuePeak uint64 `json:"device_value_peak_bytes"`
-	DeviceWorkers   uint32 `json:"device_workers"`
+	DevicePeakRSS uint64 `json:"device_peak_rss_bytes"`
+	// DevicePeakAnonRSS and DevicePeakFileRSS split it (the device's
+	// samples while it ran jobs): its own memory, and the store's pages
+	// its scans map (page cache, shared; they are in VmHWM too).
+	DevicePeakAnonRSS uint64 `json:"device_peak_anon_rss_bytes,omitempty"`
+	DevicePeakFileRSS uint64 `json:"device_peak_file_rss_bytes,omitempty"`
+	DeviceValuePeak   uint64 `json:"device_value_peak_bytes"`
+	DeviceWorkers     uint32 `json:"device_workers"`
 	// LattigoHostOnlySeconds: the same query answered on the host with
 	// Lattigo's evaluator reading the database from the store (both cores);
 	// 0 when not run.

@@ -1358,7 +1358,9 @@ type StatsResponse struct {
 	Jobs              uint64                 `protobuf:"varint,6,opt,name=jobs,proto3" json:"jobs,omitempty"`                                        // jobs run (holding jobs included)
 	ResidentBytes     uint64                 `protobuf:"varint,7,opt,name=resident_bytes,json=residentBytes,proto3" json:"resident_bytes,omitempty"` // device DRAM held now
 	PeakResidentBytes uint64                 `protobuf:"varint,8,opt,name=peak_resident_bytes,json=peakResidentBytes,proto3" json:"peak_resident_bytes,omitempty"`
-	PeakRssBytes      uint64                 `protobuf:"varint,9,opt,name=peak_rss_bytes,json=peakRssBytes,proto3" json:"peak_rss_bytes,omitempty"` // the device process's peak resident set (VmHWM), 0 if unknown
+	PeakRssBytes      uint64                 `protobuf:"varint,9,opt,name=peak_rss_bytes,json=peakRssBytes,proto3" json:"peak_rss_bytes,omitempty"`                // the device process's peak resident set (VmHWM), 0 if unknown
+	PeakAnonRssBytes  uint64                 `protobuf:"varint,10,opt,name=peak_anon_rss_bytes,json=peakAnonRssBytes,proto3" json:"peak_anon_rss_bytes,omitempty"` // its own memory (RssAnon) at most, sampled while jobs ran
+	PeakFileRssBytes  uint64                 `protobuf:"varint,11,opt,name=peak_file_rss_bytes,json=peakFileRssBytes,proto3" json:"peak_file_rss_bytes,omitempty"` // mapped file pages (RssFile: the store's page cache) at most, sampled likewise
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -1452,6 +1454,20 @@ func (x *StatsResponse) GetPeakResidentBytes() uint64 {
 func (x *StatsResponse) GetPeakRssBytes() uint64 {
 	if x != nil {
 		return x.PeakRssBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPeakAnonRssBytes() uint64 {
+	if x != nil {
+		return x.PeakAnonRssBytes
+	}
+	return 0
+}
+
+func (x *StatsResponse) GetPeakFileRssBytes() uint64 {
+	if x != nil {
+		return x.PeakFileRssBytes
 	}
 	return 0
 }
@@ -2599,7 +2615,7 @@ const file_device_proto_rawDesc = "" +
 	"\x0eReleaseRequest\x12\x12\n" +
 	"\x04jobs\x18\x01 \x03(\x04R\x04jobs\"\x11\n" +
 	"\x0fReleaseResponse\"\x0e\n" +
-	"\fStatsRequest\"\xd5\x02\n" +
+	"\fStatsRequest\"\xb3\x03\n" +
 	"\rStatsResponse\x12(\n" +
 	"\x10store_bytes_read\x18\x01 \x01(\x04R\x0estoreBytesRead\x12\"\n" +
 	"\rwire_bytes_in\x18\x02 \x01(\x04R\vwireBytesIn\x12$\n" +
@@ -2609,7 +2625,10 @@ const file_device_proto_rawDesc = "" +
 	"\x04jobs\x18\x06 \x01(\x04R\x04jobs\x12%\n" +
 	"\x0eresident_bytes\x18\a \x01(\x04R\rresidentBytes\x12.\n" +
 	"\x13peak_resident_bytes\x18\b \x01(\x04R\x11peakResidentBytes\x12$\n" +
-	"\x0epeak_rss_bytes\x18\t \x01(\x04R\fpeakRssBytes\"@\n" +
+	"\x0epeak_rss_bytes\x18\t \x01(\x04R\fpeakRssBytes\x12-\n" +
+	"\x13peak_anon_rss_bytes\x18\n" +
+	" \x01(\x04R\x10peakAnonRssBytes\x12-\n" +
+	"\x13peak_file_rss_bytes\x18\v \x01(\x04R\x10peakFileRssBytes\"@\n" +
 	"\x10SetStreamRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprogram\x18\x02 \x01(\fR\aprogram\")\n" +

@@ -1,0 +1,54 @@
+//go:build linux
+
+package store
+
+import (
+	"errors"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// errMapUnsupported: the file is too large to map here (32-bit).
+var errMapUnsupported = errors.New("mapping unsupported")
+
+// mapFile maps the first size bytes of f read-only and shared (the page
+// cache itself, no copy).
+func mapFile(f *os.File, size int64) ([]byte, error) {
+	if int64(int(size)) != size {
+		return nil, errMapUnsupported
+	}
+	return unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+}
+
+func unmapFile(b []byte) { _ = unix.Munmap(b) }
+
+// adviseWillNeed starts readahead of b[start:end] (widened to whole memory
+// pages, as madvise requires) unless its first page is already in memory:
+// on a cached store the advice would walk every page of the range for
+// nothing (a 4 GiB scan asks it 1,024 times), and a range whose first page
+// is cached is taken as cached.
+func adviseWillNeed(b []byte, start, end int64) {
+	pg := int64(os.Getpagesize())
+	start -= start % pg
+	end = min(end, int64(len(b)))
+	if start >= end {
+		return
+	}
+	var vec [1]byte
+	if mincore(b[start:start+min(pg, end-start)], vec[:]) == nil && vec[0]&1 != 0 {
+		return
+	}
+	_ = unix.Madvise(b[start:end], unix.MADV_WILLNEED)
+}
+
+// mincore reports which memory pages of b are resident (x/sys/unix has no
+// Linux wrapper).
+func mincore(b, vec []byte) error {
+	_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
+	if e != 0 {
+		return e
+	}
+	return nil
+}

@@ -206,6 +206,11 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 	if err := lp.server.CheckQuery(&lwepir.Query{Vector: query, Secret: secret}); err != nil {
 		return nil, bad("%v", err)
 	}
+	var diagSrc lwepir.Diagonals = src
+	if md, ok := mapDiagonals(src); ok {
+		defer md.release()
+		diagSrc = md
+	}
 	// The ring stage is this query's own work: it takes a run slot (the
 	// fair queue of callers). The scan joins the next pass over the
 	// database with whatever other queries wait for it.
@@ -236,7 +241,10 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 		defer release()
 		d.enterISP()
 		defer d.leaveISP()
-		hint, hintErr = lp.server.EvaluateHint(ringCtx, keys, secret, src, ringRun)
+		hintErr = faultsAsErrors(func() (err error) {
+			hint, err = lp.server.EvaluateHint(ringCtx, keys, secret, diagSrc, ringRun)
+			return err
+		})
 		if hintErr != nil {
 			cancel()
 		}

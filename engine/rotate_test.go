@@ -145,18 +145,23 @@ func TestLWEHintOnTheEngine(t *testing.T) {
 
 // BenchmarkLWEHint times one query's ring stage at the default parameters
 // (8192 rows: a 4 GiB database's layout, 94 rotations and 2048 diagonals)
-// with its rotations on Lattigo and on the engine, in one run.
+// with its rotations on Lattigo and on the engine, and on the engine over
+// diagonals read in place, in one run.
 func BenchmarkLWEHint(b *testing.B) {
 	p := lwepir.Default()
 	srv, evk, secret, diags := lweHintSetup(b, p, p.HintSlots())
+	// in-place: the diagonals read in pieces of a 16 KiB page, as the
+	// device reads them from its store's mappings.
+	inPlace := lwepir.MemPieces{MemDiagonals: diags, Limbs: len(p.HintLogQ), Piece: 2048}
 	for _, c := range []struct {
-		name string
-		rot  func(bgv.Parameters, *lwepir.EvalKeys) (lwepir.Rotator, error)
-	}{{"lattigo", nil}, {"engine", engineRotations}} {
+		name  string
+		rot   func(bgv.Parameters, *lwepir.EvalKeys) (lwepir.Rotator, error)
+		diags lwepir.Diagonals
+	}{{"lattigo", nil, diags}, {"engine", engineRotations, diags}, {"engine-in-place", engineRotations, inPlace}} {
 		b.Run(c.name, func(b *testing.B) {
 			srv.Rotations = c.rot
 			for range b.N {
-				if _, err := srv.EvaluateHint(context.Background(), evk, secret, diags, nil); err != nil {
+				if _, err := srv.EvaluateHint(context.Background(), evk, secret, c.diags, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -13,6 +13,8 @@ var (
 	ErrCorrupt  = errors.New("store: corrupt page")
 	ErrReleased = errors.New("store: object handle already released")
 	ErrFull     = errors.New("store: channel address space exhausted")
+	// ErrUnmapped: the store's files cannot be mapped here (Object.Map).
+	ErrUnmapped = errors.New("store: files cannot be mapped here")
 )
 
 // CorruptPageError reports a page that failed verification. It matches

@@ -93,17 +93,22 @@ func (s *Store) releaseMap(c *chanMap) {
 	}
 }
 
-// unmapAll unmaps every mapping (Close: no scan is running).
+// unmapAll retires every mapping (Close: no scan is running; a Mapped
+// still held keeps its mappings until released).
 func (s *Store) unmapAll() {
 	t := &s.maps
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i, c := range t.cur {
 		if c != nil {
-			unmapFile(c.data)
+			c.retired = true
+			if c.refs == 0 {
+				unmapFile(c.data)
+			}
 			t.cur[i] = nil
 		}
 	}
+	t.off = true
 }
 
 // scanLimbMapped is visitLimbAs for a scan (identity checked, not the
@@ -198,4 +203,118 @@ func (o *Object) Prefetch() {
 			s.releaseMap(c)
 		}
 	}
+}
+
+// Mapped is a pinned object's pages in place, for a reader that takes them
+// in any order (a ring stage multiplying stored plaintexts piece by piece).
+// It holds the channel mappings covering the object until Release; the
+// pages are valid until then. Like ScanLimb, a page's identity is checked
+// (generation, page number), not its payload CRC: the data is its owner's
+// to authenticate end to end. A file cut short under the mapping faults on
+// access; a reader running with debug.SetPanicOnFault turns that into an
+// error (the device's ring stage does).
+type Mapped struct {
+	o    *Object
+	maps []*chanMap // by channel; nil where the object has no rows
+}
+
+// Map maps the object's pages (ErrUnmapped where files cannot be mapped
+// here: read them instead).
+func (o *Object) Map() (*Mapped, error) {
+	if o.released.Load() {
+		return nil, fmt.Errorf("store: map %q: %w", o.name, ErrReleased)
+	}
+	if err := o.s.begin(); err != nil {
+		return nil, err
+	}
+	defer o.s.end()
+	s, d := o.s, o.rec.desc
+	ss := slotSize(s.lay)
+	rows := s.lay.PartRows(d.Shape())
+	var end int64
+	for p := range rows {
+		if rows[p] > 0 {
+			end = max(end, (int64(d.Base[p])+rows[p])*ss)
+		}
+	}
+	m := &Mapped{o: o, maps: make([]*chanMap, len(s.files))}
+	for ch := range s.files {
+		// A channel's file may end before the object's last row there
+		// (an unused slot at a part's edge): map what it has; a page
+		// past it is named when asked for.
+		c, mapped, err := s.acquireMap(ch, end)
+		if !mapped {
+			m.Release()
+			return nil, fmt.Errorf("store: map %q: %w", o.name, ErrUnmapped)
+		}
+		if err != nil {
+			m.Release()
+			return nil, fmt.Errorf("store: map %q: %w", o.name, err)
+		}
+		if c == nil {
+			fi, err := s.files[ch].Stat()
+			if err == nil && fi.Size() > 0 {
+				c, _, err = s.acquireMap(ch, fi.Size())
+			}
+			if err != nil {
+				m.Release()
+				return nil, fmt.Errorf("store: map %q: %w", o.name, err)
+			}
+		}
+		m.maps[ch] = c
+	}
+	return m, nil
+}
+
+// Release drops the mappings (the pages handed out become invalid).
+func (m *Mapped) Release() {
+	for i, c := range m.maps {
+		if c != nil {
+			m.o.s.releaseMap(c)
+			m.maps[i] = nil
+		}
+	}
+}
+
+// LimbPages returns the payload of every page of one limb in page order,
+// in place (the last page cut to the limb's end), each page's identity
+// checked.
+func (m *Mapped) LimbPages(poly, limb int) ([][]byte, error) {
+	o, l := m.o, m.o.s.lay
+	sh := o.rec.desc.Shape()
+	if poly < 0 || poly >= sh.Polys || limb < 0 || limb >= sh.Limbs {
+		return nil, fmt.Errorf("store: read %q: limb (poly %d, limb %d) outside %s", o.name, poly, limb, sh)
+	}
+	runs, err := l.LimbRuns(o.rec.desc, poly, limb)
+	if err != nil {
+		return nil, fmt.Errorf("store: read %q: %w", o.name, err)
+	}
+	k := l.PagesPerLimb(sh)
+	firstPageNo := (poly*sh.Limbs + limb) * k
+	ss := slotSize(l)
+	pages := make([][]byte, k)
+	for _, run := range runs {
+		c := m.maps[run.Channel]
+		for j := 0; j < run.Count; j++ {
+			page := run.FirstPage + j*run.Stride
+			start := int64(run.Row+uint32(j)) * ss
+			corrupt := func(reason string) error {
+				return &CorruptPageError{Object: o.name, Generation: o.rec.gen, Poly: poly, Limb: limb, Page: page,
+					Channel: run.Channel, Row: run.Row + uint32(j), Reason: reason}
+			}
+			if c == nil || start+ss > int64(len(c.data)) {
+				return nil, corrupt("page missing (channel file too short)")
+			}
+			slot := c.data[start : start+ss]
+			if reason := checkSlotAs(slot, l.PageSize, o.rec.gen, uint32(firstPageNo+page), false); reason != "" {
+				return nil, corrupt(reason)
+			}
+			data := slot[:l.PageSize]
+			if end := sh.LimbBytes() - page*l.PageSize; end < l.PageSize {
+				data = data[:end]
+			}
+			pages[page] = data
+		}
+	}
+	return pages, nil
 }

@@ -106,3 +106,88 @@ func TestScanOfTruncatedFileIsNamedError(t *testing.T) {
 		t.Errorf("error names object %q, want %q", cpe.Object, last)
 	}
 }
+
+// TestMappedLimbPages: an object's limbs read in place, page by page in
+// any order, are what was put; pages of objects written after the mapping
+// was made are reached too (the mapping grows), and the handle's mappings
+// outlive a longer mapping made meanwhile.
+func TestMappedLimbPages(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	var held []*Mapped
+	defer func() {
+		for _, m := range held {
+			m.Release()
+		}
+	}()
+	for v := uint64(0); v < 16; v++ {
+		name := fmt.Sprintf("obj%02d", v)
+		mustPut(t, s, name, v)
+		o, err := s.Acquire(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer o.Release()
+		m, err := o.Map()
+		if err != nil {
+			t.Fatalf("Map %s: %v", name, err)
+		}
+		held = append(held, m)
+		sh := shapeFor(v)
+		want := content(name, v, sh)
+		// Limbs in reverse order: any order works.
+		for i := sh.NumLimbs() - 1; i >= 0; i-- {
+			pages, err := m.LimbPages(i/sh.Limbs, i%sh.Limbs)
+			if err != nil {
+				t.Fatalf("%s limb %d: %v", name, i, err)
+			}
+			if got := bytes.Join(pages, nil); !bytes.Equal(got, want[i]) {
+				t.Fatalf("%s limb %d read in place differs from what was put", name, i)
+			}
+		}
+	}
+	// The first handle still reads its object after later ones remapped.
+	pages, err := held[0].LimbPages(0, 0)
+	if err != nil || !bytes.Equal(bytes.Join(pages, nil), content("obj00", 0, shapeFor(0))[0]) {
+		t.Fatalf("the first handle after remaps: %v", err)
+	}
+}
+
+// TestMappedChecksPageIdentity: a page of another generation in an
+// object's place is a CorruptPageError naming it.
+func TestMappedChecksPageIdentity(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	defer s.Close()
+	mustPut(t, s, "a", 7)
+	o, err := s.Acquire("a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Release()
+	// Overwrite the generation in the spare area of the object's first
+	// page (channel file row of page 0 of limb 0).
+	runs, err := s.lay.LimbRuns(o.rec.desc, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := slotSize(s.lay)
+	f, err := os.OpenFile(channelPath(dir, runs[0].Channel), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xEE}, int64(runs[0].Row)*ss+int64(s.lay.PageSize)+4); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	m, err := o.Map()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	_, err = m.LimbPages(0, 0)
+	var cpe *CorruptPageError
+	if !errors.As(err, &cpe) || cpe.Object != "a" || cpe.Page != runs[0].FirstPage {
+		t.Fatalf("LimbPages over a page of another generation: %v, want a CorruptPageError for page %d", err, runs[0].FirstPage)
+	}
+}

@@ -21,6 +21,7 @@ type Server struct {
 	bp     bgv.Parameters
 	mods   []rns.Modulus // the ring stage's primes, for its multiply-accumulates
 	babies sync.Pool     // of []*rlwe.Ciphertext: the ring stage's baby steps
+	sums   sync.Pool     // of []*rlwe.Ciphertext: its giant steps' sums (in place)
 	// Workers is how many goroutines scan (default: GOMAXPROCS).
 	Workers int
 	// Rotations makes the column rotations of the ring stage for one
@@ -229,9 +230,16 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 	out := make([]*rlwe.Ciphertext, l.Outputs)
 	sum := bgv.NewCiphertext(s.bp, 1, x.Level())
 	tmp := bgv.NewCiphertext(s.bp, 1, x.Level())
+	pieces, inPlace := diags.(DiagonalPieces)
 	for o := range out {
 		var acc *rlwe.Ciphertext
-		for g := l.B2 - 1; g >= 0; g-- {
+		if inPlace {
+			var err error
+			if acc, err = s.hornerInPlace(ctx, l, o, pieces, baby, rot, eval, gated); err != nil {
+				return nil, err
+			}
+		}
+		for g := l.B2 - 1; g >= 0 && !inPlace; g-- {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

@@ -42,3 +42,35 @@ func (m MemDiagonals) ReadDiagonal(_ context.Context, i int, dst []uint64) error
 	copy(dst, m[i])
 	return nil
 }
+
+// DiagonalPieces is Diagonals readable in place, in pieces (a store's
+// mappings of its pages). The ring stage then multiplies piece by piece,
+// holding the baby steps and partial sums of one piece in cache, and
+// copies no diagonal; read whole, each diagonal (128 KiB at the default
+// parameters) is copied out, and the baby steps (16 MiB at a 4 GiB
+// database's layout) stream from memory once per giant step.
+type DiagonalPieces interface {
+	Diagonals
+	// DiagonalPieces returns prime limb l of diagonal i in place as
+	// pieces of one length, a power of two, in slot order: valid for the
+	// rest of the evaluation, read only.
+	DiagonalPieces(ctx context.Context, i, l int) ([][]uint64, error)
+}
+
+// MemPieces is MemDiagonals read in place in pieces of Piece words: the
+// ring stage's in-place path over memory (tests).
+type MemPieces struct {
+	MemDiagonals
+	Limbs, Piece int
+}
+
+// DiagonalPieces cuts limb l of diagonal i into pieces.
+func (m MemPieces) DiagonalPieces(_ context.Context, i, l int) ([][]uint64, error) {
+	n := len(m.MemDiagonals[i]) / m.Limbs
+	limb := m.MemDiagonals[i][l*n : (l+1)*n]
+	var out [][]uint64
+	for k := 0; k < n; k += m.Piece {
+		out = append(out, limb[k:k+m.Piece])
+	}
+	return out, nil
+}

@@ -13,5 +13,7 @@
 // CLCAO's decisions (hot keys, streamed values) for the simulator to
 // follow. A device segment becomes code on demand: Plan.SegmentProgram
 // materialises it as one static mProgram, Plan.StreamSegment as the
-// lower.StreamProgram a device runs over its stored data.
+// lower.StreamProgram a device runs over its stored data (for a segment
+// holding an LWE scan, the native answer program of the scan's database,
+// lower.LWEProgram).
 package compiler

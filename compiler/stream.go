@@ -9,7 +9,9 @@ import (
 )
 
 // StreamSegment builds the stream program of device segment seg of the
-// plan for the ring ring (the primes of the keys in use).
+// plan for the ring ring (the primes of the keys in use). A segment
+// holding an LWE scan is the native answer program of the scan's database
+// (lweSegment).
 func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint64) (*lower.StreamProgram, error) {
 	if seg < 0 || seg >= len(p.Segments) || !p.Segments[seg].OnSSD() {
 		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
@@ -19,6 +21,11 @@ func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint
 	inSeg := map[int]bool{}
 	for _, v := range p.Segments[seg].Nodes {
 		inSeg[v] = true
+	}
+	for _, v := range p.Segments[seg].Nodes {
+		if prog.Nodes[v].Op == ir.OpLWEScan {
+			return p.lweSegment(seg, prog.Nodes[v], inSeg, ring, scheme, t)
+		}
 	}
 	sp := &lower.StreamProgram{Workload: p.Workload, Segment: seg, Scheme: scheme, T: t, Ring: ring}
 	index := map[int]int{} // IR node → stream node
@@ -84,8 +91,6 @@ func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint
 					}
 					sn.Steps = append(sn.Steps, step)
 				}
-			case ir.OpLWEScan:
-				return 0, fmt.Errorf("compiler: node %d: an LWE scan runs on the device as lower.LWEProgram, not as a stream node", v)
 			case ir.OpLevelDown, ir.OpBoot, ir.OpCMult:
 				return 0, fmt.Errorf("compiler: node %d: %s has no streaming device lowering", v, n.Op)
 			case ir.OpRelinearize:

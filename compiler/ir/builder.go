@@ -93,6 +93,14 @@ func (b *Builder) LWEScan(q, d int) int {
 	return b.add(Node{Op: OpLWEScan, Args: []int{q, d}, Count: 1, LWELimbs: 1})
 }
 
+// LWEScanOf is LWEScan of the database db (Node.LWE): the scan the device
+// runs, with the ring stage, as db's answer program.
+func (b *Builder) LWEScanOf(q, d int, db LWESpec) int {
+	id := b.LWEScan(q, d)
+	b.p.Nodes[id].LWE = &db
+	return id
+}
+
 // PMultAt multiplies ct by instance k of the stored plaintexts pt
 // (Node.StoredOffset).
 func (b *Builder) PMultAt(ct, pt int, k int64) int {

@@ -53,6 +53,16 @@ func TestLWEValidation(t *testing.T) {
 		{"window on add", func(p *Program) { p.Nodes[9].Window = true }, "only a PMult"},
 		{"offset without window", func(p *Program) { p.Nodes[8].Window = false }, "only a PMult"},
 		{"output form", func(p *Program) { p.Nodes[3].LWELimbs = 0 }, "output of an LWE value"},
+		{"database of other blocks", func(p *Program) { p.Nodes[2].LWE = &LWESpec{"test", 64, 1024, 48} }, "not database"},
+		{"database of other params", func(p *Program) { p.Nodes[2].LWE = &LWESpec{"default", 64, 3 * 2048, 48} }, "not database"},
+		{"database of no params", func(p *Program) { p.Nodes[2].LWE = &LWESpec{"", 64, 3072, 48} }, "invalid parameters"},
+		{"database on a PMult", func(p *Program) { p.Nodes[8].LWE = &LWESpec{"test", 64, 3072, 48} }, "only an LWE scan"},
+	}
+	// The database of the scan's 3 blocks of 1024 columns (Test: N = 256).
+	q := lweProgram(t)
+	q.Nodes[2].LWE = &LWESpec{"test", 64, 3072, 48}
+	if err := q.Validate(); err != nil {
+		t.Fatalf("the scan's own database: %v", err)
 	}
 	for _, c := range cases {
 		q := lweProgram(t)

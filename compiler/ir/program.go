@@ -44,6 +44,9 @@ type Node struct {
 	Boot         *BootSpec `json:"boot,omitempty"`
 	// Expand places the leaves of an Expand node.
 	Expand *ExpandSpec `json:"expand,omitempty"`
+	// LWE names the database an LWE scan answers; without it the scan is
+	// a cost model only, with no device program.
+	LWE *LWESpec `json:"lwe,omitempty"`
 	// Segment is the workload author's hint of the kind of program segment
 	// the node belongs to. Only the compiler's Bare baseline reads it (the
 	// paper's manual allocation: non-linear segments on the host

@@ -39,6 +39,9 @@ func (p *Program) Validate() error {
 		if n.StoredOffset < 0 || !n.Window && n.StoredOffset != 0 || n.Window && n.Op != OpPMult {
 			return fmt.Errorf("%s: only a PMult reads a window of a stored object (offset %d)", where, n.StoredOffset)
 		}
+		if n.LWE != nil && n.Op != OpLWEScan {
+			return fmt.Errorf("%s: only an LWE scan names an LWE database", where)
+		}
 		if n.Public && n.Op != OpStored {
 			return fmt.Errorf("%s: only stored plaintexts can be public constants", where)
 		}
@@ -292,6 +295,9 @@ func (p *Program) checkTypes(n *Node) error {
 		if q.Count != d.Count || n.Count != 1 || n.LWELimbs != 1 {
 			return fmt.Errorf("LWEScan of %d query and %d matrix blocks into %d results of %d limbs: want equal blocks into one limb", q.Count, d.Count, n.Count, n.LWELimbs)
 		}
+		if err := checkLWESpec(n.LWE, pr.LogN, q.Count); err != nil {
+			return err
+		}
 		return expect(0, 0)
 	case OpExpand:
 		if err := ct(0, 1); err != nil {
@@ -308,6 +314,24 @@ func (p *Program) checkTypes(n *Node) error {
 			return err
 		}
 		return expect(arg(0).Level, 1)
+	}
+	return nil
+}
+
+// checkLWESpec checks a scan's database, if named, against its blocks of
+// 2^logN rows × 2^logN columns: the parameters' hint ring is the preset's,
+// the rows fit one block, the columns fill the blocks.
+func checkLWESpec(s *LWESpec, logN int, blocks int64) error {
+	if s == nil {
+		return nil
+	}
+	p, shape, err := s.Shape()
+	if err != nil {
+		return fmt.Errorf("LWEScan of database %+v: %w", *s, err)
+	}
+	n := 1 << logN
+	if p.HintLogN != logN || shape.Rows > n || int64((shape.Cols+n-1)/n) != blocks {
+		return fmt.Errorf("LWEScan of %d blocks of 2^%d: not database %+v (hint ring 2^%d)", blocks, logN, *s, p.HintLogN)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package lower
 import (
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
@@ -13,14 +14,12 @@ import (
 // secret. Its nodes are fixed (LWEProgram builds them) and the device runs
 // them natively rather than as mProgram bodies: the scan is one 32-bit
 // multiply-add per stored byte, which the ISA's modular lanes would only slow.
-type LWESpec struct {
-	Params     string `json:"params"` // lwepir.ByName
-	Rows       int    `json:"rows"`
-	Cols       int    `json:"cols"`
-	RecordSize int    `json:"record_size"`
-}
+// It is the spec an IR LWE scan names (ir.Node.LWE), from which
+// compiler.Plan.StreamSegment builds the program.
+type LWESpec = ir.LWESpec
 
-// Nodes of an LWE answer program (their IR node numbers and indices).
+// Nodes of an LWE answer program (their node numbers and indices, fixed:
+// the IR nodes of the plan that emits the program model its cost).
 const (
 	LWEQuery     = 0 // input: the query vector, two 32-bit entries per word
 	LWESecret    = 1 // input: the BGV encryption of the LWE secret
@@ -42,16 +41,6 @@ func ParseLWEKey(name string) (int, bool) {
 		return 0, false
 	}
 	return r, true
-}
-
-// Shape returns the spec's parameters and matrix shape, checked.
-func (s *LWESpec) Shape() (lwepir.Params, lwepir.Shape, error) {
-	p, err := lwepir.ByName(s.Params)
-	if err != nil {
-		return p, lwepir.Shape{}, err
-	}
-	sh := lwepir.Shape{Rows: s.Rows, Cols: s.Cols, RecordSize: s.RecordSize}
-	return p, sh, sh.Validate(p)
 }
 
 // LWEProgram is the stream program answering queries of the database of the
@@ -90,7 +79,7 @@ func LWEProgram(name string, p lwepir.Params, shape lwepir.Shape) (*StreamProgra
 }
 
 // validateLWE checks an LWE program: it must be exactly what LWEProgram
-// builds for its spec.
+// builds for its spec, but for its labels (workload name, plan segment).
 func (sp *StreamProgram) validateLWE() error {
 	p, shape, err := sp.LWE.Shape()
 	if err != nil {
@@ -100,6 +89,7 @@ func (sp *StreamProgram) validateLWE() error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStreamProgram, err)
 	}
+	want.Segment = sp.Segment
 	a, _ := sp.MarshalBinary()
 	b, _ := want.MarshalBinary()
 	if string(a) != string(b) {

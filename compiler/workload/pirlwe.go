@@ -24,7 +24,9 @@ import (
 //     rotate-and-sum by R, 2R, …, N/2 and the rescale.
 //
 // Preset is the fhe preset of the hint ring (Params' HintLogN, primes and
-// plaintext modulus). lwepir stores each diagonal's two limbs as 64-bit
+// plaintext modulus); empty, the first preset that is. The scan names the
+// database (ir.Node.LWE), so the plan's device segment is its answer
+// program (compiler.Plan.StreamSegment). lwepir stores each diagonal's two limbs as 64-bit
 // words; the simulator counts them at its datapath's word width, as every
 // RNS limb.
 type LWEPIR struct {
@@ -34,10 +36,19 @@ type LWEPIR struct {
 	Shape  lwepir.Shape
 }
 
-// checkPreset reports whether the preset is the hint ring of the
+// checkPreset returns the preset if it is the hint ring of the
 // parameters: same degree, plaintext modulus and prime count, each prime
 // of its bit size (Lattigo picks primes next to 2^b on either side).
+// Without a preset it looks for one.
 func (w LWEPIR) checkPreset() (fhe.Preset, error) {
+	if w.Preset == "" {
+		for _, pr := range fhe.Presets() {
+			if _, err := (LWEPIR{Preset: pr.Name, Params: w.Params}).checkPreset(); err == nil {
+				return pr, nil
+			}
+		}
+		return fhe.Preset{}, fmt.Errorf("workload: no preset is the hint ring of the LWE parameters")
+	}
 	pr, err := fhe.Lookup(w.Preset)
 	if err != nil {
 		return pr, err
@@ -74,11 +85,17 @@ func (w LWEPIR) Program() (*ir.Program, error) {
 		return nil, fmt.Errorf("workload: %d rows exceed one scan block of %d", w.Shape.Rows, n)
 	}
 	blocks := int64((w.Shape.Cols + n - 1) / n)
-	b := ir.NewBuilder(w.Name, w.Preset)
+	b := ir.NewBuilder(w.Name, pr.Name)
 	b.Segment(ir.Linear)
 	q := b.SetRole(b.LWEQuery("query", blocks), ir.RoleQuery)
 	d := b.SetRole(b.StoredLWEMatrix("database", pr.LogN, blocks), ir.RoleDatabase)
-	b.Output("column", b.LWEScan(q, d))
+	var scan int
+	if name := w.Params.Name(); name != "" {
+		scan = b.LWEScanOf(q, d, ir.LWESpec{Params: name, Rows: w.Shape.Rows, Cols: w.Shape.Cols, RecordSize: w.Shape.RecordSize})
+	} else { // unnamed parameters (an experiment): a cost model, no device program
+		scan = b.LWEScan(q, d)
+	}
+	b.Output("column", scan)
 
 	top := pr.Levels()
 	l := w.Shape.Layout(w.Params)

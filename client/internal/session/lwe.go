@@ -10,10 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -252,6 +255,11 @@ func (l *LWELoader) Written() int64 { return l.written }
 type LWESession struct {
 	Params lwepir.Params
 	Shape  lwepir.Shape
+	// Plan is the compiled answer (workload.LWEPIR) for the database's
+	// parameters and shape; Stream, its device segment, is the program the
+	// device runs.
+	Plan   *compiler.Plan
+	Stream *lower.StreamProgram
 	// SetupBytes are the payload bytes of the key and program uploads.
 	SetupBytes int64
 
@@ -266,15 +274,16 @@ type LWESession struct {
 	mu sync.Mutex
 }
 
-// NewLWESession sets the database's answer program on the device and makes
-// sure the client's evaluation keys are stored under keyPrefix.
+// NewLWESession compiles the database's answer, sets its device segment on
+// the device and makes sure the client's evaluation keys are stored under
+// keyPrefix.
 func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,
 	sk *lwepir.SecretKey, keyPrefix string) (*LWESession, error) {
 	cl, err := lwepir.NewClient(p, shape, seed, sk)
 	if err != nil {
 		return nil, err
 	}
-	sp, err := lower.LWEProgram("lwepir", p, shape)
+	plan, sp, err := compileLWE(p, shape)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +291,7 @@ func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Par
 	if err != nil {
 		return nil, err
 	}
-	s := &LWESession{Params: p, Shape: shape, SetupBytes: n, dev: dev, gen: gen, progName: name, client: cl}
+	s := &LWESession{Params: p, Shape: shape, Plan: plan, Stream: sp, SetupBytes: n, dev: dev, gen: gen, progName: name, client: cl}
 	fp, err := sk.Fingerprint()
 	if err != nil {
 		return nil, err
@@ -325,6 +334,30 @@ func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Par
 		s.SetupBytes += int64(len(b))
 	}
 	return s, nil
+}
+
+// compileLWE plans the LWE PIR answer of a database of the given shape (as
+// `rosemary simulate` plans pir-lwe) with every operation on the device,
+// where the database lives, and returns the plan and its device segment.
+func compileLWE(p lwepir.Params, shape lwepir.Shape) (*compiler.Plan, *lower.StreamProgram, error) {
+	prog, err := workload.LWEPIR{Name: "lwepir", Params: p, Shape: shape}.Program()
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: %w", err)
+	}
+	plan, err := compileForRosemary(prog)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, seg := plan.AllOnDevice()
+	logN, q, pp, t, err := p.HintRing()
+	if err != nil {
+		return nil, nil, err
+	}
+	sp, err := plan.StreamSegment(seg, lower.Ring{LogN: logN, Q: q, P: pp}, fhe.BGV, t)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session: %w", err)
+	}
+	return plan, sp, nil
 }
 
 // Get retrieves record index. The device sees a fresh LWE vector and a

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -142,6 +143,86 @@ func TestLWESessionRecords(t *testing.T) {
 	}
 	if _, err := s.Get(context.Background(), s.Shape.Records()); !errors.Is(err, lwepir.ErrIndex) {
 		t.Fatalf("record past the end: %v", err)
+	}
+}
+
+// The program the device runs is the device segment of the session's
+// compiled plan: byte for byte the answer program of the database's shape,
+// its scan and ring stage all in that segment; records come back through
+// it. The same program changed after compiling (its shape or its nodes) is
+// refused by the device with a named error, and the session still answers.
+func TestLWEDeviceRunsThePlan(t *testing.T) {
+	s, recs, dev := lweDB(t, 300, 48)
+	ctx := context.Background()
+	seg := s.Plan.Segments[s.Stream.Segment]
+	ops := map[ir.Op]int{}
+	for _, v := range seg.Nodes {
+		n := s.Plan.Program.Nodes[v]
+		ops[n.Op]++
+		if n.Op == ir.OpLWEScan && *n.LWE != (ir.LWESpec{Params: "test", Rows: s.Shape.Rows, Cols: s.Shape.Cols, RecordSize: 48}) {
+			t.Fatalf("the plan scans database %+v, the session's is %+v", *n.LWE, s.Shape)
+		}
+	}
+	if !seg.OnSSD() || ops[ir.OpLWEScan] != 1 || ops[ir.OpPMult] != s.Shape.Layout(s.Params).R || ops[ir.OpRescale] != 1 {
+		t.Fatalf("device segment %v of %v", seg.Device, ops)
+	}
+	want, err := lower.LWEProgram("lwepir", s.Params, s.Shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.Segment = s.Stream.Segment
+	got, _ := s.Stream.MarshalBinary()
+	if exp, _ := want.MarshalBinary(); !bytes.Equal(got, exp) {
+		t.Fatalf("the session runs\n%s\nnot the answer program\n%s", got, exp)
+	}
+	for _, i := range []int{0, 151, 299} {
+		if q, err := s.Get(ctx, i); err != nil || !bytes.Equal(q.Record, recs[i]) {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	cases := map[string]func(sp *lower.StreamProgram){
+		"more rows":     func(sp *lower.StreamProgram) { sp.LWE.Rows = 2 * s.Params.HintSlots() }, // two hint ciphertexts
+		"fewer columns": func(sp *lower.StreamProgram) { sp.LWE.Cols -= s.Params.N() },
+		"a tile more":   func(sp *lower.StreamProgram) { sp.Nodes[lower.LWETiles].Count++ },
+		"no hint":       func(sp *lower.StreamProgram) { sp.Nodes = sp.Nodes[:lower.LWEHint] },
+		"hint args": func(sp *lower.StreamProgram) {
+			sp.Nodes[lower.LWEHint].Args = []int{lower.LWEQuery, lower.LWEDiagonals}
+		},
+		"column held":  func(sp *lower.StreamProgram) { sp.Nodes[lower.LWEColumn].Cache = true },
+		"another ring": func(sp *lower.StreamProgram) { sp.Ring.Q = sp.Ring.Q[:1] },
+	}
+	for name, tamper := range cases {
+		var sp lower.StreamProgram
+		if err := sp.UnmarshalBinary(got); err != nil {
+			t.Fatal(err)
+		}
+		tamper(&sp)
+		raw, _ := sp.MarshalBinary()
+		_, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: "stream/lwe/" + name, Program: raw})
+		if !errors.Is(err, api.ErrInvalid) || !errors.Is(err, lower.ErrStreamProgram) {
+			t.Fatalf("%s: %v, want invalid stream program", name, err)
+		}
+	}
+	// Twice the rows keeps this database's node counts: a valid program of
+	// another database, set, but its run over this one's objects refused.
+	var other lower.StreamProgram
+	if err := other.UnmarshalBinary(got); err != nil {
+		t.Fatal(err)
+	}
+	other.LWE.Rows *= 2
+	raw, _ := other.MarshalBinary()
+	if _, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: "stream/lwe/other", Program: raw}); err != nil {
+		t.Fatal(err)
+	}
+	compiled := s.progName
+	s.progName = "stream/lwe/other"
+	_, err = s.Get(ctx, 7)
+	s.progName = compiled
+	if !errors.Is(err, api.ErrInvalid) {
+		t.Fatalf("a run of another shape's program: %v, want invalid", err)
+	}
+	if q, err := s.Get(ctx, 7); err != nil || !bytes.Equal(q.Record, recs[7]) {
+		t.Fatalf("after the tampered programs: %v", err)
 	}
 }
 

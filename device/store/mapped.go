@@ -138,6 +138,14 @@ func (s *Store) scanLimbMapped(name string, r record, poly, limb int, f func(off
 		if err != nil {
 			return true, fmt.Errorf("store: read %q: %w", name, err)
 		}
+		if i == 0 && c != nil && !resident(c.data, start) {
+			// Not in the page cache: read the limb instead, every
+			// channel at once in large requests (faulting its pages in
+			// through the mapping one by one is slower); the reads leave
+			// the pages cached, and the next pass maps them.
+			s.releaseMap(c)
+			return false, nil
+		}
 		if c == nil {
 			// The channel file ends before the run: visitRun names the
 			// first missing page.

@@ -36,11 +36,22 @@ func adviseWillNeed(b []byte, start, end int64) {
 	if start >= end {
 		return
 	}
-	var vec [1]byte
-	if mincore(b[start:start+min(pg, end-start)], vec[:]) == nil && vec[0]&1 != 0 {
+	if resident(b, start) {
 		return
 	}
 	_ = unix.Madvise(b[start:end], unix.MADV_WILLNEED)
+}
+
+// resident reports whether the memory page of b holding offset off is in
+// the page cache (true where the system cannot say).
+func resident(b []byte, off int64) bool {
+	pg := int64(os.Getpagesize())
+	off -= off % pg
+	var vec [1]byte
+	if off >= int64(len(b)) || mincore(b[off:min(off+pg, int64(len(b)))], vec[:]) != nil {
+		return true
+	}
+	return vec[0]&1 != 0
 }
 
 // mincore reports which memory pages of b are resident (x/sys/unix has no

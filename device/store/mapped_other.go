@@ -15,3 +15,5 @@ func mapFile(*os.File, int64) ([]byte, error) { return nil, errMapUnsupported }
 func unmapFile([]byte) {}
 
 func adviseWillNeed([]byte, int64, int64) {}
+
+func resident([]byte, int64) bool { return true }

@@ -76,34 +76,59 @@ func TestScanThroughKeptMappings(t *testing.T) {
 // TestScanOfTruncatedFileIsNamedError: a channel file cut short under a
 // kept mapping (by something other than the store) makes the scan's page
 // access fault; the scan returns a CorruptPageError, the process goes on.
+// A limb whose first page is not cached is read instead of mapped, and a
+// file cut before it is named as a missing page.
 func TestScanOfTruncatedFileIsNamedError(t *testing.T) {
 	dir := t.TempDir()
 	s := mustOpen(t, dir)
 	defer s.Close()
-	// Objects of many pages, so the last ones lie well past the first
-	// memory page of each channel file.
-	for v := uint64(0); v < 12; v++ {
-		mustPut(t, s, fmt.Sprintf("obj%02d", v), 3+12*5) // 416-byte limbs of 7 pages
+	// One limb of 64 KiB: on each channel a run of about 27 KiB of slots,
+	// several memory pages.
+	sh := Shape{Polys: 1, Limbs: 1, LogN: 13, WordSize: 8}
+	if _, err := s.Put("big", KindCiphertext, sh, content("big", 1, sh)); err != nil {
+		t.Fatal(err)
 	}
-	last := fmt.Sprintf("obj%02d", 11)
-	if _, err := scanAll(s, last); err != nil {
+	if _, err := scanAll(s, "big"); err != nil {
 		t.Fatalf("scan before the cut: %v", err)
 	}
-	for ch := 0; ch < testLayout.Channels; ch++ {
-		if err := os.Truncate(channelPath(dir, ch), 0); err != nil {
+	o, err := s.Acquire("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.lay.LimbRuns(o.rec.desc, 0, 0)
+	o.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Keep the memory page holding each run's first slot (still cached
+	// and mapped), cut everything after it.
+	pg := int64(os.Getpagesize())
+	ss := slotSize(s.lay)
+	for _, r := range runs {
+		keep := (int64(r.Row)*ss/pg + 1) * pg
+		if keep >= int64(r.Row+uint32(r.Count))*ss {
+			t.Fatalf("run on ch%02d fits one memory page: the test needs more", r.Channel)
+		}
+		if err := os.Truncate(channelPath(dir, r.Channel), keep); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err := scanAll(s, last)
+	_, err = scanAll(s, "big")
 	var cpe *CorruptPageError
 	if !errors.As(err, &cpe) || !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("scan of a cut file: %v, want a CorruptPageError", err)
 	}
-	if !strings.Contains(cpe.Reason, "unreadable") {
-		t.Errorf("reason %q: the scan did not fault on the kept mapping", cpe.Reason)
+	if !strings.Contains(cpe.Reason, "unreadable") || cpe.Object != "big" {
+		t.Fatalf("error %v: the scan did not fault on the kept mapping", err)
 	}
-	if cpe.Object != last {
-		t.Errorf("error names object %q, want %q", cpe.Object, last)
+	// Cut to nothing: the first page is not cached, the limb is read.
+	for _, r := range runs {
+		if err := os.Truncate(channelPath(dir, r.Channel), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err = scanAll(s, "big"); !errors.As(err, &cpe) || !strings.Contains(cpe.Reason, "missing") {
+		t.Fatalf("scan of an emptied file: %v, want a missing page", err)
 	}
 }
 

@@ -61,7 +61,8 @@ func runBenchKV(args []string) error {
 		fmt.Printf("%d Gets: %.2f s device CPU (%.2f s wall); GetMany: %.2f s device CPU (%.2f s wall); right: %v\n",
 			rep.Many, rep.GetsDeviceCPUS, rep.GetsWallS, rep.GetManyDeviceCPUS, rep.GetManyWallS, rep.ManyCorrect)
 	}
-	fmt.Printf("peak resident set: device %s, client %s\n", report.Bytes(int64(rep.DevicePeakRSS)), report.Bytes(int64(rep.ClientPeakRSS)))
+	fmt.Printf("peak resident set: device %s (own memory %s at most, mapped store pages %s), client %s\n", report.Bytes(int64(rep.DevicePeakRSS)),
+		report.Bytes(int64(rep.DevicePeakAnonRSS)), report.Bytes(int64(rep.DevicePeakFileRSS)), report.Bytes(int64(rep.ClientPeakRSS)))
 	fmt.Println("(measured here)")
 	return nil
 }

@@ -107,6 +107,10 @@ type KVReport struct {
 	GetManyWallS      float64 `json:"get_many_wall_s,omitempty"`
 	ManyCorrect       bool    `json:"many_correct,omitempty"`
 	DevicePeakRSS     uint64  `json:"device_peak_rss_bytes"`
+	// DevicePeakAnonRSS, DevicePeakFileRSS: the device's own memory and
+	// the store pages its scans map (page cache), sampled while it ran jobs.
+	DevicePeakAnonRSS uint64 `json:"device_peak_anon_rss_bytes,omitempty"`
+	DevicePeakFileRSS uint64 `json:"device_peak_file_rss_bytes,omitempty"`
 	// ClientPeakRSS: this process's peak resident set (VmHWM): the
 	// generated input is streamed, the load and compaction hold the
 	// values once.
@@ -424,6 +428,7 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 	}
 	if st, err := c.Device().Stats(ctx, &api.StatsRequest{}); err == nil {
 		rep.DevicePeakRSS = st.PeakRSSBytes
+		rep.DevicePeakAnonRSS, rep.DevicePeakFileRSS = st.PeakAnonRSSBytes, st.PeakFileRSSBytes
 	}
 	rep.ClientPeakRSS = device.ProcessPeakRSS("self")
 	return rep, nil

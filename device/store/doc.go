@@ -74,4 +74,12 @@
 // consecutive rows (see package layout). A whole-object read (Get, ReadAll)
 // reads each channel's rows of each part in one positional read, all
 // channels in parallel. Every page is verified; read buffers are pooled.
+//
+// Scans (ScanLimb) and in-place readers (Object.Map) read through
+// read-only mappings of the channel files kept for the store's life
+// (mapped.go): a cached page is computed on where it lies in the page
+// cache, with no copy; a limb not yet cached is read as above. They check
+// each page's identity, not its payload CRC (their data is authenticated
+// end to end by its owner; scrubbing checks every CRC). A file cut short
+// under a mapping faults; the fault is a CorruptPageError, not a crash.
 package store

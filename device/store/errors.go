@@ -13,6 +13,9 @@ var (
 	ErrCorrupt  = errors.New("store: corrupt page")
 	ErrReleased = errors.New("store: object handle already released")
 	ErrFull     = errors.New("store: channel address space exhausted")
+	// ErrStale: a conditional write (PutIf, DeleteIf) found the object at
+	// another generation than the one it was given.
+	ErrStale = errors.New("store: the object is at another generation")
 )
 
 // CorruptPageError reports a page that failed verification. It matches

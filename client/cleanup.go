@@ -12,8 +12,9 @@ import (
 // returned, by one background deleter per client, one Delete at a time.
 // Deleted inline, they put up to log2(n) device writes on every carry's
 // path (7 deletes made a 235 ms update); one at a time, an update's own
-// writes wait behind at most one of them at the device's write gate,
-// which serves writes in turn. Deleting is best effort, as before: a
+// writes wait behind at most one of them for the store's catalog (the
+// device writes objects side by side, but edits its catalog one write at
+// a time). Deleting is best effort, as before: a
 // segment left behind is unreachable, and the next load or compaction
 // removes every segment of an earlier generation.
 

@@ -231,26 +231,21 @@ func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, 
 	}
 	var gen store.Generation
 	err = d.write(func() (err error) {
-		// Writes are one at a time: nothing changes the object between
-		// this check and the put.
+		// Writes of other objects go on meanwhile; the store checks the
+		// generation and publishes with no other writer of this object
+		// in between.
 		if req.IfGeneration != nil {
-			var cur store.Generation
-			in, err := d.st.Stat(req.Name)
-			switch {
-			case err == nil:
-				cur = in.Generation
-			case !errors.Is(err, store.ErrNotFound):
-				return err
-			}
-			if cur != *req.IfGeneration {
-				return fmt.Errorf("%w: generation %d, not %d", api.ErrStale, cur, *req.IfGeneration)
-			}
+			gen, err = d.st.PutIf(req.Name, *req.IfGeneration, req.Kind, shape, raw)
+		} else {
+			gen, err = d.st.Put(req.Name, req.Kind, shape, raw)
 		}
-		gen, err = d.st.Put(req.Name, req.Kind, shape, raw)
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, store.ErrISPMode) || errors.Is(err, api.ErrStale) {
+		if errors.Is(err, store.ErrStale) {
+			return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrStale, err)
+		}
+		if errors.Is(err, store.ErrISPMode) {
 			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
 		}
 		if errors.Is(err, syscall.ENOSPC) {

@@ -19,6 +19,8 @@
 // the store is in ISP mode: conventional writes (Put, Delete) wait for it
 // to end. New runs pass a waiting write for at most Limits.WriteWait, then
 // wait behind it (ispgate.go), so writes are not starved by steady queries.
+// Writes go side by side: a small one does not wait for a large one of
+// another object.
 //
 // The contract is package device/api: Device implements api.Device, the
 // interface every host-side caller uses, and the gRPC service is

@@ -17,20 +17,28 @@ const defaultWriteWait = 50 * time.Millisecond
 // write has waited longer than bound, new runs wait behind it until it is
 // in; the runs already going finish first. Without the bound a write
 // starved while clients queried without pause (a compaction of 1M keys
-// took 30 minutes under two looping clients). A write, once started, is
-// short; runs wait for it.
+// took 30 minutes under two looping clients). Runs wait for the writes in
+// progress.
+//
+// Writes go together: the store writes objects side by side (it
+// serializes only its catalog edits and the writers of one object), so a
+// write waits for no other write, only for the runs — an update's small
+// writes used to queue behind a compaction's 16 MiB tiles, each holding
+// the gate while it was written and fsynced. A write joins those in
+// progress only while no run waits for them: the runs get their turn once
+// the writes in progress end.
 type ispGate struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	bound   time.Duration    // how long a waiting write lets new runs pass
 	now     func() time.Time // the clock (tests step it by hand)
 	running int              // jobs in ISP mode
-	writing bool             // a write holds the store
+	writing int              // writes in progress
 	// Waiting writes go in turn: queue holds their arrival times, the
 	// front the next to go; a write's ticket is its place in that order.
 	queue           []time.Time
 	served, tickets uint64
-	heldRuns        int // runs waiting behind an overdue write (tests observe it)
+	heldRuns        int // runs waiting for the writes (tests observe it)
 }
 
 func newISPGate(bound time.Duration) *ispGate {
@@ -51,7 +59,7 @@ func (g *ispGate) overdue() bool {
 func (g *ispGate) enter() {
 	g.mu.Lock()
 	held := false
-	for g.writing || g.overdue() {
+	for g.writing > 0 || g.overdue() {
 		if !held {
 			held = true
 			g.heldRuns++
@@ -79,18 +87,21 @@ func (g *ispGate) lock() {
 	ticket := g.tickets
 	g.tickets++
 	g.queue = append(g.queue, g.now())
-	for g.running > 0 || g.writing || g.served != ticket {
+	for g.running > 0 || (g.writing > 0 && g.heldRuns > 0) || g.served != ticket {
 		g.cond.Wait()
 	}
 	g.queue = g.queue[1:]
 	g.served++
-	g.writing = true
+	g.writing++
+	// The next waiting write may go too.
+	g.cond.Broadcast()
 	g.mu.Unlock()
 }
 
 func (g *ispGate) unlock() {
 	g.mu.Lock()
-	g.writing = false
-	g.cond.Broadcast()
+	if g.writing--; g.writing == 0 {
+		g.cond.Broadcast()
+	}
 	g.mu.Unlock()
 }

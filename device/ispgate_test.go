@@ -159,3 +159,66 @@ func TestWritesGoInTurn(t *testing.T) {
 		t.Fatalf("after both writes: queue %v", g.queue)
 	}
 }
+
+// Writes go together: a small write arriving while a large one is in
+// progress (a compaction's tile beside an update's delta segment) goes at
+// once and ends first; it does not queue behind it.
+func TestWritesGoTogether(t *testing.T) {
+	g, _ := gateWith(50 * time.Millisecond)
+	var ev events
+	g.lock() // the large write, in progress
+	small := make(chan struct{})
+	go func() {
+		g.lock()
+		ev.add("small write")
+		g.unlock()
+		close(small)
+	}()
+	select {
+	case <-small:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the small write waited for the large one to end")
+	}
+	ev.add("large write ends")
+	g.unlock()
+	// The runs go once no write is left.
+	g.enter()
+	ev.add("run")
+	g.leave()
+	if got, want := ev.get(), []string{"small write", "large write ends", "run"}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+}
+
+// A run waiting for the writes in progress is not passed by new writes
+// joining them: a write arriving after it waits until the writes in
+// progress end.
+func TestHeldRunStopsNewWrites(t *testing.T) {
+	g, _ := gateWith(50 * time.Millisecond)
+	var ev events
+	g.lock() // write A, in progress
+	ran := make(chan struct{})
+	go func() {
+		g.enter()
+		ev.add("run")
+		g.leave()
+		close(ran)
+	}()
+	until(t, g, "the run is held", func(g *ispGate) bool { return g.heldRuns == 1 })
+	wrote := make(chan struct{})
+	go func() {
+		g.lock()
+		ev.add("write B")
+		g.unlock()
+		close(wrote)
+	}()
+	until(t, g, "write B waits", func(g *ispGate) bool { return len(g.queue) == 1 })
+	ev.add("A ends")
+	g.unlock()
+	<-ran
+	<-wrote
+	got := ev.get()
+	if len(got) != 3 || got[0] != "A ends" {
+		t.Fatalf("order %v: write B or the run went while A wrote with a run held", got)
+	}
+}

@@ -270,7 +270,7 @@ func (d *Device) leaveISP() {
 }
 
 // write runs a conventional write (Put, Delete) outside ISP mode, waiting
-// for a moment when no job runs.
+// for a moment when no job runs. Writes run side by side (ispGate).
 func (d *Device) write(f func() error) error {
 	d.isp.lock()
 	defer d.isp.unlock()

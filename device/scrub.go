@@ -81,14 +81,11 @@ func (d *Device) scrubObject(name string) (int64, error) {
 // deleted it since the scrub read it.
 func (d *Device) quarantine(name string, gen store.Generation) error {
 	return d.write(func() error {
-		in, err := d.st.Stat(name)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && in.Generation != gen) {
+		err := d.st.DeleteIf(name, gen)
+		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrStale) {
 			return nil
 		}
 		if err != nil {
-			return err
-		}
-		if err := d.st.Delete(name); err != nil {
 			return err
 		}
 		d.quarantined.Add(1)

@@ -289,6 +289,25 @@ func takeRows(tx *bolt.Tx, start, rows uint32) error {
 	return nil
 }
 
+// freeGap prepares the publication of rows starting at start: if start
+// is above hwm, rows [hwm, start) become a free extent and hwm start.
+// Those rows were planned by Puts still writing (which take them from
+// the free list when they publish) or by Puts that failed.
+func freeGap(tx *bolt.Tx, start uint32) error {
+	meta := tx.Bucket(bucketMeta)
+	hwm, err := decodeUint32("hwm", meta.Get(keyHWM))
+	if err != nil {
+		return err
+	}
+	if start <= hwm {
+		return nil
+	}
+	if err := tx.Bucket(bucketFree).Put(extentKey(hwm), encodeExtentValue(start-hwm)); err != nil {
+		return err
+	}
+	return meta.Put(keyHWM, binary.LittleEndian.AppendUint32(nil, start))
+}
+
 // releaseRows returns rows to the free list, coalescing with neighbours and
 // lowering hwm when the freed space reaches it.
 func releaseRows(tx *bolt.Tx, e layout.Extent) error {

@@ -52,8 +52,10 @@ func (s stream) intn(n int) int {
 	return int(binary.LittleEndian.Uint64(b[:]) % uint64(n))
 }
 
-// crashChild performs Puts and Deletes forever, announcing each operation on
-// stdout before ("B …") and after ("D …") it; the parent kills it.
+// crashChild performs Puts and Deletes forever, on two goroutines at once
+// (each its own objects: writers of different objects write their pages
+// at the same time and publish in any order), announcing each operation
+// on stdout before ("B …") and after ("D …") it; the parent kills it.
 func crashChild(dir, seedHex, trialStr string) int {
 	seed, err := hex.DecodeString(seedHex)
 	trial, err2 := strconv.ParseUint(trialStr, 10, 32)
@@ -61,39 +63,54 @@ func crashChild(dir, seedHex, trialStr string) int {
 		fmt.Fprintf(os.Stderr, "crash child: bad seed or trial: %v %v\n", err, err2)
 		return 2
 	}
+	// One write per line: lines of the two writers do not interleave.
 	say := func(format string, a ...any) { os.Stdout.WriteString(fmt.Sprintf(format, a...) + "\n") }
 	s, err := Open(dir, testLayout)
 	if err != nil {
 		say("E open: %v", err)
 		return 2
 	}
-	rng := newStream(seed, "child "+trialStr)
-	for i := uint64(0); i < 100000; i++ {
-		name := crashNames[rng.intn(len(crashNames))]
-		if rng.intn(8) == 0 {
-			say("B del %s", name)
-			err := s.Delete(name)
-			switch {
-			case errors.Is(err, ErrNotFound):
-				say("D del %s missing", name)
-			case err != nil:
-				say("E delete %s: %v", name, err)
-				return 2
-			default:
-				say("D del %s", name)
+	const writers = 2
+	fail := make(chan struct{}, writers)
+	for w := range writers {
+		go func() {
+			defer func() { fail <- struct{}{} }()
+			var names []string
+			for i, n := range crashNames {
+				if i%writers == w {
+					names = append(names, n)
+				}
 			}
-			continue
-		}
-		v := trial<<20 | i
-		sh := shapeFor(v)
-		say("B put %s %d", name, v)
-		if _, err := s.Put(name, KindCiphertext, sh, content(name, v, sh)); err != nil {
-			say("E put %s: %v", name, err)
-			return 2
-		}
-		say("D put %s %d", name, v)
+			rng := newStream(seed, "child "+trialStr+" writer "+strconv.Itoa(w))
+			for i := uint64(0); i < 100000; i++ {
+				name := names[rng.intn(len(names))]
+				if rng.intn(8) == 0 {
+					say("B del %s", name)
+					err := s.Delete(name)
+					switch {
+					case errors.Is(err, ErrNotFound):
+						say("D del %s missing", name)
+					case err != nil:
+						say("E delete %s: %v", name, err)
+						return
+					default:
+						say("D del %s", name)
+					}
+					continue
+				}
+				v := trial<<20 | uint64(w)<<19 | i
+				sh := shapeFor(v)
+				say("B put %s %d", name, v)
+				if _, err := s.Put(name, KindCiphertext, sh, content(name, v, sh)); err != nil {
+					say("E put %s: %v", name, err)
+					return
+				}
+				say("D put %s %d", name, v)
+			}
+		}()
 	}
-	return 0
+	<-fail
+	return 2
 }
 
 // crashOp is an operation announced by the child.
@@ -158,20 +175,23 @@ func TestCrashSafety(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
-		var inflight *crashOp
+		inflight := map[string]crashOp{} // by object: its writer's operation under way
 		for _, line := range log {
 			begin, op, err := parseCrashLine(line)
 			if err != nil {
 				t.Fatalf("trial %d: %v", trial, err)
 			}
 			if begin {
-				inflight = &op
+				if prev, ok := inflight[op.name]; ok {
+					t.Fatalf("trial %d: %q begins while %+v is in flight", trial, line, prev)
+				}
+				inflight[op.name] = op
 				continue
 			}
-			if inflight == nil || inflight.name != op.name || inflight.del != op.del || inflight.v != op.v {
+			if in, ok := inflight[op.name]; !ok || in.del != op.del || in.v != op.v {
 				t.Fatalf("trial %d: completion %q without its beginning", trial, line)
 			}
-			inflight = nil
+			delete(inflight, op.name)
 			completed++
 			if op.del {
 				delete(model, op.name)
@@ -183,16 +203,16 @@ func TestCrashSafety(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trial %d (kill after %d ops + %v, in flight %+v): %v", trial, killAfter, delay, inflight, err)
 		}
-		if inflight != nil {
-			if published {
-				inflightPublished++
-				if inflight.del {
-					delete(model, inflight.name)
-				} else {
-					model[inflight.name] = inflight.v
-				}
-			} else {
+		for name, op := range inflight {
+			if !published[name] {
 				inflightLost++
+				continue
+			}
+			inflightPublished++
+			if op.del {
+				delete(model, name)
+			} else {
+				model[name] = op.v
 			}
 		}
 	}
@@ -262,21 +282,22 @@ func runCrashChild(dir string, seed []byte, trial, killAfter int, delay time.Dur
 }
 
 // verifyAfterCrash reopens the store and checks it against the model;
-// it reports whether the in-flight operation (if any) took effect.
-func verifyAfterCrash(dir string, model map[string]uint64, inflight *crashOp) (published bool, err error) {
+// it reports which of the in-flight operations (by object) took effect.
+func verifyAfterCrash(dir string, model map[string]uint64, inflight map[string]crashOp) (published map[string]bool, err error) {
 	s, err := Open(dir, testLayout)
 	if err != nil {
-		return false, fmt.Errorf("reopen: %w", err)
+		return nil, fmt.Errorf("reopen: %w", err)
 	}
 	defer s.Close()
 	list, err := s.List()
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	var names []string
 	for _, in := range list {
 		names = append(names, in.Name)
 	}
+	published = map[string]bool{}
 	for _, name := range crashNames {
 		want, live := model[name]
 		visible := slices.Contains(names, name)
@@ -291,28 +312,29 @@ func verifyAfterCrash(dir string, model map[string]uint64, inflight *crashOp) (p
 			continue
 		}
 		// Not the published state: only the in-flight operation explains it.
-		if inflight == nil || inflight.name != name {
-			return false, fmt.Errorf("object %q: visible=%v, model has live=%v v%d, and no operation on it was in flight", name, visible, live, want)
+		op, busy := inflight[name]
+		if !busy {
+			return nil, fmt.Errorf("object %q: visible=%v, model has live=%v v%d, and no operation on it was in flight", name, visible, live, want)
 		}
 		switch {
-		case inflight.del && !visible:
-			published = true
-		case !inflight.del && visible:
-			if err := checkContent(s, name, inflight.v); err != nil {
-				return false, fmt.Errorf("object %q is neither published v%d nor in-flight v%d: %w", name, want, inflight.v, err)
+		case op.del && !visible:
+			published[name] = true
+		case !op.del && visible:
+			if err := checkContent(s, name, op.v); err != nil {
+				return nil, fmt.Errorf("object %q is neither published v%d nor in-flight v%d: %w", name, want, op.v, err)
 			}
-			published = true
+			published[name] = true
 		default:
-			return false, fmt.Errorf("object %q: visible=%v, model live=%v v%d, in flight %+v", name, visible, live, want, *inflight)
+			return nil, fmt.Errorf("object %q: visible=%v, model live=%v v%d, in flight %+v", name, visible, live, want, op)
 		}
 	}
 	for _, n := range names {
 		if !slices.Contains(crashNames, n) {
-			return false, fmt.Errorf("unexpected object %q", n)
+			return nil, fmt.Errorf("unexpected object %q", n)
 		}
 	}
 	if st, err := s.GC(); err != nil || st.Reclaimed != 0 || st.Pinned != 0 {
-		return false, fmt.Errorf("GC after reopen = %+v, %v; Open should have reclaimed everything", st, err)
+		return nil, fmt.Errorf("GC after reopen = %+v, %v; Open should have reclaimed everything", st, err)
 	}
 	return published, nil
 }

@@ -52,6 +52,17 @@
 // the old or the new generation visible, never a mix; rows written by an
 // unpublished Put are still free in the catalog and are simply reused.
 //
+// Puts of different objects write their pages at the same time: only the
+// plan (generation number, rows reserved in memory so that no other Put
+// plans them) and the publication hold the writer lock, so a small Put
+// does not wait for a large one's pages and fsync. Generations may thus
+// publish out of the order they were numbered ("gen" holds the highest
+// published), and a Put may publish rows above hwm while an earlier one
+// still writes rows below them: it first turns the rows in between into a
+// free extent, which the earlier Put takes when it publishes (or which is
+// reused if it fails). Writers of one object go one at a time; PutIf and
+// DeleteIf write only over the generation they are given.
+//
 // Reclamation uses a free-extent list in the catalog (no compaction): garbage
 // collection moves every dead generation that no reader pins to the free list,
 // coalescing neighbouring extents, in one transaction. It runs after every Put

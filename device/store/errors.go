@@ -15,6 +15,9 @@ var (
 	ErrFull     = errors.New("store: channel address space exhausted")
 	// ErrUnmapped: the store's files cannot be mapped here (Object.Map).
 	ErrUnmapped = errors.New("store: files cannot be mapped here")
+	// ErrStale: a conditional write (PutIf, DeleteIf) found the object at
+	// another generation than the one it was given.
+	ErrStale = errors.New("store: the object is at another generation")
 )
 
 // CorruptPageError reports a page that failed verification. It matches

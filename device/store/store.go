@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,16 +69,23 @@ type GCStats struct {
 	Rows      int64 // rows freed (on every channel)
 }
 
-// Store is an open object store. It is safe for concurrent use; writers
-// (Put, Delete, GC) are serialized, reads run concurrently with everything.
+// Store is an open object store. It is safe for concurrent use: writers
+// of different objects write their pages at the same time and change the
+// catalog one at a time (inflight.go), writers of one object go one at a
+// time, reads run concurrently with everything.
 type Store struct {
 	dir   string
 	lay   layout.Layout
 	db    *bolt.DB
 	files []*os.File
 
-	life sync.RWMutex // operations hold RLock; Close holds Lock
-	wmu  sync.Mutex   // serializes writers
+	life  sync.RWMutex // operations hold RLock; Close holds Lock
+	wmu   sync.Mutex   // serializes catalog changes (plan, publish, delete, GC)
+	puts  inflight     // guarded by wmu
+	names nameLocks
+	// written, if set (by tests), is called once a Put's pages are
+	// written, before it publishes; an error fails the Put.
+	written func(name string) error
 
 	mu     sync.Mutex // guards the fields below
 	closed bool
@@ -170,6 +178,7 @@ func Open(dir string, l layout.Layout) (*Store, error) {
 		}
 	}
 	s.cur = st.objects
+	s.puts.lastGen = st.gen
 	if _, err := s.GC(); err != nil {
 		s.closeFiles()
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
@@ -256,6 +265,17 @@ func validName(name string) error {
 // shape.LimbBytes() long. When Put returns nil the generation is durable and
 // visible; the previous generation (if any) becomes reclaimable.
 func (s *Store) Put(name string, kind Kind, shape Shape, limbs [][]byte) (Generation, error) {
+	return s.put(name, nil, kind, shape, limbs)
+}
+
+// PutIf is Put if the object's current generation is want (0: the object
+// does not exist), else it fails with ErrStale: a compare-and-swap, no
+// other writer of the object in between.
+func (s *Store) PutIf(name string, want Generation, kind Kind, shape Shape, limbs [][]byte) (Generation, error) {
+	return s.put(name, &want, kind, shape, limbs)
+}
+
+func (s *Store) put(name string, want *Generation, kind Kind, shape Shape, limbs [][]byte) (Generation, error) {
 	if err := s.begin(); err != nil {
 		return 0, err
 	}
@@ -282,72 +302,45 @@ func (s *Store) Put(name string, kind Kind, shape Shape, limbs [][]byte) (Genera
 		}
 	}
 
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	// Plan: generation number and rows, from the committed catalog (only
-	// writers change it, and they hold wmu).
-	var (
-		gen  Generation
-		base [2]uint32
-	)
-	rows := s.lay.PartRows(shape)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		g, err := decodeUint64("gen", tx.Bucket(bucketMeta).Get(keyGen))
-		if err != nil {
-			return err
+	unlock := s.names.lock(name)
+	defer unlock()
+	if want != nil {
+		if err := s.checkGeneration(name, *want); err != nil {
+			return 0, fmt.Errorf("store: put %q: %w", name, err)
 		}
-		gen = Generation(g) + 1
-		hwm, err := decodeUint32("hwm", tx.Bucket(bucketMeta).Get(keyHWM))
-		if err != nil {
-			return err
-		}
-		a := allocator{hwm: uint64(hwm)}
-		err = tx.Bucket(bucketFree).ForEach(func(k, v []byte) error {
-			e, err := decodeExtent(k, v)
-			a.free = append(a.free, e)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		for p, r := range rows {
-			if r == 0 {
-				continue
-			}
-			if base[p], err = a.alloc(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store: put %q: allocate: %w", name, err)
 	}
-	desc, err := s.lay.NewDescriptor(shape, base, uint8(kind))
+	gen, desc, reserved, err := s.plan(shape, kind)
 	if err != nil {
 		return 0, fmt.Errorf("store: put %q: %w", name, err)
 	}
-	// Write and fsync every page before the descriptor is published.
-	if err := s.writeObject(desc, gen, limbs); err != nil {
+	// Write and fsync every page before the descriptor is published; other
+	// writers plan, write and publish meanwhile.
+	err = s.writeObject(desc, gen, limbs)
+	if err == nil && s.written != nil {
+		err = s.written(name)
+	}
+	if err != nil {
+		s.abandon(reserved)
 		return 0, fmt.Errorf("store: put %q: %w", name, err)
 	}
 	rec := record{gen: gen, desc: desc}
 	enc, err := encodeRecord(rec)
 	if err != nil {
+		s.abandon(reserved)
 		return 0, fmt.Errorf("store: put %q: %w", name, err)
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.puts.release(reserved...)
 	// Publish atomically.
 	err = s.db.Update(func(tx *bolt.Tx) error {
-		// Take the lower part first so that two parts above hwm extend it in order.
-		order := []int{0, 1}
-		if base[1] < base[0] {
-			order = []int{1, 0}
-		}
-		for _, p := range order {
-			if rows[p] > 0 {
-				if err := takeRows(tx, base[p], uint32(rows[p])); err != nil {
-					return fmt.Errorf("catalog: %w", err)
-				}
+		// Take the lower extent first so that two above hwm extend it in order.
+		for _, e := range reserved {
+			if err := freeGap(tx, e.Start); err != nil {
+				return fmt.Errorf("catalog: %w", err)
+			}
+			if err := takeRows(tx, e.Start, e.Rows); err != nil {
+				return fmt.Errorf("catalog: %w", err)
 			}
 		}
 		objs := tx.Bucket(bucketObjects)
@@ -363,7 +356,13 @@ func (s *Store) Put(name string, kind Kind, shape Shape, limbs [][]byte) (Genera
 		if err := objs.Put([]byte(name), enc); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(keyGen, binary.LittleEndian.AppendUint64(nil, uint64(gen)))
+		// Generations are numbered when planned and published as their
+		// writes end: the last published is the highest.
+		last, err := decodeUint64("gen", tx.Bucket(bucketMeta).Get(keyGen))
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyGen, binary.LittleEndian.AppendUint64(nil, max(last, uint64(gen))))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: put %q: publish: %w", name, err)
@@ -377,14 +376,106 @@ func (s *Store) Put(name string, kind Kind, shape Shape, limbs [][]byte) (Genera
 	return gen, nil
 }
 
+// checkGeneration fails with ErrStale unless name's current generation is
+// want (0: no such object); the caller holds name's writer lock.
+func (s *Store) checkGeneration(name string, want Generation) error {
+	s.mu.Lock()
+	cur := s.cur[name].gen // 0 if absent
+	s.mu.Unlock()
+	if cur != want {
+		return fmt.Errorf("%w: generation %d, not %d", ErrStale, cur, want)
+	}
+	return nil
+}
+
+// plan numbers a new generation of shape and reserves its rows (the
+// lower extent first): from the committed catalog, less what other Puts
+// still writing reserved.
+func (s *Store) plan(shape Shape, kind Kind) (Generation, layout.Descriptor, []layout.Extent, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var base [2]uint32
+	rows := s.lay.PartRows(shape)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		hwm, err := decodeUint32("hwm", tx.Bucket(bucketMeta).Get(keyHWM))
+		if err != nil {
+			return err
+		}
+		var free []layout.Extent
+		err = tx.Bucket(bucketFree).ForEach(func(k, v []byte) error {
+			e, err := decodeExtent(k, v)
+			free = append(free, e)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		a := s.puts.allocator(free, hwm)
+		for p, r := range rows {
+			if r == 0 {
+				continue
+			}
+			if base[p], err = a.alloc(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, layout.Descriptor{}, nil, fmt.Errorf("allocate: %w", err)
+	}
+	desc, err := s.lay.NewDescriptor(shape, base, uint8(kind))
+	if err != nil {
+		return 0, layout.Descriptor{}, nil, err
+	}
+	var reserved []layout.Extent
+	for p, r := range rows {
+		if r > 0 {
+			reserved = append(reserved, layout.Extent{Start: base[p], Rows: uint32(r)})
+		}
+	}
+	slices.SortFunc(reserved, func(a, b layout.Extent) int { return cmp.Compare(a.Start, b.Start) })
+	s.puts.lastGen++
+	s.puts.reserve(reserved...)
+	return s.puts.lastGen, desc, reserved, nil
+}
+
+// abandon gives back the rows of a Put that will not publish.
+func (s *Store) abandon(reserved []layout.Extent) {
+	s.wmu.Lock()
+	s.puts.release(reserved...)
+	s.wmu.Unlock()
+}
+
 // Delete removes the named object; its generation becomes reclaimable.
-func (s *Store) Delete(name string) error {
+func (s *Store) Delete(name string) error { return s.delete(name, nil) }
+
+// DeleteIf is Delete if the object's current generation is gen, else it
+// fails with ErrStale (ErrNotFound if there is no such object).
+func (s *Store) DeleteIf(name string, gen Generation) error {
+	if gen == 0 {
+		return fmt.Errorf("store: delete %q: %w: generation 0", name, ErrNotFound)
+	}
+	return s.delete(name, &gen)
+}
+
+func (s *Store) delete(name string, want *Generation) error {
 	if err := s.begin(); err != nil {
 		return err
 	}
 	defer s.end()
 	if s.isp.Load() {
 		return fmt.Errorf("store: delete %q: %w", name, ErrISPMode)
+	}
+	unlock := s.names.lock(name)
+	defer unlock()
+	if want != nil {
+		s.mu.Lock()
+		cur, ok := s.cur[name]
+		s.mu.Unlock()
+		if ok && cur.gen != *want {
+			return fmt.Errorf("store: delete %q: %w: generation %d, not %d", name, ErrStale, cur.gen, *want)
+		}
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()

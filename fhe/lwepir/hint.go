@@ -71,7 +71,14 @@ func NewHintBuilder(p Params, rows int, seed [SeedSize]byte) (*HintBuilder, erro
 // Tiles is how many tiles have been added.
 func (hb *HintBuilder) Tiles() int { return hb.k }
 
-// AddTile adds the next tile (Rows × N bytes, row-major).
+// AddTile adds the next tile (Rows × N bytes, row-major). Its workers
+// take every core the process has, so each yields after every row: a
+// compaction builds its hint beside updates of the same client, whose
+// calls (and the gRPC goroutines that carry them) otherwise waited for
+// the scheduler to preempt a worker at each step: beside a compaction of
+// 200,000 keys on 2 shared cores, the client's part of an update's two
+// writes was 48 ms at the 99th percentile, 22 ms with the yield (a row's
+// NTT and product take microseconds, a yield a fraction of one).
 func (hb *HintBuilder) AddTile(tile []byte) {
 	n, nc := hb.p.N(), hb.nc
 	publicBlock(hb.seed, hb.k, hb.a)
@@ -92,6 +99,7 @@ func (hb *HintBuilder) AddTile(tile []byte) {
 				nc.loadReversed(dp, d)
 				nc.r.NTT(dp, dp)
 				nc.r.MulCoeffsBarrettThenAdd(dp, hb.aNTT, hb.acc[i])
+				runtime.Gosched()
 			}
 		}(w)
 	}

@@ -62,7 +62,10 @@ func checkSlotAs(slot []byte, pageSize int, gen Generation, pageNo uint32, paylo
 
 // writeObject lays the limbs out as pages in per-channel buffers covering
 // the object's extents, writes them (one goroutine per channel) and fsyncs
-// every channel file.
+// the channel files it wrote. A channel holding none of the object's pages
+// (a small object's rows on the other channels are unused slots) is not
+// written or synced: a one-page update costs one fsync, not one per
+// channel, and does not flush what other writers left in those files.
 func (s *Store) writeObject(d layout.Descriptor, gen Generation, limbs [][]byte) error {
 	l := s.lay
 	sh := d.Shape()
@@ -78,6 +81,7 @@ func (s *Store) writeObject(d layout.Descriptor, gen Generation, limbs [][]byte)
 			}
 		}
 	}
+	used := make([]bool, l.Channels)
 	split := layout.SplitPoly(sh)
 	for poly := 0; poly < sh.Polys; poly++ {
 		part := 0
@@ -93,6 +97,7 @@ func (s *Store) writeObject(d layout.Descriptor, gen Generation, limbs [][]byte)
 				}
 				off := int64(loc.Row-d.Base[part]) * ss
 				slot := bufs[loc.Channel][part][off : off+ss]
+				used[loc.Channel] = true
 				copy(slot[:l.PageSize], data[min(page*l.PageSize, len(data)):])
 				sealSlot(slot, l.PageSize, gen, uint32((poly*sh.Limbs+limb)*k+page))
 			}
@@ -101,6 +106,9 @@ func (s *Store) writeObject(d layout.Descriptor, gen Generation, limbs [][]byte)
 	errs := make([]error, l.Channels)
 	var wg sync.WaitGroup
 	for ch := range bufs {
+		if !used[ch] {
+			continue
+		}
 		wg.Add(1)
 		go func(ch int) {
 			defer wg.Done()

@@ -337,3 +337,32 @@ func TestOpenAdoptsLayout(t *testing.T) {
 		t.Fatalf("new store with layout %v, want %v", s.Layout(), DefaultLayout)
 	}
 }
+
+// A one-page object is written to the one channel file that holds its
+// page; the other channels' files are not touched (nor synced).
+func TestSmallPutWritesOneChannel(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	defer s.Close()
+	sh := Shape{Polys: 1, Limbs: 1, LogN: 3, WordSize: 8} // 64 bytes: one page
+	if _, err := s.Put("one", KindCiphertext, sh, content("one", 1, sh)); err != nil {
+		t.Fatal(err)
+	}
+	written := 0
+	for ch := 0; ch < testLayout.Channels; ch++ {
+		fi, err := os.Stat(channelPath(dir, ch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() > 0 {
+			written++
+		}
+	}
+	if written != 1 {
+		t.Fatalf("%d channel files written for a one-page object, want 1", written)
+	}
+	_, limbs, err := s.Get("one")
+	if err != nil || !bytes.Equal(limbs[0], content("one", 1, sh)[0]) {
+		t.Fatalf("read back: %v", err)
+	}
+}

@@ -3,7 +3,6 @@ package device
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"unsafe"
 
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -68,16 +67,8 @@ var _ lwepir.DiagonalPieces = (*mappedDiagonals)(nil)
 // faultsAsErrors runs f with memory faults (a store file cut short under
 // its mapping) turned into a named error rather than a crash of the
 // daemon.
-func faultsAsErrors(f func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			fault, ok := p.(interface{ Addr() uintptr })
-			if !ok {
-				panic(p)
-			}
-			err = fmt.Errorf("%w: stored page unreadable (fault at %#x: a store file cut short?)", store.ErrCorrupt, fault.Addr())
-		}
-	}()
-	return f()
+func faultsAsErrors(f func() error) error {
+	return store.CatchFaults(f, func(addr uintptr) error {
+		return fmt.Errorf("%w: stored page unreadable (fault at %#x: a store file cut short?)", store.ErrCorrupt, addr)
+	})
 }

@@ -166,7 +166,20 @@ func (s *Store) scanLimbMapped(name string, r record, poly, limb int, f func(off
 // past its end: that fault is the named error of a missing page, not a
 // crash of the process.
 func visitMapped(name string, r record, l layout.Layout, poly, limb, firstPageNo int, run layout.Run, buf []byte,
-	sh layout.Shape, f func(off int, page []byte)) (err error) {
+	sh layout.Shape, f func(off int, page []byte)) error {
+	return CatchFaults(func() error {
+		return visitRun(name, r, l, poly, limb, firstPageNo, run, buf, run.Count, sh, false, f)
+	}, func(addr uintptr) error {
+		return &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: run.FirstPage,
+			Channel: run.Channel, Row: run.Row, Reason: fmt.Sprintf("page unreadable (fault at %#x: channel file cut short?)", addr)}
+	})
+}
+
+// CatchFaults runs f, which reads mapped store pages, on the calling
+// goroutine; a memory fault in it (a channel file cut short under its
+// mapping) returns onFault's error instead of crashing the process. Any
+// other panic goes on.
+func CatchFaults(f func() error, onFault func(addr uintptr) error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
@@ -174,11 +187,10 @@ func visitMapped(name string, r record, l layout.Layout, poly, limb, firstPageNo
 			if !ok {
 				panic(p)
 			}
-			err = &CorruptPageError{Object: name, Generation: r.gen, Poly: poly, Limb: limb, Page: run.FirstPage,
-				Channel: run.Channel, Row: run.Row, Reason: fmt.Sprintf("page unreadable (fault at %#x: channel file cut short?)", fault.Addr())}
+			err = onFault(fault.Addr())
 		}
 	}()
-	return visitRun(name, r, l, poly, limb, firstPageNo, run, buf, run.Count, sh, false, f)
+	return f()
 }
 
 // Prefetch asks the kernel to start reading the object's pages into the

@@ -2,7 +2,6 @@ package lwepir
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"testing"
 )
@@ -19,25 +18,10 @@ func TestInPlaceHintEqualsWholeDiagonals(t *testing.T) {
 		{Rows: 2 * p.HintSlots(), Cols: n, RecordSize: 16}, // two outputs
 		{Rows: 4, Cols: n, RecordSize: 4},                  // one diagonal
 	} {
-		var seed [SeedSize]byte
-		if _, err := rand.Read(seed[:]); err != nil {
-			t.Fatal(err)
-		}
 		tiles, _ := testDB(t, p, shape)
-		diags := buildHint(t, p, shape, seed, tiles)
-		sk, evk, err := GenerateKeys(p, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl, err := NewClient(p, shape, seed, sk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := NewServer(p, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, _, err := cl.Query(1)
+		pp := newPIR(t, p, shape, tiles)
+		diags, evk, srv := pp.diags, pp.evk, pp.srv
+		q, _, err := pp.cl.Query(1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,22 +53,10 @@ func TestInPlaceHintEqualsWholeDiagonals(t *testing.T) {
 func TestInPlaceRefusesRaggedPieces(t *testing.T) {
 	p := Test()
 	shape := Shape{Rows: 512, Cols: 2 * p.N(), RecordSize: 64}
-	var seed [SeedSize]byte
 	tiles, _ := testDB(t, p, shape)
-	diags := buildHint(t, p, shape, seed, tiles)
-	sk, evk, err := GenerateKeys(p, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := NewClient(p, shape, seed, sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := NewServer(p, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, _, err := cl.Query(0)
+	pp := newPIR(t, p, shape, tiles)
+	diags, evk, srv := pp.diags, pp.evk, pp.srv
+	q, _, err := pp.cl.Query(0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,38 @@ func buildHint(t *testing.T, p Params, shape Shape, seed [SeedSize]byte, tiles T
 	return diags
 }
 
+// pirParts are what queries of one database need: its hint, a client's
+// keys, the client and a server.
+type pirParts struct {
+	diags MemDiagonals
+	evk   *EvalKeys
+	cl    *Client
+	srv   *Server
+}
+
+// newPIR builds the parts for tiles under a fresh random seed and keys.
+func newPIR(t *testing.T, p Params, shape Shape, tiles Tiles) pirParts {
+	t.Helper()
+	var seed [SeedSize]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		t.Fatal(err)
+	}
+	diags := buildHint(t, p, shape, seed, tiles)
+	sk, evk, err := GenerateKeys(p, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(p, shape, seed, sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(p, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pirParts{diags: diags, evk: evk, cl: cl, srv: srv}
+}
+
 // TestHintEqualsNaiveProduct checks H' = (D − 128)·A against the product
 // computed entry by entry from the negacyclic blocks.
 func TestHintEqualsNaiveProduct(t *testing.T) {
@@ -96,24 +128,9 @@ func TestQueryDecodesEveryColumn(t *testing.T) {
 		{Rows: 512, Cols: 2 * n, RecordSize: 64},           // half a hint ciphertext
 		{Rows: 2 * p.HintSlots(), Cols: n, RecordSize: 16}, // two hint ciphertexts
 	} {
-		var seed [SeedSize]byte
-		if _, err := rand.Read(seed[:]); err != nil {
-			t.Fatal(err)
-		}
 		tiles, cols := testDB(t, p, shape)
-		diags := buildHint(t, p, shape, seed, tiles)
-		sk, evk, err := GenerateKeys(p, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl, err := NewClient(p, shape, seed, sk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := NewServer(p, shape)
-		if err != nil {
-			t.Fatal(err)
-		}
+		pp := newPIR(t, p, shape, tiles)
+		diags, evk, cl, srv := pp.diags, pp.evk, pp.cl, pp.srv
 		for _, col := range []int{0, 1, n - 1, shape.Cols - 1, shape.Cols / 3} {
 			q, st, err := cl.Query(col)
 			if err != nil {

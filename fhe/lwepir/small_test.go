@@ -57,24 +57,9 @@ func TestSmallDatabasesDecode(t *testing.T) {
 			if shape.Rows != c.rows {
 				t.Fatalf("shape %+v, want %d rows", shape, c.rows)
 			}
-			var seed [SeedSize]byte
-			if _, err := rand.Read(seed[:]); err != nil {
-				t.Fatal(err)
-			}
 			tiles, recs := recordDB(t, p, shape, c.records)
-			diags := buildHint(t, p, shape, seed, tiles)
-			sk, evk, err := GenerateKeys(p, shape)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cl, err := NewClient(p, shape, seed, sk)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv, err := NewServer(p, shape)
-			if err != nil {
-				t.Fatal(err)
-			}
+			pp := newPIR(t, p, shape, tiles)
+			diags, evk, cl, srv := pp.diags, pp.evk, pp.cl, pp.srv
 			for _, r := range []int{0, c.records / 2, c.records - 1} {
 				col, err := cl.Column(r)
 				if err != nil {

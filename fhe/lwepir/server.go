@@ -226,11 +226,20 @@ func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphe
 			return nil, fmt.Errorf("lwepir: baby step %d: %w", j, err)
 		}
 	}
-	words := make([]uint64, DiagonalWords(s.p))
 	out := make([]*rlwe.Ciphertext, l.Outputs)
-	sum := bgv.NewCiphertext(s.bp, 1, x.Level())
 	tmp := bgv.NewCiphertext(s.bp, 1, x.Level())
 	pieces, inPlace := diags.(DiagonalPieces)
+	// The whole-diagonal path's buffers (a diagonal, a giant step's sum):
+	// the in-place path reads no diagonal into memory and keeps its sums
+	// in giantSums.
+	var (
+		words []uint64
+		sum   *rlwe.Ciphertext
+	)
+	if !inPlace {
+		words = make([]uint64, DiagonalWords(s.p))
+		sum = bgv.NewCiphertext(s.bp, 1, x.Level())
+	}
 	for o := range out {
 		var acc *rlwe.Ciphertext
 		if inPlace {

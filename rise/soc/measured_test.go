@@ -2,6 +2,7 @@ package soc
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -242,7 +243,10 @@ func TestFrameVerdict(t *testing.T) {
 
 // The committed counts reproduce: measuring our encryptor again at
 // N = 1024 gives every phase within 2% of riscv_counts.json (fresh keys and
-// randomness move the samplers' rejection counts slightly).
+// randomness move the samplers' rejection counts slightly). Anything the
+// runtime does on the measured thread only adds instructions, so a run off
+// by more is measured again (three runs at most): a changed encryptor is off
+// in every run.
 func TestCommittedCountsReproduce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("cross build skipped in -short mode")
@@ -256,10 +260,6 @@ func TestCommittedCountsReproduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := rvcount.MeasureEdge(ctx, tools, q, []int{1024})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ps, err := MeasuredProfiles()
 	if err != nil {
 		t.Fatal(err)
@@ -269,10 +269,23 @@ func TestCommittedCountsReproduce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, v := range ms[0].Phases {
-		c := float64(pt.Instructions[name])
-		if r := float64(v) / c; math.Abs(r-1) > 0.02 {
-			t.Errorf("%s: measured %d, committed %.0f", name, v, c)
+	var off []string
+	for range 3 {
+		ms, err := rvcount.MeasureEdge(ctx, tools, q, []int{1024})
+		if err != nil {
+			t.Fatal(err)
 		}
+		off = off[:0]
+		for name, v := range ms[0].Phases {
+			c := float64(pt.Instructions[name])
+			if r := float64(v) / c; math.Abs(r-1) > 0.02 {
+				off = append(off, fmt.Sprintf("%s: measured %d, committed %.0f", name, v, c))
+			}
+		}
+		if len(off) == 0 {
+			return
+		}
+		t.Logf("off in this run: %v", off)
 	}
+	t.Errorf("off in three runs: %v", off)
 }

@@ -24,8 +24,10 @@ func (q Qemu) Run(ctx context.Context, bin string, args ...string) (Log, string,
 	logFile := filepath.Join(q.Dir, filepath.Base(bin)+".marks")
 	plugin := q.Plugin + ",mark=" + strconv.Itoa(MarkSyscall) + ",out=" + logFile
 	cmd := exec.CommandContext(ctx, q.Path, append([]string{"-plugin", plugin, bin}, args...)...)
-	// One P and no collector: the measured thread's count is its own work.
-	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off")
+	// One P, no collector and no preemption signals: the measured thread's
+	// count is its own work (a SIGURG handled on it adds thousands of
+	// instructions to whichever phase it lands in).
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

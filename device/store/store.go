@@ -94,6 +94,13 @@ type Store struct {
 
 	isp atomic.Bool
 
+	// idleGC reclaims, once writes pause, the generations a Put or Delete
+	// retired: their own commits leave them for later (see retire).
+	idleGC    *time.Timer
+	idleDelay time.Duration // idleGCDelay; tests change it (under wmu)
+	// commits counts catalog commits (each an fsync of the catalog).
+	commits atomic.Int64
+
 	maps mapTable // scans' mappings of the channel files (mapped.go)
 }
 
@@ -122,7 +129,7 @@ func Open(dir string, l layout.Layout) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open catalog in %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, lay: l, db: db, pins: map[Generation]int{}}
+	s := &Store{dir: dir, lay: l, db: db, pins: map[Generation]int{}, idleDelay: idleGCDelay}
 	var st *catalogState
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketMeta, bucketObjects, bucketDead, bucketFree} {
@@ -219,8 +226,16 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	// A collection still waiting for writes to pause runs now: the store
+	// closes with no generation its writes retired left behind.
+	var gcErr error
+	s.wmu.Lock()
+	if s.idleGC != nil && s.idleGC.Stop() {
+		_, gcErr = s.gcLocked()
+	}
+	s.wmu.Unlock()
 	s.unmapAll()
-	if err := s.closeFiles(); err != nil {
+	if err := errors.Join(gcErr, s.closeFiles()); err != nil {
 		return fmt.Errorf("store: close %s: %w", s.dir, err)
 	}
 	return nil
@@ -333,7 +348,8 @@ func (s *Store) put(name string, want *Generation, kind Kind, shape Shape, limbs
 	defer s.wmu.Unlock()
 	s.puts.release(reserved...)
 	// Publish atomically.
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	var retired Generation
+	err = s.update(func(tx *bolt.Tx) error {
 		// Take the lower extent first so that two above hwm extend it in order.
 		for _, e := range reserved {
 			if err := freeGap(tx, e.Start); err != nil {
@@ -344,6 +360,7 @@ func (s *Store) put(name string, want *Generation, kind Kind, shape Shape, limbs
 			}
 		}
 		objs := tx.Bucket(bucketObjects)
+		retired = 0
 		if old := objs.Get([]byte(name)); old != nil {
 			oldRec, err := decodeRecord(old)
 			if err != nil {
@@ -352,8 +369,12 @@ func (s *Store) put(name string, want *Generation, kind Kind, shape Shape, limbs
 			if err := tx.Bucket(bucketDead).Put(genKey(oldRec.gen), old); err != nil {
 				return err
 			}
+			retired = oldRec.gen
 		}
 		if err := objs.Put([]byte(name), enc); err != nil {
+			return err
+		}
+		if _, err := s.collect(tx, retired); err != nil {
 			return err
 		}
 		// Generations are numbered when planned and published as their
@@ -370,8 +391,8 @@ func (s *Store) put(name string, want *Generation, kind Kind, shape Shape, limbs
 	s.mu.Lock()
 	s.cur[name] = rec
 	s.mu.Unlock()
-	if _, err := s.gcLocked(); err != nil {
-		return gen, fmt.Errorf("store: put %q: published generation %d, then: %w", name, gen, err)
+	if retired != 0 {
+		s.retire()
 	}
 	return gen, nil
 }
@@ -479,7 +500,7 @@ func (s *Store) delete(name string, want *Generation) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		objs := tx.Bucket(bucketObjects)
 		old := objs.Get([]byte(name))
 		if old == nil {
@@ -492,7 +513,11 @@ func (s *Store) delete(name string, want *Generation) error {
 		if err := tx.Bucket(bucketDead).Put(genKey(r.gen), old); err != nil {
 			return err
 		}
-		return objs.Delete([]byte(name))
+		if err := objs.Delete([]byte(name)); err != nil {
+			return err
+		}
+		_, err = s.collect(tx, r.gen)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete %q: %w", name, err)
@@ -500,10 +525,41 @@ func (s *Store) delete(name string, want *Generation) error {
 	s.mu.Lock()
 	delete(s.cur, name)
 	s.mu.Unlock()
-	if _, err := s.gcLocked(); err != nil {
-		return fmt.Errorf("store: delete %q: %w", name, err)
-	}
+	s.retire()
 	return nil
+}
+
+// update commits fn's changes to the catalog.
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	s.commits.Add(1)
+	return s.db.Update(fn)
+}
+
+// idleGCDelay is how long writes must pause before the generations they
+// retired are reclaimed by a commit of their own.
+const idleGCDelay = 200 * time.Millisecond
+
+// retire follows a commit that made a generation dead. That commit
+// reclaimed the generations retired before it but not its own: until
+// s.cur names the new generation, a reader may still pin the old one, so
+// it is reclaimed by the next write's commit or, if writes pause, by a
+// collection idleGCDelay after the last of them. A write thus costs one
+// catalog commit (one fsync), not one to publish and one to collect. The
+// caller holds wmu.
+func (s *Store) retire() {
+	if s.idleGC == nil {
+		s.idleGC = time.AfterFunc(s.idleDelay, s.collectIdle)
+		return
+	}
+	s.idleGC.Reset(s.idleDelay)
+}
+
+// collectIdle is the idle collection; a closed store has nothing to do.
+func (s *Store) collectIdle() {
+	if _, err := s.GC(); err != nil && !errors.Is(err, ErrClosed) {
+		// The next write's commit or Open collects what this one could not.
+		return
+	}
 }
 
 // GC reclaims the rows of every dead generation no reader pins.
@@ -517,50 +573,75 @@ func (s *Store) GC() (GCStats, error) {
 	return s.gcLocked()
 }
 
-// gcLocked runs garbage collection; the caller holds wmu.
+// gcLocked runs garbage collection; the caller holds wmu. With nothing to
+// reclaim it commits nothing (a commit is an fsync).
 func (s *Store) gcLocked() (GCStats, error) {
 	var st GCStats
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		st = GCStats{}
-		dead := tx.Bucket(bucketDead)
-		var victims []record
-		s.mu.Lock()
-		err := dead.ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("dead generation % x: %w", k, err)
-			}
-			if s.pins[r.gen] > 0 {
-				st.Pinned++
-				return nil
-			}
-			victims = append(victims, r)
-			return nil
-		})
-		s.mu.Unlock()
-		if err != nil {
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		st, err = s.victims(tx, 0, nil)
+		return err
+	})
+	if err == nil && st.Reclaimed > 0 {
+		err = s.update(func(tx *bolt.Tx) error {
+			var err error
+			st, err = s.collect(tx, 0)
 			return err
+		})
+	}
+	if err != nil {
+		return GCStats{}, fmt.Errorf("store: gc: %w", err)
+	}
+	return st, nil
+}
+
+// victims counts the dead generations of tx that no reader pins, except
+// keep (0: none), and hands each to f if f is not nil.
+func (s *Store) victims(tx *bolt.Tx, keep Generation, f func(record)) (GCStats, error) {
+	var st GCStats
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := tx.Bucket(bucketDead).ForEach(func(k, v []byte) error {
+		r, err := decodeRecord(v)
+		if err != nil {
+			return fmt.Errorf("dead generation % x: %w", k, err)
 		}
-		for _, r := range victims {
-			ext, err := s.lay.Extents(r.desc)
-			if err != nil {
-				return err
-			}
-			for _, e := range ext {
-				if err := releaseRows(tx, e); err != nil {
-					return fmt.Errorf("generation %d: %w", r.gen, err)
-				}
-				st.Rows += int64(e.Rows)
-			}
-			if err := dead.Delete(genKey(r.gen)); err != nil {
-				return err
-			}
-			st.Reclaimed++
+		if s.pins[r.gen] > 0 || r.gen == keep {
+			st.Pinned++
+			return nil
+		}
+		st.Reclaimed++
+		if f != nil {
+			f(r)
 		}
 		return nil
 	})
+	return st, err
+}
+
+// collect frees, in tx, the rows of every dead generation no reader pins,
+// except keep (0: none).
+func (s *Store) collect(tx *bolt.Tx, keep Generation) (GCStats, error) {
+	var list []record
+	st, err := s.victims(tx, keep, func(r record) { list = append(list, r) })
 	if err != nil {
-		return GCStats{}, fmt.Errorf("store: gc: %w", err)
+		return GCStats{}, err
+	}
+	dead := tx.Bucket(bucketDead)
+	for _, r := range list {
+		ext, err := s.lay.Extents(r.desc)
+		if err != nil {
+			return GCStats{}, err
+		}
+		for _, e := range ext {
+			if err := releaseRows(tx, e); err != nil {
+				return GCStats{}, fmt.Errorf("generation %d: %w", r.gen, err)
+			}
+			st.Rows += int64(e.Rows)
+		}
+		if err := dead.Delete(genKey(r.gen)); err != nil {
+			return GCStats{}, err
+		}
 	}
 	return st, nil
 }

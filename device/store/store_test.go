@@ -5,10 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestPutGetRoundTrip(t *testing.T) {
@@ -365,4 +368,94 @@ func TestSmallPutWritesOneChannel(t *testing.T) {
 	if err != nil || !bytes.Equal(limbs[0], content("one", 1, sh)[0]) {
 		t.Fatalf("read back: %v", err)
 	}
+}
+
+// deadGenerations lists the catalog's dead generations.
+func deadGenerations(t *testing.T, s *Store) []Generation {
+	t.Helper()
+	var out []Generation
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketDead).ForEach(func(k, v []byte) error {
+			r, err := decodeRecord(v)
+			out = append(out, r.gen)
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestWriteIsOneCommit: a write publishes and reclaims what the write
+// before it retired in one catalog commit (one fsync); what the last write
+// retired is reclaimed once writes pause, and a reader's pin holds it.
+func TestWriteIsOneCommit(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	setIdle := func(d time.Duration) {
+		s.wmu.Lock()
+		s.idleDelay = d
+		s.wmu.Unlock()
+	}
+	setIdle(time.Hour) // no idle collection until asked for
+	g1 := mustPut(t, s, "x", 1)
+	c := s.commits.Load()
+	g2 := mustPut(t, s, "x", 2)
+	if n := s.commits.Load() - c; n != 1 {
+		t.Fatalf("replacing an object took %d catalog commits, want 1", n)
+	}
+	if d := deadGenerations(t, s); !slices.Equal(d, []Generation{g1}) {
+		t.Fatalf("dead after the replacement: %v, want [%d]", d, g1)
+	}
+	o, err := s.Acquire("x") // pins g2 across the next replacement
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = s.commits.Load()
+	g3 := mustPut(t, s, "x", 3)
+	if n := s.commits.Load() - c; n != 1 {
+		t.Fatalf("replacing an object took %d catalog commits, want 1", n)
+	}
+	if d := deadGenerations(t, s); !slices.Equal(d, []Generation{g2}) {
+		t.Fatalf("dead after the second replacement: %v, want [%d] (g%d reclaimed in its commit)", d, g2, g1)
+	}
+	c = s.commits.Load()
+	if err := s.Delete("x"); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.commits.Load() - c; n != 1 {
+		t.Fatalf("a delete took %d catalog commits, want 1", n)
+	}
+	if d := deadGenerations(t, s); !slices.Equal(d, []Generation{g2, g3}) {
+		t.Fatalf("dead after the delete: %v, want [%d %d] (g%d pinned)", d, g2, g3, g2)
+	}
+	// A write of another object reclaims g3 in its commit, not pinned g2.
+	setIdle(10 * time.Millisecond)
+	mustPut(t, s, "y", 4)
+	waitDead := func(want []Generation) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !slices.Equal(deadGenerations(t, s), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("dead generations %v, want %v once writes pause", deadGenerations(t, s), want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitDead([]Generation{g2})
+	limbs, err := o.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range content("x", 2, shapeFor(2)) {
+		if !bytes.Equal(limbs[i], want) {
+			t.Fatalf("pinned limb %d changed", i)
+		}
+	}
+	o.Release()
+	// Its commit reclaims g2; writes pause and the idle collection reclaims
+	// the generation it retired (y's v4).
+	mustPut(t, s, "y", 5)
+	waitDead(nil)
 }

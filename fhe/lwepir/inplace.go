@@ -11,17 +11,18 @@ import (
 )
 
 // inPlaceBlock is how many slots of every baby step and sum the in-place
-// multiply-accumulates take at once: B2 sums of a block (32 × 2 × 4 KiB at
+// products take at once: the B1 baby steps of a block (64 × 2 × 4 KiB at
 // a 4 GiB database's layout) stay in a core's L2 while every diagonal's
 // piece of the block streams past them once.
 const inPlaceBlock = 512
 
 // hornerInPlace is one output's giant steps over diagonals read in place:
-// every sum S_g = Σ_j P(o,g,j)·rot_j(x) first, block by block of slots
-// (the baby step of a block stays in L1, the B2 sums of a block in L2,
-// each diagonal read once), then Horner's rule T ← rot_B1(T) + S_g. Each
-// sum adds its products in the order of the whole-diagonal path, so the
-// result is the same bit for bit.
+// every sum S_g = Σ_j P(o,g,j)·rot_j(x) first, block by block of slots (the
+// baby steps of a block stay in a core's L2 while each diagonal's piece of
+// the block streams past once), as dot products over j reduced once per
+// group of products (rns.MACMontSum); then Horner's rule
+// T ← rot_B1(T) + S_g. Every sum is a canonical residue, so the result is
+// the whole-diagonal path's bit for bit.
 func (s *Server) hornerInPlace(ctx context.Context, l Layout, o int, diags DiagonalPieces, baby []*rlwe.Ciphertext,
 	rot Rotator, eval *bgv.Evaluator, gated func(func() error) error) (*rlwe.Ciphertext, error) {
 	level := baby[0].Level()
@@ -61,6 +62,8 @@ func (s *Server) hornerInPlace(ctx context.Context, l Layout, o int, diags Diago
 		}
 	}
 	sb := min(pw, inPlaceBlock)
+	ds := make([][]uint64, l.B1)
+	b0s, b1s := make([][]uint64, l.B1), make([][]uint64, l.B1)
 	for li := range mods {
 		m := &mods[li]
 		for k := 0; k < l.Slots/pw; k++ {
@@ -70,13 +73,15 @@ func (s *Server) hornerInPlace(ctx context.Context, l Layout, o int, diags Diago
 			err := gated(func() error {
 				for off := 0; off < pw; off += sb {
 					lo, hi := k*pw+off, k*pw+off+sb
-					for j := 0; j < l.B1; j++ {
-						b0, b1 := baby[j].Value[0].Coeffs[li][lo:hi], baby[j].Value[1].Coeffs[li][lo:hi]
-						for g, sum := range sums {
-							d := pieces[(g*l.B1+j)*len(mods)+li][k][off : off+sb]
-							rns.MACMont(d, b0, sum.Value[0].Coeffs[li][lo:hi], m)
-							rns.MACMont(d, b1, sum.Value[1].Coeffs[li][lo:hi], m)
+					for j := range l.B1 {
+						b0s[j], b1s[j] = baby[j].Value[0].Coeffs[li][lo:hi], baby[j].Value[1].Coeffs[li][lo:hi]
+					}
+					for g, sum := range sums {
+						for j := range l.B1 {
+							ds[j] = pieces[(g*l.B1+j)*len(mods)+li][k][off : off+sb]
 						}
+						rns.MACMontSum(ds, b0s, sum.Value[0].Coeffs[li][lo:hi], m)
+						rns.MACMontSum(ds, b1s, sum.Value[1].Coeffs[li][lo:hi], m)
 					}
 				}
 				return nil

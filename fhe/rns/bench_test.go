@@ -223,3 +223,34 @@ func BenchmarkBConv(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMACMontSum is the ring stage's dot product over 64 baby steps
+// of 512 slots: the grouped sum against 64 MACMont calls, per product.
+func BenchmarkMACMontSum(b *testing.B) {
+	const terms, n = 64, 512
+	for _, bitsQ := range []int{49, 60} {
+		for _, q := range testPrimes(b, 13, bitsQ, 2) {
+			m, _ := NewModulus(q)
+			as, bs := make([][]uint64, terms), make([][]uint64, terms)
+			for k := range as {
+				as[k], bs[k] = randLimb(b, n, q), randLimb(b, n, q)
+			}
+			acc := randLimb(b, n, q)
+			name := fmt.Sprintf("q=%d.%02d", bitsQ, q%100)
+			b.Run(name+"/sum", func(b *testing.B) {
+				for b.Loop() {
+					MACMontSum(as, bs, acc, &m)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*terms*n), "ns/MAC")
+			})
+			b.Run(name+"/mac", func(b *testing.B) {
+				for b.Loop() {
+					for k := range as {
+						MACMont(as[k], bs[k], acc, &m)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*terms*n), "ns/MAC")
+			})
+		}
+	}
+}

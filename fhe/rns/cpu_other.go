@@ -9,10 +9,13 @@ func detect() {}
 func nttFast(t *NTTTable, in, out []uint64, canonical bool)  { panic("rns: no assembly kernels") }
 func inttFast(t *NTTTable, in, out []uint64, canonical bool) { panic("rns: no assembly kernels") }
 
-func addAVX512(a, b, out []uint64, q uint64)         { addGo(a, b, out, q) }
-func subAVX512(a, b, out []uint64, q uint64)         { subGo(a, b, out, q) }
-func mulMontAVX512(a, b, out []uint64, m *Modulus)   { mulMontGo(a, b, out, m) }
-func macMontAVX512(a, b, acc []uint64, m *Modulus)   { macMontGo(a, b, acc, m) }
+func addAVX512(a, b, out []uint64, q uint64)       { addGo(a, b, out, q) }
+func subAVX512(a, b, out []uint64, q uint64)       { subGo(a, b, out, q) }
+func mulMontAVX512(a, b, out []uint64, m *Modulus) { mulMontGo(a, b, out, m) }
+func macMontAVX512(a, b, acc []uint64, m *Modulus) { macMontGo(a, b, acc, m) }
+func macMontSumAVX512(as, bs [][]uint64, acc []uint64, m *Modulus) {
+	macMontSumGo(as, bs, acc, m)
+}
 func permuteAVX512(in, out []uint64, index []uint32) { permuteGo(in, out, index) }
 func bconvAVX512(b *BConv, in [][]uint64, ys []uint64, out [][]uint64, n int) {
 	b.computeYGo(in, ys, n)

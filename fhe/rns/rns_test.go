@@ -297,3 +297,50 @@ func newTestBConv(tb testing.TB, Q, P []uint64) *BConv {
 	}
 	return bc
 }
+
+// TestMACMontSumMatchesLattigo checks the grouped dot product against
+// Lattigo's MulCoeffsMontgomeryThenAdd applied term by term (MACMont's Go
+// form on a length that is not whole blocks of 8), on both paths,
+// for term counts around the group sizes and moduli below and above 2^60
+// (a "60-bit" Lattigo chain alternates around 2^60).
+func TestMACMontSumMatchesLattigo(t *testing.T) {
+	bothPaths(t, func(t *testing.T) {
+		const logN = 10
+		N := 1 << logN
+		for _, bitsQ := range []int{30, 49, 60, 61} {
+			for _, q := range testPrimes(t, logN, bitsQ, 2) {
+				r, err := ring.NewRing(N, []uint64{q})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := r.SubRings[0]
+				m, _ := NewModulus(q)
+				for _, terms := range []int{1, 6, 7, 8, 9, 15, 16, 64} {
+					for _, n := range []int{N, 13} {
+						as, bs := make([][]uint64, terms), make([][]uint64, terms)
+						for k := range as {
+							as[k], bs[k] = randLimb(t, n, q), randLimb(t, n, q)
+						}
+						// the largest inputs: every lane at its bound
+						for i := range as[0][:min(n, 4)] {
+							for k := range as {
+								as[k][i], bs[k][i] = q-1, q-1
+							}
+						}
+						acc := randLimb(t, n, q)
+						want := append([]uint64(nil), acc...)
+						for k := range as {
+							if n%8 == 0 {
+								s.MulCoeffsMontgomeryThenAdd(as[k], bs[k], want)
+							} else { // Lattigo's kernels take whole blocks of 8
+								macMontGo(as[k], bs[k], want, &m)
+							}
+						}
+						MACMontSum(as, bs, acc, &m)
+						assertEqual(t, fmt.Sprintf("MACMontSum q=%d terms=%d n=%d", q, terms, n), acc, want)
+					}
+				}
+			}
+		}
+	})
+}

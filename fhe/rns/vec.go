@@ -147,16 +147,66 @@ func macMontGo(a, b, acc []uint64, m *Modulus) {
 	q, mr := m.Q, m.MRedConst
 	for i := range a {
 		hi, lo := bits.Mul64(a[i], b[i])
-		h, _ := bits.Mul64(lo*mr, q)
-		r := hi - h + q // [0, 2q)
-		if r >= q {
-			r -= q
+		acc[i] = mredAdd(hi, lo, acc[i], q, mr)
+	}
+}
+
+// mredAdd returns acc + MRed(hi·2^64 + lo) mod q, for acc < q and
+// hi·2^64 + lo < q·2^64 (then MRed's r = hi − h + q is in (0, 2q)).
+func mredAdd(hi, lo, acc, q, mr uint64) uint64 {
+	h, _ := bits.Mul64(lo*mr, q)
+	r := hi - h + q
+	if r >= q {
+		r -= q
+	}
+	s := acc + r
+	if s >= q {
+		s -= q
+	}
+	return s
+}
+
+// MACMontSum sets acc = acc + Σ_k as[k]·bs[k]·2^{-64} mod q, every slice
+// of acc's length and every input word below q: a dot product over k per
+// slot, the same value as len(as) calls of MACMont. It reduces once per
+// group of products, not once per product: a group's products are summed
+// exactly and Montgomery-reduced together. The in-place diagonal products
+// of the LWE scheme's ring stage are such sums, of 64 baby steps.
+func MACMontSum(as, bs [][]uint64, acc []uint64, m *Modulus) {
+	if len(as) != len(bs) {
+		panic("rns: MACMontSum of unequal term counts")
+	}
+	if useAVX512 {
+		macMontSumAVX512(as, bs, acc, m)
+		return
+	}
+	macMontSumGo(as, bs, acc, m)
+}
+
+// macMontSumGo sums groups of eight products in 128 bits: for q < 2^61 a
+// group's sum V < 8·q² < q·2^64, the bound for MRed(V) ∈ [0, 2q).
+func macMontSumGo(as, bs [][]uint64, acc []uint64, m *Modulus) {
+	q, mr := m.Q, m.MRedConst
+	if q >= 1<<61 {
+		for k := range as {
+			macMontGo(as[k], bs[k], acc, m)
 		}
-		s := acc[i] + r
-		if s >= q {
-			s -= q
+		return
+	}
+	for len(as) > 0 {
+		g := min(len(as), 8)
+		ga, gb := as[:g], bs[:g]
+		for i := range acc {
+			var hi, lo uint64
+			for k := range ga {
+				h, l := bits.Mul64(ga[k][i], gb[k][i])
+				var c uint64
+				lo, c = bits.Add64(lo, l, 0)
+				hi += h + c
+			}
+			acc[i] = mredAdd(hi, lo, acc[i], q, mr)
 		}
-		acc[i] = s
+		as, bs = as[g:], bs[g:]
 	}
 }
 

@@ -498,3 +498,82 @@ red64Loop:
 	JB        red64Loop
 	VZEROUPPER
 	RET
+
+// func macMontSum64Vec(as, bs **uint64, terms int, acc *uint64, n int, q, mr uint64)
+// For every 8 lanes: LO, MID, HI = Σ a0·b0, Σ (a0·b1 + a1·b0), Σ a1·b1 over
+// the terms, with a = a1·2^30 + a0 (a0 < 2^30, a1 < 2^32, each
+// partial product about 2^60, so sumGroup64(q) terms fit in 64 bits). The sum
+// V = LO + MID·2^30 + HI·2^60 = H·2^64 + L (< q·2^64: sumGroup64) is
+// reduced as in MONT64: r = H − ⌊(L·mr mod 2^64)·q/2^64⌋ + q ∈ (0, 2q).
+// Z26 = 2^30 − 1, Z25 = 1; K1, K2 carries.
+TEXT ·macMontSum64Vec(SB), NOSPLIT, $0-56
+	MOVQ         as+0(FP), R11
+	MOVQ         bs+8(FP), R12
+	MOVQ         terms+16(FP), R13
+	MOVQ         acc+24(FP), DI
+	MOVQ         n+32(FP), CX
+	MOVQ         q+40(FP), AX
+	MOVQ         mr+48(FP), R8
+	MONT64_SETUP
+	MOVQ         $0x3fffffff, BX
+	VPBROADCASTQ BX, Z26
+	MOVQ         $1, BX
+	VPBROADCASTQ BX, Z25
+	XORQ         AX, AX
+
+macSumLanes:
+	VPXORQ Z10, Z10, Z10
+	VPXORQ Z11, Z11, Z11
+	VPXORQ Z12, Z12, Z12
+	XORQ   BX, BX
+
+macSumTerms:
+	MOVQ      (R11)(BX*8), R9
+	MOVQ      (R12)(BX*8), R10
+	VMOVDQU64 (R9)(AX*8), Z0
+	VMOVDQU64 (R10)(AX*8), Z1
+	VPSRLQ    $30, Z0, Z2
+	VPSRLQ    $30, Z1, Z3
+	VPANDQ    Z26, Z0, Z0
+	VPANDQ    Z26, Z1, Z1
+	VPMULUDQ  Z0, Z1, Z4
+	VPMULUDQ  Z2, Z3, Z5
+	VPMULUDQ  Z0, Z3, Z6
+	VPMULUDQ  Z2, Z1, Z7
+	VPADDQ    Z4, Z10, Z10
+	VPADDQ    Z5, Z12, Z12
+	VPADDQ    Z6, Z11, Z11
+	VPADDQ    Z7, Z11, Z11
+	INCQ      BX
+	CMPQ      BX, R13
+	JB        macSumTerms
+
+	// L = LO + MID·2^30 + HI·2^60 (mod 2^64), H = the carries out of it.
+	VPSLLQ  $30, Z11, Z4
+	VPSRLQ  $34, Z11, Z5
+	VPSLLQ  $60, Z12, Z6
+	VPSRLQ  $4, Z12, Z7
+	VPADDQ  Z4, Z10, Z10
+	VPCMPUQ $1, Z4, Z10, K1
+	VPADDQ  Z6, Z10, Z10
+	VPCMPUQ $1, Z6, Z10, K2
+	VPADDQ  Z7, Z5, Z5
+	VPADDQ  Z25, Z5, K1, Z5
+	VPADDQ  Z25, Z5, K2, Z5
+
+	// r = H − ⌊(L·mr)·q/2^64⌋ + q, to [0, q), added to acc.
+	VPMULLQ   Z27, Z10, Z6
+	MULHI64(Z6, Z31, Z28, Z7)
+	VPSUBQ    Z7, Z5, Z5
+	VPADDQ    Z31, Z5, Z5
+	VPSUBQ    Z31, Z5, Z8
+	VPMINUQ   Z8, Z5, Z5
+	VPADDQ    (DI)(AX*8), Z5, Z5
+	VPSUBQ    Z31, Z5, Z8
+	VPMINUQ   Z8, Z5, Z5
+	VMOVDQU64 Z5, (DI)(AX*8)
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JB        macSumLanes
+	VZEROUPPER
+	RET

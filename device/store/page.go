@@ -117,7 +117,7 @@ func (s *Store) writeObject(d layout.Descriptor, gen Generation, limbs [][]byte)
 				if rows[p] == 0 {
 					continue
 				}
-				if _, err := f.WriteAt(bufs[ch][p], int64(d.Base[p])*ss); err != nil {
+				if err := s.writeFlushed(f, bufs[ch][p], int64(d.Base[p])*ss); err != nil {
 					errs[ch] = fmt.Errorf("write ch%02d: %w", ch, err)
 					return
 				}
@@ -129,6 +129,34 @@ func (s *Store) writeObject(d layout.Descriptor, gen Generation, limbs [][]byte)
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// flushChunk is how much of a large write may sit dirty in the page cache
+// before it is written out. An fsync flushes every dirty page of its file,
+// not only its writer's: a one-page update's fsync beside a compaction's
+// 16 MiB tile writes to the same channel file waited for the tile's pages.
+// A large write flushes each chunk as it goes, so another writer's fsync
+// finds at most one chunk of it still dirty.
+const flushChunk = 1 << 20
+
+// writeFlushed writes b at off, flushing chunk by chunk when b is larger
+// than a chunk (the caller's fsync still makes it durable).
+func (s *Store) writeFlushed(f *os.File, b []byte, off int64) error {
+	if len(b) <= flushChunk {
+		_, err := f.WriteAt(b, off)
+		return err
+	}
+	for len(b) > 0 {
+		n := min(len(b), flushChunk)
+		if _, err := f.WriteAt(b[:n], off); err != nil {
+			return err
+		}
+		if flushRange(f, off, int64(n)) {
+			s.rangeFlushes.Add(1)
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
 }
 
 // readLimb reads one limb into dst (len LimbBytes), one goroutine per

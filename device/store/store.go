@@ -100,6 +100,8 @@ type Store struct {
 	idleDelay time.Duration // idleGCDelay; tests change it (under wmu)
 	// commits counts catalog commits (each an fsync of the catalog).
 	commits atomic.Int64
+	// rangeFlushes counts the chunks large writes flushed (writeFlushed).
+	rangeFlushes atomic.Int64
 
 	maps mapTable // scans' mappings of the channel files (mapped.go)
 }

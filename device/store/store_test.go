@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -458,4 +459,41 @@ func TestWriteIsOneCommit(t *testing.T) {
 	// the generation it retired (y's v4).
 	mustPut(t, s, "y", 5)
 	waitDead(nil)
+}
+
+// TestLargeWriteFlushesAsItGoes: a write of more than flushChunk per
+// channel file flushes its chunks as it writes them (so a small writer's
+// fsync of the same file does not wait for all of it); a one-page write
+// flushes nothing apart from its fsync; both read back exactly.
+func TestLargeWriteFlushesAsItGoes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("sync_file_range is Linux's")
+	}
+	s := mustOpen(t, t.TempDir())
+	defer s.Close()
+	small := Shape{Polys: 1, Limbs: 1, LogN: 3, WordSize: 8}
+	if _, err := s.Put("small", KindCiphertext, small, content("small", 1, small)); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.rangeFlushes.Load(); n != 0 {
+		t.Fatalf("a one-page write flushed %d chunks", n)
+	}
+	large := Shape{Polys: 2, Limbs: 1, LogN: 20, WordSize: 8} // 16 MiB over the channels
+	want := content("large", 2, large)
+	if _, err := s.Put("large", KindCiphertext, large, want); err != nil {
+		t.Fatal(err)
+	}
+	perChannel := int64(2<<20*8) / int64(testLayout.Channels)
+	if n := s.rangeFlushes.Load(); n < perChannel/flushChunk {
+		t.Fatalf("a %d MiB write flushed %d chunks, want ≥ %d", 16, n, perChannel/flushChunk)
+	}
+	_, limbs, err := s.Get("large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if !bytes.Equal(limbs[i], want[i]) {
+			t.Fatalf("limb %d read back differs", i)
+		}
+	}
 }

@@ -61,12 +61,18 @@
 // still writes rows below them: it first turns the rows in between into a
 // free extent, which the earlier Put takes when it publishes (or which is
 // reused if it fails). Writers of one object go one at a time; PutIf and
-// DeleteIf write only over the generation they are given.
+// DeleteIf write only over the generation they are given. An fsync flushes
+// every dirty page of its file, whoever wrote it, so a large Put flushes its
+// pages 1 MiB at a time as it writes them: a small Put's fsync of the same
+// channel file then waits for at most that much of it.
 //
 // Reclamation uses a free-extent list in the catalog (no compaction): garbage
 // collection moves every dead generation that no reader pins to the free list,
-// coalescing neighbouring extents, in one transaction. It runs after every Put
-// and Delete, on Open, and on demand (GC). Readers pin a generation (Acquire)
+// coalescing neighbouring extents, in one transaction. Every Put and Delete
+// runs it in its own publishing transaction (one catalog commit per write),
+// leaving out the generation that write retires, which a reader may still be
+// about to pin; that one is reclaimed by the next write, once writes pause
+// (200 ms), at Close, on Open, or on demand (GC). Readers pin a generation (Acquire)
 // for as long as they read it, so its rows are never reused underneath them;
 // a generation is never modified in place. Channel files never shrink.
 //

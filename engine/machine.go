@@ -413,21 +413,27 @@ func (m *Machine) bconvInstr(in isa.Instr, st *Stats, limbBytes int64) error {
 }
 
 // centeredLift reproduces Lattigo's single-modulus decomposition: x ∈ [0, q)
-// is read as x − q when x ≥ ⌊q/2⌋ and reduced into each target modulus.
+// is read as x − q when x ≥ ⌊q/2⌋ and reduced into each target modulus p,
+// as x mod p (the vector kernel) minus q mod p where x ≥ ⌊q/2⌋: the same
+// residue without a branch on the data (a branch taken at random for half
+// the coefficients made this a quarter of a key switch).
 func centeredLift(x []uint64, q uint64, out [][]uint64, to []uint8, mods []rns.Modulus) {
 	half := q >> 1
 	for j, o := range out {
 		p := &mods[to[j]]
+		rns.Reduce(x, o, p)
+		o = o[:len(x)]
+		qp := p.Reduce(q)
 		for c, v := range x {
+			var sub uint64
 			if v >= half {
-				r := p.Reduce(q - v)
-				if r != 0 {
-					r = p.Q - r
-				}
-				o[c] = r
-			} else {
-				o[c] = p.Reduce(v)
+				sub = qp
 			}
+			r := o[c] + p.Q - sub // in [0, 2p)
+			if r >= p.Q {
+				r -= p.Q
+			}
+			o[c] = r
 		}
 	}
 }

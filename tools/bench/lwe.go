@@ -84,7 +84,7 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		return nil, err
 	}
 	rep.Indices = queryIndices(opt.Seed, records, opt.Queries)
-	c, addr, dial, stop, err := openDevice(ctx, opt, rep, logf)
+	c, dp, stop, err := openDevice(ctx, opt, rep, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -170,18 +170,19 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	// connection), as a device serving many users sees them.
 	var clients []*client.LWESession
 	if nb := slices.Max(append([]int{0}, opt.Batches...)); nb > 0 {
-		if clients, err = batchClients(ctx, c, addr, dial, opt, p, want, nb); err != nil {
+		if clients, err = batchClients(ctx, c, dp.addr, dp.dial, opt, p, want, nb); err != nil {
 			return nil, err
 		}
 	}
 	for _, b := range opt.Batches {
-		br, err := lweBatch(ctx, clients[:b], opt, records)
+		br, err := lweBatch(ctx, clients[:b], opt, records, dp.pid)
 		if err != nil {
 			return nil, err
 		}
 		rep.Correct = rep.Correct && br.Correct
 		rep.Batches = append(rep.Batches, br)
-		logf("batch %d: %d queries in %.2f s, %.2f queries/s, %.1f queries per scan pass", b, br.Queries, br.Seconds, br.QueriesPerS, br.MeanPass)
+		logf("batch %d: %d queries in %.2f s, %.2f queries/s, %.1f queries per scan pass, CPU per query %.3f s device, %.3f s clients",
+			b, br.Queries, br.Seconds, br.QueriesPerS, br.MeanPass, br.DeviceCPUPerQuery, br.ClientCPUPerQuery)
 	}
 	st, err := c.Stats(ctx, &api.StatsRequest{})
 	if err != nil {
@@ -295,8 +296,9 @@ func batchClients(ctx context.Context, owner api.Device, addr string, dial []rem
 
 // lweBatch runs two waves of len(clients) concurrent queries, one per
 // client (at seeded random records, each checked), and measures the
-// throughput.
-func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions, records int) (BatchResult, error) {
+// throughput and the CPU the device process (pid, 0 if not ours) and the
+// clients spent per query.
+func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions, records int, pid int) (BatchResult, error) {
 	b := len(clients)
 	idx := queryIndices(opt.Seed+uint64(b), records, max(2, 2*b))
 	res := BatchResult{B: b, Queries: len(idx), Correct: true}
@@ -305,6 +307,7 @@ func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions,
 		pass uint64
 		err  error
 	}
+	cpu0 := readCPU(pid)
 	start := time.Now()
 	var passes float64
 	for wave := 0; wave < len(idx); wave += b {
@@ -332,5 +335,9 @@ func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions,
 	res.Seconds = time.Since(start).Seconds()
 	res.QueriesPerS = float64(len(idx)) / res.Seconds
 	res.MeanPass = passes / float64(len(idx))
+	if cpu1 := readCPU(pid); pid > 0 && cpu0.ok && cpu1.ok {
+		res.DeviceCPUPerQuery = (cpu1.device - cpu0.device) / float64(len(idx))
+		res.ClientCPUPerQuery = (cpu1.client - cpu0.client) / float64(len(idx))
+	}
 	return res, nil
 }

@@ -20,7 +20,8 @@ import (
 func TestLWEBenchmarkSmall(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "store")
-	opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 64, Queries: 4, Seed: 7, StoreDir: dir, Plaintext: true}
+	opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 64, Queries: 4, Seed: 7, StoreDir: dir, Plaintext: true,
+		Batches: []int{1, 3}}
 	p := lwepir.Test()
 	records := int(opt.Size) / opt.RecordSize
 	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
@@ -59,6 +60,21 @@ func TestLWEBenchmarkSmall(t *testing.T) {
 	}
 	if !got.Correct || len(got.Failures) > 0 {
 		t.Fatalf("records wrong: %v", got.Failures)
+	}
+	// Batches: two waves of B queries each, every record checked; a pass
+	// answers between one and B of them; the device was not started here,
+	// so its CPU is not read.
+	if len(got.Batches) != 2 {
+		t.Fatalf("%d batch results, want 2", len(got.Batches))
+	}
+	for i, b := range []int{1, 3} {
+		br := got.Batches[i]
+		if br.B != b || br.Queries != max(2, 2*b) || !br.Correct || br.MeanPass < 1 || br.MeanPass > float64(b) || br.QueriesPerS <= 0 {
+			t.Fatalf("batch %d: %+v", b, br)
+		}
+		if br.DeviceCPUPerQuery != 0 {
+			t.Fatalf("batch %d: device CPU %v read from a device not started here", b, br.DeviceCPUPerQuery)
+		}
 	}
 	l := shape.Layout(p)
 	want := int64(shape.Tiles(p)*shape.TileBytes(p)) + int64(l.Diagonals()*lwepir.DiagonalWords(p)*8)

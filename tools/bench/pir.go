@@ -249,7 +249,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		}
 	}
 
-	c, _, _, stop, err := openDevice(ctx, opt, rep, logf)
+	c, _, stop, err := openDevice(ctx, opt, rep, logf)
 	if err != nil {
 		return nil, err
 	}
@@ -414,17 +414,6 @@ func lattigoBaseline(ctx context.Context, opt PIROptions, preset fhe.Preset, sha
 	return nil
 }
 
-// startDevice returns the device's address and how to dial it: opt.Device,
-// or a child `rosemary device serve` on the store (TLS with certificates
-// made for the run, unless opt.Plaintext), stopped by the returned func.
-func startDevice(ctx context.Context, opt PIROptions, logf func(string, ...any)) (string, []remote.Option, string, func(), error) {
-	p, err := startDeviceProc(ctx, opt, logf)
-	if err != nil {
-		return "", nil, "", nil, err
-	}
-	return p.addr, p.dial, p.transport, p.stop, nil
-}
-
 // deviceProc is a device startDeviceProc started (pid 0: a running device
 // opt.Device named).
 type deviceProc struct {
@@ -509,23 +498,23 @@ func startChild(ctx context.Context, opt PIROptions, logf func(string, ...any)) 
 // openDevice makes the benchmark's identity the owner of the database it
 // wrote (unless opt.Device names a running device), starts the device
 // (startDevice) and dials it; stop closes the connection and the device.
-func openDevice(ctx context.Context, opt PIROptions, rep *PIRReport, logf func(string, ...any)) (*remote.Client, string, []remote.Option, func(), error) {
+func openDevice(ctx context.Context, opt PIROptions, rep *PIRReport, logf func(string, ...any)) (*remote.Client, *deviceProc, func(), error) {
 	if opt.Device == "" {
 		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {
-			return nil, "", nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	addr, dial, transport, stopDevice, err := startDevice(ctx, opt, logf)
+	dp, err := startDeviceProc(ctx, opt, logf)
 	if err != nil {
-		return nil, "", nil, nil, err
+		return nil, nil, nil, err
 	}
-	rep.Transport = transport
-	c, err := remote.Dial(addr, dial...)
+	rep.Transport = dp.transport
+	c, err := remote.Dial(dp.addr, dp.dial...)
 	if err != nil {
-		stopDevice()
-		return nil, "", nil, nil, err
+		dp.stop()
+		return nil, nil, nil, err
 	}
-	return c, addr, dial, func() { c.Close(); stopDevice() }, nil
+	return c, dp, func() { c.Close(); dp.stop() }, nil
 }
 
 // ParseSize reads a byte count: a number with an optional unit (B, KiB,
@@ -582,4 +571,11 @@ type BatchResult struct {
 	// MeanPass is the mean number of queries one scan pass answered.
 	MeanPass float64 `json:"mean_pass"`
 	Correct  bool    `json:"correct"`
+	// DeviceCPUPerQuery and ClientCPUPerQuery are the CPU seconds the
+	// device process and this one (the B clients) spent per query over the
+	// batch, from /proc (0 where unknown: a device not started here). The
+	// two share this machine's cores, so queries_per_s is bounded by their
+	// sum; the device's share is what a device with its own cores serves.
+	DeviceCPUPerQuery float64 `json:"device_cpu_s_per_query,omitempty"`
+	ClientCPUPerQuery float64 `json:"client_cpu_s_per_query,omitempty"`
 }

@@ -250,8 +250,7 @@ func sumGroup64(q uint64) int {
 	}
 	a1 := (q - 1) >> 30
 	const lim = ^uint64(0)
-	g := uint64(8)
-	g = min(g, lim/((1<<30-1)*(1<<30-1)), lim/q)
+	g := min(8, lim/((1<<30-1)*(1<<30-1)), lim/q)
 	if a1 > 0 {
 		g = min(g, lim/(2*(1<<30-1)*a1), lim/(a1*a1))
 	}
@@ -282,14 +281,10 @@ func macMontSumAVX512(as, bs [][]uint64, acc []uint64, m *Modulus) {
 		}
 		macMontSum64Vec(&pa[0], &pb[0], g, &acc[0], n8, m.Q, m.MRedConst)
 	}
-	if n8 == n {
-		return
-	}
-	ta, tb := make([][]uint64, len(as)), make([][]uint64, len(as))
+	// The last n mod 8 slots, product by product (the same residues).
 	for k := range as {
-		ta[k], tb[k] = as[k][n8:n], bs[k][n8:n]
+		macMontGo(as[k][n8:n], bs[k][n8:n], acc[n8:], m)
 	}
-	macMontSumGo(ta, tb, acc[n8:], m)
 }
 
 // permuteAVX512 first tries the block-permute kernel (valid for NTT-domain

@@ -497,7 +497,7 @@ func startChild(ctx context.Context, opt PIROptions, logf func(string, ...any)) 
 
 // openDevice makes the benchmark's identity the owner of the database it
 // wrote (unless opt.Device names a running device), starts the device
-// (startDevice) and dials it; stop closes the connection and the device.
+// (startDeviceProc) and dials it; stop closes the connection and the device.
 func openDevice(ctx context.Context, opt PIROptions, rep *PIRReport, logf func(string, ...any)) (*remote.Client, *deviceProc, func(), error) {
 	if opt.Device == "" {
 		if err := ownDatabase(opt.StoreDir, benchDB, opt.Plaintext); err != nil {

@@ -121,6 +121,10 @@ func printPIRReport(rep *bench.PIRReport) {
 			fmt.Printf("  batch %-3d    %.2f queries/s (%d queries in %.2f s, %.1f per scan pass, correct %v)\n", b.B, b.QueriesPerS, b.Queries, b.Seconds, b.MeanPass, b.Correct)
 		}
 		fmt.Printf("  memory       %.2f GB/s (STREAM triad, every core, this run)\n", rep.MemBandwidthGBps)
+		if rep.ScanRoofQueryGBps > 0 {
+			fmt.Printf("  compute      %.1f query-GB/s: the scan's multiply-adds alone allow %.2f queries/s at any batch (every core, this run)\n",
+				rep.ScanRoofQueryGBps, rep.BatchRoofQueriesPerS)
+		}
 		fmt.Printf("  device       peak RSS %s (own memory %s at most; mapped store pages %s), %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)),
 			report.Bytes(int64(rep.DevicePeakAnonRSS)), report.Bytes(int64(rep.DevicePeakFileRSS)), rep.DeviceWorkers)
 		return

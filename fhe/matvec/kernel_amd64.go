@@ -106,3 +106,24 @@ func blocks(nq, width, rows int) (colStep, rowStep int) {
 	}
 	return colStep, min(rows, 64)
 }
+
+// vnniRoof and avx2Roof run n iterations of twelve independent multiply-adds
+// on registers (roof_amd64.s); the result shows every one ran.
+//
+//go:noescape
+func vnniRoof(n int) uint32
+
+//go:noescape
+func avx2Roof(n int) uint32
+
+// roofLoop is kernel k's register-only loop and the query-bytes one
+// iteration covers (Roof).
+func roofLoop(k kernel) (func(int) uint32, float64) {
+	switch k {
+	case kernelVNNI:
+		return vnniRoof, 12 * 64 / 4
+	case kernelAVX2:
+		return avx2Roof, 12 * 16 / 2
+	}
+	return nil, 0
+}

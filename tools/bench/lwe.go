@@ -19,6 +19,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 	"github.com/rosemary-fhe/rosemary/internal/membw"
 )
 
@@ -83,6 +84,13 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if rep.MemBandwidthGBps, err = membw.Triad(ctx, 0, 0); err != nil {
 		return nil, err
 	}
+	logf("compute ceiling of the scan (the kernel's multiply-add on registers, every core)")
+	roof, err := matvec.Roof(ctx, 0, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	rep.ScanRoofQueryGBps = roof / 1e9
+	rep.BatchRoofQueriesPerS = roof / float64(rep.DBBytes)
 	rep.Indices = queryIndices(opt.Seed, records, opt.Queries)
 	c, dp, stop, err := openDevice(ctx, opt, rep, logf)
 	if err != nil {

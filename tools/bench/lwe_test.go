@@ -11,6 +11,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
 // The LWE benchmark on a small database (test parameters) through a device
@@ -75,6 +76,10 @@ func TestLWEBenchmarkSmall(t *testing.T) {
 		if br.DeviceCPUPerQuery != 0 {
 			t.Fatalf("batch %d: device CPU %v read from a device not started here", b, br.DeviceCPUPerQuery)
 		}
+	}
+	// The compute ceiling is measured where a vector kernel runs.
+	if (got.ScanRoofQueryGBps > 0) != (matvec.Kernel() != "purego") || (got.BatchRoofQueriesPerS > 0) != (got.ScanRoofQueryGBps > 0) {
+		t.Fatalf("kernel %s: compute ceiling %v query-GB/s, %v queries/s", matvec.Kernel(), got.ScanRoofQueryGBps, got.BatchRoofQueriesPerS)
 	}
 	l := shape.Layout(p)
 	want := int64(shape.Tiles(p)*shape.TileBytes(p)) + int64(l.Diagonals()*lwepir.DiagonalWords(p)*8)

@@ -131,6 +131,15 @@ type PIRReport struct {
 	// run before the device starts: a STREAM triad on every core
 	// (internal/membw), the ceiling of a scan served from memory.
 	MemBandwidthGBps float64 `json:"mem_bandwidth_gbps"`
+	// ScanRoofQueryGBps (LWE) is this machine's compute ceiling for the
+	// scan, measured in this run before the device starts (matvec.Roof,
+	// every core): query-bytes (a database byte times one query) a second
+	// that the scan kernel's multiply-add instruction retires with its
+	// operands in registers. BatchRoofQueriesPerS is it over the database's
+	// bytes: the queries a second no batch, however large, can exceed — the
+	// scan's multiply-adds alone, with no memory, ring stage or transport.
+	ScanRoofQueryGBps    float64 `json:"scan_roof_query_gbps,omitempty"`
+	BatchRoofQueriesPerS float64 `json:"batch_roof_queries_per_s,omitempty"`
 	// HostDeviceBytes: payload bytes crossing host↔device per query (mean,
 	// both directions), counted by the client's gRPC stats handler.
 	HostDeviceBytes int64 `json:"host_device_bytes"`

@@ -57,15 +57,46 @@ type lweKeys struct {
 	items map[keyObject]*rlwe.GaloisKey
 }
 
-const lweKeyCacheEntries = 64
+// lweKeyCacheEntries bounds the cache: 16 keys (eight clients' pairs,
+// 13 MB at the default parameters). With more clients than that a key is
+// read and decoded again per query, a millisecond beside its ring stage's
+// tenth of a second; the memory stays the device's to bound.
+const lweKeyCacheEntries = 16
 
-func (c *lweKeys) get(d *Device, p lwepir.Params, name string) (*rlwe.GaloisKey, error) {
+// check reports whether name is a stored key object of p's ring, from its
+// metadata (nothing is read).
+func (c *lweKeys) check(d *Device, p lwepir.Params, name string) error {
+	o, err := c.acquire(d, p, name)
+	if err != nil {
+		return err
+	}
+	o.Release()
+	return nil
+}
+
+// acquire pins key object name, checking its metadata.
+func (c *lweKeys) acquire(d *Device, p lwepir.Params, name string) (*store.Object, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
 	o, err := d.st.Acquire(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrNotFound, name, err)
+	}
+	info := o.Info()
+	size := lwepir.GaloisKeyBytes(p)
+	if info.Kind != object.KindKey || info.Shape.WordSize != 8 || info.Shape.Polys != 1 ||
+		info.Shape.Bytes() < int64(size) || info.Shape.Bytes() >= int64(size)+int64(info.Shape.LimbBytes()) {
+		o.Release()
+		return nil, fmt.Errorf("%w: key object %q is not a key of the program's ring", api.ErrInvalid, name)
+	}
+	return o, nil
+}
+
+func (c *lweKeys) get(d *Device, p lwepir.Params, name string) (*rlwe.GaloisKey, error) {
+	o, err := c.acquire(d, p, name)
+	if err != nil {
+		return nil, err
 	}
 	defer o.Release()
 	info := o.Info()
@@ -77,10 +108,6 @@ func (c *lweKeys) get(d *Device, p lwepir.Params, name string) (*rlwe.GaloisKey,
 	}
 	c.mu.Unlock()
 	size := lwepir.GaloisKeyBytes(p)
-	if info.Kind != object.KindKey || info.Shape.WordSize != 8 || info.Shape.Polys != 1 ||
-		info.Shape.Bytes() < int64(size) || info.Shape.Bytes() >= int64(size)+int64(info.Shape.LimbBytes()) {
-		return nil, fmt.Errorf("%w: key object %q is not a key of the program's ring", api.ErrInvalid, name)
-	}
 	limbs, err := o.ReadAll()
 	if err != nil {
 		return nil, err
@@ -187,17 +214,20 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 	if len(req.Keys) > len(layout.Rotations()) {
 		return nil, bad("%d keys bound, the program uses %d", len(req.Keys), len(layout.Rotations()))
 	}
-	keys := &lwepir.EvalKeys{Rotations: map[int]*rlwe.GaloisKey{}}
+	// The keys (0.8 MB each, two per client) are checked now and decoded
+	// when the ring stage gets its run slot: a query waiting for a slot or
+	// a scan pass holds none of them, so a device with many clients'
+	// queries in flight keeps only the running stages' keys.
+	keyObjects := map[int]string{}
 	for _, k := range req.Keys {
 		r, ok := lower.ParseLWEKey(k.Key)
 		if !ok {
 			return nil, bad("key %q", k.Key)
 		}
-		gk, err := d.lweKeys.get(d, p, k.Object)
-		if err != nil {
+		if err := d.lweKeys.check(d, p, k.Object); err != nil {
 			return nil, fmt.Errorf("device: runstream %q: %w", name, err)
 		}
-		keys.Rotations[r] = gk
+		keyObjects[r] = k.Object
 	}
 	src := &lweSource{tiles: tiles, diags: diags, b1: b1, slots: p.HintSlots(), rowBytes: p.N(), pageBytes: d.st.PageSize()}
 	if src.Blocks() < 1 || shape.Rows%src.Blocks() != 0 {
@@ -239,6 +269,16 @@ func (d *Device) runLWE(ctx context.Context, name string, lp *lweProgram, req *a
 			return
 		}
 		defer release()
+		keys := &lwepir.EvalKeys{Rotations: map[int]*rlwe.GaloisKey{}}
+		for r, obj := range keyObjects {
+			gk, err := d.lweKeys.get(d, p, obj)
+			if err != nil {
+				hintErr = err
+				cancel()
+				return
+			}
+			keys.Rotations[r] = gk
+		}
 		d.enterISP()
 		defer d.leaveISP()
 		hintErr = faultsAsErrors(func() (err error) {

@@ -143,10 +143,14 @@ func (b *scanBatcher) run(d *Device, srv *lwepir.Server) {
 		d.leaveISP()
 		cancel()
 		use := run.Stats()
+		clear(qs)
 		for i, w := range batch {
 			if err == nil {
 				w.col = cols[i]
 			}
+			// The planes (4 bytes a column) are not needed once the pass
+			// is over; the query may still wait for its ring stage.
+			w.q = nil
 			w.err, w.batch, w.use = err, len(batch), use
 			close(w.done)
 		}

@@ -50,12 +50,15 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b scanBatcher
+	queries := map[*scanWait]*matvec.Query{} // the queries the batcher lets go of
 	newWait := func(seed byte) *scanWait {
 		q := make([]uint32, shape.Cols)
 		for i := range q {
 			q[i] = uint32(i)*2654435761 + uint32(seed)
 		}
-		return &scanWait{q: matvec.NewQuery(q), src: tiles, prefix: "db/g1/lwe/t", done: make(chan struct{})}
+		w := &scanWait{q: matvec.NewQuery(q), src: tiles, prefix: "db/g1/lwe/t", done: make(chan struct{})}
+		queries[w] = w.q
+		return w
 	}
 	ctx := context.Background()
 	first := newWait(1)
@@ -93,7 +96,10 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 		t.Fatalf("batches %d, %d, %d; want 1, 2, 2", first.batch, second.batch, third.batch)
 	}
 	for _, w := range []*scanWait{first, second, third} {
-		alone, err := srv.Scan(ctx, []*matvec.Query{w.q}, lwepir.MemTiles{tile}, nil)
+		if w.q != nil {
+			t.Fatal("a query's digit planes are held after its pass")
+		}
+		alone, err := srv.Scan(ctx, []*matvec.Query{queries[w]}, lwepir.MemTiles{tile}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

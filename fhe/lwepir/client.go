@@ -2,8 +2,11 @@ package lwepir
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/ring"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 )
 
@@ -38,6 +41,13 @@ type Client struct {
 	dec   *rlwe.Decryptor
 	ecd   *bgv.Encoder
 	nc    *negacyclic
+
+	// aNTT holds the public matrix's blocks in NTT form, built at the
+	// first query (8 bytes a column: 4 MiB for a 4 GiB database's 2^19
+	// columns): every query multiplies its secret by the same blocks, and
+	// expanding and transforming them was two fifths of a query's time.
+	aOnce sync.Once
+	aNTT  []ring.Poly
 }
 
 // NewClient returns a client of the database described by shape and seed.
@@ -60,7 +70,8 @@ func NewClient(p Params, shape Shape, seed [SeedSize]byte, sk *SecretKey) (*Clie
 // ErrIndex reports a record or column outside the database.
 var ErrIndex = fmt.Errorf("lwepir: index out of range")
 
-// Query builds a query for column col.
+// Query builds a query for column col. Its tiles are spread over the
+// process's cores.
 func (c *Client) Query(col int) (*Query, *State, error) {
 	if col < 0 || col >= c.shape.Cols {
 		return nil, nil, fmt.Errorf("%w: column %d of %d", ErrIndex, col, c.shape.Cols)
@@ -70,37 +81,82 @@ func (c *Client) Query(col int) (*Query, *State, error) {
 	if err := sampleTernary(s); err != nil {
 		return nil, nil, err
 	}
-	e := make([]int64, c.shape.Cols)
-	if err := sampleError(e, c.p.Eta); err != nil {
-		return nil, nil, err
-	}
 	r := c.nc.r
-	sNTT, a, aPoly := r.NewPoly(), make([]int64, n), r.NewPoly()
+	sNTT := r.NewPoly()
 	c.nc.load(sNTT, s)
 	r.NTT(sNTT, sNTT)
+	aNTT := c.publicNTT()
 	q := make([]uint32, c.shape.Cols)
-	var sum uint32
-	for k := 0; k < c.shape.Tiles(c.p); k++ {
-		publicBlock(c.seed, k, a)
-		c.nc.load(aPoly, a)
-		r.NTT(aPoly, aPoly)
-		r.MulCoeffsBarrett(aPoly, sNTT, aPoly)
-		r.INTT(aPoly, aPoly)
-		for t, x := range aPoly.Coeffs[0] {
-			j := k*n + t
-			v := c.nc.mod32(x) + uint32(e[j])
-			if j == col {
-				v += 1 << logDelta
+	// Each worker takes a run of tiles: its own error (its own DRBG key)
+	// and its own part of Σ q_j.
+	tiles := len(aNTT)
+	workers := max(1, min(runtime.GOMAXPROCS(0), tiles))
+	sums := make([]uint32, workers)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*tiles/workers, (w+1)*tiles/workers
+		wg.Go(func() {
+			e := make([]int64, (hi-lo)*n)
+			if errs[w] = sampleError(e, c.p.Eta); errs[w] != nil {
+				return
 			}
-			q[j] = v
-			sum += v
+			prod := r.NewPoly()
+			var sum uint32
+			for k := lo; k < hi; k++ {
+				r.MulCoeffsBarrett(aNTT[k], sNTT, prod)
+				r.INTT(prod, prod)
+				for t, x := range prod.Coeffs[0] {
+					j := k*n + t
+					v := c.nc.mod32(x) + uint32(e[j-lo*n])
+					if j == col {
+						v += 1 << logDelta
+					}
+					q[j] = v
+					sum += v
+				}
+			}
+			sums[w] = sum
+		})
+	}
+	wg.Wait()
+	var sum uint32
+	for w := range workers {
+		if errs[w] != nil {
+			return nil, nil, errs[w]
 		}
+		sum += sums[w]
 	}
 	ct, err := c.encryptSecret(s)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &Query{Vector: q, Secret: ct}, &State{s: s, sumQ: sum, column: col}, nil
+}
+
+// publicNTT returns the public matrix's blocks in NTT form, building them
+// at the first call (over every core).
+func (c *Client) publicNTT() []ring.Poly {
+	c.aOnce.Do(func() {
+		n, tiles := c.p.N(), c.shape.Tiles(c.p)
+		c.aNTT = make([]ring.Poly, tiles)
+		workers := max(1, min(runtime.GOMAXPROCS(0), tiles))
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				a := make([]int64, n)
+				for k := w; k < tiles; k += workers {
+					p := c.nc.newPoly()
+					publicBlock(c.seed, k, a)
+					c.nc.load(p, a)
+					c.nc.r.NTT(p, p)
+					c.aNTT[k] = p
+				}
+			})
+		}
+		wg.Wait()
+	})
+	return c.aNTT
 }
 
 // encryptSecret encrypts s in every slot position v as s[v mod N] (each half

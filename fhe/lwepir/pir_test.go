@@ -208,3 +208,64 @@ func TestWireRoundTrip(t *testing.T) {
 		t.Fatalf("record: %v", err)
 	}
 }
+
+// TestQueryIsLWESample checks every entry of a query against its
+// definition, q_j = (a_k ⋆ s)_t + e_j + Δ·[j = col] modulo 2^32 for
+// j = k·N + t, with the negacyclic products computed coefficient by
+// coefficient: |e_j| ≤ η, the errors not all zero, the state's Σ q_j
+// right; for two queries (the second on the cached blocks) over a shape
+// whose tiles split unevenly over the workers.
+func TestQueryIsLWESample(t *testing.T) {
+	p := Test()
+	n := p.N()
+	shape := Shape{Rows: 16, Cols: 5 * n, RecordSize: 4}
+	var seed [SeedSize]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		t.Fatal(err)
+	}
+	sk, _, err := GenerateKeys(p, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(p, shape, seed, sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := make([]int64, n)
+	for _, col := range []int{3*n + 7, 0} {
+		q, st, err := cl.Query(col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum uint32
+		nonzero := 0
+		for k := 0; k < shape.Tiles(p); k++ {
+			publicBlock(seed, k, a)
+			for tt := 0; tt < n; tt++ {
+				var as int64 // (a ⋆ s)_t over the integers
+				for i := 0; i < n; i++ {
+					if j := tt - i; j >= 0 {
+						as += a[i] * st.s[j]
+					} else {
+						as -= a[i] * st.s[j+n]
+					}
+				}
+				jj := k*n + tt
+				e := int32(q.Vector[jj] - uint32(as))
+				if jj == col {
+					e = int32(q.Vector[jj] - uint32(as) - 1<<logDelta)
+				}
+				if e < -int32(p.Eta) || e > int32(p.Eta) {
+					t.Fatalf("column %d: entry %d has error %d, outside ±%d", col, jj, e, p.Eta)
+				}
+				if e != 0 {
+					nonzero++
+				}
+				sum += q.Vector[jj]
+			}
+		}
+		if nonzero < shape.Cols/2 || sum != st.sumQ {
+			t.Fatalf("column %d: %d nonzero errors of %d; Σq %d, state %d", col, nonzero, shape.Cols, sum, st.sumQ)
+		}
+	}
+}

@@ -22,7 +22,10 @@
 // The kernels stream a row-major tile of the matrix: blocks of four rows share
 // every digit load, and a batch of queries reads each block of the tile from
 // memory once (MulAddBatch), the block kept in cache while every query passes
-// over it.
+// over it. A single query over rows of 1024 bytes and more (an LWE tile's
+// are 2048) reads the rows one after another instead, the whole tile one
+// stream prefetched ahead: memory-bound, it gains more from lines in flight
+// than from shared digit loads.
 //
 // The functions hold no state: several goroutines may run them at once on
 // disjoint accumulators, for instance each on its own range of a tile's

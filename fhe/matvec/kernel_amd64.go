@@ -37,6 +37,14 @@ type asmQuery struct {
 //go:noescape
 func vnniMulAdd(qs *asmQuery, nq int, tile *byte, stride, rows, width int)
 
+// vnniMulAddRows adds to acc[i], for i < rows (> 0), row i of the matrix
+// at tile (stride bytes a row) times one query over width columns (a
+// multiple of 64, > 0), from four planes of 8-bit digits step bytes apart
+// starting at plane: a single query's kernel, reading the rows in order.
+//
+//go:noescape
+func vnniMulAddRows(acc *uint32, plane unsafe.Pointer, step int, tile *byte, stride, rows, width int)
+
 // avx2MulAdd is vnniMulAdd from two planes of 16-bit digits (width a
 // multiple of 32, > 0).
 //
@@ -50,6 +58,14 @@ func mulAddAsm(k kernel, accs [][]uint32, tile []byte, qs []*Query, off int) {
 	rows := len(accs[0])
 	cols := len(tile) / rows
 	rows4, width := rows&^(RowBlock-1), cols&^63
+	if k == kernelVNNI && len(qs) == 1 && width >= rowKernelWidth {
+		// One query over long rows: every row in order (vnniMulAddRows),
+		// the columns past the last 64 left to the Go tail.
+		q := qs[0]
+		vnniMulAddRows(&accs[0][0], unsafe.Pointer(&q.planes8[off]), q.n, &tile[0], cols, rows, width)
+		mulAddTail(accs, tile, qs, off, rows, width)
+		return
+	}
 	if rows4 > 0 && width > 0 {
 		// The argument list lives on the stack up to the device's largest
 		// batch (64 queries, 1.5 KiB): allocated per call, it was 1% of a
@@ -92,6 +108,12 @@ func mulAddAsm(k kernel, accs [][]uint32, tile []byte, qs []*Query, off int) {
 	}
 	mulAddTail(accs, tile, qs, off, rows4, width)
 }
+
+// rowKernelWidth is the narrowest row a single query reads row by row:
+// each row ends in a reduction across lanes, which rows of 256 bytes (a
+// matrix of 8192 × 256 in cache) pay for with a fifth of their rate; an
+// LWE tile's rows are 2048.
+const rowKernelWidth = 1024
 
 // planeBudget is how many bytes of digit planes a call keeps hot: the
 // column blocks of a batch are narrowed so that every query's planes for

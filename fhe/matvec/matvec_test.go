@@ -119,6 +119,9 @@ func TestMulAddShapes(t *testing.T) {
 		}
 	}
 	shapes = append(shapes, shape{64, 4096, 3, 4099}, shape{8, 2048, 2048, 4096})
+	// A single query over rows of 1024 columns and more reads them row by
+	// row: an odd number of 64s, a tail, rows not in fours.
+	shapes = append(shapes, shape{5, 1088, 1, 1090}, shape{3, 1100, 7, 1110}, shape{1, 1024, 0, 1024})
 	for _, k := range kernels() {
 		for mode := range 4 {
 			for _, s := range shapes {

@@ -141,3 +141,108 @@ colLoop:
 	JB   rowLoop
 	VZEROUPPER
 	RET
+
+// func vnniMulAddRows(acc *uint32, plane unsafe.Pointer, step int, tile *byte, stride, rows, width int)
+//
+// One query over rows rows (any number), row after row: each row's width
+// bytes (a multiple of 64) are read in order, 128 at a time into two sets
+// of four plane accumulators (a set for each 64, so no accumulator waits on
+// its last product), then recombined and summed across lanes into
+// acc[i]. Read in order, a page of rows is one stream, and it is
+// prefetched 2 KiB ahead (every line: two prefetches each 128 bytes): a
+// single query's scan is bound by how many lines are in flight, and four
+// rows read side by side (vnniMulAdd), each a stream of 2 KiB, measured
+// 10 GB/s a core against 13 here. Registers: BX the next sum, R11 the
+// row, SI its column, DI the first plane's, R8 the plane step, R9 3·step,
+// CX columns left, R10 rows left.
+TEXT ·vnniMulAddRows(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), BX
+	MOVQ step+16(FP), R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ tile+24(FP), R11
+	MOVQ rows+40(FP), R10
+
+rowLoop1:
+	MOVQ   plane+8(FP), DI
+	MOVQ   R11, SI
+	MOVQ   width+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	CMPQ   CX, $128
+	JB     tail1
+
+colLoop1:
+	VMOVDQU64  (SI), Z20
+	VMOVDQU64  64(SI), Z21
+	PREFETCHT0 2048(SI)
+	PREFETCHT0 2112(SI)
+	VMOVDQU64  (DI), Z16
+	VMOVDQU64  (DI)(R8*1), Z17
+	VMOVDQU64  (DI)(R8*2), Z18
+	VMOVDQU64  (DI)(R9*1), Z19
+	VPDPBUSD   Z16, Z20, Z0
+	VPDPBUSD   Z17, Z20, Z1
+	VPDPBUSD   Z18, Z20, Z2
+	VPDPBUSD   Z19, Z20, Z3
+	VMOVDQU64  64(DI), Z16
+	VMOVDQU64  64(DI)(R8*1), Z17
+	VMOVDQU64  64(DI)(R8*2), Z18
+	VMOVDQU64  64(DI)(R9*1), Z19
+	VPDPBUSD   Z16, Z21, Z4
+	VPDPBUSD   Z17, Z21, Z5
+	VPDPBUSD   Z18, Z21, Z6
+	VPDPBUSD   Z19, Z21, Z7
+	ADDQ       $128, SI
+	ADDQ       $128, DI
+	SUBQ       $128, CX
+	CMPQ       CX, $128
+	JAE        colLoop1
+
+tail1:
+	// A last 64 columns, if width is an odd multiple of 64.
+	TESTQ     CX, CX
+	JZ        sum1
+	VMOVDQU64 (SI), Z20
+	VMOVDQU64 (DI), Z16
+	VMOVDQU64 (DI)(R8*1), Z17
+	VMOVDQU64 (DI)(R8*2), Z18
+	VMOVDQU64 (DI)(R9*1), Z19
+	VPDPBUSD  Z16, Z20, Z0
+	VPDPBUSD  Z17, Z20, Z1
+	VPDPBUSD  Z18, Z20, Z2
+	VPDPBUSD  Z19, Z20, Z3
+
+sum1:
+	// The two sets, then a0 + a1<<8 + a2<<16 + a3<<24, then the lanes.
+	VPADDD        Z4, Z0, Z0
+	VPADDD        Z5, Z1, Z1
+	VPADDD        Z6, Z2, Z2
+	VPADDD        Z7, Z3, Z3
+	VPSLLD        $8, Z1, Z1
+	VPSLLD        $16, Z2, Z2
+	VPSLLD        $24, Z3, Z3
+	VPADDD        Z1, Z0, Z0
+	VPADDD        Z3, Z2, Z2
+	VPADDD        Z2, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDD        X1, X0, X0
+	VPSHUFD       $0xb1, X0, X1
+	VPADDD        X1, X0, X0
+	VMOVD         X0, AX
+	ADDL          AX, (BX)
+	ADDQ          $4, BX
+	ADDQ          stride+32(FP), R11
+	DECQ          R10
+	JNZ           rowLoop1
+	VZEROUPPER
+	RET

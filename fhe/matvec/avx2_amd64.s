@@ -116,3 +116,71 @@ colLoop:
 	JB   rowLoop
 	VZEROUPPER
 	RET
+
+// func avx2MulAddRows(acc *uint32, plane unsafe.Pointer, step int, tile *byte, stride, rows, width int)
+//
+// vnniMulAddRows with two planes of 16-bit digits: each row's width bytes
+// (a multiple of 64) in order, 16 at a time widened to words and
+// multiplied by vpmaddwd into two sets of two plane accumulators, the row
+// recombined (a0 + a1<<16) and summed across lanes into acc[i]; the rows
+// prefetched 2 KiB ahead. R8 is the plane step in bytes.
+TEXT ·avx2MulAddRows(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), BX
+	MOVQ step+16(FP), R8
+	MOVQ tile+24(FP), R11
+	MOVQ rows+40(FP), R10
+
+rowLoop2:
+	MOVQ  plane+8(FP), DI
+	MOVQ  R11, SI
+	MOVQ  width+48(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+colLoop2:
+	PREFETCHT0 2048(SI)
+	VPMOVZXBW  (SI), Y4
+	VPMADDWD   (DI), Y4, Y5
+	VPADDD     Y5, Y0, Y0
+	VPMADDWD   (DI)(R8*1), Y4, Y4
+	VPADDD     Y4, Y1, Y1
+	VPMOVZXBW  16(SI), Y6
+	VPMADDWD   32(DI), Y6, Y7
+	VPADDD     Y7, Y2, Y2
+	VPMADDWD   32(DI)(R8*1), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	VPMOVZXBW  32(SI), Y4
+	VPMADDWD   64(DI), Y4, Y5
+	VPADDD     Y5, Y0, Y0
+	VPMADDWD   64(DI)(R8*1), Y4, Y4
+	VPADDD     Y4, Y1, Y1
+	VPMOVZXBW  48(SI), Y6
+	VPMADDWD   96(DI), Y6, Y7
+	VPADDD     Y7, Y2, Y2
+	VPMADDWD   96(DI)(R8*1), Y6, Y6
+	VPADDD     Y6, Y3, Y3
+	ADDQ       $64, SI
+	ADDQ       $128, DI
+	SUBQ       $64, CX
+	JNZ        colLoop2
+
+	VPADDD       Y2, Y0, Y0
+	VPADDD       Y3, Y1, Y1
+	VPSLLD       $16, Y1, Y1
+	VPADDD       Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	ADDL         AX, (BX)
+	ADDQ         $4, BX
+	ADDQ         stride+32(FP), R11
+	DECQ         R10
+	JNZ          rowLoop2
+	VZEROUPPER
+	RET

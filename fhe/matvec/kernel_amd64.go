@@ -51,6 +51,12 @@ func vnniMulAddRows(acc *uint32, plane unsafe.Pointer, step int, tile *byte, str
 //go:noescape
 func avx2MulAdd(qs *asmQuery, nq int, tile *byte, stride, rows, width int)
 
+// avx2MulAddRows is vnniMulAddRows from two planes of 16-bit digits, step
+// bytes apart.
+//
+//go:noescape
+func avx2MulAddRows(acc *uint32, plane unsafe.Pointer, step int, tile *byte, stride, rows, width int)
+
 // mulAddAsm runs kernel k (every query laid out for it) over the rows and
 // columns the assembly covers (rows in fours, columns in 64s) and leaves the
 // rest to the Go tail.
@@ -58,11 +64,15 @@ func mulAddAsm(k kernel, accs [][]uint32, tile []byte, qs []*Query, off int) {
 	rows := len(accs[0])
 	cols := len(tile) / rows
 	rows4, width := rows&^(RowBlock-1), cols&^63
-	if k == kernelVNNI && len(qs) == 1 && width >= rowKernelWidth {
-		// One query over long rows: every row in order (vnniMulAddRows),
-		// the columns past the last 64 left to the Go tail.
+	if len(qs) == 1 && width >= rowKernelWidth {
+		// One query over long rows: every row in order, the columns past
+		// the last 64 left to the Go tail.
 		q := qs[0]
-		vnniMulAddRows(&accs[0][0], unsafe.Pointer(&q.planes8[off]), q.n, &tile[0], cols, rows, width)
+		if k == kernelVNNI {
+			vnniMulAddRows(&accs[0][0], unsafe.Pointer(&q.planes8[off]), q.n, &tile[0], cols, rows, width)
+		} else {
+			avx2MulAddRows(&accs[0][0], unsafe.Pointer(&q.planes16[off]), 2*q.n, &tile[0], cols, rows, width)
+		}
 		mulAddTail(accs, tile, qs, off, rows, width)
 		return
 	}

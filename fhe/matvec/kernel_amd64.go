@@ -79,20 +79,14 @@ func mulAddAsm(k kernel, accs [][]uint32, tile []byte, qs []*Query, off int) {
 	if rows4 > 0 && width > 0 {
 		// The argument list lives on the stack up to the device's largest
 		// batch (64 queries, 1.5 KiB): allocated per call, it was 1% of a
-		// batch of 64's device time and part of its garbage. A call of one
-		// query (a 16 KiB page of a single scan) zeroes 24 bytes, not the
-		// 1.5 KiB.
-		var args []asmQuery
-		switch {
-		case len(qs) == 1:
-			var one [1]asmQuery
-			args = one[:]
-		case len(qs) <= 64:
-			var buf [64]asmQuery
-			args = buf[:len(qs)]
-		default:
-			args = make([]asmQuery, len(qs))
+		// batch of 64's device time and part of its garbage. (A single
+		// query over an LWE tile's rows takes the row kernel above.)
+		var buf [64]asmQuery
+		args := buf[:0]
+		if len(qs) > len(buf) {
+			args = make([]asmQuery, 0, len(qs))
 		}
+		args = args[:len(qs)]
 		colStep, rowStep := blocks(len(qs), width, rows4)
 		for r0 := 0; r0 < rows4; r0 += rowStep {
 			nr := min(rowStep, rows4-r0)

@@ -45,17 +45,15 @@ func Roof(ctx context.Context, cores int, d time.Duration) (float64, error) {
 		}
 		var wg sync.WaitGroup
 		ready := make(chan struct{})
-		start := time.Time{}
-		var startOnce sync.Once
 		for range cores {
 			wg.Go(func() {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				<-ready
-				startOnce.Do(func() { start = time.Now() })
 				loop(n)
 			})
 		}
+		start := time.Now()
 		close(ready)
 		wg.Wait()
 		best = min(best, time.Since(start))

@@ -25,6 +25,7 @@ type Client struct {
 	sessions  map[string]*session.PIRSession    // by database@generation
 	vsessions map[string]*session.VectorSession // by database@generation
 	lsessions map[string]*session.LWESession    // by database@generation
+	grants    map[string]dbKeys                 // opened grants, by object (trust.go)
 
 	clean cleaner // deletes replaced delta segments (cleanup.go)
 }
@@ -39,9 +40,11 @@ var (
 	// ErrIndexOutOfRange: a record index outside the database (checked
 	// here: the device never sees the index).
 	ErrIndexOutOfRange = session.ErrIndex
-	// ErrTampered: a record that does not open under the database's key
-	// at its index and generation: the device altered, moved or replayed
-	// it.
+	// ErrTampered: something the device returned does not verify — a
+	// manifest whose tag fails, a grant not signed by a trusted owner, a
+	// record that does not open under its generation's key at its index,
+	// an answer that does not decode. It is fatal for the key involved
+	// (trust.go, state.go).
 	ErrTampered = seal.ErrOpen
 )
 
@@ -72,7 +75,7 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 // Close leaves dev open.
 func New(dev api.Device, keys *Keys) *Client {
 	c := &Client{dev: dev, keys: keys, sessions: map[string]*session.PIRSession{},
-		vsessions: map[string]*session.VectorSession{}, lsessions: map[string]*session.LWESession{}}
+		vsessions: map[string]*session.VectorSession{}, lsessions: map[string]*session.LWESession{}, grants: map[string]dbKeys{}}
 	c.clean.idle.L = &c.clean.mu
 	return c
 }

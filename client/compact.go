@@ -25,6 +25,12 @@ import (
 // here), applies the delta and writes the result: the device learns that
 // a compaction ran, as it learns that a load did, nothing more.
 func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
+	return c.compact(ctx, name, false)
+}
+
+// compact is Compact; rekey writes a new generation (under a fresh key)
+// even with no delta to fold, as Revoke does.
+func (c *Client) compact(ctx context.Context, name string, rekey bool) (*Info, error) {
 	in, headGen, err := c.readHead(ctx, name)
 	if err != nil {
 		return nil, err
@@ -33,22 +39,23 @@ func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(ops) == 0 {
+	if len(ops) == 0 && !rekey {
 		return in, nil
 	}
 	if in.scheme() != SchemeLWE || (in.Kind != KindKV && in.Kind != KindPIR) {
 		return nil, fmt.Errorf("%w: compaction of a %s database on %s (reload it)", ErrKind, in.Kind, in.scheme())
 	}
-	token, err := newLoadToken()
+	next, err := c.nextGeneration(in)
 	if err != nil {
 		return nil, err
 	}
-	next := *in
-	next.Generation, next.Token, next.Delta = in.Generation+1, token, nil
 	if in.Kind == KindKV {
 		err = c.compactKV(ctx, in, &next, ops)
 	} else {
 		err = c.compactPIR(ctx, in, &next, ops)
+	}
+	if err == nil {
+		err = c.writeGrants(ctx, &next)
 	}
 	if err == nil {
 		err = c.publishCompacted(ctx, in, &next, headGen, len(ops))
@@ -131,7 +138,7 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 // keys holds its values once.
 func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) error {
 	l := *in.KV
-	h, err := c.kvHasher(ctx, in.Name)
+	h, err := in.kvHasher()
 	if err != nil {
 		return err
 	}
@@ -196,7 +203,7 @@ func (c *Client) compactPIR(ctx context.Context, in, next *Info, ops []kv.Op) er
 			return fmt.Errorf("appended record %d is not in the delta", i)
 		}
 	}
-	p, err := lwepir.ByName(in.LWEParams)
+	p, err := in.lweParams()
 	if err != nil {
 		return err
 	}
@@ -219,7 +226,7 @@ func (r *sliceReader) Next() ([]byte, error) {
 // readLWERecords hands every record of LWE generation in, opened, to fn
 // in order: tile by tile, each read whole from the device.
 func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []byte) error) error {
-	p, err := lwepir.ByName(in.LWEParams)
+	p, err := in.lweParams()
 	if err != nil {
 		return err
 	}

@@ -241,8 +241,8 @@ func TestKVUpdateConflict(t *testing.T) {
 func TestKVDeltaBound(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
-	opts := client.KVOptions{LWEParams: "test", MaxValue: 256, SlotData: 64}
-	if _, err := e.c.CreateKV(ctx, "big", client.KVOptions{LWEParams: "test", DeltaMax: client.MaxDeltaMax + 1}); err == nil {
+	opts := client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 256, SlotData: 64}
+	if _, err := e.c.CreateKV(ctx, "big", client.KVOptions{LWEParams: "test", InsecureParams: true, DeltaMax: client.MaxDeltaMax + 1}); err == nil {
 		t.Fatal("a delta bound past MaxDeltaMax was accepted")
 	}
 	if _, err := e.c.CreateKV(ctx, "kv", opts); err != nil {

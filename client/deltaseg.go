@@ -42,11 +42,7 @@ func deltaPrefix(in *Info) string {
 // deltaSealer seals a delta segment of generation in under salt: the
 // database's key, the name "<name>/delta" (no database name holds a '/').
 func (c *Client) deltaSealer(ctx context.Context, in *Info, salt seal.Salt) (*seal.Sealer, error) {
-	key, err := c.databaseKey(ctx, in.Name)
-	if err != nil {
-		return nil, err
-	}
-	return seal.NewSealer(key, in.Name+"/delta", in.Generation, salt)
+	return seal.NewSealer(in.keys.gen, in.Name+"/delta", in.Generation, salt)
 }
 
 // writeSegment seals ops as a new segment object of generation in's

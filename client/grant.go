@@ -2,11 +2,10 @@ package client
 
 import (
 	"context"
-	"crypto/hpke"
 	"errors"
 	"fmt"
+	"maps"
 
-	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 )
@@ -17,7 +16,7 @@ type Role = api.Role
 // Roles Grant gives.
 const (
 	RoleReader = api.RoleReader // may query (Get, Nearest)
-	RoleOwner  = api.RoleOwner  // may do everything
+	RoleOwner  = api.RoleOwner  // may do everything on the device; keys stay with the creator's key set
 )
 
 // localIdentity names an in-process caller's area of a database (an
@@ -47,74 +46,94 @@ func (c *Client) identity(ctx context.Context) (string, error) {
 	return me, nil
 }
 
-// grantObject is where the key of database db sealed to member to lies.
-func grantObject(db, to string) string { return authz.MemberPrefix(db, to) + "grant" }
-
-func grantInfo(db, to string) []byte { return []byte("rosemary grant v1\x00" + db + "\x00" + to) }
+// maxManifestTries bounds the compare-and-swap retries of a manifest edit
+// that races updates.
+const maxManifestTries = 8
 
 // Grant gives identity the role on database name (only its owner may). A
 // reader may query the database but not load, drop or read its objects;
 // memberKey is the reader's public key (its key directory's member.pub):
-// the database's key is sealed to it and left on the device, where only
-// that reader can open it. The data key itself never leaves this client.
+// the current generation's key is sealed to it, signed with this key
+// set's owner key (which the reader must trust: `rosemary db trust`) and
+// left on the device; every later generation's key is too, until Revoke.
+// The data key itself never leaves this client.
 func (c *Client) Grant(ctx context.Context, name, identity string, role Role, memberKey []byte) error {
-	if _, err := c.readInfo(ctx, name); err != nil {
-		return err
-	}
 	if role != RoleReader && role != RoleOwner {
 		return fmt.Errorf("client: grant of role %d (want reader or owner)", role)
 	}
-	pub, err := memberKEM().NewPublicKey(memberKey)
-	if err != nil {
+	if _, err := memberKEM().NewPublicKey(memberKey); err != nil {
 		return fmt.Errorf("client: grant %s to %s: the member key: %w", name, identity, err)
 	}
-	key, err := c.keys.databaseKey(name)
-	if err != nil {
+	if _, err := c.readInfo(ctx, name); err != nil {
 		return err
-	}
-	sealed, err := hpke.Seal(pub, hpke.HKDFSHA256(), hpke.AES256GCM(), grantInfo(name, identity), key[:])
-	if err != nil {
-		return fmt.Errorf("client: grant %s to %s: %w", name, identity, err)
 	}
 	if _, err := c.dev.Grant(ctx, &api.GrantRequest{Database: name, Identity: identity, Role: role}); err != nil {
 		return fmt.Errorf("client: grant %s to %s: %w", name, identity, err)
 	}
-	if err := c.writeBlob(ctx, grantObject(name, identity), sealed, nil); err != nil {
-		return fmt.Errorf("client: grant %s to %s: %w", name, identity, err)
-	}
-	return nil
+	return c.editMembers(ctx, name, func(in *Info) error {
+		if err := c.writeGrant(ctx, in, identity, memberKey); err != nil {
+			return err
+		}
+		in.Members[identity] = Member{Role: role, MemberKey: append([]byte(nil), memberKey...)}
+		return nil
+	})
 }
 
-// Revoke takes identity's role on database name away and deletes what
-// was left for it. (A reader that kept the key can still open records it
-// already fetched; the device answers it no more queries.)
+// editMembers applies edit to a copy of the manifest's member list and
+// publishes it (same generation), retrying when an update raced it.
+func (c *Client) editMembers(ctx context.Context, name string, edit func(*Info) error) error {
+	for range maxManifestTries {
+		in, headGen, err := c.readHead(ctx, name)
+		if err != nil {
+			return err
+		}
+		if !in.keys.owned {
+			return fmt.Errorf("client: %s: %w", name, ErrNotKeyOwner)
+		}
+		next := *in
+		next.Members = maps.Clone(in.Members)
+		if next.Members == nil {
+			next.Members = map[string]Member{}
+		}
+		if err := edit(&next); err != nil {
+			return err
+		}
+		err = c.writeInfo(ctx, &next, headGen)
+		if !errors.Is(err, api.ErrStale) {
+			return err
+		}
+	}
+	return fmt.Errorf("client: %s: the manifest kept changing (%d tries)", name, maxManifestTries)
+}
+
+// Revoke takes identity's role on database name away, deletes what was
+// left for it and rotates the database's key: a keyword or LWE PIR
+// database is rewritten at once as a new generation under a fresh key
+// (wrapped for the remaining readers only); any other kind gets its next
+// key at its next load, before which nothing new is written to it. A
+// reader that kept a key can still open what it already fetched; the
+// device answers it no more queries.
 func (c *Client) Revoke(ctx context.Context, name, identity string) error {
 	if _, err := c.dev.Grant(ctx, &api.GrantRequest{Database: name, Identity: identity, Role: api.RoleNone}); err != nil {
 		return fmt.Errorf("client: revoke %s from %s: %w", name, identity, err)
 	}
-	return c.deletePrefix(ctx, authz.MemberPrefix(name, identity))
-}
-
-// databaseKey is the key the records of database name are sealed under: a
-// grant left for this caller opens to it; otherwise the caller is the
-// owner and derives it from its data key.
-func (c *Client) databaseKey(ctx context.Context, name string) (seal.DataKey, error) {
-	var key seal.DataKey
-	me, err := c.identity(ctx)
+	if err := c.editMembers(ctx, name, func(in *Info) error {
+		delete(in.Members, identity)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("client: revoke %s from %s: %w", name, identity, err)
+	}
+	if err := c.deletePrefix(ctx, authz.MemberPrefix(name, identity)); err != nil {
+		return err
+	}
+	in, err := c.readInfo(ctx, name)
 	if err != nil {
-		return key, err
+		return err
 	}
-	sealed, err := c.readBlob(ctx, grantObject(name, me))
-	switch {
-	case err != nil && isNotFound(err):
-		return c.keys.databaseKey(name)
-	case err != nil:
-		return key, fmt.Errorf("client: %s: grant: %w", name, err)
+	if in.Generation > 0 && in.scheme() == SchemeLWE && (in.Kind == KindKV || in.Kind == KindPIR) {
+		if _, err := c.compact(ctx, name, true); err != nil {
+			return fmt.Errorf("client: revoke %s from %s: rotating the key: %w", name, identity, err)
+		}
 	}
-	b, err := hpke.Open(c.keys.member, hpke.HKDFSHA256(), hpke.AES256GCM(), grantInfo(name, me), sealed)
-	if err != nil || len(b) != len(key) {
-		return key, fmt.Errorf("client: %s: the grant left for %s does not open with this key set: %w", name, me, errors.Join(err, ErrTampered))
-	}
-	copy(key[:], b)
-	return key, nil
+	return nil
 }

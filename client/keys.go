@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hpke"
 	"crypto/rand"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
@@ -49,8 +51,11 @@ type Keys struct {
 	dir    string
 	id     string
 	sks    map[string]*rlwe.SecretKey
-	data   seal.DataKey    // seals records (datakey.go)
-	member hpke.PrivateKey // opens grants (member.go)
+	data   seal.DataKey       // seals records (datakey.go)
+	member hpke.PrivateKey    // opens grants (member.go)
+	owner  ed25519.PrivateKey // signs grants (ownerkey.go)
+
+	mu sync.Mutex // guards the files of the client's state (state.go, ownerkey.go)
 }
 
 // NewKeys creates a key directory (mode 0700) with fresh secret keys from
@@ -87,6 +92,9 @@ func NewKeys(dir string) (*Keys, error) {
 	if k.member, err = loadMemberKey(dir); err != nil {
 		return nil, err
 	}
+	if k.owner, err = loadOwnerKey(dir); err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(filepath.Join(dir, keySetFile), []byte(k.id+"\n"), 0o600); err != nil {
 		return nil, fmt.Errorf("client: keys: %w", err)
 	}
@@ -119,6 +127,9 @@ func LoadKeys(dir string) (*Keys, error) {
 		return nil, err
 	}
 	if k.member, err = loadMemberKey(dir); err != nil {
+		return nil, err
+	}
+	if k.owner, err = loadOwnerKey(dir); err != nil {
 		return nil, err
 	}
 	return k, nil

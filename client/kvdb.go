@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/kv"
-	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // KVOptions configure a keyword database.
@@ -20,8 +19,11 @@ type KVOptions struct {
 	// SlotData is the value bytes of one bucket slot (0: as large as the
 	// maximum value, or the largest that fits four to a record).
 	SlotData int
-	// LWEParams names the LWE parameter set ("" is "default").
-	LWEParams string
+	// LWEParams names the LWE parameter set ("" is "default");
+	// InsecureParams allows one marked insecure (tests only; the manifest
+	// records it).
+	LWEParams      string
+	InsecureParams bool
 	// DeltaMax bounds the delta (0: DefaultDeltaMax); CompactAt is the
 	// delta size at which an update reports that compaction is due (0:
 	// half of DeltaMax).
@@ -44,18 +46,13 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
-	return c.create(ctx, &Info{Name: name, Kind: KindKV, Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes(), Sealed: true,
+	return c.create(ctx, &Info{Name: name, Kind: KindKV, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams, RecordSize: l.BucketBytes(), Sealed: true,
 		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 }
 
-// kvHasher is the tag hasher of keyword database name.
-func (c *Client) kvHasher(ctx context.Context, name string) (*kv.Hasher, error) {
-	key, err := c.databaseKey(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return kv.NewHasher(key[:])
-}
+// kvHasher is the tag hasher of keyword database in (its key outlives
+// generations: a compaction keeps the tags of the items it carries over).
+func (in *Info) kvHasher() (*kv.Hasher, error) { return kv.NewHasher(in.keys.tags[:]) }
 
 // loadKV reads every pair of r (checked: a duplicate key, a value over the
 // maximum, a malformed line fail the load, naming the line, before
@@ -69,7 +66,7 @@ func (c *Client) loadKV(ctx context.Context, in *Info, r io.Reader, opt LoadOpti
 	if err != nil {
 		return err
 	}
-	h, err := c.kvHasher(ctx, in.Name)
+	h, err := in.kvHasher()
 	if err != nil {
 		return err
 	}
@@ -84,7 +81,7 @@ func (c *Client) loadKV(ctx context.Context, in *Info, r io.Reader, opt LoadOpti
 // writeKV builds the cuckoo table of items and writes it as generation in
 // (one sealed record per bucket).
 func (c *Client) writeKV(ctx context.Context, in *Info, items []kv.Item) error {
-	p, err := lwepir.ByName(in.LWEParams)
+	p, err := in.lweParams()
 	if err != nil {
 		return err
 	}
@@ -203,7 +200,7 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 	if err != nil {
 		return nil, err
 	}
-	h, err := c.kvHasher(ctx, in.Name)
+	h, err := in.kvHasher()
 	if err != nil {
 		return nil, err
 	}

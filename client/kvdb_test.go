@@ -19,7 +19,7 @@ import (
 
 // kvOpts: small insecure LWE parameters; values up to 40 bytes in slots of
 // 16, so a value spans up to three chunks (six bucket queries a lookup).
-var kvOpts = client.KVOptions{LWEParams: "test", MaxValue: 40, SlotData: 16}
+var kvOpts = client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 40, SlotData: 16}
 
 // kvData is n keys with seeded values of 0 to 40 bytes, as CSV.
 func kvData(seed uint64, n int) (map[string][]byte, []byte) {
@@ -379,7 +379,7 @@ func TestPIRSetGetManyCompact(t *testing.T) {
 	e := newEnv(t)
 	const size, n = 40, 200
 	data := records(90, n, size)
-	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{LWEParams: "test"}); err != nil {
+	if _, err := e.c.CreatePIR(ctx, "db", size, client.PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.c.Load(ctx, "db", bytes.NewReader(data), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
@@ -443,6 +443,7 @@ func TestKVOtherIdentityRefused(t *testing.T) {
 	denied("bob's read of the delta before a grant", err)
 	_, err = bob.Put(ctx, "kv", []byte("x"), []byte("y"))
 	denied("bob's put before a grant", err)
+	trust(t, bob, alice)
 	if err := alice.Grant(ctx, "kv", "bob", client.RoleReader, bob.Keys().MemberPublicKey()); err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +478,7 @@ func TestKVDeltaFillsToItsBound(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	const bound = 64 << 10
-	opts := client.KVOptions{LWEParams: "test", MaxValue: 4096, SlotData: 200, DeltaMax: bound}
+	opts := client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 4096, SlotData: 200, DeltaMax: bound}
 	if _, err := e.c.CreateKV(ctx, "kv", opts); err != nil {
 		t.Fatal(err)
 	}

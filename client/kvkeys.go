@@ -5,7 +5,6 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/kv"
-	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // What a keyword database kept beyond one device needs of the client
@@ -16,11 +15,7 @@ import (
 // KVLayout is the layout CreateKV chooses for opt (MaxValue 0: the
 // default) on its LWE parameter set, and that set's name.
 func KVLayout(opt KVOptions) (kv.Layout, string, error) {
-	pname := opt.LWEParams
-	if pname == "" {
-		pname = "default"
-	}
-	p, err := lwepir.ByName(pname)
+	p, pname, err := lweParamsFor(opt.LWEParams, opt.InsecureParams)
 	if err != nil {
 		return kv.Layout{}, "", err
 	}

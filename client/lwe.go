@@ -2,10 +2,9 @@ package client
 
 import (
 	"context"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 
@@ -38,7 +37,7 @@ func InputSize(r io.Reader) int64 {
 // -1) sizes the matrix before the first record; otherwise the loader sizes
 // it from the records it reads (see session.LWELoader).
 func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize int64, opt LoadOptions) error {
-	p, err := lwepir.ByName(in.LWEParams)
+	p, err := in.lweParams()
 	if err != nil {
 		return err
 	}
@@ -94,7 +93,7 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 // lweSession returns the session of an LWE database generation.
 func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession, error) {
 	return cachedSession(c, c.lsessions, in, func() (*session.LWESession, error) {
-		p, err := lwepir.ByName(in.LWEParams)
+		p, err := in.lweParams()
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +107,7 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE seed", in.Name)
 		}
 		copy(seed[:], raw)
-		sk, err := c.keys.lweSecretKey(p)
+		sk, err := c.keys.ringSecretKey(in, p)
 		if err != nil {
 			return nil, err
 		}
@@ -120,12 +119,15 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 	})
 }
 
-// lweSecretKey is the key set's secret of the LWE scheme's ring stage,
-// derived from its data key (so a key directory needs no new file).
-func (k *Keys) lweSecretKey(p lwepir.Params) (*lwepir.SecretKey, error) {
-	seed, err := hkdf.Key(sha256.New, k.data[:], nil, "rosemary lwepir ring secret v1\x00"+p.Name(), 32)
-	if err != nil {
-		return nil, fmt.Errorf("client: data key: %w", err)
-	}
-	return lwepir.DeriveSecretKey(p, seed)
+// answerFailed makes an LWE answer of generation in that did not open (or
+// decode) fatal for its key: the ring secret is destroyed, the cached
+// session dropped, and the generation is not queried again from this key
+// set. err is returned wrapped as ErrTampered, naming the database.
+func (c *Client) answerFailed(in *Info, index int, err error) error {
+	c.mu.Lock()
+	delete(c.lsessions, sessionKey(in))
+	c.mu.Unlock()
+	ferr := c.keys.failRing(in)
+	return errors.Join(fmt.Errorf("client: get %s[%d] (generation %d): %w: the device's answer did not verify (%v); the query key is destroyed and this generation is not queried again",
+		in.Name, index, in.Generation, ErrTampered, err), ferr)
 }

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
@@ -86,6 +85,28 @@ type Info struct {
 	CompactAt int       `json:"compact_at,omitempty"`
 	Created   time.Time `json:"created"`
 	Loaded    time.Time `json:"loaded,omitzero"`
+
+	// Incarnation (hex, random) names the database from its creation to
+	// its drop; KeyNonce (hex, random, new in every generation) selects the
+	// generation's key; OwnerKey is the owner key of the key set that
+	// created it (the one that signs its grants). InsecureParams: created
+	// on a parameter set marked insecure, by explicit request. Members: the
+	// readers the owner granted, with the member keys their grants are
+	// sealed to (each generation's key is wrapped for every one). All of it
+	// is under the manifest's tag (trust.go).
+	Incarnation    string            `json:"incarnation"`
+	KeyNonce       string            `json:"key_nonce"`
+	OwnerKey       []byte            `json:"owner_key"`
+	InsecureParams bool              `json:"insecure_params,omitempty"`
+	Members        map[string]Member `json:"members,omitempty"`
+
+	keys dbKeys // the generation's keys, verified (trust.go)
+}
+
+// Member is an identity the owner granted a role on a database.
+type Member struct {
+	Role      Role   `json:"role"`
+	MemberKey []byte `json:"member_key"` // its member.pub
 }
 
 // A database's objects: "<name>/head" (its manifest, replaced in one
@@ -201,6 +222,7 @@ func (c *Client) readHeadFence(ctx context.Context, name string) (*Info, object.
 	return in, gen, fenced, err
 }
 
+// readManifest reads and verifies a database's manifest (trust.go).
 func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {
 	raw, err := c.readBlob(ctx, headObject(name))
 	if err != nil {
@@ -209,28 +231,21 @@ func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {
 		}
 		return nil, fmt.Errorf("client: read %s: %w", name, err)
 	}
-	var in Info
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, fmt.Errorf("client: %s: manifest: %w", name, err)
-	}
-	if in.Name != name {
-		return nil, fmt.Errorf("client: %s: manifest names %q", name, in.Name)
-	}
-	return &in, nil
+	return c.openManifest(ctx, name, raw)
 }
 
 // writeInfo replaces a database's manifest if its head is still at
 // generation ifGen (0: creates it): one compare-and-swap Put, atomic in
 // the store; api.ErrStale if the head changed.
 func (c *Client) writeInfo(ctx context.Context, in *Info, ifGen object.Generation) error {
-	b, err := json.Marshal(in)
+	b, err := sealManifest(in)
 	if err != nil {
 		return err
 	}
 	if err := c.writeBlob(ctx, headObject(in.Name), b, &ifGen); err != nil {
 		return fmt.Errorf("client: publish %s: %w", in.Name, err)
 	}
-	return nil
+	return c.keys.noteGeneration(in)
 }
 
 // StoredRecordSize is the size of a record as stored: sealed records

@@ -143,15 +143,20 @@ func (c *Client) fetchRecords(ctx context.Context, in *Info, indices []int) ([][
 					return
 				}
 				q, err := getRetryBusy(ctx, s, indices[k])
+				failed := errors.Is(err, session.ErrMalformedAnswer)
 				if err == nil {
 					// A record the device altered, moved or kept from
 					// another generation fails here.
 					out[k], err = sl.Open(nil, uint64(indices[k]), q.Record)
+					failed = err != nil
 				}
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
 						firstErr = fmt.Errorf("client: get %s[%d]: %w", in.Name, indices[k], err)
+						if failed {
+							firstErr = c.answerFailed(in, indices[k], err)
+						}
 						cancel()
 					}
 				} else {

@@ -16,7 +16,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe"
-	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
 
@@ -48,8 +47,10 @@ func ParsePIRScheme(s string) (PIRScheme, error) {
 type PIROptions struct {
 	Scheme PIRScheme // "" is SchemeLWE
 	// LWEParams names the LWE parameter set ("" is "default", 128-bit;
-	// "test" is small and insecure, for tests).
-	LWEParams string
+	// "test" is small and insecure, for tests: refused unless
+	// InsecureParams, which the manifest then records).
+	LWEParams      string
+	InsecureParams bool
 	// DeltaMax and CompactAt bound the delta of Set (see KVOptions).
 	DeltaMax, CompactAt int
 }
@@ -73,18 +74,14 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		return nil, err
 	}
 	if scheme == SchemeLWE {
-		pname := opt.LWEParams
-		if pname == "" {
-			pname = "default"
-		}
-		p, err := lwepir.ByName(pname)
+		p, pname, err := lweParamsFor(opt.LWEParams, opt.InsecureParams)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("client: create %s: %w", name, err)
 		}
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
-		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Sealed: true,
+		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: p.Insecure, RecordSize: recordSize, Sealed: true,
 			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)
@@ -99,6 +96,9 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 }
 
 func (c *Client) create(ctx context.Context, in *Info) (*Info, error) {
+	if err := c.startGeneration(in); err != nil {
+		return nil, err
+	}
 	if _, err := c.readInfo(ctx, in.Name); err == nil {
 		return nil, fmt.Errorf("%w: %q", ErrExists, in.Name)
 	} else if !errors.Is(err, ErrNoDatabase) {
@@ -154,15 +154,11 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 	if err != nil {
 		return nil, err
 	}
-	token, err := newLoadToken()
+	next, err := c.nextGeneration(in)
 	if err != nil {
 		return nil, err
 	}
 	cr := &countingReader{r: r, progress: opt.Progress}
-	next := *in
-	next.Generation = in.Generation + 1
-	next.Token = token
-	next.Delta = nil // a load replaces everything, changes included
 	switch {
 	case in.Kind == KindPIR && in.scheme() == SchemeLWE:
 		err = c.loadLWE(ctx, &next, cr, InputSize(r), opt)
@@ -179,6 +175,9 @@ func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOpt
 		err = c.loadVectors(ctx, &next, &countingReadSeeker{countingReader: cr, s: rs}, opt)
 	default:
 		err = fmt.Errorf("%w: loading a %s database", ErrKind, in.Kind)
+	}
+	if err == nil {
+		err = c.writeGrants(ctx, &next)
 	}
 	if err == nil {
 		next.Loaded = time.Now().UTC()
@@ -229,6 +228,22 @@ func (c *Client) addRecords(ctx context.Context, in *Info, rr interface{ Next() 
 			return err
 		}
 	}
+}
+
+// nextGeneration is the manifest of the generation after in, before its
+// data is written: a new load token and a fresh key, no delta (a load or a
+// compaction replaces everything).
+func (c *Client) nextGeneration(in *Info) (Info, error) {
+	if !in.keys.owned {
+		return Info{}, fmt.Errorf("client: %s: %w", in.Name, ErrNotKeyOwner)
+	}
+	token, err := newLoadToken()
+	if err != nil {
+		return Info{}, err
+	}
+	next := *in
+	next.Generation, next.Token, next.Delta = in.Generation+1, token, nil
+	return next, c.startGeneration(&next)
 }
 
 // ErrConcurrentLoad: another load of the database published while this
@@ -326,7 +341,9 @@ func (c *Client) getIn(ctx context.Context, in *Info, index int) (*session.PIRQu
 		if s, err = c.lweSession(ctx, in); err != nil {
 			return nil, err
 		}
-		q, err = s.Get(ctx, index)
+		if q, err = s.Get(ctx, index); errors.Is(err, session.ErrMalformedAnswer) {
+			return nil, c.answerFailed(in, index, err)
+		}
 	} else {
 		var s *session.PIRSession
 		if s, err = c.pirSession(ctx, in); err != nil {
@@ -345,6 +362,9 @@ func (c *Client) getIn(ctx context.Context, in *Info, index int) (*session.PIRQu
 		// A record the device altered, moved or kept from another
 		// generation fails here.
 		if q.Record, err = sl.Open(nil, uint64(index), q.Record); err != nil {
+			if in.scheme() == SchemeLWE {
+				return nil, c.answerFailed(in, index, err)
+			}
 			return nil, fmt.Errorf("client: get %s[%d]: %w", name, index, err)
 		}
 	}
@@ -359,11 +379,7 @@ func (c *Client) sealer(ctx context.Context, in *Info) (*seal.Sealer, error) {
 		return nil, fmt.Errorf("client: %s: manifest holds no valid sealing salt", in.Name)
 	}
 	copy(salt[:], raw)
-	key, err := c.databaseKey(ctx, in.Name)
-	if err != nil {
-		return nil, err
-	}
-	return seal.NewSealer(key, in.Name, in.Generation, salt)
+	return seal.NewSealer(in.keys.gen, in.Name, in.Generation, salt)
 }
 
 // pirSession returns the session of a database generation: its plan set on
@@ -401,7 +417,7 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession,
 // or opens one and keeps it there: a session's plan and keys are set on the
 // device once, not for every query.
 func cachedSession[S any](c *Client, cache map[string]S, in *Info, open func() (S, error)) (S, error) {
-	key := fmt.Sprintf("%s@%d", in.Name, in.Generation)
+	key := sessionKey(in)
 	c.mu.Lock()
 	s, ok := cache[key]
 	c.mu.Unlock()
@@ -419,6 +435,9 @@ func cachedSession[S any](c *Client, cache map[string]S, in *Info, open func() (
 	return s, nil
 }
 
+// sessionKey names generation in's sessions in the client's caches.
+func sessionKey(in *Info) string { return fmt.Sprintf("%s@%d.%s", in.Name, in.Generation, in.KeyNonce) }
+
 // sessionOptions are the options of every session of database generation
 // in: its evaluation keys in the caller's member area of the database, for
 // this key set, uploaded once and reused by the sessions of later
@@ -433,12 +452,25 @@ func (c *Client) sessionOptions(ctx context.Context, in *Info) (session.PIRSessi
 
 // Drop deletes a database: its manifest first (it is gone at once), then
 // its data and keys.
+//
+// Every member's role is taken away and every member object deleted with
+// it: a database created again under the name starts with no readers and
+// a new key (its incarnation is new).
 func (c *Client) Drop(ctx context.Context, name string) error {
-	if _, err := c.readInfo(ctx, name); err != nil {
+	in, err := c.readInfo(ctx, name)
+	if err != nil {
 		return err
+	}
+	for id := range in.Members {
+		if _, err := c.dev.Grant(ctx, &api.GrantRequest{Database: name, Identity: id, Role: api.RoleNone}); err != nil {
+			return fmt.Errorf("client: drop %s: revoking %s: %w", name, id, err)
+		}
 	}
 	if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: headObject(name)}); err != nil {
 		return fmt.Errorf("client: drop %s: %w", name, err)
+	}
+	if err := c.keys.forgetGeneration(name); err != nil {
+		return err
 	}
 	return c.deletePrefix(ctx, name+"/")
 }

@@ -203,7 +203,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 				return err
 			}
 			dbName := next.ShardName(s)
-			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.Scheme), LWEParams: m.LWEParams}); err != nil {
+			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.Scheme), LWEParams: m.LWEParams, InsecureParams: m.InsecureParams}); err != nil {
 				release()
 				return fmt.Errorf("shard %d on %s: %w", s, id, err)
 			}

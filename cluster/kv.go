@@ -47,7 +47,7 @@ func (c *Client) CreateKV(ctx context.Context, name string, shards, replicas int
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create %s: %w", name, err)
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: "kv", RecordSize: l.BucketBytes(), Scheme: string(client.SchemeLWE), LWEParams: pname,
+	m := &Map{Name: name, Owner: c.owner, Kind: "kv", RecordSize: l.BucketBytes(), Scheme: string(client.SchemeLWE), LWEParams: pname, InsecureParams: opt.InsecureParams,
 		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Replicas: replicas}
 	for s := range shards {
 		m.Shards = append(m.Shards, Shard{ID: s})

@@ -21,7 +21,7 @@ import (
 
 // kvTestOpts: the small insecure LWE set, values of up to 40 bytes in
 // 16-byte slots (three chunks: six queries per shard per lookup).
-var kvTestOpts = client.KVOptions{LWEParams: "test", MaxValue: 40, SlotData: 16}
+var kvTestOpts = client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 40, SlotData: 16}
 
 // kvEntries is n keys and values of 0 to 40 bytes, as a Go map and as CSV.
 func kvEntries(seed uint64, n int) (map[string][]byte, []byte) {

@@ -31,6 +31,9 @@ type Map struct {
 	// LWEParams names the LWE parameter set of every shard ("": the
 	// default).
 	LWEParams string `json:"lwe_params,omitempty"`
+	// InsecureParams: LWEParams names a set marked insecure, allowed at
+	// creation (tests only).
+	InsecureParams bool `json:"insecure_params,omitempty"`
 	// KV is a keyword database's bucket layout (kv.go: bucket b is record
 	// b, in shard b mod S), HashSeed its table's seed (hex), Entries its
 	// keys, DeltaMax and CompactAt its delta's bounds (kvdelta.go).

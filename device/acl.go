@@ -48,6 +48,21 @@ func (d *Device) SaveACL(db string, l *authz.ACL) error {
 	})
 }
 
+// clearGrants leaves database db's access list with its owner alone: a
+// dropped database (its manifest deleted) keeps no readers or co-owners
+// for a database created again under its name.
+func (d *Device) clearGrants(db string) error {
+	l, err := d.LoadACL(db)
+	if err != nil || l == nil || len(l.Grants) == 0 {
+		return err
+	}
+	if err := d.SaveACL(db, &authz.ACL{Owner: l.Owner}); err != nil {
+		return err
+	}
+	d.access.Forget(db)
+	return nil
+}
+
 // Holds implements authz.Backend.
 func (d *Device) Holds(db string) (bool, error) {
 	all, err := d.st.List()

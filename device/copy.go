@@ -33,10 +33,48 @@ func (d *Device) DialPeersWith(opts ...remote.Option) {
 	d.mu.Unlock()
 }
 
-// copyACL brings db's access list along with its objects: copied objects
-// without one would be nobody's (package authz refuses them to users). A
-// list here that names another owner is a conflict, refused.
-func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
+// A copy is asked for by a device (or an admin) and reads from a source it
+// names: both may lie. So a copy only adds to this store; it never
+// rewrites what a database's owner wrote here:
+//
+//   - an access list is brought only for a database this device holds
+//     nothing of (a new replica); one here is never replaced;
+//   - a manifest or a member object (grants, evaluation keys) is written
+//     only into such a new replica, never into a database held here;
+//   - an object that exists here is written again only to repair it: the
+//     same kind and shape, its pages failing their CRCs (and never a
+//     manifest or member object, even then).
+//
+// Its source must present a device certificate of the deployment
+// (certs.RequirePeerRole on the peer dial, set by `device serve`).
+
+// ErrCopyRefused: a copy would have rewritten an access list, a manifest,
+// a member object or an object of another shape already here. It matches
+// api.ErrPermissionDenied.
+var ErrCopyRefused = fmt.Errorf("device: copy: %w", api.ErrPermissionDenied)
+
+// protectedObject reports whether name is what only a database's owner
+// writes and a copy may not rewrite: its manifest or a member's object.
+func protectedObject(db, name string) bool {
+	return name == authz.ManifestName(db) || strings.HasPrefix(name, db+"/members/")
+}
+
+// newReplica reports whether db is new to this device: no access list and
+// no object.
+func (d *Device) newReplica(db string) (bool, error) {
+	acl, err := d.LoadACL(db)
+	if err != nil || acl != nil {
+		return false, err
+	}
+	held, err := d.Holds(db)
+	return !held, err
+}
+
+// copyACL brings db's access list along with the objects of a new replica:
+// copied objects without one would be nobody's (package authz refuses them
+// to users). A database held here keeps its own list; one naming another
+// owner is a conflict, refused.
+func (d *Device) copyACL(ctx context.Context, src api.Device, db string, fresh bool) error {
 	obj, err := src.Get(ctx, &api.GetRequest{Name: authz.ACLObject(db)})
 	if errors.Is(err, api.ErrNotFound) || (err != nil && strings.Contains(err.Error(), "NotFound")) {
 		return nil // a source without access control: nothing to bring
@@ -64,6 +102,9 @@ func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
 	}
 	if ours != nil && ours.Owner != theirs.Owner {
 		return fmt.Errorf("device: copy: %w: %q has another owner here", api.ErrPermissionDenied, db)
+	}
+	if !fresh {
+		return nil // never replaced: the owner's grants here stand
 	}
 	if err := d.SaveACL(db, theirs); err != nil {
 		return err
@@ -112,7 +153,11 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 	if err != nil {
 		return nil, fmt.Errorf("device: copy: %w", errSourceUnavailable)
 	}
-	if err := d.copyACL(ctx, src, db); err != nil {
+	fresh, err := d.newReplica(db)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.copyACL(ctx, src, db, fresh); err != nil {
 		return nil, err
 	}
 	if list.Truncated {
@@ -123,8 +168,15 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 		if !strings.HasPrefix(in.Name, req.Prefix) {
 			return resp, fmt.Errorf("device: copy: the source listed %q outside %q", in.Name, req.Prefix)
 		}
-		if d.holdsIntact(in) {
+		have, err := d.st.Stat(in.Name)
+		exists := err == nil
+		switch {
+		case exists && (have.Shape != in.Shape || have.Kind != in.Kind):
+			return resp, fmt.Errorf("%w: %q is here with another shape", ErrCopyRefused, in.Name)
+		case exists && d.holdsIntact(in):
 			continue
+		case protectedObject(db, in.Name) && (exists || !fresh):
+			return resp, fmt.Errorf("%w: %q: a copy writes no manifest or member object of a database held here", ErrCopyRefused, in.Name)
 		}
 		if err := d.copyObject(ctx, src, in); err != nil {
 			return resp, err

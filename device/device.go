@@ -338,6 +338,11 @@ func (d *Device) Delete(_ context.Context, req *api.DeleteRequest) (*api.DeleteR
 		}
 		return nil, fmt.Errorf("device: delete %q: %w", req.Name, err)
 	}
+	if db, err := authz.DatabaseOf(req.Name); err == nil && req.Name == authz.ManifestName(db) {
+		if err := d.clearGrants(db); err != nil {
+			return nil, fmt.Errorf("device: delete %q: %w", req.Name, err)
+		}
+	}
 	return &api.DeleteResponse{}, nil
 }
 

@@ -25,8 +25,9 @@ func init() {
 	register(command{name: "db", summary: "private databases of your own data (records sealed, queries encrypted): keys|create|load|get|nearest|info|drop", run: runDB})
 }
 
-const dbUsage = `usage: rosemary db keys|create|load|get|lookup|put|delete|set|compact|nearest|info|drop|grant|revoke [flags]
+const dbUsage = `usage: rosemary db keys|trust|create|load|get|lookup|put|delete|set|compact|nearest|info|drop|grant|revoke [flags]
   rosemary db keys    --keys DIR
+  rosemary db trust   --keys DIR --owner IDENTITY --owner-key THEIR/owner.pub   (accept grants that owner signs)
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip] [--encrypt-vectors]
   rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
@@ -172,7 +173,7 @@ func runDB(args []string) error {
 	defer stop()
 	cmd, args := args[0], args[1:]
 	f := newDBFlags(cmd)
-	if cmd != "keys" && (hasFlag(args, "cluster") || hasFlag(args, "etcd")) {
+	if cmd != "keys" && cmd != "trust" && (hasFlag(args, "cluster") || hasFlag(args, "etcd")) {
 		return runDBCluster(ctx, cmd, f, args)
 	}
 	if ok, err := runDBUpdate(ctx, cmd, f, args); ok {
@@ -191,14 +192,41 @@ func runDB(args []string) error {
 			return err
 		}
 		pub := filepath.Join(k.Dir(), client.MemberPublicKeyFile)
-		return f.print(map[string]string{"keys": k.Dir(), "key_set": k.ID(), "member_key": pub},
+		owner := filepath.Join(k.Dir(), client.OwnerPublicKeyFile)
+		return f.print(map[string]string{"keys": k.Dir(), "key_set": k.ID(), "member_key": pub, "owner_key": owner,
+			"owner_key_fingerprint": client.KeyFingerprint(k.OwnerPublicKey())},
 			fmt.Sprintf("new keys in %s (key set %s); the secret key files are 0600 and never leave this machine;\n"+
-				"an owner grants you a database with your public %s", k.Dir(), k.ID(), pub))
+				"an owner grants you a database with your public %s; your readers trust your grants with `rosemary db trust` on your %s (fingerprint %s)",
+				k.Dir(), k.ID(), pub, owner, client.KeyFingerprint(k.OwnerPublicKey())))
+	case "trust":
+		label := f.fs.String("owner", "", "who the key belongs to (one word: their identity)")
+		ownerKey := f.fs.String("owner-key", "", "the owner's owner.pub, received from them by a channel the device does not control")
+		if err := f.fs.Parse(args); err != nil {
+			return err
+		}
+		if *f.keys == "" || *label == "" || *ownerKey == "" {
+			return errors.New("db trust: --keys DIR, --owner IDENTITY and --owner-key FILE are required")
+		}
+		k, err := client.LoadKeys(*f.keys)
+		if err != nil {
+			return err
+		}
+		pub, err := os.ReadFile(*ownerKey)
+		if err != nil {
+			return fmt.Errorf("db trust: %w", err)
+		}
+		if err := k.TrustOwner(*label, pub); err != nil {
+			return err
+		}
+		fp := client.KeyFingerprint(pub)
+		return f.print(map[string]string{"trusted": *label, "fingerprint": fp},
+			fmt.Sprintf("grants signed by %s's key %s are accepted (check the fingerprint with them)", *label, fp))
 	case "create":
 		kind := f.fs.String("kind", "pir", "pir (records read privately), kv (values read by key) or vectors")
 		maxValue := f.fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)")
 		slot := f.fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)")
-		lweParams := f.fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure)")
+		lweParams := f.fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)")
+		insecure := f.fs.Bool("insecure-params", false, "pir, kv: allow a parameter set marked insecure (tests only; recorded in the manifest)")
 		deltaMax := f.fs.Int("delta-max", 0, fmt.Sprintf("pir, kv: bound on the delta of updates, bytes (0: %d)", client.DefaultDeltaMax))
 		compactAt := f.fs.Int("compact-at", 0, "pir, kv: delta size at which an update compacts (0: half of --delta-max)")
 		size := f.fs.Int("record-size", 0, "pir: bytes per record")
@@ -221,9 +249,9 @@ func runDB(args []string) error {
 			if err2 != nil {
 				return err2
 			}
-			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{Scheme: sc, LWEParams: *lweParams, DeltaMax: *deltaMax, CompactAt: *compactAt})
+			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{Scheme: sc, LWEParams: *lweParams, InsecureParams: *insecure, DeltaMax: *deltaMax, CompactAt: *compactAt})
 		case client.KindKV:
-			in, err = c.CreateKV(ctx, *f.name, client.KVOptions{MaxValue: *maxValue, SlotData: *slot, LWEParams: *lweParams, DeltaMax: *deltaMax, CompactAt: *compactAt})
+			in, err = c.CreateKV(ctx, *f.name, client.KVOptions{MaxValue: *maxValue, SlotData: *slot, LWEParams: *lweParams, InsecureParams: *insecure, DeltaMax: *deltaMax, CompactAt: *compactAt})
 		case client.KindVectors:
 			if *dim <= 0 {
 				return errors.New("db create: --dim is required for a vectors database")

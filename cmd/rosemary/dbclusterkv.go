@@ -16,14 +16,15 @@ type clusterKVFlags struct {
 	key, value, valueFile, lweParams *string
 	maxValue, slot, deltaMax         *int
 	compactAt                        *int
-	header, noCompact                *bool
+	header, noCompact, insecure      *bool
 }
 
 func addClusterKVFlags(f *dbFlags, cmd string) *clusterKVFlags {
 	k := &clusterKVFlags{key: new(string),
 		value:     f.fs.String("value", "", "put: the value (or --value-file)"),
 		valueFile: f.fs.String("value-file", "", "put: read the value from this file"),
-		lweParams: f.fs.String("lwe-params", "", "create kv: LWE parameter set (default; test is small and insecure)"),
+		lweParams: f.fs.String("lwe-params", "", "create kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)"),
+		insecure:  f.fs.Bool("insecure-params", false, "create kv: allow a parameter set marked insecure (tests only)"),
 		maxValue:  f.fs.Int("max-value", client.DefaultMaxValue, "create kv: the largest value (every lookup reads as much)"),
 		slot:      f.fs.Int("slot", 0, "create kv: value bytes per bucket slot (0: chosen)"),
 		deltaMax:  f.fs.Int("delta-max", 0, fmt.Sprintf("create kv: bound on the delta of updates, bytes (0: %d, the most: one etcd request)", cluster.MaxKVDelta)),
@@ -45,7 +46,7 @@ func runDBClusterKV(ctx context.Context, cmd string, f *dbFlags, c *cluster.Clie
 		if kind != "kv" {
 			return false, nil
 		}
-		m, err := c.CreateKV(ctx, *f.name, shards, replicas, client.KVOptions{MaxValue: *k.maxValue, SlotData: *k.slot, LWEParams: *k.lweParams,
+		m, err := c.CreateKV(ctx, *f.name, shards, replicas, client.KVOptions{MaxValue: *k.maxValue, SlotData: *k.slot, LWEParams: *k.lweParams, InsecureParams: *k.insecure,
 			DeltaMax: *k.deltaMax, CompactAt: *k.compactAt})
 		if err != nil {
 			return true, err

@@ -81,7 +81,7 @@ func runDevice(args []string) (err error) {
 		if err != nil {
 			return fmt.Errorf("device serve: %w", err)
 		}
-		transport, peers, etcdTLS = []device.Option{device.WithTLS(srv)}, []remote.Option{remote.WithTLS(cli)}, cli
+		transport, peers, etcdTLS = []device.Option{device.WithTLS(srv)}, []remote.Option{remote.WithTLS(certs.RequirePeerRole(cli, certs.RoleDevice))}, cli
 	}
 	if *dir == "" {
 		return fmt.Errorf("device serve: --store is required")

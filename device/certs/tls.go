@@ -103,3 +103,37 @@ func CheckLoopback(addr string) error {
 	}
 	return fmt.Errorf("%w: %q", ErrNotLoopback, addr)
 }
+
+// ErrPeerRole is returned when a peer's certificate, though issued by the
+// deployment's CA, carries another role than the connection needs.
+var ErrPeerRole = errors.New("certs: the peer's certificate has the wrong role")
+
+// RequirePeerRole returns a copy of cfg that also refuses a peer whose
+// verified certificate carries none of roles: a device copying from
+// another accepts only a device of the deployment as its source, not a
+// user who runs a server with its own certificate.
+func RequirePeerRole(cfg *tls.Config, roles ...Role) *tls.Config {
+	out := cfg.Clone()
+	prev := cfg.VerifyConnection
+	out.VerifyConnection = func(cs tls.ConnectionState) error {
+		if prev != nil {
+			if err := prev(cs); err != nil {
+				return err
+			}
+		}
+		if len(cs.PeerCertificates) == 0 {
+			return fmt.Errorf("%w: no certificate", ErrPeerRole)
+		}
+		id, err := IdentityOf(cs.PeerCertificates[0])
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrPeerRole, err)
+		}
+		for _, r := range roles {
+			if id.Role == r {
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: %s", ErrPeerRole, id)
+	}
+	return out
+}

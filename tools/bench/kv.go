@@ -23,6 +23,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // KVOptions configure the keyword PIR benchmark: a CSV of Records keys
@@ -170,7 +171,7 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 		return nil, err
 	}
 	defer c.Close()
-	if _, err := c.CreateKV(ctx, "kv", client.KVOptions{MaxValue: opt.ValueSize, LWEParams: opt.LWEParams, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt}); err != nil {
+	if _, err := c.CreateKV(ctx, "kv", client.KVOptions{MaxValue: opt.ValueSize, LWEParams: opt.LWEParams, InsecureParams: insecureParams(opt.LWEParams), DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt}); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(csvPath)
@@ -438,7 +439,7 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 // reads opt.Many random records one Get at a time, then with one GetMany,
 // measuring the device process's CPU time of each.
 func kvMany(ctx context.Context, c *client.Client, pid int, opt KVOptions, rep *KVReport, logf func(string, ...any)) error {
-	if _, err := c.CreatePIR(ctx, "vals", opt.ValueSize, client.PIROptions{LWEParams: opt.LWEParams}); err != nil {
+	if _, err := c.CreatePIR(ctx, "vals", opt.ValueSize, client.PIROptions{LWEParams: opt.LWEParams, InsecureParams: insecureParams(opt.LWEParams)}); err != nil {
 		return err
 	}
 	pr, pw := io.Pipe()
@@ -518,4 +519,12 @@ func procCPU(pid int) (float64, bool) {
 	}
 	const ticks = 100 // USER_HZ on Linux
 	return (ut + st) / ticks, true
+}
+
+// insecureParams reports whether the benchmark was asked for a parameter
+// set marked insecure (--lwe-params test): asking is the explicit request
+// the client library wants for it.
+func insecureParams(name string) bool {
+	p, err := lwepir.ByName(name)
+	return err == nil && p.Insecure
 }

@@ -62,7 +62,7 @@ func NewSalt() (Salt, error) {
 
 // ErrOpen is returned for a record that is not what was sealed at that
 // index of that generation of that database.
-var ErrOpen = errors.New("seal: record failed authentication (tampered, moved or from another generation)")
+var ErrOpen = errors.New("tampered: failed authentication (altered, moved, planted or from another generation)")
 
 // Sealer seals and opens the records of one generation of one database.
 // Safe for concurrent use.

@@ -360,6 +360,11 @@ func compileLWE(p lwepir.Params, shape lwepir.Shape) (*compiler.Plan, *lower.Str
 	return plan, sp, nil
 }
 
+// ErrMalformedAnswer: the device's answer to a query does not have the
+// shape the query asks for, or does not decode. It comes from the device,
+// so the client treats it as a failed answer (fatal for the query key).
+var ErrMalformedAnswer = errors.New("malformed answer")
+
 // Get retrieves record index. The device sees a fresh LWE vector and a
 // fresh encryption, whatever the index.
 func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
@@ -397,7 +402,7 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 		case lower.LWEColumn:
 			for _, inst := range o.Instances {
 				if len(inst) != 1 {
-					return nil, fmt.Errorf("session: query %d: malformed answer", index)
+					return nil, fmt.Errorf("session: query %d: %w: a column word of %d limbs", index, ErrMalformedAnswer, len(inst))
 				}
 				colWords = append(colWords, inst[0])
 			}
@@ -405,20 +410,20 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 			for _, inst := range o.Instances {
 				ct, err := lwepir.HintFromLimbs(s.Params, inst)
 				if err != nil {
-					return nil, fmt.Errorf("session: query %d: %w", index, err)
+					return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
 				}
 				ans.Hint = append(ans.Hint, ct)
 			}
 		}
 	}
 	if ans.Column, err = lwepir.UnpackWords(colWords, s.Shape.Rows); err != nil {
-		return nil, fmt.Errorf("session: query %d: %w", index, err)
+		return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
 	}
 	s.mu.Lock()
 	column, err := s.client.Decode(st, ans)
 	s.mu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("session: query %d: %w", index, err)
+		return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
 	}
 	rec, err := s.client.Record(column, index)
 	if err != nil {

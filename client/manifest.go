@@ -224,6 +224,10 @@ func (c *Client) readHeadFence(ctx context.Context, name string) (*Info, object.
 
 // readManifest reads and verifies a database's manifest (trust.go).
 func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {
+	floor, err := c.keys.seenGeneration(name)
+	if err != nil {
+		return nil, err
+	}
 	raw, err := c.readBlob(ctx, headObject(name))
 	if err != nil {
 		if isNotFound(err) {
@@ -231,7 +235,7 @@ func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {
 		}
 		return nil, fmt.Errorf("client: read %s: %w", name, err)
 	}
-	return c.openManifest(ctx, name, raw)
+	return c.openManifest(ctx, name, raw, floor)
 }
 
 // writeInfo replaces a database's manifest if its head is still at

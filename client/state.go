@@ -44,28 +44,53 @@ type seenGeneration struct {
 	Generation  uint64 `json:"generation"`
 }
 
-// noteGeneration checks in against the latest generation verified for its
-// database and records it if it is later.
-func (k *Keys) noteGeneration(in *Info) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+// readSeen reads the record (k.mu held).
+func (k *Keys) readSeen() (map[string]seenGeneration, error) {
 	path := filepath.Join(k.dir, generationsFile)
 	seen := map[string]seenGeneration{}
 	if raw, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(raw, &seen); err != nil {
-			return fmt.Errorf("client: %s: %w", path, err)
+			return nil, fmt.Errorf("client: %s: %w", path, err)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("client: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	return seen, nil
+}
+
+// seenGeneration is the latest generation of database name verified
+// before now. A manifest read after this call must be at least as late:
+// taken before the read, it does not count a later generation that a
+// concurrent load or compaction of this client published meanwhile.
+func (k *Keys) seenGeneration(name string) (seenGeneration, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seen, err := k.readSeen()
+	return seen[name], err
+}
+
+// checkGeneration refuses a manifest older than floor (seenGeneration
+// before it was read), then records it if it is the latest.
+func (k *Keys) checkGeneration(in *Info, floor seenGeneration) error {
+	if floor.Incarnation == in.Incarnation && in.Generation < floor.Generation {
+		return fmt.Errorf("client: %s: %w: generation %d, %d seen before", in.Name, ErrRollback, in.Generation, floor.Generation)
+	}
+	return k.noteGeneration(in)
+}
+
+// noteGeneration records in's generation if it is the latest seen of its
+// database (a different incarnation replaces the record).
+func (k *Keys) noteGeneration(in *Info) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	path := filepath.Join(k.dir, generationsFile)
+	seen, err := k.readSeen()
+	if err != nil {
+		return err
 	}
 	last, ok := seen[in.Name]
-	if ok && last.Incarnation == in.Incarnation {
-		if in.Generation < last.Generation {
-			return fmt.Errorf("client: %s: %w: generation %d, %d seen before", in.Name, ErrRollback, in.Generation, last.Generation)
-		}
-		if in.Generation == last.Generation {
-			return nil
-		}
+	if ok && last.Incarnation == in.Incarnation && in.Generation <= last.Generation {
+		return nil
 	}
 	// A different incarnation is a database created anew (after a drop):
 	// it starts the record again.

@@ -141,7 +141,7 @@ func sealManifest(in *Info) ([]byte, error) {
 // openManifest decodes and verifies the head object of database name:
 // under the key set's own derivation if it made the database, else under
 // the key of the grant left for the caller.
-func (c *Client) openManifest(ctx context.Context, name string, raw []byte) (*Info, error) {
+func (c *Client) openManifest(ctx context.Context, name string, raw []byte, floor seenGeneration) (*Info, error) {
 	var env signedManifest
 	if err := json.Unmarshal(raw, &env); err != nil || len(env.Manifest) == 0 {
 		return nil, fmt.Errorf("client: %s: %w: the manifest is not a tagged envelope", name, ErrTampered)
@@ -175,7 +175,7 @@ func (c *Client) openManifest(ctx context.Context, name string, raw []byte) (*In
 	if err := in.checkParams(); err != nil {
 		return nil, err
 	}
-	if err := c.keys.noteGeneration(&in); err != nil {
+	if err := c.keys.checkGeneration(&in, floor); err != nil {
 		return nil, err
 	}
 	return &in, nil
@@ -294,3 +294,27 @@ func (c *Client) grantedKeys(ctx context.Context, in *Info) (dbKeys, error) {
 
 // maxCachedGrants bounds the opened grants a client keeps.
 const maxCachedGrants = 256
+
+// UnverifiedInfo is database name's manifest as the device holds it, its
+// tag not checked: for a cluster's coordinator, which holds no key of the
+// database and only compares a replica's objects with the bytes its
+// manifest claims (a lie there costs a copy, not a record). Never base a
+// query on it.
+func (c *Client) UnverifiedInfo(ctx context.Context, name string) (*Info, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	raw, err := c.readBlob(ctx, headObject(name))
+	if err != nil {
+		if isNotFound(err) {
+			return nil, fmt.Errorf("%w %q", ErrNoDatabase, name)
+		}
+		return nil, fmt.Errorf("client: read %s: %w", name, err)
+	}
+	var env signedManifest
+	var in Info
+	if err := json.Unmarshal(raw, &env); err != nil || json.Unmarshal(env.Manifest, &in) != nil || in.Name != name {
+		return nil, fmt.Errorf("client: %s: %w: the manifest does not decode", name, ErrTampered)
+	}
+	return &in, nil
+}

@@ -519,7 +519,7 @@ func TestClusterFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := dc.Drop(ctx, m2.ShardName(0)); err != nil {
+			if err := wipeDB(ctx, dc.Device(), m2.ShardName(0)); err != nil {
 				t.Fatal(err)
 			}
 			dc.Close()

@@ -271,7 +271,7 @@ func TestClusterFailureKeepsOtherShardsCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dc.Drop(ctx, m.ShardName(1)); err != nil {
+	if err := wipeDB(ctx, dc.Device(), m.ShardName(1)); err != nil {
 		t.Fatal(err)
 	}
 	dc.Close()

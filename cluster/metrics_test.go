@@ -91,7 +91,7 @@ func TestClusterMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dc.Drop(ctx, m.ShardName(0)); err != nil {
+	if err := wipeDB(ctx, dc.Device(), m.ShardName(0)); err != nil {
 		t.Fatal(err)
 	}
 	dc.Close()

@@ -78,9 +78,9 @@ func (c *Client) replicaWhole(ctx context.Context, addr, db string) (bool, error
 		return false, err
 	}
 	defer release()
-	in, err := cc.Info(lctx, db)
+	in, err := cc.UnverifiedInfo(lctx, db)
 	switch {
-	case errors.Is(err, client.ErrNoDatabase), errors.Is(err, api.ErrChecksum), errors.Is(err, api.ErrPermissionDenied):
+	case errors.Is(err, client.ErrNoDatabase), errors.Is(err, client.ErrTampered), errors.Is(err, api.ErrChecksum), errors.Is(err, api.ErrPermissionDenied):
 		// No manifest, a corrupt one, or no access list (refused to the
 		// coordinator, an admin: the list was lost or quarantined).
 		return false, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
 // errSourceUnavailable is all a caller learns of a failed source.
@@ -37,10 +38,12 @@ func (d *Device) DialPeersWith(opts ...remote.Option) {
 // names: both may lie. So a copy only adds to this store; it never
 // rewrites what a database's owner wrote here:
 //
-//   - an access list is brought only for a database this device holds
-//     nothing of (a new replica); one here is never replaced;
+//   - an access list is brought only where the database has none here (a
+//     new replica); one here is never replaced;
 //   - a manifest or a member object (grants, evaluation keys) is written
-//     only into such a new replica, never into a database held here;
+//     only where the database's manifest is not here (a new replica, or one
+//     whose manifest was lost, being repaired), never into a database held
+//     here;
 //   - an object that exists here is written again only to repair it: the
 //     same kind and shape, its pages failing their CRCs (and never a
 //     manifest or member object, even then).
@@ -59,22 +62,21 @@ func protectedObject(db, name string) bool {
 	return name == authz.ManifestName(db) || strings.HasPrefix(name, db+"/members/")
 }
 
-// newReplica reports whether db is new to this device: no access list and
-// no object.
-func (d *Device) newReplica(db string) (bool, error) {
-	acl, err := d.LoadACL(db)
-	if err != nil || acl != nil {
-		return false, err
+// heldHere reports whether database db's manifest is in this store: the
+// database is held here, and a copy writes none of its owner's objects.
+func (d *Device) heldHere(db string) (bool, error) {
+	_, err := d.st.Stat(authz.ManifestName(db))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
 	}
-	held, err := d.Holds(db)
-	return !held, err
+	return err == nil, err
 }
 
-// copyACL brings db's access list along with the objects of a new replica:
-// copied objects without one would be nobody's (package authz refuses them
-// to users). A database held here keeps its own list; one naming another
+// copyACL brings db's access list along with its objects where it has none
+// here: copied objects without one would be nobody's (package authz
+// refuses them to users). A list here is never replaced; one naming another
 // owner is a conflict, refused.
-func (d *Device) copyACL(ctx context.Context, src api.Device, db string, fresh bool) error {
+func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
 	obj, err := src.Get(ctx, &api.GetRequest{Name: authz.ACLObject(db)})
 	if errors.Is(err, api.ErrNotFound) || (err != nil && strings.Contains(err.Error(), "NotFound")) {
 		return nil // a source without access control: nothing to bring
@@ -103,7 +105,7 @@ func (d *Device) copyACL(ctx context.Context, src api.Device, db string, fresh b
 	if ours != nil && ours.Owner != theirs.Owner {
 		return fmt.Errorf("device: copy: %w: %q has another owner here", api.ErrPermissionDenied, db)
 	}
-	if !fresh {
+	if ours != nil {
 		return nil // never replaced: the owner's grants here stand
 	}
 	if err := d.SaveACL(db, theirs); err != nil {
@@ -153,11 +155,11 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 	if err != nil {
 		return nil, fmt.Errorf("device: copy: %w", errSourceUnavailable)
 	}
-	fresh, err := d.newReplica(db)
+	held, err := d.heldHere(db)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.copyACL(ctx, src, db, fresh); err != nil {
+	if err := d.copyACL(ctx, src, db); err != nil {
 		return nil, err
 	}
 	if list.Truncated {
@@ -175,7 +177,7 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 			return resp, fmt.Errorf("%w: %q is here with another shape", ErrCopyRefused, in.Name)
 		case exists && d.holdsIntact(in):
 			continue
-		case protectedObject(db, in.Name) && (exists || !fresh):
+		case protectedObject(db, in.Name) && (exists || held):
 			return resp, fmt.Errorf("%w: %q: a copy writes no manifest or member object of a database held here", ErrCopyRefused, in.Name)
 		}
 		if err := d.copyObject(ctx, src, in); err != nil {

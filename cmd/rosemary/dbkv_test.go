@@ -60,7 +60,7 @@ func TestDBKeywordCommands(t *testing.T) {
 	dir, db := dbStore(t)
 
 	var in client.Info
-	dbJSON(t, &in, db("create", "--name", "phones", "--kind", "kv", "--lwe-params", "test", "--max-value", "40", "--slot", "16")...)
+	dbJSON(t, &in, db("create", "--name", "phones", "--kind", "kv", "--lwe-params", "test", "--insecure-params", "--max-value", "40", "--slot", "16")...)
 	if in.Kind != client.KindKV || in.KV == nil || in.KV.MaxValue != 40 {
 		t.Fatalf("create: %+v", in)
 	}
@@ -108,7 +108,7 @@ func TestDBKeywordCommands(t *testing.T) {
 	// JSONL, and a load that fails naming its line publishes nothing.
 	jl := filepath.Join(dir, "more.jsonl")
 	write(t, jl, "{\"key\": \"k1\", \"value\": \"v1\"}\n{\"key\": \"k2\", \"value\": \"\"}\n")
-	dbJSON(t, &in, db("create", "--name", "more", "--kind", "kv", "--lwe-params", "test", "--max-value", "40", "--slot", "16")...)
+	dbJSON(t, &in, db("create", "--name", "more", "--kind", "kv", "--lwe-params", "test", "--insecure-params", "--max-value", "40", "--slot", "16")...)
 	dbJSON(t, &in, db("load", "--name", "more", "--format", "jsonl", jl)...)
 	if in.Entries != 2 {
 		t.Fatalf("load jsonl: %d entries", in.Entries)
@@ -124,7 +124,7 @@ func TestDBKeywordCommands(t *testing.T) {
 	lookup("more", "k3", false, "")
 
 	// set on a PIR database, visible to get, kept by compact.
-	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test")...)
+	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test", "--insecure-params")...)
 	recs := filepath.Join(dir, "recs.bin")
 	write(t, recs, "record-0record-1record-2record-3")
 	dbJSON(t, &in, db("load", "--name", "recs", "--format", "fixed", recs)...)
@@ -156,7 +156,7 @@ func write(t *testing.T, path, s string) {
 func TestDBAppendCommand(t *testing.T) {
 	dir, db := dbStore(t)
 	var in client.Info
-	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test")...)
+	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test", "--insecure-params")...)
 	recs := filepath.Join(dir, "recs.bin")
 	write(t, recs, "record-0record-1record-2")
 	dbJSON(t, &in, db("load", "--name", "recs", "--format", "fixed", recs)...)

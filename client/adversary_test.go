@@ -1,0 +1,632 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/hpke"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"github.com/rosemary-fhe/rosemary/engine"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// The adversarial-device suite: a device that lies in every way the
+// design names (SECURITY.md). Each test asserts that the client either
+// gets the right answer or stops with a named error — never returns wrong
+// data, never queries again with a key that saw a failure, never uses a
+// key or parameters the device supplied.
+
+// lyingDevice is an honest in-process device behind hooks that rewrite
+// what it returns.
+type lyingDevice struct {
+	api.Device
+	mu   sync.Mutex
+	get  func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error)
+	run  func(resp *api.RunStreamResponse) (*api.RunStreamResponse, error)
+	runs atomic.Int64 // RunStream calls that reached the device
+}
+
+func (d *lyingDevice) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+	resp, err := d.Device.Get(ctx, req)
+	d.mu.Lock()
+	hook := d.get
+	d.mu.Unlock()
+	if err != nil || hook == nil {
+		return resp, err
+	}
+	return hook(req, resp)
+}
+
+func (d *lyingDevice) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+	d.runs.Add(1)
+	resp, err := d.Device.RunStream(ctx, req)
+	d.mu.Lock()
+	hook := d.run
+	d.mu.Unlock()
+	if err != nil || hook == nil {
+		return resp, err
+	}
+	return hook(resp)
+}
+
+func (d *lyingDevice) onGet(f func(*api.GetRequest, *api.GetResponse) (*api.GetResponse, error)) {
+	d.mu.Lock()
+	d.get = f
+	d.mu.Unlock()
+}
+
+func (d *lyingDevice) onRun(f func(*api.RunStreamResponse) (*api.RunStreamResponse, error)) {
+	d.mu.Lock()
+	d.run = f
+	d.mu.Unlock()
+}
+
+// advEnv is one in-process device (the liar around it) and a key set.
+type advEnv struct {
+	dir  string
+	dev  *device.Device
+	liar *lyingDevice
+	keys *Keys
+	c    *Client
+}
+
+func newAdvEnv(t *testing.T) *advEnv {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "store"), layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := NewKeys(filepath.Join(dir, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	liar := &lyingDevice{Device: d}
+	c := New(liar, keys)
+	t.Cleanup(func() { c.Close() })
+	return &advEnv{dir: dir, dev: d, liar: liar, keys: keys, c: c}
+}
+
+// otherClient is a second key set on the same device (same in-process
+// identity).
+func (e *advEnv) otherClient(t *testing.T, name string) *Client {
+	t.Helper()
+	keys, err := NewKeys(filepath.Join(e.dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(e.liar, keys)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func advRecords(n, size int) []byte {
+	out := make([]byte, n*size)
+	for i := range n {
+		copy(out[i*size:], fmt.Sprintf("record %06d of the honest owner", i))
+	}
+	return out
+}
+
+const advSize, advN = 40, 300
+
+// loadPIR creates and loads an LWE PIR database of advN records (test
+// parameters, asked for explicitly).
+func (e *advEnv) loadPIR(t *testing.T, name string) []byte {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := e.c.CreatePIR(ctx, name, advSize, PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
+		t.Fatal(err)
+	}
+	data := advRecords(advN, advSize)
+	if _, err := e.c.Load(ctx, name, bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize}); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func wantRecord(t *testing.T, c *Client, db string, data []byte, i int) {
+	t.Helper()
+	got, err := c.Get(context.Background(), db, i)
+	if err != nil || !bytes.Equal(got, data[i*advSize:(i+1)*advSize]) {
+		t.Fatalf("get %s[%d] = %q, %v; want %q", db, i, got, err, data[i*advSize:(i+1)*advSize])
+	}
+}
+
+// blobResponse is a Get response carrying blob b.
+func blobResponse(b []byte) *api.GetResponse {
+	limb := object.EncodeBlob(b)
+	data := make([]uint64, len(limb))
+	for i, x := range limb {
+		data[i] = uint64(x)
+	}
+	return &api.GetResponse{Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}}
+}
+
+func blobOf(t *testing.T, resp *api.GetResponse) []byte {
+	t.Helper()
+	raw := make([]byte, len(resp.Data[0]))
+	for i, v := range resp.Data[0] {
+		raw[i] = byte(v)
+	}
+	b, err := object.DecodeBlob(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// plantGrant seals key to member and signs it with the device's own key:
+// what a device can make of a grant.
+func plantGrant(t *testing.T, in *Info, to string, memberPub []byte, key [32]byte) []byte {
+	t.Helper()
+	pub, err := memberKEM().NewPublicKey(memberPub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := append(key[:], key[:]...)
+	sealed, err := hpke.Seal(pub, hpke.HKDFSHA256(), hpke.AES256GCM(), grantContext(in, to), payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devPub, devPriv, _ := ed25519.GenerateKey(nil)
+	b, err := json.Marshal(grant{OwnerKey: devPub, Sealed: sealed, Sig: ed25519.Sign(devPriv, grantSigned(in, to, sealed))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAdversarialDevicePlantedGrantIsNotTheOwnersKey: the device plants,
+// in the owner's member area, a grant of a key it chose (sealed to the
+// owner's public member key, as anyone can); the owner loads. Its client
+// never consults the grant: the records are sealed under its own key, and
+// the planted key opens none of them.
+func TestAdversarialDevicePlantedGrantIsNotTheOwnersKey(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	in, err := e.c.CreatePIR(ctx, "acct2", advSize, PIROptions{LWEParams: "test", InsecureParams: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var planted [32]byte
+	copy(planted[:], "a key the device chose, 32 bytes")
+	// The next generation's nonce is not known before the load; the device
+	// plants a grant for the current one and answers any grant read with it.
+	g := plantGrant(t, in, localIdentity, e.keys.MemberPublicKey(), planted)
+	e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+		if strings.Contains(req.Name, "/members/") && strings.Contains(req.Name, "/grant.") {
+			return blobResponse(g), nil
+		}
+		return resp, nil
+	})
+	if err := e.c.writeBlob(ctx, grantObject(in, localIdentity), g, nil); err != nil {
+		t.Fatal(err)
+	}
+	data := advRecords(advN, advSize)
+	in, err = e.c.Load(ctx, "acct2", bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.keys.gen == planted || !in.keys.owned {
+		t.Fatal("the owner took the planted key as its own")
+	}
+	wantRecord(t, e.c, "acct2", data, 17)
+	// The device opens no stored record with its key: record 0 of the
+	// generation, read back from the store as the device holds it.
+	col, err := e.c.readRecordRaw(ctx, in, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := in.sealSalt(t)
+	bad, _ := seal.NewSealer(planted, in.Name, in.Generation, salt)
+	if _, err := bad.Open(nil, 0, col); err == nil {
+		t.Fatal("the planted key opens a stored record")
+	}
+	good, _ := seal.NewSealer(in.keys.gen, in.Name, in.Generation, salt)
+	if rec, err := good.Open(nil, 0, col); err != nil || !bytes.Equal(rec, data[:advSize]) {
+		t.Fatalf("the owner's key on its stored record 0: %q, %v", rec, err)
+	}
+}
+
+// TestAdversarialDevicePlantedGrantRefusedByReader: a reader that trusts
+// the owner refuses a grant the device signed itself, and a grant the
+// owner signed for another reader.
+func TestAdversarialDevicePlantedGrantRefusedByReader(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	e.loadPIR(t, "acct")
+	bob := e.otherClient(t, "bob")
+	if err := bob.keys.TrustOwner("alice", e.keys.OwnerPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	in, err := e.c.Info(ctx, "acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var planted [32]byte
+	copy(planted[:], "a key the device chose, 32 bytes")
+	if err := e.c.writeBlob(ctx, grantObject(in, localIdentity), plantGrant(t, in, localIdentity, bob.keys.MemberPublicKey(), planted), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Get(ctx, "acct", 3); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "does not trust") {
+		t.Fatalf("bob on a device-signed grant: %v, want ErrTampered (untrusted signer)", err)
+	}
+	// A grant alice signed, but for carol, copied to bob's name: its
+	// signature binds carol.
+	carolKeys, err := NewKeys(filepath.Join(e.dir, "carol"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.writeGrant(ctx, in, "carol", carolKeys.MemberPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := e.dev.Get(ctx, &api.GetRequest{Name: grantObject(in, "carol")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.writeBlob(ctx, grantObject(in, localIdentity), blobOf(t, resp), nil); err != nil {
+		t.Fatal(err)
+	}
+	bob.mu.Lock()
+	clear(bob.grants)
+	bob.mu.Unlock()
+	if _, err := bob.Get(ctx, "acct", 3); !errors.Is(err, ErrTampered) {
+		t.Fatalf("bob on carol's grant: %v, want ErrTampered", err)
+	}
+}
+
+// TestAdversarialDeviceManifestRewrite: every field the device might
+// change in the manifest — parameters (to the insecure set), records,
+// seed, salt, generation — fails its tag; so does a manifest without one.
+func TestAdversarialDeviceManifestRewrite(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	data := e.loadPIR(t, "acct")
+	edits := map[string]func(m map[string]any){
+		"params":  func(m map[string]any) { m["lwe_params"] = "default"; m["insecure_params"] = false },
+		"records": func(m map[string]any) { m["records"] = 299.0 },
+		"seed":    func(m map[string]any) { m["seed"] = strings.Repeat("00", 32) },
+		"salt":    func(m map[string]any) { m["salt"] = strings.Repeat("11", 32) },
+		"owner":   func(m map[string]any) { m["owner_key"] = []byte("someone else") },
+	}
+	for name, edit := range edits {
+		e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+			if req.Name != "acct/head" {
+				return resp, nil
+			}
+			var env signedManifest
+			if err := json.Unmarshal(blobOf(t, resp), &env); err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]any{}
+			if err := json.Unmarshal(env.Manifest, &m); err != nil {
+				t.Fatal(err)
+			}
+			edit(m)
+			env.Manifest, _ = json.Marshal(m)
+			b, _ := json.Marshal(env)
+			return blobResponse(b), nil
+		})
+		_, err := e.c.Get(ctx, "acct", 5)
+		if !errors.Is(err, ErrTampered) && !errors.Is(err, ErrNoGrant) {
+			t.Errorf("manifest with %s rewritten: %v, want ErrTampered", name, err)
+		}
+	}
+	e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+		if req.Name != "acct/head" {
+			return resp, nil
+		}
+		var env signedManifest
+		json.Unmarshal(blobOf(t, resp), &env)
+		return blobResponse(env.Manifest), nil // the bare manifest, no tag
+	})
+	if _, err := e.c.Get(ctx, "acct", 5); !errors.Is(err, ErrTampered) {
+		t.Errorf("untagged manifest: %v, want ErrTampered", err)
+	}
+	e.liar.onGet(nil)
+	wantRecord(t, e.c, "acct", data, 5)
+}
+
+// TestAdversarialDeviceInsecureParamsNeedAsking: the insecure test set is
+// refused unless asked for; the default is 128-bit.
+func TestAdversarialDeviceInsecureParamsNeedAsking(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	if _, err := e.c.CreatePIR(ctx, "a", advSize, PIROptions{LWEParams: "test"}); !errors.Is(err, ErrInsecureParams) {
+		t.Fatalf("create on the test set: %v, want ErrInsecureParams", err)
+	}
+	if _, err := e.c.CreateKV(ctx, "k", KVOptions{LWEParams: "test", MaxValue: 40}); !errors.Is(err, ErrInsecureParams) {
+		t.Fatalf("create kv on the test set: %v, want ErrInsecureParams", err)
+	}
+	in, err := e.c.CreatePIR(ctx, "b", advSize, PIROptions{})
+	if err != nil || in.LWEParams != "default" || in.InsecureParams {
+		t.Fatalf("default create: %+v, %v", in, err)
+	}
+	if p, err := in.lweParams(); err != nil || p.Insecure {
+		t.Fatalf("default parameters: %+v, %v", p, err)
+	}
+}
+
+// corruptColumn adds one to every word of the answer's column: the
+// record the query asks for no longer opens.
+func corruptColumn(resp *api.RunStreamResponse) (*api.RunStreamResponse, error) {
+	out := *resp
+	out.Outputs = nil
+	for _, o := range resp.Outputs {
+		if o.Node == lower.LWEColumn {
+			var insts []engine.Limbs
+			for _, inst := range o.Instances {
+				limb := append([]uint64(nil), inst[0]...)
+				for i := range limb {
+					limb[i] += 1 << 24
+				}
+				insts = append(insts, engine.Limbs{limb})
+			}
+			o = api.StreamValues{Node: o.Node, Instances: insts}
+		}
+		out.Outputs = append(out.Outputs, o)
+	}
+	return &out, nil
+}
+
+// TestAdversarialDeviceFailedAnswerIsFatalForTheKey: the device makes an
+// answer fail (a shifted column, as editing a record and recomputing the
+// hint does for the query that asks for it). The client says so with
+// ErrTampered, destroys the ring secret and never queries that generation
+// again — the device learns the position of one failure, not a bit per
+// query (the reaction attack that recovered the ring secret needs many
+// queries under one key). A new generation gets a new key and new Galois
+// keys.
+func TestAdversarialDeviceFailedAnswerIsFatalForTheKey(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	data := e.loadPIR(t, "acct")
+	wantRecord(t, e.c, "acct", data, 1) // keys uploaded, session open
+	in, err := e.c.Info(ctx, "acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := e.keys.ringPath(in, ".key")
+	if _, err := os.Stat(ring); err != nil {
+		t.Fatalf("ring secret of the generation: %v", err)
+	}
+	e.liar.onRun(corruptColumn)
+	if _, err := e.c.Get(ctx, "acct", 1234%advN); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "acct") {
+		t.Fatalf("a shifted column: %v, want ErrTampered naming the database", err)
+	}
+	if _, err := os.Stat(ring); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the ring secret outlived the failure: %v", err)
+	}
+	e.liar.onRun(nil) // honest again: the key is still never used
+	runs := e.liar.runs.Load()
+	for _, i := range []int{0, 7, 1234 % advN} {
+		if _, err := e.c.Get(ctx, "acct", i); !errors.Is(err, ErrTampered) {
+			t.Fatalf("query %d after the failure: %v, want ErrTampered", i, err)
+		}
+	}
+	// A fresh client of the same key set (a new process) too.
+	c2 := New(e.liar, e.keys)
+	defer c2.Close()
+	if _, err := c2.Get(ctx, "acct", 0); !errors.Is(err, ErrTampered) {
+		t.Fatalf("a new process after the failure: %v, want ErrTampered", err)
+	}
+	if n := e.liar.runs.Load(); n != runs {
+		t.Fatalf("%d queries reached the device after the failure", n-runs)
+	}
+	// The owner loads again: a new generation, a new key, new Galois keys.
+	before, _ := e.dev.List(ctx, &api.ListRequest{Prefix: "acct/members/"})
+	if _, err := e.c.Load(ctx, "acct", bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize}); err != nil {
+		t.Fatal(err)
+	}
+	wantRecord(t, e.c, "acct", data, 7)
+	after, _ := e.dev.List(ctx, &api.ListRequest{Prefix: "acct/members/"})
+	if len(after.Objects) <= len(before.Objects) {
+		t.Fatalf("no new Galois keys for the new key: %d objects before, %d after", len(before.Objects), len(after.Objects))
+	}
+}
+
+// TestAdversarialDeviceMalformedAnswer: an answer of the wrong shape is a
+// failure too (ErrTampered, key destroyed), not a panic.
+func TestAdversarialDeviceMalformedAnswer(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	e.loadPIR(t, "acct")
+	e.liar.onRun(func(resp *api.RunStreamResponse) (*api.RunStreamResponse, error) {
+		out := *resp
+		out.Outputs = nil
+		for _, o := range resp.Outputs {
+			if o.Node == lower.LWEColumn {
+				// A column word of two limbs: not the answer's shape.
+				w := o.Instances[0][0]
+				o = api.StreamValues{Node: o.Node, Instances: append([]engine.Limbs{{w, w}}, o.Instances[1:]...)}
+			}
+			out.Outputs = append(out.Outputs, o)
+		}
+		return &out, nil
+	})
+	if _, err := e.c.Get(ctx, "acct", 3); !errors.Is(err, ErrTampered) {
+		t.Fatalf("a truncated column: %v, want ErrTampered", err)
+	}
+	e.liar.onRun(nil)
+	if _, err := e.c.Get(ctx, "acct", 3); !errors.Is(err, ErrTampered) {
+		t.Fatalf("after a malformed answer: %v, want ErrTampered", err)
+	}
+}
+
+// TestAdversarialDeviceDroppedOrDelayedAnswer: a device that fails or
+// stalls denies service — an error, no key destroyed — and the next honest
+// answer is right.
+func TestAdversarialDeviceDroppedOrDelayedAnswer(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	data := e.loadPIR(t, "acct")
+	e.liar.onRun(func(*api.RunStreamResponse) (*api.RunStreamResponse, error) {
+		return nil, fmt.Errorf("dropped: %w", api.ErrUnavailable)
+	})
+	if _, err := e.c.Get(ctx, "acct", 9); err == nil || errors.Is(err, ErrTampered) {
+		t.Fatalf("a dropped answer: %v, want an error other than ErrTampered", err)
+	}
+	e.liar.onRun(func(resp *api.RunStreamResponse) (*api.RunStreamResponse, error) {
+		time.Sleep(200 * time.Millisecond)
+		return resp, nil
+	})
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err := e.c.Get(short, "acct", 9)
+	cancel()
+	if errors.Is(err, ErrTampered) {
+		t.Fatalf("a delayed answer: %v", err)
+	}
+	e.liar.onRun(nil)
+	wantRecord(t, e.c, "acct", data, 9)
+}
+
+// TestAdversarialDeviceReplayedGeneration: the device serves the manifest
+// of an earlier generation (which verifies: the owner wrote it) after the
+// client saw a later one: ErrRollback, even from a new client of the key
+// set.
+func TestAdversarialDeviceReplayedGeneration(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	data := e.loadPIR(t, "acct")
+	old, err := e.dev.Get(ctx, &api.GetRequest{Name: "acct/head"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Load(ctx, "acct", bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize}); err != nil {
+		t.Fatal(err)
+	}
+	e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+		if req.Name == "acct/head" {
+			return old, nil
+		}
+		return resp, nil
+	})
+	c2 := New(e.liar, e.keys)
+	defer c2.Close()
+	for _, c := range []*Client{e.c, c2} {
+		if _, err := c.Get(ctx, "acct", 2); !errors.Is(err, ErrRollback) {
+			t.Fatalf("a replayed generation: %v, want ErrRollback", err)
+		}
+	}
+	e.liar.onGet(nil)
+	wantRecord(t, e.c, "acct", data, 2)
+}
+
+// TestAdversarialDeviceRevokedReaderOpensNothingNew: a reader keeps the
+// keys it was granted; after a revoke the owner's next generation (made
+// at once) is under a key the old one does not open, and its grants are
+// wrapped for the remaining readers only.
+func TestAdversarialDeviceRevokedReaderOpensNothingNew(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	data := e.loadPIR(t, "acct")
+	bob := e.otherClient(t, "bob")
+	if err := bob.keys.TrustOwner("alice", e.keys.OwnerPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	// In process every caller is "local": bob's grant is left there. An
+	// in-process device keeps no access list until told whose it is.
+	if err := e.dev.Own("acct", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Grant(ctx, "acct", localIdentity, RoleReader, bob.keys.MemberPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	wantRecord(t, bob, "acct", data, 11)
+	old, err := bob.Info(ctx, "acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := old.keys // what a revoked reader keeps
+	if err := e.c.Revoke(ctx, "acct", localIdentity); err != nil {
+		t.Fatal(err)
+	}
+	now, err := e.c.Info(ctx, "acct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now.Generation <= old.Generation || len(now.Members) != 0 {
+		t.Fatalf("after the revoke: generation %d (was %d), members %v", now.Generation, old.Generation, now.Members)
+	}
+	col, err := e.c.readRecordRaw(ctx, now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, _ := seal.NewSealer(kept.gen, now.Name, now.Generation, now.sealSalt(t))
+	if _, err := sl.Open(nil, 0, col); err == nil {
+		t.Fatal("the revoked reader's key opens the new generation")
+	}
+	bob.mu.Lock()
+	clear(bob.grants)
+	bob.mu.Unlock()
+	if _, err := bob.Get(ctx, "acct", 11); !errors.Is(err, ErrNoGrant) {
+		t.Fatalf("bob after the revoke: %v, want ErrNoGrant", err)
+	}
+	wantRecord(t, e.c, "acct", data, 11)
+}
+
+// sealSalt is generation in's sealing salt.
+func (in *Info) sealSalt(t *testing.T) seal.Salt {
+	t.Helper()
+	var s seal.Salt
+	raw, err := hex.DecodeString(in.Salt)
+	if err != nil || len(raw) != len(s) {
+		t.Fatalf("salt %q: %v", in.Salt, err)
+	}
+	copy(s[:], raw)
+	return s
+}
+
+// readRecordRaw is record r of LWE generation in as the device stores it
+// (sealed), read from its tile.
+func (c *Client) readRecordRaw(ctx context.Context, in *Info, r int) ([]byte, error) {
+	p, err := in.lweParams()
+	if err != nil {
+		return nil, err
+	}
+	shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
+	col, row := shape.Locate(r)
+	n := p.N()
+	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(col/n))})
+	if err != nil {
+		return nil, err
+	}
+	var tile []byte
+	for _, limb := range resp.Data {
+		for _, w := range limb {
+			tile = binary.LittleEndian.AppendUint64(tile, w)
+		}
+	}
+	out := make([]byte, shape.RecordSize)
+	for i := range out {
+		out[i] = tile[(row+i)*n+col%n]
+	}
+	return out, nil
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // A compaction publishes its generation by a compare-and-swap of the
@@ -31,7 +32,7 @@ const fenceFor = 2 * time.Second
 // fencePoll is how often a waiting update looks at the fence again.
 const fencePoll = 3 * time.Millisecond
 
-func fenceObject(name string) string { return headObject(name) + ".fence" }
+func fenceObject(name string) string { return objname.Fence(name) }
 
 type fence struct {
 	Until time.Time `json:"until"`

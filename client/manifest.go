@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/client/internal/seal"
-	"github.com/rosemary-fhe/rosemary/client/kv"
-	"github.com/rosemary-fhe/rosemary/device/authz"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
+	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // Kind is the kind of a database.
@@ -114,37 +113,20 @@ type Member struct {
 // "<name>/g<generation>.<token>/..." (its data)
 // and "<name>/members/<identity>/..." (each member's area: its evaluation
 // keys per key set, and the grant an owner left it).
-func headObject(name string) string { return authz.ManifestName(name) }
-func genPrefix(in *Info) string {
-	if in.Token == "" {
-		return fmt.Sprintf("%s/g%d", in.Name, in.Generation)
-	}
-	return fmt.Sprintf("%s/g%d.%s", in.Name, in.Generation, in.Token)
-}
+// (package objname owns the names).
+func headObject(name string) string { return objname.Manifest(name) }
+func genPrefix(in *Info) string     { return objname.Generation(in.Name, in.Generation, in.Token) }
 
 // dataGeneration is the generation whose data object (an object of
 // database name) belongs to.
-func dataGeneration(name, object string) (uint64, bool) {
-	rest, ok := strings.CutPrefix(object, name+"/g")
-	if !ok {
-		return 0, false
-	}
-	end := strings.IndexAny(rest, "./")
-	if end <= 0 {
-		return 0, false
-	}
-	g, err := strconv.ParseUint(rest[:end], 10, 64)
-	return g, err == nil
-}
+func dataGeneration(name, object string) (uint64, bool) { return objname.GenerationOf(name, object) }
 
 // DataPrefix is the prefix of the current generation's data objects
 // ("<name>/g<generation>.<token>/"): what Bytes counts, the objects a
 // copy of the database must hold whole.
 func (in *Info) DataPrefix() string { return genPrefix(in) + "/" }
 
-func keyPrefix(name, member, keySet string) string {
-	return authz.MemberPrefix(name, member) + "keys/" + keySet
-}
+func keyPrefix(name, member, keySet string) string { return objname.Keys(name, member, keySet) }
 
 // readBlob reads a blob object's bytes.
 func (c *Client) readBlob(ctx context.Context, name string) ([]byte, error) {

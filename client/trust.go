@@ -15,7 +15,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // The client believes nothing about a database that it did not make or
@@ -192,7 +192,7 @@ type grant struct {
 // grantObject is where the keys of database in's generation sealed to
 // member to lie.
 func grantObject(in *Info, to string) string {
-	return authz.MemberPrefix(in.Name, to) + "grant." + in.KeyNonce
+	return objname.Grant(in.Name, to, in.KeyNonce)
 }
 
 // grantContext binds a grant to its database, reader and generation.

@@ -10,6 +10,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 )
@@ -59,7 +60,7 @@ var ErrCopyRefused = fmt.Errorf("device: copy: %w", api.ErrPermissionDenied)
 // protectedObject reports whether name is what only a database's owner
 // writes and a copy may not rewrite: its manifest or a member's object.
 func protectedObject(db, name string) bool {
-	return name == authz.ManifestName(db) || strings.HasPrefix(name, db+"/members/")
+	return name == objname.Manifest(db) || strings.HasPrefix(name, objname.Members(db))
 }
 
 // heldHere reports whether database db's manifest is in this store: the

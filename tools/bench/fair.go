@@ -14,19 +14,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 )
 
 // FairOptions configure RunFair: one identity loops queries over a large
@@ -501,7 +501,7 @@ func fairLWE(ctx context.Context, opt FairOptions, rep *FairReport) (heavy, ligh
 		if err != nil {
 			return fairSide{}, err
 		}
-		s, err := client.NewLWESession(ctx, c, db+"/g1", p, m.Shape, m.LWESeed, sk, db+"/members/"+identity+"/keys/bench")
+		s, err := client.NewLWESession(ctx, c, db+"/g1", p, m.Shape, m.LWESeed, sk, objname.Keys(db, identity, "bench"))
 		if err != nil {
 			c.Close()
 			return fairSide{}, fmt.Errorf("bench: session on %s: %w", db, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -104,7 +105,7 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		return nil, err
 	}
 	s0, r0 := c.Traffic()
-	sess, err := client.NewLWESession(ctx, c, lweGen, p, want.Shape, want.LWESeed, sk, benchDB+"/members/"+benchIdentity(opt.Plaintext)+"/keys/bench")
+	sess, err := client.NewLWESession(ctx, c, lweGen, p, want.Shape, want.LWESeed, sk, objname.Keys(benchDB, benchIdentity(opt.Plaintext), "bench"))
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +296,7 @@ func batchClients(ctx context.Context, owner api.Device, addr string, dial []rem
 		if err != nil {
 			return nil, err
 		}
-		if out[i], err = client.NewLWESession(ctx, c, lweGen, p, m.Shape, m.LWESeed, sk, benchDB+"/members/"+id+"/keys/bench"); err != nil {
+		if out[i], err = client.NewLWESession(ctx, c, lweGen, p, m.Shape, m.LWESeed, sk, objname.Keys(benchDB, id, "bench")); err != nil {
 			return nil, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
@@ -25,8 +26,8 @@ import (
 // so the stored bytes are the tile's) and "<gen>/lwe/d%06d": the hint
 // diagonals of one giant step (b1 polys of the hint ring, NTT and
 // Montgomery form), written at load and published with the generation.
-func LWETilePrefix(gen string) string     { return gen + "/lwe/t" }
-func LWEDiagonalPrefix(gen string) string { return gen + "/lwe/d" }
+func LWETilePrefix(gen string) string     { return objname.LWETiles(gen) }
+func LWEDiagonalPrefix(gen string) string { return objname.LWEDiagonals(gen) }
 
 // tileShape is the object shape of one tile: limbs of up to 1 MiB.
 func tileShape(tileBytes int) object.Shape {
@@ -298,7 +299,7 @@ func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Par
 	}
 	// Keys are stored per rotation, shared by every database of the
 	// member's key set that uses the rotation.
-	prefix := keyPrefix + "/lwe-" + fp + "/"
+	prefix := objname.LWEKeys(keyPrefix, fp)
 	have, err := dev.List(ctx, &api.ListRequest{Prefix: prefix})
 	if err != nil {
 		return nil, err

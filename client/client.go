@@ -61,12 +61,17 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 	if err != nil {
 		return nil, err
 	}
-	if _, err := rc.Config(ctx, &api.ConfigRequest{}); err != nil {
+	cfg, err := rc.Config(ctx, &api.ConfigRequest{})
+	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("client: device %s: %w", addr, err)
 	}
 	c := New(rc, keys)
 	c.close = rc.Close
+	c.me = cfg.Caller // the identity the device sees (grant.go); asked once
+	if c.me == "" {
+		c.me = localIdentity
+	}
 	return c, nil
 }
 

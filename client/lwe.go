@@ -115,7 +115,15 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 		if err != nil {
 			return nil, err
 		}
-		return session.NewLWESession(ctx, c.dev, genPrefix(in), p, shape, seed, sk, opt.KeyPrefix)
+		// A key set that set this generation's program and keys on the
+		// device before (in any process) assumes they are there: a query
+		// is then its one RPC after the manifest.
+		ready := c.keys.ringReady(in)
+		s, err := session.NewLWESession(ctx, c.dev, genPrefix(in), p, shape, seed, sk, opt.KeyPrefix, ready)
+		if err == nil && !ready {
+			err = c.keys.markRingReady(in)
+		}
+		return s, err
 	})
 }
 

@@ -197,13 +197,32 @@ func (k *Keys) ringSecretKey(in *Info, p lwepir.Params) (*lwepir.SecretKey, erro
 // generations (k.mu held; best effort): their generations are gone or
 // going. Failure marks stay.
 func (k *Keys) removeOtherRings(in *Info) {
-	all, _ := filepath.Glob(filepath.Join(k.dir, "ring", in.Name+".*.key"))
-	for _, f := range all {
-		nonce := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), in.Name+"."), ".key")
-		if checkNonce(nonce) == nil && nonce != in.KeyNonce {
-			os.Remove(f)
+	for _, suffix := range []string{".key", ".ready"} {
+		all, _ := filepath.Glob(filepath.Join(k.dir, "ring", in.Name+".*"+suffix))
+		for _, f := range all {
+			nonce := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), in.Name+"."), suffix)
+			if checkNonce(nonce) == nil && nonce != in.KeyNonce {
+				os.Remove(f)
+			}
 		}
 	}
+}
+
+// ringReady reports whether this key set set generation in's program and
+// Galois keys on its device before (markRingReady).
+func (k *Keys) ringReady(in *Info) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, err := os.Stat(k.ringPath(in, ".ready"))
+	return err == nil
+}
+
+// markRingReady records that generation in's program and keys are on its
+// device.
+func (k *Keys) markRingReady(in *Info) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return os.WriteFile(k.ringPath(in, ".ready"), nil, 0o600)
 }
 
 // failRing records that an answer of generation in failed to open: its
@@ -217,6 +236,7 @@ func (k *Keys) failRing(in *Info) error {
 	if err := os.WriteFile(k.ringPath(in, ".failed"), nil, 0o600); err != nil {
 		return err
 	}
+	os.Remove(k.ringPath(in, ".ready"))
 	return os.Remove(k.ringPath(in, ".key"))
 }
 

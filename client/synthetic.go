@@ -95,5 +95,5 @@ func WriteSeededLWE(ctx context.Context, sink ObjectSink, gen string, p lwepir.P
 // the ring secret sk; its evaluation keys are stored under keyPrefix.
 func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,
 	sk *lwepir.SecretKey, keyPrefix string) (*LWESession, error) {
-	return session.NewLWESession(ctx, dev, gen, p, shape, seed, sk, keyPrefix)
+	return session.NewLWESession(ctx, dev, gen, p, shape, seed, sk, keyPrefix, false)
 }

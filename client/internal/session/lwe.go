@@ -8,16 +8,14 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
-	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/engine"
-	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -256,109 +254,129 @@ func (l *LWELoader) Written() int64 { return l.written }
 type LWESession struct {
 	Params lwepir.Params
 	Shape  lwepir.Shape
-	// Plan is the compiled answer (workload.LWEPIR) for the database's
-	// parameters and shape; Stream, its device segment, is the program the
-	// device runs.
-	Plan   *compiler.Plan
+	// Stream is the program the device runs: lower.LWEProgram of the
+	// database's shape (the device accepts exactly that program; the
+	// compiler models the same answer for simulate and reproduce).
 	Stream *lower.StreamProgram
 	// SetupBytes are the payload bytes of the key and program uploads.
-	SetupBytes int64
+	SetupBytes atomic.Int64
 
 	dev      api.Device
 	gen      string
 	progName string
+	program  []byte
+	sk       *lwepir.SecretKey
+	keyDir   string // the prefix of the secret's Galois keys
 	client   *lwepir.Client
 	keys     []api.KeyBinding
 	// mu guards client: its encryptor and decryptor keep buffers. Only the
 	// client's own steps hold it, so queries of one session overlap on
 	// the device (whose scans of waiting queries share a pass).
 	mu sync.Mutex
+	// prep makes sure the program and the keys are on the device; ready
+	// says it did, in this session.
+	prep  sync.Mutex
+	ready atomic.Bool
 }
 
-// NewLWESession compiles the database's answer, sets its device segment on
-// the device and makes sure the client's evaluation keys are stored under
-// keyPrefix.
+// NewLWESession opens a session on the database generation stored under
+// gen, with the client's evaluation keys under keyPrefix. Unless
+// assumeReady, it sets the answer program on the device and uploads the
+// keys it lacks now; with assumeReady (the caller knows it did so before,
+// from another process), it sends nothing until a query, and does both only
+// if the device answers that query NotFound (a program or key it lost).
 func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,
-	sk *lwepir.SecretKey, keyPrefix string) (*LWESession, error) {
+	sk *lwepir.SecretKey, keyPrefix string, assumeReady bool) (*LWESession, error) {
 	cl, err := lwepir.NewClient(p, shape, seed, sk)
 	if err != nil {
 		return nil, err
 	}
-	plan, sp, err := compileLWE(p, shape)
+	sp, err := lower.LWEProgram("lwepir", p, shape)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	raw, err := sp.MarshalBinary()
 	if err != nil {
 		return nil, err
 	}
-	name, n, err := setStream(ctx, dev, "lwe", sp)
-	if err != nil {
-		return nil, err
-	}
-	s := &LWESession{Params: p, Shape: shape, Plan: plan, Stream: sp, SetupBytes: n, dev: dev, gen: gen, progName: name, client: cl}
 	fp, err := sk.Fingerprint()
 	if err != nil {
 		return nil, err
 	}
+	s := &LWESession{Params: p, Shape: shape, Stream: sp, dev: dev, gen: gen, progName: streamName("lwe", raw), program: raw,
+		sk: sk, keyDir: objname.LWEKeys(keyPrefix, fp), client: cl}
 	// Keys are stored per rotation, shared by every database of the
 	// member's key set that uses the rotation.
-	prefix := objname.LWEKeys(keyPrefix, fp)
-	have, err := dev.List(ctx, &api.ListRequest{Prefix: prefix})
+	for _, r := range shape.Layout(p).Rotations() {
+		s.keys = append(s.keys, api.KeyBinding{Key: lower.LWEKey(r), Object: s.keyDir + lower.LWEKey(r)})
+	}
+	if assumeReady {
+		return s, nil
+	}
+	return s, s.prepare(ctx)
+}
+
+// Ready reports whether the session has set its program and keys on the
+// device (or found them there).
+func (s *LWESession) Ready() bool { return s.ready.Load() }
+
+// prepare sets the answer program on the device and uploads the Galois
+// keys the device does not hold.
+func (s *LWESession) prepare(ctx context.Context) error {
+	s.prep.Lock()
+	defer s.prep.Unlock()
+	if s.ready.Load() {
+		return nil
+	}
+	if _, err := s.dev.SetStream(ctx, &api.SetStreamRequest{Name: s.progName, Program: s.program}); err != nil {
+		return fmt.Errorf("session: set stream program: %w", err)
+	}
+	s.SetupBytes.Add(int64(len(s.program)))
+	have, err := s.dev.List(ctx, &api.ListRequest{Prefix: s.keyDir})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	stored := map[string]bool{}
 	for _, o := range have.Objects {
 		stored[o.Name] = true
 	}
 	var missing []int
-	for _, r := range shape.Layout(p).Rotations() {
-		obj := prefix + lower.LWEKey(r)
-		s.keys = append(s.keys, api.KeyBinding{Key: lower.LWEKey(r), Object: obj})
-		if !stored[obj] {
+	for _, r := range s.Shape.Layout(s.Params).Rotations() {
+		if !stored[s.keyDir+lower.LWEKey(r)] {
 			missing = append(missing, r)
 		}
 	}
-	if len(missing) == 0 {
-		return s, nil
-	}
-	evk, err := sk.EvalKeys(p, missing)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range missing {
-		b, err := lwepir.MarshalGaloisKey(evk.Rotations[r])
+	if len(missing) > 0 {
+		evk, err := s.sk.EvalKeys(s.Params, missing)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		req := lweKeyPut(prefix+lower.LWEKey(r), b)
-		if _, err := dev.Put(ctx, req); err != nil {
-			return nil, fmt.Errorf("session: storing evaluation keys: %w", err)
+		for _, r := range missing {
+			b, err := lwepir.MarshalGaloisKey(evk.Rotations[r])
+			if err != nil {
+				return err
+			}
+			if _, err := s.dev.Put(ctx, lweKeyPut(s.keyDir+lower.LWEKey(r), b)); err != nil {
+				return fmt.Errorf("session: storing evaluation keys: %w", err)
+			}
+			s.SetupBytes.Add(int64(len(b)))
 		}
-		s.SetupBytes += int64(len(b))
 	}
-	return s, nil
+	s.ready.Store(true)
+	return nil
 }
 
-// compileLWE plans the LWE PIR answer of a database of the given shape (as
-// `rosemary simulate` plans pir-lwe) with every operation on the device,
-// where the database lives, and returns the plan and its device segment.
-func compileLWE(p lwepir.Params, shape lwepir.Shape) (*compiler.Plan, *lower.StreamProgram, error) {
-	prog, err := workload.LWEPIR{Name: "lwepir", Params: p, Shape: shape}.Program()
-	if err != nil {
-		return nil, nil, fmt.Errorf("session: %w", err)
+// runStream runs one query; a session that assumed its program and keys
+// were on the device sets them and asks again if the device lost them.
+func (s *LWESession) runStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+	resp, err := s.dev.RunStream(ctx, req)
+	if err == nil || s.ready.Load() || !isNotFound(err) {
+		return resp, err
 	}
-	plan, err := compileForRosemary(prog)
-	if err != nil {
-		return nil, nil, err
+	if err := s.prepare(ctx); err != nil {
+		return nil, err
 	}
-	plan, seg := plan.AllOnDevice()
-	logN, q, pp, t, err := p.HintRing()
-	if err != nil {
-		return nil, nil, err
-	}
-	sp, err := plan.StreamSegment(seg, lower.Ring{LogN: logN, Q: q, P: pp}, fhe.BGV, t)
-	if err != nil {
-		return nil, nil, fmt.Errorf("session: %w", err)
-	}
-	return plan, sp, nil
+	return s.dev.RunStream(ctx, req)
 }
 
 // ErrMalformedAnswer: the device's answer to a query does not have the
@@ -392,7 +410,7 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 			{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
 		Keys: s.keys}
 	wire := &api.WireCount{}
-	resp, err := s.dev.RunStream(api.WithWireCount(ctx, wire), req)
+	resp, err := s.runStream(api.WithWireCount(ctx, wire), req)
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}

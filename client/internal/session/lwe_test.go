@@ -10,6 +10,8 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/compiler/workload"
+	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
@@ -66,7 +68,7 @@ func loadLWEDB(t testing.TB, records, size int, newLoader func(ObjectSink, [lwep
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewLWESession(ctx, dev, "db/g1", p, shape, seed, sk, "db/members/me/keys/k")
+	s, err := NewLWESession(ctx, dev, "db/g1", p, shape, seed, sk, "db/members/me/keys/k", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,18 +148,36 @@ func TestLWESessionRecords(t *testing.T) {
 	}
 }
 
-// The program the device runs is the device segment of the session's
-// compiled plan: byte for byte the answer program of the database's shape,
-// its scan and ring stage all in that segment; records come back through
-// it. The same program changed after compiling (its shape or its nodes) is
-// refused by the device with a named error, and the session still answers.
+// The program the device runs is lower.LWEProgram of the database's shape,
+// and it is byte for byte the device segment the compiler plans for the
+// same answer (so simulate and reproduce model what runs): the scan and
+// the ring stage all in that segment; records come back through it. The
+// same program changed (its shape or its nodes) is refused by the device
+// with a named error, and the session still answers.
 func TestLWEDeviceRunsThePlan(t *testing.T) {
 	s, recs, dev := lweDB(t, 300, 48)
 	ctx := context.Background()
-	seg := s.Plan.Segments[s.Stream.Segment]
+	prog, err := workload.LWEPIR{Name: "lwepir", Params: s.Params, Shape: s.Shape}.Program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := compileForRosemary(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, segIdx := plan.AllOnDevice()
+	logN, q, pp, tt, err := s.Params.HintRing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := plan.StreamSegment(segIdx, lower.Ring{LogN: logN, Q: q, P: pp}, fhe.BGV, tt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := plan.Segments[segIdx]
 	ops := map[ir.Op]int{}
 	for _, v := range seg.Nodes {
-		n := s.Plan.Program.Nodes[v]
+		n := plan.Program.Nodes[v]
 		ops[n.Op]++
 		if n.Op == ir.OpLWEScan && *n.LWE != (ir.LWESpec{Params: "test", Rows: s.Shape.Rows, Cols: s.Shape.Cols, RecordSize: 48}) {
 			t.Fatalf("the plan scans database %+v, the session's is %+v", *n.LWE, s.Shape)
@@ -166,11 +186,15 @@ func TestLWEDeviceRunsThePlan(t *testing.T) {
 	if !seg.OnSSD() || ops[ir.OpLWEScan] != 1 || ops[ir.OpPMult] != s.Shape.Layout(s.Params).R || ops[ir.OpRescale] != 1 {
 		t.Fatalf("device segment %v of %v", seg.Device, ops)
 	}
+	planned.Segment = 0
+	plannedRaw, _ := planned.MarshalBinary()
+	if sent, _ := s.Stream.MarshalBinary(); !bytes.Equal(sent, plannedRaw) {
+		t.Fatalf("the session sends\n%s\nthe compiler plans\n%s", sent, plannedRaw)
+	}
 	want, err := lower.LWEProgram("lwepir", s.Params, s.Shape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want.Segment = s.Stream.Segment
 	got, _ := s.Stream.MarshalBinary()
 	if exp, _ := want.MarshalBinary(); !bytes.Equal(got, exp) {
 		t.Fatalf("the session runs\n%s\nnot the answer program\n%s", got, exp)

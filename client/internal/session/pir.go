@@ -12,9 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
-
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
@@ -25,6 +22,10 @@ import (
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // PIRPerObject is the number of plaintexts per store object of a PIR
@@ -554,6 +555,18 @@ func compileForRosemary(prog *ir.Program) (*compiler.Plan, error) {
 	return plan, nil
 }
 
+// streamName names a stream program by its bytes: the same program has one
+// name, whoever sets it.
+func streamName(kind string, raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return "stream/" + kind + "/" + hex.EncodeToString(sum[:8])
+}
+
+// isNotFound reports a device's NotFound, in process or over gRPC.
+func isNotFound(err error) bool {
+	return errors.Is(err, api.ErrNotFound) || status.Code(err) == codes.NotFound
+}
+
 // setStream sets a stream program on a device under a name derived from
 // its bytes (the same program is set once, whoever sets it), and returns
 // the name and the bytes sent.
@@ -562,8 +575,7 @@ func setStream(ctx context.Context, dev api.Device, kind string, sp *lower.Strea
 	if err != nil {
 		return "", 0, err
 	}
-	sum := sha256.Sum256(raw)
-	name := "stream/" + kind + "/" + hex.EncodeToString(sum[:8])
+	name := streamName(kind, raw)
 	if _, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: name, Program: raw}); err != nil {
 		return "", 0, fmt.Errorf("session: set stream program: %w", err)
 	}

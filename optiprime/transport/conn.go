@@ -76,6 +76,7 @@ type Conn struct {
 	br         *bufio.Reader
 	role       Role
 	maxPayload uint32
+	idle       time.Duration // WithIdleTimeout; 0: none
 
 	smu sync.Mutex // serializes writes
 	rmu sync.Mutex // serializes reads
@@ -93,10 +94,14 @@ func WithMaxPayload(n uint32) Option { return func(c *Conn) { c.maxPayload = n }
 
 // NewConn wraps a byte stream. The Conn owns rwc and closes it on Close.
 func NewConn(rwc io.ReadWriteCloser, role Role, opts ...Option) *Conn {
-	c := &Conn{rwc: rwc, br: bufio.NewReaderSize(rwc, 64<<10), role: role, maxPayload: DefaultMaxPayload}
+	c := &Conn{rwc: rwc, role: role, maxPayload: DefaultMaxPayload}
 	for _, o := range opts {
 		o(c)
 	}
+	if nc, ok := rwc.(net.Conn); ok && c.idle > 0 {
+		c.rwc = &idleConn{Conn: nc, d: c.idle}
+	}
+	c.br = bufio.NewReaderSize(c.rwc, 64<<10)
 	return c
 }
 

@@ -152,6 +152,10 @@ func (c *Conn) countRecv(n int) {
 	c.mu.Unlock()
 }
 
+// coalesce is the largest payload sent in one write with its header (a
+// TLS record's plaintext).
+const coalesce = 16 << 10
+
 // Send writes one frame.
 func (c *Conn) Send(typ byte, payload []byte) error {
 	c.enter(sending)
@@ -172,6 +176,10 @@ func (c *Conn) send(typ byte, payload []byte) error {
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	bufs := net.Buffers{hdr, payload}
+	if len(payload) <= coalesce {
+		// One write: one TLS record, one segment, rather than two.
+		bufs = net.Buffers{append(hdr, payload...)}
+	}
 	if _, err := bufs.WriteTo(c.rwc); err != nil {
 		return fmt.Errorf("transport: send frame type %d (%d bytes): %w", typ, len(payload), err)
 	}

@@ -7,7 +7,7 @@
 // Subpackages, one idea each (lower ones do not import higher ones):
 //
 //	share      additive sharing mod 2^ℓ, fixed point (scale 12), PRG, bit packing
-//	transport  framed, size-limited, versioned TCP frames with byte/flight counters
+//	transport  framed, size-limited, versioned frames with byte/flight counters, over mutual TLS
 //	link       latency projection from measured bytes and flights (LAN/WAN, sweeps)
 //	ot         base OT (Chou–Orlandi) and IKNP OT extension, 1-of-2 and 1-of-N
 //	nonlinear  millionaires' comparison, DReLU/ReLU, truncation, max-pool on shares

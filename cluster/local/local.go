@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -96,11 +97,39 @@ func memberConfig(dir, client, peer string, sec certs.Files) (*embed.Config, err
 		if _, err := certs.ServerConfig(sec, true); err != nil { // the files' own checks: all three, key 0600
 			return nil, fmt.Errorf("%w: embedded etcd: %w", cluster.ErrEtcd, err)
 		}
+		members, err := peerNames(sec)
+		if err != nil {
+			return nil, err
+		}
 		info := transport.TLSInfo{CertFile: sec.Cert, KeyFile: sec.Key, TrustedCAFile: sec.CA, ClientCertAuth: true}
 		cfg.ClientTLSInfo, cfg.PeerTLSInfo = info, info
+		cfg.PeerTLSInfo.AllowedCNs = members
 		cfg.TlsMinVersion = string(tlsutil.TLSVersion13)
 	}
 	return cfg, nil
+}
+
+// ErrMemberCert is returned for an etcd member certificate that is not a
+// control-plane server's (certs.RoleServer).
+var ErrMemberCert = errors.New("etcd member certificate")
+
+// peerNames are the common names etcd's peer port takes (its AllowedCNs):
+// the members', that is the name of sec's certificate, which every member
+// of a local cluster presents. Without the list the peer port takes any
+// certificate of the CA, a user's too (etcd's --peer-client-cert-auth
+// checks only the CA), and its API (/members, /raft/…) sits below RBAC.
+// Names, not a peer CA of their own: a deployment keeps one CA (package
+// certs) and only its holder gives names; the certificate must carry the
+// server role so that the name is one the CA gave a control-plane server.
+func peerNames(sec certs.Files) ([]string, error) {
+	id, err := certs.ReadIdentity(sec.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w: %w", cluster.ErrEtcd, ErrMemberCert, err)
+	}
+	if id.Role != certs.RoleServer {
+		return nil, fmt.Errorf("%w: %w: %s is %s, want a server's (rosemary certs issue --role server)", cluster.ErrEtcd, ErrMemberCert, sec.Cert, id)
+	}
+	return []string{id.Name}, nil
 }
 
 // Config says what Start runs.

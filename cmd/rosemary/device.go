@@ -47,37 +47,24 @@ func runDevice(args []string) (err error) {
 		"etcd lets a device register only under its certificate's name")
 	ttl := fs.Int64("lease-ttl", 5, "cluster lease in seconds: a device that dies leaves after it")
 	advertise := fs.String("advertise", "", "address clients reach this device at (default: the listen address)")
-	certFile := fs.String("cert-file", "", "the device's TLS certificate (rosemary certs issue --role device)")
-	keyFile := fs.String("key-file", "", "the device's TLS key")
-	caFile := fs.String("trusted-ca-file", "", "CA whose certificates clients must present")
+	tf := addServerTLSFlags(fs, "device serve", "rosemary certs issue --role device")
 	clientCertAuth := fs.Bool("client-cert-auth", true, "require a client certificate signed by --trusted-ca-file")
-	plaintext := fs.Bool("insecure-plaintext", false, "serve without TLS or client authentication (loopback addresses only; every caller is one identity)")
 	metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only: plaintext, unauthenticated; default off)")
 	fs.StringVar(metricsAddr, "metrics-addr", "", "the same as --metrics-listen (its earlier name)")
 	scrub := fs.Duration("scrub-interval", 24*time.Hour, "read every stored page, verifying its CRC, this often; quarantine (delete) a corrupt object for the cluster to copy back from a healthy replica (0: never)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	files := certs.Files{Cert: *certFile, Key: *keyFile, CA: *caFile}
-	var transport []device.Option
-	var peers []remote.Option
+	transport := []device.Option{device.WithPlaintext()}
+	peers := []remote.Option{remote.WithPlaintext()}
 	var etcdTLS *tls.Config // nil: plaintext
-	switch {
-	case *plaintext && files.Set():
-		return errors.New("device serve: give --cert-file/--key-file/--trusted-ca-file or --insecure-plaintext, not both")
-	case *plaintext:
-		if err := certs.CheckLoopback(*listen); err != nil {
-			return fmt.Errorf("device serve: --insecure-plaintext: %w", err)
-		}
-		transport, peers = []device.Option{device.WithPlaintext()}, []remote.Option{remote.WithPlaintext()}
-	case !files.Set():
-		return errors.New("device serve: TLS is required: give --cert-file, --key-file and --trusted-ca-file (rosemary certs init|issue --role device makes them), or --insecure-plaintext on a loopback address")
-	default:
-		srv, err := certs.ServerConfig(files, *clientCertAuth)
-		if err != nil {
-			return fmt.Errorf("device serve: %w", err)
-		}
-		cli, err := certs.ClientConfig(files)
+	srv, err := tf.config(*listen, *clientCertAuth)
+	if err != nil {
+		return err
+	}
+	if srv != nil {
+		// The device's certificate also opens its peers and etcd.
+		cli, err := certs.ClientConfig(tf.files)
 		if err != nil {
 			return fmt.Errorf("device serve: %w", err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/optiprime/linear"
 	"github.com/rosemary-fhe/rosemary/optiprime/model"
 	"github.com/rosemary-fhe/rosemary/optiprime/nets"
-	"github.com/rosemary-fhe/rosemary/optiprime/transport"
 	"github.com/rosemary-fhe/rosemary/tools/bench/mpcbench"
 )
 
@@ -123,7 +122,12 @@ func mpcServe(args []string) error {
 	path := fs.String("model", "", "quantized model file (default: the committed MNIST model)")
 	listen := fs.String("listen", "127.0.0.1:7045", "TCP address to listen on")
 	sessions := fs.Int("sessions", 0, "stop after this many sessions (0: serve until interrupted)")
+	sf := addMPCServerFlags(fs, "mpc serve")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	srv, err := sf.server(*listen)
+	if err != nil {
 		return err
 	}
 	q, err := loadModel(*path)
@@ -134,12 +138,14 @@ func mpcServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "serving %d-layer model (ℓ = %d) on %s\n", len(q.Arch), q.LogT, l.Addr())
+	transportName := "mutual TLS"
+	if srv.TLS == nil {
+		transportName = "PLAINTEXT"
+	}
+	fmt.Fprintf(os.Stderr, "serving %d-layer model (ℓ = %d) on %s (%s)\n", len(q.Arch), q.LogT, l.Addr(), transportName)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	return infer.ServeListener(ctx, l, q, *sessions, func(f string, a ...any) {
-		fmt.Fprintf(os.Stderr, f+"\n", a...)
-	})
+	return infer.ServeListener(ctx, l, srv, q, *sessions)
 }
 
 // testImages returns the first n MNIST test images: from --mnist, else the
@@ -178,6 +184,7 @@ func mpcInfer(args []string) error {
 	data := fs.String("mnist", "", "directory with the MNIST .gz IDX files (default: the GoMNIST module's data/)")
 	timeout := fs.Duration("timeout", 10*time.Second, "connection timeout")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	tf := addTransportFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -198,7 +205,7 @@ func mpcInfer(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	conn, err := transport.Dial(ctx, *server)
+	conn, err := mpcDial(ctx, tf, *server)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,9 +8,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/optiprime/e2e"
@@ -65,6 +64,7 @@ func mpcBenchE2E(args []string) error {
 	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
 	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
+	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,16 +72,9 @@ func mpcBenchE2E(args []string) error {
 	if err != nil {
 		return err
 	}
-	var ps []linear.Protocol
-	for _, name := range splitList(*protos) {
-		p, err := linear.ParseProtocol(name)
-		if err != nil {
-			return err
-		}
-		ps = append(ps, p)
-	}
-	if len(ps) == 0 {
-		return errors.New("no protocol")
+	ps, err := parseProtocols(*protos)
+	if err != nil {
+		return err
 	}
 	opt := graph.Options{LogT: *logT}
 	logf := func(f string, a ...any) {
@@ -107,27 +100,11 @@ func mpcBenchE2E(args []string) error {
 		return fmt.Errorf("--link %q: want lan or wan", *linkName)
 	}
 
-	exe, err := os.Executable()
+	srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, len(ps), *plaintext)
 	if err != nil {
 		return err
 	}
-	cargs := append(append([]string{}, prefix...), exe, "mpc", "e2e-serve", "--net", spec.Name,
-		"--seed", fmt.Sprint(*seed), "--logt", fmt.Sprint(*logT), "--listen", listen, "--sessions", fmt.Sprint(len(ps)))
-	child := exec.CommandContext(ctx, cargs[0], cargs[1:]...)
-	child.Stderr = os.Stderr
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := child.Start(); err != nil {
-		return fmt.Errorf("start server: %w", err)
-	}
-	defer func() {
-		if child.ProcessState == nil {
-			child.Process.Kill() // our child, by its pid
-			child.Wait()
-		}
-	}()
+	defer srv.stop()
 	logf("building %s (seed %d) and its plaintext reference", spec.Name, *seed)
 	n, img, err := graph.Build(spec, *seed, opt)
 	if err != nil {
@@ -138,45 +115,20 @@ func mpcBenchE2E(args []string) error {
 		return err
 	}
 	pub := n.Public()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, err := srv.addr()
 	if err != nil {
-		return fmt.Errorf("server address: %w", err)
-	}
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
-	if !ok {
-		return fmt.Errorf("server said %q", line)
+		return err
 	}
 	var runs []e2eRun
 	for _, p := range ps {
 		run := e2eRun{Link: *linkName, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0),
 			Command: "rosemary mpc bench " + strings.Join(args, " ")} // args hold --e2e
 		logf("%s %s over %s: session starts (load %s)", spec.Name, p, *linkName, run.LoadBefore)
-		dctx, dcancel := context.WithTimeout(ctx, 2*time.Minute)
-		conn, err := transport.Dial(dctx, addr)
-		dcancel()
-		if err != nil {
-			return err
-		}
-		stop := context.AfterFunc(ctx, func() { conn.Close() })
-		progress := func(i int, s e2e.OpStats) {
-			if *verbose {
-				logf("  %3d/%d %-26s %-8s %8.2f s %10.1f MB %5d rounds", i+1, len(pub.Ops), s.Op, s.Kind, s.WallS, float64(s.BytesC2S+s.BytesS2C)/1e6, s.Rounds)
-			}
-		}
-		out, rep, err := e2e.Infer(conn, pub, img, e2e.Config{Protocol: p, LogN: *logN, Progress: progress})
+		rep, err := e2eSession(ctx, srv, addr, pub, img, want, e2e.Config{Protocol: p, LogN: *logN}, *verbose, logf)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", spec.Name, p, err)
 		}
-		stop()
-		conn.Close()
-		rep.Check(out, want)
-		run.Report = rep
-		run.LoadAfter = loadAvg()
-		if lk.Name != "" {
-			run.RTTms = lk.RTT.Seconds() * 1e3
-			run.RTTAddedS = float64(rep.Rounds) * lk.RTT.Seconds()
-			run.WANS = rep.WallS + run.RTTAddedS
-		}
+		run.finish(rep, lk)
 		logf("%s %s: correct=%v (%d/%d outputs differ), %.3f GB, %d rounds, %.1f s wall (linear %.1f, nonlinear %.1f), CPU server %.1f s client %.1f s",
 			spec.Name, p, rep.Correct, rep.Mismatches, rep.Outputs, float64(rep.TotalBytes)/1e9, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS, rep.ServerCPUS, rep.ClientCPUS)
 		runs = append(runs, run)
@@ -186,7 +138,7 @@ func mpcBenchE2E(args []string) error {
 			}
 		}
 	}
-	if err := child.Wait(); err != nil {
+	if err := srv.wait(); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	if !*asJSON {
@@ -198,6 +150,60 @@ func mpcBenchE2E(args []string) error {
 		}
 	}
 	return nil
+}
+
+// parseProtocols parses a comma-separated list of at least one protocol.
+func parseProtocols(list string) ([]linear.Protocol, error) {
+	var ps []linear.Protocol
+	for _, name := range splitList(list) {
+		p, err := linear.ParseProtocol(name)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return nil, errors.New("no protocol")
+	}
+	return ps, nil
+}
+
+// finish records a session's report, the load after it and, over a WAN
+// link, the RTT it adds.
+func (run *e2eRun) finish(rep *e2e.Report, lk link.Link) {
+	run.Report = rep
+	run.LoadAfter = loadAvg()
+	if lk.Name != "" {
+		run.RTTms = lk.RTT.Seconds() * 1e3
+		run.RTTAddedS = float64(rep.Rounds) * lk.RTT.Seconds()
+		run.WANS = rep.WallS + run.RTTAddedS
+	}
+}
+
+// e2eSession runs one session against the server at addr and checks its
+// output against want.
+func e2eSession(ctx context.Context, srv *e2eServer, addr string, pub *graph.Net, img, want []int64, cfg e2e.Config,
+	verbose bool, logf func(string, ...any)) (*e2e.Report, error) {
+	dctx, dcancel := context.WithTimeout(ctx, 2*time.Minute)
+	conn, err := srv.dial(dctx, addr)
+	dcancel()
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	if verbose {
+		cfg.Progress = func(i int, s e2e.OpStats) {
+			logf("  %3d/%d %-26s %-8s %8.2f s %10.1f MB %5d rounds", i+1, len(pub.Ops), s.Op, s.Kind, s.WallS, float64(s.BytesC2S+s.BytesS2C)/1e6, s.Rounds)
+		}
+	}
+	out, rep, err := e2e.Infer(conn, pub, img, cfg)
+	if err != nil {
+		return nil, err
+	}
+	rep.Check(out, want)
+	return rep, nil
 }
 
 func printE2E(runs []e2eRun, perLayer bool) {
@@ -233,7 +239,8 @@ func printE2E(runs []e2eRun, perLayer bool) {
 }
 
 // mpcE2EServe is the server process of `mpc bench --e2e`: it builds the
-// seeded network, prints "LISTEN addr" and serves the sessions.
+// seeded network, prints "LISTEN addr" and serves the sessions; a failed
+// session fails it.
 func mpcE2EServe(args []string) error {
 	fs := flag.NewFlagSet("mpc e2e-serve", flag.ContinueOnError)
 	netName := fs.String("net", "resnet18", "network")
@@ -241,7 +248,12 @@ func mpcE2EServe(args []string) error {
 	logT := fs.Int("logt", 37, "ℓ")
 	listen := fs.String("listen", "127.0.0.1:0", "TCP address")
 	sessions := fs.Int("sessions", 1, "sessions to serve")
+	sf := addMPCServerFlags(fs, "mpc e2e-serve")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	srv, err := sf.server(*listen)
+	if err != nil {
 		return err
 	}
 	spec, err := graph.SpecByName(*netName)
@@ -258,17 +270,22 @@ func mpcE2EServe(args []string) error {
 	}
 	defer l.Close()
 	fmt.Printf("LISTEN %s\n", l.Addr())
-	for i := 0; i < *sessions; i++ {
-		conn, err := transport.Accept(l)
+	ctx, stop := untilInterrupted()
+	defer stop()
+	var mu sync.Mutex
+	var failed []error
+	if err := srv.Serve(ctx, l, *sessions, func(i int, conn *transport.Conn) error {
+		err := e2e.Serve(conn, n)
 		if err != nil {
-			return err
+			mu.Lock()
+			failed = append(failed, fmt.Errorf("session %d: %w", i, err))
+			mu.Unlock()
 		}
-		if err := e2e.Serve(conn, n); err != nil {
-			return fmt.Errorf("session %d: %w", i+1, err)
-		}
-		conn.Close()
+		return err
+	}); err != nil {
+		return err
 	}
-	return nil
+	return errors.Join(failed...)
 }
 
 func printJSONLine(v any) error {

@@ -199,6 +199,17 @@ func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	return ca, key, nil
 }
 
+// ReadIdentity reads the identity of the certificate in path (the first
+// CERTIFICATE block). It does not verify the certificate: for a party's
+// own certificate, to learn the name others will see.
+func ReadIdentity(path string) (Identity, error) {
+	c, err := readCert(path)
+	if err != nil {
+		return Identity{}, err
+	}
+	return IdentityOf(c)
+}
+
 func readCert(path string) (*x509.Certificate, error) {
 	der, err := readPEM(path, "CERTIFICATE", false)
 	if err != nil {

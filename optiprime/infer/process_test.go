@@ -36,12 +36,13 @@ func TestServerHelper(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var failed error
-	if err := ServeListener(ctx, l, q, 1, func(f string, a ...any) {
+	srv := &transport.SessionServer{Logf: func(f string, a ...any) {
 		if strings.Contains(f, "images") {
 			return
 		}
 		failed = fmt.Errorf(f, a...)
-	}); err != nil {
+	}}
+	if err := ServeListener(ctx, l, srv, q, 1); err != nil {
 		t.Fatal(err)
 	}
 	if failed != nil {

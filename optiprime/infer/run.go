@@ -92,32 +92,27 @@ func abs(x int64) int64 {
 	return x
 }
 
-// ServeListener accepts clients on l and serves their sessions one after
-// another until ctx ends or maxSessions (> 0) sessions are done. A failed
-// session is reported through logf and does not stop the server.
-func ServeListener(ctx context.Context, l net.Listener, q *model.Quantized, maxSessions int, logf func(format string, args ...any)) error {
+// ServeListener serves clients' sessions on l with the model q under
+// srv's rules (mutual TLS and the clients' identity, concurrent sessions,
+// idle deadline) until ctx ends or maxSessions (> 0) sessions are done. A
+// failed session is reported through srv.Logf and does not stop the
+// server.
+func ServeListener(ctx context.Context, l net.Listener, srv *transport.SessionServer, q *model.Quantized, maxSessions int) error {
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	logf := srv.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	stop := context.AfterFunc(ctx, func() { l.Close() })
-	defer stop()
-	for n := 0; maxSessions <= 0 || n < maxSessions; n++ {
-		conn, err := transport.Accept(l)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("infer: accept: %w", err)
-		}
+	return srv.Serve(ctx, l, maxSessions, func(n int, conn *transport.Conn) error {
 		t := time.Now()
 		st, err := Serve(conn, q)
 		if err != nil {
-			logf("session %d: %v", n+1, err)
-			continue
+			return err
 		}
-		conn.Close()
-		logf("session %d: %s, %d images in %.1f s, %d bytes up, %d down", n+1, st.Protocol, st.Images,
+		logf("session %d: %s, %d images in %.1f s, %d bytes up, %d down", n, st.Protocol, st.Images,
 			time.Since(t).Seconds(), st.Total.BytesC2S, st.Total.BytesS2C)
-	}
-	return nil
+		return nil
+	})
 }

@@ -76,6 +76,7 @@ type Conn struct {
 	br         *bufio.Reader
 	role       Role
 	maxPayload uint32
+	idle       time.Duration // WithIdleTimeout; 0: none
 
 	smu sync.Mutex // serializes writes
 	rmu sync.Mutex // serializes reads
@@ -93,10 +94,14 @@ func WithMaxPayload(n uint32) Option { return func(c *Conn) { c.maxPayload = n }
 
 // NewConn wraps a byte stream. The Conn owns rwc and closes it on Close.
 func NewConn(rwc io.ReadWriteCloser, role Role, opts ...Option) *Conn {
-	c := &Conn{rwc: rwc, br: bufio.NewReaderSize(rwc, 64<<10), role: role, maxPayload: DefaultMaxPayload}
+	c := &Conn{rwc: rwc, role: role, maxPayload: DefaultMaxPayload}
 	for _, o := range opts {
 		o(c)
 	}
+	if nc, ok := rwc.(net.Conn); ok && c.idle > 0 {
+		c.rwc = &idleConn{Conn: nc, d: c.idle}
+	}
+	c.br = bufio.NewReaderSize(c.rwc, 64<<10)
 	return c
 }
 
@@ -147,6 +152,10 @@ func (c *Conn) countRecv(n int) {
 	c.mu.Unlock()
 }
 
+// coalesce is the largest payload sent in one write with its header (a
+// TLS record's plaintext).
+const coalesce = 16 << 10
+
 // Send writes one frame.
 func (c *Conn) Send(typ byte, payload []byte) error {
 	c.enter(sending)
@@ -167,6 +176,10 @@ func (c *Conn) send(typ byte, payload []byte) error {
 	c.smu.Lock()
 	defer c.smu.Unlock()
 	bufs := net.Buffers{hdr, payload}
+	if len(payload) <= coalesce {
+		// One write: one TLS record, one segment, rather than two.
+		bufs = net.Buffers{append(hdr, payload...)}
+	}
 	if _, err := bufs.WriteTo(c.rwc); err != nil {
 		return fmt.Errorf("transport: send frame type %d (%d bytes): %w", typ, len(payload), err)
 	}

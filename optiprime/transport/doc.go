@@ -27,6 +27,13 @@
 // rounded up). The link package turns these counters into projected latency.
 //
 // Pipe returns two connected in-memory Conns with unbounded buffering, so a
-// test can run both parties as goroutines without a network; Dial and Listen
-// wrap TCP.
+// test can run both parties as goroutines without a network; Dial wraps TCP.
+//
+// Over a network the frames carry secret shares of the client's input and
+// of the model, and the protocols assume private, authenticated channels:
+// DialTLS and SessionServer speak mutual TLS 1.3 with the deployment's
+// certificates (package device/certs), the server checking the client's
+// identity and the client the server's name; a SessionServer serves
+// plaintext on a loopback listener only, runs a bounded number of sessions
+// at once and drops a peer silent for its idle timeout (WithIdleTimeout).
 package transport

@@ -157,7 +157,7 @@ func (c *Client) writeBlob(ctx context.Context, name string, b []byte, ifGen *ob
 // isNotFound reports a missing object, from a device in process or over
 // gRPC.
 func isNotFound(err error) bool {
-	return errors.Is(err, api.ErrNotFound) || strings.Contains(err.Error(), "NotFound")
+	return errors.Is(err, api.ErrNotFound)
 }
 
 // readInfo reads a database's manifest.

@@ -249,7 +249,7 @@ func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, 
 			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
 		}
 		if errors.Is(err, syscall.ENOSPC) {
-			return nil, fmt.Errorf("device: put %q: %w: the disk is full: %w", req.Name, api.ErrExhausted, err)
+			return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrDiskFull, err)
 		}
 		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}

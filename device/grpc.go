@@ -26,7 +26,6 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
-	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/authz"
@@ -99,37 +98,34 @@ var KeepaliveEnforcement = keepalive.EnforcementPolicy{MinTime: 5 * time.Second,
 // ping after 30 s of silence, the connection closed after 10 s more.
 var KeepaliveServer = keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}
 
-// toStatus maps a device error to a gRPC status.
-func toStatus(err error) error {
-	c := codes.Internal
-	switch {
-	// A full disk first: a write that ran out of space may also be wrapped
-	// as an invalid request by the path that made it, but it is not one.
-	case errors.Is(err, api.ErrExhausted), errors.Is(err, admit.ErrBusy), errors.Is(err, syscall.ENOSPC):
-		c = codes.ResourceExhausted
-	case errors.Is(err, api.ErrInvalid):
-		c = codes.InvalidArgument
-	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
-		c = codes.NotFound
-	case errors.Is(err, api.ErrUnauthenticated):
-		c = codes.Unauthenticated
-	case errors.Is(err, api.ErrPermissionDenied):
-		c = codes.PermissionDenied
-	case errors.Is(err, api.ErrUnavailable):
-		c = codes.Unavailable
-	case errors.Is(err, authz.ErrReserved), errors.Is(err, authz.ErrNoName):
-		c = codes.InvalidArgument
-	case errors.Is(err, api.ErrStale):
-		c = codes.Aborted
-	case errors.Is(err, api.ErrChecksum), errors.Is(err, store.ErrCorrupt):
-		c = codes.DataLoss
-	case errors.Is(err, store.ErrISPMode):
-		c = codes.FailedPrecondition
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		c = codes.Canceled
+// errorKind is the sentinel of the error table (api.StatusOf) that err
+// stands for, errors of the device's own packages included.
+func errorKind(err error) error {
+	// A full disk first: a write that ran out of space may also be
+	// wrapped as an invalid request by the path that made it.
+	if errors.Is(err, syscall.ENOSPC) {
+		return api.ErrDiskFull
 	}
-	return status.Error(c, err.Error())
+	if s := api.Sentinel(err); s != nil {
+		return s
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return api.ErrNotFound
+	case errors.Is(err, authz.ErrReserved), errors.Is(err, authz.ErrNoName):
+		return api.ErrInvalid
+	case errors.Is(err, store.ErrCorrupt):
+		return api.ErrChecksum
+	case errors.Is(err, store.ErrISPMode):
+		return api.ErrInUse
+	}
+	return nil
 }
+
+// toStatus maps a device error to a gRPC status from the one error table:
+// its code and an ErrorInfo whose reason the client maps back to the same
+// sentinel.
+func toStatus(err error) error { return api.StatusOf(err, errorKind(err)).Err() }
 
 // asStatus leaves a status error alone and maps any other.
 func asStatus(err error) error {

@@ -26,7 +26,9 @@ type failing struct {
 	err error
 }
 
-func (f *failing) Config(context.Context, *api.ConfigRequest) (*api.ConfigResponse, error) { return nil, f.err }
+func (f *failing) Config(context.Context, *api.ConfigRequest) (*api.ConfigResponse, error) {
+	return nil, f.err
+}
 
 // Every error of the table survives a real gRPC server and client as the
 // same sentinel (errors.Is), with its code; the three ResourceExhausted

@@ -1,0 +1,292 @@
+package api
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+)
+
+// Prescan checks a request's wire bytes against its method's limits
+// before they are decoded: the message's size, and how many elements its
+// repeated fields hold. proto.Unmarshal materialises every element of a
+// repeated field before the conversion (convert.go) can count them, and
+// an empty element costs two bytes on the wire but tens on the heap (32
+// MB of empty Instances decode to 800 MB); Prescan walks the bytes with
+// protowire, allocating nothing, and refuses with an error wrapping
+// ErrInvalid. m names the request type (its contents are not read); a
+// type without limits of its own gets DefaultPrescanBytes.
+//
+// Prescan does not validate what it does not count: bytes it accepts may
+// still fail to decode or convert.
+func Prescan(m proto.Message, b []byte) error {
+	p, ok := prescans[string(m.ProtoReflect().Descriptor().FullName())]
+	if !ok {
+		p = &prescan{name: string(m.ProtoReflect().Descriptor().Name()), maxBytes: DefaultPrescanBytes}
+	}
+	if len(b) > p.maxBytes {
+		return fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrInvalid, p.name, len(b), p.maxBytes)
+	}
+	if p.rule == nil {
+		return nil
+	}
+	w := walker{p: p}
+	return w.message(b, p.rule, 0)
+}
+
+// Limits of one request that Prescan enforces beyond those of the
+// conversion.
+const (
+	// MaxRequestInstances bounds the stream instances of one request, all
+	// nodes together (MaxStreamInstances bounds one node's).
+	MaxRequestInstances = 1 << 17
+	// MaxRequestLimbs bounds the limbs of one request, all operands
+	// together: each is at least 8 bytes on the wire and a slice header
+	// on the heap.
+	MaxRequestLimbs = 1 << 20
+	// DefaultPrescanBytes bounds a request with no limits of its own (the
+	// health and reflection services').
+	DefaultPrescanBytes = 1 << 20
+	// smallRequestBytes bounds a request that carries names and numbers
+	// only.
+	smallRequestBytes = 64 << 10
+	// bulkRequestBytes bounds a request carrying limbs: MaxMessageBytes
+	// of payload plus room for its framing.
+	bulkRequestBytes = MaxMessageBytes + 1<<20
+)
+
+// counter is what one prescan counts over a whole request.
+type counter uint8
+
+const (
+	cNone counter = iota
+	cLimbs
+	cInstances
+	cValues
+	cBindings
+	cStored
+	cKeys
+	cJobs
+	nCounters
+)
+
+var counterNames = [nCounters]string{"", "limbs", "instances", "stream nodes", "bindings", "stored bindings", "key bindings", "jobs"}
+
+type fieldKind uint8
+
+const (
+	kMessage fieldKind = iota // a nested message, walked with its rule
+	kLimb                     // bytes: one limb, 8·N bytes, 1 ≤ N ≤ MaxLimbCoeffs
+	kVarint                   // a repeated integer, packed or not
+)
+
+// field is what Prescan checks of one field: its kind, the counter each
+// element adds to, and how many elements one message may hold.
+type field struct {
+	kind      fieldKind
+	sub       *rule
+	count     counter
+	perParent int // 0: no bound of its own
+}
+
+// rule is a message's fields that Prescan looks into; others are skipped
+// (proto.Unmarshal keeps unknown fields as one byte string, no bigger
+// than the message).
+type rule struct {
+	name   string
+	fields map[protowire.Number]field
+}
+
+type prescan struct {
+	name     string
+	maxBytes int
+	rule     *rule
+	limits   [nCounters]int64 // 0: unbounded
+}
+
+// maxRuleField is the largest field number a rule names.
+const maxRuleField = 7
+
+// maxDepth bounds the nesting a rule can describe (RunStreamRequest →
+// StreamValues → Instance is the deepest).
+const maxDepth = 4
+
+var (
+	instanceRule = &rule{name: "Instance", fields: map[protowire.Number]field{1: {kind: kLimb, count: cLimbs}}}
+	valuesRule   = &rule{name: "StreamValues", fields: map[protowire.Number]field{
+		2: {kind: kMessage, sub: instanceRule, count: cInstances, perParent: MaxStreamInstances}}}
+	inlineRule  = &rule{name: "Inline", fields: map[protowire.Number]field{1: {kind: kLimb, count: cLimbs}}}
+	bindingRule = &rule{name: "Binding", fields: map[protowire.Number]field{5: {kind: kMessage, sub: inlineRule}}}
+
+	prescans = map[string]*prescan{}
+)
+
+func limits(kv ...int64) (l [nCounters]int64) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	return l
+}
+
+func init() {
+	add := func(m proto.Message, maxBytes int, r *rule, l [nCounters]int64) {
+		checkRule(r)
+		d := m.ProtoReflect().Descriptor()
+		prescans[string(d.FullName())] = &prescan{name: string(d.Name()), maxBytes: maxBytes, rule: r, limits: l}
+	}
+	for _, m := range []proto.Message{&devicepb.ConfigRequest{}, &devicepb.StatsRequest{}, &devicepb.GetRequest{},
+		&devicepb.DeleteRequest{}, &devicepb.RecvRequest{}, &devicepb.ListRequest{}, &devicepb.GrantRequest{},
+		&devicepb.CopyFromRequest{}} {
+		add(m, smallRequestBytes, nil, limits())
+	}
+	// A job id is at most 10 bytes as a varint.
+	add(&devicepb.ReleaseRequest{}, 12*MaxRelease+1024,
+		&rule{name: "ReleaseRequest", fields: map[protowire.Number]field{1: {kind: kVarint, count: cJobs}}},
+		limits(int64(cJobs), MaxRelease))
+	add(&devicepb.ProgSetRequest{}, MaxMessageBytes+1024, nil, limits())
+	add(&devicepb.SetStreamRequest{}, MaxMessageBytes+1024, nil, limits())
+	add(&devicepb.PutRequest{}, bulkRequestBytes,
+		&rule{name: "PutRequest", fields: map[protowire.Number]field{5: {kind: kLimb, count: cLimbs}}},
+		limits(int64(cLimbs), MaxRequestLimbs))
+	add(&devicepb.SendRequest{}, bulkRequestBytes,
+		&rule{name: "SendRequest", fields: map[protowire.Number]field{
+			2: {kind: kMessage, sub: bindingRule, count: cBindings, perParent: MaxBindings},
+			3: {kind: kMessage, sub: bindingRule}}},
+		limits(int64(cLimbs), MaxRequestLimbs, int64(cBindings), MaxBindings))
+	add(&devicepb.RunStreamRequest{}, bulkRequestBytes,
+		&rule{name: "RunStreamRequest", fields: map[protowire.Number]field{
+			2: {kind: kMessage, sub: valuesRule, count: cValues, perParent: MaxBindings * 64},
+			3: {kind: kMessage, count: cStored, perParent: MaxStreamBindings},
+			4: {kind: kMessage, count: cKeys, perParent: MaxStreamBindings}}},
+		limits(int64(cLimbs), MaxRequestLimbs, int64(cInstances), MaxRequestInstances, int64(cValues), MaxBindings*64,
+			int64(cStored), MaxStreamBindings, int64(cKeys), MaxStreamBindings))
+}
+
+// checkRule panics (at init) on a rule naming a field past maxRuleField.
+func checkRule(r *rule) {
+	if r == nil {
+		return
+	}
+	for num, f := range r.fields {
+		if num < 1 || num > maxRuleField {
+			panic(fmt.Sprintf("api: prescan rule %s names field %d", r.name, num))
+		}
+		checkRule(f.sub)
+	}
+}
+
+type walker struct {
+	p     *prescan
+	count [nCounters]int64
+}
+
+var errMalformed = fmt.Errorf("%w: malformed wire bytes", ErrInvalid)
+
+func (w *walker) add(c counter, n int64) error {
+	if c == cNone {
+		return nil
+	}
+	w.count[c] += n
+	if l := w.p.limits[c]; l > 0 && w.count[c] > l {
+		return fmt.Errorf("%w: %s: more than %d %s", ErrInvalid, w.p.name, l, counterNames[c])
+	}
+	return nil
+}
+
+// message walks one message's bytes under r.
+func (w *walker) message(b []byte, r *rule, depth int) error {
+	if depth > maxDepth {
+		return errMalformed
+	}
+	var seen [maxRuleField + 1]int // per-parent counts by field number
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+		}
+		b = b[n:]
+		f, known := r.fields[num]
+		if known && f.kind == kVarint && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+			}
+			b = b[n:]
+			k, err := countVarints(v)
+			if err != nil {
+				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, err)
+			}
+			if err := w.add(f.count, k); err != nil {
+				return err
+			}
+			continue
+		}
+		if !known || typ != wireType(f.kind) {
+			// proto.Unmarshal keeps it as unknown bytes: no element.
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+			}
+			b = b[n:]
+			continue
+		}
+		if f.perParent > 0 {
+			seen[num]++
+			if seen[num] > f.perParent {
+				return fmt.Errorf("%w: %s: more than %d elements of field %d in one %s", ErrInvalid, w.p.name, f.perParent, num, r.name)
+			}
+		}
+		if err := w.add(f.count, 1); err != nil {
+			return err
+		}
+		if f.kind == kVarint {
+			_, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+		}
+		b = b[n:]
+		switch f.kind {
+		case kLimb:
+			if len(v) == 0 || len(v)%8 != 0 || len(v)/8 > MaxLimbCoeffs {
+				return fmt.Errorf("%w: %s: limb of %d bytes (want 8·N bytes, 1 ≤ N ≤ %d)", ErrInvalid, w.p.name, len(v), MaxLimbCoeffs)
+			}
+		case kMessage:
+			if f.sub != nil {
+				if err := w.message(v, f.sub, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func wireType(k fieldKind) protowire.Type {
+	if k == kVarint {
+		return protowire.VarintType
+	}
+	return protowire.BytesType
+}
+
+// countVarints counts the varints of a packed field.
+func countVarints(b []byte) (int64, error) {
+	var k int64
+	for len(b) > 0 {
+		_, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return 0, protowire.ParseError(n)
+		}
+		b = b[n:]
+		k++
+	}
+	return k, nil
+}

@@ -88,7 +88,8 @@ type field struct {
 	kind      fieldKind
 	sub       *rule
 	count     counter
-	perParent int // 0: no bound of its own
+	perParent int    // 0: no bound of its own
+	what      string // its elements, as an error names them
 }
 
 // rule is a message's fields that Prescan looks into; others are skipped
@@ -116,7 +117,7 @@ const maxDepth = 4
 var (
 	instanceRule = &rule{name: "Instance", fields: map[protowire.Number]field{1: {kind: kLimb, count: cLimbs}}}
 	valuesRule   = &rule{name: "StreamValues", fields: map[protowire.Number]field{
-		2: {kind: kMessage, sub: instanceRule, count: cInstances, perParent: MaxStreamInstances}}}
+		2: {kind: kMessage, sub: instanceRule, count: cInstances, perParent: MaxStreamInstances, what: "instances of one node"}}}
 	inlineRule  = &rule{name: "Inline", fields: map[protowire.Number]field{1: {kind: kLimb, count: cLimbs}}}
 	bindingRule = &rule{name: "Binding", fields: map[protowire.Number]field{5: {kind: kMessage, sub: inlineRule}}}
 
@@ -152,14 +153,14 @@ func init() {
 		limits(int64(cLimbs), MaxRequestLimbs))
 	add(&devicepb.SendRequest{}, bulkRequestBytes,
 		&rule{name: "SendRequest", fields: map[protowire.Number]field{
-			2: {kind: kMessage, sub: bindingRule, count: cBindings, perParent: MaxBindings},
+			2: {kind: kMessage, sub: bindingRule, count: cBindings, perParent: MaxBindings, what: "inputs"},
 			3: {kind: kMessage, sub: bindingRule}}},
 		limits(int64(cLimbs), MaxRequestLimbs, int64(cBindings), MaxBindings))
 	add(&devicepb.RunStreamRequest{}, bulkRequestBytes,
 		&rule{name: "RunStreamRequest", fields: map[protowire.Number]field{
-			2: {kind: kMessage, sub: valuesRule, count: cValues, perParent: MaxBindings * 64},
-			3: {kind: kMessage, count: cStored, perParent: MaxStreamBindings},
-			4: {kind: kMessage, count: cKeys, perParent: MaxStreamBindings}}},
+			2: {kind: kMessage, sub: valuesRule, count: cValues, perParent: MaxBindings * 64, what: "input nodes"},
+			3: {kind: kMessage, count: cStored, perParent: MaxStreamBindings, what: "stored bindings"},
+			4: {kind: kMessage, count: cKeys, perParent: MaxStreamBindings, what: "key bindings"}}},
 		limits(int64(cLimbs), MaxRequestLimbs, int64(cInstances), MaxRequestInstances, int64(cValues), MaxBindings*64,
 			int64(cStored), MaxStreamBindings, int64(cKeys), MaxStreamBindings))
 }
@@ -235,7 +236,7 @@ func (w *walker) message(b []byte, r *rule, depth int) error {
 		if f.perParent > 0 {
 			seen[num]++
 			if seen[num] > f.perParent {
-				return fmt.Errorf("%w: %s: more than %d elements of field %d in one %s", ErrInvalid, w.p.name, f.perParent, num, r.name)
+				return fmt.Errorf("%w: %s: more than %d %s", ErrInvalid, w.p.name, f.perParent, f.what)
 			}
 		}
 		if err := w.add(f.count, 1); err != nil {
@@ -289,4 +290,13 @@ func countVarints(b []byte) (int64, error) {
 		k++
 	}
 	return k, nil
+}
+
+// RequestLimit is the size limit of a request of m's type: what Prescan
+// refuses beyond, checked on its own before the bytes are gathered.
+func RequestLimit(m proto.Message) int {
+	if p, ok := prescans[string(m.ProtoReflect().Descriptor().FullName())]; ok {
+		return p.maxBytes
+	}
+	return DefaultPrescanBytes
 }

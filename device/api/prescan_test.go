@@ -90,14 +90,14 @@ func TestPrescanRefuses(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"empty instances", &pb.RunStreamRequest{}, emptyInstances(MaxStreamInstances + 1), "elements of field 2"},
+		{"empty instances", &pb.RunStreamRequest{}, emptyInstances(MaxStreamInstances + 1), "instances of one node"},
 		{"instances over all nodes", &pb.RunStreamRequest{}, twoNodes, "instances"},
-		{"keys", &pb.RunStreamRequest{}, many(&pb.RunStreamRequest{Keys: []*pb.KeyBinding{{}}}, MaxStreamBindings+1), "elements of field 4"},
+		{"keys", &pb.RunStreamRequest{}, many(&pb.RunStreamRequest{Keys: []*pb.KeyBinding{{}}}, MaxStreamBindings+1), "key bindings"},
 		{"unpacked jobs", &pb.ReleaseRequest{}, unpacked(MaxRelease + 1), "jobs"},
 		{"empty limb", &pb.PutRequest{}, limbs(0, 1), "limb of 0 bytes"},
 		{"ragged limb", &pb.PutRequest{}, limbs(12, 1), "limb of 12 bytes"},
 		{"limbs", &pb.PutRequest{}, limbs(8, MaxRequestLimbs+1), "limbs"},
-		{"send bindings", &pb.SendRequest{}, many(&pb.SendRequest{Inputs: []*pb.Binding{{}}}, MaxBindings+1), "elements of field 2"},
+		{"send bindings", &pb.SendRequest{}, many(&pb.SendRequest{Inputs: []*pb.Binding{{}}}, MaxBindings+1), "more than 16 inputs"},
 		{"inline limb", &pb.SendRequest{}, mustMarshal(t, &pb.SendRequest{Key: &pb.Binding{Source: &pb.Binding_Inline{Inline: &pb.Inline{Data: [][]byte{{1}}}}}}), "limb of 1 bytes"},
 		{"large get", &pb.GetRequest{}, protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), strings.Repeat("x", smallRequestBytes)), "exceeds"},
 		{"truncated", &pb.RunStreamRequest{}, emptyInstances(3)[:8], "malformed"},

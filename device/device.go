@@ -26,9 +26,18 @@ import (
 // Limits bound what the device holds and does at once.
 type Limits struct {
 	MaxResidentBytes int64 // uploads and job results held in device DRAM
-	MaxPrograms      int   // programs set by ProgSet
-	MaxJobs          int   // jobs not yet released
-	Workers          int   // jobs executing at once
+	MaxPrograms      int   // programs set by ProgSet (and, apart, stream programs by SetStream)
+	// MaxProgramsPerCaller bounds one caller's share of MaxPrograms (0:
+	// a quarter): a caller setting more loses its own least recently
+	// used, and a full table evicts from the caller holding the most, so
+	// no caller locks the others out.
+	MaxProgramsPerCaller int
+	// StreamKeyBytes bounds the evaluation keys stream runs keep decoded
+	// (0: 512 MiB), StreamKeyBytesPerCaller one caller's share (0: half),
+	// each caller's least recently used evicted first.
+	StreamKeyBytes, StreamKeyBytesPerCaller int64
+	MaxJobs                                 int // jobs not yet released
+	Workers                                 int // jobs executing at once
 	// KeyCacheBytes bounds the cache of evaluation-key limbs kept in
 	// device memory between jobs (0: no cache).
 	KeyCacheBytes int64
@@ -59,14 +68,14 @@ type Device struct {
 	lim Limits
 	sem chan struct{}
 
-	mu        sync.Mutex
-	progs     map[string]*isa.Program
-	progBytes map[string]string // name → encoded program (ProgSet is idempotent)
-	jobs      map[uint64]*job
-	nextJob   uint64
-	resident  int64
-	peak      int64
-	ispJobs   int
+	progs *callerTable[*setProgram] // ProgSet's programs, per caller
+
+	mu       sync.Mutex
+	jobs     map[uint64]*job
+	nextJob  uint64
+	resident int64
+	peak     int64
+	ispJobs  int
 
 	// isp: jobs and stream runs enter it together, conventional writes
 	// alone (they wait for ISP mode to end, holding new runs back only
@@ -101,6 +110,13 @@ type Device struct {
 
 var _ api.Device = (*Device)(nil)
 
+// setProgram is a program ProgSet registered, with its bytes (setting
+// the same bytes again is a no-op).
+type setProgram struct {
+	p   *isa.Program
+	raw string
+}
+
 type job struct {
 	done   chan struct{}
 	result [][]uint64 // poly-major
@@ -119,9 +135,19 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	if lim.MaxResidentBytes <= 0 || lim.MaxPrograms <= 0 || lim.MaxJobs <= 0 || lim.Workers <= 0 || lim.KeyCacheBytes < 0 {
 		return nil, fmt.Errorf("device: limits must be positive: %+v", lim)
 	}
-	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
-		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes),
-		wire: &api.PayloadCounter{}, rpcSeconds: newRPCSeconds()}
+	if lim.MaxProgramsPerCaller <= 0 {
+		lim.MaxProgramsPerCaller = max(lim.MaxPrograms/4, 1)
+	}
+	if lim.StreamKeyBytes <= 0 {
+		lim.StreamKeyBytes = 512 << 20
+	}
+	if lim.StreamKeyBytesPerCaller <= 0 {
+		lim.StreamKeyBytesPerCaller = lim.StreamKeyBytes / 2
+	}
+	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes),
+		wire: &api.PayloadCounter{}, rpcSeconds: newRPCSeconds(),
+		progs: newCallerTable[*setProgram]("programs", int64(lim.MaxProgramsPerCaller), int64(lim.MaxPrograms))}
+	d.streams = newStreamTable(lim)
 	lim.Runs = max(lim.Runs, 1)
 	if lim.RunTimeout <= 0 {
 		lim.RunTimeout = 10 * time.Minute
@@ -150,12 +176,13 @@ func (d *Device) Config(context.Context, *api.ConfigRequest) (*api.ConfigRespons
 	return &api.ConfigResponse{WireVersion: api.WireVersion, Channels: uint32(l.Channels), PageSize: uint32(l.PageSize),
 		WordBytes: engine.WordBytes, MaxMessageBytes: api.MaxMessageBytes, MaxResidentBytes: uint64(d.lim.MaxResidentBytes),
 		MaxPrograms: uint32(d.lim.MaxPrograms), Workers: uint32(d.lim.Workers), Objects: uint32(len(objs)),
-		Programs: uint32(len(d.progs))}, nil
+		Programs: uint32(d.progs.len())}, nil
 }
 
 // ProgSet registers an mProgram. Setting the same bytes again is a no-op;
-// different bytes under a taken name are refused.
-func (d *Device) ProgSet(_ context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
+// different bytes under a taken name are refused. The program is charged
+// to the caller (Limits.MaxProgramsPerCaller).
+func (d *Device) ProgSet(ctx context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -163,19 +190,13 @@ func (d *Device) ProgSet(_ context.Context, req *api.ProgSetRequest) (*api.ProgS
 	if err := p.UnmarshalBinary(req.Program); err != nil {
 		return nil, fmt.Errorf("device: progset %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if old, ok := d.progBytes[req.Name]; ok {
-		if old != string(req.Program) {
-			return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
-		}
-		return &api.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
+	set, _, err := d.progs.add(callerOf(ctx), req.Name, &setProgram{p: &p, raw: string(req.Program)}, 1)
+	if err != nil {
+		return nil, fmt.Errorf("device: progset %q: %w", req.Name, err)
 	}
-	if len(d.progs) >= d.lim.MaxPrograms {
-		return nil, fmt.Errorf("device: progset %q: %w: %d programs set", req.Name, api.ErrExhausted, len(d.progs))
+	if set.raw != string(req.Program) {
+		return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 	}
-	d.progs[req.Name] = &p
-	d.progBytes[req.Name] = string(req.Program)
 	return &api.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
 }
 

@@ -28,12 +28,11 @@ func (d *Device) Send(_ context.Context, req *api.SendRequest) (*api.SendRespons
 	if req.Program == "" {
 		return d.hold(req)
 	}
-	d.mu.Lock()
-	p, ok := d.progs[req.Program]
-	d.mu.Unlock()
+	set, ok := d.progs.get(req.Program)
 	if !ok {
 		return nil, fmt.Errorf("device: send: %w: program %q not set", api.ErrNotFound, req.Program)
 	}
+	p := set.p
 	n := p.Config.N()
 	if len(req.Inputs) == 0 || len(req.Inputs) > api.MaxBindings {
 		return nil, fmt.Errorf("device: send: %w: %d inputs (want 1..%d)", api.ErrInvalid, len(req.Inputs), api.MaxBindings)

@@ -43,14 +43,15 @@ const grpcMessageLimit = api.MaxMessageBytes + 1<<20
 type Option func(*options)
 
 type options struct {
-	intake     IntakeLimits
-	deadlines  Deadlines
-	maxStreams uint32
-	log        *slog.Logger
-	grace      time.Duration
-	server     []grpc.ServerOption
-	tls        *tls.Config
-	plain      bool
+	bulkPerCaller int
+	intake        IntakeLimits
+	deadlines     Deadlines
+	maxStreams    uint32
+	log           *slog.Logger
+	grace         time.Duration
+	server        []grpc.ServerOption
+	tls           *tls.Config
+	plain         bool
 }
 
 // WithTLS serves over TLS with cfg (package certs makes it: TLS 1.3,
@@ -107,7 +108,7 @@ func WithIntake(l IntakeLimits) Option { return func(o *options) { o.intake = l 
 
 func newOptions(opts []Option) options {
 	o := options{log: slog.Default(), grace: 30 * time.Second, deadlines: DefaultDeadlines, maxStreams: DefaultMaxStreams,
-		intake: DefaultIntake}
+		intake: DefaultIntake, bulkPerCaller: DefaultBulkCallsPerCaller}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -202,7 +203,7 @@ func (c *deferCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	n := data.Len()
 	if limit := api.RequestLimit(m); n > limit {
-		c.pending.Store(v, decoded{err: fmt.Errorf("%w: malformed request: %d bytes exceed %d", api.ErrInvalid, n, limit)})
+		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w: %d bytes exceed %d", api.ErrInvalid, n, limit)})
 		return nil
 	}
 	held, err := c.intake.acquire(int64(n) * intakeFactor)
@@ -244,6 +245,7 @@ func (c *deferCodec) pendingLen() int {
 
 // grpcServer is a device's gRPC server with its health service.
 type grpcServer struct {
+	gate       *callGate
 	deadlines  Deadlines
 	srv        *grpc.Server
 	health     *health.Server
@@ -388,6 +390,8 @@ func newGRPCServer(d *Device, o options) *grpcServer {
 	} else {
 		mode = guard.PlaintextLoopback
 	}
+	g.gate = newCallGate(mode, o.bulkPerCaller)
+	opts = append(opts, grpc.InTapHandle(g.gate.tap))
 	// The guard runs first: a panic anywhere below becomes Internal, and
 	// every call but the health check carries its caller's identity.
 	healthService := healthpb.Health_ServiceDesc.ServiceName

@@ -172,9 +172,10 @@ func asStatus(err error) error {
 }
 
 // deferCodec is the server's protobuf codec. Before it decodes a request
-// it bounds it: the request type's size limit, a share of the intake
-// budget (bytes in flight), and api.Prescan's counts of its repeated
-// fields — so no client-chosen count is materialised unchecked. gRPC
+// it bounds it: the request type's size limit, api.Prescan's counts of
+// its repeated fields (over the pieces gRPC received, not gathered), and
+// a share of the intake budget (bytes in flight) — so no client-chosen
+// count is materialised unchecked. gRPC
 // reports a codec error as Internal; this codec records the failure
 // instead, with the budget the request holds, and the first interceptor
 // takes the record (every request the codec decoded reaches it, whatever
@@ -206,6 +207,16 @@ func (c *deferCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w: %d bytes exceed %d", api.ErrInvalid, n, limit)})
 		return nil
 	}
+	// The counts first, over the pieces gRPC received: a refused request
+	// is never gathered into one buffer, let alone decoded.
+	pieces := make([][]byte, len(data))
+	for i, buf := range data {
+		pieces[i] = buf.ReadOnlyData()
+	}
+	if err := api.PrescanPieces(m, pieces); err != nil {
+		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w", err)})
+		return nil
+	}
 	held, err := c.intake.acquire(int64(n) * intakeFactor)
 	if err != nil {
 		c.pending.Store(v, decoded{err: err})
@@ -214,10 +225,6 @@ func (c *deferCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
 	b := buf.ReadOnlyData()
-	if err := api.Prescan(m, b); err != nil {
-		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w", err), held: held})
-		return nil
-	}
 	if err := proto.Unmarshal(b, m); err != nil {
 		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w: %w", api.ErrInvalid, err), held: held})
 		return nil

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -21,19 +24,27 @@ import (
 //
 // Prescan does not validate what it does not count: bytes it accepts may
 // still fail to decode or convert.
-func Prescan(m proto.Message, b []byte) error {
+func Prescan(m proto.Message, b []byte) error { return PrescanPieces(m, [][]byte{b}) }
+
+// PrescanPieces is Prescan of the bytes of pieces one after the other,
+// as gRPC receives a message (mem.BufferSlice): they are not gathered.
+func PrescanPieces(m proto.Message, pieces [][]byte) error {
 	p, ok := prescans[string(m.ProtoReflect().Descriptor().FullName())]
 	if !ok {
 		p = &prescan{name: string(m.ProtoReflect().Descriptor().Name()), maxBytes: DefaultPrescanBytes}
 	}
-	if len(b) > p.maxBytes {
-		return fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrInvalid, p.name, len(b), p.maxBytes)
+	n := 0
+	for _, b := range pieces {
+		n += len(b)
+	}
+	if n > p.maxBytes {
+		return fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrInvalid, p.name, n, p.maxBytes)
 	}
 	if p.rule == nil {
 		return nil
 	}
 	w := walker{p: p}
-	return w.message(b, p.rule, 0)
+	return w.message(cursor{segs: pieces, n: n}, p.rule, 0)
 }
 
 // Limits of one request that Prescan enforces beyond those of the
@@ -196,28 +207,159 @@ func (w *walker) add(c counter, n int64) error {
 	return nil
 }
 
+// cursor reads a message's bytes as gRPC holds them, in pieces, without
+// gathering them: segs[0][off:] is where it stands, n the bytes left in
+// the (sub)message it reads.
+type cursor struct {
+	segs [][]byte
+	off  int
+	n    int
+}
+
+// peek returns the next bytes, up to len(buf) and the message's end: a
+// slice of the current piece, or copied into buf across pieces.
+func (c *cursor) peek(buf []byte) []byte {
+	k := min(len(buf), c.n)
+	for len(c.segs) > 0 && c.off == len(c.segs[0]) {
+		c.segs, c.off = c.segs[1:], 0
+	}
+	if len(c.segs) == 0 || k == 0 {
+		return nil
+	}
+	if s := c.segs[0][c.off:]; len(s) >= k {
+		return s[:k]
+	}
+	out := buf[:0]
+	for segs, off := c.segs, c.off; len(out) < k && len(segs) > 0; segs, off = segs[1:], 0 {
+		s := segs[0][off:]
+		out = append(out, s[:min(len(s), k-len(out))]...)
+	}
+	return out
+}
+
+// skip moves k bytes on (k ≤ c.n).
+func (c *cursor) skip(k int) {
+	c.n -= k
+	for k > 0 {
+		left := len(c.segs[0]) - c.off
+		if k < left {
+			c.off += k
+			return
+		}
+		k -= left
+		c.segs, c.off = c.segs[1:], 0
+	}
+}
+
+// sub returns a cursor over the next k bytes and moves past them.
+func (c *cursor) sub(k int) cursor {
+	child := cursor{segs: c.segs, off: c.off, n: k}
+	c.skip(k)
+	return child
+}
+
+// varint reads a varint.
+func (c *cursor) varint() (uint64, error) {
+	var buf [binary.MaxVarintLen64]byte
+	v, n := protowire.ConsumeVarint(c.peek(buf[:]))
+	if n < 0 {
+		return 0, protowire.ParseError(n)
+	}
+	c.skip(n)
+	return v, nil
+}
+
+// tag reads a field's tag.
+func (c *cursor) tag() (protowire.Number, protowire.Type, error) {
+	var buf [binary.MaxVarintLen64]byte
+	num, typ, n := protowire.ConsumeTag(c.peek(buf[:]))
+	if n < 0 {
+		return 0, 0, protowire.ParseError(n)
+	}
+	c.skip(n)
+	return num, typ, nil
+}
+
+// bytes reads a length-delimited field's payload.
+func (c *cursor) bytes() (cursor, error) {
+	v, err := c.varint()
+	if err != nil {
+		return cursor{}, err
+	}
+	if v > uint64(c.n) {
+		return cursor{}, io.ErrUnexpectedEOF
+	}
+	return c.sub(int(v)), nil
+}
+
+// maxGroupDepth bounds the nesting of groups in unknown fields (proto
+// keeps them as bytes; a deeper one is refused as malformed).
+const maxGroupDepth = 64
+
+// skipValue moves past a field's value of type typ, as
+// protowire.ConsumeFieldValue does.
+func (c *cursor) skipValue(num protowire.Number, typ protowire.Type, depth int) error {
+	switch typ {
+	case protowire.VarintType:
+		_, err := c.varint()
+		return err
+	case protowire.Fixed32Type, protowire.Fixed64Type:
+		k := 4
+		if typ == protowire.Fixed64Type {
+			k = 8
+		}
+		if c.n < k {
+			return io.ErrUnexpectedEOF
+		}
+		c.skip(k)
+		return nil
+	case protowire.BytesType:
+		_, err := c.bytes()
+		return err
+	case protowire.StartGroupType:
+		if depth > maxGroupDepth {
+			return errors.New("groups nested too deep")
+		}
+		for {
+			n, t, err := c.tag()
+			if err != nil {
+				return err
+			}
+			if t == protowire.EndGroupType {
+				if n != num {
+					return errors.New("mismatching end group")
+				}
+				return nil
+			}
+			if err := c.skipValue(n, t, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("unexpected wire type %d", typ)
+}
+
 // message walks one message's bytes under r.
-func (w *walker) message(b []byte, r *rule, depth int) error {
+func (w *walker) message(c cursor, r *rule, depth int) error {
 	if depth > maxDepth {
 		return errMalformed
 	}
+	malformed := func(err error) error { return fmt.Errorf("%w: %s: %v", errMalformed, r.name, err) }
 	var seen [maxRuleField + 1]int // per-parent counts by field number
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+	for c.n > 0 {
+		num, typ, err := c.tag()
+		if err != nil {
+			return malformed(err)
 		}
-		b = b[n:]
 		f, known := r.fields[num]
 		if known && f.kind == kVarint && typ == protowire.BytesType {
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
-				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+			v, err := c.bytes()
+			if err != nil {
+				return malformed(err)
 			}
-			b = b[n:]
 			k, err := countVarints(v)
 			if err != nil {
-				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, err)
+				return malformed(err)
 			}
 			if err := w.add(f.count, k); err != nil {
 				return err
@@ -226,11 +368,9 @@ func (w *walker) message(b []byte, r *rule, depth int) error {
 		}
 		if !known || typ != wireType(f.kind) {
 			// proto.Unmarshal keeps it as unknown bytes: no element.
-			n := protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
-				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+			if err := c.skipValue(num, typ, 0); err != nil {
+				return malformed(err)
 			}
-			b = b[n:]
 			continue
 		}
 		if f.perParent > 0 {
@@ -243,22 +383,19 @@ func (w *walker) message(b []byte, r *rule, depth int) error {
 			return err
 		}
 		if f.kind == kVarint {
-			_, n := protowire.ConsumeVarint(b)
-			if n < 0 {
-				return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+			if _, err := c.varint(); err != nil {
+				return malformed(err)
 			}
-			b = b[n:]
 			continue
 		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return fmt.Errorf("%w: %s: %v", errMalformed, r.name, protowire.ParseError(n))
+		v, err := c.bytes()
+		if err != nil {
+			return malformed(err)
 		}
-		b = b[n:]
 		switch f.kind {
 		case kLimb:
-			if len(v) == 0 || len(v)%8 != 0 || len(v)/8 > MaxLimbCoeffs {
-				return fmt.Errorf("%w: %s: limb of %d bytes (want 8·N bytes, 1 ≤ N ≤ %d)", ErrInvalid, w.p.name, len(v), MaxLimbCoeffs)
+			if v.n == 0 || v.n%8 != 0 || v.n/8 > MaxLimbCoeffs {
+				return fmt.Errorf("%w: %s: limb of %d bytes (want 8·N bytes, 1 ≤ N ≤ %d)", ErrInvalid, w.p.name, v.n, MaxLimbCoeffs)
 			}
 		case kMessage:
 			if f.sub != nil {
@@ -279,14 +416,12 @@ func wireType(k fieldKind) protowire.Type {
 }
 
 // countVarints counts the varints of a packed field.
-func countVarints(b []byte) (int64, error) {
+func countVarints(c cursor) (int64, error) {
 	var k int64
-	for len(b) > 0 {
-		_, n := protowire.ConsumeVarint(b)
-		if n < 0 {
-			return 0, protowire.ParseError(n)
+	for c.n > 0 {
+		if _, err := c.varint(); err != nil {
+			return 0, err
 		}
-		b = b[n:]
 		k++
 	}
 	return k, nil

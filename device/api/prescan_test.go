@@ -119,6 +119,33 @@ func mustMarshal(t *testing.T, m proto.Message) []byte {
 	return b
 }
 
+// The bytes in pieces of every size are judged as the whole: every seed
+// cut at every position, and in pieces of one byte.
+func TestPrescanPieces(t *testing.T) {
+	inputs := [][]byte{emptyInstances(5), emptyInstances(3)[:8], {0x0b, 0x10, 0x01, 0x0c}}
+	for _, m := range seeds() {
+		inputs = append(inputs, mustMarshal(t, m))
+	}
+	for _, data := range inputs {
+		for _, r := range requests() {
+			m := r.new()
+			want := fmt.Sprint(Prescan(m, data))
+			ones := make([][]byte, len(data))
+			for i := range data {
+				ones[i] = data[i : i+1]
+			}
+			if got := fmt.Sprint(PrescanPieces(m, ones)); got != want {
+				t.Fatalf("%s in bytes: %s, whole %s", r.name, got, want)
+			}
+			for cut := range len(data) + 1 {
+				if got := fmt.Sprint(PrescanPieces(m, [][]byte{data[:cut], data[cut:]})); got != want {
+					t.Fatalf("%s cut at %d: %s, whole %s", r.name, cut, got, want)
+				}
+			}
+		}
+	}
+}
+
 // Prescan reads, never allocates per element: refusing 32 MB of empty
 // Instances allocates nothing.
 func TestPrescanAllocatesNothing(t *testing.T) {
@@ -168,6 +195,16 @@ func FuzzPrescan(f *testing.F) {
 		for _, r := range requests() {
 			m := r.new()
 			err := Prescan(m, data)
+			// The same bytes in pieces (as gRPC holds them, an empty one
+			// among them) are judged alike.
+			cut := 0
+			if len(data) > 0 {
+				cut = int(data[0]) % (len(data) + 1)
+			}
+			perr := PrescanPieces(m, [][]byte{data[:cut/2], {}, data[cut/2 : cut], data[cut:]})
+			if (err == nil) != (perr == nil) || (err != nil && err.Error() != perr.Error()) {
+				t.Fatalf("%s: whole %v, in pieces %v", r.name, err, perr)
+			}
 			if err != nil {
 				if !errors.Is(err, ErrInvalid) {
 					t.Fatalf("%s refused without ErrInvalid: %v", r.name, err)

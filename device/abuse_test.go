@@ -331,3 +331,57 @@ func TestServerDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// One identity's uploads fill its share of device DRAM and jobs, not the
+// device's: alice uploads after bob is refused, and bob's share is free
+// again once he releases.
+func TestAnotherCallerCannotFillDeviceMemory(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	lim := DefaultLimits()
+	lim.MaxResidentBytes, lim.MaxJobs = 1<<20, 64
+	addr, d := tlsDeviceWith(t, dir, true, lim)
+	alice, bob := as(t, dir, "alice", addr), as(t, dir, "bob", addr)
+	_, q := lowered(t)
+	upload := func(c api.Device) (uint64, error) {
+		r, err := c.Send(ctx, &api.SendRequest{Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM), Polys: 2, Limbs: 2,
+			Source: api.SourceInline, Inline: limbsOf(q, 2, 1)}}})
+		if err != nil {
+			return 0, err
+		}
+		return r.Job, nil
+	}
+	var bobs []uint64
+	for {
+		job, err := upload(bob)
+		if err != nil {
+			if !errors.Is(err, api.ErrExhausted) {
+				t.Fatalf("bob's upload %d: %v, want ErrExhausted", len(bobs), err)
+			}
+			break
+		}
+		bobs = append(bobs, job)
+		if len(bobs) > lim.MaxJobs {
+			t.Fatal("bob uploaded past the device's jobs")
+		}
+	}
+	if len(bobs) == 0 || len(bobs) > lim.MaxJobs/4 {
+		t.Fatalf("bob held %d jobs; his share is %d", len(bobs), lim.MaxJobs/4)
+	}
+	if _, err := upload(alice); err != nil {
+		t.Fatalf("alice's upload with bob's share full: %v", err)
+	}
+	if _, err := bob.Release(ctx, &api.ReleaseRequest{Jobs: bobs}); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	_, held := d.usage["bob"]
+	d.mu.Unlock()
+	if held {
+		t.Fatal("bob's share still charged after he released every job")
+	}
+	if _, err := upload(bob); err != nil {
+		t.Fatalf("bob's upload after releasing: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"runtime"
@@ -37,7 +38,12 @@ type Limits struct {
 	// each caller's least recently used evicted first.
 	StreamKeyBytes, StreamKeyBytesPerCaller int64
 	MaxJobs                                 int // jobs not yet released
-	Workers                                 int // jobs executing at once
+	// MaxJobsPerCaller and MaxResidentBytesPerCaller bound one certificate
+	// identity's share of MaxJobs and MaxResidentBytes (0: a quarter and
+	// a half).
+	MaxJobsPerCaller          int
+	MaxResidentBytesPerCaller int64
+	Workers                   int // jobs executing at once
 	// KeyCacheBytes bounds the cache of evaluation-key limbs kept in
 	// device memory between jobs (0: no cache).
 	KeyCacheBytes int64
@@ -72,6 +78,7 @@ type Device struct {
 
 	mu       sync.Mutex
 	jobs     map[uint64]*job
+	usage    map[string]callerUse // by quotaCaller: the jobs and DRAM each holds
 	nextJob  uint64
 	resident int64
 	peak     int64
@@ -118,6 +125,7 @@ type setProgram struct {
 }
 
 type job struct {
+	caller string // charged for it (quotaCaller)
 	done   chan struct{}
 	result [][]uint64 // poly-major
 	polys  int
@@ -138,13 +146,19 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	if lim.MaxProgramsPerCaller <= 0 {
 		lim.MaxProgramsPerCaller = max(lim.MaxPrograms/4, 1)
 	}
+	if lim.MaxJobsPerCaller <= 0 {
+		lim.MaxJobsPerCaller = max(lim.MaxJobs/4, 1)
+	}
+	if lim.MaxResidentBytesPerCaller <= 0 {
+		lim.MaxResidentBytesPerCaller = max(lim.MaxResidentBytes/2, 1)
+	}
 	if lim.StreamKeyBytes <= 0 {
 		lim.StreamKeyBytes = 512 << 20
 	}
 	if lim.StreamKeyBytesPerCaller <= 0 {
 		lim.StreamKeyBytesPerCaller = lim.StreamKeyBytes / 2
 	}
-	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes),
+	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), jobs: map[uint64]*job{}, usage: map[string]callerUse{}, keys: newKeyCache(lim.KeyCacheBytes),
 		wire: &api.PayloadCounter{}, rpcSeconds: newRPCSeconds(),
 		progs: newCallerTable[*setProgram]("programs", int64(lim.MaxProgramsPerCaller), int64(lim.MaxPrograms))}
 	d.streams = newStreamTable(lim)
@@ -381,17 +395,53 @@ func (d *Device) Stats(context.Context, *api.StatsRequest) (*api.StatsResponse, 
 // then: a client cannot release its way past MaxResidentBytes.
 func (d *Device) forgetLocked(id uint64, j *job) {
 	delete(d.jobs, id)
+	d.chargeLocked(j.caller, -1, 0)
 	select {
 	case <-j.done:
 		d.resident -= j.bytes
+		d.chargeLocked(j.caller, 0, -j.bytes)
 	default:
 		go func() {
 			<-j.done
 			d.mu.Lock()
 			d.resident -= j.bytes
+			d.chargeLocked(j.caller, 0, -j.bytes)
 			d.mu.Unlock()
 		}()
 	}
+}
+
+// callerUse is what one caller's jobs hold (d.usage).
+type callerUse struct {
+	jobs  int
+	bytes int64
+}
+
+// chargeLocked adds to caller's use (d.mu held); a caller holding nothing
+// leaves the table.
+func (d *Device) chargeLocked(caller string, jobs int, bytes int64) {
+	if caller == "" {
+		return
+	}
+	u := d.usage[caller]
+	u.jobs += jobs
+	u.bytes += bytes
+	if u.jobs <= 0 && u.bytes <= 0 {
+		delete(d.usage, caller)
+		return
+	}
+	d.usage[caller] = u
+}
+
+// quotaCaller is the caller a call's jobs are charged to: its certificate
+// identity; "" (no share, the device's whole limits) in process and on a
+// plaintext server, whose callers are all one identity.
+func quotaCaller(ctx context.Context) string {
+	id, ok := guard.IdentityFrom(ctx)
+	if !ok || id == guard.Plaintext {
+		return ""
+	}
+	return id.Name
 }
 
 // Release drops finished or running jobs' results.

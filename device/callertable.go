@@ -2,28 +2,18 @@ package device
 
 import (
 	"container/list"
-	"context"
 	"fmt"
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/guard"
 )
-
-// callerOf is the identity a table charges for ctx's call: the
-// certificate's name a served call carries ("" in process).
-func callerOf(ctx context.Context) string {
-	if id, ok := guard.IdentityFrom(ctx); ok {
-		return id.Name
-	}
-	return ""
-}
 
 // callerTable holds named entries charged to the callers that made them,
 // so that no caller can fill it for the others: one caller's entries
 // weigh perCaller at most (setting another evicts its own least recently
 // used first), and all callers' total at most (the caller holding the
-// most weight loses its least recently used). A caller within its share
+// most weight loses its least recently used). Caller "" (in process, or
+// a plaintext server's one identity: quotaCaller) has the whole table. A caller within its share
 // is evicted only when the table is full and it holds the most. Entry
 // names are the table's keys (a served device's program names are in the
 // caller's namespace already, authz.Guarded). Safe for concurrent use.
@@ -79,16 +69,20 @@ func (t *callerTable[V]) add(caller, name string, v V, w int64) (V, bool, error)
 		t.callers[ent.caller].order.MoveToFront(e)
 		return ent.v, false, nil
 	}
-	if w > t.perCaller {
+	share := t.perCaller
+	if caller == "" {
+		share = t.total
+	}
+	if w > share {
 		var zero V
-		return zero, false, fmt.Errorf("%w: %d %s exceed a caller's %d", api.ErrExhausted, w, t.what, t.perCaller)
+		return zero, false, fmt.Errorf("%w: %d %s exceed a caller's %d", api.ErrExhausted, w, t.what, share)
 	}
 	c := t.callers[caller]
 	if c == nil {
 		c = &callerEntries{order: list.New()}
 		t.callers[caller] = c
 	}
-	for c.used+w > t.perCaller {
+	for c.used+w > share {
 		t.evictLocked(c)
 	}
 	for t.used+w > t.total {

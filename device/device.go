@@ -204,7 +204,7 @@ func (d *Device) ProgSet(ctx context.Context, req *api.ProgSetRequest) (*api.Pro
 	if err := p.UnmarshalBinary(req.Program); err != nil {
 		return nil, fmt.Errorf("device: progset %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	set, _, err := d.progs.add(callerOf(ctx), req.Name, &setProgram{p: &p, raw: string(req.Program)}, 1)
+	set, _, err := d.progs.add(quotaCaller(ctx), req.Name, &setProgram{p: &p, raw: string(req.Program)}, 1)
 	if err != nil {
 		return nil, fmt.Errorf("device: progset %q: %w", req.Name, err)
 	}

@@ -69,7 +69,7 @@ func (d *Device) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api
 	if err != nil {
 		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	set, _, err := t.progs.add(callerOf(ctx), req.Name, reg, 1)
+	set, _, err := t.progs.add(quotaCaller(ctx), req.Name, reg, 1)
 	if err != nil {
 		return nil, fmt.Errorf("device: setstream %q: %w", req.Name, err)
 	}
@@ -97,7 +97,7 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 	}
 	share := d.cores.For(caller)
 	sp := reg.stream.Program()
-	src := &streamSource{d: d, caller: callerOf(ctx), sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
+	src := &streamSource{d: d, caller: quotaCaller(ctx), sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
 		moduli: append(append([]uint64(nil), sp.Ring.Q...), sp.Ring.P...)}
 	src.cache = newObjectCache(ctx, 4+4*d.lim.Workers, src.countRead, share)
 	defer func() {

@@ -18,7 +18,7 @@ import (
 // the workers, keys from stored key objects (kept by the device's cache).
 type streamSource struct {
 	d      *Device
-	caller string // whose key table the run reads (callerOf)
+	caller string // whose key table the run reads (quotaCaller)
 	sp     *lower.StreamProgram
 	inputs map[int][]engine.Limbs // stream node → instances
 	stored map[int]*pinnedSet     // stream node → its objects

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
@@ -160,7 +159,7 @@ func (c *Client) writeBlob(ctx context.Context, name string, b []byte, ifGen *ob
 // isNotFound reports a missing object, from a device in process or over
 // gRPC.
 func isNotFound(err error) bool {
-	return errors.Is(err, api.ErrNotFound) || strings.Contains(err.Error(), "NotFound")
+	return errors.Is(err, api.ErrNotFound)
 }
 
 // readInfo reads a database's manifest.

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/client/kv"
-	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
 // Many queries at once: a device answers the scans of the LWE queries that
@@ -191,7 +190,6 @@ func getRetryBusy(ctx context.Context, s *session.LWESession, index int) (*sessi
 }
 
 // isBusy reports a device refusing a run because its queue is full, in
-// this process or over gRPC.
-func isBusy(err error) bool {
-	return errors.Is(err, admit.ErrBusy) || strings.Contains(err.Error(), "ResourceExhausted")
-}
+// this process or over gRPC (the client maps the status back to
+// api.ErrBusy). A full memory or disk is not busy: retrying does not help.
+func isBusy(err error) bool { return errors.Is(err, api.ErrBusy) }

@@ -115,7 +115,7 @@ func sweepDevice(ctx context.Context, dev api.Device, owner, name string, stale 
 			}
 		}
 		for _, obj := range append(heads, rest...) {
-			if _, err := dev.Delete(ctx, &api.DeleteRequest{Name: obj}); err != nil && !errors.Is(err, api.ErrNotFound) && !strings.Contains(err.Error(), "NotFound") {
+			if _, err := dev.Delete(ctx, &api.DeleteRequest{Name: obj}); err != nil && !errors.Is(err, api.ErrNotFound) {
 				return len(dropped), fmt.Errorf("delete %s: %w", obj, err)
 			}
 		}

@@ -27,6 +27,14 @@ import (
 // returns its address.
 func tlsDevice(t *testing.T, dir string, clientCertAuth bool) string {
 	t.Helper()
+	addr, _ := tlsDeviceWith(t, dir, clientCertAuth, DefaultLimits())
+	return addr
+}
+
+// tlsDeviceWith is tlsDevice with the device's limits, returning the
+// device too.
+func tlsDeviceWith(t *testing.T, dir string, clientCertAuth bool, lim Limits) (string, *Device) {
+	t.Helper()
 	if err := certs.Init(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +52,7 @@ func tlsDevice(t *testing.T, dir string, clientCertAuth bool) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	d, err := New(st, DefaultLimits())
+	d, err := New(st, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +64,7 @@ func tlsDevice(t *testing.T, dir string, clientCertAuth bool) string {
 	done := make(chan error, 1)
 	go func() { done <- Serve(ctx, d, lis, WithTLS(cfg), WithLogger(quietLog())) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return lis.Addr().String()
+	return lis.Addr().String(), d
 }
 
 // as dials addr as the named party of the deployment in dir.

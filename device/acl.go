@@ -3,7 +3,6 @@ package device
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/object"
@@ -63,19 +62,9 @@ func (d *Device) clearGrants(db string) error {
 	return nil
 }
 
-// Holds implements authz.Backend.
-func (d *Device) Holds(db string) (bool, error) {
-	all, err := d.st.List()
-	if err != nil {
-		return false, err
-	}
-	for _, in := range all {
-		if strings.HasPrefix(in.Name, db+"/") || in.Name == db {
-			return true, nil
-		}
-	}
-	return false, nil
-}
+// Holds implements authz.Backend: one lookup in the store's index of
+// databases (an unknown database name once scanned every object).
+func (d *Device) Holds(db string) (bool, error) { return d.st.HoldsHead(db) }
 
 // Own makes identity the owner of database db, written straight into the
 // store (by a benchmark or a harness holding it) rather than through a

@@ -79,7 +79,7 @@ func (d *Device) heldHere(db string) (bool, error) {
 // owner is a conflict, refused.
 func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
 	obj, err := src.Get(ctx, &api.GetRequest{Name: authz.ACLObject(db)})
-	if errors.Is(err, api.ErrNotFound) || (err != nil && strings.Contains(err.Error(), "NotFound")) {
+	if errors.Is(err, api.ErrNotFound) {
 		return nil // a source without access control: nothing to bring
 	}
 	if err != nil {

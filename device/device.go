@@ -8,6 +8,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"runtime"
@@ -26,9 +27,23 @@ import (
 // Limits bound what the device holds and does at once.
 type Limits struct {
 	MaxResidentBytes int64 // uploads and job results held in device DRAM
-	MaxPrograms      int   // programs set by ProgSet
-	MaxJobs          int   // jobs not yet released
-	Workers          int   // jobs executing at once
+	MaxPrograms      int   // programs set by ProgSet (and, apart, stream programs by SetStream)
+	// MaxProgramsPerCaller bounds one caller's share of MaxPrograms (0:
+	// a quarter): a caller setting more loses its own least recently
+	// used, and a full table evicts from the caller holding the most, so
+	// no caller locks the others out.
+	MaxProgramsPerCaller int
+	// StreamKeyBytes bounds the evaluation keys stream runs keep decoded
+	// (0: 512 MiB), StreamKeyBytesPerCaller one caller's share (0: half),
+	// each caller's least recently used evicted first.
+	StreamKeyBytes, StreamKeyBytesPerCaller int64
+	MaxJobs                                 int // jobs not yet released
+	// MaxJobsPerCaller and MaxResidentBytesPerCaller bound one certificate
+	// identity's share of MaxJobs and MaxResidentBytes (0: a quarter and
+	// a half).
+	MaxJobsPerCaller          int
+	MaxResidentBytesPerCaller int64
+	Workers                   int // jobs executing at once
 	// KeyCacheBytes bounds the cache of evaluation-key limbs kept in
 	// device memory between jobs (0: no cache).
 	KeyCacheBytes int64
@@ -59,14 +74,15 @@ type Device struct {
 	lim Limits
 	sem chan struct{}
 
-	mu        sync.Mutex
-	progs     map[string]*isa.Program
-	progBytes map[string]string // name → encoded program (ProgSet is idempotent)
-	jobs      map[uint64]*job
-	nextJob   uint64
-	resident  int64
-	peak      int64
-	ispJobs   int
+	progs *callerTable[*setProgram] // ProgSet's programs, per caller
+
+	mu       sync.Mutex
+	jobs     map[uint64]*job
+	usage    map[string]callerUse // by quotaCaller: the jobs and DRAM each holds
+	nextJob  uint64
+	resident int64
+	peak     int64
+	ispJobs  int
 
 	// isp: jobs and stream runs enter it together, conventional writes
 	// alone (they wait for ISP mode to end, holding new runs back only
@@ -101,7 +117,15 @@ type Device struct {
 
 var _ api.Device = (*Device)(nil)
 
+// setProgram is a program ProgSet registered, with its bytes (setting
+// the same bytes again is a no-op).
+type setProgram struct {
+	p   *isa.Program
+	raw string
+}
+
 type job struct {
+	caller string // charged for it (quotaCaller)
 	done   chan struct{}
 	result [][]uint64 // poly-major
 	polys  int
@@ -119,9 +143,25 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	if lim.MaxResidentBytes <= 0 || lim.MaxPrograms <= 0 || lim.MaxJobs <= 0 || lim.Workers <= 0 || lim.KeyCacheBytes < 0 {
 		return nil, fmt.Errorf("device: limits must be positive: %+v", lim)
 	}
-	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), progs: map[string]*isa.Program{},
-		progBytes: map[string]string{}, jobs: map[uint64]*job{}, keys: newKeyCache(lim.KeyCacheBytes),
-		wire: &api.PayloadCounter{}, rpcSeconds: newRPCSeconds()}
+	if lim.MaxProgramsPerCaller <= 0 {
+		lim.MaxProgramsPerCaller = max(lim.MaxPrograms/4, 1)
+	}
+	if lim.MaxJobsPerCaller <= 0 {
+		lim.MaxJobsPerCaller = max(lim.MaxJobs/4, 1)
+	}
+	if lim.MaxResidentBytesPerCaller <= 0 {
+		lim.MaxResidentBytesPerCaller = max(lim.MaxResidentBytes/2, 1)
+	}
+	if lim.StreamKeyBytes <= 0 {
+		lim.StreamKeyBytes = 512 << 20
+	}
+	if lim.StreamKeyBytesPerCaller <= 0 {
+		lim.StreamKeyBytesPerCaller = lim.StreamKeyBytes / 2
+	}
+	d := &Device{st: st, lim: lim, sem: make(chan struct{}, lim.Workers), jobs: map[uint64]*job{}, usage: map[string]callerUse{}, keys: newKeyCache(lim.KeyCacheBytes),
+		wire: &api.PayloadCounter{}, rpcSeconds: newRPCSeconds(),
+		progs: newCallerTable[*setProgram]("programs", int64(lim.MaxProgramsPerCaller), int64(lim.MaxPrograms))}
+	d.streams = newStreamTable(lim)
 	lim.Runs = max(lim.Runs, 1)
 	if lim.RunTimeout <= 0 {
 		lim.RunTimeout = 10 * time.Minute
@@ -150,12 +190,13 @@ func (d *Device) Config(context.Context, *api.ConfigRequest) (*api.ConfigRespons
 	return &api.ConfigResponse{WireVersion: api.WireVersion, Channels: uint32(l.Channels), PageSize: uint32(l.PageSize),
 		WordBytes: engine.WordBytes, MaxMessageBytes: api.MaxMessageBytes, MaxResidentBytes: uint64(d.lim.MaxResidentBytes),
 		MaxPrograms: uint32(d.lim.MaxPrograms), Workers: uint32(d.lim.Workers), Objects: uint32(len(objs)),
-		Programs: uint32(len(d.progs))}, nil
+		Programs: uint32(d.progs.len())}, nil
 }
 
 // ProgSet registers an mProgram. Setting the same bytes again is a no-op;
-// different bytes under a taken name are refused.
-func (d *Device) ProgSet(_ context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
+// different bytes under a taken name are refused. The program is charged
+// to the caller (Limits.MaxProgramsPerCaller).
+func (d *Device) ProgSet(ctx context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -163,19 +204,13 @@ func (d *Device) ProgSet(_ context.Context, req *api.ProgSetRequest) (*api.ProgS
 	if err := p.UnmarshalBinary(req.Program); err != nil {
 		return nil, fmt.Errorf("device: progset %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if old, ok := d.progBytes[req.Name]; ok {
-		if old != string(req.Program) {
-			return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
-		}
-		return &api.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
+	set, _, err := d.progs.add(quotaCaller(ctx), req.Name, &setProgram{p: &p, raw: string(req.Program)}, 1)
+	if err != nil {
+		return nil, fmt.Errorf("device: progset %q: %w", req.Name, err)
 	}
-	if len(d.progs) >= d.lim.MaxPrograms {
-		return nil, fmt.Errorf("device: progset %q: %w: %d programs set", req.Name, api.ErrExhausted, len(d.progs))
+	if set.raw != string(req.Program) {
+		return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 	}
-	d.progs[req.Name] = &p
-	d.progBytes[req.Name] = string(req.Program)
 	return &api.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
 }
 
@@ -249,7 +284,7 @@ func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, 
 			return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
 		}
 		if errors.Is(err, syscall.ENOSPC) {
-			return nil, fmt.Errorf("device: put %q: %w: the disk is full: %w", req.Name, api.ErrExhausted, err)
+			return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrDiskFull, err)
 		}
 		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
@@ -365,17 +400,53 @@ func (d *Device) Stats(context.Context, *api.StatsRequest) (*api.StatsResponse, 
 // then: a client cannot release its way past MaxResidentBytes.
 func (d *Device) forgetLocked(id uint64, j *job) {
 	delete(d.jobs, id)
+	d.chargeLocked(j.caller, -1, 0)
 	select {
 	case <-j.done:
 		d.resident -= j.bytes
+		d.chargeLocked(j.caller, 0, -j.bytes)
 	default:
 		go func() {
 			<-j.done
 			d.mu.Lock()
 			d.resident -= j.bytes
+			d.chargeLocked(j.caller, 0, -j.bytes)
 			d.mu.Unlock()
 		}()
 	}
+}
+
+// callerUse is what one caller's jobs hold (d.usage).
+type callerUse struct {
+	jobs  int
+	bytes int64
+}
+
+// chargeLocked adds to caller's use (d.mu held); a caller holding nothing
+// leaves the table.
+func (d *Device) chargeLocked(caller string, jobs int, bytes int64) {
+	if caller == "" {
+		return
+	}
+	u := d.usage[caller]
+	u.jobs += jobs
+	u.bytes += bytes
+	if u.jobs <= 0 && u.bytes <= 0 {
+		delete(d.usage, caller)
+		return
+	}
+	d.usage[caller] = u
+}
+
+// quotaCaller is the caller a call's jobs are charged to: its certificate
+// identity; "" (no share, the device's whole limits) in process and on a
+// plaintext server, whose callers are all one identity.
+func quotaCaller(ctx context.Context) string {
+	id, ok := guard.IdentityFrom(ctx)
+	if !ok || id == guard.Plaintext {
+		return ""
+	}
+	return id.Name
 }
 
 // Release drops finished or running jobs' results.

@@ -293,9 +293,9 @@ func TestMalformedRPCPayloads(t *testing.T) {
 		{"limb not whole words", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 1, Data: [][]byte{limb[:7]}}), "limb of 7 bytes"},
 		{"ragged limbs", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 2, Data: [][]byte{limb, limb[:8]}}), "limb 1 has 8 bytes"},
 		{"no operand source", "Send", marshalPB(t, &pb.SendRequest{Program: "p", Inputs: []*pb.Binding{{Space: 2, Id: 1, Polys: 1, Limbs: 1}}}), "no source"},
-		{"too many inputs", "Send", marshalPB(t, many), "17 inputs exceed 16"},
+		{"too many inputs", "Send", marshalPB(t, many), "more than 16 inputs"},
 		{"space beyond a byte", "Send", marshalPB(t, &pb.SendRequest{Program: "p", Inputs: []*pb.Binding{in}, Output: &pb.Object{Space: 300}}), "output space 300"},
-		{"too many jobs", "Release", marshalPB(t, &pb.ReleaseRequest{Jobs: make([]uint64, api.MaxRelease+1)}), "jobs exceed"},
+		{"too many jobs", "Release", marshalPB(t, &pb.ReleaseRequest{Jobs: make([]uint64, api.MaxRelease+1)}), "more than 65536 jobs"},
 	} {
 		err := rawCall(c, tc.method, tc.body)
 		if code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), tc.want) {

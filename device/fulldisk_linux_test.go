@@ -19,8 +19,8 @@ import (
 )
 
 // A device whose filesystem fills up refuses the write that does not fit
-// with ResourceExhausted (api.ErrExhausted at the client: a full disk, not
-// a bad request), keeps every object it stored before exactly, serves on,
+// with ResourceExhausted (api.ErrDiskFull at the client, reason DISK_FULL:
+// a full disk, neither a bad request nor a busy device), keeps every object it stored before exactly, serves on,
 // and takes writes again once space is freed. The store sits on a 2 MiB
 // tmpfs (the test needs root to mount one, and skips without).
 func TestFullDiskIsResourceExhausted(t *testing.T) {
@@ -55,7 +55,7 @@ func TestFullDiskIsResourceExhausted(t *testing.T) {
 	if full == nil {
 		t.Fatal("100 objects of 64 KiB fit a 2 MiB filesystem")
 	}
-	if !errors.Is(full, api.ErrExhausted) || code(full) != codes.ResourceExhausted {
+	if !errors.Is(full, api.ErrDiskFull) || errors.Is(full, api.ErrBusy) || errors.Is(full, api.ErrExhausted) || code(full) != codes.ResourceExhausted {
 		t.Fatalf("a write to a full disk: %v (code %v), want ResourceExhausted", full, code(full))
 	}
 	for i, name := range stored {

@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
-	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/authz"
@@ -43,11 +43,15 @@ const grpcMessageLimit = api.MaxMessageBytes + 1<<20
 type Option func(*options)
 
 type options struct {
-	log    *slog.Logger
-	grace  time.Duration
-	server []grpc.ServerOption
-	tls    *tls.Config
-	plain  bool
+	bulkPerCaller int
+	intake        IntakeLimits
+	deadlines     Deadlines
+	maxStreams    uint32
+	log           *slog.Logger
+	grace         time.Duration
+	server        []grpc.ServerOption
+	tls           *tls.Config
+	plain         bool
 }
 
 // WithTLS serves over TLS with cfg (package certs makes it: TLS 1.3,
@@ -78,13 +82,41 @@ func WithServerOptions(opts ...grpc.ServerOption) Option {
 	return func(o *options) { o.server = append(o.server, opts...) }
 }
 
+// Deadlines are the server's own deadlines for calls (≤ 0: none): Long
+// for calls that wait for a run or a job or copy a database (RunStream,
+// Recv, CopyFrom), Call for every other.
+type Deadlines struct {
+	Call, Long time.Duration
+}
+
+// DefaultDeadlines: two minutes for a call, fifteen for a run (past the
+// default run timeout of ten).
+var DefaultDeadlines = Deadlines{Call: 2 * time.Minute, Long: 15 * time.Minute}
+
+// WithDeadlines sets the server's deadlines (default DefaultDeadlines).
+func WithDeadlines(d Deadlines) Option { return func(o *options) { o.deadlines = d } }
+
+// DefaultMaxStreams bounds the calls one connection has going at once.
+const DefaultMaxStreams = 64
+
+// WithMaxStreams sets how many calls one connection may have going at
+// once (default DefaultMaxStreams).
+func WithMaxStreams(n uint32) Option { return func(o *options) { o.maxStreams = n } }
+
+// WithIntake sets the intake budget (default DefaultIntake).
+func WithIntake(l IntakeLimits) Option { return func(o *options) { o.intake = l } }
+
 func newOptions(opts []Option) options {
-	o := options{log: slog.Default(), grace: 30 * time.Second}
+	o := options{log: slog.Default(), grace: 30 * time.Second, deadlines: DefaultDeadlines, maxStreams: DefaultMaxStreams,
+		intake: DefaultIntake, bulkPerCaller: DefaultBulkCallsPerCaller}
 	for _, f := range opts {
 		f(&o)
 	}
 	if o.log == nil {
 		o.log = slog.Default()
+	}
+	if o.maxStreams == 0 {
+		o.maxStreams = DefaultMaxStreams
 	}
 	return o
 }
@@ -99,37 +131,34 @@ var KeepaliveEnforcement = keepalive.EnforcementPolicy{MinTime: 5 * time.Second,
 // ping after 30 s of silence, the connection closed after 10 s more.
 var KeepaliveServer = keepalive.ServerParameters{Time: 30 * time.Second, Timeout: 10 * time.Second}
 
-// toStatus maps a device error to a gRPC status.
-func toStatus(err error) error {
-	c := codes.Internal
-	switch {
-	// A full disk first: a write that ran out of space may also be wrapped
-	// as an invalid request by the path that made it, but it is not one.
-	case errors.Is(err, api.ErrExhausted), errors.Is(err, admit.ErrBusy), errors.Is(err, syscall.ENOSPC):
-		c = codes.ResourceExhausted
-	case errors.Is(err, api.ErrInvalid):
-		c = codes.InvalidArgument
-	case errors.Is(err, api.ErrNotFound), errors.Is(err, store.ErrNotFound):
-		c = codes.NotFound
-	case errors.Is(err, api.ErrUnauthenticated):
-		c = codes.Unauthenticated
-	case errors.Is(err, api.ErrPermissionDenied):
-		c = codes.PermissionDenied
-	case errors.Is(err, api.ErrUnavailable):
-		c = codes.Unavailable
-	case errors.Is(err, authz.ErrReserved), errors.Is(err, authz.ErrNoName):
-		c = codes.InvalidArgument
-	case errors.Is(err, api.ErrStale):
-		c = codes.Aborted
-	case errors.Is(err, api.ErrChecksum), errors.Is(err, store.ErrCorrupt):
-		c = codes.DataLoss
-	case errors.Is(err, store.ErrISPMode):
-		c = codes.FailedPrecondition
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		c = codes.Canceled
+// errorKind is the sentinel of the error table (api.StatusOf) that err
+// stands for, errors of the device's own packages included.
+func errorKind(err error) error {
+	// A full disk first: a write that ran out of space may also be
+	// wrapped as an invalid request by the path that made it.
+	if errors.Is(err, syscall.ENOSPC) {
+		return api.ErrDiskFull
 	}
-	return status.Error(c, err.Error())
+	if s := api.Sentinel(err); s != nil {
+		return s
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return api.ErrNotFound
+	case errors.Is(err, authz.ErrReserved), errors.Is(err, authz.ErrNoName):
+		return api.ErrInvalid
+	case errors.Is(err, store.ErrCorrupt):
+		return api.ErrChecksum
+	case errors.Is(err, store.ErrISPMode):
+		return api.ErrInUse
+	}
+	return nil
 }
+
+// toStatus maps a device error to a gRPC status from the one error table:
+// its code and an ErrorInfo whose reason the client maps back to the same
+// sentinel.
+func toStatus(err error) error { return api.StatusOf(err, errorKind(err)).Err() }
 
 // asStatus leaves a status error alone and maps any other.
 func asStatus(err error) error {
@@ -142,31 +171,89 @@ func asStatus(err error) error {
 	return toStatus(err)
 }
 
-// deferCodec is the server's protobuf codec. gRPC reports a request that
-// does not parse as Internal; this codec records the failure instead, and
-// the interceptors answer InvalidArgument naming it.
+// deferCodec is the server's protobuf codec. Before it decodes a request
+// it bounds it: the request type's size limit, api.Prescan's counts of
+// its repeated fields (over the pieces gRPC received, not gathered), and
+// a share of the intake budget (bytes in flight) — so no client-chosen
+// count is materialised unchecked. gRPC
+// reports a codec error as Internal; this codec records the failure
+// instead, with the budget the request holds, and the first interceptor
+// takes the record (every request the codec decoded reaches it, whatever
+// the later interceptors decide), answering InvalidArgument or Busy.
 type deferCodec struct {
 	encoding.CodecV2
-	errs sync.Map // message → error
+	intake  *intake
+	pending sync.Map // message → decoded, until the first interceptor takes it
 }
+
+// decoded is what the codec left for the first interceptor of a request.
+type decoded struct {
+	err  error
+	held int64 // intake bytes, released when the call ends
+}
+
+// intakeFactor is the memory one request byte costs while it is decoded
+// and converted: the wire buffer, the decoded message, the request the
+// device works on.
+const intakeFactor = 3
 
 func (c *deferCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	if err := c.CodecV2.Unmarshal(data, v); err != nil {
-		c.errs.Store(v, err)
+	m, ok := v.(proto.Message)
+	if !ok {
+		return c.CodecV2.Unmarshal(data, v)
+	}
+	n := data.Len()
+	if limit := api.RequestLimit(m); n > limit {
+		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w: %d bytes exceed %d", api.ErrInvalid, n, limit)})
+		return nil
+	}
+	// The counts first, over the pieces gRPC received: a refused request
+	// is never gathered into one buffer, let alone decoded.
+	pieces := make([][]byte, len(data))
+	for i, buf := range data {
+		pieces[i] = buf.ReadOnlyData()
+	}
+	if err := api.PrescanPieces(m, pieces); err != nil {
+		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w", err)})
+		return nil
+	}
+	held, err := c.intake.acquire(int64(n) * intakeFactor)
+	if err != nil {
+		c.pending.Store(v, decoded{err: err})
+		return nil
+	}
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	b := buf.ReadOnlyData()
+	if err := proto.Unmarshal(b, m); err != nil {
+		c.pending.Store(v, decoded{err: fmt.Errorf("malformed request: %w: %w", api.ErrInvalid, err), held: held})
+		return nil
+	}
+	if held > 0 {
+		c.pending.Store(v, decoded{held: held})
 	}
 	return nil
 }
 
-// take returns and forgets the decode failure recorded for m.
-func (c *deferCodec) take(m any) error {
-	if e, ok := c.errs.LoadAndDelete(m); ok {
-		return e.(error)
+// take returns and forgets what the codec recorded for m.
+func (c *deferCodec) take(m any) decoded {
+	if e, ok := c.pending.LoadAndDelete(m); ok {
+		return e.(decoded)
 	}
-	return nil
+	return decoded{}
+}
+
+// pendingLen counts the records not yet taken (tests: none once calls end).
+func (c *deferCodec) pendingLen() int {
+	n := 0
+	c.pending.Range(func(any, any) bool { n++; return true })
+	return n
 }
 
 // grpcServer is a device's gRPC server with its health service.
 type grpcServer struct {
+	gate       *callGate
+	deadlines  Deadlines
 	srv        *grpc.Server
 	health     *health.Server
 	codec      *deferCodec
@@ -202,12 +289,61 @@ func (g *grpcServer) logRPC(ctx context.Context, method string, start time.Time,
 	g.log.Debug("rpc", attrs...)
 }
 
+type decodeErrKey struct{}
+
+// deadline is the server's deadline for method: calls that wait for a run
+// or a job, or copy a database, get the long one.
+func (g *grpcServer) deadline(method string) time.Duration {
+	switch methodName(method) {
+	case "RunStream", "Recv", "CopyFrom":
+		return g.deadlines.Long
+	}
+	return g.deadlines.Call
+}
+
+// intakeUnary is the first interceptor: it takes what the codec recorded
+// for the request (so a call refused later, by authentication say, leaves
+// nothing behind), holds the request's intake bytes until the call ends,
+// and gives the call its server deadline.
+func (g *grpcServer) intakeUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	dec := g.codec.take(req)
+	defer g.codec.intake.release(dec.held)
+	if dec.err != nil {
+		ctx = context.WithValue(ctx, decodeErrKey{}, dec.err)
+	}
+	if d := g.deadline(info.FullMethod); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	return h(ctx, req)
+}
+
+// intakeStream gives a streaming call (of the reflection service: the
+// device's calls are unary; the health service's watch is exempt) its
+// server deadline.
+func (g *grpcServer) intakeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if d := g.deadlines.Call; d > 0 && !strings.HasPrefix(info.FullMethod, "/"+healthpb.Health_ServiceDesc.ServiceName+"/") {
+		ctx, cancel := context.WithTimeout(ss.Context(), d)
+		defer cancel()
+		ss = &ctxStream{ServerStream: ss, ctx: ctx}
+	}
+	return h(srv, ss)
+}
+
+type ctxStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *ctxStream) Context() context.Context { return s.ctx }
+
 func (g *grpcServer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	start := time.Now()
 	var resp any
-	err := g.codec.take(req)
-	if err != nil {
-		err = status.Errorf(codes.InvalidArgument, "device: %s: malformed request: %v", methodName(info.FullMethod), err)
+	var err error
+	if derr, ok := ctx.Value(decodeErrKey{}).(error); ok {
+		err = toStatus(fmt.Errorf("device: %s: %w", methodName(info.FullMethod), derr))
 	} else {
 		resp, err = h(ctx, req)
 		err = asStatus(err)
@@ -224,11 +360,16 @@ type checkedStream struct {
 }
 
 func (s *checkedStream) RecvMsg(m any) error {
-	if err := s.ServerStream.RecvMsg(m); err != nil {
+	err := s.ServerStream.RecvMsg(m)
+	// Taken at once, whatever happened: a stream's messages are decoded
+	// one by one as the handler asks, with nothing between.
+	dec := s.codec.take(m)
+	s.codec.intake.release(dec.held)
+	if err != nil {
 		return err
 	}
-	if err := s.codec.take(m); err != nil {
-		return status.Errorf(codes.InvalidArgument, "device: %s: malformed request: %v", methodName(s.method), err)
+	if dec.err != nil {
+		return toStatus(fmt.Errorf("device: %s: %w", methodName(s.method), dec.err))
 	}
 	return nil
 }
@@ -244,22 +385,27 @@ func newGRPCServer(d *Device, o options) *grpcServer {
 	if d.wire == nil {
 		d.wire = &api.PayloadCounter{}
 	}
-	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name)}, health: health.NewServer(), log: o.log,
-		rpcSeconds: d.rpcSeconds}
+	g := &grpcServer{codec: &deferCodec{CodecV2: encoding.GetCodecV2(protocodec.Name), intake: newIntake(o.intake)},
+		health: health.NewServer(), log: o.log, rpcSeconds: d.rpcSeconds, deadlines: o.deadlines}
 	mode := guard.MutualTLS
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(g.codec), grpc.StatsHandler(d.wire),
 		grpc.MaxRecvMsgSize(grpcMessageLimit), grpc.MaxSendMsgSize(grpcMessageLimit),
+		grpc.MaxConcurrentStreams(o.maxStreams),
 		grpc.KeepaliveEnforcementPolicy(KeepaliveEnforcement), grpc.KeepaliveParams(KeepaliveServer)}
 	if o.tls != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.tls)))
 	} else {
 		mode = guard.PlaintextLoopback
 	}
+	g.gate = newCallGate(mode, o.bulkPerCaller)
+	opts = append(opts, grpc.InTapHandle(g.gate.tap))
 	// The guard runs first: a panic anywhere below becomes Internal, and
 	// every call but the health check carries its caller's identity.
 	healthService := healthpb.Health_ServiceDesc.ServiceName
-	opts = append(opts, grpc.ChainUnaryInterceptor(guard.Unary(mode, o.log, healthService), g.unary),
-		grpc.ChainStreamInterceptor(guard.Stream(mode, o.log, healthService), g.stream))
+	// The intake interceptors run before even the guard: they release what
+	// the codec recorded for a request whoever its caller turns out to be.
+	opts = append(opts, grpc.ChainUnaryInterceptor(g.intakeUnary, guard.Unary(mode, o.log, healthService), g.unary),
+		grpc.ChainStreamInterceptor(g.intakeStream, guard.Stream(mode, o.log, healthService), g.stream))
 	g.srv = grpc.NewServer(append(opts, o.server...)...)
 	devicepb.RegisterDeviceServer(g.srv, api.NewServer(d.guarded))
 	healthpb.RegisterHealthServer(g.srv, g.health)

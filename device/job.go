@@ -24,16 +24,15 @@ type operand struct {
 }
 
 // Send validates a job and starts it; the job id is returned at once.
-func (d *Device) Send(_ context.Context, req *api.SendRequest) (*api.SendResponse, error) {
+func (d *Device) Send(ctx context.Context, req *api.SendRequest) (*api.SendResponse, error) {
 	if req.Program == "" {
-		return d.hold(req)
+		return d.hold(ctx, req)
 	}
-	d.mu.Lock()
-	p, ok := d.progs[req.Program]
-	d.mu.Unlock()
+	set, ok := d.progs.get(req.Program)
 	if !ok {
 		return nil, fmt.Errorf("device: send: %w: program %q not set", api.ErrNotFound, req.Program)
 	}
+	p := set.p
 	n := p.Config.N()
 	if len(req.Inputs) == 0 || len(req.Inputs) > api.MaxBindings {
 		return nil, fmt.Errorf("device: send: %w: %d inputs (want 1..%d)", api.ErrInvalid, len(req.Inputs), api.MaxBindings)
@@ -73,7 +72,7 @@ func (d *Device) Send(_ context.Context, req *api.SendRequest) (*api.SendRespons
 		ops[i] = o
 	}
 	outBytes := int64(req.Output.Polys) * int64(req.Output.Limbs) * int64(n) * 8
-	j := &job{done: make(chan struct{}), polys: int(req.Output.Polys), bytes: outBytes}
+	j := &job{done: make(chan struct{}), polys: int(req.Output.Polys), bytes: outBytes, caller: quotaCaller(ctx)}
 	id, err := d.register(j)
 	if err != nil {
 		release()
@@ -149,7 +148,9 @@ func (d *Device) resolve(b api.Binding, n int) (operand, error) {
 	return o, nil
 }
 
-// register charges a job's result to device DRAM and names it.
+// register charges a job's result to device DRAM and names it. A caller
+// with a certificate identity (quotaCaller) holds at most its share of the
+// jobs and of DRAM, so no caller can fill them for the others.
 func (d *Device) register(j *job) (uint64, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -158,6 +159,16 @@ func (d *Device) register(j *job) (uint64, error) {
 	}
 	if d.resident+j.bytes > d.lim.MaxResidentBytes {
 		return 0, fmt.Errorf("%w: %d bytes resident, %d more exceed %d", api.ErrExhausted, d.resident, j.bytes, d.lim.MaxResidentBytes)
+	}
+	if j.caller != "" {
+		u := d.usage[j.caller]
+		if u.jobs >= d.lim.MaxJobsPerCaller {
+			return 0, fmt.Errorf("%w: %s holds %d jobs not released (its share)", api.ErrExhausted, j.caller, u.jobs)
+		}
+		if u.bytes+j.bytes > d.lim.MaxResidentBytesPerCaller {
+			return 0, fmt.Errorf("%w: %s holds %d bytes resident, %d more exceed its share of %d", api.ErrExhausted, j.caller, u.bytes, j.bytes, d.lim.MaxResidentBytesPerCaller)
+		}
+		d.usage[j.caller] = callerUse{jobs: u.jobs + 1, bytes: u.bytes + j.bytes}
 	}
 	d.resident += j.bytes
 	if d.resident > d.peak {
@@ -169,7 +180,7 @@ func (d *Device) register(j *job) (uint64, error) {
 }
 
 // hold is an upload: a job whose result is its one inline operand.
-func (d *Device) hold(req *api.SendRequest) (*api.SendResponse, error) {
+func (d *Device) hold(ctx context.Context, req *api.SendRequest) (*api.SendResponse, error) {
 	if len(req.Inputs) != 1 || req.HasKey || req.Inputs[0].Source != api.SourceInline {
 		return nil, fmt.Errorf("device: send: %w: an upload (no program) takes one inline operand and no key", api.ErrInvalid)
 	}
@@ -177,7 +188,7 @@ func (d *Device) hold(req *api.SendRequest) (*api.SendResponse, error) {
 	if b.Polys == 0 || b.Limbs == 0 || len(b.Inline) != int(b.Polys)*int(b.Limbs) {
 		return nil, fmt.Errorf("device: send: %w: upload of %d limbs for %d polys × %d limbs", api.ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
 	}
-	j := &job{done: make(chan struct{}), polys: int(b.Polys), result: b.Inline, bytes: limbBytes(b.Inline)}
+	j := &job{done: make(chan struct{}), polys: int(b.Polys), result: b.Inline, bytes: limbBytes(b.Inline), caller: quotaCaller(ctx)}
 	close(j.done)
 	id, err := d.register(j)
 	if err != nil {

@@ -50,6 +50,12 @@ func newLWEProgram(sp *lower.StreamProgram, workers int) (*lweProgram, error) {
 	return &lweProgram{sp: sp, params: p, shape: shape, server: srv}, nil
 }
 
+// keyObject is a generation of a stored object.
+type keyObject struct {
+	name string
+	gen  store.Generation
+}
+
 // lweKeys caches decoded Galois keys by object generation (a key is
 // ~0.8 MB and decoding it costs more than a small query).
 type lweKeys struct {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
@@ -16,11 +15,14 @@ import (
 )
 
 // streamTable is the device's registered stream programs and the
-// evaluation keys they read, decoded once.
+// evaluation keys they read, decoded once; both are kept per caller
+// (callerTable), so no caller fills them for the others.
 type streamTable struct {
-	mu    sync.Mutex
-	progs map[string]*registeredStream
-	keys  map[keyObject]engine.Limbs
+	progs *callerTable[*registeredStream]
+	// keys holds decoded key objects by caller, name and generation (a
+	// replaced key is never served stale; the old one ages out), weighed
+	// in bytes.
+	keys *callerTable[engine.Limbs]
 }
 
 type registeredStream struct {
@@ -30,38 +32,28 @@ type registeredStream struct {
 	lwe    *lweProgram
 }
 
-type keyObject struct {
-	name string
-	gen  store.Generation
+func newStreamTable(lim Limits) streamTable {
+	return streamTable{progs: newCallerTable[*registeredStream]("stream programs", int64(lim.MaxProgramsPerCaller), int64(lim.MaxPrograms)),
+		keys: newCallerTable[engine.Limbs]("key bytes", lim.StreamKeyBytesPerCaller, lim.StreamKeyBytes)}
 }
 
-func (t *streamTable) init() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.progs == nil {
-		t.progs, t.keys = map[string]*registeredStream{}, map[keyObject]engine.Limbs{}
-	}
+// keyEntry names a decoded key object of caller in the key table.
+func keyEntry(caller, name string, gen store.Generation) string {
+	return fmt.Sprintf("%s\x00%s\x00%d", caller, name, gen)
 }
 
-// SetStream registers a stream program.
-func (d *Device) SetStream(_ context.Context, req *api.SetStreamRequest) (*api.SetStreamResponse, error) {
+// SetStream registers a stream program, charged to the caller
+// (Limits.MaxProgramsPerCaller).
+func (d *Device) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api.SetStreamResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
-	d.streams.init()
 	t := &d.streams
-	t.mu.Lock()
-	if old, ok := t.progs[req.Name]; ok {
-		t.mu.Unlock()
+	if old, ok := t.progs.get(req.Name); ok {
 		if old.raw != string(req.Program) {
 			return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 		}
 		return &api.SetStreamResponse{Nodes: uint32(old.nodes)}, nil
-	}
-	n := len(t.progs)
-	t.mu.Unlock()
-	if n >= d.lim.MaxPrograms {
-		return nil, fmt.Errorf("device: setstream %q: %w: %d programs set", req.Name, api.ErrExhausted, n)
 	}
 	var sp lower.StreamProgram
 	if err := sp.UnmarshalBinary(req.Program); err != nil {
@@ -77,12 +69,14 @@ func (d *Device) SetStream(_ context.Context, req *api.SetStreamRequest) (*api.S
 	if err != nil {
 		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, ok := t.progs[req.Name]; !ok {
-		t.progs[req.Name] = reg
+	set, _, err := t.progs.add(quotaCaller(ctx), req.Name, reg, 1)
+	if err != nil {
+		return nil, fmt.Errorf("device: setstream %q: %w", req.Name, err)
 	}
-	return &api.SetStreamResponse{Nodes: uint32(len(sp.Nodes))}, nil
+	if set.raw != reg.raw {
+		return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
+	}
+	return &api.SetStreamResponse{Nodes: uint32(set.nodes)}, nil
 }
 
 // RunStream runs a registered stream program in ISP mode: every worker
@@ -90,11 +84,7 @@ func (d *Device) SetStream(_ context.Context, req *api.SetStreamRequest) (*api.S
 // ahead, and the run's value memory is bounded by MaxResidentBytes.
 func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
 	start := time.Now()
-	d.streams.init()
-	t := &d.streams
-	t.mu.Lock()
-	reg, ok := t.progs[req.Program]
-	t.mu.Unlock()
+	reg, ok := d.streams.progs.get(req.Program)
 	if !ok {
 		return nil, fmt.Errorf("device: runstream: %w: program %q not set", api.ErrNotFound, req.Program)
 	}
@@ -107,7 +97,7 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 	}
 	share := d.cores.For(caller)
 	sp := reg.stream.Program()
-	src := &streamSource{d: d, sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
+	src := &streamSource{d: d, caller: quotaCaller(ctx), sp: sp, inputs: map[int][]engine.Limbs{}, stored: map[int]*pinnedSet{}, keys: map[string]string{},
 		moduli: append(append([]uint64(nil), sp.Ring.Q...), sp.Ring.P...)}
 	src.cache = newObjectCache(ctx, 4+4*d.lim.Workers, src.countRead, share)
 	defer func() {
@@ -218,21 +208,17 @@ func checkInstances(sn lower.StreamNode, vals []engine.Limbs, q []uint64, n int)
 	return nil
 }
 
-// streamKey returns a stored key object decoded (and checked), cached by
-// generation.
-func (d *Device) streamKey(name string, moduli []uint64) (engine.Limbs, error) {
+// streamKey returns a stored key object decoded (and checked), cached for
+// caller by generation.
+func (d *Device) streamKey(caller, name string, moduli []uint64) (engine.Limbs, error) {
 	o, err := d.st.Acquire(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: key object %q: %w", api.ErrNotFound, name, err)
 	}
 	defer o.Release()
 	info := o.Info()
-	ko := keyObject{name, info.Generation}
-	t := &d.streams
-	t.mu.Lock()
-	k, ok := t.keys[ko]
-	t.mu.Unlock()
-	if ok {
+	entry := keyEntry(caller, name, info.Generation)
+	if k, ok := d.streams.keys.get(entry); ok {
 		return k, nil
 	}
 	if info.Kind != store.KindKey || info.Shape.WordSize != 8 || info.Shape.Limbs != len(moduli) {
@@ -242,7 +228,7 @@ func (d *Device) streamKey(name string, moduli []uint64) (engine.Limbs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("device: read key %q: %w", name, err)
 	}
-	k = make(engine.Limbs, len(raw))
+	k := make(engine.Limbs, len(raw))
 	for l, b := range raw {
 		k[l] = make([]uint64, len(b)/8)
 		m := moduli[l%len(moduli)]
@@ -254,13 +240,9 @@ func (d *Device) streamKey(name string, moduli []uint64) (engine.Limbs, error) {
 			k[l][i] = v
 		}
 	}
-	t.mu.Lock()
-	for old := range t.keys {
-		if old.name == name && old.gen != ko.gen {
-			delete(t.keys, old)
-		}
+	// A key larger than a caller's share is used uncached.
+	if cached, _, err := d.streams.keys.add(caller, entry, k, info.Bytes); err == nil {
+		k = cached
 	}
-	t.keys[ko] = k
-	t.mu.Unlock()
 	return k, nil
 }

@@ -18,6 +18,7 @@ import (
 // the workers, keys from stored key objects (kept by the device's cache).
 type streamSource struct {
 	d      *Device
+	caller string // whose key table the run reads (quotaCaller)
 	sp     *lower.StreamProgram
 	inputs map[int][]engine.Limbs // stream node → instances
 	stored map[int]*pinnedSet     // stream node → its objects
@@ -134,7 +135,7 @@ func (s *streamSource) Key(name string) (engine.Limbs, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: key %s not bound", api.ErrNotFound, name)
 	}
-	return s.d.streamKey(obj, s.moduli)
+	return s.d.streamKey(s.caller, obj, s.moduli)
 }
 
 // Stored implements engine.StreamSource.

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure against a baseline in the same run: kernels|ops (ours vs Lattigo), pir (GiB-scale in-storage PIR vs a raw read and Lattigo host-only), db (your own data through the client library: a record file and an .fvecs file loaded, read back, searched), fair (a small query beside another identity's looping large ones), vectors (plain vs encrypted stored vectors), kv (keyword PIR: lookups, updates, compaction, GetMany)", run: runBench})
+	register(command{name: "bench", summary: "measure against a baseline in the same run: kernels|ops (ours vs Lattigo), pir (GiB-scale in-storage PIR vs a raw read and Lattigo host-only), db (your own data through the client library: a record file and an .fvecs file loaded, read back, searched), fair (a small query beside another identity's looping large ones), vectors (plain vs encrypted stored vectors), kv (keyword PIR: lookups, updates, compaction, GetMany), abuse (another identity's oversized, malformed and table-filling requests beside an owner's queries: the device's peak memory and the owner's answers)", run: runBench})
 }
 
 // benchRow is one comparison line (measured here, single-threaded).
@@ -27,7 +27,7 @@ type benchRow struct {
 
 func runBench(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: rosemary bench kernels|ops|pir|db|fair|vectors|kv [--json] ...")
+		return fmt.Errorf("usage: rosemary bench kernels|ops|pir|db|fair|vectors|kv|abuse [--json] ...")
 	}
 	what := args[0]
 	switch what {
@@ -41,6 +41,8 @@ func runBench(args []string) error {
 		return runBenchVectors(args[1:])
 	case "kv":
 		return runBenchKV(args[1:])
+	case "abuse":
+		return runBenchAbuse(args[1:])
 	}
 	fs := flag.NewFlagSet("bench "+what, flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")

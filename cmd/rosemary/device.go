@@ -51,6 +51,11 @@ func runDevice(args []string) (err error) {
 	clientCertAuth := fs.Bool("client-cert-auth", true, "require a client certificate signed by --trusted-ca-file")
 	metricsAddr := fs.String("metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (loopback only: plaintext, unauthenticated; default off)")
 	fs.StringVar(metricsAddr, "metrics-addr", "", "the same as --metrics-listen (its earlier name)")
+	intakeMB := fs.Int64("intake-mb", device.DefaultIntake.Bytes>>20, "request bytes the daemon decodes at once, over all callers (MiB; each weighed 3× its wire size; past it a request waits a second, then is refused as busy)")
+	bulkCalls := fs.Int("bulk-calls-per-caller", device.DefaultBulkCallsPerCaller, "calls that may carry large messages (Put, Send, RunStream, ProgSet, SetStream) one identity may have going at once, counted before their messages are read")
+	maxStreams := fs.Uint("max-streams", device.DefaultMaxStreams, "calls one connection may have going at once")
+	callTimeout := fs.Duration("call-timeout", device.DefaultDeadlines.Call, "the server's deadline for a call")
+	longTimeout := fs.Duration("long-call-timeout", device.DefaultDeadlines.Long, "the server's deadline for a call that waits for a run or a job, or copies a database (RunStream, Recv, CopyFrom)")
 	scrub := fs.Duration("scrub-interval", 24*time.Hour, "read every stored page, verifying its CRC, this often; quarantine (delete) a corrupt object for the cluster to copy back from a healthy replica (0: never)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -177,7 +182,11 @@ func runDevice(args []string) (err error) {
 		d.CheckSourcesWith(check)
 		log.Info("joined the cluster", "etcd", *etcd, "id", name)
 	}
-	return device.Serve(ctx, d, lis, append(transport, device.WithLogger(log), device.WithGrace(*grace))...)
+	intake := device.DefaultIntake
+	intake.Bytes = *intakeMB << 20
+	return device.Serve(ctx, d, lis, append(transport, device.WithLogger(log), device.WithGrace(*grace), device.WithIntake(intake),
+		device.WithBulkCallsPerCaller(*bulkCalls), device.WithMaxStreams(uint32(min(*maxStreams, 1<<20))),
+		device.WithDeadlines(device.Deadlines{Call: *callTimeout, Long: *longTimeout}))...)
 }
 
 // deviceID is the id a device registers under: with TLS its certificate's

@@ -17,9 +17,10 @@ package admit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
 // Limits bound the queue.
@@ -31,8 +32,9 @@ type Limits struct {
 }
 
 // ErrBusy is returned when the queue is full, for everyone or for the
-// caller; a device maps it to ResourceExhausted.
-var ErrBusy = errors.New("admit: the device's run queue is full")
+// caller. It wraps api.ErrBusy, the device's one "busy" error (gRPC
+// ResourceExhausted, reason BUSY), so callers test for that.
+var ErrBusy = fmt.Errorf("admit: the device's run queue is full: %w", api.ErrBusy)
 
 // Queue admits runs. Safe for concurrent use.
 type Queue struct {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
@@ -17,32 +15,15 @@ func NewClient(cc grpc.ClientConnInterface) Device { return &client{rpc: devicep
 
 type client struct{ rpc devicepb.DeviceClient }
 
-// statusErrors names the device's errors by their gRPC codes, so that a
-// caller tests errors.Is whatever the transport.
-var statusErrors = map[codes.Code]error{
-	codes.Aborted:          ErrStale,
-	codes.DataLoss:         ErrChecksum,
-	codes.PermissionDenied: ErrPermissionDenied,
-	codes.Unauthenticated:  ErrUnauthenticated,
-	codes.NotFound:         ErrNotFound,
-	codes.InvalidArgument:  ErrInvalid,
-	// Its memory, its run queue or its disk is full: not this request's
-	// fault, and not for long.
-	codes.ResourceExhausted: ErrExhausted,
-	// The device (or the connection to it) is down: retry elsewhere.
-	codes.Unavailable: ErrUnavailable,
-}
-
 // call runs one RPC and converts its reply.
 func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
 	conv func(P) (R, error)) (R, error) {
 	var zero R
 	resp, err := rpc(ctx, req)
 	if err != nil {
-		if named, ok := statusErrors[status.Code(err)]; ok {
-			return zero, fmt.Errorf("device: %s: %w: %w", method, named, err)
-		}
-		return zero, fmt.Errorf("device: %s: %w", method, err)
+		// The error table's sentinel, so errors.Is answers as for a device
+		// in process.
+		return zero, fmt.Errorf("device: %s: %w", method, FromStatus(err))
 	}
 	r, err := conv(resp)
 	if err != nil {

@@ -43,12 +43,23 @@ type Device interface {
 	RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error)
 }
 
-// Errors a request can fail with (wrapped; the gRPC layer maps them to
-// status codes).
+// Errors a request can fail with (wrapped; test with errors.Is). Each has
+// one gRPC code and one reason in the table of errors.go, so the same
+// sentinel comes back from a device in process and from one over gRPC.
 var (
-	ErrInvalid   = errors.New("invalid request")
-	ErrNotFound  = errors.New("not found")
+	ErrInvalid  = errors.New("invalid request")
+	ErrNotFound = errors.New("not found")
+	// ErrExhausted: the device's memory or one of its tables is full
+	// (gRPC ResourceExhausted, reason EXHAUSTED).
 	ErrExhausted = errors.New("device memory or table full")
+	// ErrBusy: the device's run queue, or the bytes it takes in at once,
+	// are full; the same request later may go through (gRPC
+	// ResourceExhausted, reason BUSY).
+	ErrBusy = errors.New("device busy")
+	// ErrDiskFull: the device's store has no room for the write; retrying
+	// does not help until something is deleted (gRPC ResourceExhausted,
+	// reason DISK_FULL).
+	ErrDiskFull = errors.New("device disk full")
 	// ErrUnauthenticated: the call carries no identity (gRPC
 	// Unauthenticated).
 	ErrUnauthenticated = errors.New("unauthenticated")
@@ -65,4 +76,7 @@ var (
 	// copied from another device that does not match the checksum its
 	// source sent (gRPC DataLoss).
 	ErrChecksum = errors.New("checksum mismatch")
+	// ErrInUse: a conventional write refused while jobs read the store
+	// (ISP mode; gRPC FailedPrecondition).
+	ErrInUse = errors.New("the store is in use by running jobs")
 )

@@ -172,6 +172,21 @@ func DatabaseOf(object string) (string, error) {
 	return db, nil
 }
 
+// CheckPrefix checks a prefix that names objects of one database, as a
+// stored binding's or a copy's does: "<db>/" and more. Objects are named
+// prefix+suffix, so a prefix without the "/" would reach other databases'
+// objects ("acct" names "acct2/..."); it is refused, wrapping
+// api.ErrInvalid.
+func CheckPrefix(prefix string) error {
+	if _, err := DatabaseOf(prefix); err != nil {
+		return fmt.Errorf("%w: prefix %q: %w", api.ErrInvalid, prefix, err)
+	}
+	if !strings.Contains(prefix, "/") {
+		return fmt.Errorf("%w: prefix %q names no database's objects (want <database>/...)", api.ErrInvalid, prefix)
+	}
+	return nil
+}
+
 // ACLObject is the store object holding db's access list.
 func ACLObject(db string) string { return ReservedPrefix + "acl/" + db }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 )
 
@@ -235,6 +236,21 @@ func TestListableAgreesWithAuthorize(t *testing.T) {
 			if got := a.Listable(id, o); got != want {
 				t.Errorf("Listable(%v, %s) = %v, Authorize says %v", id, o, got, want)
 			}
+		}
+	}
+}
+
+// A prefix names one database's objects only with its "/": objects are
+// prefix+suffix, so "acct" would reach "acct2/...".
+func TestCheckPrefix(t *testing.T) {
+	for _, p := range []string{"acct", "acct2", "", "/x", "_acl/acct"} {
+		if err := CheckPrefix(p); !errors.Is(err, api.ErrInvalid) {
+			t.Errorf("CheckPrefix(%q) = %v, want ErrInvalid", p, err)
+		}
+	}
+	for _, p := range []string{"acct/", "acct/pt/", "acct/members/bob/k"} {
+		if err := CheckPrefix(p); err != nil {
+			t.Errorf("CheckPrefix(%q) = %v", p, err)
 		}
 	}
 }

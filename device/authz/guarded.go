@@ -202,8 +202,8 @@ func (g *Guarded) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.
 	if id.Role != certs.RoleDevice && id.Role != certs.RoleAdmin && id != guard.Plaintext {
 		return nil, fmt.Errorf("%w: %s may not copy between devices", ErrDenied, id.Name)
 	}
-	if _, err := DatabaseOf(req.Prefix); err != nil {
-		return nil, fmt.Errorf("%w: copy of %q: %w", api.ErrInvalid, req.Prefix, err)
+	if err := CheckPrefix(req.Prefix); err != nil {
+		return nil, fmt.Errorf("copy: %w", err)
 	}
 	return g.next.CopyFrom(ctx, req)
 }
@@ -336,6 +336,9 @@ func (g *Guarded) RunStream(ctx context.Context, req *api.RunStreamRequest) (*ap
 		return nil, err
 	}
 	for _, b := range req.Stored {
+		if err := CheckPrefix(b.Prefix); err != nil {
+			return nil, err
+		}
 		if err := g.a.Authorize(id, Query, b.Prefix); err != nil {
 			return nil, err
 		}

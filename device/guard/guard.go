@@ -51,6 +51,12 @@ const (
 	PlaintextLoopback
 )
 
+// Authenticate finds the caller of ctx as the interceptors do (a call's
+// context, or a stream's as an InTapHandle sees it).
+func Authenticate(ctx context.Context, mode Mode) (certs.Identity, error) {
+	return authenticate(ctx, mode)
+}
+
 // authenticate finds the caller of ctx.
 func authenticate(ctx context.Context, mode Mode) (certs.Identity, error) {
 	if mode == PlaintextLoopback {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,7 +91,11 @@ type Store struct {
 	mu     sync.Mutex // guards the fields below
 	closed bool
 	cur    map[string]record
-	pins   map[Generation]int
+	// heads counts the current objects by the first "/"-separated segment
+	// of their names (a device's database), so asking whether a database
+	// holds anything is one lookup, not a scan of every object.
+	heads map[string]int
+	pins  map[Generation]int
 
 	isp atomic.Bool
 
@@ -187,6 +192,10 @@ func Open(dir string, l layout.Layout) (*Store, error) {
 		}
 	}
 	s.cur = st.objects
+	s.heads = map[string]int{}
+	for name := range s.cur {
+		s.heads[headOf(name)]++
+	}
 	s.puts.lastGen = st.gen
 	if _, err := s.GC(); err != nil {
 		s.closeFiles()
@@ -391,6 +400,9 @@ func (s *Store) put(name string, want *Generation, kind Kind, shape Shape, limbs
 		return 0, fmt.Errorf("store: put %q: publish: %w", name, err)
 	}
 	s.mu.Lock()
+	if _, ok := s.cur[name]; !ok {
+		s.heads[headOf(name)]++
+	}
 	s.cur[name] = rec
 	s.mu.Unlock()
 	if retired != 0 {
@@ -525,7 +537,13 @@ func (s *Store) delete(name string, want *Generation) error {
 		return fmt.Errorf("store: delete %q: %w", name, err)
 	}
 	s.mu.Lock()
-	delete(s.cur, name)
+	if _, ok := s.cur[name]; ok {
+		delete(s.cur, name)
+		h := headOf(name)
+		if s.heads[h]--; s.heads[h] <= 0 {
+			delete(s.heads, h)
+		}
+	}
 	s.mu.Unlock()
 	s.retire()
 	return nil
@@ -668,6 +686,24 @@ func (s *Store) Stat(name string) (Info, error) {
 		return Info{}, fmt.Errorf("store: stat %q: %w", name, ErrNotFound)
 	}
 	return infoOf(s.lay, name, r), nil
+}
+
+// headOf is the first "/"-separated segment of an object name.
+func headOf(name string) string {
+	head, _, _ := strings.Cut(name, "/")
+	return head
+}
+
+// HoldsHead reports whether any current object's name is head or starts
+// with head + "/": one lookup in an index, whatever the store holds.
+func (s *Store) HoldsHead(head string) (bool, error) {
+	if err := s.begin(); err != nil {
+		return false, err
+	}
+	defer s.end()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.heads[head] > 0, nil
 }
 
 // List describes every object, sorted by name.

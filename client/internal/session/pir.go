@@ -24,8 +24,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // PIRPerObject is the number of plaintexts per store object of a PIR
@@ -564,7 +562,7 @@ func streamName(kind string, raw []byte) string {
 
 // isNotFound reports a device's NotFound, in process or over gRPC.
 func isNotFound(err error) bool {
-	return errors.Is(err, api.ErrNotFound) || status.Code(err) == codes.NotFound
+	return errors.Is(err, api.ErrNotFound)
 }
 
 // setStream sets a stream program on a device under a name derived from

@@ -1,0 +1,172 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+)
+
+// rpcLog records the methods a device served.
+type rpcLog struct {
+	mu      sync.Mutex
+	methods []string
+}
+
+func (l *rpcLog) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	l.mu.Lock()
+	l.methods = append(l.methods, filepath.Base(info.FullMethod))
+	l.mu.Unlock()
+	return h(ctx, req)
+}
+
+func (l *rpcLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.methods
+	l.methods = nil
+	return out
+}
+
+// TestFreshProcessGetMakesThreeRPCs: once a key set has queried a
+// generation (its program and Galois keys are on the device), a new
+// process's Get of one record is three RPCs — Config (Open), Get (the
+// manifest), RunStream (the query) — and returns the record.
+func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	pki := filepath.Join(dir, "pki")
+	if err := certs.Init(pki); err != nil {
+		t.Fatal(err)
+	}
+	for name, role := range map[string]certs.Role{"dev0": certs.RoleDevice, "alice": certs.RoleUser} {
+		if err := certs.Issue(pki, name, role, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := certs.ServerConfig(certs.InDir(pki, "dev0"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(dir, "store"), layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &rpcLog{}
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- device.Serve(sctx, d, lis, device.WithTLS(srv), device.WithServerOptions(grpc.ChainUnaryInterceptor(log.intercept)))
+	}()
+	defer func() { stop(); <-done }()
+	cfg, err := certs.ClientConfig(certs.InDir(pki, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDir := filepath.Join(dir, "keys")
+	keys, err := client.NewKeys(keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size, n = 48, 300
+	data := secretRecords(n, size)
+	first, err := client.Open(ctx, lis.Addr().String(), keys, remote.WithTLS(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Load(ctx, "acct", bytes.NewReader(data), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Get(ctx, "acct", 1); err != nil { // sets the program, uploads the keys
+		t.Fatal(err)
+	}
+	first.Close()
+
+	for _, i := range []int{7, n - 1} {
+		log.take()
+		keys, err := client.LoadKeys(keyDir) // a new process: nothing in memory
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.Open(ctx, lis.Addr().String(), keys, remote.WithTLS(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Get(ctx, "acct", i)
+		c.Close()
+		if err != nil || !bytes.Equal(got, data[i*size:(i+1)*size]) {
+			t.Fatalf("record %d: %q, %v", i, got, err)
+		}
+		methods := log.take()
+		sort.Strings(methods)
+		if len(methods) > 3 {
+			t.Fatalf("a fresh process's get made %d RPCs %v, want ≤ 3 (Config, Get, RunStream)", len(methods), methods)
+		}
+		t.Logf("record %d: %v", i, methods)
+	}
+
+	// A device that lost its programs (restarted: they live in memory)
+	// answers the assumed query NotFound; the client sets the program,
+	// finds its keys still stored and asks again.
+	stop()
+	<-done
+	d2, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx2, stop2 := context.WithCancel(context.Background())
+	done2 := make(chan error, 1)
+	go func() {
+		done2 <- device.Serve(sctx2, d2, lis2, device.WithTLS(srv), device.WithServerOptions(grpc.ChainUnaryInterceptor(log.intercept)))
+	}()
+	defer func() { stop2(); <-done2 }()
+	done = make(chan error, 1)
+	done <- nil
+	log.take()
+	keys2, err := client.LoadKeys(keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Open(ctx, lis2.Addr().String(), keys2, remote.WithTLS(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if got, err := c.Get(ctx, "acct", 5); err != nil || !bytes.Equal(got, data[5*size:6*size]) {
+		t.Fatalf("after the device lost its program: %q, %v", got, err)
+	}
+	if methods := log.take(); len(methods) != 6 {
+		t.Fatalf("after the device lost its program: %v, want Config, Get, RunStream, SetStream, List, RunStream", methods)
+	}
+}

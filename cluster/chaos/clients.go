@@ -147,6 +147,8 @@ func errorClass(err error) string {
 		{"etcd", cluster.ErrEtcd},
 		{"checksum", api.ErrChecksum},
 		{"device full", api.ErrExhausted},
+		{"disk full", api.ErrDiskFull},
+		{"busy", api.ErrBusy},
 		{"unavailable", api.ErrUnavailable},
 		{"not found", api.ErrNotFound},
 		{"permission", api.ErrPermissionDenied},

@@ -369,8 +369,11 @@ func (s *LWESession) prepare(ctx context.Context) error {
 // runStream runs one query; a session that assumed its program and keys
 // were on the device sets them and asks again if the device lost them.
 func (s *LWESession) runStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+	// Whether the program was known set when the query left: a query that
+	// raced the preparation of another is asked again too.
+	wasReady := s.ready.Load()
 	resp, err := s.dev.RunStream(ctx, req)
-	if err == nil || s.ready.Load() || !isNotFound(err) {
+	if err == nil || wasReady || !isNotFound(err) {
 		return resp, err
 	}
 	if err := s.prepare(ctx); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // DeltaSegment is one sealed segment object of a delta: Ops operations
@@ -34,9 +34,9 @@ const segLimbWords = 512
 // deltaPrefix is where the segments of generation in's delta live:
 // "<name>/delta/g<generation>.<token>/", outside the generation's data
 // (whose bytes the manifest counts), readable by the database's readers
-// (authz.DeltaPrefix).
+// (objname.Delta).
 func deltaPrefix(in *Info) string {
-	return authz.DeltaPrefix(in.Name) + strings.TrimPrefix(genPrefix(in), in.Name+"/") + "/"
+	return objname.Delta(in.Name) + strings.TrimPrefix(genPrefix(in), in.Name+"/") + "/"
 }
 
 // deltaSealer seals a delta segment of generation in under salt: the
@@ -219,5 +219,5 @@ func (c *Client) setDelta(ctx context.Context, in *Info, ops []kv.Op) error {
 // removeSupersededDeltas deletes the delta segments of every generation
 // but in's (earlier ones, and loads or compactions that lost).
 func (c *Client) removeSupersededDeltas(ctx context.Context, in *Info) error {
-	return c.removeOther(ctx, authz.DeltaPrefix(in.Name)+"g", in.Name+"/delta", deltaPrefix(in), in.Generation)
+	return c.removeOther(ctx, objname.Delta(in.Name)+"g", in.Name+"/delta", deltaPrefix(in), in.Generation)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // barrierReader holds its first Read until every reader of its group has
@@ -133,7 +133,7 @@ type racingRemover struct {
 }
 
 func (d *racingRemover) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
-	if req.Name == authz.ManifestName("db") && req.IfGeneration != nil {
+	if req.Name == objname.Manifest("db") && req.IfGeneration != nil {
 		return nil, fmt.Errorf("device: %w: another load published", api.ErrStale)
 	}
 	return d.Device.Put(ctx, req)

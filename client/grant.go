@@ -7,7 +7,7 @@ import (
 	"maps"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // Role is what an identity is to a database.
@@ -123,7 +123,7 @@ func (c *Client) Revoke(ctx context.Context, name, identity string) error {
 	}); err != nil {
 		return fmt.Errorf("client: revoke %s from %s: %w", name, identity, err)
 	}
-	if err := c.deletePrefix(ctx, authz.MemberPrefix(name, identity)); err != nil {
+	if err := c.deletePrefix(ctx, objname.Member(name, identity)); err != nil {
 		return err
 	}
 	in, err := c.readInfo(ctx, name)

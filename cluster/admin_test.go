@@ -13,8 +13,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 )
@@ -99,7 +99,7 @@ func TestClusterCoordinatorRepairsAUsersDatabase(t *testing.T) {
 	// load of hers that never published stays on d1.
 	a0 := dial("alice", addrs[0])
 	for name := range list("alice", addrs[0], m.ShardName(0)+"/") {
-		if name != authz.ManifestName(m.ShardName(0)) {
+		if name != objname.Manifest(m.ShardName(0)) {
 			if _, err := a0.Delete(ctx, &api.DeleteRequest{Name: name}); err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
@@ -52,7 +52,7 @@ func (c *Client) copyVerified(ctx context.Context, prefix, srcAddr, dstAddr stri
 	if err != nil {
 		return err
 	}
-	head := authz.ManifestName(strings.TrimSuffix(prefix, "/"))
+	head := objname.Manifest(strings.TrimSuffix(prefix, "/"))
 	if _, ok := want[head]; !ok {
 		return fmt.Errorf("the source holds no %s", head)
 	}

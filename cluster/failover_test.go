@@ -16,21 +16,20 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // gate stalls every call a device serves while it is shut, as a device
@@ -115,7 +114,7 @@ func (g *gate) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h
 		g.calls.log = append(g.calls.log, fmt.Sprintf("%s %d→%d %v", info.FullMethod, size(req), size(resp), status.Code(err)))
 	}
 	g.calls.Unlock()
-	if r, ok := req.(*devicepb.GetRequest); ok && g.rot.Load() && !strings.HasPrefix(r.GetName(), authz.ACLObject("")) &&
+	if r, ok := req.(*devicepb.GetRequest); ok && g.rot.Load() && !strings.HasPrefix(r.GetName(), objname.ACL("")) &&
 		!strings.HasSuffix(r.GetName(), "/head") {
 		if o, ok := resp.(*devicepb.GetResponse); ok && err == nil && len(o.Data) > 0 && len(o.Data[0]) > 0 {
 			o.Data[0][0] ^= 0x01

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
@@ -79,13 +79,13 @@ func wipeDB(ctx context.Context, dev api.Device, name string) error {
 		return err
 	}
 	for _, o := range list.Objects {
-		if o.Name == authz.ManifestName(name) {
+		if o.Name == objname.Manifest(name) {
 			continue
 		}
 		if _, err := dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
 			return err
 		}
 	}
-	_, err = dev.Delete(ctx, &api.DeleteRequest{Name: authz.ManifestName(name)})
+	_, err = dev.Delete(ctx, &api.DeleteRequest{Name: objname.Manifest(name)})
 	return err
 }

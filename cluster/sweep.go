@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // shardsPrefix begins the name of every object of every shard database of
@@ -108,7 +108,7 @@ func sweepDevice(ctx context.Context, dev api.Device, owner, name string, stale 
 				continue
 			}
 			dropped[db] = true
-			if o.Name == authz.ManifestName(db) {
+			if o.Name == objname.Manifest(db) {
 				heads = append(heads, o.Name)
 			} else {
 				rest = append(rest, o.Name)

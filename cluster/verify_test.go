@@ -10,11 +10,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
@@ -130,7 +129,7 @@ func TestClusterRepairRefusesCorruptSource(t *testing.T) {
 	prefix := m.ShardName(0) + "/"
 	// d2 loses one object of its replica; d0, the first source, rots.
 	for name := range holdings(t, addrs[2], prefix) {
-		if name != authz.ManifestName(m.ShardName(0)) {
+		if name != objname.Manifest(m.ShardName(0)) {
 			deleteObjects(t, addrs[2], name)
 			break
 		}
@@ -163,7 +162,7 @@ func TestClusterReconcileRestoresWipedReplica(t *testing.T) {
 	m := createPIR(t, c, "db", data, 2, 2)
 	partial := holdings(t, addrs[0], m.ShardName(0)+"/")
 	for name := range partial {
-		if name != authz.ManifestName(m.ShardName(0)) {
+		if name != objname.Manifest(m.ShardName(0)) {
 			deleteObjects(t, addrs[0], name)
 			break
 		}

@@ -11,15 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"google.golang.org/grpc/codes"
 )
 
 // tlsDevice serves a device over TLS with the certificates of a fresh
@@ -248,13 +247,13 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	if _, err := ops.Put(ctx, &api.PutRequest{Name: "acct/y", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); code(err) != codes.PermissionDenied {
 		t.Errorf("an admin writing into alice's database: %v, want PermissionDenied", err)
 	}
-	if _, err := alice.Put(ctx, &api.PutRequest{Name: authz.ManifestName("acct"), Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
+	if _, err := alice.Put(ctx, &api.PutRequest{Name: objname.Manifest("acct"), Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.Get(ctx, &api.GetRequest{Name: authz.ManifestName("acct")}); err != nil {
+	if _, err := ops.Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")}); err != nil {
 		t.Errorf("an admin reading a manifest (to reconcile a replica): %v", err)
 	}
-	if _, err := bob.Get(ctx, &api.GetRequest{Name: authz.ManifestName("acct")}); code(err) != codes.PermissionDenied {
+	if _, err := bob.Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")}); code(err) != codes.PermissionDenied {
 		t.Errorf("another user reading alice's manifest: %v, want PermissionDenied", err)
 	}
 	if _, err := bob.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/store"
 )
 
@@ -17,7 +18,7 @@ var _ authz.Backend = (*Device)(nil)
 
 // LoadACL implements authz.Backend.
 func (d *Device) LoadACL(db string) (*authz.ACL, error) {
-	_, raw, err := d.st.Get(authz.ACLObject(db))
+	_, raw, err := d.st.Get(objname.ACL(db))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -42,7 +43,7 @@ func (d *Device) SaveACL(db string, l *authz.ACL) error {
 	}
 	limb := object.EncodeBlob(b)
 	return d.write(func() error {
-		_, err := d.st.Put(authz.ACLObject(db), store.KindBlob, object.BlobShape(len(limb)), [][]byte{limb})
+		_, err := d.st.Put(objname.ACL(db), store.KindBlob, object.BlobShape(len(limb)), [][]byte{limb})
 		return err
 	})
 }

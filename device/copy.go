@@ -66,7 +66,7 @@ func protectedObject(db, name string) bool {
 // heldHere reports whether database db's manifest is in this store: the
 // database is held here, and a copy writes none of its owner's objects.
 func (d *Device) heldHere(db string) (bool, error) {
-	_, err := d.st.Stat(authz.ManifestName(db))
+	_, err := d.st.Stat(objname.Manifest(db))
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	}
@@ -78,7 +78,7 @@ func (d *Device) heldHere(db string) (bool, error) {
 // refuses them to users). A list here is never replaced; one naming another
 // owner is a conflict, refused.
 func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
-	obj, err := src.Get(ctx, &api.GetRequest{Name: authz.ACLObject(db)})
+	obj, err := src.Get(ctx, &api.GetRequest{Name: objname.ACL(db)})
 	if errors.Is(err, api.ErrNotFound) {
 		return nil // a source without access control: nothing to bring
 	}

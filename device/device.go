@@ -5,12 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/device/admit"
-	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/authz"
-	"github.com/rosemary-fhe/rosemary/device/guard"
-	"github.com/rosemary-fhe/rosemary/device/object"
-	"github.com/rosemary-fhe/rosemary/device/remote"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -18,8 +12,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
@@ -373,7 +373,7 @@ func (d *Device) Delete(_ context.Context, req *api.DeleteRequest) (*api.DeleteR
 		}
 		return nil, fmt.Errorf("device: delete %q: %w", req.Name, err)
 	}
-	if db, err := authz.DatabaseOf(req.Name); err == nil && req.Name == authz.ManifestName(db) {
+	if db, err := authz.DatabaseOf(req.Name); err == nil && req.Name == objname.Manifest(db) {
 		if err := d.clearGrants(db); err != nil {
 			return nil, fmt.Errorf("device: delete %q: %w", req.Name, err)
 		}

@@ -13,12 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-
 	"github.com/rosemary-fhe/rosemary/device/api"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
-	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/objname"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 )
 
 // rotting serves objects as a source whose data went bad after it was
@@ -26,7 +25,7 @@ import (
 // every Get reply that carries data, leaving the checksum alone.
 func rotting(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	resp, err := h(ctx, req)
-	if r, ok := req.(*pb.GetRequest); ok && strings.HasPrefix(r.GetName(), authz.ACLObject("")) {
+	if r, ok := req.(*pb.GetRequest); ok && strings.HasPrefix(r.GetName(), objname.ACL("")) {
 		return resp, err // the access list comes through intact
 	}
 	if g, ok := resp.(*pb.GetResponse); ok && err == nil && len(g.Data) > 0 && len(g.Data[0]) > 0 {
@@ -154,7 +153,7 @@ func TestScrubQuarantinesCorruptObject(t *testing.T) {
 	if !slices.Equal(rep.Corrupt, []string{"db/a"}) || rep.Objects != 4 {
 		t.Fatalf("scrub: %+v, want db/a corrupt of 4 objects", rep)
 	}
-	acl, err := d.st.Stat(authz.ACLObject("db"))
+	acl, err := d.st.Stat(objname.ACL("db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // Access is what a request does to a database.
@@ -157,8 +158,8 @@ var (
 	ErrNoName   = errors.New("empty object name")
 )
 
-// ReservedPrefix starts the device's own object names.
-const ReservedPrefix = "_"
+// ReservedPrefix starts the device's own object names (objname.Reserved).
+const ReservedPrefix = objname.Reserved
 
 // DatabaseOf is the database an object name belongs to.
 func DatabaseOf(object string) (string, error) {
@@ -186,9 +187,6 @@ func CheckPrefix(prefix string) error {
 	}
 	return nil
 }
-
-// ACLObject is the store object holding db's access list.
-func ACLObject(db string) string { return ReservedPrefix + "acl/" + db }
 
 // Backend keeps access lists: a device stores them as objects. Safe for
 // concurrent use.
@@ -254,7 +252,7 @@ func deviceMay(acc Access) bool { return acc == List || acc == Query || acc == R
 // generation and sealing salt, no record: what reconciling a replica
 // against it needs) and drop objects.
 func adminMay(acc Access, object, db string) bool {
-	return acc == List || acc == Drop || acc == Query && object == ManifestName(db)
+	return acc == List || acc == Drop || acc == Query && object == objname.Manifest(db)
 }
 
 // Authorize decides whether id may do acc to object. A write to a
@@ -325,7 +323,7 @@ func (a *Authorizer) Authorize(id certs.Identity, acc Access, object string) err
 	}
 	// A member's own area: where a reader keeps what its queries need
 	// (its evaluation keys) and finds what the owner left it (its grant).
-	if role != None && strings.HasPrefix(object, MemberPrefix(db, id.Name)) && acc != Manage {
+	if role != None && strings.HasPrefix(object, objname.Member(db, id.Name)) && acc != Manage {
 		return nil
 	}
 	return fmt.Errorf("%w: %s may not %s %q", ErrDenied, id.Name, acc, db)
@@ -350,10 +348,6 @@ func (a *Authorizer) Listable(id certs.Identity, object string) bool {
 	l, err := a.cached(db)
 	return err == nil && l != nil && allows(l.RoleOf(id.Name), List)
 }
-
-// MemberPrefix is the part of database db that belongs to member name: a
-// reader may read and write there.
-func MemberPrefix(db, name string) string { return db + "/members/" + name + "/" }
 
 // Grant gives to the role on db (None revokes); only an owner may. The
 // creator's ownership cannot be revoked.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // memBackend keeps access lists (encoded, as a device stores them) and a
@@ -130,7 +131,7 @@ func TestDeviceAndAdminRoles(t *testing.T) {
 		// The manifest, which reconciling a replica reads: queried, not
 		// read otherwise.
 		db, _ := DatabaseOf(objName)
-		if err := a.Authorize(admin, acc, ManifestName(db)); (err == nil) != (acc == List || acc == Drop || acc == Query) {
+		if err := a.Authorize(admin, acc, objname.Manifest(db)); (err == nil) != (acc == List || acc == Drop || acc == Query) {
 			t.Errorf("admin %s of the manifest: %v", acc, err)
 		}
 		// etcd's server certificate is no key to a device.

@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
 // Guarded is a Device that asks an Authorizer before every call, on
@@ -134,19 +135,13 @@ func (g *Guarded) Delete(ctx context.Context, req *api.DeleteRequest) (*api.Dele
 	return g.next.Delete(ctx, req)
 }
 
-// ManifestName is the object a database's readers may read whole: the
-// client library keeps a database's manifest (its shape, generation and
-// sealing salt; no record) there.
-func ManifestName(db string) string { return db + "/head" }
-
-// DeltaPrefix is where the client library keeps a database's delta (the
-// sealed changes since its current generation, which every query reads
-// whole after the manifest): its readers may read these objects whole
-// too.
-func DeltaPrefix(db string) string { return db + "/delta/" }
+// A database's readers may read its manifest (objname.Manifest: its shape,
+// generation and sealing salt, tagged; no record) and its delta
+// (objname.Delta: the sealed changes since its current generation, which
+// every query reads whole after the manifest) whole.
 
 func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
-	if strings.HasPrefix(req.Name, ACLObject("")) {
+	if strings.HasPrefix(req.Name, objname.ACL("")) {
 		// A device copying a database brings its access list along.
 		id, err := caller(ctx)
 		if err != nil {
@@ -159,7 +154,7 @@ func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetRespons
 		return g.next.Get(ctx, req)
 	}
 	acc := Read
-	if db, err := DatabaseOf(req.Name); err == nil && (req.Name == ManifestName(db) || strings.HasPrefix(req.Name, DeltaPrefix(db))) {
+	if db, err := DatabaseOf(req.Name); err == nil && (req.Name == objname.Manifest(db) || strings.HasPrefix(req.Name, objname.Delta(db))) {
 		acc = Query
 	}
 	if _, err := g.check(ctx, acc, req.Name); err != nil {

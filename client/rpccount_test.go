@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"net"
 	"path/filepath"
 	"sort"
@@ -15,7 +16,10 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -126,6 +130,9 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 		}
 		methods := log.take()
 		sort.Strings(methods)
+		if i == 7 {
+			manifestOnTheWire(t, ctx, lis.Addr().String(), keys, cfg)
+		}
 		if len(methods) > 3 {
 			t.Fatalf("a fresh process's get made %d RPCs %v, want ≤ 3 (Config, Get, RunStream)", len(methods), methods)
 		}
@@ -168,5 +175,38 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	}
 	if methods := log.take(); len(methods) != 6 {
 		t.Fatalf("after the device lost its program: %v, want Config, Get, RunStream, SetStream, List, RunStream", methods)
+	}
+}
+
+// manifestOnTheWire reads the manifest as a query does and checks that it
+// crosses the wire at about a byte a byte (the gRPC message bytes received,
+// counted by the remote client, against the head object's bytes).
+func manifestOnTheWire(t *testing.T, ctx context.Context, addr string, keys *client.Keys, cfg *tls.Config) {
+	t.Helper()
+	c, err := client.Open(ctx, addr, keys, remote.WithTLS(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w := &api.WireCount{}
+	if _, err := c.Info(api.WithWireCount(ctx, w), "acct"); err != nil {
+		t.Fatal(err)
+	}
+	head, err := c.Device().Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limb := make([]byte, len(head.Data[0]))
+	for i, v := range head.Data[0] {
+		limb[i] = byte(v)
+	}
+	raw, err := object.DecodeBlob(limb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ratio := float64(w.Received()) / float64(len(raw))
+	t.Logf("manifest of %d bytes (a %d-byte limb in the store): %d bytes received, %.3f a byte", len(raw), len(limb), w.Received(), ratio)
+	if !w.Measured() || ratio > 1.1 {
+		t.Fatalf("the manifest crosses the wire at %.2f bytes a byte (measured %v), want ≤ 1.1", ratio, w.Measured())
 	}
 }

@@ -349,7 +349,8 @@ func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, 
 		out[i] = decodeWords(b, nil)
 	}
 	crc := object.Checksum(raw)
-	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out, CRC32C: &crc}, nil
+	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out, CRC32C: &crc,
+		WordBytes: info.Shape.WordSize}, nil
 }
 
 func decodeWords(b []byte, dst []uint64) []uint64 {

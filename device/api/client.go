@@ -45,7 +45,11 @@ func (c *client) ProgSet(ctx context.Context, req *ProgSetRequest) (*ProgSetResp
 }
 
 func (c *client) Put(ctx context.Context, req *PutRequest) (*PutResponse, error) {
-	return call(ctx, "Put", c.rpc.Put, putToProto(req), func(m *devicepb.PutResponse) (*PutResponse, error) {
+	m, err := putToProto(req)
+	if err != nil {
+		return nil, err
+	}
+	return call(ctx, "Put", c.rpc.Put, m, func(m *devicepb.PutResponse) (*PutResponse, error) {
 		return &PutResponse{Generation: m.GetGeneration(), Bytes: m.GetBytes()}, nil
 	})
 }

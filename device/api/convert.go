@@ -100,25 +100,11 @@ func progSetFromProto(m *devicepb.ProgSetRequest) (*ProgSetRequest, error) {
 	return &ProgSetRequest{Name: m.GetName(), Program: m.GetProgram()}, nil
 }
 
-// objectFromProto checks and decodes the kind and the limbs of an object
-// as a put sends it and a get returns it.
-func objectFromProto(kind uint32, data [][]byte) (object.Kind, [][]uint64, error) {
-	k, err := toU8("kind", kind)
-	if err != nil {
-		return 0, nil, err
-	}
-	limbs, err := decodeLimbs("object", data)
-	if err != nil {
-		return 0, nil, err
-	}
-	return object.Kind(k), limbs, nil
-}
-
 func putFromProto(m *devicepb.PutRequest) (*PutRequest, error) {
 	if err := checkNameLen("object name", m.GetName()); err != nil {
 		return nil, err
 	}
-	kind, data, err := objectFromProto(m.GetKind(), m.GetData())
+	kind, data, err := objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), true)
 	if err != nil {
 		return nil, err
 	}
@@ -254,13 +240,21 @@ func sendToProto(r *SendRequest) *devicepb.SendRequest {
 	return m
 }
 
-func putToProto(r *PutRequest) *devicepb.PutRequest {
-	m := &devicepb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data), WordBytes: uint32(r.WordBytes)}
+func putToProto(r *PutRequest) (*devicepb.PutRequest, error) {
+	wb, err := wordBytes(uint32(r.WordBytes))
+	if err != nil {
+		return nil, err
+	}
+	data, words, err := encodePutLimbs(r.Data, wb)
+	if err != nil {
+		return nil, fmt.Errorf("device: put %q: %w", r.Name, err)
+	}
+	m := &devicepb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: data, WordBytes: uint32(r.WordBytes), LimbWords: words}
 	if r.IfGeneration != nil {
 		g := uint64(*r.IfGeneration)
 		m.IfGeneration = &g
 	}
-	return m
+	return m, nil
 }
 
 // Replies: device → wire (on the server).
@@ -279,8 +273,17 @@ func putRespToProto(r *PutResponse) *devicepb.PutResponse {
 	return &devicepb.PutResponse{Generation: r.Generation, Bytes: r.Bytes}
 }
 
-func getRespToProto(r *GetResponse) *devicepb.GetResponse {
-	return &devicepb.GetResponse{Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: encodeLimbs(r.Data), Crc32C: r.CRC32C}
+func getRespToProto(r *GetResponse) (*devicepb.GetResponse, error) {
+	wb, err := wordBytes(uint32(r.WordBytes))
+	if err != nil {
+		return nil, err
+	}
+	data, words, err := encodeObjectLimbs(r.Data, wb, true)
+	if err != nil {
+		return nil, err
+	}
+	return &devicepb.GetResponse{Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: data, Crc32C: r.CRC32C,
+		WordBytes: uint32(r.WordBytes), LimbWords: words}, nil
 }
 
 func deleteRespToProto(*DeleteResponse) *devicepb.DeleteResponse { return &devicepb.DeleteResponse{} }
@@ -312,11 +315,15 @@ func configRespFromProto(m *devicepb.ConfigResponse) *ConfigResponse {
 }
 
 func getRespFromProto(m *devicepb.GetResponse) (*GetResponse, error) {
-	kind, data, err := objectFromProto(m.GetKind(), m.GetData())
+	kind, data, err := objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), false)
 	if err != nil {
 		return nil, err
 	}
-	return &GetResponse{Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, CRC32C: m.Crc32C}, nil
+	wb, err := toU8("word bytes", m.GetWordBytes())
+	if err != nil {
+		return nil, err
+	}
+	return &GetResponse{Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, CRC32C: m.Crc32C, WordBytes: wb}, nil
 }
 
 func recvRespFromProto(m *devicepb.RecvResponse) (*RecvResponse, error) {

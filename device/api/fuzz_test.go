@@ -25,7 +25,8 @@ func seedSend() *SendRequest {
 // seeds are encoded requests of every kind.
 func seeds() []proto.Message {
 	return []proto.Message{
-		putToProto(&PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs}),
+		must(putToProto(&PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs})),
+		must(putToProto(&PutRequest{Name: "db/head", Kind: 5, Polys: 1, Limbs: 1, Data: [][]uint64{{3, 0, 0, 'a', 'b', 'c', 0, 0}}, WordBytes: 1})),
 		sendToProto(seedSend()),
 		&pb.RecvRequest{Job: 3, Fetch: true, Release: true},
 		&pb.ReleaseRequest{Jobs: []uint64{1, 2}},
@@ -52,10 +53,10 @@ func TestProtoRoundTrip(t *testing.T) {
 		msg  proto.Message
 		back func(proto.Message) (any, error)
 	}{
-		{"put", put, putToProto(put), func(m proto.Message) (any, error) { return putFromProto(m.(*pb.PutRequest)) }},
+		{"put", put, must(putToProto(put)), func(m proto.Message) (any, error) { return putFromProto(m.(*pb.PutRequest)) }},
 		{"send", send, sendToProto(send), func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
 		{"get reply", &GetResponse{Kind: 3, Polys: 1, Limbs: 2, Data: seedLimbs},
-			getRespToProto(&GetResponse{Kind: 3, Polys: 1, Limbs: 2, Data: seedLimbs}),
+			must(getRespToProto(&GetResponse{Kind: 3, Polys: 1, Limbs: 2, Data: seedLimbs})),
 			func(m proto.Message) (any, error) { return getRespFromProto(m.(*pb.GetResponse)) }},
 		{"recv reply", &RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3},
 			recvRespToProto(&RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3}),
@@ -260,7 +261,11 @@ func FuzzRequests(f *testing.F) {
 			var again any
 			switch q := req.(type) {
 			case *PutRequest:
-				again, err = putFromProto(putToProto(q))
+				m, err := putToProto(q)
+				if err != nil {
+					t.Fatalf("%s: an accepted put does not encode: %v", r.name, err)
+				}
+				again, err = putFromProto(m)
 			case *SendRequest:
 				again, err = sendFromProto(sendToProto(q))
 			case *RunStreamRequest:
@@ -289,4 +294,11 @@ func TestRunStreamReplyBoundsStages(t *testing.T) {
 	if err != nil || len(r.Cores) != maxCoreUses || r.Cores[maxCoreUses-1].Stage != fmt.Sprint(maxCoreUses-1) {
 		t.Fatalf("%d stages: %v, %v", maxCoreUses, r, err)
 	}
+}
+
+func must[M proto.Message](m M, err error) M {
+	if err != nil {
+		panic(err)
+	}
+	return m
 }

@@ -88,9 +88,10 @@ var counterNames = [nCounters]string{"", "limbs", "instances", "stream nodes", "
 type fieldKind uint8
 
 const (
-	kMessage fieldKind = iota // a nested message, walked with its rule
-	kLimb                     // bytes: one limb, 8·N bytes, 1 ≤ N ≤ MaxLimbCoeffs
-	kVarint                   // a repeated integer, packed or not
+	kMessage    fieldKind = iota // a nested message, walked with its rule
+	kLimb                        // bytes: one limb, 8·N bytes, 1 ≤ N ≤ MaxLimbCoeffs
+	kObjectLimb                  // bytes: one limb of a stored object, in its word size, trailing zeros left out: at most 8·MaxLimbCoeffs bytes
+	kVarint                      // a repeated integer, packed or not
 )
 
 // field is what Prescan checks of one field: its kind, the counter each
@@ -160,7 +161,7 @@ func init() {
 	add(&devicepb.ProgSetRequest{}, MaxMessageBytes+1024, nil, limits())
 	add(&devicepb.SetStreamRequest{}, MaxMessageBytes+1024, nil, limits())
 	add(&devicepb.PutRequest{}, bulkRequestBytes,
-		&rule{name: "PutRequest", fields: map[protowire.Number]field{5: {kind: kLimb, count: cLimbs}}},
+		&rule{name: "PutRequest", fields: map[protowire.Number]field{5: {kind: kObjectLimb, count: cLimbs}}},
 		limits(int64(cLimbs), MaxRequestLimbs))
 	add(&devicepb.SendRequest{}, bulkRequestBytes,
 		&rule{name: "SendRequest", fields: map[protowire.Number]field{
@@ -396,6 +397,10 @@ func (w *walker) message(c cursor, r *rule, depth int) error {
 		case kLimb:
 			if v.n == 0 || v.n%8 != 0 || v.n/8 > MaxLimbCoeffs {
 				return fmt.Errorf("%w: %s: limb of %d bytes (want 8·N bytes, 1 ≤ N ≤ %d)", ErrInvalid, w.p.name, v.n, MaxLimbCoeffs)
+			}
+		case kObjectLimb:
+			if v.n > 8*MaxLimbCoeffs {
+				return fmt.Errorf("%w: %s: limb of %d bytes (at most %d)", ErrInvalid, w.p.name, v.n, 8*MaxLimbCoeffs)
 			}
 		case kMessage:
 			if f.sub != nil {

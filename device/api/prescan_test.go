@@ -94,8 +94,8 @@ func TestPrescanRefuses(t *testing.T) {
 		{"instances over all nodes", &pb.RunStreamRequest{}, twoNodes, "instances"},
 		{"keys", &pb.RunStreamRequest{}, many(&pb.RunStreamRequest{Keys: []*pb.KeyBinding{{}}}, MaxStreamBindings+1), "key bindings"},
 		{"unpacked jobs", &pb.ReleaseRequest{}, unpacked(MaxRelease + 1), "jobs"},
-		{"empty limb", &pb.PutRequest{}, limbs(0, 1), "limb of 0 bytes"},
-		{"ragged limb", &pb.PutRequest{}, limbs(12, 1), "limb of 12 bytes"},
+		{"long object limb", &pb.PutRequest{}, limbs(8*MaxLimbCoeffs+1, 1), "limb of 1048577 bytes"},
+		{"empty limb", &pb.SendRequest{}, mustMarshal(t, &pb.SendRequest{Key: &pb.Binding{Source: &pb.Binding_Inline{Inline: &pb.Inline{Data: [][]byte{{}}}}}}), "limb of 0 bytes"},
 		{"limbs", &pb.PutRequest{}, limbs(8, MaxRequestLimbs+1), "limbs"},
 		{"send bindings", &pb.SendRequest{}, many(&pb.SendRequest{Inputs: []*pb.Binding{{}}}, MaxBindings+1), "more than 16 inputs"},
 		{"inline limb", &pb.SendRequest{}, mustMarshal(t, &pb.SendRequest{Key: &pb.Binding{Source: &pb.Binding_Inline{Inline: &pb.Inline{Data: [][]byte{{1}}}}}}), "limb of 1 bytes"},
@@ -168,7 +168,14 @@ func elements(m proto.Message) (limbs, instances int64, badLimb bool) {
 	}
 	switch m := m.(type) {
 	case *pb.PutRequest:
-		limb(m.GetData())
+		// An object's limbs are in its word size, trailing zeros left out
+		// (their decoding bounds what they expand to).
+		for _, d := range m.GetData() {
+			limbs++
+			if len(d) > 8*MaxLimbCoeffs {
+				badLimb = true
+			}
+		}
 	case *pb.SendRequest:
 		for _, in := range append(m.GetInputs(), m.GetKey()) {
 			limb(in.GetInline().GetData())

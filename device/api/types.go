@@ -24,8 +24,9 @@ const (
 	MaxRelease = 1 << 16
 
 	// WireVersion is ConfigResponse.WireVersion: 1 was the hand-written
-	// binary codec, 2 is the protobuf contract of devicepb.
-	WireVersion = 2
+	// binary codec, 2 the protobuf contract of devicepb, 3 the same with
+	// objects in their stored word size, trailing zero words left out.
+	WireVersion = 3
 )
 
 // ConfigRequest asks for the device's parameters (the paper's config()).
@@ -96,6 +97,9 @@ type GetResponse struct {
 	// limbs in their stored word size), nil if the device sent none. A
 	// copy is checked against it before it is published.
 	CRC32C *uint32
+	// WordBytes is the stored word size (8, 2 or 1; 0 means 8): the wire
+	// carries words of that size.
+	WordBytes uint8
 }
 
 // DeleteRequest deletes a stored object.

@@ -334,14 +334,21 @@ type PutRequest struct {
 	Kind  uint32                 `protobuf:"varint,2,opt,name=kind,proto3" json:"kind,omitempty"` // store.Kind (0..255)
 	Polys uint32                 `protobuf:"varint,3,opt,name=polys,proto3" json:"polys,omitempty"`
 	Limbs uint32                 `protobuf:"varint,4,opt,name=limbs,proto3" json:"limbs,omitempty"`
-	Data  [][]byte               `protobuf:"bytes,5,rep,name=data,proto3" json:"data,omitempty"` // one limb each, little-endian uint64s
-	// word_bytes is the stored word size: 8 (0 means 8), or 2 for values
-	// below 2^16 (compact plaintexts of 16-bit chunks), kept 4× smaller.
+	// One limb each, as stored: little-endian words of word_bytes bytes.
+	Data [][]byte `protobuf:"bytes,5,rep,name=data,proto3" json:"data,omitempty"`
+	// word_bytes is the stored word size: 8 (0 means 8), 2 for values below
+	// 2^16 (compact plaintexts of 16-bit chunks), 1 for bytes (blobs); the
+	// wire carries words of that size, so a blob costs a byte a byte.
 	WordBytes uint32 `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`
 	// if_generation, when set, makes the put a compare-and-swap: it stores
 	// only if the object's current generation is this one (0: only if no
 	// such object exists), and fails ABORTED otherwise.
-	IfGeneration  *uint64 `protobuf:"varint,7,opt,name=if_generation,json=ifGeneration,proto3,oneof" json:"if_generation,omitempty"`
+	IfGeneration *uint64 `protobuf:"varint,7,opt,name=if_generation,json=ifGeneration,proto3,oneof" json:"if_generation,omitempty"`
+	// limb_words, when set, is the words of every limb: a data entry may then
+	// stop early, the rest of its limb being zero (a blob's padding to a
+	// power of two is not sent). The words a request decodes to are bounded
+	// by twice the bytes it carries, plus 4 KiB.
+	LimbWords     uint32 `protobuf:"varint,8,opt,name=limb_words,json=limbWords,proto3" json:"limb_words,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -421,6 +428,13 @@ func (x *PutRequest) GetWordBytes() uint32 {
 func (x *PutRequest) GetIfGeneration() uint64 {
 	if x != nil && x.IfGeneration != nil {
 		return *x.IfGeneration
+	}
+	return 0
+}
+
+func (x *PutRequest) GetLimbWords() uint32 {
+	if x != nil {
+		return x.LimbWords
 	}
 	return 0
 }
@@ -526,12 +540,16 @@ type GetResponse struct {
 	Kind  uint32                 `protobuf:"varint,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	Polys uint32                 `protobuf:"varint,2,opt,name=polys,proto3" json:"polys,omitempty"`
 	Limbs uint32                 `protobuf:"varint,3,opt,name=limbs,proto3" json:"limbs,omitempty"`
-	Data  [][]byte               `protobuf:"bytes,4,rep,name=data,proto3" json:"data,omitempty"` // one limb each, little-endian uint64s
+	// One limb each, as stored: little-endian words of word_bytes bytes,
+	// trailing zero words possibly left out (limb_words), as in PutRequest.
+	Data [][]byte `protobuf:"bytes,4,rep,name=data,proto3" json:"data,omitempty"`
 	// CRC-32C (Castagnoli) of the object as stored: its limbs in order,
 	// each as little-endian words of the stored word size (8, 2 or 1
 	// bytes), computed from pages whose own CRCs checked out. A device
 	// copying the object (CopyFrom) checks it before publishing.
 	Crc32C        *uint32 `protobuf:"fixed32,5,opt,name=crc32c,proto3,oneof" json:"crc32c,omitempty"`
+	WordBytes     uint32  `protobuf:"varint,6,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"` // 0 means 8
+	LimbWords     uint32  `protobuf:"varint,7,opt,name=limb_words,json=limbWords,proto3" json:"limb_words,omitempty"` // 0: every data entry is whole
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -597,6 +615,20 @@ func (x *GetResponse) GetData() [][]byte {
 func (x *GetResponse) GetCrc32C() uint32 {
 	if x != nil && x.Crc32C != nil {
 		return *x.Crc32C
+	}
+	return 0
+}
+
+func (x *GetResponse) GetWordBytes() uint32 {
+	if x != nil {
+		return x.WordBytes
+	}
+	return 0
+}
+
+func (x *GetResponse) GetLimbWords() uint32 {
+	if x != nil {
+		return x.LimbWords
 	}
 	return 0
 }
@@ -2545,7 +2577,7 @@ const file_device_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aprogram\x18\x02 \x01(\fR\aprogram\"5\n" +
 	"\x0fProgSetResponse\x12\"\n" +
-	"\finstructions\x18\x01 \x01(\rR\finstructions\"\xcf\x01\n" +
+	"\finstructions\x18\x01 \x01(\rR\finstructions\"\xee\x01\n" +
 	"\n" +
 	"PutRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
@@ -2555,7 +2587,9 @@ const file_device_proto_rawDesc = "" +
 	"\x04data\x18\x05 \x03(\fR\x04data\x12\x1d\n" +
 	"\n" +
 	"word_bytes\x18\x06 \x01(\rR\twordBytes\x12(\n" +
-	"\rif_generation\x18\a \x01(\x04H\x00R\fifGeneration\x88\x01\x01B\x10\n" +
+	"\rif_generation\x18\a \x01(\x04H\x00R\fifGeneration\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"limb_words\x18\b \x01(\rR\tlimbWordsB\x10\n" +
 	"\x0e_if_generation\"C\n" +
 	"\vPutResponse\x12\x1e\n" +
 	"\n" +
@@ -2564,13 +2598,17 @@ const file_device_proto_rawDesc = "" +
 	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\" \n" +
 	"\n" +
 	"GetRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x89\x01\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xc7\x01\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x14\n" +
 	"\x05polys\x18\x02 \x01(\rR\x05polys\x12\x14\n" +
 	"\x05limbs\x18\x03 \x01(\rR\x05limbs\x12\x12\n" +
 	"\x04data\x18\x04 \x03(\fR\x04data\x12\x1b\n" +
-	"\x06crc32c\x18\x05 \x01(\aH\x00R\x06crc32c\x88\x01\x01B\t\n" +
+	"\x06crc32c\x18\x05 \x01(\aH\x00R\x06crc32c\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"word_bytes\x18\x06 \x01(\rR\twordBytes\x12\x1d\n" +
+	"\n" +
+	"limb_words\x18\a \x01(\rR\tlimbWordsB\t\n" +
 	"\a_crc32c\"#\n" +
 	"\rDeleteRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x10\n" +

@@ -1,0 +1,152 @@
+package api
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/rosemary-fhe/rosemary/device/object"
+)
+
+// An object crosses the wire as it is stored: each limb as little-endian
+// words of its stored word size (8, 2 or 1 bytes), its trailing zero words
+// left out when a limb ends in them (a blob's padding to a power of two).
+// So a manifest costs about a byte a byte, and a compact plaintext two
+// bytes a coefficient, not eight.
+
+// wordBytes is a message's word size (0 means 8).
+func wordBytes(wb uint32) (int, error) {
+	switch wb {
+	case 0, 8:
+		return 8, nil
+	case 1, 2:
+		return int(wb), nil
+	}
+	return 0, fmt.Errorf("%w: %d-byte words (want 1, 2 or 8)", ErrInvalid, wb)
+}
+
+// encodeObjectLimbs encodes limbs as words of wb bytes, their trailing zero
+// words left out if trim; it returns the data and the words of a whole
+// limb. A value that does not fit wb bytes is refused.
+func encodeObjectLimbs(limbs [][]uint64, wb int, trim bool) ([][]byte, uint32, error) {
+	if len(limbs) == 0 {
+		return nil, 0, nil
+	}
+	n := len(limbs[0])
+	out := make([][]byte, len(limbs))
+	for i, l := range limbs {
+		if len(l) != n {
+			return nil, 0, fmt.Errorf("%w: limb %d has %d words, limb 0 has %d", ErrInvalid, i, len(l), n)
+		}
+		end := len(l)
+		for trim && end > 0 && l[end-1] == 0 {
+			end--
+		}
+		b := make([]byte, wb*end)
+		for j, v := range l[:end] {
+			if wb < 8 && v>>(8*wb) != 0 {
+				return nil, 0, fmt.Errorf("%w: limb %d word %d is %d, wider than %d bytes", ErrInvalid, i, j, v, wb)
+			}
+			switch wb {
+			case 8:
+				binary.LittleEndian.PutUint64(b[8*j:], v)
+			case 2:
+				binary.LittleEndian.PutUint16(b[2*j:], uint16(v))
+			case 1:
+				b[j] = byte(v)
+			}
+		}
+		out[i] = b
+	}
+	return out, uint32(n), nil
+}
+
+// decodeObjectLimbs checks and decodes an object's limbs: words of wb
+// bytes, each limb limbWords long (0: as long as its data, the same for
+// every limb), 1..MaxLimbCoeffs words. With bounded (a request, on the
+// device) the bytes it makes are at most twice those it reads plus 4 KiB,
+// so a caller cannot ask for more memory than it nearly sends.
+func decodeObjectLimbs(what string, data [][]byte, wbRaw, limbWords uint32, bounded bool) ([][]uint64, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	wb, err := wordBytes(wbRaw)
+	if err != nil {
+		return nil, err
+	}
+	n := int(limbWords)
+	var carried int64
+	for i, l := range data {
+		if len(l)%wb != 0 {
+			return nil, fmt.Errorf("%w: %s: limb %d has %d bytes, not whole %d-byte words", ErrInvalid, what, i, len(l), wb)
+		}
+		if limbWords == 0 {
+			if i == 0 {
+				n = len(l) / wb
+			} else if len(l)/wb != n {
+				return nil, fmt.Errorf("%w: %s: limb %d has %d words, limb 0 has %d", ErrInvalid, what, i, len(l)/wb, n)
+			}
+		} else if len(l)/wb > n {
+			return nil, fmt.Errorf("%w: %s: limb %d has %d words, more than its %d", ErrInvalid, what, i, len(l)/wb, n)
+		}
+		carried += int64(len(l))
+	}
+	if n < 1 || n > MaxLimbCoeffs {
+		return nil, fmt.Errorf("%w: %s: limbs of %d words (1 to %d)", ErrInvalid, what, n, MaxLimbCoeffs)
+	}
+	decoded := int64(len(data)) * int64(n) * int64(wb)
+	if decoded > MaxMessageBytes || bounded && !withinExpansion(decoded, carried) {
+		return nil, fmt.Errorf("%w: %s: %d limbs of %d words from %d bytes", ErrInvalid, what, len(data), n, carried)
+	}
+	flat := make([]uint64, len(data)*n)
+	out := make([][]uint64, len(data))
+	for i, l := range data {
+		dst := flat[i*n : (i+1)*n : (i+1)*n]
+		for j := range len(l) / wb {
+			switch wb {
+			case 8:
+				dst[j] = binary.LittleEndian.Uint64(l[8*j:])
+			case 2:
+				dst[j] = uint64(binary.LittleEndian.Uint16(l[2*j:]))
+			case 1:
+				dst[j] = uint64(l[j])
+			}
+		}
+		out[i] = dst
+	}
+	return out, nil
+}
+
+// withinExpansion bounds what a request's trimmed limbs decode to.
+func withinExpansion(decoded, carried int64) bool { return decoded <= 2*carried+4096 }
+
+// encodePutLimbs is encodeObjectLimbs for a request: trimmed where the
+// device's bound on the expansion allows (a blob's padding), whole
+// otherwise (a limb mostly of zeros).
+func encodePutLimbs(limbs [][]uint64, wb int) ([][]byte, uint32, error) {
+	data, words, err := encodeObjectLimbs(limbs, wb, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	var carried int64
+	for _, d := range data {
+		carried += int64(len(d))
+	}
+	if withinExpansion(int64(len(data))*int64(words)*int64(wb), carried) {
+		return data, words, nil
+	}
+	return encodeObjectLimbs(limbs, wb, false)
+}
+
+// objectLimbsFromProto checks and decodes the kind and the limbs of an
+// object as a put sends it (bounded) and a get returns it.
+func objectLimbsFromProto(kind uint32, data [][]byte, wb, limbWords uint32, bounded bool) (object.Kind, [][]uint64, error) {
+	k, err := toU8("kind", kind)
+	if err != nil {
+		return 0, nil, err
+	}
+	limbs, err := decodeObjectLimbs("object", data, wb, limbWords, bounded)
+	if err != nil {
+		return 0, nil, err
+	}
+	return object.Kind(k), limbs, nil
+}

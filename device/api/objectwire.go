@@ -66,12 +66,12 @@ func encodeObjectLimbs(limbs [][]uint64, wb int, trim bool) ([][]byte, uint32, e
 // device) the bytes it makes are at most twice those it reads plus 4 KiB,
 // so a caller cannot ask for more memory than it nearly sends.
 func decodeObjectLimbs(what string, data [][]byte, wbRaw, limbWords uint32, bounded bool) ([][]uint64, error) {
-	if len(data) == 0 {
-		return nil, nil
-	}
 	wb, err := wordBytes(wbRaw)
 	if err != nil {
 		return nil, err
+	}
+	if len(data) == 0 {
+		return nil, nil
 	}
 	n := int(limbWords)
 	var carried int64

@@ -12,24 +12,50 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/tdap"
 )
 
-// Optimisation levels (Options.Opt, Plan.Opt).
+// OptLevel is an optimisation level (Options.Opt, Plan.Opt).
+type OptLevel string
+
+// Optimisation levels.
 const (
 	// OptBare is the paper's manual baseline: non-linear segments on the
 	// host, linear ones on the SSD.
-	OptBare = "bare"
+	OptBare OptLevel = "bare"
 	// OptTDAP partitions by min-cut.
-	OptTDAP = "tdap"
+	OptTDAP OptLevel = "tdap"
 	// OptFull runs CLCAO, then TDAP.
-	OptFull = "full"
+	OptFull OptLevel = "full"
 )
 
 // optLevels are the valid Options.Opt values, in increasing order.
-var optLevels = []string{OptBare, OptTDAP, OptFull}
+var optLevels = []OptLevel{OptBare, OptTDAP, OptFull}
+
+// String is the level's name.
+func (l OptLevel) String() string { return string(l) }
+
+// Set reads a level's name (flag.Value).
+func (l *OptLevel) Set(s string) error {
+	v, err := ParseOptLevel(s)
+	if err == nil {
+		*l = v
+	}
+	return err
+}
+
+// ParseOptLevel reads an optimisation level's name ("" is OptFull).
+func ParseOptLevel(s string) (OptLevel, error) {
+	if s == "" {
+		return OptFull, nil
+	}
+	if l := OptLevel(s); slices.Contains(optLevels, l) {
+		return l, nil
+	}
+	return "", fmt.Errorf("compiler: unknown optimisation level %q (bare, tdap, full)", s)
+}
 
 // Options select the optimisation level.
 type Options struct {
 	// Opt is OptBare, OptTDAP or OptFull ("" is OptFull).
-	Opt string
+	Opt OptLevel
 	// DumpAfter names a pass after which the IR and state are written to Dump.
 	DumpAfter PassName
 	Dump      io.Writer
@@ -77,18 +103,18 @@ const (
 type pass struct {
 	name   PassName
 	fn     func(*unit) error
-	levels []string
+	levels []OptLevel
 }
 
 var passes = []pass{
 	{PassValidate, passValidate, nil},
 	{PassExpandBoot, passExpandBoot, nil},
-	{PassCLCAORotations, passRotationKeys, []string{OptFull}},
-	{PassCLCAOSchedule, passSchedule, []string{OptFull}},
-	{PassCLCAOResidency, passResidencyHint, []string{OptFull}},
+	{PassCLCAORotations, passRotationKeys, []OptLevel{OptFull}},
+	{PassCLCAOSchedule, passSchedule, []OptLevel{OptFull}},
+	{PassCLCAOResidency, passResidencyHint, []OptLevel{OptFull}},
 	{PassCost, passCost, nil},
-	{PassPartitionBare, passBare, []string{OptBare}},
-	{PassPartitionTDAP, passTDAP, []string{OptTDAP, OptFull}},
+	{PassPartitionBare, passBare, []OptLevel{OptBare}},
+	{PassPartitionTDAP, passTDAP, []OptLevel{OptTDAP, OptFull}},
 	{PassSegment, passSegment, nil},
 	{PassCLCAOPlacement, passPlacement, nil},
 	{PassEstimate, passEstimate, nil},

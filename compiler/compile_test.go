@@ -31,7 +31,7 @@ func rosemary(t *testing.T) *arch.Arch {
 
 func compile(t *testing.T, p *ir.Program, a *arch.Arch, opt string) *compiler.Plan {
 	t.Helper()
-	plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
+	plan, err := compiler.Compile(p, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 	if err != nil {
 		t.Fatalf("%s/%s: %v", p.Name, opt, err)
 	}

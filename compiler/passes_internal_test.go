@@ -16,7 +16,7 @@ func TestCheckPassesCatchesBadTables(t *testing.T) {
 	swapped[i], swapped[j] = swapped[j], swapped[i]
 	dropped := append([]pass(nil), passes[:indexOfPass(t, passes, PassSegment)]...)
 	badLevel := append([]pass(nil), passes...)
-	badLevel[0].levels = []string{"fast"}
+	badLevel[0].levels = []OptLevel{"fast"}
 	for _, c := range []struct {
 		name  string
 		table []pass

@@ -23,7 +23,7 @@ const (
 type Plan struct {
 	Workload  string        `json:"workload"`
 	Arch      string        `json:"arch"`
-	Opt       string        `json:"opt"`
+	Opt       OptLevel      `json:"opt"`
 	Program   *ir.Program   `json:"program"`
 	Placement []Device      `json:"placement"` // per node
 	Costs     []NodeCost    `json:"costs"`
@@ -68,22 +68,22 @@ type Transfer struct {
 
 // Summary is the headline of a plan, as `rosemary compile --json` prints it.
 type Summary struct {
-	Workload      string  `json:"workload"`
-	Arch          string  `json:"arch"`
-	Opt           string  `json:"opt"`
-	Nodes         int     `json:"nodes"`
-	HostNodes     int     `json:"host_nodes"`
-	SSDNodes      int     `json:"ssd_nodes"`
-	Segments      int     `json:"segments"`
-	Transfers     int     `json:"transfers"`
-	CutBytes      int64   `json:"cut_bytes"`
-	HostOnlyBytes int64   `json:"host_only_bytes"`
-	MProgramBytes int64   `json:"mprogram_bytes"`
-	EstLatency    float64 `json:"est_latency_s"`
-	SpilledBytes  int64   `json:"spilled_bytes"`
-	SpilledBefore int64   `json:"spilled_bytes_before"`
-	KeysOnChip    bool    `json:"keys_on_chip"`
-	Rewritten     int     `json:"rotations_rewritten"`
+	Workload      string   `json:"workload"`
+	Arch          string   `json:"arch"`
+	Opt           OptLevel `json:"opt"`
+	Nodes         int      `json:"nodes"`
+	HostNodes     int      `json:"host_nodes"`
+	SSDNodes      int      `json:"ssd_nodes"`
+	Segments      int      `json:"segments"`
+	Transfers     int      `json:"transfers"`
+	CutBytes      int64    `json:"cut_bytes"`
+	HostOnlyBytes int64    `json:"host_only_bytes"`
+	MProgramBytes int64    `json:"mprogram_bytes"`
+	EstLatency    float64  `json:"est_latency_s"`
+	SpilledBytes  int64    `json:"spilled_bytes"`
+	SpilledBefore int64    `json:"spilled_bytes_before"`
+	KeysOnChip    bool     `json:"keys_on_chip"`
+	Rewritten     int      `json:"rotations_rewritten"`
 }
 
 // Summary returns the plan's headline figures.

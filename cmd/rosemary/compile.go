@@ -20,7 +20,9 @@ func runCompile(args []string) error {
 	fs := flag.NewFlagSet("compile", flag.ContinueOnError)
 	w := fs.String("w", "pir", "workload (NAME or NAME:small; see --list)")
 	loadArch := archFlags(fs)
-	opt := fs.String("opt", "full", "optimisation: bare, tdap or full")
+	opt := new(compiler.OptLevel)
+	*opt = compiler.OptFull
+	fs.Var(opt, "opt", "optimisation: bare, tdap or full")
 	out := fs.String("o", "", "write the full plan as JSON to this file")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	list := fs.Bool("list", false, "list the workloads")

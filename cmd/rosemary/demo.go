@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/tools/demo"
 )
 
@@ -21,7 +22,9 @@ func runDemo(args []string) error {
 	rot := fs.Int("rot", 5, "rotation steps of the verified-core check")
 	vectors := fs.Int("vectors", 1024, "MNIST images in the encrypted database (≤ 1024)")
 	query := fs.Int("query", 0, "MNIST test image to search for (0–99)")
-	opt := fs.String("opt", "full", "compiler optimisation: bare, tdap or full")
+	opt := new(compiler.OptLevel)
+	*opt = compiler.OptFull
+	fs.Var(opt, "opt", "compiler optimisation: bare, tdap or full")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

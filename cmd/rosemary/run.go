@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/tools/run"
 )
@@ -21,7 +22,8 @@ func runRun(args []string) error {
 	fs.StringVar(&o.Workload, "w", "pir", "workload: pir (expanded-query PIR on bgv-13), vecdist or hevec (CKKS, preset hevec)")
 	addr := fs.String("device", "", "device daemon address (default: an in-process device on a temporary store)")
 	fs.StringVar(&o.Arch, "a", "rosemary", "architecture the compiler plans for")
-	fs.StringVar(&o.Opt, "opt", "full", "compiler optimisation level (bare, tdap, full)")
+	o.Opt = compiler.OptFull
+	fs.Var(&o.Opt, "opt", "compiler optimisation level (bare, tdap, full)")
 	fs.StringVar(&o.Placement, "placement", "plan", "plan (the compiler's placement) or device (every operation on the device)")
 	fs.IntVar(&o.PIRRecords, "records", 1<<16, "PIR: records in the database")
 	fs.IntVar(&o.PIRRecordSize, "record-size", 256, "PIR: bytes per record")

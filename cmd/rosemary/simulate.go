@@ -21,7 +21,9 @@ func runSimulate(args []string) error {
 	w := fs.String("w", "pir", "workload (NAME or NAME:small)")
 	loadArch := archFlags(fs)
 	sysName := fs.String("system", "rosemary", "system: cpu, ha, inspire or rosemary")
-	opt := fs.String("opt", "full", "compiler optimisation: bare, tdap or full")
+	opt := new(compiler.OptLevel)
+	*opt = compiler.OptFull
+	fs.Var(opt, "opt", "compiler optimisation: bare, tdap or full")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	tlPath := fs.String("timeline", "", "write per-resource busy intervals as CSV to this file")
 	maxTiles := fs.Int("max-tiles", 0, "tiles per node at most (0: default)")

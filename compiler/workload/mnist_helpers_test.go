@@ -128,7 +128,7 @@ func compileAll(t *testing.T, p *ir.Program) map[string]*compiler.Plan {
 	}
 	plans := map[string]*compiler.Plan{}
 	for _, opt := range []string{"bare", "tdap", "full"} {
-		plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
+		plan, err := compiler.Compile(p, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 		if err != nil {
 			t.Fatalf("%s/%s: %v", p.Name, opt, err)
 		}

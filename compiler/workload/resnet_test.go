@@ -269,8 +269,8 @@ func TestResNet110Compiles(t *testing.T) {
 			t.Errorf("%s: %d PMults, want %d", name, got, wantPMult)
 		}
 		var lat []float64
-		for _, opt := range []string{"bare", "tdap", "full"} {
-			plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
+		for _, opt := range []compiler.OptLevel{"bare", "tdap", "full"} {
+			plan, err := compiler.Compile(p, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 			if err != nil {
 				t.Fatalf("%s/%s: %v", name, opt, err)
 			}

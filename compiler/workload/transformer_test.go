@@ -188,8 +188,8 @@ func TestTransformersCompile(t *testing.T) {
 			t.Errorf("%s: batch %d (%v), want 128", c.name, b, err)
 		}
 		var lat []float64
-		for _, opt := range []string{"bare", "tdap", "full"} {
-			plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
+		for _, opt := range []compiler.OptLevel{"bare", "tdap", "full"} {
+			plan, err := compiler.Compile(p, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 			if err != nil {
 				t.Fatalf("%s/%s: %v", c.name, opt, err)
 			}

@@ -65,7 +65,7 @@ func newExec(plan *compiler.Plan, a *arch.Arch, sys System, opt Options) (*exec,
 	if opt.Timeline {
 		x.tl = newTimeline()
 	}
-	x.clcao = sys == Rosemary && plan.Opt == "full"
+	x.clcao = sys == Rosemary && plan.Opt == compiler.OptFull
 	var err error
 	if x.dev, err = ssd.NewDevice(x.sim, a); err != nil {
 		return nil, fmt.Errorf("system: %w", err)

@@ -64,23 +64,23 @@ type Utilization struct {
 
 // Report is the outcome of one simulated run. Every figure is simulated.
 type Report struct {
-	System      string      `json:"system"`
-	Workload    string      `json:"workload"`
-	Arch        string      `json:"arch"`
-	Opt         string      `json:"opt"`
-	LatencyS    float64     `json:"latency_s"`
-	PCIeBytes   int64       `json:"pcie_bytes"` // payload, both directions
-	NANDBytes   int64       `json:"nand_bytes"` // flash pages read x page size
-	DRAMBytes   int64       `json:"dram_bytes"` // LPDDR reads + writes
-	HostMem     int64       `json:"host_mem_bytes"`
-	Utilization Utilization `json:"utilization"`
-	EnergyJ     float64     `json:"energy_j"`
-	AreaMM2     float64     `json:"area_mm2"`
-	SimEvents   uint64      `json:"sim_events"`
-	SimWallS    float64     `json:"sim_wall_s"`
-	EventsPerS  float64     `json:"events_per_s"`
-	Tiles       int64       `json:"tiles"`
-	Notes       []string    `json:"notes,omitempty"`
+	System      string            `json:"system"`
+	Workload    string            `json:"workload"`
+	Arch        string            `json:"arch"`
+	Opt         compiler.OptLevel `json:"opt"`
+	LatencyS    float64           `json:"latency_s"`
+	PCIeBytes   int64             `json:"pcie_bytes"` // payload, both directions
+	NANDBytes   int64             `json:"nand_bytes"` // flash pages read x page size
+	DRAMBytes   int64             `json:"dram_bytes"` // LPDDR reads + writes
+	HostMem     int64             `json:"host_mem_bytes"`
+	Utilization Utilization       `json:"utilization"`
+	EnergyJ     float64           `json:"energy_j"`
+	AreaMM2     float64           `json:"area_mm2"`
+	SimEvents   uint64            `json:"sim_events"`
+	SimWallS    float64           `json:"sim_wall_s"`
+	EventsPerS  float64           `json:"events_per_s"`
+	Tiles       int64             `json:"tiles"`
+	Notes       []string          `json:"notes,omitempty"`
 }
 
 // Options tune a run.

@@ -27,9 +27,9 @@ func preset(t testing.TB, name string) *arch.Arch {
 	return a
 }
 
-func compile(t testing.TB, p *ir.Program, a *arch.Arch, opt string) *compiler.Plan {
+func compile(t testing.TB, p *ir.Program, a *arch.Arch, opt compiler.OptLevel) *compiler.Plan {
 	t.Helper()
-	plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
+	plan, err := compiler.Compile(p, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 	if err != nil {
 		t.Fatal(err)
 	}

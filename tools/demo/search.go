@@ -28,7 +28,7 @@ import (
 type SearchOptions struct {
 	Vectors    int // MNIST images in the database (≤ 1024)
 	QueryImage int // MNIST test image queried (0–99)
-	Opt        string
+	Opt        compiler.OptLevel
 	Arch       string
 }
 
@@ -82,7 +82,7 @@ func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, 
 		o.Vectors = 1024
 	}
 	if o.Opt == "" {
-		o.Opt = "full"
+		o.Opt = compiler.OptFull
 	}
 	if o.Arch == "" {
 		o.Arch = "rosemary"
@@ -255,7 +255,7 @@ func unitVector(img []byte) []float32 {
 }
 
 // project compiles p for a and simulates it on Rosemary, HA and CPU.
-func project(p *ir.Program, a *arch.Arch, opt string) ([]Projection, error) {
+func project(p *ir.Program, a *arch.Arch, opt compiler.OptLevel) ([]Projection, error) {
 	plan, err := compiler.Compile(p, a, compiler.Options{Opt: opt})
 	if err != nil {
 		return nil, err

@@ -125,11 +125,11 @@ func TestExpandedCompileSame(t *testing.T) {
 		}
 		before := gobBytes(t, x)
 		for _, opt := range []string{"bare", "tdap", "full"} {
-			want, err := compiler.Compile(prog, a, compiler.Options{Opt: opt})
+			want, err := compiler.Compile(prog, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := compiler.Compile(x, a, compiler.Options{Opt: opt})
+			got, err := compiler.Compile(x, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 			if err != nil {
 				t.Fatal(err)
 			}

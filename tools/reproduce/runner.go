@@ -350,7 +350,7 @@ func (r *Runner) Plan(w Workload, a *arch.Arch, opt string) (*compiler.Plan, err
 		var pl *compiler.Plan
 		err = r.work(func() error {
 			var err error
-			pl, err = compiler.Compile(x, a, compiler.Options{Opt: opt})
+			pl, err = compiler.Compile(x, a, compiler.Options{Opt: compiler.OptLevel(opt)})
 			return err
 		})
 		if err != nil {

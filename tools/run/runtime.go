@@ -30,9 +30,9 @@ import (
 
 // Options select what to run and where.
 type Options struct {
-	Workload string // "pir", "vecdist" or "hevec" (their small, runnable forms)
-	Arch     string // architecture the compiler plans for (default "rosemary")
-	Opt      string // compiler optimisation level (default "full", as the compiler's)
+	Workload string            // "pir", "vecdist" or "hevec" (their small, runnable forms)
+	Arch     string            // architecture the compiler plans for (default "rosemary")
+	Opt      compiler.OptLevel // compiler optimisation level (default full, as the compiler's)
 	// Placement: "plan" runs each node where the compiler's plan puts it;
 	// "device" runs every operation on the device (only Inputs and Outputs
 	// on the host), the in-storage extreme.
@@ -61,7 +61,7 @@ func (o *Options) defaults() {
 		o.Arch = "rosemary"
 	}
 	if o.Opt == "" {
-		o.Opt = "full"
+		o.Opt = compiler.OptFull
 	}
 	if o.Placement == "" {
 		o.Placement = "plan"

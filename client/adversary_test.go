@@ -418,8 +418,8 @@ func TestAdversarialDeviceFailedAnswerIsFatalForTheKey(t *testing.T) {
 		t.Fatalf("ring secret of the generation: %v", err)
 	}
 	e.liar.onRun(corruptColumn)
-	if _, err := e.c.Get(ctx, "acct", 1234%advN); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "acct") {
-		t.Fatalf("a shifted column: %v, want ErrTampered naming the database", err)
+	if _, err := e.c.Get(ctx, "acct", 1234%advN); !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "acct") || !strings.Contains(err.Error(), "in-process device") {
+		t.Fatalf("a shifted column: %v, want ErrTampered naming the database and the device", err)
 	}
 	if _, err := os.Stat(ring); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the ring secret outlived the failure: %v", err)

@@ -17,6 +17,7 @@ import (
 // databases live on the device. Safe for concurrent use.
 type Client struct {
 	dev   api.Device
+	addr  string // the device's address (Open), for errors
 	keys  *Keys
 	close func() error
 
@@ -67,7 +68,7 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 		return nil, fmt.Errorf("client: device %s: %w", addr, err)
 	}
 	c := New(rc, keys)
-	c.close = rc.Close
+	c.close, c.addr = rc.Close, addr
 	c.me = cfg.Caller // the identity the device sees (grant.go); asked once
 	if c.me == "" {
 		c.me = localIdentity
@@ -83,6 +84,15 @@ func New(dev api.Device, keys *Keys) *Client {
 		vsessions: map[string]*session.VectorSession{}, lsessions: map[string]*session.LWESession{}, grants: map[string]dbKeys{}}
 	c.clean.idle.L = &c.clean.mu
 	return c
+}
+
+// deviceName names the device in errors: its address, or the in-process
+// device.
+func (c *Client) deviceName() string {
+	if c.addr == "" {
+		return "the in-process device"
+	}
+	return "device " + c.addr
 }
 
 // Device is the device the client talks to.

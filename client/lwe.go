@@ -136,6 +136,6 @@ func (c *Client) answerFailed(in *Info, index int, err error) error {
 	delete(c.lsessions, sessionKey(in))
 	c.mu.Unlock()
 	ferr := c.keys.failRing(in)
-	return errors.Join(fmt.Errorf("client: get %s[%d] (generation %d): %w: the device's answer did not verify (%v); the query key is destroyed and this generation is not queried again",
-		in.Name, index, in.Generation, ErrTampered, err), ferr)
+	return errors.Join(fmt.Errorf("client: get %s[%d] (generation %d) from %s: %w: the device's answer did not verify (%v); the query key is destroyed and this generation is not queried again",
+		in.Name, index, in.Generation, c.deviceName(), ErrTampered, err), ferr)
 }

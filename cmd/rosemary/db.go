@@ -35,9 +35,9 @@ const dbUsage = `usage: rosemary db keys|trust|create|load|get|lookup|put|delete
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind kv [--max-value B] [--slot B] [--delta-max B] [--compact-at B]
   rosemary db load    ... --name KV [--format csv|jsonl] [--header] FILE     (kv: key, value per row)
   rosemary db get     (--store DIR | --device ADDR) --keys DIR --name NAME --index I
-  rosemary db lookup  (--store DIR | --device ADDR) --keys DIR --name KV --key K
-  rosemary db put     (--store DIR | --device ADDR) --keys DIR --name KV --key K (--value V | --value-file F) [--no-compact]
-  rosemary db delete  (--store DIR | --device ADDR) --keys DIR --name KV --key K [--no-compact]
+  rosemary db lookup  (--store DIR | --device ADDR) --keys DIR --name KV --kv-key K
+  rosemary db put     (--store DIR | --device ADDR) --keys DIR --name KV --kv-key K (--value V | --value-file F) [--no-compact]
+  rosemary db delete  (--store DIR | --device ADDR) --keys DIR --name KV --kv-key K [--no-compact]
   rosemary db set     (--store DIR | --device ADDR) --keys DIR --name PIR --index I (--value V | --value-file F) [--no-compact]
   rosemary db append  (--store DIR | --device ADDR) --keys DIR --name PIR (--record R ... | [--format fixed|lines|csv] [--column C] [--header] FILE|-) [--no-compact]
   rosemary db compact (--store DIR | --device ADDR) --keys DIR --name NAME   (fold the delta into a new generation)
@@ -73,18 +73,8 @@ func newDBFlags(cmd string) *dbFlags {
 		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
 		name:    fs.String("name", "", "database name"),
 		json:    fs.Bool("json", false, "print JSON"),
-		tls:     addTransportFlagsKeyAs(fs, certKeyFlag(cmd)),
+		tls:     addTransportFlags(fs),
 	}
-}
-
-// certKeyFlag is the certificate key's flag of db command cmd: --key,
-// or --cert-key where --key is a database key.
-func certKeyFlag(cmd string) string {
-	switch cmd {
-	case "lookup", "put", "delete":
-		return "cert-key"
-	}
-	return "key"
 }
 
 // parseOpen parses args and opens the device the flags name.

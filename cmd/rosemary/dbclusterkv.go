@@ -32,8 +32,8 @@ func addClusterKVFlags(f *dbFlags, cmd string) *clusterKVFlags {
 		header:    f.fs.Bool("header", false, "load kv csv: skip the first row"),
 		noCompact: f.fs.Bool("no-compact", false, "put, delete: do not compact when the update leaves the delta at the compaction size"),
 	}
-	if certKeyFlag(cmd) == "cert-key" {
-		k.key = f.fs.String("key", "", "the key (the certificate's key is --cert-key here)")
+	if cmd == "lookup" || cmd == "put" || cmd == "delete" {
+		k.key = f.fs.String("kv-key", "", "the keyword database's key to look up, put or delete")
 	}
 	return k
 }
@@ -77,8 +77,8 @@ func runDBClusterKV(ctx context.Context, cmd string, f *dbFlags, c *cluster.Clie
 		}
 		return true, f.print(m, fmt.Sprintf("loaded %d keys into %q: generation %d, %d buckets over %d shards", m.Entries, m.Name, m.Generation, m.Records, len(m.Shards)))
 	case "lookup":
-		if !flagSet(f, "key") {
-			return true, errors.New("db lookup: --key is required")
+		if !flagSet(f, "kv-key") {
+			return true, errors.New("db lookup: --kv-key is required")
 		}
 		r, err := c.LookupMany(ctx, *f.name, [][]byte{[]byte(*k.key)})
 		if err != nil {
@@ -90,8 +90,8 @@ func runDBClusterKV(ctx context.Context, cmd string, f *dbFlags, c *cluster.Clie
 		return true, f.print(map[string]any{"key": *k.key, "found": r[0].Found, "value": r[0].Value, "seconds": r[0].Seconds},
 			fmt.Sprintf("%s: %q (%d queries per shard, %.3f s)", *k.key, r[0].Value, r[0].Queries, r[0].Seconds))
 	case "put", "delete":
-		if !flagSet(f, "key") {
-			return true, fmt.Errorf("db %s: --key is required", cmd)
+		if !flagSet(f, "kv-key") {
+			return true, fmt.Errorf("db %s: --kv-key is required", cmd)
 		}
 		var u *client.Update
 		if cmd == "put" {

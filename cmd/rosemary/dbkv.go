@@ -24,8 +24,8 @@ func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok
 		return false, nil
 	}
 	key := new(string)
-	if certKeyFlag(cmd) == "cert-key" {
-		key = f.fs.String("key", "", "the key (the certificate's key is --cert-key here)")
+	if cmd == "lookup" || cmd == "put" || cmd == "delete" {
+		key = f.fs.String("kv-key", "", "the keyword database's key to look up, put or delete")
 	}
 	value := f.fs.String("value", "", "put, set: the value (or --value-file)")
 	valueFile := f.fs.String("value-file", "", "put, set: read the value from this file")
@@ -48,8 +48,8 @@ func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok
 		}
 	}
 	needKey := func() error {
-		if !flagSet(f, "key") {
-			return fmt.Errorf("db %s: --key is required", cmd)
+		if !flagSet(f, "kv-key") {
+			return fmt.Errorf("db %s: --kv-key is required", cmd)
 		}
 		return nil
 	}

@@ -73,7 +73,7 @@ func TestDBKeywordCommands(t *testing.T) {
 	lookup := func(name, key string, found bool, value string) {
 		t.Helper()
 		var r lookupJSON
-		dbJSON(t, &r, db("lookup", "--name", name, "--key", key)...)
+		dbJSON(t, &r, db("lookup", "--name", name, "--kv-key", key)...)
 		if r.Key != key || r.Found != found || string(r.Value) != value {
 			t.Fatalf("lookup %q in %s: %+v, want found %v, %q", key, name, r, found, value)
 		}
@@ -82,16 +82,16 @@ func TestDBKeywordCommands(t *testing.T) {
 	lookup("phones", "+1-555-0102", true, "quoted, with comma")
 	lookup("phones", "+1-555-0199", false, "")
 	// Without --json an absent key is an error the caller can test.
-	if _, err := rosemaryDB(t, db("lookup", "--name", "phones", "--key", "+1-555-0199")...); !errors.Is(err, client.ErrNotFound) {
+	if _, err := rosemaryDB(t, db("lookup", "--name", "phones", "--kv-key", "+1-555-0199")...); !errors.Is(err, client.ErrNotFound) {
 		t.Fatalf("lookup of an absent key without --json: %v, want ErrNotFound", err)
 	}
 
 	var u client.Update
-	dbJSON(t, &u, db("put", "--name", "phones", "--key", "+1-555-0199", "--value", "Carol")...)
+	dbJSON(t, &u, db("put", "--name", "phones", "--kv-key", "+1-555-0199", "--value", "Carol")...)
 	if u.DeltaOps != 1 {
 		t.Fatalf("put: %+v", u)
 	}
-	dbJSON(t, &u, db("delete", "--name", "phones", "--key", "+1-555-0101")...)
+	dbJSON(t, &u, db("delete", "--name", "phones", "--kv-key", "+1-555-0101")...)
 	if u.DeltaOps != 2 {
 		t.Fatalf("delete: %+v", u)
 	}

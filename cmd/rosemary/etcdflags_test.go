@@ -47,17 +47,17 @@ func TestTransportFlagsForEtcd(t *testing.T) {
 	if _, err := parse("--insecure-plaintext", "--cert", f.Cert, "--key", f.Key, "--cacert", f.CA); err == nil {
 		t.Fatal("certificates and plaintext together were accepted")
 	}
-	// db lookup, put, delete: --key is the database's key, the
-	// certificate's is --cert-key; a database key beside plaintext is no
-	// certificate.
+	// db lookup, put, delete: the keyword database's key is --kv-key, so
+	// --key is the certificate's there too, and a keyword key beside
+	// plaintext is no certificate.
 	fs := flag.NewFlagSet("db lookup", flag.ContinueOnError)
-	tf := addTransportFlagsKeyAs(fs, "cert-key")
-	fs.String("key", "", "the key")
-	if err := fs.Parse([]string{"--insecure-plaintext", "--key", "user1"}); err != nil {
+	tf := addTransportFlags(fs)
+	fs.String("kv-key", "", "the key")
+	if err := fs.Parse([]string{"--insecure-plaintext", "--kv-key", "user1"}); err != nil {
 		t.Fatal(err)
 	}
 	if e, err := tf.etcd("127.0.0.1:2379"); err != nil || e.TLS != nil {
-		t.Fatalf("plaintext with a database key: %+v %v", e, err)
+		t.Fatalf("plaintext with a keyword key: %+v %v", e, err)
 	}
 }
 

@@ -19,19 +19,15 @@ import (
 type transportFlags struct {
 	fs                *flag.FlagSet
 	cert, key, cacert *string
-	keyFlag           string // the certificate key's flag: key, or cert-key
 	plaintext         *bool
 }
 
-func addTransportFlags(fs *flag.FlagSet) *transportFlags { return addTransportFlagsKeyAs(fs, "key") }
-
-// addTransportFlagsKeyAs names the certificate key's flag keyFlag: the
-// commands whose --key is a database key (db lookup, put, delete) take it
-// as --cert-key.
-func addTransportFlagsKeyAs(fs *flag.FlagSet, keyFlag string) *transportFlags {
-	return &transportFlags{fs: fs, keyFlag: keyFlag,
+// --key is the certificate's key on every command (a keyword database's
+// key is --kv-key), as etcdctl names it.
+func addTransportFlags(fs *flag.FlagSet) *transportFlags {
+	return &transportFlags{fs: fs,
 		cert:      fs.String("cert", os.Getenv("ROSEMARY_CERT"), "client certificate (rosemary certs issue; env ROSEMARY_CERT)"),
-		key:       fs.String(keyFlag, os.Getenv("ROSEMARY_KEY"), "client certificate's key (env ROSEMARY_KEY)"),
+		key:       fs.String("key", os.Getenv("ROSEMARY_KEY"), "client certificate's key (env ROSEMARY_KEY)"),
 		cacert:    fs.String("cacert", os.Getenv("ROSEMARY_CACERT"), "CA certificate that signed the devices (env ROSEMARY_CACERT)"),
 		plaintext: fs.Bool("insecure-plaintext", false, "no TLS: only to a device or etcd on a loopback address started with --insecure-plaintext"),
 	}
@@ -48,7 +44,7 @@ func (t *transportFlags) tlsConfig() (*tls.Config, error) {
 	// Certificates from the environment give way to --insecure-plaintext;
 	// certificates on the command line beside it are a contradiction.
 	given := false
-	t.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "cert" || f.Name == t.keyFlag || f.Name == "cacert" })
+	t.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "cert" || f.Name == "key" || f.Name == "cacert" })
 	switch {
 	case *t.plaintext && given:
 		return nil, errors.New("give certificates or --insecure-plaintext, not both")

@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/rosemary-fhe/rosemary/device/object"
-	"github.com/rosemary-fhe/rosemary/engine"
 )
 
 // The device's request and reply types: what Device takes and returns.
@@ -248,7 +247,7 @@ const (
 // StreamValues are the instances of one node of a segment.
 type StreamValues struct {
 	Node      int // IR node
-	Instances []engine.Limbs
+	Instances [][][]uint64 // each instance: its limbs
 }
 
 // SetStreamRequest registers a stream program (lower.StreamProgram,

@@ -169,275 +169,319 @@ func runDB(args []string) error {
 	if ok, err := runDBUpdate(ctx, cmd, f, args); ok {
 		return err
 	}
-	switch cmd {
-	case "keys":
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		if *f.keys == "" {
-			return errors.New("db keys: --keys DIR is required")
-		}
-		k, err := client.NewKeys(*f.keys)
-		if err != nil {
-			return err
-		}
-		pub := filepath.Join(k.Dir(), client.MemberPublicKeyFile)
-		owner := filepath.Join(k.Dir(), client.OwnerPublicKeyFile)
-		return f.print(map[string]string{"keys": k.Dir(), "key_set": k.ID(), "member_key": pub, "owner_key": owner,
-			"owner_key_fingerprint": client.KeyFingerprint(k.OwnerPublicKey())},
-			fmt.Sprintf("new keys in %s (key set %s); the secret key files are 0600 and never leave this machine;\n"+
-				"an owner grants you a database with your public %s; your readers trust your grants with `rosemary db trust` on your %s (fingerprint %s)",
-				k.Dir(), k.ID(), pub, owner, client.KeyFingerprint(k.OwnerPublicKey())))
-	case "trust":
-		label := f.fs.String("owner", "", "who the key belongs to (one word: their identity)")
-		ownerKey := f.fs.String("owner-key", "", "the owner's owner.pub, received from them by a channel the device does not control")
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		if *f.keys == "" || *label == "" || *ownerKey == "" {
-			return errors.New("db trust: --keys DIR, --owner IDENTITY and --owner-key FILE are required")
-		}
-		k, err := client.LoadKeys(*f.keys)
-		if err != nil {
-			return err
-		}
-		pub, err := os.ReadFile(*ownerKey)
-		if err != nil {
-			return fmt.Errorf("db trust: %w", err)
-		}
-		if err := k.TrustOwner(*label, pub); err != nil {
-			return err
-		}
-		fp := client.KeyFingerprint(pub)
-		return f.print(map[string]string{"trusted": *label, "fingerprint": fp},
-			fmt.Sprintf("grants signed by %s's key %s are accepted (check the fingerprint with them)", *label, fp))
-	case "create":
-		kind := f.fs.String("kind", "pir", "pir (records read privately), kv (values read by key) or vectors")
-		maxValue := f.fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)")
-		slot := f.fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)")
-		lweParams := f.fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)")
-		insecure := f.fs.Bool("insecure-params", false, "pir, kv: allow a parameter set marked insecure (tests only; recorded in the manifest)")
-		deltaMax := f.fs.Int("delta-max", 0, fmt.Sprintf("pir, kv: bound on the delta of updates, bytes (0: %d)", client.DefaultDeltaMax))
-		compactAt := f.fs.Int("compact-at", 0, "pir, kv: delta size at which an update compacts (0: half of --delta-max)")
-		size := f.fs.Int("record-size", 0, "pir: bytes per record")
-		dim := f.fs.Int("dim", 0, "vectors: dimensions")
-		metric := f.fs.String("metric", "l2", "vectors: l2 (Euclidean distance) or ip (inner product)")
-		encVec := f.fs.Bool("encrypt-vectors", false, "vectors: store them as CKKS ciphertexts under your key (scores computed ciphertext × ciphertext; only your key can query)")
-		scheme := f.fs.String("scheme", "lwe", "pir: lwe (hint-free LWE PIR, the default) or bgv (a BGV query expanded on the device)")
-		c, err := f.parseOpen(ctx, args)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		var in *client.Info
-		switch client.Kind(*kind) {
-		case client.KindPIR:
-			if *size <= 0 {
-				return errors.New("db create: --record-size is required for a pir database")
-			}
-			sc, err2 := client.ParsePIRScheme(*scheme)
-			if err2 != nil {
-				return err2
-			}
-			in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{Scheme: sc, LWEParams: *lweParams, InsecureParams: *insecure, DeltaMax: *deltaMax, CompactAt: *compactAt})
-		case client.KindKV:
-			in, err = c.CreateKV(ctx, *f.name, client.KVOptions{MaxValue: *maxValue, SlotData: *slot, LWEParams: *lweParams, InsecureParams: *insecure, DeltaMax: *deltaMax, CompactAt: *compactAt})
-		case client.KindVectors:
-			if *dim <= 0 {
-				return errors.New("db create: --dim is required for a vectors database")
-			}
-			in, err = c.CreateVectors(ctx, *f.name, *dim, client.VectorOptions{Metric: client.Metric(*metric), EncryptVectors: *encVec})
-		default:
-			return fmt.Errorf("db create: --kind %q (pir, kv or vectors)", *kind)
-		}
-		if err != nil {
-			return err
-		}
-		what := "preset " + in.Preset
-		if in.Scheme == client.SchemeLWE {
-			what = "scheme lwe, parameters " + in.LWEParams
-		}
-		return f.print(in, fmt.Sprintf("created %s database %q (%s)", in.Kind, in.Name, what))
-	case "load":
-		format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed; kv input: csv (key, value) or jsonl ({\"key\": …, \"value\": …} per line), default by extension")
-		column := f.fs.Int("column", 0, "csv: column of the records (0-based)")
-		header := f.fs.Bool("header", false, "csv: skip the first row")
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		if f.fs.NArg() != 1 {
-			return errors.New("db load: one input FILE (or - for standard input) is required")
-		}
-		path := f.fs.Arg(0)
-		fmtName := *format
-		var vf dataset.VectorFormat
-		if v, err := dataset.VectorFormatOf(path); err == nil {
-			vf, fmtName = v, "fixed"
-		}
-		if fmtName == "" {
-			fmtName = recordFormatOf(path)
-		}
-		var r io.Reader = os.Stdin
-		var total int64
-		if path != "-" {
-			file, err := os.Open(path)
-			if err != nil {
-				return err
-			}
-			defer file.Close()
-			if fi, err := file.Stat(); err == nil {
-				total = fi.Size()
-			}
-			r = file
-		}
-		c, err := f.open(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		cur, err := c.Info(ctx, *f.name)
-		if err != nil {
-			return err
-		}
-		var rf dataset.RecordFormat
-		var kf kv.Format
-		if cur.Kind == client.KindKV {
-			if *format == "" && strings.ToLower(filepath.Ext(path)) == ".jsonl" {
-				fmtName = "jsonl"
-			} else if *format == "" {
-				fmtName = "csv"
-			}
-			if kf, err = kv.ParseFormat(fmtName); err != nil {
-				return err
-			}
-		} else if rf, err = dataset.ParseRecordFormat(fmtName); err != nil {
-			return err
-		}
-		bar := newProgressBar()
-		in, err := c.Load(ctx, *f.name, r, client.LoadOptions{Records: rf, KV: kf, Column: *column, Header: *header, Vectors: vf, Progress: func(done int64) {
-			if total > 0 {
-				bar.show(fmt.Sprintf("loading %s: %s of %s", *f.name, report.Bytes(done), report.Bytes(total)), done, total)
-			}
-		}})
-		bar.done()
-		if err != nil {
-			return err
-		}
-		if in.Kind == client.KindKV {
-			return f.print(in, fmt.Sprintf("loaded %d keys into %q: %d buckets, generation %d, %s stored", in.Entries, in.Name, in.Records, in.Generation, report.Bytes(in.Bytes)))
-		}
-		return f.print(in, fmt.Sprintf("loaded %d %s into %q: generation %d, %s stored",
-			in.Records, map[client.Kind]string{client.KindPIR: "records", client.KindVectors: "vectors"}[in.Kind], in.Name, in.Generation, report.Bytes(in.Bytes)))
-	case "get":
-		index := f.fs.Int("index", -1, "record index")
-		c, err := f.parseOpen(ctx, args)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		q, err := c.GetQuery(ctx, *f.name, *index)
-		if err != nil {
-			return err
-		}
-		out := map[string]any{"index": *index, "record": q.Record, "record_size": len(q.Record),
-			"query_bytes": q.QueryBytes, "answer_bytes": q.AnswerBytes, "pulled_bytes": q.PulledBytes, "seconds": q.Seconds,
-			"on_device": q.Device != nil, "provenance": "measured here"}
-		return f.print(out, fmt.Sprintf("record %d: %q (%d B query up, %d B answer down, %.2f s)", *index, strings.TrimRight(string(q.Record), "\x00"),
-			q.QueryBytes, q.AnswerBytes, q.Seconds))
-	case "info":
-		c, err := f.parseOpen(ctx, args)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		in, err := c.Info(ctx, *f.name)
-		if err != nil {
-			return err
-		}
-		if in.Kind == client.KindKV && in.KV != nil {
-			delta := 0
-			if in.Delta != nil {
-				delta = in.Delta.Ops
-			}
-			return f.print(in, fmt.Sprintf("%s: kv database, %d keys, values up to %d B in slots of %d B, %d buckets of %d slots, generation %d, %d changes in the delta, %s stored",
-				in.Name, in.Entries, in.KV.MaxValue, in.KV.SlotData, in.KV.Buckets, in.KV.Slots, in.Generation, delta, report.Bytes(in.Bytes)))
-		}
-		return f.print(in, fmt.Sprintf("%s: %s database, %d records of %d B, generation %d, %d × %d plaintexts, %s stored, preset %s",
-			in.Name, in.Kind, in.Records, in.RecordSize, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes), in.Preset))
-	case "drop":
-		c, err := f.parseOpen(ctx, args)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if err := c.Drop(ctx, *f.name); err != nil {
-			return err
-		}
-		return f.print(map[string]string{"dropped": *f.name}, fmt.Sprintf("dropped %q", *f.name))
-	case "grant", "revoke":
-		to := f.fs.String("to", "", "identity (certificate common name) to grant to or revoke from")
-		roleName := f.fs.String("role", "reader", "grant: reader (may query) or owner (may do everything)")
-		memberKey := f.fs.String("member-key", "", "grant: the grantee's public member key (member.pub of its key directory)")
-		c, err := f.parseOpen(ctx, args)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		if *to == "" {
-			return errors.New("db " + cmd + ": --to IDENTITY is required")
-		}
-		if cmd == "revoke" {
-			if err := c.Revoke(ctx, *f.name, *to); err != nil {
-				return err
-			}
-			return f.print(map[string]string{"revoked": *to, "name": *f.name}, fmt.Sprintf("revoked %s's access to %q", *to, *f.name))
-		}
-		role, err := authz.ParseRole(*roleName)
-		if err != nil || role == authz.None {
-			return fmt.Errorf("db grant: --role %q (want reader or owner)", *roleName)
-		}
-		if *memberKey == "" {
-			return errors.New("db grant: --member-key FILE is required (the grantee's member.pub: it receives the database's key)")
-		}
-		pub, err := os.ReadFile(*memberKey)
-		if err != nil {
-			return err
-		}
-		if err := c.Grant(ctx, *f.name, *to, role, pub); err != nil {
-			return err
-		}
-		return f.print(map[string]string{"granted": *to, "name": *f.name, "role": *roleName}, fmt.Sprintf("granted %s the %s role on %q", *to, *roleName, *f.name))
-	case "nearest":
-		query := f.fs.String("query", "", "query vectors: a .fvecs, .bvecs or .npy file (one result per vector)")
-		k := f.fs.Int("k", 10, "neighbours per query")
-		if err := f.fs.Parse(args); err != nil {
-			return err
-		}
-		if *query == "" {
-			return errors.New("db nearest: --query FILE is required")
-		}
-		vr, closer, err := dataset.OpenVectors(*query)
-		if err != nil {
-			return err
-		}
-		defer closer.Close()
-		c, err := f.open(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		results, err := nearestEach(vr, func(q []float32) (*client.Neighbors, error) { return c.Nearest(ctx, *f.name, q, *k) })
-		if err != nil {
-			return err
-		}
-		var lines []string
-		for i, res := range results {
-			lines = append(lines, fmt.Sprintf("query %d: ids %v, scores %.4g", i, res.IDs, res.Scores))
-		}
-		return f.print(map[string]any{"results": results, "provenance": "encrypted query, scores computed on the device, ranked here"},
-			strings.Join(lines, "\n"))
+	run, ok := dbCommands[cmd]
+	if !ok {
+		return errors.New(dbUsage)
 	}
-	return errors.New(dbUsage)
+	return run(ctx, cmd, f, args)
+}
+
+// dbCommands are the db subcommands on one device (runDBUpdate has the
+// updates, runDBCluster a cluster's).
+var dbCommands = map[string]func(ctx context.Context, cmd string, f *dbFlags, args []string) error{
+	"keys":    dbKeys,
+	"trust":   dbTrust,
+	"create":  dbCreate,
+	"load":    dbLoad,
+	"get":     dbGetRecord,
+	"info":    dbInfo,
+	"drop":    dbDrop,
+	"grant":   dbGrant,
+	"revoke":  dbGrant,
+	"nearest": dbNearest,
+}
+
+// dbKeys makes a key directory (`rosemary db keys`).
+func dbKeys(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if *f.keys == "" {
+		return errors.New("db keys: --keys DIR is required")
+	}
+	k, err := client.NewKeys(*f.keys)
+	if err != nil {
+		return err
+	}
+	pub := filepath.Join(k.Dir(), client.MemberPublicKeyFile)
+	owner := filepath.Join(k.Dir(), client.OwnerPublicKeyFile)
+	return f.print(map[string]string{"keys": k.Dir(), "key_set": k.ID(), "member_key": pub, "owner_key": owner,
+		"owner_key_fingerprint": client.KeyFingerprint(k.OwnerPublicKey())},
+		fmt.Sprintf("new keys in %s (key set %s); the secret key files are 0600 and never leave this machine;\n"+
+			"an owner grants you a database with your public %s; your readers trust your grants with `rosemary db trust` on your %s (fingerprint %s)",
+			k.Dir(), k.ID(), pub, owner, client.KeyFingerprint(k.OwnerPublicKey())))
+}
+
+// dbTrust records an owner's key whose grants the key set accepts (`rosemary db trust`).
+func dbTrust(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	label := f.fs.String("owner", "", "who the key belongs to (one word: their identity)")
+	ownerKey := f.fs.String("owner-key", "", "the owner's owner.pub, received from them by a channel the device does not control")
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if *f.keys == "" || *label == "" || *ownerKey == "" {
+		return errors.New("db trust: --keys DIR, --owner IDENTITY and --owner-key FILE are required")
+	}
+	k, err := client.LoadKeys(*f.keys)
+	if err != nil {
+		return err
+	}
+	pub, err := os.ReadFile(*ownerKey)
+	if err != nil {
+		return fmt.Errorf("db trust: %w", err)
+	}
+	if err := k.TrustOwner(*label, pub); err != nil {
+		return err
+	}
+	fp := client.KeyFingerprint(pub)
+	return f.print(map[string]string{"trusted": *label, "fingerprint": fp},
+		fmt.Sprintf("grants signed by %s's key %s are accepted (check the fingerprint with them)", *label, fp))
+}
+
+// dbCreate creates a database of its kind (`rosemary db create`).
+func dbCreate(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	kind := f.fs.String("kind", "pir", "pir (records read privately), kv (values read by key) or vectors")
+	maxValue := f.fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)")
+	slot := f.fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)")
+	lweParams := f.fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)")
+	insecure := f.fs.Bool("insecure-params", false, "pir, kv: allow a parameter set marked insecure (tests only; recorded in the manifest)")
+	deltaMax := f.fs.Int("delta-max", 0, fmt.Sprintf("pir, kv: bound on the delta of updates, bytes (0: %d)", client.DefaultDeltaMax))
+	compactAt := f.fs.Int("compact-at", 0, "pir, kv: delta size at which an update compacts (0: half of --delta-max)")
+	size := f.fs.Int("record-size", 0, "pir: bytes per record")
+	dim := f.fs.Int("dim", 0, "vectors: dimensions")
+	metric := f.fs.String("metric", "l2", "vectors: l2 (Euclidean distance) or ip (inner product)")
+	encVec := f.fs.Bool("encrypt-vectors", false, "vectors: store them as CKKS ciphertexts under your key (scores computed ciphertext × ciphertext; only your key can query)")
+	scheme := f.fs.String("scheme", "lwe", "pir: lwe (hint-free LWE PIR, the default) or bgv (a BGV query expanded on the device)")
+	c, err := f.parseOpen(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var in *client.Info
+	switch client.Kind(*kind) {
+	case client.KindPIR:
+		if *size <= 0 {
+			return errors.New("db create: --record-size is required for a pir database")
+		}
+		sc, err2 := client.ParsePIRScheme(*scheme)
+		if err2 != nil {
+			return err2
+		}
+		in, err = c.CreatePIR(ctx, *f.name, *size, client.PIROptions{Scheme: sc, LWEParams: *lweParams, InsecureParams: *insecure, DeltaMax: *deltaMax, CompactAt: *compactAt})
+	case client.KindKV:
+		in, err = c.CreateKV(ctx, *f.name, client.KVOptions{MaxValue: *maxValue, SlotData: *slot, LWEParams: *lweParams, InsecureParams: *insecure, DeltaMax: *deltaMax, CompactAt: *compactAt})
+	case client.KindVectors:
+		if *dim <= 0 {
+			return errors.New("db create: --dim is required for a vectors database")
+		}
+		in, err = c.CreateVectors(ctx, *f.name, *dim, client.VectorOptions{Metric: client.Metric(*metric), EncryptVectors: *encVec})
+	default:
+		return fmt.Errorf("db create: --kind %q (pir, kv or vectors)", *kind)
+	}
+	if err != nil {
+		return err
+	}
+	what := "preset " + in.Preset
+	if in.Scheme == client.SchemeLWE {
+		what = "scheme lwe, parameters " + in.LWEParams
+	}
+	return f.print(in, fmt.Sprintf("created %s database %q (%s)", in.Kind, in.Name, what))
+}
+
+// dbLoad replaces a database's contents from a file (`rosemary db load`).
+func dbLoad(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed; kv input: csv (key, value) or jsonl ({\"key\": …, \"value\": …} per line), default by extension")
+	column := f.fs.Int("column", 0, "csv: column of the records (0-based)")
+	header := f.fs.Bool("header", false, "csv: skip the first row")
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if f.fs.NArg() != 1 {
+		return errors.New("db load: one input FILE (or - for standard input) is required")
+	}
+	path := f.fs.Arg(0)
+	fmtName := *format
+	var vf dataset.VectorFormat
+	if v, err := dataset.VectorFormatOf(path); err == nil {
+		vf, fmtName = v, "fixed"
+	}
+	if fmtName == "" {
+		fmtName = recordFormatOf(path)
+	}
+	var r io.Reader = os.Stdin
+	var total int64
+	if path != "-" {
+		file, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		if fi, err := file.Stat(); err == nil {
+			total = fi.Size()
+		}
+		r = file
+	}
+	c, err := f.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cur, err := c.Info(ctx, *f.name)
+	if err != nil {
+		return err
+	}
+	var rf dataset.RecordFormat
+	var kf kv.Format
+	if cur.Kind == client.KindKV {
+		if *format == "" && strings.ToLower(filepath.Ext(path)) == ".jsonl" {
+			fmtName = "jsonl"
+		} else if *format == "" {
+			fmtName = "csv"
+		}
+		if kf, err = kv.ParseFormat(fmtName); err != nil {
+			return err
+		}
+	} else if rf, err = dataset.ParseRecordFormat(fmtName); err != nil {
+		return err
+	}
+	bar := newProgressBar()
+	in, err := c.Load(ctx, *f.name, r, client.LoadOptions{Records: rf, KV: kf, Column: *column, Header: *header, Vectors: vf, Progress: func(done int64) {
+		if total > 0 {
+			bar.show(fmt.Sprintf("loading %s: %s of %s", *f.name, report.Bytes(done), report.Bytes(total)), done, total)
+		}
+	}})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if in.Kind == client.KindKV {
+		return f.print(in, fmt.Sprintf("loaded %d keys into %q: %d buckets, generation %d, %s stored", in.Entries, in.Name, in.Records, in.Generation, report.Bytes(in.Bytes)))
+	}
+	return f.print(in, fmt.Sprintf("loaded %d %s into %q: generation %d, %s stored",
+		in.Records, map[client.Kind]string{client.KindPIR: "records", client.KindVectors: "vectors"}[in.Kind], in.Name, in.Generation, report.Bytes(in.Bytes)))
+}
+
+// dbGetRecord reads one record privately (`rosemary db get`).
+func dbGetRecord(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	index := f.fs.Int("index", -1, "record index")
+	c, err := f.parseOpen(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	q, err := c.GetQuery(ctx, *f.name, *index)
+	if err != nil {
+		return err
+	}
+	out := map[string]any{"index": *index, "record": q.Record, "record_size": len(q.Record),
+		"query_bytes": q.QueryBytes, "answer_bytes": q.AnswerBytes, "pulled_bytes": q.PulledBytes, "seconds": q.Seconds,
+		"on_device": q.Device != nil, "provenance": "measured here"}
+	return f.print(out, fmt.Sprintf("record %d: %q (%d B query up, %d B answer down, %.2f s)", *index, strings.TrimRight(string(q.Record), "\x00"),
+		q.QueryBytes, q.AnswerBytes, q.Seconds))
+}
+
+// dbInfo describes a database (`rosemary db info`).
+func dbInfo(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	c, err := f.parseOpen(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	in, err := c.Info(ctx, *f.name)
+	if err != nil {
+		return err
+	}
+	if in.Kind == client.KindKV && in.KV != nil {
+		delta := 0
+		if in.Delta != nil {
+			delta = in.Delta.Ops
+		}
+		return f.print(in, fmt.Sprintf("%s: kv database, %d keys, values up to %d B in slots of %d B, %d buckets of %d slots, generation %d, %d changes in the delta, %s stored",
+			in.Name, in.Entries, in.KV.MaxValue, in.KV.SlotData, in.KV.Buckets, in.KV.Slots, in.Generation, delta, report.Bytes(in.Bytes)))
+	}
+	return f.print(in, fmt.Sprintf("%s: %s database, %d records of %d B, generation %d, %d × %d plaintexts, %s stored, preset %s",
+		in.Name, in.Kind, in.Records, in.RecordSize, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes), in.Preset))
+}
+
+// dbDrop deletes a database (`rosemary db drop`).
+func dbDrop(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	c, err := f.parseOpen(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Drop(ctx, *f.name); err != nil {
+		return err
+	}
+	return f.print(map[string]string{"dropped": *f.name}, fmt.Sprintf("dropped %q", *f.name))
+}
+
+// dbGrant gives an identity a role on a database, or takes it away (revoke) (`rosemary db grant|revoke`).
+func dbGrant(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	to := f.fs.String("to", "", "identity (certificate common name) to grant to or revoke from")
+	roleName := f.fs.String("role", "reader", "grant: reader (may query) or owner (may do everything)")
+	memberKey := f.fs.String("member-key", "", "grant: the grantee's public member key (member.pub of its key directory)")
+	c, err := f.parseOpen(ctx, args)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if *to == "" {
+		return errors.New("db " + cmd + ": --to IDENTITY is required")
+	}
+	if cmd == "revoke" {
+		if err := c.Revoke(ctx, *f.name, *to); err != nil {
+			return err
+		}
+		return f.print(map[string]string{"revoked": *to, "name": *f.name}, fmt.Sprintf("revoked %s's access to %q", *to, *f.name))
+	}
+	role, err := authz.ParseRole(*roleName)
+	if err != nil || role == authz.None {
+		return fmt.Errorf("db grant: --role %q (want reader or owner)", *roleName)
+	}
+	if *memberKey == "" {
+		return errors.New("db grant: --member-key FILE is required (the grantee's member.pub: it receives the database's key)")
+	}
+	pub, err := os.ReadFile(*memberKey)
+	if err != nil {
+		return err
+	}
+	if err := c.Grant(ctx, *f.name, *to, role, pub); err != nil {
+		return err
+	}
+	return f.print(map[string]string{"granted": *to, "name": *f.name, "role": *roleName}, fmt.Sprintf("granted %s the %s role on %q", *to, *roleName, *f.name))
+}
+
+// dbNearest finds each query vector's nearest stored vectors (`rosemary db nearest`).
+func dbNearest(ctx context.Context, cmd string, f *dbFlags, args []string) error {
+	query := f.fs.String("query", "", "query vectors: a .fvecs, .bvecs or .npy file (one result per vector)")
+	k := f.fs.Int("k", 10, "neighbours per query")
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if *query == "" {
+		return errors.New("db nearest: --query FILE is required")
+	}
+	vr, closer, err := dataset.OpenVectors(*query)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	c, err := f.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	results, err := nearestEach(vr, func(q []float32) (*client.Neighbors, error) { return c.Nearest(ctx, *f.name, q, *k) })
+	if err != nil {
+		return err
+	}
+	var lines []string
+	for i, res := range results {
+		lines = append(lines, fmt.Sprintf("query %d: ids %v, scores %.4g", i, res.IDs, res.Scores))
+	}
+	return f.print(map[string]any{"results": results, "provenance": "encrypted query, scores computed on the device, ranked here"},
+		strings.Join(lines, "\n"))
 }
 
 // nearestEach answers every query vector that vr reads, in order, with

@@ -516,6 +516,30 @@ func hasFlag(args []string, name string) bool {
 }
 
 // runDBCluster runs a db command on a cluster (PIR databases).
+// openCluster opens the cluster the parsed flags name, with their keys.
+func (f *dbFlags) openCluster(ctx context.Context) (*cluster.Client, error) {
+	if *f.keys == "" || *f.name == "" {
+		return nil, errors.New("db: --keys and --name are required")
+	}
+	keys, err := client.LoadKeys(*f.keys)
+	if err != nil {
+		return nil, err
+	}
+	dial, err := f.tls.dialOptions()
+	if err != nil {
+		return nil, err
+	}
+	endpoints := *f.cluster
+	if endpoints == "" {
+		endpoints = *f.etcd
+	}
+	ec, err := f.tls.etcd(endpoints)
+	if err != nil {
+		return nil, err
+	}
+	return cluster.Open(ctx, ec, keys, dial...)
+}
+
 func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) error {
 	shards := f.fs.Int("shards", 4, "create: shards")
 	replicas := f.fs.Int("replicas", 2, "create: replicas of every shard")
@@ -532,26 +556,7 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	if err := f.fs.Parse(args); err != nil {
 		return err
 	}
-	if *f.keys == "" || *f.name == "" {
-		return errors.New("db: --keys and --name are required")
-	}
-	keys, err := client.LoadKeys(*f.keys)
-	if err != nil {
-		return err
-	}
-	dial, err := f.tls.dialOptions()
-	if err != nil {
-		return err
-	}
-	endpoints := *f.cluster
-	if endpoints == "" {
-		endpoints = *f.etcd
-	}
-	ec, err := f.tls.etcd(endpoints)
-	if err != nil {
-		return err
-	}
-	c, err := cluster.Open(ctx, ec, keys, dial...)
+	c, err := f.openCluster(ctx)
 	if err != nil {
 		return err
 	}

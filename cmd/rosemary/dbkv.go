@@ -47,12 +47,7 @@ func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok
 			return true, err
 		}
 	}
-	needKey := func() error {
-		if !flagSet(f, "kv-key") {
-			return fmt.Errorf("db %s: --kv-key is required", cmd)
-		}
-		return nil
-	}
+	needKey := func() error { return needKVKey(f, cmd) }
 	var u *client.Update
 	switch cmd {
 	case "lookup":
@@ -120,6 +115,14 @@ func runDBUpdate(ctx context.Context, cmd string, f *dbFlags, args []string) (ok
 }
 
 // flagSet reports whether the flag was given (an empty key is a key).
+// needKVKey says a keyword command needs its --kv-key.
+func needKVKey(f *dbFlags, cmd string) error {
+	if !flagSet(f, "kv-key") {
+		return fmt.Errorf("db %s: --kv-key is required", cmd)
+	}
+	return nil
+}
+
 func flagSet(f *dbFlags, name string) bool {
 	set := false
 	f.fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -60,47 +61,18 @@ func runDevice(args []string) (err error) {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	transport := []device.Option{device.WithPlaintext()}
-	peers := []remote.Option{remote.WithPlaintext()}
-	var etcdTLS *tls.Config // nil: plaintext
-	srv, err := tf.config(*listen, *clientCertAuth)
+	transport, peers, etcdTLS, err := daemonTransport(tf, *listen, *clientCertAuth)
 	if err != nil {
 		return err
-	}
-	if srv != nil {
-		// The device's certificate also opens its peers and etcd.
-		cli, err := certs.ClientConfig(tf.files)
-		if err != nil {
-			return fmt.Errorf("device serve: %w", err)
-		}
-		transport, peers, etcdTLS = []device.Option{device.WithTLS(srv)}, []remote.Option{remote.WithTLS(certs.RequirePeerRole(cli, certs.RoleDevice))}, cli
 	}
 	if *dir == "" {
 		return fmt.Errorf("device serve: --store is required")
 	}
-	var lv slog.Level
-	switch *level {
-	case "debug":
-		lv = slog.LevelDebug
-	case "info":
-		lv = slog.LevelInfo
-	case "warn":
-		lv = slog.LevelWarn
-	default:
-		return fmt.Errorf("device serve: --log-level %q (want debug, info or warn)", *level)
+	log, err := daemonLogger(*level, *logJSON)
+	if err != nil {
+		return err
 	}
-	hopts := &slog.HandlerOptions{Level: lv}
-	var h slog.Handler = slog.NewTextHandler(os.Stderr, hopts)
-	if *logJSON {
-		h = slog.NewJSONHandler(os.Stderr, hopts)
-	}
-	log := slog.New(h)
-	lay := layout.Layout{Channels: *channels, PageSize: *page}
-	if lay != (layout.Layout{}) {
-		lay.Channels = cmp.Or(lay.Channels, store.DefaultLayout.Channels)
-		lay.PageSize = cmp.Or(lay.PageSize, store.DefaultLayout.PageSize)
-	}
-	st, err := store.Open(*dir, lay)
+	st, err := openStore(*dir, *channels, *page)
 	if err != nil {
 		return err
 	}
@@ -157,30 +129,11 @@ func runDevice(args []string) (err error) {
 	}
 	if *etcd != "" {
 		ec := cluster.Etcd{Endpoints: strings.Split(*etcd, ","), TLS: etcdTLS}
-		name, err := deviceID(ec, *id, lis.Addr().String())
-		if err != nil {
-			return err
-		}
-		addr := *advertise
-		if addr == "" {
-			addr = lis.Addr().String()
-		}
-		// etcd away at the start (no quorum, restarting) is waited for.
-		leave, err := cluster.JoinRetrying(ctx, ec, name, addr, *dir, *ttl, 10*time.Second, func(err error) {
-			log.Warn("cannot join the cluster yet; trying again", "etcd", *etcd, "err", err)
-		})
+		leave, err := joinCluster(ctx, d, ec, *id, cmp.Or(*advertise, lis.Addr().String()), lis.Addr().String(), *dir, *ttl, log)
 		if err != nil {
 			return err
 		}
 		defer leave()
-		// Copies come only from the cluster's registered devices.
-		check, stopCheck, err := cluster.SourceCheck(ec)
-		if err != nil {
-			return err
-		}
-		defer stopCheck()
-		d.CheckSourcesWith(check)
-		log.Info("joined the cluster", "etcd", *etcd, "id", name)
 	}
 	intake := device.DefaultIntake
 	intake.Bytes = *intakeMB << 20
@@ -207,4 +160,77 @@ func deviceID(ec cluster.Etcd, given, listen string) (string, error) {
 		return "", fmt.Errorf("device serve: --id %q is not the certificate's name %q (a device registers in etcd under its own name only)", given, me.Name)
 	}
 	return me.Name, nil
+}
+
+// daemonLogger is the daemon's logger at level (debug, info, warn), text
+// or JSON lines on stderr.
+func daemonLogger(level string, asJSON bool) (*slog.Logger, error) {
+	var lv slog.Level
+	switch level {
+	case "debug":
+		lv = slog.LevelDebug
+	case "info":
+		lv = slog.LevelInfo
+	case "warn":
+		lv = slog.LevelWarn
+	default:
+		return nil, fmt.Errorf("device serve: --log-level %q (want debug, info or warn)", level)
+	}
+	hopts := &slog.HandlerOptions{Level: lv}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, hopts)
+	if asJSON {
+		h = slog.NewJSONHandler(os.Stderr, hopts)
+	}
+	return slog.New(h), nil
+}
+
+// joinCluster registers device d in the cluster at ec under a lease kept
+// alive (etcd away at the start is waited for) and lets it copy only from
+// the cluster's registered devices; leave undoes both.
+func joinCluster(ctx context.Context, d *device.Device, ec cluster.Etcd, id, addr, listen, dir string, ttl int64, log *slog.Logger) (leave func(), err error) {
+	name, err := deviceID(ec, id, listen)
+	if err != nil {
+		return nil, err
+	}
+	quit, err := cluster.JoinRetrying(ctx, ec, name, addr, dir, ttl, 10*time.Second, func(err error) {
+		log.Warn("cannot join the cluster yet; trying again", "etcd", ec.Endpoints, "err", err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	check, stopCheck, err := cluster.SourceCheck(ec)
+	if err != nil {
+		quit()
+		return nil, err
+	}
+	d.CheckSourcesWith(check)
+	log.Info("joined the cluster", "etcd", ec.Endpoints, "id", name)
+	return func() { stopCheck(); quit() }, nil
+}
+
+// daemonTransport is how the daemon serves (TLS with the flags'
+// certificates, or plaintext), dials its peers (the same certificate, and
+// only devices of the deployment as copy sources) and reaches etcd (nil:
+// plaintext).
+func daemonTransport(tf *serverTLSFlags, listen string, clientCertAuth bool) ([]device.Option, []remote.Option, *tls.Config, error) {
+	srv, err := tf.config(listen, clientCertAuth)
+	if err != nil || srv == nil {
+		return []device.Option{device.WithPlaintext()}, []remote.Option{remote.WithPlaintext()}, nil, err
+	}
+	cli, err := certs.ClientConfig(tf.files)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("device serve: %w", err)
+	}
+	return []device.Option{device.WithTLS(srv)}, []remote.Option{remote.WithTLS(certs.RequirePeerRole(cli, certs.RoleDevice))}, cli, nil
+}
+
+// openStore opens the store in dir; channels and page (0: the store's own,
+// or the defaults for a new one) lay out a new store.
+func openStore(dir string, channels, page int) (*store.Store, error) {
+	lay := layout.Layout{Channels: channels, PageSize: page}
+	if lay != (layout.Layout{}) {
+		lay.Channels = cmp.Or(lay.Channels, store.DefaultLayout.Channels)
+		lay.PageSize = cmp.Or(lay.PageSize, store.DefaultLayout.PageSize)
+	}
+	return store.Open(dir, lay)
 }

@@ -30,84 +30,7 @@ func runCluster(args []string) error {
 	}
 	switch args[0] {
 	case "up":
-		fs := flag.NewFlagSet("cluster up", flag.ContinueOnError)
-		k := fs.Int("devices", 3, "device processes")
-		etcd := fs.String("etcd", "embedded", "embedded (an etcd in this process on 127.0.0.1:2379) or an etcd address")
-		dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores, the certificates (DIR/certs) and the embedded etcd")
-		plaintext := fs.Bool("insecure-plaintext", false, "devices and etcd serve plaintext on loopback, etcd without auth (default: TLS 1.3 with client certificates from DIR/certs, etcd's RBAC on)")
-		metricsAddr := fs.String("metrics-listen", "", "the coordinator serves Prometheus metrics at http://ADDR/metrics (loopback only; default off)")
-		fs.StringVar(metricsAddr, "metrics-addr", "", "the same as --metrics-listen (its earlier name)")
-		reconcile := fs.Duration("reconcile-interval", time.Minute, "the coordinator also checks every replica against its manifest this often, copying a short one again (0: only when devices come and go)")
-		scrub := fs.Duration("scrub-interval", 24*time.Hour, "each device reads and verifies every stored page this often (`device serve --scrub-interval`; 0: never)")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		certDir := filepath.Join(*dir, "certs")
-		tr, err := clusterTransport(certDir, *k, *plaintext)
-		if err != nil {
-			return err
-		}
-		device, err := childDeviceCommand()
-		if err != nil {
-			return err
-		}
-		endpoint := *etcd
-		if endpoint == "embedded" {
-			endpoint = ""
-		}
-		ctx, stop := untilInterrupted()
-		defer stop()
-		l, err := local.Start(ctx, local.Config{Dir: *dir, Devices: *k, Endpoint: endpoint, EtcdTLS: tr.etcdServer, Admin: tr.admin,
-			Serve: device, DeviceArgs: func(id string) []string {
-				return append(tr.deviceArgs(id), "--scrub-interval", scrub.String())
-			}})
-		if err != nil {
-			return err
-		}
-		defer l.Stop()
-		fmt.Printf("etcd %s\n", l.Endpoint)
-		for _, d := range l.Devices {
-			fmt.Printf("device %s %s (store %s)\n", d.ID, d.Addr, d.Store)
-		}
-		if *plaintext {
-			fmt.Printf("up (PLAINTEXT, etcd without auth): use --cluster %s --insecure-plaintext with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
-		} else {
-			admin := certs.InDir(certDir, "coordinator")
-			fmt.Printf("up: etcd on TLS with RBAC, certificates in %s; make yours and let it into etcd:\n"+
-				"    rosemary certs issue --dir %s --name YOU\n"+
-				"    rosemary cluster user add --etcd %s --cert %s --key %s --cacert %s --name YOU\n"+
-				"    then use --cluster %s --cert %s/YOU.crt --key %s/YOU.key --cacert %s with `rosemary db`; Ctrl-C stops the cluster\n",
-				certDir, certDir, l.Endpoint, admin.Cert, admin.Key, admin.CA, l.Endpoint, certDir, certDir, admin.CA)
-		}
-		// The cluster's coordinator: repair and rebalance as devices come and go.
-		keys, err := client.LoadKeys(filepath.Join(*dir, "coordinator-keys"))
-		if errors.Is(err, client.ErrNoKeys) {
-			keys, err = client.NewKeys(filepath.Join(*dir, "coordinator-keys"))
-		}
-		if err != nil {
-			return err
-		}
-		c, err := cluster.Open(ctx, cluster.Etcd{Endpoints: []string{l.Endpoint}, TLS: tr.admin}, keys, tr.dial...)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		c.ReconcileInterval = *reconcile
-		stopMetrics, err := serveMetrics(*metricsAddr, c.RegisterMetrics)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
-		return c.Maintain(ctx, func(db string, copied int, err error) {
-			switch {
-			case err != nil && db == "":
-				fmt.Fprintf(os.Stderr, "cluster: maintain: %v (tried again)\n", err)
-			case err != nil:
-				fmt.Fprintf(os.Stderr, "cluster: repair %s: %v (tried again)\n", db, err)
-			case copied > 0:
-				fmt.Printf("repaired %s: %d shard replicas copied device to device\n", db, copied)
-			}
-		})
+		return runClusterUp(args)
 	case "etcd-member":
 		// One member of a local etcd cluster in its own process (rosemary
 		// chaos kills and restarts them); not for users.
@@ -115,47 +38,136 @@ func runCluster(args []string) error {
 		defer stop()
 		return local.ServeMember(ctx, args[1:])
 	case "status":
-		fs := flag.NewFlagSet("cluster status", flag.ContinueOnError)
-		etcd := fs.String("etcd", "127.0.0.1:2379", "etcd address(es), comma-separated")
-		asJSON := fs.Bool("json", false, "print JSON")
-		tf := addTransportFlags(fs)
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		ec, err := tf.etcd(*etcd)
-		if err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		cli, err := cluster.Connect(ctx, ec)
-		if err != nil {
-			return err
-		}
-		defer cli.Close()
-		st, err := cluster.ReadStatus(ctx, cli)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return printJSON(st)
-		}
-		fmt.Printf("%d live devices\n", len(st.Devices))
-		for _, d := range st.Devices {
-			fmt.Printf("  %s %s\n", d.ID, d.Addr)
-		}
-		for _, m := range st.Databases {
-			fmt.Printf("database %s/%s: %s, %d records of %d B, generation %d, %d shards × %d replicas\n", m.Owner, m.Name, m.Kind, m.Records, m.RecordSize,
-				m.Generation, len(m.Shards), m.Replicas)
-			for _, sh := range m.Shards {
-				fmt.Printf("  shard %d: %d records on %v\n", sh.ID, sh.Records, sh.Replicas)
-			}
-		}
-		return nil
+		return runClusterStatus(args)
 	case "user":
 		return runClusterUser(args[1:])
 	}
 	return fmt.Errorf("cluster: unknown command %q (up, status, user)", args[0])
+}
+
+// runClusterUp is `rosemary cluster up`: etcd and device processes on this
+// machine, and the cluster's coordinator in this process.
+func runClusterUp(args []string) error {
+	fs := flag.NewFlagSet("cluster up", flag.ContinueOnError)
+	k := fs.Int("devices", 3, "device processes")
+	etcd := fs.String("etcd", "embedded", "embedded (an etcd in this process on 127.0.0.1:2379) or an etcd address")
+	dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-cluster"), "directory of the stores, the certificates (DIR/certs) and the embedded etcd")
+	plaintext := fs.Bool("insecure-plaintext", false, "devices and etcd serve plaintext on loopback, etcd without auth (default: TLS 1.3 with client certificates from DIR/certs, etcd's RBAC on)")
+	metricsAddr := fs.String("metrics-listen", "", "the coordinator serves Prometheus metrics at http://ADDR/metrics (loopback only; default off)")
+	fs.StringVar(metricsAddr, "metrics-addr", "", "the same as --metrics-listen (its earlier name)")
+	reconcile := fs.Duration("reconcile-interval", time.Minute, "the coordinator also checks every replica against its manifest this often, copying a short one again (0: only when devices come and go)")
+	scrub := fs.Duration("scrub-interval", 24*time.Hour, "each device reads and verifies every stored page this often (`device serve --scrub-interval`; 0: never)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	certDir := filepath.Join(*dir, "certs")
+	tr, err := clusterTransport(certDir, *k, *plaintext)
+	if err != nil {
+		return err
+	}
+	device, err := childDeviceCommand()
+	if err != nil {
+		return err
+	}
+	endpoint := *etcd
+	if endpoint == "embedded" {
+		endpoint = ""
+	}
+	ctx, stop := untilInterrupted()
+	defer stop()
+	l, err := local.Start(ctx, local.Config{Dir: *dir, Devices: *k, Endpoint: endpoint, EtcdTLS: tr.etcdServer, Admin: tr.admin,
+		Serve: device, DeviceArgs: func(id string) []string {
+			return append(tr.deviceArgs(id), "--scrub-interval", scrub.String())
+		}})
+	if err != nil {
+		return err
+	}
+	defer l.Stop()
+	fmt.Printf("etcd %s\n", l.Endpoint)
+	for _, d := range l.Devices {
+		fmt.Printf("device %s %s (store %s)\n", d.ID, d.Addr, d.Store)
+	}
+	if *plaintext {
+		fmt.Printf("up (PLAINTEXT, etcd without auth): use --cluster %s --insecure-plaintext with `rosemary db`; Ctrl-C stops the cluster\n", l.Endpoint)
+	} else {
+		admin := certs.InDir(certDir, "coordinator")
+		fmt.Printf("up: etcd on TLS with RBAC, certificates in %s; make yours and let it into etcd:\n"+
+			"    rosemary certs issue --dir %s --name YOU\n"+
+			"    rosemary cluster user add --etcd %s --cert %s --key %s --cacert %s --name YOU\n"+
+			"    then use --cluster %s --cert %s/YOU.crt --key %s/YOU.key --cacert %s with `rosemary db`; Ctrl-C stops the cluster\n",
+			certDir, certDir, l.Endpoint, admin.Cert, admin.Key, admin.CA, l.Endpoint, certDir, certDir, admin.CA)
+	}
+	// The cluster's coordinator: repair and rebalance as devices come and go.
+	keys, err := client.LoadKeys(filepath.Join(*dir, "coordinator-keys"))
+	if errors.Is(err, client.ErrNoKeys) {
+		keys, err = client.NewKeys(filepath.Join(*dir, "coordinator-keys"))
+	}
+	if err != nil {
+		return err
+	}
+	c, err := cluster.Open(ctx, cluster.Etcd{Endpoints: []string{l.Endpoint}, TLS: tr.admin}, keys, tr.dial...)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.ReconcileInterval = *reconcile
+	stopMetrics, err := serveMetrics(*metricsAddr, c.RegisterMetrics)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	return c.Maintain(ctx, func(db string, copied int, err error) {
+		switch {
+		case err != nil && db == "":
+			fmt.Fprintf(os.Stderr, "cluster: maintain: %v (tried again)\n", err)
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "cluster: repair %s: %v (tried again)\n", db, err)
+		case copied > 0:
+			fmt.Printf("repaired %s: %d shard replicas copied device to device\n", db, copied)
+		}
+	})
+}
+
+// runClusterStatus is `rosemary cluster status`: the live devices and the
+// databases' shard maps.
+func runClusterStatus(args []string) error {
+	fs := flag.NewFlagSet("cluster status", flag.ContinueOnError)
+	etcd := fs.String("etcd", "127.0.0.1:2379", "etcd address(es), comma-separated")
+	asJSON := fs.Bool("json", false, "print JSON")
+	tf := addTransportFlags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	ec, err := tf.etcd(*etcd)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cli, err := cluster.Connect(ctx, ec)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	st, err := cluster.ReadStatus(ctx, cli)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(st)
+	}
+	fmt.Printf("%d live devices\n", len(st.Devices))
+	for _, d := range st.Devices {
+		fmt.Printf("  %s %s\n", d.ID, d.Addr)
+	}
+	for _, m := range st.Databases {
+		fmt.Printf("database %s/%s: %s, %d records of %d B, generation %d, %d shards × %d replicas\n", m.Owner, m.Name, m.Kind, m.Records, m.RecordSize,
+			m.Generation, len(m.Shards), m.Replicas)
+		for _, sh := range m.Shards {
+			fmt.Printf("  shard %d: %d records on %v\n", sh.ID, sh.Records, sh.Replicas)
+		}
+	}
+	return nil
 }
 
 // runClusterUser lets an identity into a cluster's etcd: `user add --name

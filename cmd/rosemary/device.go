@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -77,34 +76,19 @@ func runDevice(args []string) (err error) {
 		return err
 	}
 	// Closed after the server has stopped (Serve returns only then).
-	defer func() {
-		if cerr := st.Close(); cerr != nil {
-			log.Error("close store", "error", cerr)
-			err = errors.Join(err, cerr)
-			return
-		}
-		log.Info("store closed", "dir", *dir)
-	}()
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
-	}
-	if *memLimit > 0 {
-		debug.SetMemoryLimit(*memLimit << 20)
-	}
-	lim := device.DefaultLimits()
-	lim.MaxResidentBytes = *resident << 20
-	d, err := device.New(st, lim)
+	defer func() { err = errors.Join(err, closeStore(st, *dir, log)) }()
+	stopProfile, err := startCPUProfile(*cpuProfile)
 	if err != nil {
 		return err
 	}
-	d.DialPeersWith(peers...)
+	defer stopProfile()
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(*memLimit << 20)
+	}
+	d, err := newDaemonDevice(st, *resident<<20, peers)
+	if err != nil {
+		return err
+	}
 	stopMetrics, err := serveMetrics(*metricsAddr, d.RegisterMetrics)
 	if err != nil {
 		return fmt.Errorf("device serve: %w", err)
@@ -233,4 +217,27 @@ func openStore(dir string, channels, page int) (*store.Store, error) {
 		lay.PageSize = cmp.Or(lay.PageSize, store.DefaultLayout.PageSize)
 	}
 	return store.Open(dir, lay)
+}
+
+// closeStore closes the daemon's store and logs how it went.
+func closeStore(st *store.Store, dir string, log *slog.Logger) error {
+	if err := st.Close(); err != nil {
+		log.Error("close store", "error", err)
+		return err
+	}
+	log.Info("store closed", "dir", dir)
+	return nil
+}
+
+// newDaemonDevice is the device over st with resident bytes of DRAM,
+// dialling its peers with peers.
+func newDaemonDevice(st *store.Store, resident int64, peers []remote.Option) (*device.Device, error) {
+	lim := device.DefaultLimits()
+	lim.MaxResidentBytes = resident
+	d, err := device.New(st, lim)
+	if err != nil {
+		return nil, err
+	}
+	d.DialPeersWith(peers...)
+	return d, nil
 }

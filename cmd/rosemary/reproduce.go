@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -60,33 +59,15 @@ func runReproduce(args []string) error {
 			return err
 		}
 	}
-	var lis net.Listener
-	if *serve != "" {
-		if !*serveAny {
-			if err := certs.CheckLoopback(*serve); err != nil {
-				return fmt.Errorf("--serve %s: %w (plain HTTP is served on loopback only; --serve-non-loopback overrides)", *serve, err)
-			}
-		}
-		var err error
-		if lis, err = net.Listen("tcp", *serve); err != nil {
-			return err
-		}
-		if tcp, ok := lis.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !*serveAny {
-			lis.Close()
-			return fmt.Errorf("--serve %s listens on %s: %w", *serve, lis.Addr(), certs.ErrNotLoopback)
-		}
+	lis, err := pageListener(*serve, *serveAny)
+	if err != nil {
+		return err
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return err
-		}
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	stopProfile, err := startCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 
 	live := reproduce.NewLive(commandLine(args), reproduce.BuildCommit(), figs)
 	bar := newProgressBar()
@@ -123,22 +104,49 @@ func runReproduce(args []string) error {
 		runErr = printResults(figs, results, *dir, *asJSON)
 	}
 	if lis != nil {
-		ctx, stop := untilInterrupted()
-		defer stop()
-		fmt.Fprintf(os.Stderr, "reproduce: run ended; serving the page at http://%s/ until interrupted (Ctrl-C)\n", lis.Addr())
-		select {
-		case <-ctx.Done():
-			stopServing()
-			if err := <-served; err != nil && runErr == nil {
-				runErr = err
-			}
-		case err := <-served:
-			if runErr == nil {
-				runErr = err
-			}
+		if err := serveUntilInterrupted(lis, served, stopServing); runErr == nil {
+			runErr = err
 		}
 	}
 	return runErr
+}
+
+// serveUntilInterrupted keeps serving the page once the run ended, until
+// Ctrl-C (then stops it) or the server's own end; it returns the server's
+// error.
+func serveUntilInterrupted(lis net.Listener, served <-chan error, stopServing func()) error {
+	ctx, stop := untilInterrupted()
+	defer stop()
+	fmt.Fprintf(os.Stderr, "reproduce: run ended; serving the page at http://%s/ until interrupted (Ctrl-C)\n", lis.Addr())
+	select {
+	case <-ctx.Done():
+		stopServing()
+		return <-served
+	case err := <-served:
+		return err
+	}
+}
+
+// pageListener is the listener of --serve ADDR (nil without one): loopback
+// only, unless anyAddr.
+func pageListener(addr string, anyAddr bool) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	if !anyAddr {
+		if err := certs.CheckLoopback(addr); err != nil {
+			return nil, fmt.Errorf("--serve %s: %w (plain HTTP is served on loopback only; --serve-non-loopback overrides)", addr, err)
+		}
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tcp, ok := lis.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !anyAddr {
+		lis.Close()
+		return nil, fmt.Errorf("--serve %s listens on %s: %w", addr, lis.Addr(), certs.ErrNotLoopback)
+	}
+	return lis, nil
 }
 
 // commandLine is how this run was invoked, for the page.

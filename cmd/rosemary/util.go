@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -99,4 +100,21 @@ func (p *progressBar) logf(prefix string) func(format string, a ...any) {
 		p.clear()
 		fmt.Fprintf(os.Stderr, prefix+": "+format+"\n", a...)
 	}
+}
+
+// startCPUProfile writes a CPU profile to path until stop is called (no
+// profile for an empty path).
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

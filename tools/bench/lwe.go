@@ -74,15 +74,23 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	}
 	rep.StoredBytes = storedBytes(opt.StoreDir)
 
-	logf("raw sequential read of %s", opt.StoreDir)
-	raw, err := ReadFiles(opt.StoreDir, "ch*")
+	logf("raw read of %s (every channel file at once, %d streams each)", opt.StoreDir, rawReadStreams)
+	if err := dropPageCache(opt.StoreDir); err != nil {
+		return nil, err
+	}
+	raw, err := ReadFilesParallel(opt.StoreDir, "ch*", rawReadStreams)
 	if err != nil {
 		return nil, err
 	}
-	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect = raw.GBps, raw.Bytes, raw.Direct
+	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect, rep.RawReadInFlight = raw.GBps, raw.Bytes, raw.Direct, raw.InFlight
+	rep.RawReadBeforeGBps = raw.GBps
+	rep.ColdIsWarm = opt.Device != ""
 
-	logf("memory bandwidth (STREAM triad, every core)")
+	logf("memory bandwidth (STREAM triad and a read-only sweep, every core)")
 	if rep.MemBandwidthGBps, err = membw.Triad(ctx, 0, 0); err != nil {
+		return nil, err
+	}
+	if rep.MemReadGBps, err = membw.Read(ctx, 0, 0); err != nil {
 		return nil, err
 	}
 	logf("compute ceiling of the scan (the kernel's multiply-add on registers, every core)")
@@ -165,6 +173,16 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if scanStage > 0 {
 		rep.ScanStageGBps = float64(rep.DBBytes) / rep.ScanStageSeconds / 1e9
 	}
+	logf("raw read of %s again, the page cache dropped", opt.StoreDir)
+	if err := dropPageCache(opt.StoreDir); err != nil {
+		return nil, err
+	}
+	after, err := ReadFilesParallel(opt.StoreDir, "ch*", rawReadStreams)
+	if err != nil {
+		return nil, err
+	}
+	rep.RawReadAfterGBps = after.GBps
+	rep.RawReadGBps = max(rep.RawReadGBps, after.GBps)
 	logf("read of the cached store, every core (%s)", opt.StoreDir)
 	cached, err := ReadFilesCached(opt.StoreDir, "ch*", runtime.GOMAXPROCS(0), 3)
 	if err != nil {

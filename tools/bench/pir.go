@@ -107,11 +107,24 @@ type PIRReport struct {
 	// DeviceStoreBytes (LWE): what the device read from its store per
 	// query, as it reports (the tiles once and the hint's diagonals once).
 	DeviceStoreBytes int64 `json:"device_store_bytes,omitempty"`
-	// RawReadGBps is a plain sequential read of the store's channel files
-	// (RawReadBytes of them) in this run: O_DIRECT when RawReadDirect.
-	RawReadGBps   float64 `json:"raw_read_gbps"`
-	RawReadBytes  int64   `json:"raw_read_bytes"`
-	RawReadDirect bool    `json:"raw_read_direct"`
+	// RawReadGBps is a plain read of the store's channel files
+	// (RawReadBytes of them) in this run, every file at once in
+	// rawReadStreams parts each (RawReadInFlight requests outstanding, at
+	// least the scan's): O_DIRECT when RawReadDirect. LWE: the better of a
+	// read just before the cold query (RawReadBeforeGBps, which a cache
+	// below this machine may lend the query) and one after the queries,
+	// the page cache dropped again (RawReadAfterGBps, which the query may
+	// lend the read).
+	RawReadGBps       float64 `json:"raw_read_gbps"`
+	RawReadBytes      int64   `json:"raw_read_bytes"`
+	RawReadDirect     bool    `json:"raw_read_direct"`
+	RawReadInFlight   int     `json:"raw_read_in_flight,omitempty"`
+	RawReadBeforeGBps float64 `json:"raw_read_before_gbps,omitempty"`
+	RawReadAfterGBps  float64 `json:"raw_read_after_gbps,omitempty"`
+	// ColdIsWarm: the device ran elsewhere (--device), whose long-lived
+	// mappings keep pages dropping the cache does not evict; the "cold"
+	// query may have found the store cached, so it is no cold figure.
+	ColdIsWarm bool `json:"cold_is_warm,omitempty"`
 	// CachedReadGBps (LWE) is the same files read again through the page
 	// cache once the warm queries have cached them, every core reading its
 	// share in 256 KiB requests, the fastest of three passes
@@ -131,6 +144,10 @@ type PIRReport struct {
 	// run before the device starts: a STREAM triad on every core
 	// (internal/membw), the ceiling of a scan served from memory.
 	MemBandwidthGBps float64 `json:"mem_bandwidth_gbps"`
+	// MemReadGBps is a read-only sweep of memory on every core
+	// (membw.Read): a scan only reads, and one core here sweeps faster than
+	// its triad, so this, not the triad, is a scan's memory ceiling.
+	MemReadGBps float64 `json:"mem_read_gbps,omitempty"`
 	// ScanRoofQueryGBps (LWE) is this machine's compute ceiling for the
 	// scan, measured in this run before the device starts (matvec.Roof,
 	// every core): query-bytes (a database byte times one query) a second
@@ -238,11 +255,11 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	}
 
 	logf("raw sequential read of %s", opt.StoreDir)
-	raw, err := ReadFiles(opt.StoreDir, "ch*")
+	raw, err := ReadFilesParallel(opt.StoreDir, "ch*", rawReadStreams)
 	if err != nil {
 		return nil, err
 	}
-	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect = raw.GBps, raw.Bytes, raw.Direct
+	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect, rep.RawReadInFlight = raw.GBps, raw.Bytes, raw.Direct, raw.InFlight
 	logf("memory bandwidth: a STREAM triad on every core")
 	if rep.MemBandwidthGBps, err = membw.Triad(ctx, 0, 0); err != nil {
 		return nil, err

@@ -52,3 +52,31 @@ func mustOpen(t *testing.T, name string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// ReadFilesParallel reads every byte of every matching file — block-sized
+// files and one with an unaligned tail — with parts × files requests in
+// flight.
+func TestReadFilesParallelReadsEveryByte(t *testing.T) {
+	dir := t.TempDir()
+	sizes := map[string]int{"ch00": 3 * rawReadBlock, "ch01": 2*rawReadBlock + 4096 + 17, "ch02": 100, "other": 1 << 20}
+	want := int64(0)
+	for name, n := range sizes {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if name != "other" {
+			want += int64(n)
+		}
+	}
+	r, err := ReadFilesParallel(dir, "ch*", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ch00 (3 blocks): parts of 2 blocks and 1; ch01: 2 parts; ch02: 1.
+	if r.Bytes != want || r.InFlight != 5 {
+		t.Fatalf("read %d bytes in %d parts, want %d bytes in 5", r.Bytes, r.InFlight, want)
+	}
+	if _, err := ReadFilesParallel(dir, "nothing*", 2); err == nil {
+		t.Fatal("a read of no files is no baseline")
+	}
+}

@@ -135,7 +135,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize, shards,
 	if strings.ContainsAny(name, "/.") || name == "" {
 		return nil, fmt.Errorf("cluster: create: name %q (no '/' or '.')", name)
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: "pir", RecordSize: recordSize, Replicas: replicas, Scheme: string(c.Scheme)}
+	m := &Map{Name: name, Owner: c.owner, Kind: client.KindPIR, RecordSize: recordSize, Replicas: replicas, Scheme: c.Scheme}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -155,7 +155,7 @@ func (c *Client) Info(ctx context.Context, name string) (*Map, error) {
 // queries in flight). Of two concurrent loads one publishes whole; the
 // other fails with ErrConcurrentLoad.
 func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.RecordFormat) (*Map, error) {
-	p, err := c.beginLoad(ctx, name, "pir")
+	p, err := c.beginLoad(ctx, name, client.KindPIR)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ type pendingLoad struct {
 // devices are live, claims the next generation (its fencing token) and
 // returns the next generation's map with its shards placed. The caller
 // ends with commitLoad, or abandonLoad after an early failure.
-func (c *Client) beginLoad(ctx context.Context, name, kind string) (*pendingLoad, error) {
+func (c *Client) beginLoad(ctx context.Context, name string, kind client.Kind) (*pendingLoad, error) {
 	m, rev, err := c.readMap(ctx, name)
 	if err != nil {
 		return nil, err
@@ -266,7 +266,7 @@ func (c *Client) beginLoad(ctx context.Context, name, kind string) (*pendingLoad
 		return nil, fmt.Errorf("%w: load %s: only its owner %s loads it, by its own name", ErrDenied, name, m.Owner)
 	}
 	if m.Kind != kind {
-		hint := map[string]string{"pir": " (LoadVectors)"}[m.Kind]
+		hint := map[client.Kind]string{client.KindPIR: " (LoadVectors)"}[m.Kind]
 		return nil, fmt.Errorf("cluster: %s is a %s database%s", name, m.Kind, hint)
 	}
 	live, err := c.liveDevices(ctx)
@@ -408,7 +408,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != "pir" || m.Records == 0 || m.Generation == 0 {
+	if m.Kind != client.KindPIR || m.Records == 0 || m.Generation == 0 {
 		return nil, fmt.Errorf("cluster: %s holds no records (a %s database, generation %d)", name, m.Kind, m.Generation)
 	}
 	if index < 0 || index >= m.Records {

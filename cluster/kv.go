@@ -47,7 +47,7 @@ func (c *Client) CreateKV(ctx context.Context, name string, shards, replicas int
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create %s: %w", name, err)
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: "kv", RecordSize: l.BucketBytes(), Scheme: string(client.SchemeLWE), LWEParams: pname, InsecureParams: opt.InsecureParams,
+	m := &Map{Name: name, Owner: c.owner, Kind: client.KindKV, RecordSize: l.BucketBytes(), Scheme: client.SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams,
 		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Replicas: replicas}
 	for s := range shards {
 		m.Shards = append(m.Shards, Shard{ID: s})
@@ -69,7 +69,7 @@ func (c *Client) LoadKV(ctx context.Context, name string, r io.Reader, format kv
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != "kv" || m.KV == nil {
+	if m.Kind != client.KindKV || m.KV == nil {
 		return nil, fmt.Errorf("%w: %s is a %s database, not a kv one", client.ErrKind, name, m.Kind)
 	}
 	if format == "" {
@@ -87,7 +87,7 @@ func (c *Client) LoadKV(ctx context.Context, name string, r io.Reader, format kv
 	if err != nil {
 		return nil, fmt.Errorf("cluster: load %s: %w (nothing published)", name, err)
 	}
-	p, err := c.beginLoad(ctx, name, "kv")
+	p, err := c.beginLoad(ctx, name, client.KindKV)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +277,7 @@ func (c *Client) fetchBuckets(ctx context.Context, m *Map, tags [][]kv.Tag) ([][
 // become the new generation's delta; a load or compaction that published
 // first makes it fail with ErrConcurrentLoad.
 func (c *Client) Compact(ctx context.Context, name string) (*Map, error) {
-	p, err := c.beginLoad(ctx, name, "kv")
+	p, err := c.beginLoad(ctx, name, client.KindKV)
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func (c *Client) readKV(ctx context.Context, name string) (*kvSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != "kv" || m.KV == nil {
+	if m.Kind != client.KindKV || m.KV == nil {
 		return nil, fmt.Errorf("%w: %s is a %s database, not a kv one", client.ErrKind, name, m.Kind)
 	}
 	s := &kvSnapshot{m: m, mapRev: rev}

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/kv"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/rosemary-fhe/rosemary/client/kv"
 )
 
 // Shard is one part of a database and the devices holding it.
@@ -21,13 +21,13 @@ type Shard struct {
 
 // Map is a database's shard map, as etcd holds it (≤ 1 KiB per shard).
 type Map struct {
-	Name       string `json:"name"`
-	Owner      string `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
-	Kind       string `json:"kind"`  // "pir", "vectors" or "kv"
-	RecordSize int    `json:"record_size,omitempty"`
+	Name       string      `json:"name"`
+	Owner      string      `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
+	Kind       client.Kind `json:"kind"`  // pir, vectors or kv
+	RecordSize int         `json:"record_size,omitempty"`
 	// Scheme is a PIR database's scheme on every shard ("" is the
 	// client library's default, the LWE scheme).
-	Scheme string `json:"scheme,omitempty"`
+	Scheme client.PIRScheme `json:"scheme,omitempty"`
 	// LWEParams names the LWE parameter set of every shard ("": the
 	// default).
 	LWEParams string `json:"lwe_params,omitempty"`
@@ -37,13 +37,13 @@ type Map struct {
 	// KV is a keyword database's bucket layout (kv.go: bucket b is record
 	// b, in shard b mod S), HashSeed its table's seed (hex), Entries its
 	// keys, DeltaMax and CompactAt its delta's bounds (kvdelta.go).
-	KV        *kv.Layout `json:"kv,omitempty"`
-	HashSeed  string     `json:"hash_seed,omitempty"`
-	Entries   int        `json:"entries,omitempty"`
-	DeltaMax  int        `json:"delta_max,omitempty"`
-	CompactAt int        `json:"compact_at,omitempty"`
-	Dim       int        `json:"dim,omitempty"`
-	Metric    string     `json:"metric,omitempty"`
+	KV        *kv.Layout    `json:"kv,omitempty"`
+	HashSeed  string        `json:"hash_seed,omitempty"`
+	Entries   int           `json:"entries,omitempty"`
+	DeltaMax  int           `json:"delta_max,omitempty"`
+	CompactAt int           `json:"compact_at,omitempty"`
+	Dim       int           `json:"dim,omitempty"`
+	Metric    client.Metric `json:"metric,omitempty"`
 	// EncryptVectors: every shard stores its vectors as CKKS ciphertexts
 	// (client.VectorOptions.EncryptVectors).
 	EncryptVectors bool    `json:"encrypt_vectors,omitempty"`

@@ -29,7 +29,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 	if metric == "" {
 		metric = client.L2
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: "vectors", Dim: dim, Metric: string(metric), EncryptVectors: opt.EncryptVectors, Replicas: replicas}
+	m := &Map{Name: name, Owner: c.owner, Kind: client.KindVectors, Dim: dim, Metric: metric, EncryptVectors: opt.EncryptVectors, Replicas: replicas}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -41,7 +41,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 // temporary file (a vector load reads its input twice), loaded into every
 // replica as generation g+1, and g+1 is published by one transaction.
 func (c *Client) LoadVectors(ctx context.Context, name string, r io.Reader, f dataset.VectorFormat) (*Map, error) {
-	p, err := c.beginLoad(ctx, name, "vectors")
+	p, err := c.beginLoad(ctx, name, client.KindVectors)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +108,7 @@ func (c *Client) writeVectors(ctx context.Context, p *pendingLoad, r io.Reader, 
 				}
 				defer release()
 				db := next.ShardName(s)
-				if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: client.Metric(m.Metric), EncryptVectors: m.EncryptVectors}); err != nil {
+				if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: m.Metric, EncryptVectors: m.EncryptVectors}); err != nil {
 					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
 					return
 				}
@@ -136,7 +136,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != "vectors" || m.Generation == 0 {
+	if m.Kind != client.KindVectors || m.Generation == 0 {
 		return nil, fmt.Errorf("cluster: %s holds no vectors", name)
 	}
 	live, err := c.liveDevices(ctx)
@@ -175,7 +175,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	}
 	// L2 scores are distances (smallest first); inner products largest first.
 	sort.Slice(hits, func(i, j int) bool {
-		if client.Metric(m.Metric) == client.InnerProduct {
+		if m.Metric == client.InnerProduct {
 			return hits[i].score > hits[j].score
 		}
 		return hits[i].score < hits[j].score

@@ -54,7 +54,7 @@ func runDBClusterKV(ctx context.Context, cmd string, f *dbFlags, c *cluster.Clie
 		return true, f.print(m, fmt.Sprintf("created kv %q: %d shards × %d replicas, values up to %d B", m.Name, len(m.Shards), m.Replicas, m.KV.MaxValue))
 	case "load":
 		m, err := c.Info(ctx, *f.name)
-		if err != nil || m.Kind != "kv" {
+		if err != nil || m.Kind != client.KindKV {
 			return false, nil
 		}
 		if f.fs.NArg() != 1 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -290,7 +291,7 @@ func dbCreate(ctx context.Context, cmd string, f *dbFlags, args []string) error 
 
 // dbLoad replaces a database's contents from a file (`rosemary db load`).
 func dbLoad(ctx context.Context, cmd string, f *dbFlags, args []string) error {
-	format := f.fs.String("format", "", "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed; kv input: csv (key, value) or jsonl ({\"key\": …, \"value\": …} per line), default by extension")
+	format := f.fs.String("format", "", loadFormatUsage)
 	column := f.fs.Int("column", 0, "csv: column of the records (0-based)")
 	header := f.fs.Bool("header", false, "csv: skip the first row")
 	if err := f.fs.Parse(args); err != nil {
@@ -333,10 +334,8 @@ func dbLoad(ctx context.Context, cmd string, f *dbFlags, args []string) error {
 	var rf dataset.RecordFormat
 	var kf kv.Format
 	if cur.Kind == client.KindKV {
-		if *format == "" && strings.ToLower(filepath.Ext(path)) == ".jsonl" {
-			fmtName = "jsonl"
-		} else if *format == "" {
-			fmtName = "csv"
+		if *format == "" {
+			fmtName = kvFormatOf(path)
 		}
 		if kf, err = kv.ParseFormat(fmtName); err != nil {
 			return err
@@ -549,7 +548,7 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 	metric := f.fs.String("metric", "l2", "create: l2 or ip")
 	encVec := f.fs.Bool("encrypt-vectors", false, "create: store vectors as CKKS ciphertexts under your key")
 	index := f.fs.Int("index", -1, "get: record index")
-	format := f.fs.String("format", "fixed", "load: fixed, lines or csv (records)")
+	format := f.fs.String("format", "", loadFormatUsage)
 	query := f.fs.String("query", "", "nearest: query vectors file")
 	k := f.fs.Int("k", 10, "nearest: neighbours per query")
 	kvf := addClusterKVFlags(f, cmd)
@@ -589,7 +588,7 @@ func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) er
 		if f.fs.NArg() != 1 {
 			return errors.New("db load: one input FILE is required")
 		}
-		rf, err := dataset.ParseRecordFormat(*format)
+		rf, err := dataset.ParseRecordFormat(cmp.Or(*format, recordFormatOf(f.fs.Arg(0))))
 		if err != nil {
 			return err
 		}

@@ -60,8 +60,8 @@ func runDBClusterKV(ctx context.Context, cmd string, f *dbFlags, c *cluster.Clie
 		if f.fs.NArg() != 1 {
 			return true, errors.New("db load: one input FILE is required")
 		}
-		if !flagSet(f, "format") {
-			format = string(kv.CSV)
+		if format == "" {
+			format = kvFormatOf(f.fs.Arg(0))
 		}
 		kf, err := kv.ParseFormat(format)
 		if err != nil {

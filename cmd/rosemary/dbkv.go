@@ -12,6 +12,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/kv"
 )
 
 // runDBUpdate runs the db commands of keyword databases and of updates
@@ -166,6 +167,19 @@ func appendRecords(ctx context.Context, c *client.Client, name string, records [
 
 // recordFormatOf is the record format a PIR input's extension names:
 // .csv csv, .txt lines, else fixed.
+// loadFormatUsage is --format's meaning on every db load, one device or a
+// cluster.
+const loadFormatUsage = "pir input: fixed (records back to back), lines (one per line) or csv (one column); default by extension: .csv csv, .txt lines, else fixed; " +
+	"kv input: csv (key, value) or jsonl ({\"key\": …, \"value\": …} per line), default by extension: .jsonl jsonl, else csv"
+
+// kvFormatOf is a keyword load's input format by its file's extension.
+func kvFormatOf(path string) string {
+	if strings.ToLower(filepath.Ext(path)) == ".jsonl" {
+		return string(kv.JSONL)
+	}
+	return string(kv.CSV)
+}
+
 func recordFormatOf(path string) string {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":

@@ -44,7 +44,7 @@ type lyingDevice struct {
 	mu   sync.Mutex
 	get  func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error)
 	run  func(resp *api.RunStreamResponse) (*api.RunStreamResponse, error)
-	runs atomic.Int64 // RunStream calls that reached the device
+	runs atomic.Int64 // queries (RunStream, QueryLWE) that reached the device
 }
 
 func (d *lyingDevice) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
@@ -61,6 +61,18 @@ func (d *lyingDevice) Get(ctx context.Context, req *api.GetRequest) (*api.GetRes
 func (d *lyingDevice) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
 	d.runs.Add(1)
 	resp, err := d.Device.RunStream(ctx, req)
+	d.mu.Lock()
+	hook := d.run
+	d.mu.Unlock()
+	if err != nil || hook == nil {
+		return resp, err
+	}
+	return hook(resp)
+}
+
+func (d *lyingDevice) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
+	d.runs.Add(1)
+	resp, err := d.Device.QueryLWE(ctx, req)
 	d.mu.Lock()
 	hook := d.run
 	d.mu.Unlock()

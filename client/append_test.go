@@ -249,7 +249,7 @@ func TestPIRAppendWireShape(t *testing.T) {
 	}
 	runs := 0
 	for _, s := range seen[30] {
-		if strings.HasPrefix(s, "runstream") {
+		if strings.HasPrefix(s, "query ") {
 			runs++
 		}
 	}

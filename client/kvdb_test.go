@@ -261,7 +261,29 @@ func (r *recorder) RunStream(ctx context.Context, req *api.RunStreamRequest) (*a
 			}
 		}
 	}
-	r.log(fmt.Sprintf("runstream %s %v: %d words up, %d down", req.Program, stored, words, out))
+	r.log(fmt.Sprintf("query %s %v: %d words up, %d down", req.Program, stored, words, out))
+	return resp, err
+}
+
+func (r *recorder) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
+	words := 0
+	for _, inst := range append(req.Query, req.Secret) {
+		for _, l := range inst {
+			words += len(l)
+		}
+	}
+	resp, err := r.Device.QueryLWE(ctx, req)
+	out := 0
+	if resp != nil {
+		for _, o := range resp.Outputs {
+			for _, inst := range o.Instances {
+				for _, l := range inst {
+					out += len(l)
+				}
+			}
+		}
+	}
+	r.log(fmt.Sprintf("query lwe/%s %d×%d [%s]: %d words up, %d down", req.Params, req.Rows, req.Cols, req.Generation, words, out))
 	return resp, err
 }
 
@@ -306,7 +328,7 @@ func TestKVLookupWireShape(t *testing.T) {
 	}
 	runs := 0
 	for _, s := range seen["absent"] {
-		if strings.HasPrefix(s, "runstream") {
+		if strings.HasPrefix(s, "query ") {
 			runs++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,14 +135,15 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 			manifestOnTheWire(t, ctx, lis.Addr().String(), keys, cfg)
 		}
 		if len(methods) > 3 {
-			t.Fatalf("a fresh process's get made %d RPCs %v, want ≤ 3 (Config, Get, RunStream)", len(methods), methods)
+			t.Fatalf("a fresh process's get made %d RPCs %v, want ≤ 3 (Config, Get, QueryLWE)", len(methods), methods)
 		}
 		t.Logf("record %d: %v", i, methods)
 	}
 
-	// A device that lost its programs (restarted: they live in memory)
-	// answers the assumed query NotFound; the client sets the program,
-	// finds its keys still stored and asks again.
+	// A restarted device (its stream programs gone: they live in memory)
+	// needs nothing set again: the query is typed (QueryLWE). One that
+	// lost the caller's Galois keys answers NotFound; the client lists its
+	// keys, uploads the missing ones and asks again.
 	stop()
 	<-done
 	d2, err := device.New(st, device.DefaultLimits())
@@ -160,21 +162,47 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	defer func() { stop2(); <-done2 }()
 	done = make(chan error, 1)
 	done <- nil
-	log.take()
-	keys2, err := client.LoadKeys(keyDir)
+	fresh := func(i int) []string {
+		t.Helper()
+		log.take()
+		keys, err := client.LoadKeys(keyDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.Open(ctx, lis2.Addr().String(), keys, remote.WithTLS(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if got, err := c.Get(ctx, "acct", i); err != nil || !bytes.Equal(got, data[i*size:(i+1)*size]) {
+			t.Fatalf("record %d: %q, %v", i, got, err)
+		}
+		return log.take()
+	}
+	if methods := fresh(5); len(methods) != 3 {
+		t.Fatalf("after a restart: %v, want Config, Get, QueryLWE", methods)
+	}
+	// The owner's raw access: its Galois keys deleted.
+	list, err := d2.List(ctx, &api.ListRequest{Prefix: objname.Member("acct", "alice")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Open(ctx, lis2.Addr().String(), keys2, remote.WithTLS(cfg))
-	if err != nil {
-		t.Fatal(err)
+	deleted := 0
+	for _, o := range list.Objects {
+		if strings.Contains(o.Name, "/lwe-") {
+			if _, err := d2.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
+				t.Fatal(err)
+			}
+			deleted++
+		}
 	}
-	defer c.Close()
-	if got, err := c.Get(ctx, "acct", 5); err != nil || !bytes.Equal(got, data[5*size:6*size]) {
-		t.Fatalf("after the device lost its program: %q, %v", got, err)
+	methods := fresh(6)
+	count := map[string]int{}
+	for _, m := range methods {
+		count[m]++
 	}
-	if methods := log.take(); len(methods) != 6 {
-		t.Fatalf("after the device lost its program: %v, want Config, Get, RunStream, SetStream, List, RunStream", methods)
+	if deleted == 0 || count["QueryLWE"] != 2 || count["List"] != 1 || count["Put"] != deleted {
+		t.Fatalf("after losing %d keys: %v, want Config, Get, QueryLWE, List, %d Puts, QueryLWE", deleted, methods, deleted)
 	}
 }
 

@@ -77,7 +77,14 @@ func TestDeviceNeverSeesRecords(t *testing.T) {
 type tampering struct{ api.Device }
 
 func (d tampering) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
-	resp, err := d.Device.RunStream(ctx, req)
+	return alter(d.Device.RunStream(ctx, req))
+}
+
+func (d tampering) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
+	return alter(d.Device.QueryLWE(ctx, req))
+}
+
+func alter(resp *api.RunStreamResponse, err error) (*api.RunStreamResponse, error) {
 	if err == nil && len(resp.Outputs) > 0 && len(resp.Outputs[0].Instances) > 0 {
 		limb := resp.Outputs[0].Instances[0][0]
 		for i := range limb {

@@ -24,7 +24,7 @@ const DefaultBulkCallsPerCaller = 4
 func WithBulkCallsPerCaller(n int) Option { return func(o *options) { o.bulkPerCaller = n } }
 
 // bulkMethods are the calls whose message may be large.
-var bulkMethods = map[string]bool{"Put": true, "Send": true, "RunStream": true, "ProgSet": true, "SetStream": true}
+var bulkMethods = map[string]bool{"Put": true, "Send": true, "RunStream": true, "QueryLWE": true, "ProgSet": true, "SetStream": true}
 
 // callGate counts each caller's bulk calls from the moment their headers
 // arrive: gRPC reads a call's message whole into memory before any codec

@@ -95,6 +95,7 @@ type Device struct {
 	lweBatchers                          scanBatchers
 	keys                                 *keyCache
 	streams                              streamTable              // stream programs (SetStream, RunStream)
+	lweQueries                           lweQueryPrograms         // QueryLWE's answer programs, by shape
 	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served
 	rpcSeconds                           *prometheus.HistogramVec // served RPC latencies (metrics.go)
 

@@ -295,7 +295,7 @@ type decodeErrKey struct{}
 // or a job, or copy a database, get the long one.
 func (g *grpcServer) deadline(method string) time.Duration {
 	switch methodName(method) {
-	case "RunStream", "Recv", "CopyFrom":
+	case "RunStream", "QueryLWE", "Recv", "CopyFrom":
 		return g.deadlines.Long
 	}
 	return g.deadlines.Call

@@ -41,6 +41,9 @@ type Device interface {
 	SetStream(ctx context.Context, req *SetStreamRequest) (*SetStreamResponse, error)
 	// RunStream runs a registered stream program; cancelling ctx stops it.
 	RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error)
+	// QueryLWE answers one query of an LWE PIR database generation (the
+	// typed PIR service; no program to set); cancelling ctx stops it.
+	QueryLWE(ctx context.Context, req *LWEQueryRequest) (*RunStreamResponse, error)
 }
 
 // Errors a request can fail with (wrapped; test with errors.Is). Each has

@@ -120,7 +120,7 @@ type prescan struct {
 }
 
 // maxRuleField is the largest field number a rule names.
-const maxRuleField = 7
+const maxRuleField = 8
 
 // maxDepth bounds the nesting a rule can describe (RunStreamRequest →
 // StreamValues → Instance is the deepest).
@@ -168,6 +168,11 @@ func init() {
 			2: {kind: kMessage, sub: bindingRule, count: cBindings, perParent: MaxBindings, what: "inputs"},
 			3: {kind: kMessage, sub: bindingRule}}},
 		limits(int64(cLimbs), MaxRequestLimbs, int64(cBindings), MaxBindings))
+	add(&devicepb.LWEQueryRequest{}, bulkRequestBytes,
+		&rule{name: "LWEQueryRequest", fields: map[protowire.Number]field{
+			7: {kind: kMessage, sub: instanceRule, count: cInstances, perParent: MaxStreamInstances, what: "query instances"},
+			8: {kind: kMessage, sub: instanceRule}}},
+		limits(int64(cLimbs), MaxRequestLimbs, int64(cInstances), MaxRequestInstances))
 	add(&devicepb.RunStreamRequest{}, bulkRequestBytes,
 		&rule{name: "RunStreamRequest", fields: map[protowire.Number]field{
 			2: {kind: kMessage, sub: valuesRule, count: cValues, perParent: MaxBindings * 64, what: "input nodes"},

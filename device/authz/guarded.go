@@ -325,6 +325,26 @@ func (g *Guarded) Release(ctx context.Context, req *api.ReleaseRequest) (*api.Re
 	return resp, err
 }
 
+// QueryLWE is a query of the database the generation belongs to: its
+// generation prefix and its key prefix are checked as RunStream's stored
+// and key bindings are (the keys lie in the caller's member area, or the
+// caller owns the database).
+func (g *Guarded) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
+	id, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, prefix := range []string{req.Generation + "/", req.Keys} {
+		if err := CheckPrefix(prefix); err != nil {
+			return nil, err
+		}
+		if err := g.a.Authorize(id, Query, prefix); err != nil {
+			return nil, err
+		}
+	}
+	return g.next.QueryLWE(ctx, req)
+}
+
 func (g *Guarded) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
-	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -254,21 +253,18 @@ func (l *LWELoader) Written() int64 { return l.written }
 type LWESession struct {
 	Params lwepir.Params
 	Shape  lwepir.Shape
-	// Stream is the program the device runs: lower.LWEProgram of the
-	// database's shape (the device accepts exactly that program; the
-	// compiler models the same answer for simulate and reproduce).
+	// Stream is the answer program the device builds for the database's
+	// shape (lower.LWEProgram): the compiler models the same answer for
+	// simulate and reproduce.
 	Stream *lower.StreamProgram
 	// SetupBytes are the payload bytes of the key and program uploads.
 	SetupBytes atomic.Int64
 
-	dev      api.Device
-	gen      string
-	progName string
-	program  []byte
-	sk       *lwepir.SecretKey
-	keyDir   string // the prefix of the secret's Galois keys
-	client   *lwepir.Client
-	keys     []api.KeyBinding
+	dev    api.Device
+	gen    string
+	sk     *lwepir.SecretKey
+	keyDir string // the prefix of the secret's Galois keys
+	client *lwepir.Client
 	// mu guards client: its encryptor and decryptor keep buffers. Only the
 	// client's own steps hold it, so queries of one session overlap on
 	// the device (whose scans of waiting queries share a pass).
@@ -295,21 +291,13 @@ func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Par
 	if err != nil {
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	raw, err := sp.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
 	fp, err := sk.Fingerprint()
 	if err != nil {
 		return nil, err
 	}
-	s := &LWESession{Params: p, Shape: shape, Stream: sp, dev: dev, gen: gen, progName: streamName("lwe", raw), program: raw,
-		sk: sk, keyDir: objname.LWEKeys(keyPrefix, fp), client: cl}
-	// Keys are stored per rotation, shared by every database of the
-	// member's key set that uses the rotation.
-	for _, r := range shape.Layout(p).Rotations() {
-		s.keys = append(s.keys, api.KeyBinding{Key: lower.LWEKey(r), Object: s.keyDir + lower.LWEKey(r)})
-	}
+	// Keys are stored per rotation under the secret's fingerprint, shared
+	// by every database of the member's key set that uses the rotation.
+	s := &LWESession{Params: p, Shape: shape, Stream: sp, dev: dev, gen: gen, sk: sk, keyDir: objname.LWEKeys(keyPrefix, fp), client: cl}
 	if assumeReady {
 		return s, nil
 	}
@@ -320,18 +308,14 @@ func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Par
 // device (or found them there).
 func (s *LWESession) Ready() bool { return s.ready.Load() }
 
-// prepare sets the answer program on the device and uploads the Galois
-// keys the device does not hold.
+// prepare uploads the Galois keys the device does not hold (the device
+// builds the answer program of the shape itself: QueryLWE).
 func (s *LWESession) prepare(ctx context.Context) error {
 	s.prep.Lock()
 	defer s.prep.Unlock()
 	if s.ready.Load() {
 		return nil
 	}
-	if _, err := s.dev.SetStream(ctx, &api.SetStreamRequest{Name: s.progName, Program: s.program}); err != nil {
-		return fmt.Errorf("session: set stream program: %w", err)
-	}
-	s.SetupBytes.Add(int64(len(s.program)))
 	have, err := s.dev.List(ctx, &api.ListRequest{Prefix: s.keyDir})
 	if err != nil {
 		return err
@@ -366,20 +350,21 @@ func (s *LWESession) prepare(ctx context.Context) error {
 	return nil
 }
 
-// runStream runs one query; a session that assumed its program and keys
-// were on the device sets them and asks again if the device lost them.
-func (s *LWESession) runStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
-	// Whether the program was known set when the query left: a query that
+// query asks one query of the typed PIR service; a session that assumed
+// its keys were on the device uploads the missing ones and asks again if
+// the device lacks one (NotFound).
+func (s *LWESession) query(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
+	// Whether the keys were known there when the query left: a query that
 	// raced the preparation of another is asked again too.
 	wasReady := s.ready.Load()
-	resp, err := s.dev.RunStream(ctx, req)
+	resp, err := s.dev.QueryLWE(ctx, req)
 	if err == nil || wasReady || !isNotFound(err) {
 		return resp, err
 	}
 	if err := s.prepare(ctx); err != nil {
 		return nil, err
 	}
-	return s.dev.RunStream(ctx, req)
+	return s.dev.QueryLWE(ctx, req)
 }
 
 // ErrMalformedAnswer: the device's answer to a query does not have the
@@ -402,18 +387,15 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
 	n := s.Params.HintSlots()
-	var qv []engine.Limbs
+	var qv [][][]uint64
 	for _, w := range lwepir.PackWords(q.Vector, n) {
-		qv = append(qv, engine.Limbs{w})
+		qv = append(qv, [][]uint64{w})
 	}
-	secret := engine.Limbs(lwepir.Limbs(q.Secret))
-	req := &api.RunStreamRequest{Program: s.progName,
-		Inputs: []api.StreamValues{{Node: lower.LWEQuery, Instances: qv}, {Node: lower.LWESecret, Instances: []engine.Limbs{secret}}},
-		Stored: []api.StoredBinding{{Node: lower.LWETiles, Prefix: LWETilePrefix(s.gen), PerObject: 1},
-			{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
-		Keys: s.keys}
+	secret := lwepir.Limbs(q.Secret)
+	req := &api.LWEQueryRequest{Params: s.Params.Name(), Rows: s.Shape.Rows, Cols: s.Shape.Cols, RecordSize: s.Shape.RecordSize,
+		Generation: s.gen, Keys: s.keyDir, Query: qv, Secret: secret}
 	wire := &api.WireCount{}
-	resp, err := s.runStream(api.WithWireCount(ctx, wire), req)
+	resp, err := s.query(api.WithWireCount(ctx, wire), req)
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
@@ -451,13 +433,13 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &PIRQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([]engine.Limbs{secret}),
+	out := &PIRQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([][][]uint64{secret}),
 		AnswerBytes: limbBytes(outputsOf(resp)), Seconds: time.Since(start).Seconds(), Device: resp}
 	out.measured(wire)
 	return out, nil
 }
 
-func limbBytes(vs []engine.Limbs) int64 {
+func limbBytes(vs [][][]uint64) int64 {
 	var n int64
 	for _, v := range vs {
 		for _, l := range v {
@@ -467,8 +449,8 @@ func limbBytes(vs []engine.Limbs) int64 {
 	return n
 }
 
-func outputsOf(resp *api.RunStreamResponse) []engine.Limbs {
-	var out []engine.Limbs
+func outputsOf(resp *api.RunStreamResponse) [][][]uint64 {
+	var out [][][]uint64
 	for _, o := range resp.Outputs {
 		out = append(out, o.Instances...)
 	}

@@ -227,26 +227,75 @@ func TestLWEDeviceRunsThePlan(t *testing.T) {
 			t.Fatalf("%s: %v, want invalid stream program", name, err)
 		}
 	}
-	// Twice the rows keeps this database's node counts: a valid program of
-	// another database, set, but its run over this one's objects refused.
-	var other lower.StreamProgram
-	if err := other.UnmarshalBinary(got); err != nil {
-		t.Fatal(err)
-	}
-	other.LWE.Rows *= 2
-	raw, _ := other.MarshalBinary()
-	if _, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: "stream/lwe/other", Program: raw}); err != nil {
-		t.Fatal(err)
-	}
-	compiled := s.progName
-	s.progName = "stream/lwe/other"
+	// Twice the rows keeps this database's node counts: a valid shape of
+	// another database, but a query of it over this one's objects refused.
+	s.Shape.Rows *= 2
 	_, err = s.Get(ctx, 7)
-	s.progName = compiled
+	s.Shape.Rows /= 2
 	if !errors.Is(err, api.ErrInvalid) {
-		t.Fatalf("a run of another shape's program: %v, want invalid", err)
+		t.Fatalf("a query of another shape over this database: %v, want invalid", err)
 	}
 	if q, err := s.Get(ctx, 7); err != nil || !bytes.Equal(q.Record, recs[7]) {
 		t.Fatalf("after the tampered programs: %v", err)
+	}
+}
+
+// lweRun is the RunStream form of s's queries (what the device builds
+// for QueryLWE): the answer program set on dev, and its key bindings.
+func lweRun(t testing.TB, dev api.Device, s *LWESession) (string, []api.KeyBinding) {
+	t.Helper()
+	name, _, err := setStream(context.Background(), dev, "lwe", s.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []api.KeyBinding
+	for _, r := range s.Shape.Layout(s.Params).Rotations() {
+		keys = append(keys, api.KeyBinding{Key: lower.LWEKey(r), Object: s.keyDir + lower.LWEKey(r)})
+	}
+	return name, keys
+}
+
+// A typed query of another parameter set, an invalid shape, or prefixes
+// that name no such objects is refused with a named error; the device
+// keeps answering.
+func TestLWEQueryRefusesBadRequests(t *testing.T) {
+	s, recs, dev := lweDB(t, 200, 32)
+	ctx := context.Background()
+	good := func() *api.LWEQueryRequest {
+		q, _, err := s.client.Query(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &api.LWEQueryRequest{Params: s.Params.Name(), Rows: s.Shape.Rows, Cols: s.Shape.Cols, RecordSize: s.Shape.RecordSize,
+			Generation: s.gen, Keys: s.keyDir, Secret: lwepir.Limbs(q.Secret)}
+		for _, w := range lwepir.PackWords(q.Vector, s.Params.HintSlots()) {
+			r.Query = append(r.Query, [][]uint64{w})
+		}
+		return r
+	}
+	if _, err := dev.QueryLWE(ctx, good()); err != nil {
+		t.Fatalf("a good query: %v", err)
+	}
+	for name, mutate := range map[string]func(r *api.LWEQueryRequest){
+		"unknown parameters": func(r *api.LWEQueryRequest) { r.Params = "fast" },
+		"other parameters":   func(r *api.LWEQueryRequest) { r.Params = "default" },
+		"rows not a shape":   func(r *api.LWEQueryRequest) { r.Rows = 3 },
+		"columns too many":   func(r *api.LWEQueryRequest) { r.Cols *= 2 },
+		"no such generation": func(r *api.LWEQueryRequest) { r.Generation = "db/g9" },
+		"no such keys":       func(r *api.LWEQueryRequest) { r.Keys = "db/members/me/keys/k/lwe-00/" },
+		"no query":           func(r *api.LWEQueryRequest) { r.Query = nil },
+		"short limb":         func(r *api.LWEQueryRequest) { r.Query[0][0] = r.Query[0][0][:5] },
+		"no secret":          func(r *api.LWEQueryRequest) { r.Secret = nil },
+	} {
+		r := good()
+		mutate(r)
+		_, err := dev.QueryLWE(ctx, r)
+		if !errors.Is(err, api.ErrInvalid) && !errors.Is(err, api.ErrNotFound) {
+			t.Fatalf("%s: %v, want invalid or not found", name, err)
+		}
+	}
+	if q, err := s.Get(ctx, 7); err != nil || !bytes.Equal(q.Record, recs[7]) {
+		t.Fatalf("after bad queries: %v", err)
 	}
 }
 
@@ -255,6 +304,7 @@ func TestLWEDeviceRunsThePlan(t *testing.T) {
 func TestLWEDeviceRefusesBadRequests(t *testing.T) {
 	s, recs, dev := lweDB(t, 200, 32)
 	ctx := context.Background()
+	prog, keys := lweRun(t, dev, s)
 	good := func() *api.RunStreamRequest {
 		q, _, err := s.client.Query(0)
 		if err != nil {
@@ -265,10 +315,10 @@ func TestLWEDeviceRefusesBadRequests(t *testing.T) {
 			qv[0].Instances = append(qv[0].Instances, [][]uint64{w})
 		}
 		qv = append(qv, api.StreamValues{Node: lower.LWESecret, Instances: [][][]uint64{lwepir.Limbs(q.Secret)}})
-		return &api.RunStreamRequest{Program: s.progName, Inputs: qv,
+		return &api.RunStreamRequest{Program: prog, Inputs: qv,
 			Stored: []api.StoredBinding{{Node: lower.LWETiles, Prefix: LWETilePrefix(s.gen), PerObject: 1},
 				{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
-			Keys: append([]api.KeyBinding(nil), s.keys...)}
+			Keys: append([]api.KeyBinding(nil), keys...)}
 	}
 	cases := map[string]func(r *api.RunStreamRequest){
 		"short query":    func(r *api.RunStreamRequest) { r.Inputs[0].Instances = r.Inputs[0].Instances[:0] },
@@ -308,17 +358,18 @@ func FuzzLWERequest(f *testing.F) {
 	f.Add([]byte{9, 200, 17, 4, 4, 4})
 	f.Add([]byte{255, 0, 255, 0, 128})
 	s, recs, dev := lweDB(f, 100, 32)
+	prog, keys := lweRun(f, dev, s)
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		ctx := context.Background()
 		q, _, err := s.client.Query(1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &api.RunStreamRequest{Program: s.progName,
+		r := &api.RunStreamRequest{Program: prog,
 			Inputs: []api.StreamValues{{Node: lower.LWEQuery}, {Node: lower.LWESecret, Instances: [][][]uint64{lwepir.Limbs(q.Secret)}}},
 			Stored: []api.StoredBinding{{Node: lower.LWETiles, Prefix: LWETilePrefix(s.gen), PerObject: 1},
 				{Node: lower.LWEDiagonals, Prefix: LWEDiagonalPrefix(s.gen), PerObject: 1}},
-			Keys: append([]api.KeyBinding(nil), s.keys...)}
+			Keys: append([]api.KeyBinding(nil), keys...)}
 		for _, w := range lwepir.PackWords(q.Vector, s.Params.HintSlots()) {
 			r.Inputs[0].Instances = append(r.Inputs[0].Instances, [][]uint64{w})
 		}

@@ -33,6 +33,7 @@ const (
 	Device_List_FullMethodName      = "/rosemary.device.v1.Device/List"
 	Device_CopyFrom_FullMethodName  = "/rosemary.device.v1.Device/CopyFrom"
 	Device_Grant_FullMethodName     = "/rosemary.device.v1.Device/Grant"
+	Device_QueryLWE_FullMethodName  = "/rosemary.device.v1.Device/QueryLWE"
 )
 
 // DeviceClient is the client API for Device service.
@@ -80,6 +81,12 @@ type DeviceClient interface {
 	// OWNER: everything), or takes it away (NONE). Only an owner may; the
 	// database's creator stays its owner.
 	Grant(ctx context.Context, in *GrantRequest, opts ...grpc.CallOption) (*GrantResponse, error)
+	// QueryLWE answers one query of an LWE PIR database generation (package
+	// fhe/lwepir): the typed PIR service. The request names the parameter
+	// set, the shape, the generation's objects and the caller's Galois keys;
+	// the device builds the answer itself (no stream program to set) and
+	// returns the column and the hint ciphertexts as RunStream's outputs.
+	QueryLWE(ctx context.Context, in *LWEQueryRequest, opts ...grpc.CallOption) (*RunStreamResponse, error)
 }
 
 type deviceClient struct {
@@ -230,6 +237,16 @@ func (c *deviceClient) Grant(ctx context.Context, in *GrantRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *deviceClient) QueryLWE(ctx context.Context, in *LWEQueryRequest, opts ...grpc.CallOption) (*RunStreamResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunStreamResponse)
+	err := c.cc.Invoke(ctx, Device_QueryLWE_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DeviceServer is the server API for Device service.
 // All implementations must embed UnimplementedDeviceServer
 // for forward compatibility.
@@ -275,6 +292,12 @@ type DeviceServer interface {
 	// OWNER: everything), or takes it away (NONE). Only an owner may; the
 	// database's creator stays its owner.
 	Grant(context.Context, *GrantRequest) (*GrantResponse, error)
+	// QueryLWE answers one query of an LWE PIR database generation (package
+	// fhe/lwepir): the typed PIR service. The request names the parameter
+	// set, the shape, the generation's objects and the caller's Galois keys;
+	// the device builds the answer itself (no stream program to set) and
+	// returns the column and the hint ciphertexts as RunStream's outputs.
+	QueryLWE(context.Context, *LWEQueryRequest) (*RunStreamResponse, error)
 	mustEmbedUnimplementedDeviceServer()
 }
 
@@ -326,6 +349,9 @@ func (UnimplementedDeviceServer) CopyFrom(context.Context, *CopyFromRequest) (*C
 }
 func (UnimplementedDeviceServer) Grant(context.Context, *GrantRequest) (*GrantResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Grant not implemented")
+}
+func (UnimplementedDeviceServer) QueryLWE(context.Context, *LWEQueryRequest) (*RunStreamResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method QueryLWE not implemented")
 }
 func (UnimplementedDeviceServer) mustEmbedUnimplementedDeviceServer() {}
 func (UnimplementedDeviceServer) testEmbeddedByValue()                {}
@@ -600,6 +626,24 @@ func _Device_Grant_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Device_QueryLWE_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LWEQueryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DeviceServer).QueryLWE(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Device_QueryLWE_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DeviceServer).QueryLWE(ctx, req.(*LWEQueryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Device_ServiceDesc is the grpc.ServiceDesc for Device service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -662,6 +706,10 @@ var Device_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Grant",
 			Handler:    _Device_Grant_Handler,
+		},
+		{
+			MethodName: "QueryLWE",
+			Handler:    _Device_QueryLWE_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

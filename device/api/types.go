@@ -246,7 +246,7 @@ const (
 
 // StreamValues are the instances of one node of a segment.
 type StreamValues struct {
-	Node      int // IR node
+	Node      int          // IR node
 	Instances [][][]uint64 // each instance: its limbs
 }
 

@@ -166,6 +166,16 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			_, err := bob.CopyFrom(ctx, &api.CopyFromRequest{Source: "127.0.0.1:22", Prefix: "acct/"})
 			return err
 		}, codes.PermissionDenied},
+		"QueryLWE": {func() error {
+			_, err := bob.QueryLWE(ctx, &api.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",
+				Keys: "bob/keys/", Secret: [][]uint64{{1}}})
+			return err
+		}, codes.PermissionDenied},
+		"QueryLWE keys": {func() error {
+			_, err := bob.QueryLWE(ctx, &api.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "bob/g1",
+				Keys: "acct/members/alice/keys/", Secret: [][]uint64{{1}}})
+			return err
+		}, codes.PermissionDenied},
 		"Get access list": {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "_acl/acct"}); return err }, codes.InvalidArgument},
 		"Put access list": {func() error {
 			_, err := bob.Put(ctx, &api.PutRequest{Name: "_acl/acct", Kind: store.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{make([]uint64, 16)}})

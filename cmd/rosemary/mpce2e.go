@@ -217,6 +217,9 @@ func printE2E(runs []e2eRun, perLayer bool) {
 			fmt.Printf("  %-26s %-8s %9.3f %9.3f %9.3f %9.3f %12d %12d %7d\n", l.Op, l.Kind, l.WallS, l.ServerCPUS, l.ClientCPUS, l.PrepS, l.BytesC2S, l.BytesS2C, l.Rounds)
 		}
 	}
+	for _, r := range runs {
+		printProfile(r)
+	}
 	fmt.Printf("%-10s %-16s %-4s %7s %9s %9s %9s %9s %9s %9s %8s %8s %8s %9s %s\n",
 		"net", "protocol", "link", "correct", "wall_s", "linear_s", "lin_prep", "nonlin_s", "srv_cpu", "cli_cpu", "GB", "lin_GB", "rounds", "wan_s", "load before/after")
 	for _, r := range runs {
@@ -236,6 +239,29 @@ func printE2E(runs []e2eRun, perLayer bool) {
 		}
 		fmt.Printf("; wall = client clock, setup (keys, base OTs) included; lin_prep = server weight encoding (input-independent), inside linear_s; CPU = getrusage of each process; %d CPUs\n", r.CPUs)
 	}
+}
+
+// printProfile prints where a session's time went, per kind and party
+// (e2e.Breakdown): wall, CPU and the wall spent receiving from the peer.
+func printProfile(r e2eRun) {
+	p := r.Profile
+	fmt.Printf("%s %s: time by kind (s; wait = receiving from the peer, inside wall)\n", r.Net, r.Protocol)
+	fmt.Printf("  %-28s %9s %9s %9s %7s | %9s %9s %9s %7s\n", "kind", "srv_wall", "srv_cpu", "srv_wait", "calls", "cli_wall", "cli_cpu", "cli_wait", "calls")
+	var kinds []string
+	seen := map[string]bool{}
+	for _, pb := range []e2e.PartyBreakdown{p.Server, p.Client} {
+		for _, k := range pb.Kinds {
+			if !seen[k.Kind] {
+				seen[k.Kind] = true
+				kinds = append(kinds, k.Kind)
+			}
+		}
+	}
+	for _, k := range kinds {
+		s, c := p.Server.Kind(k), p.Client.Kind(k)
+		fmt.Printf("  %-28s %9.2f %9.2f %9.2f %7d | %9.2f %9.2f %9.2f %7d\n", k, s.WallS, s.CPUS, s.WaitS, s.Calls, c.WallS, c.CPUS, c.WaitS, c.Calls)
+	}
+	fmt.Printf("  %-28s %9.2f %9.2f %9.2f %7s | %9.2f %9.2f %9.2f\n", "total", p.Server.WallS, p.Server.CPUS, p.Server.WaitS, "", p.Client.WallS, p.Client.CPUS, p.Client.WaitS)
 }
 
 // mpcE2EServe is the server process of `mpc bench --e2e`: it builds the

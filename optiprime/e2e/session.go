@@ -87,6 +87,10 @@ func newSession(n *graph.Net, h hello) (*session, error) {
 	return s, nil
 }
 
+// heKind is the breakdown kind of a convolution: "he:" and the variant its
+// plan runs.
+func heKind(pl *linear.Plan) string { return KindHE + pl.Variant() }
+
 // free drops the shares no later operation reads.
 func (s *session) free(vals [][]uint64, i int) {
 	for v := range vals[:i+1] {
@@ -131,8 +135,16 @@ func (s *session) local(op graph.Op, vals [][]uint64) []uint64 {
 }
 
 // nonlinearOp runs an OT-based operation (both parties call it alike).
-func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]uint64) ([]uint64, error) {
+func (s *session) nonlinearOp(p *nonlinear.Party, pr *profiler, i int, op graph.Op, vals [][]uint64) ([]uint64, error) {
 	in := vals[op.In[0]]
+	trunc := func(y []uint64, shift int, nonneg bool) ([]uint64, error) {
+		pr.push(KindTrunc)
+		defer pr.pop()
+		if nonneg {
+			return p.TruncateNonneg(y, shift)
+		}
+		return p.TruncateExact(y, shift)
+	}
 	switch op.Kind {
 	case graph.Trunc:
 		if s.owed[i+1] != 0 {
@@ -144,7 +156,7 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 		if err != nil || s.owed[op.In[0]] == 0 {
 			return y, err
 		}
-		return p.TruncateNonneg(y, s.owed[op.In[0]]) // the truncation deferred to here
+		return trunc(y, s.owed[op.In[0]], true) // the truncation deferred to here
 	case graph.MaxPool:
 		idx, _ := graph.Windows(s.inDims(op), op.K, op.Stride, op.Pad)
 		g := make([]uint64, len(idx))
@@ -157,9 +169,9 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 	case graph.AvgPool:
 		if op.In[0] > 0 && s.net.Ops[op.In[0]-1].Kind == graph.ReLU && op.Mul > 0 {
 			// A positive multiple of a sum of ReLU outputs is nonnegative.
-			return p.TruncateNonneg(s.local(op, vals), op.Shift)
+			return trunc(s.local(op, vals), op.Shift, true)
 		}
-		return p.TruncateExact(s.local(op, vals), op.Shift)
+		return trunc(s.local(op, vals), op.Shift, false)
 	}
 	return nil, fmt.Errorf("e2e: op %d (%s) is not a nonlinear operation", i, op.Name)
 }
@@ -192,7 +204,8 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	if err := n.Validate(); err != nil {
 		return err
 	}
-	cpu0, _ := processCPU()
+	pr := newProfiler(conn, KindSetup)
+	cpu0 := pr.cpu0
 	b, err := protocol.Recv(conn, frameHello)
 	if err != nil {
 		return fmt.Errorf("e2e: hello: %w", err)
@@ -262,6 +275,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	if err != nil {
 		return fmt.Errorf("e2e: OT setup: %w", err)
 	}
+	party.SetTrace(pr.trace)
 	cpu1, _ := processCPU()
 	rep := serverReport{SetupCPUS: (cpu1 - cpu0).Seconds(), Ops: make([]serverOp, len(n.Ops))}
 	vals := make([][]uint64, len(n.Ops)+1)
@@ -272,6 +286,8 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 		switch op.Kind {
 		case graph.Conv:
 			pl := s.plans[i]
+			pr.switchTo(heKind(pl))
+			pr.push(heKind(pl) + KindHEEncode)
 			t := time.Now()
 			pc, _ := processCPU()
 			wr := make([]uint64, len(op.W))
@@ -285,6 +301,7 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 			rep.Ops[i].PrepS = time.Since(t).Seconds()
 			pc2, _ := processCPU()
 			rep.Ops[i].PrepCPUS = (pc2 - pc).Seconds()
+			pr.pop()
 			bias := make([]uint64, len(op.B))
 			for j, v := range op.B {
 				bias[j] = s.ring.FromSigned(v)
@@ -306,9 +323,11 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 			}
 			out = ys
 		case graph.Add:
+			pr.switchTo(KindAdd)
 			out = s.local(op, vals)
 		default:
-			if out, err = s.nonlinearOp(party, i, op, vals); err != nil {
+			pr.switchTo(op.Kind.String())
+			if out, err = s.nonlinearOp(party, pr, i, op, vals); err != nil {
 				return fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
 		}
@@ -316,11 +335,12 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 		s.free(vals, i)
 		rep.Ops[i].WallS, rep.Ops[i].CPUS, _ = w.stop()
 	}
+	pr.switchTo(KindReveal)
 	if _, err := party.RevealTo(vals[len(n.Ops)], 1); err != nil {
 		return err
 	}
-	cpu2, _ := processCPU()
-	rep.CPUS = (cpu2 - cpu0).Seconds()
+	rep.Profile = pr.finish()
+	rep.CPUS = rep.Profile.CPUS
 	b, err = json.Marshal(rep)
 	if err != nil {
 		return err
@@ -348,8 +368,8 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	if len(img) != n.Input.Len() {
 		return nil, nil, fmt.Errorf("e2e: image has %d entries, want %d", len(img), n.Input.Len())
 	}
-	start := time.Now()
-	cpu0, _ := processCPU()
+	pr := newProfiler(conn, KindSetup)
+	start := pr.t0
 	h := hello{Hello: protocol.Hello(cfg.Protocol, cfg.LogN), Digest: n.Digest()}
 	if _, err := decodeHello(h.encode()); err != nil {
 		return nil, nil, err
@@ -392,6 +412,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	if err != nil {
 		return nil, nil, fmt.Errorf("e2e: OT setup: %w", err)
 	}
+	party.SetTrace(pr.trace)
 	rep := &Report{Net: n.Name, Protocol: cfg.Protocol.String(), LogN: cfg.LogN, LogT: n.LogT, Layers: make([]OpStats, len(n.Ops))}
 	setup := conn.Stats()
 	rep.SetupS = time.Since(start).Seconds()
@@ -407,7 +428,10 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		switch op.Kind {
 		case graph.Conv:
 			pl := s.plans[i]
+			pr.switchTo(heKind(pl))
+			pr.push(heKind(pl) + KindHEEncrypt)
 			up, err := pl.EncryptInput(lc, vals[op.In[0]])
+			pr.pop()
 			if err != nil {
 				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
@@ -422,13 +446,18 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 					return nil, nil, fmt.Errorf("e2e: %s output %d: %w", op.Name, j, err)
 				}
 			}
-			if out, err = pl.DecryptOutput(lc, down); err != nil {
+			pr.push(heKind(pl) + KindHEDecrypt)
+			out, err = pl.DecryptOutput(lc, down)
+			pr.pop()
+			if err != nil {
 				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
 		case graph.Add:
+			pr.switchTo(KindAdd)
 			out = s.local(op, vals)
 		default:
-			if out, err = s.nonlinearOp(party, i, op, vals); err != nil {
+			pr.switchTo(op.Kind.String())
+			if out, err = s.nonlinearOp(party, pr, i, op, vals); err != nil {
 				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
 		}
@@ -446,12 +475,13 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 			cfg.Progress(i, l)
 		}
 	}
+	pr.switchTo(KindReveal)
 	res, err := party.RevealTo(vals[len(n.Ops)], 1)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.WallS = time.Since(start).Seconds()
-	cpu1, _ := processCPU()
+	rep.Profile.Client = pr.finish()
+	rep.WallS = rep.Profile.Client.WallS
 	total := conn.Stats()
 	b, err := protocol.Recv(conn, frameStats)
 	if err != nil {
@@ -468,8 +498,9 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		rep.Layers[i].ServerS, rep.Layers[i].ServerCPUS = so.WallS, so.CPUS
 		rep.Layers[i].PrepS, rep.Layers[i].PrepCPUS = so.PrepS, so.PrepCPUS
 	}
-	rep.ClientCPUS = (cpu1 - cpu0).Seconds()
+	rep.ClientCPUS = rep.Profile.Client.CPUS
 	rep.ServerCPUS = sr.CPUS
+	rep.Profile.Server = sr.Profile
 	rep.BytesC2S, rep.BytesS2C = total.BytesC2S, total.BytesS2C
 	rep.TotalBytes = total.BytesC2S + total.BytesS2C
 	rep.Flights, rep.Rounds = total.Flights, total.Rounds()

@@ -57,9 +57,10 @@ type serverOp struct {
 
 // serverReport is the server's closing frame.
 type serverReport struct {
-	SetupCPUS float64    `json:"setup_cpu_s"`
-	Ops       []serverOp `json:"ops"`
-	CPUS      float64    `json:"cpu_s"`
+	SetupCPUS float64        `json:"setup_cpu_s"`
+	Ops       []serverOp     `json:"ops"`
+	CPUS      float64        `json:"cpu_s"`
+	Profile   PartyBreakdown `json:"profile"`
 }
 
 // Part sums a class of operations.
@@ -98,8 +99,10 @@ type Report struct {
 	Linear     Part    `json:"linear"`
 	Nonlinear  Part    `json:"nonlinear"`
 	// HE is the sum of the convolutions' plan counters.
-	HE     linear.Counters `json:"he"`
-	Layers []OpStats       `json:"layers"`
+	HE linear.Counters `json:"he"`
+	// Profile is where each party's time went, by kind (profile.go).
+	Profile Breakdown `json:"profile"`
+	Layers  []OpStats `json:"layers"`
 }
 
 // watch measures one step on one party: wall time, process CPU time and

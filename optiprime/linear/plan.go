@@ -389,3 +389,12 @@ func innerShape(s ConvShape) ConvShape {
 		Co: s.Co, Kh: ceilDiv(s.Kh, st), Kw: ceilDiv(s.Kw, st), Stride: 1, Groups: s.Groups,
 	}
 }
+
+// Variant names what the layer runs: its protocol, except that a BSGS plan
+// that kept OptiEncode's merge tree (no split paid) is "optiencode".
+func (pl *Plan) Variant() string {
+	if pl.Proto == OptiEncodeBSGS && !pl.BSGS {
+		return OptiEncode.String()
+	}
+	return pl.Proto.String()
+}

@@ -64,6 +64,7 @@ func mpcBenchE2E(args []string) error {
 	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
 	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
+	ahead := fs.Bool("prepare-weights", true, "the server encodes every layer's weight plaintexts for the chosen protocols before the sessions (input-independent, offline; reported as server_prepared_ahead_cpu_s); false: during each session, as server prep time")
 	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -100,7 +101,11 @@ func mpcBenchE2E(args []string) error {
 		return fmt.Errorf("--link %q: want lan or wan", *linkName)
 	}
 
-	srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, len(ps), *plaintext)
+	prepare := ""
+	if *ahead {
+		prepare = *protos
+	}
+	srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, len(ps), *plaintext, prepare, *logN)
 	if err != nil {
 		return err
 	}
@@ -274,6 +279,8 @@ func mpcE2EServe(args []string) error {
 	logT := fs.Int("logt", 37, "ℓ")
 	listen := fs.String("listen", "127.0.0.1:0", "TCP address")
 	sessions := fs.Int("sessions", 1, "sessions to serve")
+	prepare := fs.String("prepare", "", "comma-separated protocols whose weights to encode before listening (offline)")
+	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree the prepared weights are for")
 	sf := addMPCServerFlags(fs, "mpc e2e-serve")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -290,6 +297,20 @@ func mpcE2EServe(args []string) error {
 	if err != nil {
 		return err
 	}
+	server := e2e.NewServer(n)
+	if *prepare != "" {
+		ps, err := parseProtocols(*prepare)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			cpu, err := server.Prepare(p, *logN)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "[e2e-serve] %s: weights of %s encoded ahead (offline) in %.1f CPU-s\n", spec.Name, p, cpu)
+		}
+	}
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
@@ -301,7 +322,7 @@ func mpcE2EServe(args []string) error {
 	var mu sync.Mutex
 	var failed []error
 	if err := srv.Serve(ctx, l, *sessions, func(i int, conn *transport.Conn) error {
-		err := e2e.Serve(conn, n)
+		err := server.Serve(conn)
 		if err != nil {
 			mu.Lock()
 			failed = append(failed, fmt.Errorf("session %d: %w", i, err))

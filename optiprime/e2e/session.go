@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -187,6 +188,100 @@ func (s *session) inDims(op graph.Op) graph.Dims {
 // included) and returns when the client has its output. It closes conn if
 // it fails.
 func Serve(conn *transport.Conn, n *graph.Net) (err error) {
+	return (&Server{net: n}).Serve(conn)
+}
+
+// Server serves sessions of one network. Prepare encodes, ahead of any
+// session, the weight plaintexts of a (protocol, log N) choice —
+// input-independent work, BSGS's constant-weight terms included — so that
+// the sessions that choose it skip the encoding (their reports show no
+// prep time); other choices encode during the session, as Serve does.
+// A Server is safe for concurrent sessions once prepared.
+type Server struct {
+	net      *graph.Net
+	mu       sync.Mutex
+	prepared map[prepKey]*prepared
+}
+
+type prepKey struct {
+	proto linear.Protocol
+	logN  int
+}
+
+// prepared is a session template (its plans) and the weights encoded for
+// its plans.
+type prepared struct {
+	s       *session
+	weights map[int]*linear.Weights // by op index
+	cpuS    float64
+}
+
+// NewServer returns a server of n with nothing prepared.
+func NewServer(n *graph.Net) *Server { return &Server{net: n} }
+
+// Prepare encodes the weights of every convolution for sessions choosing
+// proto and log N (0: DefaultLogN) and returns the CPU seconds it took.
+// Layers too large to hold encoded (linear.Weights.Lazy) still encode on
+// use.
+func (sv *Server) Prepare(proto linear.Protocol, logN int) (float64, error) {
+	if logN == 0 {
+		logN = DefaultLogN
+	}
+	if err := sv.net.Validate(); err != nil {
+		return 0, err
+	}
+	cpu0, _ := processCPU()
+	h := hello{Hello: protocol.Hello(proto, logN), Digest: sv.net.Digest()}
+	s, err := newSession(sv.net, h)
+	if err != nil {
+		return 0, err
+	}
+	ev := cheetah.NewEvaluator(s.params, nil, nil)
+	p := &prepared{s: s, weights: map[int]*linear.Weights{}}
+	for i, op := range sv.net.Ops {
+		if op.Kind != graph.Conv {
+			continue
+		}
+		if p.weights[i], err = s.prepareWeights(ev, op, s.plans[i]); err != nil {
+			return 0, err
+		}
+	}
+	cpu1, _ := processCPU()
+	p.cpuS = (cpu1 - cpu0).Seconds()
+	sv.mu.Lock()
+	if sv.prepared == nil {
+		sv.prepared = map[prepKey]*prepared{}
+	}
+	sv.prepared[prepKey{proto, logN}] = p
+	sv.mu.Unlock()
+	return p.cpuS, nil
+}
+
+func (sv *Server) lookup(h hello) *prepared {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	p := sv.prepared[prepKey{h.Protocol, h.LogN}]
+	if p == nil || p.s.h != h {
+		return nil
+	}
+	return p
+}
+
+// prepareWeights encodes one convolution's weights for its plan.
+func (s *session) prepareWeights(ev *cheetah.Evaluator, op graph.Op, pl *linear.Plan) (*linear.Weights, error) {
+	wr := make([]uint64, len(op.W))
+	for j, v := range op.W {
+		wr[j] = s.ring.FromSigned(v)
+	}
+	ws, err := pl.PrepareWeights(ev, wr)
+	if err != nil {
+		return nil, fmt.Errorf("e2e: %s weights: %w", op.Name, err)
+	}
+	return ws, nil
+}
+
+// Serve runs the server side of one session (see the function Serve).
+func (sv *Server) Serve(conn *transport.Conn) (err error) {
 	defer func() {
 		// Lattigo assumes well-formed keys; a malformed one that passed
 		// the checks must end the session, not the process.
@@ -197,10 +292,11 @@ func Serve(conn *transport.Conn, n *graph.Net) (err error) {
 			protocol.Abort(conn, err)
 		}
 	}()
-	return serve(conn, n)
+	return sv.serve(conn)
 }
 
-func serve(conn *transport.Conn, n *graph.Net) error {
+func (sv *Server) serve(conn *transport.Conn) error {
+	n := sv.net
 	if err := n.Validate(); err != nil {
 		return err
 	}
@@ -217,8 +313,11 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	if h.Digest != n.Digest() {
 		return fmt.Errorf("e2e: the client's architecture differs from the server's %s", n.Name)
 	}
-	s, err := newSession(n, h)
-	if err != nil {
+	pre := sv.lookup(h)
+	var s *session
+	if pre != nil {
+		s = pre.s
+	} else if s, err = newSession(n, h); err != nil {
 		return err
 	}
 	if err := conn.Send(frameAccept, nil); err != nil {
@@ -278,6 +377,9 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	party.SetTrace(pr.trace)
 	cpu1, _ := processCPU()
 	rep := serverReport{SetupCPUS: (cpu1 - cpu0).Seconds(), Ops: make([]serverOp, len(n.Ops))}
+	if pre != nil {
+		rep.AheadCPUS = pre.cpuS
+	}
 	vals := make([][]uint64, len(n.Ops)+1)
 	vals[0] = make([]uint64, n.Input.Len()) // the client holds the image
 	for i, op := range n.Ops {
@@ -290,13 +392,11 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 			pr.push(heKind(pl) + KindHEEncode)
 			t := time.Now()
 			pc, _ := processCPU()
-			wr := make([]uint64, len(op.W))
-			for j, v := range op.W {
-				wr[j] = s.ring.FromSigned(v)
-			}
-			ws, err := pl.PrepareWeights(evs[0], wr)
-			if err != nil {
-				return fmt.Errorf("e2e: %s weights: %w", op.Name, err)
+			var ws *linear.Weights
+			if pre != nil {
+				ws = pre.weights[i] // encoded ahead (Prepare)
+			} else if ws, err = s.prepareWeights(evs[0], op, pl); err != nil {
+				return err
 			}
 			rep.Ops[i].PrepS = time.Since(t).Seconds()
 			pc2, _ := processCPU()
@@ -501,6 +601,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	rep.ClientCPUS = rep.Profile.Client.CPUS
 	rep.ServerCPUS = sr.CPUS
 	rep.Profile.Server = sr.Profile
+	rep.ServerAheadCPUS = sr.AheadCPUS
 	rep.BytesC2S, rep.BytesS2C = total.BytesC2S, total.BytesS2C
 	rep.TotalBytes = total.BytesC2S + total.BytesS2C
 	rep.Flights, rep.Rounds = total.Flights, total.Rounds()

@@ -61,6 +61,7 @@ type serverReport struct {
 	Ops       []serverOp     `json:"ops"`
 	CPUS      float64        `json:"cpu_s"`
 	Profile   PartyBreakdown `json:"profile"`
+	AheadCPUS float64        `json:"prepared_ahead_cpu_s,omitempty"`
 }
 
 // Part sums a class of operations.
@@ -95,9 +96,12 @@ type Report struct {
 	SetupS     float64 `json:"setup_s"` // hello, keys, OT base OTs (wall)
 	SetupBytes uint64  `json:"setup_bytes"`
 	ServerCPUS float64 `json:"server_cpu_s"` // whole session
-	ClientCPUS float64 `json:"client_cpu_s"`
-	Linear     Part    `json:"linear"`
-	Nonlinear  Part    `json:"nonlinear"`
+	// ServerAheadCPUS is the server's weight encoding for this choice done
+	// before the session (Server.Prepare; offline, not in server_cpu_s).
+	ServerAheadCPUS float64 `json:"server_prepared_ahead_cpu_s,omitempty"`
+	ClientCPUS      float64 `json:"client_cpu_s"`
+	Linear          Part    `json:"linear"`
+	Nonlinear       Part    `json:"nonlinear"`
 	// HE is the sum of the convolutions' plan counters.
 	HE linear.Counters `json:"he"`
 	// Profile is where each party's time went, by kind (profile.go).

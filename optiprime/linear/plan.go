@@ -58,8 +58,11 @@ func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options
 	if err != nil {
 		return nil, err
 	}
-	if proto == OptiEncodeBSGS {
+	switch proto {
+	case OptiEncodeBSGS:
 		return newBSGSPlan(params, s, opt)
+	case OptiPrime:
+		return newCheapestPlan(params, s, opt)
 	}
 	var best *Plan
 	var bestCost float64

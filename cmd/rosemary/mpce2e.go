@@ -64,7 +64,7 @@ func mpcBenchE2E(args []string) error {
 	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
 	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
-	ahead := fs.Bool("prepare-weights", true, "the server encodes every layer's weight plaintexts for the chosen protocols before the sessions (input-independent, offline; reported as server_prepared_ahead_cpu_s); false: during each session, as server prep time")
+	ahead := fs.Bool("prepare-weights", false, "the server encodes every layer's weight plaintexts for all the chosen protocols before the sessions and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s). Memory: ≈ 10 GB per protocol for ResNet-18 at N = 8192 (two protocols were OOM-killed at 24 GB here); default: each layer's during the session, as server prep time")
 	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -389,19 +389,21 @@ func (sv *Server) serve(conn *transport.Conn) error {
 		case graph.Conv:
 			pl := s.plans[i]
 			pr.switchTo(heKind(pl))
-			pr.push(heKind(pl) + KindHEEncode)
-			t := time.Now()
-			pc, _ := processCPU()
 			var ws *linear.Weights
 			if pre != nil {
 				ws = pre.weights[i] // encoded ahead (Prepare)
-			} else if ws, err = s.prepareWeights(evs[0], op, pl); err != nil {
-				return err
+			} else {
+				pr.push(heKind(pl) + KindHEEncode)
+				t := time.Now()
+				pc, _ := processCPU()
+				if ws, err = s.prepareWeights(evs[0], op, pl); err != nil {
+					return err
+				}
+				rep.Ops[i].PrepS = time.Since(t).Seconds()
+				pc2, _ := processCPU()
+				rep.Ops[i].PrepCPUS = (pc2 - pc).Seconds()
+				pr.pop()
 			}
-			rep.Ops[i].PrepS = time.Since(t).Seconds()
-			pc2, _ := processCPU()
-			rep.Ops[i].PrepCPUS = (pc2 - pc).Seconds()
-			pr.pop()
 			bias := make([]uint64, len(op.B))
 			for j, v := range op.B {
 				bias[j] = s.ring.FromSigned(v)

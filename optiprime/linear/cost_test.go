@@ -45,3 +45,35 @@ func TestOptiPrimeChoosesPerLayer(t *testing.T) {
 	cli := NewClient(p)
 	runProtocol(t, protoCase{name: "optiprime small layer", proto: OptiPrime, shape: ConvShape{Ci: 16, H: 8, W: 8, Co: 16, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, opt: Options{LogT: 37, WeightBits: 8}}, cli)
 }
+
+// TestBSGSKernelTermsSame: BSGS plaintexts built from the kernels' terms
+// listed ahead (as PrepareWeights does) equal those built term by term.
+func TestBSGSKernelTermsSame(t *testing.T) {
+	p, err := cheetah.NewParameters(cheetah.PN13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []ConvShape{
+		{Ci: 64, H: 14, W: 14, Co: 48, Kh: 3, Kw: 3, Stride: 1, Pad: 1},
+		{Ci: 32, H: 15, W: 15, Co: 64, Kh: 3, Kw: 3, Stride: 2, Pad: 1},
+		{Ci: 128, H: 7, W: 7, Co: 256, Kh: 1, Kw: 1, Stride: 1},
+	} {
+		pl, err := NewPlan(OptiEncodeBSGS, p, s, Options{LogT: 37, WeightBits: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !pl.BSGS {
+			t.Fatalf("%+v: no BSGS split", s)
+		}
+		w := randWeights(t, s.WeightLen(), 8, 37)
+		terms := pl.kernelTerms(w)
+		for _, ref := range pl.plainRefs() {
+			got, want := pl.plainPolyTerms(w, terms, ref), pl.plainPoly(w, ref)
+			for j := range want {
+				if got[j] != want[j] {
+					t.Fatalf("%+v %+v: coefficient %d = %d, want %d", s, ref, j, got[j], want[j])
+				}
+			}
+		}
+	}
+}

@@ -58,6 +58,9 @@ func ggmPuncture(hs *hasher, tree []block, h, alpha int, sibling []block) {
 	}
 }
 
+// lpnEncode's gather is written out for 10 nonzeros per row.
+const _ = uint(lpnWeight-10) + uint(10-lpnWeight)
+
 // lpnRowChunk is the number of code rows whose indices are drawn at once.
 const lpnRowChunk = 1024
 
@@ -72,28 +75,37 @@ func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
 	chunks := (p.n + lpnRowChunk - 1) / lpnRowChunk
 	inParallel(chunks, func(lo, hi int) {
 		stream := make([]byte, 4*lpnWeight*lpnRowChunk)
+		idx := make([]int32, lpnWeight*lpnRowChunk)
 		var iv [16]byte
+		k := uint64(p.k)
 		for c := lo; c < hi; c++ {
 			binary.LittleEndian.PutUint64(iv[:], uint64(p.k))
 			binary.LittleEndian.PutUint64(iv[8:], uint64(c)<<32)
 			clear(stream)
 			cipher.NewCTR(lpnKey, iv[:]).XORKeyStream(stream, stream)
 			rows := min(lpnRowChunk, p.n-c*lpnRowChunk)
-			for r := 0; r < rows; r++ {
-				j := c*lpnRowChunk + r
-				acc := out[j]
-				var bit uint8
-				for w := 0; w < lpnWeight; w++ {
-					x := binary.LittleEndian.Uint32(stream[4*(r*lpnWeight+w):])
-					idx := int(uint64(x) * uint64(p.k) >> 32)
-					acc = acc.xor(secret[idx])
-					if bits != nil {
-						bit ^= bits[idx]
-					}
-				}
-				out[j] = acc
-				if bits != nil {
-					bitsOut[j] ^= bit
+			// The chunk's indices first, then the gathers: the loads of
+			// one row are independent and the loop has no decoding in it.
+			for i := range idx[:rows*lpnWeight] {
+				idx[i] = int32(uint64(binary.LittleEndian.Uint32(stream[4*i:])) * k >> 32)
+			}
+			dst := out[c*lpnRowChunk : c*lpnRowChunk+rows]
+			for r := range dst {
+				ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
+				a := secret[ix[0]]
+				b := secret[ix[1]]
+				a[0] ^= b[0] ^ secret[ix[2]][0] ^ secret[ix[3]][0] ^ secret[ix[4]][0] ^ secret[ix[5]][0] ^
+					secret[ix[6]][0] ^ secret[ix[7]][0] ^ secret[ix[8]][0] ^ secret[ix[9]][0]
+				a[1] ^= b[1] ^ secret[ix[2]][1] ^ secret[ix[3]][1] ^ secret[ix[4]][1] ^ secret[ix[5]][1] ^
+					secret[ix[6]][1] ^ secret[ix[7]][1] ^ secret[ix[8]][1] ^ secret[ix[9]][1]
+				dst[r] = dst[r].xor(a)
+			}
+			if bits != nil {
+				bdst := bitsOut[c*lpnRowChunk : c*lpnRowChunk+rows]
+				for r := range bdst {
+					ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
+					bdst[r] ^= bits[ix[0]] ^ bits[ix[1]] ^ bits[ix[2]] ^ bits[ix[3]] ^ bits[ix[4]] ^
+						bits[ix[5]] ^ bits[ix[6]] ^ bits[ix[7]] ^ bits[ix[8]] ^ bits[ix[9]]
 				}
 			}
 		}

@@ -64,7 +64,7 @@ func mpcBenchE2E(args []string) error {
 	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
 	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
-	ahead := fs.Bool("prepare-weights", false, "the server encodes every layer's weight plaintexts for all the chosen protocols before the sessions and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s). Memory: ≈ 10 GB per protocol for ResNet-18 at N = 8192 (two protocols were OOM-killed at 24 GB here); default: each layer's during the session, as server prep time")
+	ahead := fs.Bool("prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; memory ≈ 10 GB for ResNet-18 at N = 8192); default: one server, each layer's weights encoded during the session (server prep time)")
 	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -101,15 +101,6 @@ func mpcBenchE2E(args []string) error {
 		return fmt.Errorf("--link %q: want lan or wan", *linkName)
 	}
 
-	prepare := ""
-	if *ahead {
-		prepare = *protos
-	}
-	srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, len(ps), *plaintext, prepare, *logN)
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
 	logf("building %s (seed %d) and its plaintext reference", spec.Name, *seed)
 	n, img, err := graph.Build(spec, *seed, opt)
 	if err != nil {
@@ -120,16 +111,50 @@ func mpcBenchE2E(args []string) error {
 		return err
 	}
 	pub := n.Public()
-	addr, err := srv.addr()
-	if err != nil {
-		return err
+	// Without --prepare-weights one server serves every session; with it,
+	// each protocol has its own server, which encodes that protocol's
+	// weights before it listens (one protocol's weights in memory at a
+	// time).
+	start := func(prepare string, sessions int) (*e2eServer, string, error) {
+		srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, sessions, *plaintext, prepare, *logN)
+		if err != nil {
+			return nil, "", err
+		}
+		addr, err := srv.addr()
+		if err != nil {
+			srv.stop()
+			return nil, "", err
+		}
+		return srv, addr, nil
+	}
+	var shared *e2eServer
+	var sharedAddr string
+	if !*ahead {
+		if shared, sharedAddr, err = start("", len(ps)); err != nil {
+			return err
+		}
+		defer shared.stop()
 	}
 	var runs []e2eRun
 	for _, p := range ps {
+		srv, addr := shared, sharedAddr
+		if *ahead {
+			logf("%s %s: the server encodes the weights ahead", spec.Name, p)
+			if srv, addr, err = start(p.String(), 1); err != nil {
+				return err
+			}
+		}
 		run := e2eRun{Link: *linkName, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0),
 			Command: "rosemary mpc bench " + strings.Join(args, " ")} // args hold --e2e
 		logf("%s %s over %s: session starts (load %s)", spec.Name, p, *linkName, run.LoadBefore)
 		rep, err := e2eSession(ctx, srv, addr, pub, img, want, e2e.Config{Protocol: p, LogN: *logN}, *verbose, logf)
+		if *ahead {
+			werr := srv.wait()
+			srv.stop()
+			if err == nil && werr != nil {
+				err = fmt.Errorf("server: %w", werr)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", spec.Name, p, err)
 		}
@@ -143,8 +168,10 @@ func mpcBenchE2E(args []string) error {
 			}
 		}
 	}
-	if err := srv.wait(); err != nil {
-		return fmt.Errorf("server: %w", err)
+	if shared != nil {
+		if err := shared.wait(); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
 	}
 	if !*asJSON {
 		printE2E(runs, *perLayer)

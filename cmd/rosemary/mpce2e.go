@@ -57,7 +57,7 @@ func mpcBenchE2E(args []string) error {
 	fs := flag.NewFlagSet("mpc bench --e2e", flag.ContinueOnError)
 	_ = fs.Bool("e2e", true, "run whole networks end to end between two processes")
 	netName := fs.String("net", "resnet18", "network: resnet18, resnet50, resnet-mini, resnet-mini-bottleneck")
-	protos := fs.String("protocol", "cheetah,optiencode,optiencode-bsgs", "comma-separated linear protocols (one session each)")
+	protos := fs.String("protocol", "cheetah,optiencode,optiencode-bsgs", "comma-separated linear protocols (one session each): cheetah, optiencode, optiencode-bsgs, or optiprime (each layer the layout of least modelled cost)")
 	linkName := fs.String("link", "lan", "lan (loopback TCP) or wan (server in a network namespace behind a tbf-shaped veth at the WAN rate; RTT added as rounds × RTT)")
 	seed := fs.Uint64("seed", 1, "seed of the weights and the input image")
 	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree")

@@ -56,6 +56,11 @@ func TestPreparedOptiPrime(t *testing.T) {
 			variants[k.Kind] = true
 		}
 	}
+	for _, l := range rep.Layers {
+		if (l.Kind == "conv") != (l.Variant != "") || (l.Variant != "" && !variants[KindHE+l.Variant]) {
+			t.Errorf("%s: variant %q (profiled %v)", l.Op, l.Variant, variants)
+		}
+	}
 	if len(variants) < 2 {
 		t.Errorf("one layout for every layer: %v", variants)
 	}

@@ -571,6 +571,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		if pl, ok := s.plans[i]; ok {
 			c := pl.Counters
 			l.HE = &c
+			l.Variant = pl.Variant()
 		}
 		rep.Layers[i] = l
 		if cfg.Progress != nil {

@@ -44,7 +44,8 @@ type OpStats struct {
 	BytesS2C   uint64           `json:"bytes_s2c"`
 	Flights    uint64           `json:"flights"`
 	Rounds     uint64           `json:"rounds"`
-	HE         *linear.Counters `json:"he,omitempty"` // plan counters (convolutions)
+	HE         *linear.Counters `json:"he,omitempty"`      // plan counters (convolutions)
+	Variant    string           `json:"variant,omitempty"` // the layout a convolution ran (linear.Plan.Variant)
 }
 
 // serverOp is what the server reports per operation.

@@ -15,7 +15,13 @@ import (
 var ggmCipher = [2]cipher.Block{fixedCipher("RMGGM0"), fixedCipher("RMGGM1")}
 
 func (h *hasher) ggmChildren(x block) (c0, c1 block) {
-	return h.pi(ggmCipher[0], x).xor(x), h.pi(ggmCipher[1], x).xor(x)
+	// Two scratch blocks: the two encryptions do not wait on each other's
+	// stores and loads.
+	x.put(h.buf[:16])
+	x.put(h.buf2[:16])
+	ggmCipher[0].Encrypt(h.buf[16:], h.buf[:16])
+	ggmCipher[1].Encrypt(h.buf2[16:], h.buf2[:16])
+	return getBlock(h.buf[16:]).xor(x), getBlock(h.buf2[16:]).xor(x)
 }
 
 // ggmExpand grows the tree whose root is tree[0] into its 2^h leaves in

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +57,7 @@ func mpcBenchE2E(args []string) error {
 	fs := flag.NewFlagSet("mpc bench --e2e", flag.ContinueOnError)
 	_ = fs.Bool("e2e", true, "run whole networks end to end between two processes")
 	netName := fs.String("net", "resnet18", "network: resnet18, resnet50, resnet-mini, resnet-mini-bottleneck")
-	protos := fs.String("protocol", "cheetah,optiencode,optiencode-bsgs", "comma-separated linear protocols (one session each)")
+	protos := fs.String("protocol", "cheetah,optiencode,optiencode-bsgs", "comma-separated linear protocols (one session each): cheetah, optiencode, optiencode-bsgs, or optiprime (each layer the layout of least modelled cost)")
 	linkName := fs.String("link", "lan", "lan (loopback TCP) or wan (server in a network namespace behind a tbf-shaped veth at the WAN rate; RTT added as rounds × RTT)")
 	seed := fs.Uint64("seed", 1, "seed of the weights and the input image")
 	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree")
@@ -64,6 +65,7 @@ func mpcBenchE2E(args []string) error {
 	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
 	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
+	ahead := fs.Bool("prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; memory ≈ 10 GB for ResNet-18 at N = 8192); default: one server, each layer's weights encoded during the session (server prep time)")
 	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -100,11 +102,6 @@ func mpcBenchE2E(args []string) error {
 		return fmt.Errorf("--link %q: want lan or wan", *linkName)
 	}
 
-	srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, len(ps), *plaintext)
-	if err != nil {
-		return err
-	}
-	defer srv.stop()
 	logf("building %s (seed %d) and its plaintext reference", spec.Name, *seed)
 	n, img, err := graph.Build(spec, *seed, opt)
 	if err != nil {
@@ -115,16 +112,50 @@ func mpcBenchE2E(args []string) error {
 		return err
 	}
 	pub := n.Public()
-	addr, err := srv.addr()
-	if err != nil {
-		return err
+	// Without --prepare-weights one server serves every session; with it,
+	// each protocol has its own server, which encodes that protocol's
+	// weights before it listens (one protocol's weights in memory at a
+	// time).
+	start := func(prepare string, sessions int) (*e2eServer, string, error) {
+		srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, sessions, *plaintext, prepare, *logN)
+		if err != nil {
+			return nil, "", err
+		}
+		addr, err := srv.addr()
+		if err != nil {
+			srv.stop()
+			return nil, "", err
+		}
+		return srv, addr, nil
+	}
+	var shared *e2eServer
+	var sharedAddr string
+	if !*ahead {
+		if shared, sharedAddr, err = start("", len(ps)); err != nil {
+			return err
+		}
+		defer shared.stop()
 	}
 	var runs []e2eRun
 	for _, p := range ps {
+		srv, addr := shared, sharedAddr
+		if *ahead {
+			logf("%s %s: the server encodes the weights ahead", spec.Name, p)
+			if srv, addr, err = start(p.String(), 1); err != nil {
+				return err
+			}
+		}
 		run := e2eRun{Link: *linkName, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0),
 			Command: "rosemary mpc bench " + strings.Join(args, " ")} // args hold --e2e
 		logf("%s %s over %s: session starts (load %s)", spec.Name, p, *linkName, run.LoadBefore)
 		rep, err := e2eSession(ctx, srv, addr, pub, img, want, e2e.Config{Protocol: p, LogN: *logN}, *verbose, logf)
+		if *ahead {
+			werr := srv.wait()
+			srv.stop()
+			if err == nil && werr != nil {
+				err = fmt.Errorf("server: %w", werr)
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", spec.Name, p, err)
 		}
@@ -138,8 +169,10 @@ func mpcBenchE2E(args []string) error {
 			}
 		}
 	}
-	if err := srv.wait(); err != nil {
-		return fmt.Errorf("server: %w", err)
+	if shared != nil {
+		if err := shared.wait(); err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
 	}
 	if !*asJSON {
 		printE2E(runs, *perLayer)
@@ -217,6 +250,9 @@ func printE2E(runs []e2eRun, perLayer bool) {
 			fmt.Printf("  %-26s %-8s %9.3f %9.3f %9.3f %9.3f %12d %12d %7d\n", l.Op, l.Kind, l.WallS, l.ServerCPUS, l.ClientCPUS, l.PrepS, l.BytesC2S, l.BytesS2C, l.Rounds)
 		}
 	}
+	for _, r := range runs {
+		printProfile(r)
+	}
 	fmt.Printf("%-10s %-16s %-4s %7s %9s %9s %9s %9s %9s %9s %8s %8s %8s %9s %s\n",
 		"net", "protocol", "link", "correct", "wall_s", "linear_s", "lin_prep", "nonlin_s", "srv_cpu", "cli_cpu", "GB", "lin_GB", "rounds", "wan_s", "load before/after")
 	for _, r := range runs {
@@ -238,6 +274,29 @@ func printE2E(runs []e2eRun, perLayer bool) {
 	}
 }
 
+// printProfile prints where a session's time went, per kind and party
+// (e2e.Breakdown): wall, CPU and the wall spent receiving from the peer.
+func printProfile(r e2eRun) {
+	p := r.Profile
+	fmt.Printf("%s %s: time by kind (s; wait = receiving from the peer, inside wall)\n", r.Net, r.Protocol)
+	fmt.Printf("  %-28s %9s %9s %9s %7s | %9s %9s %9s %7s\n", "kind", "srv_wall", "srv_cpu", "srv_wait", "calls", "cli_wall", "cli_cpu", "cli_wait", "calls")
+	var kinds []string
+	seen := map[string]bool{}
+	for _, pb := range []e2e.PartyBreakdown{p.Server, p.Client} {
+		for _, k := range pb.Kinds {
+			if !seen[k.Kind] {
+				seen[k.Kind] = true
+				kinds = append(kinds, k.Kind)
+			}
+		}
+	}
+	for _, k := range kinds {
+		s, c := p.Server.Kind(k), p.Client.Kind(k)
+		fmt.Printf("  %-28s %9.2f %9.2f %9.2f %7d | %9.2f %9.2f %9.2f %7d\n", k, s.WallS, s.CPUS, s.WaitS, s.Calls, c.WallS, c.CPUS, c.WaitS, c.Calls)
+	}
+	fmt.Printf("  %-28s %9.2f %9.2f %9.2f %7s | %9.2f %9.2f %9.2f\n", "total", p.Server.WallS, p.Server.CPUS, p.Server.WaitS, "", p.Client.WallS, p.Client.CPUS, p.Client.WaitS)
+}
+
 // mpcE2EServe is the server process of `mpc bench --e2e`: it builds the
 // seeded network, prints "LISTEN addr" and serves the sessions; a failed
 // session fails it.
@@ -248,6 +307,8 @@ func mpcE2EServe(args []string) error {
 	logT := fs.Int("logt", 37, "ℓ")
 	listen := fs.String("listen", "127.0.0.1:0", "TCP address")
 	sessions := fs.Int("sessions", 1, "sessions to serve")
+	prepare := fs.String("prepare", "", "comma-separated protocols whose weights to encode before listening (offline)")
+	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree the prepared weights are for")
 	sf := addMPCServerFlags(fs, "mpc e2e-serve")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -264,6 +325,26 @@ func mpcE2EServe(args []string) error {
 	if err != nil {
 		return err
 	}
+	server := e2e.NewServer(n)
+	if *prepare != "" {
+		ps, err := parseProtocols(*prepare)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			cpu, err := server.Prepare(p, *logN)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "[e2e-serve] %s: weights of %s encoded ahead (offline) in %.1f CPU-s\n", spec.Name, p, cpu)
+		}
+		// The encoded weights are a large, pointer-free live heap (≈ 10 GB
+		// for ResNet-18): the default GOGC=100 would let the heap grow to
+		// twice that before collecting the sessions' garbage (a server was
+		// OOM-killed at 23 GB here). Marking them costs nothing, so collect
+		// at +25%.
+		debug.SetGCPercent(25)
+	}
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
@@ -275,7 +356,7 @@ func mpcE2EServe(args []string) error {
 	var mu sync.Mutex
 	var failed []error
 	if err := srv.Serve(ctx, l, *sessions, func(i int, conn *transport.Conn) error {
-		err := e2e.Serve(conn, n)
+		err := server.Serve(conn)
 		if err != nil {
 			mu.Lock()
 			failed = append(failed, fmt.Errorf("session %d: %w", i, err))

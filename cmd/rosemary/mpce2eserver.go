@@ -29,7 +29,11 @@ type e2eServer struct {
 // speak mutual TLS with certificates made for this run in a temporary
 // directory: a CA, the server's for listen's host, a user's for the
 // client; stop removes them.
-func startE2EServer(ctx context.Context, prefix []string, listen, netName string, seed uint64, logT, sessions int, plaintext bool) (*e2eServer, error) {
+//
+// prepare, if not empty, lists the protocols whose weights the server
+// encodes before it listens (input-independent, offline; see
+// e2e.Server.Prepare).
+func startE2EServer(ctx context.Context, prefix []string, listen, netName string, seed uint64, logT, sessions int, plaintext bool, prepare string, logN int) (*e2eServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -37,6 +41,9 @@ func startE2EServer(ctx context.Context, prefix []string, listen, netName string
 	s := &e2eServer{}
 	args := append(append([]string{}, prefix...), exe, "mpc", "e2e-serve", "--net", netName,
 		"--seed", fmt.Sprint(seed), "--logt", fmt.Sprint(logT), "--listen", listen, "--sessions", fmt.Sprint(sessions))
+	if prepare != "" {
+		args = append(args, "--prepare", prepare, "--logn", fmt.Sprint(logN))
+	}
 	if plaintext {
 		args = append(args, "--insecure-plaintext")
 	} else {

@@ -3,7 +3,8 @@
 // holds the weights, the client holds the image and learns the output.
 // Every convolution and fully-connected layer runs under the HE protocol
 // chosen by the client (package linear: cheetah, optiencode,
-// optiencode-bsgs), every truncation, ReLU, max-pool and average-pool under
+// optiencode-bsgs, or optiprime — each layer the layout of least modelled
+// cost), every truncation, ReLU, max-pool and average-pool under
 // the OT-based protocols (package nonlinear; truncation is exact,
 // TruncateExact), residual additions locally on the shares. Batch
 // normalization is folded into the convolutions (package graph).
@@ -32,6 +33,13 @@
 // nonlinear (OT) parts. Report.Check compares the output with graph's
 // plaintext reference bit for bit (RunPipe runs both parties in one process
 // for tests; `rosemary mpc bench --e2e` runs them as two processes).
+//
+// Report.Profile splits each party's session by kind (profile.go): HE
+// layers by the layout they ran, with the server's weight encoding and the
+// client's encryption and decryption apart; ReLU, truncation, pooling;
+// the millionaires' protocol and the OT extension wherever they run; with
+// wall time, CPU time and the time spent receiving from the peer. A Server
+// (NewServer, Prepare) can encode a choice's weights before its sessions.
 //
 // The nonlinear layers' OTs come from silent OT extension (Ferret, package
 // ot), as Cheetah's do: a ReLU moves ≈ 60 bytes, an exact truncation ≈ 80.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -87,6 +88,10 @@ func newSession(n *graph.Net, h hello) (*session, error) {
 	return s, nil
 }
 
+// heKind is the breakdown kind of a convolution: "he:" and the variant its
+// plan runs.
+func heKind(pl *linear.Plan) string { return KindHE + pl.Variant() }
+
 // free drops the shares no later operation reads.
 func (s *session) free(vals [][]uint64, i int) {
 	for v := range vals[:i+1] {
@@ -131,8 +136,16 @@ func (s *session) local(op graph.Op, vals [][]uint64) []uint64 {
 }
 
 // nonlinearOp runs an OT-based operation (both parties call it alike).
-func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]uint64) ([]uint64, error) {
+func (s *session) nonlinearOp(p *nonlinear.Party, pr *profiler, i int, op graph.Op, vals [][]uint64) ([]uint64, error) {
 	in := vals[op.In[0]]
+	trunc := func(y []uint64, shift int, nonneg bool) ([]uint64, error) {
+		pr.push(KindTrunc)
+		defer pr.pop()
+		if nonneg {
+			return p.TruncateNonneg(y, shift)
+		}
+		return p.TruncateExact(y, shift)
+	}
 	switch op.Kind {
 	case graph.Trunc:
 		if s.owed[i+1] != 0 {
@@ -144,7 +157,7 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 		if err != nil || s.owed[op.In[0]] == 0 {
 			return y, err
 		}
-		return p.TruncateNonneg(y, s.owed[op.In[0]]) // the truncation deferred to here
+		return trunc(y, s.owed[op.In[0]], true) // the truncation deferred to here
 	case graph.MaxPool:
 		idx, _ := graph.Windows(s.inDims(op), op.K, op.Stride, op.Pad)
 		g := make([]uint64, len(idx))
@@ -157,9 +170,9 @@ func (s *session) nonlinearOp(p *nonlinear.Party, i int, op graph.Op, vals [][]u
 	case graph.AvgPool:
 		if op.In[0] > 0 && s.net.Ops[op.In[0]-1].Kind == graph.ReLU && op.Mul > 0 {
 			// A positive multiple of a sum of ReLU outputs is nonnegative.
-			return p.TruncateNonneg(s.local(op, vals), op.Shift)
+			return trunc(s.local(op, vals), op.Shift, true)
 		}
-		return p.TruncateExact(s.local(op, vals), op.Shift)
+		return trunc(s.local(op, vals), op.Shift, false)
 	}
 	return nil, fmt.Errorf("e2e: op %d (%s) is not a nonlinear operation", i, op.Name)
 }
@@ -175,6 +188,100 @@ func (s *session) inDims(op graph.Op) graph.Dims {
 // included) and returns when the client has its output. It closes conn if
 // it fails.
 func Serve(conn *transport.Conn, n *graph.Net) (err error) {
+	return (&Server{net: n}).Serve(conn)
+}
+
+// Server serves sessions of one network. Prepare encodes, ahead of any
+// session, the weight plaintexts of a (protocol, log N) choice —
+// input-independent work, BSGS's constant-weight terms included — so that
+// the sessions that choose it skip the encoding (their reports show no
+// prep time); other choices encode during the session, as Serve does.
+// A Server is safe for concurrent sessions once prepared.
+type Server struct {
+	net      *graph.Net
+	mu       sync.Mutex
+	prepared map[prepKey]*prepared
+}
+
+type prepKey struct {
+	proto linear.Protocol
+	logN  int
+}
+
+// prepared is a session template (its plans) and the weights encoded for
+// its plans.
+type prepared struct {
+	s       *session
+	weights map[int]*linear.Weights // by op index
+	cpuS    float64
+}
+
+// NewServer returns a server of n with nothing prepared.
+func NewServer(n *graph.Net) *Server { return &Server{net: n} }
+
+// Prepare encodes the weights of every convolution for sessions choosing
+// proto and log N (0: DefaultLogN) and returns the CPU seconds it took.
+// Layers too large to hold encoded (linear.Weights.Lazy) still encode on
+// use.
+func (sv *Server) Prepare(proto linear.Protocol, logN int) (float64, error) {
+	if logN == 0 {
+		logN = DefaultLogN
+	}
+	if err := sv.net.Validate(); err != nil {
+		return 0, err
+	}
+	cpu0, _ := processCPU()
+	h := hello{Hello: protocol.Hello(proto, logN), Digest: sv.net.Digest()}
+	s, err := newSession(sv.net, h)
+	if err != nil {
+		return 0, err
+	}
+	ev := cheetah.NewEvaluator(s.params, nil, nil)
+	p := &prepared{s: s, weights: map[int]*linear.Weights{}}
+	for i, op := range sv.net.Ops {
+		if op.Kind != graph.Conv {
+			continue
+		}
+		if p.weights[i], err = s.prepareWeights(ev, op, s.plans[i]); err != nil {
+			return 0, err
+		}
+	}
+	cpu1, _ := processCPU()
+	p.cpuS = (cpu1 - cpu0).Seconds()
+	sv.mu.Lock()
+	if sv.prepared == nil {
+		sv.prepared = map[prepKey]*prepared{}
+	}
+	sv.prepared[prepKey{proto, logN}] = p
+	sv.mu.Unlock()
+	return p.cpuS, nil
+}
+
+func (sv *Server) lookup(h hello) *prepared {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	p := sv.prepared[prepKey{h.Protocol, h.LogN}]
+	if p == nil || p.s.h != h {
+		return nil
+	}
+	return p
+}
+
+// prepareWeights encodes one convolution's weights for its plan.
+func (s *session) prepareWeights(ev *cheetah.Evaluator, op graph.Op, pl *linear.Plan) (*linear.Weights, error) {
+	wr := make([]uint64, len(op.W))
+	for j, v := range op.W {
+		wr[j] = s.ring.FromSigned(v)
+	}
+	ws, err := pl.PrepareWeights(ev, wr)
+	if err != nil {
+		return nil, fmt.Errorf("e2e: %s weights: %w", op.Name, err)
+	}
+	return ws, nil
+}
+
+// Serve runs the server side of one session (see the function Serve).
+func (sv *Server) Serve(conn *transport.Conn) (err error) {
 	defer func() {
 		// Lattigo assumes well-formed keys; a malformed one that passed
 		// the checks must end the session, not the process.
@@ -185,14 +292,16 @@ func Serve(conn *transport.Conn, n *graph.Net) (err error) {
 			protocol.Abort(conn, err)
 		}
 	}()
-	return serve(conn, n)
+	return sv.serve(conn)
 }
 
-func serve(conn *transport.Conn, n *graph.Net) error {
+func (sv *Server) serve(conn *transport.Conn) error {
+	n := sv.net
 	if err := n.Validate(); err != nil {
 		return err
 	}
-	cpu0, _ := processCPU()
+	pr := newProfiler(conn, KindSetup)
+	cpu0 := pr.cpu0
 	b, err := protocol.Recv(conn, frameHello)
 	if err != nil {
 		return fmt.Errorf("e2e: hello: %w", err)
@@ -204,8 +313,11 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	if h.Digest != n.Digest() {
 		return fmt.Errorf("e2e: the client's architecture differs from the server's %s", n.Name)
 	}
-	s, err := newSession(n, h)
-	if err != nil {
+	pre := sv.lookup(h)
+	var s *session
+	if pre != nil {
+		s = pre.s
+	} else if s, err = newSession(n, h); err != nil {
 		return err
 	}
 	if err := conn.Send(frameAccept, nil); err != nil {
@@ -262,8 +374,12 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 	if err != nil {
 		return fmt.Errorf("e2e: OT setup: %w", err)
 	}
+	party.SetTrace(pr.trace)
 	cpu1, _ := processCPU()
 	rep := serverReport{SetupCPUS: (cpu1 - cpu0).Seconds(), Ops: make([]serverOp, len(n.Ops))}
+	if pre != nil {
+		rep.AheadCPUS = pre.cpuS
+	}
 	vals := make([][]uint64, len(n.Ops)+1)
 	vals[0] = make([]uint64, n.Input.Len()) // the client holds the image
 	for i, op := range n.Ops {
@@ -272,19 +388,22 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 		switch op.Kind {
 		case graph.Conv:
 			pl := s.plans[i]
-			t := time.Now()
-			pc, _ := processCPU()
-			wr := make([]uint64, len(op.W))
-			for j, v := range op.W {
-				wr[j] = s.ring.FromSigned(v)
+			pr.switchTo(heKind(pl))
+			var ws *linear.Weights
+			if pre != nil {
+				ws = pre.weights[i] // encoded ahead (Prepare)
+			} else {
+				pr.push(heKind(pl) + KindHEEncode)
+				t := time.Now()
+				pc, _ := processCPU()
+				if ws, err = s.prepareWeights(evs[0], op, pl); err != nil {
+					return err
+				}
+				rep.Ops[i].PrepS = time.Since(t).Seconds()
+				pc2, _ := processCPU()
+				rep.Ops[i].PrepCPUS = (pc2 - pc).Seconds()
+				pr.pop()
 			}
-			ws, err := pl.PrepareWeights(evs[0], wr)
-			if err != nil {
-				return fmt.Errorf("e2e: %s weights: %w", op.Name, err)
-			}
-			rep.Ops[i].PrepS = time.Since(t).Seconds()
-			pc2, _ := processCPU()
-			rep.Ops[i].PrepCPUS = (pc2 - pc).Seconds()
 			bias := make([]uint64, len(op.B))
 			for j, v := range op.B {
 				bias[j] = s.ring.FromSigned(v)
@@ -306,9 +425,11 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 			}
 			out = ys
 		case graph.Add:
+			pr.switchTo(KindAdd)
 			out = s.local(op, vals)
 		default:
-			if out, err = s.nonlinearOp(party, i, op, vals); err != nil {
+			pr.switchTo(op.Kind.String())
+			if out, err = s.nonlinearOp(party, pr, i, op, vals); err != nil {
 				return fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
 		}
@@ -316,11 +437,12 @@ func serve(conn *transport.Conn, n *graph.Net) error {
 		s.free(vals, i)
 		rep.Ops[i].WallS, rep.Ops[i].CPUS, _ = w.stop()
 	}
+	pr.switchTo(KindReveal)
 	if _, err := party.RevealTo(vals[len(n.Ops)], 1); err != nil {
 		return err
 	}
-	cpu2, _ := processCPU()
-	rep.CPUS = (cpu2 - cpu0).Seconds()
+	rep.Profile = pr.finish()
+	rep.CPUS = rep.Profile.CPUS
 	b, err = json.Marshal(rep)
 	if err != nil {
 		return err
@@ -348,8 +470,8 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	if len(img) != n.Input.Len() {
 		return nil, nil, fmt.Errorf("e2e: image has %d entries, want %d", len(img), n.Input.Len())
 	}
-	start := time.Now()
-	cpu0, _ := processCPU()
+	pr := newProfiler(conn, KindSetup)
+	start := pr.t0
 	h := hello{Hello: protocol.Hello(cfg.Protocol, cfg.LogN), Digest: n.Digest()}
 	if _, err := decodeHello(h.encode()); err != nil {
 		return nil, nil, err
@@ -392,6 +514,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	if err != nil {
 		return nil, nil, fmt.Errorf("e2e: OT setup: %w", err)
 	}
+	party.SetTrace(pr.trace)
 	rep := &Report{Net: n.Name, Protocol: cfg.Protocol.String(), LogN: cfg.LogN, LogT: n.LogT, Layers: make([]OpStats, len(n.Ops))}
 	setup := conn.Stats()
 	rep.SetupS = time.Since(start).Seconds()
@@ -407,7 +530,10 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		switch op.Kind {
 		case graph.Conv:
 			pl := s.plans[i]
+			pr.switchTo(heKind(pl))
+			pr.push(heKind(pl) + KindHEEncrypt)
 			up, err := pl.EncryptInput(lc, vals[op.In[0]])
+			pr.pop()
 			if err != nil {
 				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
@@ -422,13 +548,18 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 					return nil, nil, fmt.Errorf("e2e: %s output %d: %w", op.Name, j, err)
 				}
 			}
-			if out, err = pl.DecryptOutput(lc, down); err != nil {
+			pr.push(heKind(pl) + KindHEDecrypt)
+			out, err = pl.DecryptOutput(lc, down)
+			pr.pop()
+			if err != nil {
 				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
 		case graph.Add:
+			pr.switchTo(KindAdd)
 			out = s.local(op, vals)
 		default:
-			if out, err = s.nonlinearOp(party, i, op, vals); err != nil {
+			pr.switchTo(op.Kind.String())
+			if out, err = s.nonlinearOp(party, pr, i, op, vals); err != nil {
 				return nil, nil, fmt.Errorf("e2e: %s: %w", op.Name, err)
 			}
 		}
@@ -440,18 +571,20 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		if pl, ok := s.plans[i]; ok {
 			c := pl.Counters
 			l.HE = &c
+			l.Variant = pl.Variant()
 		}
 		rep.Layers[i] = l
 		if cfg.Progress != nil {
 			cfg.Progress(i, l)
 		}
 	}
+	pr.switchTo(KindReveal)
 	res, err := party.RevealTo(vals[len(n.Ops)], 1)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.WallS = time.Since(start).Seconds()
-	cpu1, _ := processCPU()
+	rep.Profile.Client = pr.finish()
+	rep.WallS = rep.Profile.Client.WallS
 	total := conn.Stats()
 	b, err := protocol.Recv(conn, frameStats)
 	if err != nil {
@@ -468,8 +601,10 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 		rep.Layers[i].ServerS, rep.Layers[i].ServerCPUS = so.WallS, so.CPUS
 		rep.Layers[i].PrepS, rep.Layers[i].PrepCPUS = so.PrepS, so.PrepCPUS
 	}
-	rep.ClientCPUS = (cpu1 - cpu0).Seconds()
+	rep.ClientCPUS = rep.Profile.Client.CPUS
 	rep.ServerCPUS = sr.CPUS
+	rep.Profile.Server = sr.Profile
+	rep.ServerAheadCPUS = sr.AheadCPUS
 	rep.BytesC2S, rep.BytesS2C = total.BytesC2S, total.BytesS2C
 	rep.TotalBytes = total.BytesC2S + total.BytesS2C
 	rep.Flights, rep.Rounds = total.Flights, total.Rounds()

@@ -44,7 +44,8 @@ type OpStats struct {
 	BytesS2C   uint64           `json:"bytes_s2c"`
 	Flights    uint64           `json:"flights"`
 	Rounds     uint64           `json:"rounds"`
-	HE         *linear.Counters `json:"he,omitempty"` // plan counters (convolutions)
+	HE         *linear.Counters `json:"he,omitempty"`      // plan counters (convolutions)
+	Variant    string           `json:"variant,omitempty"` // the layout a convolution ran (linear.Plan.Variant)
 }
 
 // serverOp is what the server reports per operation.
@@ -57,9 +58,11 @@ type serverOp struct {
 
 // serverReport is the server's closing frame.
 type serverReport struct {
-	SetupCPUS float64    `json:"setup_cpu_s"`
-	Ops       []serverOp `json:"ops"`
-	CPUS      float64    `json:"cpu_s"`
+	SetupCPUS float64        `json:"setup_cpu_s"`
+	Ops       []serverOp     `json:"ops"`
+	CPUS      float64        `json:"cpu_s"`
+	Profile   PartyBreakdown `json:"profile"`
+	AheadCPUS float64        `json:"prepared_ahead_cpu_s,omitempty"`
 }
 
 // Part sums a class of operations.
@@ -94,12 +97,17 @@ type Report struct {
 	SetupS     float64 `json:"setup_s"` // hello, keys, OT base OTs (wall)
 	SetupBytes uint64  `json:"setup_bytes"`
 	ServerCPUS float64 `json:"server_cpu_s"` // whole session
-	ClientCPUS float64 `json:"client_cpu_s"`
-	Linear     Part    `json:"linear"`
-	Nonlinear  Part    `json:"nonlinear"`
+	// ServerAheadCPUS is the server's weight encoding for this choice done
+	// before the session (Server.Prepare; offline, not in server_cpu_s).
+	ServerAheadCPUS float64 `json:"server_prepared_ahead_cpu_s,omitempty"`
+	ClientCPUS      float64 `json:"client_cpu_s"`
+	Linear          Part    `json:"linear"`
+	Nonlinear       Part    `json:"nonlinear"`
 	// HE is the sum of the convolutions' plan counters.
-	HE     linear.Counters `json:"he"`
-	Layers []OpStats       `json:"layers"`
+	HE linear.Counters `json:"he"`
+	// Profile is where each party's time went, by kind (profile.go).
+	Profile Breakdown `json:"profile"`
+	Layers  []OpStats `json:"layers"`
 }
 
 // watch measures one step on one party: wall time, process CPU time and

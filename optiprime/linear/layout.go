@@ -203,9 +203,37 @@ func automorphPoly(a []uint64, g uint64, logT int) []uint64 {
 
 // bsgsPoly returns σ_{γ^{-uB}}(Σ_i X^i σ_{γ^{uB+v}}(K_{gC+i, cb})) mod 2^LogTp.
 func (pl *Plan) bsgsPoly(w []uint64, group, u, v, cb int) []uint64 {
+	return pl.bsgsPolyTerms(w, nil, group, u, v, cb)
+}
+
+// kernelTerm is one (position, value) of a kernel plaintext.
+type kernelTerm struct {
+	e int32
+	v uint64
+}
+
+// kernelTerms lists, per (o, cb) at index o·Inputs()+cb, the terms of the
+// kernel plaintext (kernelEach). A BSGS plaintext sums C kernels and every
+// kernel enters C of them (one per baby and giant step), so listing the
+// terms once saves a factor C of index arithmetic in weight encoding.
+func (pl *Plan) kernelTerms(w []uint64) [][]kernelTerm {
+	in := pl.Inputs()
+	terms := make([][]kernelTerm, pl.Shape.Co*in)
+	_ = forEach(Workers(), len(terms), func(_, k int) error {
+		var ts []kernelTerm
+		pl.kernelEach(w, k/in, k%in, func(e int, v uint64) { ts = append(ts, kernelTerm{int32(e), v}) })
+		terms[k] = ts
+		return nil
+	})
+	return terms
+}
+
+// bsgsPolyTerms is bsgsPoly reading the kernels from terms (kernelTerms;
+// nil: computed here).
+func (pl *Plan) bsgsPolyTerms(w []uint64, terms [][]kernelTerm, group, u, v, cb int) []uint64 {
 	N := pl.Params.N()
 	C := pl.C()
-	m := uint64(2 * N)
+	m := uint64(2 * N) // a power of two
 	sig := powMod(pl.gamma, u*pl.Baby+v, m)
 	inv := powMod(pl.gamma, (C-u*pl.Baby)%C, m)
 	mask := uint64(1)<<uint(pl.LogTp) - 1
@@ -216,8 +244,8 @@ func (pl *Plan) bsgsPoly(w []uint64, group, u, v, cb int) []uint64 {
 			break
 		}
 		// X^i·σ(K_o) term by term: X^e -> ±X^(e·sig mod N), then the shift.
-		pl.kernelEach(w, o, cb, func(e int, v uint64) {
-			f := int(uint64(e) * sig % m)
+		add := func(e int, v uint64) {
+			f := int(uint64(e) * sig & (m - 1))
 			if f >= N {
 				f -= N
 				v = -v
@@ -227,7 +255,14 @@ func (pl *Plan) bsgsPoly(w []uint64, group, u, v, cb int) []uint64 {
 				v = -v
 			}
 			acc[f] = (acc[f] + v) & mask
-		})
+		}
+		if terms == nil {
+			pl.kernelEach(w, o, cb, add)
+			continue
+		}
+		for _, t := range terms[o*pl.Inputs()+cb] {
+			add(int(t.e), t.v)
+		}
 	}
 	return automorphPoly(acc, inv, pl.LogTp)
 }
@@ -283,8 +318,14 @@ func (pl *Plan) plainRefs() []plainRef {
 
 // plainPoly builds the plaintext polynomial of a reference.
 func (pl *Plan) plainPoly(w []uint64, ref plainRef) []uint64 {
+	return pl.plainPolyTerms(w, nil, ref)
+}
+
+// plainPolyTerms is plainPoly with the kernels' terms listed ahead
+// (kernelTerms; nil: computed here; only BSGS reads them).
+func (pl *Plan) plainPolyTerms(w []uint64, terms [][]kernelTerm, ref plainRef) []uint64 {
 	if ref.bsgs {
-		return pl.bsgsPoly(w, ref.group, ref.u, ref.v, ref.cb)
+		return pl.bsgsPolyTerms(w, terms, ref.group, ref.u, ref.v, ref.cb)
 	}
 	return pl.kernelPoly(w, ref.o, ref.cb)
 }

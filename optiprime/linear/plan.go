@@ -58,8 +58,11 @@ func NewPlan(proto Protocol, params cheetah.Parameters, s ConvShape, opt Options
 	if err != nil {
 		return nil, err
 	}
-	if proto == OptiEncodeBSGS {
+	switch proto {
+	case OptiEncodeBSGS:
 		return newBSGSPlan(params, s, opt)
+	case OptiPrime:
+		return newCheapestPlan(params, s, opt)
 	}
 	var best *Plan
 	var bestCost float64
@@ -388,4 +391,13 @@ func innerShape(s ConvShape) ConvShape {
 		Ci: s.Ci * st * st, H: ceilDiv(s.Hp(), st), W: ceilDiv(s.Wp(), st),
 		Co: s.Co, Kh: ceilDiv(s.Kh, st), Kw: ceilDiv(s.Kw, st), Stride: 1, Groups: s.Groups,
 	}
+}
+
+// Variant names what the layer runs: its protocol, except that a BSGS plan
+// that kept OptiEncode's merge tree (no split paid) is "optiencode".
+func (pl *Plan) Variant() string {
+	if pl.Proto == OptiEncodeBSGS && !pl.BSGS {
+		return OptiEncode.String()
+	}
+	return pl.Proto.String()
 }

@@ -147,10 +147,14 @@ func (pl *Plan) PrepareWeights(ev *cheetah.Evaluator, w []uint64) (*Weights, err
 	}
 	ws.plains = make(map[plainRef]*cheetah.Plaintext, len(refs))
 	pts := make([]*cheetah.Plaintext, len(refs))
+	var terms [][]kernelTerm
+	if pl.BSGS {
+		terms = pl.kernelTerms(w)
+	}
 	// EncodePlain only reads the evaluator's parameters: safe to share.
 	err := forEach(Workers(), len(refs), func(_, i int) error {
 		var err error
-		pts[i], err = ev.EncodePlain(pl.plainPoly(w, refs[i]), pl.Params.MaxLevel(), pl.LogTp)
+		pts[i], err = ev.EncodePlain(pl.plainPolyTerms(w, terms, refs[i]), pl.Params.MaxLevel(), pl.LogTp)
 		return err
 	})
 	if err != nil {

@@ -93,8 +93,18 @@ const (
 	OptiEncodeBSGS
 )
 
-// Protocols lists all protocols.
+// OptiPrime is not a layout but a choice per layer: NewPlan returns the
+// plan of whichever of Protocols its cost model (Plan.Cost) finds cheapest
+// for the layer, so a network mixes Cheetah's coefficient encoding,
+// OptiEncode and OptiEncode-BSGS layer by layer. Both parties derive the
+// same choice from the public shape.
+const OptiPrime Protocol = 3
+
+// Protocols lists the layouts (OptiPrime chooses among them).
 var Protocols = []Protocol{Cheetah, OptiEncode, OptiEncodeBSGS}
+
+// Valid reports whether p is one of Protocols or OptiPrime.
+func (p Protocol) Valid() bool { return p >= Cheetah && p <= OptiPrime }
 
 func (p Protocol) String() string {
 	switch p {
@@ -104,18 +114,20 @@ func (p Protocol) String() string {
 		return "optiencode"
 	case OptiEncodeBSGS:
 		return "optiencode-bsgs"
+	case OptiPrime:
+		return "optiprime"
 	}
 	return fmt.Sprintf("protocol(%d)", int(p))
 }
 
 // ParseProtocol parses a protocol name.
 func ParseProtocol(s string) (Protocol, error) {
-	for _, p := range Protocols {
+	for _, p := range append(Protocols, OptiPrime) {
 		if strings.EqualFold(s, p.String()) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("linear: unknown protocol %q (want cheetah, optiencode or optiencode-bsgs)", s)
+	return 0, fmt.Errorf("linear: unknown protocol %q (want cheetah, optiencode, optiencode-bsgs or optiprime)", s)
 }
 
 // Counters are the costs of one layer under one protocol.

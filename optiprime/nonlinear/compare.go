@@ -40,6 +40,7 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 var millionairesChunk = 1 << 16
 
 func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
+	defer p.step(StepMillionaires)()
 	n := len(x)
 	q := (k + blockBits - 1) / blockBits
 	const N = 1 << blockBits

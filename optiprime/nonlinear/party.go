@@ -32,6 +32,27 @@ type Party struct {
 	rcv     *ot.Receiver
 	prg     *share.PRG
 	refills transport.Stats // traffic of the silent-OT pool refills
+	trace   func(step string) (end func())
+}
+
+// Trace steps: SetTrace's callback receives these names.
+const (
+	StepOTExtension  = "ot-extension" // silent-OT pool refills (Ferret iterations)
+	StepMillionaires = "millionaires" // the millionaires' protocol (comparison tree), refills excluded
+)
+
+// SetTrace has every later traced step call f when it starts and the
+// function f returns when it ends (nil: no tracing). Steps nest: the OT
+// extension a millionaires' protocol runs is traced inside it. A profiler
+// charges the time between the calls to the step.
+func (p *Party) SetTrace(f func(step string) (end func())) { p.trace = f }
+
+// step traces one step (see SetTrace).
+func (p *Party) step(name string) (end func()) {
+	if p.trace == nil {
+		return func() {}
+	}
+	return p.trace(name)
 }
 
 // NewParty sets up silent OT extension (Ferret, regular parameters) in both
@@ -90,6 +111,7 @@ func (p *Party) Refills() (iterations int, traffic transport.Stats) {
 // parties call it with the same counts at the same point, direction 0→1
 // first, so the refills' flights pair up.
 func (p *Party) reserve(n01, n10 int) error {
+	defer p.step(StepOTExtension)()
 	before := p.conn.Stats()
 	var err error
 	if p.id == 0 {

@@ -233,6 +233,43 @@ func nPad(idx uint64, v int, keys [][2]Key) uint64 {
 	return binary.LittleEndian.Uint64(h[:8])
 }
 
+// slotPad is the mask of message v when the 2^logN messages of an instance
+// fit one key (2^logN·bits ≤ 128): the XOR over b of slot v of
+// K_b^{v_b}, slot v being bits [v·bits, (v+1)·bits) of the key. This is
+// Naor and Pinkas's 1-out-of-N OT from log N 1-out-of-2 OTs of keys
+// (STOC 1999, "Oblivious transfer and polynomial evaluation"), pad_v =
+// ⊕_b F_{K_b^{v_b}}(v), with F_K(v) = slot v of K: the keys are outputs
+// of the correlation-robust hash (crh) under distinct tweaks, so their
+// slots are independent uniform strings, and the receiver, who holds only
+// K_b^{c_b}, misses for every v ≠ c at least one key K_b^{1−c_b} whose
+// slot v enters pad_v and no other pad: the pads of the messages it did
+// not choose are uniform and independent. It replaces N hashes of log N
+// keys (nPad) by XORs where the messages are short (the millionaires'
+// leaves: 16 messages of 2 bits).
+func slotPad(v, bits int, keys [][2]Key) uint64 {
+	var pad uint64
+	shift := v * bits
+	for b := range keys {
+		k := &keys[b][v>>b&1]
+		lo := binary.LittleEndian.Uint64(k[0:])
+		hi := binary.LittleEndian.Uint64(k[8:])
+		var x uint64
+		switch {
+		case shift >= 64:
+			x = hi >> (shift - 64)
+		case shift == 0:
+			x = lo
+		default:
+			x = lo>>shift | hi<<(64-shift)
+		}
+		pad ^= x
+	}
+	return pad & share.Mask(bits)
+}
+
+// useSlots reports whether an instance's messages fit one key (slotPad).
+func useSlots(logN, bits int) bool { return bits<<logN <= 8*len(Key{}) }
+
 func checkLogN(logN int) error {
 	if logN < 1 || logN > MaxLogN {
 		return fmt.Errorf("ot: 1-out-of-2^%d OT: log N outside [1, %d]", logN, MaxLogN)
@@ -291,12 +328,17 @@ func (s *Sender) ReplyN(u []byte, msgs [][]uint64, logN, bits int) ([]byte, erro
 	}
 	keys := s.randomKeys(q, first)
 	y := make([]uint64, len(msgs)*N)
+	slots := useSlots(logN, bits)
 	inParallel(len(msgs), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			ks := keys[i*logN : (i+1)*logN]
 			idx := first + uint64(i*logN)
 			for v, m := range msgs[i] {
-				y[i*N+v] = m ^ nPad(idx, v, ks)
+				if slots {
+					y[i*N+v] = m ^ slotPad(v, bits, ks)
+				} else {
+					y[i*N+v] = m ^ nPad(idx, v, ks)
+				}
 			}
 		}
 	})
@@ -319,6 +361,7 @@ func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, erro
 	keys := receiverKeys(req.t, req.first)
 	m := share.Mask(bits)
 	out := make([]uint64, len(req.nChoice))
+	slots := useSlots(logN, bits)
 	inParallel(len(req.nChoice), func(lo, hi int) {
 		ks := make([][2]Key, logN)
 		for i := lo; i < hi; i++ {
@@ -333,7 +376,11 @@ func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, erro
 			for v := 0; v < N; v++ {
 				yc |= y[i*N+v] & -uint64(subtle.ConstantTimeEq(int32(v), int32(c)))
 			}
-			out[i] = (yc ^ nPad(req.first+uint64(i*logN), int(c), ks)) & m
+			if slots {
+				out[i] = (yc ^ slotPad(int(c), bits, ks)) & m
+			} else {
+				out[i] = (yc ^ nPad(req.first+uint64(i*logN), int(c), ks)) & m
+			}
 		}
 	})
 	return out, nil

@@ -26,7 +26,7 @@ func fixedCipher(label string) cipher.Block {
 // from four Even–Mansour PRF calls cost more than one SHA-256 of 80 bytes
 // (238 vs ≈ 140 ns): Go's AES encrypts one block per call (≈ 37 ns here),
 // so AES-NI's pipelining is lost.
-type hasher struct{ buf [32]byte }
+type hasher struct{ buf, buf2, buf3, buf4 [32]byte }
 
 func (h *hasher) pi(c cipher.Block, x block) block {
 	x.put(h.buf[:16])

@@ -431,3 +431,81 @@ func BenchmarkBaseOT(b *testing.B) {
 		pair(b)
 	}
 }
+
+// TestOneOutOfNSlots: instances whose messages fit one key (the
+// millionaires' leaves: 16 messages of 2 bits; 16 of 8 fill it) take
+// their pads from key slots (slotPad); the chosen message arrives, and the
+// receiver's keys unmask the others no better than chance.
+func TestOneOutOfNSlots(t *testing.T) {
+	snd, rcv := pair(t)
+	g := testPRG(t)
+	for _, c := range []struct{ logN, bits int }{{4, 2}, {4, 8}, {3, 16}, {2, 32}, {1, 64}} {
+		if !useSlots(c.logN, c.bits) {
+			t.Fatalf("%+v: expected slot pads", c)
+		}
+		N := 1 << c.logN
+		const n = 2000
+		r, _ := share.NewRing(c.bits)
+		msgs := make([][]uint64, n)
+		choices := make([]uint16, n)
+		for i := range msgs {
+			msgs[i] = g.Uniform(r, N)
+			choices[i] = uint16(g.Uint64() % uint64(N))
+		}
+		wait := run(func() error { return snd.SendN(msgs, c.logN, c.bits) })
+		got, err := rcv.ReceiveN(choices, c.logN, c.bits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wait(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if got[i] != msgs[i][choices[i]] {
+				t.Fatalf("%+v instance %d: got %x want %x", c, i, got[i], msgs[i][choices[i]])
+			}
+		}
+	}
+	if useSlots(4, 9) || useSlots(5, 8) || useSlots(4, 64) {
+		t.Error("messages beyond one key must use hashed pads")
+	}
+	// The receiver's view: with only K_b^{c_b}, slot pads of the other
+	// messages are independent of its keys. Take the keys of one instance
+	// and check that pads of v ≠ c computed from them match the sender's
+	// at the rate of chance (2^-8 for 8 bits).
+	var keys [4][2]Key
+	for b := range keys {
+		for s := range keys[b] {
+			for j := range keys[b][s] {
+				keys[b][s][j] = byte(g.Uint64())
+			}
+		}
+	}
+	const trials = 4000
+	hits := 0
+	for trial := 0; trial < trials; trial++ {
+		for b := range keys {
+			for j := range keys[b][1] {
+				keys[b][0][j], keys[b][1][j] = byte(g.Uint64()), byte(g.Uint64())
+			}
+		}
+		c := int(g.Uint64() % 16)
+		view := make([][2]Key, 4)
+		for b := range view {
+			k := keys[b][c>>b&1]
+			view[b] = [2]Key{k, k}
+		}
+		for v := 0; v < 16; v++ {
+			same := slotPad(v, 8, keys[:]) == slotPad(v, 8, view)
+			if v == c && !same {
+				t.Fatal("the chosen pad differs")
+			}
+			if v != c && same {
+				hits++
+			}
+		}
+	}
+	if rate := float64(hits) / (trials * 15); rate > 3.0/256 {
+		t.Errorf("non-chosen pads guessed at rate %.4f, chance is %.4f", rate, 1.0/256)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,6 +85,8 @@ type Conn struct {
 	mu    sync.Mutex // guards stats and ph
 	stats Stats
 	ph    phase
+
+	recvWait atomic.Int64 // nanoseconds spent in recv (blocked on the peer, then reading)
 }
 
 // Option configures a Conn.
@@ -193,10 +196,18 @@ func (c *Conn) Recv() (Frame, error) {
 	return c.recv()
 }
 
+// RecvWait returns the wall time spent so far receiving frames (Recv,
+// RecvType, Exchange's receive): waiting for the peer to send, then reading
+// the frame. A party that computes nothing while it receives spends this
+// time idle; a profile subtracts it to find its own work.
+func (c *Conn) RecvWait() time.Duration { return time.Duration(c.recvWait.Load()) }
+
 func (c *Conn) recv() (Frame, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
+	t0 := time.Now()
 	f, err := ReadFrame(c.br, c.maxPayload)
+	c.recvWait.Add(int64(time.Since(t0)))
 	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return Frame{}, fmt.Errorf("transport: peer closed the connection: %w", err)

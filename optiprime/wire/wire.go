@@ -58,7 +58,7 @@ func (s Session) ParseHello(b []byte, extra int) (Hello, []byte, error) {
 	if h.Version != s.Version {
 		return Hello{}, nil, fmt.Errorf("%s: protocol version %d, want %d", s.Name, h.Version, s.Version)
 	}
-	if int(b[1]) >= len(linear.Protocols) {
+	if !h.Protocol.Valid() {
 		return Hello{}, nil, fmt.Errorf("%s: unknown linear protocol %d", s.Name, b[1])
 	}
 	if h.LogN < 12 || h.LogN > 15 {

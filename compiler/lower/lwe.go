@@ -2,6 +2,8 @@ package lower
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/fhe"
@@ -32,12 +34,16 @@ const (
 // LWEKey names the key of a column rotation by r in an LWE answer run
 // (api.KeyBinding.Key): the Galois keys of the client's ring secret, each
 // a blob object holding the key's encoding.
-func LWEKey(r int) string { return fmt.Sprintf("rot%d", r) }
+func LWEKey(r int) string { return lweKeyPrefix + strconv.Itoa(r) }
 
-// ParseLWEKey is the inverse of LWEKey.
+const lweKeyPrefix = "rot"
+
+// ParseLWEKey is the inverse of LWEKey: a rotation ≥ 1 in its one decimal
+// form ("rot05" or "rot+5" name none).
 func ParseLWEKey(name string) (int, bool) {
-	var r int
-	if _, err := fmt.Sscanf(name, "rot%d", &r); err != nil || r < 1 || LWEKey(r) != name {
+	digits, ok := strings.CutPrefix(name, lweKeyPrefix)
+	r, err := strconv.Atoi(digits)
+	if !ok || err != nil || r < 1 || strconv.Itoa(r) != digits {
 		return 0, false
 	}
 	return r, true

@@ -642,3 +642,43 @@ func (c *Client) readRecordRaw(ctx context.Context, in *Info, r int) ([]byte, er
 	}
 	return out, nil
 }
+
+// TestAdversarialDeviceRevokeRotatesAKeywordDatabase: a revoke rewrites a
+// keyword database under a fresh key too (a compaction with nothing to
+// fold), and its lookups still answer right.
+func TestAdversarialDeviceRevokeRotatesAKeywordDatabase(t *testing.T) {
+	e := newAdvEnv(t)
+	ctx := context.Background()
+	if _, err := e.c.CreateKV(ctx, "kv", KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 40, SlotData: 16}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Load(ctx, "kv", strings.NewReader("k1,v1\nk2,value two\n"), LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dev.Own("kv", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	bob := e.otherClient(t, "bob")
+	if err := e.c.Grant(ctx, "kv", localIdentity, RoleReader, bob.keys.MemberPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.c.Info(ctx, "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Revoke(ctx, "kv", localIdentity); err != nil {
+		t.Fatal(err)
+	}
+	after, err := e.c.Info(ctx, "kv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Generation <= before.Generation || after.KeyNonce == before.KeyNonce || after.keys.gen == before.keys.gen {
+		t.Fatalf("revoke did not rotate: generation %d → %d", before.Generation, after.Generation)
+	}
+	for k, want := range map[string]string{"k1": "v1", "k2": "value two"} {
+		if got, err := e.c.Lookup(ctx, "kv", []byte(k)); err != nil || string(got) != want {
+			t.Fatalf("lookup %s after the revoke: %q, %v", k, got, err)
+		}
+	}
+}

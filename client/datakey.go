@@ -14,8 +14,9 @@ import (
 
 // A key set's data key seals the records of its databases (package seal):
 // 32 bytes from crypto/rand in `data.key` (mode 0600; it never leaves the
-// client). Each database seals under its own key derived from it, so that
-// one database's key can be handed to a reader without the others.
+// client). Each generation of each database seals under its own key
+// derived from it (trust.go), so that one generation's key can be handed
+// to a reader without the others, or the next.
 
 const dataKeyFile = "data.key"
 
@@ -45,7 +46,10 @@ func loadDataKey(dir string) (seal.DataKey, error) {
 	return k, nil
 }
 
-// databaseKey is the key database db's records are sealed under.
+// databaseKey is the key set's long-lived key for label: the tag key of a
+// keyword database named so (its tags outlive generations), and what a
+// cluster's keyword database seals its delta under. A database's records
+// are sealed under its generation's key instead (trust.go).
 func (k *Keys) databaseKey(db string) (seal.DataKey, error) {
 	var out seal.DataKey
 	b, err := hkdf.Key(sha256.New, k.data[:], nil, "rosemary database key v1\x00"+db, len(out))

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
@@ -86,7 +86,7 @@ func (c *Client) sweep(ctx context.Context, owner, name string, live map[string]
 // be owner's: it names owner, or cannot tell — no access list, or a
 // plaintext device, on which every caller is the one plaintext identity.
 func ownedBy(listed, owner string) bool {
-	return listed == owner || listed == "" || listed == guard.Plaintext.Name
+	return listed == owner || listed == "" || listed == certs.Plaintext.Name
 }
 
 // sweepDevice deletes the stale shard databases of owner's database name

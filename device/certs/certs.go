@@ -61,6 +61,10 @@ type Identity struct {
 
 func (id Identity) String() string { return id.Name + " (" + string(id.Role) + ")" }
 
+// Plaintext is the one identity of every caller of a daemon serving
+// plaintext on loopback (no certificate to name anyone).
+var Plaintext = Identity{Name: "plaintext-loopback", Role: RoleUser}
+
 // ErrNoRole is returned for a certificate that carries no known role.
 var ErrNoRole = errors.New("certs: certificate carries no rosemary role")
 

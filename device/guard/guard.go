@@ -24,7 +24,7 @@ import (
 )
 
 // Plaintext is every caller's identity on a server without TLS.
-var Plaintext = certs.Identity{Name: "plaintext-loopback", Role: certs.RoleUser}
+var Plaintext = certs.Plaintext
 
 type identityKey struct{}
 

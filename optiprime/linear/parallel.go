@@ -1,6 +1,7 @@
 package linear
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,39 @@ func (pl *Plan) scheduleParallel(engines []*realEngine) error {
 			return pl.operand(engines[w], ops, us[i])
 		}); err != nil {
 			return err
+		}
+		if pl.BSGS {
+			// One unit per giant step, not per group: a layer has few
+			// groups (ResNet-18's layer4: 8) and coarse units stall a step
+			// when a worker is descheduled on a shared machine. The giant
+			// steps of a group are then summed in order, as groupBSGS does.
+			G := pl.C() / pl.Baby
+			steps := make([]handle, pl.Groups()*G)
+			if err := forEach(len(engines), len(steps), func(w, i int) error {
+				h, err := pl.giantStep(engines[w], ops, i/G, i%G)
+				steps[i] = h
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := forEach(len(engines), pl.Groups(), func(w, g int) error {
+				var res handle
+				for _, h := range steps[g*G : (g+1)*G] {
+					var err error
+					if res == nil {
+						res = h
+					} else if res, err = engines[w].add(res, h); err != nil {
+						return err
+					}
+				}
+				if res == nil {
+					return fmt.Errorf("linear: empty BSGS group %d", g)
+				}
+				return engines[w].output(res, tile, g)
+			}); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := forEach(len(engines), pl.Groups(), func(w, g int) error {
 			return pl.group(engines[w], ops, tile, g)

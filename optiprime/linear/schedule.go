@@ -217,26 +217,11 @@ func (pl *Plan) mergeTree(e engine, ys []handle, j int) (handle, error) {
 // groupBSGS: OptiEncode with the trace moved to the inputs; baby[v][cb] are
 // the tile's baby steps.
 func (pl *Plan) groupBSGS(e engine, baby [][]handle, tile, g int) error {
-	C, B := pl.C(), pl.Baby
-	m := uint64(2 * pl.Params.N())
 	var res handle
-	for u := 0; u < C/B; u++ {
-		var inner handle
-		var err error
-		for v := 0; v < B; v++ {
-			for cb := range baby[v] {
-				if !pl.groupTouches(g, cb) {
-					continue
-				}
-				if inner, err = e.mulAcc(inner, baby[v][cb], plainRef{bsgs: true, group: g, u: u, v: v, cb: cb}); err != nil {
-					return err
-				}
-			}
-		}
-		if u > 0 {
-			if inner, err = e.automorphism(inner, powMod(pl.gamma, u*B, m)); err != nil {
-				return err
-			}
+	for u := 0; u < pl.C()/pl.Baby; u++ {
+		inner, err := pl.giantStep(e, baby, g, u)
+		if err != nil {
+			return err
 		}
 		if res == nil {
 			res = inner
@@ -248,6 +233,31 @@ func (pl *Plan) groupBSGS(e engine, baby [][]handle, tile, g int) error {
 		return fmt.Errorf("linear: empty BSGS group %d", g)
 	}
 	return e.output(res, tile, g)
+}
+
+// giantStep is giant step u of BSGS group g: σ_{γ^{uB}}(Σ_v Σ_cb
+// baby[v][cb]·P_{g,u,v,cb}) (no automorphism for u = 0; nil if the group
+// touches no input).
+func (pl *Plan) giantStep(e engine, baby [][]handle, g, u int) (handle, error) {
+	m := uint64(2 * pl.Params.N())
+	var inner handle
+	var err error
+	for v := 0; v < pl.Baby; v++ {
+		for cb := range baby[v] {
+			if !pl.groupTouches(g, cb) {
+				continue
+			}
+			if inner, err = e.mulAcc(inner, baby[v][cb], plainRef{bsgs: true, group: g, u: u, v: v, cb: cb}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if u > 0 {
+		if inner, err = e.automorphism(inner, powMod(pl.gamma, u*pl.Baby, m)); err != nil {
+			return nil, err
+		}
+	}
+	return inner, nil
 }
 
 // countEngine counts operations and bytes without computing.

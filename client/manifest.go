@@ -209,6 +209,15 @@ func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
+	raw, err := c.readHeadObject(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.openManifest(ctx, name, raw, floor)
+}
+
+// readHeadObject reads database name's head object as stored.
+func (c *Client) readHeadObject(ctx context.Context, name string) ([]byte, error) {
 	raw, err := c.readBlob(ctx, headObject(name))
 	if err != nil {
 		if isNotFound(err) {
@@ -216,7 +225,7 @@ func (c *Client) readManifest(ctx context.Context, name string) (*Info, error) {
 		}
 		return nil, fmt.Errorf("client: read %s: %w", name, err)
 	}
-	return c.openManifest(ctx, name, raw, floor)
+	return raw, nil
 }
 
 // writeInfo replaces a database's manifest if its head is still at

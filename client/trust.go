@@ -142,24 +142,16 @@ func sealManifest(in *Info) ([]byte, error) {
 // under the key set's own derivation if it made the database, else under
 // the key of the grant left for the caller.
 func (c *Client) openManifest(ctx context.Context, name string, raw []byte, floor seenGeneration) (*Info, error) {
-	var env signedManifest
-	if err := json.Unmarshal(raw, &env); err != nil || len(env.Manifest) == 0 {
-		return nil, fmt.Errorf("client: %s: %w: the manifest is not a tagged envelope", name, ErrTampered)
-	}
-	var in Info
-	if err := json.Unmarshal(env.Manifest, &in); err != nil {
-		return nil, fmt.Errorf("client: %s: %w: manifest: %v", name, ErrTampered, err)
-	}
-	if in.Name != name {
-		return nil, fmt.Errorf("client: %s: %w: the manifest names %q", name, ErrTampered, in.Name)
+	env, in, err := decodeManifest(name, raw)
+	if err != nil {
+		return nil, err
 	}
 	var keys dbKeys
-	var err error
 	mine := hmac.Equal(in.OwnerKey, c.keys.OwnerPublicKey())
 	if mine {
-		keys, err = c.keys.ownerKeys(&in)
+		keys, err = c.keys.ownerKeys(in)
 	} else {
-		keys, err = c.grantedKeys(ctx, &in)
+		keys, err = c.grantedKeys(ctx, in)
 	}
 	if err != nil {
 		return nil, err
@@ -175,10 +167,10 @@ func (c *Client) openManifest(ctx context.Context, name string, raw []byte, floo
 	if err := in.checkParams(); err != nil {
 		return nil, err
 	}
-	if err := c.keys.checkGeneration(&in, floor); err != nil {
+	if err := c.keys.checkGeneration(in, floor); err != nil {
 		return nil, err
 	}
-	return &in, nil
+	return in, nil
 }
 
 // grant is a database generation's keys sealed to one reader and signed
@@ -304,17 +296,26 @@ func (c *Client) UnverifiedInfo(ctx context.Context, name string) (*Info, error)
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
-	raw, err := c.readBlob(ctx, headObject(name))
+	raw, err := c.readHeadObject(ctx, name)
 	if err != nil {
-		if isNotFound(err) {
-			return nil, fmt.Errorf("%w %q", ErrNoDatabase, name)
-		}
-		return nil, fmt.Errorf("client: read %s: %w", name, err)
+		return nil, err
 	}
+	_, in, err := decodeManifest(name, raw)
+	return in, err
+}
+
+// decodeManifest decodes database name's head object, its tag unchecked.
+func decodeManifest(name string, raw []byte) (signedManifest, *Info, error) {
 	var env signedManifest
-	var in Info
-	if err := json.Unmarshal(raw, &env); err != nil || json.Unmarshal(env.Manifest, &in) != nil || in.Name != name {
-		return nil, fmt.Errorf("client: %s: %w: the manifest does not decode", name, ErrTampered)
+	if err := json.Unmarshal(raw, &env); err != nil || len(env.Manifest) == 0 {
+		return env, nil, fmt.Errorf("client: %s: %w: the manifest is not a tagged envelope", name, ErrTampered)
 	}
-	return &in, nil
+	var in Info
+	if err := json.Unmarshal(env.Manifest, &in); err != nil {
+		return env, nil, fmt.Errorf("client: %s: %w: manifest: %v", name, ErrTampered, err)
+	}
+	if in.Name != name {
+		return env, nil, fmt.Errorf("client: %s: %w: the manifest names %q", name, ErrTampered, in.Name)
+	}
+	return env, &in, nil
 }

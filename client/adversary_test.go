@@ -60,7 +60,11 @@ func (d *lyingDevice) Get(ctx context.Context, req *api.GetRequest) (*api.GetRes
 
 func (d *lyingDevice) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
 	d.runs.Add(1)
-	resp, err := d.Device.RunStream(ctx, req)
+	return d.answer(d.Device.RunStream(ctx, req))
+}
+
+// answer passes a query's answer through the run hook.
+func (d *lyingDevice) answer(resp *api.RunStreamResponse, err error) (*api.RunStreamResponse, error) {
 	d.mu.Lock()
 	hook := d.run
 	d.mu.Unlock()
@@ -72,14 +76,7 @@ func (d *lyingDevice) RunStream(ctx context.Context, req *api.RunStreamRequest) 
 
 func (d *lyingDevice) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
 	d.runs.Add(1)
-	resp, err := d.Device.QueryLWE(ctx, req)
-	d.mu.Lock()
-	hook := d.run
-	d.mu.Unlock()
-	if err != nil || hook == nil {
-		return resp, err
-	}
-	return hook(resp)
+	return d.answer(d.Device.QueryLWE(ctx, req))
 }
 
 func (d *lyingDevice) onGet(f func(*api.GetRequest, *api.GetResponse) (*api.GetResponse, error)) {

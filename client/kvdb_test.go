@@ -251,6 +251,13 @@ func (r *recorder) RunStream(ctx context.Context, req *api.RunStreamRequest) (*a
 		stored = append(stored, s.Prefix)
 	}
 	resp, err := r.Device.RunStream(ctx, req)
+	out := outputWords(resp)
+	r.log(fmt.Sprintf("query %s %v: %d words up, %d down", req.Program, stored, words, out))
+	return resp, err
+}
+
+// outputWords counts the words of an answer's outputs.
+func outputWords(resp *api.RunStreamResponse) int {
 	out := 0
 	if resp != nil {
 		for _, o := range resp.Outputs {
@@ -261,8 +268,7 @@ func (r *recorder) RunStream(ctx context.Context, req *api.RunStreamRequest) (*a
 			}
 		}
 	}
-	r.log(fmt.Sprintf("query %s %v: %d words up, %d down", req.Program, stored, words, out))
-	return resp, err
+	return out
 }
 
 func (r *recorder) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
@@ -273,16 +279,7 @@ func (r *recorder) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api
 		}
 	}
 	resp, err := r.Device.QueryLWE(ctx, req)
-	out := 0
-	if resp != nil {
-		for _, o := range resp.Outputs {
-			for _, inst := range o.Instances {
-				for _, l := range inst {
-					out += len(l)
-				}
-			}
-		}
-	}
+	out := outputWords(resp)
 	r.log(fmt.Sprintf("query lwe/%s %d×%d [%s]: %d words up, %d down", req.Params, req.Rows, req.Cols, req.Generation, words, out))
 	return resp, err
 }

@@ -72,8 +72,13 @@ func (k *Keys) seenGeneration(name string) (seenGeneration, error) {
 // checkGeneration refuses a manifest older than floor (seenGeneration
 // before it was read), then records it if it is the latest.
 func (k *Keys) checkGeneration(in *Info, floor seenGeneration) error {
-	if floor.Incarnation == in.Incarnation && in.Generation < floor.Generation {
-		return fmt.Errorf("client: %s: %w: generation %d, %d seen before", in.Name, ErrRollback, in.Generation, floor.Generation)
+	if floor.Incarnation == in.Incarnation {
+		if in.Generation < floor.Generation {
+			return fmt.Errorf("client: %s: %w: generation %d, %d seen before", in.Name, ErrRollback, in.Generation, floor.Generation)
+		}
+		if in.Generation == floor.Generation {
+			return nil // recorded already: a query's usual case reads the record once
+		}
 	}
 	return k.noteGeneration(in)
 }

@@ -337,6 +337,10 @@ func TestUnauthenticatedCallersRefused(t *testing.T) {
 	if _, err := c.List(ctx, &api.ListRequest{}); code(err) != codes.Unauthenticated {
 		t.Errorf("no certificate where one is optional: %v, want Unauthenticated", err)
 	}
+	if _, err := c.QueryLWE(ctx, &api.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",
+		Keys: "acct/members/alice/keys/", Secret: [][]uint64{{1}}}); code(err) != codes.Unauthenticated {
+		t.Errorf("a PIR query without a certificate where one is optional: %v, want Unauthenticated", err)
+	}
 	// A device refuses to serve plaintext beyond loopback, and to serve
 	// without a transport chosen.
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -18,16 +18,17 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
-	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
-	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -43,7 +44,7 @@ type lyingDevice struct {
 	api.Device
 	mu   sync.Mutex
 	get  func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error)
-	run  func(resp *api.RunStreamResponse) (*api.RunStreamResponse, error)
+	run  func(resp *devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error)
 	runs atomic.Int64 // queries (RunStream, QueryLWE) that reached the device
 }
 
@@ -60,11 +61,13 @@ func (d *lyingDevice) Get(ctx context.Context, req *api.GetRequest) (*api.GetRes
 
 func (d *lyingDevice) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
 	d.runs.Add(1)
-	return d.answer(d.Device.RunStream(ctx, req))
+	return d.Device.RunStream(ctx, req)
 }
 
-// answer passes a query's answer through the run hook.
-func (d *lyingDevice) answer(resp *api.RunStreamResponse, err error) (*api.RunStreamResponse, error) {
+// QueryLWE passes the device's answer through the run hook.
+func (d *lyingDevice) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	d.runs.Add(1)
+	resp, err := d.Device.QueryLWE(ctx, req)
 	d.mu.Lock()
 	hook := d.run
 	d.mu.Unlock()
@@ -74,18 +77,13 @@ func (d *lyingDevice) answer(resp *api.RunStreamResponse, err error) (*api.RunSt
 	return hook(resp)
 }
 
-func (d *lyingDevice) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
-	d.runs.Add(1)
-	return d.answer(d.Device.QueryLWE(ctx, req))
-}
-
 func (d *lyingDevice) onGet(f func(*api.GetRequest, *api.GetResponse) (*api.GetResponse, error)) {
 	d.mu.Lock()
 	d.get = f
 	d.mu.Unlock()
 }
 
-func (d *lyingDevice) onRun(f func(*api.RunStreamResponse) (*api.RunStreamResponse, error)) {
+func (d *lyingDevice) onRun(f func(*devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error)) {
 	d.mu.Lock()
 	d.run = f
 	d.mu.Unlock()
@@ -383,26 +381,14 @@ func TestAdversarialDeviceInsecureParamsNeedAsking(t *testing.T) {
 	}
 }
 
-// corruptColumn adds one to every word of the answer's column: the
+// corruptColumn adds 2^24 to every word of the answer's column: the
 // record the query asks for no longer opens.
-func corruptColumn(resp *api.RunStreamResponse) (*api.RunStreamResponse, error) {
-	out := *resp
-	out.Outputs = nil
-	for _, o := range resp.Outputs {
-		if o.Node == lower.LWEColumn {
-			var insts []engine.Limbs
-			for _, inst := range o.Instances {
-				limb := append([]uint64(nil), inst[0]...)
-				for i := range limb {
-					limb[i] += 1 << 24
-				}
-				insts = append(insts, engine.Limbs{limb})
-			}
-			o = api.StreamValues{Node: o.Node, Instances: insts}
-		}
-		out.Outputs = append(out.Outputs, o)
+func corruptColumn(resp *devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error) {
+	out := proto.Clone(resp).(*devicepb.LWEQueryResponse)
+	for i := 0; i+4 <= len(out.Column); i += 4 {
+		binary.LittleEndian.PutUint32(out.Column[i:], binary.LittleEndian.Uint32(out.Column[i:])+1<<24)
 	}
-	return &out, nil
+	return out, nil
 }
 
 // TestAdversarialDeviceFailedAnswerIsFatalForTheKey: the device makes an
@@ -467,18 +453,11 @@ func TestAdversarialDeviceMalformedAnswer(t *testing.T) {
 	e := newAdvEnv(t)
 	ctx := context.Background()
 	e.loadPIR(t, "acct")
-	e.liar.onRun(func(resp *api.RunStreamResponse) (*api.RunStreamResponse, error) {
-		out := *resp
-		out.Outputs = nil
-		for _, o := range resp.Outputs {
-			if o.Node == lower.LWEColumn {
-				// A column word of two limbs: not the answer's shape.
-				w := o.Instances[0][0]
-				o = api.StreamValues{Node: o.Node, Instances: append([]engine.Limbs{{w, w}}, o.Instances[1:]...)}
-			}
-			out.Outputs = append(out.Outputs, o)
-		}
-		return &out, nil
+	e.liar.onRun(func(resp *devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error) {
+		// A column of a word less: not the answer's shape.
+		out := proto.Clone(resp).(*devicepb.LWEQueryResponse)
+		out.Column = out.Column[:len(out.Column)-4]
+		return out, nil
 	})
 	if _, err := e.c.Get(ctx, "acct", 3); !errors.Is(err, ErrTampered) {
 		t.Fatalf("a truncated column: %v, want ErrTampered", err)
@@ -496,13 +475,13 @@ func TestAdversarialDeviceDroppedOrDelayedAnswer(t *testing.T) {
 	e := newAdvEnv(t)
 	ctx := context.Background()
 	data := e.loadPIR(t, "acct")
-	e.liar.onRun(func(*api.RunStreamResponse) (*api.RunStreamResponse, error) {
+	e.liar.onRun(func(*devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error) {
 		return nil, fmt.Errorf("dropped: %w", api.ErrUnavailable)
 	})
 	if _, err := e.c.Get(ctx, "acct", 9); err == nil || errors.Is(err, ErrTampered) {
 		t.Fatalf("a dropped answer: %v, want an error other than ErrTampered", err)
 	}
-	e.liar.onRun(func(resp *api.RunStreamResponse) (*api.RunStreamResponse, error) {
+	e.liar.onRun(func(resp *devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error) {
 		time.Sleep(200 * time.Millisecond)
 		return resp, nil
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // kvOpts: small insecure LWE parameters; values up to 40 bytes in slots of
@@ -271,16 +272,14 @@ func outputWords(resp *api.RunStreamResponse) int {
 	return out
 }
 
-func (r *recorder) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
-	words := 0
-	for _, inst := range append(req.Query, req.Secret) {
-		for _, l := range inst {
-			words += len(l)
-		}
-	}
+func (r *recorder) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	resp, err := r.Device.QueryLWE(ctx, req)
-	out := outputWords(resp)
-	r.log(fmt.Sprintf("query lwe/%s %d×%d [%s]: %d words up, %d down", req.Params, req.Rows, req.Cols, req.Generation, words, out))
+	out := len(resp.GetColumn())
+	for _, h := range resp.GetHint() {
+		out += len(h)
+	}
+	r.log(fmt.Sprintf("query lwe/%s %d×%d [%s]: %d bytes up, %d down", req.GetParams(), req.GetRows(), req.GetCols(), req.GetGeneration(),
+		len(req.GetQuery())+len(req.GetSecret()), out))
 	return resp, err
 }
 

@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // secretRecords are records "SECRET-<i>" padded with a pattern, the kind
@@ -80,8 +82,17 @@ func (d tampering) RunStream(ctx context.Context, req *api.RunStreamRequest) (*a
 	return alter(d.Device.RunStream(ctx, req))
 }
 
-func (d tampering) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
-	return alter(d.Device.QueryLWE(ctx, req))
+// QueryLWE shifts every word of an answer's column by 2^24 (a byte's
+// step at the scheme's scale).
+func (d tampering) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	resp, err := d.Device.QueryLWE(ctx, req)
+	if err != nil {
+		return resp, err
+	}
+	for i := 0; i+4 <= len(resp.Column); i += 4 {
+		binary.LittleEndian.PutUint32(resp.Column[i:], binary.LittleEndian.Uint32(resp.Column[i:])+1<<24)
+	}
+	return resp, nil
 }
 
 func alter(resp *api.RunStreamResponse, err error) (*api.RunStreamResponse, error) {

@@ -13,7 +13,6 @@
 // CLCAO's decisions (hot keys, streamed values) for the simulator to
 // follow. A device segment becomes code on demand: Plan.SegmentProgram
 // materialises it as one static mProgram, Plan.StreamSegment as the
-// lower.StreamProgram a device runs over its stored data (for a segment
-// holding an LWE scan, the native answer program of the scan's database,
-// lower.LWEProgram).
+// lower.StreamProgram a device runs over its stored data. An LWE PIR answer
+// is only modelled: the device serves it natively (QueryLWE).
 package compiler

@@ -91,7 +91,7 @@ func (p *Plan) SegmentProgram(seg int, ring lower.Ring, scheme fhe.Scheme, t uin
 		var steps []step
 		first := prog.Nodes[n.Args[0]]
 		if n.Op == ir.OpLWEScan {
-			return nil, fmt.Errorf("compiler: node %d: an LWE scan runs on the device as its database's answer program (Plan.StreamSegment), not as a static mProgram", v)
+			return nil, fmt.Errorf("compiler: node %d: an LWE scan is answered natively by the device (QueryLWE), not as a static mProgram", v)
 		}
 		if n.Op == ir.OpSum {
 			k := first.Count / n.Count

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
@@ -8,10 +9,14 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
 
+// ErrLWESegment reports a device segment holding an LWE scan: it has no
+// stream program.
+var ErrLWESegment = errors.New("compiler: an LWE PIR segment has no stream program")
+
 // StreamSegment builds the stream program of device segment seg of the
 // plan for the ring ring (the primes of the keys in use). A segment
-// holding an LWE scan is the native answer program of the scan's database
-// (lweSegment).
+// holding an LWE scan has none: the device answers an LWE PIR query natively
+// (its QueryLWE, package device/pirserver), and the plan only models it.
 func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint64) (*lower.StreamProgram, error) {
 	if seg < 0 || seg >= len(p.Segments) || !p.Segments[seg].OnSSD() {
 		return nil, fmt.Errorf("compiler: segment %d is not a device segment", seg)
@@ -24,7 +29,7 @@ func (p *Plan) StreamSegment(seg int, ring lower.Ring, scheme fhe.Scheme, t uint
 	}
 	for _, v := range p.Segments[seg].Nodes {
 		if prog.Nodes[v].Op == ir.OpLWEScan {
-			return p.lweSegment(seg, prog.Nodes[v], inSeg, ring, scheme, t)
+			return nil, fmt.Errorf("%w: node %d: the device answers an LWE PIR query natively (QueryLWE), not as a stream program", ErrLWESegment, v)
 		}
 	}
 	sp := &lower.StreamProgram{Workload: p.Workload, Segment: seg, Scheme: scheme, T: t, Ring: ring}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -167,13 +168,13 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			return err
 		}, codes.PermissionDenied},
 		"QueryLWE": {func() error {
-			_, err := bob.QueryLWE(ctx, &api.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",
-				Keys: "bob/keys/", Secret: [][]uint64{{1}}})
+			_, err := bob.QueryLWE(ctx, &devicepb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",
+				Keys: "bob/keys/", Secret: []byte{1}})
 			return err
 		}, codes.PermissionDenied},
 		"QueryLWE keys": {func() error {
-			_, err := bob.QueryLWE(ctx, &api.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "bob/g1",
-				Keys: "acct/members/alice/keys/", Secret: [][]uint64{{1}}})
+			_, err := bob.QueryLWE(ctx, &devicepb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "bob/g1",
+				Keys: "acct/members/alice/keys/", Secret: []byte{1}})
 			return err
 		}, codes.PermissionDenied},
 		"Get access list": {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "_acl/acct"}); return err }, codes.InvalidArgument},
@@ -337,8 +338,8 @@ func TestUnauthenticatedCallersRefused(t *testing.T) {
 	if _, err := c.List(ctx, &api.ListRequest{}); code(err) != codes.Unauthenticated {
 		t.Errorf("no certificate where one is optional: %v, want Unauthenticated", err)
 	}
-	if _, err := c.QueryLWE(ctx, &api.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",
-		Keys: "acct/members/alice/keys/", Secret: [][]uint64{{1}}}); code(err) != codes.Unauthenticated {
+	if _, err := c.QueryLWE(ctx, &devicepb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",
+		Keys: "acct/members/alice/keys/", Secret: []byte{1}}); code(err) != codes.Unauthenticated {
 		t.Errorf("a PIR query without a certificate where one is optional: %v, want Unauthenticated", err)
 	}
 	// A device refuses to serve plaintext beyond loopback, and to serve

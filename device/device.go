@@ -19,6 +19,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
+	"github.com/rosemary-fhe/rosemary/device/pirserver"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -91,11 +92,9 @@ type Device struct {
 	rss rssPeaks // RssAnon and RssFile at most while jobs ran
 
 	storeRead, microOps, instrs, jobsRun atomic.Int64
-	lweKeys                              lweKeys
-	lweBatchers                          scanBatchers
 	keys                                 *keyCache
 	streams                              streamTable              // stream programs (SetStream, RunStream)
-	lweQueries                           lweQueryPrograms         // QueryLWE's answer programs, by shape
+	pir                                  *pirserver.Server        // QueryLWE: the typed PIR service
 	wire                                 *api.PayloadCounter      // payload bytes over gRPC, if served
 	rpcSeconds                           *prometheus.HistogramVec // served RPC latencies (metrics.go)
 
@@ -171,6 +170,8 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 	d.isp = newISPGate(lim.WriteWait)
 	d.runs = admit.New(admit.Limits{Slots: lim.Runs, PerCaller: 1, MaxWaiting: max(lim.RunQueue, 1), MaxWaitingPerCaller: 4})
 	d.cores = admit.NewCores(lim.Workers)
+	d.pir = pirserver.New(pirserver.Config{Store: st, Runs: d.runs, Cores: d.cores, Workers: lim.Workers, RunTimeout: lim.RunTimeout,
+		EnterISP: d.enterISP, LeaveISP: d.leaveISP})
 	d.access = authz.New(d)
 	d.guarded = authz.Guard(d, d.access)
 	// Until told otherwise (DialPeersWith), peers are dialled as the

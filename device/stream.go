@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
+	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -28,8 +29,7 @@ type streamTable struct {
 type registeredStream struct {
 	raw    string
 	nodes  int
-	stream *engine.Stream // nil for an LWE program
-	lwe    *lweProgram
+	stream *engine.Stream
 }
 
 func newStreamTable(lim Limits) streamTable {
@@ -61,12 +61,7 @@ func (d *Device) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api
 	}
 	reg := &registeredStream{raw: string(req.Program), nodes: len(sp.Nodes)}
 	var err error
-	if sp.LWE != nil {
-		reg.lwe, err = newLWEProgram(&sp, d.lim.Workers)
-	} else {
-		reg.stream, err = engine.NewStream(&sp)
-	}
-	if err != nil {
+	if reg.stream, err = engine.NewStream(&sp); err != nil {
 		return nil, fmt.Errorf("device: setstream %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
 	set, _, err := t.progs.add(quotaCaller(ctx), req.Name, reg, 1)
@@ -87,9 +82,6 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 	reg, ok := d.streams.progs.get(req.Program)
 	if !ok {
 		return nil, fmt.Errorf("device: runstream: %w: program %q not set", api.ErrNotFound, req.Program)
-	}
-	if reg.lwe != nil {
-		return d.runLWE(ctx, req.Program, reg.lwe, req)
 	}
 	caller := "in-process"
 	if id, ok := guard.IdentityFrom(ctx); ok {
@@ -245,4 +237,11 @@ func (d *Device) streamKey(caller, name string, moduli []uint64) (engine.Limbs, 
 		k = cached
 	}
 	return k, nil
+}
+
+// coreUse reports a stage of a run that took seconds of wall time and
+// used the cores as st says; batch runs shared it.
+func coreUse(stage string, seconds time.Duration, st admit.RunStats, batch int) api.CoreUse {
+	return api.CoreUse{Stage: stage, Seconds: seconds.Seconds(), Chunks: uint64(st.Chunks), WaitSeconds: st.Waited.Seconds(),
+		HeldSeconds: st.Held.Seconds(), MaxWaitSeconds: st.MaxWait.Seconds(), MaxChunkSeconds: st.Chunk.Seconds(), Batch: uint64(max(batch, 1)), MinLimit: uint32(st.Limit)}
 }

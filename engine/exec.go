@@ -115,7 +115,7 @@ func NewExecutor(preset fhe.Preset, params any, keys Keys) (*Executor, error) {
 func (x *Executor) Run(ctx context.Context, p *ir.Program, inputs, stored map[string][]Value) (map[string][]Value, error) {
 	for _, n := range p.Nodes {
 		if n.LWELimbs > 0 || n.Window {
-			return nil, fmt.Errorf("engine: node %d: LWE PIR programs run on the device as lower.LWEProgram; the executor runs RLWE programs", n.ID)
+			return nil, fmt.Errorf("engine: node %d: LWE PIR answers run natively on the device (QueryLWE); the executor runs RLWE programs", n.ID)
 		}
 	}
 	if err := p.Validate(); err != nil {

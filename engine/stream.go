@@ -65,9 +65,6 @@ type Stream struct {
 
 // NewStream prepares a validated stream program.
 func NewStream(sp *lower.StreamProgram) (*Stream, error) {
-	if sp.LWE != nil {
-		return nil, fmt.Errorf("engine: %w: an LWE answer program runs natively on the device, not on the interpreter", lower.ErrStreamProgram)
-	}
 	if err := sp.Validate(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // Node is one operation of a program.
@@ -58,6 +59,27 @@ type Node struct {
 	// of the JSON form, which plans have always been written in; a
 	// program decoded from JSON has no roles.
 	Role Role `json:"-"`
+}
+
+// LWESpec names the database an LWE scan answers (package fhe/lwepir): its
+// parameter set and matrix shape. The IR's nodes model what the answer
+// costs; the device answers natively (its QueryLWE, package
+// device/pirserver) from the same parameters and shape.
+type LWESpec struct {
+	Params     string `json:"params"` // lwepir.ByName
+	Rows       int    `json:"rows"`
+	Cols       int    `json:"cols"`
+	RecordSize int    `json:"record_size"`
+}
+
+// Shape returns the spec's parameters and matrix shape, checked.
+func (s *LWESpec) Shape() (lwepir.Params, lwepir.Shape, error) {
+	p, err := lwepir.ByName(s.Params)
+	if err != nil {
+		return p, lwepir.Shape{}, err
+	}
+	sh := lwepir.Shape{Rows: s.Rows, Cols: s.Cols, RecordSize: s.RecordSize}
+	return p, sh, sh.Validate(p)
 }
 
 // Role is what a source node carries for the session that runs the

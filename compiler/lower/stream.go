@@ -100,9 +100,6 @@ type StreamProgram struct {
 	T        uint64       `json:"t,omitempty"`
 	Ring     Ring         `json:"ring"`
 	Nodes    []StreamNode `json:"nodes"`
-	// LWE, if set, makes this the answer program of an LWE PIR database
-	// (see LWESpec); its nodes are then fixed.
-	LWE *LWESpec `json:"lwe,omitempty"`
 }
 
 // sameProgramConfig compares two configurations entry by entry.

@@ -96,9 +96,6 @@ func (sp *StreamProgram) Validate() error {
 	if err := sp.validateRing(); err != nil {
 		return err
 	}
-	if sp.LWE != nil {
-		return sp.validateLWE()
-	}
 	hasOut := false
 	for i := range sp.Nodes {
 		if err := sp.validateNode(i); err != nil {

@@ -108,3 +108,7 @@ func (c *client) SetStream(ctx context.Context, req *SetStreamRequest) (*SetStre
 func (c *client) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error) {
 	return call(ctx, "RunStream", c.rpc.RunStream, runStreamToProto(req), runStreamRespFromProto)
 }
+
+func (c *client) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	return call(ctx, "QueryLWE", c.rpc.QueryLWE, req, same)
+}

@@ -527,7 +527,9 @@ func coreUseToProto(us []CoreUse) []*devicepb.CoreUse {
 	return out
 }
 
-func coreUseFromProto(ms []*devicepb.CoreUse) ([]CoreUse, error) {
+// CoreUses reads the stages of a reply (RunStream's, QueryLWE's), at most
+// maxCoreUses of them.
+func CoreUses(ms []*devicepb.CoreUse) ([]CoreUse, error) {
 	if len(ms) > maxCoreUses {
 		return nil, fmt.Errorf("%w: %d stages of core use (at most %d)", ErrInvalid, len(ms), maxCoreUses)
 	}
@@ -544,7 +546,7 @@ func runStreamRespFromProto(m *devicepb.RunStreamResponse) (*RunStreamResponse, 
 	if err != nil {
 		return nil, err
 	}
-	cores, err := coreUseFromProto(m.GetCores())
+	cores, err := CoreUses(m.GetCores())
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"errors"
+
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // Device is the host API of Rosemary's in-storage device (the paper's
@@ -42,8 +44,9 @@ type Device interface {
 	// RunStream runs a registered stream program; cancelling ctx stops it.
 	RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error)
 	// QueryLWE answers one query of an LWE PIR database generation (the
-	// typed PIR service; no program to set); cancelling ctx stops it.
-	QueryLWE(ctx context.Context, req *LWEQueryRequest) (*RunStreamResponse, error)
+	// typed PIR service, package device/pirserver; no program to set);
+	// cancelling ctx stops it. Its messages are the contract's own.
+	QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error)
 }
 
 // Errors a request can fail with (wrapped; test with errors.Is). Each has

@@ -28,8 +28,8 @@ func seeds() []proto.Message {
 		must(putToProto(&PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs})),
 		must(putToProto(&PutRequest{Name: "db/head", Kind: 5, Polys: 1, Limbs: 1, Data: [][]uint64{{3, 0, 0, 'a', 'b', 'c', 0, 0}}, WordBytes: 1})),
 		sendToProto(seedSend()),
-		lweQueryToProto(&LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "db/g1.ab", Keys: "db/members/me/keys/k/lwe-ff/",
-			Query: [][][]uint64{seedLimbs[:1], seedLimbs[1:]}, Secret: seedLimbs}),
+		&pb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "db/g1.ab", Keys: "db/members/me/keys/k/lwe-ff/",
+			Query: make([]byte, 1024), Secret: make([]byte, 64)},
 		&pb.RecvRequest{Job: 3, Fetch: true, Release: true},
 		&pb.ReleaseRequest{Jobs: []uint64{1, 2}},
 		&pb.ProgSetRequest{Name: "p", Program: []byte("RSMP....")},
@@ -121,8 +121,6 @@ func requests() []request {
 			func(m proto.Message) (any, error) { return setStreamFromProto(m.(*pb.SetStreamRequest)) }},
 		{"RunStream", func() proto.Message { return &pb.RunStreamRequest{} },
 			func(m proto.Message) (any, error) { return runStreamFromProto(m.(*pb.RunStreamRequest)) }},
-		{"QueryLWE", func() proto.Message { return &pb.LWEQueryRequest{} },
-			func(m proto.Message) (any, error) { return lweQueryFromProto(m.(*pb.LWEQueryRequest)) }},
 		{"List", func() proto.Message { return &pb.ListRequest{} },
 			func(m proto.Message) (any, error) { return listFromProto(m.(*pb.ListRequest)) }},
 		{"CopyFrom", func() proto.Message { return &pb.CopyFromRequest{} },
@@ -171,19 +169,6 @@ func checkValid(req any) error {
 	switch r := req.(type) {
 	case *ProgSetRequest:
 		return name(r.Name)
-	case *LWEQueryRequest:
-		if err := errors.Join(name(r.Params), name(r.Generation), name(r.Keys)); err != nil {
-			return err
-		}
-		if r.Rows < 1 || r.Rows > maxLWEDim || r.Cols < 1 || r.Cols > maxLWEDim || len(r.Query) > MaxStreamInstances {
-			return fmt.Errorf("an LWE query of %d × %d, %d instances", r.Rows, r.Cols, len(r.Query))
-		}
-		for _, in := range r.Query {
-			if err := checkLimbs(in); err != nil {
-				return err
-			}
-		}
-		return checkLimbs(r.Secret)
 	case *PutRequest:
 		if err := name(r.Name); err != nil {
 			return err
@@ -287,8 +272,6 @@ func FuzzRequests(f *testing.F) {
 				again, err = sendFromProto(sendToProto(q))
 			case *RunStreamRequest:
 				again, err = runStreamFromProto(runStreamToProto(q))
-			case *LWEQueryRequest:
-				again, err = lweQueryFromProto(lweQueryToProto(q))
 			default:
 				continue
 			}

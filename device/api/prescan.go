@@ -168,11 +168,9 @@ func init() {
 			2: {kind: kMessage, sub: bindingRule, count: cBindings, perParent: MaxBindings, what: "inputs"},
 			3: {kind: kMessage, sub: bindingRule}}},
 		limits(int64(cLimbs), MaxRequestLimbs, int64(cBindings), MaxBindings))
-	add(&devicepb.LWEQueryRequest{}, bulkRequestBytes,
-		&rule{name: "LWEQueryRequest", fields: map[protowire.Number]field{
-			7: {kind: kMessage, sub: instanceRule, count: cInstances, perParent: MaxStreamInstances, what: "query instances"},
-			8: {kind: kMessage, sub: instanceRule}}},
-		limits(int64(cLimbs), MaxRequestLimbs, int64(cInstances), MaxRequestInstances))
+	// A query is two byte fields, bounded by the message size: nothing
+	// repeated to count.
+	add(&devicepb.LWEQueryRequest{}, bulkRequestBytes, nil, limits())
 	add(&devicepb.RunStreamRequest{}, bulkRequestBytes,
 		&rule{name: "RunStreamRequest", fields: map[protowire.Number]field{
 			2: {kind: kMessage, sub: valuesRule, count: cValues, perParent: MaxBindings * 64, what: "input nodes"},

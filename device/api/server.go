@@ -96,3 +96,11 @@ func (s *server) SetStream(ctx context.Context, in *devicepb.SetStreamRequest) (
 func (s *server) RunStream(ctx context.Context, in *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
 	return handle(ctx, "RunStream", in, runStreamFromProto, s.d.RunStream, runStreamRespToProto)
 }
+
+func (s *server) QueryLWE(ctx context.Context, in *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	return handle(ctx, "QueryLWE", in, same, s.d.QueryLWE, func(r *devicepb.LWEQueryResponse) *devicepb.LWEQueryResponse { return r })
+}
+
+// same passes a message the device takes as it is (its checks are the
+// device's own, for in-process callers too).
+func same[M any](m M) (M, error) { return m, nil }

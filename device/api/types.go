@@ -24,8 +24,9 @@ const (
 
 	// WireVersion is ConfigResponse.WireVersion: 1 was the hand-written
 	// binary codec, 2 the protobuf contract of devicepb, 3 the same with
-	// objects in their stored word size, trailing zero words left out.
-	WireVersion = 3
+	// objects in their stored word size, trailing zero words left out, 4
+	// the same with QueryLWE's query and answer as bytes.
+	WireVersion = 4
 )
 
 // ConfigRequest asks for the device's parameters (the paper's config()).

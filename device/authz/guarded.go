@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/objname"
@@ -329,12 +330,12 @@ func (g *Guarded) Release(ctx context.Context, req *api.ReleaseRequest) (*api.Re
 // generation prefix and its key prefix are checked as RunStream's stored
 // and key bindings are (the keys lie in the caller's member area, or the
 // caller owns the database).
-func (g *Guarded) QueryLWE(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
+func (g *Guarded) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, prefix := range []string{req.Generation + "/", req.Keys} {
+	for _, prefix := range []string{req.GetGeneration() + "/", req.GetKeys()} {
 		if err := CheckPrefix(prefix); err != nil {
 			return nil, err
 		}

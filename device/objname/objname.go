@@ -110,3 +110,8 @@ func Stored(prefix string, j int64) string { return fmt.Sprintf("%s%06d", prefix
 
 // ACL is the object holding db's access list, in the reserved namespace.
 func ACL(db string) string { return Reserved + "acl/" + db }
+
+// RotationKey is the Galois key of a column rotation by r among the LWE
+// keys under prefix (LWEKeys): the client stores it, the device's QueryLWE
+// reads it.
+func RotationKey(prefix string, r int) string { return prefix + "rot" + strconv.Itoa(r) }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -157,8 +159,8 @@ func TestQueryDecodesEveryColumn(t *testing.T) {
 	}
 }
 
-// TestWireRoundTrip sends a query and its answer through the word form the
-// device carries and decodes the column.
+// TestWireRoundTrip sends a query and its answer through their wire form
+// (the device's QueryLWE) and decodes the column.
 func TestWireRoundTrip(t *testing.T) {
 	p := Test()
 	shape := Shape{Rows: 300, Cols: p.N(), RecordSize: 100}
@@ -175,12 +177,11 @@ func TestWireRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := p.HintSlots()
-	vec, err := UnpackWords(PackWords(q.Vector, n), len(q.Vector))
+	vec, err := UnmarshalWords(MarshalWords(q.Vector), len(q.Vector))
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := SecretFromLimbs(p, Limbs(q.Secret))
+	secret, err := UnmarshalSecret(p, MarshalCiphertext(q.Secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +189,29 @@ func TestWireRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	col, err := UnpackWords(PackWords(ans.Column, n), shape.Rows)
+	col, err := UnmarshalWords(MarshalWords(ans.Column), shape.Rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hint, err := HintFromLimbs(p, Limbs(ans.Hint[0]))
+	hint, err := UnmarshalHint(p, MarshalCiphertext(ans.Hint[0]))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A byte short, a byte more, or a coefficient at its modulus is refused.
+	raw := MarshalCiphertext(q.Secret)
+	if _, err := UnmarshalSecret(p, raw[1:]); !errors.Is(err, ErrParams) {
+		t.Fatalf("a secret a byte short: %v", err)
+	}
+	if _, err := UnmarshalHint(p, append(MarshalCiphertext(ans.Hint[0]), 0)); !errors.Is(err, ErrParams) {
+		t.Fatalf("a hint a byte long: %v", err)
+	}
+	bp, _ := p.hintParams()
+	binary.LittleEndian.PutUint64(raw[8:], bp.Q()[0])
+	if _, err := UnmarshalSecret(p, raw); !errors.Is(err, ErrParams) {
+		t.Fatalf("a coefficient at its modulus: %v", err)
+	}
+	if _, err := UnmarshalWords(MarshalWords(ans.Column), shape.Rows+1); !errors.Is(err, ErrParams) {
+		t.Fatalf("a column of the wrong length: %v", err)
 	}
 	got, err := cl.Decode(st, &Answer{Column: col, Hint: []*rlwe.Ciphertext{hint}})
 	if err != nil {

@@ -260,7 +260,7 @@ func TestApplicationsLinkNoDevice(t *testing.T) {
 			t.Errorf("client or cluster depends on bbolt (%s)", d)
 		case d == module+"/device":
 			t.Errorf("client or cluster depends on the device server %s", d)
-		case d == module+"/device/authz" || d == module+"/device/guard" || d == module+"/device/admit":
+		case d == module+"/device/authz" || d == module+"/device/guard" || d == module+"/device/admit" || d == module+"/device/pirserver":
 			// The server's access control, call guard and admission: an
 			// application needs the contract's errors, not these.
 			t.Errorf("client or cluster depends on the server package %s", d)

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
@@ -253,11 +253,7 @@ func (l *LWELoader) Written() int64 { return l.written }
 type LWESession struct {
 	Params lwepir.Params
 	Shape  lwepir.Shape
-	// Stream is the answer program the device builds for the database's
-	// shape (lower.LWEProgram): the compiler models the same answer for
-	// simulate and reproduce.
-	Stream *lower.StreamProgram
-	// SetupBytes are the payload bytes of the key and program uploads.
+	// SetupBytes are the payload bytes of the key uploads.
 	SetupBytes atomic.Int64
 
 	dev    api.Device
@@ -277,19 +273,15 @@ type LWESession struct {
 
 // NewLWESession opens a session on the database generation stored under
 // gen, with the client's evaluation keys under keyPrefix. Unless
-// assumeReady, it sets the answer program on the device and uploads the
-// keys it lacks now; with assumeReady (the caller knows it did so before,
-// from another process), it sends nothing until a query, and does both only
-// if the device answers that query NotFound (a program or key it lost).
+// assumeReady, it uploads the keys the device lacks now; with assumeReady
+// (the caller knows it did so before, from another process), it sends
+// nothing until a query, and uploads them only if the device answers that
+// query NotFound (a key it lost).
 func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,
 	sk *lwepir.SecretKey, keyPrefix string, assumeReady bool) (*LWESession, error) {
 	cl, err := lwepir.NewClient(p, shape, seed, sk)
 	if err != nil {
 		return nil, err
-	}
-	sp, err := lower.LWEProgram("lwepir", p, shape)
-	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
 	}
 	fp, err := sk.Fingerprint()
 	if err != nil {
@@ -297,15 +289,15 @@ func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Par
 	}
 	// Keys are stored per rotation under the secret's fingerprint, shared
 	// by every database of the member's key set that uses the rotation.
-	s := &LWESession{Params: p, Shape: shape, Stream: sp, dev: dev, gen: gen, sk: sk, keyDir: objname.LWEKeys(keyPrefix, fp), client: cl}
+	s := &LWESession{Params: p, Shape: shape, dev: dev, gen: gen, sk: sk, keyDir: objname.LWEKeys(keyPrefix, fp), client: cl}
 	if assumeReady {
 		return s, nil
 	}
 	return s, s.prepare(ctx)
 }
 
-// Ready reports whether the session has set its program and keys on the
-// device (or found them there).
+// Ready reports whether the session has stored its keys on the device (or
+// found them there).
 func (s *LWESession) Ready() bool { return s.ready.Load() }
 
 // prepare uploads the Galois keys the device does not hold (the device
@@ -326,7 +318,7 @@ func (s *LWESession) prepare(ctx context.Context) error {
 	}
 	var missing []int
 	for _, r := range s.Shape.Layout(s.Params).Rotations() {
-		if !stored[s.keyDir+lower.LWEKey(r)] {
+		if !stored[objname.RotationKey(s.keyDir, r)] {
 			missing = append(missing, r)
 		}
 	}
@@ -340,7 +332,7 @@ func (s *LWESession) prepare(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if _, err := s.dev.Put(ctx, lweKeyPut(s.keyDir+lower.LWEKey(r), b)); err != nil {
+			if _, err := s.dev.Put(ctx, lweKeyPut(objname.RotationKey(s.keyDir, r), b)); err != nil {
 				return fmt.Errorf("session: storing evaluation keys: %w", err)
 			}
 			s.SetupBytes.Add(int64(len(b)))
@@ -353,7 +345,7 @@ func (s *LWESession) prepare(ctx context.Context) error {
 // query asks one query of the typed PIR service; a session that assumed
 // its keys were on the device uploads the missing ones and asks again if
 // the device lacks one (NotFound).
-func (s *LWESession) query(ctx context.Context, req *api.LWEQueryRequest) (*api.RunStreamResponse, error) {
+func (s *LWESession) query(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	// Whether the keys were known there when the query left: a query that
 	// raced the preparation of another is asked again too.
 	wasReady := s.ready.Load()
@@ -386,41 +378,16 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
-	n := s.Params.HintSlots()
-	var qv [][][]uint64
-	for _, w := range lwepir.PackWords(q.Vector, n) {
-		qv = append(qv, [][]uint64{w})
-	}
-	secret := lwepir.Limbs(q.Secret)
-	req := &api.LWEQueryRequest{Params: s.Params.Name(), Rows: s.Shape.Rows, Cols: s.Shape.Cols, RecordSize: s.Shape.RecordSize,
-		Generation: s.gen, Keys: s.keyDir, Query: qv, Secret: secret}
+	req := &devicepb.LWEQueryRequest{Params: s.Params.Name(), Rows: uint32(s.Shape.Rows), Cols: uint64(s.Shape.Cols),
+		RecordSize: uint32(s.Shape.RecordSize), Generation: s.gen, Keys: s.keyDir,
+		Query: lwepir.MarshalWords(q.Vector), Secret: lwepir.MarshalCiphertext(q.Secret)}
 	wire := &api.WireCount{}
 	resp, err := s.query(api.WithWireCount(ctx, wire), req)
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
-	ans := &lwepir.Answer{}
-	var colWords [][]uint64
-	for _, o := range resp.Outputs {
-		switch o.Node {
-		case lower.LWEColumn:
-			for _, inst := range o.Instances {
-				if len(inst) != 1 {
-					return nil, fmt.Errorf("session: query %d: %w: a column word of %d limbs", index, ErrMalformedAnswer, len(inst))
-				}
-				colWords = append(colWords, inst[0])
-			}
-		case lower.LWEHint:
-			for _, inst := range o.Instances {
-				ct, err := lwepir.HintFromLimbs(s.Params, inst)
-				if err != nil {
-					return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
-				}
-				ans.Hint = append(ans.Hint, ct)
-			}
-		}
-	}
-	if ans.Column, err = lwepir.UnpackWords(colWords, s.Shape.Rows); err != nil {
+	ans, dev, err := s.answer(resp)
+	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
 	}
 	s.mu.Lock()
@@ -433,28 +400,47 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &PIRQuery{Index: index, Record: rec, QueryBytes: limbBytes(qv) + limbBytes([][][]uint64{secret}),
-		AnswerBytes: limbBytes(outputsOf(resp)), Seconds: time.Since(start).Seconds(), Device: resp}
+	out := &PIRQuery{Index: index, Record: rec, QueryBytes: int64(len(req.Query) + len(req.Secret)),
+		AnswerBytes: answerBytes(resp), Seconds: time.Since(start).Seconds(), Device: dev}
 	out.measured(wire)
 	return out, nil
 }
 
-func limbBytes(vs [][][]uint64) int64 {
-	var n int64
-	for _, v := range vs {
-		for _, l := range v {
-			n += 8 * int64(len(l))
-		}
+// answer reads the device's answer: a column of the shape's rows and one
+// hint ciphertext per the layout's outputs, nothing more, each decoded with
+// its length and coefficients checked; and what the device reports of its
+// work.
+func (s *LWESession) answer(resp *devicepb.LWEQueryResponse) (*lwepir.Answer, *api.RunStreamResponse, error) {
+	col, err := lwepir.UnmarshalWords(resp.GetColumn(), s.Shape.Rows)
+	if err != nil {
+		return nil, nil, err
 	}
-	return n
+	want := s.Shape.HintCiphertexts(s.Params)
+	if len(resp.GetHint()) != want {
+		return nil, nil, fmt.Errorf("%d hint ciphertexts, want %d", len(resp.GetHint()), want)
+	}
+	ans := &lwepir.Answer{Column: col}
+	for _, b := range resp.GetHint() {
+		ct, err := lwepir.UnmarshalHint(s.Params, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		ans.Hint = append(ans.Hint, ct)
+	}
+	cores, err := api.CoreUses(resp.GetCores())
+	if err != nil {
+		return nil, nil, err
+	}
+	return ans, &api.RunStreamResponse{Seconds: resp.GetSeconds(), StoreBytes: resp.GetStoreBytes(), Cores: cores}, nil
 }
 
-func outputsOf(resp *api.RunStreamResponse) [][][]uint64 {
-	var out [][][]uint64
-	for _, o := range resp.Outputs {
-		out = append(out, o.Instances...)
+// answerBytes is an answer's payload: its column and hint ciphertexts.
+func answerBytes(resp *devicepb.LWEQueryResponse) int64 {
+	n := int64(len(resp.GetColumn()))
+	for _, h := range resp.GetHint() {
+		n += int64(len(h))
 	}
-	return out
+	return n
 }
 
 // lweKeyPut is the Put of an encoded Galois key: a key object of 64 KiB

@@ -71,7 +71,10 @@ func (Role) EnumDescriptor() ([]byte, []int) {
 	return file_device_proto_rawDescGZIP(), []int{0}
 }
 
-// LWEQueryRequest is one query of an LWE PIR database generation.
+// LWEQueryRequest is one query of an LWE PIR database generation: the
+// parameter set and shape the client verified in the database's manifest,
+// where the generation's objects and the caller's Galois keys are, and the
+// query. The device builds the answer from them; no program is set.
 type LWEQueryRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Params        string                 `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`                            // the parameter set ("default"; "test": small, insecure)
@@ -80,8 +83,8 @@ type LWEQueryRequest struct {
 	RecordSize    uint32                 `protobuf:"varint,4,opt,name=record_size,json=recordSize,proto3" json:"record_size,omitempty"` // bytes of a stored record
 	Generation    string                 `protobuf:"bytes,5,opt,name=generation,proto3" json:"generation,omitempty"`                    // the generation's object prefix ("<db>/g<gen>.<token>")
 	Keys          string                 `protobuf:"bytes,6,opt,name=keys,proto3" json:"keys,omitempty"`                                // the prefix of the caller's Galois keys of its ring secret
-	Query         []*Instance            `protobuf:"bytes,7,rep,name=query,proto3" json:"query,omitempty"`                              // the LWE vector: 32-bit words packed two a limb word, one instance per limb
-	Secret        *Instance              `protobuf:"bytes,8,opt,name=secret,proto3" json:"secret,omitempty"`                            // the ring secret encrypted under BGV: its limbs
+	Query         []byte                 `protobuf:"bytes,7,opt,name=query,proto3" json:"query,omitempty"`                              // the LWE vector: cols 32-bit words, little-endian
+	Secret        []byte                 `protobuf:"bytes,8,opt,name=secret,proto3" json:"secret,omitempty"`                            // the ring secret encrypted under BGV: its limbs' 64-bit words, little-endian
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -158,16 +161,93 @@ func (x *LWEQueryRequest) GetKeys() string {
 	return ""
 }
 
-func (x *LWEQueryRequest) GetQuery() []*Instance {
+func (x *LWEQueryRequest) GetQuery() []byte {
 	if x != nil {
 		return x.Query
 	}
 	return nil
 }
 
-func (x *LWEQueryRequest) GetSecret() *Instance {
+func (x *LWEQueryRequest) GetSecret() []byte {
 	if x != nil {
 		return x.Secret
+	}
+	return nil
+}
+
+// LWEQueryResponse is the answer to an LWEQueryRequest.
+type LWEQueryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Column        []byte                 `protobuf:"bytes,1,opt,name=column,proto3" json:"column,omitempty"`                            // D·q: rows 32-bit words, little-endian
+	Hint          [][]byte               `protobuf:"bytes,2,rep,name=hint,proto3" json:"hint,omitempty"`                                // H·s: one BGV ciphertext per hint ciphertext, as the secret
+	StoreBytes    uint64                 `protobuf:"varint,3,opt,name=store_bytes,json=storeBytes,proto3" json:"store_bytes,omitempty"` // read from the store
+	Seconds       float64                `protobuf:"fixed64,4,opt,name=seconds,proto3" json:"seconds,omitempty"`                        // on the device
+	Cores         []*CoreUse             `protobuf:"bytes,5,rep,name=cores,proto3" json:"cores,omitempty"`                              // the ring stage and the scan
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LWEQueryResponse) Reset() {
+	*x = LWEQueryResponse{}
+	mi := &file_device_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LWEQueryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LWEQueryResponse) ProtoMessage() {}
+
+func (x *LWEQueryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LWEQueryResponse.ProtoReflect.Descriptor instead.
+func (*LWEQueryResponse) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *LWEQueryResponse) GetColumn() []byte {
+	if x != nil {
+		return x.Column
+	}
+	return nil
+}
+
+func (x *LWEQueryResponse) GetHint() [][]byte {
+	if x != nil {
+		return x.Hint
+	}
+	return nil
+}
+
+func (x *LWEQueryResponse) GetStoreBytes() uint64 {
+	if x != nil {
+		return x.StoreBytes
+	}
+	return 0
+}
+
+func (x *LWEQueryResponse) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
+func (x *LWEQueryResponse) GetCores() []*CoreUse {
+	if x != nil {
+		return x.Cores
 	}
 	return nil
 }
@@ -180,7 +260,7 @@ type ConfigRequest struct {
 
 func (x *ConfigRequest) Reset() {
 	*x = ConfigRequest{}
-	mi := &file_device_proto_msgTypes[1]
+	mi := &file_device_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -192,7 +272,7 @@ func (x *ConfigRequest) String() string {
 func (*ConfigRequest) ProtoMessage() {}
 
 func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[1]
+	mi := &file_device_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -205,12 +285,12 @@ func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigRequest.ProtoReflect.Descriptor instead.
 func (*ConfigRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{1}
+	return file_device_proto_rawDescGZIP(), []int{2}
 }
 
 type ConfigResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
-	WireVersion      uint32                 `protobuf:"varint,1,opt,name=wire_version,json=wireVersion,proto3" json:"wire_version,omitempty"` // 2: this protobuf contract
+	WireVersion      uint32                 `protobuf:"varint,1,opt,name=wire_version,json=wireVersion,proto3" json:"wire_version,omitempty"` // 4: this protobuf contract (api.WireVersion)
 	Channels         uint32                 `protobuf:"varint,2,opt,name=channels,proto3" json:"channels,omitempty"`                          // store channels
 	PageSize         uint32                 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`          // store page size in bytes
 	WordBytes        uint32                 `protobuf:"varint,4,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`       // bytes per stored coefficient
@@ -227,7 +307,7 @@ type ConfigResponse struct {
 
 func (x *ConfigResponse) Reset() {
 	*x = ConfigResponse{}
-	mi := &file_device_proto_msgTypes[2]
+	mi := &file_device_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -239,7 +319,7 @@ func (x *ConfigResponse) String() string {
 func (*ConfigResponse) ProtoMessage() {}
 
 func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[2]
+	mi := &file_device_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -252,7 +332,7 @@ func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigResponse.ProtoReflect.Descriptor instead.
 func (*ConfigResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{2}
+	return file_device_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ConfigResponse) GetWireVersion() uint32 {
@@ -342,7 +422,7 @@ type ProgSetRequest struct {
 
 func (x *ProgSetRequest) Reset() {
 	*x = ProgSetRequest{}
-	mi := &file_device_proto_msgTypes[3]
+	mi := &file_device_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -354,7 +434,7 @@ func (x *ProgSetRequest) String() string {
 func (*ProgSetRequest) ProtoMessage() {}
 
 func (x *ProgSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[3]
+	mi := &file_device_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -367,7 +447,7 @@ func (x *ProgSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgSetRequest.ProtoReflect.Descriptor instead.
 func (*ProgSetRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{3}
+	return file_device_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ProgSetRequest) GetName() string {
@@ -393,7 +473,7 @@ type ProgSetResponse struct {
 
 func (x *ProgSetResponse) Reset() {
 	*x = ProgSetResponse{}
-	mi := &file_device_proto_msgTypes[4]
+	mi := &file_device_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -405,7 +485,7 @@ func (x *ProgSetResponse) String() string {
 func (*ProgSetResponse) ProtoMessage() {}
 
 func (x *ProgSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[4]
+	mi := &file_device_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -418,7 +498,7 @@ func (x *ProgSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgSetResponse.ProtoReflect.Descriptor instead.
 func (*ProgSetResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{4}
+	return file_device_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ProgSetResponse) GetInstructions() uint32 {
@@ -456,7 +536,7 @@ type PutRequest struct {
 
 func (x *PutRequest) Reset() {
 	*x = PutRequest{}
-	mi := &file_device_proto_msgTypes[5]
+	mi := &file_device_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +548,7 @@ func (x *PutRequest) String() string {
 func (*PutRequest) ProtoMessage() {}
 
 func (x *PutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[5]
+	mi := &file_device_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,7 +561,7 @@ func (x *PutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutRequest.ProtoReflect.Descriptor instead.
 func (*PutRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{5}
+	return file_device_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PutRequest) GetName() string {
@@ -550,7 +630,7 @@ type PutResponse struct {
 
 func (x *PutResponse) Reset() {
 	*x = PutResponse{}
-	mi := &file_device_proto_msgTypes[6]
+	mi := &file_device_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -562,7 +642,7 @@ func (x *PutResponse) String() string {
 func (*PutResponse) ProtoMessage() {}
 
 func (x *PutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[6]
+	mi := &file_device_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -575,7 +655,7 @@ func (x *PutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutResponse.ProtoReflect.Descriptor instead.
 func (*PutResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{6}
+	return file_device_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PutResponse) GetGeneration() uint64 {
@@ -601,7 +681,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_device_proto_msgTypes[7]
+	mi := &file_device_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -613,7 +693,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[7]
+	mi := &file_device_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -626,7 +706,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{7}
+	return file_device_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetRequest) GetName() string {
@@ -657,7 +737,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_device_proto_msgTypes[8]
+	mi := &file_device_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -669,7 +749,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[8]
+	mi := &file_device_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -682,7 +762,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{8}
+	return file_device_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetResponse) GetKind() uint32 {
@@ -743,7 +823,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_device_proto_msgTypes[9]
+	mi := &file_device_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -755,7 +835,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[9]
+	mi := &file_device_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -768,7 +848,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{9}
+	return file_device_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeleteRequest) GetName() string {
@@ -786,7 +866,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_device_proto_msgTypes[10]
+	mi := &file_device_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +878,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[10]
+	mi := &file_device_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +891,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{10}
+	return file_device_proto_rawDescGZIP(), []int{11}
 }
 
 // Object names an object of a program: its space (isa.Space, 0..255), id,
@@ -828,7 +908,7 @@ type Object struct {
 
 func (x *Object) Reset() {
 	*x = Object{}
-	mi := &file_device_proto_msgTypes[11]
+	mi := &file_device_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -840,7 +920,7 @@ func (x *Object) String() string {
 func (*Object) ProtoMessage() {}
 
 func (x *Object) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[11]
+	mi := &file_device_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -853,7 +933,7 @@ func (x *Object) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Object.ProtoReflect.Descriptor instead.
 func (*Object) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{11}
+	return file_device_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Object) GetSpace() uint32 {
@@ -903,7 +983,7 @@ type Binding struct {
 
 func (x *Binding) Reset() {
 	*x = Binding{}
-	mi := &file_device_proto_msgTypes[12]
+	mi := &file_device_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +995,7 @@ func (x *Binding) String() string {
 func (*Binding) ProtoMessage() {}
 
 func (x *Binding) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[12]
+	mi := &file_device_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1008,7 @@ func (x *Binding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Binding.ProtoReflect.Descriptor instead.
 func (*Binding) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{12}
+	return file_device_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Binding) GetSpace() uint32 {
@@ -1025,7 +1105,7 @@ type Inline struct {
 
 func (x *Inline) Reset() {
 	*x = Inline{}
-	mi := &file_device_proto_msgTypes[13]
+	mi := &file_device_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1117,7 @@ func (x *Inline) String() string {
 func (*Inline) ProtoMessage() {}
 
 func (x *Inline) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[13]
+	mi := &file_device_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1130,7 @@ func (x *Inline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inline.ProtoReflect.Descriptor instead.
 func (*Inline) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{13}
+	return file_device_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Inline) GetData() [][]byte {
@@ -1071,7 +1151,7 @@ type Stored struct {
 
 func (x *Stored) Reset() {
 	*x = Stored{}
-	mi := &file_device_proto_msgTypes[14]
+	mi := &file_device_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1163,7 @@ func (x *Stored) String() string {
 func (*Stored) ProtoMessage() {}
 
 func (x *Stored) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[14]
+	mi := &file_device_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1176,7 @@ func (x *Stored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stored.ProtoReflect.Descriptor instead.
 func (*Stored) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{14}
+	return file_device_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Stored) GetName() string {
@@ -1129,7 +1209,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_device_proto_msgTypes[15]
+	mi := &file_device_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1141,7 +1221,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[15]
+	mi := &file_device_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1154,7 +1234,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{15}
+	return file_device_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SendRequest) GetProgram() string {
@@ -1194,7 +1274,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_device_proto_msgTypes[16]
+	mi := &file_device_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1206,7 +1286,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[16]
+	mi := &file_device_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1219,7 +1299,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{16}
+	return file_device_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SendResponse) GetJob() uint64 {
@@ -1240,7 +1320,7 @@ type RecvRequest struct {
 
 func (x *RecvRequest) Reset() {
 	*x = RecvRequest{}
-	mi := &file_device_proto_msgTypes[17]
+	mi := &file_device_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1332,7 @@ func (x *RecvRequest) String() string {
 func (*RecvRequest) ProtoMessage() {}
 
 func (x *RecvRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[17]
+	mi := &file_device_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1345,7 @@ func (x *RecvRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecvRequest.ProtoReflect.Descriptor instead.
 func (*RecvRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{17}
+	return file_device_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecvRequest) GetJob() uint64 {
@@ -1302,7 +1382,7 @@ type RecvResponse struct {
 
 func (x *RecvResponse) Reset() {
 	*x = RecvResponse{}
-	mi := &file_device_proto_msgTypes[18]
+	mi := &file_device_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1314,7 +1394,7 @@ func (x *RecvResponse) String() string {
 func (*RecvResponse) ProtoMessage() {}
 
 func (x *RecvResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[18]
+	mi := &file_device_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1327,7 +1407,7 @@ func (x *RecvResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecvResponse.ProtoReflect.Descriptor instead.
 func (*RecvResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{18}
+	return file_device_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RecvResponse) GetPolys() uint32 {
@@ -1374,7 +1454,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_device_proto_msgTypes[19]
+	mi := &file_device_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1386,7 +1466,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[19]
+	mi := &file_device_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1399,7 +1479,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{19}
+	return file_device_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReleaseRequest) GetJobs() []uint64 {
@@ -1417,7 +1497,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_device_proto_msgTypes[20]
+	mi := &file_device_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1509,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[20]
+	mi := &file_device_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1522,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{20}
+	return file_device_proto_rawDescGZIP(), []int{21}
 }
 
 type StatsRequest struct {
@@ -1453,7 +1533,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_device_proto_msgTypes[21]
+	mi := &file_device_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1545,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[21]
+	mi := &file_device_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1558,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{21}
+	return file_device_proto_rawDescGZIP(), []int{22}
 }
 
 type StatsResponse struct {
@@ -1500,7 +1580,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_device_proto_msgTypes[22]
+	mi := &file_device_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1592,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[22]
+	mi := &file_device_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1605,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{22}
+	return file_device_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatsResponse) GetStoreBytesRead() uint64 {
@@ -1615,7 +1695,7 @@ type SetStreamRequest struct {
 
 func (x *SetStreamRequest) Reset() {
 	*x = SetStreamRequest{}
-	mi := &file_device_proto_msgTypes[23]
+	mi := &file_device_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1707,7 @@ func (x *SetStreamRequest) String() string {
 func (*SetStreamRequest) ProtoMessage() {}
 
 func (x *SetStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[23]
+	mi := &file_device_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1720,7 @@ func (x *SetStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStreamRequest.ProtoReflect.Descriptor instead.
 func (*SetStreamRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{23}
+	return file_device_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetStreamRequest) GetName() string {
@@ -1666,7 +1746,7 @@ type SetStreamResponse struct {
 
 func (x *SetStreamResponse) Reset() {
 	*x = SetStreamResponse{}
-	mi := &file_device_proto_msgTypes[24]
+	mi := &file_device_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +1758,7 @@ func (x *SetStreamResponse) String() string {
 func (*SetStreamResponse) ProtoMessage() {}
 
 func (x *SetStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[24]
+	mi := &file_device_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +1771,7 @@ func (x *SetStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStreamResponse.ProtoReflect.Descriptor instead.
 func (*SetStreamResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{24}
+	return file_device_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetStreamResponse) GetNodes() uint32 {
@@ -1711,7 +1791,7 @@ type Instance struct {
 
 func (x *Instance) Reset() {
 	*x = Instance{}
-	mi := &file_device_proto_msgTypes[25]
+	mi := &file_device_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +1803,7 @@ func (x *Instance) String() string {
 func (*Instance) ProtoMessage() {}
 
 func (x *Instance) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[25]
+	mi := &file_device_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +1816,7 @@ func (x *Instance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instance.ProtoReflect.Descriptor instead.
 func (*Instance) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{25}
+	return file_device_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Instance) GetData() [][]byte {
@@ -1757,7 +1837,7 @@ type StreamValues struct {
 
 func (x *StreamValues) Reset() {
 	*x = StreamValues{}
-	mi := &file_device_proto_msgTypes[26]
+	mi := &file_device_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1849,7 @@ func (x *StreamValues) String() string {
 func (*StreamValues) ProtoMessage() {}
 
 func (x *StreamValues) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[26]
+	mi := &file_device_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1862,7 @@ func (x *StreamValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamValues.ProtoReflect.Descriptor instead.
 func (*StreamValues) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{26}
+	return file_device_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *StreamValues) GetNode() uint32 {
@@ -1822,7 +1902,7 @@ type StoredBinding struct {
 
 func (x *StoredBinding) Reset() {
 	*x = StoredBinding{}
-	mi := &file_device_proto_msgTypes[27]
+	mi := &file_device_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +1914,7 @@ func (x *StoredBinding) String() string {
 func (*StoredBinding) ProtoMessage() {}
 
 func (x *StoredBinding) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[27]
+	mi := &file_device_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +1927,7 @@ func (x *StoredBinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoredBinding.ProtoReflect.Descriptor instead.
 func (*StoredBinding) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{27}
+	return file_device_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StoredBinding) GetNode() uint32 {
@@ -1911,7 +1991,7 @@ type KeyBinding struct {
 
 func (x *KeyBinding) Reset() {
 	*x = KeyBinding{}
-	mi := &file_device_proto_msgTypes[28]
+	mi := &file_device_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +2003,7 @@ func (x *KeyBinding) String() string {
 func (*KeyBinding) ProtoMessage() {}
 
 func (x *KeyBinding) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[28]
+	mi := &file_device_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2016,7 @@ func (x *KeyBinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyBinding.ProtoReflect.Descriptor instead.
 func (*KeyBinding) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{28}
+	return file_device_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *KeyBinding) GetKey() string {
@@ -1965,7 +2045,7 @@ type RunStreamRequest struct {
 
 func (x *RunStreamRequest) Reset() {
 	*x = RunStreamRequest{}
-	mi := &file_device_proto_msgTypes[29]
+	mi := &file_device_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2057,7 @@ func (x *RunStreamRequest) String() string {
 func (*RunStreamRequest) ProtoMessage() {}
 
 func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[29]
+	mi := &file_device_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2070,7 @@ func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStreamRequest.ProtoReflect.Descriptor instead.
 func (*RunStreamRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{29}
+	return file_device_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RunStreamRequest) GetProgram() string {
@@ -2040,7 +2120,7 @@ type RunStreamResponse struct {
 
 func (x *RunStreamResponse) Reset() {
 	*x = RunStreamResponse{}
-	mi := &file_device_proto_msgTypes[30]
+	mi := &file_device_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2052,7 +2132,7 @@ func (x *RunStreamResponse) String() string {
 func (*RunStreamResponse) ProtoMessage() {}
 
 func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[30]
+	mi := &file_device_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2065,7 +2145,7 @@ func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStreamResponse.ProtoReflect.Descriptor instead.
 func (*RunStreamResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{30}
+	return file_device_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RunStreamResponse) GetOutputs() []*StreamValues {
@@ -2149,7 +2229,7 @@ type CoreUse struct {
 
 func (x *CoreUse) Reset() {
 	*x = CoreUse{}
-	mi := &file_device_proto_msgTypes[31]
+	mi := &file_device_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2161,7 +2241,7 @@ func (x *CoreUse) String() string {
 func (*CoreUse) ProtoMessage() {}
 
 func (x *CoreUse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[31]
+	mi := &file_device_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2174,7 +2254,7 @@ func (x *CoreUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoreUse.ProtoReflect.Descriptor instead.
 func (*CoreUse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{31}
+	return file_device_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CoreUse) GetStage() string {
@@ -2250,7 +2330,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_device_proto_msgTypes[32]
+	mi := &file_device_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2342,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[32]
+	mi := &file_device_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2355,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{32}
+	return file_device_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListRequest) GetPrefix() string {
@@ -2311,7 +2391,7 @@ type ObjectInfo struct {
 
 func (x *ObjectInfo) Reset() {
 	*x = ObjectInfo{}
-	mi := &file_device_proto_msgTypes[33]
+	mi := &file_device_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2323,7 +2403,7 @@ func (x *ObjectInfo) String() string {
 func (*ObjectInfo) ProtoMessage() {}
 
 func (x *ObjectInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[33]
+	mi := &file_device_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2336,7 +2416,7 @@ func (x *ObjectInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectInfo.ProtoReflect.Descriptor instead.
 func (*ObjectInfo) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{33}
+	return file_device_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ObjectInfo) GetName() string {
@@ -2412,7 +2492,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_device_proto_msgTypes[34]
+	mi := &file_device_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2504,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[34]
+	mi := &file_device_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2517,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{34}
+	return file_device_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListResponse) GetObjects() []*ObjectInfo {
@@ -2464,7 +2544,7 @@ type CopyFromRequest struct {
 
 func (x *CopyFromRequest) Reset() {
 	*x = CopyFromRequest{}
-	mi := &file_device_proto_msgTypes[35]
+	mi := &file_device_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2556,7 @@ func (x *CopyFromRequest) String() string {
 func (*CopyFromRequest) ProtoMessage() {}
 
 func (x *CopyFromRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[35]
+	mi := &file_device_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2569,7 @@ func (x *CopyFromRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyFromRequest.ProtoReflect.Descriptor instead.
 func (*CopyFromRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{35}
+	return file_device_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CopyFromRequest) GetSource() string {
@@ -2516,7 +2596,7 @@ type CopyFromResponse struct {
 
 func (x *CopyFromResponse) Reset() {
 	*x = CopyFromResponse{}
-	mi := &file_device_proto_msgTypes[36]
+	mi := &file_device_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2528,7 +2608,7 @@ func (x *CopyFromResponse) String() string {
 func (*CopyFromResponse) ProtoMessage() {}
 
 func (x *CopyFromResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[36]
+	mi := &file_device_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2541,7 +2621,7 @@ func (x *CopyFromResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyFromResponse.ProtoReflect.Descriptor instead.
 func (*CopyFromResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{36}
+	return file_device_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CopyFromResponse) GetObjects() uint32 {
@@ -2569,7 +2649,7 @@ type GrantRequest struct {
 
 func (x *GrantRequest) Reset() {
 	*x = GrantRequest{}
-	mi := &file_device_proto_msgTypes[37]
+	mi := &file_device_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2661,7 @@ func (x *GrantRequest) String() string {
 func (*GrantRequest) ProtoMessage() {}
 
 func (x *GrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[37]
+	mi := &file_device_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2674,7 @@ func (x *GrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantRequest.ProtoReflect.Descriptor instead.
 func (*GrantRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{37}
+	return file_device_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GrantRequest) GetDatabase() string {
@@ -2626,7 +2706,7 @@ type GrantResponse struct {
 
 func (x *GrantResponse) Reset() {
 	*x = GrantResponse{}
-	mi := &file_device_proto_msgTypes[38]
+	mi := &file_device_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2638,7 +2718,7 @@ func (x *GrantResponse) String() string {
 func (*GrantResponse) ProtoMessage() {}
 
 func (x *GrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[38]
+	mi := &file_device_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2651,14 +2731,14 @@ func (x *GrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantResponse.ProtoReflect.Descriptor instead.
 func (*GrantResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{38}
+	return file_device_proto_rawDescGZIP(), []int{39}
 }
 
 var File_device_proto protoreflect.FileDescriptor
 
 const file_device_proto_rawDesc = "" +
 	"\n" +
-	"\fdevice.proto\x12\x12rosemary.device.v1\"\x90\x02\n" +
+	"\fdevice.proto\x12\x12rosemary.device.v1\"\xd4\x01\n" +
 	"\x0fLWEQueryRequest\x12\x16\n" +
 	"\x06params\x18\x01 \x01(\tR\x06params\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\rR\x04rows\x12\x12\n" +
@@ -2668,9 +2748,16 @@ const file_device_proto_rawDesc = "" +
 	"\n" +
 	"generation\x18\x05 \x01(\tR\n" +
 	"generation\x12\x12\n" +
-	"\x04keys\x18\x06 \x01(\tR\x04keys\x122\n" +
-	"\x05query\x18\a \x03(\v2\x1c.rosemary.device.v1.InstanceR\x05query\x124\n" +
-	"\x06secret\x18\b \x01(\v2\x1c.rosemary.device.v1.InstanceR\x06secret\"\x0f\n" +
+	"\x04keys\x18\x06 \x01(\tR\x04keys\x12\x14\n" +
+	"\x05query\x18\a \x01(\fR\x05query\x12\x16\n" +
+	"\x06secret\x18\b \x01(\fR\x06secret\"\xac\x01\n" +
+	"\x10LWEQueryResponse\x12\x16\n" +
+	"\x06column\x18\x01 \x01(\fR\x06column\x12\x12\n" +
+	"\x04hint\x18\x02 \x03(\fR\x04hint\x12\x1f\n" +
+	"\vstore_bytes\x18\x03 \x01(\x04R\n" +
+	"storeBytes\x12\x18\n" +
+	"\aseconds\x18\x04 \x01(\x01R\aseconds\x121\n" +
+	"\x05cores\x18\x05 \x03(\v2\x1b.rosemary.device.v1.CoreUseR\x05cores\"\x0f\n" +
 	"\rConfigRequest\"\xf0\x02\n" +
 	"\x0eConfigResponse\x12!\n" +
 	"\fwire_version\x18\x01 \x01(\rR\vwireVersion\x12\x1a\n" +
@@ -2867,7 +2954,7 @@ const file_device_proto_rawDesc = "" +
 	"\tROLE_NONE\x10\x00\x12\x0f\n" +
 	"\vROLE_READER\x10\x01\x12\x0e\n" +
 	"\n" +
-	"ROLE_OWNER\x10\x022\xc2\t\n" +
+	"ROLE_OWNER\x10\x022\xc1\t\n" +
 	"\x06Device\x12O\n" +
 	"\x06Config\x12!.rosemary.device.v1.ConfigRequest\x1a\".rosemary.device.v1.ConfigResponse\x12R\n" +
 	"\aProgSet\x12\".rosemary.device.v1.ProgSetRequest\x1a#.rosemary.device.v1.ProgSetResponse\x12F\n" +
@@ -2882,8 +2969,8 @@ const file_device_proto_rawDesc = "" +
 	"\tRunStream\x12$.rosemary.device.v1.RunStreamRequest\x1a%.rosemary.device.v1.RunStreamResponse\x12I\n" +
 	"\x04List\x12\x1f.rosemary.device.v1.ListRequest\x1a .rosemary.device.v1.ListResponse\x12U\n" +
 	"\bCopyFrom\x12#.rosemary.device.v1.CopyFromRequest\x1a$.rosemary.device.v1.CopyFromResponse\x12L\n" +
-	"\x05Grant\x12 .rosemary.device.v1.GrantRequest\x1a!.rosemary.device.v1.GrantResponse\x12V\n" +
-	"\bQueryLWE\x12#.rosemary.device.v1.LWEQueryRequest\x1a%.rosemary.device.v1.RunStreamResponseB6Z4github.com/rosemary-fhe/rosemary/device/api/devicepbb\x06proto3"
+	"\x05Grant\x12 .rosemary.device.v1.GrantRequest\x1a!.rosemary.device.v1.GrantResponse\x12U\n" +
+	"\bQueryLWE\x12#.rosemary.device.v1.LWEQueryRequest\x1a$.rosemary.device.v1.LWEQueryResponseB6Z4github.com/rosemary-fhe/rosemary/device/api/devicepbb\x06proto3"
 
 var (
 	file_device_proto_rawDescOnce sync.Once
@@ -2898,100 +2985,100 @@ func file_device_proto_rawDescGZIP() []byte {
 }
 
 var file_device_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_device_proto_goTypes = []any{
 	(Role)(0),                 // 0: rosemary.device.v1.Role
 	(*LWEQueryRequest)(nil),   // 1: rosemary.device.v1.LWEQueryRequest
-	(*ConfigRequest)(nil),     // 2: rosemary.device.v1.ConfigRequest
-	(*ConfigResponse)(nil),    // 3: rosemary.device.v1.ConfigResponse
-	(*ProgSetRequest)(nil),    // 4: rosemary.device.v1.ProgSetRequest
-	(*ProgSetResponse)(nil),   // 5: rosemary.device.v1.ProgSetResponse
-	(*PutRequest)(nil),        // 6: rosemary.device.v1.PutRequest
-	(*PutResponse)(nil),       // 7: rosemary.device.v1.PutResponse
-	(*GetRequest)(nil),        // 8: rosemary.device.v1.GetRequest
-	(*GetResponse)(nil),       // 9: rosemary.device.v1.GetResponse
-	(*DeleteRequest)(nil),     // 10: rosemary.device.v1.DeleteRequest
-	(*DeleteResponse)(nil),    // 11: rosemary.device.v1.DeleteResponse
-	(*Object)(nil),            // 12: rosemary.device.v1.Object
-	(*Binding)(nil),           // 13: rosemary.device.v1.Binding
-	(*Inline)(nil),            // 14: rosemary.device.v1.Inline
-	(*Stored)(nil),            // 15: rosemary.device.v1.Stored
-	(*SendRequest)(nil),       // 16: rosemary.device.v1.SendRequest
-	(*SendResponse)(nil),      // 17: rosemary.device.v1.SendResponse
-	(*RecvRequest)(nil),       // 18: rosemary.device.v1.RecvRequest
-	(*RecvResponse)(nil),      // 19: rosemary.device.v1.RecvResponse
-	(*ReleaseRequest)(nil),    // 20: rosemary.device.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),   // 21: rosemary.device.v1.ReleaseResponse
-	(*StatsRequest)(nil),      // 22: rosemary.device.v1.StatsRequest
-	(*StatsResponse)(nil),     // 23: rosemary.device.v1.StatsResponse
-	(*SetStreamRequest)(nil),  // 24: rosemary.device.v1.SetStreamRequest
-	(*SetStreamResponse)(nil), // 25: rosemary.device.v1.SetStreamResponse
-	(*Instance)(nil),          // 26: rosemary.device.v1.Instance
-	(*StreamValues)(nil),      // 27: rosemary.device.v1.StreamValues
-	(*StoredBinding)(nil),     // 28: rosemary.device.v1.StoredBinding
-	(*KeyBinding)(nil),        // 29: rosemary.device.v1.KeyBinding
-	(*RunStreamRequest)(nil),  // 30: rosemary.device.v1.RunStreamRequest
-	(*RunStreamResponse)(nil), // 31: rosemary.device.v1.RunStreamResponse
-	(*CoreUse)(nil),           // 32: rosemary.device.v1.CoreUse
-	(*ListRequest)(nil),       // 33: rosemary.device.v1.ListRequest
-	(*ObjectInfo)(nil),        // 34: rosemary.device.v1.ObjectInfo
-	(*ListResponse)(nil),      // 35: rosemary.device.v1.ListResponse
-	(*CopyFromRequest)(nil),   // 36: rosemary.device.v1.CopyFromRequest
-	(*CopyFromResponse)(nil),  // 37: rosemary.device.v1.CopyFromResponse
-	(*GrantRequest)(nil),      // 38: rosemary.device.v1.GrantRequest
-	(*GrantResponse)(nil),     // 39: rosemary.device.v1.GrantResponse
+	(*LWEQueryResponse)(nil),  // 2: rosemary.device.v1.LWEQueryResponse
+	(*ConfigRequest)(nil),     // 3: rosemary.device.v1.ConfigRequest
+	(*ConfigResponse)(nil),    // 4: rosemary.device.v1.ConfigResponse
+	(*ProgSetRequest)(nil),    // 5: rosemary.device.v1.ProgSetRequest
+	(*ProgSetResponse)(nil),   // 6: rosemary.device.v1.ProgSetResponse
+	(*PutRequest)(nil),        // 7: rosemary.device.v1.PutRequest
+	(*PutResponse)(nil),       // 8: rosemary.device.v1.PutResponse
+	(*GetRequest)(nil),        // 9: rosemary.device.v1.GetRequest
+	(*GetResponse)(nil),       // 10: rosemary.device.v1.GetResponse
+	(*DeleteRequest)(nil),     // 11: rosemary.device.v1.DeleteRequest
+	(*DeleteResponse)(nil),    // 12: rosemary.device.v1.DeleteResponse
+	(*Object)(nil),            // 13: rosemary.device.v1.Object
+	(*Binding)(nil),           // 14: rosemary.device.v1.Binding
+	(*Inline)(nil),            // 15: rosemary.device.v1.Inline
+	(*Stored)(nil),            // 16: rosemary.device.v1.Stored
+	(*SendRequest)(nil),       // 17: rosemary.device.v1.SendRequest
+	(*SendResponse)(nil),      // 18: rosemary.device.v1.SendResponse
+	(*RecvRequest)(nil),       // 19: rosemary.device.v1.RecvRequest
+	(*RecvResponse)(nil),      // 20: rosemary.device.v1.RecvResponse
+	(*ReleaseRequest)(nil),    // 21: rosemary.device.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),   // 22: rosemary.device.v1.ReleaseResponse
+	(*StatsRequest)(nil),      // 23: rosemary.device.v1.StatsRequest
+	(*StatsResponse)(nil),     // 24: rosemary.device.v1.StatsResponse
+	(*SetStreamRequest)(nil),  // 25: rosemary.device.v1.SetStreamRequest
+	(*SetStreamResponse)(nil), // 26: rosemary.device.v1.SetStreamResponse
+	(*Instance)(nil),          // 27: rosemary.device.v1.Instance
+	(*StreamValues)(nil),      // 28: rosemary.device.v1.StreamValues
+	(*StoredBinding)(nil),     // 29: rosemary.device.v1.StoredBinding
+	(*KeyBinding)(nil),        // 30: rosemary.device.v1.KeyBinding
+	(*RunStreamRequest)(nil),  // 31: rosemary.device.v1.RunStreamRequest
+	(*RunStreamResponse)(nil), // 32: rosemary.device.v1.RunStreamResponse
+	(*CoreUse)(nil),           // 33: rosemary.device.v1.CoreUse
+	(*ListRequest)(nil),       // 34: rosemary.device.v1.ListRequest
+	(*ObjectInfo)(nil),        // 35: rosemary.device.v1.ObjectInfo
+	(*ListResponse)(nil),      // 36: rosemary.device.v1.ListResponse
+	(*CopyFromRequest)(nil),   // 37: rosemary.device.v1.CopyFromRequest
+	(*CopyFromResponse)(nil),  // 38: rosemary.device.v1.CopyFromResponse
+	(*GrantRequest)(nil),      // 39: rosemary.device.v1.GrantRequest
+	(*GrantResponse)(nil),     // 40: rosemary.device.v1.GrantResponse
 }
 var file_device_proto_depIdxs = []int32{
-	26, // 0: rosemary.device.v1.LWEQueryRequest.query:type_name -> rosemary.device.v1.Instance
-	26, // 1: rosemary.device.v1.LWEQueryRequest.secret:type_name -> rosemary.device.v1.Instance
-	14, // 2: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
-	15, // 3: rosemary.device.v1.Binding.stored:type_name -> rosemary.device.v1.Stored
-	13, // 4: rosemary.device.v1.SendRequest.inputs:type_name -> rosemary.device.v1.Binding
-	13, // 5: rosemary.device.v1.SendRequest.key:type_name -> rosemary.device.v1.Binding
-	12, // 6: rosemary.device.v1.SendRequest.output:type_name -> rosemary.device.v1.Object
-	26, // 7: rosemary.device.v1.StreamValues.instances:type_name -> rosemary.device.v1.Instance
-	27, // 8: rosemary.device.v1.RunStreamRequest.inputs:type_name -> rosemary.device.v1.StreamValues
-	28, // 9: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
-	29, // 10: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
-	27, // 11: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
-	32, // 12: rosemary.device.v1.RunStreamResponse.cores:type_name -> rosemary.device.v1.CoreUse
-	34, // 13: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
-	0,  // 14: rosemary.device.v1.GrantRequest.role:type_name -> rosemary.device.v1.Role
-	2,  // 15: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
-	4,  // 16: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
-	6,  // 17: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
-	8,  // 18: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
-	10, // 19: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
-	16, // 20: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
-	18, // 21: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
-	20, // 22: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
-	22, // 23: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
-	24, // 24: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
-	30, // 25: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
-	33, // 26: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
-	36, // 27: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
-	38, // 28: rosemary.device.v1.Device.Grant:input_type -> rosemary.device.v1.GrantRequest
-	1,  // 29: rosemary.device.v1.Device.QueryLWE:input_type -> rosemary.device.v1.LWEQueryRequest
-	3,  // 30: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
-	5,  // 31: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
-	7,  // 32: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
-	9,  // 33: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
-	11, // 34: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
-	17, // 35: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
-	19, // 36: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
-	21, // 37: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
-	23, // 38: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
-	25, // 39: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
-	31, // 40: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
-	35, // 41: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
-	37, // 42: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
-	39, // 43: rosemary.device.v1.Device.Grant:output_type -> rosemary.device.v1.GrantResponse
-	31, // 44: rosemary.device.v1.Device.QueryLWE:output_type -> rosemary.device.v1.RunStreamResponse
-	30, // [30:45] is the sub-list for method output_type
-	15, // [15:30] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	33, // 0: rosemary.device.v1.LWEQueryResponse.cores:type_name -> rosemary.device.v1.CoreUse
+	15, // 1: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
+	16, // 2: rosemary.device.v1.Binding.stored:type_name -> rosemary.device.v1.Stored
+	14, // 3: rosemary.device.v1.SendRequest.inputs:type_name -> rosemary.device.v1.Binding
+	14, // 4: rosemary.device.v1.SendRequest.key:type_name -> rosemary.device.v1.Binding
+	13, // 5: rosemary.device.v1.SendRequest.output:type_name -> rosemary.device.v1.Object
+	27, // 6: rosemary.device.v1.StreamValues.instances:type_name -> rosemary.device.v1.Instance
+	28, // 7: rosemary.device.v1.RunStreamRequest.inputs:type_name -> rosemary.device.v1.StreamValues
+	29, // 8: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
+	30, // 9: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
+	28, // 10: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
+	33, // 11: rosemary.device.v1.RunStreamResponse.cores:type_name -> rosemary.device.v1.CoreUse
+	35, // 12: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
+	0,  // 13: rosemary.device.v1.GrantRequest.role:type_name -> rosemary.device.v1.Role
+	3,  // 14: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
+	5,  // 15: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
+	7,  // 16: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
+	9,  // 17: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
+	11, // 18: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
+	17, // 19: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
+	19, // 20: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
+	21, // 21: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
+	23, // 22: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
+	25, // 23: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
+	31, // 24: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
+	34, // 25: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
+	37, // 26: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
+	39, // 27: rosemary.device.v1.Device.Grant:input_type -> rosemary.device.v1.GrantRequest
+	1,  // 28: rosemary.device.v1.Device.QueryLWE:input_type -> rosemary.device.v1.LWEQueryRequest
+	4,  // 29: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
+	6,  // 30: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
+	8,  // 31: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
+	10, // 32: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
+	12, // 33: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
+	18, // 34: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
+	20, // 35: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
+	22, // 36: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
+	24, // 37: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
+	26, // 38: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
+	32, // 39: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
+	36, // 40: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
+	38, // 41: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
+	40, // 42: rosemary.device.v1.Device.Grant:output_type -> rosemary.device.v1.GrantResponse
+	2,  // 43: rosemary.device.v1.Device.QueryLWE:output_type -> rosemary.device.v1.LWEQueryResponse
+	29, // [29:44] is the sub-list for method output_type
+	14, // [14:29] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_device_proto_init() }
@@ -2999,9 +3086,9 @@ func file_device_proto_init() {
 	if File_device_proto != nil {
 		return
 	}
-	file_device_proto_msgTypes[5].OneofWrappers = []any{}
-	file_device_proto_msgTypes[8].OneofWrappers = []any{}
-	file_device_proto_msgTypes[12].OneofWrappers = []any{
+	file_device_proto_msgTypes[6].OneofWrappers = []any{}
+	file_device_proto_msgTypes[9].OneofWrappers = []any{}
+	file_device_proto_msgTypes[13].OneofWrappers = []any{
 		(*Binding_Inline)(nil),
 		(*Binding_Stored)(nil),
 		(*Binding_ResidentJob)(nil),
@@ -3012,7 +3099,7 @@ func file_device_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_device_proto_rawDesc), len(file_device_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   39,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -86,7 +86,7 @@ type DeviceClient interface {
 	// set, the shape, the generation's objects and the caller's Galois keys;
 	// the device builds the answer itself (no stream program to set) and
 	// returns the column and the hint ciphertexts as RunStream's outputs.
-	QueryLWE(ctx context.Context, in *LWEQueryRequest, opts ...grpc.CallOption) (*RunStreamResponse, error)
+	QueryLWE(ctx context.Context, in *LWEQueryRequest, opts ...grpc.CallOption) (*LWEQueryResponse, error)
 }
 
 type deviceClient struct {
@@ -237,9 +237,9 @@ func (c *deviceClient) Grant(ctx context.Context, in *GrantRequest, opts ...grpc
 	return out, nil
 }
 
-func (c *deviceClient) QueryLWE(ctx context.Context, in *LWEQueryRequest, opts ...grpc.CallOption) (*RunStreamResponse, error) {
+func (c *deviceClient) QueryLWE(ctx context.Context, in *LWEQueryRequest, opts ...grpc.CallOption) (*LWEQueryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(RunStreamResponse)
+	out := new(LWEQueryResponse)
 	err := c.cc.Invoke(ctx, Device_QueryLWE_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ type DeviceServer interface {
 	// set, the shape, the generation's objects and the caller's Galois keys;
 	// the device builds the answer itself (no stream program to set) and
 	// returns the column and the hint ciphertexts as RunStream's outputs.
-	QueryLWE(context.Context, *LWEQueryRequest) (*RunStreamResponse, error)
+	QueryLWE(context.Context, *LWEQueryRequest) (*LWEQueryResponse, error)
 	mustEmbedUnimplementedDeviceServer()
 }
 
@@ -350,7 +350,7 @@ func (UnimplementedDeviceServer) CopyFrom(context.Context, *CopyFromRequest) (*C
 func (UnimplementedDeviceServer) Grant(context.Context, *GrantRequest) (*GrantResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Grant not implemented")
 }
-func (UnimplementedDeviceServer) QueryLWE(context.Context, *LWEQueryRequest) (*RunStreamResponse, error) {
+func (UnimplementedDeviceServer) QueryLWE(context.Context, *LWEQueryRequest) (*LWEQueryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method QueryLWE not implemented")
 }
 func (UnimplementedDeviceServer) mustEmbedUnimplementedDeviceServer() {}

@@ -1,4 +1,4 @@
-package device
+package pirserver
 
 import (
 	"context"
@@ -23,8 +23,7 @@ type scanBatcher struct {
 }
 
 // scanBatchers holds the device's batchers, one per database generation
-// and shape: queries of different callers (each with its own registered
-// program) scan together when they read the same stored tiles.
+// and shape: queries of different callers scan together when they read the same stored tiles.
 type scanBatchers struct {
 	mu sync.Mutex
 	m  map[string]*scanBatcher
@@ -78,7 +77,7 @@ type scanWait struct {
 // scan waits for w's pass. A query whose context ends before its pass
 // starts leaves the queue; one already in a pass waits for it (the pass may
 // be reading its pinned objects), bounded by the device's run timeout.
-func (b *scanBatcher) scan(ctx context.Context, d *Device, srv *lwepir.Server, w *scanWait) error {
+func (b *scanBatcher) scan(ctx context.Context, s *Server, srv *lwepir.Server, w *scanWait) error {
 	b.mu.Lock()
 	if len(b.pending) >= maxScanBatch {
 		b.mu.Unlock()
@@ -87,7 +86,7 @@ func (b *scanBatcher) scan(ctx context.Context, d *Device, srv *lwepir.Server, w
 	b.pending = append(b.pending, w)
 	if !b.running {
 		b.running = true
-		go b.run(d, srv)
+		go b.run(s, srv)
 	}
 	b.mu.Unlock()
 	select {
@@ -107,7 +106,7 @@ func (b *scanBatcher) scan(ctx context.Context, d *Device, srv *lwepir.Server, w
 }
 
 // run makes passes until no query waits.
-func (b *scanBatcher) run(d *Device, srv *lwepir.Server) {
+func (b *scanBatcher) run(s *Server, srv *lwepir.Server) {
 	for {
 		b.mu.Lock()
 		if len(b.pending) == 0 {
@@ -130,17 +129,17 @@ func (b *scanBatcher) run(d *Device, srv *lwepir.Server) {
 		for i, w := range batch {
 			qs[i] = w.q
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), d.lim.RunTimeout)
-		d.enterISP()
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RunTimeout)
+		s.cfg.EnterISP()
 		// The pass's blocks take cores as the first query's caller's
 		// chunks: a batch is one pass, whoever joined it.
-		run := d.cores.For(batch[0].caller)
+		run := s.cfg.Cores.For(batch[0].caller)
 		tiles := batch[0].src
-		if ls, ok := tiles.(*lweSource); ok {
+		if ls, ok := tiles.(*source); ok {
 			tiles = passTiles{ls, run}
 		}
 		cols, err := srv.Scan(ctx, qs, tiles, run)
-		d.leaveISP()
+		s.cfg.LeaveISP()
 		cancel()
 		use := run.Stats()
 		clear(qs)

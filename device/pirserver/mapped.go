@@ -1,4 +1,4 @@
-package device
+package pirserver
 
 import (
 	"context"
@@ -9,24 +9,24 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
-// mappedDiagonals is an lweSource whose hint diagonals the ring stage
+// mappedDiagonals is a source whose hint diagonals the ring stage
 // reads in place from the store's mappings, page by page (see
 // lwepir.DiagonalPieces): no diagonal is copied out, and no page's
 // payload CRC is computed on the query path (the owner authenticates the
 // answer end to end, as for the tiles; scrubbing checks the CRCs).
 type mappedDiagonals struct {
-	*lweSource
+	*source
 	maps []*store.Mapped // by diagonal object
 }
 
 // mapDiagonals maps every pinned diagonal object, or reports why the
 // source must read them instead (no mappings here, a big-endian host, or
 // pages that are not whole words).
-func mapDiagonals(src *lweSource) (*mappedDiagonals, bool) {
+func mapDiagonals(src *source) (*mappedDiagonals, bool) {
 	if !littleEndian || src.pageBytes%8 != 0 {
 		return nil, false
 	}
-	md := &mappedDiagonals{lweSource: src}
+	md := &mappedDiagonals{source: src}
 	for _, o := range src.diags {
 		m, err := o.Map()
 		if err != nil {

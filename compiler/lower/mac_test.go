@@ -67,17 +67,3 @@ func mustRing(t *testing.T, pf *Profiler, preset string) Ring {
 	}
 	return r
 }
-
-// Key names parse back to their rotation, and only their one form does.
-func TestLWEKeyNames(t *testing.T) {
-	for r := 1; r <= 300; r++ {
-		if got, ok := ParseLWEKey(LWEKey(r)); !ok || got != r {
-			t.Fatalf("ParseLWEKey(%q) = %d, %v", LWEKey(r), got, ok)
-		}
-	}
-	for _, bad := range []string{"rot0", "rot05", "rot+5", "rot-1", "rot", "gal5", "rot5 ", "ROT5", "rot99999999999999999999"} {
-		if r, ok := ParseLWEKey(bad); ok {
-			t.Errorf("ParseLWEKey(%q) = %d, accepted", bad, r)
-		}
-	}
-}

@@ -1,11 +1,13 @@
-package device
+package pirserver
 
 import (
 	"context"
 	"crypto/rand"
 	"runtime"
 	"testing"
+	"time"
 
+	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
@@ -45,10 +47,7 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	d, err := New(st, DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := New(Config{Store: st, Cores: admit.NewCores(1), Workers: 1, RunTimeout: time.Minute, EnterISP: func() {}, LeaveISP: func() {}})
 	var b scanBatcher
 	queries := map[*scanWait]*matvec.Query{} // the queries the batcher lets go of
 	newWait := func(seed byte) *scanWait {
@@ -63,7 +62,7 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 	ctx := context.Background()
 	first := newWait(1)
 	errs := make(chan error, 3)
-	go func() { errs <- b.scan(ctx, d, srv, first) }()
+	go func() { errs <- b.scan(ctx, s, srv, first) }()
 	// The first pass is held at its first read; queue two more.
 	for {
 		b.mu.Lock()
@@ -75,8 +74,8 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 		runtime.Gosched()
 	}
 	second, third := newWait(2), newWait(3)
-	go func() { errs <- b.scan(ctx, d, srv, second) }()
-	go func() { errs <- b.scan(ctx, d, srv, third) }()
+	go func() { errs <- b.scan(ctx, s, srv, second) }()
+	go func() { errs <- b.scan(ctx, s, srv, third) }()
 	for {
 		b.mu.Lock()
 		n := len(b.pending)

@@ -1,4 +1,4 @@
-package device
+package pirserver
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 // by page where a page holds whole blocks (16 KiB pages: 8 rows), the limb
 // whole where it does not (4 KiB pages: 2 rows, which the kernels would
 // leave to their Go loop).
-func TestLWESourceVisitsWholeRowBlocks(t *testing.T) {
+func TestSourceVisitsWholeRowBlocks(t *testing.T) {
 	const rowBytes, rows = 2048, 64
 	for _, c := range []struct{ page, piece int }{{4096, rows}, {16384, 8}} {
 		t.Run(fmt.Sprint(c.page), func(t *testing.T) {
@@ -40,7 +40,7 @@ func TestLWESourceVisitsWholeRowBlocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer o.Release()
-			src := &lweSource{tiles: []*store.Object{o}, rowBytes: rowBytes, pageBytes: st.PageSize()}
+			src := &source{tiles: []*store.Object{o}, rowBytes: rowBytes, pageBytes: st.PageSize()}
 			got := make([]byte, len(tile))
 			seen := make([]int, rows)
 			var mu sync.Mutex

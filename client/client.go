@@ -22,11 +22,12 @@ type Client struct {
 	close func() error
 
 	mu        sync.Mutex
-	me        string                            // the caller's identity (grant.go)
-	sessions  map[string]*session.PIRSession    // by database@generation
-	vsessions map[string]*session.VectorSession // by database@generation
-	lsessions map[string]*session.LWESession    // by database@generation
-	grants    map[string]dbKeys                 // opened grants, by object (trust.go)
+	me        string                         // the caller's identity (grant.go)
+	programs  Programs                       // BGV PIR and vector databases (programs.go)
+	sessions  map[string]RecordQuerier       // BGV PIR, by database@generation
+	vsessions map[string]VectorQuerier       // by database@generation
+	lsessions map[string]*session.LWESession // by database@generation
+	grants    map[string]dbKeys              // opened grants, by object (trust.go)
 
 	clean cleaner // deletes replaced delta segments (cleanup.go)
 }
@@ -80,8 +81,8 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 // or a device in this process (package device, over a store directory).
 // Close leaves dev open.
 func New(dev api.Device, keys *Keys) *Client {
-	c := &Client{dev: dev, keys: keys, sessions: map[string]*session.PIRSession{},
-		vsessions: map[string]*session.VectorSession{}, lsessions: map[string]*session.LWESession{}, grants: map[string]dbKeys{}}
+	c := &Client{dev: dev, keys: keys, sessions: map[string]RecordQuerier{},
+		vsessions: map[string]VectorQuerier{}, lsessions: map[string]*session.LWESession{}, grants: map[string]dbKeys{}}
 	c.clean.idle.L = &c.clean.mu
 	return c
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -71,7 +72,7 @@ func openStore(dir string, keys *client.Keys) (*storeClient, error) {
 		st.Close()
 		return nil, err
 	}
-	return &storeClient{Client: client.New(d, keys), st: st}, nil
+	return &storeClient{Client: client.New(d, keys).WithPrograms(programs.New()), st: st}, nil
 }
 
 func (c *storeClient) Close() error { return errors.Join(c.Client.Close(), c.st.Close()) }

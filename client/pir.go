@@ -345,7 +345,7 @@ func (c *Client) getIn(ctx context.Context, in *Info, index int) (*session.PIRQu
 			return nil, c.answerFailed(in, index, err)
 		}
 	} else {
-		var s *session.PIRSession
+		var s RecordQuerier
 		if s, err = c.pirSession(ctx, in); err != nil {
 			return nil, err
 		}
@@ -384,8 +384,12 @@ func (c *Client) sealer(ctx context.Context, in *Info) (*seal.Sealer, error) {
 
 // pirSession returns the session of a database generation: its plan set on
 // the device, evaluation keys uploaded once per key set.
-func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession, error) {
-	return cachedSession(c, c.sessions, in, func() (*session.PIRSession, error) {
+func (c *Client) pirSession(ctx context.Context, in *Info) (RecordQuerier, error) {
+	return cachedSession(c, c.sessions, in, func() (RecordQuerier, error) {
+		progs, err := c.compiled()
+		if err != nil {
+			return nil, err
+		}
 		preset, err := fhe.Lookup(in.Preset)
 		if err != nil {
 			return nil, err
@@ -409,7 +413,7 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (*session.PIRSession,
 		if err != nil {
 			return nil, err
 		}
-		return session.NewPIRSessionWith(ctx, c.dev, genPrefix(in), preset, shape, sk, opt)
+		return progs.OpenPIR(ctx, c.dev, genPrefix(in), preset, shape, sk, opt)
 	})
 }
 
@@ -442,12 +446,12 @@ func sessionKey(in *Info) string { return fmt.Sprintf("%s@%d.%s", in.Name, in.Ge
 // in: its evaluation keys in the caller's member area of the database, for
 // this key set, uploaded once and reused by the sessions of later
 // generations.
-func (c *Client) sessionOptions(ctx context.Context, in *Info) (session.PIRSessionOptions, error) {
+func (c *Client) sessionOptions(ctx context.Context, in *Info) (session.Options, error) {
 	me, err := c.identity(ctx)
 	if err != nil {
-		return session.PIRSessionOptions{}, err
+		return session.Options{}, err
 	}
-	return session.PIRSessionOptions{KeyPrefix: keyPrefix(in.Name, me, c.keys.ID()), ReuseKeys: true}, nil
+	return session.Options{KeyPrefix: keyPrefix(in.Name, me, c.keys.ID()), ReuseKeys: true}, nil
 }
 
 // Drop deletes a database: its manifest first (it is gone at once), then

@@ -3,12 +3,8 @@ package client
 import (
 	"context"
 
-	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
-	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
@@ -21,10 +17,6 @@ import (
 // PIRQuery is one PIR query's outcome: the record, the bytes that crossed
 // and, for a device scan, what the device reported.
 type PIRQuery = session.PIRQuery
-
-// PIRSession is a PIR database on a device, ready for queries: its plan's
-// device segment set as a stream program, its evaluation keys stored.
-type PIRSession = session.PIRSession
 
 // ObjectSink stores one plaintext object of a database being written: its
 // limbs as stored bytes (little-endian words of shape.WordSize bytes). A
@@ -60,22 +52,8 @@ func PIRPlaintextObject(db string, shape pir.Shape, p int) (name string, poly in
 	return session.PIRPlaintextObject(db, shape, p)
 }
 
-// NewPIRSession opens a session on PIR database db of shape on dev (its
-// plaintexts already written, by WriteSeededPIR say) with secret key sk:
-// the scan runs on the device; the evaluation keys are generated and
-// stored beside the database.
-func NewPIRSession(ctx context.Context, dev api.Device, db string, preset fhe.Preset, shape pir.Shape, sk *rlwe.SecretKey) (*PIRSession, error) {
-	return session.NewPIRSession(ctx, dev, db, preset, shape, sk)
-}
-
-// VectorShape is the HEVEC scan the client compiles for a vector database
-// of n vectors of coeffs coefficients each on preset.
-func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
-	return session.VectorShape(preset, n, coeffs)
-}
-
 // LWESession is an LWE PIR database generation on a device, ready for
-// queries: its answer program set, the evaluation keys stored.
+// queries: its evaluation keys stored.
 type LWESession = session.LWESession
 
 // SeededLWERecord is record index of a WriteSeededLWE database.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
-	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
@@ -70,7 +69,11 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim int, opt Ve
 	if opt.Metric != L2 && opt.Metric != InnerProduct {
 		return nil, fmt.Errorf("client: create %s: metric %q (l2 or ip)", name, opt.Metric)
 	}
-	if _, err := session.VectorShape(vectorPreset, 1, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
+	progs, err := c.compiled()
+	if err != nil {
+		return nil, err
+	}
+	if err := progs.CheckVectors(vectorPreset, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
 		return nil, fmt.Errorf("client: create %s: %w: %d dimensions (%v)", name, dataset.ErrBadDimension, dim, err)
 	}
 	return c.create(ctx, &Info{Name: name, Kind: KindVectors, Preset: vectorPreset, Dim: dim, Metric: opt.Metric,
@@ -129,7 +132,7 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 	if vr, err = dataset.NewVectorReader(rs, opt.Vectors); err != nil {
 		return err
 	}
-	shape, err := c.vectorShape(in, n)
+	progs, err := c.compiled()
 	if err != nil {
 		return err
 	}
@@ -144,7 +147,7 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 			return err
 		}
 	}
-	l, err := session.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in), shape, sk)
+	l, err := progs.NewVectorLoader(session.DeviceSink(c.dev), genPrefix(in), vectorsOf(in, n), sk)
 	if err != nil {
 		return err
 	}
@@ -265,9 +268,9 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 }
 
 // vectorSession returns the session of a vector database generation.
-func (c *Client) vectorSession(ctx context.Context, in *Info) (*session.VectorSession, error) {
-	return cachedSession(c, c.vsessions, in, func() (*session.VectorSession, error) {
-		shape, err := c.vectorShape(in, in.Records)
+func (c *Client) vectorSession(ctx context.Context, in *Info) (VectorQuerier, error) {
+	return cachedSession(c, c.vsessions, in, func() (VectorQuerier, error) {
+		progs, err := c.compiled()
 		if err != nil {
 			return nil, err
 		}
@@ -288,15 +291,13 @@ func (c *Client) vectorSession(ctx context.Context, in *Info) (*session.VectorSe
 		if err != nil {
 			return nil, err
 		}
-		return session.NewVectorSession(ctx, c.dev, genPrefix(in), shape, sk, opt)
+		return progs.OpenVectors(ctx, c.dev, genPrefix(in), vectorsOf(in, in.Records), sk, opt)
 	})
 }
 
-// vectorShape is the scan of a vector database of n vectors.
-func (c *Client) vectorShape(in *Info, n int) (workload.HEVECShape, error) {
-	shape, err := session.VectorShape(in.Preset, n, coefficients(in.Dim, in.Metric))
-	shape.Encrypted = in.EncryptedVectors
-	return shape, err
+// vectorsOf is vector database in's shape with n vectors.
+func vectorsOf(in *Info, n int) session.Vectors {
+	return session.Vectors{Preset: in.Preset, Count: n, Coefficients: coefficients(in.Dim, in.Metric), Encrypted: in.EncryptedVectors}
 }
 
 // keyFingerprint names a secret key without revealing it: the first 16

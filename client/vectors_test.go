@@ -205,3 +205,28 @@ func TestNearestEncryptedVectors(t *testing.T) {
 		t.Fatalf("another key's query: %v, want ErrNoGrant", err)
 	}
 }
+
+// A client given no compiled programs (an application that links only the
+// typed PIR path) refuses vector and BGV PIR databases with ErrNoPrograms,
+// and a vector database made by one that has them stays readable by it.
+func TestNoProgramsRefusesCompiledKinds(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	bare := client.New(e.c.Device(), e.keys)
+	if _, err := bare.CreateVectors(ctx, "v", 8, client.VectorOptions{}); !errors.Is(err, client.ErrNoPrograms) {
+		t.Fatalf("vectors without programs: %v, want ErrNoPrograms", err)
+	}
+	if _, err := bare.CreatePIR(ctx, "b", 16, client.PIROptions{Scheme: client.SchemeBGV}); err != nil {
+		t.Fatal(err) // the manifest alone needs no program
+	}
+	if _, err := bare.Load(ctx, "b", strings.NewReader("alpha\nbravo\n"), client.LoadOptions{Records: dataset.Lines}); err != nil {
+		t.Fatal(err) // nor does writing the plaintexts
+	}
+	if _, err := bare.Get(ctx, "b", 1); !errors.Is(err, client.ErrNoPrograms) {
+		t.Fatalf("a BGV PIR query without programs: %v, want ErrNoPrograms", err)
+	}
+	rec, err := e.c.Get(ctx, "b", 1)
+	if err != nil || string(bytes.TrimRight(rec, "\x00")) != "bravo" {
+		t.Fatalf("with programs: %q, %v", rec, err)
+	}
+}

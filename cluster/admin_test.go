@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/certs"
@@ -42,6 +43,7 @@ func userOf(t *testing.T, e *testEtcd, name string) *cluster.Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	c.Scheme = client.SchemeBGV
+	c.Programs = programs.New()
 	return c
 }
 

@@ -29,6 +29,10 @@ type Client struct {
 	// client library's default, the LWE scheme); a map records it for
 	// every load.
 	Scheme client.PIRScheme
+	// Programs, if set, serves the vector databases (and BGV PIR ones) on
+	// every device connection (client.WithPrograms; package
+	// client/programs). Set it before the first call.
+	Programs client.Programs
 	// ShardTimeout bounds one replica's answer before the next replica of
 	// its shard is tried; under a caller's deadline each replica gets at
 	// most its share of what is left (attemptTimeout).

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/cluster/local"
 	"github.com/rosemary-fhe/rosemary/device"
@@ -285,6 +286,7 @@ func newCluster(t *testing.T, devices int) (*cluster.Client, *testEtcd, []*proc)
 	// test's default 10-minute timeout once other packages share the
 	// cores; TestClusterBytesPerDevice runs the default scheme, LWE.
 	c.Scheme = client.SchemeBGV
+	c.Programs = programs.New()
 	waitDevices(t, c, devices)
 	return c, endpoint, procs
 }

@@ -31,6 +31,9 @@ func (c *Client) acquire(ctx context.Context, addr string) (*client.Client, func
 	if err != nil {
 		return nil, nil, err
 	}
+	if c.Programs != nil {
+		cc.WithPrograms(c.Programs)
+	}
 	c.mu.Lock()
 	if old, ok := c.conns[addr]; ok { // another call dialled meanwhile
 		old.refs++

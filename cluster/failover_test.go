@@ -18,6 +18,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -198,6 +199,7 @@ func newGatedClusterDevices(t *testing.T, n int) (*cluster.Client, []*gate, []st
 	}
 	t.Cleanup(func() { c.Close() })
 	c.Scheme = client.SchemeBGV // as newCluster: see there
+	c.Programs = programs.New()
 	waitDevices(t, c, n)
 	return c, gates, addrs, devs
 }

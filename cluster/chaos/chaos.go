@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/cluster/local"
 	"github.com/rosemary-fhe/rosemary/device/certs"
@@ -226,6 +227,7 @@ func (r *run) setUp(ctx context.Context) error {
 		return err
 	}
 	r.c.Scheme = cfg.Scheme
+	r.c.Programs = programs.New()
 	if _, err := r.c.CreatePIR(ctx, dbName, cfg.RecordSize, cfg.Shards, cfg.Replicas); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device/api"
 )
@@ -98,6 +99,9 @@ func (r *run) converged(ctx context.Context, answers bool) error {
 // records; nil if the run does not know them, which is an error).
 func (r *run) replicaWhole(ctx context.Context, addr string, m *cluster.Map, s int, want []byte, answers bool) error {
 	cc, err := client.Open(ctx, addr, r.keys, r.dial...)
+	if cc != nil {
+		cc.WithPrograms(programs.New())
+	}
 	if err != nil {
 		return err
 	}
@@ -142,6 +146,9 @@ func (r *run) replicaWhole(ctx context.Context, addr string, m *cluster.Map, s i
 // holds.
 func (r *run) shardDatabases(ctx context.Context, addr string) ([]string, error) {
 	cc, err := client.Open(ctx, addr, r.keys, r.dial...)
+	if cc != nil {
+		cc.WithPrograms(programs.New())
+	}
 	if err != nil {
 		return nil, err
 	}

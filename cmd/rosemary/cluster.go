@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/cluster/local"
 	"github.com/rosemary-fhe/rosemary/device/certs"
@@ -106,6 +107,9 @@ func runClusterUp(args []string) error {
 		return err
 	}
 	c, err := cluster.Open(ctx, cluster.Etcd{Endpoints: []string{l.Endpoint}, TLS: tr.admin}, keys, tr.dial...)
+	if c != nil {
+		c.Programs = programs.New()
+	}
 	if err != nil {
 		return err
 	}

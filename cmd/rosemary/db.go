@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/authz"
@@ -112,7 +113,7 @@ func (f *dbFlags) open(ctx context.Context) (*dbClient, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &dbClient{Client: c}, nil
+		return &dbClient{Client: c.WithPrograms(programs.New())}, nil
 	}
 	return nil, errors.New("db: --store DIR or --device ADDR is required")
 }
@@ -136,7 +137,7 @@ func openStoreClient(dir string, keys *client.Keys) (*dbClient, error) {
 		st.Close()
 		return nil, err
 	}
-	return &dbClient{Client: client.New(d, keys), store: st}, nil
+	return &dbClient{Client: client.New(d, keys).WithPrograms(programs.New()), store: st}, nil
 }
 
 // Close closes the client, then the in-process device's store.
@@ -536,7 +537,12 @@ func (f *dbFlags) openCluster(ctx context.Context) (*cluster.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cluster.Open(ctx, ec, keys, dial...)
+	c, err := cluster.Open(ctx, ec, keys, dial...)
+	if err != nil {
+		return nil, err
+	}
+	c.Programs = programs.New()
+	return c, nil
 }
 
 func runDBCluster(ctx context.Context, cmd string, f *dbFlags, args []string) error {

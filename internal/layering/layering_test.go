@@ -260,6 +260,11 @@ func TestApplicationsLinkNoDevice(t *testing.T) {
 			t.Errorf("client or cluster depends on bbolt (%s)", d)
 		case d == module+"/device":
 			t.Errorf("client or cluster depends on the device server %s", d)
+		case d == module+"/compiler" || strings.HasPrefix(d, module+"/compiler/") || d == module+"/engine":
+			// The planner, the code generator and the interpreter: a query
+			// is typed (QueryLWE) or its program comes from client/programs,
+			// which an application links only if it serves compiled kinds.
+			t.Errorf("client or cluster depends on %s", d)
 		case d == module+"/device/authz" || d == module+"/device/guard" || d == module+"/device/admit" || d == module+"/device/pirserver":
 			// The server's access control, call guard and admission: an
 			// application needs the contract's errors, not these.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device/api"
 )
 
@@ -119,6 +120,9 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 	defer dp.stop()
 	rep.Transport = dp.transport
 	c, err := client.Open(ctx, dp.addr, keys, dp.dial...)
+	if c != nil {
+		c.WithPrograms(programs.New())
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/authz"
@@ -414,7 +415,7 @@ func fairBGV(ctx context.Context, opt FairOptions, rep *FairReport) (heavy, ligh
 		}
 		context.AfterFunc(ctx, func() { c.Close() })
 		sk := rlwe.NewKeyGenerator(params).GenSecretKeyNew()
-		s, err := client.NewPIRSession(ctx, c, db, preset, shape, sk)
+		s, err := programs.NewPIRSession(ctx, c, db, preset, shape, sk)
 		if err != nil {
 			c.Close()
 			return fairSide{}, fmt.Errorf("bench: session on %s: %w", db, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -281,7 +282,7 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	}
 	defer stop()
 	s0, r0 := c.Traffic()
-	sess, err := client.NewPIRSession(ctx, c, benchDB, preset, shape, sk)
+	sess, err := programs.NewPIRSession(ctx, c, benchDB, preset, shape, sk)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 )
 
 // VectorsOptions configure the encrypted-vectors benchmark: one .fvecs
@@ -81,6 +82,9 @@ func RunVectors(ctx context.Context, opt VectorsOptions) (*VectorsReport, error)
 	defer dp.stop()
 	rep.Transport = dp.transport
 	c, err := client.Open(ctx, dp.addr, keys, dp.dial...)
+	if c != nil {
+		c.WithPrograms(programs.New())
+	}
 	if err != nil {
 		return nil, err
 	}

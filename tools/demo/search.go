@@ -12,6 +12,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/arch"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
@@ -124,7 +125,7 @@ func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, 
 	if err != nil {
 		return nil, err
 	}
-	c := client.New(dev, keys)
+	c := client.New(dev, keys).WithPrograms(programs.New())
 	// The user's data: unit vectors of the first training images (cosine
 	// similarity is their inner product), as an .fvecs file.
 	db := make([][]float32, o.Vectors)
@@ -146,7 +147,7 @@ func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, 
 	fmt.Fprintf(w, "  client: keys made (the secret key stays in a 0600 file), %d MNIST images loaded as %s of plaintexts into a 4-channel interleaved store (in-process device), generation %d\n",
 		o.Vectors, report.Bytes(in.Bytes), in.Generation)
 
-	shape, err := client.VectorShape(in.Preset, in.Records, in.Dim)
+	shape, err := programs.VectorShape(in.Preset, in.Records, in.Dim)
 	if err != nil {
 		return nil, err
 	}

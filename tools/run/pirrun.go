@@ -10,6 +10,7 @@ import (
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -51,7 +52,7 @@ func runPIR(ctx context.Context, c *remote.Client, st *store.Store, own func(db 
 		}
 	}
 	sk := rlwe.NewKeyGenerator(params).GenSecretKeyNew()
-	sess, err := client.NewPIRSession(ctx, c, opts.Prefix, preset, shape, sk)
+	sess, err := programs.NewPIRSession(ctx, c, opts.Prefix, preset, shape, sk)
 	if err != nil {
 		return nil, err
 	}

@@ -402,7 +402,7 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	}
 	out := &PIRQuery{Index: index, Record: rec, QueryBytes: int64(len(req.Query) + len(req.Secret)),
 		AnswerBytes: answerBytes(resp), Seconds: time.Since(start).Seconds(), Device: dev}
-	out.measured(wire)
+	out.Measure(wire)
 	return out, nil
 }
 

@@ -1,4 +1,4 @@
-package session
+package programs
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/object"
@@ -34,12 +36,12 @@ type pirDB struct {
 
 func newPIRDB(t *testing.T, recordSize, records int, seed uint64) *pirDB {
 	t.Helper()
-	return newPIRDBWith(t, recordSize, records, seed, PIRSessionOptions{})
+	return newPIRDBWith(t, recordSize, records, seed, session.Options{})
 }
 
 // storeSink writes objects straight into a store, before its device
 // serves.
-func storeSink(st *store.Store) ObjectSink {
+func storeSink(st *store.Store) session.ObjectSink {
 	return func(_ context.Context, name string, shape object.Shape, raw [][]byte) error {
 		_, err := st.Put(name, object.KindPlaintext, shape, raw)
 		return err
@@ -58,7 +60,7 @@ func openTestStore(t testing.TB) *store.Store {
 	return st
 }
 
-func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt PIRSessionOptions) *pirDB {
+func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt session.Options) *pirDB {
 	t.Helper()
 	preset, params := fhetest.BGVParams(t, "bgv-13")
 	shape, err := pir.NewShape(params, recordSize, records)
@@ -67,7 +69,7 @@ func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt PIRSes
 	}
 	st := openTestStore(t)
 	ctx := context.Background()
-	n, err := WritePIRDatabase(ctx, storeSink(st), "db", shape, SeededRecords(seed), nil)
+	n, err := session.WritePIRDatabase(ctx, storeSink(st), "db", shape, session.SeededRecords(seed), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,13 +87,13 @@ func newPIRDBWith(t *testing.T, recordSize, records int, seed uint64, opt PIRSes
 	return &pirDB{st: st, dev: dev, sess: sess, shape: shape, seed: seed, bytes: n}
 }
 
-func (db *pirDB) check(t *testing.T, index int) *PIRQuery {
+func (db *pirDB) check(t *testing.T, index int) *session.PIRQuery {
 	t.Helper()
 	q, err := db.sess.Get(context.Background(), index)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := SeededRecord(db.seed, db.shape, index)
+	want, err := session.SeededRecord(db.seed, db.shape, index)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +124,8 @@ func TestPIRDeviceRecords(t *testing.T) {
 			t.Fatalf("query of %d bytes, want one level-2 ciphertext (%d)", q.QueryBytes, want)
 		}
 	}
-	if _, err := db.sess.Get(context.Background(), db.shape.Records); !errors.Is(err, ErrIndex) {
-		t.Fatalf("index past the end: %v, want ErrIndex", err)
+	if _, err := db.sess.Get(context.Background(), db.shape.Records); !errors.Is(err, session.ErrIndex) {
+		t.Fatalf("index past the end: %v, want session.ErrIndex", err)
 	}
 }
 
@@ -133,7 +135,7 @@ func TestPIRDeviceRecords(t *testing.T) {
 // pulls its plaintexts from the device. By default the same database is
 // scanned on the device, where it lives.
 func TestPIRHostPlan(t *testing.T) {
-	db := newPIRDBWith(t, 100, 20000, 9, PIRSessionOptions{FollowPlan: true}) // 123 plaintexts: 1 × 128
+	db := newPIRDBWith(t, 100, 20000, 9, session.Options{FollowPlan: true}) // 123 plaintexts: 1 × 128
 	if db.sess.OnDevice() {
 		t.Fatal("the plan scans a 123-plaintext database on the device; this test needs one it keeps on the host")
 	}
@@ -167,7 +169,7 @@ func TestPIRDeviceMatchesLattigo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := srv.Answer(ctx, q, &devicePlaintexts{dev: db.dev, prefix: PIRPlaintextPrefix("db"), shape: db.shape, objs: map[int64][][]uint64{}})
+	want, err := srv.Answer(ctx, q, &devicePlaintexts{dev: db.dev, prefix: session.PIRPlaintextPrefix("db"), shape: db.shape, objs: map[int64][][]uint64{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +264,7 @@ func TestPIRClientGoesAway(t *testing.T) {
 	}
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := WritePIRDatabase(ctx, DeviceSink(c), "db", shape, SeededRecords(4), nil); err != nil {
+	if _, err := session.WritePIRDatabase(ctx, session.DeviceSink(c), "db", shape, session.SeededRecords(4), nil); err != nil {
 		t.Fatal(err)
 	}
 	sess, err := NewPIRSession(ctx, c, "db", preset, shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew())
@@ -278,7 +280,7 @@ func TestPIRClientGoesAway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := SeededRecord(4, shape, 5)
+	want, _ := session.SeededRecord(4, shape, 5)
 	if !bytes.Equal(q.Record, want) {
 		t.Fatal("record 5 differs after an interrupted query")
 	}
@@ -321,7 +323,7 @@ func TestVectorSessionScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, params := fhetest.CKKSParams(t, "hevec")
-	sess, err := NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), PIRSessionOptions{})
+	sess, err := NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,5 +346,14 @@ func TestVectorSessionScores(t *testing.T) {
 	}
 	if resp.Stored == 0 {
 		t.Fatal("the device read no stored plaintexts")
+	}
+}
+
+// A BGV PIR database is stored in tiles of the device's
+// multiply-accumulate lanes (session.PIRTileRows, a constant of the
+// loader, which links no code generator): the two agree.
+func TestPIRTileRowsAreTheMACLanes(t *testing.T) {
+	if session.PIRTileRows != lower.MACLanes {
+		t.Fatalf("tiles of %d rows, %d MAC lanes", session.PIRTileRows, lower.MACLanes)
 	}
 }

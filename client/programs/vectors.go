@@ -1,4 +1,4 @@
-package session
+package programs
 
 import (
 	"context"
@@ -8,9 +8,7 @@ import (
 	"math/bits"
 	"strings"
 
-	"github.com/tuneinsight/lattigo/v6/core/rlwe"
-	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
-
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
@@ -19,6 +17,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
+	"github.com/tuneinsight/lattigo/v6/schemes/ckks"
 )
 
 // VectorPerObject is the number of plaintexts per store object of a
@@ -45,6 +45,7 @@ func VectorShape(preset string, n, coeffs int) (workload.HEVECShape, error) {
 
 // vectorPrefix and monomialPrefix name a vector database's objects.
 func vectorPrefix(db string) string { return db + "/vec/" }
+
 func monomialPrefix(db, name string) string {
 	return db + "/" + strings.ReplaceAll(name, "/", "-") + "/"
 }
@@ -54,7 +55,7 @@ func monomialPrefix(db, name string) string {
 // one sequence of objects (VectorPerObject each) — stored node
 // "vectors/<i>" reads every Pack-th position from i on.
 type VectorLoader struct {
-	sink  ObjectSink
+	sink  session.ObjectSink
 	db    string
 	codec *workload.HEVECCodec
 	logN  int
@@ -72,7 +73,7 @@ type VectorLoader struct {
 // shape of encrypted vectors (shape.Encrypted) needs the owner's secret
 // key sk: each plaintext is encrypted here before it is written, so the
 // sink (the device) receives ciphertexts only; sk is ignored otherwise.
-func NewVectorLoader(sink ObjectSink, db string, shape workload.HEVECShape, sk *rlwe.SecretKey) (*VectorLoader, error) {
+func NewVectorLoader(sink session.ObjectSink, db string, shape workload.HEVECShape, sk *rlwe.SecretKey) (*VectorLoader, error) {
 	params, codec, err := vectorCodec(shape)
 	if err != nil {
 		return nil, err
@@ -257,7 +258,7 @@ type VectorSession struct {
 // NewVectorSession prepares queries over the vector database db (written
 // by a VectorLoader of the same shape).
 func NewVectorSession(ctx context.Context, dev api.Device, db string, shape workload.HEVECShape, sk *rlwe.SecretKey,
-	opt PIRSessionOptions) (*VectorSession, error) {
+	opt session.Options) (*VectorSession, error) {
 	if opt.KeyPrefix == "" {
 		opt.KeyPrefix = db + "/keys"
 	}

@@ -1,4 +1,4 @@
-package session
+package programs
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
+	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -27,7 +28,7 @@ import (
 // noise each run), and the bound leaves room for other data.
 const encryptedScoreBound = 1e-3
 
-// Vectors stored as CKKS ciphertexts: the device computes every score
+// session.Vectors stored as CKKS ciphertexts: the device computes every score
 // ciphertext × ciphertext (relinearized with the uploaded key), the
 // decrypted scores equal the plaintext inner products within the bound,
 // and the store's files hold none of the plaintexts the plain database
@@ -74,7 +75,7 @@ func TestEncryptedVectorSessionScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := NewVectorSession(ctx, dev, "v", shape, sk, PIRSessionOptions{})
+	sess, err := NewVectorSession(ctx, dev, "v", shape, sk, session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestEncryptedShapeOverPlainVectorsRefused(t *testing.T) {
 	}
 	_, params := fhetest.CKKSParams(t, "hevec")
 	shape.Encrypted = true
-	sess, err := NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), PIRSessionOptions{})
+	sess, err := NewVectorSession(ctx, dev, "v", shape, rlwe.NewKeyGenerator(params).GenSecretKeyNew(), session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

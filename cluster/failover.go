@@ -87,7 +87,7 @@ func tryReplicas[T any](ctx context.Context, c *Client, m *Map, s int, live map[
 				release()
 				// A connection is forgotten when it failed or stalled, not
 				// when this attempt was cancelled because another won.
-				if err != nil && ctx.Err() == nil && !errors.Is(actx.Err(), context.Canceled) {
+				if err != nil && ctx.Err() == nil && !errors.Is(actx.Err(), context.Canceled) && !errors.Is(err, client.ErrNoPrograms) {
 					c.forget(addr, cc)
 				}
 			}
@@ -95,6 +95,8 @@ func tryReplicas[T any](ctx context.Context, c *Client, m *Map, s int, live map[
 			case err == nil:
 				c.latency.add(time.Since(start))
 				c.breakers.succeeded(addr)
+			case errors.Is(err, client.ErrNoPrograms):
+				// This client's configuration, not the device's fault.
 			case ctx.Err() == nil && !errors.Is(actx.Err(), context.Canceled):
 				// Failed or stalled on its own account, not cancelled
 				// because the caller gave up or another replica won.
@@ -127,6 +129,10 @@ func tryReplicas[T any](ctx context.Context, c *Client, m *Map, s int, live map[
 			}
 			if ctx.Err() != nil {
 				return zero, "", len(cancels) - 1, fmt.Errorf("cluster: shard %d of %s: %w (tried %s)", s, m.Name, ctx.Err(), strings.Join(append(tried, up[r.k]), "; "))
+			}
+			if errors.Is(r.err, client.ErrNoPrograms) {
+				// No replica answers a kind this client cannot query.
+				return zero, "", len(cancels) - 1, fmt.Errorf("cluster: shard %d of %s: %w", s, m.Name, r.err)
 			}
 			tried = append(tried, fmt.Sprintf("%s (%v)", up[r.k], r.err))
 			if running == 0 && len(cancels) < len(up) {

@@ -227,7 +227,6 @@ func (r *run) setUp(ctx context.Context) error {
 		return err
 	}
 	r.c.Scheme = cfg.Scheme
-	r.c.Programs = programs.New()
 	if _, err := r.c.CreatePIR(ctx, dbName, cfg.RecordSize, cfg.Shards, cfg.Replicas); err != nil {
 		return err
 	}
@@ -258,6 +257,7 @@ func (r *run) open(ctx context.Context, e cluster.Etcd) (*cluster.Client, error)
 		return nil, err
 	}
 	c.ShardTimeout = r.cfg.ShardTimeout
+	c.Programs = programs.New() // the shards may be BGV PIR (Config.Scheme)
 	reg := prometheus.NewRegistry()
 	if err := c.RegisterMetrics(reg); err != nil {
 		c.Close()

@@ -4,7 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/tuneinsight/lattigo/v6/core/rlwe"
 
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 
@@ -50,55 +55,126 @@ func engineRotations(bp bgv.Parameters, keys *lwepir.EvalKeys) (lwepir.Rotator, 
 	return engine.NewRotator(bp, keys.Rotations), nil
 }
 
-// BenchmarkRingStage1GiB times the ring stage of one query at the 1 GiB
-// shape, with the device's rotator, one core.
+// cpuTime is the process's user and system time so far: the core-seconds
+// every goroutine of a benchmark spent, whatever else the machine runs.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// perQuery reports a loop's wall and CPU time per query.
+func perQuery(b *testing.B, queries int, body func()) {
+	cpu := cpuTime()
+	for b.Loop() {
+		body()
+	}
+	n := float64(b.N * queries)
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/n, "wall-ms/query")
+	b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/n, "cpu-ms/query")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkRingStage1GiB times the ring stage per query at the 1 GiB
+// shape, old (the path before batching, one query at a time; in a batch,
+// queries side by side on Workers goroutines as the device runs them) and
+// new (EvaluateHint; EvaluateHintBatch), for batches of 1 and 16 queries
+// of 16 clients, with the device's rotator and Lattigo's. The diagonals
+// are synthetic (see syntheticDiagonals). Each query's results are the
+// same bit for bit on both paths (TestBatchHintEqualsOldPath).
 func BenchmarkRingStage1GiB(b *testing.B) {
 	p, shape := gibShape(b)
 	diags := syntheticDiagonals(b, p, shape)
+	var seed [lwepir.SeedSize]byte
+	const batch = 16
+	keys := make([]*lwepir.EvalKeys, batch)
+	xs := make([]*rlwe.Ciphertext, batch)
+	for i := range keys {
+		sk, evk, err := lwepir.GenerateKeys(p, shape)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cl, _ := lwepir.NewClient(p, shape, seed, sk)
+		q, _, err := cl.Query(3)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys[i], xs[i] = evk, q.Secret
+	}
+	for _, rot := range []struct {
+		name string
+		f    func(bgv.Parameters, *lwepir.EvalKeys) (lwepir.Rotator, error)
+	}{{"engine", engineRotations}, {"lattigo", nil}} {
+		srv, _ := lwepir.NewServer(p, shape)
+		if rot.f != nil {
+			srv.Rotations = rot.f
+		}
+		ctx := context.Background()
+		check := func(err error) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(rot.name+"/old/batch1", func(b *testing.B) {
+			perQuery(b, 1, func() { _, err := srv.EvaluateHintOld(ctx, keys[0], xs[0], diags, nil); check(err) })
+		})
+		b.Run(rot.name+"/new/batch1", func(b *testing.B) {
+			perQuery(b, 1, func() { _, err := srv.EvaluateHint(ctx, keys[0], xs[0], diags, nil); check(err) })
+		})
+		b.Run(rot.name+"/old/batch16", func(b *testing.B) {
+			perQuery(b, batch, func() {
+				var wg sync.WaitGroup
+				for w := range srv.Workers {
+					wg.Go(func() {
+						for i := w; i < batch; i += srv.Workers {
+							_, err := srv.EvaluateHintOld(ctx, keys[i], xs[i], diags, nil)
+							check(err)
+						}
+					})
+				}
+				wg.Wait()
+			})
+		})
+		b.Run(rot.name+"/new/batch16", func(b *testing.B) {
+			perQuery(b, batch, func() { _, err := srv.EvaluateHintBatch(ctx, keys, xs, diags, nil); check(err) })
+		})
+	}
+}
+
+// BenchmarkClient1GiB times the client's per-query work at the 1 GiB
+// shape, one core: building a query (after the first, which expands the
+// public matrix) and decoding an answer (its column and its hint
+// ciphertext, from a real ring stage over synthetic diagonals).
+func BenchmarkClient1GiB(b *testing.B) {
+	p, shape := gibShape(b)
 	var seed [lwepir.SeedSize]byte
 	sk, evk, err := lwepir.GenerateKeys(p, shape)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cl, _ := lwepir.NewClient(p, shape, seed, sk)
-	q, _, err := cl.Query(3)
+	q, st, err := cl.Query(0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, rot := range []struct {
-		name string
-		f    func(bgv.Parameters, *lwepir.EvalKeys) (lwepir.Rotator, error)
-	}{{"engine", engineRotations}, {"lattigo", nil}} {
-		b.Run(rot.name, func(b *testing.B) {
-			srv, _ := lwepir.NewServer(p, shape)
-			if rot.f != nil {
-				srv.Rotations = rot.f
-			}
-			for b.Loop() {
-				if _, err := srv.EvaluateHint(context.Background(), evk, q.Secret, diags, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkClient1GiB times the client's per-query work at the 1 GiB
-// shape: building a query (after the first, which expands the public
-// matrix) and decoding an answer.
-func BenchmarkClient1GiB(b *testing.B) {
-	p, shape := gibShape(b)
-	var seed [lwepir.SeedSize]byte
-	sk, _, _ := lwepir.GenerateKeys(p, shape)
-	cl, _ := lwepir.NewClient(p, shape, seed, sk)
-	if _, _, err := cl.Query(0); err != nil {
+	srv, _ := lwepir.NewServer(p, shape)
+	hint, err := srv.EvaluateHint(context.Background(), evk, q.Secret, syntheticDiagonals(b, p, shape), nil)
+	if err != nil {
 		b.Fatal(err)
 	}
+	ans := &lwepir.Answer{Column: make([]uint32, shape.Rows), Hint: hint}
 	b.Run("query", func(b *testing.B) {
-		for b.Loop() {
+		perQuery(b, 1, func() {
 			if _, _, err := cl.Query(5); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
+	})
+	b.Run("decode", func(b *testing.B) {
+		perQuery(b, 1, func() {
+			if _, err := cl.Decode(st, ans); err != nil {
+				b.Fatal(err)
+			}
+		})
 	})
 }

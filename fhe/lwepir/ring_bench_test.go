@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
 // gibShape is the shape NewShape gives a 1 GiB database of 256-byte
@@ -177,4 +179,86 @@ func BenchmarkClient1GiB(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkAnswerBatch1GiB answers batches of 1 and 16 queries over a
+// 1 GiB database in memory, as the device does: one scan pass for the
+// batch beside the ring stages, with the device's rotator; old (each
+// query's ring stage on its own, two at a time) and new (one
+// EvaluateHintBatch). It reports queries a second and CPU time a query;
+// queries/s is the 2-core figure only on an otherwise idle machine.
+func BenchmarkAnswerBatch1GiB(b *testing.B) {
+	p, shape := gibShape(b)
+	tiles := make(lwepir.MemTiles, shape.Tiles(p))
+	for k := range tiles {
+		tiles[k] = make([]byte, shape.TileBytes(p))
+		rand.Read(tiles[k])
+	}
+	diags := syntheticDiagonals(b, p, shape)
+	var seed [lwepir.SeedSize]byte
+	const batch = 16
+	keys := make([]*lwepir.EvalKeys, batch)
+	xs := make([]*rlwe.Ciphertext, batch)
+	qs := make([]*matvec.Query, batch)
+	for i := range keys {
+		sk, evk, err := lwepir.GenerateKeys(p, shape)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cl, _ := lwepir.NewClient(p, shape, seed, sk)
+		q, _, err := cl.Query(3 + i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys[i], xs[i], qs[i] = evk, q.Secret, matvec.NewQuery(q.Vector)
+	}
+	srv, _ := lwepir.NewServer(p, shape)
+	srv.Rotations = engineRotations
+	ctx := context.Background()
+	check := func(err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	rings := map[string]func(n int){
+		"old": func(n int) {
+			var wg sync.WaitGroup
+			for w := range min(n, srv.Workers) {
+				wg.Go(func() {
+					for i := w; i < n; i += srv.Workers {
+						_, err := srv.EvaluateHintOld(ctx, keys[i], xs[i], diags, nil)
+						check(err)
+					}
+				})
+			}
+			wg.Wait()
+		},
+		"new": func(n int) {
+			if n == 1 {
+				_, err := srv.EvaluateHint(ctx, keys[0], xs[0], diags, nil)
+				check(err)
+				return
+			}
+			_, err := srv.EvaluateHintBatch(ctx, keys[:n], xs[:n], diags, nil)
+			check(err)
+		},
+	}
+	for _, path := range []string{"old", "new"} {
+		for _, n := range []int{1, batch} {
+			b.Run(fmt.Sprintf("%s/batch%d", path, n), func(b *testing.B) {
+				cpu := cpuTime()
+				for b.Loop() {
+					var wg sync.WaitGroup
+					wg.Go(func() { rings[path](n) })
+					_, err := srv.Scan(ctx, qs[:n], tiles, nil)
+					check(err)
+					wg.Wait()
+				}
+				q := float64(b.N * n)
+				b.ReportMetric(q/b.Elapsed().Seconds(), "queries/s")
+				b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/q, "cpu-ms/query")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
 }

@@ -53,7 +53,7 @@ func (s *Server) evaluateHints(ctx context.Context, keys []*EvalKeys, xs []*rlwe
 		if x == nil || x.Degree() != 1 || !x.IsNTT || x.Level() != level || x.Value[0].N() != s.bp.N() {
 			return nil, fmt.Errorf("%w: encrypted secret %d of the wrong shape", ErrParams, i)
 		}
-		if err := keys[i].check(s.bp, l.Rotations()); err != nil {
+		if err := s.CheckKeys(keys[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -89,8 +89,10 @@ func (s *Server) evaluateHints(ctx context.Context, keys []*EvalKeys, xs []*rlwe
 		return step()
 	}
 	workers = max(1, workers)
-	// The baby steps rot_j(x), j < B1, by repeated rotation by one: each
-	// query's chain on one goroutine. (They are reused across outputs and
+	// The baby steps rot_j(x), j < B1: hoisted from one decomposition of x
+	// if the client's keys rotate by every j (Layout.HoistRotations) and
+	// the rotator hoists, else by repeated rotation by one. Each query's on
+	// one goroutine. (They are reused across outputs and
 	// pooled across calls: fresh memory costs a page fault per 4 KiB, as
 	// much as the rotations that fill it.)
 	err := each(ctx, len(jobs), workers, func(i int) error {
@@ -98,6 +100,16 @@ func (s *Server) evaluateHints(ctx context.Context, keys []*EvalKeys, xs []*rlwe
 		j.baby = s.babySteps(l.B1, level)
 		j.baby[0] = xs[i]
 		j.sums = s.giantSums(l.B2, level)
+		if h, ok := j.rot.(HoistingRotator); ok && l.canHoist(keys[i]) {
+			ks := make([]int, l.B1-1)
+			for k := range ks {
+				ks[k] = k + 1
+			}
+			if err := gated(func() error { return h.RotateColumnsHoisted(xs[i], ks, j.baby[1:]) }); err != nil {
+				return fmt.Errorf("lwepir: hoisted baby steps: %w", err)
+			}
+			return nil
+		}
 		for k := 1; k < l.B1; k++ {
 			if err := gated(func() error { return j.rot.RotateColumns(j.baby[k-1], 1, j.baby[k]) }); err != nil {
 				return fmt.Errorf("lwepir: baby step %d: %w", k, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -133,5 +134,140 @@ func TestBatchRefusesMismatch(t *testing.T) {
 		if _, err := pp.srv.EvaluateHintBatch(context.Background(), c.keys, c.xs, pp.diags, nil); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// decryptHint returns the slots of a client's hint ciphertexts.
+func decryptHint(t *testing.T, cl *Client, hint []*rlwe.Ciphertext) [][]uint64 {
+	t.Helper()
+	out := make([][]uint64, len(hint))
+	for o, ct := range hint {
+		out[o] = make([]uint64, cl.bp.MaxSlots())
+		if err := cl.ecd.Decode(cl.dec.DecryptNew(ct), out[o]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// A client whose keys include the hoisting rotations gets its baby steps
+// hoisted: its hint ciphertexts differ from the old path's and decrypt to
+// its values slot for slot, and its answers decode; in the same batch, a
+// client without them gets the old path's ciphertexts bit for bit. (The
+// engine's hoisted rotations are Lattigo's bit for bit: package engine's
+// TestRotatorHoistedMatchesLattigo.)
+func TestHoistedBabyStepsDecryptEqual(t *testing.T) {
+	p := Test()
+	n := p.N()
+	shape := Shape{Rows: 512, Cols: 2 * n, RecordSize: 64}
+	l := shape.Layout(p)
+	if l.B1 < 3 {
+		t.Fatalf("layout %+v has no baby steps to hoist", l)
+	}
+	tiles, cols := testDB(t, p, shape)
+	var seed [SeedSize]byte
+	if _, err := rand.Read(seed[:]); err != nil {
+		t.Fatal(err)
+	}
+	diags := buildHint(t, p, shape, seed, tiles)
+	srv, err := NewServer(p, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		clients []*Client
+		keys    []*EvalKeys
+		xs      []*rlwe.Ciphertext
+		columns = []int{5, shape.Cols - 2}
+	)
+	for i := range columns {
+		sk, evk, err := GenerateKeys(p, shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if evk, err = sk.EvalKeys(p, append(l.Rotations(), l.HoistRotations()...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cl, err := NewClient(p, shape, seed, sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, _, err := cl.Query(columns[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients, keys, xs = append(clients, cl), append(keys, evk), append(xs, q.Secret)
+	}
+	if !l.canHoist(keys[0]) || l.canHoist(keys[1]) {
+		t.Fatal("the first client's keys should hoist, the second's not")
+	}
+	got, err := srv.EvaluateHintBatch(context.Background(), keys, xs, diags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range xs {
+		want, err := srv.evaluateHintOld(context.Background(), keys[i], xs[i], diags, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := got[i][0].Value[0].Equal(&want[0].Value[0]) && got[i][0].Value[1].Equal(&want[0].Value[1])
+		if i == 1 && !same {
+			t.Fatal("chained: differs from the old path")
+		}
+		if i == 0 && same {
+			t.Fatal("hoisted: the chain's ciphertext (was it hoisted?)")
+		}
+		a, b := decryptHint(t, clients[i], got[i]), decryptHint(t, clients[i], want)
+		for o := range a {
+			if !slices.Equal(a[o], b[o]) {
+				t.Fatalf("client %d, output %d decrypts otherwise than the old path's", i, o)
+			}
+		}
+	}
+	for i := range xs {
+		q, st, err := clients[i].Query(columns[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := srv.Answer(context.Background(), keys[i], q, tiles, diags)
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, err := clients[i].Decode(st, ans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(col, cols[columns[i]]) {
+			t.Fatalf("client %d decodes a wrong column", i)
+		}
+	}
+}
+
+// A client's hoisting keys are checked as its others are: one of another
+// rotation is refused.
+func TestHoistingKeysChecked(t *testing.T) {
+	p := Test()
+	shape := Shape{Rows: 512, Cols: p.N(), RecordSize: 64}
+	l := shape.Layout(p)
+	srv, err := NewServer(p, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _, err := GenerateKeys(p, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evk, err := sk.EvalKeys(p, append(l.Rotations(), l.HoistRotations()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CheckKeys(evk); err != nil {
+		t.Fatal(err)
+	}
+	evk.Rotations[2] = evk.Rotations[3]
+	if err := srv.CheckKeys(evk); err == nil {
+		t.Fatal("a key of the rotation by 3 passed for 2")
 	}
 }

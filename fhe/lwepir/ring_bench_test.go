@@ -81,7 +81,8 @@ func perQuery(b *testing.B, queries int, body func()) {
 // shape, old (the path before batching, one query at a time; in a batch,
 // queries side by side on Workers goroutines as the device runs them) and
 // new (EvaluateHint; EvaluateHintBatch), for batches of 1 and 16 queries
-// of 16 clients, with the device's rotator and Lattigo's. The diagonals
+// of 16 clients, with the device's rotator and Lattigo's; "hoisted" is new
+// with clients' keys that include Layout.HoistRotations. The diagonals
 // are synthetic (see syntheticDiagonals). Each query's results are the
 // same bit for bit on both paths (TestBatchHintEqualsOldPath).
 func BenchmarkRingStage1GiB(b *testing.B) {
@@ -90,10 +91,15 @@ func BenchmarkRingStage1GiB(b *testing.B) {
 	var seed [lwepir.SeedSize]byte
 	const batch = 16
 	keys := make([]*lwepir.EvalKeys, batch)
+	hoisting := make([]*lwepir.EvalKeys, batch) // with Layout.HoistRotations
 	xs := make([]*rlwe.Ciphertext, batch)
+	l := shape.Layout(p)
 	for i := range keys {
 		sk, evk, err := lwepir.GenerateKeys(p, shape)
 		if err != nil {
+			b.Fatal(err)
+		}
+		if hoisting[i], err = sk.EvalKeys(p, append(l.Rotations(), l.HoistRotations()...)); err != nil {
 			b.Fatal(err)
 		}
 		cl, _ := lwepir.NewClient(p, shape, seed, sk)
@@ -139,6 +145,12 @@ func BenchmarkRingStage1GiB(b *testing.B) {
 		})
 		b.Run(rot.name+"/new/batch16", func(b *testing.B) {
 			perQuery(b, batch, func() { _, err := srv.EvaluateHintBatch(ctx, keys, xs, diags, nil); check(err) })
+		})
+		b.Run(rot.name+"/hoisted/batch1", func(b *testing.B) {
+			perQuery(b, 1, func() { _, err := srv.EvaluateHint(ctx, hoisting[0], xs[0], diags, nil); check(err) })
+		})
+		b.Run(rot.name+"/hoisted/batch16", func(b *testing.B) {
+			perQuery(b, batch, func() { _, err := srv.EvaluateHintBatch(ctx, hoisting, xs, diags, nil); check(err) })
 		})
 	}
 }

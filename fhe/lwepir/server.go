@@ -49,11 +49,6 @@ type Rotator interface {
 	RotateColumns(in *rlwe.Ciphertext, k int, out *rlwe.Ciphertext) error
 }
 
-// lattigoRotations is the default Rotations: Lattigo's BGV evaluator.
-func lattigoRotations(bp bgv.Parameters, keys *EvalKeys) (Rotator, error) {
-	return bgv.NewEvaluator(bp, keys.set()), nil
-}
-
 // NewServer returns a server for a database of the given shape.
 func NewServer(p Params, shape Shape) (*Server, error) {
 	if err := shape.Validate(p); err != nil {
@@ -80,6 +75,21 @@ func (s *Server) CheckQuery(q *Query) error {
 	ct := q.Secret
 	if ct == nil || ct.Degree() != 1 || ct.Level() != s.bp.MaxLevel() || !ct.IsNTT || ct.Value[0].N() != s.bp.N() {
 		return fmt.Errorf("%w: encrypted secret of the wrong shape", ErrParams)
+	}
+	return nil
+}
+
+// CheckKeys validates a client's Galois keys against the shape's layout
+// (and the keys for hoisting, if it has them all) before a query joins a
+// batch (EvaluateHintBatch refuses a whole batch
+// for one query's bad keys).
+func (s *Server) CheckKeys(keys *EvalKeys) error {
+	l := s.shape.Layout(s.p)
+	if err := keys.check(s.bp, l.Rotations()); err != nil {
+		return err
+	}
+	if l.canHoist(keys) {
+		return keys.check(s.bp, l.HoistRotations())
 	}
 	return nil
 }

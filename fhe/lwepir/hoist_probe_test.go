@@ -7,12 +7,12 @@ import (
 	"github.com/tuneinsight/lattigo/v6/schemes/bgv"
 )
 
-// BenchmarkBabyStepsHoisted prices the alternative this package does not
-// take (doc.go, "Ring stage cost"): the 1 GiB layout's 31 baby steps as a
-// chain of rotations by one under one key (what EvaluateHint runs) against
-// 31 rotations hoisted from one decomposition of x under 31 keys (one per
-// amount, which clients would have to upload: 31 × 0.8 MB), both with
-// Lattigo's evaluator at the default parameters.
+// BenchmarkBabyStepsHoisted prices hoisting (doc.go, "The ring stage's
+// cost"): the 1 GiB layout's 31 baby steps as a chain of rotations by one
+// under one key (what a client with the layout's keys gets) against 31
+// rotations hoisted from one decomposition of x under 31 keys (one per
+// amount: Layout.HoistRotations adds 30), both with Lattigo's evaluator
+// at the default parameters.
 func BenchmarkBabyStepsHoisted(b *testing.B) {
 	p := Default()
 	bp, err := p.hintParams()

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -269,5 +270,79 @@ func TestHoistingKeysChecked(t *testing.T) {
 	evk.Rotations[2] = evk.Rotations[3]
 	if err := srv.CheckKeys(evk); err == nil {
 		t.Fatal("a key of the rotation by 3 passed for 2")
+	}
+}
+
+// countingGate grants at most cores holders at once and records the most
+// it saw and how many grants it gave.
+type countingGate struct {
+	mu               sync.Mutex
+	cores            chan struct{}
+	held, most, gave int
+}
+
+func (g *countingGate) Acquire(ctx context.Context) (func(), error) {
+	select {
+	case g.cores <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	g.mu.Lock()
+	g.held++
+	g.gave++
+	g.most = max(g.most, g.held)
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		g.held--
+		g.mu.Unlock()
+		<-g.cores
+	}, nil
+}
+
+// A batch on four workers under a gate of two cores: every step holds a
+// core (never more than two at once, and some at the same time), the
+// results are the ungated ones bit for bit, and a cancelled context stops
+// it.
+func TestBatchHoldsGate(t *testing.T) {
+	p := Test()
+	shape := Shape{Rows: 512, Cols: p.N(), RecordSize: 64}
+	tiles, _ := testDB(t, p, shape)
+	pp := newPIR(t, p, shape, tiles)
+	var keys []*EvalKeys
+	var xs []*rlwe.Ciphertext
+	for range 3 {
+		q, _, err := pp.cl.Query(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, xs = append(keys, pp.evk), append(xs, q.Secret)
+	}
+	pp.srv.Workers = 4
+	want, err := pp.srv.EvaluateHintBatch(context.Background(), keys, xs, pp.diags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &countingGate{cores: make(chan struct{}, 2)}
+	got, err := pp.srv.EvaluateHintBatch(context.Background(), keys, xs, pp.diags, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := shape.Layout(p)
+	// At least: each query's baby steps and giant steps, and its sums.
+	if least := len(xs) * (l.B1 - 1 + l.B2 - 1 + 1); g.gave < least || g.most != 2 {
+		t.Fatalf("%d grants (want ≥ %d), at most %d held (want 2)", g.gave, least, g.most)
+	}
+	for i := range want {
+		for o := range want[i] {
+			if !got[i][o].Value[0].Equal(&want[i][o].Value[0]) || !got[i][o].Value[1].Equal(&want[i][o].Value[1]) {
+				t.Fatalf("query %d output %d differs under the gate", i, o)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := pp.srv.EvaluateHintBatch(ctx, keys, xs, pp.diags, g); err == nil {
+		t.Fatal("a cancelled batch ran")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -22,9 +23,13 @@ import (
 // gibShape is the shape NewShape gives a 1 GiB database of 256-byte
 // records at the default parameters: 2048 rows × 2^19 columns (layout:
 // one output, R = 512, B1 = 32, B2 = 16).
-func gibShape(b *testing.B) (lwepir.Params, lwepir.Shape) {
+func gibShape(b *testing.B) (lwepir.Params, lwepir.Shape) { return dbShape(b, 1<<30) }
+
+// dbShape is the shape NewShape gives a database of size bytes in 256-byte
+// records (4 GiB: 8192 rows × 2^19 columns; R = 2048, B1 = 64, B2 = 32).
+func dbShape(b *testing.B, size int) (lwepir.Params, lwepir.Shape) {
 	p := lwepir.Default()
-	shape, err := lwepir.NewShape(p, 1<<30/256, 256)
+	shape, err := lwepir.NewShape(p, size/256, 256)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,6 +92,20 @@ func perQuery(b *testing.B, queries int, body func()) {
 // same bit for bit on both paths (TestBatchHintEqualsOldPath).
 func BenchmarkRingStage1GiB(b *testing.B) {
 	p, shape := gibShape(b)
+	benchRingStage(b, p, shape, 16, []string{"engine", "lattigo"})
+}
+
+// BenchmarkRingStage4GiB is BenchmarkRingStage1GiB at the 4 GiB shape
+// (512 MiB of diagonals), the device's rotator only; the hoisting keys
+// (62 more a client) are 4 clients' taken in turn.
+func BenchmarkRingStage4GiB(b *testing.B) {
+	p, shape := dbShape(b, 1<<32)
+	benchRingStage(b, p, shape, 4, []string{"engine"})
+}
+
+// benchRingStage times the ring stage at shape with the named rotators;
+// hoistClients distinct clients hold hoisting keys.
+func benchRingStage(b *testing.B, p lwepir.Params, shape lwepir.Shape, hoistClients int, rotators []string) {
 	diags := syntheticDiagonals(b, p, shape)
 	var seed [lwepir.SeedSize]byte
 	const batch = 16
@@ -99,8 +118,12 @@ func BenchmarkRingStage1GiB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if hoisting[i], err = sk.EvalKeys(p, append(l.Rotations(), l.HoistRotations()...)); err != nil {
-			b.Fatal(err)
+		if i < hoistClients {
+			if hoisting[i], err = sk.EvalKeys(p, append(l.Rotations(), l.HoistRotations()...)); err != nil {
+				b.Fatal(err)
+			}
+		} else {
+			hoisting[i] = hoisting[i%hoistClients]
 		}
 		cl, _ := lwepir.NewClient(p, shape, seed, sk)
 		q, _, err := cl.Query(3)
@@ -113,6 +136,9 @@ func BenchmarkRingStage1GiB(b *testing.B) {
 		name string
 		f    func(bgv.Parameters, *lwepir.EvalKeys) (lwepir.Rotator, error)
 	}{{"engine", engineRotations}, {"lattigo", nil}} {
+		if !slices.Contains(rotators, rot.name) {
+			continue
+		}
 		srv, _ := lwepir.NewServer(p, shape)
 		if rot.f != nil {
 			srv.Rotations = rot.f
@@ -196,9 +222,11 @@ func BenchmarkClient1GiB(b *testing.B) {
 // BenchmarkAnswerBatch1GiB answers batches of 1 and 16 queries over a
 // 1 GiB database in memory, as the device does: one scan pass for the
 // batch beside the ring stages, with the device's rotator; old (each
-// query's ring stage on its own, two at a time) and new (one
-// EvaluateHintBatch). It reports queries a second and CPU time a query;
-// queries/s is the 2-core figure only on an otherwise idle machine.
+// query's ring stage on its own, two at a time), new (one
+// EvaluateHintBatch on Workers goroutines, also for a batch of one) and
+// hoisted (new, clients' keys with Layout.HoistRotations). It reports
+// queries a second and CPU time a query; queries/s is the 2-core figure
+// only on an otherwise idle machine.
 func BenchmarkAnswerBatch1GiB(b *testing.B) {
 	p, shape := gibShape(b)
 	tiles := make(lwepir.MemTiles, shape.Tiles(p))
@@ -210,11 +238,16 @@ func BenchmarkAnswerBatch1GiB(b *testing.B) {
 	var seed [lwepir.SeedSize]byte
 	const batch = 16
 	keys := make([]*lwepir.EvalKeys, batch)
+	hoisting := make([]*lwepir.EvalKeys, batch)
 	xs := make([]*rlwe.Ciphertext, batch)
 	qs := make([]*matvec.Query, batch)
+	l := shape.Layout(p)
 	for i := range keys {
 		sk, evk, err := lwepir.GenerateKeys(p, shape)
 		if err != nil {
+			b.Fatal(err)
+		}
+		if hoisting[i], err = sk.EvalKeys(p, append(l.Rotations(), l.HoistRotations()...)); err != nil {
 			b.Fatal(err)
 		}
 		cl, _ := lwepir.NewClient(p, shape, seed, sk)
@@ -246,16 +279,15 @@ func BenchmarkAnswerBatch1GiB(b *testing.B) {
 			wg.Wait()
 		},
 		"new": func(n int) {
-			if n == 1 {
-				_, err := srv.EvaluateHint(ctx, keys[0], xs[0], diags, nil)
-				check(err)
-				return
-			}
 			_, err := srv.EvaluateHintBatch(ctx, keys[:n], xs[:n], diags, nil)
 			check(err)
 		},
+		"hoisted": func(n int) {
+			_, err := srv.EvaluateHintBatch(ctx, hoisting[:n], xs[:n], diags, nil)
+			check(err)
+		},
 	}
-	for _, path := range []string{"old", "new"} {
+	for _, path := range []string{"old", "new", "hoisted"} {
 		for _, n := range []int{1, batch} {
 			b.Run(fmt.Sprintf("%s/batch%d", path, n), func(b *testing.B) {
 				cpu := cpuTime()

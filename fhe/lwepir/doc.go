@@ -74,7 +74,9 @@
 // CPU a query, 1 GiB layout, the device's rotator, this repository's 2-core
 // test machine (AVX2, no AVX-512: fhe/rns runs its Go kernels), other jobs
 // holding the load at 9–14: 347 ms before, 286 ms (1.21×) after, 191 ms
-// (1.82×) with hoisting keys; batches of 16: 352, 291, 206 ms. Per query,
+// (1.82×) with hoisting keys; batches of 16: 352, 291, 206 ms. At the
+// 4 GiB layout (95 key switches, 67 million products): 1008, 806 (1.25×),
+// 606 ms (1.66×) a query, batches of 16 the same. Per query,
 // a batch costs what single queries cost (the key switches dominate and
 // the products are compute-bound in Go); what it saves is the diagonals'
 // memory traffic, which matters where the products run at vector speed.

@@ -10,7 +10,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/fhe"
-	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // Rotator rotates the slot columns of BGV ciphertexts with a fixed set of
@@ -64,8 +63,9 @@ func (r *Rotator) RotateColumns(in *rlwe.Ciphertext, k int, out *rlwe.Ciphertext
 }
 
 // RotateColumnsHoisted sets outs[i] to in rotated by ks[i], decomposing in
-// once (lwepir.HoistingRotator): with Lattigo's evaluator, as no lowered
-// program shares a decomposition between rotations.
+// once (lwepir.HoistingRotator): with Lattigo's evaluator (DecomposeNTT,
+// AutomorphismHoisted), as no lowered program shares a decomposition
+// between rotations.
 func (r *Rotator) RotateColumnsHoisted(in *rlwe.Ciphertext, ks []int, outs []*rlwe.Ciphertext) error {
 	if r.hoist == nil {
 		var gks []*rlwe.GaloisKey
@@ -79,7 +79,15 @@ func (r *Rotator) RotateColumnsHoisted(in *rlwe.Ciphertext, ks []int, outs []*rl
 			return fmt.Errorf("engine: no Galois key for a rotation by %d", k)
 		}
 	}
-	return lwepir.HoistWithLattigo(r.hoist, r.bp, in, ks, outs)
+	level := in.Level()
+	decomp := r.hoist.GetBuffDecompQP()
+	r.hoist.DecomposeNTT(level, r.bp.MaxLevelP(), r.bp.PCount(), in.Value[1], in.IsNTT, decomp)
+	for i, k := range ks {
+		if err := r.hoist.AutomorphismHoisted(level, in, decomp, r.bp.GaloisElementForColRotation(k), outs[i]); err != nil {
+			return fmt.Errorf("engine: hoisted rotation by %d: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // rotation builds (once per amount and level) the machine that rotates by k.

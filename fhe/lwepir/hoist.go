@@ -23,7 +23,8 @@ type HoistingRotator interface {
 // instead of a chain of rotations by one: 2.3× faster at the 1 GiB layout
 // (BenchmarkBabyStepsHoisted), a quarter of the ring stage, for B1−2 more
 // keys of GaloisKeyBytes each (30 × 0.8 MB at B1 = 32). The results
-// decrypt to the same values; the ciphertexts differ (other noise).
+// decrypt to the same values; the ciphertexts differ (each baby step is
+// one key switch of x, not j of them: other, smaller noise).
 func (l Layout) HoistRotations() []int {
 	var r []int
 	for k := 2; k < l.B1; k++ {
@@ -56,12 +57,7 @@ func lattigoRotations(bp bgv.Parameters, keys *EvalKeys) (Rotator, error) {
 // RotateColumnsHoisted decomposes in's c1 once and applies each amount's
 // key to the decomposition.
 func (r lattigoRotator) RotateColumnsHoisted(in *rlwe.Ciphertext, ks []int, outs []*rlwe.Ciphertext) error {
-	return HoistWithLattigo(r.Evaluator, r.bp, in, ks, outs)
-}
-
-// HoistWithLattigo is RotateColumnsHoisted on a Lattigo evaluator holding
-// the keys (for other Rotators, e.g. the engine's).
-func HoistWithLattigo(eval *bgv.Evaluator, bp bgv.Parameters, in *rlwe.Ciphertext, ks []int, outs []*rlwe.Ciphertext) error {
+	eval, bp := r.Evaluator, r.bp
 	level := in.Level()
 	decomp := eval.GetBuffDecompQP()
 	eval.DecomposeNTT(level, bp.MaxLevelP(), bp.PCount(), in.Value[1], in.IsNTT, decomp)

@@ -80,9 +80,9 @@ func (s *Server) CheckQuery(q *Query) error {
 }
 
 // CheckKeys validates a client's Galois keys against the shape's layout
-// (and the keys for hoisting, if it has them all) before a query joins a
-// batch (EvaluateHintBatch refuses a whole batch
-// for one query's bad keys).
+// (and the keys for hoisting, if it has them all): a device calls it
+// before a query joins a batch, as EvaluateHintBatch refuses a whole batch
+// for one query's bad keys.
 func (s *Server) CheckKeys(keys *EvalKeys) error {
 	l := s.shape.Layout(s.p)
 	if err := keys.check(s.bp, l.Rotations()); err != nil {

@@ -96,3 +96,24 @@ func BenchmarkDotMont(b *testing.B) {
 		})
 	}
 }
+
+// mod32 is the centred residue modulo 2^32 for coefficients at, around and
+// far from prime/2, 0 and prime−1.
+func TestMod32(t *testing.T) {
+	nc, err := newNegacyclic(Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := nc.prime
+	for _, x := range []uint64{0, 1, 2, 1<<32 - 1, 1 << 32, p/2 - 1, p / 2, p/2 + 1, p/2 + 2, p - 2, p - 1, p - 1<<32, p - 1<<32 - 1} {
+		var want uint32
+		if x > p/2 {
+			want = uint32(-int64(p - x))
+		} else {
+			want = uint32(x)
+		}
+		if got := nc.mod32(x); got != want {
+			t.Fatalf("mod32(%d) = %d, want %d", x, got, want)
+		}
+	}
+}

@@ -51,7 +51,11 @@
 //     30 × 0.8 MB at 1 GiB, uploaded once) gets its baby steps hoisted:
 //     2.3× faster, −33% of the ring stage on top of the above. Its hint
 //     ciphertexts differ (other noise) and decrypt to the same values;
-//     clients without those keys are served as before.
+//     clients without those keys are served as before. The hoisting runs
+//     on Lattigo's evaluator (no lowered program shares a decomposition);
+//     where fhe/rns has AVX-512 kernels the engine's single rotations are
+//     2–4× faster than Lattigo's, so there compare engine/new with
+//     engine/hoisted (BenchmarkRingStage1GiB) before asking for the keys.
 //   - A batch shares the pass over the diagonals (EvaluateHintBatch): each
 //     piece of a diagonal is read once and multiplied into every waiting
 //     query's baby steps while in cache, so the diagonals (64 MiB at 1 GiB,
@@ -71,8 +75,8 @@
 //
 // No parameter changed: the security argument above stands as it was.
 //
-// CPU a query, 1 GiB layout, the device's rotator, this repository's 2-core
-// test machine (AVX2, no AVX-512: fhe/rns runs its Go kernels), other jobs
+// CPU a query, 1 GiB layout, the device's rotator, on 2 vCPUs of an AMD
+// EPYC with AVX2 and no AVX-512 (fhe/rns runs its Go kernels), other jobs
 // holding the load at 9–14: 347 ms before, 286 ms (1.21×) after, 191 ms
 // (1.82×) with hoisting keys; batches of 16: 352, 291, 206 ms. At the
 // 4 GiB layout (95 key switches, 67 million products): 1008, 806 (1.25×),

@@ -61,17 +61,18 @@
 //     query's baby steps while in cache, so the diagonals (64 MiB at 1 GiB,
 //     512 MiB at 4 GiB) cross the memory bus once a batch. The key switches
 //     cannot be shared: each query's are under its own client's keys.
-//   - Not taken: fewer key switches by layout (for R diagonals a query needs
-//     R rotations of x, B1·B2 = R; B1 + B2 is least at 32 + 16 for R = 512,
-//     and a client sending c rotations of its secret itself saves key
-//     switches only as 2·√(R/c), for c ciphertexts more a query); fewer
-//     rows for the same database (fewer products and 33 key switches at 1024
-//     rows, but twice the query vector and the client's work, and 2^20
-//     columns is MaxLogCols: no room at 4 GiB); one prime fewer (the
-//     products' noise, by estimate t·‖P‖·√R·‖e‖ ≈ 2^100 before the
-//     modulus switch, needs both 60-bit primes); a smaller ring (log QP = 181 exceeds the
-//     standard's 109 at degree 4096). Diagonals were already stored in
-//     the evaluation domain (NTT and Montgomery form) at load time.
+//   - Not taken: fewer key switches by layout (for R diagonals a query
+//     needs R rotations of x, B1·B2 = R, and B1 + B2 is least at 32 + 16
+//     for R = 512; a client sending its secret in B1 rotations itself
+//     would leave the server B2 + 1 key switches, for 31 ciphertexts, 4 MiB,
+//     more a query at 1 GiB); fewer rows for the same database (fewer
+//     products and 33 key switches at 1024 rows, but twice the query
+//     vector and the client's work, and 2^20 columns is MaxLogCols: no room
+//     at 4 GiB); one prime fewer (the products' noise, by estimate
+//     t·‖P‖·√R·‖e‖ ≈ 2^100 before the modulus switch, needs both 60-bit
+//     primes); a smaller ring (log QP = 181 exceeds the standard's 109 at
+//     degree 4096). Diagonals were already stored in the evaluation domain
+//     (NTT and Montgomery form) at load time.
 //
 // No parameter changed: the security argument above stands as it was.
 //
@@ -80,9 +81,9 @@
 // holding the load at 9–14: 347 ms before, 286 ms (1.21×) after, 191 ms
 // (1.82×) with hoisting keys; batches of 16: 352, 291, 206 ms. At the
 // 4 GiB layout (95 key switches, 67 million products): 1008, 806 (1.25×),
-// 606 ms (1.66×) a query, batches of 16 the same. Per query,
-// a batch costs what single queries cost (the key switches dominate and
-// the products are compute-bound in Go); what it saves is the diagonals'
+// 606 ms (1.66×) a query, batches of 16 the same. Per query, a batch
+// costs what single queries cost (the key switches dominate and the
+// products are compute-bound in Go); what it saves is the diagonals'
 // memory traffic, which matters where the products run at vector speed.
 //
 // # Batching the ring stage on a device
@@ -98,6 +99,7 @@
 // in groups bounded by memory: (B1 + B2) ciphertexts a query, 12 MiB at
 // 1 GiB, 24 MiB at 4 GiB. A query's hint then waits for its group's ring
 // stage, so the group also bounds its latency. Keys for hoisting add
-// 24 MB a client: a device that decodes keys per query keeps them decoded
-// (30 decodings a query would cost what hoisting saves).
+// 24 MB a client: a device that reads and decodes keys per query should
+// keep them decoded (30 decodings, 0.8 ms each here by
+// BenchmarkUnmarshalGaloisKey, are a quarter of what hoisting saves).
 package lwepir

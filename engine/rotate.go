@@ -19,11 +19,13 @@ import (
 // its ~100 key switches per query. A Rotator is not safe for concurrent
 // use; each query makes its own.
 type Rotator struct {
-	ring lower.Ring
-	t    uint64
-	keys map[int]*rlwe.GaloisKey
-	runs map[[2]int]*rotation // by (k, level)
-	sram [][]uint64           // shared by the rotations' machines: they never run at once
+	bp    bgv.Parameters
+	hoist *bgv.Evaluator // Lattigo's, for hoisted rotations (built at the first)
+	ring  lower.Ring
+	t     uint64
+	keys  map[int]*rlwe.GaloisKey
+	runs  map[[2]int]*rotation // by (k, level)
+	sram  [][]uint64           // shared by the rotations' machines: they never run at once
 }
 
 type rotation struct {
@@ -35,7 +37,7 @@ type rotation struct {
 // NewRotator returns a rotator for ciphertexts of bp with keys by rotation
 // amount (each key must rotate by its amount; RotateColumns checks).
 func NewRotator(bp bgv.Parameters, keys map[int]*rlwe.GaloisKey) *Rotator {
-	return &Rotator{ring: lower.RingOf(bp.Parameters), t: bp.PlaintextModulus(), keys: keys, runs: map[[2]int]*rotation{}}
+	return &Rotator{bp: bp, ring: lower.RingOf(bp.Parameters), t: bp.PlaintextModulus(), keys: keys, runs: map[[2]int]*rotation{}}
 }
 
 // RotateColumns sets out to in with its columns rotated left by k. out may
@@ -57,6 +59,34 @@ func (r *Rotator) RotateColumns(in *rlwe.Ciphertext, k int, out *rlwe.Ciphertext
 		return fmt.Errorf("engine: rotate by %d: the program's output is not a ciphertext of the input's shape", k)
 	}
 	*out.MetaData = *in.MetaData
+	return nil
+}
+
+// RotateColumnsHoisted sets outs[i] to in rotated by ks[i], decomposing in
+// once (lwepir.HoistingRotator): with Lattigo's evaluator (DecomposeNTT,
+// AutomorphismHoisted), as no lowered program shares a decomposition
+// between rotations.
+func (r *Rotator) RotateColumnsHoisted(in *rlwe.Ciphertext, ks []int, outs []*rlwe.Ciphertext) error {
+	if r.hoist == nil {
+		var gks []*rlwe.GaloisKey
+		for _, k := range r.keys {
+			gks = append(gks, k)
+		}
+		r.hoist = bgv.NewEvaluator(r.bp, rlwe.NewMemEvaluationKeySet(nil, gks...))
+	}
+	for _, k := range ks {
+		if key := r.keys[k]; key == nil || key.GaloisElement != r.bp.GaloisElementForColRotation(k) {
+			return fmt.Errorf("engine: no Galois key for a rotation by %d", k)
+		}
+	}
+	level := in.Level()
+	decomp := r.hoist.GetBuffDecompQP()
+	r.hoist.DecomposeNTT(level, r.bp.MaxLevelP(), r.bp.PCount(), in.Value[1], in.IsNTT, decomp)
+	for i, k := range ks {
+		if err := r.hoist.AutomorphismHoisted(level, in, decomp, r.bp.GaloisElementForColRotation(k), outs[i]); err != nil {
+			return fmt.Errorf("engine: hoisted rotation by %d: %w", k, err)
+		}
+	}
 	return nil
 }
 

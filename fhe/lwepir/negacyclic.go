@@ -48,12 +48,13 @@ func (nc *negacyclic) loadReversed(dst ring.Poly, d []int64) {
 	}
 }
 
-// mod32 returns the centred value of a coefficient modulo 2^32.
+// mod32 returns the centred value of a coefficient modulo 2^32: x, or
+// x − prime for x above prime/2. Without a branch: a query's coefficients
+// are products with its secret (a branch on their sign is a timing
+// channel), and half of them would be mispredicted.
 func (nc *negacyclic) mod32(x uint64) uint32 {
-	if x > nc.prime/2 {
-		return uint32(-int64(nc.prime - x))
-	}
-	return uint32(x)
+	above := uint32((nc.prime/2 - x) >> 63) // 1 if x > prime/2 (both below 2^62)
+	return uint32(x) - uint32(nc.prime)&-above
 }
 
 func (nc *negacyclic) newPoly() ring.Poly { return nc.r.NewPoly() }

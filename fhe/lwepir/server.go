@@ -49,11 +49,6 @@ type Rotator interface {
 	RotateColumns(in *rlwe.Ciphertext, k int, out *rlwe.Ciphertext) error
 }
 
-// lattigoRotations is the default Rotations: Lattigo's BGV evaluator.
-func lattigoRotations(bp bgv.Parameters, keys *EvalKeys) (Rotator, error) {
-	return bgv.NewEvaluator(bp, keys.set()), nil
-}
-
 // NewServer returns a server for a database of the given shape.
 func NewServer(p Params, shape Shape) (*Server, error) {
 	if err := shape.Validate(p); err != nil {
@@ -80,6 +75,21 @@ func (s *Server) CheckQuery(q *Query) error {
 	ct := q.Secret
 	if ct == nil || ct.Degree() != 1 || ct.Level() != s.bp.MaxLevel() || !ct.IsNTT || ct.Value[0].N() != s.bp.N() {
 		return fmt.Errorf("%w: encrypted secret of the wrong shape", ErrParams)
+	}
+	return nil
+}
+
+// CheckKeys validates a client's Galois keys against the shape's layout
+// (and the keys for hoisting, if it has them all): a device calls it
+// before a query joins a batch, as EvaluateHintBatch refuses a whole batch
+// for one query's bad keys.
+func (s *Server) CheckKeys(keys *EvalKeys) error {
+	l := s.shape.Layout(s.p)
+	if err := keys.check(s.bp, l.Rotations()); err != nil {
+		return err
+	}
+	if l.canHoist(keys) {
+		return keys.check(s.bp, l.HoistRotations())
 	}
 	return nil
 }
@@ -186,122 +196,14 @@ func (s *Server) Scan(ctx context.Context, qs []*matvec.Query, tiles Tiles, gate
 }
 
 // EvaluateHint computes H'·s in the slots of the layout's outputs,
-// switched down to one prime: baby steps rot_j(x) for j < B1 by repeated
-// rotation by one; for each output, Horner's rule over the giant steps,
-// T ← rot_B1(T) + Σ_j P(o,g,j)·rot_j(x); then the rotate-and-sum of the
-// N/R partial sums of every row. The baby steps, each giant step and
-// each output's sum hold a core of gate (nil: none) in turn.
+// switched down to one prime: a batch of one (see EvaluateHintBatch), on
+// one goroutine (the device runs a query's ring stage beside its scan).
+// The baby steps, each block of products, each giant step and each
+// output's sum hold a core of gate (nil: none) in turn.
 func (s *Server) EvaluateHint(ctx context.Context, keys *EvalKeys, x *rlwe.Ciphertext, diags Diagonals, gate Gate) ([]*rlwe.Ciphertext, error) {
-	l := s.shape.Layout(s.p)
-	if err := keys.check(s.bp, l.Rotations()); err != nil {
-		return nil, err
-	}
-	rotations := s.Rotations
-	if rotations == nil {
-		rotations = lattigoRotations
-	}
-	rot, err := rotations(s.bp, keys)
+	out, err := s.evaluateHints(ctx, []*EvalKeys{keys}, []*rlwe.Ciphertext{x}, diags, gate, 1)
 	if err != nil {
 		return nil, err
 	}
-	// gated runs one step of the evaluation holding a core.
-	gated := func(step func() error) error {
-		release, err := enter(ctx, gate)
-		if err != nil {
-			return err
-		}
-		defer release()
-		return step()
-	}
-	eval := bgv.NewEvaluator(s.bp, nil) // additions and the rescale: no keys
-	mods := s.mods[:x.Level()+1]
-	// The baby steps (B1 ciphertexts, 16 MiB at a 4 GiB database's
-	// layout) are reused across queries: fresh memory costs a page fault per
-	// 4 KiB, as much as the rotations that fill it.
-	baby := s.babySteps(l.B1, x.Level())
-	defer func() { baby[0] = nil; s.babies.Put(baby) }()
-	baby[0] = x
-	for j := 1; j < l.B1; j++ {
-		if err := gated(func() error { return rot.RotateColumns(baby[j-1], 1, baby[j]) }); err != nil {
-			return nil, fmt.Errorf("lwepir: baby step %d: %w", j, err)
-		}
-	}
-	out := make([]*rlwe.Ciphertext, l.Outputs)
-	tmp := bgv.NewCiphertext(s.bp, 1, x.Level())
-	pieces, inPlace := diags.(DiagonalPieces)
-	// The whole-diagonal path's buffers (a diagonal, a giant step's sum):
-	// the in-place path reads no diagonal into memory and keeps its sums
-	// in giantSums.
-	var (
-		words []uint64
-		sum   *rlwe.Ciphertext
-	)
-	if !inPlace {
-		words = make([]uint64, DiagonalWords(s.p))
-		sum = bgv.NewCiphertext(s.bp, 1, x.Level())
-	}
-	for o := range out {
-		var acc *rlwe.Ciphertext
-		if inPlace {
-			var err error
-			if acc, err = s.hornerInPlace(ctx, l, o, pieces, baby, rot, eval, gated); err != nil {
-				return nil, err
-			}
-		}
-		for g := l.B2 - 1; g >= 0 && !inPlace; g-- {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			err := gated(func() error {
-				for k := range sum.Value {
-					for i := range sum.Value[k].Coeffs {
-						clear(sum.Value[k].Coeffs[i])
-					}
-				}
-				for j := 0; j < l.B1; j++ {
-					if err := diags.ReadDiagonal(ctx, l.diagonalIndex(o, g, j), words); err != nil {
-						return fmt.Errorf("lwepir: reading diagonal: %w", err)
-					}
-					// The diagonals are in Montgomery form: acc += d·c·2^{-64}
-					// is the product (Lattigo's MulCoeffsMontgomeryThenAdd, bit
-					// for bit, on the AVX-512 kernels).
-					for i := range mods {
-						d := words[i*l.Slots : (i+1)*l.Slots]
-						rns.MACMont(d, baby[j].Value[0].Coeffs[i], sum.Value[0].Coeffs[i], &mods[i])
-						rns.MACMont(d, baby[j].Value[1].Coeffs[i], sum.Value[1].Coeffs[i], &mods[i])
-					}
-				}
-				if acc == nil {
-					acc = sum.CopyNew()
-					return nil
-				}
-				if err := rot.RotateColumns(acc, l.B1, acc); err != nil {
-					return fmt.Errorf("lwepir: giant step %d: %w", g, err)
-				}
-				return eval.Add(acc, sum, acc)
-			})
-			if err != nil {
-				return nil, err
-			}
-		}
-		err := gated(func() error {
-			for k := l.R; k < l.N; k *= 2 {
-				if err := rot.RotateColumns(acc, k, tmp); err != nil {
-					return fmt.Errorf("lwepir: summing by %d: %w", k, err)
-				}
-				if err := eval.Add(acc, tmp, acc); err != nil {
-					return err
-				}
-			}
-			if err := eval.Rescale(acc, acc); err != nil {
-				return fmt.Errorf("lwepir: switching modulus: %w", err)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		out[o] = acc
-	}
-	return out, nil
+	return out[0], nil
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // Many queries at once: a device answers the scans of the LWE queries that
-// wait together with one pass over the database (device/lwebatch.go), so
+// wait together with one pass over the database (package device/pirserver), so
 // k queries in flight cost about k/inFlight passes instead of k. A device
 // runs one query's own ring stage per caller at a time and queues a few
 // more (admit's per-caller limits); more would be refused, so a client

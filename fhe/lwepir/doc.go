@@ -88,8 +88,8 @@
 //
 // # Batching the ring stage on a device
 //
-// A device's scan batcher (device/lwebatch.go) gathers the queries of one
-// generation and runs one Scan for them all; the ring stages run each on
+// A device's scan batcher (package device/pirserver) gathers the queries
+// of one generation and runs one Scan for them all; the ring stages run each on
 // its own (EvaluateHint). To share the diagonals, the batcher takes each
 // waiting query's decoded keys and encrypted secret beside its scan vector,
 // checks the keys with Server.CheckKeys before the query joins (a batch is

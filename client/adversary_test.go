@@ -436,12 +436,12 @@ func TestAdversarialDeviceFailedAnswerIsFatalForTheKey(t *testing.T) {
 		t.Fatalf("%d queries reached the device after the failure", n-runs)
 	}
 	// The owner loads again: a new generation, a new key, new Galois keys.
-	before, _ := e.dev.List(ctx, &api.ListRequest{Prefix: "acct/members/"})
+	before, _ := e.dev.List(ctx, &devicepb.ListRequest{Prefix: "acct/members/"})
 	if _, err := e.c.Load(ctx, "acct", bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize}); err != nil {
 		t.Fatal(err)
 	}
 	wantRecord(t, e.c, "acct", data, 7)
-	after, _ := e.dev.List(ctx, &api.ListRequest{Prefix: "acct/members/"})
+	after, _ := e.dev.List(ctx, &devicepb.ListRequest{Prefix: "acct/members/"})
 	if len(after.Objects) <= len(before.Objects) {
 		t.Fatalf("no new Galois keys for the new key: %d objects before, %d after", len(before.Objects), len(after.Objects))
 	}

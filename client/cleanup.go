@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // The delta segments an update replaces are deleted after the update has
@@ -70,7 +70,7 @@ func (c *Client) cleanup() {
 		k.queue = k.queue[1:]
 		k.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-		_, _ = c.dev.Delete(ctx, &api.DeleteRequest{Name: name})
+		_, _ = c.dev.Delete(ctx, &devicepb.DeleteRequest{Name: name})
 		cancel()
 	}
 }

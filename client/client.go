@@ -10,6 +10,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
@@ -63,7 +64,7 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := rc.Config(ctx, &api.ConfigRequest{})
+	cfg, err := rc.Config(ctx, &devicepb.ConfigRequest{})
 	if err != nil {
 		rc.Close()
 		return nil, fmt.Errorf("client: device %s: %w", addr, err)

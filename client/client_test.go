@@ -19,7 +19,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
@@ -166,7 +166,7 @@ func testLoadGetReload(t *testing.T, scheme client.PIRScheme, rows, cols int) {
 
 func countObjects(t *testing.T, c *client.Client, prefix string) int {
 	t.Helper()
-	resp, err := c.Device().List(context.Background(), &api.ListRequest{Prefix: prefix})
+	resp, err := c.Device().List(context.Background(), &devicepb.ListRequest{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

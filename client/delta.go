@@ -9,6 +9,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // A database's delta holds the changes made since its current generation
@@ -218,7 +219,7 @@ func (c *Client) tryUpdate(ctx context.Context, name string, build func(*Info) (
 // compaction removes every segment of an earlier generation.
 func (c *Client) deleteObjects(ctx context.Context, names ...string) {
 	for _, n := range names {
-		_, _ = c.dev.Delete(ctx, &api.DeleteRequest{Name: n})
+		_, _ = c.dev.Delete(ctx, &devicepb.DeleteRequest{Name: n})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // lookupAll looks every key of want up in one batch and compares values
@@ -94,7 +95,7 @@ func TestKV10000UpdatesVisible(t *testing.T) {
 	}
 	lookupAll(t, e.c, "kv", sample, "k00097", "absent")
 	// No segment of the folded delta is left on the device.
-	if ls, err := e.c.Device().List(ctx, &api.ListRequest{Prefix: "kv/delta/"}); err != nil || len(ls.Objects) != 0 {
+	if ls, err := e.c.Device().List(ctx, &devicepb.ListRequest{Prefix: "kv/delta/"}); err != nil || len(ls.Objects) != 0 {
 		t.Fatalf("after compaction the device holds %d delta objects (%v)", len(ls.Objects), err)
 	}
 }
@@ -148,7 +149,7 @@ func checkNoOrphans(t *testing.T, c *client.Client, writers ...*client.Client) {
 	for _, o := range in.Delta.Retired {
 		listed[o] = true
 	}
-	ls, err := c.Device().List(ctx, &api.ListRequest{Prefix: "kv/delta/"})
+	ls, err := c.Device().List(ctx, &devicepb.ListRequest{Prefix: "kv/delta/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +293,7 @@ type heldDeletes struct {
 	finished                 int
 }
 
-func (h *heldDeletes) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
+func (h *heldDeletes) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
 	h.mu.Lock()
 	h.begun++
 	h.inFlight++
@@ -376,7 +377,7 @@ type updateBeforeSwap struct {
 
 func (u *updateBeforeSwap) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
 	if req.Name == "kv/head" && req.IfGeneration != nil {
-		ls, err := u.Device.List(ctx, &api.ListRequest{Prefix: "kv/head.fence"})
+		ls, err := u.Device.List(ctx, &devicepb.ListRequest{Prefix: "kv/head.fence"})
 		if err != nil {
 			return nil, err
 		}
@@ -438,7 +439,7 @@ func TestCompactionFencesUpdates(t *testing.T) {
 		t.Fatalf("after: %+v, %v; want generation 2 with both of b's updates in its delta", now, err)
 	}
 	checkKV(t, e.c, "kv", want, "absent")
-	if ls, err := e.c.Device().List(ctx, &api.ListRequest{Prefix: "kv/head.fence"}); err != nil || len(ls.Objects) != 0 {
+	if ls, err := e.c.Device().List(ctx, &devicepb.ListRequest{Prefix: "kv/head.fence"}); err != nil || len(ls.Objects) != 0 {
 		t.Fatalf("the fence is left: %v, %v", ls, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 )
@@ -52,7 +52,7 @@ func (c *Client) raiseFence(ctx context.Context, name string) error {
 
 // lowerFence removes the fence (best effort: it expires anyway).
 func (c *Client) lowerFence(ctx context.Context, name string) {
-	_, _ = c.dev.Delete(ctx, &api.DeleteRequest{Name: fenceObject(name)})
+	_, _ = c.dev.Delete(ctx, &devicepb.DeleteRequest{Name: fenceObject(name)})
 }
 
 // fenceWait is how long an update must still wait for the fence of

@@ -13,6 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
@@ -139,10 +140,10 @@ func (d *racingRemover) Put(ctx context.Context, req *api.PutRequest) (*api.PutR
 	return d.Device.Put(ctx, req)
 }
 
-func (d *racingRemover) List(ctx context.Context, req *api.ListRequest) (*api.ListResponse, error) {
+func (d *racingRemover) List(ctx context.Context, req *devicepb.ListRequest) (*devicepb.ListResponse, error) {
 	resp, err := d.Device.List(ctx, req)
 	if err == nil && strings.HasPrefix(req.Prefix, "db/g2.") && len(resp.Objects) > 1 {
-		d.Device.Delete(ctx, &api.DeleteRequest{Name: resp.Objects[0].Name})
+		d.Device.Delete(ctx, &devicepb.DeleteRequest{Name: resp.Objects[0].Name})
 	}
 	return resp, err
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 )
 
@@ -32,7 +33,7 @@ func (c *Client) identity(ctx context.Context) (string, error) {
 	if me != "" {
 		return me, nil
 	}
-	cfg, err := c.dev.Config(ctx, &api.ConfigRequest{})
+	cfg, err := c.dev.Config(ctx, &devicepb.ConfigRequest{})
 	if err != nil {
 		return "", fmt.Errorf("client: config: %w", err)
 	}
@@ -67,7 +68,7 @@ func (c *Client) Grant(ctx context.Context, name, identity string, role Role, me
 	if _, err := c.readInfo(ctx, name); err != nil {
 		return err
 	}
-	if _, err := c.dev.Grant(ctx, &api.GrantRequest{Database: name, Identity: identity, Role: role}); err != nil {
+	if _, err := c.dev.Grant(ctx, &devicepb.GrantRequest{Database: name, Identity: identity, Role: role}); err != nil {
 		return fmt.Errorf("client: grant %s to %s: %w", name, identity, err)
 	}
 	return c.editMembers(ctx, name, func(in *Info) error {
@@ -114,7 +115,7 @@ func (c *Client) editMembers(ctx context.Context, name string, edit func(*Info) 
 // reader that kept a key can still open what it already fetched; the
 // device answers it no more queries.
 func (c *Client) Revoke(ctx context.Context, name, identity string) error {
-	if _, err := c.dev.Grant(ctx, &api.GrantRequest{Database: name, Identity: identity, Role: api.RoleNone}); err != nil {
+	if _, err := c.dev.Grant(ctx, &devicepb.GrantRequest{Database: name, Identity: identity, Role: api.RoleNone}); err != nil {
 		return fmt.Errorf("client: revoke %s from %s: %w", name, identity, err)
 	}
 	if err := c.editMembers(ctx, name, func(in *Info) error {

@@ -475,7 +475,7 @@ func TestKVOtherIdentityRefused(t *testing.T) {
 	if _, err := bob.Device().Get(ctx, &api.GetRequest{Name: in.Delta.Segments[0].Object}); err != nil {
 		t.Fatalf("reader's read of the delta: %v", err)
 	}
-	data, err := alice.Device().List(ctx, &api.ListRequest{Prefix: in.DataPrefix(), Max: 1})
+	data, err := alice.Device().List(ctx, &devicepb.ListRequest{Prefix: in.DataPrefix(), MaxObjects: 1})
 	if err != nil || len(data.Objects) != 1 {
 		t.Fatalf("list data: %+v, %v", data, err)
 	}

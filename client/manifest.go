@@ -9,6 +9,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 )
@@ -185,7 +186,7 @@ func (c *Client) readHeadFence(ctx context.Context, name string) (*Info, object.
 	if err := checkName(name); err != nil {
 		return nil, 0, false, err
 	}
-	list, err := c.dev.List(ctx, &api.ListRequest{Prefix: headObject(name), Max: 2})
+	list, err := c.dev.List(ctx, &devicepb.ListRequest{Prefix: headObject(name), MaxObjects: 2})
 	if err != nil {
 		return nil, 0, false, fmt.Errorf("client: read %s: %w", name, err)
 	}
@@ -194,7 +195,7 @@ func (c *Client) readHeadFence(ctx context.Context, name string) (*Info, object.
 	for _, o := range list.Objects {
 		switch o.Name {
 		case headObject(name):
-			gen = o.Generation
+			gen = object.Generation(o.Generation)
 		case fenceObject(name):
 			fenced = true
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
@@ -466,11 +467,11 @@ func (c *Client) Drop(ctx context.Context, name string) error {
 		return err
 	}
 	for id := range in.Members {
-		if _, err := c.dev.Grant(ctx, &api.GrantRequest{Database: name, Identity: id, Role: api.RoleNone}); err != nil {
+		if _, err := c.dev.Grant(ctx, &devicepb.GrantRequest{Database: name, Identity: id, Role: api.RoleNone}); err != nil {
 			return fmt.Errorf("client: drop %s: revoking %s: %w", name, id, err)
 		}
 	}
-	if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: headObject(name)}); err != nil {
+	if _, err := c.dev.Delete(ctx, &devicepb.DeleteRequest{Name: headObject(name)}); err != nil {
 		return fmt.Errorf("client: drop %s: %w", name, err)
 	}
 	if err := c.keys.forgetGeneration(name); err != nil {
@@ -495,7 +496,7 @@ func (c *Client) removeSuperseded(ctx context.Context, in *Info) error {
 // (dataGeneration(genName, object)) that are not under keep.
 func (c *Client) removeOther(ctx context.Context, list, genName, keep string, gen uint64) error {
 	for {
-		resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: list})
+		resp, err := c.dev.List(ctx, &devicepb.ListRequest{Prefix: list})
 		if err != nil {
 			return err
 		}
@@ -504,7 +505,7 @@ func (c *Client) removeOther(ctx context.Context, list, genName, keep string, ge
 			if g, ok := dataGeneration(genName, o.Name); !ok || g > gen || strings.HasPrefix(o.Name, keep) {
 				continue
 			}
-			if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil && !isNotFound(err) {
+			if _, err := c.dev.Delete(ctx, &devicepb.DeleteRequest{Name: o.Name}); err != nil && !isNotFound(err) {
 				return fmt.Errorf("client: remove %s: %w", o.Name, err)
 			}
 			deleted++
@@ -517,14 +518,14 @@ func (c *Client) removeOther(ctx context.Context, list, genName, keep string, ge
 
 func (c *Client) deletePrefix(ctx context.Context, prefix string) error {
 	for {
-		resp, err := c.dev.List(ctx, &api.ListRequest{Prefix: prefix})
+		resp, err := c.dev.List(ctx, &devicepb.ListRequest{Prefix: prefix})
 		if err != nil {
 			return err
 		}
 		for _, o := range resp.Objects {
 			// Gone already is no failure: a concurrent load that published
 			// removes superseded data, this load's among it.
-			if _, err := c.dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil && !isNotFound(err) {
+			if _, err := c.dev.Delete(ctx, &devicepb.DeleteRequest{Name: o.Name}); err != nil && !isNotFound(err) {
 				return fmt.Errorf("client: delete %s: %w", o.Name, err)
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
@@ -183,14 +184,14 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 		t.Fatalf("after a restart: %v, want Config, Get, QueryLWE", methods)
 	}
 	// The owner's raw access: its Galois keys deleted.
-	list, err := d2.List(ctx, &api.ListRequest{Prefix: objname.Member("acct", "alice")})
+	list, err := d2.List(ctx, &devicepb.ListRequest{Prefix: objname.Member("acct", "alice")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	deleted := 0
 	for _, o := range list.Objects {
 		if strings.Contains(o.Name, "/lwe-") {
-			if _, err := d2.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
+			if _, err := d2.Delete(ctx, &devicepb.DeleteRequest{Name: o.Name}); err != nil {
 				t.Fatal(err)
 			}
 			deleted++

@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -87,7 +88,7 @@ func TestClusterCoordinatorRepairsAUsersDatabase(t *testing.T) {
 		return d
 	}
 	list := func(name, addr, prefix string) map[string]bool {
-		resp, err := dial(name, addr).List(ctx, &api.ListRequest{Prefix: prefix})
+		resp, err := dial(name, addr).List(ctx, &devicepb.ListRequest{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +103,7 @@ func TestClusterCoordinatorRepairsAUsersDatabase(t *testing.T) {
 	a0 := dial("alice", addrs[0])
 	for name := range list("alice", addrs[0], m.ShardName(0)+"/") {
 		if name != objname.Manifest(m.ShardName(0)) {
-			if _, err := a0.Delete(ctx, &api.DeleteRequest{Name: name}); err != nil {
+			if _, err := a0.Delete(ctx, &devicepb.DeleteRequest{Name: name}); err != nil {
 				t.Fatal(err)
 			}
 			break

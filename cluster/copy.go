@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
@@ -61,7 +62,7 @@ func (c *Client) copyVerified(ctx context.Context, prefix, srcAddr, dstAddr stri
 		return err
 	}
 	defer dst.Close()
-	if _, err := dst.CopyFrom(ctx, &api.CopyFromRequest{Source: srcAddr, Prefix: prefix}); err != nil {
+	if _, err := dst.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: srcAddr, Prefix: prefix}); err != nil {
 		return err
 	}
 	got, err := listAll(ctx, dst, prefix)
@@ -70,7 +71,7 @@ func (c *Client) copyVerified(ctx context.Context, prefix, srcAddr, dstAddr stri
 	}
 	for name, w := range want {
 		g, ok := got[name]
-		if !ok || g.Kind != w.Kind || g.Shape != w.Shape {
+		if !ok || g.Kind != w.Kind || g.Polys != w.Polys || g.Limbs != w.Limbs || g.LogN != w.LogN || g.WordBytes != w.WordBytes {
 			return fmt.Errorf("%w: %s", ErrCopyMismatch, name)
 		}
 	}
@@ -81,15 +82,15 @@ func (c *Client) copyVerified(ctx context.Context, prefix, srcAddr, dstAddr stri
 }
 
 // listAll describes the objects under prefix on dev, by name.
-func listAll(ctx context.Context, dev api.Device, prefix string) (map[string]api.ObjectInfo, error) {
-	list, err := dev.List(ctx, &api.ListRequest{Prefix: prefix})
+func listAll(ctx context.Context, dev api.Device, prefix string) (map[string]*devicepb.ObjectInfo, error) {
+	list, err := dev.List(ctx, &devicepb.ListRequest{Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}
 	if list.Truncated {
 		return nil, fmt.Errorf("more than %d objects under %s", len(list.Objects), prefix)
 	}
-	out := make(map[string]api.ObjectInfo, len(list.Objects))
+	out := make(map[string]*devicepb.ObjectInfo, len(list.Objects))
 	for _, o := range list.Objects {
 		out[o.Name] = o
 	}

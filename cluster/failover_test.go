@@ -21,7 +21,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -394,7 +393,7 @@ func shardDatabases(t *testing.T, addrs []string, name string) map[string]map[st
 		if err != nil {
 			t.Fatal(err)
 		}
-		list, err := dev.List(ctx, &api.ListRequest{Prefix: name + ".g"})
+		list, err := dev.List(ctx, &devicepb.ListRequest{Prefix: name + ".g"})
 		dev.Close()
 		if err != nil {
 			t.Fatal(err)

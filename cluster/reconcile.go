@@ -8,6 +8,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // listTimeout bounds one replica's check during a reconcile: a device
@@ -93,7 +94,7 @@ func (c *Client) replicaWhole(ctx context.Context, addr, db string) (bool, error
 	}
 	var n int64
 	for _, o := range objs {
-		n += o.Bytes
+		n += int64(o.Bytes)
 	}
 	return n == in.Bytes, nil
 }
@@ -111,7 +112,7 @@ func (c *Client) clearReplica(ctx context.Context, addr, prefix string) error {
 		return err
 	}
 	for name := range objs {
-		if _, err := cc.Device().Delete(ctx, &api.DeleteRequest{Name: name}); err != nil && !errors.Is(err, api.ErrNotFound) {
+		if _, err := cc.Device().Delete(ctx, &devicepb.DeleteRequest{Name: name}); err != nil && !errors.Is(err, api.ErrNotFound) {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
@@ -74,7 +75,7 @@ func TestClusterRepairSkipsWipedSource(t *testing.T) {
 // a disk "wiped" of it (a test's key set is not the database's, so
 // client.Drop, which reads the verified manifest, is not the tool).
 func wipeDB(ctx context.Context, dev api.Device, name string) error {
-	list, err := dev.List(ctx, &api.ListRequest{Prefix: name + "/"})
+	list, err := dev.List(ctx, &devicepb.ListRequest{Prefix: name + "/"})
 	if err != nil {
 		return err
 	}
@@ -82,10 +83,10 @@ func wipeDB(ctx context.Context, dev api.Device, name string) error {
 		if o.Name == objname.Manifest(name) {
 			continue
 		}
-		if _, err := dev.Delete(ctx, &api.DeleteRequest{Name: o.Name}); err != nil {
+		if _, err := dev.Delete(ctx, &devicepb.DeleteRequest{Name: o.Name}); err != nil {
 			return err
 		}
 	}
-	_, err = dev.Delete(ctx, &api.DeleteRequest{Name: objname.Manifest(name)})
+	_, err = dev.Delete(ctx, &devicepb.DeleteRequest{Name: objname.Manifest(name)})
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 )
@@ -97,7 +98,7 @@ func ownedBy(listed, owner string) bool {
 func sweepDevice(ctx context.Context, dev api.Device, owner, name string, stale func(token int64) bool) (int, error) {
 	dropped := map[string]bool{}
 	for {
-		list, err := dev.List(ctx, &api.ListRequest{Prefix: shardsPrefix(name)})
+		list, err := dev.List(ctx, &devicepb.ListRequest{Prefix: shardsPrefix(name)})
 		if err != nil {
 			return len(dropped), err
 		}
@@ -115,7 +116,7 @@ func sweepDevice(ctx context.Context, dev api.Device, owner, name string, stale 
 			}
 		}
 		for _, obj := range append(heads, rest...) {
-			if _, err := dev.Delete(ctx, &api.DeleteRequest{Name: obj}); err != nil && !errors.Is(err, api.ErrNotFound) {
+			if _, err := dev.Delete(ctx, &devicepb.DeleteRequest{Name: obj}); err != nil && !errors.Is(err, api.ErrNotFound) {
 				return len(dropped), fmt.Errorf("delete %s: %w", obj, err)
 			}
 		}

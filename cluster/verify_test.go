@@ -13,6 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
@@ -27,7 +28,7 @@ func holdings(t *testing.T, addr, prefix string) map[string]string {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	list, err := dev.List(ctx, &api.ListRequest{Prefix: prefix})
+	list, err := dev.List(ctx, &devicepb.ListRequest{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func holdings(t *testing.T, addr, prefix string) map[string]string {
 		if err != nil {
 			t.Fatalf("%s: get %s: %v", addr, o.Name, err)
 		}
-		out[o.Name] = fmt.Sprint(o.Kind, o.Shape, g.Data)
+		out[o.Name] = fmt.Sprint(o.Kind, o.Polys, o.Limbs, o.LogN, o.WordBytes, g.Data)
 	}
 	return out
 }
@@ -87,7 +88,7 @@ func deleteObjects(t *testing.T, addr string, names ...string) {
 	}
 	defer dev.Close()
 	for _, name := range names {
-		if _, err := dev.Delete(context.Background(), &api.DeleteRequest{Name: name}); err != nil {
+		if _, err := dev.Delete(context.Background(), &devicepb.DeleteRequest{Name: name}); err != nil {
 			t.Fatalf("delete %s: %v", name, err)
 		}
 	}

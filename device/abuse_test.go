@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -77,18 +78,18 @@ func TestAnotherCallerCannotFillProgramTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	stream := streamProgram(t)
-	if _, err := alice.ProgSet(ctx, &api.ProgSetRequest{Name: "mine", Program: prog}); err != nil {
+	if _, err := alice.ProgSet(ctx, &devicepb.ProgSetRequest{Name: "mine", Program: prog}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.SetStream(ctx, &api.SetStreamRequest{Name: "mine", Program: stream}); err != nil {
+	if _, err := alice.SetStream(ctx, &devicepb.SetStreamRequest{Name: "mine", Program: stream}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 * lim.MaxPrograms {
 		name := fmt.Sprintf("p%d", i)
-		if _, err := bob.ProgSet(ctx, &api.ProgSetRequest{Name: name, Program: prog}); err != nil {
+		if _, err := bob.ProgSet(ctx, &devicepb.ProgSetRequest{Name: name, Program: prog}); err != nil {
 			t.Fatalf("bob's program %d: %v", i, err)
 		}
-		if _, err := bob.SetStream(ctx, &api.SetStreamRequest{Name: name, Program: stream}); err != nil {
+		if _, err := bob.SetStream(ctx, &devicepb.SetStreamRequest{Name: name, Program: stream}); err != nil {
 			t.Fatalf("bob's stream program %d: %v", i, err)
 		}
 	}
@@ -106,10 +107,10 @@ func TestAnotherCallerCannotFillProgramTables(t *testing.T) {
 	if _, err := alice.RunStream(ctx, &api.RunStreamRequest{Program: "mine"}); err == nil || errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("alice's stream program after bob's flood: %v, want it found", err)
 	}
-	if _, err := alice.ProgSet(ctx, &api.ProgSetRequest{Name: "next", Program: prog}); err != nil {
+	if _, err := alice.ProgSet(ctx, &devicepb.ProgSetRequest{Name: "next", Program: prog}); err != nil {
 		t.Fatalf("alice's ProgSet after bob's flood: %v", err)
 	}
-	if _, err := alice.SetStream(ctx, &api.SetStreamRequest{Name: "next", Program: stream}); err != nil {
+	if _, err := alice.SetStream(ctx, &devicepb.SetStreamRequest{Name: "next", Program: stream}); err != nil {
 		t.Fatalf("alice's SetStream after bob's flood: %v", err)
 	}
 }
@@ -372,7 +373,7 @@ func TestAnotherCallerCannotFillDeviceMemory(t *testing.T) {
 	if _, err := upload(alice); err != nil {
 		t.Fatalf("alice's upload with bob's share full: %v", err)
 	}
-	if _, err := bob.Release(ctx, &api.ReleaseRequest{Jobs: bobs}); err != nil {
+	if _, err := bob.Release(ctx, &devicepb.ReleaseRequest{Jobs: bobs}); err != nil {
 		t.Fatal(err)
 	}
 	d.mu.Lock()

@@ -102,7 +102,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := alice.ProgSet(ctx, &api.ProgSetRequest{Name: "hadd", Program: raw}); err != nil {
+	if _, err := alice.ProgSet(ctx, &devicepb.ProgSetRequest{Name: "hadd", Program: raw}); err != nil {
 		t.Fatal(err)
 	}
 	up, err := alice.Send(ctx, &api.SendRequest{Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM), Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a}}})
@@ -127,7 +127,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 
 	// Bob's program of the same name is his own, not a clash with alice's.
 	other, _ := (&isa.Program{Config: l.Program.Config}).MarshalBinary()
-	if _, err := bob.ProgSet(ctx, &api.ProgSetRequest{Name: "hadd", Program: other}); err != nil {
+	if _, err := bob.ProgSet(ctx, &devicepb.ProgSetRequest{Name: "hadd", Program: other}); err != nil {
 		t.Fatalf("bob's own program named hadd: %v", err)
 	}
 	refused := map[string]struct {
@@ -144,13 +144,16 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			_, err := bob.Put(ctx, &api.PutRequest{Name: "acct/b", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: a})
 			return err
 		}, codes.PermissionDenied},
-		"Delete": {func() error { _, err := bob.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
+		"Delete": {func() error { _, err := bob.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
 		"Send stored": {func() error {
 			_, err := send(bob, inline, api.Binding{Source: api.SourceStored, Name: "acct/b"})
 			return err
 		}, codes.PermissionDenied},
-		"Recv":    {func() error { _, err := bob.Recv(ctx, &api.RecvRequest{Job: job.Job, Fetch: true}); return err }, codes.NotFound},
-		"Release": {func() error { _, err := bob.Release(ctx, &api.ReleaseRequest{Jobs: []uint64{job.Job}}); return err }, codes.NotFound},
+		"Recv": {func() error { _, err := bob.Recv(ctx, &api.RecvRequest{Job: job.Job, Fetch: true}); return err }, codes.NotFound},
+		"Release": {func() error {
+			_, err := bob.Release(ctx, &devicepb.ReleaseRequest{Jobs: []uint64{job.Job}})
+			return err
+		}, codes.NotFound},
 		"Send resident": {func() error {
 			_, err := send(bob, inline, api.Binding{Source: api.SourceResident, Job: job.Job})
 			return err
@@ -164,7 +167,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			return err
 		}, codes.PermissionDenied},
 		"CopyFrom": {func() error {
-			_, err := bob.CopyFrom(ctx, &api.CopyFromRequest{Source: "127.0.0.1:22", Prefix: "acct/"})
+			_, err := bob.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: "127.0.0.1:22", Prefix: "acct/"})
 			return err
 		}, codes.PermissionDenied},
 		"QueryLWE": {func() error {
@@ -182,7 +185,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			_, err := bob.Put(ctx, &api.PutRequest{Name: "_acl/acct", Kind: store.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{make([]uint64, 16)}})
 			return err
 		}, codes.InvalidArgument},
-		"List reserved": {func() error { _, err := bob.List(ctx, &api.ListRequest{Prefix: "_"}); return err }, codes.InvalidArgument},
+		"List reserved": {func() error { _, err := bob.List(ctx, &devicepb.ListRequest{Prefix: "_"}); return err }, codes.InvalidArgument},
 	}
 	for name, r := range refused {
 		if err := r.call(); code(err) != r.want {
@@ -190,7 +193,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 		}
 	}
 	for _, prefix := range []string{"", "acct/"} {
-		ls, err := bob.List(ctx, &api.ListRequest{Prefix: prefix})
+		ls, err := bob.List(ctx, &devicepb.ListRequest{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +201,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			t.Errorf("bob lists %s", o.Name)
 		}
 	}
-	if _, err := bob.Config(ctx, &api.ConfigRequest{}); err != nil {
+	if _, err := bob.Config(ctx, &devicepb.ConfigRequest{}); err != nil {
 		t.Errorf("bob's Config: %v", err)
 	}
 
@@ -218,7 +221,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 	if err != nil || g.Data[3][5] != b[3][5] {
 		t.Fatalf("alice's object after bob's attempts: %v", err)
 	}
-	ls, err := alice.List(ctx, &api.ListRequest{})
+	ls, err := alice.List(ctx, &devicepb.ListRequest{})
 	if err != nil || len(ls.Objects) != 1 || ls.Objects[0].Name != "acct/b" {
 		t.Fatalf("alice lists %+v, %v; want acct/b only (access lists hidden)", ls, err)
 	}
@@ -251,7 +254,7 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	if _, err := ops.Get(ctx, &api.GetRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
 		t.Errorf("an admin reading: %v, want PermissionDenied", err)
 	}
-	ls, err := ops.List(ctx, &api.ListRequest{})
+	ls, err := ops.List(ctx, &devicepb.ListRequest{})
 	if err != nil || len(ls.Objects) != 1 {
 		t.Errorf("an admin lists %+v, %v; want alice's object", ls, err)
 	}
@@ -267,16 +270,16 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	if _, err := bob.Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")}); code(err) != codes.PermissionDenied {
 		t.Errorf("another user reading alice's manifest: %v, want PermissionDenied", err)
 	}
-	if _, err := bob.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
+	if _, err := bob.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
 		t.Errorf("another user dropping alice's object: %v, want PermissionDenied", err)
 	}
-	if _, err := ops.Delete(ctx, &api.DeleteRequest{Name: "acct/b"}); err != nil {
+	if _, err := ops.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); err != nil {
 		t.Errorf("an admin dropping an object (a stale replica): %v", err)
 	}
 	if _, err := alice.Get(ctx, &api.GetRequest{Name: "acct/b"}); code(err) != codes.NotFound {
 		t.Errorf("alice's object after the admin dropped it: %v, want NotFound", err)
 	}
-	_, err = ops.CopyFrom(ctx, &api.CopyFromRequest{Source: "127.0.0.1:1", Prefix: "acct/"})
+	_, err = ops.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: "127.0.0.1:1", Prefix: "acct/"})
 	if code(err) != codes.Unavailable || strings.Contains(err.Error(), "127.0.0.1:1") || strings.Contains(err.Error(), "refused") {
 		t.Errorf("a copy from a dead address: %v; want Unavailable without the dial error", err)
 	}
@@ -318,7 +321,7 @@ func TestUnauthenticatedCallersRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.List(ctx, &api.ListRequest{}); err == nil {
+		if _, err := c.List(ctx, &devicepb.ListRequest{}); err == nil {
 			t.Errorf("%s: List succeeded", name)
 		}
 		c.Close()
@@ -335,7 +338,7 @@ func TestUnauthenticatedCallersRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.List(ctx, &api.ListRequest{}); code(err) != codes.Unauthenticated {
+	if _, err := c.List(ctx, &devicepb.ListRequest{}); code(err) != codes.Unauthenticated {
 		t.Errorf("no certificate where one is optional: %v, want Unauthenticated", err)
 	}
 	if _, err := c.QueryLWE(ctx, &devicepb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",

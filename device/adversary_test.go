@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 )
 
@@ -41,7 +42,7 @@ func TestAdversarialDeviceCopyFromRewritesNothing(t *testing.T) {
 		t.Fatalf("access list: %v, %v", aclBefore, err)
 	}
 	for _, prefix := range []string{"acct/members/x/", "acct/members/", "acct/members/mallory/", "acct/", "acct/g1/"} {
-		_, err := ch.CopyFrom(ctx, &api.CopyFromRequest{Source: evil.addr, Prefix: prefix})
+		_, err := ch.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: evil.addr, Prefix: prefix})
 		if prefix == "acct/members/x/" {
 			// Nothing listed there: nothing to write, but no access list
 			// either (checked below).
@@ -71,7 +72,7 @@ func TestAdversarialDeviceCopyFromRewritesNothing(t *testing.T) {
 	// whole, access list included: what a cluster's repair needs.
 	fresh := serveTCP(t)
 	cf := dialT(t, fresh.addr)
-	if _, err := cf.CopyFrom(ctx, &api.CopyFromRequest{Source: honest.addr, Prefix: "acct/"}); err != nil {
+	if _, err := cf.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: honest.addr, Prefix: "acct/"}); err != nil {
 		t.Fatal(err)
 	}
 	if acl, err := fresh.d.LoadACL("acct"); err != nil || fmt.Sprint(acl) != fmt.Sprint(aclBefore) {
@@ -93,7 +94,7 @@ func TestAdversarialDeviceDropClearsGrants(t *testing.T) {
 	if err := s.d.access.GrantTrusted("acct", "mallory", authz.Owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Delete(ctx, &api.DeleteRequest{Name: "acct/head"}); err != nil {
+	if _, err := c.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/head"}); err != nil {
 		t.Fatal(err)
 	}
 	acl, err := s.d.LoadACL("acct")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/resident"
@@ -30,12 +31,12 @@ func (c *testClient) get(ctx context.Context, name string) (*api.GetResponse, er
 }
 
 func (c *testClient) del(ctx context.Context, name string) error {
-	_, err := c.Delete(ctx, &api.DeleteRequest{Name: name})
+	_, err := c.Delete(ctx, &devicepb.DeleteRequest{Name: name})
 	return err
 }
 
 func (c *testClient) progSet(ctx context.Context, name string, program []byte) error {
-	_, err := c.ProgSet(ctx, &api.ProgSetRequest{Name: name, Program: program})
+	_, err := c.ProgSet(ctx, &devicepb.ProgSetRequest{Name: name, Program: program})
 	return err
 }
 
@@ -43,12 +44,12 @@ func (c *testClient) recv(ctx context.Context, job uint64, fetch, release bool) 
 	return c.Recv(ctx, &api.RecvRequest{Job: job, Fetch: fetch, Release: release})
 }
 
-func (c *testClient) config(ctx context.Context) (*api.ConfigResponse, error) {
-	return c.Config(ctx, &api.ConfigRequest{})
+func (c *testClient) config(ctx context.Context) (*devicepb.ConfigResponse, error) {
+	return c.Config(ctx, &devicepb.ConfigRequest{})
 }
 
-func (c *testClient) stats(ctx context.Context) (*api.StatsResponse, error) {
-	return c.Stats(ctx, &api.StatsRequest{})
+func (c *testClient) stats(ctx context.Context) (*devicepb.StatsResponse, error) {
+	return c.Stats(ctx, &devicepb.StatsRequest{})
 }
 
 func (c *testClient) upload(limbs [][]uint64, polys int) (engine.Ref, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
@@ -129,7 +130,10 @@ var ErrCopyChecksum = fmt.Errorf("device: copy: %w", api.ErrChecksum)
 // already here with the same shape are kept if they read back intact
 // (every page's CRC), so an interrupted copy resumes and a corrupt local
 // object is replaced.
-func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.CopyFromResponse, error) {
+func (d *Device) CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error) {
+	if err := api.CheckCopyFrom(req); err != nil {
+		return nil, fmt.Errorf("device: copy: %w", err)
+	}
 	if req.Source == "" || req.Prefix == "" {
 		return nil, fmt.Errorf("device: copy: %w: a source and a non-empty prefix are needed", api.ErrInvalid)
 	}
@@ -152,7 +156,7 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 	defer src.Close()
 	// The source's reasons (a dial error, say) stay here: returned, they
 	// would make the device a scanner of its network for its callers.
-	list, err := src.List(ctx, &api.ListRequest{Prefix: req.Prefix})
+	list, err := src.List(ctx, &devicepb.ListRequest{Prefix: req.Prefix})
 	if err != nil {
 		return nil, fmt.Errorf("device: copy: %w", errSourceUnavailable)
 	}
@@ -166,11 +170,16 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 	if list.Truncated {
 		return nil, fmt.Errorf("device: copy from %s: %w: more than %d objects under %q", req.Source, api.ErrExhausted, api.MaxListObjects, req.Prefix)
 	}
-	resp := &api.CopyFromResponse{}
-	for _, in := range list.Objects {
-		if !strings.HasPrefix(in.Name, req.Prefix) {
-			return resp, fmt.Errorf("device: copy: the source listed %q outside %q", in.Name, req.Prefix)
+	resp := &devicepb.CopyFromResponse{}
+	for _, o := range list.Objects {
+		if !strings.HasPrefix(o.GetName(), req.Prefix) {
+			return resp, fmt.Errorf("device: copy: the source listed %q outside %q", o.GetName(), req.Prefix)
 		}
+		kind, shape, err := api.ObjectShape(o)
+		if err != nil {
+			return resp, fmt.Errorf("device: copy: the source's list: %w", err)
+		}
+		in := listed{Name: o.GetName(), Kind: kind, Shape: shape}
 		have, err := d.st.Stat(in.Name)
 		exists := err == nil
 		switch {
@@ -185,14 +194,21 @@ func (d *Device) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.C
 			return resp, err
 		}
 		resp.Objects++
-		resp.Bytes += in.Shape.Bytes()
+		resp.Bytes += uint64(in.Shape.Bytes())
 	}
 	return resp, nil
 }
 
+// listed is an object a copy's source listed, its kind and shape checked.
+type listed struct {
+	Name  string
+	Kind  object.Kind
+	Shape object.Shape
+}
+
 // holdsIntact reports whether the store holds an object of in's kind and
 // shape that reads back with every page's CRC intact.
-func (d *Device) holdsIntact(in api.ObjectInfo) bool {
+func (d *Device) holdsIntact(in listed) bool {
 	have, err := d.st.Stat(in.Name)
 	if err != nil || have.Shape != in.Shape || have.Kind != in.Kind {
 		return false
@@ -203,7 +219,7 @@ func (d *Device) holdsIntact(in api.ObjectInfo) bool {
 
 // copyObject fetches one object from src, checks it against the
 // checksum src sent and only then stores it.
-func (d *Device) copyObject(ctx context.Context, src api.Device, in api.ObjectInfo) error {
+func (d *Device) copyObject(ctx context.Context, src api.Device, in listed) error {
 	obj, err := src.Get(ctx, &api.GetRequest{Name: in.Name})
 	if err != nil {
 		if errors.Is(err, api.ErrChecksum) {

@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
@@ -181,7 +182,7 @@ func New(st *store.Store, lim Limits) (*Device, error) {
 }
 
 // Config implements the paper's config(): the device's parameters.
-func (d *Device) Config(context.Context, *api.ConfigRequest) (*api.ConfigResponse, error) {
+func (d *Device) Config(context.Context, *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error) {
 	objs, err := d.st.List()
 	if err != nil {
 		return nil, fmt.Errorf("device: config: %w", err)
@@ -189,7 +190,7 @@ func (d *Device) Config(context.Context, *api.ConfigRequest) (*api.ConfigRespons
 	l := d.st.Layout()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return &api.ConfigResponse{WireVersion: api.WireVersion, Channels: uint32(l.Channels), PageSize: uint32(l.PageSize),
+	return &devicepb.ConfigResponse{WireVersion: api.WireVersion, Channels: uint32(l.Channels), PageSize: uint32(l.PageSize),
 		WordBytes: engine.WordBytes, MaxMessageBytes: api.MaxMessageBytes, MaxResidentBytes: uint64(d.lim.MaxResidentBytes),
 		MaxPrograms: uint32(d.lim.MaxPrograms), Workers: uint32(d.lim.Workers), Objects: uint32(len(objs)),
 		Programs: uint32(d.progs.len())}, nil
@@ -198,9 +199,12 @@ func (d *Device) Config(context.Context, *api.ConfigRequest) (*api.ConfigRespons
 // ProgSet registers an mProgram. Setting the same bytes again is a no-op;
 // different bytes under a taken name are refused. The program is charged
 // to the caller (Limits.MaxProgramsPerCaller).
-func (d *Device) ProgSet(ctx context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
+func (d *Device) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
+	}
+	if len(req.Program) > api.MaxMessageBytes {
+		return nil, fmt.Errorf("device: progset %q: %w: program of %d bytes exceeds %d", req.Name, api.ErrInvalid, len(req.Program), api.MaxMessageBytes)
 	}
 	var p isa.Program
 	if err := p.UnmarshalBinary(req.Program); err != nil {
@@ -213,7 +217,7 @@ func (d *Device) ProgSet(ctx context.Context, req *api.ProgSetRequest) (*api.Pro
 	if set.raw != string(req.Program) {
 		return nil, fmt.Errorf("device: progset %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 	}
-	return &api.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
+	return &devicepb.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
 }
 
 func checkName(name string) error {
@@ -366,7 +370,7 @@ func decodeWords(b []byte, dst []uint64) []uint64 {
 }
 
 // Delete deletes a stored object (refused while jobs run).
-func (d *Device) Delete(_ context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
+func (d *Device) Delete(_ context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -381,17 +385,17 @@ func (d *Device) Delete(_ context.Context, req *api.DeleteRequest) (*api.DeleteR
 			return nil, fmt.Errorf("device: delete %q: %w", req.Name, err)
 		}
 	}
-	return &api.DeleteResponse{}, nil
+	return &devicepb.DeleteResponse{}, nil
 }
 
 // Stats returns the device counters.
-func (d *Device) Stats(context.Context, *api.StatsRequest) (*api.StatsResponse, error) {
+func (d *Device) Stats(context.Context, *devicepb.StatsRequest) (*devicepb.StatsResponse, error) {
 	d.mu.Lock()
 	res, peak := d.resident, d.peak
 	d.mu.Unlock()
-	s := &api.StatsResponse{StoreBytesRead: uint64(d.storeRead.Load()), MicroOps: uint64(d.microOps.Load()),
+	s := &devicepb.StatsResponse{StoreBytesRead: uint64(d.storeRead.Load()), MicroOps: uint64(d.microOps.Load()),
 		Instructions: uint64(d.instrs.Load()), Jobs: uint64(d.jobsRun.Load()), ResidentBytes: uint64(res), PeakResidentBytes: uint64(peak),
-		PeakRSSBytes: peakRSS(), PeakAnonRSSBytes: d.rss.anon.Load(), PeakFileRSSBytes: d.rss.file.Load()}
+		PeakRssBytes: peakRSS(), PeakAnonRssBytes: d.rss.anon.Load(), PeakFileRssBytes: d.rss.file.Load()}
 	if d.wire != nil {
 		s.WireBytesIn, s.WireBytesOut = uint64(d.wire.Received()), uint64(d.wire.Sent())
 	}
@@ -453,7 +457,10 @@ func quotaCaller(ctx context.Context) string {
 }
 
 // Release drops finished or running jobs' results.
-func (d *Device) Release(_ context.Context, req *api.ReleaseRequest) (*api.ReleaseResponse, error) {
+func (d *Device) Release(_ context.Context, req *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
+	if len(req.Jobs) > api.MaxRelease {
+		return nil, fmt.Errorf("device: release: %w: %d jobs (at most %d)", api.ErrInvalid, len(req.Jobs), api.MaxRelease)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var missing []uint64
@@ -468,7 +475,7 @@ func (d *Device) Release(_ context.Context, req *api.ReleaseRequest) (*api.Relea
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("device: release: %w: jobs %v", api.ErrNotFound, missing)
 	}
-	return &api.ReleaseResponse{}, nil
+	return &devicepb.ReleaseResponse{}, nil
 }
 
 // Recv waits for a job and returns its result.
@@ -505,9 +512,12 @@ func (d *Device) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvRespo
 // Grant gives an identity a role on a database: an in-process caller holds
 // the store, so it acts as the owner (a served caller's Grant is checked
 // by package authz first).
-func (d *Device) Grant(_ context.Context, req *api.GrantRequest) (*api.GrantResponse, error) {
+func (d *Device) Grant(_ context.Context, req *devicepb.GrantRequest) (*devicepb.GrantResponse, error) {
+	if err := api.CheckGrant(req); err != nil {
+		return nil, fmt.Errorf("device: grant: %w", err)
+	}
 	if err := d.access.GrantTrusted(req.Database, req.Identity, req.Role); err != nil {
 		return nil, fmt.Errorf("device: grant: %w", err)
 	}
-	return &api.GrantResponse{}, nil
+	return &devicepb.GrantResponse{}, nil
 }

@@ -347,11 +347,11 @@ func TestReleasedRunningJobStaysCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Release(context.Background(), &api.ReleaseRequest{Jobs: []uint64{id}}); err != nil {
+	if _, err := d.Release(context.Background(), &pb.ReleaseRequest{Jobs: []uint64{id}}); err != nil {
 		t.Fatal(err)
 	}
 	resident := func() int64 {
-		st, _ := d.Stats(context.Background(), &api.StatsRequest{})
+		st, _ := d.Stats(context.Background(), &pb.StatsRequest{})
 		return int64(st.ResidentBytes)
 	}
 	if got := resident(); got != 1<<20 {
@@ -375,7 +375,7 @@ func TestCopyOnlyFromCheckedSources(t *testing.T) {
 		asked = append(asked, addr)
 		return errors.New("not registered")
 	})
-	_, err := c.CopyFrom(context.Background(), &api.CopyFromRequest{Source: "127.0.0.1:22", Prefix: "acct/"})
+	_, err := c.CopyFrom(context.Background(), &pb.CopyFromRequest{Source: "127.0.0.1:22", Prefix: "acct/"})
 	if code(err) != codes.PermissionDenied || strings.Contains(err.Error(), "not registered") {
 		t.Fatalf("copy from an unregistered source: %v, want PermissionDenied without the check's reason", err)
 	}

@@ -26,7 +26,7 @@ type failing struct {
 	err error
 }
 
-func (f *failing) Config(context.Context, *api.ConfigRequest) (*api.ConfigResponse, error) {
+func (f *failing) Config(context.Context, *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error) {
 	return nil, f.err
 }
 
@@ -77,7 +77,7 @@ func TestErrorTableRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dev.err = tc.err
-			_, err := c.Config(context.Background(), &api.ConfigRequest{})
+			_, err := c.Config(context.Background(), &devicepb.ConfigRequest{})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want errors.Is %v", err, tc.want)
 			}
@@ -98,7 +98,7 @@ func TestErrorTableRoundTrip(t *testing.T) {
 	}
 	// An error outside the table is Internal and no sentinel.
 	dev.err = errors.New("something broke")
-	_, err = c.Config(context.Background(), &api.ConfigRequest{})
+	_, err = c.Config(context.Background(), &devicepb.ConfigRequest{})
 	if status.Code(err) != codes.Internal || api.Sentinel(err) != nil {
 		t.Fatalf("an unknown error: %v (code %v)", err, status.Code(err))
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"google.golang.org/grpc"
 	"log/slog"
 	"net"
 	"strings"
@@ -13,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -148,7 +150,7 @@ func TestServeShutdown(t *testing.T) {
 		t.Fatal("dial after shutdown succeeded")
 	}
 	late := dialT(t, s.addr)
-	if _, err := late.Config(context.Background(), &api.ConfigRequest{}); code(err) != codes.Unavailable {
+	if _, err := late.Config(context.Background(), &devicepb.ConfigRequest{}); code(err) != codes.Unavailable {
 		t.Fatalf("RPC after shutdown: %v, want Unavailable", err)
 	}
 	logs := s.logs.String()
@@ -322,7 +324,7 @@ func TestCopyFrom(t *testing.T) {
 	if _, err := ca.Put(ctx, &api.PutRequest{Name: "other", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{{1, 2, 3, 4}}}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := cb.CopyFrom(ctx, &api.CopyFromRequest{Source: a.addr, Prefix: "db/"})
+	r, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +349,7 @@ func TestCopyFrom(t *testing.T) {
 	if _, err := cb.Get(ctx, &api.GetRequest{Name: "other"}); code(err) != codes.NotFound {
 		t.Fatalf("an object outside the prefix was copied: %v", err)
 	}
-	if r, err := cb.CopyFrom(ctx, &api.CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {
+	if r, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {
 		t.Fatalf("second copy: %+v, %v (want nothing copied)", r, err)
 	}
 }

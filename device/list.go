@@ -3,13 +3,18 @@ package device
 import (
 	"context"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"strings"
+
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // List describes the stored objects under a prefix.
-func (d *Device) List(_ context.Context, req *api.ListRequest) (*api.ListResponse, error) {
-	limit := req.Max
+func (d *Device) List(_ context.Context, req *devicepb.ListRequest) (*devicepb.ListResponse, error) {
+	if err := api.CheckName("prefix", req.Prefix); err != nil {
+		return nil, fmt.Errorf("device: list: %w", err)
+	}
+	limit := int(req.MaxObjects)
 	if limit <= 0 || limit > api.MaxListObjects {
 		limit = api.MaxListObjects
 	}
@@ -17,7 +22,7 @@ func (d *Device) List(_ context.Context, req *api.ListRequest) (*api.ListRespons
 	if err != nil {
 		return nil, fmt.Errorf("device: list: %w", err)
 	}
-	resp := &api.ListResponse{}
+	resp := &devicepb.ListResponse{}
 	for _, in := range all {
 		if !strings.HasPrefix(in.Name, req.Prefix) {
 			continue
@@ -26,7 +31,7 @@ func (d *Device) List(_ context.Context, req *api.ListRequest) (*api.ListRespons
 			resp.Truncated = true
 			break
 		}
-		resp.Objects = append(resp.Objects, api.ObjectInfo{Name: in.Name, Kind: in.Kind, Shape: in.Shape, Generation: in.Generation, Bytes: in.Bytes})
+		resp.Objects = append(resp.Objects, api.ObjectInfo(in.Name, in.Kind, in.Shape, in.Generation, in.Bytes))
 	}
 	return resp, nil
 }

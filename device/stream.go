@@ -10,6 +10,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
@@ -44,7 +45,7 @@ func keyEntry(caller, name string, gen store.Generation) string {
 
 // SetStream registers a stream program, charged to the caller
 // (Limits.MaxProgramsPerCaller).
-func (d *Device) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api.SetStreamResponse, error) {
+func (d *Device) SetStream(ctx context.Context, req *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func (d *Device) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api
 		if old.raw != string(req.Program) {
 			return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 		}
-		return &api.SetStreamResponse{Nodes: uint32(old.nodes)}, nil
+		return &devicepb.SetStreamResponse{Nodes: uint32(old.nodes)}, nil
 	}
 	var sp lower.StreamProgram
 	if err := sp.UnmarshalBinary(req.Program); err != nil {
@@ -71,7 +72,7 @@ func (d *Device) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api
 	if set.raw != reg.raw {
 		return nil, fmt.Errorf("device: setstream %q: %w: name taken by a different program", req.Name, api.ErrInvalid)
 	}
-	return &api.SetStreamResponse{Nodes: uint32(set.nodes)}, nil
+	return &devicepb.SetStreamResponse{Nodes: uint32(set.nodes)}, nil
 }
 
 // RunStream runs a registered stream program in ISP mode: every worker

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/rns"
@@ -29,7 +30,7 @@ func TestSetStreamRefusesLimbsBeyondQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_, err = d.SetStream(ctx, &api.SetStreamRequest{Name: "crash", Program: b})
+	_, err = d.SetStream(ctx, &devicepb.SetStreamRequest{Name: "crash", Program: b})
 	if !errors.Is(err, api.ErrInvalid) || !errors.Is(err, lower.ErrStreamProgram) {
 		t.Fatalf("SetStream: %v, want ErrInvalid and lower.ErrStreamProgram", err)
 	}
@@ -45,7 +46,7 @@ func TestSetStreamRefusesLimbsBeyondQ(t *testing.T) {
 	if b, err = sp.MarshalBinary(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.SetStream(ctx, &api.SetStreamRequest{Name: "ok", Program: b}); err != nil {
+	if _, err := d.SetStream(ctx, &devicepb.SetStreamRequest{Name: "ok", Program: b}); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := d.RunStream(ctx, &api.RunStreamRequest{Program: "ok", Inputs: []api.StreamValues{{Node: 7, Instances: []engine.Limbs{x[:2]}}}})

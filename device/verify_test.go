@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"google.golang.org/grpc"
@@ -89,7 +90,7 @@ func TestCopyFromRefusesObjectFailingChecksum(t *testing.T) {
 	putVerifyObjects(t, cbad, "db/a")
 	putVerifyObjects(t, cgood, "db/a")
 
-	_, err := cdst.CopyFrom(ctx, &api.CopyFromRequest{Source: bad.addr, Prefix: "db/"})
+	_, err := cdst.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: bad.addr, Prefix: "db/"})
 	if !errors.Is(err, api.ErrChecksum) || code(err) != codes.DataLoss {
 		t.Fatalf("copy from a rotting source: %v (code %v), want api.ErrChecksum, DataLoss", err, code(err))
 	}
@@ -99,7 +100,7 @@ func TestCopyFromRefusesObjectFailingChecksum(t *testing.T) {
 	if n := dst.d.copyCorrupt.Load(); n != 1 {
 		t.Fatalf("copy checksum failures counted %d, want 1", n)
 	}
-	r, err := cdst.CopyFrom(ctx, &api.CopyFromRequest{Source: good.addr, Prefix: "db/"})
+	r, err := cdst.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: good.addr, Prefix: "db/"})
 	if err != nil || r.Objects != 1 {
 		t.Fatalf("copy from the healthy source: %+v, %v", r, err)
 	}
@@ -120,14 +121,14 @@ func TestCopyFromReplacesCorruptLocalObject(t *testing.T) {
 	src, dst := serveTCP(t), serveTCP(t)
 	csrc, cdst := dialT(t, src.addr), dialT(t, dst.addr)
 	putVerifyObjects(t, csrc, "db/a", "db/b")
-	if _, err := cdst.CopyFrom(ctx, &api.CopyFromRequest{Source: src.addr, Prefix: "db/"}); err != nil {
+	if _, err := cdst.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: src.addr, Prefix: "db/"}); err != nil {
 		t.Fatal(err)
 	}
 	flipStored(t, dst.d, "db/a")
 	if _, err := cdst.Get(ctx, &api.GetRequest{Name: "db/a"}); code(err) != codes.DataLoss {
 		t.Fatalf("reading the flipped object: %v, want DataLoss", err)
 	}
-	r, err := cdst.CopyFrom(ctx, &api.CopyFromRequest{Source: src.addr, Prefix: "db/"})
+	r, err := cdst.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: src.addr, Prefix: "db/"})
 	if err != nil || r.Objects != 1 {
 		t.Fatalf("second copy: %+v, %v (want db/a copied again, db/b kept)", r, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -284,7 +285,7 @@ func TestPIRClientGoesAway(t *testing.T) {
 	if !bytes.Equal(q.Record, want) {
 		t.Fatal("record 5 differs after an interrupted query")
 	}
-	if st, err := d.Stats(ctx, &api.StatsRequest{}); err != nil || st.Jobs < 2 {
+	if st, err := d.Stats(ctx, &devicepb.StatsRequest{}); err != nil || st.Jobs < 2 {
 		t.Fatalf("device stats after the interrupted query: %+v, %v", st, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/ir"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/tuneinsight/lattigo/v6/core/rlwe"
@@ -30,12 +31,12 @@ func storeStreamKeys(ctx context.Context, dev api.Device, params rlwe.Parameters
 	seen := map[string]bool{}
 	have := map[string]bool{}
 	if opt.ReuseKeys {
-		resp, err := dev.List(ctx, &api.ListRequest{Prefix: opt.KeyPrefix + "/"})
+		resp, err := dev.List(ctx, &devicepb.ListRequest{Prefix: opt.KeyPrefix + "/"})
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("session: list keys: %w", err)
 		}
 		for _, o := range resp.Objects {
-			if o.Kind == object.KindKey {
+			if object.Kind(o.Kind) == object.KindKey {
 				have[o.Name] = true
 			}
 		}
@@ -109,7 +110,7 @@ func setStream(ctx context.Context, dev api.Device, kind string, sp *lower.Strea
 		return "", 0, err
 	}
 	name := streamName(kind, raw)
-	if _, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: name, Program: raw}); err != nil {
+	if _, err := dev.SetStream(ctx, &devicepb.SetStreamRequest{Name: name, Program: raw}); err != nil {
 		return "", 0, fmt.Errorf("session: set stream program: %w", err)
 	}
 	return name, int64(len(raw)), nil

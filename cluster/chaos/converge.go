@@ -10,7 +10,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/cluster"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // waitConverged waits (at most converge) until every shard of the
@@ -111,13 +111,13 @@ func (r *run) replicaWhole(ctx context.Context, addr string, m *cluster.Map, s i
 	if err != nil {
 		return err
 	}
-	list, err := cc.Device().List(ctx, &api.ListRequest{Prefix: in.DataPrefix()})
+	list, err := cc.Device().List(ctx, &devicepb.ListRequest{Prefix: in.DataPrefix()})
 	if err != nil {
 		return err
 	}
 	var n int64
 	for _, o := range list.Objects {
-		n += o.Bytes
+		n += int64(o.Bytes)
 	}
 	if n != in.Bytes {
 		return fmt.Errorf("%d data bytes, the manifest says %d", n, in.Bytes)
@@ -153,7 +153,7 @@ func (r *run) shardDatabases(ctx context.Context, addr string) ([]string, error)
 		return nil, err
 	}
 	defer cc.Close()
-	list, err := cc.Device().List(ctx, &api.ListRequest{Prefix: dbName + ".g"})
+	list, err := cc.Device().List(ctx, &devicepb.ListRequest{Prefix: dbName + ".g"})
 	if err != nil {
 		return nil, err
 	}

@@ -32,16 +32,12 @@ func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Cont
 	return r, nil
 }
 
-func (c *client) Config(ctx context.Context, _ *ConfigRequest) (*ConfigResponse, error) {
-	return call(ctx, "Config", c.rpc.Config, &devicepb.ConfigRequest{},
-		func(m *devicepb.ConfigResponse) (*ConfigResponse, error) { return configRespFromProto(m), nil })
+func (c *client) Config(ctx context.Context, req *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error) {
+	return call(ctx, "Config", c.rpc.Config, req, same)
 }
 
-func (c *client) ProgSet(ctx context.Context, req *ProgSetRequest) (*ProgSetResponse, error) {
-	return call(ctx, "ProgSet", c.rpc.ProgSet, &devicepb.ProgSetRequest{Name: req.Name, Program: req.Program},
-		func(m *devicepb.ProgSetResponse) (*ProgSetResponse, error) {
-			return &ProgSetResponse{Instructions: m.GetInstructions()}, nil
-		})
+func (c *client) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error) {
+	return call(ctx, "ProgSet", c.rpc.ProgSet, req, same)
 }
 
 func (c *client) Put(ctx context.Context, req *PutRequest) (*PutResponse, error) {
@@ -58,25 +54,20 @@ func (c *client) Get(ctx context.Context, req *GetRequest) (*GetResponse, error)
 	return call(ctx, "Get", c.rpc.Get, &devicepb.GetRequest{Name: req.Name}, getRespFromProto)
 }
 
-func (c *client) Delete(ctx context.Context, req *DeleteRequest) (*DeleteResponse, error) {
-	return call(ctx, "Delete", c.rpc.Delete, &devicepb.DeleteRequest{Name: req.Name},
-		func(*devicepb.DeleteResponse) (*DeleteResponse, error) { return &DeleteResponse{}, nil })
+func (c *client) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
+	return call(ctx, "Delete", c.rpc.Delete, req, same)
 }
 
-func (c *client) List(ctx context.Context, req *ListRequest) (*ListResponse, error) {
-	return call(ctx, "List", c.rpc.List, &devicepb.ListRequest{Prefix: req.Prefix, MaxObjects: uint32(max(req.Max, 0))}, listRespFromProto)
+func (c *client) List(ctx context.Context, req *devicepb.ListRequest) (*devicepb.ListResponse, error) {
+	return call(ctx, "List", c.rpc.List, req, same)
 }
 
-func (c *client) Grant(ctx context.Context, req *GrantRequest) (*GrantResponse, error) {
-	return call(ctx, "Grant", c.rpc.Grant, &devicepb.GrantRequest{Database: req.Database, Identity: req.Identity, Role: devicepb.Role(req.Role)},
-		func(*devicepb.GrantResponse) (*GrantResponse, error) { return &GrantResponse{}, nil })
+func (c *client) Grant(ctx context.Context, req *devicepb.GrantRequest) (*devicepb.GrantResponse, error) {
+	return call(ctx, "Grant", c.rpc.Grant, req, same)
 }
 
-func (c *client) CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromResponse, error) {
-	return call(ctx, "CopyFrom", c.rpc.CopyFrom, &devicepb.CopyFromRequest{Source: req.Source, Prefix: req.Prefix},
-		func(m *devicepb.CopyFromResponse) (*CopyFromResponse, error) {
-			return &CopyFromResponse{Objects: int(m.GetObjects()), Bytes: int64(m.GetBytes())}, nil
-		})
+func (c *client) CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error) {
+	return call(ctx, "CopyFrom", c.rpc.CopyFrom, req, same)
 }
 
 func (c *client) Send(ctx context.Context, req *SendRequest) (*SendResponse, error) {
@@ -88,21 +79,16 @@ func (c *client) Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, err
 	return call(ctx, "Recv", c.rpc.Recv, &devicepb.RecvRequest{Job: req.Job, Fetch: req.Fetch, Release: req.Release}, recvRespFromProto)
 }
 
-func (c *client) Release(ctx context.Context, req *ReleaseRequest) (*ReleaseResponse, error) {
-	return call(ctx, "Release", c.rpc.Release, &devicepb.ReleaseRequest{Jobs: req.Jobs},
-		func(*devicepb.ReleaseResponse) (*ReleaseResponse, error) { return &ReleaseResponse{}, nil })
+func (c *client) Release(ctx context.Context, req *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
+	return call(ctx, "Release", c.rpc.Release, req, same)
 }
 
-func (c *client) Stats(ctx context.Context, _ *StatsRequest) (*StatsResponse, error) {
-	return call(ctx, "Stats", c.rpc.Stats, &devicepb.StatsRequest{},
-		func(m *devicepb.StatsResponse) (*StatsResponse, error) { return statsRespFromProto(m), nil })
+func (c *client) Stats(ctx context.Context, req *devicepb.StatsRequest) (*devicepb.StatsResponse, error) {
+	return call(ctx, "Stats", c.rpc.Stats, req, same)
 }
 
-func (c *client) SetStream(ctx context.Context, req *SetStreamRequest) (*SetStreamResponse, error) {
-	return call(ctx, "SetStream", c.rpc.SetStream, &devicepb.SetStreamRequest{Name: req.Name, Program: req.Program},
-		func(m *devicepb.SetStreamResponse) (*SetStreamResponse, error) {
-			return &SetStreamResponse{Nodes: m.GetNodes()}, nil
-		})
+func (c *client) SetStream(ctx context.Context, req *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error) {
+	return call(ctx, "SetStream", c.rpc.SetStream, req, same)
 }
 
 func (c *client) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error) {

@@ -74,13 +74,6 @@ func decodeLimbs(what string, data [][]byte) ([][]uint64, error) {
 	return out, nil
 }
 
-func checkNameLen(what, name string) error {
-	if len(name) > MaxNameBytes {
-		return fmt.Errorf("%w: %s of %d bytes exceeds %d", ErrInvalid, what, len(name), MaxNameBytes)
-	}
-	return nil
-}
-
 func toU8(what string, v uint32) (uint8, error) {
 	if v > math.MaxUint8 {
 		return 0, fmt.Errorf("%w: %s %d exceeds 255", ErrInvalid, what, v)
@@ -88,20 +81,8 @@ func toU8(what string, v uint32) (uint8, error) {
 	return uint8(v), nil
 }
 
-// Requests: wire → device (on the server).
-
-func progSetFromProto(m *devicepb.ProgSetRequest) (*ProgSetRequest, error) {
-	if err := checkNameLen("program name", m.GetName()); err != nil {
-		return nil, err
-	}
-	if len(m.GetProgram()) > MaxMessageBytes {
-		return nil, fmt.Errorf("%w: program of %d bytes exceeds %d", ErrInvalid, len(m.GetProgram()), MaxMessageBytes)
-	}
-	return &ProgSetRequest{Name: m.GetName(), Program: m.GetProgram()}, nil
-}
-
 func putFromProto(m *devicepb.PutRequest) (*PutRequest, error) {
-	if err := checkNameLen("object name", m.GetName()); err != nil {
+	if err := CheckName("object name", m.GetName()); err != nil {
 		return nil, err
 	}
 	kind, data, err := objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), true)
@@ -121,17 +102,10 @@ func putFromProto(m *devicepb.PutRequest) (*PutRequest, error) {
 }
 
 func getFromProto(m *devicepb.GetRequest) (*GetRequest, error) {
-	if err := checkNameLen("object name", m.GetName()); err != nil {
+	if err := CheckName("object name", m.GetName()); err != nil {
 		return nil, err
 	}
 	return &GetRequest{Name: m.GetName()}, nil
-}
-
-func deleteFromProto(m *devicepb.DeleteRequest) (*DeleteRequest, error) {
-	if err := checkNameLen("object name", m.GetName()); err != nil {
-		return nil, err
-	}
-	return &DeleteRequest{Name: m.GetName()}, nil
 }
 
 func bindingFromProto(what string, m *devicepb.Binding) (Binding, error) {
@@ -147,7 +121,7 @@ func bindingFromProto(what string, m *devicepb.Binding) (Binding, error) {
 			return Binding{}, err
 		}
 	case *devicepb.Binding_Stored:
-		if err := checkNameLen(what+" stored object name", src.Stored.GetName()); err != nil {
+		if err := CheckName(what+" stored object name", src.Stored.GetName()); err != nil {
 			return Binding{}, err
 		}
 		b.Source, b.Name, b.Poly = SourceStored, src.Stored.GetName(), src.Stored.GetPoly()
@@ -160,7 +134,7 @@ func bindingFromProto(what string, m *devicepb.Binding) (Binding, error) {
 }
 
 func sendFromProto(m *devicepb.SendRequest) (*SendRequest, error) {
-	if err := checkNameLen("program name", m.GetProgram()); err != nil {
+	if err := CheckName("program name", m.GetProgram()); err != nil {
 		return nil, err
 	}
 	if n := len(m.GetInputs()); n > MaxBindings {
@@ -199,18 +173,6 @@ func sendFromProto(m *devicepb.SendRequest) (*SendRequest, error) {
 func recvFromProto(m *devicepb.RecvRequest) (*RecvRequest, error) {
 	return &RecvRequest{Job: m.GetJob(), Fetch: m.GetFetch(), Release: m.GetRelease()}, nil
 }
-
-func releaseFromProto(m *devicepb.ReleaseRequest) (*ReleaseRequest, error) {
-	if n := len(m.GetJobs()); n > MaxRelease {
-		return nil, fmt.Errorf("%w: %d jobs exceed %d", ErrInvalid, n, MaxRelease)
-	}
-	return &ReleaseRequest{Jobs: m.GetJobs()}, nil
-}
-
-func configReqFromProto(*devicepb.ConfigRequest) (*ConfigRequest, error) {
-	return &ConfigRequest{}, nil
-}
-func statsReqFromProto(*devicepb.StatsRequest) (*StatsRequest, error) { return &StatsRequest{}, nil }
 
 // Requests: device → wire (in the client).
 
@@ -257,18 +219,6 @@ func putToProto(r *PutRequest) (*devicepb.PutRequest, error) {
 	return m, nil
 }
 
-// Replies: device → wire (on the server).
-
-func configRespToProto(r *ConfigResponse) *devicepb.ConfigResponse {
-	return &devicepb.ConfigResponse{WireVersion: r.WireVersion, Channels: r.Channels, PageSize: r.PageSize, WordBytes: r.WordBytes,
-		MaxMessageBytes: r.MaxMessageBytes, MaxResidentBytes: r.MaxResidentBytes, MaxPrograms: r.MaxPrograms,
-		Workers: r.Workers, Objects: r.Objects, Programs: r.Programs, Caller: r.Caller}
-}
-
-func progSetRespToProto(r *ProgSetResponse) *devicepb.ProgSetResponse {
-	return &devicepb.ProgSetResponse{Instructions: r.Instructions}
-}
-
 func putRespToProto(r *PutResponse) *devicepb.PutResponse {
 	return &devicepb.PutResponse{Generation: r.Generation, Bytes: r.Bytes}
 }
@@ -286,10 +236,6 @@ func getRespToProto(r *GetResponse) (*devicepb.GetResponse, error) {
 		WordBytes: uint32(r.WordBytes), LimbWords: words}, nil
 }
 
-func deleteRespToProto(*DeleteResponse) *devicepb.DeleteResponse { return &devicepb.DeleteResponse{} }
-func releaseRespToProto(*ReleaseResponse) *devicepb.ReleaseResponse {
-	return &devicepb.ReleaseResponse{}
-}
 func sendRespToProto(r *SendResponse) *devicepb.SendResponse {
 	return &devicepb.SendResponse{Job: r.Job}
 }
@@ -297,21 +243,6 @@ func sendRespToProto(r *SendResponse) *devicepb.SendResponse {
 func recvRespToProto(r *RecvResponse) *devicepb.RecvResponse {
 	return &devicepb.RecvResponse{Polys: r.Polys, Data: encodeLimbs(r.Data), Instructions: r.Instructions, MicroOps: r.MicroOps,
 		StoreBytes: r.StoreBytes}
-}
-
-func statsRespToProto(r *StatsResponse) *devicepb.StatsResponse {
-	return &devicepb.StatsResponse{StoreBytesRead: r.StoreBytesRead, WireBytesIn: r.WireBytesIn, WireBytesOut: r.WireBytesOut,
-		MicroOps: r.MicroOps, Instructions: r.Instructions, Jobs: r.Jobs, ResidentBytes: r.ResidentBytes,
-		PeakResidentBytes: r.PeakResidentBytes, PeakRssBytes: r.PeakRSSBytes,
-		PeakAnonRssBytes: r.PeakAnonRSSBytes, PeakFileRssBytes: r.PeakFileRSSBytes}
-}
-
-// Replies: wire → device (in the client).
-
-func configRespFromProto(m *devicepb.ConfigResponse) *ConfigResponse {
-	return &ConfigResponse{WireVersion: m.GetWireVersion(), Channels: m.GetChannels(), PageSize: m.GetPageSize(),
-		WordBytes: m.GetWordBytes(), MaxMessageBytes: m.GetMaxMessageBytes(), MaxResidentBytes: m.GetMaxResidentBytes(),
-		MaxPrograms: m.GetMaxPrograms(), Workers: m.GetWorkers(), Objects: m.GetObjects(), Programs: m.GetPrograms(), Caller: m.GetCaller()}
 }
 
 func getRespFromProto(m *devicepb.GetResponse) (*GetResponse, error) {
@@ -333,74 +264,6 @@ func recvRespFromProto(m *devicepb.RecvResponse) (*RecvResponse, error) {
 	}
 	return &RecvResponse{Polys: m.GetPolys(), Data: data, Instructions: m.GetInstructions(), MicroOps: m.GetMicroOps(),
 		StoreBytes: m.GetStoreBytes()}, nil
-}
-
-func statsRespFromProto(m *devicepb.StatsResponse) *StatsResponse {
-	return &StatsResponse{StoreBytesRead: m.GetStoreBytesRead(), WireBytesIn: m.GetWireBytesIn(),
-		WireBytesOut: m.GetWireBytesOut(), MicroOps: m.GetMicroOps(), Instructions: m.GetInstructions(), Jobs: m.GetJobs(),
-		ResidentBytes: m.GetResidentBytes(), PeakResidentBytes: m.GetPeakResidentBytes(), PeakRSSBytes: m.GetPeakRssBytes(),
-		PeakAnonRSSBytes: m.GetPeakAnonRssBytes(), PeakFileRSSBytes: m.GetPeakFileRssBytes()}
-}
-
-// Listing and copying.
-
-func listFromProto(m *devicepb.ListRequest) (*ListRequest, error) {
-	if err := checkNameLen("prefix", m.GetPrefix()); err != nil {
-		return nil, err
-	}
-	return &ListRequest{Prefix: m.GetPrefix(), Max: int(min(m.GetMaxObjects(), MaxListObjects))}, nil
-}
-
-func listRespToProto(r *ListResponse) *devicepb.ListResponse {
-	m := &devicepb.ListResponse{Truncated: r.Truncated}
-	for _, in := range r.Objects {
-		m.Objects = append(m.Objects, &devicepb.ObjectInfo{Name: in.Name, Kind: uint32(in.Kind), Polys: uint32(in.Shape.Polys),
-			Limbs: uint32(in.Shape.Limbs), LogN: uint32(in.Shape.LogN), WordBytes: uint32(in.Shape.WordSize), Bytes: uint64(in.Bytes),
-			Generation: uint64(in.Generation), Owner: in.Owner})
-	}
-	return m
-}
-
-func listRespFromProto(m *devicepb.ListResponse) (*ListResponse, error) {
-	r := &ListResponse{Truncated: m.GetTruncated()}
-	for _, o := range m.GetObjects() {
-		if o.GetLogN() > 17 || o.GetWordBytes() > 255 || o.GetKind() > 255 {
-			return nil, fmt.Errorf("%w: object %q of logN %d, %d-byte words", ErrInvalid, o.GetName(), o.GetLogN(), o.GetWordBytes())
-		}
-		if err := checkNameLen("owner", o.GetOwner()); err != nil {
-			return nil, err
-		}
-		r.Objects = append(r.Objects, ObjectInfo{Name: o.GetName(), Kind: object.Kind(o.GetKind()), Bytes: int64(o.GetBytes()),
-			Generation: object.Generation(o.GetGeneration()), Owner: o.GetOwner(),
-			Shape: object.Shape{Polys: int(o.GetPolys()), Limbs: int(o.GetLimbs()), LogN: uint8(o.GetLogN()), WordSize: uint8(o.GetWordBytes())}})
-	}
-	return r, nil
-}
-
-func grantFromProto(m *devicepb.GrantRequest) (*GrantRequest, error) {
-	if err := checkNameLen("database", m.GetDatabase()); err != nil {
-		return nil, err
-	}
-	if id := m.GetIdentity(); id == "" || len(id) > MaxIdentityBytes {
-		return nil, fmt.Errorf("%w: identity of %d bytes (1 to %d)", ErrInvalid, len(id), MaxIdentityBytes)
-	}
-	r := m.GetRole()
-	if r != devicepb.Role_ROLE_NONE && r != devicepb.Role_ROLE_READER && r != devicepb.Role_ROLE_OWNER {
-		return nil, fmt.Errorf("%w: role %d", ErrInvalid, r)
-	}
-	return &GrantRequest{Database: m.GetDatabase(), Identity: m.GetIdentity(), Role: Role(r)}, nil
-}
-
-func grantRespToProto(*GrantResponse) *devicepb.GrantResponse { return &devicepb.GrantResponse{} }
-
-func copyFromProto(m *devicepb.CopyFromRequest) (*CopyFromRequest, error) {
-	if err := checkNameLen("prefix", m.GetPrefix()); err != nil {
-		return nil, err
-	}
-	if err := checkNameLen("source", m.GetSource()); err != nil {
-		return nil, err
-	}
-	return &CopyFromRequest{Source: m.GetSource(), Prefix: m.GetPrefix()}, nil
 }
 
 // Stream programs.
@@ -449,18 +312,8 @@ func valuesToProto(vs []StreamValues) []*devicepb.StreamValues {
 	return out
 }
 
-func setStreamFromProto(m *devicepb.SetStreamRequest) (*SetStreamRequest, error) {
-	if err := checkNameLen("name", m.GetName()); err != nil {
-		return nil, err
-	}
-	if len(m.GetProgram()) > MaxMessageBytes {
-		return nil, fmt.Errorf("%w: stream program of %d bytes", ErrInvalid, len(m.GetProgram()))
-	}
-	return &SetStreamRequest{Name: m.GetName(), Program: m.GetProgram()}, nil
-}
-
 func runStreamFromProto(m *devicepb.RunStreamRequest) (*RunStreamRequest, error) {
-	if err := checkNameLen("program", m.GetProgram()); err != nil {
+	if err := CheckName("program", m.GetProgram()); err != nil {
 		return nil, err
 	}
 	inputs, err := valuesFromProto("input", m.GetInputs())
@@ -472,7 +325,7 @@ func runStreamFromProto(m *devicepb.RunStreamRequest) (*RunStreamRequest, error)
 	}
 	r := &RunStreamRequest{Program: m.GetProgram(), Inputs: inputs}
 	for _, b := range m.GetStored() {
-		if err := checkNameLen("stored prefix", b.GetPrefix()); err != nil {
+		if err := CheckName("stored prefix", b.GetPrefix()); err != nil {
 			return nil, err
 		}
 		if b.GetRowLength() > 1<<40 {
@@ -482,10 +335,10 @@ func runStreamFromProto(m *devicepb.RunStreamRequest) (*RunStreamRequest, error)
 			RowLength: int64(b.GetRowLength()), TileRows: int64(b.GetTileRows()), Stride: int64(b.GetStride()), Offset: int64(b.GetOffset())})
 	}
 	for _, k := range m.GetKeys() {
-		if err := checkNameLen("key", k.GetKey()); err != nil {
+		if err := CheckName("key", k.GetKey()); err != nil {
 			return nil, err
 		}
-		if err := checkNameLen("key object", k.GetObject()); err != nil {
+		if err := CheckName("key object", k.GetObject()); err != nil {
 			return nil, err
 		}
 		r.Keys = append(r.Keys, KeyBinding{Key: k.GetKey(), Object: k.GetObject()})
@@ -504,10 +357,6 @@ func runStreamToProto(r *RunStreamRequest) *devicepb.RunStreamRequest {
 		m.Keys = append(m.Keys, &devicepb.KeyBinding{Key: k.Key, Object: k.Object})
 	}
 	return m
-}
-
-func setStreamRespToProto(r *SetStreamResponse) *devicepb.SetStreamResponse {
-	return &devicepb.SetStreamResponse{Nodes: r.Nodes}
 }
 
 func runStreamRespToProto(r *RunStreamResponse) *devicepb.RunStreamResponse {
@@ -552,10 +401,6 @@ func runStreamRespFromProto(m *devicepb.RunStreamResponse) (*RunStreamResponse, 
 	}
 	return &RunStreamResponse{Outputs: outs, StoreBytes: m.GetStoreBytes(), Instructions: m.GetInstructions(),
 		MicroOps: m.GetMicroOps(), Bodies: m.GetBodies(), Stored: m.GetStored(), PeakBytes: m.GetPeakBytes(), Seconds: m.GetSeconds(), Cores: cores}, nil
-}
-
-func copyFromRespToProto(r *CopyFromResponse) *devicepb.CopyFromResponse {
-	return &devicepb.CopyFromResponse{Objects: uint32(r.Objects), Bytes: uint64(r.Bytes)}
 }
 
 // limbBytes is the payload size of limbs.

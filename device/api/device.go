@@ -15,32 +15,32 @@ import (
 // Implementations are safe for concurrent use.
 type Device interface {
 	// Config returns the device's parameters and limits.
-	Config(ctx context.Context, req *ConfigRequest) (*ConfigResponse, error)
+	Config(ctx context.Context, req *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error)
 	// ProgSet registers an encoded mProgram under a name; the same bytes
 	// again are a no-op, different bytes under a taken name are refused.
-	ProgSet(ctx context.Context, req *ProgSetRequest) (*ProgSetResponse, error)
+	ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error)
 	// Put stores an object (refused while jobs run: ISP mode).
 	Put(ctx context.Context, req *PutRequest) (*PutResponse, error)
 	// Get reads a stored object.
 	Get(ctx context.Context, req *GetRequest) (*GetResponse, error)
 	// Delete deletes a stored object (refused while jobs run).
-	Delete(ctx context.Context, req *DeleteRequest) (*DeleteResponse, error)
+	Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error)
 	// List describes the stored objects under a prefix, in name order.
-	List(ctx context.Context, req *ListRequest) (*ListResponse, error)
+	List(ctx context.Context, req *devicepb.ListRequest) (*devicepb.ListResponse, error)
 	// CopyFrom copies objects from another device, device to device.
-	CopyFrom(ctx context.Context, req *CopyFromRequest) (*CopyFromResponse, error)
+	CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error)
 	// Grant gives an identity a role on a database, or takes it away.
-	Grant(ctx context.Context, req *GrantRequest) (*GrantResponse, error)
+	Grant(ctx context.Context, req *devicepb.GrantRequest) (*devicepb.GrantResponse, error)
 	// Send starts a job: a program run on bound operands.
 	Send(ctx context.Context, req *SendRequest) (*SendResponse, error)
 	// Recv waits for a job, optionally fetching and releasing its result.
 	Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, error)
 	// Release drops job results held in device memory.
-	Release(ctx context.Context, req *ReleaseRequest) (*ReleaseResponse, error)
+	Release(ctx context.Context, req *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error)
 	// Stats returns the device counters.
-	Stats(ctx context.Context, req *StatsRequest) (*StatsResponse, error)
+	Stats(ctx context.Context, req *devicepb.StatsRequest) (*devicepb.StatsResponse, error)
 	// SetStream registers a stream program (a device segment of a plan).
-	SetStream(ctx context.Context, req *SetStreamRequest) (*SetStreamResponse, error)
+	SetStream(ctx context.Context, req *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error)
 	// RunStream runs a registered stream program; cancelling ctx stops it.
 	RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error)
 	// QueryLWE answers one query of an LWE PIR database generation (the

@@ -65,11 +65,6 @@ func TestProtoRoundTrip(t *testing.T) {
 			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
 		{"run stream reply", runReply, runStreamRespToProto(runReply),
 			func(m proto.Message) (any, error) { return runStreamRespFromProto(m.(*pb.RunStreamResponse)) }},
-		{"stats reply", &StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, statsRespToProto(&StatsResponse{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}),
-			func(m proto.Message) (any, error) { return statsRespFromProto(m.(*pb.StatsResponse)), nil }},
-		{"config reply", &ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12, "alice"},
-			configRespToProto(&ConfigResponse{2, 4, 4096, 8, MaxMessageBytes, 1 << 30, 9, 10, 11, 12, "alice"}),
-			func(m proto.Message) (any, error) { return configRespFromProto(m.(*pb.ConfigResponse)), nil }},
 	} {
 		b, err := proto.Marshal(tc.msg)
 		if err != nil {
@@ -99,32 +94,22 @@ type request struct {
 
 func requests() []request {
 	return []request{
-		{"Config", func() proto.Message { return &pb.ConfigRequest{} },
-			func(m proto.Message) (any, error) { return configReqFromProto(m.(*pb.ConfigRequest)) }},
-		{"ProgSet", func() proto.Message { return &pb.ProgSetRequest{} },
-			func(m proto.Message) (any, error) { return progSetFromProto(m.(*pb.ProgSetRequest)) }},
 		{"Put", func() proto.Message { return &pb.PutRequest{} },
 			func(m proto.Message) (any, error) { return putFromProto(m.(*pb.PutRequest)) }},
 		{"Get", func() proto.Message { return &pb.GetRequest{} },
 			func(m proto.Message) (any, error) { return getFromProto(m.(*pb.GetRequest)) }},
-		{"Delete", func() proto.Message { return &pb.DeleteRequest{} },
-			func(m proto.Message) (any, error) { return deleteFromProto(m.(*pb.DeleteRequest)) }},
 		{"Send", func() proto.Message { return &pb.SendRequest{} },
 			func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
 		{"Recv", func() proto.Message { return &pb.RecvRequest{} },
 			func(m proto.Message) (any, error) { return recvFromProto(m.(*pb.RecvRequest)) }},
-		{"Release", func() proto.Message { return &pb.ReleaseRequest{} },
-			func(m proto.Message) (any, error) { return releaseFromProto(m.(*pb.ReleaseRequest)) }},
-		{"Stats", func() proto.Message { return &pb.StatsRequest{} },
-			func(m proto.Message) (any, error) { return statsReqFromProto(m.(*pb.StatsRequest)) }},
-		{"SetStream", func() proto.Message { return &pb.SetStreamRequest{} },
-			func(m proto.Message) (any, error) { return setStreamFromProto(m.(*pb.SetStreamRequest)) }},
 		{"RunStream", func() proto.Message { return &pb.RunStreamRequest{} },
 			func(m proto.Message) (any, error) { return runStreamFromProto(m.(*pb.RunStreamRequest)) }},
 		{"List", func() proto.Message { return &pb.ListRequest{} },
-			func(m proto.Message) (any, error) { return listFromProto(m.(*pb.ListRequest)) }},
+			func(m proto.Message) (any, error) { return m, CheckName("prefix", m.(*pb.ListRequest).GetPrefix()) }},
+		{"Grant", func() proto.Message { return &pb.GrantRequest{} },
+			func(m proto.Message) (any, error) { return m, CheckGrant(m.(*pb.GrantRequest)) }},
 		{"CopyFrom", func() proto.Message { return &pb.CopyFromRequest{} },
-			func(m proto.Message) (any, error) { return copyFromProto(m.(*pb.CopyFromRequest)) }},
+			func(m proto.Message) (any, error) { return m, CheckCopyFrom(m.(*pb.CopyFromRequest)) }},
 	}
 }
 
@@ -167,16 +152,12 @@ func checkValid(req any) error {
 		return nil
 	}
 	switch r := req.(type) {
-	case *ProgSetRequest:
-		return name(r.Name)
 	case *PutRequest:
 		if err := name(r.Name); err != nil {
 			return err
 		}
 		return checkLimbs(r.Data)
 	case *GetRequest:
-		return name(r.Name)
-	case *DeleteRequest:
 		return name(r.Name)
 	case *SendRequest:
 		if err := name(r.Program); err != nil {
@@ -198,17 +179,6 @@ func checkValid(req any) error {
 		if r.Output.Source != 0 {
 			return fmt.Errorf("output with source %d", r.Output.Source)
 		}
-	case *ReleaseRequest:
-		if len(r.Jobs) > MaxRelease {
-			return fmt.Errorf("%d jobs", len(r.Jobs))
-		}
-	case *SetStreamRequest:
-		return name(r.Name)
-	case *ListRequest:
-		if r.Max < 0 || r.Max > MaxListObjects {
-			return fmt.Errorf("list of %d", r.Max)
-		}
-		return name(r.Prefix)
 	case *RunStreamRequest:
 		if err := name(r.Program); err != nil {
 			return err

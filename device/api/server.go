@@ -38,11 +38,11 @@ func handle[P, Q, R, S any](ctx context.Context, method string, in P, from func(
 }
 
 func (s *server) Config(ctx context.Context, in *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error) {
-	return handle(ctx, "Config", in, configReqFromProto, s.d.Config, configRespToProto)
+	return handle(ctx, "Config", in, same, s.d.Config, func(r *devicepb.ConfigResponse) *devicepb.ConfigResponse { return r })
 }
 
 func (s *server) ProgSet(ctx context.Context, in *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error) {
-	return handle(ctx, "ProgSet", in, progSetFromProto, s.d.ProgSet, progSetRespToProto)
+	return handle(ctx, "ProgSet", in, same, s.d.ProgSet, func(r *devicepb.ProgSetResponse) *devicepb.ProgSetResponse { return r })
 }
 
 func (s *server) Put(ctx context.Context, in *devicepb.PutRequest) (*devicepb.PutResponse, error) {
@@ -58,19 +58,19 @@ func (s *server) Get(ctx context.Context, in *devicepb.GetRequest) (*devicepb.Ge
 }
 
 func (s *server) Delete(ctx context.Context, in *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
-	return handle(ctx, "Delete", in, deleteFromProto, s.d.Delete, deleteRespToProto)
+	return handle(ctx, "Delete", in, same, s.d.Delete, func(r *devicepb.DeleteResponse) *devicepb.DeleteResponse { return r })
 }
 
 func (s *server) List(ctx context.Context, in *devicepb.ListRequest) (*devicepb.ListResponse, error) {
-	return handle(ctx, "List", in, listFromProto, s.d.List, listRespToProto)
+	return handle(ctx, "List", in, same, s.d.List, func(r *devicepb.ListResponse) *devicepb.ListResponse { return r })
 }
 
 func (s *server) Grant(ctx context.Context, in *devicepb.GrantRequest) (*devicepb.GrantResponse, error) {
-	return handle(ctx, "Grant", in, grantFromProto, s.d.Grant, grantRespToProto)
+	return handle(ctx, "Grant", in, same, s.d.Grant, func(r *devicepb.GrantResponse) *devicepb.GrantResponse { return r })
 }
 
 func (s *server) CopyFrom(ctx context.Context, in *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error) {
-	return handle(ctx, "CopyFrom", in, copyFromProto, s.d.CopyFrom, copyFromRespToProto)
+	return handle(ctx, "CopyFrom", in, same, s.d.CopyFrom, func(r *devicepb.CopyFromResponse) *devicepb.CopyFromResponse { return r })
 }
 
 func (s *server) Send(ctx context.Context, in *devicepb.SendRequest) (*devicepb.SendResponse, error) {
@@ -82,15 +82,15 @@ func (s *server) Recv(ctx context.Context, in *devicepb.RecvRequest) (*devicepb.
 }
 
 func (s *server) Release(ctx context.Context, in *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
-	return handle(ctx, "Release", in, releaseFromProto, s.d.Release, releaseRespToProto)
+	return handle(ctx, "Release", in, same, s.d.Release, func(r *devicepb.ReleaseResponse) *devicepb.ReleaseResponse { return r })
 }
 
 func (s *server) Stats(ctx context.Context, in *devicepb.StatsRequest) (*devicepb.StatsResponse, error) {
-	return handle(ctx, "Stats", in, statsReqFromProto, s.d.Stats, statsRespToProto)
+	return handle(ctx, "Stats", in, same, s.d.Stats, func(r *devicepb.StatsResponse) *devicepb.StatsResponse { return r })
 }
 
 func (s *server) SetStream(ctx context.Context, in *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error) {
-	return handle(ctx, "SetStream", in, setStreamFromProto, s.d.SetStream, setStreamRespToProto)
+	return handle(ctx, "SetStream", in, same, s.d.SetStream, func(r *devicepb.SetStreamResponse) *devicepb.SetStreamResponse { return r })
 }
 
 func (s *server) RunStream(ctx context.Context, in *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {

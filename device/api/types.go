@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
@@ -28,38 +29,6 @@ const (
 	// the same with QueryLWE's query and answer as bytes.
 	WireVersion = 4
 )
-
-// ConfigRequest asks for the device's parameters (the paper's config()).
-type ConfigRequest struct{}
-
-// ConfigResponse describes the device: its protocol, store layout and
-// limits, and what it holds.
-type ConfigResponse struct {
-	WireVersion      uint32
-	Channels         uint32 // store channels
-	PageSize         uint32 // store page size in bytes
-	WordBytes        uint32 // bytes per stored coefficient
-	MaxMessageBytes  uint64
-	MaxResidentBytes uint64 // device DRAM for uploads and results
-	MaxPrograms      uint32
-	Workers          uint32 // jobs executing at once
-	Objects          uint32 // stored objects
-	Programs         uint32 // programs set
-	// Caller is the caller's identity as the device sees it (its
-	// certificate's common name; empty for an in-process caller).
-	Caller string
-}
-
-// ProgSetRequest registers an encoded mProgram under a name.
-type ProgSetRequest struct {
-	Name    string
-	Program []byte // isa.Program.MarshalBinary
-}
-
-// ProgSetResponse acknowledges a ProgSet.
-type ProgSetResponse struct {
-	Instructions uint32
-}
 
 // PutRequest stores an object limb by limb: Polys × Limbs limbs of 2^LogN
 // coefficients in poly-major order.
@@ -101,12 +70,6 @@ type GetResponse struct {
 	// carries words of that size.
 	WordBytes uint8
 }
-
-// DeleteRequest deletes a stored object.
-type DeleteRequest struct{ Name string }
-
-// DeleteResponse acknowledges a Delete.
-type DeleteResponse struct{}
 
 // Operand sources of a Binding.
 const (
@@ -162,76 +125,8 @@ type RecvResponse struct {
 	StoreBytes   uint64 // bytes the job read from the store
 }
 
-// ReleaseRequest drops finished jobs' results.
-type ReleaseRequest struct{ Jobs []uint64 }
-
-// ReleaseResponse acknowledges a Release.
-type ReleaseResponse struct{}
-
-// StatsRequest asks for the device counters.
-type StatsRequest struct{}
-
-// StatsResponse holds the device counters since it started.
-type StatsResponse struct {
-	StoreBytesRead    uint64 // read from the store by jobs (LD from NAND)
-	WireBytesIn       uint64 // request payloads received
-	WireBytesOut      uint64 // reply payloads sent
-	MicroOps          uint64
-	Instructions      uint64
-	Jobs              uint64 // jobs run (holding jobs included)
-	ResidentBytes     uint64 // device DRAM held now
-	PeakResidentBytes uint64
-	// PeakRSSBytes is the device process's peak resident set (Linux
-	// VmHWM; 0 where unknown): what the whole daemon needed at most.
-	PeakRSSBytes uint64
-	// PeakAnonRSSBytes and PeakFileRSSBytes split the resident set
-	// (RssAnon: the process's own memory; RssFile: mapped files, the
-	// store's pages a scan reads in place, which are page cache) at their
-	// largest, sampled every 20 ms while jobs ran (0 if unknown).
-	PeakAnonRSSBytes uint64
-	PeakFileRSSBytes uint64
-}
-
 // MaxListObjects bounds one List reply.
 const MaxListObjects = 1 << 16
-
-// ListRequest asks for the objects whose names start with Prefix.
-type ListRequest struct {
-	Prefix string
-	Max    int // 0: MaxListObjects
-}
-
-// ListResponse describes stored objects in name order.
-type ListResponse struct {
-	Objects   []ObjectInfo
-	Truncated bool
-}
-
-// ObjectInfo describes the current generation of a stored object.
-type ObjectInfo struct {
-	Name       string
-	Kind       object.Kind
-	Shape      object.Shape
-	Generation object.Generation
-	Bytes      int64 // payload bytes (all limbs)
-	// Owner created the object's database (its access list's owner; ""
-	// where the device keeps none): a cluster's coordinator sweeps a
-	// database's stale shards only where they are its owner's.
-	Owner string
-}
-
-// CopyFromRequest asks a device to copy the objects under Prefix from the
-// device at Source.
-type CopyFromRequest struct {
-	Source string
-	Prefix string
-}
-
-// CopyFromResponse reports what was copied.
-type CopyFromResponse struct {
-	Objects int
-	Bytes   int64
-}
 
 // Stream programs: a device segment of a Plan, registered once
 // (SetStream, the paper's ProgSet) and run per query (RunStream, the
@@ -249,18 +144,6 @@ const (
 type StreamValues struct {
 	Node      int          // IR node
 	Instances [][][]uint64 // each instance: its limbs
-}
-
-// SetStreamRequest registers a stream program (lower.StreamProgram,
-// MarshalBinary) under a name. Setting the same bytes again is a no-op.
-type SetStreamRequest struct {
-	Name    string
-	Program []byte
-}
-
-// SetStreamResponse acknowledges a SetStream.
-type SetStreamResponse struct {
-	Nodes uint32
 }
 
 // RunStreamRequest runs a registered stream program: Inputs give every
@@ -326,25 +209,15 @@ type KeyBinding struct {
 	Object string
 }
 
-// Role is what an identity is to a database.
-type Role uint8
+// Role is what an identity is to a database (the contract's enum).
+type Role = devicepb.Role
 
 // Roles a Grant gives.
 const (
-	RoleNone   Role = 0 // takes a grant away
-	RoleReader Role = 1 // may query the database
-	RoleOwner  Role = 2 // may do everything
+	RoleNone   = devicepb.Role_ROLE_NONE   // takes a grant away
+	RoleReader = devicepb.Role_ROLE_READER // may query the database
+	RoleOwner  = devicepb.Role_ROLE_OWNER  // may do everything
 )
 
 // MaxIdentityBytes bounds an identity (a certificate's common name).
 const MaxIdentityBytes = 64
-
-// GrantRequest gives Identity the Role on Database.
-type GrantRequest struct {
-	Database string
-	Identity string
-	Role     Role
-}
-
-// GrantResponse acknowledges a Grant.
-type GrantResponse struct{}

@@ -353,7 +353,7 @@ func (a *Authorizer) Listable(id certs.Identity, object string) bool {
 // creator's ownership cannot be revoked.
 func (a *Authorizer) Grant(id certs.Identity, db, to string, r Role) error {
 	if _, err := DatabaseOf(db); err != nil || strings.Contains(db, "/") {
-		return fmt.Errorf("authz: grant on %q: not a database name", db)
+		return fmt.Errorf("authz: %w: grant on %q: not a database name", api.ErrInvalid, db)
 	}
 	if err := a.Authorize(id, Manage, db); err != nil {
 		return err
@@ -365,13 +365,13 @@ func (a *Authorizer) Grant(id certs.Identity, db, to string, r Role) error {
 // in-process caller): no identity is checked.
 func (a *Authorizer) GrantTrusted(db, to string, r Role) error {
 	if _, err := DatabaseOf(db); err != nil || strings.Contains(db, "/") {
-		return fmt.Errorf("authz: grant on %q: not a database name", db)
+		return fmt.Errorf("authz: %w: grant on %q: not a database name", api.ErrInvalid, db)
 	}
 	if to == "" || strings.Contains(to, "/") {
-		return fmt.Errorf("authz: grant to %q: not an identity", to)
+		return fmt.Errorf("authz: %w: grant to %q: not an identity", api.ErrInvalid, to)
 	}
 	if r != None && r != Reader && r != Owner {
-		return fmt.Errorf("authz: grant of role %d", r)
+		return fmt.Errorf("authz: %w: grant of role %d", api.ErrInvalid, r)
 	}
 	a.change.Lock()
 	defer a.change.Unlock()

@@ -69,7 +69,7 @@ func (g *Guarded) check(ctx context.Context, acc Access, object string) (certs.I
 	return id, g.a.Authorize(id, acc, object)
 }
 
-func (g *Guarded) Config(ctx context.Context, req *api.ConfigRequest) (*api.ConfigResponse, error) {
+func (g *Guarded) Config(ctx context.Context, req *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -78,48 +78,46 @@ func (g *Guarded) Config(ctx context.Context, req *api.ConfigRequest) (*api.Conf
 	if err != nil {
 		return nil, err
 	}
-	r := *resp
-	r.Caller = id.Name
-	return &r, nil
+	resp.Caller = id.Name // a reply the device made for this call
+	return resp, nil
 }
 
 // Grant lets an owner give or take a role on its database.
-func (g *Guarded) Grant(ctx context.Context, req *api.GrantRequest) (*api.GrantResponse, error) {
+func (g *Guarded) Grant(ctx context.Context, req *devicepb.GrantRequest) (*devicepb.GrantResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := api.CheckGrant(req); err != nil {
 		return nil, err
 	}
 	if err := g.a.Grant(id, req.Database, req.Identity, req.Role); err != nil {
 		return nil, err
 	}
-	return &api.GrantResponse{}, nil
+	return &devicepb.GrantResponse{}, nil
 }
 
-func (g *Guarded) Stats(ctx context.Context, req *api.StatsRequest) (*api.StatsResponse, error) {
+func (g *Guarded) Stats(ctx context.Context, req *devicepb.StatsRequest) (*devicepb.StatsResponse, error) {
 	if _, err := caller(ctx); err != nil {
 		return nil, err
 	}
 	return g.next.Stats(ctx, req)
 }
 
-func (g *Guarded) ProgSet(ctx context.Context, req *api.ProgSetRequest) (*api.ProgSetResponse, error) {
+func (g *Guarded) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := *req
-	r.Name = programName(id, req.Name)
-	return g.next.ProgSet(ctx, &r)
+	return g.next.ProgSet(ctx, &devicepb.ProgSetRequest{Name: programName(id, req.GetName()), Program: req.GetProgram()})
 }
 
-func (g *Guarded) SetStream(ctx context.Context, req *api.SetStreamRequest) (*api.SetStreamResponse, error) {
+func (g *Guarded) SetStream(ctx context.Context, req *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := *req
-	r.Name = programName(id, req.Name)
-	return g.next.SetStream(ctx, &r)
+	return g.next.SetStream(ctx, &devicepb.SetStreamRequest{Name: programName(id, req.GetName()), Program: req.GetProgram()})
 }
 
 func (g *Guarded) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
@@ -129,7 +127,7 @@ func (g *Guarded) Put(ctx context.Context, req *api.PutRequest) (*api.PutRespons
 	return g.next.Put(ctx, req)
 }
 
-func (g *Guarded) Delete(ctx context.Context, req *api.DeleteRequest) (*api.DeleteResponse, error) {
+func (g *Guarded) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
 	if _, err := g.check(ctx, Drop, req.Name); err != nil {
 		return nil, err
 	}
@@ -165,7 +163,7 @@ func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetRespons
 }
 
 // List shows the caller only the objects it may see.
-func (g *Guarded) List(ctx context.Context, req *api.ListRequest) (*api.ListResponse, error) {
+func (g *Guarded) List(ctx context.Context, req *devicepb.ListRequest) (*devicepb.ListResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -177,7 +175,7 @@ func (g *Guarded) List(ctx context.Context, req *api.ListRequest) (*api.ListResp
 	if err != nil {
 		return nil, err
 	}
-	out := &api.ListResponse{Truncated: resp.Truncated}
+	out := &devicepb.ListResponse{Truncated: resp.Truncated}
 	for _, o := range resp.Objects {
 		if g.a.Listable(id, o.Name) {
 			if db, err := DatabaseOf(o.Name); err == nil {
@@ -190,7 +188,7 @@ func (g *Guarded) List(ctx context.Context, req *api.ListRequest) (*api.ListResp
 }
 
 // CopyFrom is for devices only, and only of a database's objects.
-func (g *Guarded) CopyFrom(ctx context.Context, req *api.CopyFromRequest) (*api.CopyFromResponse, error) {
+func (g *Guarded) CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
@@ -308,12 +306,12 @@ func (g *Guarded) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvResp
 	return resp, err
 }
 
-func (g *Guarded) Release(ctx context.Context, req *api.ReleaseRequest) (*api.ReleaseResponse, error) {
+func (g *Guarded) Release(ctx context.Context, req *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &api.ReleaseRequest{Jobs: make([]uint64, len(req.Jobs))}
+	r := &devicepb.ReleaseRequest{Jobs: make([]uint64, len(req.Jobs))}
 	for i, pub := range req.Jobs {
 		if r.Jobs[i], err = g.own(id, pub); err != nil {
 			return nil, err

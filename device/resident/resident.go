@@ -16,6 +16,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
 
@@ -96,7 +97,7 @@ func (r *Runner) program(ctx context.Context, p *isa.Program) (string, error) {
 	set := r.named[name]
 	r.mu.Unlock()
 	if !set {
-		if _, err := r.dev.ProgSet(ctx, &api.ProgSetRequest{Name: name, Program: raw}); err != nil {
+		if _, err := r.dev.ProgSet(ctx, &devicepb.ProgSetRequest{Name: name, Program: raw}); err != nil {
 			return "", err
 		}
 	}
@@ -167,7 +168,7 @@ func (r *Runner) RunResident(ctx context.Context, l *lower.Program, inputs []eng
 	}
 	resp, err := r.dev.Recv(ctx, &api.RecvRequest{Job: id})
 	if err != nil {
-		_, _ = r.dev.Release(ctx, &api.ReleaseRequest{Jobs: []uint64{id}})
+		_, _ = r.dev.Release(ctx, &devicepb.ReleaseRequest{Jobs: []uint64{id}})
 		return engine.Ref{}, engine.Stats{}, err
 	}
 	return engine.JobRef(id), statsOf(resp), nil
@@ -209,6 +210,6 @@ func (r *Runner) Free(ctx context.Context, refs ...engine.Ref) error {
 		}
 		jobs = append(jobs, id)
 	}
-	_, err := r.dev.Release(ctx, &api.ReleaseRequest{Jobs: jobs})
+	_, err := r.dev.Release(ctx, &devicepb.ReleaseRequest{Jobs: jobs})
 	return err
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -247,12 +248,12 @@ func RunAbuse(ctx context.Context, opt AbuseOptions) (*AbuseReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = owner.SetStream(ctx, &api.SetStreamRequest{Name: "after-the-attack", Program: sp})
+	_, err = owner.SetStream(ctx, &devicepb.SetStreamRequest{Name: "after-the-attack", Program: sp})
 	rep.OwnerSetAfter = err == nil
 	rep.PeakAnonBytes, rep.Samples = sampler.stop()
 	rep.UnderLimit = rep.PeakAnonBytes <= uint64(rep.MemoryLimitBytes)
-	if st, err := owner.Stats(ctx, &api.StatsRequest{}); err == nil {
-		rep.DevicePeakRSSBytes = st.PeakRSSBytes
+	if st, err := owner.Stats(ctx, &devicepb.StatsRequest{}); err == nil {
+		rep.DevicePeakRSSBytes = st.PeakRssBytes
 	}
 	return rep, nil
 }
@@ -343,10 +344,10 @@ func attackKinds() ([]attackKind, error) {
 		{"table_fill", len(prog) + len(sp), func(ctx context.Context, cc grpc.ClientConnInterface, serial int64) error {
 			dev := api.NewClient(cc)
 			name := fmt.Sprintf("fill-%d", serial)
-			if _, err := dev.ProgSet(ctx, &api.ProgSetRequest{Name: name, Program: prog}); err != nil {
+			if _, err := dev.ProgSet(ctx, &devicepb.ProgSetRequest{Name: name, Program: prog}); err != nil {
 				return err
 			}
-			_, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: name, Program: sp})
+			_, err := dev.SetStream(ctx, &devicepb.SetStreamRequest{Name: name, Program: sp})
 			return err
 		}},
 	}, nil

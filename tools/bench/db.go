@@ -14,7 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/programs"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // DBOptions configure the user-data benchmark: a record file and a vector
@@ -211,8 +211,8 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 	rep.QueryMeanS = qs / float64(max(opt.Queries, 1))
 	rep.Top1Rate = float64(rep.Top1Agree) / float64(max(opt.Queries, 1))
 	logf("top-1 agrees with brute force on %d of %d queries, %.2f s each", rep.Top1Agree, opt.Queries, rep.QueryMeanS)
-	if st, err := c.Device().Stats(ctx, &api.StatsRequest{}); err == nil {
-		rep.DevicePeakRSS = st.PeakRSSBytes
+	if st, err := c.Device().Stats(ctx, &devicepb.StatsRequest{}); err == nil {
+		rep.DevicePeakRSS = st.PeakRssBytes
 	}
 	return rep, nil
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -196,7 +196,7 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 		return nil, err
 	}
 	wire := func() (int64, error) {
-		st, err := c.Device().Stats(ctx, &api.StatsRequest{})
+		st, err := c.Device().Stats(ctx, &devicepb.StatsRequest{})
 		if err != nil {
 			return 0, err
 		}
@@ -427,9 +427,9 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 			return nil, err
 		}
 	}
-	if st, err := c.Device().Stats(ctx, &api.StatsRequest{}); err == nil {
-		rep.DevicePeakRSS = st.PeakRSSBytes
-		rep.DevicePeakAnonRSS, rep.DevicePeakFileRSS = st.PeakAnonRSSBytes, st.PeakFileRSSBytes
+	if st, err := c.Device().Stats(ctx, &devicepb.StatsRequest{}); err == nil {
+		rep.DevicePeakRSS = st.PeakRssBytes
+		rep.DevicePeakAnonRSS, rep.DevicePeakFileRSS = st.PeakAnonRssBytes, st.PeakFileRssBytes
 	}
 	rep.ClientPeakRSS = device.ProcessPeakRSS("self")
 	return rep, nil

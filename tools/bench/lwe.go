@@ -14,6 +14,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -211,13 +212,13 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		logf("batch %d: %d queries in %.2f s, %.2f queries/s, %.1f queries per scan pass, CPU per query %.3f s device, %.3f s clients",
 			b, br.Queries, br.Seconds, br.QueriesPerS, br.MeanPass, br.DeviceCPUPerQuery, br.ClientCPUPerQuery)
 	}
-	st, err := c.Stats(ctx, &api.StatsRequest{})
+	st, err := c.Stats(ctx, &devicepb.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}
-	rep.DevicePeakRSS = st.PeakRSSBytes
-	rep.DevicePeakAnonRSS, rep.DevicePeakFileRSS = st.PeakAnonRSSBytes, st.PeakFileRSSBytes
-	if cfg, err := c.Config(ctx, &api.ConfigRequest{}); err == nil {
+	rep.DevicePeakRSS = st.PeakRssBytes
+	rep.DevicePeakAnonRSS, rep.DevicePeakFileRSS = st.PeakAnonRssBytes, st.PeakFileRssBytes
+	if cfg, err := c.Config(ctx, &devicepb.ConfigRequest{}); err == nil {
 		rep.DeviceWorkers = cfg.Workers
 	}
 	return rep, nil
@@ -297,7 +298,7 @@ func batchClients(ctx context.Context, owner api.Device, addr string, dial []rem
 				return nil, err
 			}
 			d = []remote.Option{remote.WithTLS(cfg)}
-			if _, err := owner.Grant(ctx, &api.GrantRequest{Database: benchDB, Identity: id, Role: api.RoleReader}); err != nil {
+			if _, err := owner.Grant(ctx, &devicepb.GrantRequest{Database: benchDB, Identity: id, Role: api.RoleReader}); err != nil {
 				return nil, err
 			}
 		} else {

@@ -22,7 +22,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/programs"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -327,12 +327,12 @@ func RunPIR(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	if rep.HostDeviceBytes > 0 {
 		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
 	}
-	st, err := c.Stats(ctx, &api.StatsRequest{})
+	st, err := c.Stats(ctx, &devicepb.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}
-	rep.DevicePeakRSS = st.PeakRSSBytes
-	cfg, err := c.Config(ctx, &api.ConfigRequest{})
+	rep.DevicePeakRSS = st.PeakRssBytes
+	cfg, err := c.Config(ctx, &devicepb.ConfigRequest{})
 	if err == nil {
 		rep.DeviceWorkers = cfg.Workers
 	}

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/resident"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -112,9 +112,9 @@ func peakRSS(t *testing.T, pid int) int64 {
 
 // idleStats is the daemon's statistics once a test's work is done; it
 // fails the test if any value is still resident after that work.
-func idleStats(ctx context.Context, t *testing.T, c *remote.Client, after string) *api.StatsResponse {
+func idleStats(ctx context.Context, t *testing.T, c *remote.Client, after string) *devicepb.StatsResponse {
 	t.Helper()
-	st, err := c.Stats(ctx, &api.StatsRequest{})
+	st, err := c.Stats(ctx, &devicepb.StatsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

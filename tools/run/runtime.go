@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -544,7 +545,7 @@ func Run(ctx context.Context, c *remote.Client, opts Options, queries int) (*Rep
 	}
 	note(warm)
 	rep.WarmupBytes = warm.HostDeviceBytes
-	st0, err := c.Stats(ctx, &api.StatsRequest{})
+	st0, err := c.Stats(ctx, &devicepb.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}
@@ -560,7 +561,7 @@ func Run(ctx context.Context, c *remote.Client, opts Options, queries int) (*Rep
 		rep.HostOps += r.Exec.HostOps
 		rep.DeviceOps += r.Exec.DeviceOps
 	}
-	st1, err := c.Stats(ctx, &api.StatsRequest{})
+	st1, err := c.Stats(ctx, &devicepb.StatsRequest{})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 )
@@ -116,7 +117,7 @@ func setStream(ctx context.Context, dev api.Device, kind string, sp *lower.Strea
 	}
 	sum := sha256.Sum256(raw)
 	name := "stream/" + kind + "/" + hex.EncodeToString(sum[:8])
-	if _, err := dev.SetStream(ctx, &api.SetStreamRequest{Name: name, Program: raw}); err != nil {
+	if _, err := dev.SetStream(ctx, &devicepb.SetStreamRequest{Name: name, Program: raw}); err != nil {
 		return "", 0, fmt.Errorf("run: set stream program: %w", err)
 	}
 	return name, int64(len(raw)), nil

@@ -308,7 +308,7 @@ func (s *LWESession) prepare(ctx context.Context) error {
 	if s.ready.Load() {
 		return nil
 	}
-	have, err := s.dev.List(ctx, &api.ListRequest{Prefix: s.keyDir})
+	have, err := s.dev.List(ctx, &devicepb.ListRequest{Prefix: s.keyDir})
 	if err != nil {
 		return err
 	}

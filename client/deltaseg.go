@@ -12,6 +12,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 )
@@ -132,11 +133,15 @@ func (c *Client) readSegment(ctx context.Context, in *Info, s DeltaSegment) ([]k
 		return nil, fmt.Errorf("client: %s: manifest lists an invalid delta segment %q", in.Name, s.Object)
 	}
 	copy(salt[:], raw)
-	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: s.Object})
+	resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: s.Object})
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: delta segment: %w", in.Name, err)
 	}
-	sealed, err := unpackSegment(resp.Data, s.Sealed)
+	_, limbs, err := api.ObjectLimbs(resp)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: delta segment %s: %w", in.Name, s.Object, err)
+	}
+	sealed, err := unpackSegment(limbs, s.Sealed)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: delta segment %s: %w", in.Name, s.Object, err)
 	}

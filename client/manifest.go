@@ -130,18 +130,15 @@ func keyPrefix(name, member, keySet string) string { return objname.Keys(name, m
 
 // readBlob reads a blob object's bytes.
 func (c *Client) readBlob(ctx context.Context, name string) ([]byte, error) {
-	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: name})
+	resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: name})
 	if err != nil {
 		return nil, err
 	}
-	if len(resp.Data) != 1 {
-		return nil, fmt.Errorf("client: %s is not a blob", name)
+	b, err := api.BlobBytes(resp)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %w", name, err)
 	}
-	raw := make([]byte, len(resp.Data[0]))
-	for i, v := range resp.Data[0] {
-		raw[i] = byte(v)
-	}
-	return object.DecodeBlob(raw)
+	return b, nil
 }
 
 // writeBlob replaces a blob object: one Put, atomic in the store; if

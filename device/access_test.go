@@ -134,8 +134,8 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 		call func() error
 		want codes.Code
 	}{
-		"Get":          {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
-		"Get manifest": {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "acct/head"}); return err }, codes.PermissionDenied},
+		"Get":          {func() error { _, err := bob.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
+		"Get manifest": {func() error { _, err := bob.Get(ctx, &devicepb.GetRequest{Name: "acct/head"}); return err }, codes.PermissionDenied},
 		"Put": {func() error {
 			_, err := bob.Put(ctx, &api.PutRequest{Name: "acct/x", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: a})
 			return err
@@ -180,7 +180,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 				Keys: "acct/members/alice/keys/", Secret: []byte{1}})
 			return err
 		}, codes.PermissionDenied},
-		"Get access list": {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "_acl/acct"}); return err }, codes.InvalidArgument},
+		"Get access list": {func() error { _, err := bob.Get(ctx, &devicepb.GetRequest{Name: "_acl/acct"}); return err }, codes.InvalidArgument},
 		"Put access list": {func() error {
 			_, err := bob.Put(ctx, &api.PutRequest{Name: "_acl/acct", Kind: store.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{make([]uint64, 16)}})
 			return err
@@ -217,7 +217,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			}
 		}
 	}
-	g, err := alice.Get(ctx, &api.GetRequest{Name: "acct/b"})
+	g, err := getObject(ctx, alice, "acct/b")
 	if err != nil || g.Data[3][5] != b[3][5] {
 		t.Fatalf("alice's object after bob's attempts: %v", err)
 	}
@@ -245,13 +245,13 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	if _, err := alice.Put(ctx, &api.PutRequest{Name: "acct/b", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dev.Get(ctx, &api.GetRequest{Name: "acct/b"}); err != nil {
+	if _, err := dev.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); err != nil {
 		t.Errorf("a device reading a shard to copy it: %v", err)
 	}
 	if _, err := dev.Put(ctx, &api.PutRequest{Name: "acct/x", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); code(err) != codes.PermissionDenied {
 		t.Errorf("a device writing: %v, want PermissionDenied", err)
 	}
-	if _, err := ops.Get(ctx, &api.GetRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
+	if _, err := ops.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
 		t.Errorf("an admin reading: %v, want PermissionDenied", err)
 	}
 	ls, err := ops.List(ctx, &devicepb.ListRequest{})
@@ -264,10 +264,10 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	if _, err := alice.Put(ctx, &api.PutRequest{Name: objname.Manifest("acct"), Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")}); err != nil {
+	if _, err := ops.Get(ctx, &devicepb.GetRequest{Name: objname.Manifest("acct")}); err != nil {
 		t.Errorf("an admin reading a manifest (to reconcile a replica): %v", err)
 	}
-	if _, err := bob.Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")}); code(err) != codes.PermissionDenied {
+	if _, err := bob.Get(ctx, &devicepb.GetRequest{Name: objname.Manifest("acct")}); code(err) != codes.PermissionDenied {
 		t.Errorf("another user reading alice's manifest: %v, want PermissionDenied", err)
 	}
 	if _, err := bob.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
@@ -276,7 +276,7 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	if _, err := ops.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); err != nil {
 		t.Errorf("an admin dropping an object (a stale replica): %v", err)
 	}
-	if _, err := alice.Get(ctx, &api.GetRequest{Name: "acct/b"}); code(err) != codes.NotFound {
+	if _, err := alice.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); code(err) != codes.NotFound {
 		t.Errorf("alice's object after the admin dropped it: %v, want NotFound", err)
 	}
 	_, err = ops.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: "127.0.0.1:1", Prefix: "acct/"})

@@ -60,12 +60,12 @@ func TestAdversarialDeviceCopyFromRewritesNothing(t *testing.T) {
 		t.Fatalf("access list after the copies: %+v (was %+v), %v", acl, aclBefore, err)
 	}
 	for _, name := range mine {
-		got, err := ch.Get(ctx, &api.GetRequest{Name: name})
+		got, err := getObject(ctx, ch, name)
 		if err != nil || fmt.Sprint(got.Data) != fmt.Sprint(verifyLimbs(name)) {
 			t.Fatalf("%s after the copies: %v, %v", name, got, err)
 		}
 	}
-	if _, err := ch.Get(ctx, &api.GetRequest{Name: "acct/members/mallory/grant.1"}); code(err) != codes.NotFound {
+	if _, err := ch.Get(ctx, &devicepb.GetRequest{Name: "acct/members/mallory/grant.1"}); code(err) != codes.NotFound {
 		t.Fatalf("a member object planted by the copy: %v", err)
 	}
 	// A new replica (this device holds nothing of the database) is copied

@@ -26,8 +26,29 @@ func (c *testClient) put(ctx context.Context, name string, kind object.Kind, pol
 	return c.Put(ctx, &api.PutRequest{Name: name, Kind: kind, Polys: uint32(polys), Limbs: uint32(limbs), Data: data})
 }
 
-func (c *testClient) get(ctx context.Context, name string) (*api.GetResponse, error) {
-	return c.Get(ctx, &api.GetRequest{Name: name})
+// gotObject is an object a Get returned, decoded.
+type gotObject struct {
+	Kind         object.Kind
+	Polys, Limbs uint32
+	Data         [][]uint64
+	CRC32C       *uint32
+}
+
+func (c *testClient) get(ctx context.Context, name string) (*gotObject, error) {
+	return getObject(ctx, c, name)
+}
+
+// getObject reads object name from dev, decoded and checked.
+func getObject(ctx context.Context, dev api.Device, name string) (*gotObject, error) {
+	resp, err := dev.Get(ctx, &devicepb.GetRequest{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	kind, data, err := api.ObjectLimbs(resp)
+	if err != nil {
+		return nil, err
+	}
+	return &gotObject{Kind: kind, Polys: resp.Polys, Limbs: resp.Limbs, Data: data, CRC32C: resp.Crc32C}, nil
 }
 
 func (c *testClient) del(ctx context.Context, name string) error {

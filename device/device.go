@@ -317,7 +317,7 @@ func shapeOf(polys, limbs uint32, data [][]uint64) (store.Shape, error) {
 }
 
 // Get reads a stored object.
-func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+func (d *Device) Get(_ context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -332,31 +332,11 @@ func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, 
 	if ws != 8 && ws != 2 && ws != 1 {
 		return nil, fmt.Errorf("device: get %q: word size %d, want 8, 2 or 1", req.Name, ws)
 	}
-	// The wire carries 8-byte coefficients whatever the stored word size.
-	if info.Bytes*8/ws > api.MaxMessageBytes-1024 {
+	// The object crosses as stored: words of its stored size.
+	if info.Bytes > api.MaxMessageBytes-1024 {
 		return nil, fmt.Errorf("device: get %q: %w: object of %d bytes exceeds a message", req.Name, api.ErrExhausted, info.Bytes)
 	}
-	out := make([][]uint64, len(raw))
-	for i, b := range raw {
-		switch ws {
-		case 2:
-			out[i] = make([]uint64, len(b)/2)
-			for j := range out[i] {
-				out[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
-			}
-			continue
-		case 1:
-			out[i] = make([]uint64, len(b))
-			for j, c := range b {
-				out[i][j] = uint64(c)
-			}
-			continue
-		}
-		out[i] = decodeWords(b, nil)
-	}
-	crc := object.Checksum(raw)
-	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out, CRC32C: &crc,
-		WordBytes: info.Shape.WordSize}, nil
+	return api.ObjectReply(info.Kind, info.Shape, raw, object.Checksum(raw)), nil
 }
 
 func decodeWords(b []byte, dst []uint64) []uint64 {

@@ -333,11 +333,11 @@ func TestCopyFrom(t *testing.T) {
 	}
 	for _, ws := range []uint8{8, 2, 1} {
 		name := fmt.Sprintf("db/x/%d", ws)
-		ga, err := ca.Get(ctx, &api.GetRequest{Name: name})
+		ga, err := getObject(ctx, ca, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gb, err := cb.Get(ctx, &api.GetRequest{Name: name})
+		gb, err := getObject(ctx, cb, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +346,7 @@ func TestCopyFrom(t *testing.T) {
 			t.Fatalf("%s differs after the copy: %+v vs %+v", name, ga, gb)
 		}
 	}
-	if _, err := cb.Get(ctx, &api.GetRequest{Name: "other"}); code(err) != codes.NotFound {
+	if _, err := cb.Get(ctx, &devicepb.GetRequest{Name: "other"}); code(err) != codes.NotFound {
 		t.Fatalf("an object outside the prefix was copied: %v", err)
 	}
 	if r, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {

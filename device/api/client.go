@@ -50,8 +50,8 @@ func (c *client) Put(ctx context.Context, req *PutRequest) (*PutResponse, error)
 	})
 }
 
-func (c *client) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
-	return call(ctx, "Get", c.rpc.Get, &devicepb.GetRequest{Name: req.Name}, getRespFromProto)
+func (c *client) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
+	return call(ctx, "Get", c.rpc.Get, req, same)
 }
 
 func (c *client) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {

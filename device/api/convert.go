@@ -101,13 +101,6 @@ func putFromProto(m *devicepb.PutRequest) (*PutRequest, error) {
 	return req, nil
 }
 
-func getFromProto(m *devicepb.GetRequest) (*GetRequest, error) {
-	if err := CheckName("object name", m.GetName()); err != nil {
-		return nil, err
-	}
-	return &GetRequest{Name: m.GetName()}, nil
-}
-
 func bindingFromProto(what string, m *devicepb.Binding) (Binding, error) {
 	space, err := toU8(what+" space", m.GetSpace())
 	if err != nil {
@@ -223,19 +216,6 @@ func putRespToProto(r *PutResponse) *devicepb.PutResponse {
 	return &devicepb.PutResponse{Generation: r.Generation, Bytes: r.Bytes}
 }
 
-func getRespToProto(r *GetResponse) (*devicepb.GetResponse, error) {
-	wb, err := wordBytes(uint32(r.WordBytes))
-	if err != nil {
-		return nil, err
-	}
-	data, words, err := encodeObjectLimbs(r.Data, wb, true)
-	if err != nil {
-		return nil, err
-	}
-	return &devicepb.GetResponse{Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: data, Crc32C: r.CRC32C,
-		WordBytes: uint32(r.WordBytes), LimbWords: words}, nil
-}
-
 func sendRespToProto(r *SendResponse) *devicepb.SendResponse {
 	return &devicepb.SendResponse{Job: r.Job}
 }
@@ -243,18 +223,6 @@ func sendRespToProto(r *SendResponse) *devicepb.SendResponse {
 func recvRespToProto(r *RecvResponse) *devicepb.RecvResponse {
 	return &devicepb.RecvResponse{Polys: r.Polys, Data: encodeLimbs(r.Data), Instructions: r.Instructions, MicroOps: r.MicroOps,
 		StoreBytes: r.StoreBytes}
-}
-
-func getRespFromProto(m *devicepb.GetResponse) (*GetResponse, error) {
-	kind, data, err := objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), false)
-	if err != nil {
-		return nil, err
-	}
-	wb, err := toU8("word bytes", m.GetWordBytes())
-	if err != nil {
-		return nil, err
-	}
-	return &GetResponse{Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, CRC32C: m.Crc32C, WordBytes: wb}, nil
 }
 
 func recvRespFromProto(m *devicepb.RecvResponse) (*RecvResponse, error) {

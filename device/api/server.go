@@ -50,11 +50,7 @@ func (s *server) Put(ctx context.Context, in *devicepb.PutRequest) (*devicepb.Pu
 }
 
 func (s *server) Get(ctx context.Context, in *devicepb.GetRequest) (*devicepb.GetResponse, error) {
-	resp, err := handle(ctx, "Get", in, getFromProto, s.d.Get, func(r *GetResponse) *GetResponse { return r })
-	if err != nil {
-		return nil, err
-	}
-	return getRespToProto(resp)
+	return handle(ctx, "Get", in, same, s.d.Get, func(r *devicepb.GetResponse) *devicepb.GetResponse { return r })
 }
 
 func (s *server) Delete(ctx context.Context, in *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {

@@ -53,24 +53,6 @@ type PutResponse struct {
 	Bytes      uint64
 }
 
-// GetRequest reads a stored object.
-type GetRequest struct{ Name string }
-
-// GetResponse is a stored object.
-type GetResponse struct {
-	Kind  object.Kind
-	Polys uint32
-	Limbs uint32
-	Data  [][]uint64
-	// CRC32C is the object's checksum as stored (object.Checksum of its
-	// limbs in their stored word size), nil if the device sent none. A
-	// copy is checked against it before it is published.
-	CRC32C *uint32
-	// WordBytes is the stored word size (8, 2 or 1; 0 means 8): the wire
-	// carries words of that size.
-	WordBytes uint8
-}
-
 // Operand sources of a Binding.
 const (
 	SourceInline   uint8 = 1 // limbs carried by the request

@@ -139,7 +139,7 @@ func (g *Guarded) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*dev
 // (objname.Delta: the sealed changes since its current generation, which
 // every query reads whole after the manifest) whole.
 
-func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+func (g *Guarded) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
 	if strings.HasPrefix(req.Name, objname.ACL("")) {
 		// A device copying a database brings its access list along.
 		id, err := caller(ctx)

@@ -441,7 +441,7 @@ func (s *Session) pull(ctx context.Context, c api.Device, name string) error {
 			continue
 		}
 		seen[obj] = true
-		if _, err := c.Get(ctx, &api.GetRequest{Name: obj}); err != nil {
+		if _, err := c.Get(ctx, &devicepb.GetRequest{Name: obj}); err != nil {
 			return fmt.Errorf("run: pull %s: %w", obj, err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
+	"google.golang.org/protobuf/proto"
 )
 
 // DeltaSegment is one sealed segment object of a delta: Ops operations
@@ -64,9 +65,12 @@ func (c *Client) writeSegment(ctx context.Context, in *Info, ops []kv.Op) (Delta
 	}
 	seg := DeltaSegment{Object: deltaPrefix(in) + token, Ops: len(ops), Salt: hex.EncodeToString(salt[:]), Sealed: len(sealed)}
 	limbs := packSegment(sealed)
-	none := object.Generation(0)
-	if _, err := c.dev.Put(ctx, &api.PutRequest{Name: seg.Object, Kind: object.KindPlaintext, Polys: 1, Limbs: uint32(len(limbs)),
-		Data: limbs, IfGeneration: &none}); err != nil {
+	put, err := api.NewPut(seg.Object, object.KindPlaintext, 1, len(limbs), limbs, 8)
+	if err != nil {
+		return DeltaSegment{}, err
+	}
+	put.IfGeneration = proto.Uint64(0) // a new object
+	if _, err := c.dev.Put(ctx, put); err != nil {
 		return DeltaSegment{}, fmt.Errorf("client: update %s: write delta: %w", in.Name, err)
 	}
 	return seg, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
+	"google.golang.org/protobuf/proto"
 )
 
 // Kind is the kind of a database.
@@ -146,11 +147,11 @@ func (c *Client) readBlob(ctx context.Context, name string) ([]byte, error) {
 // not exist), else api.ErrStale.
 func (c *Client) writeBlob(ctx context.Context, name string, b []byte, ifGen *object.Generation) error {
 	limb := object.EncodeBlob(b)
-	data := make([]uint64, len(limb))
-	for i, x := range limb {
-		data[i] = uint64(x)
+	put := api.PutRaw(name, object.KindBlob, object.BlobShape(len(limb)), [][]byte{limb})
+	if ifGen != nil {
+		put.IfGeneration = proto.Uint64(uint64(*ifGen))
 	}
-	_, err := c.dev.Put(ctx, &api.PutRequest{Name: name, Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1, IfGeneration: ifGen})
+	_, err := c.dev.Put(ctx, put)
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -317,11 +318,11 @@ func TestCopyFrom(t *testing.T) {
 			data = [][]uint64{{1, 2, 3, 255}, {4, 5, 6, 7}}
 		}
 		name := fmt.Sprintf("db/x/%d", ws)
-		if _, err := ca.Put(ctx, &api.PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: data, WordBytes: ws}); err != nil {
+		if _, err := ca.Put(ctx, mustPut(name, object.Kind(2), 2, 1, data, int(ws))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ca.Put(ctx, &api.PutRequest{Name: "other", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{{1, 2, 3, 4}}}); err != nil {
+	if _, err := ca.Put(ctx, mustPut("other", object.Kind(2), 1, 1, [][]uint64{{1, 2, 3, 4}}, 8)); err != nil {
 		t.Fatal(err)
 	}
 	r, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"})

@@ -16,6 +16,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -73,7 +74,7 @@ func verifyLimbs(name string) [][]uint64 {
 func putVerifyObjects(t *testing.T, c *testClient, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		if _, err := c.Put(context.Background(), &api.PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: verifyLimbs(name)}); err != nil {
+		if _, err := c.Put(context.Background(), mustPut(name, object.Kind(2), 2, 1, verifyLimbs(name), 8)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,14 +23,12 @@ func TestObjectLimbsRoundTrip(t *testing.T) {
 		{2, [][]uint64{{65535, 0, 3, 0, 0, 0, 0, 0}, {1, 2, 3, 4, 5, 6, 7, 8}}},
 		{1, [][]uint64{{255, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}},
 	} {
-		put := &PutRequest{Name: "db/x", Kind: 2, Polys: 1, Limbs: uint32(len(tc.limbs)), Data: tc.limbs, WordBytes: tc.wb}
-		m, err := putToProto(put)
+		put, err := NewPut("db/x", 2, 1, len(tc.limbs), tc.limbs, int(tc.wb))
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := putFromProto(m)
-		if err != nil || !reflect.DeepEqual(back, put) {
-			t.Fatalf("%d-byte words: %+v, %v; want %+v", tc.wb, back, err, put)
+		if _, _, back, err := PutObject(put); err != nil || !reflect.DeepEqual(back, rawOf(tc.limbs, int(tc.wb))) {
+			t.Fatalf("%d-byte words: %v, %v", tc.wb, back, err)
 		}
 		raw, _, err := encodeObjectLimbs(tc.limbs, int(tc.wb), false)
 		if err != nil {
@@ -45,7 +43,7 @@ func TestObjectLimbsRoundTrip(t *testing.T) {
 			t.Fatalf("%d-byte words, get as stored: %v, %v, %v", sh, back, err, shape)
 		}
 	}
-	if _, err := putToProto(&PutRequest{Name: "db/x", Data: [][]uint64{{1 << 16}}, WordBytes: 2}); !errors.Is(err, ErrInvalid) {
+	if _, err := NewPut("db/x", 2, 1, 1, [][]uint64{{1 << 16}}, 2); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a word wider than 2 bytes: %v, want ErrInvalid", err)
 	}
 }
@@ -70,7 +68,7 @@ func TestBlobCostsAByteAByte(t *testing.T) {
 	if back, err := BlobBytes(m); err != nil || string(back) != string(manifest) {
 		t.Fatalf("the manifest back: %v", err)
 	}
-	p, err := putToProto(&PutRequest{Name: "db/head", Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1})
+	p, err := NewPut("db/head", object.KindBlob, 1, 1, [][]uint64{data}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,17 +82,16 @@ func TestBlobCostsAByteAByte(t *testing.T) {
 // a limb mostly of zeros is sent whole by the client, so it passes.
 func TestObjectLimbsExpansionBounded(t *testing.T) {
 	m := &pb.PutRequest{Name: "db/x", Kind: 2, Polys: 1, Limbs: 1024, WordBytes: 8, LimbWords: MaxLimbCoeffs, Data: make([][]byte, 1024)}
-	if _, err := putFromProto(m); !errors.Is(err, ErrInvalid) {
+	if _, _, _, err := PutObject(m); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("1024 empty limbs claiming %d words each: %v, want ErrInvalid", MaxLimbCoeffs, err)
 	}
 	zeros := make([]uint64, 1<<14)
 	zeros[0] = 7
-	put := &PutRequest{Name: "db/x", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{zeros}}
-	pm, err := putToProto(put)
+	pm, err := NewPut("db/x", 2, 1, 1, [][]uint64{zeros}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back, err := putFromProto(pm); err != nil || !reflect.DeepEqual(back, put) {
+	if _, _, back, err := PutObject(pm); err != nil || !reflect.DeepEqual(back, rawOf([][]uint64{zeros}, 8)) {
 		t.Fatalf("a limb mostly of zeros: %v", err)
 	}
 }

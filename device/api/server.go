@@ -46,7 +46,7 @@ func (s *server) ProgSet(ctx context.Context, in *devicepb.ProgSetRequest) (*dev
 }
 
 func (s *server) Put(ctx context.Context, in *devicepb.PutRequest) (*devicepb.PutResponse, error) {
-	return handle(ctx, "Put", in, putFromProto, s.d.Put, putRespToProto)
+	return handle(ctx, "Put", in, same, s.d.Put, func(r *devicepb.PutResponse) *devicepb.PutResponse { return r })
 }
 
 func (s *server) Get(ctx context.Context, in *devicepb.GetRequest) (*devicepb.GetResponse, error) {

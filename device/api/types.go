@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
-	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
 // The device's request and reply types: what Device takes and returns.
@@ -29,29 +28,6 @@ const (
 	// the same with QueryLWE's query and answer as bytes.
 	WireVersion = 4
 )
-
-// PutRequest stores an object limb by limb: Polys × Limbs limbs of 2^LogN
-// coefficients in poly-major order.
-type PutRequest struct {
-	Name  string
-	Kind  object.Kind
-	Polys uint32
-	Limbs uint32
-	Data  [][]uint64
-	// WordBytes is the stored word size: 8 (0 means 8), or 2 for values
-	// below 2^16.
-	WordBytes uint8
-	// IfGeneration, if set, makes the put a compare-and-swap: the object
-	// is stored only if its current generation is *IfGeneration (0: only
-	// if it does not exist); otherwise the put fails with ErrStale.
-	IfGeneration *object.Generation
-}
-
-// PutResponse reports the published generation.
-type PutResponse struct {
-	Generation uint64
-	Bytes      uint64
-}
 
 // Operand sources of a Binding.
 const (

@@ -120,7 +120,7 @@ func (g *Guarded) SetStream(ctx context.Context, req *devicepb.SetStreamRequest)
 	return g.next.SetStream(ctx, &devicepb.SetStreamRequest{Name: programName(id, req.GetName()), Program: req.GetProgram()})
 }
 
-func (g *Guarded) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+func (g *Guarded) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
 	if _, err := g.check(ctx, Write, req.Name); err != nil {
 		return nil, err
 	}

@@ -43,12 +43,12 @@ import (
 type lyingDevice struct {
 	api.Device
 	mu   sync.Mutex
-	get  func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error)
+	get  func(req *devicepb.GetRequest, resp *devicepb.GetResponse) (*devicepb.GetResponse, error)
 	run  func(resp *devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error)
 	runs atomic.Int64 // queries (RunStream, QueryLWE) that reached the device
 }
 
-func (d *lyingDevice) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+func (d *lyingDevice) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
 	resp, err := d.Device.Get(ctx, req)
 	d.mu.Lock()
 	hook := d.get
@@ -77,7 +77,7 @@ func (d *lyingDevice) QueryLWE(ctx context.Context, req *devicepb.LWEQueryReques
 	return hook(resp)
 }
 
-func (d *lyingDevice) onGet(f func(*api.GetRequest, *api.GetResponse) (*api.GetResponse, error)) {
+func (d *lyingDevice) onGet(f func(*devicepb.GetRequest, *devicepb.GetResponse) (*devicepb.GetResponse, error)) {
 	d.mu.Lock()
 	d.get = f
 	d.mu.Unlock()
@@ -167,22 +167,14 @@ func wantRecord(t *testing.T, c *Client, db string, data []byte, i int) {
 }
 
 // blobResponse is a Get response carrying blob b.
-func blobResponse(b []byte) *api.GetResponse {
+func blobResponse(b []byte) *devicepb.GetResponse {
 	limb := object.EncodeBlob(b)
-	data := make([]uint64, len(limb))
-	for i, x := range limb {
-		data[i] = uint64(x)
-	}
-	return &api.GetResponse{Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}}
+	return &devicepb.GetResponse{Kind: uint32(object.KindBlob), Polys: 1, Limbs: 1, Data: [][]byte{limb}, WordBytes: 1, LimbWords: uint32(len(limb))}
 }
 
-func blobOf(t *testing.T, resp *api.GetResponse) []byte {
+func blobOf(t *testing.T, resp *devicepb.GetResponse) []byte {
 	t.Helper()
-	raw := make([]byte, len(resp.Data[0]))
-	for i, v := range resp.Data[0] {
-		raw[i] = byte(v)
-	}
-	b, err := object.DecodeBlob(raw)
+	b, err := api.BlobBytes(resp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +219,7 @@ func TestAdversarialDevicePlantedGrantIsNotTheOwnersKey(t *testing.T) {
 	// The next generation's nonce is not known before the load; the device
 	// plants a grant for the current one and answers any grant read with it.
 	g := plantGrant(t, in, localIdentity, e.keys.MemberPublicKey(), planted)
-	e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+	e.liar.onGet(func(req *devicepb.GetRequest, resp *devicepb.GetResponse) (*devicepb.GetResponse, error) {
 		if strings.Contains(req.Name, "/members/") && strings.Contains(req.Name, "/grant.") {
 			return blobResponse(g), nil
 		}
@@ -294,7 +286,7 @@ func TestAdversarialDevicePlantedGrantRefusedByReader(t *testing.T) {
 	if err := e.c.writeGrant(ctx, in, "carol", carolKeys.MemberPublicKey()); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := e.dev.Get(ctx, &api.GetRequest{Name: grantObject(in, "carol")})
+	resp, err := e.dev.Get(ctx, &devicepb.GetRequest{Name: grantObject(in, "carol")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +316,7 @@ func TestAdversarialDeviceManifestRewrite(t *testing.T) {
 		"owner":   func(m map[string]any) { m["owner_key"] = []byte("someone else") },
 	}
 	for name, edit := range edits {
-		e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+		e.liar.onGet(func(req *devicepb.GetRequest, resp *devicepb.GetResponse) (*devicepb.GetResponse, error) {
 			if req.Name != "acct/head" {
 				return resp, nil
 			}
@@ -346,7 +338,7 @@ func TestAdversarialDeviceManifestRewrite(t *testing.T) {
 			t.Errorf("manifest with %s rewritten: %v, want ErrTampered", name, err)
 		}
 	}
-	e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+	e.liar.onGet(func(req *devicepb.GetRequest, resp *devicepb.GetResponse) (*devicepb.GetResponse, error) {
 		if req.Name != "acct/head" {
 			return resp, nil
 		}
@@ -503,14 +495,14 @@ func TestAdversarialDeviceReplayedGeneration(t *testing.T) {
 	e := newAdvEnv(t)
 	ctx := context.Background()
 	data := e.loadPIR(t, "acct")
-	old, err := e.dev.Get(ctx, &api.GetRequest{Name: "acct/head"})
+	old, err := e.dev.Get(ctx, &devicepb.GetRequest{Name: "acct/head"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.c.Load(ctx, "acct", bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize}); err != nil {
 		t.Fatal(err)
 	}
-	e.liar.onGet(func(req *api.GetRequest, resp *api.GetResponse) (*api.GetResponse, error) {
+	e.liar.onGet(func(req *devicepb.GetRequest, resp *devicepb.GetResponse) (*devicepb.GetResponse, error) {
 		if req.Name == "acct/head" {
 			return old, nil
 		}
@@ -602,15 +594,17 @@ func (c *Client) readRecordRaw(ctx context.Context, in *Info, r int) ([]byte, er
 	shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
 	col, row := shape.Locate(r)
 	n := p.N()
-	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(col/n))})
+	resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(col/n))})
+	if err != nil {
+		return nil, err
+	}
+	_, _, raw, err := api.ObjectRaw(resp)
 	if err != nil {
 		return nil, err
 	}
 	var tile []byte
-	for _, limb := range resp.Data {
-		for _, w := range limb {
-			tile = binary.LittleEndian.AppendUint64(tile, w)
-		}
+	for _, limb := range raw {
+		tile = append(tile, limb...)
 	}
 	out := make([]byte, shape.RecordSize)
 	for i := range out {

@@ -13,6 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // loadPIR creates and loads an LWE PIR database of n random records of
@@ -183,7 +184,7 @@ type appendDuring struct {
 	err  error
 }
 
-func (d *appendDuring) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+func (d *appendDuring) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
 	if strings.HasPrefix(req.Name, "db/g2.") {
 		d.once.Do(func() { _, d.err = d.b.Append(ctx, "db", []byte("during")) })
 	}

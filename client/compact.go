@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
@@ -247,15 +247,17 @@ func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []by
 	for r := range in.genRecords() {
 		col, row := shape.Locate(r)
 		if k := col / n; k != loaded {
-			resp, err := c.dev.Get(ctx, &api.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(k))})
+			resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(k))})
+			if err != nil {
+				return fmt.Errorf("tile %d: %w", k, err)
+			}
+			_, _, raw, err := api.ObjectRaw(resp)
 			if err != nil {
 				return fmt.Errorf("tile %d: %w", k, err)
 			}
 			tile = tile[:0]
-			for _, limb := range resp.Data {
-				for _, w := range limb {
-					tile = binary.LittleEndian.AppendUint64(tile, w)
-				}
+			for _, limb := range raw {
+				tile = append(tile, limb...)
 			}
 			if len(tile) != shape.TileBytes(p) {
 				return fmt.Errorf("tile %d: %d bytes, want %d", k, len(tile), shape.TileBytes(p))

@@ -112,7 +112,7 @@ type racer struct {
 	failed error
 }
 
-func (r *racer) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+func (r *racer) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
 	if req.Name == "kv/head" && req.IfGeneration != nil {
 		r.mu.Lock()
 		if r.races > 0 {
@@ -375,7 +375,7 @@ type updateBeforeSwap struct {
 	nextWant int
 }
 
-func (u *updateBeforeSwap) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+func (u *updateBeforeSwap) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
 	if req.Name == "kv/head" && req.IfGeneration != nil {
 		ls, err := u.Device.List(ctx, &devicepb.ListRequest{Prefix: "kv/head.fence"})
 		if err != nil {

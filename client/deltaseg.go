@@ -12,8 +12,10 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
+	"google.golang.org/protobuf/proto"
 )
 
 // DeltaSegment is one sealed segment object of a delta: Ops operations
@@ -63,9 +65,12 @@ func (c *Client) writeSegment(ctx context.Context, in *Info, ops []kv.Op) (Delta
 	}
 	seg := DeltaSegment{Object: deltaPrefix(in) + token, Ops: len(ops), Salt: hex.EncodeToString(salt[:]), Sealed: len(sealed)}
 	limbs := packSegment(sealed)
-	none := object.Generation(0)
-	if _, err := c.dev.Put(ctx, &api.PutRequest{Name: seg.Object, Kind: object.KindPlaintext, Polys: 1, Limbs: uint32(len(limbs)),
-		Data: limbs, IfGeneration: &none}); err != nil {
+	put, err := api.NewPut(seg.Object, object.KindPlaintext, 1, len(limbs), limbs, 8)
+	if err != nil {
+		return DeltaSegment{}, err
+	}
+	put.IfGeneration = proto.Uint64(0) // a new object
+	if _, err := c.dev.Put(ctx, put); err != nil {
 		return DeltaSegment{}, fmt.Errorf("client: update %s: write delta: %w", in.Name, err)
 	}
 	return seg, nil
@@ -132,11 +137,15 @@ func (c *Client) readSegment(ctx context.Context, in *Info, s DeltaSegment) ([]k
 		return nil, fmt.Errorf("client: %s: manifest lists an invalid delta segment %q", in.Name, s.Object)
 	}
 	copy(salt[:], raw)
-	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: s.Object})
+	resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: s.Object})
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: delta segment: %w", in.Name, err)
 	}
-	sealed, err := unpackSegment(resp.Data, s.Sealed)
+	_, limbs, err := api.ObjectLimbs(resp)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: delta segment %s: %w", in.Name, s.Object, err)
+	}
+	sealed, err := unpackSegment(limbs, s.Sealed)
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: delta segment %s: %w", in.Name, s.Object, err)
 	}

@@ -133,7 +133,7 @@ type racingRemover struct {
 	api.Device
 }
 
-func (d *racingRemover) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+func (d *racingRemover) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
 	if req.Name == objname.Manifest("db") && req.IfGeneration != nil {
 		return nil, fmt.Errorf("device: %w: another load published", api.ErrStale)
 	}

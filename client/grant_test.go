@@ -12,6 +12,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -70,7 +71,7 @@ func tlsUsers(t *testing.T, users ...string) map[string]*client.Client {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		out[u] = c
+		out[u] = c.WithPrograms(programs.New())
 	}
 	return out
 }

@@ -226,7 +226,7 @@ func (r *recorder) take() []string {
 	return out
 }
 
-func (r *recorder) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+func (r *recorder) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
 	resp, err := r.Device.Get(ctx, req)
 	words := 0
 	if resp != nil {
@@ -457,7 +457,7 @@ func TestKVOtherIdentityRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = bob.Device().Get(ctx, &api.GetRequest{Name: seg.Delta.Segments[0].Object})
+	_, err = bob.Device().Get(ctx, &devicepb.GetRequest{Name: seg.Delta.Segments[0].Object})
 	denied("bob's read of the delta before a grant", err)
 	_, err = bob.Put(ctx, "kv", []byte("x"), []byte("y"))
 	denied("bob's put before a grant", err)
@@ -472,14 +472,14 @@ func TestKVOtherIdentityRefused(t *testing.T) {
 	if err != nil || in.Delta == nil {
 		t.Fatalf("info: %+v, %v", in, err)
 	}
-	if _, err := bob.Device().Get(ctx, &api.GetRequest{Name: in.Delta.Segments[0].Object}); err != nil {
+	if _, err := bob.Device().Get(ctx, &devicepb.GetRequest{Name: in.Delta.Segments[0].Object}); err != nil {
 		t.Fatalf("reader's read of the delta: %v", err)
 	}
 	data, err := alice.Device().List(ctx, &devicepb.ListRequest{Prefix: in.DataPrefix(), MaxObjects: 1})
 	if err != nil || len(data.Objects) != 1 {
 		t.Fatalf("list data: %+v, %v", data, err)
 	}
-	_, err = bob.Device().Get(ctx, &api.GetRequest{Name: data.Objects[0].Name})
+	_, err = bob.Device().Get(ctx, &devicepb.GetRequest{Name: data.Objects[0].Name})
 	denied("reader's read of a data object", err)
 	_, err = bob.Put(ctx, "kv", []byte("x"), []byte("y"))
 	denied("reader's put", err)

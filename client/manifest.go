@@ -12,6 +12,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
+	"google.golang.org/protobuf/proto"
 )
 
 // Kind is the kind of a database.
@@ -130,18 +131,15 @@ func keyPrefix(name, member, keySet string) string { return objname.Keys(name, m
 
 // readBlob reads a blob object's bytes.
 func (c *Client) readBlob(ctx context.Context, name string) ([]byte, error) {
-	resp, err := c.dev.Get(ctx, &api.GetRequest{Name: name})
+	resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: name})
 	if err != nil {
 		return nil, err
 	}
-	if len(resp.Data) != 1 {
-		return nil, fmt.Errorf("client: %s is not a blob", name)
+	b, err := api.BlobBytes(resp)
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %w", name, err)
 	}
-	raw := make([]byte, len(resp.Data[0]))
-	for i, v := range resp.Data[0] {
-		raw[i] = byte(v)
-	}
-	return object.DecodeBlob(raw)
+	return b, nil
 }
 
 // writeBlob replaces a blob object: one Put, atomic in the store; if
@@ -149,11 +147,11 @@ func (c *Client) readBlob(ctx context.Context, name string) ([]byte, error) {
 // not exist), else api.ErrStale.
 func (c *Client) writeBlob(ctx context.Context, name string, b []byte, ifGen *object.Generation) error {
 	limb := object.EncodeBlob(b)
-	data := make([]uint64, len(limb))
-	for i, x := range limb {
-		data[i] = uint64(x)
+	put := api.PutRaw(name, object.KindBlob, object.BlobShape(len(limb)), [][]byte{limb})
+	if ifGen != nil {
+		put.IfGeneration = proto.Uint64(uint64(*ifGen))
 	}
-	_, err := c.dev.Put(ctx, &api.PutRequest{Name: name, Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1, IfGeneration: ifGen})
+	_, err := c.dev.Put(ctx, put)
 	return err
 }
 

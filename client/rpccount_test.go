@@ -221,7 +221,7 @@ func manifestOnTheWire(t *testing.T, ctx context.Context, addr string, keys *cli
 	if _, err := c.Info(api.WithWireCount(ctx, w), "acct"); err != nil {
 		t.Fatal(err)
 	}
-	head, err := c.Device().Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")})
+	head, err := c.Device().Get(ctx, &devicepb.GetRequest{Name: objname.Manifest("acct")})
 	if err != nil {
 		t.Fatal(err)
 	}

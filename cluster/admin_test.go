@@ -16,6 +16,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -110,7 +111,7 @@ func TestClusterCoordinatorRepairsAUsersDatabase(t *testing.T) {
 		}
 	}
 	stale := "db.g9.t1.s0/head"
-	if _, err := dial("alice", addrs[1]).Put(ctx, &api.PutRequest{Name: stale, Kind: store.KindCiphertext, Polys: 1, Limbs: 1, Data: [][]uint64{make([]uint64, 2048)}}); err != nil {
+	if _, err := dial("alice", addrs[1]).Put(ctx, mustPut(stale, object.Kind(store.KindCiphertext), 1, 1, [][]uint64{make([]uint64, 2048)}, 8)); err != nil {
 		t.Fatal(err)
 	}
 	bobBefore := [2]map[string]bool{list("bob", addrs[0], "db.g"), list("bob", addrs[1], "db.g")}
@@ -133,4 +134,13 @@ func TestClusterCoordinatorRepairsAUsersDatabase(t *testing.T) {
 	}
 	wantExact(t, alice, aliceData, 0, 2, n-2)
 	wantExact(t, bob, bobData, 0, 1, n-1)
+}
+
+// mustPut is the Put of an object given as words (api.NewPut), for tests.
+func mustPut(name string, kind object.Kind, polys, limbs int, data [][]uint64, wordBytes int) *devicepb.PutRequest {
+	put, err := api.NewPut(name, kind, polys, limbs, data, wordBytes)
+	if err != nil {
+		panic(err)
+	}
+	return put
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
@@ -34,7 +33,7 @@ func holdings(t *testing.T, addr, prefix string) map[string]string {
 	}
 	out := map[string]string{}
 	for _, o := range list.Objects {
-		g, err := dev.Get(ctx, &api.GetRequest{Name: o.Name})
+		g, err := dev.Get(ctx, &devicepb.GetRequest{Name: o.Name})
 		if err != nil {
 			t.Fatalf("%s: get %s: %v", addr, o.Name, err)
 		}

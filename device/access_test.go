@@ -15,6 +15,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -95,7 +96,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 
 	l, q := lowered(t)
 	a, b := limbsOf(q, 2, 1), limbsOf(q, 2, 2)
-	if _, err := alice.Put(ctx, &api.PutRequest{Name: "acct/b", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
+	if _, err := alice.Put(ctx, mustPut("acct/b", object.Kind(store.KindCiphertext), 2, 2, b, 8)); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := l.Program.MarshalBinary()
@@ -134,14 +135,14 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 		call func() error
 		want codes.Code
 	}{
-		"Get":          {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
-		"Get manifest": {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "acct/head"}); return err }, codes.PermissionDenied},
+		"Get":          {func() error { _, err := bob.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
+		"Get manifest": {func() error { _, err := bob.Get(ctx, &devicepb.GetRequest{Name: "acct/head"}); return err }, codes.PermissionDenied},
 		"Put": {func() error {
-			_, err := bob.Put(ctx, &api.PutRequest{Name: "acct/x", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: a})
+			_, err := bob.Put(ctx, mustPut("acct/x", object.Kind(store.KindCiphertext), 2, 2, a, 8))
 			return err
 		}, codes.PermissionDenied},
 		"Put over": {func() error {
-			_, err := bob.Put(ctx, &api.PutRequest{Name: "acct/b", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: a})
+			_, err := bob.Put(ctx, mustPut("acct/b", object.Kind(store.KindCiphertext), 2, 2, a, 8))
 			return err
 		}, codes.PermissionDenied},
 		"Delete": {func() error { _, err := bob.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
@@ -180,9 +181,9 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 				Keys: "acct/members/alice/keys/", Secret: []byte{1}})
 			return err
 		}, codes.PermissionDenied},
-		"Get access list": {func() error { _, err := bob.Get(ctx, &api.GetRequest{Name: "_acl/acct"}); return err }, codes.InvalidArgument},
+		"Get access list": {func() error { _, err := bob.Get(ctx, &devicepb.GetRequest{Name: "_acl/acct"}); return err }, codes.InvalidArgument},
 		"Put access list": {func() error {
-			_, err := bob.Put(ctx, &api.PutRequest{Name: "_acl/acct", Kind: store.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{make([]uint64, 16)}})
+			_, err := bob.Put(ctx, mustPut("_acl/acct", object.Kind(store.KindBlob), 1, 1, [][]uint64{make([]uint64, 16)}, 8))
 			return err
 		}, codes.InvalidArgument},
 		"List reserved": {func() error { _, err := bob.List(ctx, &devicepb.ListRequest{Prefix: "_"}); return err }, codes.InvalidArgument},
@@ -217,7 +218,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 			}
 		}
 	}
-	g, err := alice.Get(ctx, &api.GetRequest{Name: "acct/b"})
+	g, err := getObject(ctx, alice, "acct/b")
 	if err != nil || g.Data[3][5] != b[3][5] {
 		t.Fatalf("alice's object after bob's attempts: %v", err)
 	}
@@ -242,32 +243,32 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	alice, bob, dev, ops := as(t, dir, "alice", addr), as(t, dir, "bob", addr), as(t, dir, "dev0", addr), as(t, dir, "ops", addr)
 	_, q := lowered(t)
 	b := limbsOf(q, 2, 2)
-	if _, err := alice.Put(ctx, &api.PutRequest{Name: "acct/b", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
+	if _, err := alice.Put(ctx, mustPut("acct/b", object.Kind(store.KindCiphertext), 2, 2, b, 8)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dev.Get(ctx, &api.GetRequest{Name: "acct/b"}); err != nil {
+	if _, err := dev.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); err != nil {
 		t.Errorf("a device reading a shard to copy it: %v", err)
 	}
-	if _, err := dev.Put(ctx, &api.PutRequest{Name: "acct/x", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); code(err) != codes.PermissionDenied {
+	if _, err := dev.Put(ctx, mustPut("acct/x", object.Kind(store.KindCiphertext), 2, 2, b, 8)); code(err) != codes.PermissionDenied {
 		t.Errorf("a device writing: %v, want PermissionDenied", err)
 	}
-	if _, err := ops.Get(ctx, &api.GetRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
+	if _, err := ops.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
 		t.Errorf("an admin reading: %v, want PermissionDenied", err)
 	}
 	ls, err := ops.List(ctx, &devicepb.ListRequest{})
 	if err != nil || len(ls.Objects) != 1 {
 		t.Errorf("an admin lists %+v, %v; want alice's object", ls, err)
 	}
-	if _, err := ops.Put(ctx, &api.PutRequest{Name: "acct/y", Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); code(err) != codes.PermissionDenied {
+	if _, err := ops.Put(ctx, mustPut("acct/y", object.Kind(store.KindCiphertext), 2, 2, b, 8)); code(err) != codes.PermissionDenied {
 		t.Errorf("an admin writing into alice's database: %v, want PermissionDenied", err)
 	}
-	if _, err := alice.Put(ctx, &api.PutRequest{Name: objname.Manifest("acct"), Kind: store.KindCiphertext, Polys: 2, Limbs: 2, Data: b}); err != nil {
+	if _, err := alice.Put(ctx, mustPut(objname.Manifest("acct"), object.Kind(store.KindCiphertext), 2, 2, b, 8)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ops.Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")}); err != nil {
+	if _, err := ops.Get(ctx, &devicepb.GetRequest{Name: objname.Manifest("acct")}); err != nil {
 		t.Errorf("an admin reading a manifest (to reconcile a replica): %v", err)
 	}
-	if _, err := bob.Get(ctx, &api.GetRequest{Name: objname.Manifest("acct")}); code(err) != codes.PermissionDenied {
+	if _, err := bob.Get(ctx, &devicepb.GetRequest{Name: objname.Manifest("acct")}); code(err) != codes.PermissionDenied {
 		t.Errorf("another user reading alice's manifest: %v, want PermissionDenied", err)
 	}
 	if _, err := bob.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); code(err) != codes.PermissionDenied {
@@ -276,7 +277,7 @@ func TestDeviceAndAdminIdentities(t *testing.T) {
 	if _, err := ops.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); err != nil {
 		t.Errorf("an admin dropping an object (a stale replica): %v", err)
 	}
-	if _, err := alice.Get(ctx, &api.GetRequest{Name: "acct/b"}); code(err) != codes.NotFound {
+	if _, err := alice.Get(ctx, &devicepb.GetRequest{Name: "acct/b"}); code(err) != codes.NotFound {
 		t.Errorf("alice's object after the admin dropped it: %v, want NotFound", err)
 	}
 	_, err = ops.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: "127.0.0.1:1", Prefix: "acct/"})

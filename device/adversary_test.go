@@ -8,9 +8,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/authz"
+	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
 // TestAdversarialDeviceCopyFromRewritesNothing: a device that asks for a
@@ -27,11 +27,11 @@ func TestAdversarialDeviceCopyFromRewritesNothing(t *testing.T) {
 	// The evil store: the same names with other bytes, a new member area,
 	// an object of another shape, and an access list granting mallory.
 	for _, name := range []string{"acct/head", "acct/members/bob/grant.1", "acct/members/mallory/grant.1"} {
-		if _, err := ce.Put(ctx, &api.PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: verifyLimbs(name + "evil")}); err != nil {
+		if _, err := ce.Put(ctx, mustPut(name, object.Kind(2), 2, 1, verifyLimbs(name+"evil"), 8)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ce.Put(ctx, &api.PutRequest{Name: "acct/g1/t0", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{{9, 9, 9, 9}}}); err != nil {
+	if _, err := ce.Put(ctx, mustPut("acct/g1/t0", object.Kind(2), 1, 1, [][]uint64{{9, 9, 9, 9}}, 8)); err != nil {
 		t.Fatal(err)
 	}
 	if err := evil.d.access.GrantTrusted("acct", "mallory", authz.Owner); err != nil {
@@ -60,12 +60,12 @@ func TestAdversarialDeviceCopyFromRewritesNothing(t *testing.T) {
 		t.Fatalf("access list after the copies: %+v (was %+v), %v", acl, aclBefore, err)
 	}
 	for _, name := range mine {
-		got, err := ch.Get(ctx, &api.GetRequest{Name: name})
+		got, err := getObject(ctx, ch, name)
 		if err != nil || fmt.Sprint(got.Data) != fmt.Sprint(verifyLimbs(name)) {
 			t.Fatalf("%s after the copies: %v, %v", name, got, err)
 		}
 	}
-	if _, err := ch.Get(ctx, &api.GetRequest{Name: "acct/members/mallory/grant.1"}); code(err) != codes.NotFound {
+	if _, err := ch.Get(ctx, &devicepb.GetRequest{Name: "acct/members/mallory/grant.1"}); code(err) != codes.NotFound {
 		t.Fatalf("a member object planted by the copy: %v", err)
 	}
 	// A new replica (this device holds nothing of the database) is copied

@@ -2,6 +2,7 @@ package device
 
 import (
 	"context"
+	"encoding/binary"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -22,12 +23,46 @@ type testClient struct {
 
 func newTestClient(c *remote.Client) *testClient { return &testClient{Client: c, run: resident.New(c)} }
 
-func (c *testClient) put(ctx context.Context, name string, kind object.Kind, polys, limbs int, data [][]uint64) (*api.PutResponse, error) {
-	return c.Put(ctx, &api.PutRequest{Name: name, Kind: kind, Polys: uint32(polys), Limbs: uint32(limbs), Data: data})
+func (c *testClient) put(ctx context.Context, name string, kind object.Kind, polys, limbs int, data [][]uint64) (*devicepb.PutResponse, error) {
+	put, err := api.NewPut(name, kind, polys, limbs, data, 8)
+	if err != nil {
+		// Limbs the client library refuses to encode (ragged, say): sent
+		// as they are, 8 bytes a word, for the device to refuse.
+		put = &devicepb.PutRequest{Name: name, Kind: uint32(kind), Polys: uint32(polys), Limbs: uint32(limbs), WordBytes: 8}
+		for _, l := range data {
+			b := make([]byte, 8*len(l))
+			for j, v := range l {
+				binary.LittleEndian.PutUint64(b[8*j:], v)
+			}
+			put.Data = append(put.Data, b)
+		}
+	}
+	return c.Put(ctx, put)
 }
 
-func (c *testClient) get(ctx context.Context, name string) (*api.GetResponse, error) {
-	return c.Get(ctx, &api.GetRequest{Name: name})
+// gotObject is an object a Get returned, decoded.
+type gotObject struct {
+	Kind         object.Kind
+	Polys, Limbs uint32
+	Data         [][]uint64
+	CRC32C       *uint32
+}
+
+func (c *testClient) get(ctx context.Context, name string) (*gotObject, error) {
+	return getObject(ctx, c, name)
+}
+
+// getObject reads object name from dev, decoded and checked.
+func getObject(ctx context.Context, dev api.Device, name string) (*gotObject, error) {
+	resp, err := dev.Get(ctx, &devicepb.GetRequest{Name: name})
+	if err != nil {
+		return nil, err
+	}
+	kind, data, err := api.ObjectLimbs(resp)
+	if err != nil {
+		return nil, err
+	}
+	return &gotObject{Kind: kind, Polys: resp.Polys, Limbs: resp.Limbs, Data: data, CRC32C: resp.Crc32C}, nil
 }
 
 func (c *testClient) del(ctx context.Context, name string) error {
@@ -69,3 +104,12 @@ func (c *testClient) fetch(ref engine.Ref) ([][]uint64, error) {
 }
 
 func (c *testClient) free(refs ...engine.Ref) error { return c.run.Free(context.Background(), refs...) }
+
+// mustPut is the Put of an object given as words (api.NewPut), for tests.
+func mustPut(name string, kind object.Kind, polys, limbs int, data [][]uint64, wordBytes int) *devicepb.PutRequest {
+	put, err := api.NewPut(name, kind, polys, limbs, data, wordBytes)
+	if err != nil {
+		panic(err)
+	}
+	return put
+}

@@ -2,7 +2,6 @@ package device
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -79,20 +78,14 @@ func (d *Device) heldHere(db string) (bool, error) {
 // refuses them to users). A list here is never replaced; one naming another
 // owner is a conflict, refused.
 func (d *Device) copyACL(ctx context.Context, src api.Device, db string) error {
-	obj, err := src.Get(ctx, &api.GetRequest{Name: objname.ACL(db)})
+	obj, err := src.Get(ctx, &devicepb.GetRequest{Name: objname.ACL(db)})
 	if errors.Is(err, api.ErrNotFound) {
 		return nil // a source without access control: nothing to bring
 	}
 	if err != nil {
 		return fmt.Errorf("device: copy: %w", errSourceUnavailable)
 	}
-	raw := make([]byte, 0, 64)
-	if len(obj.Data) == 1 {
-		for _, v := range obj.Data[0] {
-			raw = append(raw, byte(v))
-		}
-	}
-	b, err := object.DecodeBlob(raw)
+	b, err := api.BlobBytes(obj)
 	if err != nil {
 		return fmt.Errorf("device: copy: %w: the source's access list of %q: %w", api.ErrInvalid, db, err)
 	}
@@ -220,7 +213,7 @@ func (d *Device) holdsIntact(in listed) bool {
 // copyObject fetches one object from src, checks it against the
 // checksum src sent and only then stores it.
 func (d *Device) copyObject(ctx context.Context, src api.Device, in listed) error {
-	obj, err := src.Get(ctx, &api.GetRequest{Name: in.Name})
+	obj, err := src.Get(ctx, &devicepb.GetRequest{Name: in.Name})
 	if err != nil {
 		if errors.Is(err, api.ErrChecksum) {
 			// The source's own pages failed their CRCs: it is no source.
@@ -228,36 +221,16 @@ func (d *Device) copyObject(ctx context.Context, src api.Device, in listed) erro
 		}
 		return fmt.Errorf("device: copy %s: %w", in.Name, errSourceUnavailable)
 	}
-	if obj.Kind != in.Kind || uint32(in.Shape.Polys) != obj.Polys || uint32(in.Shape.Limbs) != obj.Limbs || len(obj.Data) != in.Shape.NumLimbs() {
-		return fmt.Errorf("device: copy %s: %w: the source sent another shape than it listed", in.Name, api.ErrInvalid)
+	kind, shape, raw, err := api.ObjectRaw(obj)
+	if err != nil || kind != in.Kind || shape != in.Shape {
+		return fmt.Errorf("device: copy %s: %w: the source sent another shape than it listed (%v)", in.Name, api.ErrInvalid, err)
 	}
-	ws := int(in.Shape.WordSize)
-	n := 1 << in.Shape.LogN
-	raw := make([][]byte, len(obj.Data))
-	for i, limb := range obj.Data {
-		if len(limb) != n {
-			return fmt.Errorf("device: copy %s: %w: limb %d has %d words, not %d", in.Name, api.ErrInvalid, i, len(limb), n)
-		}
-		raw[i] = make([]byte, ws*len(limb))
-		for j, v := range limb {
-			switch ws {
-			case 8:
-				binary.LittleEndian.PutUint64(raw[i][8*j:], v)
-			case 2:
-				binary.LittleEndian.PutUint16(raw[i][2*j:], uint16(v))
-			case 1:
-				raw[i][j] = byte(v)
-			default:
-				return fmt.Errorf("device: copy %s: %d-byte words", in.Name, ws)
-			}
-		}
-	}
-	if obj.CRC32C == nil {
+	if obj.Crc32C == nil {
 		return fmt.Errorf("device: copy %s: the source sent no checksum: %w", in.Name, ErrCopyChecksum)
 	}
-	if got := object.Checksum(raw); got != *obj.CRC32C {
+	if got := object.Checksum(raw); got != *obj.Crc32C {
 		d.copyCorrupt.Add(1)
-		return fmt.Errorf("device: copy %s: computed %#08x, the source sent %#08x: %w", in.Name, got, *obj.CRC32C, ErrCopyChecksum)
+		return fmt.Errorf("device: copy %s: computed %#08x, the source sent %#08x: %w", in.Name, got, *obj.Crc32C, ErrCopyChecksum)
 	}
 	if err := d.write(func() error { _, err := d.st.Put(in.Name, in.Kind, in.Shape, raw); return err }); err != nil {
 		return fmt.Errorf("device: copy %s: %w", in.Name, err)

@@ -228,47 +228,13 @@ func checkName(name string) error {
 }
 
 // Put stores an object limb by limb (refused while jobs run: ISP mode).
-func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+func (d *Device) Put(_ context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
-	shape, err := shapeOf(req.Polys, req.Limbs, req.Data)
+	kind, shape, raw, err := api.PutObject(req)
 	if err != nil {
 		return nil, fmt.Errorf("device: put %q: %w", req.Name, err)
-	}
-	raw := make([][]byte, len(req.Data))
-	switch req.WordBytes {
-	case 0, 8:
-		for i, l := range req.Data {
-			raw[i] = make([]byte, 8*len(l))
-			for j, c := range l {
-				binary.LittleEndian.PutUint64(raw[i][8*j:], c)
-			}
-		}
-	case 2:
-		shape.WordSize = 2
-		for i, l := range req.Data {
-			raw[i] = make([]byte, 2*len(l))
-			for j, c := range l {
-				if c >= 1<<16 {
-					return nil, fmt.Errorf("device: put %q: %w: limb %d coefficient %d is %d, too large for 2-byte words", req.Name, api.ErrInvalid, i, j, c)
-				}
-				binary.LittleEndian.PutUint16(raw[i][2*j:], uint16(c))
-			}
-		}
-	case 1:
-		shape.WordSize = 1
-		for i, l := range req.Data {
-			raw[i] = make([]byte, len(l))
-			for j, c := range l {
-				if c >= 1<<8 {
-					return nil, fmt.Errorf("device: put %q: %w: limb %d value %d is %d, too large for bytes", req.Name, api.ErrInvalid, i, j, c)
-				}
-				raw[i][j] = byte(c)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("device: put %q: %w: %d-byte words (8, 2 or 1)", req.Name, api.ErrInvalid, req.WordBytes)
 	}
 	var gen store.Generation
 	err = d.write(func() (err error) {
@@ -276,9 +242,9 @@ func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, 
 		// generation and publishes with no other writer of this object
 		// in between.
 		if req.IfGeneration != nil {
-			gen, err = d.st.PutIf(req.Name, *req.IfGeneration, req.Kind, shape, raw)
+			gen, err = d.st.PutIf(req.Name, store.Generation(req.GetIfGeneration()), kind, shape, raw)
 		} else {
-			gen, err = d.st.Put(req.Name, req.Kind, shape, raw)
+			gen, err = d.st.Put(req.Name, kind, shape, raw)
 		}
 		return err
 	})
@@ -294,30 +260,11 @@ func (d *Device) Put(_ context.Context, req *api.PutRequest) (*api.PutResponse, 
 		}
 		return nil, fmt.Errorf("device: put %q: %w: %w", req.Name, api.ErrInvalid, err)
 	}
-	return &api.PutResponse{Generation: uint64(gen), Bytes: uint64(shape.Bytes())}, nil
-}
-
-func shapeOf(polys, limbs uint32, data [][]uint64) (store.Shape, error) {
-	if polys == 0 || limbs == 0 || uint64(polys)*uint64(limbs) != uint64(len(data)) {
-		return store.Shape{}, fmt.Errorf("%w: %d limbs for %d polys × %d limbs", api.ErrInvalid, len(data), polys, limbs)
-	}
-	n := len(data[0])
-	if n&(n-1) != 0 {
-		return store.Shape{}, fmt.Errorf("%w: limb length %d is not a power of two", api.ErrInvalid, n)
-	}
-	logN := 0
-	for 1<<logN < n {
-		logN++
-	}
-	s := store.Shape{Polys: int(polys), Limbs: int(limbs), LogN: uint8(logN), WordSize: 8}
-	if err := s.Validate(); err != nil {
-		return store.Shape{}, fmt.Errorf("%w: %w", api.ErrInvalid, err)
-	}
-	return s, nil
+	return &devicepb.PutResponse{Generation: uint64(gen), Bytes: uint64(shape.Bytes())}, nil
 }
 
 // Get reads a stored object.
-func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+func (d *Device) Get(_ context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
 	if err := checkName(req.Name); err != nil {
 		return nil, err
 	}
@@ -332,31 +279,11 @@ func (d *Device) Get(_ context.Context, req *api.GetRequest) (*api.GetResponse, 
 	if ws != 8 && ws != 2 && ws != 1 {
 		return nil, fmt.Errorf("device: get %q: word size %d, want 8, 2 or 1", req.Name, ws)
 	}
-	// The wire carries 8-byte coefficients whatever the stored word size.
-	if info.Bytes*8/ws > api.MaxMessageBytes-1024 {
+	// The object crosses as stored: words of its stored size.
+	if info.Bytes > api.MaxMessageBytes-1024 {
 		return nil, fmt.Errorf("device: get %q: %w: object of %d bytes exceeds a message", req.Name, api.ErrExhausted, info.Bytes)
 	}
-	out := make([][]uint64, len(raw))
-	for i, b := range raw {
-		switch ws {
-		case 2:
-			out[i] = make([]uint64, len(b)/2)
-			for j := range out[i] {
-				out[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
-			}
-			continue
-		case 1:
-			out[i] = make([]uint64, len(b))
-			for j, c := range b {
-				out[i][j] = uint64(c)
-			}
-			continue
-		}
-		out[i] = decodeWords(b, nil)
-	}
-	crc := object.Checksum(raw)
-	return &api.GetResponse{Kind: info.Kind, Polys: uint32(info.Shape.Polys), Limbs: uint32(info.Shape.Limbs), Data: out, CRC32C: &crc,
-		WordBytes: info.Shape.WordSize}, nil
+	return api.ObjectReply(info.Kind, info.Shape, raw, object.Checksum(raw)), nil
 }
 
 func decodeWords(b []byte, dst []uint64) []uint64 {

@@ -287,7 +287,7 @@ func TestMalformedRPCPayloads(t *testing.T) {
 		{"truncated varint", "Recv", []byte{0x08, 0x80}, "malformed request"},
 		{"varint overflow", "Recv", append([]byte{0x08}, bytes.Repeat([]byte{0xff}, 11)...), "malformed request"},
 		{"invalid UTF-8 name", "Get", []byte{0x0a, 1, 0xff}, "malformed request"},
-		{"huge name", "Get", marshalPB(t, &pb.GetRequest{Name: strings.Repeat("a", api.MaxNameBytes+1)}), "exceeds 255"},
+		{"huge name", "Get", marshalPB(t, &pb.GetRequest{Name: strings.Repeat("a", api.MaxNameBytes+1)}), "name of 256 bytes"},
 		{"kind beyond a byte", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 256, Polys: 1, Limbs: 1, Data: [][]byte{limb}}), "kind 256"},
 		{"limb length 0", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 1, Data: [][]byte{{}}}), "limbs of 0 words"},
 		{"limb not whole words", "Put", marshalPB(t, &pb.PutRequest{Name: "a", Kind: 2, Polys: 1, Limbs: 1, Data: [][]byte{limb[:7]}}), "limb 0 has 7 bytes, not whole 8-byte words"},

@@ -22,6 +22,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -317,11 +318,11 @@ func TestCopyFrom(t *testing.T) {
 			data = [][]uint64{{1, 2, 3, 255}, {4, 5, 6, 7}}
 		}
 		name := fmt.Sprintf("db/x/%d", ws)
-		if _, err := ca.Put(ctx, &api.PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: data, WordBytes: ws}); err != nil {
+		if _, err := ca.Put(ctx, mustPut(name, object.Kind(2), 2, 1, data, int(ws))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ca.Put(ctx, &api.PutRequest{Name: "other", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{{1, 2, 3, 4}}}); err != nil {
+	if _, err := ca.Put(ctx, mustPut("other", object.Kind(2), 1, 1, [][]uint64{{1, 2, 3, 4}}, 8)); err != nil {
 		t.Fatal(err)
 	}
 	r, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"})
@@ -333,11 +334,11 @@ func TestCopyFrom(t *testing.T) {
 	}
 	for _, ws := range []uint8{8, 2, 1} {
 		name := fmt.Sprintf("db/x/%d", ws)
-		ga, err := ca.Get(ctx, &api.GetRequest{Name: name})
+		ga, err := getObject(ctx, ca, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gb, err := cb.Get(ctx, &api.GetRequest{Name: name})
+		gb, err := getObject(ctx, cb, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +347,7 @@ func TestCopyFrom(t *testing.T) {
 			t.Fatalf("%s differs after the copy: %+v vs %+v", name, ga, gb)
 		}
 	}
-	if _, err := cb.Get(ctx, &api.GetRequest{Name: "other"}); code(err) != codes.NotFound {
+	if _, err := cb.Get(ctx, &devicepb.GetRequest{Name: "other"}); code(err) != codes.NotFound {
 		t.Fatalf("an object outside the prefix was copied: %v", err)
 	}
 	if r, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -73,7 +74,7 @@ func verifyLimbs(name string) [][]uint64 {
 func putVerifyObjects(t *testing.T, c *testClient, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		if _, err := c.Put(context.Background(), &api.PutRequest{Name: name, Kind: 2, Polys: 2, Limbs: 1, Data: verifyLimbs(name)}); err != nil {
+		if _, err := c.Put(context.Background(), mustPut(name, object.Kind(2), 2, 1, verifyLimbs(name), 8)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +95,7 @@ func TestCopyFromRefusesObjectFailingChecksum(t *testing.T) {
 	if !errors.Is(err, api.ErrChecksum) || code(err) != codes.DataLoss {
 		t.Fatalf("copy from a rotting source: %v (code %v), want api.ErrChecksum, DataLoss", err, code(err))
 	}
-	if _, err := cdst.Get(ctx, &api.GetRequest{Name: "db/a"}); code(err) != codes.NotFound {
+	if _, err := cdst.Get(ctx, &devicepb.GetRequest{Name: "db/a"}); code(err) != codes.NotFound {
 		t.Fatalf("the refused object was published: %v", err)
 	}
 	if n := dst.d.copyCorrupt.Load(); n != 1 {
@@ -104,7 +105,7 @@ func TestCopyFromRefusesObjectFailingChecksum(t *testing.T) {
 	if err != nil || r.Objects != 1 {
 		t.Fatalf("copy from the healthy source: %+v, %v", r, err)
 	}
-	got, err := cdst.Get(ctx, &api.GetRequest{Name: "db/a"})
+	got, err := getObject(ctx, cdst, "db/a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,14 +126,14 @@ func TestCopyFromReplacesCorruptLocalObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	flipStored(t, dst.d, "db/a")
-	if _, err := cdst.Get(ctx, &api.GetRequest{Name: "db/a"}); code(err) != codes.DataLoss {
+	if _, err := cdst.Get(ctx, &devicepb.GetRequest{Name: "db/a"}); code(err) != codes.DataLoss {
 		t.Fatalf("reading the flipped object: %v, want DataLoss", err)
 	}
 	r, err := cdst.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: src.addr, Prefix: "db/"})
 	if err != nil || r.Objects != 1 {
 		t.Fatalf("second copy: %+v, %v (want db/a copied again, db/b kept)", r, err)
 	}
-	got, err := cdst.Get(ctx, &api.GetRequest{Name: "db/a"})
+	got, err := getObject(ctx, cdst, "db/a")
 	if err != nil || fmt.Sprint(got.Data) != fmt.Sprint(verifyLimbs("db/a")) {
 		t.Fatalf("db/a after the copy: %v, %v", got, err)
 	}
@@ -165,11 +166,11 @@ func TestScrubQuarantinesCorruptObject(t *testing.T) {
 	if d.scrubCorrupt.Load() != 1 || d.quarantined.Load() != 1 {
 		t.Fatalf("counted %d corruptions, %d quarantined; want 1, 1", d.scrubCorrupt.Load(), d.quarantined.Load())
 	}
-	if _, err := c.Get(ctx, &api.GetRequest{Name: "db/a"}); code(err) != codes.NotFound {
+	if _, err := c.Get(ctx, &devicepb.GetRequest{Name: "db/a"}); code(err) != codes.NotFound {
 		t.Fatalf("the corrupt object is still served: %v", err)
 	}
 	for _, name := range []string{"db/b", "db/c"} {
-		got, err := c.Get(ctx, &api.GetRequest{Name: name})
+		got, err := getObject(ctx, c, name)
 		if err != nil || fmt.Sprint(got.Data) != fmt.Sprint(verifyLimbs(name)) {
 			t.Fatalf("%s after the scrub: %v, %v", name, got, err)
 		}

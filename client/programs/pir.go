@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
@@ -269,11 +270,13 @@ func (d *devicePlaintexts) Plaintext(ctx context.Context, p int, dst []uint64) e
 	defer d.mu.Unlock()
 	o, ok := d.objs[j]
 	if !ok {
-		resp, err := d.dev.Get(ctx, &api.GetRequest{Name: api.StoredObjectName(d.prefix, j)})
+		resp, err := d.dev.Get(ctx, &devicepb.GetRequest{Name: api.StoredObjectName(d.prefix, j)})
 		if err != nil {
 			return err
 		}
-		o = resp.Data
+		if _, o, err = api.ObjectLimbs(resp); err != nil {
+			return err
+		}
 		d.objs[j] = o
 		d.pulled += int64(len(o)) * int64(len(dst)) * 8
 	}

@@ -68,8 +68,11 @@ func storeStreamKeys(ctx context.Context, dev api.Device, params rlwe.Parameters
 			}
 			limbs := engine.KeyLimbs(g)
 			per := len(params.Q()) + len(params.P())
-			resp, err := dev.Put(ctx, &api.PutRequest{Name: obj, Kind: object.KindKey, Polys: uint32(len(limbs) / per),
-				Limbs: uint32(per), Data: limbs})
+			put, err := api.NewPut(obj, object.KindKey, len(limbs)/per, per, limbs, 8)
+			if err != nil {
+				return nil, nil, 0, fmt.Errorf("session: store key %s: %w", name, err)
+			}
+			resp, err := dev.Put(ctx, put)
 			if err != nil {
 				return nil, nil, 0, fmt.Errorf("session: store key %s: %w", name, err)
 			}

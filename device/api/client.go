@@ -40,18 +40,12 @@ func (c *client) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*de
 	return call(ctx, "ProgSet", c.rpc.ProgSet, req, same)
 }
 
-func (c *client) Put(ctx context.Context, req *PutRequest) (*PutResponse, error) {
-	m, err := putToProto(req)
-	if err != nil {
-		return nil, err
-	}
-	return call(ctx, "Put", c.rpc.Put, m, func(m *devicepb.PutResponse) (*PutResponse, error) {
-		return &PutResponse{Generation: m.GetGeneration(), Bytes: m.GetBytes()}, nil
-	})
+func (c *client) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
+	return call(ctx, "Put", c.rpc.Put, req, same)
 }
 
-func (c *client) Get(ctx context.Context, req *GetRequest) (*GetResponse, error) {
-	return call(ctx, "Get", c.rpc.Get, &devicepb.GetRequest{Name: req.Name}, getRespFromProto)
+func (c *client) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
+	return call(ctx, "Get", c.rpc.Get, req, same)
 }
 
 func (c *client) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {

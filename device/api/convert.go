@@ -6,7 +6,6 @@ import (
 	"math"
 
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
-	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
 // Conversions between the wire messages (package devicepb) and the device's
@@ -79,33 +78,6 @@ func toU8(what string, v uint32) (uint8, error) {
 		return 0, fmt.Errorf("%w: %s %d exceeds 255", ErrInvalid, what, v)
 	}
 	return uint8(v), nil
-}
-
-func putFromProto(m *devicepb.PutRequest) (*PutRequest, error) {
-	if err := CheckName("object name", m.GetName()); err != nil {
-		return nil, err
-	}
-	kind, data, err := objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), true)
-	if err != nil {
-		return nil, err
-	}
-	wb, err := toU8("word bytes", m.GetWordBytes())
-	if err != nil {
-		return nil, err
-	}
-	req := &PutRequest{Name: m.GetName(), Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, WordBytes: wb}
-	if m.IfGeneration != nil {
-		g := object.Generation(m.GetIfGeneration())
-		req.IfGeneration = &g
-	}
-	return req, nil
-}
-
-func getFromProto(m *devicepb.GetRequest) (*GetRequest, error) {
-	if err := CheckName("object name", m.GetName()); err != nil {
-		return nil, err
-	}
-	return &GetRequest{Name: m.GetName()}, nil
 }
 
 func bindingFromProto(what string, m *devicepb.Binding) (Binding, error) {
@@ -202,40 +174,6 @@ func sendToProto(r *SendRequest) *devicepb.SendRequest {
 	return m
 }
 
-func putToProto(r *PutRequest) (*devicepb.PutRequest, error) {
-	wb, err := wordBytes(uint32(r.WordBytes))
-	if err != nil {
-		return nil, err
-	}
-	data, words, err := encodePutLimbs(r.Data, wb)
-	if err != nil {
-		return nil, fmt.Errorf("device: put %q: %w", r.Name, err)
-	}
-	m := &devicepb.PutRequest{Name: r.Name, Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: data, WordBytes: uint32(r.WordBytes), LimbWords: words}
-	if r.IfGeneration != nil {
-		g := uint64(*r.IfGeneration)
-		m.IfGeneration = &g
-	}
-	return m, nil
-}
-
-func putRespToProto(r *PutResponse) *devicepb.PutResponse {
-	return &devicepb.PutResponse{Generation: r.Generation, Bytes: r.Bytes}
-}
-
-func getRespToProto(r *GetResponse) (*devicepb.GetResponse, error) {
-	wb, err := wordBytes(uint32(r.WordBytes))
-	if err != nil {
-		return nil, err
-	}
-	data, words, err := encodeObjectLimbs(r.Data, wb, true)
-	if err != nil {
-		return nil, err
-	}
-	return &devicepb.GetResponse{Kind: uint32(r.Kind), Polys: r.Polys, Limbs: r.Limbs, Data: data, Crc32C: r.CRC32C,
-		WordBytes: uint32(r.WordBytes), LimbWords: words}, nil
-}
-
 func sendRespToProto(r *SendResponse) *devicepb.SendResponse {
 	return &devicepb.SendResponse{Job: r.Job}
 }
@@ -243,18 +181,6 @@ func sendRespToProto(r *SendResponse) *devicepb.SendResponse {
 func recvRespToProto(r *RecvResponse) *devicepb.RecvResponse {
 	return &devicepb.RecvResponse{Polys: r.Polys, Data: encodeLimbs(r.Data), Instructions: r.Instructions, MicroOps: r.MicroOps,
 		StoreBytes: r.StoreBytes}
-}
-
-func getRespFromProto(m *devicepb.GetResponse) (*GetResponse, error) {
-	kind, data, err := objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), false)
-	if err != nil {
-		return nil, err
-	}
-	wb, err := toU8("word bytes", m.GetWordBytes())
-	if err != nil {
-		return nil, err
-	}
-	return &GetResponse{Kind: kind, Polys: m.GetPolys(), Limbs: m.GetLimbs(), Data: data, CRC32C: m.Crc32C, WordBytes: wb}, nil
 }
 
 func recvRespFromProto(m *devicepb.RecvResponse) (*RecvResponse, error) {

@@ -20,9 +20,9 @@ type Device interface {
 	// again are a no-op, different bytes under a taken name are refused.
 	ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error)
 	// Put stores an object (refused while jobs run: ISP mode).
-	Put(ctx context.Context, req *PutRequest) (*PutResponse, error)
+	Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error)
 	// Get reads a stored object.
-	Get(ctx context.Context, req *GetRequest) (*GetResponse, error)
+	Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error)
 	// Delete deletes a stored object (refused while jobs run).
 	Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error)
 	// List describes the stored objects under a prefix, in name order.

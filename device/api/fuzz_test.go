@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
 // seedLimbs are two limbs of four coefficients.
@@ -25,8 +26,8 @@ func seedSend() *SendRequest {
 // seeds are encoded requests of every kind.
 func seeds() []proto.Message {
 	return []proto.Message{
-		must(putToProto(&PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs})),
-		must(putToProto(&PutRequest{Name: "db/head", Kind: 5, Polys: 1, Limbs: 1, Data: [][]uint64{{3, 0, 0, 'a', 'b', 'c', 0, 0}}, WordBytes: 1})),
+		must(NewPut("db/0", 2, 1, 2, seedLimbs, 8)),
+		must(NewPut("db/head", 5, 1, 1, [][]uint64{{3, 0, 0, 'a', 'b', 'c', 0, 0}}, 1)),
 		sendToProto(seedSend()),
 		&pb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "db/g1.ab", Keys: "db/members/me/keys/k/lwe-ff/",
 			Query: make([]byte, 1024), Secret: make([]byte, 64)},
@@ -44,7 +45,6 @@ func seeds() []proto.Message {
 // A request converted from the wire and back is the same request, and so
 // is every reply.
 func TestProtoRoundTrip(t *testing.T) {
-	put := &PutRequest{Name: "db/0", Kind: 2, Polys: 1, Limbs: 2, Data: seedLimbs}
 	send := seedSend()
 	runReply := &RunStreamResponse{Outputs: []StreamValues{{Node: 3, Instances: [][][]uint64{seedLimbs}}}, StoreBytes: 1, Bodies: 2, Seconds: 0.5,
 		Cores: []CoreUse{{Stage: "ring", Seconds: 0.25, Chunks: 16, WaitSeconds: 0.125, HeldSeconds: 0.0625, MaxWaitSeconds: 0.03125, MaxChunkSeconds: 0.015625, Batch: 1, MinLimit: 2},
@@ -55,11 +55,7 @@ func TestProtoRoundTrip(t *testing.T) {
 		msg  proto.Message
 		back func(proto.Message) (any, error)
 	}{
-		{"put", put, must(putToProto(put)), func(m proto.Message) (any, error) { return putFromProto(m.(*pb.PutRequest)) }},
 		{"send", send, sendToProto(send), func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
-		{"get reply", &GetResponse{Kind: 3, Polys: 1, Limbs: 2, Data: seedLimbs},
-			must(getRespToProto(&GetResponse{Kind: 3, Polys: 1, Limbs: 2, Data: seedLimbs})),
-			func(m proto.Message) (any, error) { return getRespFromProto(m.(*pb.GetResponse)) }},
 		{"recv reply", &RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3},
 			recvRespToProto(&RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3}),
 			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
@@ -95,9 +91,12 @@ type request struct {
 func requests() []request {
 	return []request{
 		{"Put", func() proto.Message { return &pb.PutRequest{} },
-			func(m proto.Message) (any, error) { return putFromProto(m.(*pb.PutRequest)) }},
+			func(m proto.Message) (any, error) {
+				kind, shape, raw, err := PutObject(m.(*pb.PutRequest))
+				return &putRead{m.(*pb.PutRequest).GetName(), kind, shape, raw}, err
+			}},
 		{"Get", func() proto.Message { return &pb.GetRequest{} },
-			func(m proto.Message) (any, error) { return getFromProto(m.(*pb.GetRequest)) }},
+			func(m proto.Message) (any, error) { return m, CheckName("object name", m.(*pb.GetRequest).GetName()) }},
 		{"Send", func() proto.Message { return &pb.SendRequest{} },
 			func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
 		{"Recv", func() proto.Message { return &pb.RecvRequest{} },
@@ -152,13 +151,15 @@ func checkValid(req any) error {
 		return nil
 	}
 	switch r := req.(type) {
-	case *PutRequest:
-		if err := name(r.Name); err != nil {
-			return err
+	case *putRead:
+		if len(r.raw) != r.shape.NumLimbs() || r.shape.Bytes() > MaxMessageBytes {
+			return fmt.Errorf("%d limbs of a %v object", len(r.raw), r.shape)
 		}
-		return checkLimbs(r.Data)
-	case *GetRequest:
-		return name(r.Name)
+		for _, l := range r.raw {
+			if len(l) != r.shape.LimbBytes() {
+				return fmt.Errorf("a limb of %d bytes in a %v object", len(l), r.shape)
+			}
+		}
 	case *SendRequest:
 		if err := name(r.Program); err != nil {
 			return err
@@ -232,12 +233,10 @@ func FuzzRequests(f *testing.F) {
 			}
 			var again any
 			switch q := req.(type) {
-			case *PutRequest:
-				m, err := putToProto(q)
-				if err != nil {
-					t.Fatalf("%s: an accepted put does not encode: %v", r.name, err)
-				}
-				again, err = putFromProto(m)
+			case *putRead:
+				var back putRead
+				back.kind, back.shape, back.raw, err = PutObject(PutRaw(q.name, q.kind, q.shape, q.raw))
+				back.name, again = q.name, &back
 			case *SendRequest:
 				again, err = sendFromProto(sendToProto(q))
 			case *RunStreamRequest:
@@ -273,4 +272,12 @@ func must[M proto.Message](m M, err error) M {
 		panic(err)
 	}
 	return m
+}
+
+// putRead is what the device reads of a Put.
+type putRead struct {
+	name  string
+	kind  object.Kind
+	shape object.Shape
+	raw   [][]byte
 }

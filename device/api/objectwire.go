@@ -3,7 +3,9 @@ package api
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
@@ -149,4 +151,166 @@ func objectLimbsFromProto(kind uint32, data [][]byte, wb, limbWords uint32, boun
 		return 0, nil, err
 	}
 	return object.Kind(k), limbs, nil
+}
+
+// ObjectReply is the Get reply of an object as stored: raw holds its limbs
+// in words of shape.WordSize bytes; each crosses with its trailing zero
+// words left out (LimbWords says how long a limb is), crc is the stored
+// object's checksum.
+func ObjectReply(kind object.Kind, shape object.Shape, raw [][]byte, crc uint32) *devicepb.GetResponse {
+	ws := int(shape.WordSize)
+	data := make([][]byte, len(raw))
+	for i, b := range raw {
+		end := len(b)
+		for end >= ws && allZero(b[end-ws:end]) {
+			end -= ws
+		}
+		data[i] = b[:end]
+	}
+	return &devicepb.GetResponse{Kind: uint32(kind), Polys: uint32(shape.Polys), Limbs: uint32(shape.Limbs), Data: data, Crc32C: &crc,
+		WordBytes: uint32(ws), LimbWords: uint32(1) << shape.LogN}
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ObjectLimbs reads a Get reply's object as words, checked: the reply
+// comes from a device.
+func ObjectLimbs(m *devicepb.GetResponse) (object.Kind, [][]uint64, error) {
+	return objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), false)
+}
+
+// ObjectRaw reads a Get reply's object as stored — its limbs whole, in
+// words of its word size — checked against the polys and limbs it names.
+func ObjectRaw(m *devicepb.GetResponse) (object.Kind, object.Shape, [][]byte, error) {
+	kind, limbs, err := ObjectLimbs(m)
+	if err != nil {
+		return 0, object.Shape{}, nil, err
+	}
+	ws, _ := wordBytes(m.GetWordBytes())
+	if len(limbs) == 0 || uint64(m.GetPolys())*uint64(m.GetLimbs()) != uint64(len(limbs)) {
+		return 0, object.Shape{}, nil, fmt.Errorf("%w: an object of %d × %d limbs carrying %d", ErrInvalid, m.GetPolys(), m.GetLimbs(), len(limbs))
+	}
+	n := len(limbs[0])
+	logN := bits.Len(uint(n)) - 1
+	if n != 1<<logN {
+		return 0, object.Shape{}, nil, fmt.Errorf("%w: limbs of %d words, not a power of two", ErrInvalid, n)
+	}
+	shape := object.Shape{Polys: int(m.GetPolys()), Limbs: int(m.GetLimbs()), LogN: uint8(logN), WordSize: uint8(ws)}
+	raw := rawOf(limbs, ws)
+	return kind, shape, raw, nil
+}
+
+// BlobBytes reads a Get reply's blob: its one limb of bytes, decoded
+// (object.DecodeBlob).
+func BlobBytes(m *devicepb.GetResponse) ([]byte, error) {
+	if len(m.GetData()) != 1 || m.GetWordBytes() != 1 || object.Kind(m.GetKind()) != object.KindBlob {
+		return nil, fmt.Errorf("%w: not a blob", ErrInvalid)
+	}
+	n := int(m.GetLimbWords())
+	if n == 0 {
+		n = len(m.GetData()[0])
+	}
+	if n > MaxLimbCoeffs || len(m.GetData()[0]) > n {
+		return nil, fmt.Errorf("%w: a blob of %d bytes in a limb of %d", ErrInvalid, len(m.GetData()[0]), n)
+	}
+	raw := make([]byte, n)
+	copy(raw, m.GetData()[0])
+	return object.DecodeBlob(raw)
+}
+
+// NewPut is the Put of an object of polys × limbs limbs given as words,
+// stored in words of wordBytes bytes (8, 2 or 1; 0 means 8): encoded as the
+// device stores it, each limb's trailing zero words left out where the
+// device's expansion bound allows. A word wider than wordBytes is refused.
+func NewPut(name string, kind object.Kind, polys, limbs int, data [][]uint64, wordBytes int) (*devicepb.PutRequest, error) {
+	wb, err := wordBytes32(wordBytes)
+	if err != nil {
+		return nil, err
+	}
+	enc, words, err := encodePutLimbs(data, wb)
+	if err != nil {
+		return nil, fmt.Errorf("device: put %q: %w", name, err)
+	}
+	return &devicepb.PutRequest{Name: name, Kind: uint32(kind), Polys: uint32(max(polys, 0)), Limbs: uint32(max(limbs, 0)), Data: enc,
+		WordBytes: uint32(wb), LimbWords: words}, nil
+}
+
+func wordBytes32(wb int) (int, error) {
+	if wb < 0 || wb > 8 {
+		return 0, fmt.Errorf("%w: %d-byte words (want 1, 2 or 8)", ErrInvalid, wb)
+	}
+	return wordBytes(uint32(wb))
+}
+
+// PutRaw is the Put of an object given as stored: its limbs in words of
+// shape.WordSize bytes.
+func PutRaw(name string, kind object.Kind, shape object.Shape, raw [][]byte) *devicepb.PutRequest {
+	ws := max(int(shape.WordSize), 1)
+	data := make([][]byte, len(raw))
+	var carried int64
+	for i, b := range raw {
+		end := len(b)
+		for end >= ws && allZero(b[end-ws:end]) {
+			end -= ws
+		}
+		data[i] = b[:end]
+		carried += int64(end)
+	}
+	if !withinExpansion(shape.Bytes(), carried) {
+		data = raw // mostly zeros: sent whole, as the device's bound asks
+	}
+	return &devicepb.PutRequest{Name: name, Kind: uint32(kind), Polys: uint32(shape.Polys), Limbs: uint32(shape.Limbs), Data: data,
+		WordBytes: uint32(shape.WordSize), LimbWords: uint32(1) << shape.LogN}
+}
+
+// PutObject reads a Put on the device: the object's kind, shape and limbs
+// as stored (whole), checked — the word size, the limbs against the polys
+// and limbs named, a power-of-two limb length, and what the request may
+// make the device allocate (at most about twice what it carries).
+func PutObject(m *devicepb.PutRequest) (object.Kind, object.Shape, [][]byte, error) {
+	kind, limbs, err := objectLimbsFromProto(m.GetKind(), m.GetData(), m.GetWordBytes(), m.GetLimbWords(), true)
+	if err != nil {
+		return 0, object.Shape{}, nil, err
+	}
+	ws, _ := wordBytes(m.GetWordBytes())
+	if len(limbs) == 0 || m.GetPolys() == 0 || m.GetLimbs() == 0 || uint64(m.GetPolys())*uint64(m.GetLimbs()) != uint64(len(limbs)) {
+		return 0, object.Shape{}, nil, fmt.Errorf("%w: %d limbs for %d polys × %d limbs", ErrInvalid, len(limbs), m.GetPolys(), m.GetLimbs())
+	}
+	n := len(limbs[0])
+	logN := bits.Len(uint(n)) - 1
+	if n != 1<<logN {
+		return 0, object.Shape{}, nil, fmt.Errorf("%w: limb length %d is not a power of two", ErrInvalid, n)
+	}
+	shape := object.Shape{Polys: int(m.GetPolys()), Limbs: int(m.GetLimbs()), LogN: uint8(logN), WordSize: uint8(ws)}
+	if err := shape.Validate(); err != nil {
+		return 0, object.Shape{}, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return kind, shape, rawOf(limbs, ws), nil
+}
+
+// rawOf lays words out as stored: little-endian words of ws bytes.
+func rawOf(limbs [][]uint64, ws int) [][]byte {
+	raw := make([][]byte, len(limbs))
+	for i, l := range limbs {
+		b := make([]byte, ws*len(l))
+		for j, v := range l {
+			switch ws {
+			case 8:
+				binary.LittleEndian.PutUint64(b[8*j:], v)
+			case 2:
+				binary.LittleEndian.PutUint16(b[2*j:], uint16(v))
+			case 1:
+				b[j] = byte(v)
+			}
+		}
+		raw[i] = b
+	}
+	return raw
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"math/bits"
 	"reflect"
 	"testing"
 
@@ -22,26 +23,27 @@ func TestObjectLimbsRoundTrip(t *testing.T) {
 		{2, [][]uint64{{65535, 0, 3, 0, 0, 0, 0, 0}, {1, 2, 3, 4, 5, 6, 7, 8}}},
 		{1, [][]uint64{{255, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}},
 	} {
-		put := &PutRequest{Name: "db/x", Kind: 2, Polys: 1, Limbs: uint32(len(tc.limbs)), Data: tc.limbs, WordBytes: tc.wb}
-		m, err := putToProto(put)
+		put, err := NewPut("db/x", 2, 1, len(tc.limbs), tc.limbs, int(tc.wb))
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := putFromProto(m)
-		if err != nil || !reflect.DeepEqual(back, put) {
-			t.Fatalf("%d-byte words: %+v, %v; want %+v", tc.wb, back, err, put)
+		if _, _, back, err := PutObject(put); err != nil || !reflect.DeepEqual(back, rawOf(tc.limbs, int(tc.wb))) {
+			t.Fatalf("%d-byte words: %v, %v", tc.wb, back, err)
 		}
-		get := &GetResponse{Kind: 2, Polys: 1, Limbs: uint32(len(tc.limbs)), Data: tc.limbs, WordBytes: tc.wb}
-		gm, err := getRespToProto(get)
+		raw, _, err := encodeObjectLimbs(tc.limbs, int(tc.wb), false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gback, err := getRespFromProto(gm)
-		if err != nil || !reflect.DeepEqual(gback, get) {
-			t.Fatalf("%d-byte words, get: %+v, %v", tc.wb, gback, err)
+		shape := object.Shape{Polys: 1, Limbs: len(tc.limbs), LogN: uint8(bits.Len(uint(len(tc.limbs[0]))) - 1), WordSize: tc.wb}
+		gm := ObjectReply(2, shape, raw, object.Checksum(raw))
+		if kind, limbs, err := ObjectLimbs(gm); err != nil || kind != 2 || !reflect.DeepEqual(limbs, tc.limbs) {
+			t.Fatalf("%d-byte words, get: %v, %v, %v", tc.wb, kind, limbs, err)
+		}
+		if kind, sh, back, err := ObjectRaw(gm); err != nil || kind != 2 || sh != shape || !reflect.DeepEqual(back, raw) {
+			t.Fatalf("%d-byte words, get as stored: %v, %v, %v", sh, back, err, shape)
 		}
 	}
-	if _, err := putToProto(&PutRequest{Name: "db/x", Data: [][]uint64{{1 << 16}}, WordBytes: 2}); !errors.Is(err, ErrInvalid) {
+	if _, err := NewPut("db/x", 2, 1, 1, [][]uint64{{1 << 16}}, 2); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a word wider than 2 bytes: %v, want ErrInvalid", err)
 	}
 }
@@ -59,14 +61,14 @@ func TestBlobCostsAByteAByte(t *testing.T) {
 	for i, b := range limb {
 		data[i] = uint64(b)
 	}
-	m, err := getRespToProto(&GetResponse{Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := ObjectReply(object.KindBlob, object.BlobShape(len(limb)), [][]byte{limb}, object.Checksum([][]byte{limb}))
 	if size := proto.Size(m); float64(size) > 1.01*float64(len(manifest)) {
 		t.Fatalf("a %d-byte manifest costs %d bytes on the wire", len(manifest), size)
 	}
-	p, err := putToProto(&PutRequest{Name: "db/head", Kind: object.KindBlob, Polys: 1, Limbs: 1, Data: [][]uint64{data}, WordBytes: 1})
+	if back, err := BlobBytes(m); err != nil || string(back) != string(manifest) {
+		t.Fatalf("the manifest back: %v", err)
+	}
+	p, err := NewPut("db/head", object.KindBlob, 1, 1, [][]uint64{data}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,17 +82,46 @@ func TestBlobCostsAByteAByte(t *testing.T) {
 // a limb mostly of zeros is sent whole by the client, so it passes.
 func TestObjectLimbsExpansionBounded(t *testing.T) {
 	m := &pb.PutRequest{Name: "db/x", Kind: 2, Polys: 1, Limbs: 1024, WordBytes: 8, LimbWords: MaxLimbCoeffs, Data: make([][]byte, 1024)}
-	if _, err := putFromProto(m); !errors.Is(err, ErrInvalid) {
+	if _, _, _, err := PutObject(m); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("1024 empty limbs claiming %d words each: %v, want ErrInvalid", MaxLimbCoeffs, err)
 	}
 	zeros := make([]uint64, 1<<14)
 	zeros[0] = 7
-	put := &PutRequest{Name: "db/x", Kind: 2, Polys: 1, Limbs: 1, Data: [][]uint64{zeros}}
-	pm, err := putToProto(put)
+	pm, err := NewPut("db/x", 2, 1, 1, [][]uint64{zeros}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back, err := putFromProto(pm); err != nil || !reflect.DeepEqual(back, put) {
+	if _, _, back, err := PutObject(pm); err != nil || !reflect.DeepEqual(back, rawOf([][]uint64{zeros}, 8)) {
 		t.Fatalf("a limb mostly of zeros: %v", err)
+	}
+}
+
+// A Get reply is the device's word: one naming more limbs than it
+// carries, limbs of a length that is no power of two, or a blob in words
+// wider than bytes, is refused, named.
+func TestObjectRepliesChecked(t *testing.T) {
+	good := func() *pb.GetResponse {
+		raw := [][]byte{make([]byte, 64), make([]byte, 64)}
+		raw[0][0], raw[1][9] = 1, 2
+		return ObjectReply(2, object.Shape{Polys: 1, Limbs: 2, LogN: 3, WordSize: 8}, raw, object.Checksum(raw))
+	}
+	if _, _, _, err := ObjectRaw(good()); err != nil {
+		t.Fatal(err)
+	}
+	for name, mutate := range map[string]func(m *pb.GetResponse){
+		"more limbs named": func(m *pb.GetResponse) { m.Limbs = 3 },
+		"no limbs":         func(m *pb.GetResponse) { m.Data = nil },
+		"not a power of 2": func(m *pb.GetResponse) { m.LimbWords = 6 },
+		"a limb too long":  func(m *pb.GetResponse) { m.Data[1] = make([]byte, 72) },
+		"odd word size":    func(m *pb.GetResponse) { m.WordBytes = 4 },
+	} {
+		m := good()
+		mutate(m)
+		if _, _, _, err := ObjectRaw(m); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	if _, err := BlobBytes(good()); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a blob of two 8-byte-word limbs: %v, want ErrInvalid", err)
 	}
 }

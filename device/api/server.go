@@ -46,15 +46,11 @@ func (s *server) ProgSet(ctx context.Context, in *devicepb.ProgSetRequest) (*dev
 }
 
 func (s *server) Put(ctx context.Context, in *devicepb.PutRequest) (*devicepb.PutResponse, error) {
-	return handle(ctx, "Put", in, putFromProto, s.d.Put, putRespToProto)
+	return handle(ctx, "Put", in, same, s.d.Put, func(r *devicepb.PutResponse) *devicepb.PutResponse { return r })
 }
 
 func (s *server) Get(ctx context.Context, in *devicepb.GetRequest) (*devicepb.GetResponse, error) {
-	resp, err := handle(ctx, "Get", in, getFromProto, s.d.Get, func(r *GetResponse) *GetResponse { return r })
-	if err != nil {
-		return nil, err
-	}
-	return getRespToProto(resp)
+	return handle(ctx, "Get", in, same, s.d.Get, func(r *devicepb.GetResponse) *devicepb.GetResponse { return r })
 }
 
 func (s *server) Delete(ctx context.Context, in *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
-	"github.com/rosemary-fhe/rosemary/device/object"
 )
 
 // The device's request and reply types: what Device takes and returns.
@@ -29,47 +28,6 @@ const (
 	// the same with QueryLWE's query and answer as bytes.
 	WireVersion = 4
 )
-
-// PutRequest stores an object limb by limb: Polys × Limbs limbs of 2^LogN
-// coefficients in poly-major order.
-type PutRequest struct {
-	Name  string
-	Kind  object.Kind
-	Polys uint32
-	Limbs uint32
-	Data  [][]uint64
-	// WordBytes is the stored word size: 8 (0 means 8), or 2 for values
-	// below 2^16.
-	WordBytes uint8
-	// IfGeneration, if set, makes the put a compare-and-swap: the object
-	// is stored only if its current generation is *IfGeneration (0: only
-	// if it does not exist); otherwise the put fails with ErrStale.
-	IfGeneration *object.Generation
-}
-
-// PutResponse reports the published generation.
-type PutResponse struct {
-	Generation uint64
-	Bytes      uint64
-}
-
-// GetRequest reads a stored object.
-type GetRequest struct{ Name string }
-
-// GetResponse is a stored object.
-type GetResponse struct {
-	Kind  object.Kind
-	Polys uint32
-	Limbs uint32
-	Data  [][]uint64
-	// CRC32C is the object's checksum as stored (object.Checksum of its
-	// limbs in their stored word size), nil if the device sent none. A
-	// copy is checked against it before it is published.
-	CRC32C *uint32
-	// WordBytes is the stored word size (8, 2 or 1; 0 means 8): the wire
-	// carries words of that size.
-	WordBytes uint8
-}
 
 // Operand sources of a Binding.
 const (

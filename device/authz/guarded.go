@@ -120,7 +120,7 @@ func (g *Guarded) SetStream(ctx context.Context, req *devicepb.SetStreamRequest)
 	return g.next.SetStream(ctx, &devicepb.SetStreamRequest{Name: programName(id, req.GetName()), Program: req.GetProgram()})
 }
 
-func (g *Guarded) Put(ctx context.Context, req *api.PutRequest) (*api.PutResponse, error) {
+func (g *Guarded) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
 	if _, err := g.check(ctx, Write, req.Name); err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (g *Guarded) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*dev
 // (objname.Delta: the sealed changes since its current generation, which
 // every query reads whole after the manifest) whole.
 
-func (g *Guarded) Get(ctx context.Context, req *api.GetRequest) (*api.GetResponse, error) {
+func (g *Guarded) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
 	if strings.HasPrefix(req.Name, objname.ACL("")) {
 		// A device copying a database brings its access list along.
 		id, err := caller(ctx)

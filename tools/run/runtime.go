@@ -287,7 +287,10 @@ func (s *Session) uploadStored(ctx context.Context, c api.Device) error {
 				}
 				data = append(data, m)
 			}
-			put := &api.PutRequest{Name: obj, Kind: object.KindPlaintext, Polys: uint32(last - first), Limbs: uint32(limbs), Data: data}
+			put, err := api.NewPut(obj, object.KindPlaintext, last-first, limbs, data, 8)
+			if err != nil {
+				return fmt.Errorf("run: upload %s: %w", obj, err)
+			}
 			if _, err := c.Put(ctx, put); err != nil {
 				return fmt.Errorf("run: upload %s: %w", obj, err)
 			}
@@ -311,7 +314,10 @@ func (s *Session) uploadKeys(ctx context.Context, c api.Device) error {
 	put := func(id lower.KeyID, g *rlwe.GadgetCiphertext) error {
 		limbs := engine.KeyLimbs(g)
 		per := len(g.Value[0][0][0].Q.Coeffs) + len(g.Value[0][0][0].P.Coeffs)
-		req := &api.PutRequest{Name: id.ObjectName(prefix), Kind: object.KindKey, Polys: uint32(len(limbs) / per), Limbs: uint32(per), Data: limbs}
+		req, err := api.NewPut(id.ObjectName(prefix), object.KindKey, len(limbs)/per, per, limbs, 8)
+		if err != nil {
+			return fmt.Errorf("run: upload key %s: %w", id.ObjectName(prefix), err)
+		}
 		if _, err := c.Put(ctx, req); err != nil {
 			return fmt.Errorf("run: upload key %s: %w", req.Name, err)
 		}
@@ -441,7 +447,7 @@ func (s *Session) pull(ctx context.Context, c api.Device, name string) error {
 			continue
 		}
 		seen[obj] = true
-		if _, err := c.Get(ctx, &api.GetRequest{Name: obj}); err != nil {
+		if _, err := c.Get(ctx, &devicepb.GetRequest{Name: obj}); err != nil {
 			return fmt.Errorf("run: pull %s: %w", obj, err)
 		}
 	}

@@ -446,19 +446,16 @@ func answerBytes(resp *devicepb.LWEQueryResponse) int64 {
 // lweKeyPut is the Put of an encoded Galois key: a key object of 64 KiB
 // limbs of little-endian words, zero-padded (the device knows the key's
 // size from the parameters).
-func lweKeyPut(name string, b []byte) *api.PutRequest {
+func lweKeyPut(name string, b []byte) *devicepb.PutRequest {
 	const limbWords = 1 << 13
 	limbs := (len(b) + 8*limbWords - 1) / (8 * limbWords)
 	padded := make([]byte, limbs*8*limbWords)
 	copy(padded, b)
-	data := make([][]uint64, limbs)
-	for l := range data {
-		data[l] = make([]uint64, limbWords)
-		for j := range data[l] {
-			data[l][j] = binary.LittleEndian.Uint64(padded[8*(l*limbWords+j):])
-		}
+	raw := make([][]byte, limbs)
+	for l := range raw {
+		raw[l] = padded[l*8*limbWords : (l+1)*8*limbWords]
 	}
-	return &api.PutRequest{Name: name, Kind: object.KindKey, Polys: 1, Limbs: uint32(limbs), Data: data, WordBytes: 8}
+	return api.PutRaw(name, object.KindKey, object.Shape{Polys: 1, Limbs: limbs, LogN: 13, WordSize: 8}, raw)
 }
 
 // SeededLWERecord is record index of a seeded synthetic database: bytes of

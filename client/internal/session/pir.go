@@ -104,23 +104,10 @@ type ObjectSink func(ctx context.Context, name string, shape object.Shape, raw [
 // DeviceSink uploads objects to a device (Put), keeping their word size.
 func DeviceSink(dev api.Device) ObjectSink {
 	return func(ctx context.Context, name string, shape object.Shape, raw [][]byte) error {
-		ws := int(shape.WordSize)
-		if ws != 2 && ws != 8 {
-			return fmt.Errorf("session: upload of %d-byte words", shape.WordSize)
+		if ws := shape.WordSize; ws != 2 && ws != 8 {
+			return fmt.Errorf("session: upload of %d-byte words", ws)
 		}
-		data := make([][]uint64, len(raw))
-		for i, b := range raw {
-			data[i] = make([]uint64, len(b)/ws)
-			for j := range data[i] {
-				if ws == 2 {
-					data[i][j] = uint64(binary.LittleEndian.Uint16(b[2*j:]))
-				} else {
-					data[i][j] = binary.LittleEndian.Uint64(b[8*j:])
-				}
-			}
-		}
-		_, err := dev.Put(ctx, &api.PutRequest{Name: name, Kind: object.KindPlaintext, Polys: uint32(shape.Polys),
-			Limbs: uint32(shape.Limbs), Data: data, WordBytes: uint8(ws)})
+		_, err := dev.Put(ctx, api.PutRaw(name, object.KindPlaintext, shape, raw))
 		return err
 	}
 }

@@ -1,0 +1,14 @@
+//go:build amd64 && !purego
+
+package ot
+
+import "golang.org/x/sys/cpu"
+
+// useAESNI selects the AES-NI kernel; x/sys/cpu reports the instructions.
+var useAESNI = cpu.X86.HasAES && cpu.X86.HasSSE41
+
+// encryptBlocksAsm encrypts n ≥ 1 blocks from src to dst under the
+// expanded AES-128 key rk, eight at a time, then one at a time.
+//
+//go:noescape
+func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int)

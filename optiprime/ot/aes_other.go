@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package ot
+
+const useAESNI = false
+
+func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int) {
+	panic("ot: no AES-NI kernel on this platform")
+}

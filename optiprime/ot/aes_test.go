@@ -1,0 +1,125 @@
+package ot
+
+import (
+	"crypto/aes"
+	"crypto/rand"
+	"testing"
+)
+
+func randBlocks(t testing.TB, n int) []block {
+	buf := make([]byte, 16*n)
+	if _, err := rand.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]block, n)
+	for j := range out {
+		out[j] = getBlock(buf[16*j:])
+	}
+	return out
+}
+
+// The expanded key and the kernel agree with crypto/aes block for block,
+// for random keys and every tail length of the eight-block loop.
+func TestFixedAESMatchesCryptoAES(t *testing.T) {
+	for trial := 0; trial < 4; trial++ {
+		var key [16]byte
+		if _, err := rand.Read(key[:]); err != nil {
+			t.Fatal(err)
+		}
+		c, err := aes.NewCipher(key[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &fixedAES{c: c}
+		expandKey128(key[:], &f.rk)
+		for _, n := range []int{1, 7, 8, 9, 16, 23, 300} {
+			src := randBlocks(t, n)
+			dst := make([]block, n)
+			f.encrypt(dst, src)
+			var buf [32]byte
+			for j := range src {
+				src[j].put(buf[:16])
+				c.Encrypt(buf[16:], buf[:16])
+				if want := getBlock(buf[16:]); dst[j] != want {
+					t.Fatalf("key %x, %d blocks: block %d = %x, crypto/aes %x (AES-NI kernel: %v)", key, n, j, dst[j], want, useAESNI)
+				}
+			}
+			f.encrypt(src, src) // in place
+			for j := range src {
+				if src[j] != dst[j] {
+					t.Fatalf("in place, block %d differs", j)
+				}
+			}
+		}
+	}
+}
+
+// FIPS 197 Appendix C.1: AES-128 of 00112233…eeff under 000102…0f.
+func TestFixedAESKnownAnswer(t *testing.T) {
+	var key [16]byte
+	var pt [16]byte
+	for i := range key {
+		key[i] = byte(i)
+		pt[i] = byte(i * 0x11)
+	}
+	f := &fixedAES{}
+	expandKey128(key[:], &f.rk)
+	f.c, _ = aes.NewCipher(key[:])
+	out := make([]block, 9) // nine copies: the eight-block loop and the tail
+	in := make([]block, 9)
+	for j := range in {
+		in[j] = getBlock(pt[:])
+	}
+	f.encrypt(out, in)
+	want := []byte{0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a}
+	for j := range out {
+		var got [16]byte
+		out[j].put(got[:])
+		if string(got[:]) != string(want) {
+			t.Fatalf("block %d: %x, want %x", j, got, want)
+		}
+	}
+}
+
+// crhBlocks is π(π(x ⊕ d) ⊕ (i, 0)) ⊕ π(x ⊕ d), checked against crypto/aes.
+func TestCRHBlocksDefinition(t *testing.T) {
+	const n = 2*tccrChunk + 5
+	x := randBlocks(t, n)
+	d := randBlocks(t, 1)[0]
+	out, tmp := make([]block, n), make([]block, tccrChunk)
+	const first = 1<<40 + 3
+	crhBlocks(first, x, d, out, tmp)
+	pi := func(b block) block {
+		var buf [32]byte
+		b.put(buf[:16])
+		crhCipher.c.Encrypt(buf[16:], buf[:16])
+		return getBlock(buf[16:])
+	}
+	for j := range x {
+		a := pi(x[j].xor(d))
+		want := pi(a.xor(block{first + uint64(j), 0})).xor(a)
+		if out[j] != want {
+			t.Fatalf("H(%d, x ⊕ d) = %x, want %x", j, out[j], want)
+		}
+	}
+	if got := crhOne(first+7, x[7].xor(d)); got != out[7] {
+		t.Fatalf("crhOne %x, crhBlocks %x", got, out[7])
+	}
+}
+
+func BenchmarkFixedAES(b *testing.B) {
+	src := randBlocks(b, 1024)
+	b.SetBytes(16 * 1024)
+	for i := 0; i < b.N; i++ {
+		crhCipher.encrypt(src, src)
+	}
+}
+
+func BenchmarkCRHBlocks(b *testing.B) {
+	x := randBlocks(b, 1024)
+	out, tmp := make([]block, 1024), make([]block, tccrChunk)
+	b.SetBytes(16 * 1024)
+	for i := 0; i < b.N; i++ {
+		crhBlocks(uint64(i), x, block{}, out, tmp)
+	}
+}

@@ -34,8 +34,9 @@
 // extension sender with random s ∈ {0,1}^128 forms q^i = G(k_i^{s_i}) ⊕ s_i·u^i,
 // so that after transposing, row q_j = t_j ⊕ r_j·s. Keys are
 // H(j, q_j) and H(j, q_j ⊕ s) for the sender and H(j, t_j) for the receiver,
-// with H = SHA-256 tweaked by the global OT index j (a correlation-robust hash
-// in the random-oracle model). Streams continue across calls, and the index
+// with H(j, x) = π(π(x) ⊕ j) ⊕ π(x), π fixed-key AES-128: the tweakable
+// correlation-robust hash of Guo, Katz, Wang, Weng and Yu (IEEE S&P 2020),
+// tweaked by the global OT index j (see crhBlocks for why it suffices). Streams continue across calls, and the index
 // keeps counting, so both parties must make the same calls in the same order.
 //
 // # Derived OTs

@@ -380,6 +380,9 @@ func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, erro
 	if err := checkBits(bits); err != nil {
 		return nil, err
 	}
+	if w := packedWidth(req.logN, bits); w != 0 {
+		return r.finishNPacked(req, reply, bits, w)
+	}
 	logN, N := req.logN, 1<<req.logN
 	y, err := share.Unpack(reply, len(req.nChoice)*N, bits)
 	if err != nil {

@@ -123,3 +123,43 @@ func BenchmarkCRHBlocks(b *testing.B) {
 		crhBlocks(uint64(i), x, block{}, out, tmp)
 	}
 }
+
+// ggmExpand's leaves and level sums follow the definition node by node:
+// children π0(x) ⊕ x and π1(x) ⊕ x (crypto/aes), node j's at 2j and 2j+1,
+// for trees wider than a chunk.
+func TestGGMExpandDefinition(t *testing.T) {
+	pi := func(b int, x block) block {
+		var buf [32]byte
+		x.put(buf[:16])
+		ggmAES[b].c.Encrypt(buf[16:], buf[:16])
+		return getBlock(buf[16:]).xor(x)
+	}
+	for _, h := range []int{1, 3, 9, 11} {
+		root := randBlocks(t, 1)[0]
+		level := []block{root}
+		sums := make([][2]block, h)
+		for l := 0; l < h; l++ {
+			next := make([]block, 2*len(level))
+			for j, x := range level {
+				next[2*j], next[2*j+1] = pi(0, x), pi(1, x)
+				sums[l][0] = sums[l][0].xor(next[2*j])
+				sums[l][1] = sums[l][1].xor(next[2*j+1])
+			}
+			level = next
+		}
+		tree := make([]block, 1<<h)
+		tree[0] = root
+		got := make([][2]block, h)
+		ggmExpand(new(hasher), tree, h, got)
+		for j := range tree {
+			if tree[j] != level[j] {
+				t.Fatalf("h=%d: leaf %d = %x, want %x", h, j, tree[j], level[j])
+			}
+		}
+		for l := range got {
+			if got[l] != sums[l] {
+				t.Fatalf("h=%d: level %d sums differ", h, l)
+			}
+		}
+	}
+}

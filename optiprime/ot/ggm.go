@@ -11,45 +11,32 @@ import (
 // secure when AES is modelled as an ideal cipher (Guo, Katz, Wang, Weng, Yu,
 // "Efficient and Secure Multiparty Computation from Fixed-Key Block
 // Ciphers", IEEE S&P 2020). A fixed key keeps the key schedule out of the
-// inner loop (one per node otherwise).
-var ggmCipher = [2]cipher.Block{fixedCipher("RMGGM0"), fixedCipher("RMGGM1")}
+// inner loop (one per node otherwise), and lets a level's nodes be
+// encrypted many blocks per call.
+var ggmAES = [2]*fixedAES{newFixedAES("RMGGM0"), newFixedAES("RMGGM1")}
 
-func (h *hasher) ggmChildren(x block) (c0, c1 block) {
-	// Two scratch blocks: the two encryptions do not wait on each other's
-	// stores and loads.
-	x.put(h.buf[:16])
-	x.put(h.buf2[:16])
-	ggmCipher[0].Encrypt(h.buf[16:], h.buf[:16])
-	ggmCipher[1].Encrypt(h.buf2[16:], h.buf2[:16])
-	return getBlock(h.buf[16:]).xor(x), getBlock(h.buf2[16:]).xor(x)
-}
+// ggmChunk is the number of parent nodes expanded per pass: π0 and π1 run
+// over the chunk in two calls of many blocks each (fixedAES), not two
+// calls per node.
+const ggmChunk = 256
 
 // ggmLevel replaces nodes 0..2^l−1 by their children (node j's at 2j,
-// 2j+1) and returns the XOR of the left and of the right children. Two
-// nodes at a time, on four scratch blocks, so that four encryptions are in
-// flight.
+// 2j+1) and returns the XOR of the left and of the right children. Chunks
+// go from the top down and each chunk's parents are copied out first: the
+// children of [lo, hi) land in [2lo, 2hi), never below lo, where the
+// parents still to expand are.
 func (h *hasher) ggmLevel(tree []block, l int) (s0, s1 block) {
-	j := 1<<l - 1
-	for ; j >= 1; j -= 2 { // downwards: 2j, 2j+1 (and 2j−2, 2j−1) are read before written
-		x, y := tree[j], tree[j-1]
-		x.put(h.buf[:16])
-		x.put(h.buf2[:16])
-		y.put(h.buf3[:16])
-		y.put(h.buf4[:16])
-		ggmCipher[0].Encrypt(h.buf[16:], h.buf[:16])
-		ggmCipher[1].Encrypt(h.buf2[16:], h.buf2[:16])
-		ggmCipher[0].Encrypt(h.buf3[16:], h.buf3[:16])
-		ggmCipher[1].Encrypt(h.buf4[16:], h.buf4[:16])
-		x0, x1 := getBlock(h.buf[16:]).xor(x), getBlock(h.buf2[16:]).xor(x)
-		y0, y1 := getBlock(h.buf3[16:]).xor(y), getBlock(h.buf4[16:]).xor(y)
-		tree[2*j], tree[2*j+1] = x0, x1
-		tree[2*j-2], tree[2*j-1] = y0, y1
-		s0, s1 = s0.xor(x0).xor(y0), s1.xor(x1).xor(y1)
-	}
-	if j == 0 { // l = 0: the root alone
-		c0, c1 := h.ggmChildren(tree[0])
-		tree[0], tree[1] = c0, c1
-		s0, s1 = s0.xor(c0), s1.xor(c1)
+	for hi := 1 << l; hi > 0; hi -= ggmChunk {
+		lo := max(0, hi-ggmChunk)
+		par, c0, c1 := h.par[:hi-lo], h.c0[:hi-lo], h.c1[:hi-lo]
+		copy(par, tree[lo:hi])
+		ggmAES[0].encrypt(c0, par)
+		ggmAES[1].encrypt(c1, par)
+		for k, x := range par {
+			a, b := c0[k].xor(x), c1[k].xor(x)
+			tree[2*(lo+k)], tree[2*(lo+k)+1] = a, b
+			s0, s1 = s0.xor(a), s1.xor(b)
+		}
 	}
 	return s0, s1
 }

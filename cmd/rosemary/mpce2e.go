@@ -34,6 +34,9 @@ type e2eRun struct {
 	LoadAfter  string  `json:"load_after"`
 	CPUs       int     `json:"cpus"`
 	Command    string  `json:"command"`
+	// Sweep is this session projected onto the sweep's links (--sweep).
+	Sweep       []sweepPoint `json:"sweep,omitempty"`
+	SweepMethod string       `json:"sweep_method,omitempty"`
 }
 
 // loadAvg returns /proc/loadavg's first three fields (the machine is
@@ -66,6 +69,7 @@ func mpcBenchE2E(args []string) error {
 	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
 	ahead := fs.Bool("prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; memory ≈ 10 GB for ResNet-18 at N = 8192); default: one server, each layer's weights encoded during the session (server prep time)")
+	sweep := fs.Bool("sweep", false, "also project each LAN session onto 10 MB/s–1 GB/s × 1–300 ms RTT (measured compute + bytes/bandwidth + flights × RTT/2; projected, not shaped) and print each protocol's ratio to the first protocol's (put cheetah first); --json: each session's \"sweep\", printed when all have run")
 	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,6 +81,9 @@ func mpcBenchE2E(args []string) error {
 	ps, err := parseProtocols(*protos)
 	if err != nil {
 		return err
+	}
+	if *sweep && *linkName != "lan" {
+		return fmt.Errorf("--sweep projects LAN sessions; drop --link %s", *linkName)
 	}
 	opt := graph.Options{LogT: *logT}
 	logf := func(f string, a ...any) {
@@ -163,9 +170,23 @@ func mpcBenchE2E(args []string) error {
 		logf("%s %s: correct=%v (%d/%d outputs differ), %.3f GB, %d rounds, %.1f s wall (linear %.1f, nonlinear %.1f), CPU server %.1f s client %.1f s",
 			spec.Name, p, rep.Correct, rep.Mismatches, rep.Outputs, float64(rep.TotalBytes)/1e9, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS, rep.ServerCPUS, rep.ClientCPUS)
 		runs = append(runs, run)
-		if *asJSON {
+		if *asJSON && !*sweep {
 			if err := printJSONLine(run); err != nil {
 				return err
+			}
+		}
+	}
+	if *sweep {
+		// Ratios need every session, so with --sweep the JSON lines come
+		// at the end.
+		if err := addSweep(runs); err != nil {
+			return err
+		}
+		if *asJSON {
+			for _, run := range runs {
+				if err := printJSONLine(run); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -176,6 +197,7 @@ func mpcBenchE2E(args []string) error {
 	}
 	if !*asJSON {
 		printE2E(runs, *perLayer)
+		printSweep(runs)
 	}
 	for _, r := range runs {
 		if !r.Correct {

@@ -72,7 +72,19 @@
 // channel on the receiver's machine only, as in emp-ot).
 //
 // 1-out-of-16 OT over the silent source uses the Naor–Pinkas construction
-// (SendN/ReceiveN): 4 bits from the receiver and 16 masked messages. (Until
+// (SendN/ReceiveN): 4 bits from the receiver and 16 masked messages. When an
+// instance's messages fit one key they are masked by key slots (slotPad),
+// and when they fit one 64-bit word in whole bytes (the millionaires'
+// leaves: 16 × 2 bits) ReplyNPacked masks the whole word at once and
+// FinishN unmasks it with one shift — the same bytes on the wire.
+//
+// # Fixed-key AES
+//
+// π, the fixed-key AES-128 permutation of the GGM trees and of the hash H
+// above, runs many blocks per call (fixedAES): on amd64 with AES-NI an
+// assembly kernel keeps eight independent blocks in flight, elsewhere
+// crypto/aes runs them one by one (same outputs; tests compare the two and
+// FIPS 197's known answer). (Until
 // silent OT existed here, the nonlinear package used the KK13 1-out-of-N
 // extension, 32 bytes per instance; it was removed with IKNP's u matrices
 // from the protocols.)

@@ -12,3 +12,13 @@ var useAESNI = cpu.X86.HasAES && cpu.X86.HasSSE41
 //
 //go:noescape
 func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int)
+
+// lpnGatherAsm sets dst[r] ^= the XOR of secret[idx[10r+k]] for k < 10
+// and r < rows, prefetching rows ahead; every index must be below
+// len(secret).
+//
+//go:noescape
+func lpnGatherAsm(secret *block, idx *int32, dst *block, rows int)
+
+// useAsmGather selects lpnGatherAsm (SSE2 only: every amd64 has it).
+const useAsmGather = true

@@ -7,3 +7,9 @@ const useAESNI = false
 func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int) {
 	panic("ot: no AES-NI kernel on this platform")
 }
+
+func lpnGatherAsm(secret *block, idx *int32, dst *block, rows int) {
+	panic("ot: no assembly gather on this platform")
+}
+
+const useAsmGather = false

@@ -163,3 +163,61 @@ func TestGGMExpandDefinition(t *testing.T) {
 		}
 	}
 }
+
+// The assembly gather (with prefetching) equals lpnGather, for row counts
+// around its prefetch distance and a whole chunk.
+func TestLPNGather(t *testing.T) {
+	if !useAsmGather {
+		t.Skip("no assembly gather here")
+	}
+	g := testPRG(t)
+	secret := randBlocks(t, 5000)
+	for _, rows := range []int{1, 2, 5, 6, 7, 8, 13, lpnRowChunk} {
+		idx := make([]int32, lpnWeight*rows)
+		for i := range idx {
+			idx[i] = int32(g.Uint64() % uint64(len(secret)))
+		}
+		want := randBlocks(t, rows)
+		got := append([]block(nil), want...)
+		lpnGather(secret, idx, want)
+		lpnGatherAsm(&secret[0], &idx[0], &got[0], rows)
+		for r := range got {
+			if got[r] != want[r] {
+				t.Fatalf("%d rows: row %d = %x, want %x", rows, r, got[r], want[r])
+			}
+		}
+	}
+}
+
+// The gathers over a regular-set table on huge pages, 2^20 rows, one core.
+func benchGather(b *testing.B, asm bool) {
+	p, _ := FerretRegular.params()
+	secret, free := hugeBlocks(p.k)
+	defer free()
+	copy(secret, randBlocks(b, p.k))
+	g := testPRG(b)
+	const rows = 1 << 20
+	idx := make([]int32, lpnWeight*rows)
+	for i := range idx {
+		idx[i] = int32(g.Uint64() % uint64(p.k))
+	}
+	dst := make([]block, rows)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if asm {
+			lpnGatherAsm(&secret[0], &idx[0], &dst[0], rows)
+		} else {
+			lpnGather(secret, idx, dst)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows*lpnWeight), "ns/gather")
+}
+
+func BenchmarkLPNGatherGo(b *testing.B) { benchGather(b, false) }
+
+func BenchmarkLPNGatherAsm(b *testing.B) {
+	if !useAsmGather {
+		b.Skip("no assembly gather here")
+	}
+	benchGather(b, true)
+}

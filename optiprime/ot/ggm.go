@@ -3,6 +3,7 @@ package ot
 import (
 	"crypto/cipher"
 	"encoding/binary"
+	"fmt"
 )
 
 // The GGM trees of the single-point COTs double each node x into
@@ -86,6 +87,10 @@ var lpnKey = fixedCipher("rosemary/hempc/ot.lpn")
 // row j of the local linear code selects, and likewise to bitsOut[j] from
 // bits when bits is not nil (the receiver's choice bits).
 func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
+	if len(secret) < p.k || len(out) < p.n {
+		// The assembly gather reads secret at indices below p.k unchecked.
+		panic(fmt.Sprintf("ot: LPN encoding of %d rows from %d entries, want %d and %d", len(out), len(secret), p.n, p.k))
+	}
 	chunks := (p.n + lpnRowChunk - 1) / lpnRowChunk
 	inParallel(chunks, func(lo, hi int) {
 		stream := make([]byte, 4*lpnWeight*lpnRowChunk)
@@ -104,15 +109,10 @@ func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
 				idx[i] = int32(uint64(binary.LittleEndian.Uint32(stream[4*i:])) * k >> 32)
 			}
 			dst := out[c*lpnRowChunk : c*lpnRowChunk+rows]
-			for r := range dst {
-				ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
-				a := secret[ix[0]]
-				b := secret[ix[1]]
-				a[0] ^= b[0] ^ secret[ix[2]][0] ^ secret[ix[3]][0] ^ secret[ix[4]][0] ^ secret[ix[5]][0] ^
-					secret[ix[6]][0] ^ secret[ix[7]][0] ^ secret[ix[8]][0] ^ secret[ix[9]][0]
-				a[1] ^= b[1] ^ secret[ix[2]][1] ^ secret[ix[3]][1] ^ secret[ix[4]][1] ^ secret[ix[5]][1] ^
-					secret[ix[6]][1] ^ secret[ix[7]][1] ^ secret[ix[8]][1] ^ secret[ix[9]][1]
-				dst[r] = dst[r].xor(a)
+			if useAsmGather { // amd64: the gather with prefetching
+				lpnGatherAsm(&secret[0], &idx[0], &dst[0], rows)
+			} else {
+				lpnGather(secret, idx, dst)
 			}
 			if bits != nil {
 				bdst := bitsOut[c*lpnRowChunk : c*lpnRowChunk+rows]
@@ -124,4 +124,19 @@ func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
 			}
 		}
 	})
+}
+
+// lpnGather sets dst[r] ^= the XOR of the lpnWeight entries of secret that
+// idx lists for row r (lpnGatherAsm's definition, and its test's reference).
+func lpnGather(secret []block, idx []int32, dst []block) {
+	for r := range dst {
+		ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
+		a := secret[ix[0]]
+		b := secret[ix[1]]
+		a[0] ^= b[0] ^ secret[ix[2]][0] ^ secret[ix[3]][0] ^ secret[ix[4]][0] ^ secret[ix[5]][0] ^
+			secret[ix[6]][0] ^ secret[ix[7]][0] ^ secret[ix[8]][0] ^ secret[ix[9]][0]
+		a[1] ^= b[1] ^ secret[ix[2]][1] ^ secret[ix[3]][1] ^ secret[ix[4]][1] ^ secret[ix[5]][1] ^
+			secret[ix[6]][1] ^ secret[ix[7]][1] ^ secret[ix[8]][1] ^ secret[ix[9]][1]
+		dst[r] = dst[r].xor(a)
+	}
 }

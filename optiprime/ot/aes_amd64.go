@@ -22,3 +22,14 @@ func lpnGatherAsm(secret *block, idx *int32, dst *block, rows int)
 
 // useAsmGather selects lpnGatherAsm (SSE2 only: every amd64 has it).
 const useAsmGather = true
+
+// ggmChildrenAsm expands n ≥ 1 GGM parents into out (children of parent k
+// at 2k, 2k+1: π_b(x) ⊕ x under the expanded keys rk0, rk1) and XORs the
+// left and right children into sums[0], sums[1].
+//
+//go:noescape
+func ggmChildrenAsm(rk0, rk1 *[176]byte, par, out *block, n int, sums *[2]block)
+
+// useGGMAsm selects ggmChildrenAsm (a variable so that a benchmark can
+// compare it with fixedAES.encrypt's path).
+var useGGMAsm = useAESNI

@@ -13,3 +13,9 @@ func lpnGatherAsm(secret *block, idx *int32, dst *block, rows int) {
 }
 
 const useAsmGather = false
+
+func ggmChildrenAsm(rk0, rk1 *[176]byte, par, out *block, n int, sums *[2]block) {
+	panic("ot: no AES-NI kernel on this platform")
+}
+
+var useGGMAsm = false

@@ -31,6 +31,12 @@ func (h *hasher) ggmLevel(tree []block, l int) (s0, s1 block) {
 		lo := max(0, hi-ggmChunk)
 		par, c0, c1 := h.par[:hi-lo], h.c0[:hi-lo], h.c1[:hi-lo]
 		copy(par, tree[lo:hi])
+		if useGGMAsm { // both children and the sums in one pass
+			sums := [2]block{s0, s1}
+			ggmChildrenAsm(&ggmAES[0].rk, &ggmAES[1].rk, &par[0], &tree[2*lo], len(par), &sums)
+			s0, s1 = sums[0], sums[1]
+			continue
+		}
 		ggmAES[0].encrypt(c0, par)
 		ggmAES[1].encrypt(c1, par)
 		for k, x := range par {

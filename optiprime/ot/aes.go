@@ -127,21 +127,22 @@ var crhCipher = newFixedAES("rosemary/hempc/ot.tccr")
 // AES-128 and the tweak i the OT's global index (as a block (i, 0)).
 //
 // Why this hash. The OTs derived from a correlated OT (IKNP's or Ferret's:
-// the receiver holds t_j = q_j ⊕ c_j·Δ) mask the sender's messages with
-// H(j, q_j) and H(j, q_j ⊕ Δ); the receiver knows one of the two inputs, and
-// the other differs from it by the secret Δ shared by every OT. Guo, Katz,
-// Wang, Weng and Yu ("Efficient and Secure Multiparty Computation from
-// Fixed-Key Block Ciphers", IEEE S&P 2020, §7) prove this H tweakable
+// the receiver holds t_j = q_j ⊕ c_j·Δ) mask the sender's messages with H(j,
+// q_j) and H(j, q_j ⊕ Δ); the receiver knows one of the two inputs, and the
+// other differs from it by the secret Δ shared by every OT. Guo, Katz, Wang,
+// Weng and Yu ("Efficient and Secure Multiparty Computation from Fixed-Key
+// Block Ciphers", IEEE S&P 2020; ePrint 2019/074) prove this H tweakable
 // correlation robust in the random-permutation model — {H(i, x_i ⊕ Δ)} is
 // indistinguishable from random to anyone who chooses the (x_i, i) with
 // distinct tweaks, for uniform secret Δ — and show that this is what
-// semi-honest OT extension needs of its hash, with the OT index as the
-// tweak; emp-ot, on which Ferret's implementation builds, uses the same
-// construction. The global index here never repeats within a party's
-// session in either direction (every OT takes the next one). The former
-// hash, SHA-256(label ‖ j ‖ x) in the random-oracle model, cost ≈ 100 ns
-// per call here; this costs two AES calls, pipelined eight blocks at a
-// time.
+// semi-honest OT extension needs of its hash, with the OT index as the tweak
+// (emp-tool, under Ferret's implementation, has the same construction). The
+// global index here never repeats within one direction's OTs (every OT takes
+// the next one), and the two directions' OTs have independent Δs.
+//
+// The former hash, SHA-256(label ‖ j ‖ x) in the random-oracle model, cost ≈
+// 100 ns per call here; this costs two AES calls, pipelined eight blocks at
+// a time.
 //
 // tmp holds scratch of at least min(len(x), tccrChunk) blocks.
 func crhBlocks(first uint64, x []block, d block, out, tmp []block) {

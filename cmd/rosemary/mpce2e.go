@@ -37,9 +37,10 @@ type e2eRun struct {
 	LoadAfter     string  `json:"load_after"`
 	CPUs          int     `json:"cpus"`
 	Command       string  `json:"command"`
-	// Sweep is this session projected onto the sweep's links (--sweep).
-	Sweep       []sweepPoint `json:"sweep,omitempty"`
-	SweepMethod string       `json:"sweep_method,omitempty"`
+	// Sweep is this session projected onto the sweep's links (--sweep),
+	// printed in the sweep's own JSON line (sweepJSON) when every session
+	// has run.
+	Sweep []sweepPoint `json:"-"`
 }
 
 // loadAvg returns /proc/loadavg's first three fields (the machine is
@@ -194,23 +195,21 @@ func mpcBenchE2E(args []string) error {
 		logf("%s %s: correct=%v (%d/%d outputs differ), %.3f GB, %d rounds, %.1f s wall (linear %.1f, nonlinear %.1f), CPU server %.1f s client %.1f s",
 			spec.Name, p, rep.Correct, rep.Mismatches, rep.Outputs, float64(rep.TotalBytes)/1e9, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS, rep.ServerCPUS, rep.ClientCPUS)
 		runs = append(runs, run)
-		if *asJSON && !*sweep {
+		if *asJSON {
 			if err := printJSONLine(run); err != nil {
 				return err
 			}
 		}
 	}
 	if *sweep {
-		// Ratios need every session, so with --sweep the JSON lines come
-		// at the end.
+		// Ratios need every session: the sweep is one more JSON line,
+		// after the sessions' (each printed as it completed).
 		if err := addSweep(runs); err != nil {
 			return err
 		}
 		if *asJSON {
-			for _, run := range runs {
-				if err := printJSONLine(run); err != nil {
-					return err
-				}
+			if err := printJSONLine(sweepJSON(runs)); err != nil {
+				return err
 			}
 		}
 	}

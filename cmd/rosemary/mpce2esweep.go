@@ -39,9 +39,30 @@ func addSweep(runs []e2eRun) error {
 				r.Sweep[j].Ratio = p.TotalS / runs[0].Sweep[j].TotalS
 			}
 		}
-		r.SweepMethod = sweepMethod
 	}
 	return nil
+}
+
+// sweepLine is the JSON line of --sweep --json: the method, and per
+// session its protocol and points.
+type sweepLine struct {
+	Net    string         `json:"net"`
+	Method string         `json:"sweep_method"`
+	Runs   []sweepLineRun `json:"sweep"`
+}
+
+type sweepLineRun struct {
+	Protocol string       `json:"protocol"`
+	Points   []sweepPoint `json:"points"`
+}
+
+func sweepJSON(runs []e2eRun) sweepLine {
+	l := sweepLine{Method: sweepMethod}
+	for _, r := range runs {
+		l.Net = r.Net
+		l.Runs = append(l.Runs, sweepLineRun{Protocol: r.Protocol, Points: r.Sweep})
+	}
+	return l
 }
 
 // printSweep prints, per bandwidth and RTT, each protocol's projected time

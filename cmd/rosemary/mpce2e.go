@@ -24,16 +24,23 @@ import (
 // e2eRun is one end-to-end session as reported by `mpc bench --e2e`.
 type e2eRun struct {
 	*e2e.Report
-	Link       string  `json:"link"`
-	Shaping    string  `json:"shaping"`
-	RTTms      float64 `json:"rtt_ms,omitempty"`
-	RTTAddedS  float64 `json:"rtt_added_s,omitempty"` // rounds × RTT, added (not shaped)
-	WANS       float64 `json:"wan_s,omitempty"`       // wall_s (rate-shaped) + rtt_added_s
-	Seed       uint64  `json:"seed"`
-	LoadBefore string  `json:"load_before"`
-	LoadAfter  string  `json:"load_after"`
-	CPUs       int     `json:"cpus"`
-	Command    string  `json:"command"`
+	Link      string  `json:"link"`
+	Shaping   string  `json:"shaping"`
+	RTTms     float64 `json:"rtt_ms,omitempty"`
+	RTTAddedS float64 `json:"rtt_added_s,omitempty"` // rounds × RTT, added (not shaped)
+	WANS      float64 `json:"wan_s,omitempty"`       // wall_s (rate-shaped) + rtt_added_s
+	Seed      uint64  `json:"seed"`
+	// InjectedRTTms is the RTT injected in the transport (--rtt): inside
+	// wall_s, measured.
+	InjectedRTTms float64 `json:"injected_rtt_ms,omitempty"`
+	LoadBefore    string  `json:"load_before"`
+	LoadAfter     string  `json:"load_after"`
+	CPUs          int     `json:"cpus"`
+	Command       string  `json:"command"`
+	// Sweep is this session projected onto the sweep's links (--sweep),
+	// printed in the sweep's own JSON line (sweepJSON) when every session
+	// has run.
+	Sweep []sweepPoint `json:"-"`
 }
 
 // loadAvg returns /proc/loadavg's first three fields (the machine is
@@ -66,6 +73,9 @@ func mpcBenchE2E(args []string) error {
 	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
 	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
 	ahead := fs.Bool("prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; memory ≈ 10 GB for ResNet-18 at N = 8192); default: one server, each layer's weights encoded during the session (server prep time)")
+	rtt := fs.Duration("rtt", 0, "inject this round-trip time in the transport: every frame of both processes delayed RTT/2 (measured, not added; for kernels without sch_netem); --link lan or --bandwidth")
+	bandwidth := fs.Float64("bandwidth", 0, "MB/s: shape both directions with tbf at this rate (the server in a network namespace behind a veth; needs tc and root); 0: --link's")
+	sweep := fs.Bool("sweep", false, "also project each LAN session onto 10 MB/s–1 GB/s × 1–300 ms RTT (measured compute + bytes/bandwidth + flights × RTT/2; projected, not shaped) and print each protocol's ratio to the first protocol's (put cheetah first); --json: each session's \"sweep\", printed when all have run")
 	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,6 +87,12 @@ func mpcBenchE2E(args []string) error {
 	ps, err := parseProtocols(*protos)
 	if err != nil {
 		return err
+	}
+	if *sweep && (*linkName != "lan" || *rtt > 0 || *bandwidth > 0) {
+		return fmt.Errorf("--sweep projects LAN sessions; drop --link, --rtt and --bandwidth")
+	}
+	if *rtt < 0 || *bandwidth < 0 || (*rtt > 0 && *linkName == "wan") {
+		return fmt.Errorf("--rtt and --bandwidth: nonnegative, and --rtt not with --link wan (which adds its RTT)")
 	}
 	opt := graph.Options{LogT: *logT}
 	logf := func(f string, a ...any) {
@@ -101,6 +117,18 @@ func mpcBenchE2E(args []string) error {
 	default:
 		return fmt.Errorf("--link %q: want lan or wan", *linkName)
 	}
+	if *bandwidth > 0 && *linkName == "lan" {
+		lk = link.Link{Name: "shaped", Bandwidth: *bandwidth * 1e6}
+		ns, err := link.NewShapedNamespace(ctx, lk.Bandwidth)
+		if err != nil {
+			return fmt.Errorf("--bandwidth shaping: %w", err)
+		}
+		defer ns.Close()
+		prefix, listen, shaping = ns.Exec(), ns.PeerAddr+":0", ns.Shaping
+	}
+	if *rtt > 0 {
+		shaping += fmt.Sprintf("; RTT %v injected in the transport (every frame of both processes delayed %v: transport.WithDelay)", *rtt, *rtt/2)
+	}
 
 	logf("building %s (seed %d) and its plaintext reference", spec.Name, *seed)
 	n, img, err := graph.Build(spec, *seed, opt)
@@ -117,7 +145,7 @@ func mpcBenchE2E(args []string) error {
 	// weights before it listens (one protocol's weights in memory at a
 	// time).
 	start := func(prepare string, sessions int) (*e2eServer, string, error) {
-		srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, sessions, *plaintext, prepare, *logN)
+		srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, sessions, *plaintext, prepare, *logN, *rtt/2)
 		if err != nil {
 			return nil, "", err
 		}
@@ -145,7 +173,11 @@ func mpcBenchE2E(args []string) error {
 				return err
 			}
 		}
-		run := e2eRun{Link: *linkName, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0),
+		linkLabel := *linkName
+		if *bandwidth > 0 {
+			linkLabel = fmt.Sprintf("%gMB/s", *bandwidth)
+		}
+		run := e2eRun{Link: linkLabel, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0), InjectedRTTms: rtt.Seconds() * 1e3,
 			Command: "rosemary mpc bench " + strings.Join(args, " ")} // args hold --e2e
 		logf("%s %s over %s: session starts (load %s)", spec.Name, p, *linkName, run.LoadBefore)
 		rep, err := e2eSession(ctx, srv, addr, pub, img, want, e2e.Config{Protocol: p, LogN: *logN}, *verbose, logf)
@@ -169,6 +201,18 @@ func mpcBenchE2E(args []string) error {
 			}
 		}
 	}
+	if *sweep {
+		// Ratios need every session: the sweep is one more JSON line,
+		// after the sessions' (each printed as it completed).
+		if err := addSweep(runs); err != nil {
+			return err
+		}
+		if *asJSON {
+			if err := printJSONLine(sweepJSON(runs)); err != nil {
+				return err
+			}
+		}
+	}
 	if shared != nil {
 		if err := shared.wait(); err != nil {
 			return fmt.Errorf("server: %w", err)
@@ -176,6 +220,7 @@ func mpcBenchE2E(args []string) error {
 	}
 	if !*asJSON {
 		printE2E(runs, *perLayer)
+		printSweep(runs)
 	}
 	for _, r := range runs {
 		if !r.Correct {
@@ -309,6 +354,7 @@ func mpcE2EServe(args []string) error {
 	sessions := fs.Int("sessions", 1, "sessions to serve")
 	prepare := fs.String("prepare", "", "comma-separated protocols whose weights to encode before listening (offline)")
 	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree the prepared weights are for")
+	delay := fs.Duration("delay", 0, "delay every frame sent by this one-way time (transport.WithDelay; mpc bench --e2e --rtt)")
 	sf := addMPCServerFlags(fs, "mpc e2e-serve")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -316,6 +362,9 @@ func mpcE2EServe(args []string) error {
 	srv, err := sf.server(*listen)
 	if err != nil {
 		return err
+	}
+	if *delay > 0 {
+		srv.Options = append(srv.Options, transport.WithDelay(*delay))
 	}
 	spec, err := graph.SpecByName(*netName)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/optiprime/transport"
@@ -20,8 +21,9 @@ import (
 type e2eServer struct {
 	child  *exec.Cmd
 	stdout io.Reader
-	pki    string      // the run's certificates; "" in plaintext
-	tls    *tls.Config // the client's; nil: plaintext
+	pki    string        // the run's certificates; "" in plaintext
+	tls    *tls.Config   // the client's; nil: plaintext
+	delay  time.Duration // WithDelay on both ends (--rtt / 2); 0: none
 }
 
 // startE2EServer starts the server (under prefix: a network namespace)
@@ -33,16 +35,22 @@ type e2eServer struct {
 // prepare, if not empty, lists the protocols whose weights the server
 // encodes before it listens (input-independent, offline; see
 // e2e.Server.Prepare).
-func startE2EServer(ctx context.Context, prefix []string, listen, netName string, seed uint64, logT, sessions int, plaintext bool, prepare string, logN int) (*e2eServer, error) {
+//
+// delay, if positive, is injected on every frame both ends send
+// (transport.WithDelay).
+func startE2EServer(ctx context.Context, prefix []string, listen, netName string, seed uint64, logT, sessions int, plaintext bool, prepare string, logN int, delay time.Duration) (*e2eServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	s := &e2eServer{}
+	s := &e2eServer{delay: delay}
 	args := append(append([]string{}, prefix...), exe, "mpc", "e2e-serve", "--net", netName,
 		"--seed", fmt.Sprint(seed), "--logt", fmt.Sprint(logT), "--listen", listen, "--sessions", fmt.Sprint(sessions))
 	if prepare != "" {
 		args = append(args, "--prepare", prepare, "--logn", fmt.Sprint(logN))
+	}
+	if delay > 0 {
+		args = append(args, "--delay", delay.String())
 	}
 	if plaintext {
 		args = append(args, "--insecure-plaintext")
@@ -108,10 +116,14 @@ func (s *e2eServer) addr() (string, error) {
 
 // dial opens one session's connection.
 func (s *e2eServer) dial(ctx context.Context, addr string) (*transport.Conn, error) {
-	if s.tls == nil {
-		return transport.Dial(ctx, addr)
+	var opts []transport.Option
+	if s.delay > 0 {
+		opts = append(opts, transport.WithDelay(s.delay))
 	}
-	return transport.DialTLS(ctx, addr, s.tls)
+	if s.tls == nil {
+		return transport.Dial(ctx, addr, opts...)
+	}
+	return transport.DialTLS(ctx, addr, s.tls, opts...)
 }
 
 // wait waits for the server to end after its sessions.

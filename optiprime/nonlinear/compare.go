@@ -34,9 +34,9 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 }
 
 // millionairesChunk bounds the elements compared in one pass, so that the
-// sender's table of leaf messages (9 blocks × 16 words per element at
-// ℓ = 37) stays near 75 MB; larger batches run in several passes of 10–12
-// flights each.
+// sender's hashed keys (9 blocks × 4 OTs × 2 keys per element at ℓ = 37)
+// stay near 40 MB; larger batches run in several passes of 10–12 flights
+// each.
 var millionairesChunk = 1 << 16
 
 func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
@@ -56,8 +56,12 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
-		msgs := make([][]uint64, n*q)
-		flat := make([]uint64, n*q*N)
+		// Instance idx's 16 two-bit messages, packed (message v at bits
+		// 2v, 2v+1): low bit 1{aj > v} ⊕ g, high bit 1{aj = v} ⊕ e, for
+		// the fresh random shares g, e of this party. Shifts by the
+		// secret aj, not a table indexed by it (constant time).
+		const lowBits, highBits = 0x55555555, 0xaaaaaaaa
+		words := make([]uint64, n*q)
 		bits := p.prg.Bits(2 * n * q)
 		for i, a := range x {
 			for j := 0; j < q; j++ {
@@ -65,16 +69,11 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 				aj := a >> (j * blockBits) & (N - 1)
 				g, e := bits[2*idx], bits[2*idx+1]
 				gt[idx], eq[idx] = g, e
-				m := flat[idx*N : (idx+1)*N]
-				for v := uint64(0); v < N; v++ {
-					isGt := (v - aj) >> 63       // 1 iff aj > v (both < 16)
-					isEq := ((aj ^ v) - 1) >> 63 // 1 iff aj == v
-					m[v] = (isGt ^ uint64(g)) | (isEq^uint64(e))<<1
-				}
-				msgs[idx] = m
+				w := (uint64(1)<<(2*aj)-1)&lowBits | uint64(2)<<(2*aj)
+				words[idx] = w ^ lowBits&-uint64(g) ^ highBits&-uint64(e)
 			}
 		}
-		reply, err := p.snd.ReplyN(u, msgs, blockBits, 2)
+		reply, err := p.snd.ReplyNPacked(u, words, blockBits, 2)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}

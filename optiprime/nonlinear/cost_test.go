@@ -187,3 +187,22 @@ func BenchmarkTruncate(b *testing.B) {
 	b.ReportMetric(float64(st.BytesC2S+st.BytesS2C)/float64(n*b.N), "B/trunc")
 	b.ReportMetric(float64(st.Rounds())/float64(b.N), "rounds/batch")
 }
+
+// BenchmarkReLUNetwork runs ReLU batches of 2^16 at ℓ = 37 (the
+// millionaires' chunk) over NewParty's regular Ferret set, as a network's
+// sessions do, so a CPU profile of it shows their nonlinear layers' mix:
+// the comparison, the Ferret refills and the hashing of derived OTs.
+func BenchmarkReLUNetwork(b *testing.B) {
+	const n, l = 1 << 16, 37
+	r := mustRing(b, l)
+	c, s := transport.Pipe()
+	b.Cleanup(func() { c.Close(); s.Close() })
+	p0, p1 := both(b, func() (*Party, error) { return NewParty(s, r) }, func() (*Party, error) { return NewParty(c, r) })
+	g := testPRG(b)
+	x0, x1 := r.Split(g, signedInputs(g, r, n))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		both(b, func() ([]uint64, error) { return p0.ReLU(x0) }, func() ([]uint64, error) { return p1.ReLU(x1) })
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "ReLU/s")
+}

@@ -37,11 +37,10 @@ func (s *Sender) ReplyChosen(u []byte, m0, m1 []uint64, bits int) ([]byte, error
 		return nil, err
 	}
 	y := make([]uint64, 2*len(m0))
-	inParallel(len(q), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			idx := first + uint64(j)
-			y[2*j] = m0[j] ^ pad64(crh(idx, q[j]))
-			y[2*j+1] = m1[j] ^ pad64(crh(idx, q[j].xor(s.s)))
+	hashPairs(q, first, s.s, func(lo int, h0, h1 []block) {
+		for j := range h0 {
+			y[2*(lo+j)] = m0[lo+j] ^ h0[j].lo64()
+			y[2*(lo+j)+1] = m1[lo+j] ^ h1[j].lo64()
 		}
 	})
 	return share.Pack(nil, y, bits), nil
@@ -58,11 +57,12 @@ func (r *Receiver) FinishChosen(req *Request, reply []byte, bits int) ([]uint64,
 	}
 	m := share.Mask(bits)
 	out := make([]uint64, len(req.choices))
-	inParallel(len(req.t), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
+	hashOnes(req.t, req.first, func(lo int, h []block) {
+		for i := range h {
+			j := lo + i
 			c := uint64(req.choices[j])
 			yc := y[2*j]&(c-1) | y[2*j+1]&(-c) // select without branching on c
-			out[j] = (yc ^ pad64(crh(req.first+uint64(j), req.t[j]))) & m
+			out[j] = (yc ^ h[i].lo64()) & m
 		}
 	})
 	return out, nil
@@ -127,11 +127,11 @@ func (s *Sender) ReplyCorrelated(u []byte, delta []uint64, ring share.Ring) ([]u
 	}
 	x := make([]uint64, len(delta))
 	d := make([]uint64, len(delta))
-	inParallel(len(q), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			idx := first + uint64(j)
-			x[j] = ring.Reduce(pad64(crh(idx, q[j])))
-			d[j] = ring.Sub(ring.Add(x[j], delta[j]), pad64(crh(idx, q[j].xor(s.s))))
+	hashPairs(q, first, s.s, func(lo int, h0, h1 []block) {
+		for i := range h0 {
+			j := lo + i
+			x[j] = ring.Reduce(h0[i].lo64())
+			d[j] = ring.Sub(ring.Add(x[j], delta[j]), h1[i].lo64())
 		}
 	})
 	return x, share.Pack(nil, d, ring.Bits()), nil
@@ -144,10 +144,11 @@ func (r *Receiver) FinishCorrelated(req *Request, reply []byte, ring share.Ring)
 		return nil, fmt.Errorf("ot: correlations: %w", err)
 	}
 	out := make([]uint64, len(req.choices))
-	inParallel(len(req.t), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
+	hashOnes(req.t, req.first, func(lo int, h []block) {
+		for i := range h {
+			j := lo + i
 			c := uint64(req.choices[j])
-			out[j] = ring.Add(pad64(crh(req.first+uint64(j), req.t[j])), d[j]&(-c))
+			out[j] = ring.Add(h[i].lo64(), d[j]&(-c))
 		}
 	})
 	return out, nil
@@ -189,10 +190,9 @@ func (s *Sender) SendRandom(n int) ([][2]Key, error) {
 
 func (s *Sender) randomKeys(q []block, first uint64) [][2]Key {
 	keys := make([][2]Key, len(q))
-	inParallel(len(q), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			idx := first + uint64(j)
-			keys[j] = [2]Key{toKey(crh(idx, q[j])), toKey(crh(idx, q[j].xor(s.s)))}
+	hashPairs(q, first, s.s, func(lo int, h0, h1 []block) {
+		for i := range h0 {
+			keys[lo+i] = [2]Key{blockKey(h0[i]), blockKey(h1[i])}
 		}
 	})
 	return keys
@@ -209,12 +209,39 @@ func (r *Receiver) ReceiveRandom(choices []uint8) ([]Key, error) {
 
 func receiverKeys(t []block, first uint64) []Key {
 	keys := make([]Key, len(t))
-	inParallel(len(t), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			keys[j] = toKey(crh(first+uint64(j), t[j]))
+	hashOnes(t, first, func(lo int, h []block) {
+		for i := range h {
+			keys[lo+i] = blockKey(h[i])
 		}
 	})
 	return keys
+}
+
+// hashPairs calls fn(lo, h0, h1) over consecutive chunks of q, in parallel
+// ranges: h0[i] = H(first+lo+i, q[lo+i]) and h1[i] = H(first+lo+i,
+// q[lo+i] ⊕ Δ), the sender's two pads of each OT (crhBlocks).
+func hashPairs(q []block, first uint64, delta block, fn func(lo int, h0, h1 []block)) {
+	inParallel(len(q), func(lo, hi int) {
+		h0, h1, tmp := make([]block, tccrChunk), make([]block, tccrChunk), make([]block, tccrChunk)
+		for c := lo; c < hi; c += tccrChunk {
+			e := min(c+tccrChunk, hi)
+			crhBlocks(first+uint64(c), q[c:e], block{}, h0, tmp)
+			crhBlocks(first+uint64(c), q[c:e], delta, h1, tmp)
+			fn(c, h0[:e-c], h1[:e-c])
+		}
+	})
+}
+
+// hashOnes is hashPairs for the receiver, who hashes only its t_j.
+func hashOnes(t []block, first uint64, fn func(lo int, h []block)) {
+	inParallel(len(t), func(lo, hi int) {
+		h, tmp := make([]block, tccrChunk), make([]block, tccrChunk)
+		for c := lo; c < hi; c += tccrChunk {
+			e := min(c+tccrChunk, hi)
+			crhBlocks(first+uint64(c), t[c:e], block{}, h, tmp)
+			fn(c, h[:e-c])
+		}
+	})
 }
 
 // MaxLogN bounds k in 1-out-of-2^k OT.
@@ -239,7 +266,7 @@ func nPad(idx uint64, v int, keys [][2]Key) uint64 {
 // Naor and Pinkas's 1-out-of-N OT from log N 1-out-of-2 OTs of keys
 // (STOC 1999, "Oblivious transfer and polynomial evaluation"), pad_v =
 // ⊕_b F_{K_b^{v_b}}(v), with F_K(v) = slot v of K: the keys are outputs
-// of the correlation-robust hash (crh) under distinct tweaks, so their
+// of the correlation-robust hash (crhBlocks) under distinct tweaks, so their
 // slots are independent uniform strings, and the receiver, who holds only
 // K_b^{c_b}, misses for every v ≠ c at least one key K_b^{1−c_b} whose
 // slot v enters pad_v and no other pad: the pads of the messages it did
@@ -352,6 +379,9 @@ func (r *Receiver) FinishN(req *Request, reply []byte, bits int) ([]uint64, erro
 	}
 	if err := checkBits(bits); err != nil {
 		return nil, err
+	}
+	if w := packedWidth(req.logN, bits); w != 0 {
+		return r.finishNPacked(req, reply, bits, w)
 	}
 	logN, N := req.logN, 1<<req.logN
 	y, err := share.Unpack(reply, len(req.nChoice)*N, bits)

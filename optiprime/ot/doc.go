@@ -34,8 +34,9 @@
 // extension sender with random s ∈ {0,1}^128 forms q^i = G(k_i^{s_i}) ⊕ s_i·u^i,
 // so that after transposing, row q_j = t_j ⊕ r_j·s. Keys are
 // H(j, q_j) and H(j, q_j ⊕ s) for the sender and H(j, t_j) for the receiver,
-// with H = SHA-256 tweaked by the global OT index j (a correlation-robust hash
-// in the random-oracle model). Streams continue across calls, and the index
+// with H(j, x) = π(π(x) ⊕ j) ⊕ π(x), π fixed-key AES-128: the tweakable
+// correlation-robust hash of Guo, Katz, Wang, Weng and Yu (IEEE S&P 2020),
+// tweaked by the global OT index j (see crhBlocks for why it suffices). Streams continue across calls, and the index
 // keeps counting, so both parties must make the same calls in the same order.
 //
 // # Derived OTs
@@ -71,7 +72,19 @@
 // channel on the receiver's machine only, as in emp-ot).
 //
 // 1-out-of-16 OT over the silent source uses the Naor–Pinkas construction
-// (SendN/ReceiveN): 4 bits from the receiver and 16 masked messages. (Until
+// (SendN/ReceiveN): 4 bits from the receiver and 16 masked messages. When an
+// instance's messages fit one key they are masked by key slots (slotPad),
+// and when they fit one 64-bit word in whole bytes (the millionaires'
+// leaves: 16 × 2 bits) ReplyNPacked masks the whole word at once and
+// FinishN unmasks it with one shift — the same bytes on the wire.
+//
+// # Fixed-key AES
+//
+// π, the fixed-key AES-128 permutation of the GGM trees and of the hash H
+// above, runs many blocks per call (fixedAES): on amd64 with AES-NI an
+// assembly kernel keeps eight independent blocks in flight, elsewhere
+// crypto/aes runs them one by one (same outputs; tests compare the two and
+// FIPS 197's known answer). (Until
 // silent OT existed here, the nonlinear package used the KK13 1-out-of-N
 // extension, 32 bytes per instance; it was removed with IKNP's u matrices
 // from the protocols.)

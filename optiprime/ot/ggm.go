@@ -3,6 +3,7 @@ package ot
 import (
 	"crypto/cipher"
 	"encoding/binary"
+	"fmt"
 )
 
 // The GGM trees of the single-point COTs double each node x into
@@ -11,45 +12,38 @@ import (
 // secure when AES is modelled as an ideal cipher (Guo, Katz, Wang, Weng, Yu,
 // "Efficient and Secure Multiparty Computation from Fixed-Key Block
 // Ciphers", IEEE S&P 2020). A fixed key keeps the key schedule out of the
-// inner loop (one per node otherwise).
-var ggmCipher = [2]cipher.Block{fixedCipher("RMGGM0"), fixedCipher("RMGGM1")}
+// inner loop (one per node otherwise), and lets a level's nodes be
+// encrypted many blocks per call.
+var ggmAES = [2]*fixedAES{newFixedAES("RMGGM0"), newFixedAES("RMGGM1")}
 
-func (h *hasher) ggmChildren(x block) (c0, c1 block) {
-	// Two scratch blocks: the two encryptions do not wait on each other's
-	// stores and loads.
-	x.put(h.buf[:16])
-	x.put(h.buf2[:16])
-	ggmCipher[0].Encrypt(h.buf[16:], h.buf[:16])
-	ggmCipher[1].Encrypt(h.buf2[16:], h.buf2[:16])
-	return getBlock(h.buf[16:]).xor(x), getBlock(h.buf2[16:]).xor(x)
-}
+// ggmChunk is the number of parent nodes expanded per pass: π0 and π1 run
+// over the chunk in two calls of many blocks each (fixedAES), not two
+// calls per node.
+const ggmChunk = 256
 
 // ggmLevel replaces nodes 0..2^l−1 by their children (node j's at 2j,
-// 2j+1) and returns the XOR of the left and of the right children. Two
-// nodes at a time, on four scratch blocks, so that four encryptions are in
-// flight.
+// 2j+1) and returns the XOR of the left and of the right children. Chunks
+// go from the top down and each chunk's parents are copied out first: the
+// children of [lo, hi) land in [2lo, 2hi), never below lo, where the
+// parents still to expand are.
 func (h *hasher) ggmLevel(tree []block, l int) (s0, s1 block) {
-	j := 1<<l - 1
-	for ; j >= 1; j -= 2 { // downwards: 2j, 2j+1 (and 2j−2, 2j−1) are read before written
-		x, y := tree[j], tree[j-1]
-		x.put(h.buf[:16])
-		x.put(h.buf2[:16])
-		y.put(h.buf3[:16])
-		y.put(h.buf4[:16])
-		ggmCipher[0].Encrypt(h.buf[16:], h.buf[:16])
-		ggmCipher[1].Encrypt(h.buf2[16:], h.buf2[:16])
-		ggmCipher[0].Encrypt(h.buf3[16:], h.buf3[:16])
-		ggmCipher[1].Encrypt(h.buf4[16:], h.buf4[:16])
-		x0, x1 := getBlock(h.buf[16:]).xor(x), getBlock(h.buf2[16:]).xor(x)
-		y0, y1 := getBlock(h.buf3[16:]).xor(y), getBlock(h.buf4[16:]).xor(y)
-		tree[2*j], tree[2*j+1] = x0, x1
-		tree[2*j-2], tree[2*j-1] = y0, y1
-		s0, s1 = s0.xor(x0).xor(y0), s1.xor(x1).xor(y1)
-	}
-	if j == 0 { // l = 0: the root alone
-		c0, c1 := h.ggmChildren(tree[0])
-		tree[0], tree[1] = c0, c1
-		s0, s1 = s0.xor(c0), s1.xor(c1)
+	for hi := 1 << l; hi > 0; hi -= ggmChunk {
+		lo := max(0, hi-ggmChunk)
+		par, c0, c1 := h.par[:hi-lo], h.c0[:hi-lo], h.c1[:hi-lo]
+		copy(par, tree[lo:hi])
+		if useGGMAsm { // both children and the sums in one pass
+			sums := [2]block{s0, s1}
+			ggmChildrenAsm(&ggmAES[0].rk, &ggmAES[1].rk, &par[0], &tree[2*lo], len(par), &sums)
+			s0, s1 = sums[0], sums[1]
+			continue
+		}
+		ggmAES[0].encrypt(c0, par)
+		ggmAES[1].encrypt(c1, par)
+		for k, x := range par {
+			a, b := c0[k].xor(x), c1[k].xor(x)
+			tree[2*(lo+k)], tree[2*(lo+k)+1] = a, b
+			s0, s1 = s0.xor(a), s1.xor(b)
+		}
 	}
 	return s0, s1
 }
@@ -99,6 +93,10 @@ var lpnKey = fixedCipher("rosemary/hempc/ot.lpn")
 // row j of the local linear code selects, and likewise to bitsOut[j] from
 // bits when bits is not nil (the receiver's choice bits).
 func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
+	if len(secret) < p.k || len(out) < p.n {
+		// The assembly gather reads secret at indices below p.k unchecked.
+		panic(fmt.Sprintf("ot: LPN encoding of %d rows from %d entries, want %d and %d", len(out), len(secret), p.n, p.k))
+	}
 	chunks := (p.n + lpnRowChunk - 1) / lpnRowChunk
 	inParallel(chunks, func(lo, hi int) {
 		stream := make([]byte, 4*lpnWeight*lpnRowChunk)
@@ -117,15 +115,10 @@ func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
 				idx[i] = int32(uint64(binary.LittleEndian.Uint32(stream[4*i:])) * k >> 32)
 			}
 			dst := out[c*lpnRowChunk : c*lpnRowChunk+rows]
-			for r := range dst {
-				ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
-				a := secret[ix[0]]
-				b := secret[ix[1]]
-				a[0] ^= b[0] ^ secret[ix[2]][0] ^ secret[ix[3]][0] ^ secret[ix[4]][0] ^ secret[ix[5]][0] ^
-					secret[ix[6]][0] ^ secret[ix[7]][0] ^ secret[ix[8]][0] ^ secret[ix[9]][0]
-				a[1] ^= b[1] ^ secret[ix[2]][1] ^ secret[ix[3]][1] ^ secret[ix[4]][1] ^ secret[ix[5]][1] ^
-					secret[ix[6]][1] ^ secret[ix[7]][1] ^ secret[ix[8]][1] ^ secret[ix[9]][1]
-				dst[r] = dst[r].xor(a)
+			if useAsmGather { // amd64: the gather with prefetching
+				lpnGatherAsm(&secret[0], &idx[0], &dst[0], rows)
+			} else {
+				lpnGather(secret, idx, dst)
 			}
 			if bits != nil {
 				bdst := bitsOut[c*lpnRowChunk : c*lpnRowChunk+rows]
@@ -137,4 +130,19 @@ func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
 			}
 		}
 	})
+}
+
+// lpnGather sets dst[r] ^= the XOR of the lpnWeight entries of secret that
+// idx lists for row r (lpnGatherAsm's definition, and its test's reference).
+func lpnGather(secret []block, idx []int32, dst []block) {
+	for r := range dst {
+		ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
+		a := secret[ix[0]]
+		b := secret[ix[1]]
+		a[0] ^= b[0] ^ secret[ix[2]][0] ^ secret[ix[3]][0] ^ secret[ix[4]][0] ^ secret[ix[5]][0] ^
+			secret[ix[6]][0] ^ secret[ix[7]][0] ^ secret[ix[8]][0] ^ secret[ix[9]][0]
+		a[1] ^= b[1] ^ secret[ix[2]][1] ^ secret[ix[3]][1] ^ secret[ix[4]][1] ^ secret[ix[5]][1] ^
+			secret[ix[6]][1] ^ secret[ix[7]][1] ^ secret[ix[8]][1] ^ secret[ix[9]][1]
+		dst[r] = dst[r].xor(a)
+	}
 }

@@ -17,19 +17,12 @@ func fixedCipher(label string) cipher.Block {
 	return c
 }
 
-// hasher holds the scratch block that π reads and writes, so that calls
-// through the cipher.Block interface do not allocate; one per goroutine.
+// hasher holds a goroutine's scratch for the GGM levels (ggmLevel): a
+// chunk of parents and their two encryptions.
 //
-// Only the GGM trees use π. The pads and keys of derived OTs stay SHA-256
-// (crh, nPad): measured here, a fixed-key-AES TCCR hash (two π calls) cost
-// the same as one SHA-256 of 32 bytes (106 vs 110 ns) and Naor–Pinkas masks
-// from four Even–Mansour PRF calls cost more than one SHA-256 of 80 bytes
-// (238 vs ≈ 140 ns): Go's AES encrypts one block per call (≈ 37 ns here),
-// so AES-NI's pipelining is lost.
-type hasher struct{ buf, buf2, buf3, buf4 [32]byte }
-
-func (h *hasher) pi(c cipher.Block, x block) block {
-	x.put(h.buf[:16])
-	c.Encrypt(h.buf[16:], h.buf[:16])
-	return getBlock(h.buf[16:])
-}
+// The GGM trees and the derived OTs' hash (crhBlocks) run π many blocks
+// per call (fixedAES): one AES call per block through cipher.Block cost
+// ≈ 37 ns here and left AES-NI's pipelining unused, so a two-call hash was
+// no cheaper than SHA-256 (106 vs 110 ns); with eight blocks in flight a
+// block costs ≈ 2–3 ns and the hash ≈ 12 ns.
+type hasher struct{ par, c0, c1 [ggmChunk]block }

@@ -2,7 +2,6 @@ package ot
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 
@@ -204,22 +203,4 @@ func (s *Sender) extend(n int) ([]block, uint64, error) {
 		return nil, 0, fmt.Errorf("ot: receive u: %w", err)
 	}
 	return s.process(n, msg)
-}
-
-// crh is the tweaked correlation-robust hash H(j, x) = SHA-256(label ‖ j ‖ x).
-func crh(j uint64, x block) [32]byte {
-	var in [8 + 8 + 16]byte
-	copy(in[:8], "RMIKNPv1")
-	binary.LittleEndian.PutUint64(in[8:], j)
-	binary.LittleEndian.PutUint64(in[16:], x[0])
-	binary.LittleEndian.PutUint64(in[24:], x[1])
-	return sha256.Sum256(in[:])
-}
-
-func pad64(h [32]byte) uint64 { return binary.LittleEndian.Uint64(h[:8]) }
-
-func toKey(h [32]byte) Key {
-	var k Key
-	copy(k[:], h[:16])
-	return k
 }

@@ -204,7 +204,7 @@ func TestChosenOTReceiverView(t *testing.T) {
 	diffBits := 0
 	for j := 0; j < n; j++ {
 		c := choices[j]
-		mine := pad64(crh(first+uint64(j), tt[j]))
+		mine := crhOne(first+uint64(j), tt[j]).lo64()
 		mc, mo := m0[j], m1[j]
 		if c == 1 {
 			mc, mo = m1[j], m0[j]

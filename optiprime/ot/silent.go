@@ -3,6 +3,7 @@ package ot
 import (
 	"crypto/rand"
 	"fmt"
+	"runtime"
 
 	"github.com/rosemary-fhe/rosemary/optiprime/transport"
 )
@@ -19,15 +20,17 @@ import (
 // protocol; requests then take from the pool without talking.
 
 type senderPool struct {
-	p     ferretParams
-	base  []block // keys kept for the next iteration
-	avail []block // keys not yet used
-	iter  uint64
+	p       ferretParams
+	base    []block // keys kept for the next iteration (in baseBuf after setup)
+	baseBuf []block
+	avail   []block // keys not yet used
+	iter    uint64
 }
 
 type receiverPool struct {
 	p         ferretParams
 	base      []block
+	baseBuf   []block
 	baseBits  []uint8
 	avail     []block
 	availBits []uint8
@@ -115,7 +118,8 @@ func (sp *senderPool) iterate(conn *transport.Conn, delta block, next ferretPara
 	copy(out[sp.p.n:], sp.avail) // unused keys go last, after the next base
 	sp.iter++
 	return keepBase(len(out), next, func(b int) {
-		sp.base = append([]block(nil), out[:b]...)
+		sp.baseBuf = baseBuffer(sp, sp.baseBuf, b)
+		sp.base = sp.baseBuf[:copy(sp.baseBuf, out[:b])]
 		sp.avail = out[b:]
 	})
 }
@@ -130,10 +134,25 @@ func (rp *receiverPool) iterate(conn *transport.Conn, next ferretParams) error {
 	copy(bits[rp.p.n:], rp.availBits)
 	rp.iter++
 	return keepBase(len(out), next, func(b int) {
-		rp.base = append([]block(nil), out[:b]...)
+		rp.baseBuf = baseBuffer(rp, rp.baseBuf, b)
+		rp.base = rp.baseBuf[:copy(rp.baseBuf, out[:b])]
 		rp.baseBits = append([]uint8(nil), bits[:b]...)
 		rp.avail, rp.availBits = out[b:], bits[b:]
 	})
+}
+
+// baseBuffer returns buf if it holds b blocks, else a new buffer of b
+// blocks on huge pages (hugeBlocks), unmapped once pool is unreachable. The
+// base is the table the next iteration's LPN encoding gathers from at
+// random; one buffer serves every iteration of a pool, since an iteration
+// copies the next base in only after it has encoded with this one.
+func baseBuffer[P any](pool *P, buf []block, b int) []block {
+	if len(buf) >= b {
+		return buf
+	}
+	buf, free := hugeBlocks(b)
+	runtime.AddCleanup(pool, func(free func()) { free() }, free)
+	return buf
 }
 
 // keepBase splits n fresh correlated OTs into the next base and the rest.

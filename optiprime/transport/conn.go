@@ -78,6 +78,9 @@ type Conn struct {
 	role       Role
 	maxPayload uint32
 	idle       time.Duration // WithIdleTimeout; 0: none
+	delay      time.Duration // WithDelay; 0: none
+	w          io.Writer     // where frames go: rwc, or the delay queue
+	dq         *delayed      // WithDelay's queue; nil without
 
 	smu sync.Mutex // serializes writes
 	rmu sync.Mutex // serializes reads
@@ -105,6 +108,11 @@ func NewConn(rwc io.ReadWriteCloser, role Role, opts ...Option) *Conn {
 		c.rwc = &idleConn{Conn: nc, d: c.idle}
 	}
 	c.br = bufio.NewReaderSize(c.rwc, 64<<10)
+	c.w = c.rwc
+	if c.delay > 0 {
+		c.dq = newDelayed(c.rwc, c.delay)
+		c.w = c.dq
+	}
 	return c
 }
 
@@ -121,8 +129,14 @@ func (c *Conn) Stats() Stats {
 	return c.stats
 }
 
-// Close closes the underlying stream.
-func (c *Conn) Close() error { return c.rwc.Close() }
+// Close closes the underlying stream (with WithDelay, after the frames
+// still queued have been written).
+func (c *Conn) Close() error {
+	if c.dq != nil {
+		c.dq.close()
+	}
+	return c.rwc.Close()
+}
 
 func (c *Conn) enter(p phase) {
 	c.mu.Lock()
@@ -183,7 +197,7 @@ func (c *Conn) send(typ byte, payload []byte) error {
 		// One write: one TLS record, one segment, rather than two.
 		bufs = net.Buffers{append(hdr, payload...)}
 	}
-	if _, err := bufs.WriteTo(c.rwc); err != nil {
+	if _, err := bufs.WriteTo(c.w); err != nil {
 		return fmt.Errorf("transport: send frame type %d (%d bytes): %w", typ, len(payload), err)
 	}
 	c.countSent(HeaderSize + len(payload))

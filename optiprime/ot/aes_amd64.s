@@ -1,0 +1,175 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int)
+//
+// AES-128 encryption of n blocks under the expanded key rk (11 round keys
+// of 16 bytes, FIPS 197 order). Eight blocks at a time in X0–X7, so that
+// eight independent AESENC chains overlap (one round's latency is several
+// cycles, its throughput one or two a cycle); the round key is read into
+// X8 once per round for all eight. The rest one block at a time. All
+// eight loads precede the stores, so dst may equal src.
+TEXT ·encryptBlocksAsm(SB), NOSPLIT, $0-32
+	MOVQ rk+0(FP), AX
+	MOVQ dst+8(FP), DI
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+
+loop8:
+	CMPQ CX, $8
+	JB   tail
+	MOVOU 0(SI), X0
+	MOVOU 16(SI), X1
+	MOVOU 32(SI), X2
+	MOVOU 48(SI), X3
+	MOVOU 64(SI), X4
+	MOVOU 80(SI), X5
+	MOVOU 96(SI), X6
+	MOVOU 112(SI), X7
+	MOVOU (AX), X8
+	PXOR  X8, X0
+	PXOR  X8, X1
+	PXOR  X8, X2
+	PXOR  X8, X3
+	PXOR  X8, X4
+	PXOR  X8, X5
+	PXOR  X8, X6
+	PXOR  X8, X7
+	MOVOU 16(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 32(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 48(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 64(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 80(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 96(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 112(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 128(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 144(AX), X8
+	AESENC X8, X0
+	AESENC X8, X1
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X8, X5
+	AESENC X8, X6
+	AESENC X8, X7
+	MOVOU 160(AX), X8
+	AESENCLAST X8, X0
+	AESENCLAST X8, X1
+	AESENCLAST X8, X2
+	AESENCLAST X8, X3
+	AESENCLAST X8, X4
+	AESENCLAST X8, X5
+	AESENCLAST X8, X6
+	AESENCLAST X8, X7
+	MOVOU X0, 0(DI)
+	MOVOU X1, 16(DI)
+	MOVOU X2, 32(DI)
+	MOVOU X3, 48(DI)
+	MOVOU X4, 64(DI)
+	MOVOU X5, 80(DI)
+	MOVOU X6, 96(DI)
+	MOVOU X7, 112(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $8, CX
+	JMP  loop8
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	MOVOU (SI), X0
+	MOVOU (AX), X8
+	PXOR  X8, X0
+	MOVOU 16(AX), X8
+	AESENC X8, X0
+	MOVOU 32(AX), X8
+	AESENC X8, X0
+	MOVOU 48(AX), X8
+	AESENC X8, X0
+	MOVOU 64(AX), X8
+	AESENC X8, X0
+	MOVOU 80(AX), X8
+	AESENC X8, X0
+	MOVOU 96(AX), X8
+	AESENC X8, X0
+	MOVOU 112(AX), X8
+	AESENC X8, X0
+	MOVOU 128(AX), X8
+	AESENC X8, X0
+	MOVOU 144(AX), X8
+	AESENC X8, X0
+	MOVOU 160(AX), X8
+	AESENCLAST X8, X0
+	MOVOU X0, (DI)
+	ADDQ  $16, SI
+	ADDQ  $16, DI
+	DECQ  CX
+	JMP   tail
+
+done:
+	RET

@@ -1,0 +1,175 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func ggmChildrenAsm(rk0, rk1 *[176]byte, par, out *block, n int, sums *[2]block)
+//
+// One GGM level over n parents: out[2k] = π0(par[k]) ⊕ par[k] and
+// out[2k+1] = π1(par[k]) ⊕ par[k] (the children of consecutive nodes are
+// consecutive), and sums[0], sums[1] ^= the XOR of the left, of the right
+// children. Two parents at a time, four encryptions in flight (X0–X3), the
+// parents kept in X4, X5 for the final XOR, the sums in X14, X15. out may
+// not overlap par.
+TEXT ·ggmChildrenAsm(SB), NOSPLIT, $0-48
+	MOVQ rk0+0(FP), AX
+	MOVQ rk1+8(FP), DX
+	MOVQ par+16(FP), SI
+	MOVQ out+24(FP), DI
+	MOVQ n+32(FP), CX
+	MOVQ sums+40(FP), BX
+	MOVOU (BX), X14
+	MOVOU 16(BX), X15
+
+loop2:
+	CMPQ CX, $2
+	JB   tail
+	MOVOU (SI), X4
+	MOVOU 16(SI), X5
+	MOVOU (AX), X8
+	MOVOU (DX), X9
+	MOVOU X4, X0
+	MOVOU X4, X1
+	MOVOU X5, X2
+	MOVOU X5, X3
+	PXOR  X8, X0
+	PXOR  X9, X1
+	PXOR  X8, X2
+	PXOR  X9, X3
+	MOVOU 16(AX), X8
+	MOVOU 16(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 32(AX), X8
+	MOVOU 32(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 48(AX), X8
+	MOVOU 48(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 64(AX), X8
+	MOVOU 64(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 80(AX), X8
+	MOVOU 80(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 96(AX), X8
+	MOVOU 96(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 112(AX), X8
+	MOVOU 112(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 128(AX), X8
+	MOVOU 128(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 144(AX), X8
+	MOVOU 144(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	AESENC X8, X2
+	AESENC X9, X3
+	MOVOU 160(AX), X8
+	MOVOU 160(DX), X9
+	AESENCLAST X8, X0
+	AESENCLAST X9, X1
+	AESENCLAST X8, X2
+	AESENCLAST X9, X3
+	PXOR  X4, X0
+	PXOR  X4, X1
+	PXOR  X5, X2
+	PXOR  X5, X3
+	MOVOU X0, (DI)
+	MOVOU X1, 16(DI)
+	MOVOU X2, 32(DI)
+	MOVOU X3, 48(DI)
+	PXOR  X0, X14
+	PXOR  X2, X14
+	PXOR  X1, X15
+	PXOR  X3, X15
+	ADDQ  $32, SI
+	ADDQ  $64, DI
+	SUBQ  $2, CX
+	JMP   loop2
+
+tail:
+	TESTQ CX, CX
+	JZ    done
+	MOVOU (SI), X4
+	MOVOU (AX), X8
+	MOVOU (DX), X9
+	MOVOU X4, X0
+	MOVOU X4, X1
+	PXOR  X8, X0
+	PXOR  X9, X1
+	MOVOU 16(AX), X8
+	MOVOU 16(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 32(AX), X8
+	MOVOU 32(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 48(AX), X8
+	MOVOU 48(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 64(AX), X8
+	MOVOU 64(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 80(AX), X8
+	MOVOU 80(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 96(AX), X8
+	MOVOU 96(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 112(AX), X8
+	MOVOU 112(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 128(AX), X8
+	MOVOU 128(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 144(AX), X8
+	MOVOU 144(DX), X9
+	AESENC X8, X0
+	AESENC X9, X1
+	MOVOU 160(AX), X8
+	MOVOU 160(DX), X9
+	AESENCLAST X8, X0
+	AESENCLAST X9, X1
+	PXOR  X4, X0
+	PXOR  X4, X1
+	MOVOU X0, (DI)
+	MOVOU X1, 16(DI)
+	PXOR  X0, X14
+	PXOR  X1, X15
+
+done:
+	MOVOU X14, (BX)
+	MOVOU X15, 16(BX)
+	RET

@@ -348,7 +348,7 @@ func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions,
 					out <- outcome{err: err}
 					return
 				}
-				out <- outcome{ok: bytes.Equal(q.Record, client.SeededLWERecord(opt.Seed, i, opt.RecordSize)), pass: q.Device.Bodies}
+				out <- outcome{ok: bytes.Equal(q.Record, client.SeededLWERecord(opt.Seed, i, opt.RecordSize)), pass: scanBatch(q.Device)}
 			}(clients[j], i)
 		}
 		for range part {
@@ -368,4 +368,15 @@ func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions,
 		res.ClientCPUPerQuery = (cpu1.client - cpu0.client) / float64(len(idx))
 	}
 	return res, nil
+}
+
+// scanBatch is how many queries the pass that scanned for a query
+// answered (its scan stage's batch), 0 if the device did not say.
+func scanBatch(r *api.RunStreamResponse) uint64 {
+	for _, u := range r.Cores {
+		if u.Stage == "scan" {
+			return u.Batch
+		}
+	}
+	return 0
 }

@@ -86,14 +86,13 @@ func TestLWEBenchmarkSmall(t *testing.T) {
 	if got.DeviceStoreBytes != want {
 		t.Fatalf("the device read %d bytes per query, want %d (tiles and diagonals once)", got.DeviceStoreBytes, want)
 	}
-	// Up: the query vector (two entries per word, in instances of the ring's
-	// degree) and the encrypted secret;
-	// down: the column and one level-0 hint ciphertext per output; each
-	// plus the protocol's framing, so at least these and not far above.
+	// Up: the query vector (4 bytes an entry) and the encrypted secret;
+	// down: the column (4 bytes a row) and one level-0 hint ciphertext per
+	// output; each plus the protocol's framing, so at least these and not
+	// far above.
 	n := p.HintSlots()
-	words := func(entries int) int64 { return int64((entries/2 + n - 1) / n * n) }
-	up := 8*words(shape.Cols) + 2*int64(len(p.HintLogQ))*int64(n)*8
-	down := 8*words(shape.Rows) + int64(l.Outputs)*2*int64(n)*8
+	up := 4*int64(shape.Cols) + 2*int64(len(p.HintLogQ))*int64(n)*8
+	down := 4*int64(shape.Rows) + int64(l.Outputs)*2*int64(n)*8
 	if got.QueryUpBytes < up || got.QueryUpBytes > up+up/20 || got.QueryDownBytes < down || got.QueryDownBytes > down+down/20+4096 {
 		t.Fatalf("%d B up, %d B down; the payload is %d and %d", got.QueryUpBytes, got.QueryDownBytes, up, down)
 	}

@@ -392,7 +392,7 @@ func TestClusterPublishWhileQuerying(t *testing.T) {
 	}
 	ctx := context.Background()
 	c, _, _ := newCluster(t, 2)
-	const n = 2 * 32768
+	const n = 2 * 8192
 	gens := map[uint64][]byte{1: records(1, n, recSize), 2: records(2, n, recSize)}
 	createPIR(t, c, "db", gens[1], 2, 1)
 	var wg sync.WaitGroup

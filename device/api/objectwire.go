@@ -161,14 +161,38 @@ func ObjectReply(kind object.Kind, shape object.Shape, raw [][]byte, crc uint32)
 	ws := int(shape.WordSize)
 	data := make([][]byte, len(raw))
 	for i, b := range raw {
-		end := len(b)
-		for end >= ws && allZero(b[end-ws:end]) {
-			end -= ws
-		}
-		data[i] = b[:end]
+		data[i] = trimZeroWords(b, ws)
 	}
 	return &devicepb.GetResponse{Kind: uint32(kind), Polys: uint32(shape.Polys), Limbs: uint32(shape.Limbs), Data: data, Crc32C: &crc,
 		WordBytes: uint32(ws), LimbWords: uint32(1) << shape.LogN}
+}
+
+// trimZeroWords is b without its trailing zero words of ws bytes.
+func trimZeroWords(b []byte, ws int) []byte {
+	end := len(b)
+	for end >= ws && allZero(b[end-ws:end]) {
+		end -= ws
+	}
+	return b[:end]
+}
+
+// shapeOf is the shape of an object of polys × limbs limbs of words as a
+// message names it, checked against the limbs it carries: as many as it
+// names, of a power-of-two length.
+func shapeOf(polys, limbs uint32, words [][]uint64, wb uint32) (object.Shape, error) {
+	if len(words) == 0 || uint64(polys)*uint64(limbs) != uint64(len(words)) {
+		return object.Shape{}, fmt.Errorf("%w: %d limbs for %d polys × %d limbs", ErrInvalid, len(words), polys, limbs)
+	}
+	n := len(words[0])
+	logN := bits.Len(uint(n)) - 1
+	if n != 1<<logN {
+		return object.Shape{}, fmt.Errorf("%w: limb length %d is not a power of two", ErrInvalid, n)
+	}
+	ws, err := wordBytes(wb)
+	if err != nil {
+		return object.Shape{}, err
+	}
+	return object.Shape{Polys: int(polys), Limbs: int(limbs), LogN: uint8(logN), WordSize: uint8(ws)}, nil
 }
 
 func allZero(b []byte) bool {
@@ -193,18 +217,11 @@ func ObjectRaw(m *devicepb.GetResponse) (object.Kind, object.Shape, [][]byte, er
 	if err != nil {
 		return 0, object.Shape{}, nil, err
 	}
-	ws, _ := wordBytes(m.GetWordBytes())
-	if len(limbs) == 0 || uint64(m.GetPolys())*uint64(m.GetLimbs()) != uint64(len(limbs)) {
-		return 0, object.Shape{}, nil, fmt.Errorf("%w: an object of %d × %d limbs carrying %d", ErrInvalid, m.GetPolys(), m.GetLimbs(), len(limbs))
+	shape, err := shapeOf(m.GetPolys(), m.GetLimbs(), limbs, m.GetWordBytes())
+	if err != nil {
+		return 0, object.Shape{}, nil, err
 	}
-	n := len(limbs[0])
-	logN := bits.Len(uint(n)) - 1
-	if n != 1<<logN {
-		return 0, object.Shape{}, nil, fmt.Errorf("%w: limbs of %d words, not a power of two", ErrInvalid, n)
-	}
-	shape := object.Shape{Polys: int(m.GetPolys()), Limbs: int(m.GetLimbs()), LogN: uint8(logN), WordSize: uint8(ws)}
-	raw := rawOf(limbs, ws)
-	return kind, shape, raw, nil
+	return kind, shape, rawOf(limbs, int(shape.WordSize)), nil
 }
 
 // BlobBytes reads a Get reply's blob: its one limb of bytes, decoded
@@ -256,12 +273,8 @@ func PutRaw(name string, kind object.Kind, shape object.Shape, raw [][]byte) *de
 	data := make([][]byte, len(raw))
 	var carried int64
 	for i, b := range raw {
-		end := len(b)
-		for end >= ws && allZero(b[end-ws:end]) {
-			end -= ws
-		}
-		data[i] = b[:end]
-		carried += int64(end)
+		data[i] = trimZeroWords(b, ws)
+		carried += int64(len(data[i]))
 	}
 	if !withinExpansion(shape.Bytes(), carried) {
 		data = raw // mostly zeros: sent whole, as the device's bound asks
@@ -279,20 +292,14 @@ func PutObject(m *devicepb.PutRequest) (object.Kind, object.Shape, [][]byte, err
 	if err != nil {
 		return 0, object.Shape{}, nil, err
 	}
-	ws, _ := wordBytes(m.GetWordBytes())
-	if len(limbs) == 0 || m.GetPolys() == 0 || m.GetLimbs() == 0 || uint64(m.GetPolys())*uint64(m.GetLimbs()) != uint64(len(limbs)) {
-		return 0, object.Shape{}, nil, fmt.Errorf("%w: %d limbs for %d polys × %d limbs", ErrInvalid, len(limbs), m.GetPolys(), m.GetLimbs())
+	shape, err := shapeOf(m.GetPolys(), m.GetLimbs(), limbs, m.GetWordBytes())
+	if err != nil {
+		return 0, object.Shape{}, nil, err
 	}
-	n := len(limbs[0])
-	logN := bits.Len(uint(n)) - 1
-	if n != 1<<logN {
-		return 0, object.Shape{}, nil, fmt.Errorf("%w: limb length %d is not a power of two", ErrInvalid, n)
-	}
-	shape := object.Shape{Polys: int(m.GetPolys()), Limbs: int(m.GetLimbs()), LogN: uint8(logN), WordSize: uint8(ws)}
 	if err := shape.Validate(); err != nil {
 		return 0, object.Shape{}, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return kind, shape, rawOf(limbs, ws), nil
+	return kind, shape, rawOf(limbs, int(shape.WordSize)), nil
 }
 
 // rawOf lays words out as stored: little-endian words of ws bytes.

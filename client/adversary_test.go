@@ -59,7 +59,7 @@ func (d *lyingDevice) Get(ctx context.Context, req *devicepb.GetRequest) (*devic
 	return hook(req, resp)
 }
 
-func (d *lyingDevice) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+func (d *lyingDevice) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
 	d.runs.Add(1)
 	return d.Device.RunStream(ctx, req)
 }

@@ -238,12 +238,12 @@ func (r *recorder) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb
 	return resp, err
 }
 
-func (r *recorder) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+func (r *recorder) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
 	words := 0
 	for _, in := range req.Inputs {
 		for _, inst := range in.Instances {
-			for _, l := range inst {
-				words += len(l)
+			for _, l := range inst.Data {
+				words += len(l) / 8
 			}
 		}
 	}
@@ -258,13 +258,13 @@ func (r *recorder) RunStream(ctx context.Context, req *api.RunStreamRequest) (*a
 }
 
 // outputWords counts the words of an answer's outputs.
-func outputWords(resp *api.RunStreamResponse) int {
+func outputWords(resp *devicepb.RunStreamResponse) int {
 	out := 0
 	if resp != nil {
 		for _, o := range resp.Outputs {
 			for _, inst := range o.Instances {
-				for _, l := range inst {
-					out += len(l)
+				for _, l := range inst.Data {
+					out += len(l) / 8
 				}
 			}
 		}

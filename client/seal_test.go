@@ -78,7 +78,7 @@ func TestDeviceNeverSeesRecords(t *testing.T) {
 // coefficient of the first limb of its first output.
 type tampering struct{ api.Device }
 
-func (d tampering) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+func (d tampering) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
 	return alter(d.Device.RunStream(ctx, req))
 }
 
@@ -95,11 +95,12 @@ func (d tampering) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) 
 	return resp, nil
 }
 
-func alter(resp *api.RunStreamResponse, err error) (*api.RunStreamResponse, error) {
+func alter(resp *devicepb.RunStreamResponse, err error) (*devicepb.RunStreamResponse, error) {
 	if err == nil && len(resp.Outputs) > 0 && len(resp.Outputs[0].Instances) > 0 {
-		limb := resp.Outputs[0].Instances[0][0]
-		for i := range limb {
-			limb[i] = (limb[i] + 1) % 3 // a small, valid residue where there was another
+		limb := resp.Outputs[0].Instances[0].Data[0]
+		for i := 0; i+8 <= len(limb); i += 8 {
+			// a small, valid residue where there was another
+			binary.LittleEndian.PutUint64(limb[i:], (binary.LittleEndian.Uint64(limb[i:])+1)%3)
 		}
 	}
 	return resp, err

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
@@ -101,10 +100,10 @@ func TestAnotherCallerCannotFillProgramTables(t *testing.T) {
 	}
 	// Alice's programs are still set (a run of them gets past the lookup
 	// to its bad operands), and she sets new ones.
-	if _, err := alice.Send(ctx, &api.SendRequest{Program: "mine", Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM)}}}); err == nil || errors.Is(err, api.ErrNotFound) {
+	if _, err := alice.Send(ctx, &devicepb.SendRequest{Program: "mine", Inputs: []*devicepb.Binding{dram(0, 0, 0).inline([][]uint64{{1}})}}); err == nil || errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("alice's program after bob's flood: %v, want it found", err)
 	}
-	if _, err := alice.RunStream(ctx, &api.RunStreamRequest{Program: "mine"}); err == nil || errors.Is(err, api.ErrNotFound) {
+	if _, err := alice.RunStream(ctx, &devicepb.RunStreamRequest{Program: "mine"}); err == nil || errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("alice's stream program after bob's flood: %v, want it found", err)
 	}
 	if _, err := alice.ProgSet(ctx, &devicepb.ProgSetRequest{Name: "next", Program: prog}); err != nil {
@@ -211,12 +210,12 @@ func TestPrefixWithoutSlashRefused(t *testing.T) {
 	addr := tlsDevice(t, dir, true)
 	alice := as(t, dir, "alice", addr)
 	for _, p := range []string{"acct", "acct2"} {
-		_, err := alice.RunStream(ctx, &api.RunStreamRequest{Program: "p", Stored: []api.StoredBinding{{Node: 1, Prefix: p, PerObject: 1}}})
+		_, err := alice.RunStream(ctx, &devicepb.RunStreamRequest{Program: "p", Stored: []*devicepb.StoredBinding{{Node: 1, Prefix: p, PerObject: 1}}})
 		if code(err) != codes.InvalidArgument || !errors.Is(err, api.ErrInvalid) {
 			t.Errorf("RunStream with stored prefix %q: %v, want InvalidArgument", p, err)
 		}
 	}
-	_, err := alice.RunStream(ctx, &api.RunStreamRequest{Program: "p", Stored: []api.StoredBinding{{Node: 1, Prefix: "acct/pt/", PerObject: 1}}})
+	_, err := alice.RunStream(ctx, &devicepb.RunStreamRequest{Program: "p", Stored: []*devicepb.StoredBinding{{Node: 1, Prefix: "acct/pt/", PerObject: 1}}})
 	if !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("RunStream with a prefix of her own database: %v, want NotFound (no such program)", err)
 	}
@@ -345,9 +344,8 @@ func TestAnotherCallerCannotFillDeviceMemory(t *testing.T) {
 	addr, d := tlsDeviceWith(t, dir, true, lim)
 	alice, bob := as(t, dir, "alice", addr), as(t, dir, "bob", addr)
 	_, q := lowered(t)
-	upload := func(c api.Device) (uint64, error) {
-		r, err := c.Send(ctx, &api.SendRequest{Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM), Polys: 2, Limbs: 2,
-			Source: api.SourceInline, Inline: limbsOf(q, 2, 1)}}})
+	uploadTo := func(c api.Device) (uint64, error) {
+		r, err := c.Send(ctx, upload(limbsOf(q, 2, 1), 2))
 		if err != nil {
 			return 0, err
 		}
@@ -355,7 +353,7 @@ func TestAnotherCallerCannotFillDeviceMemory(t *testing.T) {
 	}
 	var bobs []uint64
 	for {
-		job, err := upload(bob)
+		job, err := uploadTo(bob)
 		if err != nil {
 			if !errors.Is(err, api.ErrExhausted) {
 				t.Fatalf("bob's upload %d: %v, want ErrExhausted", len(bobs), err)
@@ -370,7 +368,7 @@ func TestAnotherCallerCannotFillDeviceMemory(t *testing.T) {
 	if len(bobs) == 0 || len(bobs) > lim.MaxJobs/4 {
 		t.Fatalf("bob held %d jobs; his share is %d", len(bobs), lim.MaxJobs/4)
 	}
-	if _, err := upload(alice); err != nil {
+	if _, err := uploadTo(alice); err != nil {
 		t.Fatalf("alice's upload with bob's share full: %v", err)
 	}
 	if _, err := bob.Release(ctx, &devicepb.ReleaseRequest{Jobs: bobs}); err != nil {
@@ -382,7 +380,7 @@ func TestAnotherCallerCannotFillDeviceMemory(t *testing.T) {
 	if held {
 		t.Fatal("bob's share still charged after he released every job")
 	}
-	if _, err := upload(bob); err != nil {
+	if _, err := uploadTo(bob); err != nil {
 		t.Fatalf("bob's upload after releasing: %v", err)
 	}
 }

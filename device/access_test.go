@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/certs"
@@ -106,22 +107,20 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 	if _, err := alice.ProgSet(ctx, &devicepb.ProgSetRequest{Name: "hadd", Program: raw}); err != nil {
 		t.Fatal(err)
 	}
-	up, err := alice.Send(ctx, &api.SendRequest{Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM), Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a}}})
+	up, err := alice.Send(ctx, upload(a, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := api.Binding{Space: uint8(l.Output.Space), ID: uint32(l.Output.ID), Polys: uint32(l.Output.Polys), Limbs: uint32(l.Output.Limbs)}
-	bind := func(i int, b api.Binding) api.Binding {
-		in := l.Inputs[i]
-		b.Space, b.ID, b.Polys, b.Limbs = uint8(in.Space), uint32(in.ID), uint32(in.Polys), uint32(in.Limbs)
-		return b
+	obj := func(o lower.Object) testObject {
+		return testObject{o.Space, uint32(o.ID), uint32(o.Polys), uint32(o.Limbs)}
 	}
-	send := func(c api.Device, first, second api.Binding) (*api.SendResponse, error) {
-		return c.Send(ctx, &api.SendRequest{Program: "hadd", Output: out, Inputs: []api.Binding{bind(0, first), bind(1, second)}})
+	first, second := obj(l.Inputs[0]), obj(l.Inputs[1])
+	send := func(c api.Device, a, b *devicepb.Binding) (*devicepb.SendResponse, error) {
+		return c.Send(ctx, &devicepb.SendRequest{Program: "hadd", Output: obj(l.Output).output(), Inputs: []*devicepb.Binding{a, b}})
 	}
-	upload := api.Binding{Source: api.SourceResident, Job: up.Job}
-	inline := api.Binding{Source: api.SourceInline, Inline: a}
-	job, err := send(alice, upload, api.Binding{Source: api.SourceStored, Name: "acct/b"})
+	uploaded := first.job(up.Job)
+	inline := first.inline(a)
+	job, err := send(alice, uploaded, second.stored("acct/b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,24 +146,24 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 		}, codes.PermissionDenied},
 		"Delete": {func() error { _, err := bob.Delete(ctx, &devicepb.DeleteRequest{Name: "acct/b"}); return err }, codes.PermissionDenied},
 		"Send stored": {func() error {
-			_, err := send(bob, inline, api.Binding{Source: api.SourceStored, Name: "acct/b"})
+			_, err := send(bob, inline, second.stored("acct/b"))
 			return err
 		}, codes.PermissionDenied},
-		"Recv": {func() error { _, err := bob.Recv(ctx, &api.RecvRequest{Job: job.Job, Fetch: true}); return err }, codes.NotFound},
+		"Recv": {func() error { _, err := bob.Recv(ctx, &devicepb.RecvRequest{Job: job.Job, Fetch: true}); return err }, codes.NotFound},
 		"Release": {func() error {
 			_, err := bob.Release(ctx, &devicepb.ReleaseRequest{Jobs: []uint64{job.Job}})
 			return err
 		}, codes.NotFound},
 		"Send resident": {func() error {
-			_, err := send(bob, inline, api.Binding{Source: api.SourceResident, Job: job.Job})
+			_, err := send(bob, inline, second.job(job.Job))
 			return err
 		}, codes.NotFound},
 		"RunStream": {func() error {
-			_, err := bob.RunStream(ctx, &api.RunStreamRequest{Program: "p", Stored: []api.StoredBinding{{Node: 1, Prefix: "acct/"}}})
+			_, err := bob.RunStream(ctx, &devicepb.RunStreamRequest{Program: "p", Stored: []*devicepb.StoredBinding{{Node: 1, Prefix: "acct/"}}})
 			return err
 		}, codes.PermissionDenied},
 		"RunStream keys": {func() error {
-			_, err := bob.RunStream(ctx, &api.RunStreamRequest{Program: "p", Keys: []api.KeyBinding{{Key: "rlk", Object: "acct/keys/rlk"}}})
+			_, err := bob.RunStream(ctx, &devicepb.RunStreamRequest{Program: "p", Keys: []*devicepb.KeyBinding{{Key: "rlk", Object: "acct/keys/rlk"}}})
 			return err
 		}, codes.PermissionDenied},
 		"CopyFrom": {func() error {
@@ -207,14 +206,18 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 	}
 
 	// Alice's job, data and program are as she left them.
-	got, err := alice.Recv(ctx, &api.RecvRequest{Job: job.Job, Fetch: true, Release: true})
+	resp, err := alice.Recv(ctx, &devicepb.RecvRequest{Job: job.Job, Fetch: true, Release: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range got.Data {
-		for j := range got.Data[i] {
-			if want := (a[i][j] + b[i][j]) % q[i%2]; got.Data[i][j] != want {
-				t.Fatalf("alice's job: limb %d coefficient %d = %d, want %d", i, j, got.Data[i][j], want)
+	got := mustLimbs(resp)
+	if len(got) != len(a) {
+		t.Fatalf("alice's job: %d limbs, want %d", len(got), len(a))
+	}
+	for i := range got {
+		for j := range got[i] {
+			if want := (a[i][j] + b[i][j]) % q[i%2]; got[i][j] != want {
+				t.Fatalf("alice's job: limb %d coefficient %d = %d, want %d", i, j, got[i][j], want)
 			}
 		}
 	}
@@ -226,7 +229,7 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 	if err != nil || len(ls.Objects) != 1 || ls.Objects[0].Name != "acct/b" {
 		t.Fatalf("alice lists %+v, %v; want acct/b only (access lists hidden)", ls, err)
 	}
-	if _, err := send(alice, inline, api.Binding{Source: api.SourceStored, Name: "acct/b"}); err != nil {
+	if _, err := send(alice, inline, second.stored("acct/b")); err != nil {
 		t.Fatalf("alice's program after bob set his own of that name: %v", err)
 	}
 }

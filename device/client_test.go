@@ -75,8 +75,8 @@ func (c *testClient) progSet(ctx context.Context, name string, program []byte) e
 	return err
 }
 
-func (c *testClient) recv(ctx context.Context, job uint64, fetch, release bool) (*api.RecvResponse, error) {
-	return c.Recv(ctx, &api.RecvRequest{Job: job, Fetch: fetch, Release: release})
+func (c *testClient) recv(ctx context.Context, job uint64, fetch, release bool) (*devicepb.RecvResponse, error) {
+	return c.Recv(ctx, &devicepb.RecvRequest{Job: job, Fetch: fetch, Release: release})
 }
 
 func (c *testClient) config(ctx context.Context) (*devicepb.ConfigResponse, error) {

@@ -200,7 +200,7 @@ func (d *Device) Config(context.Context, *devicepb.ConfigRequest) (*devicepb.Con
 // different bytes under a taken name are refused. The program is charged
 // to the caller (Limits.MaxProgramsPerCaller).
 func (d *Device) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error) {
-	if err := checkName(req.Name); err != nil {
+	if err := api.CheckObjectName("name", req.Name); err != nil {
 		return nil, err
 	}
 	if len(req.Program) > api.MaxMessageBytes {
@@ -220,16 +220,9 @@ func (d *Device) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*de
 	return &devicepb.ProgSetResponse{Instructions: uint32(len(p.Code))}, nil
 }
 
-func checkName(name string) error {
-	if name == "" || len(name) > api.MaxNameBytes {
-		return fmt.Errorf("device: %w: name of %d bytes (want 1..%d)", api.ErrInvalid, len(name), api.MaxNameBytes)
-	}
-	return nil
-}
-
 // Put stores an object limb by limb (refused while jobs run: ISP mode).
 func (d *Device) Put(_ context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
-	if err := checkName(req.Name); err != nil {
+	if err := api.CheckObjectName("name", req.Name); err != nil {
 		return nil, err
 	}
 	kind, shape, raw, err := api.PutObject(req)
@@ -265,7 +258,7 @@ func (d *Device) Put(_ context.Context, req *devicepb.PutRequest) (*devicepb.Put
 
 // Get reads a stored object.
 func (d *Device) Get(_ context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
-	if err := checkName(req.Name); err != nil {
+	if err := api.CheckObjectName("name", req.Name); err != nil {
 		return nil, err
 	}
 	info, raw, err := d.st.Get(req.Name)
@@ -298,7 +291,7 @@ func decodeWords(b []byte, dst []uint64) []uint64 {
 
 // Delete deletes a stored object (refused while jobs run).
 func (d *Device) Delete(_ context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
-	if err := checkName(req.Name); err != nil {
+	if err := api.CheckObjectName("name", req.Name); err != nil {
 		return nil, err
 	}
 	if err := d.write(func() error { return d.st.Delete(req.Name) }); err != nil {
@@ -406,7 +399,7 @@ func (d *Device) Release(_ context.Context, req *devicepb.ReleaseRequest) (*devi
 }
 
 // Recv waits for a job and returns its result.
-func (d *Device) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvResponse, error) {
+func (d *Device) Recv(ctx context.Context, req *devicepb.RecvRequest) (*devicepb.RecvResponse, error) {
 	d.mu.Lock()
 	j, ok := d.jobs[req.Job]
 	d.mu.Unlock()
@@ -428,10 +421,10 @@ func (d *Device) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvRespo
 	if j.err != nil {
 		return nil, fmt.Errorf("device: job %d: %w", req.Job, j.err)
 	}
-	resp := &api.RecvResponse{Polys: uint32(j.polys), Instructions: uint64(j.st.Instructions), MicroOps: uint64(j.st.MicroOps),
+	resp := &devicepb.RecvResponse{Polys: uint32(j.polys), Instructions: uint64(j.st.Instructions), MicroOps: uint64(j.st.MicroOps),
 		StoreBytes: uint64(j.stored)}
-	if req.Fetch {
-		resp.Data = j.result
+	if req.GetFetch() {
+		resp.Data = api.EncodeLimbs(j.result)
 	}
 	return resp, nil
 }

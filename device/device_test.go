@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/resident"
 	"github.com/rosemary-fhe/rosemary/device/store"
@@ -172,7 +173,7 @@ func TestMalformedRejected(t *testing.T) {
 		},
 		"missing get":  func() error { _, err := c.get(ctx, "nope"); return err },
 		"missing del":  func() error { return c.del(ctx, "nope") },
-		"unknown prog": func() error { _, err := c.Send(ctx, &api.SendRequest{Program: "nope"}); return err },
+		"unknown prog": func() error { _, err := c.Send(ctx, &devicepb.SendRequest{Program: "nope"}); return err },
 	} {
 		if err := put(); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -180,18 +181,18 @@ func TestMalformedRejected(t *testing.T) {
 	}
 	// Jobs with bad bindings.
 	a := limbsOf(q, 2, 4)
-	mk := func(b api.Binding) *api.SendRequest {
-		return &api.SendRequest{Program: "ok", Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a}, b},
-			Output: api.Binding{Space: uint8(isa.SpaceDRAM), ID: 3, Polys: 2, Limbs: 2}}
+	mk := func(b *devicepb.Binding) *devicepb.SendRequest {
+		return &devicepb.SendRequest{Program: "ok", Inputs: []*devicepb.Binding{dram(1, 2, 2).inline(a), b}, Output: dram(3, 2, 2).output()}
 	}
-	for name, b := range map[string]api.Binding{
-		"missing stored":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceStored, Name: "nope"},
-		"missing job":     {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceResident, Job: 999},
-		"short inline":    {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a[:3]},
-		"duplicate":       {Space: uint8(isa.SpaceDRAM), ID: 1, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a},
-		"bad space":       {Space: 9, ID: 2, Polys: 2, Limbs: 2, Source: api.SourceInline, Inline: a},
-		"too many limbs":  {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 200, Limbs: 200, Source: api.SourceInline, Inline: a},
-		"wrong ring size": {Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 1, Limbs: 1, Source: api.SourceInline, Inline: [][]uint64{make([]uint64, 1024)}},
+	for name, b := range map[string]*devicepb.Binding{
+		"missing stored":  dram(2, 2, 2).stored("nope"),
+		"missing job":     dram(2, 2, 2).job(999),
+		"short inline":    dram(2, 2, 2).inline(a[:3]),
+		"duplicate":       dram(1, 2, 2).inline(a),
+		"bad space":       testObject{9, 2, 2, 2}.inline(a),
+		"too many limbs":  dram(2, 200, 200).inline(a),
+		"wrong ring size": dram(2, 1, 1).inline([][]uint64{make([]uint64, 1024)}),
+		"no source":       dram(2, 2, 2).binding(),
 	} {
 		if _, err := c.Send(ctx, mk(b)); err == nil {
 			t.Errorf("Send with %s operand accepted", name)
@@ -201,7 +202,7 @@ func TestMalformedRejected(t *testing.T) {
 	if _, err := c.put(ctx, "short", store.KindCiphertext, 1, 2, good[:2]); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Send(ctx, mk(api.Binding{Space: uint8(isa.SpaceDRAM), ID: 2, Polys: 2, Limbs: 2, Source: api.SourceStored, Name: "short"})); code(err) != codes.InvalidArgument {
+	if _, err := c.Send(ctx, mk(dram(2, 2, 2).stored("short"))); code(err) != codes.InvalidArgument {
 		t.Errorf("stored operand with too few polys: %v", err)
 	}
 	// Memory bound: uploads beyond MaxResidentBytes are refused.

@@ -3,10 +3,11 @@ package device
 import (
 	"context"
 	"fmt"
-	"github.com/rosemary-fhe/rosemary/device/api"
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/compiler/isa"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
@@ -14,35 +15,99 @@ import (
 // maxJobScratch bounds the DRAM objects one job writes besides its output.
 const maxJobScratch = 256 << 20
 
+// source is where an operand's limbs come from.
+type source uint8
+
+const (
+	sourceNone     source = iota
+	sourceInline          // limbs carried by the request
+	sourceStored          // a stored object (from poly Poly on), read in place
+	sourceResident        // the result of an earlier job, held in device DRAM
+)
+
+// binding is one operand of a Send, decoded: an object of the program
+// (space, ID, and its shape as the program sees it: Polys × Limbs, limb l
+// of poly p at index p·Limbs+l) and where its limbs come from.
+type binding struct {
+	Space            uint8
+	ID, Polys, Limbs uint32
+	Source           source
+	Inline           [][]uint64 // sourceInline
+	Name             string     // sourceStored: the object
+	Poly             uint32     // sourceStored: first poly of the instance
+	Job              uint64     // sourceResident
+}
+
+// bindingOf decodes an operand api.CheckSend passed.
+func bindingOf(what string, m *devicepb.Binding) (binding, error) {
+	b := binding{Space: uint8(m.GetSpace()), ID: m.GetId(), Polys: m.GetPolys(), Limbs: m.GetLimbs()}
+	var err error
+	switch src := m.GetSource().(type) {
+	case *devicepb.Binding_Inline:
+		b.Source = sourceInline
+		b.Inline, err = api.DecodeLimbs(what, src.Inline.GetData())
+	case *devicepb.Binding_Stored:
+		b.Source, b.Name, b.Poly = sourceStored, src.Stored.GetName(), src.Stored.GetPoly()
+	case *devicepb.Binding_ResidentJob:
+		b.Source, b.Job = sourceResident, src.ResidentJob
+	}
+	return b, err
+}
+
 // operand is a validated binding.
 type operand struct {
-	b      api.Binding
-	obj    *store.Object // api.SourceStored (pinned)
-	stride int           // api.SourceStored: limbs per poly of the stored object
-	dep    *job          // api.SourceResident
+	b      binding
+	obj    *store.Object // sourceStored (pinned)
+	stride int           // sourceStored: limbs per poly of the stored object
+	dep    *job          // sourceResident
 	depID  uint64
 }
 
-// Send validates a job and starts it; the job id is returned at once.
-func (d *Device) Send(ctx context.Context, req *api.SendRequest) (*api.SendResponse, error) {
-	if req.Program == "" {
-		return d.hold(ctx, req)
+// sendBindings checks a Send and decodes its inputs, then its key (if
+// any), then its output (no source).
+func sendBindings(req *devicepb.SendRequest) ([]binding, binding, error) {
+	if err := api.CheckSend(req); err != nil {
+		return nil, binding{}, err
 	}
-	set, ok := d.progs.get(req.Program)
+	var binds []binding
+	for i, m := range req.GetInputs() {
+		b, err := bindingOf(fmt.Sprintf("input %d", i), m)
+		if err != nil {
+			return nil, binding{}, err
+		}
+		binds = append(binds, b)
+	}
+	if req.GetKey() != nil {
+		b, err := bindingOf("key", req.GetKey())
+		if err != nil {
+			return nil, binding{}, err
+		}
+		binds = append(binds, b)
+	}
+	out := req.GetOutput()
+	return binds, binding{Space: uint8(out.GetSpace()), ID: out.GetId(), Polys: out.GetPolys(), Limbs: out.GetLimbs()}, nil
+}
+
+// Send validates a job and starts it; the job id is returned at once.
+func (d *Device) Send(ctx context.Context, req *devicepb.SendRequest) (*devicepb.SendResponse, error) {
+	binds, output, err := sendBindings(req)
+	if err != nil {
+		return nil, fmt.Errorf("device: send: %w", err)
+	}
+	if req.GetProgram() == "" {
+		return d.hold(ctx, binds, req.GetKey() != nil)
+	}
+	set, ok := d.progs.get(req.GetProgram())
 	if !ok {
-		return nil, fmt.Errorf("device: send: %w: program %q not set", api.ErrNotFound, req.Program)
+		return nil, fmt.Errorf("device: send: %w: program %q not set", api.ErrNotFound, req.GetProgram())
 	}
 	p := set.p
 	n := p.Config.N()
-	if len(req.Inputs) == 0 || len(req.Inputs) > api.MaxBindings {
-		return nil, fmt.Errorf("device: send: %w: %d inputs (want 1..%d)", api.ErrInvalid, len(req.Inputs), api.MaxBindings)
-	}
-	binds := append([]api.Binding(nil), req.Inputs...)
-	if req.HasKey {
-		binds = append(binds, req.Key)
+	if inputs := len(req.GetInputs()); inputs == 0 {
+		return nil, fmt.Errorf("device: send: %w: %d inputs (want 1..%d)", api.ErrInvalid, inputs, api.MaxBindings)
 	}
 	seen := map[[2]uint64]bool{}
-	for _, b := range append(append([]api.Binding(nil), binds...), req.Output) {
+	for _, b := range append(append([]binding(nil), binds...), output) {
 		if err := checkBinding(b); err != nil {
 			return nil, fmt.Errorf("device: send: %w", err)
 		}
@@ -52,8 +117,8 @@ func (d *Device) Send(ctx context.Context, req *api.SendRequest) (*api.SendRespo
 		}
 		seen[k] = true
 	}
-	if isa.Space(req.Output.Space) != isa.SpaceDRAM {
-		return nil, fmt.Errorf("device: send: %w: output must be a DRAM object, not %s", api.ErrInvalid, isa.Space(req.Output.Space))
+	if isa.Space(output.Space) != isa.SpaceDRAM {
+		return nil, fmt.Errorf("device: send: %w: output must be a DRAM object, not %s", api.ErrInvalid, isa.Space(output.Space))
 	}
 	ops := make([]operand, len(binds))
 	release := func() {
@@ -71,8 +136,8 @@ func (d *Device) Send(ctx context.Context, req *api.SendRequest) (*api.SendRespo
 		}
 		ops[i] = o
 	}
-	outBytes := int64(req.Output.Polys) * int64(req.Output.Limbs) * int64(n) * 8
-	j := &job{done: make(chan struct{}), polys: int(req.Output.Polys), bytes: outBytes, caller: quotaCaller(ctx)}
+	outBytes := int64(output.Polys) * int64(output.Limbs) * int64(n) * 8
+	j := &job{done: make(chan struct{}), polys: int(output.Polys), bytes: outBytes, caller: quotaCaller(ctx)}
 	id, err := d.register(j)
 	if err != nil {
 		release()
@@ -81,12 +146,12 @@ func (d *Device) Send(ctx context.Context, req *api.SendRequest) (*api.SendRespo
 	go func() {
 		defer close(j.done)
 		defer release()
-		j.err = d.execute(j, p, ops, req.Output)
+		j.err = d.execute(j, p, ops, output)
 	}()
-	return &api.SendResponse{Job: id}, nil
+	return &devicepb.SendResponse{Job: id}, nil
 }
 
-func checkBinding(b api.Binding) error {
+func checkBinding(b binding) error {
 	switch isa.Space(b.Space) {
 	case isa.SpaceDRAM, isa.SpaceNAND:
 	default:
@@ -105,17 +170,17 @@ func checkBinding(b api.Binding) error {
 }
 
 // resolve checks one operand against what the device holds.
-func (d *Device) resolve(b api.Binding, n int) (operand, error) {
+func (d *Device) resolve(b binding, n int) (operand, error) {
 	o := operand{b: b}
 	switch b.Source {
-	case api.SourceInline:
+	case sourceInline:
 		if len(b.Inline) != int(b.Polys*b.Limbs) {
 			return o, fmt.Errorf("%w: %d inline limbs for %d polys × %d limbs", api.ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
 		}
 		if len(b.Inline[0]) != n {
 			return o, fmt.Errorf("%w: inline limbs of %d coefficients, the program's ring has %d", api.ErrInvalid, len(b.Inline[0]), n)
 		}
-	case api.SourceStored:
+	case sourceStored:
 		obj, err := d.st.Acquire(b.Name)
 		if err != nil {
 			return o, fmt.Errorf("%w: stored object %q: %w", api.ErrNotFound, b.Name, err)
@@ -134,7 +199,7 @@ func (d *Device) resolve(b api.Binding, n int) (operand, error) {
 			return o, err
 		}
 		o.obj, o.stride = obj, sh.Limbs
-	case api.SourceResident:
+	case sourceResident:
 		d.mu.Lock()
 		j, ok := d.jobs[b.Job]
 		d.mu.Unlock()
@@ -180,11 +245,11 @@ func (d *Device) register(j *job) (uint64, error) {
 }
 
 // hold is an upload: a job whose result is its one inline operand.
-func (d *Device) hold(ctx context.Context, req *api.SendRequest) (*api.SendResponse, error) {
-	if len(req.Inputs) != 1 || req.HasKey || req.Inputs[0].Source != api.SourceInline {
+func (d *Device) hold(ctx context.Context, binds []binding, hasKey bool) (*devicepb.SendResponse, error) {
+	if len(binds) != 1 || hasKey || binds[0].Source != sourceInline {
 		return nil, fmt.Errorf("device: send: %w: an upload (no program) takes one inline operand and no key", api.ErrInvalid)
 	}
-	b := req.Inputs[0]
+	b := binds[0]
 	if b.Polys == 0 || b.Limbs == 0 || len(b.Inline) != int(b.Polys)*int(b.Limbs) {
 		return nil, fmt.Errorf("device: send: %w: upload of %d limbs for %d polys × %d limbs", api.ErrInvalid, len(b.Inline), b.Polys, b.Limbs)
 	}
@@ -195,12 +260,12 @@ func (d *Device) hold(ctx context.Context, req *api.SendRequest) (*api.SendRespo
 		return nil, fmt.Errorf("device: send: %w", err)
 	}
 	d.jobsRun.Add(1)
-	return &api.SendResponse{Job: id}, nil
+	return &devicepb.SendResponse{Job: id}, nil
 }
 
 // execute runs a job: waits for the results it reads, then runs the
 // program in ISP mode with LD operands read from the store in place.
-func (d *Device) execute(j *job, p *isa.Program, ops []operand, out api.Binding) error {
+func (d *Device) execute(j *job, p *isa.Program, ops []operand, out binding) error {
 	for _, o := range ops {
 		if o.dep == nil {
 			continue
@@ -323,12 +388,12 @@ func (m *jobMemory) ReadLimb(s isa.Space, obj, limb int, dst []uint64) error {
 	poly, l := limb/int(o.b.Limbs), limb%int(o.b.Limbs)
 	var src []uint64
 	switch o.b.Source {
-	case api.SourceInline:
+	case sourceInline:
 		src = o.b.Inline[limb]
-	case api.SourceResident:
+	case sourceResident:
 		per := len(o.dep.result) / o.dep.polys
 		src = o.dep.result[poly*per+l]
-	case api.SourceStored:
+	case sourceStored:
 		info := o.obj.Info()
 		ck := keyLimb{name: info.Name, gen: info.Generation, poly: int(o.b.Poly) + poly, limb: l, coefficient: len(dst)}
 		isKey := info.Kind == store.KindKey

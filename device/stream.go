@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
-	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/guard"
+	"github.com/rosemary-fhe/rosemary/device/pirserver"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
@@ -46,7 +46,7 @@ func keyEntry(caller, name string, gen store.Generation) string {
 // SetStream registers a stream program, charged to the caller
 // (Limits.MaxProgramsPerCaller).
 func (d *Device) SetStream(ctx context.Context, req *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error) {
-	if err := checkName(req.Name); err != nil {
+	if err := api.CheckObjectName("name", req.Name); err != nil {
 		return nil, err
 	}
 	t := &d.streams
@@ -78,8 +78,11 @@ func (d *Device) SetStream(ctx context.Context, req *devicepb.SetStreamRequest) 
 // RunStream runs a registered stream program in ISP mode: every worker
 // evaluates its share, stored objects are pinned for the run and read
 // ahead, and the run's value memory is bounded by MaxResidentBytes.
-func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+func (d *Device) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
 	start := time.Now()
+	if err := api.CheckRunStream(req); err != nil {
+		return nil, fmt.Errorf("device: runstream: %w", err)
+	}
 	reg, ok := d.streams.progs.get(req.Program)
 	if !ok {
 		return nil, fmt.Errorf("device: runstream: %w: program %q not set", api.ErrNotFound, req.Program)
@@ -103,17 +106,21 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 		byNode[sn.Node] = i
 	}
 	for _, in := range req.Inputs {
-		i, ok := byNode[in.Node]
+		i, ok := byNode[int(in.GetNode())]
 		if !ok || sp.Nodes[i].Kind != lower.StreamInput {
-			return nil, fmt.Errorf("device: runstream: %w: node %d is not an input of %q", api.ErrInvalid, in.Node, req.Program)
+			return nil, fmt.Errorf("device: runstream: %w: node %d is not an input of %q", api.ErrInvalid, in.GetNode(), req.Program)
 		}
-		if err := checkInstances(sp.Nodes[i], in.Instances, sp.Ring.Q, 1<<sp.Ring.LogN); err != nil {
-			return nil, fmt.Errorf("device: runstream: input node %d: %w", in.Node, err)
+		vals, err := api.DecodeInstances("input", in)
+		if err != nil {
+			return nil, fmt.Errorf("device: runstream: %w", err)
 		}
-		src.inputs[i] = in.Instances
+		if err := checkInstances(sp.Nodes[i], vals, sp.Ring.Q, 1<<sp.Ring.LogN); err != nil {
+			return nil, fmt.Errorf("device: runstream: input node %d: %w", in.GetNode(), err)
+		}
+		src.inputs[i] = vals
 	}
 	for _, b := range req.Stored {
-		i, ok := byNode[b.Node]
+		i, ok := byNode[int(b.GetNode())]
 		if !ok || sp.Nodes[i].Kind != lower.StreamStored {
 			return nil, fmt.Errorf("device: runstream: %w: node %d is not a stored node of %q", api.ErrInvalid, b.Node, req.Program)
 		}
@@ -127,10 +134,10 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 		src.stored[i] = ps
 	}
 	for _, k := range req.Keys {
-		if err := checkName(k.Object); err != nil {
-			return nil, err
+		if k.GetObject() == "" {
+			return nil, fmt.Errorf("device: runstream: %w: key %q bound to no object", api.ErrInvalid, k.GetKey())
 		}
-		src.keys[k.Key] = k.Object
+		src.keys[k.GetKey()] = k.GetObject()
 	}
 	for i, sn := range sp.Nodes {
 		switch {
@@ -166,11 +173,11 @@ func (d *Device) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api
 		}
 		return nil, fmt.Errorf("device: runstream %q: %w", req.Program, err)
 	}
-	resp := &api.RunStreamResponse{StoreBytes: uint64(src.storeBytes), Instructions: uint64(st.Instructions), MicroOps: uint64(st.MicroOps),
+	resp := &devicepb.RunStreamResponse{StoreBytes: uint64(src.storeBytes), Instructions: uint64(st.Instructions), MicroOps: uint64(st.MicroOps),
 		Bodies: uint64(st.Bodies), Stored: uint64(st.StoredInstances), PeakBytes: uint64(st.PeakBytes),
-		Cores: []api.CoreUse{coreUse("stream", time.Since(start), share.Stats(), 1)}}
+		Cores: []*devicepb.CoreUse{pirserver.CoreUse("stream", time.Since(start), share.Stats(), 1)}}
 	for i, v := range out {
-		resp.Outputs = append(resp.Outputs, api.StreamValues{Node: sp.Nodes[i].Node, Instances: v})
+		resp.Outputs = append(resp.Outputs, &devicepb.StreamValues{Node: uint32(sp.Nodes[i].Node), Instances: api.Instances(v)})
 	}
 	resp.Seconds = time.Since(start).Seconds()
 	return resp, nil
@@ -238,11 +245,4 @@ func (d *Device) streamKey(caller, name string, moduli []uint64) (engine.Limbs, 
 		k = cached
 	}
 	return k, nil
-}
-
-// coreUse reports a stage of a run that took seconds of wall time and
-// used the cores as st says; batch runs shared it.
-func coreUse(stage string, seconds time.Duration, st admit.RunStats, batch int) api.CoreUse {
-	return api.CoreUse{Stage: stage, Seconds: seconds.Seconds(), Chunks: uint64(st.Chunks), WaitSeconds: st.Waited.Seconds(),
-		HeldSeconds: st.Held.Seconds(), MaxWaitSeconds: st.MaxWait.Seconds(), MaxChunkSeconds: st.Chunk.Seconds(), Batch: uint64(max(batch, 1)), MinLimit: uint32(st.Limit)}
 }

@@ -39,7 +39,7 @@ func TestSetStreamRefusesLimbsBeyondQ(t *testing.T) {
 	for i := range x {
 		x[i] = make([]uint64, 1<<11)
 	}
-	if _, err := d.RunStream(ctx, &api.RunStreamRequest{Program: "crash", Inputs: []api.StreamValues{{Node: 7, Instances: []engine.Limbs{x}}}}); !errors.Is(err, api.ErrNotFound) {
+	if _, err := d.RunStream(ctx, &devicepb.RunStreamRequest{Program: "crash", Inputs: []*devicepb.StreamValues{{Node: 7, Instances: api.Instances([]engine.Limbs{x})}}}); !errors.Is(err, api.ErrNotFound) {
 		t.Fatalf("RunStream of the refused program: %v", err)
 	}
 	sp.Nodes[0].Limbs = 1
@@ -49,7 +49,7 @@ func TestSetStreamRefusesLimbsBeyondQ(t *testing.T) {
 	if _, err := d.SetStream(ctx, &devicepb.SetStreamRequest{Name: "ok", Program: b}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := d.RunStream(ctx, &api.RunStreamRequest{Program: "ok", Inputs: []api.StreamValues{{Node: 7, Instances: []engine.Limbs{x[:2]}}}})
+	resp, err := d.RunStream(ctx, &devicepb.RunStreamRequest{Program: "ok", Inputs: []*devicepb.StreamValues{{Node: 7, Instances: api.Instances([]engine.Limbs{x[:2]})}}})
 	if err != nil {
 		t.Fatal(err)
 	}

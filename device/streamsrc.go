@@ -9,6 +9,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 )
@@ -63,7 +64,11 @@ func (p *pinnedSet) release() {
 
 // pin acquires every object of a stored binding and checks its shape
 // against the node.
-func (d *Device) pin(sn lower.StreamNode, b api.StoredBinding, logN int) (*pinnedSet, error) {
+func (d *Device) pin(sn lower.StreamNode, m *devicepb.StoredBinding, logN int) (*pinnedSet, error) {
+	b := struct {
+		Prefix                                         string
+		PerObject, RowLength, TileRows, Stride, Offset int64
+	}{m.GetPrefix(), int64(m.GetPerObject()), int64(m.GetRowLength()), int64(m.GetTileRows()), int64(m.GetStride()), int64(m.GetOffset())}
 	if b.PerObject < 1 || b.PerObject > 255 {
 		return nil, fmt.Errorf("%w: stored %q: %d instances per object", api.ErrInvalid, sn.Name, b.PerObject)
 	}

@@ -42,7 +42,7 @@ type PIRSession struct {
 	query    int // IR node of the query input
 	stored   int // IR node of the database
 	answer   int // IR node whose instance the segment returns
-	keys     []api.KeyBinding
+	keys     []*devicepb.KeyBinding
 	meta     rlwe.MetaData
 	// host: the plan keeps the scan on the host (a database small enough
 	// that pulling it costs less than the device's work): the host pulls
@@ -198,7 +198,7 @@ func (s *PIRSession) Query(index int) (*rlwe.Ciphertext, error) { return s.clien
 
 // Answer runs the device segment on an encrypted query and returns the
 // answer ciphertext.
-func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciphertext, *api.RunStreamResponse, error) {
+func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciphertext, *devicepb.RunStreamResponse, error) {
 	if s.host {
 		return nil, nil, errors.New("session: the plan answers on the host")
 	}
@@ -206,24 +206,22 @@ func (s *PIRSession) Answer(ctx context.Context, q *rlwe.Ciphertext) (*rlwe.Ciph
 	for _, p := range q.Value {
 		limbs = append(limbs, p.Coeffs...)
 	}
-	req := &api.RunStreamRequest{Program: s.progName,
-		Inputs: []api.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}},
-		Stored: []api.StoredBinding{{Node: s.stored, Prefix: session.PIRPlaintextPrefix(s.db), PerObject: session.PIRPerObject,
-			RowLength: int64(s.Shape.Cols), TileRows: session.PIRTileRows}},
+	req := &devicepb.RunStreamRequest{Program: s.progName,
+		Inputs: []*devicepb.StreamValues{{Node: uint32(s.query), Instances: api.Instances([]engine.Limbs{limbs})}},
+		Stored: []*devicepb.StoredBinding{{Node: uint32(s.stored), Prefix: session.PIRPlaintextPrefix(s.db), PerObject: session.PIRPerObject,
+			RowLength: uint64(s.Shape.Cols), TileRows: session.PIRTileRows}},
 		Keys: s.keys}
 	resp, err := s.dev.RunStream(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
-	var ans engine.Limbs
-	for _, o := range resp.Outputs {
-		if o.Node == s.answer && len(o.Instances) == 1 {
-			ans = o.Instances[0]
-		}
+	outs, err := api.Outputs(resp, s.answer)
+	if err != nil {
+		return nil, resp, err
 	}
 	ct := rlwe.NewCiphertext(s.Params, 1, 0)
 	*ct.MetaData = s.meta
-	if ans == nil || !engine.CopyLimbs(ans, ct.Value, 1) {
+	if len(outs) != 1 || !engine.CopyLimbs(outs[0], ct.Value, 1) {
 		return nil, resp, errors.New("the device returned no answer of one level-0 ciphertext")
 	}
 	return ct, resp, nil

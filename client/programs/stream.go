@@ -23,10 +23,10 @@ import (
 // opt.ReuseKeys), returning their bindings, the keys generated here and
 // the bytes uploaded.
 func storeStreamKeys(ctx context.Context, dev api.Device, params rlwe.Parameters, sp *lower.StreamProgram, sk *rlwe.SecretKey,
-	opt session.Options) ([]api.KeyBinding, *rlwe.MemEvaluationKeySet, int64, error) {
+	opt session.Options) ([]*devicepb.KeyBinding, *rlwe.MemEvaluationKeySet, int64, error) {
 	kg := rlwe.NewKeyGenerator(params)
 	evk := rlwe.NewMemEvaluationKeySet(nil)
-	var keys []api.KeyBinding
+	var keys []*devicepb.KeyBinding
 	var uploaded int64
 	seen := map[string]bool{}
 	have := map[string]bool{}
@@ -54,7 +54,7 @@ func storeStreamKeys(ctx context.Context, dev api.Device, params rlwe.Parameters
 			}
 			obj := id.ObjectName(opt.KeyPrefix)
 			if have[obj] {
-				keys = append(keys, api.KeyBinding{Key: name, Object: obj})
+				keys = append(keys, &devicepb.KeyBinding{Key: name, Object: obj})
 				continue
 			}
 			var g *rlwe.GadgetCiphertext
@@ -77,7 +77,7 @@ func storeStreamKeys(ctx context.Context, dev api.Device, params rlwe.Parameters
 				return nil, nil, 0, fmt.Errorf("session: store key %s: %w", name, err)
 			}
 			uploaded += int64(resp.Bytes)
-			keys = append(keys, api.KeyBinding{Key: name, Object: obj})
+			keys = append(keys, &devicepb.KeyBinding{Key: name, Object: obj})
 		}
 	}
 	return keys, evk, uploaded, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/compiler/lower"
 	"github.com/rosemary-fhe/rosemary/compiler/workload"
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe"
@@ -250,8 +251,8 @@ type VectorSession struct {
 	progName string
 	query    int
 	scores   int
-	stored   []api.StoredBinding
-	keys     []api.KeyBinding
+	stored   []*devicepb.StoredBinding
+	keys     []*devicepb.KeyBinding
 	meta     rlwe.MetaData
 }
 
@@ -290,10 +291,10 @@ func NewVectorSession(ctx context.Context, dev api.Device, db string, shape work
 			if _, err := fmt.Sscanf(sn.Name, "vectors/%d", &i); err != nil {
 				return nil, fmt.Errorf("session: stored node %q", sn.Name)
 			}
-			s.stored = append(s.stored, api.StoredBinding{Node: sn.Node, Prefix: vectorPrefix(db), PerObject: VectorPerObject,
-				Stride: int64(shape.Pack), Offset: i})
+			s.stored = append(s.stored, &devicepb.StoredBinding{Node: uint32(sn.Node), Prefix: vectorPrefix(db), PerObject: VectorPerObject,
+				Stride: uint32(shape.Pack), Offset: uint32(i)})
 		case sn.Kind == lower.StreamStored:
-			s.stored = append(s.stored, api.StoredBinding{Node: sn.Node, Prefix: monomialPrefix(db, sn.Name), PerObject: 1})
+			s.stored = append(s.stored, &devicepb.StoredBinding{Node: uint32(sn.Node), Prefix: monomialPrefix(db, sn.Name), PerObject: 1})
 		case sn.Out:
 			s.scores = sn.Node
 		}
@@ -341,7 +342,7 @@ func NewVectorSession(ctx context.Context, dev api.Device, db string, shape work
 // Scores encrypts a query vector (its coefficients, at most the slot),
 // runs the scan on the device and returns the decrypted inner products
 // with every database vector, in database order.
-func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *api.RunStreamResponse, error) {
+func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *devicepb.RunStreamResponse, error) {
 	pt, err := s.codec.Query(q)
 	if err != nil {
 		return nil, nil, err
@@ -354,16 +355,14 @@ func (s *VectorSession) Scores(ctx context.Context, q []float64) ([]float64, *ap
 	for _, p := range ct.Value {
 		limbs = append(limbs, p.Coeffs...)
 	}
-	resp, err := s.dev.RunStream(ctx, &api.RunStreamRequest{Program: s.progName,
-		Inputs: []api.StreamValues{{Node: s.query, Instances: []engine.Limbs{limbs}}}, Stored: s.stored, Keys: s.keys})
+	resp, err := s.dev.RunStream(ctx, &devicepb.RunStreamRequest{Program: s.progName,
+		Inputs: []*devicepb.StreamValues{{Node: uint32(s.query), Instances: api.Instances([]engine.Limbs{limbs})}}, Stored: s.stored, Keys: s.keys})
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []engine.Limbs
-	for _, o := range resp.Outputs {
-		if o.Node == s.scores {
-			out = o.Instances
-		}
+	out, err := api.Outputs(resp, s.scores)
+	if err != nil {
+		return nil, resp, err
 	}
 	if int64(len(out)) != s.codec.Layout.Groups {
 		return nil, resp, fmt.Errorf("session: the device returned %d score ciphertexts, want %d", len(out), s.codec.Layout.Groups)

@@ -20,6 +20,15 @@ func CheckName(what, name string) error {
 	return nil
 }
 
+// CheckObjectName checks a name that must name something: 1 to
+// MaxNameBytes bytes.
+func CheckObjectName(what, name string) error {
+	if name == "" || len(name) > MaxNameBytes {
+		return fmt.Errorf("%w: %s of %d bytes (want 1..%d)", ErrInvalid, what, len(name), MaxNameBytes)
+	}
+	return nil
+}
+
 // CheckGrant checks a Grant: a database name, an identity of 1 to
 // MaxIdentityBytes bytes, a known role.
 func CheckGrant(m *devicepb.GrantRequest) error {

@@ -64,13 +64,16 @@ func (c *client) CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (*
 	return call(ctx, "CopyFrom", c.rpc.CopyFrom, req, same)
 }
 
-func (c *client) Send(ctx context.Context, req *SendRequest) (*SendResponse, error) {
-	return call(ctx, "Send", c.rpc.Send, sendToProto(req),
-		func(m *devicepb.SendResponse) (*SendResponse, error) { return &SendResponse{Job: m.GetJob()}, nil })
+func (c *client) Send(ctx context.Context, req *devicepb.SendRequest) (*devicepb.SendResponse, error) {
+	return call(ctx, "Send", c.rpc.Send, req, same)
 }
 
-func (c *client) Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, error) {
-	return call(ctx, "Recv", c.rpc.Recv, &devicepb.RecvRequest{Job: req.Job, Fetch: req.Fetch, Release: req.Release}, recvRespFromProto)
+// Recv's reply is checked as a request's limbs are: the device sent it.
+func (c *client) Recv(ctx context.Context, req *devicepb.RecvRequest) (*devicepb.RecvResponse, error) {
+	return call(ctx, "Recv", c.rpc.Recv, req, func(m *devicepb.RecvResponse) (*devicepb.RecvResponse, error) {
+		_, err := checkLimbs("result", m.GetData())
+		return m, err
+	})
 }
 
 func (c *client) Release(ctx context.Context, req *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
@@ -85,8 +88,24 @@ func (c *client) SetStream(ctx context.Context, req *devicepb.SetStreamRequest) 
 	return call(ctx, "SetStream", c.rpc.SetStream, req, same)
 }
 
-func (c *client) RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error) {
-	return call(ctx, "RunStream", c.rpc.RunStream, runStreamToProto(req), runStreamRespFromProto)
+// RunStream's reply is checked: its outputs' limbs, its stages' count.
+func (c *client) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
+	return call(ctx, "RunStream", c.rpc.RunStream, req, func(m *devicepb.RunStreamResponse) (*devicepb.RunStreamResponse, error) {
+		if len(m.GetOutputs()) > MaxBindings*64 {
+			return nil, fmt.Errorf("%w: output: %d nodes", ErrInvalid, len(m.GetOutputs()))
+		}
+		for _, v := range m.GetOutputs() {
+			if n := len(v.GetInstances()); n > MaxStreamInstances {
+				return nil, fmt.Errorf("%w: output node %d has %d instances", ErrInvalid, v.GetNode(), n)
+			}
+			for k, in := range v.GetInstances() {
+				if _, err := checkLimbs(fmt.Sprintf("output node %d instance %d", v.GetNode(), k), in.GetData()); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return m, CheckCoreUses(m.GetCores())
+	})
 }
 
 func (c *client) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {

@@ -32,9 +32,9 @@ type Device interface {
 	// Grant gives an identity a role on a database, or takes it away.
 	Grant(ctx context.Context, req *devicepb.GrantRequest) (*devicepb.GrantResponse, error)
 	// Send starts a job: a program run on bound operands.
-	Send(ctx context.Context, req *SendRequest) (*SendResponse, error)
+	Send(ctx context.Context, req *devicepb.SendRequest) (*devicepb.SendResponse, error)
 	// Recv waits for a job, optionally fetching and releasing its result.
-	Recv(ctx context.Context, req *RecvRequest) (*RecvResponse, error)
+	Recv(ctx context.Context, req *devicepb.RecvRequest) (*devicepb.RecvResponse, error)
 	// Release drops job results held in device memory.
 	Release(ctx context.Context, req *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error)
 	// Stats returns the device counters.
@@ -42,7 +42,7 @@ type Device interface {
 	// SetStream registers a stream program (a device segment of a plan).
 	SetStream(ctx context.Context, req *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error)
 	// RunStream runs a registered stream program; cancelling ctx stops it.
-	RunStream(ctx context.Context, req *RunStreamRequest) (*RunStreamResponse, error)
+	RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error)
 	// QueryLWE answers one query of an LWE PIR database generation (the
 	// typed PIR service, package device/pirserver; no program to set);
 	// cancelling ctx stops it. Its messages are the contract's own.

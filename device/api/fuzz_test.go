@@ -16,11 +16,12 @@ import (
 var seedLimbs = [][]uint64{{1, 2, 3, 4}, {5, 6, 7, 1 << 63}}
 
 // seedSend binds an inline, a stored and a resident operand.
-func seedSend() *SendRequest {
-	return &SendRequest{Program: "p", Inputs: []Binding{{Space: 2, ID: 1, Polys: 1, Limbs: 2, Source: SourceInline, Inline: seedLimbs},
-		{Space: 2, ID: 2, Polys: 1, Limbs: 2, Source: SourceStored, Name: "db/0", Poly: 1}},
-		HasKey: true, Key: Binding{Space: 3, ID: 1, Polys: 2, Limbs: 3, Source: SourceResident, Job: 7},
-		Output: Binding{Space: 2, ID: 3, Polys: 2, Limbs: 2}}
+func seedSend() *pb.SendRequest {
+	return &pb.SendRequest{Program: "p", Inputs: []*pb.Binding{
+		{Space: 2, Id: 1, Polys: 1, Limbs: 2, Source: &pb.Binding_Inline{Inline: &pb.Inline{Data: EncodeLimbs(seedLimbs)}}},
+		{Space: 2, Id: 2, Polys: 1, Limbs: 2, Source: &pb.Binding_Stored{Stored: &pb.Stored{Name: "db/0", Poly: 1}}}},
+		Key:    &pb.Binding{Space: 3, Id: 1, Polys: 2, Limbs: 3, Source: &pb.Binding_ResidentJob{ResidentJob: 7}},
+		Output: &pb.Object{Space: 2, Id: 3, Polys: 2, Limbs: 2}}
 }
 
 // seeds are encoded requests of every kind.
@@ -28,7 +29,7 @@ func seeds() []proto.Message {
 	return []proto.Message{
 		must(NewPut("db/0", 2, 1, 2, seedLimbs, 8)),
 		must(NewPut("db/head", 5, 1, 1, [][]uint64{{3, 0, 0, 'a', 'b', 'c', 0, 0}}, 1)),
-		sendToProto(seedSend()),
+		seedSend(),
 		&pb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "db/g1.ab", Keys: "db/members/me/keys/k/lwe-ff/",
 			Query: make([]byte, 1024), Secret: make([]byte, 64)},
 		&pb.RecvRequest{Job: 3, Fetch: true, Release: true},
@@ -37,45 +38,35 @@ func seeds() []proto.Message {
 		&pb.GetRequest{Name: "x"},
 		&pb.DeleteRequest{Name: "x"},
 		&pb.SetStreamRequest{Name: "s", Program: []byte(`{"nodes":[]}`)},
-		runStreamToProto(&RunStreamRequest{Program: "s", Inputs: []StreamValues{{Node: 0, Instances: [][][]uint64{seedLimbs}}},
-			Stored: []StoredBinding{{Node: 5, Prefix: "db/", PerObject: 255}}, Keys: []KeyBinding{{Key: "rlk", Object: "k/rlk"}}}),
+		&pb.RunStreamRequest{Program: "s", Inputs: []*pb.StreamValues{{Node: 0, Instances: Instances([][][]uint64{seedLimbs})}},
+			Stored: []*pb.StoredBinding{{Node: 5, Prefix: "db/", PerObject: 255}}, Keys: []*pb.KeyBinding{{Key: "rlk", Object: "k/rlk"}}},
 	}
 }
 
-// A request converted from the wire and back is the same request, and so
-// is every reply.
-func TestProtoRoundTrip(t *testing.T) {
-	send := seedSend()
-	runReply := &RunStreamResponse{Outputs: []StreamValues{{Node: 3, Instances: [][][]uint64{seedLimbs}}}, StoreBytes: 1, Bodies: 2, Seconds: 0.5,
-		Cores: []CoreUse{{Stage: "ring", Seconds: 0.25, Chunks: 16, WaitSeconds: 0.125, HeldSeconds: 0.0625, MaxWaitSeconds: 0.03125, MaxChunkSeconds: 0.015625, Batch: 1, MinLimit: 2},
-			{Stage: "scan", Seconds: 0.5, Chunks: 4096, Batch: 3}}}
-	for _, tc := range []struct {
-		name string
-		want any
-		msg  proto.Message
-		back func(proto.Message) (any, error)
-	}{
-		{"send", send, sendToProto(send), func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
-		{"recv reply", &RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3},
-			recvRespToProto(&RecvResponse{Polys: 1, Data: seedLimbs, Instructions: 1, MicroOps: 2, StoreBytes: 3}),
-			func(m proto.Message) (any, error) { return recvRespFromProto(m.(*pb.RecvResponse)) }},
-		{"run stream reply", runReply, runStreamRespToProto(runReply),
-			func(m proto.Message) (any, error) { return runStreamRespFromProto(m.(*pb.RunStreamResponse)) }},
-	} {
-		b, err := proto.Marshal(tc.msg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := tc.msg.ProtoReflect().New().Interface()
-		if err := proto.Unmarshal(b, m); err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		got, err := tc.back(m)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Fatalf("%s: %+v, want %+v", tc.name, got, tc.want)
+// Limbs and instances encoded, sent and decoded are the same limbs.
+func TestLimbsRoundTrip(t *testing.T) {
+	vals := [][][]uint64{seedLimbs, {{9, 8, 7, 6}}}
+	b, err := proto.Marshal(&pb.RunStreamResponse{Outputs: []*pb.StreamValues{{Node: 3, Instances: Instances(vals)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m pb.RunStreamResponse
+	if err := proto.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeInstances("output", m.GetOutputs()[0])
+	if err != nil || !reflect.DeepEqual(got, vals) {
+		t.Fatalf("%v, %v; want %v", got, err, vals)
+	}
+	if l, err := DecodeLimbs("x", EncodeLimbs(seedLimbs)); err != nil || !reflect.DeepEqual(l, seedLimbs) {
+		t.Fatalf("%v, %v", l, err)
+	}
+	if l, err := DecodeLimbs("x", nil); err != nil || l != nil {
+		t.Fatalf("no limbs: %v, %v", l, err)
+	}
+	for _, bad := range [][][]byte{{{1, 2, 3}}, {make([]byte, 8), make([]byte, 16)}, {{}}} {
+		if _, err := DecodeLimbs("x", bad); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("limbs of %v bytes: %v, want ErrInvalid", bad, err)
 		}
 	}
 }
@@ -98,11 +89,9 @@ func requests() []request {
 		{"Get", func() proto.Message { return &pb.GetRequest{} },
 			func(m proto.Message) (any, error) { return m, CheckName("object name", m.(*pb.GetRequest).GetName()) }},
 		{"Send", func() proto.Message { return &pb.SendRequest{} },
-			func(m proto.Message) (any, error) { return sendFromProto(m.(*pb.SendRequest)) }},
-		{"Recv", func() proto.Message { return &pb.RecvRequest{} },
-			func(m proto.Message) (any, error) { return recvFromProto(m.(*pb.RecvRequest)) }},
+			func(m proto.Message) (any, error) { return m, CheckSend(m.(*pb.SendRequest)) }},
 		{"RunStream", func() proto.Message { return &pb.RunStreamRequest{} },
-			func(m proto.Message) (any, error) { return runStreamFromProto(m.(*pb.RunStreamRequest)) }},
+			func(m proto.Message) (any, error) { return m, CheckRunStream(m.(*pb.RunStreamRequest)) }},
 		{"List", func() proto.Message { return &pb.ListRequest{} },
 			func(m proto.Message) (any, error) { return m, CheckName("prefix", m.(*pb.ListRequest).GetPrefix()) }},
 		{"Grant", func() proto.Message { return &pb.GrantRequest{} },
@@ -112,8 +101,8 @@ func requests() []request {
 	}
 }
 
-// checkLimbs checks what decodeLimbs promises.
-func checkLimbs(l [][]uint64) error {
+// limbsValid checks what DecodeLimbs promises.
+func limbsValid(l [][]uint64) error {
 	if len(l) == 0 {
 		if l != nil {
 			return errors.New("empty non-nil limbs")
@@ -121,7 +110,7 @@ func checkLimbs(l [][]uint64) error {
 		return nil
 	}
 	n := len(l[0])
-	if n < 1 || n > MaxLimbCoeffs || limbBytes(l) > MaxMessageBytes {
+	if n < 1 || n > MaxLimbCoeffs || int64(len(l))*int64(n)*8 > MaxMessageBytes {
 		return fmt.Errorf("%d limbs of %d coefficients", len(l), n)
 	}
 	for i := range l {
@@ -132,17 +121,31 @@ func checkLimbs(l [][]uint64) error {
 	return nil
 }
 
-func checkBindingValid(b Binding) error {
-	if b.Source < SourceInline || b.Source > SourceResident {
-		return fmt.Errorf("source %d", b.Source)
+// bindingValid decodes a checked operand: its inline limbs decode within
+// the limits and encode back to the same bytes.
+func bindingValid(b *pb.Binding) error {
+	if b.GetSource() == nil {
+		return errors.New("no source")
 	}
-	if len(b.Name) > MaxNameBytes {
-		return fmt.Errorf("stored name of %d bytes", len(b.Name))
+	if len(b.GetStored().GetName()) > MaxNameBytes {
+		return fmt.Errorf("stored name of %d bytes", len(b.GetStored().GetName()))
 	}
-	return checkLimbs(b.Inline)
+	data := b.GetInline().GetData()
+	l, err := DecodeLimbs("inline", data)
+	if err != nil {
+		return err
+	}
+	if err := limbsValid(l); err != nil {
+		return err
+	}
+	if back := EncodeLimbs(l); len(data) > 0 && !reflect.DeepEqual(back, data) {
+		return errors.New("inline limbs do not round-trip")
+	}
+	return nil
 }
 
-// checkValid checks that a converted request keeps the wire limits.
+// checkValid checks that a request its check passed keeps the wire limits
+// once decoded.
 func checkValid(req any) error {
 	name := func(s string) error {
 		if len(s) > MaxNameBytes {
@@ -160,42 +163,40 @@ func checkValid(req any) error {
 				return fmt.Errorf("a limb of %d bytes in a %v object", len(l), r.shape)
 			}
 		}
-	case *SendRequest:
-		if err := name(r.Program); err != nil {
+	case *pb.SendRequest:
+		if err := name(r.GetProgram()); err != nil {
 			return err
 		}
-		if len(r.Inputs) > MaxBindings {
-			return fmt.Errorf("%d inputs", len(r.Inputs))
+		if len(r.GetInputs()) > MaxBindings {
+			return fmt.Errorf("%d inputs", len(r.GetInputs()))
 		}
-		for _, b := range r.Inputs {
-			if err := checkBindingValid(b); err != nil {
+		for _, b := range r.GetInputs() {
+			if err := bindingValid(b); err != nil {
 				return err
 			}
 		}
-		if r.HasKey {
-			if err := checkBindingValid(r.Key); err != nil {
+		if r.GetKey() != nil {
+			if err := bindingValid(r.GetKey()); err != nil {
 				return err
 			}
 		}
-		if r.Output.Source != 0 {
-			return fmt.Errorf("output with source %d", r.Output.Source)
-		}
-	case *RunStreamRequest:
-		if err := name(r.Program); err != nil {
+	case *pb.RunStreamRequest:
+		if err := name(r.GetProgram()); err != nil {
 			return err
 		}
-		for _, v := range r.Inputs {
-			if len(v.Instances) > MaxStreamInstances {
-				return fmt.Errorf("%d instances", len(v.Instances))
+		for _, v := range r.GetInputs() {
+			ins, err := DecodeInstances("input", v)
+			if err != nil {
+				return err
 			}
-			for _, in := range v.Instances {
-				if err := checkLimbs(in); err != nil {
+			for _, in := range ins {
+				if err := limbsValid(in); err != nil {
 					return err
 				}
 			}
 		}
-		for _, b := range r.Stored {
-			if err := name(b.Prefix); err != nil {
+		for _, b := range r.GetStored() {
+			if err := name(b.GetPrefix()); err != nil {
 				return err
 			}
 		}
@@ -206,7 +207,7 @@ func checkValid(req any) error {
 // FuzzRequests feeds arbitrary bytes to proto.Unmarshal of every request
 // message and what parses through the device's conversion: it never
 // panics, refuses with ErrInvalid or yields a request within the wire
-// limits, and a converted Put or Send encodes back to the same request.
+// limits, and a converted Put encodes back to the same request.
 func FuzzRequests(f *testing.F) {
 	for _, m := range seeds() {
 		b, err := proto.Marshal(m)
@@ -237,10 +238,6 @@ func FuzzRequests(f *testing.F) {
 				var back putRead
 				back.kind, back.shape, back.raw, err = PutObject(PutRaw(q.name, q.kind, q.shape, q.raw))
 				back.name, again = q.name, &back
-			case *SendRequest:
-				again, err = sendFromProto(sendToProto(q))
-			case *RunStreamRequest:
-				again, err = runStreamFromProto(runStreamToProto(q))
 			default:
 				continue
 			}
@@ -253,17 +250,15 @@ func FuzzRequests(f *testing.F) {
 
 // A reply carries at most maxCoreUses stages: more is refused, named.
 func TestRunStreamReplyBoundsStages(t *testing.T) {
-	m := &pb.RunStreamResponse{}
+	var cores []*pb.CoreUse
 	for i := 0; i <= maxCoreUses; i++ {
-		m.Cores = append(m.Cores, &pb.CoreUse{Stage: fmt.Sprint(i)})
+		cores = append(cores, &pb.CoreUse{Stage: fmt.Sprint(i)})
 	}
-	if _, err := runStreamRespFromProto(m); !errors.Is(err, ErrInvalid) {
-		t.Fatalf("%d stages: %v, want ErrInvalid", len(m.Cores), err)
+	if err := CheckCoreUses(cores); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("%d stages: %v, want ErrInvalid", len(cores), err)
 	}
-	m.Cores = m.Cores[:maxCoreUses]
-	r, err := runStreamRespFromProto(m)
-	if err != nil || len(r.Cores) != maxCoreUses || r.Cores[maxCoreUses-1].Stage != fmt.Sprint(maxCoreUses-1) {
-		t.Fatalf("%d stages: %v, %v", maxCoreUses, r, err)
+	if err := CheckCoreUses(cores[:maxCoreUses]); err != nil {
+		t.Fatalf("%d stages: %v", maxCoreUses, err)
 	}
 }
 

@@ -142,15 +142,14 @@ func encodePutLimbs(limbs [][]uint64, wb int) ([][]byte, uint32, error) {
 // objectLimbsFromProto checks and decodes the kind and the limbs of an
 // object as a put sends it (bounded) and a get returns it.
 func objectLimbsFromProto(kind uint32, data [][]byte, wb, limbWords uint32, bounded bool) (object.Kind, [][]uint64, error) {
-	k, err := toU8("kind", kind)
-	if err != nil {
-		return 0, nil, err
+	if kind > 255 {
+		return 0, nil, fmt.Errorf("%w: kind %d exceeds 255", ErrInvalid, kind)
 	}
 	limbs, err := decodeObjectLimbs("object", data, wb, limbWords, bounded)
 	if err != nil {
 		return 0, nil, err
 	}
-	return object.Kind(k), limbs, nil
+	return object.Kind(kind), limbs, nil
 }
 
 // ObjectReply is the Get reply of an object as stored: raw holds its limbs

@@ -70,11 +70,11 @@ func (s *server) CopyFrom(ctx context.Context, in *devicepb.CopyFromRequest) (*d
 }
 
 func (s *server) Send(ctx context.Context, in *devicepb.SendRequest) (*devicepb.SendResponse, error) {
-	return handle(ctx, "Send", in, sendFromProto, s.d.Send, sendRespToProto)
+	return handle(ctx, "Send", in, same, s.d.Send, func(r *devicepb.SendResponse) *devicepb.SendResponse { return r })
 }
 
 func (s *server) Recv(ctx context.Context, in *devicepb.RecvRequest) (*devicepb.RecvResponse, error) {
-	return handle(ctx, "Recv", in, recvFromProto, s.d.Recv, recvRespToProto)
+	return handle(ctx, "Recv", in, same, s.d.Recv, func(r *devicepb.RecvResponse) *devicepb.RecvResponse { return r })
 }
 
 func (s *server) Release(ctx context.Context, in *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
@@ -90,7 +90,7 @@ func (s *server) SetStream(ctx context.Context, in *devicepb.SetStreamRequest) (
 }
 
 func (s *server) RunStream(ctx context.Context, in *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
-	return handle(ctx, "RunStream", in, runStreamFromProto, s.d.RunStream, runStreamRespToProto)
+	return handle(ctx, "RunStream", in, same, s.d.RunStream, func(r *devicepb.RunStreamResponse) *devicepb.RunStreamResponse { return r })
 }
 
 func (s *server) QueryLWE(ctx context.Context, in *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {

@@ -203,49 +203,50 @@ func (g *Guarded) CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (
 }
 
 // binding checks one operand of a job: the caller must be able to query a
-// stored operand's database, and a resident one must be its own job (whose
-// device id replaces the public one).
-func (g *Guarded) binding(id certs.Identity, b *api.Binding) error {
-	switch b.Source {
-	case api.SourceStored:
-		return g.a.Authorize(id, Query, b.Name)
-	case api.SourceResident:
-		dev, err := g.own(id, b.Job)
+// stored operand's database, and a resident one must be its own job. It
+// returns the operand the device is to see (a resident one carries the
+// device's job id in place of the public one).
+func (g *Guarded) binding(id certs.Identity, b *devicepb.Binding) (*devicepb.Binding, error) {
+	switch src := b.GetSource().(type) {
+	case *devicepb.Binding_Stored:
+		return b, g.a.Authorize(id, Query, src.Stored.GetName())
+	case *devicepb.Binding_ResidentJob:
+		dev, err := g.own(id, src.ResidentJob)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		b.Job = dev
+		return &devicepb.Binding{Space: b.GetSpace(), Id: b.GetId(), Polys: b.GetPolys(), Limbs: b.GetLimbs(),
+			Source: &devicepb.Binding_ResidentJob{ResidentJob: dev}}, nil
 	}
-	return nil
+	return b, nil
 }
 
-func (g *Guarded) Send(ctx context.Context, req *api.SendRequest) (*api.SendResponse, error) {
+func (g *Guarded) Send(ctx context.Context, req *devicepb.SendRequest) (*devicepb.SendResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := *req
-	r.Program = programName(id, req.Program)
-	r.Inputs = append([]api.Binding(nil), req.Inputs...)
-	for i := range r.Inputs {
-		if err := g.binding(id, &r.Inputs[i]); err != nil {
+	r := &devicepb.SendRequest{Program: programName(id, req.GetProgram()), Output: req.GetOutput(),
+		Inputs: make([]*devicepb.Binding, len(req.GetInputs()))}
+	for i, in := range req.GetInputs() {
+		if r.Inputs[i], err = g.binding(id, in); err != nil {
 			return nil, err
 		}
 	}
-	if r.HasKey {
-		if err := g.binding(id, &r.Key); err != nil {
+	if req.GetKey() != nil {
+		if r.Key, err = g.binding(id, req.GetKey()); err != nil {
 			return nil, err
 		}
 	}
-	resp, err := g.next.Send(ctx, &r)
+	resp, err := g.next.Send(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	pub, err := g.Adopt(id, resp.Job)
+	pub, err := g.Adopt(id, resp.GetJob())
 	if err != nil {
 		return nil, err
 	}
-	return &api.SendResponse{Job: pub}, nil
+	return &devicepb.SendResponse{Job: pub}, nil
 }
 
 // Adopt gives the device's job dev a random public id owned by id (Send
@@ -286,18 +287,16 @@ func (g *Guarded) forget(pubs ...uint64) {
 	g.mu.Unlock()
 }
 
-func (g *Guarded) Recv(ctx context.Context, req *api.RecvRequest) (*api.RecvResponse, error) {
+func (g *Guarded) Recv(ctx context.Context, req *devicepb.RecvRequest) (*devicepb.RecvResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	dev, err := g.own(id, req.Job)
+	dev, err := g.own(id, req.GetJob())
 	if err != nil {
 		return nil, err
 	}
-	r := *req
-	r.Job = dev
-	resp, err := g.next.Recv(ctx, &r)
+	resp, err := g.next.Recv(ctx, &devicepb.RecvRequest{Job: dev, Fetch: req.GetFetch(), Release: req.GetRelease()})
 	// The device drops a released job whether it succeeded or failed; only
 	// a call that ended before the job did leaves it there.
 	if req.Release && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -344,25 +343,24 @@ func (g *Guarded) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (
 	return g.next.QueryLWE(ctx, req)
 }
 
-func (g *Guarded) RunStream(ctx context.Context, req *api.RunStreamRequest) (*api.RunStreamResponse, error) {
+func (g *Guarded) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
 	id, err := caller(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, b := range req.Stored {
-		if err := CheckPrefix(b.Prefix); err != nil {
+	for _, b := range req.GetStored() {
+		if err := CheckPrefix(b.GetPrefix()); err != nil {
 			return nil, err
 		}
-		if err := g.a.Authorize(id, Query, b.Prefix); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range req.Keys {
-		if err := g.a.Authorize(id, Query, k.Object); err != nil {
+		if err := g.a.Authorize(id, Query, b.GetPrefix()); err != nil {
 			return nil, err
 		}
 	}
-	r := *req
-	r.Program = programName(id, req.Program)
-	return g.next.RunStream(ctx, &r)
+	for _, k := range req.GetKeys() {
+		if err := g.a.Authorize(id, Query, k.GetObject()); err != nil {
+			return nil, err
+		}
+	}
+	return g.next.RunStream(ctx, &devicepb.RunStreamRequest{Program: programName(id, req.GetProgram()), Inputs: req.GetInputs(),
+		Stored: req.GetStored(), Keys: req.GetKeys()})
 }

@@ -52,20 +52,20 @@ func New(dev api.Device, opts ...Option) *Runner {
 }
 
 // bind turns an operand into a binding of obj.
-func bind(obj lower.Object, op engine.Operand) (api.Binding, error) {
-	b := api.Binding{Space: uint8(obj.Space), ID: uint32(obj.ID), Polys: uint32(obj.Polys), Limbs: uint32(obj.Limbs)}
+func bind(obj lower.Object, op engine.Operand) (*devicepb.Binding, error) {
+	b := &devicepb.Binding{Space: uint32(obj.Space), Id: uint32(obj.ID), Polys: uint32(obj.Polys), Limbs: uint32(obj.Limbs)}
 	switch op.Ref.Kind {
 	case engine.RefNone:
-		b.Source, b.Inline = api.SourceInline, op.Limbs
+		b.Source = &devicepb.Binding_Inline{Inline: &devicepb.Inline{Data: api.EncodeLimbs(op.Limbs)}}
 	case engine.RefJob:
-		b.Source, b.Job = api.SourceResident, op.Ref.Job
+		b.Source = &devicepb.Binding_ResidentJob{ResidentJob: op.Ref.Job}
 	case engine.RefStored:
 		if op.Ref.Name == "" || op.Ref.Poly < 0 {
-			return b, fmt.Errorf("device: bad stored reference %v", op.Ref)
+			return nil, fmt.Errorf("device: bad stored reference %v", op.Ref)
 		}
-		b.Source, b.Name, b.Poly = api.SourceStored, op.Ref.Name, uint32(op.Ref.Poly)
+		b.Source = &devicepb.Binding_Stored{Stored: &devicepb.Stored{Name: op.Ref.Name, Poly: uint32(op.Ref.Poly)}}
 	default:
-		return b, fmt.Errorf("device: unknown operand reference %v", op.Ref)
+		return nil, fmt.Errorf("device: unknown operand reference %v", op.Ref)
 	}
 	return b, nil
 }
@@ -115,7 +115,7 @@ func (r *Runner) send(ctx context.Context, l *lower.Program, inputs []engine.Ope
 	if err != nil {
 		return 0, err
 	}
-	req := &api.SendRequest{Program: name, Output: api.Binding{Space: uint8(l.Output.Space), ID: uint32(l.Output.ID),
+	req := &devicepb.SendRequest{Program: name, Output: &devicepb.Object{Space: uint32(l.Output.Space), Id: uint32(l.Output.ID),
 		Polys: uint32(l.Output.Polys), Limbs: uint32(l.Output.Limbs)}}
 	for i, obj := range l.Inputs {
 		b, err := bind(obj, inputs[i])
@@ -129,7 +129,7 @@ func (r *Runner) send(ctx context.Context, l *lower.Program, inputs []engine.Ope
 		if err != nil {
 			return 0, err
 		}
-		req.HasKey, req.Key = true, b
+		req.Key = b
 	}
 	resp, err := r.dev.Send(ctx, req)
 	if err != nil {
@@ -138,7 +138,7 @@ func (r *Runner) send(ctx context.Context, l *lower.Program, inputs []engine.Ope
 	return resp.Job, nil
 }
 
-func statsOf(r *api.RecvResponse) engine.Stats {
+func statsOf(r *devicepb.RecvResponse) engine.Stats {
 	return engine.Stats{Instructions: int64(r.Instructions), MicroOps: int64(r.MicroOps)}
 }
 
@@ -149,11 +149,12 @@ func (r *Runner) RunLowered(ctx context.Context, l *lower.Program, inputs []engi
 	if err != nil {
 		return nil, engine.Stats{}, err
 	}
-	resp, err := r.dev.Recv(ctx, &api.RecvRequest{Job: id, Fetch: true, Release: true})
+	resp, err := r.dev.Recv(ctx, &devicepb.RecvRequest{Job: id, Fetch: true, Release: true})
 	if err != nil {
 		return nil, engine.Stats{}, err
 	}
-	return resp.Data, statsOf(resp), nil
+	data, err := api.DecodeLimbs("result", resp.GetData())
+	return data, statsOf(resp), err
 }
 
 // RunResident implements engine.ResidentDevice: the result stays on the
@@ -166,7 +167,7 @@ func (r *Runner) RunResident(ctx context.Context, l *lower.Program, inputs []eng
 	if r.async {
 		return engine.JobRef(id), engine.Stats{}, nil
 	}
-	resp, err := r.dev.Recv(ctx, &api.RecvRequest{Job: id})
+	resp, err := r.dev.Recv(ctx, &devicepb.RecvRequest{Job: id})
 	if err != nil {
 		_, _ = r.dev.Release(ctx, &devicepb.ReleaseRequest{Jobs: []uint64{id}})
 		return engine.Ref{}, engine.Stats{}, err
@@ -179,8 +180,8 @@ func (r *Runner) Upload(ctx context.Context, limbs [][]uint64, polys int) (engin
 	if polys < 1 || len(limbs) == 0 || len(limbs)%polys != 0 {
 		return engine.Ref{}, fmt.Errorf("device: upload of %d limbs in %d polys", len(limbs), polys)
 	}
-	resp, err := r.dev.Send(ctx, &api.SendRequest{Inputs: []api.Binding{{Space: uint8(isa.SpaceDRAM), Polys: uint32(polys),
-		Limbs: uint32(len(limbs) / polys), Source: api.SourceInline, Inline: limbs}}})
+	resp, err := r.dev.Send(ctx, &devicepb.SendRequest{Inputs: []*devicepb.Binding{{Space: uint32(isa.SpaceDRAM), Polys: uint32(polys),
+		Limbs: uint32(len(limbs) / polys), Source: &devicepb.Binding_Inline{Inline: &devicepb.Inline{Data: api.EncodeLimbs(limbs)}}}}})
 	if err != nil {
 		return engine.Ref{}, err
 	}
@@ -193,11 +194,11 @@ func (r *Runner) Fetch(ctx context.Context, ref engine.Ref) ([][]uint64, error) 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := r.dev.Recv(ctx, &api.RecvRequest{Job: id, Fetch: true})
+	resp, err := r.dev.Recv(ctx, &devicepb.RecvRequest{Job: id, Fetch: true})
 	if err != nil {
 		return nil, err
 	}
-	return resp.Data, nil
+	return api.DecodeLimbs("result", resp.GetData())
 }
 
 // Free implements engine.ResidentDevice.

@@ -17,7 +17,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/programs"
 	"github.com/rosemary-fhe/rosemary/device"
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/authz"
 	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/objname"
@@ -304,7 +304,7 @@ type stageSums struct {
 	sum   map[string]*StageUse
 }
 
-func (s *stageSums) add(us []api.CoreUse) {
+func (s *stageSums) add(us []*devicepb.CoreUse) {
 	if s.sum == nil {
 		s.sum, s.n = map[string]*StageUse{}, map[string]int{}
 	}
@@ -340,7 +340,7 @@ func (s *stageSums) mean() []StageUse {
 }
 
 // stageLine is a reply's stages in a log line.
-func stageLine(r *api.RunStreamResponse) string {
+func stageLine(r *devicepb.RunStreamResponse) string {
 	if r == nil {
 		return ""
 	}

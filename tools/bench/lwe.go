@@ -372,7 +372,7 @@ func lweBatch(ctx context.Context, clients []*client.LWESession, opt PIROptions,
 
 // scanBatch is how many queries the pass that scanned for a query
 // answered (its scan stage's batch), 0 if the device did not say.
-func scanBatch(r *api.RunStreamResponse) uint64 {
+func scanBatch(r *devicepb.RunStreamResponse) uint64 {
 	for _, u := range r.Cores {
 		if u.Stage == "scan" {
 			return u.Batch

@@ -54,7 +54,7 @@ func (s *Session) execSegments() []engine.Segment {
 	return segs
 }
 
-// segmentRunner runs a session's device segments on a api.
+// segmentRunner runs a session's device segments on a device.
 type segmentRunner struct {
 	s   *Session
 	dev api.Device
@@ -63,9 +63,9 @@ type segmentRunner struct {
 // RunSegment implements engine.SegmentRunner.
 func (r *segmentRunner) RunSegment(ctx context.Context, seg int, inputs map[int][]engine.Limbs) (map[int][]engine.Limbs, int64, error) {
 	sp := r.s.Streams[seg]
-	req := &api.RunStreamRequest{Program: r.s.streamNames[seg]}
+	req := &devicepb.RunStreamRequest{Program: r.s.streamNames[seg]}
 	for node, vs := range inputs {
-		req.Inputs = append(req.Inputs, api.StreamValues{Node: node, Instances: vs})
+		req.Inputs = append(req.Inputs, &devicepb.StreamValues{Node: uint32(node), Instances: api.Instances(vs)})
 	}
 	keys := map[lower.KeyID]bool{}
 	for _, sn := range sp.Nodes {
@@ -74,8 +74,8 @@ func (r *segmentRunner) RunSegment(ctx context.Context, seg int, inputs map[int]
 			if !ok {
 				return nil, 0, fmt.Errorf("run: stored %q was not uploaded", sn.Name)
 			}
-			req.Stored = append(req.Stored, api.StoredBinding{Node: sn.Node,
-				Prefix: fmt.Sprintf("%s/%s/", r.s.Opts.Prefix, sn.Name), PerObject: int64(per)})
+			req.Stored = append(req.Stored, &devicepb.StoredBinding{Node: uint32(sn.Node),
+				Prefix: fmt.Sprintf("%s/%s/", r.s.Opts.Prefix, sn.Name), PerObject: uint32(per)})
 		}
 		for _, l := range append([]*lower.Program{sn.Body}, sn.Steps...) {
 			if l == nil || l.KeyName() == "" {
@@ -93,7 +93,7 @@ func (r *segmentRunner) RunSegment(ctx context.Context, seg int, inputs map[int]
 				return nil, 0, fmt.Errorf("run: no key %s uploaded", id)
 			}
 			keys[id] = true
-			req.Keys = append(req.Keys, api.KeyBinding{Key: id.String(), Object: obj})
+			req.Keys = append(req.Keys, &devicepb.KeyBinding{Key: id.String(), Object: obj})
 		}
 	}
 	resp, err := r.dev.RunStream(ctx, req)
@@ -101,8 +101,12 @@ func (r *segmentRunner) RunSegment(ctx context.Context, seg int, inputs map[int]
 		return nil, 0, err
 	}
 	out := map[int][]engine.Limbs{}
-	for _, o := range resp.Outputs {
-		out[o.Node] = o.Instances
+	for _, o := range resp.GetOutputs() {
+		vals, err := api.DecodeInstances("output", o)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[int(o.GetNode())] = vals
 	}
 	return out, int64(resp.MicroOps), nil
 }

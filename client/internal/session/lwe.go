@@ -410,7 +410,7 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 // hint ciphertext per the layout's outputs, nothing more, each decoded with
 // its length and coefficients checked; and what the device reports of its
 // work.
-func (s *LWESession) answer(resp *devicepb.LWEQueryResponse) (*lwepir.Answer, *api.RunStreamResponse, error) {
+func (s *LWESession) answer(resp *devicepb.LWEQueryResponse) (*lwepir.Answer, *devicepb.RunStreamResponse, error) {
 	col, err := lwepir.UnmarshalWords(resp.GetColumn(), s.Shape.Rows)
 	if err != nil {
 		return nil, nil, err
@@ -427,11 +427,10 @@ func (s *LWESession) answer(resp *devicepb.LWEQueryResponse) (*lwepir.Answer, *a
 		}
 		ans.Hint = append(ans.Hint, ct)
 	}
-	cores, err := api.CoreUses(resp.GetCores())
-	if err != nil {
+	if err := api.CheckCoreUses(resp.GetCores()); err != nil {
 		return nil, nil, err
 	}
-	return ans, &api.RunStreamResponse{Seconds: resp.GetSeconds(), StoreBytes: resp.GetStoreBytes(), Cores: cores}, nil
+	return ans, &devicepb.RunStreamResponse{Seconds: resp.GetSeconds(), StoreBytes: resp.GetStoreBytes(), Cores: resp.GetCores()}, nil
 }
 
 // answerBytes is an answer's payload: its column and hint ciphertexts.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/fhe"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
@@ -146,7 +147,7 @@ type PIRQuery struct {
 	PulledBytes int64
 	Seconds     float64 // the whole query, client side
 	// Device is what the device reported (nil for a host-side scan).
-	Device *api.RunStreamResponse
+	Device *devicepb.RunStreamResponse
 }
 
 // ErrIndex is returned for a record index outside the database.

@@ -3,7 +3,7 @@ package session
 import (
 	"context"
 
-	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 )
 
 // RecordQuerier retrieves records of one database generation.
@@ -22,7 +22,7 @@ type VectorLoader interface {
 type VectorQuerier interface {
 	// Scores are the query's scores against every vector, decrypted,
 	// and what the device reported.
-	Scores(ctx context.Context, q []float64) ([]float64, *api.RunStreamResponse, error)
+	Scores(ctx context.Context, q []float64) ([]float64, *devicepb.RunStreamResponse, error)
 	QueryBytes() int64
 	AnswerBytes() int64
 }

@@ -64,7 +64,7 @@ func (c *Client) AppendFrom(ctx context.Context, name string, r io.Reader, opt L
 	if err := pirOnly(in, "Append"); err != nil {
 		return nil, err
 	}
-	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, dataset.RecordOptions{Column: opt.Column, Header: opt.Header})
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, opt.RecordOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -25,15 +25,19 @@ import (
 // here), applies the delta and writes the result: the device learns that
 // a compaction ran, as it learns that a load did, nothing more.
 func (c *Client) Compact(ctx context.Context, name string) (*Info, error) {
-	return c.compact(ctx, name, false)
+	return c.compact(ctx, name, "", false)
 }
 
-// compact is Compact; rekey writes a new generation (under a fresh key)
-// even with no delta to fold, as Revoke does.
-func (c *Client) compact(ctx context.Context, name string, rekey bool) (*Info, error) {
+// compact is Compact of a database of kind want ("": any); rekey writes a
+// new generation (under a fresh key) even with no delta to fold, as
+// Revoke does.
+func (c *Client) compact(ctx context.Context, name string, want Kind, rekey bool) (*Info, error) {
 	in, headGen, err := c.readHead(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	if want != "" && in.Kind != want {
+		return nil, fmt.Errorf("%w: %q is a %s database, not %s", ErrKind, name, in.Kind, want)
 	}
 	ops, err := c.deltaOps(ctx, in)
 	if err != nil {

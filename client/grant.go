@@ -132,7 +132,7 @@ func (c *Client) Revoke(ctx context.Context, name, identity string) error {
 		return err
 	}
 	if in.Generation > 0 && in.scheme() == SchemeLWE && (in.Kind == KindKV || in.Kind == KindPIR) {
-		if _, err := c.compact(ctx, name, true); err != nil {
+		if _, err := c.compact(ctx, name, "", true); err != nil {
 			return fmt.Errorf("client: revoke %s from %s: rotating the key: %w", name, identity, err)
 		}
 	}

@@ -46,7 +46,7 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
-	return c.create(ctx, &Info{Name: name, Kind: KindKV, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams, RecordSize: l.BucketBytes(), Sealed: true,
+	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindKV}, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams, RecordSize: l.BucketBytes(), Sealed: true,
 		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 }
 

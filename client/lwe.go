@@ -41,7 +41,7 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 	if err != nil {
 		return err
 	}
-	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, dataset.RecordOptions{Column: opt.Column, Header: opt.Header})
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, opt.RecordOptions())
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,9 @@ const (
 
 // Info describes a database: the manifest its head object holds.
 type Info struct {
-	Name       string `json:"name"`
-	Kind       Kind   `json:"kind"`
+	Header
 	Preset     string `json:"preset"`
 	RecordSize int    `json:"record_size,omitempty"`
-	Records    int    `json:"records"`
 	Dim        int    `json:"dim,omitempty"`
 	Metric     Metric `json:"metric,omitempty"`
 	// Norm: the longest stored vector's length; vectors are stored
@@ -60,9 +58,8 @@ type Info struct {
 	LWEParams string    `json:"lwe_params,omitempty"`
 	Seed      string    `json:"seed,omitempty"`
 	// Rows and Cols: the stored matrix (BGV: plaintexts; LWE: bytes).
-	Rows       int    `json:"rows,omitempty"`
-	Cols       int    `json:"cols,omitempty"`
-	Generation uint64 `json:"generation"` // 0: created, never loaded
+	Rows int `json:"rows,omitempty"`
+	Cols int `json:"cols,omitempty"`
 	// Token names the load that wrote the current generation (random hex):
 	// its data lives under "<name>/g<generation>.<token>/", so loads that
 	// run at once never write the same objects. Empty for a generation

@@ -82,7 +82,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
-		return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: p.Insecure, RecordSize: recordSize, Sealed: true,
+		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: p.Insecure, RecordSize: recordSize, Sealed: true,
 			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)
@@ -93,7 +93,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 	if max := 2<<preset.LogN - seal.Overhead; recordSize < 1 || recordSize > max {
 		return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 	}
-	return c.create(ctx, &Info{Name: name, Kind: KindPIR, Scheme: SchemeBGV, Preset: preset.Name, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
+	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, Scheme: SchemeBGV, Preset: preset.Name, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
 }
 
 func (c *Client) create(ctx context.Context, in *Info) (*Info, error) {
@@ -142,6 +142,11 @@ type LoadOptions struct {
 	ExpectedRecords int
 }
 
+// RecordOptions are the options a PIR load's record reader takes.
+func (o LoadOptions) RecordOptions() dataset.RecordOptions {
+	return dataset.RecordOptions{Column: o.Column, Header: o.Header}
+}
+
 // Load replaces a database's contents with the records (or vectors) read
 // from r. It writes a new generation beside the current one, under a
 // name no other load uses, and publishes it only when complete, by one
@@ -151,9 +156,17 @@ type LoadOptions struct {
 // published, the data of every earlier generation (and of loads that
 // lost or were interrupted) is removed.
 func (c *Client) Load(ctx context.Context, name string, r io.Reader, opt LoadOptions) (*Info, error) {
+	return c.load(ctx, name, "", r, opt)
+}
+
+// load is Load of a database of kind want ("": any).
+func (c *Client) load(ctx context.Context, name string, want Kind, r io.Reader, opt LoadOptions) (*Info, error) {
 	in, headGen, err := c.readHead(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	if want != "" && in.Kind != want {
+		return nil, fmt.Errorf("%w: %q is a %s database, not %s", ErrKind, name, in.Kind, want)
 	}
 	next, err := c.nextGeneration(in)
 	if err != nil {
@@ -269,7 +282,7 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 	if err != nil {
 		return err
 	}
-	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, dataset.RecordOptions{Column: opt.Column, Header: opt.Header})
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, opt.RecordOptions())
 	if err != nil {
 		return err
 	}

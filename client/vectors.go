@@ -76,7 +76,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim int, opt Ve
 	if err := progs.CheckVectors(vectorPreset, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
 		return nil, fmt.Errorf("client: create %s: %w: %d dimensions (%v)", name, dataset.ErrBadDimension, dim, err)
 	}
-	return c.create(ctx, &Info{Name: name, Kind: KindVectors, Preset: vectorPreset, Dim: dim, Metric: opt.Metric,
+	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindVectors}, Preset: vectorPreset, Dim: dim, Metric: opt.Metric,
 		EncryptedVectors: opt.EncryptVectors, Created: time.Now().UTC()})
 }
 

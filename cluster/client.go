@@ -133,13 +133,27 @@ func (c *Client) lastAddr(id string) (string, bool) {
 // CreatePIR creates an empty PIR database of recordSize-byte records in
 // shards shards of replicas replicas each (generation 0: nothing stored).
 func (c *Client) CreatePIR(ctx context.Context, name string, recordSize, shards, replicas int) (*Map, error) {
+	return c.createPIR(ctx, name, recordSize, shards, replicas, client.PIROptions{Scheme: c.Scheme})
+}
+
+// createPIR is CreatePIR on the scheme and LWE parameters opt names (its
+// delta bounds do not apply: a cluster's PIR databases are reloaded
+// whole).
+func (c *Client) createPIR(ctx context.Context, name string, recordSize, shards, replicas int, opt client.PIROptions) (*Map, error) {
+	if opt.DeltaMax != 0 || opt.CompactAt != 0 {
+		return nil, fmt.Errorf("cluster: create %s: a cluster's PIR databases take no updates (no delta bounds)", name)
+	}
+	if opt.Scheme == "" {
+		opt.Scheme = c.Scheme
+	}
 	if shards < 1 || replicas < 1 || recordSize < 1 {
 		return nil, fmt.Errorf("cluster: create %s: %d shards × %d replicas of %d-byte records", name, shards, replicas, recordSize)
 	}
 	if strings.ContainsAny(name, "/.") || name == "" {
 		return nil, fmt.Errorf("cluster: create: name %q (no '/' or '.')", name)
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: client.KindPIR, RecordSize: recordSize, Replicas: replicas, Scheme: c.Scheme}
+	m := &Map{Header: client.Header{Name: name, Kind: client.KindPIR}, Owner: c.owner, RecordSize: recordSize, Replicas: replicas, Scheme: opt.Scheme,
+		LWEParams: opt.LWEParams, InsecureParams: opt.InsecureParams}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -159,15 +173,20 @@ func (c *Client) Info(ctx context.Context, name string) (*Map, error) {
 // queries in flight). Of two concurrent loads one publishes whole; the
 // other fails with ErrConcurrentLoad.
 func (c *Client) Load(ctx context.Context, name string, r io.Reader, f dataset.RecordFormat) (*Map, error) {
+	return c.load(ctx, name, r, f, dataset.RecordOptions{})
+}
+
+// load is Load with the reader's options (a CSV's column and header).
+func (c *Client) load(ctx context.Context, name string, r io.Reader, f dataset.RecordFormat, ro dataset.RecordOptions) (*Map, error) {
 	p, err := c.beginLoad(ctx, name, client.KindPIR)
 	if err != nil {
 		return nil, err
 	}
-	return c.commitLoad(ctx, p, c.writeRecords(ctx, p, r, f))
+	return c.commitLoad(ctx, p, c.writeRecords(ctx, p, r, f, ro))
 }
 
 // writeRecords writes the records of load p to its shard replicas.
-func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, f dataset.RecordFormat) (err error) {
+func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, f dataset.RecordFormat, ro dataset.RecordOptions) (err error) {
 	m, next := p.m, p.next
 	// One pipe per shard replica, each fed to a client-library load.
 	type sink struct {
@@ -222,7 +241,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 			sinks[s] = append(sinks[s], sink{w: pw, errc: errc})
 		}
 	}
-	rr, err := dataset.NewRecordReader(r, f, m.RecordSize, dataset.RecordOptions{})
+	rr, err := dataset.NewRecordReader(r, f, m.RecordSize, ro)
 	if err != nil {
 		return err
 	}
@@ -400,7 +419,11 @@ type Answer struct {
 	// PayloadBytes is the ciphertext payloads of those queries and answers
 	// by device: what DeviceBytes carried, before the wire's framing.
 	PayloadBytes map[string]int64
-	Retries      int // replicas that failed and were replaced
+	// QueryBytes and AnswerBytes are DeviceBytes' sums up and down;
+	// Measured: every device's were counted on its connection.
+	QueryBytes, AnswerBytes int64
+	Measured                bool
+	Retries                 int // replicas that failed and were replaced
 }
 
 // Get returns record index. Every shard answers a query (the one holding
@@ -412,8 +435,11 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != client.KindPIR || m.Records == 0 || m.Generation == 0 {
-		return nil, fmt.Errorf("cluster: %s holds no records (a %s database, generation %d)", name, m.Kind, m.Generation)
+	if m.Kind != client.KindPIR {
+		return nil, fmt.Errorf("cluster: get %s: %w: a %s database", name, client.ErrKind, m.Kind)
+	}
+	if m.Records == 0 || m.Generation == 0 {
+		return nil, fmt.Errorf("cluster: get %s: %w (generation %d)", name, client.ErrEmpty, m.Generation)
 	}
 	if index < 0 || index >= m.Records {
 		return nil, fmt.Errorf("cluster: get %s: %w: %d of %d records", name, client.ErrIndexOutOfRange, index, m.Records)
@@ -423,7 +449,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 		return nil, err
 	}
 	target, local := m.Locate(index)
-	ans := &Answer{Generation: m.Generation, DeviceBytes: map[string]int64{}, PayloadBytes: map[string]int64{}}
+	ans := &Answer{Generation: m.Generation, DeviceBytes: map[string]int64{}, PayloadBytes: map[string]int64{}, Measured: true}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(m.Shards))
@@ -432,7 +458,7 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rec, dev, bytes, payload, retries, err := c.shardGet(ctx, m, s, li, live)
+			a, dev, retries, err := c.shardGet(ctx, m, s, li, live)
 			mu.Lock()
 			defer mu.Unlock()
 			ans.Retries += retries
@@ -440,8 +466,12 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 				errs[s] = err
 				return
 			}
-			ans.DeviceBytes[dev] += bytes
-			ans.PayloadBytes[dev] += payload
+			ans.DeviceBytes[dev] += a.up + a.down
+			ans.PayloadBytes[dev] += a.payload
+			ans.QueryBytes += a.up
+			ans.AnswerBytes += a.down
+			ans.Measured = ans.Measured && a.measured
+			rec := a.rec
 			if s == target {
 				ans.Record = rec
 			}
@@ -458,20 +488,26 @@ func (c *Client) Get(ctx context.Context, name string, index int) (*Answer, erro
 	return ans, nil
 }
 
-// shardGet asks one replica after another for local record li of shard s.
-func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[string]DeviceInfo) ([]byte, string, int64, int64, int, error) {
-	type answer struct {
-		rec            []byte
-		bytes, payload int64
-	}
-	a, dev, retries, err := tryReplicas(ctx, c, m, s, live, func(ctx context.Context, cc *client.Client) (answer, error) {
+// shardAnswer is one shard's answer: its record, the bytes up and down
+// (the plaintext a host-side scan pulled counts down), the payloads.
+type shardAnswer struct {
+	rec               []byte
+	up, down, payload int64
+	measured          bool
+}
+
+// shardGet asks one replica after another for local record li of shard
+// s; it returns the answer, the device that gave it and the replicas that
+// failed first.
+func (c *Client) shardGet(ctx context.Context, m *Map, s int, li int, live map[string]DeviceInfo) (shardAnswer, string, int, error) {
+	return tryReplicas(ctx, c, m, s, live, func(ctx context.Context, cc *client.Client) (shardAnswer, error) {
 		q, err := cc.GetQuery(ctx, m.ShardName(s), li)
 		if err != nil {
-			return answer{}, err
+			return shardAnswer{}, err
 		}
-		return answer{rec: q.Record, bytes: q.QueryBytes + q.AnswerBytes + q.PulledBytes, payload: q.PayloadBytes + q.PulledBytes}, nil
+		return shardAnswer{rec: q.Record, up: q.QueryBytes, down: q.AnswerBytes + q.PulledBytes, payload: q.PayloadBytes + q.PulledBytes,
+			measured: q.Measured}, nil
 	})
-	return a.rec, dev, a.bytes, a.payload, retries, err
 }
 
 // Repair gives every shard of a database its full replication again:

@@ -47,7 +47,7 @@ func (c *Client) CreateKV(ctx context.Context, name string, shards, replicas int
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create %s: %w", name, err)
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: client.KindKV, RecordSize: l.BucketBytes(), Scheme: client.SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams,
+	m := &Map{Header: client.Header{Name: name, Kind: client.KindKV}, Owner: c.owner, RecordSize: l.BucketBytes(), Scheme: client.SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams,
 		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Replicas: replicas}
 	for s := range shards {
 		m.Shards = append(m.Shards, Shard{ID: s})
@@ -104,7 +104,7 @@ func (c *Client) writeTable(ctx context.Context, p *pendingLoad, items []kv.Item
 	}
 	l := t.Layout
 	p.next.KV, p.next.HashSeed = &l, hex.EncodeToString(t.Seed[:])
-	return c.writeRecords(ctx, p, &tableReader{t: t}, dataset.FixedSize)
+	return c.writeRecords(ctx, p, &tableReader{t: t}, dataset.FixedSize, dataset.RecordOptions{})
 }
 
 // tableReader reads a table's buckets, in order, as fixed-size records.

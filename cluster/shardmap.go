@@ -21,10 +21,9 @@ type Shard struct {
 
 // Map is a database's shard map, as etcd holds it (≤ 1 KiB per shard).
 type Map struct {
-	Name       string      `json:"name"`
-	Owner      string      `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
-	Kind       client.Kind `json:"kind"`  // pir, vectors or kv
-	RecordSize int         `json:"record_size,omitempty"`
+	client.Header        // Kind: pir, vectors or kv; Records: a kv database's buckets
+	Owner         string `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
+	RecordSize    int    `json:"record_size,omitempty"`
 	// Scheme is a PIR database's scheme on every shard ("" is the
 	// client library's default, the LWE scheme).
 	Scheme client.PIRScheme `json:"scheme,omitempty"`
@@ -47,10 +46,8 @@ type Map struct {
 	// EncryptVectors: every shard stores its vectors as CKKS ciphertexts
 	// (client.VectorOptions.EncryptVectors).
 	EncryptVectors bool    `json:"encrypt_vectors,omitempty"`
-	Records        int     `json:"records"`
 	Shards         []Shard `json:"shards"`
 	Replicas       int     `json:"replication"`
-	Generation     uint64  `json:"generation"`
 	// Token is the fencing token of the load that wrote this generation:
 	// the etcd revision of its claim (claim.go). Its shard databases carry
 	// it in their names, so no two loads ever write the same database.

@@ -1,6 +1,10 @@
 package cluster
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/client"
+)
 
 func TestShardToken(t *testing.T) {
 	for _, c := range []struct {
@@ -27,7 +31,7 @@ func TestShardToken(t *testing.T) {
 			t.Errorf("shardToken(db, %q) = %d, %q, %v; want %d, %q, %v", c.object, token, db, ok, c.token, c.db, c.ok)
 		}
 	}
-	m := &Map{Name: "db", Generation: 3, Token: 120}
+	m := &Map{Header: client.Header{Name: "db", Generation: 3}, Token: 120}
 	if got := m.ShardName(7); got != "db.g3.t120.s7" {
 		t.Fatalf("ShardName %q", got)
 	}

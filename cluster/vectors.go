@@ -29,7 +29,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 	if metric == "" {
 		metric = client.L2
 	}
-	m := &Map{Name: name, Owner: c.owner, Kind: client.KindVectors, Dim: dim, Metric: metric, EncryptVectors: opt.EncryptVectors, Replicas: replicas}
+	m := &Map{Header: client.Header{Name: name, Kind: client.KindVectors}, Owner: c.owner, Dim: dim, Metric: metric, EncryptVectors: opt.EncryptVectors, Replicas: replicas}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -136,8 +136,11 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	if err != nil {
 		return nil, err
 	}
-	if m.Kind != client.KindVectors || m.Generation == 0 {
-		return nil, fmt.Errorf("cluster: %s holds no vectors", name)
+	if m.Kind != client.KindVectors {
+		return nil, fmt.Errorf("cluster: nearest %s: %w: a %s database", name, client.ErrKind, m.Kind)
+	}
+	if m.Generation == 0 {
+		return nil, fmt.Errorf("cluster: nearest %s: %w", name, client.ErrEmpty)
 	}
 	live, err := c.liveDevices(ctx)
 	if err != nil {

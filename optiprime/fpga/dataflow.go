@@ -156,11 +156,10 @@ func RunBSGSSplit(w Workload, c Config) (Result, error) {
 //
 // The accelerator's compiler schedules for latency, so among the feasible
 // schedules (three key policies × recompute or reload) the one of least
-// modeled latency is chosen, ties going to fewer HBM bytes. (Choosing by
-// bytes alone, as this model did before, picked resident keys whose 8 × 1.5
-// MB crowded the partial sums out of the scratchpad on the paper's layer:
-// two output tiles and 56 recomputed rotations in a compute-bound layer,
-// 0.88× the split, where streaming the keys fits all 32 partial sums.)
+// modeled latency is chosen, ties going to fewer HBM bytes. (Fewest bytes
+// alone would keep the paper layer's 8 keys resident, 8 × 1.5 MB, leave
+// room for 27 of its 32 partial sums, and recompute 56 rotations in a
+// compute-bound layer: 0.88× the split.)
 func RunOptiFlow(w Workload, c Config) (Result, error) {
 	if err := c.Validate(); err != nil {
 		return Result{}, err

@@ -61,77 +61,23 @@ func loadAvg() string {
 // client, holding the seeded image) and a child `rosemary mpc e2e-serve`
 // (the server, holding the seeded weights), for each protocol in turn.
 func mpcBenchE2E(args []string) error {
-	fs := flag.NewFlagSet("mpc bench --e2e", flag.ContinueOnError)
-	_ = fs.Bool("e2e", true, "run whole networks end to end between two processes")
-	netName := fs.String("net", "resnet18", "network: resnet18, resnet50, resnet-mini, resnet-mini-bottleneck")
-	protos := fs.String("protocol", "cheetah,optiencode,optiencode-bsgs", "comma-separated linear protocols (one session each): cheetah, optiencode, optiencode-bsgs, or optiprime (each layer the layout of least modelled cost)")
-	linkName := fs.String("link", "lan", "lan (loopback TCP) or wan (server in a network namespace behind a tbf-shaped veth at the WAN rate; RTT added as rounds × RTT)")
-	seed := fs.Uint64("seed", 1, "seed of the weights and the input image")
-	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree")
-	logT := fs.Int("logt", 37, "ℓ: shares mod 2^ℓ")
-	perLayer := fs.Bool("layers", false, "also print the per-operation table (always in --json)")
-	asJSON := fs.Bool("json", false, "print each session as one JSON object per line, as it completes")
-	verbose := fs.Bool("v", false, "log every operation to stderr as it completes")
-	ahead := fs.Bool("prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; memory ≈ 10 GB for ResNet-18 at N = 8192); default: one server, each layer's weights encoded during the session (server prep time)")
-	rtt := fs.Duration("rtt", 0, "inject this round-trip time in the transport: every frame of both processes delayed RTT/2 (measured, not added; for kernels without sch_netem); --link lan or --bandwidth")
-	bandwidth := fs.Float64("bandwidth", 0, "MB/s: shape both directions with tbf at this rate (the server in a network namespace behind a veth; needs tc and root); 0: --link's")
-	sweep := fs.Bool("sweep", false, "also project each LAN session onto 10 MB/s–1 GB/s × 1–300 ms RTT (measured compute + bytes/bandwidth + flights × RTT/2; projected, not shaped) and print each protocol's ratio to the first protocol's (put cheetah first); --json: each session's \"sweep\", printed when all have run")
-	plaintext := fs.Bool("insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	spec, err := graph.SpecByName(*netName)
+	o, err := parseE2EBench(args)
 	if err != nil {
 		return err
-	}
-	ps, err := parseProtocols(*protos)
-	if err != nil {
-		return err
-	}
-	if *sweep && (*linkName != "lan" || *rtt > 0 || *bandwidth > 0) {
-		return fmt.Errorf("--sweep projects LAN sessions; drop --link, --rtt and --bandwidth")
-	}
-	if *rtt < 0 || *bandwidth < 0 || (*rtt > 0 && *linkName == "wan") {
-		return fmt.Errorf("--rtt and --bandwidth: nonnegative, and --rtt not with --link wan (which adds its RTT)")
-	}
-	opt := graph.Options{LogT: *logT}
-	logf := func(f string, a ...any) {
-		fmt.Fprintf(os.Stderr, "[%s] "+f+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, a...)...)
 	}
 	// Interrupted, the child is killed and the namespace removed.
 	ctx, cancel := untilInterrupted()
 	defer cancel()
-
-	var prefix []string
-	listen, shaping, lk := "127.0.0.1:0", "none: loopback TCP (LAN)", link.Link{}
-	switch *linkName {
-	case "lan":
-	case "wan":
-		lk = link.WAN
-		ns, err := link.NewShapedNamespace(ctx, lk.Bandwidth)
-		if err != nil {
-			return fmt.Errorf("WAN shaping: %w", err)
-		}
-		defer ns.Close()
-		prefix, listen, shaping = ns.Exec(), ns.PeerAddr+":0", ns.Shaping
-	default:
-		return fmt.Errorf("--link %q: want lan or wan", *linkName)
+	ln, closeLink, err := e2eBenchLink(ctx, o)
+	if err != nil {
+		return err
 	}
-	if *bandwidth > 0 && *linkName == "lan" {
-		lk = link.Link{Name: "shaped", Bandwidth: *bandwidth * 1e6}
-		ns, err := link.NewShapedNamespace(ctx, lk.Bandwidth)
-		if err != nil {
-			return fmt.Errorf("--bandwidth shaping: %w", err)
-		}
-		defer ns.Close()
-		prefix, listen, shaping = ns.Exec(), ns.PeerAddr+":0", ns.Shaping
+	defer closeLink()
+	logf := func(f string, a ...any) {
+		fmt.Fprintf(os.Stderr, "[%s] "+f+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, a...)...)
 	}
-	if *rtt > 0 {
-		shaping += fmt.Sprintf("; RTT %v injected in the transport (every frame of both processes delayed %v: transport.WithDelay)", *rtt, *rtt/2)
-	}
-
-	logf("building %s (seed %d) and its plaintext reference", spec.Name, *seed)
-	n, img, err := graph.Build(spec, *seed, opt)
+	logf("building %s (seed %d) and its plaintext reference", o.spec.Name, o.seed)
+	n, img, err := graph.Build(o.spec, o.seed, graph.Options{LogT: o.logT})
 	if err != nil {
 		return err
 	}
@@ -139,87 +85,13 @@ func mpcBenchE2E(args []string) error {
 	if err != nil {
 		return err
 	}
-	pub := n.Public()
-	// Without --prepare-weights one server serves every session; with it,
-	// each protocol has its own server, which encodes that protocol's
-	// weights before it listens (one protocol's weights in memory at a
-	// time).
-	start := func(prepare string, sessions int) (*e2eServer, string, error) {
-		srv, err := startE2EServer(ctx, prefix, listen, spec.Name, *seed, *logT, sessions, *plaintext, prepare, *logN, *rtt/2)
-		if err != nil {
-			return nil, "", err
-		}
-		addr, err := srv.addr()
-		if err != nil {
-			srv.stop()
-			return nil, "", err
-		}
-		return srv, addr, nil
+	b := &e2eBench{o: o, ln: ln, ctx: ctx, logf: logf, pub: n.Public(), img: img, want: want}
+	runs, err := b.runAll()
+	if err != nil {
+		return err
 	}
-	var shared *e2eServer
-	var sharedAddr string
-	if !*ahead {
-		if shared, sharedAddr, err = start("", len(ps)); err != nil {
-			return err
-		}
-		defer shared.stop()
-	}
-	var runs []e2eRun
-	for _, p := range ps {
-		srv, addr := shared, sharedAddr
-		if *ahead {
-			logf("%s %s: the server encodes the weights ahead", spec.Name, p)
-			if srv, addr, err = start(p.String(), 1); err != nil {
-				return err
-			}
-		}
-		linkLabel := *linkName
-		if *bandwidth > 0 {
-			linkLabel = fmt.Sprintf("%gMB/s", *bandwidth)
-		}
-		run := e2eRun{Link: linkLabel, Shaping: shaping, Seed: *seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0), InjectedRTTms: rtt.Seconds() * 1e3,
-			Command: "rosemary mpc bench " + strings.Join(args, " ")} // args hold --e2e
-		logf("%s %s over %s: session starts (load %s)", spec.Name, p, *linkName, run.LoadBefore)
-		rep, err := e2eSession(ctx, srv, addr, pub, img, want, e2e.Config{Protocol: p, LogN: *logN}, *verbose, logf)
-		if *ahead {
-			werr := srv.wait()
-			srv.stop()
-			if err == nil && werr != nil {
-				err = fmt.Errorf("server: %w", werr)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", spec.Name, p, err)
-		}
-		run.finish(rep, lk)
-		logf("%s %s: correct=%v (%d/%d outputs differ), %.3f GB, %d rounds, %.1f s wall (linear %.1f, nonlinear %.1f), CPU server %.1f s client %.1f s",
-			spec.Name, p, rep.Correct, rep.Mismatches, rep.Outputs, float64(rep.TotalBytes)/1e9, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS, rep.ServerCPUS, rep.ClientCPUS)
-		runs = append(runs, run)
-		if *asJSON {
-			if err := printJSONLine(run); err != nil {
-				return err
-			}
-		}
-	}
-	if *sweep {
-		// Ratios need every session: the sweep is one more JSON line,
-		// after the sessions' (each printed as it completed).
-		if err := addSweep(runs); err != nil {
-			return err
-		}
-		if *asJSON {
-			if err := printJSONLine(sweepJSON(runs)); err != nil {
-				return err
-			}
-		}
-	}
-	if shared != nil {
-		if err := shared.wait(); err != nil {
-			return fmt.Errorf("server: %w", err)
-		}
-	}
-	if !*asJSON {
-		printE2E(runs, *perLayer)
+	if !o.asJSON {
+		printE2E(runs, o.perLayer)
 		printSweep(runs)
 	}
 	for _, r := range runs {
@@ -230,7 +102,210 @@ func mpcBenchE2E(args []string) error {
 	return nil
 }
 
-// parseProtocols parses a comma-separated list of at least one protocol.
+// e2eBenchOpts are mpc bench --e2e's flags.
+type e2eBenchOpts struct {
+	args                             []string // as given (holding --e2e), for the runs' command
+	spec                             graph.Spec
+	protocols                        []linear.Protocol
+	linkName                         string
+	seed                             uint64
+	logN, logT                       int
+	perLayer, asJSON, verbose, ahead bool
+	sweep, plaintext                 bool
+	rtt                              time.Duration
+	bandwidth                        float64 // MB/s; 0: --link's
+}
+
+// parseE2EBench parses and checks mpc bench --e2e's flags.
+func parseE2EBench(args []string) (e2eBenchOpts, error) {
+	o := e2eBenchOpts{args: args}
+	fs := flag.NewFlagSet("mpc bench --e2e", flag.ContinueOnError)
+	_ = fs.Bool("e2e", true, "run whole networks end to end between two processes")
+	netName := fs.String("net", "resnet18", "network: resnet18, resnet50, resnet-mini, resnet-mini-bottleneck")
+	protos := fs.String("protocol", "cheetah,optiencode,optiencode-bsgs", "comma-separated linear protocols (one session each): cheetah, optiencode, optiencode-bsgs, or optiprime (each layer the layout of least modelled cost)")
+	fs.StringVar(&o.linkName, "link", "lan", "lan (loopback TCP) or wan (server in a network namespace behind a tbf-shaped veth at the WAN rate; RTT added as rounds × RTT)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the weights and the input image")
+	fs.IntVar(&o.logN, "logn", e2e.DefaultLogN, "log2 of the HE ring degree")
+	fs.IntVar(&o.logT, "logt", 37, "ℓ: shares mod 2^ℓ")
+	fs.BoolVar(&o.perLayer, "layers", false, "also print the per-operation table (always in --json)")
+	fs.BoolVar(&o.asJSON, "json", false, "print each session as one JSON object per line, as it completes")
+	fs.BoolVar(&o.verbose, "v", false, "log every operation to stderr as it completes")
+	fs.BoolVar(&o.ahead, "prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; memory ≈ 10 GB for ResNet-18 at N = 8192); default: one server, each layer's weights encoded during the session (server prep time)")
+	fs.DurationVar(&o.rtt, "rtt", 0, "inject this round-trip time in the transport: every frame of both processes delayed RTT/2 (measured, not added; for kernels without sch_netem); --link lan or --bandwidth")
+	fs.Float64Var(&o.bandwidth, "bandwidth", 0, "MB/s: shape both directions with tbf at this rate (the server in a network namespace behind a veth; needs tc and root); 0: --link's")
+	fs.BoolVar(&o.sweep, "sweep", false, "also project each LAN session onto 10 MB/s–1 GB/s × 1–300 ms RTT (measured compute + bytes/bandwidth + flights × RTT/2; projected, not shaped) and print each protocol's ratio to the first protocol's (put cheetah first); --json: each session's \"sweep\", printed when all have run")
+	fs.BoolVar(&o.plaintext, "insecure-plaintext", false, "the sessions without TLS (--link lan only: loopback; default: mutual TLS with certificates made for the run)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	var err error
+	if o.spec, err = graph.SpecByName(*netName); err != nil {
+		return o, err
+	}
+	if o.protocols, err = parseProtocols(*protos); err != nil {
+		return o, err
+	}
+	if o.sweep && (o.linkName != "lan" || o.rtt > 0 || o.bandwidth > 0) {
+		return o, fmt.Errorf("--sweep projects LAN sessions; drop --link, --rtt and --bandwidth")
+	}
+	if o.rtt < 0 || o.bandwidth < 0 || (o.rtt > 0 && o.linkName == "wan") {
+		return o, fmt.Errorf("--rtt and --bandwidth: nonnegative, and --rtt not with --link wan (which adds its RTT)")
+	}
+	if o.linkName != "lan" && o.linkName != "wan" {
+		return o, fmt.Errorf("--link %q: want lan or wan", o.linkName)
+	}
+	return o, nil
+}
+
+// e2eBenchNet is where the server runs and how its link is shaped.
+type e2eBenchNet struct {
+	prefix  []string // command prefix entering the server's namespace
+	listen  string
+	shaping string
+	lk      link.Link
+}
+
+// e2eBenchLink sets up the link the options ask for (a shaped network
+// namespace for --link wan or --bandwidth); the returned function removes
+// it.
+func e2eBenchLink(ctx context.Context, o e2eBenchOpts) (e2eBenchNet, func(), error) {
+	ln := e2eBenchNet{listen: "127.0.0.1:0", shaping: "none: loopback TCP (LAN)"}
+	closeLink := func() {}
+	shape := func(lk link.Link, what string) error {
+		ns, err := link.NewShapedNamespace(ctx, lk.Bandwidth)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		closeLink = func() { ns.Close() }
+		ln.lk, ln.prefix, ln.listen, ln.shaping = lk, ns.Exec(), ns.PeerAddr+":0", ns.Shaping
+		return nil
+	}
+	switch {
+	case o.linkName == "wan":
+		if err := shape(link.WAN, "WAN shaping"); err != nil {
+			return ln, closeLink, err
+		}
+	case o.bandwidth > 0:
+		if err := shape(link.Link{Name: "shaped", Bandwidth: o.bandwidth * 1e6}, "--bandwidth shaping"); err != nil {
+			return ln, closeLink, err
+		}
+	}
+	if o.rtt > 0 {
+		ln.shaping += fmt.Sprintf("; RTT %v injected in the transport (every frame of both processes delayed %v: transport.WithDelay)", o.rtt, o.rtt/2)
+	}
+	return ln, closeLink, nil
+}
+
+// e2eBench runs the sessions of one mpc bench --e2e invocation.
+type e2eBench struct {
+	o    e2eBenchOpts
+	ln   e2eBenchNet
+	ctx  context.Context
+	logf func(string, ...any)
+	pub  *graph.Net
+	img  []int64
+	want []int64
+}
+
+// start starts a server (prepare: the protocol whose weights it encodes
+// ahead, or "") for the given number of sessions.
+func (b *e2eBench) start(prepare string, sessions int) (*e2eServer, string, error) {
+	o := b.o
+	srv, err := startE2EServer(b.ctx, b.ln.prefix, b.ln.listen, o.spec.Name, o.seed, o.logT, sessions, o.plaintext, prepare, o.logN, o.rtt/2)
+	if err != nil {
+		return nil, "", err
+	}
+	addr, err := srv.addr()
+	if err != nil {
+		srv.stop()
+		return nil, "", err
+	}
+	return srv, addr, nil
+}
+
+// runAll runs one session per protocol. Without --prepare-weights one
+// server serves every session; with it, each protocol has its own server,
+// which encodes that protocol's weights before it listens (one protocol's
+// weights in memory at a time).
+func (b *e2eBench) runAll() ([]e2eRun, error) {
+	o := b.o
+	var shared *e2eServer
+	var sharedAddr string
+	if !o.ahead {
+		var err error
+		if shared, sharedAddr, err = b.start("", len(o.protocols)); err != nil {
+			return nil, err
+		}
+		defer shared.stop()
+	}
+	var runs []e2eRun
+	for _, p := range o.protocols {
+		run, err := b.runOne(p, shared, sharedAddr)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, run)
+		if o.asJSON {
+			if err := printJSONLine(run); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.sweep {
+		// Ratios need every session: the sweep is one more JSON line,
+		// after the sessions' (each printed as it completed).
+		if err := addSweep(runs); err != nil {
+			return nil, err
+		}
+		if o.asJSON {
+			if err := printJSONLine(sweepJSON(runs)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if shared != nil {
+		if err := shared.wait(); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
+	return runs, nil
+}
+
+// runOne runs protocol p's session on the shared server, or on its own
+// server (--prepare-weights).
+func (b *e2eBench) runOne(p linear.Protocol, srv *e2eServer, addr string) (e2eRun, error) {
+	o, name := b.o, b.o.spec.Name
+	if o.ahead {
+		b.logf("%s %s: the server encodes the weights ahead", name, p)
+		var err error
+		if srv, addr, err = b.start(p.String(), 1); err != nil {
+			return e2eRun{}, err
+		}
+	}
+	linkLabel := o.linkName
+	if o.bandwidth > 0 {
+		linkLabel = fmt.Sprintf("%gMB/s", o.bandwidth)
+	}
+	run := e2eRun{Link: linkLabel, Shaping: b.ln.shaping, Seed: o.seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0), InjectedRTTms: o.rtt.Seconds() * 1e3,
+		Command: "rosemary mpc bench " + strings.Join(o.args, " ")} // args hold --e2e
+	b.logf("%s %s over %s: session starts (load %s)", name, p, o.linkName, run.LoadBefore)
+	rep, err := e2eSession(b.ctx, srv, addr, b.pub, b.img, b.want, e2e.Config{Protocol: p, LogN: o.logN}, o.verbose, b.logf)
+	if o.ahead {
+		werr := srv.wait()
+		srv.stop()
+		if err == nil && werr != nil {
+			err = fmt.Errorf("server: %w", werr)
+		}
+	}
+	if err != nil {
+		return run, fmt.Errorf("%s %s: %w", name, p, err)
+	}
+	run.finish(rep, b.ln.lk)
+	b.logf("%s %s: correct=%v (%d/%d outputs differ), %.3f GB, %d rounds, %.1f s wall (linear %.1f, nonlinear %.1f), CPU server %.1f s client %.1f s",
+		name, p, rep.Correct, rep.Mismatches, rep.Outputs, float64(rep.TotalBytes)/1e9, rep.Rounds, rep.WallS, rep.LinearS, rep.NonlinearS, rep.ServerCPUS, rep.ClientCPUS)
+	return run, nil
+}
+
 func parseProtocols(list string) ([]linear.Protocol, error) {
 	var ps []linear.Protocol
 	for _, name := range splitList(list) {

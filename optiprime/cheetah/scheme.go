@@ -158,7 +158,19 @@ type Evaluator struct {
 	pk    *rlwe.PublicKey
 	eval  *rlwe.Evaluator
 	monos map[int]ring.Poly // NTT+Montgomery X^k at top level
+	ops   OpCounts
 }
+
+// OpCounts are the operations an evaluator has run: plaintext-ciphertext
+// products (MulPlainNew, MulPlainThenAdd) and automorphisms with key
+// switching (AutomorphismNew). Cost models check their counts against them.
+type OpCounts struct {
+	MulPlain      int64
+	Automorphisms int64
+}
+
+// Ops returns the operations run so far.
+func (ev *Evaluator) Ops() OpCounts { return ev.ops }
 
 // NewEvaluator returns an evaluator holding the client's public key and
 // Galois keys (either may be nil if unused).
@@ -243,6 +255,7 @@ func (ev *Evaluator) MulPlainThenAdd(ct *Ciphertext, pt *Plaintext, acc *Ciphert
 }
 
 func (ev *Evaluator) mulPlain(ct *Ciphertext, pt *Plaintext, out *Ciphertext, add bool) error {
+	ev.ops.MulPlain++
 	if pt.LogT != ct.LogT {
 		return fmt.Errorf("cheetah: plaintext for 2^%d used with ciphertext for 2^%d", pt.LogT, ct.LogT)
 	}
@@ -328,6 +341,7 @@ func (ev *Evaluator) AutomorphismNew(ct *Ciphertext, g uint64) (*Ciphertext, err
 	if err := ev.p.checkGalEl(g); err != nil {
 		return nil, err
 	}
+	ev.ops.Automorphisms++
 	out := &Ciphertext{Ct: rlwe.NewCiphertext(ev.p.rlwe, 1, ct.Level()), LogT: ct.LogT}
 	if err := ev.eval.Automorphism(ct.Ct, g, out.Ct); err != nil {
 		return nil, fmt.Errorf("cheetah: automorphism %d: %w", g, err)

@@ -56,3 +56,12 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// withLanes returns c with every cluster's lanes multiplied by k.
+func (c Config) withLanes(k int) Config {
+	c.NTTButterflies *= k
+	c.ModMulLanes *= k
+	c.AutLanes *= k
+	c.ModAddLanes *= k
+	return c
+}

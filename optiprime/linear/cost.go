@@ -29,8 +29,11 @@ const (
 )
 
 // Cost estimates the layer's online seconds under this plan (see above).
-func (pl *Plan) Cost() float64 {
-	c := pl.Counters
+func (pl *Plan) Cost() float64 { return pl.costOf(pl.Counters) }
+
+// costOf is the model applied to counts c of this plan's layer (the plan's
+// own, or those measured running it).
+func (pl *Plan) costOf(c Counters) float64 {
 	scale := float64(pl.Params.N()) / refN * float64(pl.Params.MaxLevel()+1) / refLimbs
 	cpu := costMul*float64(c.CPMults) + costAut*float64(c.Automorphisms) + costIn*float64(c.InputCts) + costOut*float64(c.OutputCts)
 	if pl.WeightBytes() > weightBudget {

@@ -77,3 +77,96 @@ func TestBSGSKernelTermsSame(t *testing.T) {
 		}
 	}
 }
+
+// TestOptiPrimeCheapestByMeasuredOps: on small layers where each layout
+// wins once (Cheetah on an FC layer and on a 4-channel 64×64 convolution,
+// the merge tree on 16→4 channels at 40×40, BSGS on 32 channels at 4×4),
+// every layout is run for real and its cost taken from what was measured —
+// the evaluator's own count of products and automorphisms, the messages
+// and bytes actually sent. The layout OptiPrime chose from its plans costs
+// the least by those measurements, and every run's output is exact.
+func TestOptiPrimeCheapestByMeasuredOps(t *testing.T) {
+	p, err := cheetah.NewParameters(cheetah.PN13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{LogT: 37, WeightBits: 8}
+	cli := NewClient(p)
+	for _, c := range []struct {
+		shape ConvShape
+		want  string
+	}{
+		{ConvShape{Ci: 64, H: 1, W: 1, Co: 16, Kh: 1, Kw: 1, Stride: 1}, "cheetah"},
+		{ConvShape{Ci: 4, H: 64, W: 64, Co: 4, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, "cheetah"},
+		{ConvShape{Ci: 16, H: 40, W: 40, Co: 4, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, "optiencode"},
+		{ConvShape{Ci: 32, H: 4, W: 4, Co: 32, Kh: 3, Kw: 3, Stride: 1, Pad: 1}, "optiencode-bsgs"},
+	} {
+		chosen, err := NewPlan(OptiPrime, p, c.shape, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chosen.Variant() != c.want {
+			t.Errorf("%+v: chose %s, want %s", c.shape, chosen.Variant(), c.want)
+		}
+		measured := map[string]float64{}
+		for _, proto := range Protocols {
+			pl, err := NewPlan(proto, p, c.shape, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := measureRun(t, cli, pl)
+			measured[pl.Variant()] = pl.costOf(m)
+			t.Logf("%+v %s: measured %+v, cost %.4f s", c.shape, pl.Variant(), m, measured[pl.Variant()])
+		}
+		for v, cost := range measured {
+			if cost < measured[chosen.Variant()] {
+				t.Errorf("%+v: %s measures %.4f s, less than the chosen %s's %.4f s", c.shape, v, cost, chosen.Variant(), measured[chosen.Variant()])
+			}
+		}
+	}
+}
+
+// measureRun runs pl on random shares and returns what the run did: the
+// evaluator's products and automorphisms, the messages and bytes each way.
+// The output must equal the reference convolution.
+func measureRun(t *testing.T, cli *Client, pl *Plan) Counters {
+	t.Helper()
+	s, l := pl.Shape, pl.Opt.LogT
+	x, xc := randVec(t, s.InputLen(), l), randVec(t, s.InputLen(), l)
+	xs := make([]uint64, len(x))
+	for i := range x {
+		xs[i] = (x[i] - xc[i]) & (1<<uint(l) - 1)
+	}
+	w := randWeights(t, s.WeightLen(), pl.Opt.WeightBits, l)
+	gks, err := cli.GaloisKeys(pl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := cheetah.NewEvaluator(cli.Params, cli.Keys.PK, gks)
+	in, err := pl.EncryptInput(cli, xc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, serverShare, err := pl.Evaluate(ev, w, nil, xs, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientShare, err := pl.DecryptOutput(cli, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range refConv(s, x, w, nil, l) {
+		if got := (clientShare[i] + serverShare[i]) & (1<<uint(l) - 1); got != want {
+			t.Fatalf("%s %+v: output %d = %d, want %d", pl.Variant(), s, i, got, want)
+		}
+	}
+	ops := ev.Ops()
+	m := Counters{CPMults: ops.MulPlain, Automorphisms: ops.Automorphisms, InputCts: int64(len(in)), OutputCts: int64(len(out))}
+	for _, b := range in {
+		m.BytesC2S += int64(len(b))
+	}
+	for _, b := range out {
+		m.BytesS2C += int64(len(b))
+	}
+	return m
+}

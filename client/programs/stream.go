@@ -90,7 +90,7 @@ func compileForRosemary(prog *ir.Program) (*compiler.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
+	plan, err := compiler.Compile(prog, a, compiler.Options{Opt: compiler.OptFull})
 	if err != nil {
 		return nil, fmt.Errorf("session: compile: %w", err)
 	}

@@ -91,7 +91,7 @@ func Project(w Workload, a *arch.Arch, ks []int, opt system.Options) ([]Point, e
 		if err != nil {
 			return nil, fmt.Errorf("scaleout: %s shard of %d: %w", w.Name, k, err)
 		}
-		plan, err := compiler.Compile(prog, a, compiler.Options{Opt: "full"})
+		plan, err := compiler.Compile(prog, a, compiler.Options{Opt: compiler.OptFull})
 		if err != nil {
 			return nil, fmt.Errorf("scaleout: %s: %w", w.Name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/tools/report"
 )
@@ -40,7 +41,7 @@ func Fig11(r *Runner) (*Result, error) {
 		for _, b := range Batches {
 			if w, err := pirWorkload(db, b); err == nil {
 				for _, s := range []system.System{system.CPU, system.INSPIRE, system.Rosemary} {
-					jobs = append(jobs, simJob{w, a, "full", s})
+					jobs = append(jobs, simJob{w, a, compiler.OptFull, s})
 				}
 			}
 		}
@@ -57,11 +58,11 @@ func Fig11(r *Runner) (*Result, error) {
 			}
 			var reps [3]system.Report
 			for i, s := range []system.System{system.CPU, system.INSPIRE, system.Rosemary} {
-				if reps[i], err = r.Sim(w, a, "full", s); err != nil {
+				if reps[i], err = r.Sim(w, a, compiler.OptFull, s); err != nil {
 					return nil, err
 				}
 			}
-			pl, err := r.Plan(w, a, "full")
+			pl, err := r.Plan(w, a, compiler.OptFull)
 			if err != nil {
 				return nil, err
 			}

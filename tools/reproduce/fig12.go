@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rosemary-fhe/rosemary/compiler"
 	"github.com/rosemary-fhe/rosemary/sim/system"
 	"github.com/rosemary-fhe/rosemary/tools/report"
 )
@@ -44,7 +45,7 @@ func Fig12(r *Runner) (*Result, error) {
 	r.expect(3 * len(r.workloads))
 	var jobs []simJob
 	for _, w := range r.workloads {
-		for _, o := range []string{"bare", "tdap", "full"} {
+		for _, o := range []compiler.OptLevel{compiler.OptBare, compiler.OptTDAP, compiler.OptFull} {
 			jobs = append(jobs, simJob{w, a, o, system.Rosemary})
 		}
 	}
@@ -53,7 +54,7 @@ func Fig12(r *Runner) (*Result, error) {
 	var gt, gf []float64
 	for _, w := range r.workloads {
 		var reps [3]system.Report
-		for i, o := range []string{"bare", "tdap", "full"} {
+		for i, o := range []compiler.OptLevel{compiler.OptBare, compiler.OptTDAP, compiler.OptFull} {
 			if reps[i], err = r.Sim(w, a, o, system.Rosemary); err != nil {
 				return nil, err
 			}

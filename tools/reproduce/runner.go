@@ -313,7 +313,7 @@ func (r *Runner) expandedProgram(bp builtProgram) (*ir.Program, error) {
 }
 
 // planKeyOf is the content key of w's plan on a at opt.
-func (r *Runner) planKeyOf(w Workload, a *arch.Arch, opt string) (builtProgram, contentKey, error) {
+func (r *Runner) planKeyOf(w Workload, a *arch.Arch, opt compiler.OptLevel) (builtProgram, contentKey, error) {
 	bp, err := r.program(w)
 	if err != nil {
 		return bp, "", err
@@ -322,12 +322,12 @@ func (r *Runner) planKeyOf(w Workload, a *arch.Arch, opt string) (builtProgram, 
 	if err != nil {
 		return bp, "", err
 	}
-	return bp, planKey(bp.key, ak, opt), nil
+	return bp, planKey(bp.key, ak, opt.String()), nil
 }
 
 // Plan compiles w for a at optimisation opt (cached by content: see
 // keys.go). Plans are shared: callers must not modify them.
-func (r *Runner) Plan(w Workload, a *arch.Arch, opt string) (*compiler.Plan, error) {
+func (r *Runner) Plan(w Workload, a *arch.Arch, opt compiler.OptLevel) (*compiler.Plan, error) {
 	bp, key, err := r.planKeyOf(w, a, opt)
 	if err != nil {
 		return nil, err
@@ -350,7 +350,7 @@ func (r *Runner) Plan(w Workload, a *arch.Arch, opt string) (*compiler.Plan, err
 		var pl *compiler.Plan
 		err = r.work(func() error {
 			var err error
-			pl, err = compiler.Compile(x, a, compiler.Options{Opt: compiler.OptLevel(opt)})
+			pl, err = compiler.Compile(x, a, compiler.Options{Opt: opt})
 			return err
 		})
 		if err != nil {
@@ -404,7 +404,7 @@ func (r *Runner) simOptions() system.Options {
 type simJob struct {
 	w   Workload
 	a   *arch.Arch
-	opt string
+	opt compiler.OptLevel
 	sys system.System
 }
 
@@ -468,7 +468,7 @@ func (r *Runner) prefetch(jobs []simJob) {
 // Sim simulates w on system sys of architecture a with the plan compiled at
 // opt (cached). A system whose simulated time overflows (a run of months on
 // the CPU model) is reported as an error by sim/system; Sim returns it.
-func (r *Runner) Sim(w Workload, a *arch.Arch, opt string, sys system.System) (system.Report, error) {
+func (r *Runner) Sim(w Workload, a *arch.Arch, opt compiler.OptLevel, sys system.System) (system.Report, error) {
 	s, err := r.outcome(simJob{w, a, opt, sys})
 	if err != nil {
 		return system.Report{}, err

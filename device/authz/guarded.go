@@ -61,16 +61,8 @@ func programName(id certs.Identity, name string) string {
 	return "u" + hex.EncodeToString(sum[:8]) + "." + name
 }
 
-func (g *Guarded) check(ctx context.Context, acc Access, object string) (certs.Identity, error) {
-	id, err := caller(ctx)
-	if err != nil {
-		return id, err
-	}
-	return id, g.a.Authorize(id, acc, object)
-}
-
 func (g *Guarded) Config(ctx context.Context, req *devicepb.ConfigRequest) (*devicepb.ConfigResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "Config", req)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +76,7 @@ func (g *Guarded) Config(ctx context.Context, req *devicepb.ConfigRequest) (*dev
 
 // Grant lets an owner give or take a role on its database.
 func (g *Guarded) Grant(ctx context.Context, req *devicepb.GrantRequest) (*devicepb.GrantResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "Grant", req)
 	if err != nil {
 		return nil, err
 	}
@@ -98,14 +90,14 @@ func (g *Guarded) Grant(ctx context.Context, req *devicepb.GrantRequest) (*devic
 }
 
 func (g *Guarded) Stats(ctx context.Context, req *devicepb.StatsRequest) (*devicepb.StatsResponse, error) {
-	if _, err := caller(ctx); err != nil {
+	if _, err := g.call(ctx, "Stats", req); err != nil {
 		return nil, err
 	}
 	return g.next.Stats(ctx, req)
 }
 
 func (g *Guarded) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*devicepb.ProgSetResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "ProgSet", req)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +105,7 @@ func (g *Guarded) ProgSet(ctx context.Context, req *devicepb.ProgSetRequest) (*d
 }
 
 func (g *Guarded) SetStream(ctx context.Context, req *devicepb.SetStreamRequest) (*devicepb.SetStreamResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "SetStream", req)
 	if err != nil {
 		return nil, err
 	}
@@ -121,24 +113,23 @@ func (g *Guarded) SetStream(ctx context.Context, req *devicepb.SetStreamRequest)
 }
 
 func (g *Guarded) Put(ctx context.Context, req *devicepb.PutRequest) (*devicepb.PutResponse, error) {
-	if _, err := g.check(ctx, Write, req.Name); err != nil {
+	if _, err := g.call(ctx, "Put", req); err != nil {
 		return nil, err
 	}
 	return g.next.Put(ctx, req)
 }
 
 func (g *Guarded) Delete(ctx context.Context, req *devicepb.DeleteRequest) (*devicepb.DeleteResponse, error) {
-	if _, err := g.check(ctx, Drop, req.Name); err != nil {
+	if _, err := g.call(ctx, "Delete", req); err != nil {
 		return nil, err
 	}
 	return g.next.Delete(ctx, req)
 }
 
-// A database's readers may read its manifest (objname.Manifest: its shape,
-// generation and sealing salt, tagged; no record) and its delta
-// (objname.Delta: the sealed changes since its current generation, which
-// every query reads whole after the manifest) whole.
-
+// Get: a database's readers may read its manifest (its shape, generation
+// and sealing salt, tagged; no record) and its delta (the sealed changes
+// since its current generation, which every query reads whole after the
+// manifest) whole (getNeeds).
 func (g *Guarded) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
 	if strings.HasPrefix(req.Name, objname.ACL("")) {
 		// A device copying a database brings its access list along.
@@ -152,11 +143,7 @@ func (g *Guarded) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.
 		}
 		return g.next.Get(ctx, req)
 	}
-	acc := Read
-	if db, err := DatabaseOf(req.Name); err == nil && (req.Name == objname.Manifest(db) || strings.HasPrefix(req.Name, objname.Delta(db))) {
-		acc = Query
-	}
-	if _, err := g.check(ctx, acc, req.Name); err != nil {
+	if _, err := g.call(ctx, "Get", req); err != nil {
 		return nil, err
 	}
 	return g.next.Get(ctx, req)
@@ -164,7 +151,7 @@ func (g *Guarded) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.
 
 // List shows the caller only the objects it may see.
 func (g *Guarded) List(ctx context.Context, req *devicepb.ListRequest) (*devicepb.ListResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "List", req)
 	if err != nil {
 		return nil, err
 	}
@@ -189,27 +176,17 @@ func (g *Guarded) List(ctx context.Context, req *devicepb.ListRequest) (*devicep
 
 // CopyFrom is for devices only, and only of a database's objects.
 func (g *Guarded) CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (*devicepb.CopyFromResponse, error) {
-	id, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if id.Role != certs.RoleDevice && id.Role != certs.RoleAdmin && id != guard.Plaintext {
-		return nil, fmt.Errorf("%w: %s may not copy between devices", ErrDenied, id.Name)
-	}
-	if err := CheckPrefix(req.Prefix); err != nil {
+	if _, err := g.call(ctx, "CopyFrom", req); err != nil {
 		return nil, fmt.Errorf("copy: %w", err)
 	}
 	return g.next.CopyFrom(ctx, req)
 }
 
-// binding checks one operand of a job: the caller must be able to query a
-// stored operand's database, and a resident one must be its own job. It
-// returns the operand the device is to see (a resident one carries the
-// device's job id in place of the public one).
+// binding returns the operand of a job the device is to see: a resident
+// one must be the caller's own job, and carries the device's job id in
+// place of the public one (the stored ones were admitted by sendNeeds).
 func (g *Guarded) binding(id certs.Identity, b *devicepb.Binding) (*devicepb.Binding, error) {
 	switch src := b.GetSource().(type) {
-	case *devicepb.Binding_Stored:
-		return b, g.a.Authorize(id, Query, src.Stored.GetName())
 	case *devicepb.Binding_ResidentJob:
 		dev, err := g.own(id, src.ResidentJob)
 		if err != nil {
@@ -222,7 +199,7 @@ func (g *Guarded) binding(id certs.Identity, b *devicepb.Binding) (*devicepb.Bin
 }
 
 func (g *Guarded) Send(ctx context.Context, req *devicepb.SendRequest) (*devicepb.SendResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "Send", req)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +265,7 @@ func (g *Guarded) forget(pubs ...uint64) {
 }
 
 func (g *Guarded) Recv(ctx context.Context, req *devicepb.RecvRequest) (*devicepb.RecvResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "Recv", req)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +283,7 @@ func (g *Guarded) Recv(ctx context.Context, req *devicepb.RecvRequest) (*devicep
 }
 
 func (g *Guarded) Release(ctx context.Context, req *devicepb.ReleaseRequest) (*devicepb.ReleaseResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "Release", req)
 	if err != nil {
 		return nil, err
 	}
@@ -328,38 +305,16 @@ func (g *Guarded) Release(ctx context.Context, req *devicepb.ReleaseRequest) (*d
 // and key bindings are (the keys lie in the caller's member area, or the
 // caller owns the database).
 func (g *Guarded) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
-	id, err := caller(ctx)
-	if err != nil {
+	if _, err := g.call(ctx, "QueryLWE", req); err != nil {
 		return nil, err
-	}
-	for _, prefix := range []string{req.GetGeneration() + "/", req.GetKeys()} {
-		if err := CheckPrefix(prefix); err != nil {
-			return nil, err
-		}
-		if err := g.a.Authorize(id, Query, prefix); err != nil {
-			return nil, err
-		}
 	}
 	return g.next.QueryLWE(ctx, req)
 }
 
 func (g *Guarded) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) (*devicepb.RunStreamResponse, error) {
-	id, err := caller(ctx)
+	id, err := g.call(ctx, "RunStream", req)
 	if err != nil {
 		return nil, err
-	}
-	for _, b := range req.GetStored() {
-		if err := CheckPrefix(b.GetPrefix()); err != nil {
-			return nil, err
-		}
-		if err := g.a.Authorize(id, Query, b.GetPrefix()); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range req.GetKeys() {
-		if err := g.a.Authorize(id, Query, k.GetObject()); err != nil {
-			return nil, err
-		}
 	}
 	return g.next.RunStream(ctx, &devicepb.RunStreamRequest{Program: programName(id, req.GetProgram()), Inputs: req.GetInputs(),
 		Stored: req.GetStored(), Keys: req.GetKeys()})

@@ -219,3 +219,58 @@ func TestHintDownloadOnAStore(t *testing.T) {
 		t.Fatalf("checked against another seed's records: correct %v, %d failures", wrong.Correct, len(wrong.Failures))
 	}
 }
+
+// A query's upload, from the layout code and a real query's wire form: at
+// 8 GiB (the largest matrix NewShape makes: 8192 rows × 2^20 columns) it
+// is 4 MiB of LWE vector and a 256 KiB encrypted secret, 4,456,448 bytes
+// (4.25 MiB) of payload; at 1 GiB 2,359,296 (2.25 MiB). README and
+// docs/databases.md state these.
+func TestLWEUploadFromTheLayout(t *testing.T) {
+	p := lwepir.Default()
+	small, err := lwepir.NewShape(p, 4096, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _, err := lwepir.GenerateKeys(p, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seed [lwepir.SeedSize]byte
+	cl, err := lwepir.NewClient(p, small, seed, sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := cl.Query(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := int64(len(lwepir.MarshalCiphertext(q.Secret)))
+	if vec := int64(len(lwepir.MarshalWords(q.Vector))); vec+secret != lweQueryUpBytes(p, small) {
+		t.Fatalf("a real query is %d + %d bytes, the layout says %d", vec, secret, lweQueryUpBytes(p, small))
+	}
+	for _, c := range []struct {
+		size int64
+		rows int
+		cols int
+		up   int64
+	}{{1 << 30, 2048, 1 << 19, 2359296}, {8 << 30, 8192, 1 << 20, 4456448}} {
+		shape, err := lwepir.NewShape(p, int(c.size/256), 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shape.Rows != c.rows || shape.Cols != c.cols || lweQueryUpBytes(p, shape) != c.up {
+			t.Fatalf("%d bytes: a %d × %d matrix, %d bytes up; want %d × %d, %d", c.size, shape.Rows, shape.Cols, lweQueryUpBytes(p, shape), c.rows, c.cols, c.up)
+		}
+	}
+	if _, err := lwepir.NewShape(p, int((8<<30)/256)+1, 256); err == nil {
+		t.Fatal("a matrix past 8 GiB of 256-byte records")
+	}
+}
+
+// lweQueryUpBytes is a hint-free query's payload up (its wire form,
+// lwepir.MarshalWords and MarshalCiphertext): 4 bytes a column of LWE
+// vector and the encrypted secret, one ring ciphertext of degree 1 at
+// every ciphertext prime.
+func lweQueryUpBytes(p lwepir.Params, shape lwepir.Shape) int64 {
+	return 4*int64(shape.Cols) + 2*int64(len(p.HintLogQ))*int64(p.HintSlots())*8
+}

@@ -170,17 +170,16 @@ func printDeviceCPU(rep *bench.PIRReport) {
 	if rep.DeviceCPUPerQuery > 0 {
 		dev = fmt.Sprintf("%.3f core-s", rep.DeviceCPUPerQuery)
 	}
-	fmt.Printf("  device CPU   %s a warm hint-free query\n", dev)
 	hd := rep.HintDownload
 	if hd == nil {
+		fmt.Printf("  device CPU   %s a warm hint-free query\n", dev)
 		return
 	}
-	fmt.Printf("  hint download  SimplePIR's mode, our scan (--compare): %.3f core-s a query on the server (hint_download_device_cpu_s; the scan alone, %.3f s, %.2f GB/s), decode %.4f core-s on the client; correct %v\n",
-		rep.HintDownloadDeviceCPUSeconds, hd.ScanSeconds, hd.ScanGBps, hd.ClientDecodeCPUSeconds, hd.Correct)
-	fmt.Printf("               hint %s downloaded once (computed in %.1f s), %s up and %s down a query", report.Bytes(hd.HintBytes), hd.HintSeconds,
-		report.Bytes(hd.QueryUpBytes), report.Bytes(hd.QueryDownBytes))
+	fmt.Printf("  device CPU   %s a warm hint-free query; %.3f core-s in SimplePIR's mode (--compare: the hint downloaded, our scan alone)", dev, rep.HintDownloadDeviceCPUSeconds)
 	if rep.HintFreeCPUOverhead > 0 {
-		fmt.Printf("; hint-free costs the device %.2f× its CPU", rep.HintFreeCPUOverhead)
+		fmt.Printf(": hint-free costs the device %.2f× the CPU", rep.HintFreeCPUOverhead)
 	}
 	fmt.Println()
+	fmt.Printf("  hint mode    scan %.3f s (%.2f GB/s), decode %.4f core-s on the client, correct %v; hint %s downloaded once (computed in %.1f s), %s up and %s down a query\n",
+		hd.ScanSeconds, hd.ScanGBps, hd.ClientDecodeCPUSeconds, hd.Correct, report.Bytes(hd.HintBytes), hd.HintSeconds, report.Bytes(hd.QueryUpBytes), report.Bytes(hd.QueryDownBytes))
 }

@@ -79,10 +79,13 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	}
 	stopOnce := sync.OnceFunc(stop)
 	defer stopOnce()
+	s0, r0 := c.Traffic()
 	sess, err := lweSession(ctx, c, opt, p, want)
 	if err != nil {
 		return nil, err
 	}
+	s1, r1 := c.Traffic()
+	rep.SetupBytes = s1 - s0 + r1 - r0
 	if err := lweQueries(ctx, c, sess, dp.pid, opt, rep, before.GBps, logf); err != nil {
 		return nil, err
 	}

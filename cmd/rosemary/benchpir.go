@@ -20,7 +20,7 @@ func runBenchPIR(args []string) error {
 	queries := fs.Int("queries", 20, "queries at random indices (the first and last record included)")
 	seed := fs.Uint64("seed", 1, "seed of the records and the indices")
 	dir := fs.String("store", "", "store directory (default: rosemary-bench-pir-SIZE in the temporary directory; reused when it holds the same database)")
-	dev := fs.String("device", "", "address of a running `rosemary device serve` on --store (default: start one as a child process)")
+	dev := fs.String("device", "", "address of a running `rosemary device serve` on --store (default: start one as a child process); its mappings may keep the store cached, so a cold figure is labelled warm where the store stayed cached")
 	lattigo := fs.Bool("lattigo", true, "bgv: also answer one query host-only with Lattigo reading the store")
 	scheme := fs.String("scheme", "lwe", "lwe (hint-free LWE PIR, the default), bgv (a BGV query expanded on the device), or lwe,bgv: both, one after the other, on their own stores")
 	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")

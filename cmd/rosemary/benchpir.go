@@ -142,7 +142,11 @@ func printLWEReport(rep *bench.PIRReport) {
 		rep.RawReadGBps, rep.RawReadInFlight, rep.RawReadDirect, rep.RawReadBeforeGBps, rep.RawReadAfterGBps)
 	for _, r := range rep.RawReadSweeps {
 		if r.Config != nil {
-			fmt.Printf(" %d×%d×%s %.2f", r.Config.Readers, r.Config.Depth, report.Bytes(int64(r.Config.Block)), r.GBps)
+			kind := "direct"
+			if r.Config.Buffered {
+				kind = "readahead"
+			}
+			fmt.Printf(" %d×%d×%s %s %.2f;", r.Config.Readers, r.Config.Depth, report.Bytes(int64(r.Config.Block)), kind, r.GBps)
 		}
 	}
 	fmt.Println(" GB/s (readers a file × requests a reader × request)")

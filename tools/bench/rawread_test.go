@@ -118,6 +118,7 @@ func TestReadFilesDirectReadsExactlyTheFiles(t *testing.T) {
 		{RawConfig{Readers: 2, Depth: 1, Block: block}, 5},
 		{RawConfig{Readers: 1, Depth: 4, Block: block}, 4 + 4 + 1},
 		{RawConfig{Readers: 3, Depth: 8, Block: block}, (3 + 3 + 1) + (2 + 2 + 2) + 1},
+		{RawConfig{Readers: 2, Depth: 2, Block: block, Buffered: true}, (2 + 2) + (2 + 2) + 1},
 	} {
 		var mu sync.Mutex
 		got := map[string][]byte{}
@@ -149,6 +150,9 @@ func TestReadFilesDirectReadsExactlyTheFiles(t *testing.T) {
 				}
 			}
 		}
+		if c.cfg.Buffered && r.Direct {
+			t.Fatalf("%+v: a buffered pass reported O_DIRECT", c.cfg)
+		}
 		if len(got) != len(want) || r.Bytes != total || r.InFlight != c.inFlight || *r.Config != c.cfg {
 			t.Fatalf("%+v: read %d files, %d bytes, %d in flight, config %+v; want %d files, %d bytes, %d in flight",
 				c.cfg, len(got), r.Bytes, r.InFlight, *r.Config, len(want), total, c.inFlight)
@@ -156,7 +160,7 @@ func TestReadFilesDirectReadsExactlyTheFiles(t *testing.T) {
 	}
 	// The sweep evicts before every pass and returns the fastest of them.
 	evictions := 0
-	best, all, err := RawReadSweep(dir, "ch*", []RawConfig{{1, 1, block}, {2, 4, block}}, func() error { evictions++; return nil })
+	best, all, err := RawReadSweep(dir, "ch*", []RawConfig{{Readers: 1, Depth: 1, Block: block}, {Readers: 2, Depth: 4, Block: block, Buffered: true}}, func() error { evictions++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

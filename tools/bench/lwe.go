@@ -198,16 +198,15 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 	for qi, idx := range rep.Indices {
 		a0, b0 := c.Traffic()
 		if qi == 0 {
-			s0, r0 := c.Traffic()
 			run, err := coldQuery(ctx, sess, opt, rep.DBBytes, idx, OrderRawFirst)
 			if err != nil {
 				return err
 			}
 			run.RawReadGBps = rawGBps
 			recordCold(rep, run)
-			s1, r1 := c.Traffic()
-			traffic += s1 - s0 + r1 - r0
-			rep.QueryUpBytes, rep.QueryDownBytes = s1-s0, r1-r0
+			a1, b1 := c.Traffic()
+			traffic += a1 - a0 + b1 - b0
+			rep.QueryUpBytes, rep.QueryDownBytes = a1-a0, b1-b0
 			logf("query 0: record %d in %.3f s (%s; %d of %d store bytes cached)", idx, run.QuerySeconds, run.Order, run.CachedBytes, run.StoreBytes)
 			progress("queries", 1, int64(len(rep.Indices)))
 			cpu0 = readCPU(pid)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +51,32 @@ func TestBenchPIRCompare(t *testing.T) {
 	}
 	if rep.DeviceCPUPerQuery <= 0 || rep.HintFreeCPUOverhead != rep.DeviceCPUPerQuery/hd.DeviceCPUSeconds {
 		t.Fatalf("device CPU %v a query, hint download %v, overhead %v", rep.DeviceCPUPerQuery, hd.DeviceCPUSeconds, rep.HintFreeCPUOverhead)
+	}
+}
+
+// The text names a warm "cold" run warm and puts SimplePIR's mode's CPU
+// beside the hint-free query's, with their ratio.
+func TestPrintLWEReportLabels(t *testing.T) {
+	rep := &bench.PIRReport{Scheme: "lwe", DeviceCPUPerQuery: 0.45, HintDownloadDeviceCPUSeconds: 0.15, HintFreeCPUOverhead: 3,
+		HintDownload: &bench.HintDownload{HintBytes: 16 << 20, Correct: true},
+		ColdRuns: []bench.ColdRun{{Order: bench.OrderRawFirst, Warm: true, CachedBytes: 1 << 30, StoreBytes: 1 << 30}, {Order: bench.OrderQueryFirst}}}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	printPIRReport(rep)
+	os.Stdout = stdout
+	w.Close()
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"WARM, not cold query", "(raw read, then the cold query; 1.00 GiB of 1.00 GiB cached at the start: WARM, not cold)",
+		"cold query   ", "0.450 core-s a warm hint-free query; 0.150 core-s in SimplePIR's mode", "hint-free costs the device 3.00× the CPU", "hint 16.00 MiB downloaded once"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the text lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -59,7 +59,7 @@ func TestBenchPIRCompare(t *testing.T) {
 func TestPrintLWEReportLabels(t *testing.T) {
 	rep := &bench.PIRReport{Scheme: "lwe", DeviceCPUPerQuery: 0.45, HintDownloadDeviceCPUSeconds: 0.15, HintFreeCPUOverhead: 3,
 		HintDownload: &bench.HintDownload{HintBytes: 16 << 20, Correct: true},
-		ColdRuns: []bench.ColdRun{{Order: bench.OrderRawFirst, Warm: true, CachedBytes: 1 << 30, StoreBytes: 1 << 30}, {Order: bench.OrderQueryFirst}}}
+		ColdRuns:     []bench.ColdRun{{Order: bench.OrderRawFirst, Warm: true, CachedBytes: 1 << 30, StoreBytes: 1 << 30}, {Order: bench.OrderQueryFirst}}}
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -20,11 +20,12 @@ func runBenchPIR(args []string) error {
 	queries := fs.Int("queries", 20, "queries at random indices (the first and last record included)")
 	seed := fs.Uint64("seed", 1, "seed of the records and the indices")
 	dir := fs.String("store", "", "store directory (default: rosemary-bench-pir-SIZE in the temporary directory; reused when it holds the same database)")
-	dev := fs.String("device", "", "address of a running `rosemary device serve` on --store (default: start one as a child process)")
+	dev := fs.String("device", "", "address of a running `rosemary device serve` on --store (default: start one as a child process); its mappings may keep the store cached, so a cold figure is labelled warm where the store stayed cached")
 	lattigo := fs.Bool("lattigo", true, "bgv: also answer one query host-only with Lattigo reading the store")
 	scheme := fs.String("scheme", "lwe", "lwe (hint-free LWE PIR, the default), bgv (a BGV query expanded on the device), or lwe,bgv: both, one after the other, on their own stores")
 	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")
 	batch := fs.String("batch", "", "lwe: comma-separated numbers of concurrent queries to measure throughput at (e.g. 1,4,16,64)")
+	compare := fs.Bool("compare", false, "lwe: also run SimplePIR's mode on the same database (the client downloads the hint once; a query is the scan alone, our kernel) and report its server CPU a query beside the hint-free query's (hint_download_device_cpu_s)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tls := addTransportFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -60,7 +61,7 @@ func runBenchPIR(args []string) error {
 	defer stop()
 	bar := newProgressBar()
 	opt := bench.PIROptions{Batches: batches, Scheme: *scheme, LWEParams: *lweParams, Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
-		DeviceCommand: device, Lattigo: *lattigo, Dial: dial, Plaintext: *tls.plaintext,
+		DeviceCommand: device, Lattigo: *lattigo, Dial: dial, Plaintext: *tls.plaintext, Compare: *compare,
 		Progress: func(stage string, done, total int64) {
 			if stage == "build" {
 				bar.show(fmt.Sprintf("building the database: %s of %s", report.Bytes(done), report.Bytes(total)), done, total)
@@ -105,36 +106,7 @@ func runBenchPIR(args []string) error {
 // printPIRReport prints one scheme's report as text.
 func printPIRReport(rep *bench.PIRReport) {
 	if rep.Scheme == "lwe" {
-		fmt.Printf("LWE PIR over %s (%d records of %d B, a %d × %d byte matrix, %s; stored %s), %d queries: correct %v (measured here)\n",
-			report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, report.Bytes(rep.StoredBytes), rep.Queries, rep.Correct)
-		fmt.Printf("  warm query   %.3f s mean (%.3f–%.3f), device %.3f s: scan %.2f GB/s (device %.2f GB/s)\n",
-			rep.QuerySeconds, rep.QueryMinSeconds, rep.QueryMaxSeconds, rep.DeviceSeconds, rep.ScanGBps, rep.DeviceScanGBps)
-		fmt.Printf("  warm stages  scan %.3f s (%.2f GB/s) beside ring %.3f s on the device; the cached store read with no compute %.2f GB/s\n",
-			rep.ScanStageSeconds, rep.ScanStageGBps, rep.RingStageSeconds, rep.CachedReadGBps)
-		cold := "cold query  "
-		if rep.ColdIsWarm {
-			cold = "first query " // the daemon's mappings may keep the store's pages: not a cold figure
-		}
-		fmt.Printf("  %s %.3f s: scan %.2f GB/s vs raw read %.2f GB/s (the better of before %.2f and after %.2f; %d requests in flight, O_DIRECT %v)\n",
-			cold, rep.ColdQuerySeconds, rep.ColdScanGBps, rep.RawReadGBps, rep.RawReadBeforeGBps, rep.RawReadAfterGBps, rep.RawReadInFlight, rep.RawReadDirect)
-		if rep.ColdIsWarm {
-			fmt.Println("               (--device: the daemon's long-lived mappings keep pages that dropping the cache does not evict; the first query may find the store cached)")
-		}
-		fmt.Printf("  per query    %s up, %s down (on the connection); keys and program once: %s\n",
-			report.Bytes(rep.QueryUpBytes), report.Bytes(rep.QueryDownBytes), report.Bytes(rep.SetupBytes))
-		if rep.BuildSeconds > 0 {
-			fmt.Printf("  load         %.1f s (tiles and hint preprocessing)\n", rep.BuildSeconds)
-		}
-		for _, b := range rep.Batches {
-			fmt.Printf("  batch %-3d    %.2f queries/s (%d queries in %.2f s, %.1f per scan pass, correct %v)\n", b.B, b.QueriesPerS, b.Queries, b.Seconds, b.MeanPass, b.Correct)
-		}
-		fmt.Printf("  memory       %.2f GB/s read-only sweep (a scan's ceiling), %.2f GB/s STREAM triad (every core, this run)\n", rep.MemReadGBps, rep.MemBandwidthGBps)
-		if rep.ScanRoofQueryGBps > 0 {
-			fmt.Printf("  compute      %.1f query-GB/s: the scan's multiply-adds alone allow %.2f queries/s at any batch (every core, this run)\n",
-				rep.ScanRoofQueryGBps, rep.BatchRoofQueriesPerS)
-		}
-		fmt.Printf("  device       peak RSS %s (own memory %s at most; mapped store pages %s), %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)),
-			report.Bytes(int64(rep.DevicePeakAnonRSS)), report.Bytes(int64(rep.DevicePeakFileRSS)), rep.DeviceWorkers)
+		printLWEReport(rep)
 		return
 	}
 	fmt.Printf("PIR over %s (%d records of %d B, %d × %d plaintexts, %s), %d queries: correct %v (measured here)\n",
@@ -147,4 +119,71 @@ func printPIRReport(rep *bench.PIRReport) {
 	if rep.LattigoHostOnlySeconds > 0 {
 		fmt.Printf("  Lattigo host-only over the store: %.2f s (correct %v), %s read\n", rep.LattigoHostOnlySeconds, rep.LattigoCorrect, report.Bytes(rep.LattigoBytesRead))
 	}
+}
+
+// printLWEReport prints an LWE report as text.
+func printLWEReport(rep *bench.PIRReport) {
+	fmt.Printf("LWE PIR over %s (%d records of %d B, a %d × %d byte matrix, %s; stored %s), %d queries: correct %v (measured here)\n",
+		report.Bytes(rep.DBBytes), rep.Records, rep.RecordSize, rep.Rows, rep.Cols, rep.Params, report.Bytes(rep.StoredBytes), rep.Queries, rep.Correct)
+	fmt.Printf("  warm query   %.3f s mean (%.3f–%.3f), device %.3f s: scan %.2f GB/s (device %.2f GB/s)\n",
+		rep.QuerySeconds, rep.QueryMinSeconds, rep.QueryMaxSeconds, rep.DeviceSeconds, rep.ScanGBps, rep.DeviceScanGBps)
+	fmt.Printf("  warm stages  scan %.3f s (%.2f GB/s) beside ring %.3f s on the device; the cached store read with no compute %.2f GB/s\n",
+		rep.ScanStageSeconds, rep.ScanStageGBps, rep.RingStageSeconds, rep.CachedReadGBps)
+	printDeviceCPU(rep)
+	for _, run := range rep.ColdRuns {
+		label := "cold"
+		if run.Warm {
+			label = "WARM, not cold" // the drop left the store cached: a device's mappings keep its pages
+		}
+		fmt.Printf("  %-12s %.3f s: scan %.2f GB/s vs raw read %.2f GB/s (%s; %s of %s cached at the start: %s)\n",
+			label+" query", run.QuerySeconds, run.ScanGBps, run.RawReadGBps, run.Order, report.Bytes(run.CachedBytes), report.Bytes(run.StoreBytes), label)
+	}
+	fmt.Printf("  raw read     %.2f GB/s at best (%d requests in flight, O_DIRECT %v): %.2f before the first cold query, %.2f after the second; every pass:",
+		rep.RawReadGBps, rep.RawReadInFlight, rep.RawReadDirect, rep.RawReadBeforeGBps, rep.RawReadAfterGBps)
+	for _, r := range rep.RawReadSweeps {
+		if r.Config != nil {
+			kind := "direct"
+			if r.Config.Buffered {
+				kind = "readahead"
+			}
+			fmt.Printf(" %d×%d×%s %s %.2f;", r.Config.Readers, r.Config.Depth, report.Bytes(int64(r.Config.Block)), kind, r.GBps)
+		}
+	}
+	fmt.Println(" GB/s (readers a file × requests a reader × request)")
+	fmt.Printf("  per query    %s up, %s down (on the connection); keys and program once: %s\n",
+		report.Bytes(rep.QueryUpBytes), report.Bytes(rep.QueryDownBytes), report.Bytes(rep.SetupBytes))
+	if rep.BuildSeconds > 0 {
+		fmt.Printf("  load         %.1f s (tiles and hint preprocessing)\n", rep.BuildSeconds)
+	}
+	for _, b := range rep.Batches {
+		fmt.Printf("  batch %-3d    %.2f queries/s (%d queries in %.2f s, %.1f per scan pass, correct %v)\n", b.B, b.QueriesPerS, b.Queries, b.Seconds, b.MeanPass, b.Correct)
+	}
+	fmt.Printf("  memory       %.2f GB/s read-only sweep (a scan's ceiling), %.2f GB/s STREAM triad (every core, this run)\n", rep.MemReadGBps, rep.MemBandwidthGBps)
+	if rep.ScanRoofQueryGBps > 0 {
+		fmt.Printf("  compute      %.1f query-GB/s: the scan's multiply-adds alone allow %.2f queries/s at any batch (every core, this run)\n",
+			rep.ScanRoofQueryGBps, rep.BatchRoofQueriesPerS)
+	}
+	fmt.Printf("  device       peak RSS %s (own memory %s at most; mapped store pages %s), %d workers\n", report.Bytes(int64(rep.DevicePeakRSS)),
+		report.Bytes(int64(rep.DevicePeakAnonRSS)), report.Bytes(int64(rep.DevicePeakFileRSS)), rep.DeviceWorkers)
+}
+
+// printDeviceCPU prints the device's CPU a warm query and, with --compare,
+// SimplePIR's mode's beside it.
+func printDeviceCPU(rep *bench.PIRReport) {
+	dev := "unknown (a device not started here)"
+	if rep.DeviceCPUPerQuery > 0 {
+		dev = fmt.Sprintf("%.3f core-s", rep.DeviceCPUPerQuery)
+	}
+	hd := rep.HintDownload
+	if hd == nil {
+		fmt.Printf("  device CPU   %s a warm hint-free query\n", dev)
+		return
+	}
+	fmt.Printf("  device CPU   %s a warm hint-free query; %.3f core-s in SimplePIR's mode (--compare: the hint downloaded, our scan alone)", dev, rep.HintDownloadDeviceCPUSeconds)
+	if rep.HintFreeCPUOverhead > 0 {
+		fmt.Printf(": hint-free costs the device %.2f× the CPU", rep.HintFreeCPUOverhead)
+	}
+	fmt.Println()
+	fmt.Printf("  hint mode    scan %.3f s (%.2f GB/s), decode %.4f core-s on the client, correct %v; hint %s downloaded once (computed in %.1f s), %s up and %s down a query\n",
+		hd.ScanSeconds, hd.ScanGBps, hd.ClientDecodeCPUSeconds, hd.Correct, report.Bytes(hd.HintBytes), hd.HintSeconds, report.Bytes(hd.QueryUpBytes), report.Bytes(hd.QueryDownBytes))
 }

@@ -73,6 +73,23 @@ var ErrIndex = fmt.Errorf("lwepir: index out of range")
 // Query builds a query for column col. Its tiles are spread over the
 // process's cores.
 func (c *Client) Query(col int) (*Query, *State, error) {
+	q, st, err := c.QueryVector(col)
+	if err != nil {
+		return nil, nil, err
+	}
+	ct, err := c.encryptSecret(st.s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Query{Vector: q, Secret: ct}, st, nil
+}
+
+// QueryVector builds the LWE vector of a query for column col alone, with
+// no encrypted secret: the query of SimplePIR's mode, where the client has
+// downloaded the hint H' (ComputeHint) and decodes the scan's column with
+// DecodeWithHint. The hint-free Query is this vector and the secret's
+// encryption.
+func (c *Client) QueryVector(col int) ([]uint32, *State, error) {
 	if col < 0 || col >= c.shape.Cols {
 		return nil, nil, fmt.Errorf("%w: column %d of %d", ErrIndex, col, c.shape.Cols)
 	}
@@ -127,11 +144,7 @@ func (c *Client) Query(col int) (*Query, *State, error) {
 		}
 		sum += sums[w]
 	}
-	ct, err := c.encryptSecret(s)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &Query{Vector: q, Secret: ct}, &State{s: s, sumQ: sum, column: col}, nil
+	return q, &State{s: s, sumQ: sum, column: col}, nil
 }
 
 // publicNTT returns the public matrix's blocks in NTT form, building them
@@ -208,6 +221,32 @@ func (c *Client) Decode(st *State, a *Answer) ([]byte, error) {
 			h32 = uint32(h)
 		}
 		x := a.Column[i] - centre*st.sumQ - h32
+		out[i] = byte((x+1<<(logDelta-1))>>logDelta) + centre
+	}
+	return out, nil
+}
+
+// DecodeWithHint returns the Rows bytes of the queried column from the
+// scan's column D·q alone, with the hint H' (ComputeHint: Rows × N words,
+// row-major) the client downloaded: SimplePIR's decoding, H'·s computed
+// here (Rows·N multiply-adds modulo 2^32) where the hint-free
+// Decode decrypts the server's H'·s.
+func (c *Client) DecodeWithHint(st *State, column, hint []uint32) ([]byte, error) {
+	n := c.p.N()
+	if st == nil || len(st.s) != n || len(column) != c.shape.Rows || len(hint) != c.shape.Rows*n {
+		return nil, fmt.Errorf("%w: a column of %d words and a hint of %d for %d rows", ErrParams, len(column), len(hint), c.shape.Rows)
+	}
+	s := make([]uint32, n) // s modulo 2^32: a product, not a branch on the secret
+	for j, v := range st.s {
+		s[j] = uint32(v)
+	}
+	out := make([]byte, c.shape.Rows)
+	for i := range out {
+		var h uint32
+		for j, x := range hint[i*n : (i+1)*n] {
+			h += x * s[j]
+		}
+		x := column[i] - centre*st.sumQ - h
 		out[i] = byte((x+1<<(logDelta-1))>>logDelta) + centre
 	}
 	return out, nil

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
@@ -42,22 +43,97 @@ const lweManifestFile = "lwe-bench.json"
 const lweGen = benchDB + "/g1"
 
 // runLWE is RunPIR for the LWE scheme: build (or reuse) the database,
-// read its files raw, then query it through a device process. The first
-// query runs after the store's files are dropped from the page cache (the
-// cold scan); the rest find them cached (the warm scan).
+// then, each after the store's files are dropped from the page cache, a
+// raw read of them and a first query (the cold scan), the warm queries
+// (the store cached) and batches, a second cold query on a fresh device
+// followed by a second raw read (the other order), and with opt.Compare
+// SimplePIR's mode on the same database (runHintDownload).
 func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
+	logf, _ := orQuiet(opt.Log, opt.Progress)
+	if opt.Compare && opt.Device != "" {
+		// The store admits one process: SimplePIR's mode reads it once
+		// the device is stopped, and a device given with --device is not
+		// ours to stop.
+		return nil, fmt.Errorf("bench: --compare reads the store itself, which the device at %s holds: run it without --device", opt.Device)
+	}
+	p, want, rep, err := prepareLWE(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	evict := func() error { return dropPageCache(opt.StoreDir) }
+	logf("raw read of %s: every channel file at once, a sweep of readers × requests in flight, the page cache dropped before each", opt.StoreDir)
+	before, sweep, err := RawReadSweep(opt.StoreDir, "ch*", nil, evict)
+	if err != nil {
+		return nil, err
+	}
+	rep.RawReadSweeps = append(rep.RawReadSweeps, sweep...)
+	rep.RawReadBeforeGBps = before.GBps
+	rep.RawReadBytes, rep.RawReadDirect = before.Bytes, before.Direct
+	if err := machineCeilings(ctx, rep, logf); err != nil {
+		return nil, err
+	}
+	rep.Indices = queryIndices(opt.Seed, rep.Records, opt.Queries)
+	c, dp, stop, err := openDevice(ctx, opt, rep, logf)
+	if err != nil {
+		return nil, err
+	}
+	stopOnce := sync.OnceFunc(stop)
+	defer stopOnce()
+	s0, r0 := c.Traffic()
+	sess, err := lweSession(ctx, c, opt, p, want)
+	if err != nil {
+		return nil, err
+	}
+	s1, r1 := c.Traffic()
+	rep.SetupBytes = s1 - s0 + r1 - r0
+	if err := lweQueries(ctx, c, sess, dp.pid, opt, rep, before.GBps, logf); err != nil {
+		return nil, err
+	}
+	logf("read of the cached store, every core (%s)", opt.StoreDir)
+	cached, err := ReadFilesCached(opt.StoreDir, "ch*", runtime.GOMAXPROCS(0), 3)
+	if err != nil {
+		return nil, err
+	}
+	rep.CachedReadGBps = cached.GBps
+	if err := lweBatches(ctx, c, dp, opt, p, want, rep, logf); err != nil {
+		return nil, err
+	}
+	if err := deviceStats(ctx, c, rep); err != nil {
+		return nil, err
+	}
+	if err := secondCold(ctx, opt, p, want, rep, stopOnce, evict, logf); err != nil {
+		return nil, err
+	}
+	if opt.Compare {
+		hd, err := runHintDownload(ctx, opt, p, want, rep.Indices, logf)
+		if err != nil {
+			return nil, err
+		}
+		rep.HintDownload = hd
+		rep.Correct = rep.Correct && hd.Correct
+		rep.HintDownloadDeviceCPUSeconds = hd.DeviceCPUSeconds
+		if hd.DeviceCPUSeconds > 0 && rep.DeviceCPUPerQuery > 0 {
+			rep.HintFreeCPUOverhead = rep.DeviceCPUPerQuery / hd.DeviceCPUSeconds
+		}
+	}
+	return rep, nil
+}
+
+// prepareLWE builds (or, with --device, finds) the database and the
+// report's description of it.
+func prepareLWE(ctx context.Context, opt PIROptions) (lwepir.Params, lweManifest, *PIRReport, error) {
 	logf, progress := orQuiet(opt.Log, opt.Progress)
 	p := lwepir.Default()
 	if opt.LWEParams != "" {
 		var err error
 		if p, err = lwepir.ByName(opt.LWEParams); err != nil {
-			return nil, err
+			return p, lweManifest{}, nil, err
 		}
 	}
 	records := int(opt.Size / int64(opt.RecordSize))
 	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
 	if err != nil {
-		return nil, err
+		return p, lweManifest{}, nil, err
 	}
 	rep := &PIRReport{Scheme: "lwe", Params: "lwe-" + p.Name(), RecordSize: opt.RecordSize, Records: records, Rows: shape.Rows, Cols: shape.Cols,
 		Queries: opt.Queries, Provenance: "measured here"}
@@ -66,75 +142,79 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 	want := lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: p.Name(), Shape: shape, Records: records}
 	if opt.Device == "" {
 		if want, err = buildLWEStore(ctx, opt, p, want, rep, progress, logf); err != nil {
-			return nil, err
+			return p, want, nil, err
 		}
 	} else if have, err := readLWEManifest(opt.StoreDir); err != nil || have.Shape != want.Shape || have.Seed != want.Seed {
-		return nil, fmt.Errorf("bench: with --device the store %s must already hold the database (run once without --device)", opt.StoreDir)
+		return p, want, nil, fmt.Errorf("bench: with --device the store %s must already hold the database (run once without --device)", opt.StoreDir)
 	} else {
 		want = have
 	}
 	rep.StoredBytes = storedBytes(opt.StoreDir)
+	return p, want, rep, nil
+}
 
-	logf("raw read of %s (every channel file at once, %d streams each)", opt.StoreDir, rawReadStreams)
-	if err := dropPageCache(opt.StoreDir); err != nil {
-		return nil, err
-	}
-	raw, err := ReadFilesParallel(opt.StoreDir, "ch*", rawReadStreams)
-	if err != nil {
-		return nil, err
-	}
-	rep.RawReadGBps, rep.RawReadBytes, rep.RawReadDirect, rep.RawReadInFlight = raw.GBps, raw.Bytes, raw.Direct, raw.InFlight
-	rep.RawReadBeforeGBps = raw.GBps
-	rep.ColdIsWarm = opt.Device != ""
-
+// machineCeilings measures memory (a STREAM triad and a read-only sweep)
+// and the scan kernel's compute roof, every core, before the device starts.
+func machineCeilings(ctx context.Context, rep *PIRReport, logf func(string, ...any)) error {
 	logf("memory bandwidth (STREAM triad and a read-only sweep, every core)")
+	var err error
 	if rep.MemBandwidthGBps, err = membw.Triad(ctx, 0, 0); err != nil {
-		return nil, err
+		return err
 	}
 	if rep.MemReadGBps, err = membw.Read(ctx, 0, 0); err != nil {
-		return nil, err
+		return err
 	}
 	logf("compute ceiling of the scan (the kernel's multiply-add on registers, every core)")
 	roof, err := matvec.Roof(ctx, 0, time.Second)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rep.ScanRoofQueryGBps = roof / 1e9
 	rep.BatchRoofQueriesPerS = roof / float64(rep.DBBytes)
-	rep.Indices = queryIndices(opt.Seed, records, opt.Queries)
-	c, dp, stop, err := openDevice(ctx, opt, rep, logf)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
+	return nil
+}
+
+// lweSession opens a session of the benchmark's identity on the database.
+func lweSession(ctx context.Context, c *remote.Client, opt PIROptions, p lwepir.Params, want lweManifest) (*client.LWESession, error) {
 	var keySeed [32]byte
 	rand.Read(keySeed[:])
 	sk, err := lwepir.DeriveSecretKey(p, keySeed[:])
 	if err != nil {
 		return nil, err
 	}
-	s0, r0 := c.Traffic()
-	sess, err := client.NewLWESession(ctx, c, lweGen, p, want.Shape, want.LWESeed, sk, objname.Keys(benchDB, benchIdentity(opt.Plaintext), "bench"))
-	if err != nil {
-		return nil, err
-	}
-	s1, r1 := c.Traffic()
-	rep.SetupBytes = s1 - s0 + r1 - r0
+	return client.NewLWESession(ctx, c, lweGen, p, want.Shape, want.LWESeed, sk, objname.Keys(benchDB, benchIdentity(opt.Plaintext), "bench"))
+}
 
+// lweQueries runs the first, cold query (rawGBps: the raw read just before
+// it) and the warm ones, checking every record, and measures the device's
+// CPU over the warm ones (pid: the device process, 0 if not ours).
+func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, pid int, opt PIROptions, rep *PIRReport, rawGBps float64,
+	logf func(string, ...any)) error {
+	_, progress := orQuiet(opt.Log, opt.Progress)
 	rep.Correct = true
 	var warm, dev, scanStage, ringStage float64
 	var traffic int64
+	var cpu0 cpuClock
 	for qi, idx := range rep.Indices {
-		if qi == 0 {
-			// The cold query: nothing of the store in the page cache.
-			if err := dropPageCache(opt.StoreDir); err != nil {
-				return nil, err
-			}
-		}
 		a0, b0 := c.Traffic()
+		if qi == 0 {
+			run, err := coldQuery(ctx, sess, opt, rep.DBBytes, idx, OrderRawFirst)
+			if err != nil {
+				return err
+			}
+			run.RawReadGBps = rawGBps
+			recordCold(rep, run)
+			a1, b1 := c.Traffic()
+			traffic += a1 - a0 + b1 - b0
+			rep.QueryUpBytes, rep.QueryDownBytes = a1-a0, b1-b0
+			logf("query 0: record %d in %.3f s (%s; %d of %d store bytes cached)", idx, run.QuerySeconds, run.Order, run.CachedBytes, run.StoreBytes)
+			progress("queries", 1, int64(len(rep.Indices)))
+			cpu0 = readCPU(pid)
+			continue
+		}
 		q, err := sess.Get(ctx, idx)
 		if err != nil {
-			return nil, fmt.Errorf("bench: query %d (record %d): %w", qi, idx, err)
+			return fmt.Errorf("bench: query %d (record %d): %w", qi, idx, err)
 		}
 		a1, b1 := c.Traffic()
 		traffic += a1 - a0 + b1 - b0
@@ -142,86 +222,149 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 			rep.Correct = false
 			rep.Failures = append(rep.Failures, fmt.Sprintf("record %d differs", idx))
 		}
-		if qi == 0 {
-			rep.ColdQuerySeconds = q.Seconds
-		} else {
-			warm += q.Seconds
-			dev += q.Device.Seconds
-			for _, u := range q.Device.Cores {
-				switch u.Stage {
-				case "scan":
-					scanStage += u.Seconds
-				case "ring":
-					ringStage += u.Seconds
-				}
+		warm += q.Seconds
+		dev += q.Device.Seconds
+		for _, u := range q.Device.Cores {
+			switch u.Stage {
+			case "scan":
+				scanStage += u.Seconds
+			case "ring":
+				ringStage += u.Seconds
 			}
-			if qi == 1 || q.Seconds < rep.QueryMinSeconds {
-				rep.QueryMinSeconds = q.Seconds
-			}
-			rep.QueryMaxSeconds = max(rep.QueryMaxSeconds, q.Seconds)
 		}
+		if qi == 1 || q.Seconds < rep.QueryMinSeconds {
+			rep.QueryMinSeconds = q.Seconds
+		}
+		rep.QueryMaxSeconds = max(rep.QueryMaxSeconds, q.Seconds)
 		rep.QueryUpBytes, rep.QueryDownBytes = a1-a0, b1-b0
 		rep.DeviceStoreBytes = max(rep.DeviceStoreBytes, int64(q.Device.StoreBytes))
 		progress("queries", int64(qi+1), int64(len(rep.Indices)))
 		logf("query %d: record %d in %.3f s (device %.3f s), %d B up, %d B down", qi, idx, q.Seconds, q.Device.Seconds, a1-a0, b1-b0)
 	}
 	n := float64(len(rep.Indices) - 1)
+	if cpu1 := readCPU(pid); pid > 0 && cpu0.ok && cpu1.ok {
+		rep.DeviceCPUPerQuery = (cpu1.device - cpu0.device) / n
+	}
 	rep.QuerySeconds, rep.DeviceSeconds = warm/n, dev/n
 	rep.ScanGBps = float64(rep.DBBytes) / rep.QuerySeconds / 1e9
 	rep.DeviceScanGBps = float64(rep.DBBytes) / rep.DeviceSeconds / 1e9
-	rep.ColdScanGBps = float64(rep.DBBytes) / rep.ColdQuerySeconds / 1e9
 	rep.ScanStageSeconds, rep.RingStageSeconds = scanStage/n, ringStage/n
 	if scanStage > 0 {
 		rep.ScanStageGBps = float64(rep.DBBytes) / rep.ScanStageSeconds / 1e9
 	}
-	logf("raw read of %s again, the page cache dropped", opt.StoreDir)
-	if err := dropPageCache(opt.StoreDir); err != nil {
-		return nil, err
-	}
-	after, err := ReadFilesParallel(opt.StoreDir, "ch*", rawReadStreams)
-	if err != nil {
-		return nil, err
-	}
-	rep.RawReadAfterGBps = after.GBps
-	rep.RawReadGBps = max(rep.RawReadGBps, after.GBps)
-	logf("read of the cached store, every core (%s)", opt.StoreDir)
-	cached, err := ReadFilesCached(opt.StoreDir, "ch*", runtime.GOMAXPROCS(0), 3)
-	if err != nil {
-		return nil, err
-	}
-	rep.CachedReadGBps = cached.GBps
 	rep.HostDeviceBytes = traffic / int64(len(rep.Indices))
 	if rep.HostDeviceBytes > 0 {
 		rep.Reduction = float64(rep.HostOnlyBytes) / float64(rep.HostDeviceBytes)
 	}
-	// Batches: each query in flight is its own client (identity, keys,
-	// connection), as a device serving many users sees them.
+	return nil
+}
+
+// recordCold adds a cold run to the report: the first one's figures are
+// the report's cold ones, or its first query's where it was warm.
+func recordCold(rep *PIRReport, run ColdRun) {
+	if !run.Correct {
+		rep.Correct = false
+		rep.Failures = append(rep.Failures, fmt.Sprintf("record %d differs (%s)", run.Record, run.Order))
+	}
+	if len(rep.ColdRuns) == 0 {
+		if run.Warm {
+			rep.ColdIsWarm = true
+			rep.FirstQuerySeconds, rep.FirstScanGBps = run.QuerySeconds, run.ScanGBps
+		} else {
+			rep.ColdQuerySeconds, rep.ColdScanGBps = run.QuerySeconds, run.ScanGBps
+		}
+	}
+	rep.ColdRuns = append(rep.ColdRuns, run)
+}
+
+// lweBatches runs opt.Batches: each query in flight is its own client
+// (identity, keys, connection), as a device serving many users sees them.
+func lweBatches(ctx context.Context, c *remote.Client, dp *deviceProc, opt PIROptions, p lwepir.Params, want lweManifest, rep *PIRReport,
+	logf func(string, ...any)) error {
 	var clients []*client.LWESession
 	if nb := slices.Max(append([]int{0}, opt.Batches...)); nb > 0 {
+		var err error
 		if clients, err = batchClients(ctx, c, dp.addr, dp.dial, opt, p, want, nb); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, b := range opt.Batches {
-		br, err := lweBatch(ctx, clients[:b], opt, records, dp.pid)
+		br, err := lweBatch(ctx, clients[:b], opt, rep.Records, dp.pid)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rep.Correct = rep.Correct && br.Correct
 		rep.Batches = append(rep.Batches, br)
 		logf("batch %d: %d queries in %.2f s, %.2f queries/s, %.1f queries per scan pass, CPU per query %.3f s device, %.3f s clients",
 			b, br.Queries, br.Seconds, br.QueriesPerS, br.MeanPass, br.DeviceCPUPerQuery, br.ClientCPUPerQuery)
 	}
+	return nil
+}
+
+// deviceStats records the device's memory and workers.
+func deviceStats(ctx context.Context, c *remote.Client, rep *PIRReport) error {
 	st, err := c.Stats(ctx, &devicepb.StatsRequest{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rep.DevicePeakRSS = st.PeakRssBytes
 	rep.DevicePeakAnonRSS, rep.DevicePeakFileRSS = st.PeakAnonRssBytes, st.PeakFileRssBytes
 	if cfg, err := c.Config(ctx, &devicepb.ConfigRequest{}); err == nil {
 		rep.DeviceWorkers = cfg.Workers
 	}
-	return rep, nil
+	return nil
+}
+
+// secondCold runs the other order: a cold query, then the raw read. Our
+// device, whose mappings kept the store's pages through every drop since
+// its first scan, is stopped (stop) and a fresh one started for the query;
+// a device given with --device cannot be, and its query is labelled by
+// what stayed cached. The device is stopped before the raw read.
+func secondCold(ctx context.Context, opt PIROptions, p lwepir.Params, want lweManifest, rep *PIRReport, stop func(), evict func() error,
+	logf func(string, ...any)) error {
+	c, stopAgain := (*remote.Client)(nil), func() {}
+	if opt.Device == "" {
+		stop()
+		logf("a fresh device for the second cold query (the first one's mappings keep the store cached)")
+		var err error
+		if c, _, stopAgain, err = openDevice(ctx, opt, &PIRReport{}, logf); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if c, err = remote.Dial(opt.Device, opt.Dial...); err != nil {
+			return err
+		}
+		stopAgain = func() { c.Close() }
+	}
+	stopAgain = sync.OnceFunc(stopAgain)
+	defer stopAgain()
+	sess, err := lweSession(ctx, c, opt, p, want)
+	if err != nil {
+		return err
+	}
+	idx := rep.Indices[len(rep.Indices)-1]
+	run, err := coldQuery(ctx, sess, opt, rep.DBBytes, idx, OrderQueryFirst)
+	if err != nil {
+		return err
+	}
+	stopAgain()
+	stop()
+	logf("second cold query: record %d in %.3f s (%d of %d store bytes cached); raw read of %s again", idx, run.QuerySeconds, run.CachedBytes, run.StoreBytes, opt.StoreDir)
+	after, sweep, err := RawReadSweep(opt.StoreDir, "ch*", nil, evict)
+	if err != nil {
+		return err
+	}
+	run.RawReadGBps = after.GBps
+	recordCold(rep, run)
+	rep.RawReadSweeps = append(rep.RawReadSweeps, sweep...)
+	rep.RawReadAfterGBps = after.GBps
+	for _, r := range rep.RawReadSweeps {
+		if r.GBps > rep.RawReadGBps {
+			rep.RawReadGBps, rep.RawReadInFlight, rep.RawReadDirect = r.GBps, r.InFlight, r.Direct
+		}
+	}
+	return nil
 }
 
 // buildLWEStore writes the database (tiles and hint) unless the store holds it.

@@ -97,3 +97,180 @@ func TestLWEBenchmarkSmall(t *testing.T) {
 		t.Fatalf("%d B up, %d B down; the payload is %d and %d", got.QueryUpBytes, got.QueryDownBytes, up, down)
 	}
 }
+
+// The LWE benchmark's cold figures through a device it did not start: two
+// cold runs, one in each order beside a raw read; the device's mappings
+// keep the store's pages through the drop once it has scanned, so the
+// second is labelled warm, never reported as cold; the raw read is a sweep
+// of both orders, its best the report's. --compare cannot read a store
+// such a device holds, and says so before any work.
+func TestLWEBenchmarkColdThroughADevice(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 64, Queries: 3, Seed: 9, StoreDir: dir, Plaintext: true}
+	p := lwepir.Test()
+	records := int(opt.Size) / opt.RecordSize
+	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, progress := orQuiet(nil, nil)
+	if _, err := buildLWEStore(ctx, opt, p, lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: "test", Shape: shape, Records: records},
+		&PIRReport{}, progress, logf); err != nil {
+		t.Fatal(err)
+	}
+	if err := ownDatabase(dir, benchDB, true); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(dir, layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go device.Serve(sctx, d, lis, device.WithPlaintext())
+	opt.Device, opt.Dial = lis.Addr().String(), []remote.Option{remote.WithPlaintext()}
+	if _, err := RunPIR(ctx, PIROptions{Scheme: "lwe", LWEParams: "test", Size: opt.Size, RecordSize: 64, Queries: 3, StoreDir: dir, Device: opt.Device, Compare: true}); err == nil {
+		t.Fatal("--compare ran beside a device holding the store")
+	}
+	got, err := RunPIR(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Correct || len(got.ColdRuns) != 2 || got.ColdRuns[0].Order != OrderRawFirst || got.ColdRuns[1].Order != OrderQueryFirst {
+		t.Fatalf("correct %v, cold runs %+v", got.Correct, got.ColdRuns)
+	}
+	for _, run := range got.ColdRuns {
+		if !run.Correct || run.StoreBytes < got.StoredBytes || run.RawReadGBps <= 0 || run.Warm != (run.CachedBytes*100 > run.StoreBytes) {
+			t.Fatalf("cold run %+v (store %d bytes)", run, got.StoredBytes)
+		}
+	}
+	if second := got.ColdRuns[1]; !second.Warm || second.CachedBytes == 0 {
+		t.Fatalf("after the device's scans the drop left %d of %d bytes cached, labelled warm %v", second.CachedBytes, second.StoreBytes, second.Warm)
+	}
+	// The first run's figure is the report's cold one only where it was cold.
+	if first := got.ColdRuns[0]; first.Warm != got.ColdIsWarm || (got.ColdScanGBps > 0) == first.Warm || (got.FirstScanGBps > 0) != first.Warm {
+		t.Fatalf("first run %+v reported as cold %v / first %v (cold_is_warm %v)", first, got.ColdScanGBps, got.FirstScanGBps, got.ColdIsWarm)
+	}
+	if len(got.RawReadSweeps) != 2*len(rawSweep) || got.RawReadBytes != got.StoredBytes {
+		t.Fatalf("%d raw read passes of %d bytes, want %d of %d", len(got.RawReadSweeps), got.RawReadBytes, 2*len(rawSweep), got.StoredBytes)
+	}
+	best := 0.0
+	for _, r := range got.RawReadSweeps {
+		best = max(best, r.GBps)
+	}
+	if got.RawReadGBps != best || got.RawReadGBps != max(got.RawReadBeforeGBps, got.RawReadAfterGBps) || got.RawReadInFlight < 8 {
+		t.Fatalf("raw read %v GB/s (%d in flight), passes' best %v, before %v, after %v", got.RawReadGBps, got.RawReadInFlight, best, got.RawReadBeforeGBps, got.RawReadAfterGBps)
+	}
+	if got.DeviceCPUPerQuery != 0 || got.HintDownload != nil {
+		t.Fatalf("device CPU %v read from a device not started here; hint download %+v not asked", got.DeviceCPUPerQuery, got.HintDownload)
+	}
+}
+
+// SimplePIR's mode on a benchmark store: the hint computed from the
+// store's tiles, each answer decoded with it matches the seeded record
+// byte for byte (and a different seed's records do not: the check is
+// real); the sizes are the layout's.
+func TestHintDownloadOnAStore(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 64, Queries: 4, Seed: 5, StoreDir: dir}
+	p := lwepir.Test()
+	records := int(opt.Size) / opt.RecordSize
+	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, progress := orQuiet(nil, nil)
+	m, err := buildLWEStore(ctx, opt, p, lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: "test", Shape: shape, Records: records},
+		&PIRReport{}, progress, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := queryIndices(opt.Seed, records, opt.Queries)
+	hd, err := runHintDownload(ctx, opt, p, m, idx, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hd.Correct || len(hd.Failures) != 0 || hd.Queries != len(idx) {
+		t.Fatalf("%+v", hd)
+	}
+	if hd.HintBytes != int64(4*shape.Rows*p.N()) || hd.QueryUpBytes != int64(4*shape.Cols) || hd.QueryDownBytes != int64(4*shape.Rows) {
+		t.Fatalf("hint %d B, %d B up, %d B down for a %d × %d matrix", hd.HintBytes, hd.QueryUpBytes, hd.QueryDownBytes, shape.Rows, shape.Cols)
+	}
+	if hd.DeviceCPUSeconds <= 0 || hd.ScanSeconds <= 0 {
+		t.Fatalf("scan %v s, %v CPU-s: not measured", hd.ScanSeconds, hd.DeviceCPUSeconds)
+	}
+	opt.Seed++
+	wrong, err := runHintDownload(ctx, opt, p, m, idx, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrong.Correct || len(wrong.Failures) != len(idx) {
+		t.Fatalf("checked against another seed's records: correct %v, %d failures", wrong.Correct, len(wrong.Failures))
+	}
+}
+
+// A query's upload, from the layout code and a real query's wire form: at
+// 8 GiB (the largest matrix NewShape makes: 8192 rows × 2^20 columns) it
+// is 4 MiB of LWE vector and a 256 KiB encrypted secret, 4,456,448 bytes
+// (4.25 MiB) of payload; at 1 GiB 2,359,296 (2.25 MiB). README and
+// docs/databases.md state these.
+func TestLWEUploadFromTheLayout(t *testing.T) {
+	p := lwepir.Default()
+	small, err := lwepir.NewShape(p, 4096, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _, err := lwepir.GenerateKeys(p, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seed [lwepir.SeedSize]byte
+	cl, err := lwepir.NewClient(p, small, seed, sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := cl.Query(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := int64(len(lwepir.MarshalCiphertext(q.Secret)))
+	if vec := int64(len(lwepir.MarshalWords(q.Vector))); vec+secret != lweQueryUpBytes(p, small) {
+		t.Fatalf("a real query is %d + %d bytes, the layout says %d", vec, secret, lweQueryUpBytes(p, small))
+	}
+	for _, c := range []struct {
+		size int64
+		rows int
+		cols int
+		up   int64
+	}{{1 << 30, 2048, 1 << 19, 2359296}, {8 << 30, 8192, 1 << 20, 4456448}} {
+		shape, err := lwepir.NewShape(p, int(c.size/256), 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shape.Rows != c.rows || shape.Cols != c.cols || lweQueryUpBytes(p, shape) != c.up {
+			t.Fatalf("%d bytes: a %d × %d matrix, %d bytes up; want %d × %d, %d", c.size, shape.Rows, shape.Cols, lweQueryUpBytes(p, shape), c.rows, c.cols, c.up)
+		}
+	}
+	if _, err := lwepir.NewShape(p, int((8<<30)/256)+1, 256); err == nil {
+		t.Fatal("a matrix past 8 GiB of 256-byte records")
+	}
+}
+
+// lweQueryUpBytes is a hint-free query's payload up (its wire form,
+// lwepir.MarshalWords and MarshalCiphertext): 4 bytes a column of LWE
+// vector and the encrypted secret, one ring ciphertext of degree 1 at
+// every ciphertext prime.
+func lweQueryUpBytes(p lwepir.Params, shape lwepir.Shape) int64 {
+	return 4*int64(shape.Cols) + 2*int64(len(p.HintLogQ))*int64(p.HintSlots())*8
+}

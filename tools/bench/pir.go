@@ -57,6 +57,11 @@ type PIROptions struct {
 	// device serves TLS with fresh certificates unless Plaintext.
 	Dial      []remote.Option
 	Plaintext bool
+	// Compare (LWE) also runs SimplePIR's mode on the same database once
+	// the device is done: the client downloads the hint H' once and each
+	// query is the scan alone (our kernel, lwepir.Server.Scan over the
+	// store's tiles) and the client's decoding (HintDownload).
+	Compare bool
 	// Lattigo runs the host-only baseline (one query with Lattigo's
 	// evaluator reading the store) before the device starts.
 	Lattigo bool
@@ -96,7 +101,8 @@ type PIRReport struct {
 	// ScanGBps is database bytes over the mean query time (LWE: of the
 	// warm queries, the store in the page cache); DeviceScanGBps the same
 	// over the device's run time; ColdScanGBps over the first query's
-	// time, run after the store's files were dropped from the page cache.
+	// time, run after the store's files were dropped from the page cache
+	// (LWE: left out where the drop left the store cached: ColdIsWarm).
 	ScanGBps         float64 `json:"scan_gbps"`
 	DeviceScanGBps   float64 `json:"device_scan_gbps,omitempty"`
 	ColdScanGBps     float64 `json:"cold_scan_gbps,omitempty"`
@@ -109,23 +115,46 @@ type PIRReport struct {
 	// query, as it reports (the tiles once and the hint's diagonals once).
 	DeviceStoreBytes int64 `json:"device_store_bytes,omitempty"`
 	// RawReadGBps is a plain read of the store's channel files
-	// (RawReadBytes of them) in this run, every file at once in
-	// rawReadStreams parts each (RawReadInFlight requests outstanding, at
-	// least the scan's): O_DIRECT when RawReadDirect. LWE: the better of a
-	// read just before the cold query (RawReadBeforeGBps, which a cache
-	// below this machine may lend the query) and one after the queries,
-	// the page cache dropped again (RawReadAfterGBps, which the query may
-	// lend the read).
-	RawReadGBps       float64 `json:"raw_read_gbps"`
-	RawReadBytes      int64   `json:"raw_read_bytes"`
-	RawReadDirect     bool    `json:"raw_read_direct"`
-	RawReadInFlight   int     `json:"raw_read_in_flight,omitempty"`
-	RawReadBeforeGBps float64 `json:"raw_read_before_gbps,omitempty"`
-	RawReadAfterGBps  float64 `json:"raw_read_after_gbps,omitempty"`
-	// ColdIsWarm: the device ran elsewhere (--device), whose long-lived
-	// mappings keep pages dropping the cache does not evict; the "cold"
-	// query may have found the store cached, so it is no cold figure.
-	ColdIsWarm bool `json:"cold_is_warm,omitempty"`
+	// (RawReadBytes of them) in this run: BGV, every file at once in
+	// rawReadStreams parts each; LWE, the fastest pass of two sweeps
+	// (RawReadSweep: readers a file × requests in flight a reader, up to
+	// 128 requests, at least the scan's 8), RawReadInFlight requests
+	// outstanding in it, O_DIRECT when RawReadDirect. RawReadBeforeGBps is
+	// the sweep's best just before the first cold query (a cache below
+	// this machine may lend the query what the read left),
+	// RawReadAfterGBps the best of the sweep just after the second (which
+	// the query may lend the read): the two orders, each pass after the
+	// page cache was dropped. RawReadSweeps holds every pass of both.
+	RawReadGBps       float64   `json:"raw_read_gbps"`
+	RawReadBytes      int64     `json:"raw_read_bytes"`
+	RawReadDirect     bool      `json:"raw_read_direct"`
+	RawReadInFlight   int       `json:"raw_read_in_flight,omitempty"`
+	RawReadBeforeGBps float64   `json:"raw_read_before_gbps,omitempty"`
+	RawReadAfterGBps  float64   `json:"raw_read_after_gbps,omitempty"`
+	RawReadSweeps     []RawRead `json:"raw_read_sweeps,omitempty"`
+	// ColdRuns (LWE) are the two cold queries, one in each order beside a
+	// raw read (ColdRun): each is labelled warm where the page cache
+	// still held the store after it was dropped (a device's long-lived
+	// mappings keep pages that dropping the cache does not evict: a
+	// device given with --device, or ours after its first scans).
+	ColdRuns []ColdRun `json:"cold_runs,omitempty"`
+	// ColdIsWarm: the first query's store was found cached after the drop
+	// (ColdRuns[0].Warm), so its figures are FirstQuerySeconds and
+	// FirstScanGBps, not the cold ones (left out).
+	ColdIsWarm        bool    `json:"cold_is_warm,omitempty"`
+	FirstQuerySeconds float64 `json:"first_query_s,omitempty"`
+	FirstScanGBps     float64 `json:"first_scan_gbps,omitempty"`
+	// DeviceCPUPerQuery (LWE) is the CPU seconds the device process spent
+	// per warm single query (from /proc; 0 where unknown: a device not
+	// started here): the hint-free query's whole cost on the device.
+	DeviceCPUPerQuery float64 `json:"device_cpu_s_per_query,omitempty"`
+	// HintDownloadDeviceCPUSeconds (--compare) is the server's CPU seconds
+	// a query in SimplePIR's mode on the same database (HintDownload: the
+	// scan alone); HintFreeCPUOverhead is DeviceCPUPerQuery over it, what
+	// being hint-free costs the device.
+	HintDownloadDeviceCPUSeconds float64       `json:"hint_download_device_cpu_s,omitempty"`
+	HintFreeCPUOverhead          float64       `json:"hint_free_cpu_overhead,omitempty"`
+	HintDownload                 *HintDownload `json:"hint_download,omitempty"`
 	// CachedReadGBps (LWE) is the same files read again through the page
 	// cache once the warm queries have cached them, every core reading its
 	// share in 256 KiB requests, the fastest of three passes

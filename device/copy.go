@@ -1,9 +1,11 @@
 package device
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -164,7 +166,15 @@ func (d *Device) CopyFrom(ctx context.Context, req *devicepb.CopyFromRequest) (*
 		return nil, fmt.Errorf("device: copy from %s: %w: more than %d objects under %q", req.Source, api.ErrExhausted, api.MaxListObjects, req.Prefix)
 	}
 	resp := &devicepb.CopyFromResponse{}
-	for _, o := range list.Objects {
+	// The manifest goes last: until it is here the database is not held
+	// here (heldHere), so a copy cut short — a timeout on a loaded host, a
+	// source that vanished — is completed by the next one, member objects
+	// included, instead of being refused them for good.
+	objects := slices.Clone(list.Objects)
+	slices.SortStableFunc(objects, func(a, b *devicepb.ObjectInfo) int {
+		return cmp.Compare(boolInt(a.GetName() == objname.Manifest(db)), boolInt(b.GetName() == objname.Manifest(db)))
+	})
+	for _, o := range objects {
 		if !strings.HasPrefix(o.GetName(), req.Prefix) {
 			return resp, fmt.Errorf("device: copy: the source listed %q outside %q", o.GetName(), req.Prefix)
 		}
@@ -236,4 +246,11 @@ func (d *Device) copyObject(ctx context.Context, src api.Device, in listed) erro
 		return fmt.Errorf("device: copy %s: %w", in.Name, err)
 	}
 	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

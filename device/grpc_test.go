@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -23,6 +24,7 @@ import (
 	pb "github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/guard"
 	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
@@ -352,5 +354,47 @@ func TestCopyFrom(t *testing.T) {
 	}
 	if r, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil || r.Objects != 0 {
 		t.Fatalf("second copy: %+v, %v (want nothing copied)", r, err)
+	}
+}
+
+// A copy cut short is completed by the next one, member objects included:
+// the manifest is copied last, so until the copy is whole the database is
+// not held here and its member objects are not refused.
+func TestCopyCutShortCompletes(t *testing.T) {
+	ctx := context.Background()
+	a, b := serveTCP(t), serveTCP(t)
+	ca, cb := dialT(t, a.addr), dialT(t, b.addr)
+	member := objname.Members("db") + "m/keys/k"
+	objects := []string{objname.Manifest("db"), member, "db/x/0"}
+	for _, name := range objects {
+		if _, err := ca.Put(ctx, mustPut(name, object.Kind(2), 1, 1, [][]uint64{{1, 2, 3, 4}}, 8)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first copy stops at the member object (here with another shape).
+	if _, err := cb.Put(ctx, mustPut(member, object.Kind(2), 1, 2, [][]uint64{{1, 2, 3, 4}, {5, 6, 7, 8}}, 8)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"}); !errors.Is(err, api.ErrPermissionDenied) {
+		t.Fatalf("copy over an object of another shape: %v, want PermissionDenied", err)
+	}
+	if _, err := cb.Get(ctx, &devicepb.GetRequest{Name: objname.Manifest("db")}); code(err) != codes.NotFound {
+		t.Fatalf("the manifest of a copy cut short is here: %v", err)
+	}
+	if _, err := cb.Delete(ctx, &devicepb.DeleteRequest{Name: member}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cb.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: a.addr, Prefix: "db/"}); err != nil {
+		t.Fatalf("the copy again: %v", err)
+	}
+	for _, name := range objects {
+		ga, err := getObject(ctx, ca, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, err := getObject(ctx, cb, name)
+		if err != nil || fmt.Sprint(ga.Data) != fmt.Sprint(gb.Data) {
+			t.Fatalf("%s after the copies: %+v, %v; want %+v", name, gb, err, ga)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
-	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/client/kv"
@@ -172,24 +171,14 @@ func (c *Client) fetchRecords(ctx context.Context, in *Info, indices []int) ([][
 }
 
 // getRetryBusy asks one query, again after a pause while the device's
-// queue for this caller is full (other calls of the same identity).
+// queue for this caller is full (other calls of the same identity; a
+// device in this process refuses so too).
 func getRetryBusy(ctx context.Context, s *session.LWESession, index int) (*session.PIRQuery, error) {
-	wait := 2 * time.Millisecond
-	for {
-		q, err := s.Get(ctx, index)
-		if err == nil || !isBusy(err) {
-			return q, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(wait):
-		}
-		wait = min(2*wait, 200*time.Millisecond)
-	}
+	var q *session.PIRQuery
+	err := api.RetryBusy(ctx, func() error {
+		var err error
+		q, err = s.Get(ctx, index)
+		return err
+	})
+	return q, err
 }
-
-// isBusy reports a device refusing a run because its queue is full, in
-// this process or over gRPC (the client maps the status back to
-// api.ErrBusy). A full memory or disk is not busy: retrying does not help.
-func isBusy(err error) bool { return errors.Is(err, api.ErrBusy) }

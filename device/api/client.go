@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -15,11 +17,17 @@ func NewClient(cc grpc.ClientConnInterface) Device { return &client{rpc: devicep
 
 type client struct{ rpc devicepb.DeviceClient }
 
-// call runs one RPC and converts its reply.
+// call runs one RPC and converts its reply. A call the device refuses as
+// busy is asked again (RetryBusy).
 func call[Q, P, R any](ctx context.Context, method string, rpc func(context.Context, Q, ...grpc.CallOption) (P, error), req Q,
 	conv func(P) (R, error)) (R, error) {
 	var zero R
-	resp, err := rpc(ctx, req)
+	var resp P
+	err := RetryBusy(ctx, func() error {
+		var err error
+		resp, err = rpc(ctx, req)
+		return err
+	})
 	if err != nil {
 		// The error table's sentinel, so errors.Is answers as for a device
 		// in process.
@@ -110,4 +118,35 @@ func (c *client) RunStream(ctx context.Context, req *devicepb.RunStreamRequest) 
 
 func (c *client) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	return call(ctx, "QueryLWE", c.rpc.QueryLWE, req, same)
+}
+
+// Pauses between the tries of a call refused as busy, and how long the
+// tries go on at most.
+const (
+	busyFirstWait = 2 * time.Millisecond
+	busyMaxWait   = 200 * time.Millisecond
+	busyGiveUp    = 2 * time.Minute
+)
+
+// RetryBusy runs f, and again after a growing pause while it fails with
+// ErrBusy (a status the device mapped to it, too): the device refused the
+// call before running any of it — the caller's bulk calls or its run
+// queue were full — so asking again later is safe for every call. It
+// gives up when ctx ends or after busyGiveUp, returning the last error.
+// A full memory or disk is not busy: retrying would not help, and is not
+// done.
+func RetryBusy(ctx context.Context, f func() error) error {
+	wait, start := busyFirstWait, time.Now()
+	for {
+		err := f()
+		if err == nil || !errors.Is(FromStatus(err), ErrBusy) || time.Since(start) > busyGiveUp {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, busyMaxWait)
+	}
 }

@@ -56,22 +56,29 @@ func RefillBytes(f ot.Ferret) uint64 {
 // bits.
 func MillionairesCost(n, k int) transport.Stats {
 	var st transport.Stats
-	for lo := 0; lo < n || lo == 0; lo += millionairesChunk {
-		st = add(st, millionairesPass(min(millionairesChunk, n-lo), k))
-		if lo+millionairesChunk >= n {
+	per := millionairesPassLen(k)
+	for lo := 0; lo < n || lo == 0; lo += per {
+		st = add(st, millionairesPass(min(per, n-lo), k))
+		if lo+per >= n {
 			break
 		}
 	}
 	return st
 }
 
+// millionairesPass is one pass on n values: its leaf frames in one flight
+// each way, then two flights per level of the tree.
 func millionairesPass(n, k int) transport.Stats {
 	q := (k + blockBits - 1) / blockBits
-	st := transport.Stats{
-		BytesC2S: otU(n*q*blockBits) + hdr,
-		BytesS2C: uint64(share.PackedLen(n*q*(1<<blockBits), 2)) + hdr,
-		Flights:  2,
-		Frames:   2,
+	st := transport.Stats{Flights: 2}
+	for lo := 0; lo < n || lo == 0; lo += millionairesChunk {
+		nf := min(millionairesChunk, n-lo)
+		st.BytesC2S += otU(nf*q*blockBits) + hdr
+		st.BytesS2C += uint64(share.PackedLen(nf*q*(1<<blockBits), 2)) + hdr
+		st.Frames += 2
+		if lo+millionairesChunk >= n {
+			break
+		}
 	}
 	for cur := q; cur > 1; cur = (cur + 1) / 2 {
 		na := n * (cur / 2)

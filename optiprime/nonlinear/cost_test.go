@@ -74,9 +74,15 @@ func TestRefillCost(t *testing.T) {
 // TestCostFormulas checks every exported cost function against the counters
 // of a real run, including a multi-pass millionaires'.
 func TestCostFormulas(t *testing.T) {
-	old := millionairesChunk
-	millionairesChunk = 100
-	defer func() { millionairesChunk = old }()
+	// Frames of 100 values, passes of 2 frames at ℓ−1 = 36 bits and ℓ = 37
+	// (4 at 20 bits, 6 at 12): the batches below run several frames per
+	// pass and several passes.
+	old, oldPass := millionairesChunk, millionairesPassOTs
+	millionairesChunk, millionairesPassOTs = 100, 8000
+	defer func() { millionairesChunk, millionairesPassOTs = old, oldPass }()
+	if millionairesPassLen(36) != 200 || millionairesPassLen(20) != 400 {
+		t.Fatalf("passes of %d and %d values", millionairesPassLen(36), millionairesPassLen(20))
+	}
 	const l = 37
 	p0, p1 := pair(t, l)
 	g := testPRG(t)

@@ -19,20 +19,25 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 			return nil, fmt.Errorf("nonlinear: millionaires input %d = %#x exceeds %d bits", i, v, k)
 		}
 	}
-	out := make([]uint8, 0, len(x))
+	defer p.step(StepMillionaires)()
+	n := len(x)
+	q := (k + blockBits - 1) / blockBits
+	// Leaves: instance i*q+j compares block j of element i, by 1-out-of-16
+	// OT from four silent correlated OTs (Naor–Pinkas); in passes, two
+	// flights each.
+	gt := make([]uint8, n*q)
+	eq := make([]uint8, n*q)
 	per := millionairesPassLen(k)
-	for lo := 0; lo < len(x) || lo == 0; lo += per {
-		hi := min(lo+per, len(x))
-		gt, err := p.millionaires(x[lo:hi], k)
-		if err != nil {
-			return nil, err
+	for lo := 0; lo < n || lo == 0; lo += per {
+		hi := min(lo+per, n)
+		if err := p.leaves(x[lo:hi], q, gt[lo*q:hi*q], eq[lo*q:hi*q]); err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
-		out = append(out, gt...)
-		if hi == len(x) {
+		if hi == n {
 			break
 		}
 	}
-	return out, nil
+	return p.combine(gt, eq, n, q)
 }
 
 // millionairesChunk bounds the elements of one leaf frame, so that the
@@ -40,48 +45,43 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 // stay near 40 MB while it answers a frame.
 var millionairesChunk = 1 << 16
 
-// millionairesPassOTs bounds the correlated OTs one pass draws for its
-// leaves: a pass sends all its leaf frames in one flight and answers them
-// in the next, so the receiver holds every frame's OTs until the answers
-// arrive (2^24: 256 MB of pool per party). Larger batches run in several
-// passes. Before, each 2^16 elements were a pass of their own, 10–12
-// flights each: ResNet-18's first ReLU (802,816 values) took 13 passes,
-// now 2.
+// millionairesPassOTs bounds the correlated OTs one pass of leaves draws:
+// a pass sends all its leaf frames in one flight and answers them in the
+// next, so the receiver holds every frame's OTs until the answers arrive
+// (2^24: 256 MB of pool per party). Larger batches run several passes of
+// leaves (two flights each); the tree combines the whole batch, two
+// flights a level. Before, each 2^16 elements ran leaves and tree on their
+// own, 10–12 flights each: ResNet-18's first ReLU (802,816 values) took 13
+// such passes, now 4 + 8 flights.
 var millionairesPassOTs = 1 << 24
 
-// millionairesPassLen is the elements of k bits one pass compares: a
-// whole number of leaf frames within millionairesPassOTs.
+// millionairesPassLen is the elements of k bits one pass of leaves
+// compares: a whole number of leaf frames within millionairesPassOTs.
 func millionairesPassLen(k int) int {
 	q := (k + blockBits - 1) / blockBits
 	frames := max(1, millionairesPassOTs/(q*blockBits)/millionairesChunk)
 	return frames * millionairesChunk
 }
 
-// millionaires is one pass: the leaves in frames of millionairesChunk
-// elements, all sent in one flight and answered in the next, then the
-// tree's levels over the whole pass, two flights each.
-func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
-	defer p.step(StepMillionaires)()
+// leaves is one pass of leaves on x: frames of millionairesChunk elements,
+// all sent in one flight and answered in the next. It fills this party's
+// shares gt and eq of the pass's instances.
+func (p *Party) leaves(x []uint64, q int, gt, eq []uint8) error {
 	n := len(x)
-	q := (k + blockBits - 1) / blockBits
-	// Leaves: instance i*q+j compares block j of element i, by 1-out-of-16
-	// OT from four silent correlated OTs (Naor–Pinkas).
-	gt := make([]uint8, n*q)
-	eq := make([]uint8, n*q)
 	if err := p.reserve(n*q*blockBits, 0); err != nil {
-		return nil, err
+		return err
 	}
 	frames := max(1, (n+millionairesChunk-1)/millionairesChunk)
 	frame := func(f int) (lo, hi int) { return f * millionairesChunk, min((f+1)*millionairesChunk, n) }
-	var err error
 	if p.id == 0 {
-		err = p.leavesSend(x, q, frames, frame, gt, eq)
-	} else {
-		err = p.leavesReceive(x, q, frames, frame, gt, eq)
+		return p.leavesSend(x, q, frames, frame, gt, eq)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-	}
+	return p.leavesReceive(x, q, frames, frame, gt, eq)
+}
+
+// combine runs the tree over n elements' q leaves each and returns the
+// shares of each element's comparison.
+func (p *Party) combine(gt, eq []uint8, n, q int) ([]uint8, error) {
 	// Combine adjacent blocks, low (even) with high (odd), level by level.
 	for cur := q; cur > 1; {
 		pairs := cur / 2

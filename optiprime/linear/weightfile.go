@@ -89,6 +89,50 @@ func (pl *Plan) WriteWeights(dst io.Writer, ws *Weights) error {
 	return bw.Flush()
 }
 
+// weightHeader is the header's size: magic, digest, count, lazy flag.
+const weightHeader = 4 + 32 + 5
+
+// readWeightHeader reads and checks a weight file's header for w and
+// returns its lazy flag.
+func (pl *Plan) readWeightHeader(r io.Reader, w []uint64) (bool, error) {
+	var hdr [weightHeader]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return false, fmt.Errorf("linear: weight file header: %w", err)
+	}
+	if string(hdr[:4]) != weightMagic {
+		return false, errors.New("linear: not a weight file")
+	}
+	if d := pl.weightDigest(w); string(hdr[4:36]) != string(d[:]) {
+		return false, errors.New("linear: weight file encoded for another plan or other weights")
+	}
+	if n := binary.LittleEndian.Uint32(hdr[36:40]); int(n) != len(pl.plainRefs()) || hdr[40] > 1 {
+		return false, fmt.Errorf("linear: weight file holds %d plaintexts, the plan %d", n, len(pl.plainRefs()))
+	}
+	return hdr[40] == 1, nil
+}
+
+// CheckWeightFile reports whether a weight file of size bytes, whose start
+// r reads, was written for this plan and the weights w and has the length
+// its header implies (its coefficients are checked when ReadWeights reads
+// them).
+func (pl *Plan) CheckWeightFile(r io.Reader, size int64, w []uint64) error {
+	if err := pl.checkWeights(w); err != nil {
+		return err
+	}
+	lazy, err := pl.readWeightHeader(r, w)
+	if err != nil {
+		return err
+	}
+	want := int64(weightHeader)
+	if !lazy {
+		want += int64(len(pl.plainRefs())) * (22 + pl.plainBytes())
+	}
+	if size != want {
+		return fmt.Errorf("linear: weight file of %d bytes, want %d", size, want)
+	}
+	return nil
+}
+
 // ReadWeights reads a layer written by WriteWeights for the same plan and
 // weights w (OIHW mod 2^ℓ, checked as PrepareWeights checks them); the
 // result equals what PrepareWeights returns.
@@ -97,22 +141,13 @@ func (pl *Plan) ReadWeights(src io.Reader, w []uint64) (*Weights, error) {
 		return nil, err
 	}
 	br := bufio.NewReaderSize(src, 1<<20)
-	var hdr [4 + 32 + 5]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		return nil, fmt.Errorf("linear: weight file header: %w", err)
+	lazy, err := pl.readWeightHeader(br, w)
+	if err != nil {
+		return nil, err
 	}
 	refs := pl.plainRefs()
-	if string(hdr[:4]) != weightMagic {
-		return nil, errors.New("linear: not a weight file")
-	}
-	if d := pl.weightDigest(w); string(hdr[4:36]) != string(d[:]) {
-		return nil, errors.New("linear: weight file encoded for another plan or other weights")
-	}
-	if n := binary.LittleEndian.Uint32(hdr[36:40]); int(n) != len(refs) || hdr[40] > 1 {
-		return nil, fmt.Errorf("linear: weight file holds %d plaintexts, the plan %d", n, len(refs))
-	}
 	ws := &Weights{pl: pl, w: w}
-	if hdr[40] == 1 {
+	if lazy {
 		if _, err := br.ReadByte(); err != io.EOF {
 			return nil, errors.New("linear: weight file: data after a lazy layer's header")
 		}

@@ -108,3 +108,39 @@ func TestWeightFileRefused(t *testing.T) {
 		t.Fatalf("the file itself: %v", err)
 	}
 }
+
+// TestCheckWeightFile: the header check accepts the file it wrote, and
+// refuses a wrong length or other weights.
+func TestCheckWeightFile(t *testing.T) {
+	p, err := cheetah.NewParameters(cheetah.PN12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ConvShape{Ci: 2, H: 5, W: 5, Co: 3, Kh: 3, Kw: 3, Stride: 1, Pad: 1}
+	opt := Options{LogT: 20, WeightBits: 6}
+	pl, err := NewPlan(OptiEncodeBSGS, p, s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := randWeights(t, s.WeightLen(), opt.WeightBits, opt.LogT)
+	ws, err := pl.PrepareWeights(cheetah.NewEvaluator(p, nil, nil), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := pl.WriteWeights(&buf, ws); err != nil {
+		t.Fatal(err)
+	}
+	n := int64(buf.Len())
+	if err := pl.CheckWeightFile(bytes.NewReader(buf.Bytes()), n, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := pl.CheckWeightFile(bytes.NewReader(buf.Bytes()), n-1, w); err == nil {
+		t.Error("a short file passed")
+	}
+	w2 := append([]uint64(nil), w...)
+	w2[0] ^= 1
+	if err := pl.CheckWeightFile(bytes.NewReader(buf.Bytes()), n, w2); err == nil {
+		t.Error("other weights passed")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
 )
@@ -133,6 +134,27 @@ func (pl *Plan) CheckWeightFile(r io.Reader, size int64, w []uint64) error {
 	return nil
 }
 
+// littleEndian: the host stores a uint64 as the file does, so a limb is
+// read into its own memory (no decoding pass).
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// readLimb reads one limb of little-endian coefficients into limb: on a
+// little-endian host straight into its memory, else through buf (8 bytes a
+// coefficient).
+func readLimb(r io.Reader, limb []uint64, buf []byte) error {
+	if littleEndian {
+		_, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(limb))), 8*len(limb)))
+		return err
+	}
+	if _, err := io.ReadFull(r, buf[:8*len(limb)]); err != nil {
+		return err
+	}
+	for j := range limb {
+		limb[j] = binary.LittleEndian.Uint64(buf[8*j:])
+	}
+	return nil
+}
+
 // ReadWeights reads a layer written by WriteWeights for the same plan and
 // weights w (OIHW mod 2^ℓ, checked as PrepareWeights checks them); the
 // result equals what PrepareWeights returns.
@@ -140,7 +162,9 @@ func (pl *Plan) ReadWeights(src io.Reader, w []uint64) (*Weights, error) {
 	if err := pl.checkWeights(w); err != nil {
 		return nil, err
 	}
-	br := bufio.NewReaderSize(src, 1<<20)
+	// A small buffer: the limbs (8N bytes each) are read past it, straight
+	// into the plaintexts' memory (readLimb).
+	br := bufio.NewReaderSize(src, 16<<10)
 	lazy, err := pl.readWeightHeader(br, w)
 	if err != nil {
 		return nil, err
@@ -155,7 +179,10 @@ func (pl *Plan) ReadWeights(src io.Reader, w []uint64) (*Weights, error) {
 	}
 	ws.plains = make(map[plainRef]*cheetah.Plaintext, len(refs))
 	moduli := pl.Params.RingQ().ModuliChain()
-	buf := make([]byte, 8*pl.Params.N())
+	var buf []byte
+	if !littleEndian {
+		buf = make([]byte, 8*pl.Params.N())
+	}
 	for _, ref := range refs {
 		var ph [22]byte
 		if _, err := io.ReadFull(br, ph[:]); err != nil {
@@ -170,16 +197,14 @@ func (pl *Plan) ReadWeights(src io.Reader, w []uint64) (*Weights, error) {
 			MaxAbs: math.Float64frombits(binary.LittleEndian.Uint64(ph[6:])),
 			L1:     math.Float64frombits(binary.LittleEndian.Uint64(ph[14:]))}
 		for i, limb := range pt.Value.Coeffs[:level+1] {
-			if _, err := io.ReadFull(br, buf); err != nil {
+			if err := readLimb(br, limb, buf); err != nil {
 				return nil, fmt.Errorf("linear: weight file: %w", err)
 			}
-			var bad bool
-			for j := range limb {
-				c := binary.LittleEndian.Uint64(buf[8*j:])
-				bad = bad || c >= moduli[i]
-				limb[j] = c
+			var top uint64 // branch-free: the largest coefficient
+			for _, c := range limb {
+				top = max(top, c)
 			}
-			if bad {
+			if top >= moduli[i] {
 				return nil, fmt.Errorf("linear: weight file: a coefficient of %+v not below q_%d", ref, i)
 			}
 		}

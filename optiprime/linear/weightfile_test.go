@@ -25,10 +25,28 @@ func checkWeightFile(t *testing.T, pl *Plan, ws *Weights) {
 	if buf.Len() != want {
 		t.Fatalf("weight file of %d bytes, want %d", buf.Len(), want)
 	}
+	file := append([]byte(nil), buf.Bytes()...)
 	rws, err := pl.ReadWeights(&buf, ws.w)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameWeights(t, ws, rws)
+	// The path of big-endian hosts (each coefficient decoded through a
+	// buffer) reads the same.
+	old := littleEndian
+	littleEndian = false
+	defer func() { littleEndian = old }()
+	dws, err := pl.ReadWeights(bytes.NewReader(file), ws.w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameWeights(t, ws, dws)
+}
+
+// sameWeights requires rws to hold ws's plaintexts, coefficient for
+// coefficient.
+func sameWeights(t *testing.T, ws, rws *Weights) {
+	t.Helper()
 	if rws.Lazy() != ws.Lazy() || len(rws.plains) != len(ws.plains) {
 		t.Fatalf("read back lazy %v with %d plaintexts, wrote lazy %v with %d", rws.Lazy(), len(rws.plains), ws.Lazy(), len(ws.plains))
 	}

@@ -111,6 +111,7 @@ type e2eBenchOpts struct {
 	seed                             uint64
 	logN, logT                       int
 	perLayer, asJSON, verbose, ahead bool
+	weightsDir                       string // --prepare-weights to weight files there
 	sweep, plaintext                 bool
 	rtt                              time.Duration
 	bandwidth                        float64 // MB/s; 0: --link's
@@ -130,7 +131,8 @@ func parseE2EBench(args []string) (e2eBenchOpts, error) {
 	fs.BoolVar(&o.perLayer, "layers", false, "also print the per-operation table (always in --json)")
 	fs.BoolVar(&o.asJSON, "json", false, "print each session as one JSON object per line, as it completes")
 	fs.BoolVar(&o.verbose, "v", false, "log every operation to stderr as it completes")
-	fs.BoolVar(&o.ahead, "prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; memory ≈ 10 GB for ResNet-18 at N = 8192); default: one server, each layer's weights encoded during the session (server prep time)")
+	fs.BoolVar(&o.ahead, "prepare-weights", false, "each protocol gets its own server, which encodes every layer's weight plaintexts before its session and holds them (input-independent, offline; reported as server_prepared_ahead_cpu_s; held in memory, ≈ 10 GB for ResNet-18 at N = 8192, unless --weights-dir); default: one server, each layer's weights encoded during the session (server prep time)")
+	fs.StringVar(&o.weightsDir, "weights-dir", "", "with --prepare-weights: the server writes the encoded weights to weight files in this directory (one per layer; kept and reused by later runs with the same weights) and each session reads them one layer ahead (memory: two layers, ≤ 1.6 GB for ResNet-18) instead of holding them all")
 	fs.DurationVar(&o.rtt, "rtt", 0, "inject this round-trip time in the transport: every frame of both processes delayed RTT/2 (measured, not added; for kernels without sch_netem); --link lan or --bandwidth")
 	fs.Float64Var(&o.bandwidth, "bandwidth", 0, "MB/s: shape both directions with tbf at this rate (the server in a network namespace behind a veth; needs tc and root); 0: --link's")
 	fs.BoolVar(&o.sweep, "sweep", false, "also project each LAN session onto 10 MB/s–1 GB/s × 1–300 ms RTT (measured compute + bytes/bandwidth + flights × RTT/2; projected, not shaped) and print each protocol's ratio to the first protocol's (put cheetah first); --json: each session's \"sweep\", printed when all have run")
@@ -144,6 +146,9 @@ func parseE2EBench(args []string) (e2eBenchOpts, error) {
 	}
 	if o.protocols, err = parseProtocols(*protos); err != nil {
 		return o, err
+	}
+	if o.weightsDir != "" && !o.ahead {
+		return o, fmt.Errorf("--weights-dir needs --prepare-weights")
 	}
 	if o.sweep && (o.linkName != "lan" || o.rtt > 0 || o.bandwidth > 0) {
 		return o, fmt.Errorf("--sweep projects LAN sessions; drop --link, --rtt and --bandwidth")
@@ -211,7 +216,7 @@ type e2eBench struct {
 // ahead, or "") for the given number of sessions.
 func (b *e2eBench) start(prepare string, sessions int) (*e2eServer, string, error) {
 	o := b.o
-	srv, err := startE2EServer(b.ctx, b.ln.prefix, b.ln.listen, o.spec.Name, o.seed, o.logT, sessions, o.plaintext, prepare, o.logN, o.rtt/2)
+	srv, err := startE2EServer(b.ctx, b.ln.prefix, b.ln.listen, o.spec.Name, o.seed, o.logT, sessions, o.plaintext, prepare, o.weightsDir, o.logN, o.rtt/2)
 	if err != nil {
 		return nil, "", err
 	}
@@ -429,6 +434,7 @@ func mpcE2EServe(args []string) error {
 	sessions := fs.Int("sessions", 1, "sessions to serve")
 	prepare := fs.String("prepare", "", "comma-separated protocols whose weights to encode before listening (offline)")
 	logN := fs.Int("logn", e2e.DefaultLogN, "log2 of the HE ring degree the prepared weights are for")
+	weightsDir := fs.String("weights-dir", "", "with --prepare: write the encoded weights to weight files in this directory (reusing those already there) and read them one layer ahead in each session, instead of holding them")
 	delay := fs.Duration("delay", 0, "delay every frame sent by this one-way time (transport.WithDelay; mpc bench --e2e --rtt)")
 	sf := addMPCServerFlags(fs, "mpc e2e-serve")
 	if err := fs.Parse(args); err != nil {
@@ -456,12 +462,22 @@ func mpcE2EServe(args []string) error {
 			return err
 		}
 		for _, p := range ps {
+			if *weightsDir != "" {
+				cpu, err := server.PrepareDir(p, *logN, *weightsDir)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "[e2e-serve] %s: weights of %s in %s (encoded ahead, offline; %.1f CPU-s this run)\n", spec.Name, p, *weightsDir, cpu)
+				continue
+			}
 			cpu, err := server.Prepare(p, *logN)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "[e2e-serve] %s: weights of %s encoded ahead (offline) in %.1f CPU-s\n", spec.Name, p, cpu)
 		}
+	}
+	if *prepare != "" && *weightsDir == "" {
 		// The encoded weights are a large, pointer-free live heap (≈ 10 GB
 		// for ResNet-18): the default GOGC=100 would let the heap grow to
 		// twice that before collecting the sessions' garbage (a server was

@@ -34,11 +34,12 @@ type e2eServer struct {
 //
 // prepare, if not empty, lists the protocols whose weights the server
 // encodes before it listens (input-independent, offline; see
-// e2e.Server.Prepare).
+// e2e.Server.Prepare), into weight files in weightsDir if it is not empty
+// (e2e.Server.PrepareDir).
 //
 // delay, if positive, is injected on every frame both ends send
 // (transport.WithDelay).
-func startE2EServer(ctx context.Context, prefix []string, listen, netName string, seed uint64, logT, sessions int, plaintext bool, prepare string, logN int, delay time.Duration) (*e2eServer, error) {
+func startE2EServer(ctx context.Context, prefix []string, listen, netName string, seed uint64, logT, sessions int, plaintext bool, prepare, weightsDir string, logN int, delay time.Duration) (*e2eServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -48,6 +49,9 @@ func startE2EServer(ctx context.Context, prefix []string, listen, netName string
 		"--seed", fmt.Sprint(seed), "--logt", fmt.Sprint(logT), "--listen", listen, "--sessions", fmt.Sprint(sessions))
 	if prepare != "" {
 		args = append(args, "--prepare", prepare, "--logn", fmt.Sprint(logN))
+		if weightsDir != "" {
+			args = append(args, "--weights-dir", weightsDir)
+		}
 	}
 	if delay > 0 {
 		args = append(args, "--delay", delay.String())

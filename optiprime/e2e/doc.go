@@ -39,7 +39,10 @@
 // client's encryption and decryption apart; ReLU, truncation, pooling;
 // the millionaires' protocol and the OT extension wherever they run; with
 // wall time, CPU time and the time spent receiving from the peer. A Server
-// (NewServer, Prepare) can encode a choice's weights before its sessions.
+// (NewServer, Prepare) can encode a choice's weights before its sessions,
+// and hold them, or (PrepareDir) write them to one weight file per layer
+// that each session reads one layer ahead (weights.go): ResNet-18's ≈ 10 GB
+// of plaintexts then cost two layers of memory, not all of them.
 //
 // The nonlinear layers' OTs come from silent OT extension (Ferret, package
 // ot), as Cheetah's do: a ReLU moves ≈ 60 bytes, an exact truncation ≈ 80.

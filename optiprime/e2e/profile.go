@@ -18,6 +18,7 @@ const (
 	KindSetup        = "setup"        // hello, keys, Galois keys, base OTs and the first Ferret iterations
 	KindHE           = "he:"          // prefix: a convolution / FC layer, its work not listed below (server: evaluation and output masking; both: sending, receiving)
 	KindHEEncode     = ":encode"      // suffix: server: the layer's weight plaintexts (input-independent)
+	KindHELoad       = ":load"        // suffix: server: waiting for the layer's weight file (PrepareDir), read one layer ahead
 	KindHEEncrypt    = ":encrypt"     // suffix: client: encoding and encrypting its share
 	KindHEDecrypt    = ":decrypt"     // suffix: client: decrypting and decoding the outputs
 	KindReLU         = "relu"         // ReLU (DReLU, multiplexer, B2A), millionaires and OT extension excluded

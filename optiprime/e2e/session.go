@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -209,10 +210,11 @@ type prepKey struct {
 }
 
 // prepared is a session template (its plans) and the weights encoded for
-// its plans.
+// its plans: held, or in weight files (PrepareDir).
 type prepared struct {
 	s       *session
-	weights map[int]*linear.Weights // by op index
+	weights map[int]*linear.Weights // by op index; nil: in dir
+	dir     string
 	cpuS    float64
 }
 
@@ -220,10 +222,33 @@ type prepared struct {
 func NewServer(n *graph.Net) *Server { return &Server{net: n} }
 
 // Prepare encodes the weights of every convolution for sessions choosing
-// proto and log N (0: DefaultLogN) and returns the CPU seconds it took.
-// Layers too large to hold encoded (linear.Weights.Lazy) still encode on
-// use.
+// proto and log N (0: DefaultLogN), holds them, and returns the CPU seconds
+// it took. Layers too large to hold encoded (linear.Weights.Lazy) still
+// encode on use. ResNet-18's take ≈ 10 GB at N = 8192: see PrepareDir.
 func (sv *Server) Prepare(proto linear.Protocol, logN int) (float64, error) {
+	return sv.prepare(proto, logN, "")
+}
+
+// PrepareDir is Prepare with the encoded weights written to dir, one weight
+// file per convolution (linear.Plan.WriteWeights), instead of held: while
+// encoding the server holds one layer, and a session reads each layer's
+// file while the layer before it runs (weights.go), so it holds at most
+// two (ResNet-18 at N = 8192: ≤ 1.6 GB against ≈ 10 GB). A file already in
+// dir for the same plan and weights (its header's digest) is kept, so a
+// restarted server does not encode again; files are written under a
+// temporary name and renamed, so a partial file never has a layer's name.
+// The returned CPU seconds are this call's (encoding and writing).
+func (sv *Server) PrepareDir(proto linear.Protocol, logN int, dir string) (float64, error) {
+	if dir == "" {
+		return 0, errors.New("e2e: PrepareDir: no directory")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("e2e: %w", err)
+	}
+	return sv.prepare(proto, logN, dir)
+}
+
+func (sv *Server) prepare(proto linear.Protocol, logN int, dir string) (float64, error) {
 	if logN == 0 {
 		logN = DefaultLogN
 	}
@@ -237,9 +262,18 @@ func (sv *Server) Prepare(proto linear.Protocol, logN int) (float64, error) {
 		return 0, err
 	}
 	ev := cheetah.NewEvaluator(s.params, nil, nil)
-	p := &prepared{s: s, weights: map[int]*linear.Weights{}}
+	p := &prepared{s: s, dir: dir}
+	if dir == "" {
+		p.weights = map[int]*linear.Weights{}
+	}
 	for i, op := range sv.net.Ops {
 		if op.Kind != graph.Conv {
+			continue
+		}
+		if dir != "" {
+			if err := p.writeLayer(ev, i, op); err != nil {
+				return 0, err
+			}
 			continue
 		}
 		if p.weights[i], err = s.prepareWeights(ev, op, s.plans[i]); err != nil {
@@ -267,13 +301,18 @@ func (sv *Server) lookup(h hello) *prepared {
 	return p
 }
 
-// prepareWeights encodes one convolution's weights for its plan.
-func (s *session) prepareWeights(ev *cheetah.Evaluator, op graph.Op, pl *linear.Plan) (*linear.Weights, error) {
+// ringWeights is a convolution's weights mod 2^ℓ.
+func (s *session) ringWeights(op graph.Op) []uint64 {
 	wr := make([]uint64, len(op.W))
 	for j, v := range op.W {
 		wr[j] = s.ring.FromSigned(v)
 	}
-	ws, err := pl.PrepareWeights(ev, wr)
+	return wr
+}
+
+// prepareWeights encodes one convolution's weights for its plan.
+func (s *session) prepareWeights(ev *cheetah.Evaluator, op graph.Op, pl *linear.Plan) (*linear.Weights, error) {
+	ws, err := pl.PrepareWeights(ev, s.ringWeights(op))
 	if err != nil {
 		return nil, fmt.Errorf("e2e: %s weights: %w", op.Name, err)
 	}
@@ -377,8 +416,13 @@ func (sv *Server) serve(conn *transport.Conn) error {
 	party.SetTrace(pr.trace)
 	cpu1, _ := processCPU()
 	rep := serverReport{SetupCPUS: (cpu1 - cpu0).Seconds(), Ops: make([]serverOp, len(n.Ops))}
+	var stream *weightStream
 	if pre != nil {
 		rep.AheadCPUS = pre.cpuS
+		if pre.weights == nil {
+			stream = pre.stream(n)
+			defer stream.close()
+		}
 	}
 	vals := make([][]uint64, len(n.Ops)+1)
 	vals[0] = make([]uint64, n.Input.Len()) // the client holds the image
@@ -390,7 +434,14 @@ func (sv *Server) serve(conn *transport.Conn) error {
 			pl := s.plans[i]
 			pr.switchTo(heKind(pl))
 			var ws *linear.Weights
-			if pre != nil {
+			if stream != nil {
+				pr.push(heKind(pl) + KindHELoad)
+				ws, err = stream.next(i) // encoded ahead, read one layer ahead (PrepareDir)
+				pr.pop()
+				if err != nil {
+					return err
+				}
+			} else if pre != nil {
 				ws = pre.weights[i] // encoded ahead (Prepare)
 			} else {
 				pr.push(heKind(pl) + KindHEEncode)
@@ -440,6 +491,9 @@ func (sv *Server) serve(conn *transport.Conn) error {
 	pr.switchTo(KindReveal)
 	if _, err := party.RevealTo(vals[len(n.Ops)], 1); err != nil {
 		return err
+	}
+	if stream != nil {
+		rep.Streamed = stream.bytes.Load()
 	}
 	rep.Profile = pr.finish()
 	rep.CPUS = rep.Profile.CPUS
@@ -605,6 +659,7 @@ func infer(conn *transport.Conn, n *graph.Net, img []int64, cfg Config) ([]int64
 	rep.ServerCPUS = sr.CPUS
 	rep.Profile.Server = sr.Profile
 	rep.ServerAheadCPUS = sr.AheadCPUS
+	rep.ServerWeightsStreamed = sr.Streamed
 	rep.BytesC2S, rep.BytesS2C = total.BytesC2S, total.BytesS2C
 	rep.TotalBytes = total.BytesC2S + total.BytesS2C
 	rep.Flights, rep.Rounds = total.Flights, total.Rounds()

@@ -63,6 +63,7 @@ type serverReport struct {
 	CPUS      float64        `json:"cpu_s"`
 	Profile   PartyBreakdown `json:"profile"`
 	AheadCPUS float64        `json:"prepared_ahead_cpu_s,omitempty"`
+	Streamed  int64          `json:"weights_streamed_bytes,omitempty"`
 }
 
 // Part sums a class of operations.
@@ -100,9 +101,13 @@ type Report struct {
 	// ServerAheadCPUS is the server's weight encoding for this choice done
 	// before the session (Server.Prepare; offline, not in server_cpu_s).
 	ServerAheadCPUS float64 `json:"server_prepared_ahead_cpu_s,omitempty"`
-	ClientCPUS      float64 `json:"client_cpu_s"`
-	Linear          Part    `json:"linear"`
-	Nonlinear       Part    `json:"nonlinear"`
+	// ServerWeightsStreamed is the bytes of weight files the server read
+	// during the session (Server.PrepareDir: encoded ahead, on disk, read
+	// one layer ahead); 0 when the weights were held or encoded in session.
+	ServerWeightsStreamed int64   `json:"server_weights_streamed_bytes,omitempty"`
+	ClientCPUS            float64 `json:"client_cpu_s"`
+	Linear                Part    `json:"linear"`
+	Nonlinear             Part    `json:"nonlinear"`
 	// HE is the sum of the convolutions' plan counters.
 	HE linear.Counters `json:"he"`
 	// Profile is where each party's time went, by kind (profile.go).

@@ -133,6 +133,8 @@ func runProtocol(t *testing.T, tc protoCase, cli *Client) {
 			t.Fatalf("%s (%s, parallel): output %d = %d, want %d", tc.name, tc.proto, i, got, want[i])
 		}
 	}
+	// Written to a weight file and read back: the same plaintexts.
+	checkWeightFile(t, pl, ws)
 	// Over the budget the plaintexts are encoded on use: same result.
 	old := weightBudget
 	weightBudget = 0
@@ -141,6 +143,7 @@ func runProtocol(t *testing.T, tc protoCase, cli *Client) {
 	if err != nil || !lws.Lazy() || ws.Lazy() {
 		t.Fatalf("%s: lazy weights %v (lazy %v, eager %v)", tc.name, err, lws != nil && lws.Lazy(), ws.Lazy())
 	}
+	checkWeightFile(t, pl, lws)
 	lout, lshare, err := pl.EvaluateParallel(evs[:2], lws, bias, xs, in)
 	if err != nil {
 		t.Fatalf("%s: lazy: %v", tc.name, err)

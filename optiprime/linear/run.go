@@ -125,20 +125,8 @@ func (ws *Weights) Lazy() bool { return ws.plains == nil }
 // the plan's public weight bound) and encodes every plaintext the schedule
 // uses.
 func (pl *Plan) PrepareWeights(ev *cheetah.Evaluator, w []uint64) (*Weights, error) {
-	s := pl.Shape
-	if len(w) != s.WeightLen() {
-		return nil, fmt.Errorf("linear: %d weights, want %d", len(w), s.WeightLen())
-	}
-	bw := uint64(1) << uint(pl.Opt.WeightBits-1)
-	mask := uint64(1)<<uint(pl.LogTp) - 1
-	for i, v := range w {
-		if v>>uint(pl.Opt.LogT) != 0 {
-			return nil, fmt.Errorf("linear: weight %d = %d not below 2^%d", i, v, pl.Opt.LogT)
-		}
-		c := pl.liftWeight(v)
-		if c > bw && (-c)&mask > bw {
-			return nil, fmt.Errorf("linear: weight %d outside the public bound ±2^%d", i, pl.Opt.WeightBits-1)
-		}
+	if err := pl.checkWeights(w); err != nil {
+		return nil, err
 	}
 	ws := &Weights{pl: pl, w: w}
 	refs := pl.plainRefs()
@@ -164,6 +152,26 @@ func (pl *Plan) PrepareWeights(ev *cheetah.Evaluator, w []uint64) (*Weights, err
 		ws.plains[ref] = pts[i]
 	}
 	return ws, nil
+}
+
+// checkWeights checks the layer's weights: OIHW, mod 2^ℓ, centered values
+// within the plan's public weight bound.
+func (pl *Plan) checkWeights(w []uint64) error {
+	if len(w) != pl.Shape.WeightLen() {
+		return fmt.Errorf("linear: %d weights, want %d", len(w), pl.Shape.WeightLen())
+	}
+	bw := uint64(1) << uint(pl.Opt.WeightBits-1)
+	mask := uint64(1)<<uint(pl.LogTp) - 1
+	for i, v := range w {
+		if v>>uint(pl.Opt.LogT) != 0 {
+			return fmt.Errorf("linear: weight %d = %d not below 2^%d", i, v, pl.Opt.LogT)
+		}
+		c := pl.liftWeight(v)
+		if c > bw && (-c)&mask > bw {
+			return fmt.Errorf("linear: weight %d outside the public bound ±2^%d", i, pl.Opt.WeightBits-1)
+		}
+	}
+	return nil
 }
 
 // plainBytes is the size of one encoded weight plaintext (NTT form, every

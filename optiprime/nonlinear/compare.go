@@ -3,6 +3,7 @@ package nonlinear
 import (
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/optiprime/ot"
 	"github.com/rosemary-fhe/rosemary/optiprime/share"
 )
 
@@ -18,94 +19,69 @@ func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
 			return nil, fmt.Errorf("nonlinear: millionaires input %d = %#x exceeds %d bits", i, v, k)
 		}
 	}
-	out := make([]uint8, 0, len(x))
-	for lo := 0; lo < len(x) || lo == 0; lo += millionairesChunk {
-		hi := min(lo+millionairesChunk, len(x))
-		gt, err := p.millionaires(x[lo:hi], k)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, gt...)
-		if hi == len(x) {
-			break
-		}
-	}
-	return out, nil
-}
-
-// millionairesChunk bounds the elements compared in one pass, so that the
-// sender's hashed keys (9 blocks × 4 OTs × 2 keys per element at ℓ = 37)
-// stay near 40 MB; larger batches run in several passes of 10–12 flights
-// each.
-var millionairesChunk = 1 << 16
-
-func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 	defer p.step(StepMillionaires)()
 	n := len(x)
 	q := (k + blockBits - 1) / blockBits
-	const N = 1 << blockBits
 	// Leaves: instance i*q+j compares block j of element i, by 1-out-of-16
-	// OT from four silent correlated OTs (Naor–Pinkas).
+	// OT from four silent correlated OTs (Naor–Pinkas); in passes, two
+	// flights each.
 	gt := make([]uint8, n*q)
 	eq := make([]uint8, n*q)
+	per := millionairesPassLen(k)
+	for lo := 0; lo < n || lo == 0; lo += per {
+		hi := min(lo+per, n)
+		if err := p.leaves(x[lo:hi], q, gt[lo*q:hi*q], eq[lo*q:hi*q]); err != nil {
+			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
+		}
+		if hi == n {
+			break
+		}
+	}
+	return p.combine(gt, eq, n, q)
+}
+
+// millionairesChunk bounds the elements of one leaf frame, so that the
+// sender's hashed keys (9 blocks × 4 OTs × 2 keys per element at ℓ = 37)
+// stay near 40 MB while it answers a frame.
+var millionairesChunk = 1 << 16
+
+// millionairesPassOTs bounds the correlated OTs one pass of leaves draws:
+// a pass sends all its leaf frames in one flight and answers them in the
+// next, so the receiver holds every frame's OTs until the answers arrive
+// (2^24: 256 MB of pool per party). Larger batches run several passes of
+// leaves (two flights each); the tree combines the whole batch, two
+// flights a level. Before, each 2^16 elements ran leaves and tree on their
+// own, 10–12 flights each: ResNet-18's first ReLU (802,816 values) took 13
+// such passes, now 4 + 8 flights.
+var millionairesPassOTs = 1 << 24
+
+// millionairesPassLen is the elements of k bits one pass of leaves
+// compares: a whole number of leaf frames within millionairesPassOTs.
+func millionairesPassLen(k int) int {
+	q := (k + blockBits - 1) / blockBits
+	frames := max(1, millionairesPassOTs/(q*blockBits)/millionairesChunk)
+	return frames * millionairesChunk
+}
+
+// leaves is one pass of leaves on x: frames of millionairesChunk elements,
+// all sent in one flight and answered in the next. It fills this party's
+// shares gt and eq of the pass's instances.
+func (p *Party) leaves(x []uint64, q int, gt, eq []uint8) error {
+	n := len(x)
 	if err := p.reserve(n*q*blockBits, 0); err != nil {
-		return nil, err
+		return err
 	}
+	frames := max(1, (n+millionairesChunk-1)/millionairesChunk)
+	frame := func(f int) (lo, hi int) { return f * millionairesChunk, min((f+1)*millionairesChunk, n) }
 	if p.id == 0 {
-		u, err := p.conn.RecvType(typeLeafU)
-		if err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-		}
-		// Instance idx's 16 two-bit messages, packed (message v at bits
-		// 2v, 2v+1): low bit 1{aj > v} ⊕ g, high bit 1{aj = v} ⊕ e, for
-		// the fresh random shares g, e of this party. Shifts by the
-		// secret aj, not a table indexed by it (constant time).
-		const lowBits, highBits = 0x55555555, 0xaaaaaaaa
-		words := make([]uint64, n*q)
-		bits := p.prg.Bits(2 * n * q)
-		for i, a := range x {
-			for j := 0; j < q; j++ {
-				idx := i*q + j
-				aj := a >> (j * blockBits) & (N - 1)
-				g, e := bits[2*idx], bits[2*idx+1]
-				gt[idx], eq[idx] = g, e
-				w := (uint64(1)<<(2*aj)-1)&lowBits | uint64(2)<<(2*aj)
-				words[idx] = w ^ lowBits&-uint64(g) ^ highBits&-uint64(e)
-			}
-		}
-		reply, err := p.snd.ReplyNPacked(u, words, blockBits, 2)
-		if err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-		}
-		if err := p.conn.Send(typeLeafReply, reply); err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-		}
-	} else {
-		choices := make([]uint16, n*q)
-		for i, b := range x {
-			for j := 0; j < q; j++ {
-				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
-			}
-		}
-		req, u, err := p.rcv.RequestN(choices, blockBits)
-		if err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-		}
-		if err := p.conn.Send(typeLeafU, u); err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-		}
-		reply, err := p.conn.RecvType(typeLeafReply)
-		if err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-		}
-		got, err := p.rcv.FinishN(req, reply, 2)
-		if err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
-		}
-		for idx, m := range got {
-			gt[idx], eq[idx] = uint8(m&1), uint8(m>>1)
-		}
+		return p.leavesSend(x, q, frames, frame, gt, eq)
 	}
+	return p.leavesReceive(x, q, frames, frame, gt, eq)
+}
+
+// combine runs the tree over n elements' q leaves each and returns the
+// shares of each element's comparison.
+func (p *Party) combine(gt, eq []uint8, n, q int) ([]uint8, error) {
 	// Combine adjacent blocks, low (even) with high (odd), level by level.
 	for cur := q; cur > 1; {
 		pairs := cur / 2
@@ -140,6 +116,86 @@ func (p *Party) millionaires(x []uint64, k int) ([]uint8, error) {
 		gt, eq, cur = ngt, neq, next
 	}
 	return gt, nil
+}
+
+// leavesSend is party 0's side of a pass's leaves: it receives every
+// frame's request, then answers each. Instance idx's 16 two-bit messages,
+// packed (message v at bits 2v, 2v+1): low bit 1{aj > v} ⊕ g, high bit
+// 1{aj = v} ⊕ e, for the fresh random shares g, e of this party. Shifts
+// by the secret aj, not a table indexed by it (constant time).
+func (p *Party) leavesSend(x []uint64, q, frames int, frame func(int) (int, int), gt, eq []uint8) error {
+	const N = 1 << blockBits
+	us := make([][]byte, frames)
+	for f := range us {
+		var err error
+		if us[f], err = p.conn.RecvType(typeLeafU); err != nil {
+			return err
+		}
+	}
+	const lowBits, highBits = 0x55555555, 0xaaaaaaaa
+	for f, u := range us {
+		lo, hi := frame(f)
+		words := make([]uint64, (hi-lo)*q)
+		bits := p.prg.Bits(2 * (hi - lo) * q)
+		for i, a := range x[lo:hi] {
+			for j := 0; j < q; j++ {
+				idx := i*q + j
+				aj := a >> (j * blockBits) & (N - 1)
+				g, e := bits[2*idx], bits[2*idx+1]
+				gt[lo*q+idx], eq[lo*q+idx] = g, e
+				w := (uint64(1)<<(2*aj)-1)&lowBits | uint64(2)<<(2*aj)
+				words[idx] = w ^ lowBits&-uint64(g) ^ highBits&-uint64(e)
+			}
+		}
+		reply, err := p.snd.ReplyNPacked(u, words, blockBits, 2)
+		if err != nil {
+			return err
+		}
+		if err := p.conn.Send(typeLeafReply, reply); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leavesReceive is party 1's side: it sends every frame's request in one
+// flight, then finishes each frame with its answer.
+func (p *Party) leavesReceive(x []uint64, q, frames int, frame func(int) (int, int), gt, eq []uint8) error {
+	const N = 1 << blockBits
+	reqs := make([]*ot.Request, frames)
+	for f := range reqs {
+		lo, hi := frame(f)
+		choices := make([]uint16, (hi-lo)*q)
+		for i, b := range x[lo:hi] {
+			for j := 0; j < q; j++ {
+				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
+			}
+		}
+		req, u, err := p.rcv.RequestN(choices, blockBits)
+		if err != nil {
+			return err
+		}
+		if err := p.conn.Send(typeLeafU, u); err != nil {
+			return err
+		}
+		reqs[f] = req
+	}
+	for f, req := range reqs {
+		lo, _ := frame(f)
+		reply, err := p.conn.RecvType(typeLeafReply)
+		if err != nil {
+			return err
+		}
+		got, err := p.rcv.FinishN(req, reply, 2)
+		if err != nil {
+			return err
+		}
+		reqs[f] = nil
+		for idx, m := range got {
+			gt[lo*q+idx], eq[lo*q+idx] = uint8(m&1), uint8(m>>1)
+		}
+	}
+	return nil
 }
 
 // Carry returns boolean shares of 1{x0_i + x1_i ≥ 2^k}, where each party

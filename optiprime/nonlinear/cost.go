@@ -55,9 +55,30 @@ func RefillBytes(f ot.Ferret) uint64 {
 // MillionairesCost is the traffic of Millionaires (or Carry) on n values of k
 // bits.
 func MillionairesCost(n, k int) transport.Stats {
+	q := (k + blockBits - 1) / blockBits
 	var st transport.Stats
+	per := millionairesPassLen(k)
+	for lo := 0; lo < n || lo == 0; lo += per {
+		st = add(st, leavesCost(min(per, n-lo), q))
+		if lo+per >= n {
+			break
+		}
+	}
+	for cur := q; cur > 1; cur = (cur + 1) / 2 {
+		st = add(st, andCost(n*(cur/2), 2))
+	}
+	return st
+}
+
+// leavesCost is one pass of leaves on n values of q blocks: its frames in
+// one flight each way.
+func leavesCost(n, q int) transport.Stats {
+	st := transport.Stats{Flights: 2}
 	for lo := 0; lo < n || lo == 0; lo += millionairesChunk {
-		st = add(st, millionairesPass(min(millionairesChunk, n-lo), k))
+		nf := min(millionairesChunk, n-lo)
+		st.BytesC2S += otU(nf*q*blockBits) + hdr
+		st.BytesS2C += uint64(share.PackedLen(nf*q*(1<<blockBits), 2)) + hdr
+		st.Frames += 2
 		if lo+millionairesChunk >= n {
 			break
 		}
@@ -65,17 +86,16 @@ func MillionairesCost(n, k int) transport.Stats {
 	return st
 }
 
-func millionairesPass(n, k int) transport.Stats {
-	q := (k + blockBits - 1) / blockBits
-	st := transport.Stats{
-		BytesC2S: otU(n*q*blockBits) + hdr,
-		BytesS2C: uint64(share.PackedLen(n*q*(1<<blockBits), 2)) + hdr,
-		Flights:  2,
-		Frames:   2,
-	}
-	for cur := q; cur > 1; cur = (cur + 1) / 2 {
-		na := n * (cur / 2)
-		st = add(st, bothWays(otU(na), uint64(share.PackedLen(2*na, 2))))
+// andCost is the traffic of n ANDs of a bit with w-bit vectors: batches of
+// chosen OTs both ways.
+func andCost(n, w int) transport.Stats {
+	var st transport.Stats
+	for lo := 0; lo < n || lo == 0; lo += andBatch {
+		na := min(andBatch, n-lo)
+		st = add(st, bothWays(otU(na), uint64(share.PackedLen(2*na, w))))
+		if lo+andBatch >= n {
+			break
+		}
 	}
 	return st
 }

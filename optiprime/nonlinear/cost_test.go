@@ -74,9 +74,16 @@ func TestRefillCost(t *testing.T) {
 // TestCostFormulas checks every exported cost function against the counters
 // of a real run, including a multi-pass millionaires'.
 func TestCostFormulas(t *testing.T) {
-	old := millionairesChunk
-	millionairesChunk = 100
-	defer func() { millionairesChunk = old }()
+	// Leaf frames of 100 values, passes of 2 frames at ℓ−1 = 36 bits and
+	// ℓ = 37 (4 at 20 bits, 6 at 12): the batches below run several frames
+	// per pass and several passes.
+	// ANDs in batches of 150: the tree's levels run several.
+	old, oldPass, oldAnd := millionairesChunk, millionairesPassOTs, andBatch
+	millionairesChunk, millionairesPassOTs, andBatch = 100, 8000, 150
+	defer func() { millionairesChunk, millionairesPassOTs, andBatch = old, oldPass, oldAnd }()
+	if millionairesPassLen(36) != 200 || millionairesPassLen(20) != 400 {
+		t.Fatalf("passes of %d and %d values", millionairesPassLen(36), millionairesPassLen(20))
+	}
 	const l = 37
 	p0, p1 := pair(t, l)
 	g := testPRG(t)

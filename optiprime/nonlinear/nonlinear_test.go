@@ -376,12 +376,13 @@ func TestMaxAndMaxPool(t *testing.T) {
 	}
 }
 
-// Batches larger than one millionaires' pass are split; results must not
-// depend on where the split falls.
+// Batches larger than one leaf frame are split into frames, larger than
+// one pass of leaves into passes, and a tree level's ANDs into batches;
+// results must not depend on where the splits fall.
 func TestMillionairesChunking(t *testing.T) {
-	old := millionairesChunk
-	millionairesChunk = 64
-	defer func() { millionairesChunk = old }()
+	old, oldPass, oldAnd := millionairesChunk, millionairesPassOTs, andBatch
+	millionairesChunk, millionairesPassOTs, andBatch = 64, 2*64*36, 100 // passes of two frames at 36 bits
+	defer func() { millionairesChunk, millionairesPassOTs, andBatch = old, oldPass, oldAnd }()
 	p0, p1 := pair(t, 37)
 	g := testPRG(t)
 	r := p0.Ring()

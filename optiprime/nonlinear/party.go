@@ -182,6 +182,10 @@ func (p *Party) biCorrelated(choices []uint8, delta []uint64, ring share.Ring) (
 	return x, y, err
 }
 
+// andBatch is the most ANDs one batch of chosen OTs carries (the OT batch
+// limit; a variable for tests).
+var andBatch = ot.MaxBatch
+
 // and returns shares of a_i ∧ b_i, where a_i is a shared bit and b_i a shared
 // w-bit vector (1 ≤ w ≤ 64), combined bitwise.
 func (p *Party) and(a []uint8, b []uint64, w int) ([]uint64, error) {
@@ -197,9 +201,19 @@ func (p *Party) and(a []uint8, b []uint64, w int) ([]uint64, error) {
 	for i := range r {
 		m1[i] = r[i] ^ b[i]
 	}
-	got, err := p.biChosen(a, r, m1, w)
-	if err != nil {
-		return nil, fmt.Errorf("nonlinear: AND: %w", err)
+	// One batch of chosen OTs each way, or several above the OT batch
+	// limit (two flights each).
+	got := make([]uint64, 0, len(a))
+	for lo := 0; lo < len(a) || lo == 0; lo += andBatch {
+		hi := min(lo+andBatch, len(a))
+		g, err := p.biChosen(a[lo:hi], r[lo:hi], m1[lo:hi], w)
+		if err != nil {
+			return nil, fmt.Errorf("nonlinear: AND: %w", err)
+		}
+		got = append(got, g...)
+		if hi == len(a) {
+			break
+		}
 	}
 	z := make([]uint64, len(a))
 	for i := range z {

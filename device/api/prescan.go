@@ -15,7 +15,7 @@ import (
 // Prescan checks a request's wire bytes against its method's limits
 // before they are decoded: the message's size, and how many elements its
 // repeated fields hold. proto.Unmarshal materialises every element of a
-// repeated field before the conversion (convert.go) can count them, and
+// repeated field before the checks (check.go, limbs.go) can count them, and
 // an empty element costs two bytes on the wire but tens on the heap (32
 // MB of empty Instances decode to 800 MB); Prescan walks the bytes with
 // protowire, allocating nothing, and refuses with an error wrapping

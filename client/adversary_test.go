@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"crypto/hpke"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -576,9 +575,9 @@ func TestAdversarialDeviceRevokedReaderOpensNothingNew(t *testing.T) {
 func (in *Info) sealSalt(t *testing.T) seal.Salt {
 	t.Helper()
 	var s seal.Salt
-	raw, err := hex.DecodeString(in.Salt)
-	if err != nil || len(raw) != len(s) {
-		t.Fatalf("salt %q: %v", in.Salt, err)
+	raw := []byte(in.Salt)
+	if len(raw) != len(s) {
+		t.Fatalf("salt %s: %d bytes", in.Salt, len(raw))
 	}
 	copy(s[:], raw)
 	return s

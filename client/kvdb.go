@@ -1,8 +1,8 @@
 package client
 
 import (
+	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -91,7 +91,7 @@ func (c *Client) writeKV(ctx context.Context, in *Info, items []kv.Item) error {
 	}
 	l := t.Layout
 	in.KV = &l
-	in.HashSeed = hex.EncodeToString(t.Seed[:])
+	in.HashSeed = Hex(bytes.Clone(t.Seed[:]))
 	return c.writeLWE(ctx, in, p, &bucketReader{t: t}, l.Buckets)
 }
 
@@ -114,11 +114,10 @@ func (r *bucketReader) Next() ([]byte, error) {
 // hashSeed is the bucket seed of a keyword generation.
 func (in *Info) hashSeed() ([32]byte, error) {
 	var s [32]byte
-	raw, err := hex.DecodeString(in.HashSeed)
-	if err != nil || len(raw) != len(s) {
+	if len(in.HashSeed) != len(s) {
 		return s, fmt.Errorf("client: %s: manifest holds no valid hash seed", in.Name)
 	}
-	copy(s[:], raw)
+	copy(s[:], in.HashSeed)
 	return s, nil
 }
 

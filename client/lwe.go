@@ -1,9 +1,9 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +74,7 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	if _, err := rand.Read(seed[:]); err != nil {
 		return err
 	}
-	in.Seed = hex.EncodeToString(seed[:])
+	in.Seed = Hex(bytes.Clone(seed[:]))
 	l, err := session.NewSizedLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate)
 	if err != nil {
 		return err
@@ -102,11 +102,10 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.Rows, in.Cols)
 		}
 		var seed [lwepir.SeedSize]byte
-		raw, err := hex.DecodeString(in.Seed)
-		if err != nil || len(raw) != len(seed) {
+		if len(in.Seed) != len(seed) {
 			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE seed", in.Name)
 		}
-		copy(seed[:], raw)
+		copy(seed[:], in.Seed)
 		sk, err := c.keys.ringSecretKey(in, p)
 		if err != nil {
 			return nil, err

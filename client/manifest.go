@@ -48,15 +48,15 @@ type Info struct {
 	// Sealed: records are sealed on the client (package seal) before they
 	// are stored, under a key derived from the owner's data key; Salt
 	// (hex) makes the current generation's key unique. Neither is secret.
-	Sealed bool   `json:"sealed,omitempty"`
-	Salt   string `json:"salt,omitempty"`
+	Sealed bool `json:"sealed,omitempty"`
+	Salt   Hex  `json:"salt,omitempty"`
 	// Scheme is a PIR database's scheme: SchemeLWE (the default) or
 	// SchemeBGV ("" in manifests from before the LWE scheme). LWEParams
 	// names the LWE parameter set and Seed (hex) the public matrix of the
 	// current generation; neither is secret.
 	Scheme    PIRScheme `json:"scheme,omitempty"`
 	LWEParams string    `json:"lwe_params,omitempty"`
-	Seed      string    `json:"seed,omitempty"`
+	Seed      Hex       `json:"seed,omitempty"`
 	// Rows and Cols: the stored matrix (BGV: plaintexts; LWE: bytes).
 	Rows int `json:"rows,omitempty"`
 	Cols int `json:"cols,omitempty"`
@@ -70,7 +70,7 @@ type Info struct {
 	// its bucket choices in the current generation (public: the tags it
 	// hashes are secret); Entries the keys of the current generation.
 	KV       *kv.Layout `json:"kv,omitempty"`
-	HashSeed string     `json:"hash_seed,omitempty"`
+	HashSeed Hex        `json:"hash_seed,omitempty"`
 	Entries  int        `json:"entries,omitempty"`
 	// Delta: the changes made since the current generation was written
 	// (delta.go), in sealed segment objects the manifest lists; every

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -220,7 +221,7 @@ func (c *Client) addRecords(ctx context.Context, in *Info, rr interface{ Next() 
 		if err != nil {
 			return err
 		}
-		in.Salt = hex.EncodeToString(salt[:])
+		in.Salt = Hex(bytes.Clone(salt[:]))
 		if sl, err = c.sealer(ctx, in); err != nil {
 			return err
 		}
@@ -388,11 +389,10 @@ func (c *Client) getIn(ctx context.Context, in *Info, index int) (*session.PIRQu
 // sealer is the Sealer of database generation in.
 func (c *Client) sealer(ctx context.Context, in *Info) (*seal.Sealer, error) {
 	var salt seal.Salt
-	raw, err := hex.DecodeString(in.Salt)
-	if err != nil || len(raw) != len(salt) {
+	if len(in.Salt) != len(salt) {
 		return nil, fmt.Errorf("client: %s: manifest holds no valid sealing salt", in.Name)
 	}
-	copy(salt[:], raw)
+	copy(salt[:], in.Salt)
 	return seal.NewSealer(in.keys.gen, in.Name, in.Generation, salt)
 }
 

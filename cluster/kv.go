@@ -1,8 +1,8 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -103,7 +103,7 @@ func (c *Client) writeTable(ctx context.Context, p *pendingLoad, items []kv.Item
 		return err
 	}
 	l := t.Layout
-	p.next.KV, p.next.HashSeed = &l, hex.EncodeToString(t.Seed[:])
+	p.next.KV, p.next.HashSeed = &l, client.Hex(bytes.Clone(t.Seed[:]))
 	return c.writeRecords(ctx, p, &tableReader{t: t}, dataset.FixedSize, dataset.RecordOptions{})
 }
 
@@ -220,9 +220,9 @@ func (c *Client) lookupIn(ctx context.Context, s *kvSnapshot, keys [][]byte) ([]
 // a candidate it holds or, for one it does not, at an index of its own.
 func (c *Client) fetchBuckets(ctx context.Context, m *Map, tags [][]kv.Tag) ([][]byte, error) {
 	l := *m.KV
-	seed, err := hex.DecodeString(m.HashSeed)
+	seed := m.HashSeed
 	S := len(m.Shards)
-	if err != nil || len(seed) != 32 || l.Validate(m.RecordSize) != nil || l.Buckets < S || l.Buckets != m.Records {
+	if len(seed) != 32 || l.Validate(m.RecordSize) != nil || l.Buckets < S || l.Buckets != m.Records {
 		return nil, fmt.Errorf("cluster: %s: the map holds no valid kv layout", m.Name)
 	}
 	var buckets []int

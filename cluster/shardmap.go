@@ -37,7 +37,7 @@ type Map struct {
 	// b, in shard b mod S), HashSeed its table's seed (hex), Entries its
 	// keys, DeltaMax and CompactAt its delta's bounds (kvdelta.go).
 	KV        *kv.Layout    `json:"kv,omitempty"`
-	HashSeed  string        `json:"hash_seed,omitempty"`
+	HashSeed  client.Hex    `json:"hash_seed,omitempty"`
 	Entries   int           `json:"entries,omitempty"`
 	DeltaMax  int           `json:"delta_max,omitempty"`
 	CompactAt int           `json:"compact_at,omitempty"`

@@ -24,37 +24,7 @@ func TestLWEBenchmarkSmall(t *testing.T) {
 	opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 64, Queries: 4, Seed: 7, StoreDir: dir, Plaintext: true,
 		Batches: []int{1, 3}}
 	p := lwepir.Test()
-	records := int(opt.Size) / opt.RecordSize
-	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := &PIRReport{}
-	logf, progress := orQuiet(nil, nil)
-	if _, err := buildLWEStore(ctx, opt, p, lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: "test", Shape: shape, Records: records},
-		rep, progress, logf); err != nil {
-		t.Fatal(err)
-	}
-	if err := ownDatabase(dir, benchDB, true); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(dir, layout.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	d, err := device.New(st, device.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go device.Serve(sctx, d, lis, device.WithPlaintext())
-	opt.Device, opt.Dial = lis.Addr().String(), []remote.Option{remote.WithPlaintext()}
+	shape := serveLWEStore(t, ctx, &opt)
 	got, err := RunPIR(ctx, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -108,37 +78,7 @@ func TestLWEBenchmarkColdThroughADevice(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "store")
 	opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 64, Queries: 3, Seed: 9, StoreDir: dir, Plaintext: true}
-	p := lwepir.Test()
-	records := int(opt.Size) / opt.RecordSize
-	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logf, progress := orQuiet(nil, nil)
-	if _, err := buildLWEStore(ctx, opt, p, lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: "test", Shape: shape, Records: records},
-		&PIRReport{}, progress, logf); err != nil {
-		t.Fatal(err)
-	}
-	if err := ownDatabase(dir, benchDB, true); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(dir, layout.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	d, err := device.New(st, device.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go device.Serve(sctx, d, lis, device.WithPlaintext())
-	opt.Device, opt.Dial = lis.Addr().String(), []remote.Option{remote.WithPlaintext()}
+	serveLWEStore(t, ctx, &opt)
 	if _, err := RunPIR(ctx, PIROptions{Scheme: "lwe", LWEParams: "test", Size: opt.Size, RecordSize: 64, Queries: 3, StoreDir: dir, Device: opt.Device, Compare: true}); err == nil {
 		t.Fatal("--compare ran beside a device holding the store")
 	}
@@ -273,4 +213,45 @@ func TestLWEUploadFromTheLayout(t *testing.T) {
 // every ciphertext prime.
 func lweQueryUpBytes(p lwepir.Params, shape lwepir.Shape) int64 {
 	return 4*int64(shape.Cols) + 2*int64(len(p.HintLogQ))*int64(p.HintSlots())*8
+}
+
+// serveLWEStore builds opt's database (test parameters) in opt.StoreDir,
+// serves it from a plaintext device in this process until the test ends,
+// points opt at that device and returns the database's shape.
+func serveLWEStore(t *testing.T, ctx context.Context, opt *PIROptions) lwepir.Shape {
+	t.Helper()
+	p := lwepir.Test()
+	records := int(opt.Size) / opt.RecordSize
+	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, progress := orQuiet(nil, nil)
+	if _, err := buildLWEStore(ctx, *opt, p, lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: "test", Shape: shape, Records: records},
+		&PIRReport{}, progress, logf); err != nil {
+		t.Fatal(err)
+	}
+	if err := ownDatabase(opt.StoreDir, benchDB, true); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(opt.StoreDir, layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { device.Serve(sctx, d, lis, device.WithPlaintext()); close(served) }()
+	// Stop serving before the store closes (cleanups run last first).
+	t.Cleanup(func() { stop(); <-served })
+	opt.Device, opt.Dial = lis.Addr().String(), []remote.Option{remote.WithPlaintext()}
+	return shape
 }

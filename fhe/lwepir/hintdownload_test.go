@@ -3,7 +3,6 @@ package lwepir
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/fhe/matvec"
@@ -22,24 +21,10 @@ func TestQueryVectorDecodesWithDownloadedHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	tiles, recs := recordDB(t, p, shape, records)
-	var seed [SeedSize]byte
-	if _, err := rand.Read(seed[:]); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	hint, err := ComputeHint(ctx, p, shape, seed, tiles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sk, _, err := GenerateKeys(p, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := NewClient(p, shape, seed, sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := NewServer(p, shape)
+	pp := newPIR(t, p, shape, tiles)
+	cl, srv := pp.cl, pp.srv
+	hint, err := ComputeHint(ctx, p, shape, pp.seed, tiles)
 	if err != nil {
 		t.Fatal(err)
 	}

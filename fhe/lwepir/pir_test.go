@@ -53,6 +53,7 @@ func buildHint(t *testing.T, p Params, shape Shape, seed [SeedSize]byte, tiles T
 // pirParts are what queries of one database need: its hint, a client's
 // keys, the client and a server.
 type pirParts struct {
+	seed  [SeedSize]byte
 	diags MemDiagonals
 	evk   *EvalKeys
 	cl    *Client
@@ -79,7 +80,7 @@ func newPIR(t *testing.T, p Params, shape Shape, tiles Tiles) pirParts {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pirParts{diags: diags, evk: evk, cl: cl, srv: srv}
+	return pirParts{seed: seed, diags: diags, evk: evk, cl: cl, srv: srv}
 }
 
 // TestHintEqualsNaiveProduct checks H' = (D − 128)·A against the product

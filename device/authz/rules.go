@@ -13,13 +13,16 @@ import (
 )
 
 // Every RPC's access rule, in one table. Every call needs an
-// authenticated identity first; the rule says what else: the access the
-// caller must hold on each object (or prefix) its request names, whether
-// its job ids must be the caller's own, whether the names it sets are
-// placed in the caller's namespace, and which identities may call it at
-// all. Guarded applies the table (Guarded.admit); TestEveryRPCHasARule
-// checks it names every method of the service, so a new RPC cannot go in
-// without one.
+// authenticated identity first; the rule says what else: which
+// identities may call it at all, and the access the caller must hold on
+// each object (or prefix) its request names. Guarded applies the table
+// (Guarded.admit); TestEveryRPCHasARule checks it names every method of
+// the service, so a new RPC cannot go in without one. What a method does
+// as it rewrites the request it passes on is its own, beside the table:
+// job ids translated to the device's (only the caller's own: Send, Recv,
+// Release), program names placed in the caller's namespace (ProgSet,
+// SetStream, Send, RunStream), a List reply filtered to what the caller
+// may see, and a Grant only by the database's owner (Authorizer.Grant).
 
 // need is one object (or prefix of a database's objects) a request names
 // and the access it needs there (0: only the prefix's form is checked).
@@ -36,34 +39,24 @@ type rule struct {
 	// roles, if set, are the only certificate roles that may call (the
 	// plaintext identity of a device without TLS always may).
 	roles []certs.Role
-	// ownJobs: the job ids the request names must be the caller's
-	// (another caller's job is NotFound, like one that never existed).
-	ownJobs bool
-	// namespaced: the program names it sets or runs are the caller's own
-	// (programName), so no caller reaches another's programs.
-	namespaced bool
-	// filtered: the reply keeps only what the caller may see (List).
-	filtered bool
-	// owner: the caller must own the database (Grant).
-	owner bool
 }
 
 var rules = map[string]rule{
 	"Config":    {},
 	"Stats":     {},
-	"ProgSet":   {namespaced: true},
-	"SetStream": {namespaced: true},
+	"ProgSet":   {},
+	"SetStream": {},
 	"Put":       {needs: func(m proto.Message) []need { return []need{{Write, m.(*devicepb.PutRequest).GetName(), false}} }},
 	"Delete":    {needs: func(m proto.Message) []need { return []need{{Drop, m.(*devicepb.DeleteRequest).GetName(), false}} }},
 	"Get":       {needs: getNeeds},
-	"List":      {filtered: true},
-	"Grant":     {owner: true},
+	"List":      {},
+	"Grant":     {},
 	"CopyFrom": {roles: []certs.Role{certs.RoleDevice, certs.RoleAdmin},
 		needs: func(m proto.Message) []need { return []need{{0, m.(*devicepb.CopyFromRequest).GetPrefix(), true}} }},
-	"Send":      {needs: sendNeeds, ownJobs: true, namespaced: true},
-	"Recv":      {ownJobs: true},
-	"Release":   {ownJobs: true},
-	"RunStream": {needs: runStreamNeeds, namespaced: true},
+	"Send":      {needs: sendNeeds},
+	"Recv":      {},
+	"Release":   {},
+	"RunStream": {needs: runStreamNeeds},
 	"QueryLWE":  {needs: queryLWENeeds},
 }
 
@@ -117,33 +110,32 @@ func queryLWENeeds(m proto.Message) []need {
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 
 // admit applies method's rule to a request of id: its roles, then every
-// need. It returns the rule (the method applies its jobs, namespace,
-// filter and owner parts where it builds the call it passes on).
-func (g *Guarded) admit(id certs.Identity, method string, req proto.Message) (rule, error) {
+// need.
+func (g *Guarded) admit(id certs.Identity, method string, req proto.Message) error {
 	r, ok := rules[method]
 	if !ok {
-		return r, fmt.Errorf("%w: %s has no access rule", ErrDenied, method)
+		return fmt.Errorf("%w: %s has no access rule", ErrDenied, method)
 	}
 	if len(r.roles) > 0 && !roleIn(id, r.roles) {
-		return r, fmt.Errorf("%w: %s may not call %s", ErrDenied, id.Name, method)
+		return fmt.Errorf("%w: %s may not call %s", ErrDenied, id.Name, method)
 	}
 	if r.needs == nil {
-		return r, nil
+		return nil
 	}
 	for _, n := range r.needs(req) {
 		if n.prefix {
 			if err := CheckPrefix(n.object); err != nil {
-				return r, fmt.Errorf("%s: %w", method, err)
+				return fmt.Errorf("%s: %w", method, err)
 			}
 		}
 		if n.access == 0 {
 			continue
 		}
 		if err := g.a.Authorize(id, n.access, n.object); err != nil {
-			return r, err
+			return err
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // roleIn reports whether id holds one of roles (the plaintext identity,
@@ -163,6 +155,5 @@ func (g *Guarded) call(ctx context.Context, method string, req proto.Message) (c
 	if err != nil {
 		return id, err
 	}
-	_, err = g.admit(id, method, req)
-	return id, err
+	return id, g.admit(id, method, req)
 }

@@ -68,16 +68,16 @@ func TestRuleNeeds(t *testing.T) {
 // refused.
 func TestAdmitRefuses(t *testing.T) {
 	g := Guard(nil, New(nil))
-	if _, err := g.admit(certs.Identity{Name: "alice", Role: certs.RoleUser}, "Unknown", &devicepb.StatsRequest{}); !errors.Is(err, ErrDenied) {
+	if err := g.admit(certs.Identity{Name: "alice", Role: certs.RoleUser}, "Unknown", &devicepb.StatsRequest{}); !errors.Is(err, ErrDenied) {
 		t.Fatalf("unknown method: %v", err)
 	}
-	if _, err := g.admit(certs.Identity{Name: "alice", Role: certs.RoleUser}, "CopyFrom", &devicepb.CopyFromRequest{Prefix: "db/"}); !errors.Is(err, ErrDenied) {
+	if err := g.admit(certs.Identity{Name: "alice", Role: certs.RoleUser}, "CopyFrom", &devicepb.CopyFromRequest{Prefix: "db/"}); !errors.Is(err, ErrDenied) {
 		t.Fatalf("a user's CopyFrom: %v", err)
 	}
-	if _, err := g.admit(certs.Identity{Name: "d1", Role: certs.RoleDevice}, "CopyFrom", &devicepb.CopyFromRequest{Prefix: "db/"}); err != nil {
+	if err := g.admit(certs.Identity{Name: "d1", Role: certs.RoleDevice}, "CopyFrom", &devicepb.CopyFromRequest{Prefix: "db/"}); err != nil {
 		t.Fatalf("a device's CopyFrom: %v", err)
 	}
-	if _, err := g.admit(certs.Identity{Name: "d1", Role: certs.RoleDevice}, "CopyFrom", &devicepb.CopyFromRequest{Prefix: "db"}); err == nil {
+	if err := g.admit(certs.Identity{Name: "d1", Role: certs.RoleDevice}, "CopyFrom", &devicepb.CopyFromRequest{Prefix: "db"}); err == nil {
 		t.Fatal("a CopyFrom of a prefix that is no database's was admitted")
 	}
 }

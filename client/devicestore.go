@@ -12,32 +12,23 @@ func NewStore(c *Client) Store { return deviceStore{c} }
 // deviceStore is one device's Store: a Client's methods, typed.
 type deviceStore struct{ c *Client }
 
-// described returns in as a Description (none on an error: a nil *Info
-// is not a nil Description).
-func described(in *Info, err error) (Description, error) {
-	if err != nil {
-		return nil, err
-	}
-	return in, nil
-}
-
 func (s deviceStore) Create(ctx context.Context, name string, spec Spec) (Description, error) {
 	if spec.Shards > 1 || spec.Replicas > 1 {
 		return nil, fmt.Errorf("client: create %s: %d shards × %d replicas: one device holds one copy (create it on a cluster)", name, spec.Shards, spec.Replicas)
 	}
 	switch spec.Kind() {
 	case KindPIR:
-		return described(s.c.CreatePIR(ctx, name, spec.PIR.RecordSize, spec.PIR.PIROptions))
+		return Described(s.c.CreatePIR(ctx, name, spec.PIR.RecordSize, spec.PIR.PIROptions))
 	case KindKV:
-		return described(s.c.CreateKV(ctx, name, *spec.KV))
+		return Described(s.c.CreateKV(ctx, name, *spec.KV))
 	case KindVectors:
-		return described(s.c.CreateVectors(ctx, name, spec.Vectors.Dim, spec.Vectors.VectorOptions))
+		return Described(s.c.CreateVectors(ctx, name, spec.Vectors.Dim, spec.Vectors.VectorOptions))
 	}
 	return nil, fmt.Errorf("client: create %s: the spec names no kind, or several", name)
 }
 
 func (s deviceStore) Info(ctx context.Context, name string) (Description, error) {
-	return described(s.c.Info(ctx, name))
+	return Described(s.c.Info(ctx, name))
 }
 
 func (s deviceStore) Drop(ctx context.Context, name string) error { return s.c.Drop(ctx, name) }
@@ -54,7 +45,7 @@ type devicePIR struct {
 }
 
 func (d devicePIR) Load(ctx context.Context, r io.Reader, opt LoadOptions) (Description, error) {
-	return described(d.c.load(ctx, d.name, KindPIR, r, opt))
+	return Described(d.c.load(ctx, d.name, KindPIR, r, opt))
 }
 
 func (d devicePIR) Get(ctx context.Context, index int) (*Record, error) {
@@ -83,7 +74,7 @@ func (d devicePIR) AppendFrom(ctx context.Context, r io.Reader, opt LoadOptions)
 }
 
 func (d devicePIR) Compact(ctx context.Context) (Description, error) {
-	return described(d.c.compact(ctx, d.name, KindPIR, false))
+	return Described(d.c.compact(ctx, d.name, KindPIR, false))
 }
 
 // deviceKV is a keyword database of one device.
@@ -93,7 +84,7 @@ type deviceKV struct {
 }
 
 func (d deviceKV) Load(ctx context.Context, r io.Reader, opt LoadOptions) (Description, error) {
-	return described(d.c.load(ctx, d.name, KindKV, r, opt))
+	return Described(d.c.load(ctx, d.name, KindKV, r, opt))
 }
 
 func (d deviceKV) Lookup(ctx context.Context, key []byte) ([]byte, error) {
@@ -113,7 +104,7 @@ func (d deviceKV) Delete(ctx context.Context, key []byte) (*Update, error) {
 }
 
 func (d deviceKV) Compact(ctx context.Context) (Description, error) {
-	return described(d.c.compact(ctx, d.name, KindKV, false))
+	return Described(d.c.compact(ctx, d.name, KindKV, false))
 }
 
 // deviceVectors is a vector database of one device.
@@ -123,7 +114,7 @@ type deviceVectors struct {
 }
 
 func (d deviceVectors) Load(ctx context.Context, r io.Reader, opt LoadOptions) (Description, error) {
-	return described(d.c.load(ctx, d.name, KindVectors, r, opt))
+	return Described(d.c.load(ctx, d.name, KindVectors, r, opt))
 }
 
 func (d deviceVectors) Nearest(ctx context.Context, query []float32, k int) (*Neighbors, error) {

@@ -30,6 +30,15 @@ type Description interface {
 	Head() *Header
 }
 
+// Described returns d as a Description, none on an error: a nil *Info
+// (or *cluster.Map) in the interface would not be a nil Description.
+func Described[D Description](d D, err error) (Description, error) {
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
 // Spec is what Create makes: exactly one of PIR, KV and Vectors, and, on
 // a cluster, its shards and the replicas of each (0: the cluster's
 // defaults; one device holds one copy: more is refused there).

@@ -20,14 +20,6 @@ func NewStore(c *Client) client.Store { return store{c} }
 
 type store struct{ c *Client }
 
-// described returns m as a Description (none on an error).
-func described(m *Map, err error) (client.Description, error) {
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 func (s store) Create(ctx context.Context, name string, spec client.Spec) (client.Description, error) {
 	shards, replicas := spec.Shards, spec.Replicas
 	if shards == 0 {
@@ -38,17 +30,17 @@ func (s store) Create(ctx context.Context, name string, spec client.Spec) (clien
 	}
 	switch spec.Kind() {
 	case client.KindPIR:
-		return described(s.c.createPIR(ctx, name, spec.PIR.RecordSize, shards, replicas, spec.PIR.PIROptions))
+		return client.Described(s.c.createPIR(ctx, name, spec.PIR.RecordSize, shards, replicas, spec.PIR.PIROptions))
 	case client.KindKV:
-		return described(s.c.CreateKV(ctx, name, shards, replicas, *spec.KV))
+		return client.Described(s.c.CreateKV(ctx, name, shards, replicas, *spec.KV))
 	case client.KindVectors:
-		return described(s.c.CreateVectors(ctx, name, spec.Vectors.Dim, shards, replicas, spec.Vectors.VectorOptions))
+		return client.Described(s.c.CreateVectors(ctx, name, spec.Vectors.Dim, shards, replicas, spec.Vectors.VectorOptions))
 	}
 	return nil, fmt.Errorf("cluster: create %s: the spec names no kind, or several", name)
 }
 
 func (s store) Info(ctx context.Context, name string) (client.Description, error) {
-	return described(s.c.Info(ctx, name))
+	return client.Described(s.c.Info(ctx, name))
 }
 
 func (s store) Drop(ctx context.Context, name string) error { return s.c.Drop(ctx, name) }
@@ -65,7 +57,7 @@ type pirDB struct {
 }
 
 func (d pirDB) Load(ctx context.Context, r io.Reader, opt client.LoadOptions) (client.Description, error) {
-	return described(d.c.load(ctx, d.name, r, opt.Records, opt.RecordOptions()))
+	return client.Described(d.c.load(ctx, d.name, r, opt.Records, opt.RecordOptions()))
 }
 
 func (d pirDB) Get(ctx context.Context, index int) (*client.Record, error) {
@@ -98,7 +90,7 @@ type kvDB struct {
 }
 
 func (d kvDB) Load(ctx context.Context, r io.Reader, opt client.LoadOptions) (client.Description, error) {
-	return described(d.c.LoadKV(ctx, d.name, r, opt.KV, opt.Header))
+	return client.Described(d.c.LoadKV(ctx, d.name, r, opt.KV, opt.Header))
 }
 
 func (d kvDB) Lookup(ctx context.Context, key []byte) ([]byte, error) {
@@ -118,7 +110,7 @@ func (d kvDB) Delete(ctx context.Context, key []byte) (*client.Update, error) {
 }
 
 func (d kvDB) Compact(ctx context.Context) (client.Description, error) {
-	return described(d.c.Compact(ctx, d.name))
+	return client.Described(d.c.Compact(ctx, d.name))
 }
 
 // vectorDB is a cluster's vector database.
@@ -128,7 +120,7 @@ type vectorDB struct {
 }
 
 func (d vectorDB) Load(ctx context.Context, r io.Reader, opt client.LoadOptions) (client.Description, error) {
-	return described(d.c.LoadVectors(ctx, d.name, r, opt.Vectors))
+	return client.Described(d.c.LoadVectors(ctx, d.name, r, opt.Vectors))
 }
 
 func (d vectorDB) Nearest(ctx context.Context, query []float32, k int) (*client.Neighbors, error) {

@@ -37,14 +37,17 @@ func dbGetRecord(ctx context.Context, cmd string, f *dbFlags, args []string) err
 // lookup`); without --json an absent key is an error (client.ErrNotFound).
 func dbLookup(ctx context.Context, cmd string, f *dbFlags, args []string) error {
 	key := f.fs.String("kv-key", "", "the keyword database's key to look up")
-	st, err := f.parseOpen(ctx, args)
+	if err := f.fs.Parse(args); err != nil {
+		return err
+	}
+	if !flagSet(f, "kv-key") {
+		return errors.New("db lookup: --kv-key is required")
+	}
+	st, err := f.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if !flagSet(f, "kv-key") {
-		return errors.New("db lookup: --kv-key is required")
-	}
 	rs, err := st.KV(*f.name).LookupMany(ctx, [][]byte{[]byte(*key)})
 	if err != nil {
 		return err

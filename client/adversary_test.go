@@ -364,7 +364,7 @@ func TestAdversarialDeviceInsecureParamsNeedAsking(t *testing.T) {
 		t.Fatalf("create kv on the test set: %v, want ErrInsecureParams", err)
 	}
 	in, err := e.c.CreatePIR(ctx, "b", advSize, PIROptions{})
-	if err != nil || in.LWEParams != "default" || in.InsecureParams {
+	if err != nil || in.pir().LWEParams != "default" || in.InsecureParams {
 		t.Fatalf("default create: %+v, %v", in, err)
 	}
 	if p, err := in.lweParams(); err != nil || p.Insecure {
@@ -590,7 +590,7 @@ func (c *Client) readRecordRaw(ctx context.Context, in *Info, r int) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
+	shape := lwepir.Shape{Rows: in.pir().Rows, Cols: in.pir().Cols, RecordSize: in.StoredRecordSize()}
 	col, row := shape.Locate(r)
 	n := p.N()
 	resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(col/n))})

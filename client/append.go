@@ -31,8 +31,8 @@ func (c *Client) Append(ctx context.Context, name string, records ...[]byte) (*A
 		first = in.Records
 		ops := make([]kv.Op, len(records))
 		for i, r := range records {
-			if len(r) > in.RecordSize {
-				return nil, 0, fmt.Errorf("client: append %s: record %d: %w: %d bytes, the database's are %d", name, i, ErrRecordTooLarge, len(r), in.RecordSize)
+			if len(r) > in.pir().RecordSize {
+				return nil, 0, fmt.Errorf("client: append %s: record %d: %w: %d bytes, the database's are %d", name, i, ErrRecordTooLarge, len(r), in.pir().RecordSize)
 			}
 			ops[i] = kv.Op{Kind: kv.OpSet, Index: int64(first + i), Value: r}
 		}
@@ -64,7 +64,7 @@ func (c *Client) AppendFrom(ctx context.Context, name string, r io.Reader, opt L
 	if err := pirOnly(in, "Append"); err != nil {
 		return nil, err
 	}
-	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, opt.RecordOptions())
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.pir().RecordSize, opt.RecordOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -113,7 +113,7 @@ func testLoadGetReload(t *testing.T, scheme client.PIRScheme, rows, cols int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Records != n || in.Generation != 1 || in.Rows != rows || in.Cols != cols || !in.Sealed {
+	if in.Records != n || in.Generation != 1 || in.Matrix().Rows != rows || in.Matrix().Cols != cols || !in.Sealed {
 		t.Fatalf("loaded %+v", in)
 	}
 	for _, i := range []int{0, n - 1, 777, 65536} {
@@ -379,8 +379,8 @@ func TestStreamLoadIsSizedByItsRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if in.Records != c.n || in.Rows != want.Rows || in.Cols != want.Cols || in.Bytes != want.StoredBytes(p) {
-				t.Fatalf("loaded %d records in %d × %d, %d bytes; want %d × %d, %d bytes", in.Records, in.Rows, in.Cols, in.Bytes,
+			if in.Records != c.n || in.Matrix().Rows != want.Rows || in.Matrix().Cols != want.Cols || in.Bytes != want.StoredBytes(p) {
+				t.Fatalf("loaded %d records in %d × %d, %d bytes; want %d × %d, %d bytes", in.Records, in.Matrix().Rows, in.Matrix().Cols, in.Bytes,
 					want.Rows, want.Cols, want.StoredBytes(p))
 			}
 			if in.Bytes > 32<<20 {

@@ -141,7 +141,7 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 // the delta changed; no map of all the items is built, so a table of 10 M
 // keys holds its values once.
 func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) error {
-	l := *in.KV
+	l := in.KV.Layout
 	h, err := in.kvHasher()
 	if err != nil {
 		return err
@@ -168,9 +168,9 @@ func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) err
 			return err
 		}
 	}
-	added, entries := fold.Added(in.Entries)
+	added, entries := fold.Added(in.KV.Entries)
 	items = append(items, added...)
-	next.Entries = entries
+	next.KV.Entries = entries
 	return c.writeKV(ctx, next, items)
 }
 
@@ -199,7 +199,7 @@ func (c *Client) compactPIR(ctx context.Context, in, next *Info, ops []kv.Op) er
 	}
 	for _, o := range ops {
 		if o.Kind == kv.OpSet && o.Index >= 0 && o.Index < int64(len(recs)) {
-			recs[o.Index] = padRecord(o.Value, in.RecordSize)
+			recs[o.Index] = padRecord(o.Value, in.pir().RecordSize)
 		}
 	}
 	for i := in.genRecords(); i < len(recs); i++ {
@@ -234,9 +234,9 @@ func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []by
 	if err != nil {
 		return err
 	}
-	shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
+	shape := lwepir.Shape{Rows: in.pir().Rows, Cols: in.pir().Cols, RecordSize: in.StoredRecordSize()}
 	if err := shape.Validate(p); err != nil || shape.Records() < in.genRecords() {
-		return fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.Rows, in.Cols)
+		return fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.pir().Rows, in.pir().Cols)
 	}
 	sl, err := c.sealer(ctx, in)
 	if err != nil {

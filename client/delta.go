@@ -185,6 +185,7 @@ func (c *Client) tryUpdate(ctx context.Context, name string, build func(*Info) (
 			return nil, err
 		}
 		next := *in
+		next.Parts = in.Parts.Clone()
 		next.Delta = &Delta{Ops: nops, Bytes: size, Segments: append(segs[:keep:keep], seg), Appended: in.Delta.appended() + appended}
 		next.Records += appended
 		for _, s := range segs[keep:] {
@@ -230,7 +231,7 @@ func (c *Client) Put(ctx context.Context, name string, key, value []byte) (*Upda
 		if err := kvOnly(in, "Put"); err != nil {
 			return nil, 0, err
 		}
-		if err := in.KV.Check(kv.Pair{Key: key, Value: value, Line: 0}); err != nil {
+		if err := in.KV.Layout.Check(kv.Pair{Key: key, Value: value, Line: 0}); err != nil {
 			return nil, 0, err
 		}
 		return []kv.Op{{Kind: kv.OpPut, Key: key, Value: value}}, 0, nil
@@ -261,8 +262,8 @@ func (c *Client) Set(ctx context.Context, name string, index int, record []byte)
 		if index < 0 || index >= in.Records {
 			return nil, 0, fmt.Errorf("client: set %s: %w: index %d of %d records", name, ErrIndexOutOfRange, index, in.Records)
 		}
-		if len(record) > in.RecordSize {
-			return nil, 0, fmt.Errorf("client: set %s[%d]: %w: a record of %d bytes, the database's are %d", name, index, ErrRecordTooLarge, len(record), in.RecordSize)
+		if len(record) > in.pir().RecordSize {
+			return nil, 0, fmt.Errorf("client: set %s[%d]: %w: a record of %d bytes, the database's are %d", name, index, ErrRecordTooLarge, len(record), in.pir().RecordSize)
 		}
 		return []kv.Op{{Kind: kv.OpSet, Index: int64(index), Value: record}}, 0, nil
 	})

@@ -92,6 +92,7 @@ func (c *Client) editMembers(ctx context.Context, name string, edit func(*Info) 
 			return fmt.Errorf("client: %s: %w", name, ErrNotKeyOwner)
 		}
 		next := *in
+		next.Parts = in.Parts.Clone()
 		next.Members = maps.Clone(in.Members)
 		if next.Members == nil {
 			next.Members = map[string]Member{}

@@ -46,8 +46,8 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
-	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindKV}, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams, RecordSize: l.BucketBytes(), Sealed: true,
-		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
+	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindKV}, InsecureParams: opt.InsecureParams, Sealed: true,
+		Parts: Parts{KV: &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 }
 
 // kvHasher is the tag hasher of keyword database in (its key outlives
@@ -70,11 +70,11 @@ func (c *Client) loadKV(ctx context.Context, in *Info, r io.Reader, opt LoadOpti
 	if err != nil {
 		return err
 	}
-	items, pairs, err := in.KV.Collect(rd, h)
+	items, pairs, err := in.KV.Layout.Collect(rd, h)
 	if err != nil {
 		return err
 	}
-	in.Entries = pairs
+	in.KV.Entries = pairs
 	return c.writeKV(ctx, in, items)
 }
 
@@ -85,13 +85,13 @@ func (c *Client) writeKV(ctx context.Context, in *Info, items []kv.Item) error {
 	if err != nil {
 		return err
 	}
-	t, err := kv.Build(*in.KV, items)
+	t, err := kv.Build(in.KV.Layout, items)
 	if err != nil {
 		return err
 	}
 	l := t.Layout
-	in.KV = &l
-	in.HashSeed = Hex(bytes.Clone(t.Seed[:]))
+	in.KV.Layout = l
+	in.KV.HashSeed = Hex(bytes.Clone(t.Seed[:]))
 	return c.writeLWE(ctx, in, p, &bucketReader{t: t}, l.Buckets)
 }
 
@@ -114,10 +114,10 @@ func (r *bucketReader) Next() ([]byte, error) {
 // hashSeed is the bucket seed of a keyword generation.
 func (in *Info) hashSeed() ([32]byte, error) {
 	var s [32]byte
-	if len(in.HashSeed) != len(s) {
+	if len(in.KV.HashSeed) != len(s) {
 		return s, fmt.Errorf("client: %s: manifest holds no valid hash seed", in.Name)
 	}
-	copy(s[:], in.HashSeed)
+	copy(s[:], in.KV.HashSeed)
 	return s, nil
 }
 
@@ -194,7 +194,7 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 	if err := kvOnly(in, "Lookup"); err != nil {
 		return nil, err
 	}
-	l := *in.KV
+	l := in.KV.Layout
 	ops, err := c.deltaOps(ctx, in)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 		if err != nil {
 			return nil, err
 		}
-		if err := l.Validate(in.RecordSize); err != nil || l.Buckets < 1 || l.Buckets > in.Records {
+		if err := l.Validate(in.pir().RecordSize); err != nil || l.Buckets < 1 || l.Buckets > in.Records {
 			return nil, fmt.Errorf("client: %s: manifest holds no valid kv layout", in.Name)
 		}
 		for _, t := range tags {

@@ -77,7 +77,7 @@ func TestKVLookupMatchesMap(t *testing.T) {
 	createKV(t, e.c, "kv", csv)
 	checkKV(t, e.c, "kv", want, "nobody", "user-80@example.org", "")
 	in, err := e.c.Info(context.Background(), "kv")
-	if err != nil || in.Entries != 80 || in.Kind != client.KindKV {
+	if err != nil || in.KV.Entries != 80 || in.Kind != client.KindKV {
 		t.Fatalf("info %+v, %v", in, err)
 	}
 	// JSONL, into a second database; LookupMany answers a batch.
@@ -136,8 +136,8 @@ func TestKVUpdatesThenCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Generation != before.Generation+1 || in.Delta != nil || in.Entries != 41 {
-		t.Fatalf("compacted: generation %d (was %d), delta %v, %d entries (want 41)", in.Generation, before.Generation, in.Delta, in.Entries)
+	if in.Generation != before.Generation+1 || in.Delta != nil || in.KV.Entries != 41 {
+		t.Fatalf("compacted: generation %d (was %d), delta %v, %d entries (want 41)", in.Generation, before.Generation, in.Delta, in.KV.Entries)
 	}
 	checkKV(t, e.c, "kv", want, "user-5@example.org", "k")
 }

@@ -41,7 +41,7 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 	if err != nil {
 		return err
 	}
-	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, opt.RecordOptions())
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.pir().RecordSize, opt.RecordOptions())
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (c *Client) loadLWE(ctx context.Context, in *Info, r io.Reader, inputSize i
 	// estimate, for a database too large to wait for its end.
 	count, estimate := 0, max(0, opt.ExpectedRecords)
 	if inputSize > 0 {
-		n := int(max(1, inputSize/int64(in.RecordSize)))
+		n := int(max(1, inputSize/int64(in.pir().RecordSize)))
 		if opt.Records == dataset.FixedSize {
 			count = n
 		} else {
@@ -74,7 +74,7 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	if _, err := rand.Read(seed[:]); err != nil {
 		return err
 	}
-	in.Seed = Hex(bytes.Clone(seed[:]))
+	in.pir().Seed = Hex(bytes.Clone(seed[:]))
 	l, err := session.NewSizedLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate)
 	if err != nil {
 		return err
@@ -86,7 +86,7 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	if err != nil {
 		return err
 	}
-	in.Records, in.Rows, in.Cols, in.Bytes = l.Records(), shape.Rows, shape.Cols, l.Written()
+	in.Records, in.pir().Rows, in.pir().Cols, in.Bytes = l.Records(), shape.Rows, shape.Cols, l.Written()
 	return nil
 }
 
@@ -97,15 +97,15 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 		if err != nil {
 			return nil, err
 		}
-		shape := lwepir.Shape{Rows: in.Rows, Cols: in.Cols, RecordSize: in.StoredRecordSize()}
+		shape := lwepir.Shape{Rows: in.pir().Rows, Cols: in.pir().Cols, RecordSize: in.StoredRecordSize()}
 		if err := shape.Validate(p); err != nil || shape.Records() < in.genRecords() {
-			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.Rows, in.Cols)
+			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE shape (%d × %d)", in.Name, in.pir().Rows, in.pir().Cols)
 		}
 		var seed [lwepir.SeedSize]byte
-		if len(in.Seed) != len(seed) {
+		if len(in.pir().Seed) != len(seed) {
 			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE seed", in.Name)
 		}
-		copy(seed[:], in.Seed)
+		copy(seed[:], in.pir().Seed)
 		sk, err := c.keys.ringSecretKey(in, p)
 		if err != nil {
 			return nil, err

@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
-	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
@@ -33,45 +33,20 @@ const (
 // Info describes a database: the manifest its head object holds.
 type Info struct {
 	Header
-	Preset     string `json:"preset"`
-	RecordSize int    `json:"record_size,omitempty"`
-	Dim        int    `json:"dim,omitempty"`
-	Metric     Metric `json:"metric,omitempty"`
-	// Norm: the longest stored vector's length; vectors are stored
-	// divided by it (so are queries).
-	Norm float64 `json:"norm,omitempty"`
-	// EncryptedVectors: the vectors are stored as CKKS ciphertexts
-	// (VectorOptions.EncryptVectors); VectorKey is the fingerprint of the
-	// secret key they are encrypted under (keyFingerprint), set by a load.
-	EncryptedVectors bool   `json:"encrypted_vectors,omitempty"`
-	VectorKey        string `json:"vector_key,omitempty"`
+	Preset string `json:"preset,omitempty"` // the FHE preset of a BGV PIR or vector database
+	// Parts: the part of the database's kind (exactly one is set).
+	Parts
 	// Sealed: records are sealed on the client (package seal) before they
 	// are stored, under a key derived from the owner's data key; Salt
 	// (hex) makes the current generation's key unique. Neither is secret.
 	Sealed bool `json:"sealed,omitempty"`
 	Salt   Hex  `json:"salt,omitempty"`
-	// Scheme is a PIR database's scheme: SchemeLWE (the default) or
-	// SchemeBGV ("" in manifests from before the LWE scheme). LWEParams
-	// names the LWE parameter set and Seed (hex) the public matrix of the
-	// current generation; neither is secret.
-	Scheme    PIRScheme `json:"scheme,omitempty"`
-	LWEParams string    `json:"lwe_params,omitempty"`
-	Seed      Hex       `json:"seed,omitempty"`
-	// Rows and Cols: the stored matrix (BGV: plaintexts; LWE: bytes).
-	Rows int `json:"rows,omitempty"`
-	Cols int `json:"cols,omitempty"`
 	// Token names the load that wrote the current generation (random hex):
 	// its data lives under "<name>/g<generation>.<token>/", so loads that
 	// run at once never write the same objects. Empty for a generation
 	// written before loads carried one ("<name>/g<generation>/").
 	Token string `json:"token,omitempty"`
 	Bytes int64  `json:"bytes"` // stored data of the current generation
-	// KV (kind kv): the cuckoo table's layout; HashSeed (hex) the seed of
-	// its bucket choices in the current generation (public: the tags it
-	// hashes are secret); Entries the keys of the current generation.
-	KV       *kv.Layout `json:"kv,omitempty"`
-	HashSeed Hex        `json:"hash_seed,omitempty"`
-	Entries  int        `json:"entries,omitempty"`
 	// Delta: the changes made since the current generation was written
 	// (delta.go), in sealed segment objects the manifest lists; every
 	// query reads them whole after the manifest.
@@ -98,6 +73,19 @@ type Info struct {
 	Members        map[string]Member `json:"members,omitempty"`
 
 	keys dbKeys // the generation's keys, verified (trust.go)
+}
+
+// UnmarshalJSON reads a manifest, as written now or by a build before
+// the kind-specific parts (its flat fields; the tag covers the stored
+// bytes, so those manifests verify unchanged), and refuses one whose part
+// does not match its kind.
+func (in *Info) UnmarshalJSON(b []byte) error {
+	type plain Info // Info without this method
+	*in = Info{}    // a description is read whole, never merged into another
+	if err := json.Unmarshal(b, (*plain)(in)); err != nil {
+		return err
+	}
+	return DecodeParts(b, in.Kind, &in.Parts)
 }
 
 // Member is an identity the owner granted a role on a database.
@@ -242,7 +230,7 @@ func (c *Client) writeInfo(ctx context.Context, in *Info, ifGen object.Generatio
 // carry their tag.
 func (in *Info) StoredRecordSize() int {
 	if in.Sealed {
-		return in.RecordSize + seal.Overhead
+		return in.pir().RecordSize + seal.Overhead
 	}
-	return in.RecordSize
+	return in.pir().RecordSize
 }

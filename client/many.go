@@ -92,7 +92,7 @@ func (in *Info) asked(index int) int {
 // rec, the generation's (an appended record must be in the delta).
 func fromDelta(in *Info, ops []kv.Op, index int, rec []byte) ([]byte, error) {
 	if op := kv.LastIndex(ops, int64(index)); op != nil {
-		return padRecord(op.Value, in.RecordSize), nil
+		return padRecord(op.Value, in.pir().RecordSize), nil
 	}
 	if index >= in.genRecords() {
 		return nil, fmt.Errorf("client: get %s[%d]: the manifest lists an appended record the delta does not hold", in.Name, index)

@@ -60,10 +60,10 @@ type PIROptions struct {
 // scheme is a manifest's scheme (manifests from before the LWE scheme
 // have none: they are BGV).
 func (in *Info) scheme() PIRScheme {
-	if in.Scheme == "" {
+	if in.pir().Scheme == "" {
 		return SchemeBGV
 	}
-	return in.Scheme
+	return in.pir().Scheme
 }
 
 // CreatePIR creates an empty PIR database of recordSize-byte records.
@@ -83,7 +83,8 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
-		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, Scheme: SchemeLWE, LWEParams: pname, InsecureParams: p.Insecure, RecordSize: recordSize, Sealed: true,
+		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, InsecureParams: p.Insecure, Sealed: true,
+			Parts:    Parts{PIR: &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize}},
 			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)
@@ -94,7 +95,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 	if max := 2<<preset.LogN - seal.Overhead; recordSize < 1 || recordSize > max {
 		return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 	}
-	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, Scheme: SchemeBGV, Preset: preset.Name, RecordSize: recordSize, Sealed: true, Created: time.Now().UTC()})
+	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, Preset: preset.Name, Parts: Parts{PIR: &PIRPart{Scheme: SchemeBGV, RecordSize: recordSize}}, Sealed: true, Created: time.Now().UTC()})
 }
 
 func (c *Client) create(ctx context.Context, in *Info) (*Info, error) {
@@ -257,6 +258,7 @@ func (c *Client) nextGeneration(in *Info) (Info, error) {
 		return Info{}, err
 	}
 	next := *in
+	next.Parts = in.Parts.Clone()
 	next.Generation, next.Token, next.Delta = in.Generation+1, token, nil
 	return next, c.startGeneration(&next)
 }
@@ -283,7 +285,7 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 	if err != nil {
 		return err
 	}
-	rr, err := dataset.NewRecordReader(r, opt.Records, in.RecordSize, opt.RecordOptions())
+	rr, err := dataset.NewRecordReader(r, opt.Records, in.pir().RecordSize, opt.RecordOptions())
 	if err != nil {
 		return err
 	}
@@ -298,7 +300,7 @@ func (c *Client) loadPIR(ctx context.Context, in *Info, r io.Reader, opt LoadOpt
 	if err != nil {
 		return err
 	}
-	in.Records, in.Rows, in.Cols, in.Bytes = shape.Records, shape.Rows, shape.Cols, n
+	in.Records, in.pir().Rows, in.pir().Cols, in.Bytes = shape.Records, shape.Rows, shape.Cols, n
 	return nil
 }
 
@@ -416,8 +418,8 @@ func (c *Client) pirSession(ctx context.Context, in *Info) (RecordQuerier, error
 		if err != nil {
 			return nil, err
 		}
-		if shape.Rows != in.Rows || shape.Cols != in.Cols {
-			return nil, fmt.Errorf("client: %s: stored as %d × %d plaintexts, its records make %d × %d", in.Name, in.Rows, in.Cols, shape.Rows, shape.Cols)
+		if shape.Rows != in.pir().Rows || shape.Cols != in.pir().Cols {
+			return nil, fmt.Errorf("client: %s: stored as %d × %d plaintexts, its records make %d × %d", in.Name, in.pir().Rows, in.pir().Cols, shape.Rows, shape.Cols)
 		}
 		sk, err := c.keys.secretKey(in.Preset)
 		if err != nil {

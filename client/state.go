@@ -258,12 +258,12 @@ func checkNonce(s string) error {
 // into this client; one marked insecure only if the database was created
 // asking for it.
 func (in *Info) lweParams() (lwepir.Params, error) {
-	p, err := lwepir.ByName(in.LWEParams)
+	p, err := lwepir.ByName(in.pir().LWEParams)
 	if err != nil {
 		return p, fmt.Errorf("client: %s: %w", in.Name, err)
 	}
 	if p.Insecure && !in.InsecureParams {
-		return p, fmt.Errorf("client: %s: %w (%q)", in.Name, ErrInsecureParams, in.LWEParams)
+		return p, fmt.Errorf("client: %s: %w (%q)", in.Name, ErrInsecureParams, in.pir().LWEParams)
 	}
 	return p, nil
 }

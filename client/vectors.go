@@ -76,8 +76,8 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim int, opt Ve
 	if err := progs.CheckVectors(vectorPreset, coefficients(dim, opt.Metric)); err != nil || dim < 1 {
 		return nil, fmt.Errorf("client: create %s: %w: %d dimensions (%v)", name, dataset.ErrBadDimension, dim, err)
 	}
-	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindVectors}, Preset: vectorPreset, Dim: dim, Metric: opt.Metric,
-		EncryptedVectors: opt.EncryptVectors, Created: time.Now().UTC()})
+	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindVectors}, Preset: vectorPreset,
+		Parts: Parts{Vectors: &VectorPart{Dim: dim, Metric: opt.Metric, Encrypted: opt.EncryptVectors}}, Created: time.Now().UTC()})
 }
 
 // coefficients a vector takes in the database: one more for L2 (−‖x‖²/2).
@@ -114,8 +114,8 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 		if err != nil {
 			return err
 		}
-		if len(v) != in.Dim {
-			return fmt.Errorf("%w: vector %d has %d dimensions, the database %q has %d", dataset.ErrDimensionMismatch, n, len(v), in.Name, in.Dim)
+		if len(v) != in.Vectors.Dim {
+			return fmt.Errorf("%w: vector %d has %d dimensions, the database %q has %d", dataset.ErrDimensionMismatch, n, len(v), in.Name, in.Vectors.Dim)
 		}
 		maxNorm = math.Max(maxNorm, norm32(v))
 		n++
@@ -137,13 +137,13 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 		return err
 	}
 	var sk *rlwe.SecretKey
-	if in.EncryptedVectors {
+	if in.Vectors.Encrypted {
 		// The loader's key encrypts the vectors; it becomes the key
 		// the database answers to (recorded by its fingerprint).
 		if sk, err = c.keys.secretKey(in.Preset); err != nil {
 			return err
 		}
-		if in.VectorKey, err = keyFingerprint(sk); err != nil {
+		if in.Vectors.Key, err = keyFingerprint(sk); err != nil {
 			return err
 		}
 	}
@@ -151,7 +151,7 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 	if err != nil {
 		return err
 	}
-	x := make([]float64, coefficients(in.Dim, in.Metric))
+	x := make([]float64, coefficients(in.Vectors.Dim, in.Vectors.Metric))
 	for i := 0; i < n; i++ {
 		v, err := vr.Next()
 		if err != nil {
@@ -162,8 +162,8 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 			x[k] = float64(f) / maxNorm
 			sq += x[k] * x[k]
 		}
-		if in.Metric == L2 {
-			x[in.Dim] = -sq / 2
+		if in.Vectors.Metric == L2 {
+			x[in.Vectors.Dim] = -sq / 2
 		}
 		if err := l.Add(ctx, x); err != nil {
 			return err
@@ -173,7 +173,7 @@ func (c *Client) loadVectors(ctx context.Context, in *Info, r io.Reader, opt Loa
 	if err != nil {
 		return err
 	}
-	in.Records, in.Norm, in.Bytes = n, maxNorm, written
+	in.Records, in.Vectors.Norm, in.Bytes = n, maxNorm, written
 	return nil
 }
 
@@ -215,27 +215,27 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	if in.Records == 0 {
 		return nil, fmt.Errorf("%w: %q", ErrEmpty, name)
 	}
-	if len(query) != in.Dim {
-		return nil, fmt.Errorf("client: nearest %s: %w: query of %d dimensions, the database has %d", name, dataset.ErrDimensionMismatch, len(query), in.Dim)
+	if len(query) != in.Vectors.Dim {
+		return nil, fmt.Errorf("client: nearest %s: %w: query of %d dimensions, the database has %d", name, dataset.ErrDimensionMismatch, len(query), in.Vectors.Dim)
 	}
 	if k < 1 {
 		return nil, fmt.Errorf("client: nearest %s: k = %d", name, k)
 	}
 	qn := norm32(query)
-	if qn > maxQueryNorm*in.Norm {
-		return nil, fmt.Errorf("client: nearest %s: %w: ‖q‖ = %g, more than %d× the longest stored vector (%g)", name, ErrQueryRange, qn, maxQueryNorm, in.Norm)
+	if qn > maxQueryNorm*in.Vectors.Norm {
+		return nil, fmt.Errorf("client: nearest %s: %w: ‖q‖ = %g, more than %d× the longest stored vector (%g)", name, ErrQueryRange, qn, maxQueryNorm, in.Vectors.Norm)
 	}
 	start := time.Now()
 	s, err := c.vectorSession(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	q := make([]float64, coefficients(in.Dim, in.Metric))
+	q := make([]float64, coefficients(in.Vectors.Dim, in.Vectors.Metric))
 	for i, f := range query {
-		q[i] = float64(f) / in.Norm
+		q[i] = float64(f) / in.Vectors.Norm
 	}
-	if in.Metric == L2 {
-		q[in.Dim] = 1
+	if in.Vectors.Metric == L2 {
+		q[in.Vectors.Dim] = 1
 	}
 	wire := &api.WireCount{}
 	scores, resp, err := s.Scores(api.WithWireCount(ctx, wire), q)
@@ -255,9 +255,9 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	if wire.Measured() { // through a connection: what crossed it
 		out.QueryBytes, out.AnswerBytes = wire.Sent(), wire.Received()
 	}
-	m2 := in.Norm * in.Norm
+	m2 := in.Vectors.Norm * in.Vectors.Norm
 	for i, id := range out.IDs {
-		if in.Metric == L2 {
+		if in.Vectors.Metric == L2 {
 			out.Scores[i] = float64(qn*qn) - 2*m2*scores[id]
 		} else {
 			out.Scores[i] = m2 * scores[id]
@@ -278,12 +278,12 @@ func (c *Client) vectorSession(ctx context.Context, in *Info) (VectorQuerier, er
 		if err != nil {
 			return nil, err
 		}
-		if in.EncryptedVectors {
+		if in.Vectors.Encrypted {
 			fp, err := keyFingerprint(sk)
 			if err != nil {
 				return nil, err
 			}
-			if fp != in.VectorKey {
+			if fp != in.Vectors.Key {
 				return nil, fmt.Errorf("%w: %q answers to the key of its last load", ErrVectorKey, in.Name)
 			}
 		}
@@ -297,7 +297,7 @@ func (c *Client) vectorSession(ctx context.Context, in *Info) (VectorQuerier, er
 
 // vectorsOf is vector database in's shape with n vectors.
 func vectorsOf(in *Info, n int) session.Vectors {
-	return session.Vectors{Preset: in.Preset, Count: n, Coefficients: coefficients(in.Dim, in.Metric), Encrypted: in.EncryptedVectors}
+	return session.Vectors{Preset: in.Preset, Count: n, Coefficients: coefficients(in.Vectors.Dim, in.Vectors.Metric), Encrypted: in.Vectors.Encrypted}
 }
 
 // keyFingerprint names a secret key without revealing it: the first 16

@@ -68,7 +68,7 @@ func TestNearestFVecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Records != n || in.Dim != dim {
+	if in.Records != n || in.Vectors.Dim != dim {
 		t.Fatalf("loaded %+v", in)
 	}
 	agree := 0
@@ -167,7 +167,7 @@ func TestNearestEncryptedVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !in.EncryptedVectors || in.VectorKey == "" || in.Records != n {
+	if !in.Vectors.Encrypted || in.Vectors.Key == "" || in.Records != n {
 		t.Fatalf("loaded %+v", in)
 	}
 	for i := 0; i < 10; i++ {

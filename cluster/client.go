@@ -152,8 +152,8 @@ func (c *Client) createPIR(ctx context.Context, name string, recordSize, shards,
 	if strings.ContainsAny(name, "/.") || name == "" {
 		return nil, fmt.Errorf("cluster: create: name %q (no '/' or '.')", name)
 	}
-	m := &Map{Header: client.Header{Name: name, Kind: client.KindPIR}, Owner: c.owner, RecordSize: recordSize, Replicas: replicas, Scheme: opt.Scheme,
-		LWEParams: opt.LWEParams, InsecureParams: opt.InsecureParams}
+	m := &Map{Header: client.Header{Name: name, Kind: client.KindPIR}, Owner: c.owner, Replicas: replicas,
+		Parts: client.Parts{PIR: &client.PIRPart{RecordSize: recordSize, Scheme: opt.Scheme, LWEParams: opt.LWEParams}}, InsecureParams: opt.InsecureParams}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -216,8 +216,8 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 	// the input's size where it has one, so a large shard is laid out for
 	// its own size.
 	perShard := 0
-	if n := client.InputSize(r); n > 0 && m.RecordSize > 0 {
-		perShard = int((n/int64(m.RecordSize) + int64(len(next.Shards)) - 1) / int64(len(next.Shards)))
+	if n := client.InputSize(r); n > 0 && m.pir().RecordSize > 0 {
+		perShard = int((n/int64(m.pir().RecordSize) + int64(len(next.Shards)) - 1) / int64(len(next.Shards)))
 	}
 	for s, sh := range next.Shards {
 		for _, id := range sh.Replicas {
@@ -226,7 +226,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 				return err
 			}
 			dbName := next.ShardName(s)
-			if _, err := cc.CreatePIR(ctx, dbName, m.RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.Scheme), LWEParams: m.LWEParams, InsecureParams: m.InsecureParams}); err != nil {
+			if _, err := cc.CreatePIR(ctx, dbName, m.pir().RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.pir().Scheme), LWEParams: m.pir().LWEParams, InsecureParams: m.InsecureParams}); err != nil {
 				release()
 				return fmt.Errorf("shard %d on %s: %w", s, id, err)
 			}
@@ -241,7 +241,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 			sinks[s] = append(sinks[s], sink{w: pw, errc: errc})
 		}
 	}
-	rr, err := dataset.NewRecordReader(r, f, m.RecordSize, ro)
+	rr, err := dataset.NewRecordReader(r, f, m.pir().RecordSize, ro)
 	if err != nil {
 		return err
 	}
@@ -304,6 +304,7 @@ func (c *Client) beginLoad(ctx context.Context, name string, kind client.Kind) (
 		return nil, err
 	}
 	n := *m
+	n.Parts = m.Parts.Clone()
 	n.Generation = m.Generation + 1
 	n.Token, n.PreviousToken = cl.token, m.Token
 	n.Shards = placeShards(m, live)
@@ -531,6 +532,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 	// hold back re-replicating the shards of devices that left.
 	copied, recErr := c.reconcile(ctx, m, live)
 	next := *m
+	next.Parts = m.Parts.Clone()
 	next.Shards = placeShards(m, live)
 	for s, sh := range next.Shards {
 		next.Shards[s].Records = m.Shards[s].Records

@@ -146,7 +146,7 @@ func TestEtcdRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bob.Close()
-	if m, err := bob.Info(ctx, "alice/words"); err != nil || m.Owner != "alice" || m.RecordSize != 64 {
+	if m, err := bob.Info(ctx, "alice/words"); err != nil || m.Owner != "alice" || m.Matrix().RecordSize != 64 {
 		t.Fatalf("bob reads alice's map: %+v %v", m, err)
 	}
 	bc := bob.Etcd()
@@ -164,7 +164,7 @@ func TestEtcdRBAC(t *testing.T) {
 	if got := value(t, admin, cluster.MapKey("alice", "words")); got != aliceMap {
 		t.Fatalf("alice's map changed to %q", got)
 	}
-	if m, err := alice.Info(ctx, "words"); err != nil || m.RecordSize != 64 {
+	if m, err := alice.Info(ctx, "words"); err != nil || m.Matrix().RecordSize != 64 {
 		t.Fatalf("alice's words after bob made his: %+v %v", m, err)
 	}
 

@@ -47,8 +47,8 @@ func (c *Client) CreateKV(ctx context.Context, name string, shards, replicas int
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create %s: %w", name, err)
 	}
-	m := &Map{Header: client.Header{Name: name, Kind: client.KindKV}, Owner: c.owner, RecordSize: l.BucketBytes(), Scheme: client.SchemeLWE, LWEParams: pname, InsecureParams: opt.InsecureParams,
-		KV: &l, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Replicas: replicas}
+	m := &Map{Header: client.Header{Name: name, Kind: client.KindKV}, Owner: c.owner, InsecureParams: opt.InsecureParams,
+		Parts: client.Parts{KV: &client.KVPart{PIRPart: client.PIRPart{RecordSize: l.BucketBytes(), Scheme: client.SchemeLWE, LWEParams: pname}, Layout: l}}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Replicas: replicas}
 	for s := range shards {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -83,7 +83,7 @@ func (c *Client) LoadKV(ctx context.Context, name string, r io.Reader, format kv
 	if err != nil {
 		return nil, err
 	}
-	items, pairs, err := m.KV.Collect(rd, h)
+	items, pairs, err := m.KV.Layout.Collect(rd, h)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: load %s: %w (nothing published)", name, err)
 	}
@@ -91,19 +91,19 @@ func (c *Client) LoadKV(ctx context.Context, name string, r io.Reader, format kv
 	if err != nil {
 		return nil, err
 	}
-	p.next.Entries = pairs
+	p.next.KV.Entries = pairs
 	return c.commitLoad(ctx, p, c.writeTable(ctx, p, items))
 }
 
 // writeTable builds the cuckoo table of items (a bucket for every shard at
 // least) and writes it to load p's shard replicas.
 func (c *Client) writeTable(ctx context.Context, p *pendingLoad, items []kv.Item) error {
-	t, err := kv.BuildAtLeast(*p.m.KV, items, len(p.next.Shards))
+	t, err := kv.BuildAtLeast(p.m.KV.Layout, items, len(p.next.Shards))
 	if err != nil {
 		return err
 	}
 	l := t.Layout
-	p.next.KV, p.next.HashSeed = &l, client.Hex(bytes.Clone(t.Seed[:]))
+	p.next.KV.Layout, p.next.KV.HashSeed = l, client.Hex(bytes.Clone(t.Seed[:]))
 	return c.writeRecords(ctx, p, &tableReader{t: t}, dataset.FixedSize, dataset.RecordOptions{})
 }
 
@@ -177,7 +177,7 @@ func (c *Client) LookupMany(ctx context.Context, name string, keys [][]byte) ([]
 // lookupIn looks keys up in snapshot s.
 func (c *Client) lookupIn(ctx context.Context, s *kvSnapshot, keys [][]byte) ([]client.KVLookup, error) {
 	m := s.m
-	l := *m.KV
+	l := m.KV.Layout
 	h, err := c.kvHasher(m)
 	if err != nil {
 		return nil, err
@@ -219,10 +219,10 @@ func (c *Client) lookupIn(ctx context.Context, s *kvSnapshot, keys [][]byte) ([]
 // shard is asked the same number of queries, each at the local index of
 // a candidate it holds or, for one it does not, at an index of its own.
 func (c *Client) fetchBuckets(ctx context.Context, m *Map, tags [][]kv.Tag) ([][]byte, error) {
-	l := *m.KV
-	seed := m.HashSeed
+	l := m.KV.Layout
+	seed := m.KV.HashSeed
 	S := len(m.Shards)
-	if len(seed) != 32 || l.Validate(m.RecordSize) != nil || l.Buckets < S || l.Buckets != m.Records {
+	if len(seed) != 32 || l.Validate(m.pir().RecordSize) != nil || l.Buckets < S || l.Buckets != m.Records {
 		return nil, fmt.Errorf("cluster: %s: the map holds no valid kv layout", m.Name)
 	}
 	var buckets []int
@@ -302,7 +302,7 @@ func (c *Client) Compact(ctx context.Context, name string) (*Map, error) {
 // folds ops into them and writes the table of load p.
 func (c *Client) compactTable(ctx context.Context, p *pendingLoad, ops []kv.Op) error {
 	m := p.m
-	l := *m.KV
+	l := m.KV.Layout
 	h, err := c.kvHasher(m)
 	if err != nil {
 		return err
@@ -335,8 +335,8 @@ func (c *Client) compactTable(ctx context.Context, p *pendingLoad, ops []kv.Op) 
 			}
 		}
 	}
-	added, entries := fold.Added(m.Entries)
-	p.next.Entries = entries
+	added, entries := fold.Added(m.KV.Entries)
+	p.next.KV.Entries = entries
 	return c.writeTable(ctx, p, append(items, added...))
 }
 

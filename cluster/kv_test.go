@@ -96,8 +96,8 @@ func TestClusterKV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Generation != 1 || m.Entries != 120 || m.Records != m.KV.Buckets {
-		t.Fatalf("loaded: generation %d, %d entries, %d records of %d buckets", m.Generation, m.Entries, m.Records, m.KV.Buckets)
+	if m.Generation != 1 || m.KV.Entries != 120 || m.Records != m.KV.Layout.Buckets {
+		t.Fatalf("loaded: generation %d, %d entries, %d records of %d buckets", m.Generation, m.KV.Entries, m.Records, m.KV.Layout.Buckets)
 	}
 	checkKV(ctx, t, c, "kv", want, -1, 20)
 	t.Logf("%s: %v", "loaded, looked up", time.Since(start))
@@ -246,8 +246,8 @@ func TestClusterKV(t *testing.T) {
 	after := snapshot()
 	t.Logf("%s: %v", "compacted", time.Since(start))
 	checkKV(ctx, t, c, "kv", after, 20, 5)
-	if now, _ := c.Info(ctx, "kv"); now.Entries > len(after) || now.Entries < len(fixed) {
-		t.Fatalf("%d entries after compaction; %d keys before it, %d after the writes during it", now.Entries, len(fixed), len(after))
+	if now, _ := c.Info(ctx, "kv"); now.KV.Entries > len(after) || now.KV.Entries < len(fixed) {
+		t.Fatalf("%d entries after compaction; %d keys before it, %d after the writes during it", now.KV.Entries, len(fixed), len(after))
 	}
 
 	// A device killed while two clients look keys up: every shard has a
@@ -454,7 +454,7 @@ func TestClusterKVOtherIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkKV(ctx, t, alice, "fresh", map[string][]byte{"a": []byte("first")}, -1, 2)
-	if m, err := alice.Compact(ctx, "fresh"); err != nil || m.Generation != 1 || m.Entries != 1 {
+	if m, err := alice.Compact(ctx, "fresh"); err != nil || m.Generation != 1 || m.KV.Entries != 1 {
 		t.Fatalf("compaction of a delta alone: %+v %v", m, err)
 	}
 	checkKV(ctx, t, alice, "fresh", map[string][]byte{"a": []byte("first")}, -1, 2)

@@ -206,7 +206,7 @@ func (c *Client) kvUpdate(ctx context.Context, name string, op kv.Op) (*client.U
 			return nil, fmt.Errorf("%w: update %s: only its owner %s updates it, by its own name", ErrDenied, name, m.Owner)
 		}
 		if op.Kind == kv.OpPut {
-			err = m.KV.Check(kv.Pair{Key: op.Key, Value: op.Value})
+			err = m.KV.Layout.Check(kv.Pair{Key: op.Key, Value: op.Value})
 		} else if len(op.Key) > kv.MaxKey {
 			err = fmt.Errorf("%w: %d bytes (at most %d)", client.ErrKeyTooLarge, len(op.Key), kv.MaxKey)
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/rosemary-fhe/rosemary/client"
-	"github.com/rosemary-fhe/rosemary/client/kv"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -23,31 +22,18 @@ type Shard struct {
 type Map struct {
 	client.Header        // Kind: pir, vectors or kv; Records: a kv database's buckets
 	Owner         string `json:"owner"` // its creator's identity: the map lives at MapKey(Owner, Name)
-	RecordSize    int    `json:"record_size,omitempty"`
-	// Scheme is a PIR database's scheme on every shard ("" is the
-	// client library's default, the LWE scheme).
-	Scheme client.PIRScheme `json:"scheme,omitempty"`
-	// LWEParams names the LWE parameter set of every shard ("": the
-	// default).
-	LWEParams string `json:"lwe_params,omitempty"`
-	// InsecureParams: LWEParams names a set marked insecure, allowed at
-	// creation (tests only).
+	// Parts: the part of the database's kind, as in its shards'
+	// manifests (a PIR part names no seed or matrix: each shard has its
+	// own).
+	client.Parts
+	// InsecureParams: the LWE parameter set is one marked insecure, allowed
+	// at creation (tests only).
 	InsecureParams bool `json:"insecure_params,omitempty"`
-	// KV is a keyword database's bucket layout (kv.go: bucket b is record
-	// b, in shard b mod S), HashSeed its table's seed (hex), Entries its
-	// keys, DeltaMax and CompactAt its delta's bounds (kvdelta.go).
-	KV        *kv.Layout    `json:"kv,omitempty"`
-	HashSeed  client.Hex    `json:"hash_seed,omitempty"`
-	Entries   int           `json:"entries,omitempty"`
-	DeltaMax  int           `json:"delta_max,omitempty"`
-	CompactAt int           `json:"compact_at,omitempty"`
-	Dim       int           `json:"dim,omitempty"`
-	Metric    client.Metric `json:"metric,omitempty"`
-	// EncryptVectors: every shard stores its vectors as CKKS ciphertexts
-	// (client.VectorOptions.EncryptVectors).
-	EncryptVectors bool    `json:"encrypt_vectors,omitempty"`
-	Shards         []Shard `json:"shards"`
-	Replicas       int     `json:"replication"`
+	// DeltaMax and CompactAt: a keyword database's delta bounds (kvdelta.go).
+	DeltaMax  int     `json:"delta_max,omitempty"`
+	CompactAt int     `json:"compact_at,omitempty"`
+	Shards    []Shard `json:"shards"`
+	Replicas  int     `json:"replication"`
 	// Token is the fencing token of the load that wrote this generation:
 	// the etcd revision of its claim (claim.go). Its shard databases carry
 	// it in their names, so no two loads ever write the same database.
@@ -55,6 +41,17 @@ type Map struct {
 	// flight. 0: a generation written before loads were fenced.
 	Token         int64 `json:"token,omitempty"`
 	PreviousToken int64 `json:"previous_token,omitempty"`
+}
+
+// UnmarshalJSON reads a map, as written now or before the kind-specific
+// parts (flat fields), and refuses one whose part does not match its kind.
+func (m *Map) UnmarshalJSON(b []byte) error {
+	type plain Map // Map without this method
+	*m = Map{}     // a map is read whole, never merged into another
+	if err := json.Unmarshal(b, (*plain)(m)); err != nil {
+		return err
+	}
+	return client.DecodeParts(b, m.Kind, &m.Parts)
 }
 
 // ShardName is the per-device database that holds shard s of the map's
@@ -124,4 +121,13 @@ func writeMap(ctx context.Context, cli *clientv3.Client, m *Map, rev int64) erro
 		return fmt.Errorf("%w: %s", ErrConflict, m.Name)
 	}
 	return nil
+}
+
+// pir is the map's PIR part (a PIR database's, a keyword database's
+// buckets'), or an empty one for vectors.
+func (m *Map) pir() *client.PIRPart {
+	if p := m.Matrix(); p != nil {
+		return p
+	}
+	return &client.PIRPart{}
 }

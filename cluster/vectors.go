@@ -29,7 +29,7 @@ func (c *Client) CreateVectors(ctx context.Context, name string, dim, shards, re
 	if metric == "" {
 		metric = client.L2
 	}
-	m := &Map{Header: client.Header{Name: name, Kind: client.KindVectors}, Owner: c.owner, Dim: dim, Metric: metric, EncryptVectors: opt.EncryptVectors, Replicas: replicas}
+	m := &Map{Header: client.Header{Name: name, Kind: client.KindVectors}, Owner: c.owner, Parts: client.Parts{Vectors: &client.VectorPart{Dim: dim, Metric: metric, Encrypted: opt.EncryptVectors}}, Replicas: replicas}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -73,8 +73,8 @@ func (c *Client) writeVectors(ctx context.Context, p *pendingLoad, r io.Reader, 
 		if err != nil {
 			return err
 		}
-		if len(v) != m.Dim {
-			return fmt.Errorf("%w: vector %d has %d dimensions, want %d", dataset.ErrDimensionMismatch, i, len(v), m.Dim)
+		if len(v) != m.Vectors.Dim {
+			return fmt.Errorf("%w: vector %d has %d dimensions, want %d", dataset.ErrDimensionMismatch, i, len(v), m.Vectors.Dim)
 		}
 		s := i % len(spool)
 		if err := writers[s].Write(v); err != nil {
@@ -108,7 +108,7 @@ func (c *Client) writeVectors(ctx context.Context, p *pendingLoad, r io.Reader, 
 				}
 				defer release()
 				db := next.ShardName(s)
-				if _, err := cc.CreateVectors(ctx, db, m.Dim, client.VectorOptions{Metric: m.Metric, EncryptVectors: m.EncryptVectors}); err != nil {
+				if _, err := cc.CreateVectors(ctx, db, m.Vectors.Dim, client.VectorOptions{Metric: m.Vectors.Metric, EncryptVectors: m.Vectors.Encrypted}); err != nil {
 					fail(fmt.Errorf("shard %d on %s: %w", s, id, err))
 					return
 				}
@@ -178,7 +178,7 @@ func (c *Client) Nearest(ctx context.Context, name string, query []float32, k in
 	}
 	// L2 scores are distances (smallest first); inner products largest first.
 	sort.Slice(hits, func(i, j int) bool {
-		if m.Metric == client.InnerProduct {
+		if m.Vectors.Metric == client.InnerProduct {
 			return hits[i].score > hits[j].score
 		}
 		return hits[i].score < hits[j].score

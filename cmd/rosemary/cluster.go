@@ -165,7 +165,7 @@ func runClusterStatus(args []string) error {
 		fmt.Printf("  %s %s\n", d.ID, d.Addr)
 	}
 	for _, m := range st.Databases {
-		fmt.Printf("database %s/%s: %s, %d records of %d B, generation %d, %d shards × %d replicas\n", m.Owner, m.Name, m.Kind, m.Records, m.RecordSize,
+		fmt.Printf("database %s/%s: %s, %s, generation %d, %d shards × %d replicas\n", m.Owner, m.Name, m.Kind, describePart(m.Header, m.Parts),
 			m.Generation, len(m.Shards), m.Replicas)
 		for _, sh := range m.Shards {
 			fmt.Printf("  shard %d: %d records on %v\n", sh.ID, sh.Records, sh.Replicas)

@@ -223,32 +223,37 @@ var dbCommands = map[string]func(ctx context.Context, cmd string, f *dbFlags, ar
 func describe(d client.Description) string {
 	switch in := d.(type) {
 	case *client.Info:
-		if in.Kind == client.KindKV && in.KV != nil {
-			delta := 0
-			if in.Delta != nil {
-				delta = in.Delta.Ops
-			}
-			return fmt.Sprintf("%s: kv database, %d keys, values up to %d B in slots of %d B, %d buckets of %d slots, generation %d, %d changes in the delta, %s stored",
-				in.Name, in.Entries, in.KV.MaxValue, in.KV.SlotData, in.KV.Buckets, in.KV.Slots, in.Generation, delta, report.Bytes(in.Bytes))
+		line := fmt.Sprintf("%s: %s database, %s, generation %d", in.Name, in.Kind, describePart(in.Header, in.Parts), in.Generation)
+		if in.Delta != nil {
+			line += fmt.Sprintf(", %d changes in the delta", in.Delta.Ops)
+		}
+		if m := in.Matrix(); m != nil && m.Rows > 0 {
+			line += fmt.Sprintf(", %d × %d matrix", m.Rows, m.Cols)
 		}
 		what := "preset " + in.Preset
-		if in.Scheme == client.SchemeLWE {
-			what = "scheme lwe, parameters " + in.LWEParams
+		if m := in.Matrix(); m != nil && m.Scheme == client.SchemeLWE {
+			what = "scheme lwe, parameters " + m.LWEParams
 		}
-		return fmt.Sprintf("%s: %s database, %d records of %d B, generation %d, %d × %d matrix, %s stored, %s",
-			in.Name, in.Kind, in.Records, in.RecordSize, in.Generation, in.Rows, in.Cols, report.Bytes(in.Bytes), what)
+		return fmt.Sprintf("%s, %s stored, %s", line, report.Bytes(in.Bytes), what)
 	case *cluster.Map:
-		what := fmt.Sprintf("%d records of %d B", in.Records, in.RecordSize)
-		switch {
-		case in.Kind == client.KindKV && in.KV != nil:
-			what = fmt.Sprintf("%d keys in %d buckets, values up to %d B", in.Entries, in.Records, in.KV.MaxValue)
-		case in.Kind == client.KindVectors:
-			what = fmt.Sprintf("%d vectors of %d dimensions", in.Records, in.Dim)
-		}
-		return fmt.Sprintf("%s: %s database on a cluster, %s, generation %d, %d shards × %d replicas", in.Name, in.Kind, what, in.Generation, len(in.Shards), in.Replicas)
+		return fmt.Sprintf("%s: %s database on a cluster, %s, generation %d, %d shards × %d replicas", in.Name, in.Kind, describePart(in.Header, in.Parts), in.Generation, len(in.Shards), in.Replicas)
 	}
 	h := d.Head()
 	return fmt.Sprintf("%s: %s database, %d records, generation %d", h.Name, h.Kind, h.Records, h.Generation)
+}
+
+// describePart says what a database holds, from its kind's part.
+func describePart(h client.Header, p client.Parts) string {
+	switch {
+	case p.KV != nil:
+		l := p.KV.Layout
+		return fmt.Sprintf("%d keys, values up to %d B in slots of %d B, %d buckets of %d slots", p.KV.Entries, l.MaxValue, l.SlotData, h.Records, l.Slots)
+	case p.Vectors != nil:
+		return fmt.Sprintf("%d vectors of %d dimensions (%s)", h.Records, p.Vectors.Dim, p.Vectors.Metric)
+	case p.PIR != nil:
+		return fmt.Sprintf("%d records of %d B", h.Records, p.PIR.RecordSize)
+	}
+	return fmt.Sprintf("%d records", h.Records)
 }
 
 // flagSet reports whether the flag was given (an empty key is a key).

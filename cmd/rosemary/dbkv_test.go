@@ -61,14 +61,14 @@ func TestDBKeywordCommands(t *testing.T) {
 
 	var in client.Info
 	dbJSON(t, &in, db("create", "--name", "phones", "--kind", "kv", "--lwe-params", "test", "--insecure-params", "--max-value", "40", "--slot", "16")...)
-	if in.Kind != client.KindKV || in.KV == nil || in.KV.MaxValue != 40 {
+	if in.Kind != client.KindKV || in.KV == nil || in.KV.Layout.MaxValue != 40 {
 		t.Fatalf("create: %+v", in)
 	}
 	csv := filepath.Join(dir, "phones.csv")
 	write(t, csv, "key,value\n+1-555-0100,Alice Example\n+1-555-0101,Bob\n+1-555-0102,\"quoted, with comma\"\n")
 	dbJSON(t, &in, db("load", "--name", "phones", "--format", "csv", "--header", csv)...)
-	if in.Entries != 3 || in.Generation != 1 {
-		t.Fatalf("load csv: %d entries, generation %d", in.Entries, in.Generation)
+	if in.KV.Entries != 3 || in.Generation != 1 {
+		t.Fatalf("load csv: %d entries, generation %d", in.KV.Entries, in.Generation)
 	}
 	lookup := func(name, key string, found bool, value string) {
 		t.Helper()
@@ -98,8 +98,8 @@ func TestDBKeywordCommands(t *testing.T) {
 	lookup("phones", "+1-555-0199", true, "Carol")
 	lookup("phones", "+1-555-0101", false, "")
 	dbJSON(t, &in, db("compact", "--name", "phones")...)
-	if in.Generation != 2 || in.Delta != nil || in.Entries != 3 {
-		t.Fatalf("compact: generation %d, delta %+v, %d entries", in.Generation, in.Delta, in.Entries)
+	if in.Generation != 2 || in.Delta != nil || in.KV.Entries != 3 {
+		t.Fatalf("compact: generation %d, delta %+v, %d entries", in.Generation, in.Delta, in.KV.Entries)
 	}
 	lookup("phones", "+1-555-0199", true, "Carol")
 	lookup("phones", "+1-555-0101", false, "")
@@ -110,8 +110,8 @@ func TestDBKeywordCommands(t *testing.T) {
 	write(t, jl, "{\"key\": \"k1\", \"value\": \"v1\"}\n{\"key\": \"k2\", \"value\": \"\"}\n")
 	dbJSON(t, &in, db("create", "--name", "more", "--kind", "kv", "--lwe-params", "test", "--insecure-params", "--max-value", "40", "--slot", "16")...)
 	dbJSON(t, &in, db("load", "--name", "more", "--format", "jsonl", jl)...)
-	if in.Entries != 2 {
-		t.Fatalf("load jsonl: %d entries", in.Entries)
+	if in.KV.Entries != 2 {
+		t.Fatalf("load jsonl: %d entries", in.KV.Entries)
 	}
 	lookup("more", "k1", true, "v1")
 	lookup("more", "k2", true, "")

@@ -138,7 +138,7 @@ func RunDB(ctx context.Context, opt DBOptions) (*DBReport, error) {
 		return nil, err
 	}
 	rep.RecordFileBytes, rep.RecordLoadS, rep.RecordStored = in.fileBytes, in.seconds, in.Bytes
-	rep.RecordRows, rep.RecordCols = in.Rows, in.Cols
+	rep.RecordRows, rep.RecordCols = in.Matrix().Rows, in.Matrix().Cols
 	logf("loaded %d records in %.1f s", in.Records, rep.RecordLoadS)
 	rng := rand.New(rand.NewPCG(opt.Seed, 77))
 	var getS, getDev float64

@@ -186,9 +186,9 @@ func RunKV(ctx context.Context, opt KVOptions) (*KVReport, error) {
 		return nil, err
 	}
 	rep.LoadS = time.Since(start).Seconds()
-	rep.Buckets, rep.BucketBytes, rep.StoredBytes = in.KV.Buckets, in.RecordSize, in.Bytes
-	rep.QueriesPerLookup = in.KV.Queries()
-	logf("loaded %d keys in %.1f s: %d buckets of %d B, %d B stored", in.Entries, rep.LoadS, rep.Buckets, rep.BucketBytes, rep.StoredBytes)
+	rep.Buckets, rep.BucketBytes, rep.StoredBytes = in.KV.Layout.Buckets, in.Matrix().RecordSize, in.Bytes
+	rep.QueriesPerLookup = in.KV.Layout.Queries()
+	logf("loaded %d keys in %.1f s: %d buckets of %d B, %d B stored", in.KV.Entries, rep.LoadS, rep.Buckets, rep.BucketBytes, rep.StoredBytes)
 
 	rng := rand.New(rand.NewPCG(opt.Seed, 26))
 	// Warm-up: the session (program, evaluation keys) is set once.

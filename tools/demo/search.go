@@ -147,7 +147,7 @@ func Search(ctx context.Context, w io.Writer, o SearchOptions) (*SearchSummary, 
 	fmt.Fprintf(w, "  client: keys made (the secret key stays in a 0600 file), %d MNIST images loaded as %s of plaintexts into a 4-channel interleaved store (in-process device), generation %d\n",
 		o.Vectors, report.Bytes(in.Bytes), in.Generation)
 
-	shape, err := programs.VectorShape(in.Preset, in.Records, in.Dim)
+	shape, err := programs.VectorShape(in.Preset, in.Records, in.Vectors.Dim)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,271 @@
+package lwepir
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"runtime"
+)
+
+// PackedAnswer is a packed answer: for each pack, the a-part of its RLWE
+// ciphertext rounded to 2^LogQA (query-independent: the same in every
+// answer of a generation) and its b-part rounded to 2^LogQB.
+type PackedAnswer struct {
+	A [][]uint32 // Packs × N, below 2^LogQA; shared with the Packer: read only
+	B [][]uint32 // Packs × N, below 2^LogQB
+}
+
+// Prepared is the key-switching half of one query's packed answer: for each
+// pack, Σ over the tree's merge nodes of their key switchings' b-parts,
+// carried to the root (coefficient domain, modulo Q). It depends on the
+// query's keys and the precomputed digits only, not on the scan: it can
+// run beside the scan, or before it.
+type Prepared struct {
+	c [][]uint64
+}
+
+// SumQuery is Σ_j q_j mod 2^32 over a query vector: what centres the
+// database's bytes (the answer's b_i is (D·q)_i − 128·Σ_j q_j).
+func SumQuery(q []uint32) uint32 {
+	var s uint32
+	for _, v := range q {
+		s += v
+	}
+	return s
+}
+
+// Prepare computes the key-switching halves of a batch of queries' answers
+// from their keys: one pass over the precomputed digits for the batch
+// (each node's digits are read once and multiplied into every query's
+// sums while in cache), packs spread over workers goroutines (at most
+// GOMAXPROCS; ≤ 0: GOMAXPROCS). What cannot be shared is each query's
+// products with its own keys: Digits·N products a node.
+func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int) ([]*Prepared, error) {
+	for i, k := range keys {
+		if err := pk.pr.checkKeys(k); err != nil {
+			return nil, fmt.Errorf("query %d: %w", i, err)
+		}
+	}
+	if workers <= 0 || workers > runtime.GOMAXPROCS(0) {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	n := pk.p.N()
+	out := make([]*Prepared, len(keys))
+	for i := range out {
+		out[i] = &Prepared{c: make([][]uint64, pk.Packs)}
+		for k := range out[i].c {
+			out[i].c[k] = make([]uint64, n)
+		}
+	}
+	// Units of work: one pack for a group of queries. A batch is cut in
+	// groups only when there are fewer packs than workers.
+	groups := 1
+	if pk.Packs < workers {
+		groups = min(len(keys), (workers+pk.Packs-1)/pk.Packs)
+	}
+	err := each(ctx, pk.Packs*groups, workers, func(u int) error {
+		k, g := u%pk.Packs, u/pk.Packs
+		lo, hi := g*len(keys)/groups, (g+1)*len(keys)/groups
+		dst := make([][]uint64, hi-lo)
+		for i := range dst {
+			dst[i] = out[lo+i].c[k]
+		}
+		return pk.prepareRange(ctx, k, keys[lo:hi], dst)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// prepareRange replays pack k's tree for keys, leaving each query's root
+// sum in dst (coefficient domain).
+func (pk *Packer) prepareRange(ctx context.Context, k int, keys []*PackingKeys, dst [][]uint64) error {
+	pr, n := pk.pr, pk.p.N()
+	ell, q, mred := pr.pp.Digits, pr.q, pr.mred
+	// bufs[query][level][side]: a node's sum, kept until its parent runs.
+	bufs := make([][][2][]uint64, len(keys))
+	for i := range bufs {
+		bufs[i] = make([][2][]uint64, pr.logN+1)
+		for l := range bufs[i] {
+			bufs[i][l] = [2][]uint64{make([]uint64, n), make([]uint64, n)}
+		}
+	}
+	u := make([]uint64, n)
+	ds := make([][]uint64, ell)
+	ks := make([][]uint64, ell)
+	pre := pk.pre[k]
+	idx := 0
+	// walk returns whether the subtree holds a row and whether its sum is
+	// nonzero (a node over two leaves has only its own key switching).
+	var walk func(level, off, step, side int) (present, sum bool, err error)
+	walk = func(level, off, step, side int) (bool, bool, error) {
+		if level == 0 {
+			return pk.leafRow(k, off) >= 0, false, nil
+		}
+		ep, es, err := walk(level-1, off, 2*step, 0)
+		if err != nil {
+			return false, false, err
+		}
+		op, os, err := walk(level-1, off+step, 2*step, 1)
+		if err != nil || (!ep && !op) {
+			return false, false, err
+		}
+		if level >= 4 { // every 8 leaves or more: cheap enough to check
+			if err := ctx.Err(); err != nil {
+				return false, false, err
+			}
+		}
+		node := pre[idx*ell*n : (idx+1)*ell*n]
+		idx++
+		for j := range ds {
+			ds[j] = node[j*n : (j+1)*n]
+		}
+		auto, mono := pr.auto[level], pr.mono[level]
+		for qi, key := range keys {
+			for j := range ks {
+				ks[j] = key.B[pr.keyIndex(level, j)]
+			}
+			out := bufs[qi][level][side]
+			if !es && !os {
+				macMont(out, ds, ks, q, mred, false)
+				continue
+			}
+			// out = e + t + τ(e − t) + Σ_j g_j·K0_j, t = X^(N/2^level)·o.
+			var e, o []uint64
+			if es {
+				e = bufs[qi][level-1][0]
+			}
+			if os {
+				o = bufs[qi][level-1][1]
+			}
+			mergeSums(out, u, e, o, mono, q, mred)
+			mergeAutoMac(out, u, auto, ds, ks, q, mred)
+		}
+		return true, true, nil
+	}
+	_, sum, err := walk(pr.logN, 0, 1, 0)
+	if err != nil {
+		return err
+	}
+	if idx != pk.nodes[k] {
+		return fmt.Errorf("lwepir: pack %d replayed %d merge nodes of %d", k, idx, pk.nodes[k])
+	}
+	p := pr.r.NewPoly()
+	for qi := range keys {
+		if sum {
+			copy(p.Coeffs[0], bufs[qi][pr.logN][0])
+			pr.r.INTT(p, p)
+			copy(dst[qi], p.Coeffs[0])
+		} else {
+			clear(dst[qi])
+		}
+	}
+	return nil
+}
+
+// mergeSums sets s = e + t and u = e − t, t = o·mono (mono in Montgomery
+// form); a nil e or o is zero.
+func mergeSums(s, u, e, o, mono []uint64, q, mred uint64) {
+	for i := range s {
+		var ei, t uint64
+		if e != nil {
+			ei = e[i]
+		}
+		if o != nil {
+			hi, lo := bits.Mul64(o[i], mono[i])
+			m, _ := bits.Mul64(lo*mred, q)
+			t = hi - m + q
+			if t >= q {
+				t -= q
+			}
+		}
+		x := ei + t
+		if x >= q {
+			x -= q
+		}
+		s[i] = x
+		y := ei + q - t
+		if y >= q {
+			y -= q
+		}
+		u[i] = y
+	}
+}
+
+// mergeAutoMac adds u permuted by the automorphism's NTT index and the key
+// switching Σ_j ds_j·ks_j (ds in Montgomery form) to out: one 128-bit sum
+// and one reduction a coefficient.
+func mergeAutoMac(out, u []uint64, auto []uint64, ds, ks [][]uint64, q, mred uint64) {
+	for i := range out {
+		var hi, lo uint64
+		for j := range ds {
+			h, l := bits.Mul64(ds[j][i], ks[j][i])
+			var c uint64
+			lo, c = bits.Add64(lo, l, 0)
+			hi += h + c
+		}
+		m, _ := bits.Mul64(lo*mred, q)
+		r := hi - m + q // < 2q
+		if r >= q {
+			r -= q
+		}
+		r += out[i]
+		if r >= q {
+			r -= q
+		}
+		r += u[auto[i]]
+		if r >= q {
+			r -= q
+		}
+		out[i] = r
+	}
+}
+
+// Finish completes a query's packed answer from its prepared half, its
+// query vector and the scan's column D·q: each row's b_i = (D·q)_i −
+// 128·Σ q_j, rounded from 2^32 to Q, lands at its coefficient; each
+// pack is then rounded down to 2^LogQB.
+func (pk *Packer) Finish(prep *Prepared, sumQ uint32, column []uint32) (*PackedAnswer, error) {
+	if prep == nil || len(prep.c) != pk.Packs || len(column) != pk.shape.Rows {
+		return nil, fmt.Errorf("%w: a column of %d words for %d rows", ErrParams, len(column), pk.shape.Rows)
+	}
+	pr, n := pk.pr, pk.p.N()
+	a := &PackedAnswer{A: pk.aOut, B: make([][]uint32, pk.Packs)}
+	for k := range a.B {
+		a.B[k] = make([]uint32, n)
+	}
+	b := make([]uint64, n)
+	for k := range pk.Packs {
+		copy(b, prep.c[k])
+		for r := 0; r < pk.PerPack; r++ {
+			i := k*pk.PerPack + r
+			if i >= pk.shape.Rows {
+				break
+			}
+			c := r * pk.Stride
+			x := b[c] + pr.scaleFrom32(column[i]-centre*sumQ)
+			if x >= pr.q {
+				x -= pr.q
+			}
+			b[c] = x
+		}
+		for c, x := range b {
+			a.B[k][c] = pr.roundTo(x, pr.pp.LogQB)
+		}
+	}
+	return a, nil
+}
+
+// Pack is Prepare and Finish for one query: its answer from its keys, its
+// vector and the scan's column.
+func (pk *Packer) Pack(ctx context.Context, keys *PackingKeys, query, column []uint32) (*PackedAnswer, error) {
+	if len(query) != pk.shape.Cols {
+		return nil, fmt.Errorf("%w: query vector of the wrong length", ErrParams)
+	}
+	preps, err := pk.Prepare(ctx, []*PackingKeys{keys}, 0)
+	if err != nil {
+		return nil, err
+	}
+	return pk.Finish(preps[0], SumQuery(query), column)
+}

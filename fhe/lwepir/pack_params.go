@@ -53,7 +53,7 @@ type packRing struct {
 	q      uint64
 	mred   uint64 // q^{-1} mod 2^64
 	bred   [2]uint64
-	nInv   uint64   // N^{-1} mod q
+	nInv   uint64     // N^{-1} mod q
 	auto   [][]uint64 // auto[k]: level k's permutation (k ≥ 1)
 	mono   [][]uint64 // mono[k]: NTT(X^(N/2^k)), Montgomery form
 	galEls []uint64   // galEls[k] = 2^k + 1

@@ -128,7 +128,11 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, keys []*PackingKeys, 
 			}
 			out := bufs[qi][level][side]
 			if !es && !os {
-				macMont(out, ds, ks, q, mred, false)
+				if ell == 3 {
+					macMont3(out, ds[0], ds[1], ds[2], ks[0], ks[1], ks[2], q, mred)
+				} else {
+					macMont(out, ds, ks, q, mred, false)
+				}
 				continue
 			}
 			// out = e + t + τ(e − t) + Σ_j g_j·K0_j, t = X^(N/2^level)·o.
@@ -139,8 +143,16 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, keys []*PackingKeys, 
 			if os {
 				o = bufs[qi][level-1][1]
 			}
-			mergeSums(out, u, e, o, mono, q, mred)
-			mergeAutoMac(out, u, auto, ds, ks, q, mred)
+			if e != nil && o != nil {
+				mergeSumsBoth(out, u, e, o, mono, q, mred)
+			} else {
+				mergeSums(out, u, e, o, mono, q, mred)
+			}
+			if ell == 3 {
+				mergeAutoMac3(out, u, auto, ds[0], ds[1], ds[2], ks[0], ks[1], ks[2], q, mred)
+			} else {
+				mergeAutoMac(out, u, auto, ds, ks, q, mred)
+			}
 		}
 		return true, true, nil
 	}

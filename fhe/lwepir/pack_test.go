@@ -435,3 +435,47 @@ func FuzzUnmarshalPackedAnswer(f *testing.F) {
 		}
 	})
 }
+
+// The three-digit kernels equal the generic ones on random residues,
+// extremes included.
+func TestPackKernelsEqualGeneric(t *testing.T) {
+	pr, err := Default().packRing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, n := pr.q, pr.r.N()
+	rnd := func() []uint64 {
+		v := make([]uint64, n)
+		for i := range v {
+			v[i] = mrand.Uint64N(q)
+		}
+		v[0], v[1] = q-1, 0
+		return v
+	}
+	ds, ks := [][]uint64{rnd(), rnd(), rnd()}, [][]uint64{rnd(), rnd(), rnd()}
+	e, o, init := rnd(), rnd(), rnd()
+	want, got := make([]uint64, n), make([]uint64, n)
+	macMont(want, ds, ks, q, pr.mred, false)
+	macMont3(got, ds[0], ds[1], ds[2], ks[0], ks[1], ks[2], q, pr.mred)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatal("macMont3 differs")
+	}
+	uw, ug := make([]uint64, n), make([]uint64, n)
+	mergeSums(want, uw, e, o, pr.mono[2], q, pr.mred)
+	mergeSumsBoth(got, ug, e, o, pr.mono[2], q, pr.mred)
+	if fmt.Sprint(want) != fmt.Sprint(got) || fmt.Sprint(uw) != fmt.Sprint(ug) {
+		t.Fatal("mergeSumsBoth differs")
+	}
+	copy(want, init)
+	copy(got, init)
+	mergeAutoMac(want, uw, pr.auto[5], ds, ks, q, pr.mred)
+	mergeAutoMac3(got, ug, pr.auto[5], ds[0], ds[1], ds[2], ks[0], ks[1], ks[2], q, pr.mred)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatal("mergeAutoMac3 differs")
+	}
+	for _, v := range got {
+		if v >= q {
+			t.Fatal("a result not reduced")
+		}
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
 // syntheticHint is a uniformly random H' of shape's rows: the hint of a
@@ -184,6 +186,68 @@ func BenchmarkPackedClient1GiB(b *testing.B) {
 					b.Fatal(err)
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkPackedAnswerBatch1GiB answers batches of 1 and 16 packed-mode
+// queries over a 1 GiB database in memory at 2048 rows, as
+// BenchmarkAnswerBatch1GiB does for the ring stage: one scan pass for the
+// batch, the batch's packing (Prepare, one goroutine) beside it, then
+// each answer's Finish. The hint is synthetic (see syntheticHint): the
+// packing's cost does not depend on its values.
+func BenchmarkPackedAnswerBatch1GiB(b *testing.B) {
+	ctx := context.Background()
+	p, shape := gibShape(b)
+	tiles := make(lwepir.MemTiles, shape.Tiles(p))
+	for k := range tiles {
+		tiles[k] = make([]byte, shape.TileBytes(p))
+		rand.Read(tiles[k])
+	}
+	var seed [lwepir.SeedSize]byte
+	pk, err := lwepir.NewPacker(ctx, p, shape, seed, syntheticHint(p, shape))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pc, err := lwepir.NewPackedClient(p, shape, seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const batch = 16
+	keys := make([]*lwepir.PackingKeys, batch)
+	qs := make([]*matvec.Query, batch)
+	sums := make([]uint32, batch)
+	for i := range keys {
+		q, _, err := pc.PackedQuery(3 + i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys[i], qs[i], sums[i] = q.Keys, matvec.NewQuery(q.Vector), lwepir.SumQuery(q.Vector)
+	}
+	srv, _ := lwepir.NewServer(p, shape)
+	for _, n := range []int{1, batch} {
+		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
+			cpu := cpuTime()
+			for b.Loop() {
+				var preps []*lwepir.Prepared
+				var perr error
+				var wg sync.WaitGroup
+				wg.Go(func() { preps, perr = pk.Prepare(ctx, keys[:n], 1) })
+				cols, err := srv.Scan(ctx, qs[:n], tiles, nil)
+				wg.Wait()
+				if err != nil || perr != nil {
+					b.Fatal(err, perr)
+				}
+				for i := range n {
+					if _, err := pk.Finish(preps[i], sums[i], cols[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			q := float64(b.N * n)
+			b.ReportMetric(q/b.Elapsed().Seconds(), "queries/s")
+			b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/q, "cpu-ms/query")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }

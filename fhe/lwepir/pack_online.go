@@ -39,7 +39,7 @@ func SumQuery(q []uint32) uint32 {
 // (each node's digits are read once and multiplied into every query's
 // sums while in cache), packs spread over workers goroutines (at most
 // GOMAXPROCS; ≤ 0: GOMAXPROCS). What cannot be shared is each query's
-// products with its own keys: Digits·N products a node.
+// products with its own keys: Digits·N products a merge node.
 func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int) ([]*Prepared, error) {
 	for i, k := range keys {
 		if err := pk.pr.checkKeys(k); err != nil {
@@ -63,6 +63,10 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int)
 	if pk.Packs < workers {
 		groups = min(len(keys), (workers+pk.Packs-1)/pk.Packs)
 	}
+	kvs := make([][][]uint64, len(keys))
+	for i, k := range keys {
+		kvs[i] = pk.keyTable(k)
+	}
 	err := each(ctx, pk.Packs*groups, workers, func(u int) error {
 		k, g := u%pk.Packs, u/pk.Packs
 		lo, hi := g*len(keys)/groups, (g+1)*len(keys)/groups
@@ -70,7 +74,7 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int)
 		for i := range dst {
 			dst[i] = out[lo+i].c[k]
 		}
-		return pk.prepareRange(ctx, k, keys[lo:hi], dst)
+		return pk.prepareRange(ctx, k, kvs[lo:hi], dst)
 	})
 	if err != nil {
 		return nil, err
@@ -78,69 +82,88 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int)
 	return out, nil
 }
 
-// prepareRange replays pack k's tree for keys, leaving each query's root
-// sum in dst (coefficient domain).
-func (pk *Packer) prepareRange(ctx context.Context, k int, keys []*PackingKeys, dst [][]uint64) error {
+// prepareRange replays pack k's stored nodes for the queries whose key
+// tables are kvs (keyTable), leaving each query's root sum in dst
+// (coefficient domain).
+func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst [][]uint64) error {
 	pr, n := pk.pr, pk.p.N()
 	ell, q, mred := pr.pp.Digits, pr.q, pr.mred
 	// bufs[query][level][side]: a node's sum, kept until its parent runs.
-	bufs := make([][][2][]uint64, len(keys))
+	bufs := make([][][2][]uint64, len(kvs))
 	for i := range bufs {
 		bufs[i] = make([][2][]uint64, pr.logN+1)
-		for l := range bufs[i] {
+		for l := pk.Absorb; l < len(bufs[i]); l++ {
 			bufs[i][l] = [2][]uint64{make([]uint64, n), make([]uint64, n)}
 		}
 	}
 	u := make([]uint64, n)
-	ds := make([][]uint64, ell)
-	ks := make([][]uint64, ell)
-	pre := pk.pre[k]
+	var ps, ks [][]uint64
+	pre, nodes := pk.pre[k], pk.nodes[k]
 	idx := 0
-	// walk returns whether the subtree holds a row and whether its sum is
-	// nonzero (a node over two leaves has only its own key switching).
-	var walk func(level, off, step, side int) (present, sum bool, err error)
-	walk = func(level, off, step, side int) (bool, bool, error) {
-		if level == 0 {
-			return pk.leafRow(k, off) >= 0, false, nil
+	next := func() (packNode, error) {
+		if idx >= len(nodes) {
+			return packNode{}, fmt.Errorf("lwepir: pack %d: more nodes replayed than stored", k)
 		}
-		ep, es, err := walk(level-1, off, 2*step, 0)
-		if err != nil {
-			return false, false, err
-		}
-		op, os, err := walk(level-1, off+step, 2*step, 1)
-		if err != nil || (!ep && !op) {
-			return false, false, err
-		}
-		if level >= 4 { // every 8 leaves or more: cheap enough to check
-			if err := ctx.Err(); err != nil {
-				return false, false, err
-			}
-		}
-		node := pre[idx*ell*n : (idx+1)*ell*n]
 		idx++
-		for j := range ds {
-			ds[j] = node[j*n : (j+1)*n]
+		node := nodes[idx-1]
+		ps = ps[:0]
+		for t := range node.terms {
+			ps = append(ps, pre[node.off+t*n:node.off+(t+1)*n])
+		}
+		return node, nil
+	}
+	// walk returns whether the subtree holds a row (its sum is then in
+	// bufs[·][level][side]).
+	var walk func(level, off, step, side int) (bool, error)
+	walk = func(level, off, step, side int) (bool, error) {
+		if level == pk.Absorb {
+			if !pk.present(k, level, off, step) {
+				return false, nil
+			}
+			node, err := next()
+			if err != nil {
+				return false, err
+			}
+			for qi, kv := range kvs {
+				ks = ks[:0]
+				for _, t := range node.terms {
+					ks = append(ks, kv[t])
+				}
+				dotMontTerms(bufs[qi][level][side], ps, ks, q, mred)
+			}
+			return true, nil
+		}
+		ep, err := walk(level-1, off, 2*step, 0)
+		if err != nil {
+			return false, err
+		}
+		op, err := walk(level-1, off+step, 2*step, 1)
+		if err != nil || (!ep && !op) {
+			return false, err
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		node, err := next()
+		if err != nil {
+			return false, err
+		}
+		if node.level != level || len(node.terms) != ell {
+			return false, fmt.Errorf("lwepir: pack %d: stored node of level %d replayed at %d", k, node.level, level)
 		}
 		auto, mono := pr.auto[level], pr.mono[level]
-		for qi, key := range keys {
-			for j := range ks {
-				ks[j] = key.B[pr.keyIndex(level, j)]
-			}
-			out := bufs[qi][level][side]
-			if !es && !os {
-				if ell == 3 {
-					macMont3(out, ds[0], ds[1], ds[2], ks[0], ks[1], ks[2], q, mred)
-				} else {
-					macMont(out, ds, ks, q, mred, false)
-				}
-				continue
+		for qi, kv := range kvs {
+			ks = ks[:0]
+			for _, t := range node.terms {
+				ks = append(ks, kv[t])
 			}
 			// out = e + t + τ(e − t) + Σ_j g_j·K0_j, t = X^(N/2^level)·o.
+			out := bufs[qi][level][side]
 			var e, o []uint64
-			if es {
+			if ep {
 				e = bufs[qi][level-1][0]
 			}
-			if os {
+			if op {
 				o = bufs[qi][level-1][1]
 			}
 			if e != nil && o != nil {
@@ -149,29 +172,24 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, keys []*PackingKeys, 
 				mergeSums(out, u, e, o, mono, q, mred)
 			}
 			if ell == 3 {
-				mergeAutoMac3(out, u, auto, ds[0], ds[1], ds[2], ks[0], ks[1], ks[2], q, mred)
+				mergeAutoMac3(out, u, auto, ps[0], ps[1], ps[2], ks[0], ks[1], ks[2], q, mred)
 			} else {
-				mergeAutoMac(out, u, auto, ds, ks, q, mred)
+				mergeAutoMac(out, u, auto, ps, ks, q, mred)
 			}
 		}
-		return true, true, nil
+		return true, nil
 	}
-	_, sum, err := walk(pr.logN, 0, 1, 0)
-	if err != nil {
+	if _, err := walk(pr.logN, 0, 1, 0); err != nil {
 		return err
 	}
-	if idx != pk.nodes[k] {
-		return fmt.Errorf("lwepir: pack %d replayed %d merge nodes of %d", k, idx, pk.nodes[k])
+	if idx != len(nodes) {
+		return fmt.Errorf("lwepir: pack %d replayed %d nodes of %d", k, idx, len(nodes))
 	}
 	p := pr.r.NewPoly()
-	for qi := range keys {
-		if sum {
-			copy(p.Coeffs[0], bufs[qi][pr.logN][0])
-			pr.r.INTT(p, p)
-			copy(dst[qi], p.Coeffs[0])
-		} else {
-			clear(dst[qi])
-		}
+	for qi := range kvs {
+		copy(p.Coeffs[0], bufs[qi][pr.logN][0])
+		pr.r.INTT(p, p)
+		copy(dst[qi], p.Coeffs[0])
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync"
 
 	"github.com/tuneinsight/lattigo/v6/ring"
 )
@@ -36,8 +37,15 @@ type Packer struct {
 	PerPack int // rows a packed ciphertext carries
 	Stride  int // coefficients between two rows in it
 	Packs   int // packed ciphertexts an answer has
-	nodes   []int
-	pre     [][]uint64 // per pack: nodes × Digits × N words
+	// Absorb is the depth of the subtrees stored as one node (absorb.go).
+	Absorb   int
+	nodes    [][]packNode // per pack, in the order Prepare replays them
+	pre      [][]uint64   // per pack: the nodes' factors, N words each
+	variants []variant    // the key variants the nodes use (absorb.go)
+	varIndex map[variant]int
+	varMu    sync.Mutex
+	// variantAuto[i] is variant i's NTT-domain permutation (nil: σ = 1).
+	variantAuto [][]uint64
 	aOut    [][]uint32 // per pack: the root's a-part modulo 2^LogQA
 	aRoot   [][]uint64 // per pack: the root's a-part modulo Q (tests, noise)
 }
@@ -69,6 +77,11 @@ func (pk *Packer) PackedRow(i int) (pack, coeff int) {
 // h = H' (ComputeHint: Rows × N words, row-major) and its seed (which
 // determines the keys' public a-parts). Packs are computed on every core.
 func NewPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, h []uint32) (*Packer, error) {
+	return newPacker(ctx, p, shape, seed, h, packAbsorb)
+}
+
+// newPacker is NewPacker with subtrees of absorb levels stored as one node.
+func newPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, h []uint32, absorb int) (*Packer, error) {
 	if err := shape.Validate(p); err != nil {
 		return nil, err
 	}
@@ -80,9 +93,9 @@ func NewPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, 
 	if len(h) != shape.Rows*n {
 		return nil, fmt.Errorf("%w: hint of %d entries for %d rows", ErrParams, len(h), shape.Rows)
 	}
-	pk := &Packer{p: p, pr: pr, shape: shape}
+	pk := &Packer{p: p, pr: pr, shape: shape, Absorb: max(1, min(absorb, pr.logN)), varIndex: map[variant]int{}}
 	pk.PerPack, pk.Stride, pk.Packs = packLayout(n, shape.Rows)
-	pk.nodes = make([]int, pk.Packs)
+	pk.nodes = make([][]packNode, pk.Packs)
 	pk.pre = make([][]uint64, pk.Packs)
 	pk.aOut = make([][]uint32, pk.Packs)
 	pk.aRoot = make([][]uint64, pk.Packs)
@@ -91,6 +104,9 @@ func NewPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, 
 		return pk.precomputePack(ctx, k, h, ka)
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := pk.variantTables(); err != nil {
 		return nil, err
 	}
 	return pk, nil
@@ -107,13 +123,17 @@ func (pk *Packer) PrecomputedBytes() int64 {
 }
 
 // precomputePack walks pack k's tree (post-order, even child first: the
-// order Prepare replays), storing each merge node's digits.
+// order Prepare replays), storing the key-switching factors of each stored
+// node: a subtree of Absorb levels as one node (absorb.go), each node
+// above them with its own Digits digits.
 func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]uint64) error {
 	pr, r, n := pk.pr, pk.pr.r, pk.p.N()
 	ell := pr.pp.Digits
-	// Count the merge nodes first, to allocate once.
-	pk.nodes[k] = pk.countNodes(k, pr.logN, 0, 1)
-	pk.pre[k] = make([]uint64, pk.nodes[k]*ell*n)
+	// The stored words are Digits polynomials a merge node, however they
+	// are grouped, in a full tree (a partial one, where absorbed subtrees
+	// lack rows, stores more: a lone child's variants are not shared).
+	words := pk.countNodes(k, pr.logN, 0, 1) * ell * n
+	pk.pre[k] = make([]uint64, 0, words)
 	coeffs := make([]uint64, n)
 	digits := make([]uint64, ell)
 	digitPolys := make([]ring.Poly, ell)
@@ -121,30 +141,27 @@ func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]
 		digitPolys[j] = r.NewPoly()
 	}
 	ks := make([][]uint64, ell)
-	for j := range ks {
-		ks[j] = ka[0] // set per level below
-	}
+	ds := make([][]uint64, ell)
 	t, u, tu := r.NewPoly(), r.NewPoly(), r.NewPoly()
-	idx := 0
-	var walk func(level, off, step int) (ring.Poly, bool, error)
-	walk = func(level, off, step int) (ring.Poly, bool, error) {
+	var walk func(level, off, step int) (ring.Poly, *fsum, bool, error)
+	walk = func(level, off, step int) (ring.Poly, *fsum, bool, error) {
 		if level == 0 {
 			i := pk.leafRow(k, off)
 			if i < 0 {
-				return ring.Poly{}, false, nil
+				return ring.Poly{}, nil, false, nil
 			}
-			return pk.leaf(h[i*n : (i+1)*n]), true, nil
+			return pk.leaf(h[i*n : (i+1)*n]), nil, true, nil
 		}
-		e, eok, err := walk(level-1, off, 2*step)
+		e, fe, eok, err := walk(level-1, off, 2*step)
 		if err != nil {
-			return ring.Poly{}, false, err
+			return ring.Poly{}, nil, false, err
 		}
-		o, ook, err := walk(level-1, off+step, 2*step)
+		o, fo, ook, err := walk(level-1, off+step, 2*step)
 		if err != nil || (!eok && !ook) {
-			return ring.Poly{}, false, err
+			return ring.Poly{}, nil, false, err
 		}
 		if err := ctx.Err(); err != nil {
-			return ring.Poly{}, false, err
+			return ring.Poly{}, nil, false, err
 		}
 		// t = X^(N/2^level)·o, u = e − t; the node is e + t + τ(u), with
 		// τ(u) key-switched: its a-part replaced by Σ_j g_j(τ(u))·K1_j.
@@ -164,18 +181,13 @@ func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]
 				digitPolys[j].Coeffs[0][c] = d
 			}
 		}
-		node := pk.pre[k][idx*ell*n : (idx+1)*ell*n]
-		idx++
 		for j := range digitPolys {
 			r.NTT(digitPolys[j], digitPolys[j])
 			ks[j] = ka[pr.keyIndex(level, j)]
+			ds[j] = digitPolys[j].Coeffs[0]
 		}
 		out := e // e is this node's own (a leaf's or a child's fresh poly)
 		r.Add(e, t, out)
-		ds := make([][]uint64, ell)
-		for j := range digitPolys {
-			ds[j] = digitPolys[j].Coeffs[0]
-		}
 		// Σ_j K1_j·g_j: both plain, so macMont's result carries 2^-64,
 		// which fromMont takes out.
 		macMont(coeffs, ks, ds, pr.q, pr.mred, false)
@@ -183,18 +195,30 @@ func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]
 		for c := range coeffs {
 			out.Coeffs[0][c] = ring.BRedAdd(out.Coeffs[0][c]+coeffs[c], pr.q, pr.bred)
 		}
-		for j := range digitPolys {
-			r.MForm(digitPolys[j], digitPolys[j])
-			copy(node[j*n:(j+1)*n], digitPolys[j].Coeffs[0])
+		own := &fsum{}
+		for j := range ds {
+			own.add(r, variant{lev: level, g: 1, j: j}, ds[j])
 		}
-		return out, true, nil
+		if level > pk.Absorb {
+			pk.emit(k, level, own)
+			return out, nil, true, nil
+		}
+		f := mergeFormal(pr, level, fe, fo)
+		for i, v := range own.v {
+			f.add(r, v, own.p[i])
+		}
+		if level == pk.Absorb {
+			pk.emit(k, level, f)
+			f = nil
+		}
+		return out, f, true, nil
 	}
-	root, ok, err := walk(pr.logN, 0, 1)
+	root, _, ok, err := walk(pr.logN, 0, 1)
 	if err != nil {
 		return err
 	}
-	if !ok || idx != pk.nodes[k] {
-		return fmt.Errorf("lwepir: pack %d: %d merge nodes, counted %d", k, idx, pk.nodes[k])
+	if !ok {
+		return fmt.Errorf("lwepir: pack %d holds no row", k)
 	}
 	r.INTT(root, root)
 	pk.aOut[k] = make([]uint32, n)

@@ -46,8 +46,8 @@ type Packer struct {
 	varMu    sync.Mutex
 	// variantAuto[i] is variant i's NTT-domain permutation (nil: σ = 1).
 	variantAuto [][]uint64
-	aOut    [][]uint32 // per pack: the root's a-part modulo 2^LogQA
-	aRoot   [][]uint64 // per pack: the root's a-part modulo Q (tests, noise)
+	aOut        [][]uint32 // per pack: the root's a-part modulo 2^LogQA
+	aRoot       [][]uint64 // per pack: the root's a-part modulo Q (tests, noise)
 }
 
 // packLayout is how rows of shape sit in packs.

@@ -194,7 +194,7 @@ func BenchmarkPackedClient1GiB(b *testing.B) {
 // queries over a 1 GiB database in memory at 2048 rows, as
 // BenchmarkAnswerBatch1GiB does for the ring stage: one scan pass for the
 // batch, the batch's packing (Prepare, one goroutine) beside it, then
-// each answer's Finish. The hint is synthetic (see syntheticHint): the
+// each answer's Finish; beside it, the same scan alone. The hint is synthetic (see syntheticHint): the
 // packing's cost does not depend on its values.
 func BenchmarkPackedAnswerBatch1GiB(b *testing.B) {
 	ctx := context.Background()
@@ -226,7 +226,21 @@ func BenchmarkPackedAnswerBatch1GiB(b *testing.B) {
 	}
 	srv, _ := lwepir.NewServer(p, shape)
 	for _, n := range []int{1, batch} {
-		b.Run(fmt.Sprintf("batch%d", n), func(b *testing.B) {
+		// The same scan alone: SimplePIR's mode (a downloaded hint), the
+		// fixed cost's baseline.
+		b.Run(fmt.Sprintf("scan-only/batch%d", n), func(b *testing.B) {
+			cpu := cpuTime()
+			for b.Loop() {
+				if _, err := srv.Scan(ctx, qs[:n], tiles, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			q := float64(b.N * n)
+			b.ReportMetric(q/b.Elapsed().Seconds(), "queries/s")
+			b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/q, "cpu-ms/query")
+			b.ReportMetric(0, "ns/op")
+		})
+		b.Run(fmt.Sprintf("packed/batch%d", n), func(b *testing.B) {
 			cpu := cpuTime()
 			for b.Loop() {
 				var preps []*lwepir.Prepared

@@ -123,8 +123,35 @@ func (pk *Packer) emit(k, level int, f *fsum) {
 	pk.nodes[k] = append(pk.nodes[k], node)
 }
 
-// variantTables computes each key variant's NTT-domain permutation.
+// variantTables puts the key variants in a canonical order (by level,
+// digit, Galois element: the packs' concurrent precomputation met them in
+// any order), so that the nodes' layout is a function of the shape and
+// the absorb depth alone, and computes each variant's NTT-domain
+// permutation.
 func (pk *Packer) variantTables() error {
+	order := slices.Clone(pk.variants)
+	slices.SortFunc(order, func(a, b variant) int {
+		if a.lev != b.lev {
+			return a.lev - b.lev
+		}
+		if a.j != b.j {
+			return a.j - b.j
+		}
+		return int(a.g) - int(b.g)
+	})
+	remap := make([]int, len(order))
+	for i, v := range order {
+		remap[pk.varIndex[v]] = i
+		pk.varIndex[v] = i
+	}
+	pk.variants = order
+	for _, nodes := range pk.nodes {
+		for _, node := range nodes {
+			for t, old := range node.terms {
+				node.terms[t] = remap[old]
+			}
+		}
+	}
 	pk.variantAuto = make([][]uint64, len(pk.variants))
 	for i, v := range pk.variants {
 		if v.g == 1 {

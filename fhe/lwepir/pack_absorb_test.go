@@ -97,3 +97,25 @@ func BenchmarkPackAbsorb(b *testing.B) {
 		})
 	}
 }
+
+// The stored layout (nodes, their offsets and key variants) depends on the
+// shape alone: two databases' packers of one shape differ only in their
+// factors' values, whatever order their packs were computed in.
+func TestPackLayoutIsAFunctionOfTheShape(t *testing.T) {
+	p := Test()
+	shape := Shape{Rows: 3*p.N() + 7, Cols: p.N(), RecordSize: 8}
+	layout := func(seed byte) string {
+		h := make([]uint32, shape.Rows*p.N())
+		for i := range h {
+			h[i] = uint32(i)*2654435761 + uint32(seed)
+		}
+		pk, err := NewPacker(context.Background(), p, shape, [SeedSize]byte{seed}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(pk.nodes, pk.variants, pk.PerPack, pk.Stride, pk.Packs)
+	}
+	if a, b := layout(1), layout(2); a != b {
+		t.Fatal("two databases of one shape store different layouts")
+	}
+}

@@ -137,8 +137,12 @@
 // 3 products with the query's key b-parts and, above the bottom level, one
 // monomial product, an automorphism (a permutation) and additions; at the
 // root one inverse NTT, then each row's scaled b_i added at its
-// coefficient (Finish). The b-side does not need the scan: Prepare runs
-// beside it.
+// coefficient (Finish). The b-side is linear in the keys, so the lowest 4
+// levels are absorbed (pack_absorb.go): each subtree of 15 merge nodes is
+// stored as 45 factors of the keys' automorphic images σ(K), which a query
+// computes once, and evaluated as one dot product reduced once — the same
+// stored words, no merges below level 5 (51 → 30 CPU ms a pack here). The
+// b-side does not need the scan: Prepare runs beside it.
 //
 // Why the keys go with every query. The brief had them uploaded once a
 // client. They cannot be: the keys are under the query's LWE secret, and
@@ -207,12 +211,15 @@
 //
 // Per pack of N rows: stored, (N − 1)·3 NTT-domain polynomials, 96 MiB at
 // N = 2048 (so 96 MiB a GiB at 2048 rows, 384 MiB at 8192 rows — more than
-// the ring stage's 64 MiB of diagonals at 1 GiB); per query,
-// 3·(N − 1)·N products and (N/2 − 1) merges. A batch (Prepare with several
-// queries' keys) reads each node's digits once for all its queries, so
-// the digits cross the memory bus once a batch; the products cannot be
-// shared (each query's keys are its own). Taller layouts shorten the
-// query vector (4 bytes a column) and lengthen the packing (one pack per
-// N rows): at 1 GiB, 2048 rows send 2.55 MB up, 8192 rows 0.98 MB, for 4×
-// the packing. Figures: BENCHMARKS.md, "Packing the answer".
+// the ring stage's 64 MiB of diagonals at 1 GiB; their layout depends on
+// the shape alone, their values on H'), computed in about a second of CPU
+// a pack here; per query, 3·(N − 1)·N products and N/16 − 1 merges. A
+// batch (Prepare with several queries' keys) reads each node's factors
+// once for all its queries, so they cross the memory bus once a batch;
+// the products cannot be shared (each query's keys are its own), and in
+// Go they, not the memory, bound the stage: a batch costs per query what
+// one query costs. Taller layouts shorten the query vector (4 bytes a
+// column) and lengthen the packing (one pack per N rows): at 1 GiB, 2048
+// rows send 2.55 MB up, 8192 rows 0.98 MB, for 4× the packing. Figures:
+// BENCHMARKS.md, "Packing the answer instead of H·s".
 package lwepir

@@ -119,3 +119,58 @@ func TestPackLayoutIsAFunctionOfTheShape(t *testing.T) {
 		t.Fatal("two databases of one shape store different layouts")
 	}
 }
+
+// A packer rebuilt from its stored factors and a-parts answers as the
+// original does, and LoadPacker refuses factors of the wrong size or out
+// of range.
+func TestLoadPackerRoundTrip(t *testing.T) {
+	p := Test()
+	for _, shape := range []Shape{
+		{Rows: 2*p.N() + 5, Cols: p.N(), RecordSize: 5},
+		{Rows: 40, Cols: p.N(), RecordSize: 8},
+	} {
+		pp := newPackedPIR(t, p, shape)
+		var factors [][]uint64
+		var aParts [][]uint32
+		for k := range pp.pk.Packs {
+			factors = append(factors, slices.Clone(pp.pk.Factors(k)))
+			aParts = append(aParts, slices.Clone(pp.pk.AParts(k)))
+		}
+		loaded, err := LoadPacker(p, shape, factors, aParts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(loaded.nodes, loaded.variants) != fmt.Sprint(pp.pk.nodes, pp.pk.variants) {
+			t.Fatalf("%d rows: the loaded layout differs", shape.Rows)
+		}
+		q, st, err := pp.cl.PackedQuery(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp.pk = loaded
+		got, err := pp.cl.DecodePacked(st, pp.answer(t, q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, pp.cols[2]) {
+			t.Fatalf("%d rows: a loaded packer's answer does not decode", shape.Rows)
+		}
+		bad := slices.Clone(factors[0])
+		bad[7] = loaded.pr.q
+		for name, f := range map[string][][]uint64{
+			"short":       append([][]uint64{factors[0][1:]}, factors[1:]...),
+			"above Q":     append([][]uint64{bad}, factors[1:]...),
+			"a pack less": factors[1:],
+		} {
+			if _, err := LoadPacker(p, shape, f, aParts[:len(f)]); err == nil {
+				t.Errorf("%d rows: LoadPacker took %s factors", shape.Rows, name)
+			}
+		}
+		badA := slices.Clone(aParts)
+		badA[0] = slices.Clone(badA[0])
+		badA[0][0] = 1 << 31
+		if _, err := LoadPacker(p, shape, factors, badA); err == nil {
+			t.Errorf("%d rows: LoadPacker took an a-part out of range", shape.Rows)
+		}
+	}
+}

@@ -113,7 +113,7 @@ func TestPackLayoutIsAFunctionOfTheShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return fmt.Sprint(pk.nodes, pk.variants, pk.PerPack, pk.Stride, pk.Packs)
+		return fmt.Sprint(pk.nodes, pk.variants, pk.perPack, pk.stride, pk.packs)
 	}
 	if a, b := layout(1), layout(2); a != b {
 		t.Fatal("two databases of one shape store different layouts")
@@ -132,7 +132,7 @@ func TestLoadPackerRoundTrip(t *testing.T) {
 		pp := newPackedPIR(t, p, shape)
 		var factors [][]uint64
 		var aParts [][]uint32
-		for k := range pp.pk.Packs {
+		for k := range pp.pk.packs {
 			factors = append(factors, slices.Clone(pp.pk.Factors(k)))
 			aParts = append(aParts, slices.Clone(pp.pk.AParts(k)))
 		}

@@ -52,7 +52,7 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int)
 	n := pk.p.N()
 	out := make([]*Prepared, len(keys))
 	for i := range out {
-		out[i] = &Prepared{c: make([][]uint64, pk.Packs)}
+		out[i] = &Prepared{c: make([][]uint64, pk.packs)}
 		for k := range out[i].c {
 			out[i].c[k] = make([]uint64, n)
 		}
@@ -60,15 +60,15 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int)
 	// Units of work: one pack for a group of queries. A batch is cut in
 	// groups only when there are fewer packs than workers.
 	groups := 1
-	if pk.Packs < workers {
-		groups = min(len(keys), (workers+pk.Packs-1)/pk.Packs)
+	if pk.packs < workers {
+		groups = min(len(keys), (workers+pk.packs-1)/pk.packs)
 	}
 	kvs := make([][][]uint64, len(keys))
 	for i, k := range keys {
 		kvs[i] = pk.keyTable(k)
 	}
-	err := each(ctx, pk.Packs*groups, workers, func(u int) error {
-		k, g := u%pk.Packs, u/pk.Packs
+	err := each(ctx, pk.packs*groups, workers, func(u int) error {
+		k, g := u%pk.packs, u/pk.packs
 		lo, hi := g*len(keys)/groups, (g+1)*len(keys)/groups
 		dst := make([][]uint64, hi-lo)
 		for i := range dst {
@@ -92,7 +92,7 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 	bufs := make([][][2][]uint64, len(kvs))
 	for i := range bufs {
 		bufs[i] = make([][2][]uint64, pr.logN+1)
-		for l := pk.Absorb; l < len(bufs[i]); l++ {
+		for l := pk.absorb; l < len(bufs[i]); l++ {
 			bufs[i][l] = [2][]uint64{make([]uint64, n), make([]uint64, n)}
 		}
 	}
@@ -116,7 +116,7 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 	// bufs[·][level][side]).
 	var walk func(level, off, step, side int) (bool, error)
 	walk = func(level, off, step, side int) (bool, error) {
-		if level == pk.Absorb {
+		if level == pk.absorb {
 			if !pk.present(k, level, off, step) {
 				return false, nil
 			}
@@ -257,23 +257,23 @@ func mergeAutoMac(out, u []uint64, auto []uint64, ds, ks [][]uint64, q, mred uin
 // 128·Σ q_j, rounded from 2^32 to Q, lands at its coefficient; each
 // pack is then rounded down to 2^LogQB.
 func (pk *Packer) Finish(prep *Prepared, sumQ uint32, column []uint32) (*PackedAnswer, error) {
-	if prep == nil || len(prep.c) != pk.Packs || len(column) != pk.shape.Rows {
+	if prep == nil || len(prep.c) != pk.packs || len(column) != pk.shape.Rows {
 		return nil, fmt.Errorf("%w: a column of %d words for %d rows", ErrParams, len(column), pk.shape.Rows)
 	}
 	pr, n := pk.pr, pk.p.N()
-	a := &PackedAnswer{A: pk.aOut, B: make([][]uint32, pk.Packs)}
+	a := &PackedAnswer{A: pk.aOut, B: make([][]uint32, pk.packs)}
 	for k := range a.B {
 		a.B[k] = make([]uint32, n)
 	}
 	b := make([]uint64, n)
-	for k := range pk.Packs {
+	for k := range pk.packs {
 		copy(b, prep.c[k])
-		for r := 0; r < pk.PerPack; r++ {
-			i := k*pk.PerPack + r
+		for r := 0; r < pk.perPack; r++ {
+			i := k*pk.perPack + r
 			if i >= pk.shape.Rows {
 				break
 			}
-			c := r * pk.Stride
+			c := r * pk.stride
 			x := b[c] + pr.scaleFrom32(column[i]-centre*sumQ)
 			if x >= pr.q {
 				x -= pr.q

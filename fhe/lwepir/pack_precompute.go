@@ -24,24 +24,26 @@ import (
 // decomposes are stored (NTT domain, Montgomery form), and the root's
 // a-part is stored rounded to the download modulus. A query then costs,
 // per node, Digits products with its keys' b-parts and one monomial
-// product (Packer.Prepare).
+// product (Packer.Prepare); the lowest levels are absorbed into one dot
+// product a subtree (pack_absorb.go).
 //
-// Rows are placed in packs of PerPack leaves: pack i/PerPack, leaf
-// (i mod PerPack)·Stride, which ends at coefficient (i mod PerPack)·Stride
-// of the packed plaintext. With fewer rows than N (PerPack < N), the tree's
-// upper levels have no odd child and reduce to the field trace.
+// Rows are placed in packs of perPack leaves: pack i/perPack, leaf
+// (i mod perPack)·stride, which ends at coefficient (i mod perPack)·stride
+// of the packed plaintext. With fewer rows than N (perPack < N), the
+// tree's upper levels have no odd child and reduce to the field trace.
 type Packer struct {
 	p       Params
 	pr      *packRing
 	shape   Shape
-	PerPack int // rows a packed ciphertext carries
-	Stride  int // coefficients between two rows in it
-	Packs   int // packed ciphertexts an answer has
-	// Absorb is the depth of the subtrees stored as one node (absorb.go).
-	Absorb   int
+	perPack int // rows a packed ciphertext carries
+	stride  int // coefficients between two rows in it
+	packs   int // packed ciphertexts an answer has
+	// absorb is the depth of the subtrees stored as one node
+	// (pack_absorb.go).
+	absorb   int
 	nodes    [][]packNode // per pack, in the order Prepare replays them
 	pre      [][]uint64   // per pack: the nodes' factors, N words each
-	variants []variant    // the key variants the nodes use (absorb.go)
+	variants []variant    // the key variants the nodes use (pack_absorb.go)
 	varIndex map[variant]int
 	varMu    sync.Mutex
 	// variantAuto[i] is variant i's NTT-domain permutation (nil: σ = 1).
@@ -58,19 +60,22 @@ func packLayout(n, rows int) (perPack, stride, packs int) {
 
 // leafRow is the row at leaf r of pack k, or −1.
 func (pk *Packer) leafRow(k, r int) int {
-	if r%pk.Stride != 0 {
+	if r%pk.stride != 0 {
 		return -1
 	}
-	i := k*pk.PerPack + r/pk.Stride
+	i := k*pk.perPack + r/pk.stride
 	if i >= pk.shape.Rows {
 		return -1
 	}
 	return i
 }
 
+// Packs is how many packed ciphertexts an answer has: ⌈Rows/N⌉.
+func (pk *Packer) Packs() int { return pk.packs }
+
 // PackedRow is where row i ends in an answer: pack, coefficient.
 func (pk *Packer) PackedRow(i int) (pack, coeff int) {
-	return i / pk.PerPack, i % pk.PerPack * pk.Stride
+	return i / pk.perPack, i % pk.perPack * pk.stride
 }
 
 // NewPacker precomputes the packing of a database's answers from its hint
@@ -93,14 +98,14 @@ func newPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, 
 	if len(h) != shape.Rows*n {
 		return nil, fmt.Errorf("%w: hint of %d entries for %d rows", ErrParams, len(h), shape.Rows)
 	}
-	pk := &Packer{p: p, pr: pr, shape: shape, Absorb: max(1, min(absorb, pr.logN)), varIndex: map[variant]int{}}
-	pk.PerPack, pk.Stride, pk.Packs = packLayout(n, shape.Rows)
-	pk.nodes = make([][]packNode, pk.Packs)
-	pk.pre = make([][]uint64, pk.Packs)
-	pk.aOut = make([][]uint32, pk.Packs)
-	pk.aRoot = make([][]uint64, pk.Packs)
+	pk := &Packer{p: p, pr: pr, shape: shape, absorb: max(1, min(absorb, pr.logN)), varIndex: map[variant]int{}}
+	pk.perPack, pk.stride, pk.packs = packLayout(n, shape.Rows)
+	pk.nodes = make([][]packNode, pk.packs)
+	pk.pre = make([][]uint64, pk.packs)
+	pk.aOut = make([][]uint32, pk.packs)
+	pk.aRoot = make([][]uint64, pk.packs)
 	ka := packingKeyA(pr, seed)
-	err = each(ctx, pk.Packs, runtime.GOMAXPROCS(0), func(k int) error {
+	err = each(ctx, pk.packs, runtime.GOMAXPROCS(0), func(k int) error {
 		return pk.precomputePack(ctx, k, h, ka)
 	})
 	if err != nil {
@@ -124,7 +129,7 @@ func (pk *Packer) PrecomputedBytes() int64 {
 
 // precomputePack walks pack k's tree (post-order, even child first: the
 // order Prepare replays), storing the key-switching factors of each stored
-// node: a subtree of Absorb levels as one node (absorb.go), each node
+// node: a subtree of absorb levels as one node (pack_absorb.go), each node
 // above them with its own Digits digits.
 func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]uint64) error {
 	pr, r, n := pk.pr, pk.pr.r, pk.p.N()
@@ -199,7 +204,7 @@ func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]
 		for j := range ds {
 			own.add(r, variant{lev: level, g: 1, j: j}, ds[j])
 		}
-		if level > pk.Absorb {
+		if level > pk.absorb {
 			pk.emit(k, level, own)
 			return out, nil, true, nil
 		}
@@ -207,7 +212,7 @@ func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]
 		for i, v := range own.v {
 			f.add(r, v, own.p[i])
 		}
-		if level == pk.Absorb {
+		if level == pk.absorb {
 			pk.emit(k, level, f)
 			f = nil
 		}

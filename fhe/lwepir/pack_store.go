@@ -25,10 +25,10 @@ func LoadPacker(p Params, shape Shape, factors [][]uint64, aParts [][]uint32) (*
 		return nil, err
 	}
 	n := p.N()
-	if len(factors) != pk.Packs || len(aParts) != pk.Packs {
-		return nil, fmt.Errorf("%w: %d packs of factors and %d of a-parts, want %d", ErrParams, len(factors), len(aParts), pk.Packs)
+	if len(factors) != pk.packs || len(aParts) != pk.packs {
+		return nil, fmt.Errorf("%w: %d packs of factors and %d of a-parts, want %d", ErrParams, len(factors), len(aParts), pk.packs)
 	}
-	for k := range pk.Packs {
+	for k := range pk.packs {
 		want := 0
 		for _, node := range pk.nodes[k] {
 			want += len(node.terms) * n
@@ -64,13 +64,13 @@ func packerLayout(p Params, shape Shape, absorb int) (*Packer, error) {
 		return nil, err
 	}
 	n := p.N()
-	pk := &Packer{p: p, pr: pr, shape: shape, Absorb: max(1, min(absorb, pr.logN)), varIndex: map[variant]int{}}
-	pk.PerPack, pk.Stride, pk.Packs = packLayout(n, shape.Rows)
-	pk.nodes = make([][]packNode, pk.Packs)
-	pk.pre = make([][]uint64, pk.Packs)
-	pk.aOut = make([][]uint32, pk.Packs)
+	pk := &Packer{p: p, pr: pr, shape: shape, absorb: max(1, min(absorb, pr.logN)), varIndex: map[variant]int{}}
+	pk.perPack, pk.stride, pk.packs = packLayout(n, shape.Rows)
+	pk.nodes = make([][]packNode, pk.packs)
+	pk.pre = make([][]uint64, pk.packs)
+	pk.aOut = make([][]uint32, pk.packs)
 	twoN := uint64(2 * n)
-	for k := range pk.Packs {
+	for k := range pk.packs {
 		off := 0
 		emit := func(level int, vs []variant) {
 			node := packNode{level: level, off: off, terms: make([]int, len(vs))}
@@ -100,7 +100,7 @@ func packerLayout(p Params, shape Shape, absorb int) (*Packer, error) {
 			for j := 0; j < pr.pp.Digits; j++ {
 				own = append(own, variant{lev: level, g: 1, j: j})
 			}
-			if level > pk.Absorb {
+			if level > pk.absorb {
 				emit(level, own)
 				return nil, true
 			}
@@ -122,7 +122,7 @@ func packerLayout(p Params, shape Shape, absorb int) (*Packer, error) {
 			for _, v := range own {
 				add(v)
 			}
-			if level == pk.Absorb {
+			if level == pk.absorb {
 				emit(level, f)
 				return nil, true
 			}

@@ -103,8 +103,8 @@ func TestPackedQueryDecodesColumns(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%dx%d", shape.Rows, shape.Cols), func(t *testing.T) {
 			pp := newPackedPIR(t, p, shape)
-			if want := (shape.Rows + n - 1) / n; pp.pk.Packs != want {
-				t.Fatalf("%d packs, want %d", pp.pk.Packs, want)
+			if want := (shape.Rows + n - 1) / n; pp.pk.packs != want {
+				t.Fatalf("%d packs, want %d", pp.pk.packs, want)
 			}
 			for _, col := range []int{0, 1, shape.Cols - 1, shape.Cols / 3} {
 				q, st, err := pp.cl.PackedQuery(col)
@@ -186,14 +186,14 @@ func (pp *packedPIR) packNoise(t *testing.T, q *PackedQuery, st *State) (worst, 
 	}
 	r.NTT(sP, sP)
 	aP := r.NewPoly()
-	for k := range pk.Packs {
+	for k := range pk.packs {
 		copy(aP.Coeffs[0], pk.aRoot[k])
 		r.NTT(aP, aP)
 		r.MulCoeffsBarrett(aP, sP, aP)
 		r.INTT(aP, aP)
-		for row := 0; row < pk.PerPack && k*pk.PerPack+row < pp.shape.Rows; row++ {
-			i := k*pk.PerPack + row
-			c := row * pk.Stride
+		for row := 0; row < pk.perPack && k*pk.perPack+row < pp.shape.Rows; row++ {
+			i := k*pk.perPack + row
+			c := row * pk.stride
 			b := preps[0].c[k][c] + pr.scaleFrom32(cols[0][i]-centre*sumQ)
 			phase := int64((b + 2*pr.q - aP.Coeffs[0][c]) % pr.q)
 			if phase > int64(pr.q/2) {

@@ -261,6 +261,11 @@ func (pk *Packer) Finish(prep *Prepared, sumQ uint32, column []uint32) (*PackedA
 		return nil, fmt.Errorf("%w: a column of %d words for %d rows", ErrParams, len(column), pk.shape.Rows)
 	}
 	pr, n := pk.pr, pk.p.N()
+	for _, c := range prep.c {
+		if len(c) != n {
+			return nil, fmt.Errorf("%w: prepared sums of another ring", ErrParams)
+		}
+	}
 	a := &PackedAnswer{A: pk.aOut, B: make([][]uint32, pk.packs)}
 	for k := range a.B {
 		a.B[k] = make([]uint32, n)

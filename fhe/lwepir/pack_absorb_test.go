@@ -37,7 +37,7 @@ func TestPackAbsorbDepthsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := pk.Prepare(context.Background(), keys, 2)
+			got, err := pk.Prepare(context.Background(), keys, 2, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +86,7 @@ func BenchmarkPackAbsorb(b *testing.B) {
 			var ru0, ru1 syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 			for b.Loop() {
-				if _, err := pk.Prepare(context.Background(), []*PackingKeys{q.Keys}, 1); err != nil {
+				if _, err := pk.Prepare(context.Background(), []*PackingKeys{q.Keys}, 1, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

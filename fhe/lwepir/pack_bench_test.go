@@ -122,7 +122,7 @@ func BenchmarkPackVsRingStage1GiB(b *testing.B) {
 		name := fmt.Sprintf("pack/rows%d", rows)
 		b.Run(name+"/batch1", func(b *testing.B) {
 			perQuery(b, 1, func() {
-				preps, err := pk.Prepare(ctx, keys[:1], 1)
+				preps, err := pk.Prepare(ctx, keys[:1], 1, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -134,7 +134,7 @@ func BenchmarkPackVsRingStage1GiB(b *testing.B) {
 		})
 		b.Run(name+"/batch16", func(b *testing.B) {
 			perQuery(b, batch, func() {
-				preps, err := pk.Prepare(ctx, keys, 0)
+				preps, err := pk.Prepare(ctx, keys, 0, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -246,7 +246,7 @@ func BenchmarkPackedAnswerBatch1GiB(b *testing.B) {
 				var preps []*lwepir.Prepared
 				var perr error
 				var wg sync.WaitGroup
-				wg.Go(func() { preps, perr = pk.Prepare(ctx, keys[:n], 1) })
+				wg.Go(func() { preps, perr = pk.Prepare(ctx, keys[:n], 1, nil) })
 				cols, err := srv.Scan(ctx, qs[:n], tiles, nil)
 				wg.Wait()
 				if err != nil || perr != nil {

@@ -39,8 +39,10 @@ func SumQuery(q []uint32) uint32 {
 // (each node's digits are read once and multiplied into every query's
 // sums while in cache), packs spread over workers goroutines (at most
 // GOMAXPROCS; ≤ 0: GOMAXPROCS). What cannot be shared is each query's
-// products with its own keys: Digits·N products a merge node.
-func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int) ([]*Prepared, error) {
+// products with its own keys: Digits·N products a merge node. Each stored
+// node's work for the batch holds a core of gate (nil: none), as the
+// scan's blocks do.
+func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int, gate Gate) ([]*Prepared, error) {
 	for i, k := range keys {
 		if err := pk.pr.checkKeys(k); err != nil {
 			return nil, fmt.Errorf("query %d: %w", i, err)
@@ -74,7 +76,7 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int)
 		for i := range dst {
 			dst[i] = out[lo+i].c[k]
 		}
-		return pk.prepareRange(ctx, k, kvs[lo:hi], dst)
+		return pk.prepareRange(ctx, k, kvs[lo:hi], dst, gate)
 	})
 	if err != nil {
 		return nil, err
@@ -85,7 +87,7 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int)
 // prepareRange replays pack k's stored nodes for the queries whose key
 // tables are kvs (keyTable), leaving each query's root sum in dst
 // (coefficient domain).
-func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst [][]uint64) error {
+func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst [][]uint64, gate Gate) error {
 	pr, n := pk.pr, pk.p.N()
 	ell, q, mred := pr.pp.Digits, pr.q, pr.mred
 	// bufs[query][level][side]: a node's sum, kept until its parent runs.
@@ -124,6 +126,10 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 			if err != nil {
 				return false, err
 			}
+			release, err := enter(ctx, gate)
+			if err != nil {
+				return false, err
+			}
 			for qi, kv := range kvs {
 				ks = ks[:0]
 				for _, t := range node.terms {
@@ -131,6 +137,7 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 				}
 				dotMontTerms(bufs[qi][level][side], ps, ks, q, mred)
 			}
+			release()
 			return true, nil
 		}
 		ep, err := walk(level-1, off, 2*step, 0)
@@ -152,6 +159,11 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 			return false, fmt.Errorf("lwepir: pack %d: stored node of level %d replayed at %d", k, node.level, level)
 		}
 		auto, mono := pr.auto[level], pr.mono[level]
+		release, err := enter(ctx, gate)
+		if err != nil {
+			return false, err
+		}
+		defer release()
 		for qi, kv := range kvs {
 			ks = ks[:0]
 			for _, t := range node.terms {
@@ -298,7 +310,7 @@ func (pk *Packer) Pack(ctx context.Context, keys *PackingKeys, query, column []u
 	if len(query) != pk.shape.Cols {
 		return nil, fmt.Errorf("%w: query vector of the wrong length", ErrParams)
 	}
-	preps, err := pk.Prepare(ctx, []*PackingKeys{keys}, 0)
+	preps, err := pk.Prepare(ctx, []*PackingKeys{keys}, 0, nil)
 	if err != nil {
 		return nil, err
 	}

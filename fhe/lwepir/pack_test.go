@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	mrand "math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/fhe/matvec"
@@ -175,7 +176,7 @@ func (pp *packedPIR) packNoise(t *testing.T, q *PackedQuery, st *State) (worst, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	preps, err := pk.Prepare(context.Background(), []*PackingKeys{q.Keys}, 1)
+	preps, err := pk.Prepare(context.Background(), []*PackingKeys{q.Keys}, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,12 +259,12 @@ func TestPackedBatchEqualsSingle(t *testing.T) {
 		keys = append(keys, q.Keys)
 	}
 	for _, workers := range []int{1, 2, 8} {
-		batch, err := pp.pk.Prepare(context.Background(), keys, workers)
+		batch, err := pp.pk.Prepare(context.Background(), keys, workers, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, k := range keys {
-			one, err := pp.pk.Prepare(context.Background(), []*PackingKeys{k}, 1)
+			one, err := pp.pk.Prepare(context.Background(), []*PackingKeys{k}, 1, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -362,7 +363,7 @@ func TestPackedDecodersRefuseMalformed(t *testing.T) {
 			t.Errorf("answer %s: %v", name, err)
 		}
 	}
-	if _, err := pp.pk.Prepare(context.Background(), []*PackingKeys{{B: q.Keys.B[1:]}}, 1); !errors.Is(err, ErrParams) {
+	if _, err := pp.pk.Prepare(context.Background(), []*PackingKeys{{B: q.Keys.B[1:]}}, 1, nil); !errors.Is(err, ErrParams) {
 		t.Errorf("Prepare with a key short of a polynomial: %v", err)
 	}
 	bad := &PackedAnswer{A: ans.A, B: [][]uint32{make([]uint32, p.N()+1)}}
@@ -477,5 +478,51 @@ func TestPackKernelsEqualGeneric(t *testing.T) {
 		if v >= q {
 			t.Fatal("a result not reduced")
 		}
+	}
+}
+
+// countGate counts the cores taken and given back; fail makes Acquire
+// refuse after that many.
+type countGate struct {
+	mu             sync.Mutex
+	taken, given int
+	fail           int
+}
+
+var errGate = errors.New("gate closed")
+
+func (g *countGate) Acquire(context.Context) (func(), error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fail > 0 && g.taken >= g.fail {
+		return nil, errGate
+	}
+	g.taken++
+	return func() { g.mu.Lock(); g.given++; g.mu.Unlock() }, nil
+}
+
+// Prepare holds a core of its gate for each stored node and gives every
+// one back; a gate's refusal ends it with the gate's error.
+func TestPackPrepareGate(t *testing.T) {
+	p := Test()
+	shape := Shape{Rows: 2 * p.N(), Cols: p.N(), RecordSize: 8}
+	pp := newPackedPIR(t, p, shape)
+	q, _, err := pp.cl.PackedQuery(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &countGate{}
+	if _, err := pp.pk.Prepare(context.Background(), []*PackingKeys{q.Keys, q.Keys}, 2, g); err != nil {
+		t.Fatal(err)
+	}
+	var nodes int
+	for _, ns := range pp.pk.nodes {
+		nodes += len(ns)
+	}
+	if g.taken == 0 || g.taken != g.given || g.taken < nodes {
+		t.Fatalf("%d cores taken, %d given back, %d stored nodes", g.taken, g.given, nodes)
+	}
+	if _, err := pp.pk.Prepare(context.Background(), []*PackingKeys{q.Keys}, 1, &countGate{fail: 3}); !errors.Is(err, errGate) {
+		t.Fatalf("a refusing gate: %v", err)
 	}
 }

@@ -484,9 +484,9 @@ func TestPackKernelsEqualGeneric(t *testing.T) {
 // countGate counts the cores taken and given back; fail makes Acquire
 // refuse after that many.
 type countGate struct {
-	mu             sync.Mutex
+	mu           sync.Mutex
 	taken, given int
-	fail           int
+	fail         int
 }
 
 var errGate = errors.New("gate closed")

@@ -142,7 +142,10 @@
 // stored as 45 factors of the keys' automorphic images σ(K), which a query
 // computes once, and evaluated as one dot product reduced once — the same
 // stored words, no merges below level 5 (51 → 30 CPU ms a pack here). The
-// b-side does not need the scan: Prepare runs beside it.
+// b-side does not need the scan: Prepare runs beside it, holding a core
+// of a Gate per stored node as the scan does. The factors are stored per
+// generation (Factors, AParts) and reloaded with LoadPacker: their layout
+// is a function of the shape, only their values depend on H'.
 //
 // Why the keys go with every query. The brief had them uploaded once a
 // client. They cannot be: the keys are under the query's LWE secret, and

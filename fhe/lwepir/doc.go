@@ -152,8 +152,11 @@
 // s must be fresh a query, because the public matrix A is fixed (H = D·A is
 // precomputed) — two queries under one s differ by e − e' + Δ·(u − u'),
 // which shows both columns. YPIR sends them with each query for the same
-// reason. They are 11·3 polynomials of 2048 coefficients of 54 bits:
-// 456,192 bytes a query. With a client-held long-term ring key instead,
+// reason. They are 11·3 polynomials of 2048 coefficients below Q, sent in
+// the coefficient domain without their low bits — k + 3 bits at level k,
+// which the levels above amplify the less the higher k is (see the
+// noise): 380,160 bytes a query (456,192 untrimmed). With a client-held
+// long-term ring key instead,
 // the server would first have to switch each row from s to it — per-query
 // a-parts, nothing precomputable, the cost of the ring stage again.
 //
@@ -197,11 +200,16 @@
 //   - rounding the rows from 2^32 to Q: |r_b| ≤ 1/2 and ⟨r_a, s⟩ of
 //     σ = √(N/2/12) ≈ 9;
 //   - the packing: each key switching adds Σ_j g_j·e_j, digits uniform in
-//     [−2^17, 2^17], σ_ks = √(3·N·2^34/3·41) = 2^25.2; a node's noise passes
-//     through every level above it, doubling in variance for each child
-//     (var_root ≈ σ_ks²·4^11/3), σ = 2^35.4. Measured at the default
-//     parameters (TestPackedDefaultParams): σ = 2^35.4, largest of 12,288
-//     coefficients 2^37.6.
+//     [−2^17, 2^17], σ_ks = √(3·N·2^34/3·41) = 2^25.2 for the keys' own
+//     error (variance 41); a node's noise passes through every level above
+//     it, doubling in variance for each child, so level k's weighs
+//     4^(11−k) (var_root ≈ σ_ks²·4^11/3, σ = 2^35.4, untrimmed keys).
+//     Trimming level k's keys adds a uniform error of variance
+//     4^(k+3)/12 to theirs: each level then adds about 4^14/12·(σ_ks²/41)
+//     to the root, the eleven together 5.3 times the untrimmed variance:
+//     σ = 2^36.6. Measured at the default parameters
+//     (TestPackedDefaultParams): σ = 2^36.6, largest of 12,288
+//     coefficients 2^38.6 (untrimmed: 2^35.4 and 2^37.6).
 //
 // Sum: σ ≈ 2^40.4, the threshold 2^4.6 ≈ 24 σ away (17 σ at 2^20
 // columns, the ceiling MaxLogCols allows, as for the LWE scheme alone):

@@ -91,6 +91,14 @@ func genPackingKeys(p Params, pr *packRing, ka [][]uint64, s []int64) (*PackingK
 			r.MulCoeffsBarrett(k0, sNTT, k0)
 			r.Add(k0, e, k0)
 			r.MulScalarThenSub(ts, ring.ModExp(2, uint64(j*pr.pp.LogBase), q), k0)
+			if d := pr.keyDrop(k); d > 0 {
+				// Trimmed as sent: the low d bits replaced by 2^(d−1).
+				r.INTT(k0, k0)
+				for c, x := range k0.Coeffs[0] {
+					k0.Coeffs[0][c] = pr.untrim(x>>d, d)
+				}
+				r.NTT(k0, k0)
+			}
 			keys.B[i] = append([]uint64(nil), k0.Coeffs[0]...)
 		}
 	}
@@ -98,17 +106,50 @@ func genPackingKeys(p Params, pr *packRing, ka [][]uint64, s []int64) (*PackingK
 	return keys, nil
 }
 
+// untrim is the key coefficient a trimmed word w stands for:
+// w·2^d + 2^(d−1) mod Q (the middle of the dropped range, so the added
+// error is centred).
+func (pr *packRing) untrim(w uint64, d int) uint64 {
+	x := w<<d + 1<<d>>1
+	if x >= pr.q {
+		x -= pr.q
+	}
+	return x
+}
+
+// trim is untrim's inverse: the word a key coefficient is sent as, or
+// false for a coefficient untrim cannot give.
+func (pr *packRing) trim(x uint64, d int) (uint64, bool) {
+	t := x + pr.q - 1<<d>>1
+	if t >= pr.q {
+		t -= pr.q
+	}
+	if t&(1<<d-1) != 0 {
+		return 0, false
+	}
+	return t >> d, true
+}
+
+// keyWidth is the bits a level-k key coefficient is sent in.
+func (pr *packRing) keyWidth(k int) int { return bits.Len64((pr.q - 1) >> pr.keyDrop(k)) }
+
 // PackingKeysBytes is the size of a query's encoded packing keys.
 func PackingKeysBytes(p Params) int {
 	pr, err := p.packRing()
 	if err != nil {
 		return 0
 	}
-	return packedLen(pr.keyPolys()*pr.r.N(), bits.Len64(pr.q))
+	var size int
+	for k := 1; k <= pr.logN; k++ {
+		size += pr.pp.Digits * packedLen(pr.r.N(), pr.keyWidth(k))
+	}
+	return size
 }
 
-// MarshalPackingKeys encodes keys: every coefficient in Q's bit length,
-// least significant bit first, level-major.
+// MarshalPackingKeys encodes keys: each polynomial in the coefficient
+// domain, level k's coefficients without their low keyDrop(k) bits (which
+// genPackingKeys set to the middle of their range), in as many bits as the
+// rest of Q needs, least significant bit first, level-major.
 func MarshalPackingKeys(p Params, keys *PackingKeys) ([]byte, error) {
 	pr, err := p.packRing()
 	if err != nil {
@@ -117,35 +158,59 @@ func MarshalPackingKeys(p Params, keys *PackingKeys) ([]byte, error) {
 	if err := pr.checkKeys(keys); err != nil {
 		return nil, err
 	}
-	w := bits.Len64(pr.q)
+	r := pr.r
+	poly := r.NewPoly()
+	words := make([]uint64, r.N())
 	out := make([]byte, 0, PackingKeysBytes(p))
-	for _, b := range keys.B {
-		out = packBits(out, b, w)
+	for k := 1; k <= pr.logN; k++ {
+		d := pr.keyDrop(k)
+		for j := 0; j < pr.pp.Digits; j++ {
+			copy(poly.Coeffs[0], keys.B[pr.keyIndex(k, j)])
+			r.INTT(poly, poly)
+			for c, x := range poly.Coeffs[0] {
+				w, ok := pr.trim(x, d)
+				if !ok {
+					return nil, fmt.Errorf("%w: packing keys not trimmed as sent", ErrParams)
+				}
+				words[c] = w
+			}
+			// N·width is a multiple of 8 for N ≥ 8: each polynomial
+			// packed on its own is the packing of the whole.
+			out = packBits(out, words, pr.keyWidth(k))
+		}
 	}
-	// Each polynomial is packed on its own above; N·w is a multiple of 8
-	// for N ≥ 8, so the concatenation is the packing of the whole.
 	return out, nil
 }
 
 // UnmarshalPackingKeys decodes a query's packing keys, refusing any input
-// not exactly PackingKeysBytes long and any coefficient at or above Q: the
-// bytes come from a client.
+// not exactly PackingKeysBytes long and any coefficient that would not lie
+// below Q: the bytes come from a client.
 func UnmarshalPackingKeys(p Params, b []byte) (*PackingKeys, error) {
 	pr, err := p.packRing()
 	if err != nil {
 		return nil, err
 	}
-	n, w := pr.r.N(), bits.Len64(pr.q)
 	if len(b) != PackingKeysBytes(p) {
 		return nil, fmt.Errorf("%w: packing keys of %d bytes, want %d", ErrParams, len(b), PackingKeysBytes(p))
 	}
-	vals := make([]uint64, pr.keyPolys()*n)
-	if err := unpackBits(b, vals, w, pr.q, "packing keys"); err != nil {
-		return nil, err
-	}
+	r, n := pr.r, pr.r.N()
+	poly := r.NewPoly()
+	words := make([]uint64, n)
 	keys := &PackingKeys{B: make([][]uint64, pr.keyPolys())}
-	for i := range keys.B {
-		keys.B[i] = vals[i*n : (i+1)*n : (i+1)*n]
+	for k := 1; k <= pr.logN; k++ {
+		d, w := pr.keyDrop(k), pr.keyWidth(k)
+		l := packedLen(n, w)
+		for j := 0; j < pr.pp.Digits; j++ {
+			if err := unpackBits(b[:l], words, w, (pr.q-1)>>d+1, "packing keys"); err != nil {
+				return nil, err
+			}
+			b = b[l:]
+			for c, x := range words {
+				poly.Coeffs[0][c] = pr.untrim(x, d)
+			}
+			r.NTT(poly, poly)
+			keys.B[pr.keyIndex(k, j)] = append([]uint64(nil), poly.Coeffs[0]...)
+		}
 	}
 	return keys, nil
 }

@@ -22,20 +22,26 @@ type PackParams struct {
 	// LogQA and LogQB are the download moduli: the packed ciphertext's
 	// a-part is rounded to 2^LogQA, its b-part to 2^LogQB.
 	LogQA, LogQB int
+	// KeyDrop trims the keys a query sends: level k's b-parts go without
+	// their k + KeyDrop low bits (coefficient domain), an error of at most
+	// 2^(k+KeyDrop−1) added to the key, whose noise the levels above k
+	// amplify the less the higher k is. 0: nothing dropped.
+	KeyDrop int
 }
 
 // Pack returns the packing parameters of p: Q < 2^54 (the homomorphic
 // encryption standard's bound for 128 bits at ring degree 2048, ternary
-// secret), three digits of 18 bits, and the answer rounded to 21 + 16
-// bits a coefficient.
+// secret), three digits of 18 bits, the answer rounded to 21 + 16 bits a
+// coefficient, and level k's keys sent without their k + 3 low bits.
 func (p Params) Pack() PackParams {
-	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, LogQA: 21, LogQB: 16}
+	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, LogQA: 21, LogQB: 16, KeyDrop: 3}
 }
 
 // Validate checks the relations packing relies on.
 func (pp PackParams) Validate() error {
 	if pp.LogQ < 40 || pp.LogQ > 60 || pp.Digits < 1 || pp.Digits > 8 || pp.LogBase < 1 || pp.Digits*pp.LogBase < pp.LogQ ||
-		pp.LogQB < logP+2 || pp.LogQB > 32 || pp.LogQA < pp.LogQB || pp.LogQA > 32 || pp.LogQA >= pp.LogQ {
+		pp.LogQB < logP+2 || pp.LogQB > 32 || pp.LogQA < pp.LogQB || pp.LogQA > 32 || pp.LogQA >= pp.LogQ ||
+		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 {
 		return fmt.Errorf("%w: packing parameters %+v", ErrParams, pp)
 	}
 	return nil
@@ -117,6 +123,14 @@ func (p Params) packRing() (*packRing, error) {
 
 // Q is the packing modulus.
 func (pr *packRing) Q() uint64 { return pr.q }
+
+// keyDrop is how many low bits level k's keys are sent without.
+func (pr *packRing) keyDrop(k int) int {
+	if pr.pp.KeyDrop == 0 {
+		return 0
+	}
+	return k + pr.pp.KeyDrop
+}
 
 // keyPolys is how many polynomials a packing key holds: Digits for each of
 // the log N automorphisms.

@@ -239,6 +239,6 @@
 // Go they, not the memory, bound the stage: a batch costs per query what
 // one query costs. Taller layouts shorten the query vector (4 bytes a
 // column) and lengthen the packing (one pack per N rows): at 1 GiB, 2048
-// rows send 2.55 MB up, 8192 rows 0.98 MB, for 4× the packing. Figures:
+// rows send 2.48 MB up, 8192 rows 0.90 MB, for 4× the packing. Figures:
 // BENCHMARKS.md, "Packing the answer instead of H·s".
 package lwepir

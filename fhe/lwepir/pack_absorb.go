@@ -147,6 +147,11 @@ func (pk *Packer) variantTables() error {
 	pk.variants = order
 	for _, nodes := range pk.nodes {
 		for _, node := range nodes {
+			// dotMontTerms sums a node's products in 128 bits before one
+			// Montgomery reduction: its high word must stay below q.
+			if uint64(len(node.terms)) > (1<<64-1)/pk.pr.q {
+				return fmt.Errorf("%w: %d terms in a packing node overflow its sums for Q = %d", ErrParams, len(node.terms), pk.pr.q)
+			}
 			for t, old := range node.terms {
 				node.terms[t] = remap[old]
 			}

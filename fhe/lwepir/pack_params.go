@@ -167,14 +167,14 @@ func (pr *packRing) decompose(x uint64, digits []uint64) {
 	}
 }
 
-// macMont sets out[i] (or adds to it, if add) Σ_j a_j[i]·b_j[i]·2^-64 mod q,
+// macMont sets out[i] = Σ_j a_j[i]·b_j[i]·2^-64 mod q,
 // for a_j in Montgomery form: Σ_j ā_j·b_j mod q. The products are summed in
 // 128 bits and reduced once, where Lattigo's ring reduces each product
 // (MulCoeffsMontgomeryThenAdd): with three digits, a third of the
 // reductions. The high word stays below q (a Montgomery reduction's
 // precondition) when len(as)·q < 2^64, which PackParams.Validate ensures
 // (LogQ ≤ 60, Digits ≤ 8).
-func macMont(out []uint64, as, bs [][]uint64, q, mred uint64, add bool) {
+func macMont(out []uint64, as, bs [][]uint64, q, mred uint64) {
 	for i := range out {
 		var hi, lo uint64
 		for j := range as {
@@ -187,12 +187,6 @@ func macMont(out []uint64, as, bs [][]uint64, q, mred uint64, add bool) {
 		r := hi - m + q
 		if r >= q {
 			r -= q
-		}
-		if add {
-			r += out[i]
-			if r >= q {
-				r -= q
-			}
 		}
 		out[i] = r
 	}

@@ -195,7 +195,7 @@ func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]
 		r.Add(e, t, out)
 		// Σ_j K1_j·g_j: both plain, so macMont's result carries 2^-64,
 		// which fromMont takes out.
-		macMont(coeffs, ks, ds, pr.q, pr.mred, false)
+		macMont(coeffs, ks, ds, pr.q, pr.mred)
 		pr.fromMont(coeffs)
 		for c := range coeffs {
 			out.Coeffs[0][c] = ring.BRedAdd(out.Coeffs[0][c]+coeffs[c], pr.q, pr.bred)

@@ -458,7 +458,7 @@ func TestPackKernelsEqualGeneric(t *testing.T) {
 	ds, ks := [][]uint64{rnd(), rnd(), rnd()}, [][]uint64{rnd(), rnd(), rnd()}
 	e, o, init := rnd(), rnd(), rnd()
 	want, got := make([]uint64, n), make([]uint64, n)
-	macMont(want, ds, ks, q, pr.mred, false)
+	macMont(want, ds, ks, q, pr.mred)
 	macMont3(got, ds[0], ds[1], ds[2], ks[0], ks[1], ks[2], q, pr.mred)
 	if fmt.Sprint(want) != fmt.Sprint(got) {
 		t.Fatal("macMont3 differs")

@@ -237,7 +237,9 @@
 // once for all its queries, so they cross the memory bus once a batch;
 // the products cannot be shared (each query's keys are its own), and in
 // Go they, not the memory, bound the stage: a batch costs per query what
-// one query costs. Taller layouts shorten the query vector (4 bytes a
+// one query costs. A query in Prepare holds its keys' variants (33
+// permuted copies, 528 KiB) and its partial sums (256 KiB). Taller
+// layouts shorten the query vector (4 bytes a
 // column) and lengthen the packing (one pack per N rows): at 1 GiB, 2048
 // rows send 2.48 MB up, 8192 rows 0.90 MB, for 4× the packing. Figures:
 // BENCHMARKS.md, "Packing the answer instead of H·s".

@@ -115,8 +115,9 @@
 // version of s and the client decrypts those. Files: pack_params.go (the
 // ring, gadget, kernels' contracts), pack_keys.go (the client's packing
 // keys, their wire form), pack_precompute.go (load time), pack_online.go
-// (per query and per batch), pack_kernels.go, pack_client.go (the client,
-// the answer's wire form), bitpack.go.
+// (per query and per batch), pack_absorb.go (the lower levels as one dot
+// product), pack_kernels.go, pack_store.go (the precomputation stored and
+// loaded), pack_client.go (the client, the answer's wire form), bitpack.go.
 //
 // Packing. Row i, scaled from 2^32 to a prime Q and read as a ring element
 // of Z_Q[X]/(X^N+1) (h_0, then −h_j at N−j), is an RLWE ciphertext under
@@ -147,8 +148,8 @@
 // generation (Factors, AParts) and reloaded with LoadPacker: their layout
 // is a function of the shape, only their values depend on H'.
 //
-// Why the keys go with every query. The brief had them uploaded once a
-// client. They cannot be: the keys are under the query's LWE secret, and
+// Why the keys go with every query, not once a client as the ring stage's
+// Galois keys do. They cannot: the keys are under the query's LWE secret, and
 // s must be fresh a query, because the public matrix A is fixed (H = D·A is
 // precomputed) — two queries under one s differ by e − e' + Δ·(u − u'),
 // which shows both columns. YPIR sends them with each query for the same

@@ -149,7 +149,7 @@
 // is a function of the shape, only their values depend on H'.
 //
 // Why the keys go with every query, not once a client as the ring stage's
-// Galois keys do. They cannot: the keys are under the query's LWE secret, and
+// Galois keys are. They cannot: the keys are under the query's LWE secret, and
 // s must be fresh a query, because the public matrix A is fixed (H = D·A is
 // precomputed) — two queries under one s differ by e − e' + Δ·(u − u'),
 // which shows both columns. YPIR sends them with each query for the same

@@ -48,6 +48,12 @@ type Client struct {
 	// expanding and transforming them was two fifths of a query's time.
 	aOnce sync.Once
 	aNTT  []ring.Poly
+
+	// pack holds what packed queries need (pack_client.go), built at the
+	// first one.
+	packOnce sync.Once
+	pack     *packClient
+	packErr  error
 }
 
 // NewClient returns a client of the database described by shape and seed.
@@ -73,6 +79,9 @@ var ErrIndex = fmt.Errorf("lwepir: index out of range")
 // Query builds a query for column col. Its tiles are spread over the
 // process's cores.
 func (c *Client) Query(col int) (*Query, *State, error) {
+	if c.sk == nil {
+		return nil, nil, fmt.Errorf("%w: a client of the packed mode has no ring-stage key", ErrParams)
+	}
 	q, st, err := c.QueryVector(col)
 	if err != nil {
 		return nil, nil, err

@@ -102,4 +102,146 @@
 // 24 MB a client: a device that reads and decodes keys per query should
 // keep them decoded (30 decodings, 0.8 ms each here by
 // BenchmarkUnmarshalGaloisKey, are a quarter of what hoisting saves).
+//
+// # The packed mode: the answer packed, no H·s at query time
+//
+// Issue 40 asks to cut the ring stage (H·s under BGV, 48 key switches a
+// query at 1 GiB). The packed mode, YPIR+SP's second half (Menon, Wu;
+// "YPIR: High-Throughput Single-Server PIR with Silent Preprocessing",
+// USENIX Security 2024), drops it: the scan's column is Rows LWE
+// ciphertexts (H'_i, b_i) under the query's secret s, b_i = (D·q)_i −
+// 128·Σ_j q_j, whose a-parts H'_i are rows of the query-independent hint;
+// the server packs them into ⌈Rows/N⌉ RLWE ciphertexts under the ring
+// version of s and the client decrypts those. Files: pack_params.go (the
+// ring, gadget, kernels' contracts), pack_keys.go (the client's packing
+// keys, their wire form), pack_precompute.go (load time), pack_online.go
+// (per query and per batch), pack_absorb.go (the lower levels as one dot
+// product), pack_kernels.go, pack_store.go (the precomputation stored and
+// loaded), pack_client.go (the client, the answer's wire form), bitpack.go.
+//
+// Packing. Row i, scaled from 2^32 to a prime Q and read as a ring element
+// of Z_Q[X]/(X^N+1) (h_0, then −h_j at N−j), is an RLWE ciphertext under
+// s(X) carrying the row in its constant coefficient. The tree of Chen,
+// Dai, Kim and Song ("Efficient Homomorphic Conversion Between (Ring) LWE
+// Ciphertexts", ACNS 2021) merges them: at level k, ct = ct_e + X^(N/2^k)·
+// ct_o + τ_k(ct_e − X^(N/2^k)·ct_o), τ_k: X → X^(2^k+1), the automorphism
+// followed by a key switching from τ_k(s) back to s; N leaves end at
+// coefficients 0…N−1 multiplied by N (the leaves' a-parts carry N^{-1});
+// fewer than N rows sit at a stride and the upper levels, with no odd
+// child, are the field trace. The keys are log N = 11 automorphism keys of
+// Digits = 3 gadget digits (base 2^18). Their a-parts K1 are public,
+// expanded from the database seed, so that every a-part in the tree
+// depends on H' and K1 alone: the server computes the whole a-side when
+// the database is loaded and stores, for each of the N − 1 merge nodes of
+// a pack, the NTT of the 3 digits its key switching decomposes (Packer).
+// A query's work is then the b-side only, in the NTT domain: at each node
+// 3 products with the query's key b-parts and, above the bottom level, one
+// monomial product, an automorphism (a permutation) and additions; at the
+// root one inverse NTT, then each row's scaled b_i added at its
+// coefficient (Finish). The b-side is linear in the keys, so the lowest 4
+// levels are absorbed (pack_absorb.go): each subtree of 15 merge nodes is
+// stored as 45 factors of the keys' automorphic images σ(K), which a query
+// computes once, and evaluated as one dot product reduced once — the same
+// stored words, no merges below level 5 (51 → 30 CPU ms a pack here). The
+// b-side does not need the scan: Prepare runs beside it, holding a core
+// of a Gate per stored node as the scan does. The factors are stored per
+// generation (Factors, AParts) and reloaded with LoadPacker: their layout
+// is a function of the shape, only their values depend on H'.
+//
+// Why the keys go with every query, not once a client as the ring stage's
+// Galois keys are. They cannot: the keys are under the query's LWE secret, and
+// s must be fresh a query, because the public matrix A is fixed (H = D·A is
+// precomputed) — two queries under one s differ by e − e' + Δ·(u − u'),
+// which shows both columns. YPIR sends them with each query for the same
+// reason. They are 11·3 polynomials of 2048 coefficients below Q, sent in
+// the coefficient domain without their low bits — k + 3 bits at level k,
+// which the levels above amplify the less the higher k is (see the
+// noise): 380,160 bytes a query (456,192 untrimmed). With a client-held
+// long-term ring key instead,
+// the server would first have to switch each row from s to it — per-query
+// a-parts, nothing precomputable, the cost of the ring stage again.
+//
+// # Parameters and the 128-bit argument
+//
+// The ring has the LWE dimension N = 2048 (the ring secret is s itself),
+// Q the largest prime ≡ 1 mod 4096 below 2^54, the keys' error the LWE
+// error (centred binomial η = 82, σ = 6.4). The homomorphic encryption
+// standard (Albrecht et al., "Homomorphic Encryption Standard", 2018, its
+// table for ternary secrets, σ = 3.2) gives log q ≤ 54 for 128-bit
+// security at N = 2048: Q is inside it and the error is twice the table's
+// width. The secret is the one the LWE query already uses (ternary,
+// P(0) = 1/2: a centred binomial of parameter 1, a little sparser than the
+// table's uniform ternary). The same s also appears in the query's LWE
+// samples modulo 2^32; rescaled to Q those are samples of error ≈ 2^22·σ,
+// weaker than the keys', so they add nothing the estimator's choice of
+// sample count does not already allow. Automorphism keys encrypt τ_k(s)
+// under s: the circular-security assumption every RLWE rotation key, CDKS
+// and YPIR make. The public a-parts are shared by all queries, whose
+// secrets and errors are independent: independent RLWE instances with one
+// public a. Checked against the table under one model
+// (TestPackParamsNoWeakerThanStandard): the primal attack's smallest BKZ
+// block size by the "2016 estimate" (Alkim, Ducas, Pöppelmann, Schwabe;
+// USENIX Security 2016) with the secret scaled (Bai, Galbraith) is
+// β = 344 for the keys against β = 337 for the standard's 128-bit entry
+// (N = 2048, log q = 54, σ = 3.2, uniform ternary) — the wider error
+// outweighs the sparser secret — and the test fails if a parameter change
+// makes the keys the weaker. (Core-SVP, 0.292·β, gives 100 and 98: that
+// model is more conservative than the table's.) The query's LWE at 2^32
+// needs β = 710. Not covered: hybrid and dual attacks, which the lattice
+// estimator would weigh; it was not run here (no Sage on this machine).
+//
+// # Noise: why decryption is exact
+//
+// In units of Q (threshold Q/512 = 2^45, half a step of 256 values):
+//
+//   - the scan's own noise, (D − 128)·e scaled by Q/2^32: σ = 2^40.4 at
+//     2^19 columns of uniform bytes (2^18.4 modulo 2^32; 2^19.2 if every
+//     byte were 0 or 255): the margin of SimplePIR's first dimension,
+//     unchanged, σ shrinking by √2 for each halving of the columns;
+//   - rounding the rows from 2^32 to Q: |r_b| ≤ 1/2 and ⟨r_a, s⟩ of
+//     σ = √(N/2/12) ≈ 9;
+//   - the packing: each key switching adds Σ_j g_j·e_j, digits uniform in
+//     [−2^17, 2^17], σ_ks = √(3·N·2^34/3·41) = 2^25.2 for the keys' own
+//     error (variance 41); a node's noise passes through every level above
+//     it, doubling in variance for each child, so level k's weighs
+//     4^(11−k) (var_root ≈ σ_ks²·4^11/3, σ = 2^35.4, untrimmed keys).
+//     Trimming level k's keys adds a uniform error of variance
+//     4^(k+3)/12 to theirs: each level then adds about 4^14/12·(σ_ks²/41)
+//     to the root, the eleven together 5.3 times the untrimmed variance:
+//     σ = 2^36.6. Measured at the default parameters
+//     (TestPackedDefaultParams): σ = 2^36.6, largest of 12,288
+//     coefficients 2^38.6 (untrimmed: 2^35.4 and 2^37.6).
+//
+// Sum: σ ≈ 2^40.4, the threshold 2^4.6 ≈ 24 σ away (17 σ at 2^20
+// columns, the ceiling MaxLogCols allows, as for the LWE scheme alone):
+// with Gaussian tails, below 2^−200 an entry.
+//
+// # The download: modulus switching
+//
+// The root's a-part (query-independent) is rounded to 2^21 at load time,
+// each answer's b-part to 2^16. The client computes a·s exactly (the
+// LWE ring's 61-bit prime), takes it modulo 2^21, rounds it to 2^16 and
+// subtracts: the rounding adds at most 1/2 + 1/2 and a term of
+// σ = 9/2^5 ≈ 0.3 to the noise, which is 2^2.4 ≈ 5.3 in units of 2^16 at
+// 2^19 columns against a threshold of 128. A pack is 2048·(21 + 16) bits
+// = 9,472 bytes; the a-part is the same in every answer of a generation
+// (a client could keep it: 5,376 bytes, then 4,096 bytes an answer).
+//
+// # Costs and what a batch shares
+//
+// Per pack of N rows: stored, (N − 1)·3 NTT-domain polynomials, 96 MiB at
+// N = 2048 (so 96 MiB a GiB at 2048 rows, 384 MiB at 8192 rows — more than
+// the ring stage's 64 MiB of diagonals at 1 GiB; their layout depends on
+// the shape alone, their values on H'), computed in about a second of CPU
+// a pack here; per query, 3·(N − 1)·N products and N/16 − 1 merges. A
+// batch (Prepare with several queries' keys) reads each node's factors
+// once for all its queries, so they cross the memory bus once a batch;
+// the products cannot be shared (each query's keys are its own), and in
+// Go they, not the memory, bound the stage: a batch costs per query what
+// one query costs. A query in Prepare holds its keys' variants (33
+// permuted copies, 528 KiB) and its partial sums (256 KiB). Taller
+// layouts shorten the query vector (4 bytes a
+// column) and lengthen the packing (one pack per N rows): at 1 GiB, 2048
+// rows send 2.48 MB up, 8192 rows 0.90 MB, for 4× the packing. Figures:
+// BENCHMARKS.md, "Packing the answer instead of H·s".
 package lwepir

@@ -1,0 +1,176 @@
+package lwepir
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+// Every absorb depth, from none (1: each merge node on its own) to the
+// whole tree, gives the same prepared sums and root a-parts, bit for bit
+// (the arithmetic is exact modulo Q): full packs, a pack at a stride, and
+// a last pack with 3 rows.
+func TestPackAbsorbDepthsAgree(t *testing.T) {
+	p := Test()
+	n := p.N()
+	for _, shape := range []Shape{
+		{Rows: 2 * n, Cols: n, RecordSize: 8},
+		{Rows: 24, Cols: n, RecordSize: 8},
+		{Rows: n + 3, Cols: n, RecordSize: 8},
+	} {
+		pp := newPackedPIR(t, p, shape)
+		var keys []*PackingKeys
+		for range 3 {
+			q, _, err := pp.cl.PackedQuery(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, q.Keys)
+		}
+		var seed [SeedSize]byte // any: both sides below use the same
+		var want []*Prepared
+		var wantA [][]uint64
+		for _, absorb := range []int{1, 2, 3, 4, p.LogN} {
+			pk, err := newPacker(context.Background(), p, shape, seed, pp.h, absorb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pk.Prepare(context.Background(), keys, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want, wantA = got, pk.aRoot
+				continue
+			}
+			for k := range pk.aRoot {
+				if !slices.Equal(pk.aRoot[k], wantA[k]) {
+					t.Fatalf("%d rows, absorb %d: pack %d's a-part differs", shape.Rows, absorb, k)
+				}
+			}
+			for i := range got {
+				if fmt.Sprint(got[i].c) != fmt.Sprint(want[i].c) {
+					t.Fatalf("%d rows, absorb %d: query %d's sums differ", shape.Rows, absorb, i)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkPackAbsorb times one query's Prepare at the default parameters,
+// 2048 rows, for each absorb depth.
+func BenchmarkPackAbsorb(b *testing.B) {
+	p := Default()
+	shape := Shape{Rows: 2048, Cols: p.N(), RecordSize: 256}
+	h := make([]uint32, shape.Rows*p.N())
+	for i := range h {
+		h[i] = uint32(i) * 2654435761
+	}
+	var seed [SeedSize]byte
+	cl, err := NewPackedClient(p, shape, seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, _, err := cl.PackedQuery(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, absorb := range []int{1, 2, 3, 4, 5} {
+		pk, err := newPacker(context.Background(), p, shape, seed, h, absorb)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("absorb%d", absorb), func(b *testing.B) {
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			for b.Loop() {
+				if _, err := pk.Prepare(context.Background(), []*PackingKeys{q.Keys}, 1, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano()
+			b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/query")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// The stored layout (nodes, their offsets and key variants) depends on the
+// shape alone: two databases' packers of one shape differ only in their
+// factors' values, whatever order their packs were computed in.
+func TestPackLayoutIsAFunctionOfTheShape(t *testing.T) {
+	p := Test()
+	shape := Shape{Rows: 3*p.N() + 7, Cols: p.N(), RecordSize: 8}
+	layout := func(seed byte) string {
+		h := make([]uint32, shape.Rows*p.N())
+		for i := range h {
+			h[i] = uint32(i)*2654435761 + uint32(seed)
+		}
+		pk, err := NewPacker(context.Background(), p, shape, [SeedSize]byte{seed}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(pk.nodes, pk.variants, pk.perPack, pk.stride, pk.packs)
+	}
+	if a, b := layout(1), layout(2); a != b {
+		t.Fatal("two databases of one shape store different layouts")
+	}
+}
+
+// A packer rebuilt from its stored factors and a-parts answers as the
+// original does, and LoadPacker refuses factors of the wrong size or out
+// of range.
+func TestLoadPackerRoundTrip(t *testing.T) {
+	p := Test()
+	for _, shape := range []Shape{
+		{Rows: 2*p.N() + 5, Cols: p.N(), RecordSize: 5},
+		{Rows: 40, Cols: p.N(), RecordSize: 8},
+	} {
+		pp := newPackedPIR(t, p, shape)
+		var factors [][]uint64
+		var aParts [][]uint32
+		for k := range pp.pk.packs {
+			factors = append(factors, slices.Clone(pp.pk.Factors(k)))
+			aParts = append(aParts, slices.Clone(pp.pk.AParts(k)))
+		}
+		loaded, err := LoadPacker(p, shape, factors, aParts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(loaded.nodes, loaded.variants) != fmt.Sprint(pp.pk.nodes, pp.pk.variants) {
+			t.Fatalf("%d rows: the loaded layout differs", shape.Rows)
+		}
+		q, st, err := pp.cl.PackedQuery(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp.pk = loaded
+		got, err := pp.cl.DecodePacked(st, pp.answer(t, q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, pp.cols[2]) {
+			t.Fatalf("%d rows: a loaded packer's answer does not decode", shape.Rows)
+		}
+		bad := slices.Clone(factors[0])
+		bad[7] = loaded.pr.q
+		for name, f := range map[string][][]uint64{
+			"short":       append([][]uint64{factors[0][1:]}, factors[1:]...),
+			"above Q":     append([][]uint64{bad}, factors[1:]...),
+			"a pack less": factors[1:],
+		} {
+			if _, err := LoadPacker(p, shape, f, aParts[:len(f)]); err == nil {
+				t.Errorf("%d rows: LoadPacker took %s factors", shape.Rows, name)
+			}
+		}
+		badA := slices.Clone(aParts)
+		badA[0] = slices.Clone(badA[0])
+		badA[0][0] = 1 << 31
+		if _, err := LoadPacker(p, shape, factors, badA); err == nil {
+			t.Errorf("%d rows: LoadPacker took an a-part out of range", shape.Rows)
+		}
+	}
+}

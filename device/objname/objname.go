@@ -104,6 +104,18 @@ func LWETiles(gen string) string { return gen + "/lwe/t" }
 // LWEDiagonals is the prefix of an LWE PIR generation's hint diagonals.
 func LWEDiagonals(gen string) string { return gen + "/lwe/d" }
 
+// LWEPacker is the prefix of an LWE PIR generation's packer
+// precomputation (the packed mode, lwepir.Packer): for each pack, its
+// factors' polynomials (N words each) then its a-part (one polynomial of
+// N words, each below 2^32), one sequence of N-word polynomials cut into
+// objects of LWEPackerLimbs limbs (the last one shorter), a limb a
+// polynomial, 8-byte little-endian words.
+func LWEPacker(gen string) string { return gen + "/lwe/p" }
+
+// LWEPackerLimbs is the limbs (N-word polynomials) of one packer object:
+// 16 MiB at N = 2048, inside a message's bound.
+const LWEPackerLimbs = 1024
+
 // Stored is the j-th object under prefix: stored operands are numbered
 // objects.
 func Stored(prefix string, j int64) string { return fmt.Sprintf("%s%06d", prefix, j) }

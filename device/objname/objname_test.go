@@ -20,6 +20,7 @@ func TestNamesAreTheStoredOnes(t *testing.T) {
 		Generation("acct", 3, ""):                 "acct/g3",
 		LWETiles("acct/g3.beef"):                  "acct/g3.beef/lwe/t",
 		LWEDiagonals("acct/g3.beef"):              "acct/g3.beef/lwe/d",
+		LWEPacker("acct/g3.beef"):                 "acct/g3.beef/lwe/p",
 		Stored("acct/g3.beef/lwe/t", 12):          "acct/g3.beef/lwe/t000012",
 		ACL("acct"):                               "_acl/acct",
 	} {

@@ -137,3 +137,21 @@ func packerLayout(p Params, shape Shape, absorb int) (*Packer, error) {
 	}
 	return pk, nil
 }
+
+// PackerFactorWords returns, for each pack of shape, the number of words
+// of its factors (what Factors returns and LoadPacker expects): a function
+// of the parameters and the shape alone, so that a device reading stored
+// factors knows their sizes before it reads them.
+func PackerFactorWords(p Params, shape Shape) ([]int, error) {
+	pk, err := packerLayout(p, shape, packAbsorb)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, pk.packs)
+	for k := range pk.packs {
+		for _, node := range pk.nodes[k] {
+			out[k] += len(node.terms) * p.N()
+		}
+	}
+	return out, nil
+}

@@ -18,7 +18,9 @@ import (
 // "<gen>/lwe/t%06d": tile k, Rows × N bytes (as 8-byte little-endian words,
 // so the stored bytes are the tile's) and "<gen>/lwe/d%06d": the hint
 // diagonals of one giant step (b1 polys of the hint ring, NTT and
-// Montgomery form), written at load and published with the generation.
+// Montgomery form), written at load and published with the generation,
+// and "<gen>/lwe/p%06d": the packed mode's precomputation
+// (objname.LWEPacker), from the same hint.
 func LWETilePrefix(gen string) string     { return objname.LWETiles(gen) }
 func LWEDiagonalPrefix(gen string) string { return objname.LWEDiagonals(gen) }
 
@@ -55,6 +57,8 @@ type LWELoader struct {
 	estimate   int // records expected, for a database past maxPending (0: none)
 	records    int
 	written    int64
+	// packerWritten: the packer's objects (writePacker), not in written.
+	packerWritten int64
 }
 
 // MaxPendingBytes bounds the records a loader of unknown size holds before
@@ -238,11 +242,70 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 		l.written += sh.Bytes()
 		return l.sink(ctx, api.StoredObjectName(LWEDiagonalPrefix(l.gen), int64(i/b1)), sh, raw)
 	})
-	return shape, err
+	if err != nil {
+		return shape, err
+	}
+	return shape, l.writePacker(ctx, shape, h)
 }
 
-// Written is the bytes uploaded so far (tiles and diagonals).
+// writePacker stores the packed mode's precomputation (lwepir.NewPacker on
+// the same hint as the diagonals) as objname.LWEPacker describes: beside
+// the diagonals, so that both the ring stage and the packed mode can
+// answer the generation's queries.
+func (l *LWELoader) writePacker(ctx context.Context, shape lwepir.Shape, h []uint32) error {
+	pk, err := lwepir.NewPacker(ctx, l.p, shape, l.seed, h)
+	if err != nil {
+		return err
+	}
+	n := l.p.N()
+	var polys [][]byte
+	j := int64(0)
+	flush := func() error {
+		if len(polys) == 0 {
+			return nil
+		}
+		sh := object.Shape{Polys: 1, Limbs: len(polys), LogN: uint8(bits.Len(uint(n)) - 1), WordSize: 8}
+		if err := l.sink(ctx, api.StoredObjectName(objname.LWEPacker(l.gen), j), sh, polys); err != nil {
+			return err
+		}
+		l.packerWritten += sh.Bytes()
+		j++
+		polys = nil
+		return nil
+	}
+	add := func(words func(c int) uint64) error {
+		b := make([]byte, 8*n)
+		for c := range n {
+			binary.LittleEndian.PutUint64(b[8*c:], words(c))
+		}
+		polys = append(polys, b)
+		if len(polys) == objname.LWEPackerLimbs {
+			return flush()
+		}
+		return nil
+	}
+	for k := range pk.Packs() {
+		f := pk.Factors(k)
+		for off := 0; off < len(f); off += n {
+			if err := add(func(c int) uint64 { return f[off+c] }); err != nil {
+				return err
+			}
+		}
+		a := pk.AParts(k)
+		if err := add(func(c int) uint64 { return uint64(a[c]) }); err != nil {
+			return err
+		}
+	}
+	return flush()
+}
+
+// Written is the bytes uploaded so far of tiles and diagonals (what
+// lwepir.Shape.StoredBytes counts).
 func (l *LWELoader) Written() int64 { return l.written }
+
+// PackerWritten is the bytes uploaded of the packed mode's precomputation,
+// beside Written: 96 MiB a pack of N rows at the default parameters.
+func (l *LWELoader) PackerWritten() int64 { return l.packerWritten }
 
 // SeededLWERecord is record index of a seeded synthetic database: bytes of
 // a ChaCha8 stream keyed by the seed and the index, so a benchmark checks
@@ -258,7 +321,8 @@ func SeededLWERecord(seed uint64, index, size int) []byte {
 }
 
 // WriteSeededLWE writes records seeded records of size bytes as an LWE
-// database generation gen of the given rows: tiles, then hint diagonals.
+// database generation gen of the given rows: tiles, then hint diagonals and
+// the packer's precomputation.
 // progress, if set, gets the records written and the total.
 func WriteSeededLWE(ctx context.Context, sink ObjectSink, gen string, p lwepir.Params, rows, records, size int, seed uint64,
 	lweSeed [lwepir.SeedSize]byte, progress func(done, total int64)) (lwepir.Shape, int64, error) {

@@ -23,8 +23,9 @@ const (
 	// WireVersion is ConfigResponse.WireVersion: 1 was the hand-written
 	// binary codec, 2 the protobuf contract of devicepb, 3 the same with
 	// objects in their stored word size, trailing zero words left out, 4
-	// the same with QueryLWE's query and answer as bytes.
-	WireVersion = 4
+	// the same with QueryLWE's query and answer as bytes, 5 the same with
+	// QueryLWE's packed mode (packing_keys, packed).
+	WireVersion = 5
 )
 
 // MaxListObjects bounds one List reply.

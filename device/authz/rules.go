@@ -104,7 +104,13 @@ func runStreamNeeds(m proto.Message) []need {
 // member area, or the owner's) are queried.
 func queryLWENeeds(m proto.Message) []need {
 	req := m.(*devicepb.LWEQueryRequest)
-	return []need{{Query, req.GetGeneration() + "/", true}, {Query, req.GetKeys(), true}}
+	needs := []need{{Query, req.GetGeneration() + "/", true}}
+	// A packed-mode query reads no Galois keys (its keys come with it); a
+	// request that names some is checked for them all the same.
+	if len(req.GetPackingKeys()) == 0 || req.GetKeys() != "" {
+		needs = append(needs, need{Query, req.GetKeys(), true})
+	}
+	return needs
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }

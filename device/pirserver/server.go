@@ -5,7 +5,9 @@
 // generation's objects and the caller's Galois keys; the server pins the
 // generation's tiles and hint diagonals for the query (a load replacing
 // the generation mid-query changes nothing it reads) and answers with the
-// column D·q and the hint H·s.
+// column D·q and the hint H·s. A request carrying packing keys is
+// answered in the packed mode instead (packed.go): no Galois keys, no
+// diagonals, the column packed into RLWE ciphertexts.
 //
 // The two stages run side by side: the scan joins the next pass over the
 // generation with whatever other queries wait for it (batch.go, package
@@ -53,6 +55,7 @@ type Server struct {
 	cfg      Config
 	keys     keyCache
 	batchers scanBatchers
+	packers  packerCache
 
 	mu      sync.Mutex
 	servers map[spec]*lwepir.Server
@@ -112,7 +115,12 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 		req.GetRecordSize() == 0 || req.GetRecordSize() > maxDim {
 		return nil, malformed("a shape of %d × %d, records of %d bytes", req.GetRows(), req.GetCols(), req.GetRecordSize())
 	}
-	for _, n := range []string{req.GetGeneration(), req.GetKeys()} {
+	packed := len(req.GetPackingKeys()) > 0
+	names := []string{req.GetGeneration()}
+	if !packed {
+		names = append(names, req.GetKeys())
+	}
+	for _, n := range names {
 		if n == "" || len(n) > api.MaxNameBytes {
 			return nil, malformed("an object prefix of %d bytes (1 to %d)", len(n), api.MaxNameBytes)
 		}
@@ -132,6 +140,9 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 	query, err := lwepir.UnmarshalWords(req.GetQuery(), shape.Cols)
 	if err != nil {
 		return nil, malformed("query: %v", err)
+	}
+	if packed {
+		return s.queryPacked(ctx, start, caller, p, shape, srv, query, req)
 	}
 	secret, err := lwepir.UnmarshalSecret(p, req.GetSecret())
 	if err != nil {

@@ -50,6 +50,21 @@ func (s *Server) pin(gen string, p lwepir.Params, shape lwepir.Shape, diagShape 
 	return src, nil
 }
 
+// pinTiles acquires the tiles of generation gen only (the packed mode
+// reads no diagonals).
+func (s *Server) pinTiles(gen string, p lwepir.Params, shape lwepir.Shape) (*source, error) {
+	src := &source{slots: p.HintSlots(), rowBytes: p.N(), pageBytes: s.cfg.Store.PageSize()}
+	var err error
+	if src.tiles, err = s.pinAll(objname.LWETiles(gen), int64(shape.Tiles(p)), object.Shape{}, int64(shape.TileBytes(p))); err != nil {
+		return nil, err
+	}
+	if src.Blocks() < 1 || shape.Rows%src.Blocks() != 0 {
+		src.release()
+		return nil, malformed("tiles stored in %d limbs", src.Blocks())
+	}
+	return src, nil
+}
+
 // pinAll acquires the count objects under prefix, checking every object's
 // size (and shape, if given).
 func (s *Server) pinAll(prefix string, count int64, shape object.Shape, bytes int64) ([]*store.Object, error) {

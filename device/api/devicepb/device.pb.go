@@ -75,16 +75,21 @@ func (Role) EnumDescriptor() ([]byte, []int) {
 // parameter set and shape the client verified in the database's manifest,
 // where the generation's objects and the caller's Galois keys are, and the
 // query. The device builds the answer from them; no program is set.
+//
+// With packing_keys (the packed mode, lwepir.PackedQuery) the device packs
+// the scan's column into RLWE ciphertexts instead of evaluating H·s: keys
+// and secret are then unused and must be empty.
 type LWEQueryRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Params        string                 `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`                            // the parameter set ("default"; "test": small, insecure)
-	Rows          uint32                 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`                               // the stored byte matrix's rows
-	Cols          uint64                 `protobuf:"varint,3,opt,name=cols,proto3" json:"cols,omitempty"`                               // and columns
-	RecordSize    uint32                 `protobuf:"varint,4,opt,name=record_size,json=recordSize,proto3" json:"record_size,omitempty"` // bytes of a stored record
-	Generation    string                 `protobuf:"bytes,5,opt,name=generation,proto3" json:"generation,omitempty"`                    // the generation's object prefix ("<db>/g<gen>.<token>")
-	Keys          string                 `protobuf:"bytes,6,opt,name=keys,proto3" json:"keys,omitempty"`                                // the prefix of the caller's Galois keys of its ring secret
-	Query         []byte                 `protobuf:"bytes,7,opt,name=query,proto3" json:"query,omitempty"`                              // the LWE vector: cols 32-bit words, little-endian
-	Secret        []byte                 `protobuf:"bytes,8,opt,name=secret,proto3" json:"secret,omitempty"`                            // the ring secret encrypted under BGV: its limbs' 64-bit words, little-endian
+	Params        string                 `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`                              // the parameter set ("default"; "test": small, insecure)
+	Rows          uint32                 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`                                 // the stored byte matrix's rows
+	Cols          uint64                 `protobuf:"varint,3,opt,name=cols,proto3" json:"cols,omitempty"`                                 // and columns
+	RecordSize    uint32                 `protobuf:"varint,4,opt,name=record_size,json=recordSize,proto3" json:"record_size,omitempty"`   // bytes of a stored record
+	Generation    string                 `protobuf:"bytes,5,opt,name=generation,proto3" json:"generation,omitempty"`                      // the generation's object prefix ("<db>/g<gen>.<token>")
+	Keys          string                 `protobuf:"bytes,6,opt,name=keys,proto3" json:"keys,omitempty"`                                  // the prefix of the caller's Galois keys of its ring secret
+	Query         []byte                 `protobuf:"bytes,7,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector: cols 32-bit words, little-endian
+	Secret        []byte                 `protobuf:"bytes,8,opt,name=secret,proto3" json:"secret,omitempty"`                              // the ring secret encrypted under BGV: its limbs' 64-bit words, little-endian
+	PackingKeys   []byte                 `protobuf:"bytes,9,opt,name=packing_keys,json=packingKeys,proto3" json:"packing_keys,omitempty"` // the packed mode: the query's packing keys (lwepir.MarshalPackingKeys)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -175,6 +180,13 @@ func (x *LWEQueryRequest) GetSecret() []byte {
 	return nil
 }
 
+func (x *LWEQueryRequest) GetPackingKeys() []byte {
+	if x != nil {
+		return x.PackingKeys
+	}
+	return nil
+}
+
 // LWEQueryResponse is the answer to an LWEQueryRequest.
 type LWEQueryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -182,7 +194,8 @@ type LWEQueryResponse struct {
 	Hint          [][]byte               `protobuf:"bytes,2,rep,name=hint,proto3" json:"hint,omitempty"`                                // H·s: one BGV ciphertext per hint ciphertext, as the secret
 	StoreBytes    uint64                 `protobuf:"varint,3,opt,name=store_bytes,json=storeBytes,proto3" json:"store_bytes,omitempty"` // read from the store
 	Seconds       float64                `protobuf:"fixed64,4,opt,name=seconds,proto3" json:"seconds,omitempty"`                        // on the device
-	Cores         []*CoreUse             `protobuf:"bytes,5,rep,name=cores,proto3" json:"cores,omitempty"`                              // the ring stage and the scan
+	Cores         []*CoreUse             `protobuf:"bytes,5,rep,name=cores,proto3" json:"cores,omitempty"`                              // the ring stage (or the packing) and the scan
+	Packed        []byte                 `protobuf:"bytes,6,opt,name=packed,proto3" json:"packed,omitempty"`                            // the packed mode: the packed answer (lwepir.MarshalPackedAnswer); column and hint empty
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -252,6 +265,13 @@ func (x *LWEQueryResponse) GetCores() []*CoreUse {
 	return nil
 }
 
+func (x *LWEQueryResponse) GetPacked() []byte {
+	if x != nil {
+		return x.Packed
+	}
+	return nil
+}
+
 type ConfigRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -290,7 +310,7 @@ func (*ConfigRequest) Descriptor() ([]byte, []int) {
 
 type ConfigResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
-	WireVersion      uint32                 `protobuf:"varint,1,opt,name=wire_version,json=wireVersion,proto3" json:"wire_version,omitempty"` // 4: this protobuf contract (api.WireVersion)
+	WireVersion      uint32                 `protobuf:"varint,1,opt,name=wire_version,json=wireVersion,proto3" json:"wire_version,omitempty"` // 5: this protobuf contract (api.WireVersion)
 	Channels         uint32                 `protobuf:"varint,2,opt,name=channels,proto3" json:"channels,omitempty"`                          // store channels
 	PageSize         uint32                 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`          // store page size in bytes
 	WordBytes        uint32                 `protobuf:"varint,4,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`       // bytes per stored coefficient
@@ -2738,7 +2758,7 @@ var File_device_proto protoreflect.FileDescriptor
 
 const file_device_proto_rawDesc = "" +
 	"\n" +
-	"\fdevice.proto\x12\x12rosemary.device.v1\"\xd4\x01\n" +
+	"\fdevice.proto\x12\x12rosemary.device.v1\"\xf7\x01\n" +
 	"\x0fLWEQueryRequest\x12\x16\n" +
 	"\x06params\x18\x01 \x01(\tR\x06params\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\rR\x04rows\x12\x12\n" +
@@ -2750,14 +2770,16 @@ const file_device_proto_rawDesc = "" +
 	"generation\x12\x12\n" +
 	"\x04keys\x18\x06 \x01(\tR\x04keys\x12\x14\n" +
 	"\x05query\x18\a \x01(\fR\x05query\x12\x16\n" +
-	"\x06secret\x18\b \x01(\fR\x06secret\"\xac\x01\n" +
+	"\x06secret\x18\b \x01(\fR\x06secret\x12!\n" +
+	"\fpacking_keys\x18\t \x01(\fR\vpackingKeys\"\xc4\x01\n" +
 	"\x10LWEQueryResponse\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\fR\x06column\x12\x12\n" +
 	"\x04hint\x18\x02 \x03(\fR\x04hint\x12\x1f\n" +
 	"\vstore_bytes\x18\x03 \x01(\x04R\n" +
 	"storeBytes\x12\x18\n" +
 	"\aseconds\x18\x04 \x01(\x01R\aseconds\x121\n" +
-	"\x05cores\x18\x05 \x03(\v2\x1b.rosemary.device.v1.CoreUseR\x05cores\"\x0f\n" +
+	"\x05cores\x18\x05 \x03(\v2\x1b.rosemary.device.v1.CoreUseR\x05cores\x12\x16\n" +
+	"\x06packed\x18\x06 \x01(\fR\x06packed\"\x0f\n" +
 	"\rConfigRequest\"\xf0\x02\n" +
 	"\x0eConfigResponse\x12!\n" +
 	"\fwire_version\x18\x01 \x01(\rR\vwireVersion\x12\x1a\n" +

@@ -1,0 +1,274 @@
+package pirserver
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/objname"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
+)
+
+// The packed mode (lwepir's Packer): a request that carries packing keys
+// is answered with the scan's column packed into RLWE ciphertexts instead
+// of the column and H·s. The packer's precomputation is read from the
+// generation's objname.LWEPacker objects when a generation is first
+// queried in this mode and kept, per generation, in packerCache; each
+// query's Prepare (its keys' products with the stored factors) runs beside
+// its scan, which joins the generation's batched pass as in the ring mode.
+
+// ErrPackedMode: a packed-mode request that also names Galois keys or an
+// encrypted secret (the two modes are not mixed).
+var ErrPackedMode = errors.New("a packed query carries no Galois keys and no encrypted secret")
+
+// maxPackers bounds the generations whose packers are kept (96 MiB a pack
+// of 2048 rows at the default parameters); past it the oldest is dropped.
+const maxPackers = 4
+
+// packerCache keeps opened packers by generation and shape.
+type packerCache struct {
+	mu    sync.Mutex
+	m     map[string]*packerEntry
+	order []string
+}
+
+// packerEntry is one generation's packer, opened once: queries that find
+// it being opened wait for it.
+type packerEntry struct {
+	ready chan struct{}
+	pk    *lwepir.Packer
+	err   error
+}
+
+// packer returns generation gen's packer for p and shape, reading it from
+// the store if it is not kept.
+func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape lwepir.Shape) (*lwepir.Packer, error) {
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", gen, p.Name(), shape.Rows, shape.Cols, shape.RecordSize)
+	c := &s.packers
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]*packerEntry{}
+	}
+	e, ok := c.m[key]
+	if !ok {
+		e = &packerEntry{ready: make(chan struct{})}
+		c.m[key] = e
+		c.order = append(c.order, key)
+		for len(c.order) > maxPackers {
+			delete(c.m, c.order[0])
+			c.order = c.order[1:]
+		}
+		c.mu.Unlock()
+		s.cfg.EnterISP()
+		e.pk, e.err = s.readPacker(gen, p, shape)
+		s.cfg.LeaveISP()
+		if e.err != nil {
+			// Not kept: a later query reads it again (the objects may
+			// arrive, or a transient read error pass).
+			c.mu.Lock()
+			if c.m[key] == e {
+				delete(c.m, key)
+				for i, k := range c.order {
+					if k == key {
+						c.order = append(c.order[:i], c.order[i+1:]...)
+						break
+					}
+				}
+			}
+			c.mu.Unlock()
+		}
+		close(e.ready)
+	} else {
+		c.mu.Unlock()
+	}
+	select {
+	case <-e.ready:
+		return e.pk, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readPacker reads generation gen's packer objects (objname.LWEPacker) and
+// rebuilds its packer: every object's shape is checked against what the
+// parameters and shape imply (the polynomials still to read) before it is
+// read.
+func (s *Server) readPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*lwepir.Packer, error) {
+	words, err := lwepir.PackerFactorWords(p, shape)
+	if err != nil {
+		return nil, malformed("%v", err)
+	}
+	n := p.N()
+	total := 0
+	factors := make([][]uint64, len(words))
+	aParts := make([][]uint32, len(words))
+	for k, w := range words {
+		if w%n != 0 {
+			return nil, malformed("pack %d: %d factor words", k, w)
+		}
+		total += w/n + 1
+	}
+	// The polynomials in stored order: each pack's factors, then its a-part.
+	type slot struct {
+		k, off int // off < 0: the a-part
+	}
+	order := make([]slot, 0, total)
+	for k, w := range words {
+		factors[k] = make([]uint64, w)
+		aParts[k] = make([]uint32, n)
+		for off := 0; off < w; off += n {
+			order = append(order, slot{k, off})
+		}
+		order = append(order, slot{k, -1})
+	}
+	logN := uint8(bits.Len(uint(n)) - 1)
+	buf := make([]byte, 8*n)
+	prefix := objname.LWEPacker(gen)
+	for j, i := int64(0), 0; i < total; j++ {
+		name := objname.Stored(prefix, j)
+		o, err := s.cfg.Store.Acquire(name)
+		if err != nil {
+			return nil, fmt.Errorf("device: querylwe: %w: stored object %q: %w", api.ErrNotFound, name, err)
+		}
+		// Any cut of the sequence is read (the loader's is
+		// objname.LWEPackerLimbs), none past its end.
+		sh := o.Info().Shape
+		limbs := sh.Limbs
+		if sh.Polys != 1 || sh.LogN != logN || sh.WordSize != 8 || limbs < 1 || limbs > total-i {
+			o.Release()
+			return nil, malformed("stored object %q is %s, not %d polynomials or fewer of the packer's", name, sh, total-i)
+		}
+		for l := 0; l < limbs; l, i = l+1, i+1 {
+			if err := o.ReadLimbInto(buf, 0, l); err != nil {
+				o.Release()
+				return nil, fmt.Errorf("device: querylwe: packer object %q: %w", name, err)
+			}
+			sl := order[i]
+			if sl.off >= 0 {
+				dst := factors[sl.k][sl.off : sl.off+n]
+				for c := range dst {
+					dst[c] = binary.LittleEndian.Uint64(buf[8*c:])
+				}
+				continue
+			}
+			for c := range aParts[sl.k] {
+				w := binary.LittleEndian.Uint64(buf[8*c:])
+				if w>>32 != 0 {
+					o.Release()
+					return nil, malformed("packer object %q: an a-part word out of range", name)
+				}
+				aParts[sl.k][c] = uint32(w)
+			}
+		}
+		o.Release()
+	}
+	pk, err := lwepir.LoadPacker(p, shape, factors, aParts)
+	if err != nil {
+		return nil, malformed("packer of %q: %v", gen, err)
+	}
+	return pk, nil
+}
+
+// checkPackedRequest checks a packed-mode request's own fields and decodes
+// its keys: their size is checked before anything is decoded.
+func checkPackedRequest(p lwepir.Params, req *devicepb.LWEQueryRequest) (*lwepir.PackingKeys, error) {
+	if req.GetKeys() != "" || len(req.GetSecret()) != 0 {
+		return nil, malformed("%v", ErrPackedMode)
+	}
+	if err := p.Pack().Validate(); err != nil {
+		return nil, malformed("%v", err)
+	}
+	if want := lwepir.PackingKeysBytes(p); len(req.GetPackingKeys()) != want {
+		return nil, malformed("packing keys of %d bytes, want %d", len(req.GetPackingKeys()), want)
+	}
+	keys, err := lwepir.UnmarshalPackingKeys(p, req.GetPackingKeys())
+	if err != nil {
+		return nil, malformed("packing keys: %v", err)
+	}
+	return keys, nil
+}
+
+// queryPacked answers a packed-mode query: the scan in the generation's
+// batched pass and, beside it, the packing's key-switching half (Prepare,
+// in a run slot of the caller's, its chunks on the caller's cores), then
+// the answer completed from the column (Finish).
+func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string, p lwepir.Params, shape lwepir.Shape,
+	srv *lwepir.Server, query []uint32, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	keys, err := checkPackedRequest(p, req)
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.pinTiles(req.GetGeneration(), p, shape)
+	if err != nil {
+		return nil, err
+	}
+	defer src.release()
+	pk, err := s.packer(ctx, req.GetGeneration(), p, shape)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		preps    []*lwepir.Prepared
+		packErr  error
+		packWG   sync.WaitGroup
+		packUse  *devicepb.CoreUse
+		packRun  = s.cfg.Cores.For(caller)
+		scanFrom = time.Now()
+	)
+	packCtx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
+	defer cancel()
+	packWG.Add(1)
+	go func() {
+		defer packWG.Done()
+		defer func() { packUse = CoreUse("pack", time.Since(scanFrom), packRun.Stats(), 1) }()
+		release, err := s.cfg.Runs.Acquire(packCtx, caller)
+		if err != nil {
+			packErr = err
+			cancel()
+			return
+		}
+		defer release()
+		packErr = faultsAsErrors(func() (err error) {
+			preps, err = pk.Prepare(packCtx, []*lwepir.PackingKeys{keys}, s.cfg.Workers, packRun)
+			return err
+		})
+		if packErr != nil {
+			cancel()
+		}
+	}()
+	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: req.GetGeneration(), caller: caller, done: make(chan struct{})}
+	batcher := s.batchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", req.GetGeneration(), p.Name(), shape.Rows, shape.Cols, shape.RecordSize))
+	scanErr := batcher.scan(packCtx, s, srv, w)
+	scanUse := CoreUse("scan", time.Since(scanFrom), w.use, w.batch)
+	if scanErr != nil {
+		cancel()
+	}
+	packWG.Wait()
+	err = packErr
+	if err == nil || (scanErr != nil && errors.Is(err, context.Canceled)) {
+		err = scanErr
+	}
+	if err != nil {
+		if errors.Is(err, lwepir.ErrParams) {
+			return nil, malformed("%v", err)
+		}
+		return nil, fmt.Errorf("device: querylwe: %w", err)
+	}
+	ans, err := pk.Finish(preps[0], lwepir.SumQuery(query), w.col)
+	if err != nil {
+		return nil, malformed("%v", err)
+	}
+	raw, err := lwepir.MarshalPackedAnswer(p, shape, ans)
+	if err != nil {
+		return nil, fmt.Errorf("device: querylwe: %w", err)
+	}
+	return &devicepb.LWEQueryResponse{Packed: raw, StoreBytes: uint64(src.bytes.Load()),
+		Cores: []*devicepb.CoreUse{packUse, scanUse}, Seconds: time.Since(start).Seconds()}, nil
+}

@@ -1,0 +1,249 @@
+package pirserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"math/bits"
+	"testing"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/object"
+	"github.com/rosemary-fhe/rosemary/device/objname"
+	"github.com/rosemary-fhe/rosemary/device/store"
+	"github.com/rosemary-fhe/rosemary/device/store/layout"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+)
+
+// packedDB is a generation stored for the packed mode only: its tiles and
+// its packer's objects, laid out as objname.LWEPacker says (the client's
+// loader writes the same; its tests query through a device).
+type packedDB struct {
+	p     lwepir.Params
+	shape lwepir.Shape
+	gen   string
+	tiles [][]byte
+	seed  [lwepir.SeedSize]byte
+	st    *store.Store
+	srv   *Server
+}
+
+func newPackedDB(t *testing.T, limbsPerObject int) *packedDB {
+	t.Helper()
+	p := lwepir.Test()
+	n := p.N()
+	shape := lwepir.Shape{Rows: 2 * n, Cols: 2 * n, RecordSize: 8}
+	db := &packedDB{p: p, shape: shape, gen: "db/g1.ab"}
+	rand.Read(db.seed[:])
+	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 1, PageSize: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	db.st = st
+	mem := make(lwepir.MemTiles, shape.Tiles(p))
+	for k := range mem {
+		mem[k] = make([]byte, shape.TileBytes(p))
+		rand.Read(mem[k])
+		sh := object.Shape{Polys: 1, Limbs: 1, LogN: uint8(bits.Len(uint(len(mem[k])/8)) - 1), WordSize: 8}
+		if _, err := st.Put(objname.Stored(objname.LWETiles(db.gen), int64(k)), object.KindPlaintext, sh, [][]byte{mem[k]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.tiles = mem
+	h, err := lwepir.ComputeHint(context.Background(), p, shape, db.seed, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := lwepir.NewPacker(context.Background(), p, shape, db.seed, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var polys [][]byte
+	j := int64(0)
+	flush := func() {
+		if len(polys) == 0 {
+			return
+		}
+		sh := object.Shape{Polys: 1, Limbs: len(polys), LogN: uint8(bits.Len(uint(n)) - 1), WordSize: 8}
+		if _, err := st.Put(objname.Stored(objname.LWEPacker(db.gen), j), object.KindPlaintext, sh, polys); err != nil {
+			t.Fatal(err)
+		}
+		j++
+		polys = nil
+	}
+	add := func(w func(c int) uint64) {
+		b := make([]byte, 8*n)
+		for c := range n {
+			binary.LittleEndian.PutUint64(b[8*c:], w(c))
+		}
+		polys = append(polys, b)
+		if len(polys) == limbsPerObject {
+			flush()
+		}
+	}
+	for k := range pk.Packs() {
+		f := pk.Factors(k)
+		for off := 0; off < len(f); off += n {
+			add(func(c int) uint64 { return f[off+c] })
+		}
+		a := pk.AParts(k)
+		add(func(c int) uint64 { return uint64(a[c]) })
+	}
+	flush()
+	db.srv = New(Config{Store: st, Runs: admit.New(admit.Limits{Slots: 2}), Cores: admit.NewCores(2), Workers: 2,
+		RunTimeout: time.Minute, EnterISP: func() {}, LeaveISP: func() {}})
+	return db
+}
+
+func (db *packedDB) request(t *testing.T, col int) (*devicepb.LWEQueryRequest, *lwepir.Client, *lwepir.State) {
+	t.Helper()
+	cl, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, st, err := cl.PackedQuery(col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := lwepir.MarshalPackingKeys(db.p, q.Keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &devicepb.LWEQueryRequest{Params: db.p.Name(), Rows: uint32(db.shape.Rows), Cols: uint64(db.shape.Cols),
+		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalWords(q.Vector), PackingKeys: keys}, cl, st
+}
+
+// column is column col of the stored matrix.
+func (db *packedDB) column(col int) []byte {
+	n := db.p.N()
+	out := make([]byte, db.shape.Rows)
+	for r := range out {
+		out[r] = db.tiles[col/n][r*n+col%n]
+	}
+	return out
+}
+
+// A packed query through the device decodes to the stored column, with the
+// packer read from objects of several sizes (a last object shorter), and
+// reused from the cache for the next query.
+func TestQueryPackedDecodesColumns(t *testing.T) {
+	for _, limbs := range []int{objname.LWEPackerLimbs, 7} {
+		db := newPackedDB(t, limbs)
+		for _, col := range []int{0, 3, db.shape.Cols - 1} {
+			req, cl, st := db.request(t, col)
+			resp, err := db.srv.Query(context.Background(), "alice", req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.GetColumn()) != 0 || len(resp.GetHint()) != 0 {
+				t.Fatal("a packed answer carries a column or a hint")
+			}
+			if len(resp.GetPacked()) != lwepir.PackedAnswerBytes(db.p, db.shape) {
+				t.Fatalf("a packed answer of %d bytes", len(resp.GetPacked()))
+			}
+			ans, err := lwepir.UnmarshalPackedAnswer(db.p, db.shape, resp.GetPacked())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cl.DecodePacked(st, ans)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, db.column(col)) {
+				t.Fatalf("column %d differs", col)
+			}
+		}
+		if len(db.srv.packers.m) != 1 {
+			t.Fatalf("%d packers kept, want 1", len(db.srv.packers.m))
+		}
+	}
+}
+
+// Malformed packed requests are refused as invalid (gRPC InvalidArgument)
+// before any key is decoded or object read; a generation without packer
+// objects is NotFound.
+func TestQueryPackedRefusesMalformed(t *testing.T) {
+	db := newPackedDB(t, objname.LWEPackerLimbs)
+	ctx := context.Background()
+	for name, edit := range map[string]func(r *devicepb.LWEQueryRequest){
+		"short keys": func(r *devicepb.LWEQueryRequest) { r.PackingKeys = r.PackingKeys[:len(r.PackingKeys)-1] },
+		"long keys":  func(r *devicepb.LWEQueryRequest) { r.PackingKeys = append(r.PackingKeys, 0) },
+		"keys of ones": func(r *devicepb.LWEQueryRequest) {
+			r.PackingKeys = bytes.Repeat([]byte{0xff}, len(r.PackingKeys))
+		},
+		"with galois keys": func(r *devicepb.LWEQueryRequest) { r.Keys = "db/members/a/keys/k/lwe-ab/" },
+		"with a secret":    func(r *devicepb.LWEQueryRequest) { r.Secret = []byte{1, 2, 3} },
+		"short query":      func(r *devicepb.LWEQueryRequest) { r.Query = r.Query[:len(r.Query)-4] },
+	} {
+		req, _, _ := db.request(t, 1)
+		edit(req)
+		_, err := db.srv.Query(ctx, "alice", req)
+		if !errors.Is(err, api.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+	req, _, _ := db.request(t, 1)
+	req.Generation = "db/g2.cd"
+	if _, err := db.srv.Query(ctx, "alice", req); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("a generation without objects: %v, want ErrNotFound", err)
+	}
+	// Tiles there, packer objects not: NotFound too, and nothing kept.
+	for k, tile := range db.tiles {
+		sh := object.Shape{Polys: 1, Limbs: 1, LogN: uint8(bits.Len(uint(len(tile)/8)) - 1), WordSize: 8}
+		if _, err := db.st.Put(objname.Stored(objname.LWETiles("db/g3.ef"), int64(k)), object.KindPlaintext, sh, [][]byte{tile}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req.Generation = "db/g3.ef"
+	if _, err := db.srv.Query(ctx, "alice", req); !errors.Is(err, api.ErrNotFound) {
+		t.Errorf("a generation without packer objects: %v, want ErrNotFound", err)
+	}
+	if len(db.srv.packers.m) != 0 {
+		t.Fatal("a packer that did not open is kept")
+	}
+}
+
+// FuzzCheckPackedRequest: whatever the bytes of a packed request's keys,
+// the device's check refuses them as invalid or decodes keys of the
+// parameters' size, and never panics.
+func FuzzCheckPackedRequest(f *testing.F) {
+	p := lwepir.Test()
+	n := p.N()
+	shape := lwepir.Shape{Rows: n, Cols: n, RecordSize: 8}
+	var seed [lwepir.SeedSize]byte
+	cl, err := lwepir.NewPackedClient(p, shape, seed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	q, _, err := cl.PackedQuery(0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, err := lwepir.MarshalPackingKeys(p, q.Keys)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good, "", []byte(nil))
+	f.Add(good[:10], "", []byte(nil))
+	f.Add(bytes.Repeat([]byte{0xff}, len(good)), "", []byte(nil))
+	f.Add(good, "k/", []byte{1})
+	f.Fuzz(func(t *testing.T, keys []byte, galois string, secret []byte) {
+		req := &devicepb.LWEQueryRequest{PackingKeys: keys, Keys: galois, Secret: secret}
+		k, err := checkPackedRequest(p, req)
+		if err != nil {
+			if !errors.Is(err, api.ErrInvalid) {
+				t.Fatalf("refused with %v, not ErrInvalid", err)
+			}
+			return
+		}
+		if k == nil || len(keys) != lwepir.PackingKeysBytes(p) || galois != "" || len(secret) != 0 {
+			t.Fatal("accepted a request it should refuse")
+		}
+	})
+}

@@ -29,6 +29,7 @@ type Client struct {
 	vsessions map[string]VectorQuerier       // by database@generation
 	lsessions map[string]*session.LWESession // by database@generation
 	grants    map[string]dbKeys              // opened grants, by object (trust.go)
+	lweMode   LWEMode                        // how LWE generations are queried (lwe.go)
 
 	clean cleaner // deletes replaced delta segments (cleanup.go)
 }

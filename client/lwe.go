@@ -87,7 +87,37 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 		return err
 	}
 	in.Records, in.pir().Rows, in.pir().Cols, in.Bytes = l.Records(), shape.Rows, shape.Cols, l.Written()
+	in.pir().Packed = true // the loader stores the packer beside the diagonals
 	return nil
+}
+
+// LWEMode chooses how the client queries LWE PIR generations.
+type LWEMode int
+
+const (
+	// LWERing: the ring stage (the device evaluates H·s under BGV with
+	// the client's Galois keys, uploaded once a key set).
+	LWERing LWEMode = iota
+	// LWEPacked: the packed mode where the generation stores it (its
+	// manifest says Packed), else the ring stage: each query carries its
+	// packing keys (about 380 KB at the default parameters), the answer is
+	// about 9.5 KB, nothing is uploaded beforehand.
+	LWEPacked
+)
+
+// SetLWEMode sets how this client queries LWE generations from now on
+// (sessions already open keep theirs). The default is LWERing.
+func (c *Client) SetLWEMode(m LWEMode) {
+	c.mu.Lock()
+	c.lweMode = m
+	c.mu.Unlock()
+}
+
+// packedLWE reports whether generation in is queried in the packed mode.
+func (c *Client) packedLWE(in *Info) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lweMode == LWEPacked && in.pir().Packed
 }
 
 // lweSession returns the session of an LWE database generation.
@@ -106,6 +136,15 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE seed", in.Name)
 		}
 		copy(seed[:], in.pir().Seed)
+		if c.packedLWE(in) {
+			// No key of the client's is used or stored: each query's keys
+			// come from its fresh secret. A generation that failed before
+			// is still not queried again.
+			if err := c.keys.ringFailed(in); err != nil {
+				return nil, err
+			}
+			return session.NewPackedLWESession(c.dev, genPrefix(in), p, shape, seed)
+		}
 		sk, err := c.keys.ringSecretKey(in, p)
 		if err != nil {
 			return nil, err

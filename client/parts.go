@@ -33,6 +33,10 @@ type PIRPart struct {
 	// Rows and Cols: the stored matrix (BGV: plaintexts; LWE: bytes).
 	Rows int `json:"rows,omitempty"`
 	Cols int `json:"cols,omitempty"`
+	// Packed: the LWE generation stores the packed mode's precomputation
+	// beside its hint diagonals (objname.LWEPacker), so it can be queried
+	// in either mode; generations loaded before it have none.
+	Packed bool `json:"packed,omitempty"`
 }
 
 // KVPart describes a keyword database: a cuckoo table whose buckets are

@@ -242,7 +242,27 @@ func (k *Keys) failRing(in *Info) error {
 		return err
 	}
 	os.Remove(k.ringPath(in, ".ready"))
-	return os.Remove(k.ringPath(in, ".key"))
+	// A generation queried in the packed mode only has no ring secret.
+	if err := os.Remove(k.ringPath(in, ".key")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// ringFailed refuses generation in if one of its answers failed to open
+// before (failRing), as ringSecretKey does: a packed-mode session, which
+// needs no ring secret, checks it before it opens.
+func (k *Keys) ringFailed(in *Info) error {
+	if err := checkNonce(in.KeyNonce); err != nil {
+		return fmt.Errorf("client: %s: %w", in.Name, err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, err := os.Stat(k.ringPath(in, ".failed")); err == nil {
+		return fmt.Errorf("client: %s generation %d: %w: an answer failed to open before; the generation is not queried again (load it anew)",
+			in.Name, in.Generation, ErrTampered)
+	}
+	return nil
 }
 
 // checkNonce refuses a key nonce that is not 16 bytes of hex (it names

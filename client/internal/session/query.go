@@ -36,7 +36,28 @@ type LWESession struct {
 	// says it did, in this session.
 	prep  sync.Mutex
 	ready atomic.Bool
+	// packed: the packed mode (NewPackedLWESession), no Galois keys.
+	packed bool
 }
+
+// NewPackedLWESession opens a session of the packed mode on the database
+// generation stored under gen (one whose load stored the packer's
+// precomputation, objname.LWEPacker): each query carries its own packing
+// keys (lwepir.PackedQuery, about 380 KB at the default parameters) and the
+// device packs its answer (about 9.5 KB) instead of evaluating H·s. Nothing
+// is stored on the device for it: no key upload, no ring secret.
+func NewPackedLWESession(dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte) (*LWESession, error) {
+	cl, err := lwepir.NewPackedClient(p, shape, seed)
+	if err != nil {
+		return nil, err
+	}
+	s := &LWESession{Params: p, Shape: shape, dev: dev, gen: gen, client: cl, packed: true}
+	s.ready.Store(true)
+	return s, nil
+}
+
+// Packed reports whether the session queries in the packed mode.
+func (s *LWESession) Packed() bool { return s.packed }
 
 // NewLWESession opens a session on the database generation stored under
 // gen, with the client's evaluation keys under keyPrefix. Unless
@@ -139,6 +160,9 @@ func (s *LWESession) Get(ctx context.Context, index int) (*PIRQuery, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.packed {
+		return s.getPacked(ctx, start, index, col)
+	}
 	s.mu.Lock()
 	q, st, err := s.client.Query(col)
 	s.mu.Unlock()
@@ -222,4 +246,64 @@ func lweKeyPut(name string, b []byte) *devicepb.PutRequest {
 		raw[l] = padded[l*8*limbWords : (l+1)*8*limbWords]
 	}
 	return api.PutRaw(name, object.KindKey, object.Shape{Polys: 1, Limbs: limbs, LogN: 13, WordSize: 8}, raw)
+}
+
+// getPacked is Get in the packed mode: the query vector and its packing
+// keys up, the packed answer down, checked for its exact size before it is
+// decoded.
+func (s *LWESession) getPacked(ctx context.Context, start time.Time, index, col int) (*PIRQuery, error) {
+	s.mu.Lock()
+	q, st, err := s.client.PackedQuery(col)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	keys, err := lwepir.MarshalPackingKeys(s.Params, q.Keys)
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	req := &devicepb.LWEQueryRequest{Params: s.Params.Name(), Rows: uint32(s.Shape.Rows), Cols: uint64(s.Shape.Cols),
+		RecordSize: uint32(s.Shape.RecordSize), Generation: s.gen, Query: lwepir.MarshalWords(q.Vector), PackingKeys: keys}
+	wire := &api.WireCount{}
+	resp, err := s.dev.QueryLWE(api.WithWireCount(ctx, wire), req)
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	ans, dev, err := s.packedAnswer(resp)
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
+	}
+	s.mu.Lock()
+	column, err := s.client.DecodePacked(st, ans)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
+	}
+	rec, err := s.client.Record(column, index)
+	if err != nil {
+		return nil, err
+	}
+	out := &PIRQuery{Index: index, Record: rec, QueryBytes: int64(len(req.Query) + len(req.PackingKeys)),
+		AnswerBytes: int64(len(resp.GetPacked())), Seconds: time.Since(start).Seconds(), Device: dev}
+	out.Measure(wire)
+	return out, nil
+}
+
+// packedAnswer reads the device's packed answer: exactly the packed bytes
+// of the shape, no column and no hint.
+func (s *LWESession) packedAnswer(resp *devicepb.LWEQueryResponse) (*lwepir.PackedAnswer, *devicepb.RunStreamResponse, error) {
+	if len(resp.GetColumn()) != 0 || len(resp.GetHint()) != 0 {
+		return nil, nil, errors.New("a packed answer with a column or a hint")
+	}
+	if want := lwepir.PackedAnswerBytes(s.Params, s.Shape); len(resp.GetPacked()) != want {
+		return nil, nil, fmt.Errorf("a packed answer of %d bytes, want %d", len(resp.GetPacked()), want)
+	}
+	ans, err := lwepir.UnmarshalPackedAnswer(s.Params, s.Shape, resp.GetPacked())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := api.CheckCoreUses(resp.GetCores()); err != nil {
+		return nil, nil, err
+	}
+	return ans, &devicepb.RunStreamResponse{Seconds: resp.GetSeconds(), StoreBytes: resp.GetStoreBytes(), Cores: resp.GetCores()}, nil
 }

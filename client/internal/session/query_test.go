@@ -136,3 +136,82 @@ func FuzzLWEQuery(f *testing.F) {
 		}
 	})
 }
+
+// tamperDevice rewrites the device's QueryLWE answers.
+type tamperDevice struct {
+	api.Device
+	edit func(*devicepb.LWEQueryResponse)
+}
+
+func (d *tamperDevice) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	resp, err := d.Device.QueryLWE(ctx, req)
+	if err == nil && d.edit != nil {
+		d.edit(resp)
+	}
+	return resp, err
+}
+
+// In the packed mode, records come back byte for byte from the loader's
+// packer objects through an in-process device, with no key stored on it
+// and a packed answer of PackedAnswerBytes; an answer of the wrong size or
+// with a column is a malformed answer, never decoded. (An altered packed
+// answer of the right size decodes to other bytes: the client's seal
+// catches it, client's TestAdversarialDevicePackedAnswer.)
+func TestPackedLWESessionRecords(t *testing.T) {
+	const records, size = 3000, 48
+	p := lwepir.Test()
+	want, err := lwepir.NewShape(p, records, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, recs, dev, l := loadLWEDB(t, records, size, func(sink ObjectSink, seed [lwepir.SeedSize]byte) (*LWELoader, error) {
+		return NewLWELoader(sink, "db/g1", p, want.Rows, size, seed)
+	})
+	if l.PackerWritten() == 0 {
+		t.Fatal("the loader stored no packer")
+	}
+	td := &tamperDevice{Device: dev}
+	s, err := NewPackedLWESession(td, "db/g1", p, ring.Shape, l.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Packed() || !s.Ready() {
+		t.Fatal("a packed session that is not ready")
+	}
+	ctx := context.Background()
+	tileBytes := int64(s.Shape.Tiles(p)) * int64(s.Shape.TileBytes(p))
+	for _, i := range []int{0, 1, 41, records / 2, records - 1} {
+		q, err := s.Get(ctx, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(q.Record, recs[i]) {
+			t.Fatalf("record %d differs", i)
+		}
+		if q.AnswerBytes != int64(lwepir.PackedAnswerBytes(p, s.Shape)) || q.QueryBytes != int64(4*s.Shape.Cols+lwepir.PackingKeysBytes(p)) {
+			t.Fatalf("%d bytes up, %d down", q.QueryBytes, q.AnswerBytes)
+		}
+		if int64(q.Device.StoreBytes) != tileBytes {
+			t.Fatalf("read %d bytes from the store, want the tiles' %d", q.Device.StoreBytes, tileBytes)
+		}
+	}
+	// Both modes answer the same generation.
+	if q, err := ring.Get(ctx, 7); err != nil || !bytes.Equal(q.Record, recs[7]) {
+		t.Fatalf("the ring stage on a generation with a packer: %v", err)
+	}
+	for name, edit := range map[string]func(*devicepb.LWEQueryResponse){
+		"short":       func(r *devicepb.LWEQueryResponse) { r.Packed = r.Packed[:len(r.Packed)-1] },
+		"long":        func(r *devicepb.LWEQueryResponse) { r.Packed = append(r.Packed, 0) },
+		"none":        func(r *devicepb.LWEQueryResponse) { r.Packed = nil },
+		"with column": func(r *devicepb.LWEQueryResponse) { r.Column = []byte{1, 2, 3, 4} },
+	} {
+		td.edit = edit
+		if _, err := s.Get(ctx, 3); !errors.Is(err, ErrMalformedAnswer) {
+			t.Errorf("%s: %v, want ErrMalformedAnswer", name, err)
+		}
+	}
+	td.edit = nil
+	if q, err := s.Get(ctx, 3); err != nil || !bytes.Equal(q.Record, recs[3]) {
+		t.Fatalf("after bad answers: %v", err)
+	}
+}

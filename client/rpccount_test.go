@@ -239,3 +239,100 @@ func manifestOnTheWire(t *testing.T, ctx context.Context, addr string, keys *cli
 		t.Fatalf("the manifest crosses the wire at %.2f bytes a byte (measured %v), want ≤ 1.1", ratio, w.Measured())
 	}
 }
+
+// TestPackedGetMakesThreeRPCs: in the packed mode nothing is stored for a
+// key set before its first query (no Galois keys): over gRPC with TLS and
+// the device's access rules, the first Get of a key set that never queried
+// the database, in a fresh process, is Config, Get (the manifest) and one
+// QueryLWE carrying the packing keys, and returns the record.
+func TestPackedGetMakesThreeRPCs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	pki := filepath.Join(dir, "pki")
+	if err := certs.Init(pki); err != nil {
+		t.Fatal(err)
+	}
+	for name, role := range map[string]certs.Role{"dev0": certs.RoleDevice, "alice": certs.RoleUser} {
+		if err := certs.Issue(pki, name, role, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := certs.ServerConfig(certs.InDir(pki, "dev0"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(dir, "store"), layout.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := device.New(st, device.DefaultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &rpcLog{}
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- device.Serve(sctx, d, lis, device.WithTLS(srv), device.WithServerOptions(grpc.ChainUnaryInterceptor(log.intercept)))
+	}()
+	defer func() { stop(); <-done }()
+	cfg, err := certs.ClientConfig(certs.InDir(pki, "alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDir := filepath.Join(dir, "keys")
+	keys, err := client.NewKeys(keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size, n = 48, 300
+	data := secretRecords(n, size)
+	owner, err := client.Open(ctx, lis.Addr().String(), keys, remote.WithTLS(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Load(ctx, "acct", bytes.NewReader(data), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
+		t.Fatal(err)
+	}
+	owner.Close()
+	for _, i := range []int{7, 0, n - 1} {
+		log.take()
+		keys, err := client.LoadKeys(keyDir) // a new process: nothing in memory
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := client.Open(ctx, lis.Addr().String(), keys, remote.WithTLS(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetLWEMode(client.LWEPacked)
+		got, err := c.Get(ctx, "acct", i)
+		c.Close()
+		if err != nil || !bytes.Equal(got, data[i*size:(i+1)*size]) {
+			t.Fatalf("record %d: %q, %v", i, got, err)
+		}
+		methods := log.take()
+		sort.Strings(methods)
+		if strings.Join(methods, ",") != "Config,Get,QueryLWE" {
+			t.Fatalf("a fresh process's packed get made the RPCs %v, want Config, Get, QueryLWE", methods)
+		}
+	}
+	list, err := d.List(ctx, &devicepb.ListRequest{Prefix: objname.Member("acct", "alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list.Objects {
+		if strings.Contains(o.Name, "/lwe-") {
+			t.Fatalf("a Galois key stored in the packed mode: %s", o.Name)
+		}
+	}
+}

@@ -69,6 +69,13 @@ func WriteSeededLWE(ctx context.Context, sink ObjectSink, gen string, p lwepir.P
 	return session.WriteSeededLWE(ctx, sink, gen, p, rows, records, size, seed, lweSeed, progress)
 }
 
+// NewPackedLWESession opens a packed-mode session on LWE database
+// generation gen on dev (one stored with its packer, as WriteSeededLWE
+// does): no keys stored, each query carries its packing keys.
+func NewPackedLWESession(dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte) (*LWESession, error) {
+	return session.NewPackedLWESession(dev, gen, p, shape, seed)
+}
+
 // NewLWESession opens a session on LWE database generation gen on dev with
 // the ring secret sk; its evaluation keys are stored under keyPrefix.
 func NewLWESession(ctx context.Context, dev api.Device, gen string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte,

@@ -35,6 +35,9 @@ type lweManifest struct {
 	Shape      lwepir.Shape          `json:"shape"`
 	Records    int                   `json:"records"`
 	LWESeed    [lwepir.SeedSize]byte `json:"lwe_seed"`
+	// Packed: the store holds the packer's objects too (stores built
+	// before them are rebuilt).
+	Packed bool `json:"packed,omitempty"`
 }
 
 const lweManifestFile = "lwe-bench.json"
@@ -135,7 +138,11 @@ func prepareLWE(ctx context.Context, opt PIROptions) (lwepir.Params, lweManifest
 	if err != nil {
 		return p, lweManifest{}, nil, err
 	}
-	rep := &PIRReport{Scheme: "lwe", Params: "lwe-" + p.Name(), RecordSize: opt.RecordSize, Records: records, Rows: shape.Rows, Cols: shape.Cols,
+	mode := "ring"
+	if opt.LWEPacked {
+		mode = "packed"
+	}
+	rep := &PIRReport{Scheme: "lwe", LWEMode: mode, Params: "lwe-" + p.Name(), RecordSize: opt.RecordSize, Records: records, Rows: shape.Rows, Cols: shape.Cols,
 		Queries: opt.Queries, Provenance: "measured here"}
 	rep.DBBytes = int64(records) * int64(opt.RecordSize)
 	rep.HostOnlyBytes = rep.DBBytes
@@ -176,6 +183,9 @@ func machineCeilings(ctx context.Context, rep *PIRReport, logf func(string, ...a
 
 // lweSession opens a session of the benchmark's identity on the database.
 func lweSession(ctx context.Context, c *remote.Client, opt PIROptions, p lwepir.Params, want lweManifest) (*client.LWESession, error) {
+	if opt.LWEPacked {
+		return client.NewPackedLWESession(c, lweGen, p, want.Shape, want.LWESeed)
+	}
 	var keySeed [32]byte
 	rand.Read(keySeed[:])
 	sk, err := lwepir.DeriveSecretKey(p, keySeed[:])
@@ -192,7 +202,7 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 	logf func(string, ...any)) error {
 	_, progress := orQuiet(opt.Log, opt.Progress)
 	rep.Correct = true
-	var warm, dev, scanStage, ringStage float64
+	var warm, dev, scanStage, ringStage, packStage float64
 	var traffic int64
 	var cpu0 cpuClock
 	for qi, idx := range rep.Indices {
@@ -230,6 +240,8 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 				scanStage += u.Seconds
 			case "ring":
 				ringStage += u.Seconds
+			case "pack":
+				packStage += u.Seconds
 			}
 		}
 		if qi == 1 || q.Seconds < rep.QueryMinSeconds {
@@ -248,7 +260,7 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 	rep.QuerySeconds, rep.DeviceSeconds = warm/n, dev/n
 	rep.ScanGBps = float64(rep.DBBytes) / rep.QuerySeconds / 1e9
 	rep.DeviceScanGBps = float64(rep.DBBytes) / rep.DeviceSeconds / 1e9
-	rep.ScanStageSeconds, rep.RingStageSeconds = scanStage/n, ringStage/n
+	rep.ScanStageSeconds, rep.RingStageSeconds, rep.PackStageSeconds = scanStage/n, ringStage/n, packStage/n
 	if scanStage > 0 {
 		rep.ScanStageGBps = float64(rep.DBBytes) / rep.ScanStageSeconds / 1e9
 	}
@@ -378,7 +390,7 @@ func buildLWEStore(ctx context.Context, opt PIROptions, p lwepir.Params, want lw
 		return want, err
 	}
 	defer st.Close()
-	if have, err := readLWEManifest(opt.StoreDir); err == nil && have.Shape == want.Shape && have.Seed == want.Seed && have.Params == want.Params {
+	if have, err := readLWEManifest(opt.StoreDir); err == nil && have.Shape == want.Shape && have.Seed == want.Seed && have.Params == want.Params && have.Packed {
 		rep.Reused = true
 		logf("reusing the database in %s", opt.StoreDir)
 		return have, nil
@@ -394,6 +406,7 @@ func buildLWEStore(ctx context.Context, opt PIROptions, p lwepir.Params, want lw
 		return want, err
 	}
 	rep.BuildSeconds = time.Since(start).Seconds()
+	want.Packed = true
 	b, _ := json.Marshal(want)
 	return want, os.WriteFile(filepath.Join(opt.StoreDir, lweManifestFile), b, 0o644)
 }
@@ -452,6 +465,12 @@ func batchClients(ctx context.Context, owner api.Device, addr string, dial []rem
 			return nil, err
 		}
 		context.AfterFunc(ctx, func() { c.Close() })
+		if opt.LWEPacked {
+			if out[i], err = client.NewPackedLWESession(c, lweGen, p, m.Shape, m.LWESeed); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		var keySeed [32]byte
 		rand.Read(keySeed[:])
 		sk, err := lwepir.DeriveSecretKey(p, keySeed[:])

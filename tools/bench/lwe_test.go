@@ -68,6 +68,36 @@ func TestLWEBenchmarkSmall(t *testing.T) {
 	}
 }
 
+// The LWE benchmark in the packed mode: every record right, single and
+// batched; the device reads the tiles alone; up the query vector and the
+// packing keys, down the packed answer, each plus the framing.
+func TestLWEBenchmarkSmallPacked(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "store")
+	opt := PIROptions{Scheme: "lwe", LWEParams: "test", LWEPacked: true, Size: 1 << 20, RecordSize: 64, Queries: 4, Seed: 7, StoreDir: dir,
+		Plaintext: true, Batches: []int{2}}
+	p := lwepir.Test()
+	shape := serveLWEStore(t, ctx, &opt)
+	got, err := RunPIR(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Correct || len(got.Failures) > 0 || got.LWEMode != "packed" {
+		t.Fatalf("mode %q, records wrong: %v", got.LWEMode, got.Failures)
+	}
+	if len(got.Batches) != 1 || !got.Batches[0].Correct {
+		t.Fatalf("batches: %+v", got.Batches)
+	}
+	if want := int64(shape.Tiles(p) * shape.TileBytes(p)); got.DeviceStoreBytes != want {
+		t.Fatalf("the device read %d bytes per query, want the tiles' %d", got.DeviceStoreBytes, want)
+	}
+	up := 4*int64(shape.Cols) + int64(lwepir.PackingKeysBytes(p))
+	down := int64(lwepir.PackedAnswerBytes(p, shape))
+	if got.QueryUpBytes < up || got.QueryUpBytes > up+up/20 || got.QueryDownBytes < down || got.QueryDownBytes > down+down/20+4096 {
+		t.Fatalf("%d B up, %d B down; the payload is %d and %d", got.QueryUpBytes, got.QueryDownBytes, up, down)
+	}
+}
+
 // The LWE benchmark's cold figures through a device it did not start: two
 // cold runs, one in each order beside a raw read; the device's mappings
 // keep the store's pages through the drop once it has scanned, so the

@@ -43,6 +43,10 @@ type PIROptions struct {
 	Scheme string
 	// LWEParams names the LWE parameter set ("" is "default").
 	LWEParams string
+	// LWEPacked (LWE) queries in the packed mode (packing keys up with
+	// each query, the packed answer down, no Galois keys) instead of the
+	// ring stage.
+	LWEPacked bool
 	// Batches (LWE): after the single queries, waves of B concurrent
 	// queries for each B, measuring queries per second.
 	Batches []int
@@ -169,6 +173,11 @@ type PIRReport struct {
 	// stage.
 	ScanStageSeconds float64 `json:"scan_stage_s,omitempty"`
 	RingStageSeconds float64 `json:"ring_stage_s,omitempty"`
+	// LWEMode (LWE) is "ring" or "packed" (PIROptions.LWEPacked);
+	// PackStageSeconds the packed mode's own stage (Prepare, beside the
+	// scan), as RingStageSeconds is the ring stage's.
+	LWEMode          string  `json:"lwe_mode,omitempty"`
+	PackStageSeconds float64 `json:"pack_stage_s,omitempty"`
 	ScanStageGBps    float64 `json:"scan_stage_gbps,omitempty"`
 	// MemBandwidthGBps is this machine's memory bandwidth, measured in this
 	// run before the device starts: a STREAM triad on every core

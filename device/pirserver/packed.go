@@ -28,9 +28,15 @@ import (
 // encrypted secret (the two modes are not mixed).
 var ErrPackedMode = errors.New("a packed query carries no Galois keys and no encrypted secret")
 
-// maxPackers bounds the generations whose packers are kept (96 MiB a pack
-// of 2048 rows at the default parameters); past it the oldest is dropped.
-const maxPackers = 4
+// maxPackers bounds the generations whose packers are kept, and
+// maxPackerBytes their precomputation's bytes (96 MiB a pack of 2048 rows
+// at the default parameters: 96 MiB a GiB of database at 2048 rows, 384
+// MiB at 8192); past either the oldest are dropped (a query holding one
+// keeps it until it ends), the newest always kept.
+const (
+	maxPackers     = 4
+	maxPackerBytes = 1 << 30
+)
 
 // packerCache keeps opened packers by generation and shape.
 type packerCache struct {
@@ -59,12 +65,7 @@ func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape 
 	e, ok := c.m[key]
 	if !ok {
 		e = &packerEntry{ready: make(chan struct{})}
-		c.m[key] = e
-		c.order = append(c.order, key)
-		for len(c.order) > maxPackers {
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
+		c.add(key, e)
 		c.mu.Unlock()
 		s.cfg.EnterISP()
 		e.pk, e.err = s.readPacker(gen, p, shape)
@@ -82,6 +83,11 @@ func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape 
 					}
 				}
 			}
+			c.mu.Unlock()
+		}
+		if e.err == nil {
+			c.mu.Lock()
+			c.trim(key)
 			c.mu.Unlock()
 		}
 		close(e.ready)
@@ -271,4 +277,36 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 	}
 	return &devicepb.LWEQueryResponse{Packed: raw, StoreBytes: uint64(src.bytes.Load()),
 		Cores: []*devicepb.CoreUse{packUse, scanUse}, Seconds: time.Since(start).Seconds()}, nil
+}
+
+// trim drops the oldest packers other than keep's while the loaded ones
+// hold more than maxPackerBytes. c.mu held.
+func (c *packerCache) trim(keep string) {
+	var total int64
+	for _, e := range c.m {
+		if e.pk != nil {
+			total += e.pk.PrecomputedBytes()
+		}
+	}
+	for i := 0; total > maxPackerBytes && i < len(c.order); {
+		k := c.order[i]
+		e := c.m[k]
+		if k == keep || e.pk == nil {
+			i++
+			continue
+		}
+		total -= e.pk.PrecomputedBytes()
+		delete(c.m, k)
+		c.order = append(c.order[:i], c.order[i+1:]...)
+	}
+}
+
+// add keeps e under key, dropping the oldest past maxPackers. c.mu held.
+func (c *packerCache) add(key string, e *packerEntry) {
+	c.m[key] = e
+	c.order = append(c.order, key)
+	for len(c.order) > maxPackers {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
 }

@@ -247,3 +247,28 @@ func FuzzCheckPackedRequest(f *testing.F) {
 		}
 	})
 }
+
+// The cache keeps at most maxPackers generations, dropping the oldest, and
+// trimming by bytes never drops the one just loaded.
+func TestPackerCacheBounded(t *testing.T) {
+	db := newPackedDB(t, objname.LWEPackerLimbs)
+	ctx := context.Background()
+	pk, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk.PrecomputedBytes() <= 0 {
+		t.Fatal("a loaded packer of no bytes")
+	}
+	c := &db.srv.packers
+	for i := range maxPackers + 2 {
+		key := string(rune('a' + i))
+		c.mu.Lock()
+		c.add(key, &packerEntry{ready: make(chan struct{}), pk: pk})
+		c.trim(key)
+		c.mu.Unlock()
+	}
+	if len(c.m) != maxPackers || len(c.order) != maxPackers {
+		t.Fatalf("%d packers kept (%d in order), want %d", len(c.m), len(c.order), maxPackers)
+	}
+}

@@ -122,7 +122,10 @@ func newPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, 
 func (pk *Packer) PrecomputedBytes() int64 {
 	var s int64
 	for k := range pk.pre {
-		s += int64(len(pk.pre[k]))*8 + int64(len(pk.aOut[k]))*4 + int64(len(pk.aRoot[k]))*8
+		s += int64(len(pk.pre[k]))*8 + int64(len(pk.aOut[k]))*4
+		if k < len(pk.aRoot) { // a loaded packer (LoadPacker) has no unrounded a-parts
+			s += int64(len(pk.aRoot[k])) * 8
+		}
 	}
 	return s
 }

@@ -56,6 +56,7 @@ type dbFlags struct {
 	keys    *string
 	name    *string
 	json    *bool
+	lweMode *string
 	tls     *transportFlags
 }
 
@@ -69,6 +70,7 @@ func newDBFlags(cmd string) *dbFlags {
 		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
 		name:    fs.String("name", "", "database name"),
 		json:    fs.Bool("json", false, "print JSON"),
+		lweMode: fs.String("lwe-mode", "ring", "how LWE databases are queried: ring (H·s on the device, Galois keys uploaded once) or packed (packing keys with each query, a 9.5 KB answer; generations loaded by this build or later, else the ring stage; --store and --device: a cluster queries with the ring stage)"),
 		tls:     addTransportFlags(fs),
 	}
 }
@@ -94,6 +96,14 @@ func (f *dbFlags) open(ctx context.Context) (client.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	mode := client.LWERing
+	switch *f.lweMode {
+	case "ring":
+	case "packed":
+		mode = client.LWEPacked
+	default:
+		return nil, fmt.Errorf("db: --lwe-mode %q: want ring or packed", *f.lweMode)
+	}
 	endpoints := cmp.Or(*f.cluster, *f.etcd)
 	given := 0
 	for _, s := range []string{*f.store, *f.device, endpoints} {
@@ -105,7 +115,7 @@ func (f *dbFlags) open(ctx context.Context) (client.Store, error) {
 	case given > 1:
 		return nil, errors.New("db: give one of --store, --device and --cluster")
 	case *f.store != "":
-		return openStoreDir(*f.store, keys)
+		return openStoreDir(*f.store, keys, mode)
 	case *f.device != "":
 		dial, err := f.tls.dialOptions()
 		if err != nil {
@@ -115,6 +125,7 @@ func (f *dbFlags) open(ctx context.Context) (client.Store, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.SetLWEMode(mode)
 		return client.NewStore(c.WithPrograms(programs.New())), nil
 	case endpoints != "":
 		return f.openCluster(ctx, endpoints, keys)
@@ -149,7 +160,7 @@ type dirStore struct {
 
 // openStoreDir opens (or creates) the store directory dir and runs a
 // device over it in this process.
-func openStoreDir(dir string, keys *client.Keys) (*dirStore, error) {
+func openStoreDir(dir string, keys *client.Keys, mode client.LWEMode) (*dirStore, error) {
 	st, err := store.Open(dir, layout.Layout{})
 	if err != nil {
 		return nil, err
@@ -159,7 +170,9 @@ func openStoreDir(dir string, keys *client.Keys) (*dirStore, error) {
 		st.Close()
 		return nil, err
 	}
-	return &dirStore{Store: client.NewStore(client.New(d, keys).WithPrograms(programs.New())), dir: st}, nil
+	c := client.New(d, keys).WithPrograms(programs.New())
+	c.SetLWEMode(mode)
+	return &dirStore{Store: client.NewStore(c), dir: st}, nil
 }
 
 // Close closes the client, then the in-process device's store.

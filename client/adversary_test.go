@@ -143,11 +143,13 @@ func advRecords(n, size int) []byte {
 const advSize, advN = 40, 300
 
 // loadPIR creates and loads an LWE PIR database of advN records (test
-// parameters, asked for explicitly).
+// parameters, asked for explicitly; storing the packed mode's
+// precomputation when the client queries packed).
 func (e *advEnv) loadPIR(t *testing.T, name string) []byte {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := e.c.CreatePIR(ctx, name, advSize, PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
+	packed := e.c.lweMode == LWEPacked
+	if _, err := e.c.CreatePIR(ctx, name, advSize, PIROptions{LWEParams: "test", InsecureParams: true, Packed: packed}); err != nil {
 		t.Fatal(err)
 	}
 	data := advRecords(advN, advSize)

@@ -79,6 +79,9 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	if err != nil {
 		return err
 	}
+	if in.pir().Packed {
+		l.StorePacker()
+	}
 	if err := c.addRecords(ctx, in, rr, l.Add); err != nil {
 		return err
 	}
@@ -86,8 +89,7 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	if err != nil {
 		return err
 	}
-	in.Records, in.pir().Rows, in.pir().Cols, in.Bytes = l.Records(), shape.Rows, shape.Cols, l.Written()
-	in.pir().Packed = true // the loader stores the packer beside the diagonals
+	in.Records, in.pir().Rows, in.pir().Cols, in.Bytes = l.Records(), shape.Rows, shape.Cols, l.Written()+l.PackerWritten()
 	return nil
 }
 

@@ -55,6 +55,12 @@ type PIROptions struct {
 	InsecureParams bool
 	// DeltaMax and CompactAt bound the delta of Set (see KVOptions).
 	DeltaMax, CompactAt int
+	// Packed (LWE): every generation also stores the packed mode's
+	// precomputation (96 MiB per 2048 rows at the default parameters, beside
+	// 64 MiB of hint diagonals; about 1 CPU-s to build at each load), so
+	// that clients in LWEPacked mode query it without Galois keys and
+	// receive a 9.5 KB answer. Without it they use the ring stage.
+	Packed bool
 }
 
 // scheme is a manifest's scheme (manifests from before the LWE scheme
@@ -84,7 +90,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
 		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, InsecureParams: p.Insecure, Sealed: true,
-			Parts:    Parts{PIR: &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize}},
+			Parts:    Parts{PIR: &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Packed: opt.Packed}},
 			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)

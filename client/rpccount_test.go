@@ -297,7 +297,7 @@ func TestPackedGetMakesThreeRPCs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := owner.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
+	if _, err := owner.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true, Packed: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.Load(ctx, "acct", bytes.NewReader(data), client.LoadOptions{Records: dataset.FixedSize}); err != nil {

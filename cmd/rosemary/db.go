@@ -70,7 +70,7 @@ func newDBFlags(cmd string) *dbFlags {
 		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
 		name:    fs.String("name", "", "database name"),
 		json:    fs.Bool("json", false, "print JSON"),
-		lweMode: fs.String("lwe-mode", "ring", "how LWE databases are queried: ring (H·s on the device, Galois keys uploaded once) or packed (packing keys with each query, a 9.5 KB answer; generations loaded by this build or later, else the ring stage; --store and --device: a cluster queries with the ring stage)"),
+		lweMode: fs.String("lwe-mode", "ring", "how LWE databases are queried: ring (H·s on the device, Galois keys uploaded once) or packed (packing keys with each query, a 9.5 KB answer; for databases created with --lwe-mode packed, whose generations store the packed mode's precomputation, else the ring stage; --store and --device: a cluster queries with the ring stage)"),
 		tls:     addTransportFlags(fs),
 	}
 }

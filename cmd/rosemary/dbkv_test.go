@@ -157,7 +157,10 @@ func write(t *testing.T, path, s string) {
 func TestDBAppendCommand(t *testing.T) {
 	dir, db := dbStore(t)
 	var in client.Info
-	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test", "--insecure-params")...)
+	dbJSON(t, &in, db("create", "--name", "recs", "--kind", "pir", "--record-size", "8", "--lwe-params", "test", "--insecure-params", "--lwe-mode", "packed")...)
+	if !in.Matrix().Packed {
+		t.Fatal("create --lwe-mode packed: the manifest does not store the packer")
+	}
 	recs := filepath.Join(dir, "recs.bin")
 	write(t, recs, "record-0record-1record-2")
 	dbJSON(t, &in, db("load", "--name", "recs", "--format", "fixed", recs)...)

@@ -22,6 +22,7 @@ import (
 // createFlags are db create's flags, by kind.
 type createFlags struct {
 	kind, lweParams, metric, scheme                *string
+	lweMode                                        *string // db's --lwe-mode: packed stores the packer
 	maxValue, slot, deltaMax, compactAt, size, dim *int
 	shards, replicas                               *int
 	insecure, encVec                               *bool
@@ -30,6 +31,7 @@ type createFlags struct {
 func addCreateFlags(f *dbFlags) *createFlags {
 	fs := f.fs
 	return &createFlags{
+		lweMode:   f.lweMode,
 		kind:      fs.String("kind", "pir", "pir (records read privately), kv (values read by key) or vectors"),
 		maxValue:  fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)"),
 		slot:      fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)"),
@@ -60,7 +62,7 @@ func (c *createFlags) spec() (client.Spec, error) {
 			return s, err
 		}
 		s.PIR = &client.PIRSpec{RecordSize: *c.size, PIROptions: client.PIROptions{Scheme: sc, LWEParams: *c.lweParams, InsecureParams: *c.insecure,
-			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt}}
+			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, Packed: *c.lweMode == "packed"}}
 	case client.KindKV:
 		s.KV = &client.KVOptions{MaxValue: *c.maxValue, SlotData: *c.slot, LWEParams: *c.lweParams, InsecureParams: *c.insecure,
 			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt}

@@ -134,11 +134,15 @@ func TestLWEBenchmarkColdThroughADevice(t *testing.T) {
 	if len(got.RawReadSweeps) != 2*len(rawSweep) || got.RawReadBytes != got.StoredBytes {
 		t.Fatalf("%d raw read passes of %d bytes, want %d of %d", len(got.RawReadSweeps), got.RawReadBytes, 2*len(rawSweep), got.StoredBytes)
 	}
-	best := 0.0
+	// The report's raw read is its best pass, whichever configuration that
+	// was on this machine at this moment (not asserted: a timing).
+	best, bestInFlight := 0.0, 0
 	for _, r := range got.RawReadSweeps {
-		best = max(best, r.GBps)
+		if r.GBps > best {
+			best, bestInFlight = r.GBps, r.InFlight
+		}
 	}
-	if got.RawReadGBps != best || got.RawReadGBps != max(got.RawReadBeforeGBps, got.RawReadAfterGBps) || got.RawReadInFlight < 8 {
+	if got.RawReadGBps != best || got.RawReadGBps != max(got.RawReadBeforeGBps, got.RawReadAfterGBps) || got.RawReadInFlight != bestInFlight {
 		t.Fatalf("raw read %v GB/s (%d in flight), passes' best %v, before %v, after %v", got.RawReadGBps, got.RawReadInFlight, best, got.RawReadBeforeGBps, got.RawReadAfterGBps)
 	}
 	if got.DeviceCPUPerQuery != 0 || got.HintDownload != nil {

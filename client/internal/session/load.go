@@ -57,7 +57,9 @@ type LWELoader struct {
 	estimate   int // records expected, for a database past maxPending (0: none)
 	records    int
 	written    int64
-	// packerWritten: the packer's objects (writePacker), not in written.
+	// packer: Finish also stores the packed mode's precomputation
+	// (StorePacker); packerWritten: its objects' bytes, not in written.
+	packer        bool
 	packerWritten int64
 }
 
@@ -242,11 +244,16 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 		l.written += sh.Bytes()
 		return l.sink(ctx, api.StoredObjectName(LWEDiagonalPrefix(l.gen), int64(i/b1)), sh, raw)
 	})
-	if err != nil {
+	if err != nil || !l.packer {
 		return shape, err
 	}
 	return shape, l.writePacker(ctx, shape, h)
 }
+
+// StorePacker makes Finish store the packed mode's precomputation beside
+// the diagonals (objname.LWEPacker), so that the generation can be queried
+// in either mode.
+func (l *LWELoader) StorePacker() { l.packer = true }
 
 // writePacker stores the packed mode's precomputation (lwepir.NewPacker on
 // the same hint as the diagonals) as objname.LWEPacker describes: beside
@@ -330,6 +337,7 @@ func WriteSeededLWE(ctx context.Context, sink ObjectSink, gen string, p lwepir.P
 	if err != nil {
 		return lwepir.Shape{}, 0, err
 	}
+	l.StorePacker() // benchmarks query in either mode
 	for i := 0; i < records; i++ {
 		if err := l.Add(ctx, SeededLWERecord(seed, i, size)); err != nil {
 			return lwepir.Shape{}, 0, err

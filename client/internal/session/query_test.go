@@ -165,7 +165,11 @@ func TestPackedLWESessionRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	ring, recs, dev, l := loadLWEDB(t, records, size, func(sink ObjectSink, seed [lwepir.SeedSize]byte) (*LWELoader, error) {
-		return NewLWELoader(sink, "db/g1", p, want.Rows, size, seed)
+		l, err := NewLWELoader(sink, "db/g1", p, want.Rows, size, seed)
+		if err == nil {
+			l.StorePacker()
+		}
+		return l, err
 	})
 	if l.PackerWritten() == 0 {
 		t.Fatal("the loader stored no packer")

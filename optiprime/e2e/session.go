@@ -154,11 +154,12 @@ func (s *session) nonlinearOp(p *nonlinear.Party, pr *profiler, i int, op graph.
 		}
 		return p.TruncateExact(in, op.Shift)
 	case graph.ReLU:
-		y, err := p.ReLU(in)
-		if err != nil || s.owed[op.In[0]] == 0 {
-			return y, err
+		if sh := s.owed[op.In[0]]; sh != 0 {
+			// The truncation deferred to here, fused with the ReLU (its
+			// comparison in the ReLU's millionaires' run; charged to relu).
+			return p.ReLUTruncate(in, sh)
 		}
-		return trunc(y, s.owed[op.In[0]], true) // the truncation deferred to here
+		return p.ReLU(in)
 	case graph.MaxPool:
 		idx, _ := graph.Windows(s.inDims(op), op.K, op.Stride, op.Pad)
 		g := make([]uint64, len(idx))

@@ -16,7 +16,9 @@
 //     digest of the public architecture (graph.Net.Digest: shapes, weight
 //     scales, ℓ; no weights); the server checks it against its network.
 //  2. The client sends its public key and the Galois keys the layers' plans
-//     need; the server checks them. Both set up OT extension.
+//     need, seeded (cheetah.MarshalSeededGaloisKey: the b-halves and a seed
+//     of the a-halves); the server regenerates and checks them. Both set up
+//     OT extension.
 //  3. Operation by operation, both parties hold additive shares mod 2^ℓ of
 //     every value (the client's share of the image is the image, the
 //     server's zero). A convolution: the client sends one frame per input

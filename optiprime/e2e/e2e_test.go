@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
 	"github.com/rosemary-fhe/rosemary/optiprime/graph"
 	"github.com/rosemary-fhe/rosemary/optiprime/linear"
 	"github.com/rosemary-fhe/rosemary/optiprime/transport"
@@ -76,5 +78,65 @@ func TestArchitectureMismatch(t *testing.T) {
 	}
 	if cerr == nil || !strings.Contains(cerr.Error(), "architecture") {
 		t.Errorf("client: %v, want the server's reason", cerr)
+	}
+}
+
+// TestGaloisKeyRefused: a server given a seeded Galois key that is short or
+// whose b-half was altered refuses the session with the named error
+// (cheetah.ErrGaloisKeyMessage, cheetah.ErrGaloisKeyDigest) before any
+// layer runs.
+func TestGaloisKeyRefused(t *testing.T) {
+	n, _, err := graph.Build(graph.Mini, 7, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hello{Hello: protocol.Hello(linear.OptiEncode, 13), Digest: n.Digest()}
+	s, err := newSession(n, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.galois) == 0 {
+		t.Fatal("the session needs no Galois keys")
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(b []byte) []byte
+		want error
+	}{
+		{"short", func(b []byte) []byte { return b[:len(b)-1] }, cheetah.ErrGaloisKeyMessage},
+		{"tampered", func(b []byte) []byte { b[len(b)-9] ^= 1; return b }, cheetah.ErrGaloisKeyDigest},
+	} {
+		cc, sc := transport.Pipe()
+		errc := make(chan error, 1)
+		go func() { errc <- Serve(sc, n) }()
+		lc := linear.NewClient(s.params)
+		pkb, err := lc.Keys.PK.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gks, err := cheetah.GenSeededGaloisKeys(s.params, lc.Keys.SK, s.galois[:1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		kb, err := s.params.MarshalSeededGaloisKey(gks[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cc.Send(frameHello, h.encode()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := protocol.Recv(cc, frameAccept); err != nil {
+			t.Fatal(err)
+		}
+		if err := cc.Send(framePK, pkb); err != nil {
+			t.Fatal(err)
+		}
+		if err := cc.Send(frameGalois, transport.AppendIndexed(nil, 0, len(s.galois), tc.edit(kb))); err != nil {
+			t.Fatal(err)
+		}
+		if serr := <-errc; !errors.Is(serr, tc.want) {
+			t.Errorf("%s key: server %v, want %v", tc.name, serr, tc.want)
+		}
+		cc.Close()
 	}
 }

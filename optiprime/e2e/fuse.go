@@ -14,7 +14,9 @@ import "github.com/rosemary-fhe/rosemary/optiprime/graph"
 // so a Trunc whose only reader is a ReLU, or an Add whose only reader is a
 // ReLU, is deferred: its shares pass through untruncated (the Add scales
 // its other operand by 2^s, a local multiplication), and the ReLU truncates
-// after itself. Only one operand of an Add may owe a shift (⌊a/2^s⌋ +
+// after itself — in one step, nonlinear.ReLUTruncate, whose truncation
+// takes its comparison from the ReLU's millionaires' run (14 flights at
+// ℓ = 37 instead of 12 + 8). Only one operand of an Add may owe a shift (⌊a/2^s⌋ +
 // ⌊b/2^s⌋ is not ⌊(a+b)/2^s⌋). Values grow by 2^s until the ReLU; the
 // untruncated products already had to fit the ring.
 

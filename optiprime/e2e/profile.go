@@ -21,8 +21,8 @@ const (
 	KindHELoad       = ":load"        // suffix: server: waiting for the layer's weight file (PrepareDir), read one layer ahead
 	KindHEEncrypt    = ":encrypt"     // suffix: client: encoding and encrypting its share
 	KindHEDecrypt    = ":decrypt"     // suffix: client: decrypting and decoding the outputs
-	KindReLU         = "relu"         // ReLU (DReLU, multiplexer, B2A), millionaires and OT extension excluded
-	KindTrunc        = "trunc"        // truncation, standalone or fused after a ReLU
+	KindReLU         = "relu"         // ReLU (DReLU, multiplexer, B2A), with a truncation fused into it (nonlinear.ReLUTruncate), millionaires and OT extension excluded
+	KindTrunc        = "trunc"        // truncation, standalone or after an average-pool (one fused into a ReLU is relu)
 	KindMaxPool      = "maxpool"      // max-pool (comparisons, multiplexers)
 	KindAvgPool      = "avgpool"      // average-pool: local sum, then truncation
 	KindAdd          = "add"          // residual additions (local)

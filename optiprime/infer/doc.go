@@ -10,8 +10,9 @@
 //     (cheetah, optiencode or optiencode-bsgs) and log N; the server answers
 //     with the public model (layer shapes, scales, ℓ; no weights). Both
 //     derive the same linear.Plan per layer.
-//  2. The client sends its public key and the Galois keys the plans need;
-//     the server checks them, encodes its weights (PrepareWeights) and
+//  2. The client sends its public key and the Galois keys the plans need,
+//     seeded (cheetah.MarshalSeededGaloisKey); the server regenerates and
+//     checks them, encodes its weights (PrepareWeights) and
 //     replies ready. Both set up OT extension (nonlinear.NewParty).
 //  3. Per image: the client's input share is the encoded image, the
 //     server's is zero. For each layer the client sends its encrypted share

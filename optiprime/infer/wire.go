@@ -15,13 +15,13 @@ const (
 	frameHello   byte = 0x40 // client → server: version, protocol, log N
 	frameModel   byte = 0x41 // server → client: the public model (no weights)
 	framePK      byte = 0x42 // client → server: public key
-	frameGalois  byte = 0x43 // client → server: one Galois key (index, total, key)
+	frameGalois  byte = 0x43 // client → server: one Galois key, seeded (index, total, cheetah.MarshalSeededGaloisKey)
 	frameReady   byte = 0x44 // server → client: weights prepared
 	frameNext    byte = 0x45 // client → server: 1 = another image follows, 0 = done
 	frameLinIn   byte = 0x46 // client → server: a linear layer's input ciphertexts
 	frameLinOut  byte = 0x47 // server → client: its output ciphertexts
 	frameAbort   byte = 0x4f // either way: the sender gives up (payload: reason)
-	wireVersion  byte = 4    // 4: a millionaires' pass sends all its leaf frames before the first answer (an older party waits for an answer after each frame); 3: OT pads and keys hashed by fixed-key AES (TCCR), not SHA-256; 2: the millionaires' leaves masked by key slots (a party of an older version computes other pads)
+	wireVersion  byte = 5    // 5: Galois keys sent seeded (b-halves, seed, digest); 4: a millionaires' pass sends all its leaf frames before the first answer (an older party waits for an answer after each frame); 3: OT pads and keys hashed by fixed-key AES (TCCR), not SHA-256; 2: the millionaires' leaves masked by key slots (a party of an older version computes other pads)
 	maxMessages       = 1 << 16
 	maxGaloisKey      = 1 << 12
 )

@@ -33,6 +33,16 @@ func (c *Client) GaloisKeys(plans ...*Plan) ([]*rlwe.GaloisKey, error) {
 	return cheetah.GenGaloisKeys(c.Params, c.Keys.SK, els)
 }
 
+// SeededGaloisKeys generates the Galois keys the plans need, each to be
+// sent seeded (cheetah.MarshalSeededGaloisKey: about half the bytes).
+func (c *Client) SeededGaloisKeys(plans ...*Plan) ([]*cheetah.SeededGaloisKey, error) {
+	var els []uint64
+	for _, pl := range plans {
+		els = append(els, pl.GaloisElements()...)
+	}
+	return cheetah.GenSeededGaloisKeys(c.Params, c.Keys.SK, els)
+}
+
 // EncryptInput encrypts the client's share xc (CHW, len Ci·H·W, values mod
 // 2^ℓ) into the layer's input messages (tile-major, then channel block).
 func (pl *Plan) EncryptInput(c *Client, xc []uint64) ([][]byte, error) {

@@ -11,34 +11,54 @@ import (
 // where party 0 passes a and party 1 passes b, both k-bit unsigned values
 // (1 ≤ k ≤ 64; higher bits must be 0).
 func (p *Party) Millionaires(x []uint64, k int) ([]uint8, error) {
-	if k < 1 || k > 64 {
-		return nil, fmt.Errorf("nonlinear: millionaires on %d bits, want 1..64", k)
+	out, err := p.millionaires([]compareBatch{{x, k}})
+	if err != nil {
+		return nil, err
 	}
-	for i, v := range x {
-		if v&^share.Mask(k) != 0 {
-			return nil, fmt.Errorf("nonlinear: millionaires input %d = %#x exceeds %d bits", i, v, k)
+	return out[0], nil
+}
+
+// compareBatch is one batch of a millionaires' run: values of k bits.
+type compareBatch struct {
+	x []uint64
+	k int
+}
+
+// millionaires compares several batches, each of its own width, in one
+// run: their leaves in the same passes and their trees level by level in
+// the same AND batches, so the run takes the flights of its widest batch
+// and the bytes of all. A single batch is Millionaires.
+func (p *Party) millionaires(batches []compareBatch) ([][]uint8, error) {
+	for _, b := range batches {
+		if b.k < 1 || b.k > 64 {
+			return nil, fmt.Errorf("nonlinear: millionaires on %d bits, want 1..64", b.k)
+		}
+		for i, v := range b.x {
+			if v&^share.Mask(b.k) != 0 {
+				return nil, fmt.Errorf("nonlinear: millionaires input %d = %#x exceeds %d bits", i, v, b.k)
+			}
 		}
 	}
 	defer p.step(StepMillionaires)()
-	n := len(x)
-	q := (k + blockBits - 1) / blockBits
-	// Leaves: instance i*q+j compares block j of element i, by 1-out-of-16
-	// OT from four silent correlated OTs (Naor–Pinkas); in passes, two
-	// flights each.
-	gt := make([]uint8, n*q)
-	eq := make([]uint8, n*q)
-	per := millionairesPassLen(k)
-	for lo := 0; lo < n || lo == 0; lo += per {
-		hi := min(lo+per, n)
-		if err := p.leaves(x[lo:hi], q, gt[lo*q:hi*q], eq[lo*q:hi*q]); err != nil {
+	// Leaves: instance i*q+j of a batch compares block j of its element i,
+	// by 1-out-of-16 OT from four silent correlated OTs (Naor–Pinkas); in
+	// passes, two flights each.
+	gt := make([][]uint8, len(batches))
+	eq := make([][]uint8, len(batches))
+	for bi, b := range batches {
+		q := blocks(b.k)
+		gt[bi], eq[bi] = make([]uint8, len(b.x)*q), make([]uint8, len(b.x)*q)
+	}
+	for _, pass := range leafPasses(batches, gt, eq) {
+		if err := p.leaves(pass); err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires leaves: %w", err)
 		}
-		if hi == n {
-			break
-		}
 	}
-	return p.combine(gt, eq, n, q)
+	return p.combine(batches, gt, eq)
 }
+
+// blocks is the leaves of a k-bit comparison.
+func blocks(k int) int { return (k + blockBits - 1) / blockBits }
 
 // millionairesChunk bounds the elements of one leaf frame, so that the
 // sender's hashed keys (9 blocks × 4 OTs × 2 keys per element at ℓ = 37)
@@ -58,64 +78,150 @@ var millionairesPassOTs = 1 << 24
 // millionairesPassLen is the elements of k bits one pass of leaves
 // compares: a whole number of leaf frames within millionairesPassOTs.
 func millionairesPassLen(k int) int {
-	q := (k + blockBits - 1) / blockBits
-	frames := max(1, millionairesPassOTs/(q*blockBits)/millionairesChunk)
-	return frames * millionairesChunk
+	return framesPerPass(blocks(k)) * millionairesChunk
 }
 
-// leaves is one pass of leaves on x: frames of millionairesChunk elements,
-// all sent in one flight and answered in the next. It fills this party's
-// shares gt and eq of the pass's instances.
-func (p *Party) leaves(x []uint64, q int, gt, eq []uint8) error {
-	n := len(x)
-	if err := p.reserve(n*q*blockBits, 0); err != nil {
+// framesPerPass is the full frames of q-block elements one pass holds.
+func framesPerPass(q int) int {
+	return max(1, millionairesPassOTs/(q*blockBits)/millionairesChunk)
+}
+
+// leafFrame is one frame of leaves: elements of one batch, q blocks each,
+// and where their instances' shares go.
+type leafFrame struct {
+	x      []uint64
+	q      int
+	gt, eq []uint8
+}
+
+// frameSpan is a leaf frame's elements lo..hi of batch b.
+type frameSpan struct{ b, lo, hi int }
+
+// leafPlan cuts batches of ns[b] elements of ks[b] bits into frames of
+// millionairesChunk (one frame, maybe empty, for an empty batch) and the
+// frames, batch after batch, into passes: a frame of q-block elements
+// weighs 1/framesPerPass(q) of a pass (a short frame as a full one), and a
+// pass takes frames while they fit. A single batch's passes are
+// millionairesPassLen elements.
+func leafPlan(ns, ks []int) [][]frameSpan {
+	var passes [][]frameSpan
+	var cur []frameSpan
+	weight := 0.0
+	for b, n := range ns {
+		w := 1 / float64(framesPerPass(blocks(ks[b])))
+		for lo := 0; lo < n || lo == 0; lo += millionairesChunk {
+			hi := min(lo+millionairesChunk, n)
+			if len(cur) > 0 && weight+w > 1+1e-9 {
+				passes, cur, weight = append(passes, cur), nil, 0
+			}
+			cur = append(cur, frameSpan{b, lo, hi})
+			weight += w
+			if hi == n {
+				break
+			}
+		}
+	}
+	return append(passes, cur)
+}
+
+// leafPasses is leafPlan's passes over the batches, each frame with its
+// elements and where their instances' shares go.
+func leafPasses(batches []compareBatch, gt, eq [][]uint8) [][]leafFrame {
+	ns, ks := make([]int, len(batches)), make([]int, len(batches))
+	for b, bt := range batches {
+		ns[b], ks[b] = len(bt.x), bt.k
+	}
+	plan := leafPlan(ns, ks)
+	passes := make([][]leafFrame, len(plan))
+	for i, spans := range plan {
+		for _, sp := range spans {
+			q := blocks(ks[sp.b])
+			passes[i] = append(passes[i], leafFrame{x: batches[sp.b].x[sp.lo:sp.hi], q: q,
+				gt: gt[sp.b][sp.lo*q : sp.hi*q], eq: eq[sp.b][sp.lo*q : sp.hi*q]})
+		}
+	}
+	return passes
+}
+
+// leaves is one pass of leaves: all its frames sent in one flight and
+// answered in the next. It fills this party's shares gt and eq of the
+// frames' instances.
+func (p *Party) leaves(pass []leafFrame) error {
+	ots := 0
+	for _, f := range pass {
+		ots += len(f.x) * f.q * blockBits
+	}
+	if err := p.reserve(ots, 0); err != nil {
 		return err
 	}
-	frames := max(1, (n+millionairesChunk-1)/millionairesChunk)
-	frame := func(f int) (lo, hi int) { return f * millionairesChunk, min((f+1)*millionairesChunk, n) }
 	if p.id == 0 {
-		return p.leavesSend(x, q, frames, frame, gt, eq)
+		return p.leavesSend(pass)
 	}
-	return p.leavesReceive(x, q, frames, frame, gt, eq)
+	return p.leavesReceive(pass)
 }
 
-// combine runs the tree over n elements' q leaves each and returns the
-// shares of each element's comparison.
-func (p *Party) combine(gt, eq []uint8, n, q int) ([]uint8, error) {
+// combine runs the batches' trees, level by level, each level's ANDs of
+// all batches in one call, and returns the shares of each element's
+// comparison, per batch.
+func (p *Party) combine(batches []compareBatch, gt, eq [][]uint8) ([][]uint8, error) {
+	cur := make([]int, len(batches))
+	for bi, b := range batches {
+		cur[bi] = blocks(b.k)
+	}
 	// Combine adjacent blocks, low (even) with high (odd), level by level.
-	for cur := q; cur > 1; {
-		pairs := cur / 2
-		a := make([]uint8, 0, n*pairs)
-		b := make([]uint64, 0, n*pairs)
-		for i := 0; i < n; i++ {
-			for t := 0; t < pairs; t++ {
-				lo, hi := i*cur+2*t, i*cur+2*t+1
-				a = append(a, eq[hi])
-				b = append(b, uint64(gt[lo])|uint64(eq[lo])<<1)
+	for anyAbove1(cur) {
+		var a []uint8
+		var b []uint64
+		for bi, c := range cur {
+			if c <= 1 {
+				continue
+			}
+			for i := range batches[bi].x {
+				for t := 0; t < c/2; t++ {
+					lo, hi := i*c+2*t, i*c+2*t+1
+					a = append(a, eq[bi][hi])
+					b = append(b, uint64(gt[bi][lo])|uint64(eq[bi][lo])<<1)
+				}
 			}
 		}
 		z, err := p.and(a, b, 2)
 		if err != nil {
-			return nil, fmt.Errorf("nonlinear: millionaires level of %d blocks: %w", cur, err)
+			return nil, fmt.Errorf("nonlinear: millionaires tree level: %w", err)
 		}
-		next := (cur + 1) / 2
-		ngt := make([]uint8, n*next)
-		neq := make([]uint8, n*next)
-		for i := 0; i < n; i++ {
-			for t := 0; t < pairs; t++ {
-				hi := i*cur + 2*t + 1
-				zz := z[i*pairs+t]
-				ngt[i*next+t] = gt[hi] ^ uint8(zz&1)
-				neq[i*next+t] = uint8(zz >> 1)
+		off := 0
+		for bi, c := range cur {
+			if c <= 1 {
+				continue
 			}
-			if cur%2 == 1 { // the top block has no partner yet
-				ngt[i*next+next-1] = gt[i*cur+cur-1]
-				neq[i*next+next-1] = eq[i*cur+cur-1]
+			n, pairs, next := len(batches[bi].x), c/2, (c+1)/2
+			ngt := make([]uint8, n*next)
+			neq := make([]uint8, n*next)
+			for i := 0; i < n; i++ {
+				for t := 0; t < pairs; t++ {
+					hi := i*c + 2*t + 1
+					zz := z[off+i*pairs+t]
+					ngt[i*next+t] = gt[bi][hi] ^ uint8(zz&1)
+					neq[i*next+t] = uint8(zz >> 1)
+				}
+				if c%2 == 1 { // the top block has no partner yet
+					ngt[i*next+next-1] = gt[bi][i*c+c-1]
+					neq[i*next+next-1] = eq[bi][i*c+c-1]
+				}
 			}
+			off += n * pairs
+			gt[bi], eq[bi], cur[bi] = ngt, neq, next
 		}
-		gt, eq, cur = ngt, neq, next
 	}
 	return gt, nil
+}
+
+func anyAbove1(cur []int) bool {
+	for _, c := range cur {
+		if c > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // leavesSend is party 0's side of a pass's leaves: it receives every
@@ -123,9 +229,9 @@ func (p *Party) combine(gt, eq []uint8, n, q int) ([]uint8, error) {
 // packed (message v at bits 2v, 2v+1): low bit 1{aj > v} ⊕ g, high bit
 // 1{aj = v} ⊕ e, for the fresh random shares g, e of this party. Shifts
 // by the secret aj, not a table indexed by it (constant time).
-func (p *Party) leavesSend(x []uint64, q, frames int, frame func(int) (int, int), gt, eq []uint8) error {
+func (p *Party) leavesSend(pass []leafFrame) error {
 	const N = 1 << blockBits
-	us := make([][]byte, frames)
+	us := make([][]byte, len(pass))
 	for f := range us {
 		var err error
 		if us[f], err = p.conn.RecvType(typeLeafU); err != nil {
@@ -134,15 +240,16 @@ func (p *Party) leavesSend(x []uint64, q, frames int, frame func(int) (int, int)
 	}
 	const lowBits, highBits = 0x55555555, 0xaaaaaaaa
 	for f, u := range us {
-		lo, hi := frame(f)
-		words := make([]uint64, (hi-lo)*q)
-		bits := p.prg.Bits(2 * (hi - lo) * q)
-		for i, a := range x[lo:hi] {
+		fr := pass[f]
+		q := fr.q
+		words := make([]uint64, len(fr.x)*q)
+		bits := p.prg.Bits(2 * len(fr.x) * q)
+		for i, a := range fr.x {
 			for j := 0; j < q; j++ {
 				idx := i*q + j
 				aj := a >> (j * blockBits) & (N - 1)
 				g, e := bits[2*idx], bits[2*idx+1]
-				gt[lo*q+idx], eq[lo*q+idx] = g, e
+				fr.gt[idx], fr.eq[idx] = g, e
 				w := (uint64(1)<<(2*aj)-1)&lowBits | uint64(2)<<(2*aj)
 				words[idx] = w ^ lowBits&-uint64(g) ^ highBits&-uint64(e)
 			}
@@ -160,13 +267,13 @@ func (p *Party) leavesSend(x []uint64, q, frames int, frame func(int) (int, int)
 
 // leavesReceive is party 1's side: it sends every frame's request in one
 // flight, then finishes each frame with its answer.
-func (p *Party) leavesReceive(x []uint64, q, frames int, frame func(int) (int, int), gt, eq []uint8) error {
+func (p *Party) leavesReceive(pass []leafFrame) error {
 	const N = 1 << blockBits
-	reqs := make([]*ot.Request, frames)
-	for f := range reqs {
-		lo, hi := frame(f)
-		choices := make([]uint16, (hi-lo)*q)
-		for i, b := range x[lo:hi] {
+	reqs := make([]*ot.Request, len(pass))
+	for f, fr := range pass {
+		q := fr.q
+		choices := make([]uint16, len(fr.x)*q)
+		for i, b := range fr.x {
 			for j := 0; j < q; j++ {
 				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
 			}
@@ -181,7 +288,6 @@ func (p *Party) leavesReceive(x []uint64, q, frames int, frame func(int) (int, i
 		reqs[f] = req
 	}
 	for f, req := range reqs {
-		lo, _ := frame(f)
 		reply, err := p.conn.RecvType(typeLeafReply)
 		if err != nil {
 			return err
@@ -191,8 +297,9 @@ func (p *Party) leavesReceive(x []uint64, q, frames int, frame func(int) (int, i
 			return err
 		}
 		reqs[f] = nil
+		fr := pass[f]
 		for idx, m := range got {
-			gt[lo*q+idx], eq[lo*q+idx] = uint8(m&1), uint8(m>>1)
+			fr.gt[idx], fr.eq[idx] = uint8(m&1), uint8(m>>1)
 		}
 	}
 	return nil
@@ -201,18 +308,41 @@ func (p *Party) leavesReceive(x []uint64, q, frames int, frame func(int) (int, i
 // Carry returns boolean shares of 1{x0_i + x1_i ≥ 2^k}, where each party
 // passes its k-bit value.
 func (p *Party) Carry(x []uint64, k int) ([]uint8, error) {
-	if p.id == 0 {
-		return p.Millionaires(x, k)
+	b, err := p.carryBatch(x, k)
+	if err != nil {
+		return nil, err
+	}
+	return p.Millionaires(b.x, b.k)
+}
+
+// carryBatch is the millionaires' batch whose result is Carry(x, k):
+// x0 > 2^k − 1 − x1, party 1 passing the right side.
+func (p *Party) carryBatch(x []uint64, k int) (compareBatch, error) {
+	if p.id == 0 || k < 1 || k > 64 {
+		return compareBatch{x, k}, nil
 	}
 	m := share.Mask(k)
 	y := make([]uint64, len(x))
 	for i, v := range x {
 		if v&^m != 0 {
-			return nil, fmt.Errorf("nonlinear: carry input %d = %#x exceeds %d bits", i, v, k)
+			return compareBatch{}, fmt.Errorf("nonlinear: carry input %d = %#x exceeds %d bits", i, v, k)
 		}
 		y[i] = m - v
 	}
-	return p.Millionaires(y, k)
+	return compareBatch{y, k}, nil
+}
+
+// carries returns Carry of each batch (values, width) from one
+// millionaires' run: the flights of the widest, the bytes of all.
+func (p *Party) carries(batches ...compareBatch) ([][]uint8, error) {
+	in := make([]compareBatch, len(batches))
+	for i, b := range batches {
+		var err error
+		if in[i], err = p.carryBatch(b.x, b.k); err != nil {
+			return nil, err
+		}
+	}
+	return p.millionaires(in)
 }
 
 // DReLU returns boolean shares of 1{x ≥ 0} for shared x (signed ℓ-bit).
@@ -367,10 +497,13 @@ func (p *Party) Truncate(x []uint64, s int) ([]uint64, error) {
 // 1 ≤ s < ℓ. Beside Truncate's wrap bit w it computes the carry
 // c = 1{(X0 mod 2^s) + (X1 mod 2^s) ≥ 2^s} of the low halves (millionaires
 // on s bits) and adds it back: with U = x + 2^{ℓ-1} = X0 + X1 − w·2^ℓ,
-// ⌊U/2^s⌋ = (X0 >> s) + (X1 >> s) + c − w·2^{ℓ-s}. Both bits are converted
-// to arithmetic shares in one B2A. This costs a millionaires' on s bits and
-// n more B2A bits beyond Truncate, and makes a fixed-point network's private
-// result equal its plaintext reference bit for bit.
+// ⌊U/2^s⌋ = (X0 >> s) + (X1 >> s) + c − w·2^{ℓ-s}. The two comparisons run
+// as one millionaires' (their leaves in the same pass, their trees' levels
+// in the same AND batches: the flights of the ℓ-bit one alone), and both
+// bits are converted to arithmetic shares in one B2A. This costs a
+// millionaires' on s bits' bytes and n more B2A bits beyond Truncate, and
+// makes a fixed-point network's private result equal its plaintext
+// reference bit for bit.
 func (p *Party) TruncateExact(x []uint64, s int) ([]uint64, error) {
 	r := p.ring
 	l := r.Bits()
@@ -387,15 +520,11 @@ func (p *Party) TruncateExact(x []uint64, s int) ([]uint64, error) {
 		}
 		low[i] = X[i] & share.Mask(s)
 	}
-	w, err := p.Carry(X, l)
+	wc, err := p.carries(compareBatch{X, l}, compareBatch{low, s})
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
 	}
-	c, err := p.Carry(low, s)
-	if err != nil {
-		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
-	}
-	a, err := p.B2A(append(w, c...), r)
+	a, err := p.B2A(append(wc[0], wc[1]...), r)
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: exact truncate: %w", err)
 	}
@@ -446,6 +575,59 @@ func (p *Party) TruncateNonneg(x []uint64, s int) ([]uint64, error) {
 		carry := r.Sub(uint64(bits[i]), r.Add(prod[i], prod[i])) // c0 ⊕ c1
 		wrap := r.Sub(uint64(bits[n+i]), prod[n+i])              // m0 ∨ m1 = m0 + m1 − m0·m1
 		out[i] = r.Add(r.Sub(r.Reduce(v)>>s, wrap<<(l-s)), carry)
+	}
+	return out, nil
+}
+
+// ReLUTruncate returns shares of ⌊ReLU(x)/2^s⌋ exactly, for shared signed
+// x and 1 ≤ s < ℓ: ReLU then TruncateNonneg, in fewer flights. The ReLU's
+// comparison (the carry of the low ℓ−1 bits) and the truncation's (the
+// carry of the low s bits) are both taken from x's shares in one
+// millionaires' run, and the truncation is applied before the
+// multiplexer: t = TruncateNonneg's formula on x, which is ⌊x/2^s⌋
+// whenever x ≥ 0, then d·t with d = DReLU(x) — zero where x < 0, whatever
+// t is there, and ⌊0/2^s⌋ = 0. Flights: the ℓ−1-bit millionaires' alone,
+// one exchange of correlated OTs (the truncation's two bits), the mux —
+// 14 at ℓ = 37, against ReLU's 12 and TruncateNonneg's 8; bytes the same.
+func (p *Party) ReLUTruncate(x []uint64, s int) ([]uint64, error) {
+	r := p.ring
+	l := r.Bits()
+	if s < 1 || s >= l {
+		return nil, fmt.Errorf("nonlinear: truncation by 2^%d in a %d-bit ring", s, l)
+	}
+	n := len(x)
+	lowD := make([]uint64, n) // low ℓ−1 bits: DReLU's carry
+	lowS := make([]uint64, n) // low s bits: the truncation's carry
+	X := make([]uint64, n)
+	for i, v := range x {
+		X[i] = r.Reduce(v)
+		lowD[i] = X[i] & share.Mask(l-1)
+		lowS[i] = X[i] & share.Mask(s)
+	}
+	cs, err := p.carries(compareBatch{lowD, l - 1}, compareBatch{lowS, s})
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: ReLU and truncate: %w", err)
+	}
+	d := make([]uint8, n)
+	bits := make([]uint8, 2*n) // carries of the low s bits, then top bits
+	for i, v := range X {
+		m := uint8(r.MSB(v))
+		d[i] = m ^ cs[0][i] ^ uint8(1-p.id) // DReLU: party 0 adds the constant 1
+		bits[i], bits[n+i] = cs[1][i], m
+	}
+	prod, err := p.crossProduct(bits, r)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: ReLU and truncate: %w", err)
+	}
+	t := make([]uint64, n)
+	for i, v := range X {
+		carry := r.Sub(uint64(bits[i]), r.Add(prod[i], prod[i])) // c0 ⊕ c1
+		wrap := r.Sub(uint64(bits[n+i]), prod[n+i])              // m0 ∨ m1, the wrap when x ≥ 0
+		t[i] = r.Add(r.Sub(v>>s, wrap<<(l-s)), carry)
+	}
+	out, err := p.Mux(d, t)
+	if err != nil {
+		return nil, fmt.Errorf("nonlinear: ReLU and truncate: %w", err)
 	}
 	return out, nil
 }

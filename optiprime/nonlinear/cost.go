@@ -55,33 +55,42 @@ func RefillBytes(f ot.Ferret) uint64 {
 // MillionairesCost is the traffic of Millionaires (or Carry) on n values of k
 // bits.
 func MillionairesCost(n, k int) transport.Stats {
-	q := (k + blockBits - 1) / blockBits
+	return millionairesCost([]int{n}, []int{k})
+}
+
+// millionairesCost is the traffic of one millionaires' run over batches of
+// ns[b] values of ks[b] bits: leafPlan's passes, then the trees' levels,
+// each level's ANDs of all batches in one call.
+func millionairesCost(ns, ks []int) transport.Stats {
 	var st transport.Stats
-	per := millionairesPassLen(k)
-	for lo := 0; lo < n || lo == 0; lo += per {
-		st = add(st, leavesCost(min(per, n-lo), q))
-		if lo+per >= n {
-			break
-		}
+	for _, pass := range leafPlan(ns, ks) {
+		st = add(st, leavesCost(pass, ks))
 	}
-	for cur := q; cur > 1; cur = (cur + 1) / 2 {
-		st = add(st, andCost(n*(cur/2), 2))
+	cur := make([]int, len(ks))
+	for b, k := range ks {
+		cur[b] = blocks(k)
+	}
+	for anyAbove1(cur) {
+		ands := 0
+		for b, c := range cur {
+			if c > 1 {
+				ands += ns[b] * (c / 2)
+				cur[b] = (c + 1) / 2
+			}
+		}
+		st = add(st, andCost(ands, 2))
 	}
 	return st
 }
 
-// leavesCost is one pass of leaves on n values of q blocks: its frames in
-// one flight each way.
-func leavesCost(n, q int) transport.Stats {
+// leavesCost is one pass of leaves: its frames in one flight each way.
+func leavesCost(pass []frameSpan, ks []int) transport.Stats {
 	st := transport.Stats{Flights: 2}
-	for lo := 0; lo < n || lo == 0; lo += millionairesChunk {
-		nf := min(millionairesChunk, n-lo)
+	for _, sp := range pass {
+		nf, q := sp.hi-sp.lo, blocks(ks[sp.b])
 		st.BytesC2S += otU(nf*q*blockBits) + hdr
 		st.BytesS2C += uint64(share.PackedLen(nf*q*(1<<blockBits), 2)) + hdr
 		st.Frames += 2
-		if lo+millionairesChunk >= n {
-			break
-		}
 	}
 	return st
 }
@@ -136,11 +145,17 @@ func MaxPoolCost(n, window, l int) transport.Stats {
 // TruncateExactCost is the traffic of TruncateExact by 2^s on n values in
 // an ℓ-bit ring.
 func TruncateExactCost(n, l, s int) transport.Stats {
-	return add(add(MillionairesCost(n, l), MillionairesCost(n, s)), B2ACost(2*n, l))
+	return add(millionairesCost([]int{n, n}, []int{l, s}), B2ACost(2*n, l))
 }
 
 // TruncateNonnegCost is the traffic of TruncateNonneg by 2^s on n values in
 // an ℓ-bit ring.
 func TruncateNonnegCost(n, l, s int) transport.Stats {
 	return add(MillionairesCost(n, s), B2ACost(2*n, l))
+}
+
+// ReLUTruncateCost is the traffic of ReLUTruncate by 2^s on n values in an
+// ℓ-bit ring.
+func ReLUTruncateCost(n, l, s int) transport.Stats {
+	return add(add(millionairesCost([]int{n, n}, []int{l - 1, s}), B2ACost(2*n, l)), MuxCost(n, l))
 }

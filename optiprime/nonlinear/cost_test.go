@@ -110,6 +110,9 @@ func TestCostFormulas(t *testing.T) {
 			{"truncate", func(p *Party) error { _, err := p.Truncate(shares[p.ID()], 12); return err }, TruncateCost(n, l, 12)},
 			{"truncate-exact", func(p *Party) error { _, err := p.TruncateExact(shares[p.ID()], 12); return err }, TruncateExactCost(n, l, 12)},
 			{"truncate-nonneg", func(p *Party) error { _, err := p.TruncateNonneg(shares[p.ID()], 12); return err }, TruncateNonnegCost(n, l, 12)},
+			{"relu-truncate", func(p *Party) error { _, err := p.ReLUTruncate(shares[p.ID()], 12); return err }, ReLUTruncateCost(n, l, 12)},
+			{"truncate-exact s=20", func(p *Party) error { _, err := p.TruncateExact(shares[p.ID()], 20); return err }, TruncateExactCost(n, l, 20)},
+			{"relu-truncate s=36", func(p *Party) error { _, err := p.ReLUTruncate(shares[p.ID()], 36); return err }, ReLUTruncateCost(n, l, 36)},
 		}
 		for _, c := range cases {
 			if got := measure(t, p0, p1, c.f); got != c.want {
@@ -212,4 +215,33 @@ func BenchmarkReLUNetwork(b *testing.B) {
 		both(b, func() ([]uint64, error) { return p0.ReLU(x0) }, func() ([]uint64, error) { return p1.ReLU(x1) })
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "ReLU/s")
+}
+
+// TestFusedFlights: an exact truncation's two comparisons in one run, and
+// a ReLU with its truncation, take fewer flights than the steps one after
+// the other (18 → 12, 20 → 14 at ℓ = 37 in one pass), and no more bytes:
+// the merged tree levels save AND frames' headers (and, in small batches,
+// the rounding of their bits to bytes).
+func TestFusedFlights(t *testing.T) {
+	const l, s = 37, 12
+	for _, n := range []int{1, 4096, 802816} {
+		for _, c := range []struct {
+			name       string
+			sep, fused transport.Stats
+			flights    [2]uint64 // apart, fused, for n = 4096
+		}{
+			{"exact truncation", add(add(MillionairesCost(n, l), MillionairesCost(n, s)), B2ACost(2*n, l)), TruncateExactCost(n, l, s), [2]uint64{18, 12}},
+			{"ReLU and truncation", add(ReLUCost(n, l), TruncateNonnegCost(n, l, s)), ReLUTruncateCost(n, l, s), [2]uint64{20, 14}},
+		} {
+			saved := uint64(c.sep.Frames-c.fused.Frames) / 2 * hdr
+			if c.fused.BytesC2S+saved > c.sep.BytesC2S || c.fused.BytesS2C+saved > c.sep.BytesS2C || c.fused.Flights >= c.sep.Flights {
+				t.Errorf("n=%d %s: fused %+v, apart %+v", n, c.name, c.fused, c.sep)
+			}
+			if n == 4096 && (c.sep.Flights != c.flights[0] || c.fused.Flights != c.flights[1]) {
+				t.Errorf("%s: %d → %d flights, want %d → %d", c.name, c.sep.Flights, c.fused.Flights, c.flights[0], c.flights[1])
+			}
+			t.Logf("n=%d %s: %d → %d flights, %d → %d bytes", n, c.name, c.sep.Flights, c.fused.Flights,
+				c.sep.BytesC2S+c.sep.BytesS2C, c.fused.BytesC2S+c.fused.BytesS2C)
+		}
+	}
 }

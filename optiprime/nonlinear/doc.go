@@ -42,6 +42,12 @@
 // for every x in the signed range, never a large error (unlike the local
 // SecureML truncation, which fails with probability ≈ |x|/2^ℓ).
 //
+// TruncateExact adds the low halves' carry back (a second comparison, in
+// the same millionaires' run as the wrap bit: several batches of their own
+// widths share a run's passes and tree levels). ReLUTruncate computes
+// ⌊ReLU(x)/2^s⌋ with the truncation's carry from the ReLU's run and the
+// truncation applied before the multiplexer.
+//
 // Max(x, y) = y + ReLU(x − y), exact when x − y stays in the signed range
 // (|x|, |y| < 2^{ℓ-2}); MaxPool reduces each window by a tree of Max.
 //

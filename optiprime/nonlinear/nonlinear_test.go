@@ -305,6 +305,43 @@ func TestTruncateNonneg(t *testing.T) {
 	}
 }
 
+// TestReLUTruncate checks the fused ReLU and truncation exactly against
+// ⌊max(x, 0)/2^s⌋ on random signed values and the edges of both ranges,
+// with leaf frames and AND batches made small so that its two
+// comparisons share passes of several frames and split AND batches.
+func TestReLUTruncate(t *testing.T) {
+	g := testPRG(t)
+	old, oldPass, oldAnd := millionairesChunk, millionairesPassOTs, andBatch
+	millionairesChunk, millionairesPassOTs, andBatch = 100, 8000, 150
+	defer func() { millionairesChunk, millionairesPassOTs, andBatch = old, oldPass, oldAnd }()
+	for _, tc := range []struct{ l, s int }{{37, 12}, {44, 12}, {64, 12}, {37, 1}, {37, 35}, {37, 36}, {16, 12}, {37, 5}} {
+		p0, p1 := pair(t, tc.l)
+		r := p0.Ring()
+		x := signedInputs(g, r, 700)
+		for _, v := range []int64{0, 1, -1, int64(1)<<tc.s - 1, int64(1) << tc.s, -(int64(1) << tc.s), -(int64(1) << tc.s) + 1} {
+			x = append(x, r.FromSigned(v))
+		}
+		if tc.l < 64 {
+			x = append(x, r.FromSigned(int64(1)<<(tc.l-1)-1), r.FromSigned(-(int64(1) << (tc.l - 1))))
+		}
+		x0, x1 := r.Split(g, x)
+		y0, y1 := both(t, func() ([]uint64, error) { return p0.ReLUTruncate(x0, tc.s) }, func() ([]uint64, error) { return p1.ReLUTruncate(x1, tc.s) })
+		y, _ := r.Reconstruct(y0, y1)
+		for i := range x {
+			v := r.ToSigned(x[i])
+			if got, want := r.ToSigned(y[i]), max(floorDiv(v, tc.s), 0); got != want {
+				t.Fatalf("ℓ=%d s=%d: ⌊ReLU(%d)/2^s⌋ = %d, want %d", tc.l, tc.s, v, got, want)
+			}
+		}
+	}
+	p0, _ := pair(t, 37)
+	for _, s := range []int{0, 37} {
+		if _, err := p0.ReLUTruncate([]uint64{1}, s); err == nil {
+			t.Errorf("truncation by 2^%d accepted", s)
+		}
+	}
+}
+
 // Fixed-point product then truncation: the usual use of Truncate.
 func TestFixedPointMultiplyTruncate(t *testing.T) {
 	p0, p1 := pair(t, 37)

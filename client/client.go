@@ -19,6 +19,7 @@ import (
 type Client struct {
 	dev   api.Device
 	addr  string // the device's address (Open), for errors
+	wire  uint32 // the device's wire version (Open's Config; in process, this build's)
 	keys  *Keys
 	close func() error
 
@@ -73,6 +74,7 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 	c := New(rc, keys)
 	c.close, c.addr = rc.Close, addr
 	c.me = cfg.Caller // the identity the device sees (grant.go); asked once
+	c.wire = cfg.WireVersion
 	if c.me == "" {
 		c.me = localIdentity
 	}
@@ -83,7 +85,7 @@ func Open(ctx context.Context, addr string, keys *Keys, dial ...remote.Option) (
 // or a device in this process (package device, over a store directory).
 // Close leaves dev open.
 func New(dev api.Device, keys *Keys) *Client {
-	c := &Client{dev: dev, keys: keys, sessions: map[string]RecordQuerier{},
+	c := &Client{dev: dev, keys: keys, wire: api.WireVersion, sessions: map[string]RecordQuerier{},
 		vsessions: map[string]VectorQuerier{}, lsessions: map[string]*session.LWESession{}, grants: map[string]dbKeys{}}
 	c.clean.idle.L = &c.clean.mu
 	return c

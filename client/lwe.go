@@ -10,6 +10,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -101,7 +102,8 @@ const (
 	// the client's Galois keys, uploaded once a key set).
 	LWERing LWEMode = iota
 	// LWEPacked: the packed mode where the generation stores it (its
-	// manifest says Packed), else the ring stage: each query carries its
+	// manifest says Packed) and the device speaks it (wire version
+	// api.PackedWireVersion or later), else the ring stage: each query carries its
 	// packing keys (about 380 KB at the default parameters), the answer is
 	// about 9.5 KB, nothing is uploaded beforehand.
 	LWEPacked
@@ -119,7 +121,7 @@ func (c *Client) SetLWEMode(m LWEMode) {
 func (c *Client) packedLWE(in *Info) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lweMode == LWEPacked && in.pir().Packed
+	return c.lweMode == LWEPacked && in.pir().Packed && c.wire >= api.PackedWireVersion
 }
 
 // lweSession returns the session of an LWE database generation.

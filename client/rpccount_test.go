@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/dataset"
@@ -31,13 +32,27 @@ import (
 type rpcLog struct {
 	mu      sync.Mutex
 	methods []string
+	// wire, if set, is the wire version Config answers (an older device);
+	// packed counts QueryLWE requests carrying packing keys.
+	wire   uint32
+	packed int
 }
 
 func (l *rpcLog) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	l.mu.Lock()
 	l.methods = append(l.methods, filepath.Base(info.FullMethod))
+	if q, ok := req.(*devicepb.LWEQueryRequest); ok && len(q.GetPackingKeys()) > 0 {
+		l.packed++
+	}
+	wire := l.wire
 	l.mu.Unlock()
-	return h(ctx, req)
+	resp, err := h(ctx, req)
+	if cfg, ok := resp.(*devicepb.ConfigResponse); ok && wire != 0 && err == nil {
+		cfg = proto.Clone(cfg).(*devicepb.ConfigResponse)
+		cfg.WireVersion = wire
+		return cfg, nil
+	}
+	return resp, err
 }
 
 func (l *rpcLog) take() []string {
@@ -334,5 +349,22 @@ func TestPackedGetMakesThreeRPCs(t *testing.T) {
 		if strings.Contains(o.Name, "/lwe-") {
 			t.Fatalf("a Galois key stored in the packed mode: %s", o.Name)
 		}
+	}
+	// A device that says an older wire version (no packed mode) is asked
+	// for the ring stage, and answers.
+	log.mu.Lock()
+	log.wire, log.packed = api.PackedWireVersion-1, 0
+	log.mu.Unlock()
+	c, err := client.Open(ctx, lis.Addr().String(), keys, remote.WithTLS(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetLWEMode(client.LWEPacked)
+	if got, err := c.Get(ctx, "acct", 5); err != nil || !bytes.Equal(got, data[5*size:6*size]) {
+		t.Fatalf("record 5 from an older device: %q, %v", got, err)
+	}
+	if log.packed != 0 {
+		t.Fatalf("%d packed queries asked of a device of wire version %d", log.packed, api.PackedWireVersion-1)
 	}
 }

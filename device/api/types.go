@@ -26,6 +26,9 @@ const (
 	// the same with QueryLWE's query and answer as bytes, 5 the same with
 	// QueryLWE's packed mode (packing_keys, packed).
 	WireVersion = 5
+	// PackedWireVersion is the first wire version with QueryLWE's packed
+	// mode: a client asks an older device for the ring stage.
+	PackedWireVersion = 5
 )
 
 // MaxListObjects bounds one List reply.

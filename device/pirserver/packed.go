@@ -13,7 +13,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
-	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
 // The packed mode (lwepir's Packer): a request that carries packing keys
@@ -220,54 +219,23 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 	if err != nil {
 		return nil, err
 	}
-	var (
-		preps    []*lwepir.Prepared
-		packErr  error
-		packWG   sync.WaitGroup
-		packUse  *devicepb.CoreUse
-		packRun  = s.cfg.Cores.For(caller)
-		scanFrom = time.Now()
-	)
-	packCtx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
-	defer cancel()
-	packWG.Add(1)
-	go func() {
-		defer packWG.Done()
-		defer func() { packUse = CoreUse("pack", time.Since(scanFrom), packRun.Stats(), 1) }()
-		release, err := s.cfg.Runs.Acquire(packCtx, caller)
+	var preps []*lwepir.Prepared
+	packRun := s.cfg.Cores.For(caller)
+	col, cores, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "pack", packRun, func(ctx context.Context) error {
+		release, err := s.cfg.Runs.Acquire(ctx, caller)
 		if err != nil {
-			packErr = err
-			cancel()
-			return
+			return err
 		}
 		defer release()
-		packErr = faultsAsErrors(func() (err error) {
-			preps, err = pk.Prepare(packCtx, []*lwepir.PackingKeys{keys}, s.cfg.Workers, packRun)
+		return faultsAsErrors(func() (err error) {
+			preps, err = pk.Prepare(ctx, []*lwepir.PackingKeys{keys}, s.cfg.Workers, packRun)
 			return err
 		})
-		if packErr != nil {
-			cancel()
-		}
-	}()
-	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: req.GetGeneration(), caller: caller, done: make(chan struct{})}
-	batcher := s.batchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", req.GetGeneration(), p.Name(), shape.Rows, shape.Cols, shape.RecordSize))
-	scanErr := batcher.scan(packCtx, s, srv, w)
-	scanUse := CoreUse("scan", time.Since(scanFrom), w.use, w.batch)
-	if scanErr != nil {
-		cancel()
-	}
-	packWG.Wait()
-	err = packErr
-	if err == nil || (scanErr != nil && errors.Is(err, context.Canceled)) {
-		err = scanErr
-	}
+	})
 	if err != nil {
-		if errors.Is(err, lwepir.ErrParams) {
-			return nil, malformed("%v", err)
-		}
-		return nil, fmt.Errorf("device: querylwe: %w", err)
+		return nil, err
 	}
-	ans, err := pk.Finish(preps[0], lwepir.SumQuery(query), w.col)
+	ans, err := pk.Finish(preps[0], lwepir.SumQuery(query), col)
 	if err != nil {
 		return nil, malformed("%v", err)
 	}
@@ -276,7 +244,7 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 		return nil, fmt.Errorf("device: querylwe: %w", err)
 	}
 	return &devicepb.LWEQueryResponse{Packed: raw, StoreBytes: uint64(src.bytes.Load()),
-		Cores: []*devicepb.CoreUse{packUse, scanUse}, Seconds: time.Since(start).Seconds()}, nil
+		Cores: cores, Seconds: time.Since(start).Seconds()}, nil
 }
 
 // trim drops the oldest packers other than keep's while the loaded ones

@@ -18,7 +18,6 @@ package pirserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -34,7 +33,6 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/engine"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
-	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
 // Config is what the server uses of the device it runs on.
@@ -180,46 +178,15 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 		diags = md
 	}
 
-	var (
-		hint     []*rlwe.Ciphertext
-		hintErr  error
-		ringWG   sync.WaitGroup
-		ringUse  *devicepb.CoreUse
-		ringRun  = s.cfg.Cores.For(caller)
-		scanFrom = time.Now()
-	)
-	ringCtx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
-	defer cancel()
-	ringWG.Add(1)
-	go func() {
-		defer ringWG.Done()
-		defer func() { ringUse = CoreUse("ring", time.Since(scanFrom), ringRun.Stats(), 1) }()
-		hintErr = s.ring(ringCtx, caller, p, srv, keyObjects, secret, diags, ringRun, &hint)
-		if hintErr != nil {
-			cancel()
-		}
-	}()
-	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: req.GetGeneration(), caller: caller, done: make(chan struct{})}
-	batcher := s.batchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", req.GetGeneration(), p.Name(), shape.Rows, shape.Cols, shape.RecordSize))
-	scanErr := batcher.scan(ringCtx, s, srv, w)
-	scanUse := CoreUse("scan", time.Since(scanFrom), w.use, w.batch)
-	if scanErr != nil {
-		cancel()
-	}
-	ringWG.Wait()
-	// A stage that fails cancels the other: report the cause.
-	err = hintErr
-	if err == nil || (scanErr != nil && errors.Is(err, context.Canceled)) {
-		err = scanErr
-	}
+	var hint []*rlwe.Ciphertext
+	ringRun := s.cfg.Cores.For(caller)
+	col, cores, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "ring", ringRun, func(ctx context.Context) error {
+		return s.ring(ctx, caller, p, srv, keyObjects, secret, diags, ringRun, &hint)
+	})
 	if err != nil {
-		if errors.Is(err, lwepir.ErrParams) {
-			return nil, malformed("%v", err)
-		}
-		return nil, fmt.Errorf("device: querylwe: %w", err)
+		return nil, err
 	}
-	resp := &devicepb.LWEQueryResponse{Column: lwepir.MarshalWords(w.col), StoreBytes: uint64(src.bytes.Load()),
-		Cores: []*devicepb.CoreUse{ringUse, scanUse}}
+	resp := &devicepb.LWEQueryResponse{Column: lwepir.MarshalWords(col), StoreBytes: uint64(src.bytes.Load()), Cores: cores}
 	for _, ct := range hint {
 		resp.Hint = append(resp.Hint, lwepir.MarshalCiphertext(ct))
 	}

@@ -1,0 +1,60 @@
+package pirserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+	"github.com/rosemary-fhe/rosemary/fhe/matvec"
+)
+
+// scanBeside runs a query's batched scan over src and, on a goroutine of
+// its own, its stage (the ring stage or the packing's half that needs no
+// column, named kind in the cores it reports, on run's cores), both under
+// the device's run timeout. A side that fails cancels the other, and the
+// error returned is the cause (lwepir.ErrParams as a malformed request).
+// It returns the scan's column and the cores both used, the stage's first.
+func (s *Server) scanBeside(ctx context.Context, caller string, p lwepir.Params, shape lwepir.Shape, srv *lwepir.Server, src *source,
+	query []uint32, gen, kind string, run *admit.Run, stage func(context.Context) error) ([]uint32, []*devicepb.CoreUse, error) {
+	var (
+		stageErr error
+		stageUse *devicepb.CoreUse
+		wg       sync.WaitGroup
+		from     = time.Now()
+	)
+	sctx, cancel := context.WithTimeout(ctx, s.cfg.RunTimeout)
+	defer cancel()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() { stageUse = CoreUse(kind, time.Since(from), run.Stats(), 1) }()
+		if stageErr = stage(sctx); stageErr != nil {
+			cancel()
+		}
+	}()
+	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: gen, caller: caller, done: make(chan struct{})}
+	batcher := s.batchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", gen, p.Name(), shape.Rows, shape.Cols, shape.RecordSize))
+	scanErr := batcher.scan(sctx, s, srv, w)
+	scanUse := CoreUse("scan", time.Since(from), w.use, w.batch)
+	if scanErr != nil {
+		cancel()
+	}
+	wg.Wait()
+	// A side that fails cancels the other: report the cause.
+	err := stageErr
+	if err == nil || (scanErr != nil && errors.Is(err, context.Canceled)) {
+		err = scanErr
+	}
+	if err != nil {
+		if errors.Is(err, lwepir.ErrParams) {
+			return nil, nil, malformed("%v", err)
+		}
+		return nil, nil, fmt.Errorf("device: querylwe: %w", err)
+	}
+	return w.col, []*devicepb.CoreUse{stageUse, scanUse}, nil
+}

@@ -63,13 +63,24 @@ func (l *rpcLog) take() []string {
 	return out
 }
 
-// TestFreshProcessGetMakesThreeRPCs: once a key set has queried a
-// generation (its program and Galois keys are on the device), a new
-// process's Get of one record is three RPCs — Config (Open), Get (the
-// manifest), RunStream (the query) — and returns the record.
-func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+// tlsDevice is an in-process device served over mutual TLS with an RPC
+// log's interceptor, and what a test needs to reach it or serve its store
+// again.
+type tlsDevice struct {
+	lis    net.Listener
+	log    *rpcLog
+	d      *device.Device
+	st     *store.Store
+	srv    *tls.Config // the device's
+	cfg    *tls.Config // a user's (alice's)
+	keyDir string      // for her keys
+	stop   func()      // stops serving and waits (once; also at the test's end)
+}
+
+// countedTLSDevice serves a new device over mutual TLS until the test ends
+// or its stop.
+func countedTLSDevice(t *testing.T) *tlsDevice {
+	t.Helper()
 	dir := t.TempDir()
 	pki := filepath.Join(dir, "pki")
 	if err := certs.Init(pki); err != nil {
@@ -88,7 +99,7 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	d, err := device.New(st, device.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
@@ -103,12 +114,26 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	go func() {
 		done <- device.Serve(sctx, d, lis, device.WithTLS(srv), device.WithServerOptions(grpc.ChainUnaryInterceptor(log.intercept)))
 	}()
-	defer func() { stop(); <-done }()
+	var once sync.Once
+	stopServing := func() { once.Do(func() { stop(); <-done }) }
+	t.Cleanup(stopServing)
 	cfg, err := certs.ClientConfig(certs.InDir(pki, "alice"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	keyDir := filepath.Join(dir, "keys")
+	return &tlsDevice{lis: lis, log: log, d: d, st: st, srv: srv, cfg: cfg, keyDir: keyDir, stop: stopServing}
+}
+
+// TestFreshProcessGetMakesThreeRPCs: once a key set has queried a
+// generation (its program and Galois keys are on the device), a new
+// process's Get of one record is three RPCs — Config (Open), Get (the
+// manifest), RunStream (the query) — and returns the record.
+func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	td := countedTLSDevice(t)
+	lis, log, cfg, keyDir := td.lis, td.log, td.cfg, td.keyDir
 	keys, err := client.NewKeys(keyDir)
 	if err != nil {
 		t.Fatal(err)
@@ -160,9 +185,8 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	// needs nothing set again: the query is typed (QueryLWE). One that
 	// lost the caller's Galois keys answers NotFound; the client lists its
 	// keys, uploads the missing ones and asks again.
-	stop()
-	<-done
-	d2, err := device.New(st, device.DefaultLimits())
+	td.stop()
+	d2, err := device.New(td.st, device.DefaultLimits())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,11 +197,9 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	sctx2, stop2 := context.WithCancel(context.Background())
 	done2 := make(chan error, 1)
 	go func() {
-		done2 <- device.Serve(sctx2, d2, lis2, device.WithTLS(srv), device.WithServerOptions(grpc.ChainUnaryInterceptor(log.intercept)))
+		done2 <- device.Serve(sctx2, d2, lis2, device.WithTLS(td.srv), device.WithServerOptions(grpc.ChainUnaryInterceptor(log.intercept)))
 	}()
 	defer func() { stop2(); <-done2 }()
-	done = make(chan error, 1)
-	done <- nil
 	fresh := func(i int) []string {
 		t.Helper()
 		log.take()
@@ -263,45 +285,8 @@ func manifestOnTheWire(t *testing.T, ctx context.Context, addr string, keys *cli
 func TestPackedGetMakesThreeRPCs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	pki := filepath.Join(dir, "pki")
-	if err := certs.Init(pki); err != nil {
-		t.Fatal(err)
-	}
-	for name, role := range map[string]certs.Role{"dev0": certs.RoleDevice, "alice": certs.RoleUser} {
-		if err := certs.Issue(pki, name, role, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv, err := certs.ServerConfig(certs.InDir(pki, "dev0"), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(filepath.Join(dir, "store"), layout.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	d, err := device.New(st, device.DefaultLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &rpcLog{}
-	sctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- device.Serve(sctx, d, lis, device.WithTLS(srv), device.WithServerOptions(grpc.ChainUnaryInterceptor(log.intercept)))
-	}()
-	defer func() { stop(); <-done }()
-	cfg, err := certs.ClientConfig(certs.InDir(pki, "alice"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDir := filepath.Join(dir, "keys")
+	td := countedTLSDevice(t)
+	lis, log, d, cfg, keyDir := td.lis, td.log, td.d, td.cfg, td.keyDir
 	keys, err := client.NewKeys(keyDir)
 	if err != nil {
 		t.Fatal(err)

@@ -175,6 +175,11 @@ func TestAnotherIdentityIsRefusedEverywhere(t *testing.T) {
 				Keys: "bob/keys/", Secret: []byte{1}})
 			return err
 		}, codes.PermissionDenied},
+		"QueryLWE packed": {func() error {
+			_, err := bob.QueryLWE(ctx, &devicepb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "acct/g1",
+				PackingKeys: []byte{1}})
+			return err
+		}, codes.PermissionDenied},
 		"QueryLWE keys": {func() error {
 			_, err := bob.QueryLWE(ctx, &devicepb.LWEQueryRequest{Params: "test", Rows: 512, Cols: 256, RecordSize: 44, Generation: "bob/g1",
 				Keys: "acct/members/alice/keys/", Secret: []byte{1}})

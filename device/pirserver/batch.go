@@ -72,6 +72,12 @@ type scanWait struct {
 	err    error
 	batch  int            // queries the pass answered
 	use    admit.RunStats // how the pass used the cores
+	// led: the pass read w's own source (the first query's); passBytes:
+	// what it read, reported to every query it answered, so that a query
+	// that joined another's pass reports the bytes read for it as the
+	// first does (and every answer of a generation is one size).
+	led       bool
+	passBytes int64
 }
 
 // scan waits for w's pass. A query whose context ends before its pass
@@ -135,10 +141,17 @@ func (b *scanBatcher) run(s *Server, srv *lwepir.Server) {
 		// chunks: a batch is one pass, whoever joined it.
 		run := s.cfg.Cores.For(batch[0].caller)
 		tiles := batch[0].src
+		var read func() int64
 		if ls, ok := tiles.(*source); ok {
 			tiles = passTiles{ls, run}
+			before := ls.bytes.Load()
+			read = func() int64 { return ls.bytes.Load() - before }
 		}
 		cols, err := srv.Scan(ctx, qs, tiles, run)
+		var passBytes int64
+		if read != nil {
+			passBytes = read()
+		}
 		s.cfg.LeaveISP()
 		cancel()
 		use := run.Stats()
@@ -151,6 +164,7 @@ func (b *scanBatcher) run(s *Server, srv *lwepir.Server) {
 			// is over; the query may still wait for its ring stage.
 			w.q = nil
 			w.err, w.batch, w.use = err, len(batch), use
+			w.led, w.passBytes = i == 0, passBytes
 			close(w.done)
 		}
 	}

@@ -94,6 +94,11 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 	if first.batch != 1 || second.batch != 2 || third.batch != 2 {
 		t.Fatalf("batches %d, %d, %d; want 1, 2, 2", first.batch, second.batch, third.batch)
 	}
+	// One query of each pass led it (its source was read); the other
+	// reports the pass's reads as its own.
+	if !first.led || second.led == third.led {
+		t.Fatalf("led: %v, %v, %v; want the first and one of the others", first.led, second.led, third.led)
+	}
 	for _, w := range []*scanWait{first, second, third} {
 		if w.q != nil {
 			t.Fatal("a query's digit planes are held after its pass")

@@ -18,9 +18,11 @@ import (
 // column, named kind in the cores it reports, on run's cores), both under
 // the device's run timeout. A side that fails cancels the other, and the
 // error returned is the cause (lwepir.ErrParams as a malformed request).
-// It returns the scan's column and the cores both used, the stage's first.
+// It returns the scan's column, the cores both used (the stage's first)
+// and the bytes read from the store for the query: its source's reads
+// and, where its scan joined another query's pass, that pass's.
 func (s *Server) scanBeside(ctx context.Context, caller string, p lwepir.Params, shape lwepir.Shape, srv *lwepir.Server, src *source,
-	query []uint32, gen, kind string, run *admit.Run, stage func(context.Context) error) ([]uint32, []*devicepb.CoreUse, error) {
+	query []uint32, gen, kind string, run *admit.Run, stage func(context.Context) error) ([]uint32, []*devicepb.CoreUse, uint64, error) {
 	var (
 		stageErr error
 		stageUse *devicepb.CoreUse
@@ -52,9 +54,13 @@ func (s *Server) scanBeside(ctx context.Context, caller string, p lwepir.Params,
 	}
 	if err != nil {
 		if errors.Is(err, lwepir.ErrParams) {
-			return nil, nil, malformed("%v", err)
+			return nil, nil, 0, malformed("%v", err)
 		}
-		return nil, nil, fmt.Errorf("device: querylwe: %w", err)
+		return nil, nil, 0, fmt.Errorf("device: querylwe: %w", err)
 	}
-	return w.col, []*devicepb.CoreUse{stageUse, scanUse}, nil
+	read := src.bytes.Load()
+	if !w.led {
+		read += w.passBytes
+	}
+	return w.col, []*devicepb.CoreUse{stageUse, scanUse}, uint64(read), nil
 }

@@ -221,7 +221,7 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 	}
 	var preps []*lwepir.Prepared
 	packRun := s.cfg.Cores.For(caller)
-	col, cores, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "pack", packRun, func(ctx context.Context) error {
+	col, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "pack", packRun, func(ctx context.Context) error {
 		release, err := s.cfg.Runs.Acquire(ctx, caller)
 		if err != nil {
 			return err
@@ -243,7 +243,7 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 	if err != nil {
 		return nil, fmt.Errorf("device: querylwe: %w", err)
 	}
-	return &devicepb.LWEQueryResponse{Packed: raw, StoreBytes: uint64(src.bytes.Load()),
+	return &devicepb.LWEQueryResponse{Packed: raw, StoreBytes: read,
 		Cores: cores, Seconds: time.Since(start).Seconds()}, nil
 }
 

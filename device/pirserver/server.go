@@ -180,13 +180,13 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 
 	var hint []*rlwe.Ciphertext
 	ringRun := s.cfg.Cores.For(caller)
-	col, cores, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "ring", ringRun, func(ctx context.Context) error {
+	col, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "ring", ringRun, func(ctx context.Context) error {
 		return s.ring(ctx, caller, p, srv, keyObjects, secret, diags, ringRun, &hint)
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp := &devicepb.LWEQueryResponse{Column: lwepir.MarshalWords(col), StoreBytes: uint64(src.bytes.Load()), Cores: cores}
+	resp := &devicepb.LWEQueryResponse{Column: lwepir.MarshalWords(col), StoreBytes: read, Cores: cores}
 	for _, ct := range hint {
 		resp.Hint = append(resp.Hint, lwepir.MarshalCiphertext(ct))
 	}

@@ -45,6 +45,7 @@ type lyingDevice struct {
 	get  func(req *devicepb.GetRequest, resp *devicepb.GetResponse) (*devicepb.GetResponse, error)
 	run  func(resp *devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error)
 	runs atomic.Int64 // queries (RunStream, QueryLWE) that reached the device
+	last atomic.Pointer[devicepb.LWEQueryRequest]
 }
 
 func (d *lyingDevice) Get(ctx context.Context, req *devicepb.GetRequest) (*devicepb.GetResponse, error) {
@@ -66,6 +67,7 @@ func (d *lyingDevice) RunStream(ctx context.Context, req *devicepb.RunStreamRequ
 // QueryLWE passes the device's answer through the run hook.
 func (d *lyingDevice) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	d.runs.Add(1)
+	d.last.Store(req)
 	resp, err := d.Device.QueryLWE(ctx, req)
 	d.mu.Lock()
 	hook := d.run
@@ -115,6 +117,11 @@ func newAdvEnv(t *testing.T) *advEnv {
 	}
 	liar := &lyingDevice{Device: d}
 	c := New(liar, keys)
+	// These tests lie about the ring stage's answers (its column and
+	// hint, its ring secret destroyed): loadPIR stores what the client's
+	// mode queries, so they create ring generations. packed_test.go sets
+	// LWEPacked for the packed mode's.
+	c.SetLWEMode(LWERing)
 	t.Cleanup(func() { c.Close() })
 	return &advEnv{dir: dir, dev: d, liar: liar, keys: keys, c: c}
 }
@@ -148,8 +155,7 @@ const advSize, advN = 40, 300
 func (e *advEnv) loadPIR(t *testing.T, name string) []byte {
 	t.Helper()
 	ctx := context.Background()
-	packed := e.c.lweMode == LWEPacked
-	if _, err := e.c.CreatePIR(ctx, name, advSize, PIROptions{LWEParams: "test", InsecureParams: true, Packed: packed}); err != nil {
+	if _, err := e.c.CreatePIR(ctx, name, advSize, PIROptions{LWEParams: "test", InsecureParams: true, LWEMode: e.c.lweMode}); err != nil {
 		t.Fatal(err)
 	}
 	data := advRecords(advN, advSize)

@@ -106,6 +106,9 @@ func TestManifestParts(t *testing.T) {
 		`{"name":"v","kind":"vectors","pir":{"record_size":1}}`,
 		`{"name":"k","kind":"kv","record_size":64}`,
 		`{"name":"x","kind":"tables","pir":{"record_size":1}}`,
+		// a generation that stores neither mode's precomputation
+		`{"name":"p","kind":"pir","pir":{"record_size":1,"no_ring":true}}`,
+		`{"name":"k","kind":"kv","keyword":{"record_size":1,"no_ring":true,"layout":{"slots":1,"slot_data":1,"max_value":1,"buckets":1}}}`,
 	} {
 		var in client.Info
 		if err := json.Unmarshal([]byte(bad), &in); !errors.Is(err, client.ErrParts) {

@@ -28,6 +28,8 @@ type KVOptions struct {
 	// delta size at which an update reports that compaction is due (0:
 	// half of DeltaMax).
 	DeltaMax, CompactAt int
+	// LWEMode: what the buckets' generations store (PIROptions.LWEMode).
+	LWEMode LWEMode
 }
 
 // DefaultMaxValue is a keyword database's default maximum value size.
@@ -46,8 +48,10 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
+	part := &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}
+	part.StoreMode(opt.LWEMode)
 	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindKV}, InsecureParams: opt.InsecureParams, Sealed: true,
-		Parts: Parts{KV: &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
+		Parts: Parts{KV: part}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 }
 
 // kvHasher is the tag hasher of keyword database in (its key outlives

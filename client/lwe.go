@@ -83,6 +83,9 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	if in.pir().Packed {
 		l.StorePacker()
 	}
+	if !in.pir().ring() {
+		l.SkipDiagonals()
+	}
 	if err := c.addRecords(ctx, in, rr, l.Add); err != nil {
 		return err
 	}
@@ -94,34 +97,90 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	return nil
 }
 
-// LWEMode chooses how the client queries LWE PIR generations.
+// LWEMode chooses how LWE PIR generations are stored and queried.
 type LWEMode int
 
 const (
-	// LWERing: the ring stage (the device evaluates H·s under BGV with
-	// the client's Galois keys, uploaded once a key set).
-	LWERing LWEMode = iota
-	// LWEPacked: the packed mode where the generation stores it (its
-	// manifest says Packed) and the device speaks it (wire version
-	// api.PackedWireVersion or later), else the ring stage: each query carries its
-	// packing keys (about 380 KB at the default parameters), the answer is
-	// about 9.5 KB, nothing is uploaded beforehand.
-	LWEPacked
+	// LWEPacked, the default: a generation stores the packed mode's
+	// precomputation and no hint diagonals (PIROptions), and a client
+	// queries in the packed mode wherever the generation stores it and the
+	// device speaks it (wire version api.PackedWireVersion or later). Each
+	// query carries its packing keys (about 380 KB at the default
+	// parameters), the answer is about 9.5 KB, nothing is uploaded
+	// beforehand; the device's CPU a query is about 2.3× less than the
+	// ring stage's (BENCHMARKS.md).
+	LWEPacked LWEMode = iota
+	// LWERing: a generation stores the hint diagonals only, and a client
+	// queries with the ring stage (the device evaluates H·s under BGV with
+	// the client's Galois keys, uploaded once a key set) wherever the
+	// generation stores the diagonals.
+	LWERing
 )
 
-// SetLWEMode sets how this client queries LWE generations from now on
-// (sessions already open keep theirs). The default is LWERing.
+// ParseLWEMode reads "packed" or "ring" ("" is LWEPacked).
+func ParseLWEMode(s string) (LWEMode, error) {
+	switch s {
+	case "", "packed":
+		return LWEPacked, nil
+	case "ring":
+		return LWERing, nil
+	}
+	return 0, fmt.Errorf("client: LWE mode %q: want packed or ring", s)
+}
+
+func (m LWEMode) String() string {
+	if m == LWERing {
+		return "ring"
+	}
+	return "packed"
+}
+
+// StoreMode makes p describe generations written in mode m: LWEPacked
+// stores the packer and no diagonals, LWERing the diagonals only.
+func (p *PIRPart) StoreMode(m LWEMode) {
+	p.Packed, p.NoRing = m != LWERing, m != LWERing
+}
+
+// Mode is the mode p's generations are written in: LWERing for a
+// description from before the packed mode, LWEPacked where they store
+// the packer (alone or beside the diagonals).
+func (p *PIRPart) Mode() LWEMode {
+	if p.Packed {
+		return LWEPacked
+	}
+	return LWERing
+}
+
+// SetLWEMode sets how this client queries LWE generations that store both
+// modes (sessions already open keep theirs). The default is LWEPacked. A
+// generation that stores one mode is queried in that mode whatever this
+// says.
 func (c *Client) SetLWEMode(m LWEMode) {
 	c.mu.Lock()
 	c.lweMode = m
 	c.mu.Unlock()
 }
 
+// ErrPackedOnly reports a generation that only the packed mode answers on
+// a device whose wire version predates it.
+var ErrPackedOnly = errors.New("client: the generation is stored for the packed mode only, which the device does not speak")
+
 // packedLWE reports whether generation in is queried in the packed mode.
-func (c *Client) packedLWE(in *Info) bool {
+func (c *Client) packedLWE(in *Info) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lweMode == LWEPacked && in.pir().Packed && c.wire >= api.PackedWireVersion
+	m := in.pir()
+	speaks := c.wire >= api.PackedWireVersion
+	switch {
+	case !m.Packed:
+		return false, nil
+	case !m.ring():
+		if !speaks {
+			return false, fmt.Errorf("%w (%s: device wire version %d, packed queries need %d)", ErrPackedOnly, in.Name, c.wire, api.PackedWireVersion)
+		}
+		return true, nil
+	}
+	return c.lweMode == LWEPacked && speaks, nil
 }
 
 // lweSession returns the session of an LWE database generation.
@@ -140,7 +199,11 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 			return nil, fmt.Errorf("client: %s: manifest holds no valid LWE seed", in.Name)
 		}
 		copy(seed[:], in.pir().Seed)
-		if c.packedLWE(in) {
+		packed, err := c.packedLWE(in)
+		if err != nil {
+			return nil, err
+		}
+		if packed {
 			// No key of the client's is used or stored: each query's keys
 			// come from its fresh secret. A generation that failed before
 			// is still not queried again.

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -8,7 +9,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/rosemary-fhe/rosemary/client/dataset"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -92,5 +96,93 @@ func TestPackedModeRecordsAndTampering(t *testing.T) {
 	})
 	if _, err := e.c.Get(ctx, "acct2", 3); !errors.Is(err, ErrTampered) {
 		t.Fatalf("a truncated packed answer: %v, want ErrTampered", err)
+	}
+}
+
+// TestPackedIsTheDefault: a database created with no mode stores its
+// generation for the packed mode only (the packer, no hint diagonals) and
+// says so in its manifest; a client set to the ring mode still reads it,
+// packed, since the generation decides. A database created LWERing stores
+// the diagonals only and is read with the ring stage by a client set to
+// packed. A ring query sent to the packed-only generation (another
+// generation's request, the same shape) is refused NotFound, and the
+// device keeps answering.
+func TestPackedIsTheDefault(t *testing.T) {
+	e := newAdvEnv(t) // the client is set to LWERing
+	ctx := context.Background()
+	if _, err := e.c.CreatePIR(ctx, "packed", advSize, PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
+		t.Fatal(err)
+	}
+	data := advRecords(advN, advSize)
+	in, err := e.c.Load(ctx, "packed", bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := in.pir(); !m.Packed || !m.NoRing || m.Mode() != LWEPacked {
+		t.Fatalf("default manifest: packed %v, no ring %v", m.Packed, m.NoRing)
+	}
+	count := func(prefix string) int {
+		l, err := e.dev.List(ctx, &devicepb.ListRequest{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l.Objects)
+	}
+	if n := count(objname.LWEDiagonals(genPrefix(in))); n != 0 {
+		t.Fatalf("%d diagonal objects stored for a packed generation", n)
+	}
+	if count(objname.LWEPacker(genPrefix(in))) == 0 {
+		t.Fatal("no packer stored for a packed generation")
+	}
+	var packed, ring int
+	e.liar.onRun(func(resp *devicepb.LWEQueryResponse) (*devicepb.LWEQueryResponse, error) {
+		if len(resp.GetPacked()) > 0 {
+			packed++
+		}
+		if len(resp.GetHint()) > 0 {
+			ring++
+		}
+		return resp, nil
+	})
+	for _, i := range []int{0, advN - 1} {
+		wantRecord(t, e.c, "packed", data, i)
+	}
+	if packed != 2 || ring != 0 {
+		t.Fatalf("a ring-mode client's gets of a packed generation: %d packed, %d ring answers", packed, ring)
+	}
+	packedReq := e.liar.last.Load()
+
+	e.c.SetLWEMode(LWEPacked)
+	if _, err := e.c.CreatePIR(ctx, "ring", advSize, PIROptions{LWEParams: "test", InsecureParams: true, LWEMode: LWERing}); err != nil {
+		t.Fatal(err)
+	}
+	rin, err := e.c.Load(ctx, "ring", bytes.NewReader(data), LoadOptions{Records: dataset.FixedSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := rin.pir(); m.Packed || m.NoRing || m.Mode() != LWERing {
+		t.Fatalf("ring manifest: packed %v, no ring %v", m.Packed, m.NoRing)
+	}
+	if n := count(objname.LWEPacker(genPrefix(rin))); n != 0 {
+		t.Fatalf("%d packer objects stored for a ring generation", n)
+	}
+	packed, ring = 0, 0
+	wantRecord(t, e.c, "ring", data, 3)
+	if packed != 0 || ring != 1 {
+		t.Fatalf("a packed-mode client's get of a ring generation: %d packed, %d ring answers", packed, ring)
+	}
+	e.liar.onRun(nil)
+
+	// The ring request, sent to the packed generation.
+	req := proto.Clone(e.liar.last.Load()).(*devicepb.LWEQueryRequest)
+	if req.GetGeneration() == packedReq.GetGeneration() {
+		t.Fatal("the ring request names the packed generation already")
+	}
+	req.Generation = packedReq.GetGeneration()
+	if _, err := e.dev.QueryLWE(ctx, req); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("a ring query of a packed-only generation: %v, want ErrNotFound", err)
+	}
+	if resp, err := e.dev.QueryLWE(ctx, packedReq); err != nil || len(resp.GetPacked()) == 0 {
+		t.Fatalf("the device after the refused query: %v", err)
 	}
 }

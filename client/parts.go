@@ -34,10 +34,17 @@ type PIRPart struct {
 	Rows int `json:"rows,omitempty"`
 	Cols int `json:"cols,omitempty"`
 	// Packed: the LWE generation stores the packed mode's precomputation
-	// beside its hint diagonals (objname.LWEPacker), so it can be queried
-	// in either mode; generations loaded before it have none.
+	// (objname.LWEPacker); generations loaded before it have none.
+	// NoRing: it stores no hint diagonals, so it answers only in the
+	// packed mode (databases created in LWEPacked mode, the default).
+	// Neither (manifests from before the packed mode, and LWERing
+	// databases): the ring stage only; Packed alone: either mode.
 	Packed bool `json:"packed,omitempty"`
+	NoRing bool `json:"no_ring,omitempty"`
 }
+
+// ring reports whether the generation stores the ring stage's diagonals.
+func (p *PIRPart) ring() bool { return !p.NoRing }
 
 // KVPart describes a keyword database: a cuckoo table whose buckets are
 // the records of an LWE PIR database (PIRPart; the header's Records counts
@@ -94,6 +101,9 @@ func (p *Parts) check(kind Kind) error {
 	want := map[Kind]bool{KindPIR: p.PIR != nil, KindKV: p.KV != nil, KindVectors: p.Vectors != nil}
 	if set != 1 || !want[kind] {
 		return fmt.Errorf("%w: kind %q", ErrParts, kind)
+	}
+	if m := p.Matrix(); m != nil && m.NoRing && !m.Packed {
+		return fmt.Errorf("%w: an LWE generation with neither the ring stage's diagonals nor the packer", ErrParts)
 	}
 	return nil
 }

@@ -55,12 +55,13 @@ type PIROptions struct {
 	InsecureParams bool
 	// DeltaMax and CompactAt bound the delta of Set (see KVOptions).
 	DeltaMax, CompactAt int
-	// Packed (LWE): every generation also stores the packed mode's
-	// precomputation (96 MiB per 2048 rows at the default parameters, beside
-	// 64 MiB of hint diagonals; about 1 CPU-s to build at each load), so
-	// that clients in LWEPacked mode query it without Galois keys and
-	// receive a 9.5 KB answer. Without it they use the ring stage.
-	Packed bool
+	// LWEMode (LWE): what every generation stores, and so how it is
+	// queried. LWEPacked (the default): the packed mode's precomputation
+	// (96 MiB a pack of 2048 rows at the default parameters, about 1 CPU-s
+	// to build at each load), queried without Galois keys, a 9.5 KB
+	// answer. LWERing: the hint diagonals (64 MiB a pack), queried with
+	// the ring stage.
+	LWEMode LWEMode
 }
 
 // scheme is a manifest's scheme (manifests from before the LWE scheme
@@ -89,8 +90,10 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
+		part := &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize}
+		part.StoreMode(opt.LWEMode)
 		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, InsecureParams: p.Insecure, Sealed: true,
-			Parts:    Parts{PIR: &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Packed: opt.Packed}},
+			Parts:    Parts{PIR: part},
 			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 	}
 	preset, err := fhe.Lookup(pirPreset)

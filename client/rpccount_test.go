@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 	"path/filepath"
 	"sort"
@@ -125,10 +126,11 @@ func countedTLSDevice(t *testing.T) *tlsDevice {
 	return &tlsDevice{lis: lis, log: log, d: d, st: st, srv: srv, cfg: cfg, keyDir: keyDir, stop: stopServing}
 }
 
-// TestFreshProcessGetMakesThreeRPCs: once a key set has queried a
+// TestFreshProcessGetMakesThreeRPCs: once a key set has queried a ring
 // generation (its program and Galois keys are on the device), a new
 // process's Get of one record is three RPCs — Config (Open), Get (the
-// manifest), RunStream (the query) — and returns the record.
+// manifest), QueryLWE (the query) — and returns the record. (The packed
+// mode, the default, needs no first query: TestPackedGetMakesThreeRPCs.)
 func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -144,7 +146,7 @@ func TestFreshProcessGetMakesThreeRPCs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := first.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
+	if _, err := first.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true, LWEMode: client.LWERing}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := first.Load(ctx, "acct", bytes.NewReader(data), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
@@ -297,7 +299,7 @@ func TestPackedGetMakesThreeRPCs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := owner.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true, Packed: true}); err != nil {
+	if _, err := owner.CreatePIR(ctx, "acct", size, client.PIROptions{LWEParams: "test", InsecureParams: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := owner.Load(ctx, "acct", bytes.NewReader(data), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
@@ -314,8 +316,7 @@ func TestPackedGetMakesThreeRPCs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.SetLWEMode(client.LWEPacked)
-		got, err := c.Get(ctx, "acct", i)
+		got, err := c.Get(ctx, "acct", i) // packed: the default
 		c.Close()
 		if err != nil || !bytes.Equal(got, data[i*size:(i+1)*size]) {
 			t.Fatalf("record %d: %q, %v", i, got, err)
@@ -335,8 +336,9 @@ func TestPackedGetMakesThreeRPCs(t *testing.T) {
 			t.Fatalf("a Galois key stored in the packed mode: %s", o.Name)
 		}
 	}
-	// A device that says an older wire version (no packed mode) is asked
-	// for the ring stage, and answers.
+	// A device that says an older wire version (no packed mode) is not
+	// asked a packed query it would not understand: the generation stores
+	// no diagonals for the ring stage, so the get fails, named.
 	log.mu.Lock()
 	log.wire, log.packed = api.PackedWireVersion-1, 0
 	log.mu.Unlock()
@@ -345,9 +347,8 @@ func TestPackedGetMakesThreeRPCs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetLWEMode(client.LWEPacked)
-	if got, err := c.Get(ctx, "acct", 5); err != nil || !bytes.Equal(got, data[5*size:6*size]) {
-		t.Fatalf("record 5 from an older device: %q, %v", got, err)
+	if got, err := c.Get(ctx, "acct", 5); !errors.Is(err, client.ErrPackedOnly) {
+		t.Fatalf("record 5 of a packed-only generation from an older device: %q, %v; want ErrPackedOnly", got, err)
 	}
 	if log.packed != 0 {
 		t.Fatalf("%d packed queries asked of a device of wire version %d", log.packed, api.PackedWireVersion-1)

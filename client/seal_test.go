@@ -83,7 +83,7 @@ func (d tampering) RunStream(ctx context.Context, req *devicepb.RunStreamRequest
 }
 
 // QueryLWE shifts every word of an answer's column by 2^24 (a byte's
-// step at the scheme's scale).
+// step at the scheme's scale), or alters every byte of a packed answer.
 func (d tampering) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	resp, err := d.Device.QueryLWE(ctx, req)
 	if err != nil {
@@ -91,6 +91,10 @@ func (d tampering) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) 
 	}
 	for i := 0; i+4 <= len(resp.Column); i += 4 {
 		binary.LittleEndian.PutUint32(resp.Column[i:], binary.LittleEndian.Uint32(resp.Column[i:])+1<<24)
+	}
+	// A packed answer: every byte changed, its size kept.
+	for i := range resp.Packed {
+		resp.Packed[i] ^= 0x5a
 	}
 	return resp, nil
 }

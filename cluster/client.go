@@ -154,6 +154,9 @@ func (c *Client) createPIR(ctx context.Context, name string, recordSize, shards,
 	}
 	m := &Map{Header: client.Header{Name: name, Kind: client.KindPIR}, Owner: c.owner, Replicas: replicas,
 		Parts: client.Parts{PIR: &client.PIRPart{RecordSize: recordSize, Scheme: opt.Scheme, LWEParams: opt.LWEParams}}, InsecureParams: opt.InsecureParams}
+	if opt.Scheme != client.SchemeBGV {
+		m.PIR.StoreMode(opt.LWEMode)
+	}
 	for s := 0; s < shards; s++ {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}
@@ -226,7 +229,7 @@ func (c *Client) writeRecords(ctx context.Context, p *pendingLoad, r io.Reader, 
 				return err
 			}
 			dbName := next.ShardName(s)
-			if _, err := cc.CreatePIR(ctx, dbName, m.pir().RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.pir().Scheme), LWEParams: m.pir().LWEParams, InsecureParams: m.InsecureParams}); err != nil {
+			if _, err := cc.CreatePIR(ctx, dbName, m.pir().RecordSize, client.PIROptions{Scheme: client.PIRScheme(m.pir().Scheme), LWEParams: m.pir().LWEParams, InsecureParams: m.InsecureParams, LWEMode: m.pir().Mode()}); err != nil {
 				release()
 				return fmt.Errorf("shard %d on %s: %w", s, id, err)
 			}

@@ -49,6 +49,7 @@ func (c *Client) CreateKV(ctx context.Context, name string, shards, replicas int
 	}
 	m := &Map{Header: client.Header{Name: name, Kind: client.KindKV}, Owner: c.owner, InsecureParams: opt.InsecureParams,
 		Parts: client.Parts{KV: &client.KVPart{PIRPart: client.PIRPart{RecordSize: l.BucketBytes(), Scheme: client.SchemeLWE, LWEParams: pname}, Layout: l}}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Replicas: replicas}
+	m.KV.StoreMode(opt.LWEMode)
 	for s := range shards {
 		m.Shards = append(m.Shards, Shard{ID: s})
 	}

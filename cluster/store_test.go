@@ -51,12 +51,20 @@ func TestClusterStore(t *testing.T) {
 	if err != nil || !bytes.Equal(many[0], data[:size]) || !bytes.Equal(many[1], data[(n-1)*size:]) {
 		t.Fatalf("get many: %q, %v", many, err)
 	}
+	// The packed mode is the default on a cluster too: the map says so,
+	// and the shards were created from it.
+	if m, err := c.Info(ctx, "recs"); err != nil || !m.Matrix().Packed || !m.Matrix().NoRing {
+		t.Fatalf("the map of a default LWE database: %+v, %v; want packed only", m.Matrix(), err)
+	}
 	if _, ok := recs.(client.PIRUpdater); ok {
 		t.Fatal("a cluster's PIR database offers in-place updates")
 	}
 
 	if _, err := st.Create(ctx, "words", client.Spec{Shards: 2, Replicas: 1, KV: &kvTestOpts}); err != nil {
 		t.Fatal(err)
+	}
+	if m, err := c.Info(ctx, "words"); err != nil || !m.Matrix().Packed || !m.Matrix().NoRing {
+		t.Fatalf("the map of a default keyword database: %+v, %v; want packed only", m.Matrix(), err)
 	}
 	want, csv := kvEntries(3, 30)
 	words := st.KV("words")

@@ -24,7 +24,7 @@ func runBenchPIR(args []string) error {
 	lattigo := fs.Bool("lattigo", true, "bgv: also answer one query host-only with Lattigo reading the store")
 	scheme := fs.String("scheme", "lwe", "lwe (hint-free LWE PIR, the default), bgv (a BGV query expanded on the device), or lwe,bgv: both, one after the other, on their own stores")
 	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")
-	lweMode := fs.String("lwe-mode", "ring", "lwe: ring (the device evaluates H·s under BGV with Galois keys uploaded once) or packed (packing keys with each query, the answer packed)")
+	lweMode := fs.String("lwe-mode", "packed", "lwe: packed (packing keys with each query, the answer packed; the default, as for databases) or ring (the device evaluates H·s under BGV with Galois keys uploaded once); the benchmark's store holds both")
 	batch := fs.String("batch", "", "lwe: comma-separated numbers of concurrent queries to measure throughput at (e.g. 1,4,16,64)")
 	compare := fs.Bool("compare", false, "lwe: also run SimplePIR's mode on the same database (the client downloads the hint once; a query is the scan alone, our kernel) and report its server CPU a query beside the hint-free query's (hint_download_device_cpu_s)")
 	asJSON := fs.Bool("json", false, "print JSON")

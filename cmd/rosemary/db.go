@@ -70,7 +70,7 @@ func newDBFlags(cmd string) *dbFlags {
 		keys:    fs.String("keys", "", "key directory (made by `rosemary db keys`)"),
 		name:    fs.String("name", "", "database name"),
 		json:    fs.Bool("json", false, "print JSON"),
-		lweMode: fs.String("lwe-mode", "ring", "how LWE databases are queried: ring (H·s on the device, Galois keys uploaded once) or packed (packing keys with each query, a 9.5 KB answer; for databases created with --lwe-mode packed, whose generations store the packed mode's precomputation, else the ring stage; --store and --device: a cluster queries with the ring stage)"),
+		lweMode: fs.String("lwe-mode", "packed", "LWE databases: packed (create: generations store the packer only; queries carry their packing keys, a 9.5 KB answer) or ring (create: generations store the hint diagonals only; queries use H·s on the device, Galois keys uploaded once). Queries follow what a generation stores; this chooses only where it stores both"),
 		tls:     addTransportFlags(fs),
 	}
 }
@@ -96,13 +96,9 @@ func (f *dbFlags) open(ctx context.Context) (client.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	mode := client.LWERing
-	switch *f.lweMode {
-	case "ring":
-	case "packed":
-		mode = client.LWEPacked
-	default:
-		return nil, fmt.Errorf("db: --lwe-mode %q: want ring or packed", *f.lweMode)
+	mode, err := client.ParseLWEMode(*f.lweMode)
+	if err != nil {
+		return nil, fmt.Errorf("db: --lwe-mode: %w", err)
 	}
 	endpoints := cmp.Or(*f.cluster, *f.etcd)
 	given := 0

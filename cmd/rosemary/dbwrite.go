@@ -22,7 +22,7 @@ import (
 // createFlags are db create's flags, by kind.
 type createFlags struct {
 	kind, lweParams, metric, scheme                *string
-	lweMode                                        *string // db's --lwe-mode: packed stores the packer
+	lweMode                                        *string // db's --lwe-mode: what generations store
 	maxValue, slot, deltaMax, compactAt, size, dim *int
 	shards, replicas                               *int
 	insecure, encVec                               *bool
@@ -61,11 +61,19 @@ func (c *createFlags) spec() (client.Spec, error) {
 		if err != nil {
 			return s, err
 		}
+		mode, err := client.ParseLWEMode(*c.lweMode)
+		if err != nil {
+			return s, fmt.Errorf("db create: --lwe-mode: %w", err)
+		}
 		s.PIR = &client.PIRSpec{RecordSize: *c.size, PIROptions: client.PIROptions{Scheme: sc, LWEParams: *c.lweParams, InsecureParams: *c.insecure,
-			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, Packed: *c.lweMode == "packed"}}
+			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, LWEMode: mode}}
 	case client.KindKV:
+		mode, err := client.ParseLWEMode(*c.lweMode)
+		if err != nil {
+			return s, fmt.Errorf("db create: --lwe-mode: %w", err)
+		}
 		s.KV = &client.KVOptions{MaxValue: *c.maxValue, SlotData: *c.slot, LWEParams: *c.lweParams, InsecureParams: *c.insecure,
-			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt}
+			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, LWEMode: mode}
 	case client.KindVectors:
 		if *c.dim <= 0 {
 			return s, errors.New("db create: --dim is required for a vectors database")

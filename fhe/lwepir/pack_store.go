@@ -155,3 +155,21 @@ func PackerFactorWords(p Params, shape Shape) ([]int, error) {
 	}
 	return out, nil
 }
+
+// PackerStoredBytes is what a packer of shape occupies stored as the
+// device reads it: each pack's factors and its a-part, 8 bytes a word.
+func PackerStoredBytes(p Params, shape Shape) (int64, error) {
+	words, err := PackerFactorWords(p, shape)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, w := range words {
+		n += 8 * int64(w+p.N())
+	}
+	return n, nil
+}
+
+// TileBytesTotal is what shape's tiles occupy stored (StoredBytes less the
+// diagonals).
+func (s Shape) TileBytesTotal(p Params) int64 { return int64(s.Tiles(p)) * int64(s.TileBytes(p)) }

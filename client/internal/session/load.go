@@ -61,6 +61,8 @@ type LWELoader struct {
 	// (StorePacker); packerWritten: its objects' bytes, not in written.
 	packer        bool
 	packerWritten int64
+	// noDiagonals: Finish stores no hint diagonals (SkipDiagonals).
+	noDiagonals bool
 }
 
 // MaxPendingBytes bounds the records a loader of unknown size holds before
@@ -194,7 +196,8 @@ func (l *LWELoader) flush(ctx context.Context) error {
 // Records is the number of records added.
 func (l *LWELoader) Records() int { return l.records + len(l.pending)/l.size }
 
-// Finish uploads the last tile and the hint diagonals and returns the shape.
+// Finish uploads the last tile, the hint diagonals (unless SkipDiagonals)
+// and the packer (if StorePacker) and returns the shape.
 func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 	if l.rows == 0 {
 		if len(l.pending) == 0 {
@@ -219,6 +222,12 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 	}
 	shape := lwepir.Shape{Rows: l.rows, Cols: l.hb.Tiles() * l.p.N(), RecordSize: l.size}
 	h := l.hb.Finish()
+	if l.noDiagonals {
+		if !l.packer {
+			return shape, errors.New("session: a generation with neither the hint diagonals nor the packer answers no query")
+		}
+		return shape, l.writePacker(ctx, shape, h)
+	}
 	b1 := shape.Layout(l.p).B1
 	logN, q, _, _, err := l.p.HintRing()
 	if err != nil {
@@ -254,6 +263,11 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 // the diagonals (objname.LWEPacker), so that the generation can be queried
 // in either mode.
 func (l *LWELoader) StorePacker() { l.packer = true }
+
+// SkipDiagonals makes Finish store no hint diagonals: the generation then
+// answers only packed queries (with StorePacker, which it needs), and
+// stores 64 MiB a pack of 2048 rows less at the default parameters.
+func (l *LWELoader) SkipDiagonals() { l.noDiagonals = true }
 
 // writePacker stores the packed mode's precomputation (lwepir.NewPacker on
 // the same hint as the diagonals) as objname.LWEPacker describes: beside
@@ -307,7 +321,7 @@ func (l *LWELoader) writePacker(ctx context.Context, shape lwepir.Shape, h []uin
 }
 
 // Written is the bytes uploaded so far of tiles and diagonals (what
-// lwepir.Shape.StoredBytes counts).
+// lwepir.Shape.StoredBytes counts, less the diagonals if skipped).
 func (l *LWELoader) Written() int64 { return l.written }
 
 // PackerWritten is the bytes uploaded of the packed mode's precomputation,

@@ -112,7 +112,8 @@
 // ciphertexts (H'_i, b_i) under the query's secret s, b_i = (D·q)_i −
 // 128·Σ_j q_j, whose a-parts H'_i are rows of the query-independent hint;
 // the server packs them into ⌈Rows/N⌉ RLWE ciphertexts under the ring
-// version of s and the client decrypts those. Files: pack_params.go (the
+// version of s and the client decrypts those. It is the client's default
+// (client.LWEPacked): such a database stores the packer and no diagonals. Files: pack_params.go (the
 // ring, gadget, kernels' contracts), pack_keys.go (the client's packing
 // keys, their wire form), pack_precompute.go (load time), pack_online.go
 // (per query and per batch), pack_absorb.go (the lower levels as one dot

@@ -556,7 +556,7 @@ func (c *Client) Repair(ctx context.Context, name string) (int, error) {
 			if held || m.Generation == 0 {
 				continue
 			}
-			if _, err := c.copyShard(ctx, m, s, id, m.Shards[s].Replicas, live); err != nil {
+			if _, err := c.copyShard(ctx, m, s, id, m.Shards[s].Replicas, live, true); err != nil {
 				return copied, errors.Join(recErr, fmt.Errorf("cluster: repair shard %d onto %s: %w", s, id, err))
 			}
 			copied++
@@ -666,7 +666,7 @@ func (c *Client) balance(ctx context.Context, m *Map, live map[string]DeviceInfo
 			}
 			// From the device giving the replica up, else another replica.
 			sources := append([]string{hi}, m.Shards[s].Replicas...)
-			if _, err := c.copyShard(ctx, m, s, lo, sources, live); err != nil {
+			if _, err := c.copyShard(ctx, m, s, lo, sources, live, true); err != nil {
 				return moved, fmt.Errorf("cluster: move shard %d to %s: %w", s, lo, err)
 			}
 			m.Shards[s].Replicas[k] = lo

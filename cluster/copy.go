@@ -22,12 +22,26 @@ var ErrCopyMismatch = errors.New("cluster: the copy does not match its source")
 // the objects the source lists (names, kinds, shapes), the shard's
 // manifest among them. A source that fails or holds no such shard (its
 // disk wiped, say) gives way to the next. It returns the source used.
-func (c *Client) copyShard(ctx context.Context, m *Map, s int, dst string, sources []string, live map[string]DeviceInfo) (string, error) {
+//
+// fresh: dst is to become a new replica (a repair, a move), so a copy of
+// the shard it still holds — left by a move away or by an attempt whose
+// check failed — is dropped before each attempt. Otherwise that copy's
+// manifest makes dst refuse every member object the source gained since
+// (a client's keys, uploaded while the copy ran: device.CopyFrom writes no
+// member object of a database held here), and every later repair onto dst
+// failed the same way.
+func (c *Client) copyShard(ctx context.Context, m *Map, s int, dst string, sources []string, live map[string]DeviceInfo, fresh bool) (string, error) {
 	prefix := m.ShardName(s) + "/"
 	var tried []string
 	for _, src := range sources {
 		if _, ok := live[src]; !ok || src == dst {
 			continue
+		}
+		if fresh {
+			if err := c.dropStale(ctx, m.ShardName(s), live[dst].Addr); err != nil {
+				tried = append(tried, fmt.Sprintf("%s (dropping the copy %s held: %v)", src, dst, err))
+				continue
+			}
 		}
 		err := c.copyVerified(ctx, prefix, live[src].Addr, live[dst].Addr)
 		if err == nil {
@@ -39,6 +53,20 @@ func (c *Client) copyShard(ctx context.Context, m *Map, s int, dst string, sourc
 		tried = append(tried, fmt.Sprintf("%s (%v)", src, err))
 	}
 	return "", fmt.Errorf("%w to copy shard %d of %s onto %s from: tried %s", ErrNoReplica, s, m.Name, dst, strings.Join(tried, "; "))
+}
+
+// dropStale drops shard database name from the device at addr, if it
+// holds it.
+func (c *Client) dropStale(ctx context.Context, name, addr string) error {
+	cc, release, err := c.acquire(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := cc.Drop(ctx, name); err != nil && !errors.Is(err, api.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // copyVerified has the device at dstAddr copy the objects under prefix

@@ -57,7 +57,7 @@ func (c *Client) reconcile(ctx context.Context, m *Map, live map[string]DeviceIn
 				errs = append(errs, fmt.Errorf("cluster: reconcile shard %d on %s: clear: %w", s, id, err))
 				continue
 			}
-			if _, err := c.copyShard(ctx, m, s, id, whole, live); err != nil {
+			if _, err := c.copyShard(ctx, m, s, id, whole, live, false); err != nil {
 				errs = append(errs, fmt.Errorf("cluster: reconcile shard %d on %s: %w", s, id, err))
 				continue
 			}

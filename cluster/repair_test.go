@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/cluster"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/device/remote"
 )
@@ -89,4 +91,65 @@ func wipeDB(ctx context.Context, dev api.Device, name string) error {
 	}
 	_, err = dev.Delete(ctx, &devicepb.DeleteRequest{Name: objname.Manifest(name)})
 	return err
+}
+
+// A device that still holds a copy of a shard (left by a move away, or by
+// a copy whose check failed) becomes its new replica: the repair drops the
+// stale copy first. Without that, the copy's manifest made the device
+// refuse the member objects the source had gained since (here one put
+// there by hand; in a run, a client's keys uploaded while a copy ran), and
+// every repair onto it failed the same way.
+func TestClusterRepairReplacesAStaleCopy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and device processes")
+	}
+	ctx := context.Background()
+	c, _, procs := newCluster(t, 3)
+	const n = 512
+	data := records(83, n, recSize)
+	m := createPIR(t, c, "db", data, 1, 2)
+	if got := m.Shards[0].Replicas; len(got) != 2 || got[0] != "d0" || got[1] != "d1" {
+		t.Fatalf("replicas %v, want [d0 d1]", got)
+	}
+	shard := m.ShardName(0)
+	dial := func(i int) api.Device {
+		t.Helper()
+		d, err := remote.Dial(procs[i].addr, remote.WithPlaintext())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	d0, d2 := dial(0), dial(2)
+	// d2 holds a copy of the shard, then the replicas gain a member object.
+	if _, err := d2.CopyFrom(ctx, &devicepb.CopyFromRequest{Source: procs[0].addr, Prefix: shard + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	member := objname.Member(shard, cluster.PlaintextOwner) + "gained"
+	for _, d := range []api.Device{d0, dial(1)} {
+		if _, err := d.Put(ctx, api.PutRaw(member, object.KindBlob, object.BlobShape(8), [][]byte{[]byte("12345678")})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	procs[1].cmd.Process.Signal(syscall.SIGKILL)
+	waitDevices(t, c, 2)
+	copied, err := c.Repair(ctx, "db")
+	if err != nil {
+		t.Fatalf("repair onto the device holding a stale copy: %v", err)
+	}
+	if m, err = c.Info(ctx, "db"); err != nil || copied != 1 || replicasOn(m, "d2") != 1 {
+		t.Fatalf("repair copied %d, map %v, %v: want the replica on d2", copied, m.Shards[0].Replicas, err)
+	}
+	if _, err := d2.Get(ctx, &devicepb.GetRequest{Name: member}); err != nil {
+		t.Fatalf("the new replica lacks the member object the source held: %v", err)
+	}
+	procs[0].cmd.Process.Signal(syscall.SIGKILL) // d2 answers alone
+	waitDevices(t, c, 1)
+	for _, i := range []int{0, n - 1} {
+		a, err := c.Get(ctx, "db", i)
+		if err != nil || !bytes.Equal(a.Record, data[i*recSize:(i+1)*recSize]) {
+			t.Fatalf("record %d from the new replica: %v", i, err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // KVOptions configure a keyword database.
@@ -28,6 +29,12 @@ type KVOptions struct {
 	// delta size at which an update reports that compaction is due (0:
 	// half of DeltaMax).
 	DeltaMax, CompactAt int
+	// Layout: KVCuckoo ("", the default) or KVHeapLayout (an index of
+	// pointers and a heap of whole columns, queried packed: kvheap.go).
+	// HeapRows (heap layout): the stored bytes of a heap column, a power
+	// of two (0: the LWE dimension N, one pack of the packed mode).
+	Layout   KVLayoutKind
+	HeapRows int
 }
 
 // DefaultMaxValue is a keyword database's default maximum value size.
@@ -46,8 +53,23 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
+	kind, err := ParseKVLayout(string(opt.Layout))
+	if err != nil {
+		return nil, err
+	}
+	part := &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}
+	if kind == KVHeapLayout {
+		p, err := lwepir.ByName(pname)
+		if err != nil {
+			return nil, err
+		}
+		if part.Heap, err = kvHeapPart(opt, p, pname, l.MaxValue); err != nil {
+			return nil, fmt.Errorf("client: create %s: %w", name, err)
+		}
+		part.RecordSize, part.Packed = part.Heap.Index.BucketBytes(), true
+	}
 	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindKV}, InsecureParams: opt.InsecureParams, Sealed: true,
-		Parts: Parts{KV: &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
+		Parts: Parts{KV: part}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 }
 
 // kvHasher is the tag hasher of keyword database in (its key outlives
@@ -58,6 +80,9 @@ func (in *Info) kvHasher() (*kv.Hasher, error) { return kv.NewHasher(in.keys.tag
 // maximum, a malformed line fail the load, naming the line, before
 // anything is written) and writes generation in.
 func (c *Client) loadKV(ctx context.Context, in *Info, r io.Reader, opt LoadOptions) error {
+	if in.KV.Heap != nil {
+		return c.loadKVHeap(ctx, in, r, opt)
+	}
 	format := opt.KV
 	if format == "" {
 		format = kv.CSV
@@ -193,6 +218,9 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 	start := time.Now()
 	if err := kvOnly(in, "Lookup"); err != nil {
 		return nil, err
+	}
+	if in.KV.Heap != nil {
+		return c.lookupHeap(ctx, in, keys)
 	}
 	l := in.KV.Layout
 	ops, err := c.deltaOps(ctx, in)

@@ -1,0 +1,213 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+)
+
+// heapOpts: small insecure parameters (N = 256: heap columns of 256 bytes,
+// 240 of them value), values up to 600 bytes: four heap columns a lookup.
+var heapOpts = client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 600, Layout: client.KVHeapLayout}
+
+// heapData is n keys with seeded values of 0 to 600 bytes (key-0's empty,
+// key-1's of 600), as JSONL.
+func heapData(seed uint64, n int) (map[string][]byte, []byte) {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	m := map[string][]byte{}
+	var b bytes.Buffer
+	for i := range n {
+		k := fmt.Sprintf("key-%d", i)
+		l := rng.IntN(120)
+		if rng.IntN(8) == 0 {
+			l = rng.IntN(601)
+		}
+		switch i {
+		case 0:
+			l = 0
+		case 1:
+			l = 600
+		}
+		v := make([]byte, l)
+		for j := range v {
+			v[j] = 'a' + byte(rng.IntN(26))
+		}
+		m[k] = v
+		fmt.Fprintf(&b, "{\"key\": %q, \"value\": %q}\n", k, v)
+	}
+	return m, b.Bytes()
+}
+
+func createHeap(t *testing.T, c *client.Client, name string, jsonl []byte) *client.Info {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CreateKV(ctx, name, heapOpts); err != nil {
+		t.Fatal(err)
+	}
+	in, err := c.Load(ctx, name, bytes.NewReader(jsonl), client.LoadOptions{KV: kv.JSONL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// checkMany looks want's keys and absent up in one LookupMany and compares
+// every value byte for byte.
+func checkMany(t *testing.T, c *client.Client, name string, want map[string][]byte, absent ...string) {
+	t.Helper()
+	var keys [][]byte
+	for k := range want {
+		keys = append(keys, []byte(k))
+	}
+	for _, k := range absent {
+		keys = append(keys, []byte(k))
+	}
+	got, err := c.LookupMany(context.Background(), name, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		w, ok := want[string(keys[i])]
+		if r.Found != ok || !bytes.Equal(r.Value, w) || (ok && r.Value == nil) {
+			t.Fatalf("%s: found %v, %d bytes; want found %v, %d bytes", keys[i], r.Found, len(r.Value), ok, len(w))
+		}
+	}
+}
+
+func TestKVHeapLookupUpdateCompact(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	want, data := heapData(1, 60)
+	in := createHeap(t, e.c, "h", data)
+	hp := in.KV.Heap
+	if hp == nil || hp.Heap.Queries() != 4 || hp.Heap.Payload != 240 || in.KV.Entries != 60 {
+		t.Fatalf("heap part %+v, entries %d", hp, in.KV.Entries)
+	}
+	var total int
+	for _, v := range want {
+		total += len(v)
+	}
+	if hp.Heap.Bytes != int64(total) || hp.Heap.Columns != (total+239)/240 {
+		t.Fatalf("heap of %d bytes in %d columns, want %d bytes", hp.Heap.Bytes, hp.Heap.Columns, total)
+	}
+	// One at a time: the empty value, the largest, an absent key.
+	for _, k := range []string{"key-0", "key-1", "key-7"} {
+		v, err := e.c.Lookup(ctx, "h", []byte(k))
+		if err != nil || !bytes.Equal(v, want[k]) || v == nil {
+			t.Fatalf("%s: %d bytes (%v), want %d", k, len(v), err, len(want[k]))
+		}
+	}
+	if _, err := e.c.Lookup(ctx, "h", []byte("nobody")); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("absent key: %v", err)
+	}
+	checkMany(t, e.c, "h", want, "nobody", "key-60")
+	r, err := e.c.LookupMany(ctx, "h", [][]byte{[]byte("key-2")})
+	if err != nil || r[0].Queries != 2+4 {
+		t.Fatalf("queries a lookup: %v %v", r, err)
+	}
+
+	// Updates in the delta, then folded in by a compaction.
+	big := bytes.Repeat([]byte("Z"), 600)
+	for _, u := range []struct {
+		k string
+		v []byte
+	}{{"key-3", []byte("changed")}, {"new-key", big}, {"key-1", nil}, {"empty-new", []byte{}}} {
+		if _, err := e.c.Put(ctx, "h", []byte(u.k), u.v); err != nil {
+			t.Fatal(err)
+		}
+		want[u.k] = u.v
+	}
+	want["key-1"], want["empty-new"] = []byte{}, []byte{}
+	if _, err := e.c.Delete(ctx, "h", []byte("key-4")); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "key-4")
+	if _, err := e.c.Put(ctx, "h", []byte("key-5"), bytes.Repeat([]byte("x"), 601)); !errors.Is(err, client.ErrValueTooLarge) {
+		t.Fatalf("a value over the maximum: %v", err)
+	}
+	checkMany(t, e.c, "h", want, "key-4", "nobody")
+	in, err = e.c.Compact(ctx, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.KV.Heap == nil || in.KV.Entries != len(want) || in.Generation != 2 {
+		t.Fatalf("after compaction: heap %v, %d entries (want %d), generation %d", in.KV.Heap != nil, in.KV.Entries, len(want), in.Generation)
+	}
+	checkMany(t, e.c, "h", want, "key-4", "nobody")
+	// A fresh client (no cached session) reads the compacted generation.
+	c2 := client.New(e.c.Device(), e.keys)
+	defer c2.Close()
+	checkMany(t, c2, "h", want, "key-4")
+}
+
+// heapRecorder logs every QueryLWE: which database (index or heap), the
+// request's sizes and the answer's.
+type heapRecorder struct {
+	api.Device
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *heapRecorder) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	resp, err := r.Device.QueryLWE(ctx, req)
+	what := "index"
+	if strings.HasSuffix(req.GetGeneration(), "/heap") {
+		what = "heap"
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, fmt.Sprintf("%s %d×%d: %d+%d bytes up, %d down", what, req.GetRows(), req.GetCols(),
+		len(req.GetQuery()), len(req.GetPackingKeys()), len(resp.GetPacked())))
+	r.mu.Unlock()
+	return resp, err
+}
+
+func (r *heapRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.calls
+	r.calls = nil
+	slicesSort(out)
+	return out
+}
+
+// The device sees the same packed queries, in the same numbers and of the
+// same sizes, for a present key with a short, empty or the longest value,
+// a key answered by the delta, and an absent key.
+func TestKVHeapWireShape(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	rec := &heapRecorder{Device: e.c.Device()}
+	c := client.New(rec, e.keys)
+	defer c.Close()
+	_, data := heapData(2, 40)
+	createHeap(t, c, "h", data)
+	if _, err := c.Put(ctx, "h", []byte("in-delta"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	var first []string
+	for _, k := range []string{"key-1", "key-0", "key-2", "in-delta", "absent"} {
+		if _, err := c.Lookup(ctx, "h", []byte(k)); err != nil && !errors.Is(err, client.ErrNotFound) {
+			t.Fatal(err)
+		}
+		got := rec.take()
+		if len(got) != 2+4 || !strings.HasPrefix(got[0], "heap") || !strings.HasPrefix(got[4], "index") {
+			t.Fatalf("%s: %d queries %v, want 4 heap and 2 index", k, len(got), got)
+		}
+		if first == nil {
+			first = got
+		} else if fmt.Sprint(got) != fmt.Sprint(first) {
+			t.Fatalf("%s: the device saw\n%v\nwhere key-1 showed it\n%v", k, got, first)
+		}
+	}
+}

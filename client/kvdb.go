@@ -49,13 +49,15 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if opt.DeltaMax < 0 || opt.DeltaMax > MaxDeltaMax || opt.CompactAt < 0 {
 		return nil, fmt.Errorf("client: create %s: delta bound %d (at most %d), compaction at %d", name, opt.DeltaMax, MaxDeltaMax, opt.CompactAt)
 	}
-	l, pname, err := KVLayout(opt)
-	if err != nil {
-		return nil, fmt.Errorf("client: create %s: %w", name, err)
-	}
 	kind, err := ParseKVLayout(string(opt.Layout))
 	if err != nil {
 		return nil, err
+	}
+	cuckoo := opt
+	cuckoo.Layout = ""
+	l, pname, err := KVLayout(cuckoo)
+	if err != nil {
+		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
 	part := &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}
 	if kind == KVHeapLayout {

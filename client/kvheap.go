@@ -241,7 +241,9 @@ type heapParts struct {
 // sessions (cached per generation).
 func (c *Client) heapOpen(ctx context.Context, in *Info) (*heapParts, error) {
 	hp := in.KV.Heap
-	bad := func(what string) error { return fmt.Errorf("client: %s: manifest holds no valid kv heap (%s)", in.Name, what) }
+	bad := func(what string) error {
+		return fmt.Errorf("client: %s: manifest holds no valid kv heap (%s)", in.Name, what)
+	}
 	if err := hp.Index.Validate(in.pir().RecordSize); err != nil || hp.Index.Buckets < 1 || hp.Index.Buckets != in.Records || hp.Index.SlotData != kv.PointerSize {
 		return nil, bad("index")
 	}

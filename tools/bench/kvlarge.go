@@ -20,8 +20,8 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/kv"
-	"github.com/rosemary-fhe/rosemary/device/certs"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/certs"
 )
 
 // KVLargeOptions configure `rosemary bench kv --long-tail`: a generated
@@ -98,7 +98,9 @@ func longTailLen(rng *rand.Rand, i, maxValue int) int {
 	if i == 0 {
 		return maxValue
 	}
-	logU := func(lo, hi float64) int { return int(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo)))) }
+	logU := func(lo, hi float64) int {
+		return int(math.Exp(math.Log(lo) + rng.Float64()*(math.Log(hi)-math.Log(lo))))
+	}
 	switch u := rng.Float64(); {
 	case u < 0.0015:
 		return min(maxValue, logU(20000, float64(maxValue)))

@@ -432,8 +432,10 @@ func (c *Client) fetchSealed(ctx context.Context, in *Info, what string, s *sess
 				if err != nil {
 					if firstErr == nil {
 						firstErr = fmt.Errorf("client: lookup %s: %s %d (generation %d): %w", in.Name, what, indices[k], in.Generation, err)
-						if failed {
-							firstErr = fmt.Errorf("client: lookup %s: %s %d (generation %d) from %s: %w: the device's answer did not open (%v)",
+						if failed && errors.Is(err, ErrTampered) {
+							firstErr = fmt.Errorf("client: lookup %s: %s %d (generation %d) from %s: %w", in.Name, what, indices[k], in.Generation, c.deviceName(), err)
+						} else if failed {
+							firstErr = fmt.Errorf("client: lookup %s: %s %d (generation %d) from %s: %w: the device's answer did not decode (%v)",
 								in.Name, what, indices[k], in.Generation, c.deviceName(), ErrTampered, err)
 						}
 						cancel()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -29,8 +30,10 @@ type KVOptions struct {
 	// delta size at which an update reports that compaction is due (0:
 	// half of DeltaMax).
 	DeltaMax, CompactAt int
-	// Layout: KVCuckoo ("", the default) or KVHeapLayout (an index of
-	// pointers and a heap of whole columns, queried packed: kvheap.go).
+	// Layout: KVAuto (the default: the heap layout for values longer than
+	// a slot, on a device that answers packed queries), KVCuckoo or
+	// KVHeapLayout (an index of pointers and a heap of whole columns,
+	// queried packed: kvheap.go).
 	// HeapRows (heap layout): the stored bytes of a heap column, a power
 	// of two (0: the LWE dimension N, one pack of the packed mode).
 	Layout   KVLayoutKind
@@ -60,6 +63,18 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
 	part := &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}
+	c.mu.Lock()
+	packed := c.wire >= api.PackedWireVersion
+	c.mu.Unlock()
+	if kind == KVHeapLayout && !packed {
+		return nil, fmt.Errorf("client: create %s: %w: %s", name, ErrPackedDevice, c.deviceName())
+	}
+	if kind == KVAuto {
+		kind = KVCuckoo
+		if opt.SlotData == 0 && l.MaxChunks() > 1 && packed {
+			kind = KVHeapLayout
+		}
+	}
 	if kind == KVHeapLayout {
 		p, err := lwepir.ByName(pname)
 		if err != nil {

@@ -33,23 +33,30 @@ type KVLayoutKind string
 
 // Keyword database layouts.
 const (
+	// KVAuto (the default): KVHeapLayout where a value can be longer than
+	// one slot (SlotData not set and MaxValue over the largest slot four
+	// fit in a record) and the device answers packed queries; else
+	// KVCuckoo. A cluster always builds KVCuckoo.
+	KVAuto KVLayoutKind = ""
 	// KVCuckoo: values cut into chunks of SlotData bytes in the cuckoo
 	// table's buckets; a lookup asks 2·⌈MaxValue/SlotData⌉ buckets.
 	KVCuckoo KVLayoutKind = "cuckoo"
 	// KVHeapLayout: an index of pointers and a heap of whole columns; a
-	// lookup asks 2 buckets and ⌈MaxValue/column⌉ + 1 columns, packed.
+	// lookup asks 2 buckets and ⌈(MaxValue−1)/column⌉ + 1 columns, packed.
 	KVHeapLayout KVLayoutKind = "heap"
 )
 
-// ParseKVLayout reads a layout name ("" is the default, KVCuckoo).
+// ParseKVLayout reads a layout name ("" or "auto" is KVAuto).
 func ParseKVLayout(s string) (KVLayoutKind, error) {
 	switch KVLayoutKind(s) {
-	case "", KVCuckoo:
+	case "", "auto":
+		return KVAuto, nil
+	case KVCuckoo:
 		return KVCuckoo, nil
 	case KVHeapLayout:
 		return KVHeapLayout, nil
 	}
-	return "", fmt.Errorf("client: unknown kv layout %q (cuckoo or heap)", s)
+	return "", fmt.Errorf("client: unknown kv layout %q (auto, cuckoo or heap)", s)
 }
 
 // KVHeap describes a keyword database's heap: its index's table (the

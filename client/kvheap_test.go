@@ -211,3 +211,42 @@ func TestKVHeapWireShape(t *testing.T) {
 		}
 	}
 }
+
+// The default layout is the heap where a value can be longer than a slot,
+// the cuckoo table otherwise (or where the slot is given); a cuckoo
+// database — every one made before the heap layout — reads as before
+// beside a heap one on the same client.
+func TestKVAutoLayoutAndCuckooBeside(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for _, c := range []struct {
+		name string
+		opt  client.KVOptions
+		heap bool
+	}{
+		{"long", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 600}, true},
+		{"short", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 40}, false},
+		{"slotted", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 600, SlotData: 100}, false},
+		{"forced", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 40, Layout: client.KVHeapLayout}, true},
+	} {
+		in, err := e.c.CreateKV(ctx, c.name, c.opt)
+		if err != nil || (in.KV.Heap != nil) != c.heap {
+			t.Fatalf("%s: heap %v (%v), want %v", c.name, in != nil && in.KV.Heap != nil, err, c.heap)
+		}
+	}
+	if _, err := e.c.CreateKV(ctx, "bad", client.KVOptions{LWEParams: "test", InsecureParams: true, Layout: "tree"}); err == nil {
+		t.Fatal("an unknown layout was accepted")
+	}
+	want, data := heapData(6, 25)
+	for _, name := range []string{"long", "slotted"} {
+		if _, err := e.c.Load(ctx, name, bytes.NewReader(data), client.LoadOptions{KV: kv.JSONL}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkMany(t, e.c, "slotted", want, "nobody")
+	checkMany(t, e.c, "long", want, "nobody")
+	in, err := e.c.Info(ctx, "slotted")
+	if err != nil || in.KV.Heap != nil || in.KV.Layout.Queries() != 2*6 {
+		t.Fatalf("the cuckoo database: %+v, %v", in, err)
+	}
+}

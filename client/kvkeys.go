@@ -22,7 +22,7 @@ func KVLayout(opt KVOptions) (kv.Layout, string, error) {
 	if opt.MaxValue == 0 {
 		opt.MaxValue = DefaultMaxValue
 	}
-	if opt.Layout != "" && opt.Layout != KVCuckoo {
+	if k, err := ParseKVLayout(string(opt.Layout)); err != nil || k == KVHeapLayout {
 		// A cluster builds cuckoo tables only (its shards' buckets).
 		return kv.Layout{}, "", fmt.Errorf("%w: layout %q here (the heap layout is made by Client.CreateKV on one device)", kv.ErrLayout, opt.Layout)
 	}

@@ -33,6 +33,8 @@ func runBenchKV(args []string) error {
 	freshOld := fs.Int("fresh-old", 3, "--long-tail: lookups from a fresh process each (cuckoo layout)")
 	manyKeys := fs.Int("many-keys", 16, "--long-tail: keys of one LookupMany (heap layout; 0: skip)")
 	manyOld := fs.Int("many-old", 4, "--long-tail: keys of one LookupMany (cuckoo layout; 0: skip)")
+	warm := fs.Int("warm", 3, "--long-tail: in-process lookups of the largest value, with the device's CPU (heap layout)")
+	warmOld := fs.Int("warm-old", 1, "--long-tail: the same for the cuckoo layout")
 	heapRows := fs.Int("heap-rows", 0, "--long-tail: stored bytes of a heap column (0: the LWE dimension)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,7 +52,7 @@ func runBenchKV(args []string) error {
 	bar := newProgressBar()
 	if *longTail {
 		rep, err := bench.RunKVLarge(ctx, bench.KVLargeOptions{Records: n, MaxValue: *maxValue, Layouts: strings.Split(*layouts, ","),
-			Fresh: *fresh, FreshOld: *freshOld, Many: *manyKeys, ManyOld: *manyOld, HeapRows: *heapRows, LWEParams: *params, Seed: *seed,
+			Fresh: *fresh, FreshOld: *freshOld, Many: *manyKeys, ManyOld: *manyOld, Warm: *warm, WarmOld: *warmOld, HeapRows: *heapRows, LWEParams: *params, Seed: *seed,
 			Dir: *dir, Device: device, Exe: device[0], Plaintext: *plaintext, Log: bar.logf("bench kv"),
 			Progress: func(stage string, done, total int64) { bar.show(stage, done, total) }})
 		bar.done()

@@ -28,7 +28,7 @@ const dbUsage = `usage: rosemary db keys|trust|create|load|get|lookup|put|delete
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip] [--encrypt-vectors]
   rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
                       (vectors: FILE.fvecs, .bvecs or .npy)
-  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind kv [--max-value B] [--slot B] [--kv-layout cuckoo|heap] [--heap-rows B] [--delta-max B] [--compact-at B]
+  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind kv [--max-value B] [--slot B] [--kv-layout auto|cuckoo|heap] [--heap-rows B] [--delta-max B] [--compact-at B]
   rosemary db load    ... --name KV [--format csv|jsonl] [--header] FILE     (kv: key, value per row)
   rosemary db get     (--store DIR | --device ADDR) --keys DIR --name NAME --index I
   rosemary db lookup  (--store DIR | --device ADDR) --keys DIR --name KV --kv-key K

@@ -36,7 +36,7 @@ func addCreateFlags(f *dbFlags) *createFlags {
 		kind:      fs.String("kind", "pir", "pir (records read privately), kv (values read by key) or vectors"),
 		maxValue:  fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)"),
 		slot:      fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)"),
-		kvLayout:  fs.String("kv-layout", "cuckoo", "kv: cuckoo (values in chunks in the buckets: 2·⌈max-value/slot⌉ queries a lookup) or heap (an index of pointers and a heap of whole columns, queried packed: 2 + ⌈max-value/column⌉ + 1 queries)"),
+		kvLayout:  fs.String("kv-layout", "auto", "kv: auto (heap for values longer than a slot, on a device that answers packed queries; else cuckoo), cuckoo (values in chunks in the buckets: 2·⌈max-value/slot⌉ queries a lookup) or heap (an index of pointers and a heap of whole columns, queried packed: 2 + ⌈max-value/column⌉ + 1 queries)"),
 		heapRows:  fs.Int("heap-rows", 0, "kv --kv-layout heap: stored bytes of a heap column, a power of two (0: the LWE dimension, 2048)"),
 		lweParams: fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)"),
 		insecure:  fs.Bool("insecure-params", false, "pir, kv: allow a parameter set marked insecure (tests only; recorded in the manifest)"),

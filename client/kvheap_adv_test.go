@@ -83,7 +83,9 @@ func TestKVHeapLyingDeviceCaughtBySeal(t *testing.T) {
 	if in.KV.Heap.PIR.Cols != old.KV.Heap.PIR.Cols || other.KV.Heap.PIR.Cols != in.KV.Heap.PIR.Cols {
 		t.Fatalf("heaps of %d, %d and %d columns: the redirections below need one shape", old.KV.Heap.PIR.Cols, in.KV.Heap.PIR.Cols, other.KV.Heap.PIR.Cols)
 	}
-	honest := func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) { return liar.Device.QueryLWE(ctx, req) }
+	honest := func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+		return liar.Device.QueryLWE(ctx, req)
+	}
 	redirect := func(gen string) func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 		return func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 			r := proto.Clone(req).(*devicepb.LWEQueryRequest)

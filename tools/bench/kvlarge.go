@@ -39,15 +39,15 @@ type KVLargeOptions struct {
 	Fresh, FreshOld, Many, ManyOld int
 	// Warm: in-process lookups of the largest value (WarmOld: cuckoo).
 	Warm, WarmOld int
-	HeapRows                       int
-	LWEParams                      string
-	Seed                           uint64
-	Dir                            string
-	Device                         []string // command starting a device daemon
-	Exe                            string   // the rosemary binary, for fresh lookups
-	Plaintext                      bool
-	Log                            func(format string, args ...any)
-	Progress                       func(stage string, done, total int64)
+	HeapRows      int
+	LWEParams     string
+	Seed          uint64
+	Dir           string
+	Device        []string // command starting a device daemon
+	Exe           string   // the rosemary binary, for fresh lookups
+	Plaintext     bool
+	Log           func(format string, args ...any)
+	Progress      func(stage string, done, total int64)
 }
 
 // KVLargeLayout is one layout's figures.

@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/remote"
 )
 
 // heapOpts: small insecure parameters (N = 256: heap columns of 256 bytes,
@@ -248,5 +249,50 @@ func TestKVAutoLayoutAndCuckooBeside(t *testing.T) {
 	in, err := e.c.Info(ctx, "slotted")
 	if err != nil || in.KV.Heap != nil || in.KV.Layout.Queries() != 2*6 {
 		t.Fatalf("the cuckoo database: %+v, %v", in, err)
+	}
+}
+
+// Over TLS: a fresh process's heap lookup is right; a device that says an
+// older wire version (no packed mode) gets a cuckoo table by default and
+// a named refusal for the heap layout.
+func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
+	ctx := context.Background()
+	td := countedTLSDevice(t)
+	keys, err := client.NewKeys(td.keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, data := heapData(7, 20)
+	createHeap(t, c, "h", data)
+	c.Close()
+	fresh, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMany(t, fresh, "h", want, "nobody")
+	fresh.Close()
+
+	td.log.mu.Lock()
+	td.log.wire = api.PackedWireVersion - 1
+	td.log.mu.Unlock()
+	old, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	auto := heapOpts
+	auto.Layout = client.KVAuto
+	if in, err := old.CreateKV(ctx, "auto", auto); err != nil || in.KV.Heap != nil {
+		t.Fatalf("auto layout on an older device: heap %v, %v", in != nil && in.KV.Heap != nil, err)
+	}
+	if _, err := old.CreateKV(ctx, "forced", heapOpts); !errors.Is(err, client.ErrPackedDevice) {
+		t.Fatalf("heap layout on an older device: %v", err)
+	}
+	if _, err := old.Lookup(ctx, "h", []byte("key-1")); !errors.Is(err, client.ErrPackedDevice) {
+		t.Fatalf("a heap lookup through an older device: %v", err)
 	}
 }

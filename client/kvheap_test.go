@@ -101,6 +101,22 @@ func TestKVHeapLookupUpdateCompact(t *testing.T) {
 	if hp.Heap.Bytes != int64(total) || hp.Heap.Columns != (total+239)/240 {
 		t.Fatalf("heap of %d bytes in %d columns, want %d bytes", hp.Heap.Bytes, hp.Heap.Columns, total)
 	}
+	// Both databases store the packer and no hint diagonals.
+	list, err := e.c.Device().List(ctx, &devicepb.ListRequest{Prefix: in.DataPrefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, o := range list.Objects {
+		rest := strings.TrimPrefix(o.Name, in.DataPrefix())
+		rest = strings.TrimPrefix(rest, "heap/")
+		if len(rest) > 5 {
+			kinds[rest[:5]]++
+		}
+	}
+	if kinds["lwe/d"] != 0 || kinds["lwe/p"] < 2 || kinds["lwe/t"] < 2 {
+		t.Fatalf("stored objects by kind: %v (want tiles and packers of both, no diagonals)", kinds)
+	}
 	// One at a time: the empty value, the largest, an absent key.
 	for _, k := range []string{"key-0", "key-1", "key-7"} {
 		v, err := e.c.Lookup(ctx, "h", []byte(k))

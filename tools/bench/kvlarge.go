@@ -66,10 +66,16 @@ type KVLargeLayout struct {
 	FreshCorrect int       `json:"fresh_correct"`
 	// In this process, warm: one lookup of the largest value (the median
 	// of Warm), the device's CPU and the payload bytes of one.
-	WarmS            float64 `json:"warm_s"`
-	DeviceCPUPerS    float64 `json:"device_cpu_s_per_lookup"`
-	QueryBytes       int64   `json:"query_bytes_per_lookup"`
-	AnswerBytes      int64   `json:"answer_bytes_per_lookup"`
+	WarmS         float64 `json:"warm_s"`
+	DeviceCPUPerS float64 `json:"device_cpu_s_per_lookup"`
+	QueryBytes    int64   `json:"query_bytes_per_lookup"`
+	AnswerBytes   int64   `json:"answer_bytes_per_lookup"`
+	// DeviceBytesIn/Out: the request and reply payloads the device
+	// counted (Stats' WireBytesIn/Out) a warm lookup. QueryBytes and
+	// AnswerBytes are the client's count on the connection during each
+	// call, which overlapping calls inflate.
+	DeviceBytesIn    int64   `json:"device_bytes_in_per_lookup"`
+	DeviceBytesOut   int64   `json:"device_bytes_out_per_lookup"`
 	ManyKeys         int     `json:"many_keys"`
 	ManyS            float64 `json:"many_s"`
 	ManyOverFresh    float64 `json:"many_over_fresh_median"`
@@ -228,6 +234,14 @@ func RunKVLarge(ctx context.Context, opt KVLargeOptions) (*KVLargeReport, error)
 			nwarm = opt.WarmOld
 		}
 		var warm []float64
+		wire := func() (int64, int64) {
+			st, err := c.Device().Stats(ctx, &devicepb.StatsRequest{})
+			if err != nil {
+				return 0, 0
+			}
+			return int64(st.WireBytesIn), int64(st.WireBytesOut)
+		}
+		in0, out0 := wire()
 		cpu0, _ := procCPU(dp.pid)
 		for range nwarm {
 			t := time.Now()
@@ -242,8 +256,10 @@ func RunKVLarge(ctx context.Context, opt KVLargeOptions) (*KVLargeReport, error)
 			lr.QueryBytes, lr.AnswerBytes, lr.QueriesPerLookup = r[0].QueryBytes, r[0].AnswerBytes, r[0].Queries
 		}
 		cpu1, _ := procCPU(dp.pid)
+		in1, out1 := wire()
 		if nwarm > 0 {
 			lr.WarmS, lr.DeviceCPUPerS = median(warm), (cpu1-cpu0)/float64(nwarm)
+			lr.DeviceBytesIn, lr.DeviceBytesOut = (in1-in0)/int64(nwarm), (out1-out0)/int64(nwarm)
 			logf("%s: warm lookup %.3f s (median of %d), device CPU %.2f s a lookup", layout, lr.WarmS, nwarm, lr.DeviceCPUPerS)
 		}
 

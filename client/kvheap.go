@@ -309,10 +309,10 @@ func (c *Client) heapOpen(ctx context.Context, in *Info) (*heapParts, error) {
 
 // lookupHeap is lookupIn for the heap layout: round one asks both
 // candidate buckets of every key of the index, round two Heap.Queries()
-// columns a key of the heap — the value's columns, then random ones; a
-// key that is absent (or answered by the delta) asks random columns only
-// if its index entry is absent. So the device sees the same two rounds of
-// the same packed queries, in the same numbers, for every key.
+// columns a key of the heap — the value's columns, then random ones (all
+// random for a key not in the index). So the device sees the same two
+// rounds of the same packed queries, in the same numbers, for every key;
+// the delta, read whole, then overrides what the generation said.
 func (c *Client) lookupHeap(ctx context.Context, in *Info, keys [][]byte) ([]KVLookup, error) {
 	start := time.Now()
 	ops, err := c.deltaOps(ctx, in)

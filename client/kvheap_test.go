@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/client/kv"
@@ -311,4 +312,28 @@ func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
 	if _, err := old.Lookup(ctx, "h", []byte("key-1")); !errors.Is(err, client.ErrPackedDevice) {
 		t.Fatalf("a heap lookup through an older device: %v", err)
 	}
+}
+
+// A reader granted a heap database looks keys up (both rounds, the delta)
+// over TLS; before the grant, and for updates after it, it is refused.
+func TestKVHeapReader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs := tlsUsers(t, "alice", "bob")
+	alice, bob := cs["alice"], cs["bob"]
+	want, data := heapData(8, 20)
+	createHeap(t, alice, "h", data)
+	if _, err := alice.Put(ctx, "h", []byte("fresh"), []byte("in the delta")); err != nil {
+		t.Fatal(err)
+	}
+	want["fresh"] = []byte("in the delta")
+	_, err := bob.Lookup(ctx, "h", []byte("key-1"))
+	wantDenied(t, "bob's lookup before a grant", err)
+	trust(t, bob, alice)
+	if err := alice.Grant(ctx, "h", "bob", client.RoleReader, bob.Keys().MemberPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	checkMany(t, bob, "h", want, "absent")
+	_, err = bob.Put(ctx, "h", []byte("x"), []byte("y"))
+	wantDenied(t, "reader's put", err)
 }

@@ -337,3 +337,20 @@ func TestKVHeapReader(t *testing.T) {
 	_, err = bob.Put(ctx, "h", []byte("x"), []byte("y"))
 	wantDenied(t, "reader's put", err)
 }
+
+// An empty load makes an empty heap (one column, no value) that answers
+// "not found", takes puts and compacts.
+func TestKVHeapEmpty(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	createHeap(t, e.c, "h", nil)
+	checkMany(t, e.c, "h", map[string][]byte{}, "nobody")
+	if _, err := e.c.Put(ctx, "h", []byte("one"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	in, err := e.c.Compact(ctx, "h")
+	if err != nil || in.KV.Entries != 1 || in.KV.Heap.Heap.Bytes != 1 {
+		t.Fatalf("compacted: %+v, %v", in, err)
+	}
+	checkMany(t, e.c, "h", map[string][]byte{"one": []byte("1")}, "nobody")
+}

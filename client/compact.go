@@ -141,6 +141,9 @@ func (c *Client) publishCompacted(ctx context.Context, in, next *Info, headGen o
 // the delta changed; no map of all the items is built, so a table of 10 M
 // keys holds its values once.
 func (c *Client) compactKV(ctx context.Context, in, next *Info, ops []kv.Op) error {
+	if in.KV.Heap != nil {
+		return c.compactKVHeap(ctx, in, next, ops)
+	}
 	l := in.KV.Layout
 	h, err := in.kvHasher()
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // KVOptions configure a keyword database.
@@ -28,8 +30,17 @@ type KVOptions struct {
 	// delta size at which an update reports that compaction is due (0:
 	// half of DeltaMax).
 	DeltaMax, CompactAt int
-	// LWEMode: what the buckets' generations store (PIROptions.LWEMode).
+	// LWEMode: what the buckets' generations store (PIROptions.LWEMode;
+	// the heap layout's are always LWEPacked).
 	LWEMode LWEMode
+	// Layout: KVAuto (the default: the heap layout for values longer than
+	// a slot, on a device that answers packed queries), KVCuckoo or
+	// KVHeapLayout (an index of pointers and a heap of whole columns,
+	// queried packed: kvheap.go).
+	// HeapRows (heap layout): the stored bytes of a heap column, a power
+	// of two (0: the LWE dimension N, one pack of the packed mode).
+	Layout   KVLayoutKind
+	HeapRows int
 }
 
 // DefaultMaxValue is a keyword database's default maximum value size.
@@ -44,12 +55,44 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if opt.DeltaMax < 0 || opt.DeltaMax > MaxDeltaMax || opt.CompactAt < 0 {
 		return nil, fmt.Errorf("client: create %s: delta bound %d (at most %d), compaction at %d", name, opt.DeltaMax, MaxDeltaMax, opt.CompactAt)
 	}
-	l, pname, err := KVLayout(opt)
+	kind, err := ParseKVLayout(string(opt.Layout))
+	if err != nil {
+		return nil, err
+	}
+	cuckoo := opt
+	cuckoo.Layout = ""
+	l, pname, err := KVLayout(cuckoo)
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
 	part := &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}
 	part.StoreMode(opt.LWEMode)
+	c.mu.Lock()
+	packed := c.wire >= api.PackedWireVersion
+	c.mu.Unlock()
+	if kind == KVHeapLayout && !packed {
+		return nil, fmt.Errorf("client: create %s: %w: %s", name, ErrPackedDevice, c.deviceName())
+	}
+	if kind == KVHeapLayout && opt.LWEMode == LWERing {
+		return nil, fmt.Errorf("client: create %s: the heap layout is queried in the packed mode only, not %s", name, opt.LWEMode)
+	}
+	if kind == KVAuto {
+		kind = KVCuckoo
+		if opt.SlotData == 0 && l.MaxChunks() > 1 && packed && opt.LWEMode == LWEPacked {
+			kind = KVHeapLayout
+		}
+	}
+	if kind == KVHeapLayout {
+		p, err := lwepir.ByName(pname)
+		if err != nil {
+			return nil, err
+		}
+		if part.Heap, err = kvHeapPart(opt, p, pname, l.MaxValue); err != nil {
+			return nil, fmt.Errorf("client: create %s: %w", name, err)
+		}
+		part.RecordSize = part.Heap.Index.BucketBytes()
+		part.StoreMode(LWEPacked)
+	}
 	return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindKV}, InsecureParams: opt.InsecureParams, Sealed: true,
 		Parts: Parts{KV: part}, DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})
 }
@@ -62,6 +105,9 @@ func (in *Info) kvHasher() (*kv.Hasher, error) { return kv.NewHasher(in.keys.tag
 // maximum, a malformed line fail the load, naming the line, before
 // anything is written) and writes generation in.
 func (c *Client) loadKV(ctx context.Context, in *Info, r io.Reader, opt LoadOptions) error {
+	if in.KV.Heap != nil {
+		return c.loadKVHeap(ctx, in, r, opt)
+	}
 	format := opt.KV
 	if format == "" {
 		format = kv.CSV
@@ -197,6 +243,9 @@ func (c *Client) lookupIn(ctx context.Context, in *Info, keys [][]byte) ([]KVLoo
 	start := time.Now()
 	if err := kvOnly(in, "Lookup"); err != nil {
 		return nil, err
+	}
+	if in.KV.Heap != nil {
+		return c.lookupHeap(ctx, in, keys)
 	}
 	l := in.KV.Layout
 	ops, err := c.deltaOps(ctx, in)

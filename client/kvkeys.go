@@ -22,6 +22,10 @@ func KVLayout(opt KVOptions) (kv.Layout, string, error) {
 	if opt.MaxValue == 0 {
 		opt.MaxValue = DefaultMaxValue
 	}
+	if k, err := ParseKVLayout(string(opt.Layout)); err != nil || k == KVHeapLayout {
+		// A cluster builds cuckoo tables only (its shards' buckets).
+		return kv.Layout{}, "", fmt.Errorf("%w: layout %q here (the heap layout is made by Client.CreateKV on one device)", kv.ErrLayout, opt.Layout)
+	}
 	l, err := kv.NewLayout(opt.MaxValue, p.HintSlots(), seal.Overhead, opt.SlotData)
 	return l, pname, err
 }

@@ -57,6 +57,11 @@ type KVPart struct {
 	Layout   kv.Layout `json:"layout"`
 	HashSeed Hex       `json:"hash_seed,omitempty"`
 	Entries  int       `json:"entries,omitempty"`
+	// Heap: the heap layout (KVHeapLayout; kvheap.go): the buckets
+	// (PIRPart, HashSeed) are an index of one pointer a key, and the values
+	// lie in a second LWE database. Nil: the cuckoo layout, values cut into
+	// chunks in the buckets (every manifest written before it).
+	Heap *KVHeap `json:"heap,omitempty"`
 }
 
 // VectorPart describes a database of vectors searched by encrypted inner
@@ -180,6 +185,11 @@ func (p Parts) Clone() Parts {
 	if p.KV != nil {
 		c := *p.KV
 		c.Seed, c.HashSeed = bytes.Clone(c.Seed), bytes.Clone(c.HashSeed)
+		if c.Heap != nil {
+			h := *c.Heap
+			h.PIR.Seed = bytes.Clone(h.PIR.Seed)
+			c.Heap = &h
+		}
 		p.KV = &c
 	}
 	if p.Vectors != nil {

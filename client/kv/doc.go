@@ -22,4 +22,53 @@
 // Delta operations (puts, deletes, record sets) made between two builds
 // of the table are kept as an Ops list (delta.go), small and read whole
 // with every query.
+//
+// # Large values: an index and a heap (heap.go; issue 40)
+//
+// Chunks in buckets make a lookup of values up to 80 KB in 2 KB slots 80
+// full scans, each with its own ring stage (16 s on a 63K-key set), and
+// store every slot of the table at the maximum chunk (8.3× the data). The
+// heap layout splits the database in two:
+//
+//   - an index: the cuckoo table as above, one item a key (IndexLayout:
+//     slots of a 12-byte Pointer, the value's offset and length), so its
+//     buckets are small (seven slots in a 256-byte column) and its queries
+//     cheap;
+//   - a heap: the values one after another in one stream, cut into
+//     columns of Payload bytes, each column one sealed record of a second
+//     LWE database whose records are whole columns (Heap.Rows stored
+//     bytes, the LWE dimension by default: one pack of the packed mode).
+//
+// A lookup asks both candidate buckets of the index, then exactly
+// Heap.Queries() = ⌈(MaxValue−1)/Payload⌉ + 1 heap columns: those the
+// value spans, then columns drawn uniformly (all of them for a key not in
+// the index, or with an empty value). Every query is a
+// packed LWE query of the same shape, so the device sees the same two
+// rounds, of the same sizes and numbers, for every key; each answer is a
+// sealed record (the heap's under a key of its own, bound to its column
+// and generation), so a device that answers with another column, another
+// database's, another generation's or an altered one is caught.
+//
+// Why not one column at least as tall as the largest value (SimplePIR's
+// and YPIR+SP's large-record layout, the first plan): what a generation
+// stores beside its data grows with its rows, not its columns — the
+// packer's precomputation is 3·(N−1) NTT polynomials per N rows, 96 MiB
+// per 2048 rows (the ring stage's diagonals 64 MiB) whatever the column
+// count. A column of 80 KB is 40 packs of rows: 3.8 GiB of packer for a
+// 50 MB data set. A short heap keeps it at one pack (96 MiB): the columns
+// are many and the packer fixed, and the answer costs the same, because
+// packing costs per row returned (about 30 CPU-ms a pack of 2048 rows):
+// 41 columns of 2048 rows are 41 packs, one column of 83,968 rows would be
+// 41 packs too. What the short heap adds is per-query overhead (41 query
+// vectors and sets of packing keys, 41 × 0.5 MB up, each decoded on the
+// device) and 41 scans of the heap instead of one — shared by the device's
+// batcher, and small beside the packing at a heap of tens of MB. Values
+// straddle columns (no bin-packing: the stream wastes nothing but the last
+// column's tail), which costs one query a lookup beyond ⌈MaxValue/Payload⌉.
+//
+// Both databases are stored for the packed mode only (the packer, no hint
+// diagonals): the heap layout needs a device that answers packed queries
+// (a cuckoo database is made instead when the layout is left to the
+// default on an older device). Its measured figures are in BENCHMARKS.md,
+// "Large values in one lookup (issue 40, item 4)".
 package kv

@@ -64,3 +64,20 @@ func (f *Fold) Added(entries int) ([]Item, int) {
 	}
 	return items, entries
 }
+
+// AddedEntries is Added for a heap's index (a Fold of IndexLayout): the
+// changed keys' new values whole, under their keys' tags, and entries
+// adjusted; call it once every old item has been through Keep.
+func (f *Fold) AddedEntries(entries int) ([]Entry, int) {
+	var out []Entry
+	for _, k := range f.changed {
+		if f.first[f.h.Tag([]byte(k), 0)] {
+			entries--
+		}
+		if o := f.ops[f.last[k]]; o.Kind == OpPut {
+			out = append(out, Entry{Tag: f.h.Tag(o.Key, 0), Value: o.Value})
+			entries++
+		}
+	}
+	return out, entries
+}

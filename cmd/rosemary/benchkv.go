@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/tools/bench"
@@ -25,6 +26,16 @@ func runBenchKV(args []string) error {
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "rosemary-bench-kv"), "work directory (generated CSV, store, keys)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	plaintext := fs.Bool("insecure-plaintext", false, "the device serves plaintext on loopback (default: TLS 1.3 with client certificates made for the run)")
+	longTail := fs.Bool("long-tail", false, "issue 40's keyword set instead: values of 0.1 KB to --max-value with a long tail (median 0.7 KB), one database per --layouts, fresh-process lookups and LookupMany, every answer checked")
+	maxValue := fs.Int("max-value", 80000, "--long-tail: the largest value (and the databases' maximum)")
+	layouts := fs.String("layouts", "heap,cuckoo", "--long-tail: the kv layouts measured, in order")
+	fresh := fs.Int("fresh", 9, "--long-tail: lookups from a fresh process each (heap layout)")
+	freshOld := fs.Int("fresh-old", 3, "--long-tail: lookups from a fresh process each (cuckoo layout)")
+	manyKeys := fs.Int("many-keys", 16, "--long-tail: keys of one LookupMany (heap layout; 0: skip)")
+	manyOld := fs.Int("many-old", 4, "--long-tail: keys of one LookupMany (cuckoo layout; 0: skip)")
+	warm := fs.Int("warm", 3, "--long-tail: in-process lookups of the largest value, with the device's CPU (heap layout)")
+	warmOld := fs.Int("warm-old", 1, "--long-tail: the same for the cuckoo layout")
+	heapRows := fs.Int("heap-rows", 0, "--long-tail: stored bytes of a heap column (0: the LWE dimension)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,6 +50,27 @@ func runBenchKV(args []string) error {
 	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
+	if *longTail {
+		rep, err := bench.RunKVLarge(ctx, bench.KVLargeOptions{Records: n, MaxValue: *maxValue, Layouts: strings.Split(*layouts, ","),
+			Fresh: *fresh, FreshOld: *freshOld, Many: *manyKeys, ManyOld: *manyOld, Warm: *warm, WarmOld: *warmOld, HeapRows: *heapRows, LWEParams: *params, Seed: *seed,
+			Dir: *dir, Device: device, Exe: device[0], Plaintext: *plaintext, Log: bar.logf("bench kv"),
+			Progress: func(stage string, done, total int64) { bar.show(stage, done, total) }})
+		bar.done()
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(rep)
+		}
+		fmt.Printf("kv --long-tail: %d keys, %d B of values (min %d, median %d, p99 %d, max %d), %s, load average %s\n",
+			rep.Records, rep.DataBytes, rep.ValueMin, rep.ValueMed, rep.ValueP99, rep.ValueMax, rep.Transport, rep.LoadAvg)
+		for _, l := range rep.Layouts {
+			fmt.Printf("%s: load %.1f s, %d B stored (%.2f× the data), %d queries a lookup; fresh-process lookup median %.3f s (%d/%d right); warm %.3f s, device CPU %.2f s; LookupMany of %d: %.3f s (%.1f× the fresh median), %d right; load average %s\n",
+				l.Layout, l.LoadS, l.StoredBytes, l.StoredOverData, l.QueriesPerLookup, l.FreshMedianS, l.FreshCorrect, len(l.FreshS), l.WarmS, l.DeviceCPUPerS, l.ManyKeys, l.ManyS, l.ManyOverFresh, l.ManyCorrect, l.LoadAvgAtLookups)
+		}
+		fmt.Println("(measured here)")
+		return nil
+	}
 	rep, err := bench.RunKV(ctx, bench.KVOptions{Records: n, ValueSize: *valueSize, Lookups: *lookups, Updates: *updates, Many: *many, DeltaMax: *deltaMax, CompactAt: *compactAt,
 		LWEParams: *params, Seed: *seed, Dir: *dir, Device: device, Plaintext: *plaintext,
 		Log:      bar.logf("bench kv"),

@@ -28,7 +28,7 @@ const dbUsage = `usage: rosemary db keys|trust|create|load|get|lookup|put|delete
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip] [--encrypt-vectors]
   rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
                       (vectors: FILE.fvecs, .bvecs or .npy)
-  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind kv [--max-value B] [--slot B] [--delta-max B] [--compact-at B]
+  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind kv [--max-value B] [--slot B] [--kv-layout auto|cuckoo|heap] [--heap-rows B] [--delta-max B] [--compact-at B]
   rosemary db load    ... --name KV [--format csv|jsonl] [--header] FILE     (kv: key, value per row)
   rosemary db get     (--store DIR | --device ADDR) --keys DIR --name NAME --index I
   rosemary db lookup  (--store DIR | --device ADDR) --keys DIR --name KV --kv-key K
@@ -256,6 +256,10 @@ func describePart(h client.Header, p client.Parts) string {
 	switch {
 	case p.KV != nil:
 		l := p.KV.Layout
+		if hp := p.KV.Heap; hp != nil {
+			return fmt.Sprintf("%d keys, values up to %d B in a heap of %d columns of %d B (%d B used), an index of %d buckets of %d slots",
+				p.KV.Entries, hp.Heap.MaxValue, hp.Heap.Columns, hp.Heap.Payload, hp.Heap.Bytes, h.Records, hp.Index.Slots)
+		}
 		return fmt.Sprintf("%d keys, values up to %d B in slots of %d B, %d buckets of %d slots", p.KV.Entries, l.MaxValue, l.SlotData, h.Records, l.Slots)
 	case p.Vectors != nil:
 		return fmt.Sprintf("%d vectors of %d dimensions (%s)", h.Records, p.Vectors.Dim, p.Vectors.Metric)

@@ -21,7 +21,8 @@ import (
 
 // createFlags are db create's flags, by kind.
 type createFlags struct {
-	kind, lweParams, metric, scheme                *string
+	kind, lweParams, metric, scheme, kvLayout      *string
+	heapRows                                       *int
 	lweMode                                        *string // db's --lwe-mode: what generations store
 	maxValue, slot, deltaMax, compactAt, size, dim *int
 	shards, replicas                               *int
@@ -35,6 +36,8 @@ func addCreateFlags(f *dbFlags) *createFlags {
 		kind:      fs.String("kind", "pir", "pir (records read privately), kv (values read by key) or vectors"),
 		maxValue:  fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)"),
 		slot:      fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)"),
+		kvLayout:  fs.String("kv-layout", "auto", "kv: auto (heap for values longer than a slot, on a device that answers packed queries; else cuckoo), cuckoo (values in chunks in the buckets: 2·⌈max-value/slot⌉ queries a lookup) or heap (an index of pointers and a heap of whole columns, queried packed: 2 + ⌈max-value/column⌉ + 1 queries)"),
+		heapRows:  fs.Int("heap-rows", 0, "kv --kv-layout heap: stored bytes of a heap column, a power of two (0: the LWE dimension, 2048)"),
 		lweParams: fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)"),
 		insecure:  fs.Bool("insecure-params", false, "pir, kv: allow a parameter set marked insecure (tests only; recorded in the manifest)"),
 		deltaMax:  fs.Int("delta-max", 0, fmt.Sprintf("pir (one device), kv: bound on the delta of updates, bytes (0: the store's default, %d on a device)", client.DefaultDeltaMax)),
@@ -73,7 +76,7 @@ func (c *createFlags) spec() (client.Spec, error) {
 			return s, fmt.Errorf("db create: --lwe-mode: %w", err)
 		}
 		s.KV = &client.KVOptions{MaxValue: *c.maxValue, SlotData: *c.slot, LWEParams: *c.lweParams, InsecureParams: *c.insecure,
-			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, LWEMode: mode}
+			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, LWEMode: mode, Layout: client.KVLayoutKind(*c.kvLayout), HeapRows: *c.heapRows}
 	case client.KindVectors:
 		if *c.dim <= 0 {
 			return s, errors.New("db create: --dim is required for a vectors database")

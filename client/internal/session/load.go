@@ -269,6 +269,10 @@ func (l *LWELoader) StorePacker() { l.packer = true }
 // stores 64 MiB a pack of 2048 rows less at the default parameters.
 func (l *LWELoader) SkipDiagonals() { l.noDiagonals = true }
 
+// PackedOnly is StorePacker and SkipDiagonals: the generation is queried
+// in the packed mode only.
+func (l *LWELoader) PackedOnly() { l.StorePacker(); l.SkipDiagonals() }
+
 // writePacker stores the packed mode's precomputation (lwepir.NewPacker on
 // the same hint as the diagonals) as objname.LWEPacker describes: beside
 // the diagonals, so that both the ring stage and the packed mode can

@@ -1,0 +1,356 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rosemary-fhe/rosemary/client"
+	"github.com/rosemary-fhe/rosemary/client/kv"
+	"github.com/rosemary-fhe/rosemary/device/api"
+	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/remote"
+)
+
+// heapOpts: small insecure parameters (N = 256: heap columns of 256 bytes,
+// 240 of them value), values up to 600 bytes: four heap columns a lookup.
+var heapOpts = client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 600, Layout: client.KVHeapLayout}
+
+// heapData is n keys with seeded values of 0 to 600 bytes (key-0's empty,
+// key-1's of 600), as JSONL.
+func heapData(seed uint64, n int) (map[string][]byte, []byte) {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	m := map[string][]byte{}
+	var b bytes.Buffer
+	for i := range n {
+		k := fmt.Sprintf("key-%d", i)
+		l := rng.IntN(120)
+		if rng.IntN(8) == 0 {
+			l = rng.IntN(601)
+		}
+		switch i {
+		case 0:
+			l = 0
+		case 1:
+			l = 600
+		}
+		v := make([]byte, l)
+		for j := range v {
+			v[j] = 'a' + byte(rng.IntN(26))
+		}
+		m[k] = v
+		fmt.Fprintf(&b, "{\"key\": %q, \"value\": %q}\n", k, v)
+	}
+	return m, b.Bytes()
+}
+
+func createHeap(t *testing.T, c *client.Client, name string, jsonl []byte) *client.Info {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.CreateKV(ctx, name, heapOpts); err != nil {
+		t.Fatal(err)
+	}
+	in, err := c.Load(ctx, name, bytes.NewReader(jsonl), client.LoadOptions{KV: kv.JSONL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// checkMany looks want's keys and absent up in one LookupMany and compares
+// every value byte for byte.
+func checkMany(t *testing.T, c *client.Client, name string, want map[string][]byte, absent ...string) {
+	t.Helper()
+	var keys [][]byte
+	for k := range want {
+		keys = append(keys, []byte(k))
+	}
+	for _, k := range absent {
+		keys = append(keys, []byte(k))
+	}
+	got, err := c.LookupMany(context.Background(), name, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range got {
+		w, ok := want[string(keys[i])]
+		if r.Found != ok || !bytes.Equal(r.Value, w) || (ok && r.Value == nil) {
+			t.Fatalf("%s: found %v, %d bytes; want found %v, %d bytes", keys[i], r.Found, len(r.Value), ok, len(w))
+		}
+	}
+}
+
+func TestKVHeapLookupUpdateCompact(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	want, data := heapData(1, 60)
+	in := createHeap(t, e.c, "h", data)
+	hp := in.KV.Heap
+	if hp == nil || hp.Heap.Queries() != 4 || hp.Heap.Payload != 240 || in.KV.Entries != 60 {
+		t.Fatalf("heap part %+v, entries %d", hp, in.KV.Entries)
+	}
+	var total int
+	for _, v := range want {
+		total += len(v)
+	}
+	if hp.Heap.Bytes != int64(total) || hp.Heap.Columns != (total+239)/240 {
+		t.Fatalf("heap of %d bytes in %d columns, want %d bytes", hp.Heap.Bytes, hp.Heap.Columns, total)
+	}
+	// Both databases store the packer and no hint diagonals.
+	list, err := e.c.Device().List(ctx, &devicepb.ListRequest{Prefix: in.DataPrefix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, o := range list.Objects {
+		rest := strings.TrimPrefix(o.Name, in.DataPrefix())
+		rest = strings.TrimPrefix(rest, "heap/")
+		if len(rest) > 5 {
+			kinds[rest[:5]]++
+		}
+	}
+	if kinds["lwe/d"] != 0 || kinds["lwe/p"] < 2 || kinds["lwe/t"] < 2 {
+		t.Fatalf("stored objects by kind: %v (want tiles and packers of both, no diagonals)", kinds)
+	}
+	// One at a time: the empty value, the largest, an absent key.
+	for _, k := range []string{"key-0", "key-1", "key-7"} {
+		v, err := e.c.Lookup(ctx, "h", []byte(k))
+		if err != nil || !bytes.Equal(v, want[k]) || v == nil {
+			t.Fatalf("%s: %d bytes (%v), want %d", k, len(v), err, len(want[k]))
+		}
+	}
+	if _, err := e.c.Lookup(ctx, "h", []byte("nobody")); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("absent key: %v", err)
+	}
+	checkMany(t, e.c, "h", want, "nobody", "key-60")
+	r, err := e.c.LookupMany(ctx, "h", [][]byte{[]byte("key-2")})
+	if err != nil || r[0].Queries != 2+4 {
+		t.Fatalf("queries a lookup: %v %v", r, err)
+	}
+
+	// Updates in the delta, then folded in by a compaction.
+	big := bytes.Repeat([]byte("Z"), 600)
+	for _, u := range []struct {
+		k string
+		v []byte
+	}{{"key-3", []byte("changed")}, {"new-key", big}, {"key-1", nil}, {"empty-new", []byte{}}} {
+		if _, err := e.c.Put(ctx, "h", []byte(u.k), u.v); err != nil {
+			t.Fatal(err)
+		}
+		want[u.k] = u.v
+	}
+	want["key-1"], want["empty-new"] = []byte{}, []byte{}
+	if _, err := e.c.Delete(ctx, "h", []byte("key-4")); err != nil {
+		t.Fatal(err)
+	}
+	delete(want, "key-4")
+	if _, err := e.c.Put(ctx, "h", []byte("key-5"), bytes.Repeat([]byte("x"), 601)); !errors.Is(err, client.ErrValueTooLarge) {
+		t.Fatalf("a value over the maximum: %v", err)
+	}
+	checkMany(t, e.c, "h", want, "key-4", "nobody")
+	in, err = e.c.Compact(ctx, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.KV.Heap == nil || in.KV.Entries != len(want) || in.Generation != 2 {
+		t.Fatalf("after compaction: heap %v, %d entries (want %d), generation %d", in.KV.Heap != nil, in.KV.Entries, len(want), in.Generation)
+	}
+	checkMany(t, e.c, "h", want, "key-4", "nobody")
+	// A fresh client (no cached session) reads the compacted generation.
+	c2 := client.New(e.c.Device(), e.keys)
+	defer c2.Close()
+	checkMany(t, c2, "h", want, "key-4")
+}
+
+// heapRecorder logs every QueryLWE: which database (index or heap), the
+// request's sizes and the answer's.
+type heapRecorder struct {
+	api.Device
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *heapRecorder) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+	resp, err := r.Device.QueryLWE(ctx, req)
+	what := "index"
+	if strings.HasSuffix(req.GetGeneration(), "/heap") {
+		what = "heap"
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, fmt.Sprintf("%s %d×%d: %d+%d bytes up, %d down", what, req.GetRows(), req.GetCols(),
+		len(req.GetQuery()), len(req.GetPackingKeys()), len(resp.GetPacked())))
+	r.mu.Unlock()
+	return resp, err
+}
+
+func (r *heapRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.calls
+	r.calls = nil
+	slicesSort(out)
+	return out
+}
+
+// The device sees the same packed queries, in the same numbers and of the
+// same sizes, for a present key with a short, empty or the longest value,
+// a key answered by the delta, and an absent key.
+func TestKVHeapWireShape(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	rec := &heapRecorder{Device: e.c.Device()}
+	c := client.New(rec, e.keys)
+	defer c.Close()
+	_, data := heapData(2, 40)
+	createHeap(t, c, "h", data)
+	if _, err := c.Put(ctx, "h", []byte("in-delta"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	rec.take()
+	var first []string
+	for _, k := range []string{"key-1", "key-0", "key-2", "in-delta", "absent"} {
+		if _, err := c.Lookup(ctx, "h", []byte(k)); err != nil && !errors.Is(err, client.ErrNotFound) {
+			t.Fatal(err)
+		}
+		got := rec.take()
+		if len(got) != 2+4 || !strings.HasPrefix(got[0], "heap") || !strings.HasPrefix(got[4], "index") {
+			t.Fatalf("%s: %d queries %v, want 4 heap and 2 index", k, len(got), got)
+		}
+		if first == nil {
+			first = got
+		} else if fmt.Sprint(got) != fmt.Sprint(first) {
+			t.Fatalf("%s: the device saw\n%v\nwhere key-1 showed it\n%v", k, got, first)
+		}
+	}
+}
+
+// The default layout is the heap where a value can be longer than a slot,
+// the cuckoo table otherwise (or where the slot is given); a cuckoo
+// database — every one made before the heap layout — reads as before
+// beside a heap one on the same client.
+func TestKVAutoLayoutAndCuckooBeside(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	for _, c := range []struct {
+		name string
+		opt  client.KVOptions
+		heap bool
+	}{
+		{"long", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 600}, true},
+		{"short", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 40}, false},
+		{"slotted", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 600, SlotData: 100}, false},
+		{"forced", client.KVOptions{LWEParams: "test", InsecureParams: true, MaxValue: 40, Layout: client.KVHeapLayout}, true},
+	} {
+		in, err := e.c.CreateKV(ctx, c.name, c.opt)
+		if err != nil || (in.KV.Heap != nil) != c.heap {
+			t.Fatalf("%s: heap %v (%v), want %v", c.name, in != nil && in.KV.Heap != nil, err, c.heap)
+		}
+	}
+	if _, err := e.c.CreateKV(ctx, "bad", client.KVOptions{LWEParams: "test", InsecureParams: true, Layout: "tree"}); err == nil {
+		t.Fatal("an unknown layout was accepted")
+	}
+	want, data := heapData(6, 25)
+	for _, name := range []string{"long", "slotted"} {
+		if _, err := e.c.Load(ctx, name, bytes.NewReader(data), client.LoadOptions{KV: kv.JSONL}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkMany(t, e.c, "slotted", want, "nobody")
+	checkMany(t, e.c, "long", want, "nobody")
+	in, err := e.c.Info(ctx, "slotted")
+	if err != nil || in.KV.Heap != nil || in.KV.Layout.Queries() != 2*6 {
+		t.Fatalf("the cuckoo database: %+v, %v", in, err)
+	}
+}
+
+// Over TLS: a fresh process's heap lookup is right; a device that says an
+// older wire version (no packed mode) gets a cuckoo table by default and
+// a named refusal for the heap layout.
+func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
+	ctx := context.Background()
+	td := countedTLSDevice(t)
+	keys, err := client.NewKeys(td.keyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, data := heapData(7, 20)
+	createHeap(t, c, "h", data)
+	c.Close()
+	fresh, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMany(t, fresh, "h", want, "nobody")
+	fresh.Close()
+
+	td.log.mu.Lock()
+	td.log.wire = api.PackedWireVersion - 1
+	td.log.mu.Unlock()
+	old, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	auto := heapOpts
+	auto.Layout = client.KVAuto
+	if in, err := old.CreateKV(ctx, "auto", auto); err != nil || in.KV.Heap != nil {
+		t.Fatalf("auto layout on an older device: heap %v, %v", in != nil && in.KV.Heap != nil, err)
+	}
+	if _, err := old.CreateKV(ctx, "forced", heapOpts); !errors.Is(err, client.ErrPackedDevice) {
+		t.Fatalf("heap layout on an older device: %v", err)
+	}
+	if _, err := old.Lookup(ctx, "h", []byte("key-1")); !errors.Is(err, client.ErrPackedDevice) {
+		t.Fatalf("a heap lookup through an older device: %v", err)
+	}
+}
+
+// A reader granted a heap database looks keys up (both rounds, the delta)
+// over TLS; before the grant, and for updates after it, it is refused.
+func TestKVHeapReader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cs := tlsUsers(t, "alice", "bob")
+	alice, bob := cs["alice"], cs["bob"]
+	want, data := heapData(8, 20)
+	createHeap(t, alice, "h", data)
+	if _, err := alice.Put(ctx, "h", []byte("fresh"), []byte("in the delta")); err != nil {
+		t.Fatal(err)
+	}
+	want["fresh"] = []byte("in the delta")
+	_, err := bob.Lookup(ctx, "h", []byte("key-1"))
+	wantDenied(t, "bob's lookup before a grant", err)
+	trust(t, bob, alice)
+	if err := alice.Grant(ctx, "h", "bob", client.RoleReader, bob.Keys().MemberPublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	checkMany(t, bob, "h", want, "absent")
+	_, err = bob.Put(ctx, "h", []byte("x"), []byte("y"))
+	wantDenied(t, "reader's put", err)
+}
+
+// An empty load makes an empty heap (one column, no value) that answers
+// "not found", takes puts and compacts.
+func TestKVHeapEmpty(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	createHeap(t, e.c, "h", nil)
+	checkMany(t, e.c, "h", map[string][]byte{}, "nobody")
+	if _, err := e.c.Put(ctx, "h", []byte("one"), []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	in, err := e.c.Compact(ctx, "h")
+	if err != nil || in.KV.Entries != 1 || in.KV.Heap.Heap.Bytes != 1 {
+		t.Fatalf("compacted: %+v, %v", in, err)
+	}
+	checkMany(t, e.c, "h", map[string][]byte{"one": []byte("1")}, "nobody")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rosemary-fhe/rosemary/client"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/objname"
@@ -63,7 +64,7 @@ func (c *Client) dropStale(ctx context.Context, name, addr string) error {
 		return err
 	}
 	defer release()
-	if err := cc.Drop(ctx, name); err != nil && !errors.Is(err, api.ErrNotFound) {
+	if err := cc.Drop(ctx, name); err != nil && !errors.Is(err, client.ErrNoDatabase) && !errors.Is(err, api.ErrNotFound) {
 		return err
 	}
 	return nil

@@ -124,6 +124,16 @@ func TestKVHeapLyingDeviceCaughtBySeal(t *testing.T) {
 			}
 			return first, err
 		}},
+		{"another column (the query's words reversed)", func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+			r := proto.Clone(req).(*devicepb.LWEQueryRequest)
+			q := r.Query
+			for i, j := 0, len(q)-4; i < j; i, j = i+4, j-4 {
+				for k := range 4 {
+					q[i+k], q[j+k] = q[j+k], q[i+k]
+				}
+			}
+			return liar.Device.QueryLWE(ctx, r)
+		}},
 		{"another database's column", redirect(heapOf(other))},
 		{"the generation before's column", redirect(heapOf(old))},
 	} {

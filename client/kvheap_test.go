@@ -354,3 +354,24 @@ func TestKVHeapEmpty(t *testing.T) {
 	}
 	checkMany(t, e.c, "h", map[string][]byte{"one": []byte("1")}, "nobody")
 }
+
+// A new generation's publication removes the old one whole, its heap
+// included (the heap lies inside the generation's prefix).
+func TestKVHeapOldGenerationRemoved(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	c := client.New(e.c.Device(), e.keys)
+	_, data := heapData(9, 10)
+	old := createHeap(t, c, "h", data)
+	if l, err := e.c.Device().List(ctx, &devicepb.ListRequest{Prefix: old.DataPrefix() + "heap/"}); err != nil || len(l.Objects) == 0 {
+		t.Fatalf("generation 1's heap objects: %v, %v", l, err)
+	}
+	if _, err := c.Load(ctx, "h", bytes.NewReader(data), client.LoadOptions{KV: kv.JSONL}); err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // waits for the removals
+	list, err := e.c.Device().List(ctx, &devicepb.ListRequest{Prefix: old.DataPrefix()})
+	if err != nil || len(list.Objects) != 0 {
+		t.Fatalf("generation %d's objects left: %d (%v)", old.Generation, len(list.GetObjects()), err)
+	}
+}

@@ -61,8 +61,10 @@
 // 41 columns of 2048 rows are 41 packs, one column of 83,968 rows would be
 // 41 packs too. What the short heap adds is per-query overhead (41 query
 // vectors and sets of packing keys, 41 × 0.5 MB up, each decoded on the
-// device) and 41 scans of the heap instead of one — shared by the device's
-// batcher, and small beside the packing at a heap of tens of MB. Values
+// device) and 41 scans of the heap instead of one (shared by the device's
+// batcher): measured on a 55 MB set, columns of 4096 rows (half the
+// queries) take a quarter less device CPU a lookup and store 5.0× the data
+// instead of 3.2× (Heap.Rows is a parameter: KVOptions.HeapRows). Values
 // straddle columns (no bin-packing: the stream wastes nothing but the last
 // column's tail), which costs one query a lookup beyond ⌈MaxValue/Payload⌉.
 //

@@ -197,7 +197,7 @@ func newGatedClusterDevices(t *testing.T, n int) (*cluster.Client, []*gate, []st
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	c.Scheme = client.SchemeBGV // as newCluster: see there
+	c.Scheme = client.SchemeBGV // BGV shards here, LWE in newCluster: both schemes' failover tested
 	c.Programs = programs.New()
 	waitDevices(t, c, n)
 	return c, gates, addrs, devs

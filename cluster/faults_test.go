@@ -41,7 +41,7 @@ func TestClusterFaultSchedule(t *testing.T) {
 	}
 	cfg := chaos.Config{
 		Dir: t.TempDir(), Devices: 4, EtcdMembers: 3, Seed: *faultSeed, Duration: *faultDuration, Rounds: *faultRounds,
-		Scheme:    client.SchemeBGV, // as newCluster: see there
+		Scheme:    client.SchemeBGV, // BGV shards here, LWE in newCluster (see there)
 		DiskBytes: 128 << 20,
 		// Devices on mutual TLS: the database's owner loads and queries,
 		// the coordinator (an admin) repairs, sweeps and reconciles.

@@ -293,7 +293,11 @@ func (b *e2eBench) runOne(p linear.Protocol, srv *e2eServer, addr string) (e2eRu
 	}
 	run := e2eRun{Link: linkLabel, Shaping: b.ln.shaping, Seed: o.seed, LoadBefore: loadAvg(), CPUs: runtime.GOMAXPROCS(0), InjectedRTTms: o.rtt.Seconds() * 1e3,
 		Command: "rosemary mpc bench " + strings.Join(o.args, " ")} // args hold --e2e
-	b.logf("%s %s over %s: session starts (load %s)", name, p, o.linkName, run.LoadBefore)
+	over := linkLabel
+	if o.rtt > 0 {
+		over += fmt.Sprintf(" + %v RTT (injected)", o.rtt)
+	}
+	b.logf("%s %s over %s: session starts (load %s)", name, p, over, run.LoadBefore)
 	rep, err := e2eSession(b.ctx, srv, addr, b.pub, b.img, b.want, e2e.Config{Protocol: p, LogN: o.logN}, o.verbose, b.logf)
 	if o.ahead {
 		werr := srv.wait()

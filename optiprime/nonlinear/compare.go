@@ -170,45 +170,59 @@ func (p *Party) combine(batches []compareBatch, gt, eq [][]uint8) ([][]uint8, er
 	}
 	// Combine adjacent blocks, low (even) with high (odd), level by level.
 	for anyAbove1(cur) {
-		var a []uint8
-		var b []uint64
+		// The level's pairs, batch after batch: batch bi's from offset
+		// offs[bi], element i's c/2 pairs together.
+		offs := make([]int, len(batches))
+		total := 0
+		for bi, c := range cur {
+			offs[bi] = total
+			if c > 1 {
+				total += len(batches[bi].x) * (c / 2)
+			}
+		}
+		a := make([]uint8, total)
+		b := make([]uint64, total)
 		for bi, c := range cur {
 			if c <= 1 {
 				continue
 			}
-			for i := range batches[bi].x {
-				for t := 0; t < c/2; t++ {
-					lo, hi := i*c+2*t, i*c+2*t+1
-					a = append(a, eq[bi][hi])
-					b = append(b, uint64(gt[bi][lo])|uint64(eq[bi][lo])<<1)
+			gtb, eqb, off, pairs := gt[bi], eq[bi], offs[bi], c/2
+			split(len(batches[bi].x), func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					for t := 0; t < pairs; t++ {
+						l, h, o := i*c+2*t, i*c+2*t+1, off+i*pairs+t
+						a[o] = eqb[h]
+						b[o] = uint64(gtb[l]) | uint64(eqb[l])<<1
+					}
 				}
-			}
+			})
 		}
 		z, err := p.and(a, b, 2)
 		if err != nil {
 			return nil, fmt.Errorf("nonlinear: millionaires tree level: %w", err)
 		}
-		off := 0
 		for bi, c := range cur {
 			if c <= 1 {
 				continue
 			}
-			n, pairs, next := len(batches[bi].x), c/2, (c+1)/2
+			n, pairs, next, off := len(batches[bi].x), c/2, (c+1)/2, offs[bi]
 			ngt := make([]uint8, n*next)
 			neq := make([]uint8, n*next)
-			for i := 0; i < n; i++ {
-				for t := 0; t < pairs; t++ {
-					hi := i*c + 2*t + 1
-					zz := z[off+i*pairs+t]
-					ngt[i*next+t] = gt[bi][hi] ^ uint8(zz&1)
-					neq[i*next+t] = uint8(zz >> 1)
+			gtb, eqb := gt[bi], eq[bi]
+			split(n, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					for t := 0; t < pairs; t++ {
+						h := i*c + 2*t + 1
+						zz := z[off+i*pairs+t]
+						ngt[i*next+t] = gtb[h] ^ uint8(zz&1)
+						neq[i*next+t] = uint8(zz >> 1)
+					}
+					if c%2 == 1 { // the top block has no partner yet
+						ngt[i*next+next-1] = gtb[i*c+c-1]
+						neq[i*next+next-1] = eqb[i*c+c-1]
+					}
 				}
-				if c%2 == 1 { // the top block has no partner yet
-					ngt[i*next+next-1] = gt[bi][i*c+c-1]
-					neq[i*next+next-1] = eq[bi][i*c+c-1]
-				}
-			}
-			off += n * pairs
+			})
 			gt[bi], eq[bi], cur[bi] = ngt, neq, next
 		}
 	}
@@ -243,17 +257,20 @@ func (p *Party) leavesSend(pass []leafFrame) error {
 		fr := pass[f]
 		q := fr.q
 		words := make([]uint64, len(fr.x)*q)
-		bits := p.prg.Bits(2 * len(fr.x) * q)
-		for i, a := range fr.x {
-			for j := 0; j < q; j++ {
-				idx := i*q + j
-				aj := a >> (j * blockBits) & (N - 1)
-				g, e := bits[2*idx], bits[2*idx+1]
-				fr.gt[idx], fr.eq[idx] = g, e
-				w := (uint64(1)<<(2*aj)-1)&lowBits | uint64(2)<<(2*aj)
-				words[idx] = w ^ lowBits&-uint64(g) ^ highBits&-uint64(e)
+		p.splitRand(len(fr.x), func(lo, hi int, prg *share.PRG) {
+			bits := prg.Bits(2 * (hi - lo) * q)
+			for i := lo; i < hi; i++ {
+				a := fr.x[i]
+				for j := 0; j < q; j++ {
+					idx := i*q + j
+					aj := a >> (j * blockBits) & (N - 1)
+					g, e := bits[2*(idx-lo*q)], bits[2*(idx-lo*q)+1]
+					fr.gt[idx], fr.eq[idx] = g, e
+					w := (uint64(1)<<(2*aj)-1)&lowBits | uint64(2)<<(2*aj)
+					words[idx] = w ^ lowBits&-uint64(g) ^ highBits&-uint64(e)
+				}
 			}
-		}
+		})
 		reply, err := p.snd.ReplyNPacked(u, words, blockBits, 2)
 		if err != nil {
 			return err
@@ -273,11 +290,14 @@ func (p *Party) leavesReceive(pass []leafFrame) error {
 	for f, fr := range pass {
 		q := fr.q
 		choices := make([]uint16, len(fr.x)*q)
-		for i, b := range fr.x {
-			for j := 0; j < q; j++ {
-				choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
+		split(len(fr.x), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				b := fr.x[i]
+				for j := 0; j < q; j++ {
+					choices[i*q+j] = uint16(b >> (j * blockBits) & (N - 1))
+				}
 			}
-		}
+		})
 		req, u, err := p.rcv.RequestN(choices, blockBits)
 		if err != nil {
 			return err
@@ -298,9 +318,12 @@ func (p *Party) leavesReceive(pass []leafFrame) error {
 		}
 		reqs[f] = nil
 		fr := pass[f]
-		for idx, m := range got {
-			fr.gt[idx], fr.eq[idx] = uint8(m&1), uint8(m>>1)
-		}
+		split(len(got), func(lo, hi int) {
+			for idx := lo; idx < hi; idx++ {
+				m := got[idx]
+				fr.gt[idx], fr.eq[idx] = uint8(m&1), uint8(m>>1)
+			}
+		})
 	}
 	return nil
 }
@@ -370,21 +393,27 @@ func (p *Party) Mux(d []uint8, x []uint64) ([]uint64, error) {
 		return nil, fmt.Errorf("nonlinear: mux of %d bits and %d values", len(d), len(x))
 	}
 	r := p.ring
-	delta := make([]uint64, len(x))
 	for i := range x {
 		if d[i] > 1 {
 			return nil, fmt.Errorf("nonlinear: mux bit %d is %d", i, d[i])
 		}
-		delta[i] = r.Mul(1-2*uint64(d[i]), x[i]) // (1-2d)·x
 	}
+	delta := make([]uint64, len(x))
+	split(len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			delta[i] = r.Mul(1-2*uint64(d[i]), x[i]) // (1-2d)·x
+		}
+	})
 	xs, ys, err := p.biCorrelated(d, delta, r)
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: mux: %w", err)
 	}
 	out := make([]uint64, len(x))
-	for i := range x {
-		out[i] = r.Add(r.Sub(r.Mul(uint64(d[i]), x[i]), xs[i]), ys[i])
-	}
+	split(len(x), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = r.Add(r.Sub(r.Mul(uint64(d[i]), x[i]), xs[i]), ys[i])
+		}
+	})
 	return out, nil
 }
 
@@ -599,32 +628,38 @@ func (p *Party) ReLUTruncate(x []uint64, s int) ([]uint64, error) {
 	lowD := make([]uint64, n) // low ℓ−1 bits: DReLU's carry
 	lowS := make([]uint64, n) // low s bits: the truncation's carry
 	X := make([]uint64, n)
-	for i, v := range x {
-		X[i] = r.Reduce(v)
-		lowD[i] = X[i] & share.Mask(l-1)
-		lowS[i] = X[i] & share.Mask(s)
-	}
+	split(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			X[i] = r.Reduce(x[i])
+			lowD[i] = X[i] & share.Mask(l-1)
+			lowS[i] = X[i] & share.Mask(s)
+		}
+	})
 	cs, err := p.carries(compareBatch{lowD, l - 1}, compareBatch{lowS, s})
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: ReLU and truncate: %w", err)
 	}
 	d := make([]uint8, n)
 	bits := make([]uint8, 2*n) // carries of the low s bits, then top bits
-	for i, v := range X {
-		m := uint8(r.MSB(v))
-		d[i] = m ^ cs[0][i] ^ uint8(1-p.id) // DReLU: party 0 adds the constant 1
-		bits[i], bits[n+i] = cs[1][i], m
-	}
+	split(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			m := uint8(r.MSB(X[i]))
+			d[i] = m ^ cs[0][i] ^ uint8(1-p.id) // DReLU: party 0 adds the constant 1
+			bits[i], bits[n+i] = cs[1][i], m
+		}
+	})
 	prod, err := p.crossProduct(bits, r)
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: ReLU and truncate: %w", err)
 	}
 	t := make([]uint64, n)
-	for i, v := range X {
-		carry := r.Sub(uint64(bits[i]), r.Add(prod[i], prod[i])) // c0 ⊕ c1
-		wrap := r.Sub(uint64(bits[n+i]), prod[n+i])              // m0 ∨ m1, the wrap when x ≥ 0
-		t[i] = r.Add(r.Sub(v>>s, wrap<<(l-s)), carry)
-	}
+	split(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			carry := r.Sub(uint64(bits[i]), r.Add(prod[i], prod[i])) // c0 ⊕ c1
+			wrap := r.Sub(uint64(bits[n+i]), prod[n+i])              // m0 ∨ m1, the wrap when x ≥ 0
+			t[i] = r.Add(r.Sub(X[i]>>s, wrap<<(l-s)), carry)
+		}
+	})
 	out, err := p.Mux(d, t)
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: ReLU and truncate: %w", err)

@@ -65,4 +65,26 @@
 // pass per 2^16 values took 132). Setup: 128 base OTs, 47,709 IKNP OTs and one small
 // Ferret iteration each way (≈ 2.3 MB). Over IKNP and KK13 the same ReLU
 // moved 629 bytes.
+//
+// # Parallelism
+//
+// A batch runs on all GOMAXPROCS cores of a party, over one OT instance per
+// direction: the heavy local work is split inside package ot (the Ferret
+// trees and LPN rows, the correlation-robust hashing, the packed leaves'
+// masks, the silent requests' corrections), and this package splits its own
+// per-element loops (the leaves' messages with their random shares, each
+// range drawing from its own PRG seeded from the party's; the tree levels'
+// gathers and scatters; the ANDs' masks; the multiplexer) into splitWidth
+// ranges. The split is local: bytes, flights and outputs do not depend on
+// it, and two parties may split differently.
+//
+// Why not SCI's design (each thread its own OT instance and channel, the
+// batch cut into per-thread sub-batches): a CPU profile of ReLU batches
+// over the regular Ferret set (BenchmarkReLUNetwork, both parties on this
+// 2-core machine) puts 88% of the CPU inside loops already split over the
+// cores, 62% in Ferret's LPN encoding alone, and that encoding is bound by
+// memory: a gather at random from a 9.4 MB table, above the 8 MB
+// last-level cache. A second OT instance per party doubles those tables
+// (and the setup, and the pools), where the remaining serial 12% — split
+// here now — is what the profile leaves to gain.
 package nonlinear

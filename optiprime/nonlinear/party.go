@@ -196,11 +196,14 @@ func (p *Party) and(a []uint8, b []uint64, w int) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nonlinear: AND width: %w", err)
 	}
-	r := p.prg.Uniform(wr, len(a))
+	r := make([]uint64, len(a))
 	m1 := make([]uint64, len(a))
-	for i := range r {
-		m1[i] = r[i] ^ b[i]
-	}
+	p.splitRand(len(a), func(lo, hi int, g *share.PRG) {
+		copy(r[lo:hi], g.Uniform(wr, hi-lo))
+		for i := lo; i < hi; i++ {
+			m1[i] = r[i] ^ b[i]
+		}
+	})
 	// One batch of chosen OTs each way, or several above the OT batch
 	// limit (two flights each).
 	got := make([]uint64, 0, len(a))
@@ -216,8 +219,10 @@ func (p *Party) and(a []uint8, b []uint64, w int) ([]uint64, error) {
 		}
 	}
 	z := make([]uint64, len(a))
-	for i := range z {
-		z[i] = (b[i] & -uint64(a[i])) ^ r[i] ^ got[i]
-	}
+	split(len(a), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			z[i] = (b[i] & -uint64(a[i])) ^ r[i] ^ got[i]
+		}
+	})
 	return z, nil
 }

@@ -115,7 +115,7 @@ func (sp *senderPool) iterate(conn *transport.Conn, delta block, next ferretPara
 	if err := ferretSend(conn, sp.p, delta, sp.base, sp.iter, out[:sp.p.n]); err != nil {
 		return err
 	}
-	copy(out[sp.p.n:], sp.avail) // unused keys go last, after the next base
+	parallelCopy(out[sp.p.n:], sp.avail) // unused keys go last, after the next base
 	sp.iter++
 	return keepBase(len(out), next, func(b int) {
 		sp.baseBuf = baseBuffer(sp, sp.baseBuf, b)
@@ -130,8 +130,8 @@ func (rp *receiverPool) iterate(conn *transport.Conn, next ferretParams) error {
 	if err := ferretReceive(conn, rp.p, rp.base, rp.baseBits, rp.iter, out[:rp.p.n], bits[:rp.p.n]); err != nil {
 		return err
 	}
-	copy(out[rp.p.n:], rp.avail)
-	copy(bits[rp.p.n:], rp.availBits)
+	parallelCopy(out[rp.p.n:], rp.avail)
+	parallelCopy(bits[rp.p.n:], rp.availBits)
 	rp.iter++
 	return keepBase(len(out), next, func(b int) {
 		rp.baseBuf = baseBuffer(rp, rp.baseBuf, b)
@@ -225,13 +225,18 @@ func (r *Receiver) requestSilent(choices []uint8) ([]block, []byte, error) {
 	if n > len(r.pool.avail) {
 		return nil, nil, fmt.Errorf("ot: silent pool holds %d correlated OTs, %d requested (Reserve first)", len(r.pool.avail), n)
 	}
-	msg := make([]byte, choicesLen(n))
 	for j, c := range choices {
 		if c > 1 {
 			return nil, nil, fmt.Errorf("ot: choice %d is %d, not a bit", j, c)
 		}
-		msg[j/8] |= (c ^ r.pool.availBits[j]) << (j % 8)
 	}
+	msg := make([]byte, choicesLen(n))
+	bits := r.pool.availBits
+	inParallelAligned(n, 8, func(lo, hi int) { // ranges of whole bytes
+		for j := lo; j < hi; j++ {
+			msg[j/8] |= (choices[j] ^ bits[j]) << (j % 8)
+		}
+	})
 	t := r.pool.avail[:n:n]
 	r.pool.avail, r.pool.availBits = r.pool.avail[n:], r.pool.availBits[n:]
 	return t, msg, nil
@@ -251,10 +256,12 @@ func (s *Sender) processSilent(n int, msg []byte) ([]block, error) {
 	}
 	q := make([]block, n)
 	keys := s.pool.avail[:n]
-	for j := range q {
-		d := uint64(msg[j/8] >> (j % 8) & 1)
-		q[j] = keys[j].xor(s.s.and(-d))
-	}
+	inParallel(n, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			d := uint64(msg[j/8] >> (j % 8) & 1)
+			q[j] = keys[j].xor(s.s.and(-d))
+		}
+	})
 	s.pool.avail = s.pool.avail[n:]
 	return q, nil
 }

@@ -90,7 +90,9 @@ func kvHeapPart(opt KVOptions, p lwepir.Params, pname string, maxValue int) (*KV
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
-	return &KVHeap{Index: idx, Heap: h, PIR: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: h.Payload, Packed: true}}, nil
+	out := &KVHeap{Index: idx, Heap: h, PIR: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: h.Payload}}
+	out.PIR.StoreMode(LWEPacked) // written PackedOnly: the packer, no diagonals
+	return out, nil
 }
 
 // heapPrefix is the prefix of generation in's heap objects: inside the

@@ -140,6 +140,18 @@ func TestTLSSessionAndRefusedClients(t *testing.T) {
 			t.Errorf("a client with %s was served", name)
 		}
 	}
+	// The client sees its refusal before the server has logged why (the
+	// server checks the identity after the handshake): stopping the
+	// server at once could cancel that check, so wait for the log first.
+	want := certs.ErrNotAllowed.Error() + ": d0 (device)"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		logged := strings.Contains(log.String(), want)
+		mu.Unlock()
+		if logged {
+			break
+		}
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +163,7 @@ func TestTLSSessionAndRefusedClients(t *testing.T) {
 	// The device was refused by the identity check, not the chain.
 	mu.Lock()
 	defer mu.Unlock()
-	if !strings.Contains(log.String(), certs.ErrNotAllowed.Error()+": d0 (device)") {
+	if !strings.Contains(log.String(), want) {
 		t.Errorf("server log:\n%s\nwant d0 refused as not allowed", log.String())
 	}
 }

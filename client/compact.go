@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
-	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
@@ -245,44 +243,7 @@ func (c *Client) readLWERecords(ctx context.Context, in *Info, fn func(int, []by
 	if err != nil {
 		return err
 	}
-	n := p.N()
-	size := shape.RecordSize
-	var tile []byte
-	loaded := -1
-	sealed := make([]byte, size)
-	var rec []byte
-	for r := range in.genRecords() {
-		col, row := shape.Locate(r)
-		if k := col / n; k != loaded {
-			resp, err := c.dev.Get(ctx, &devicepb.GetRequest{Name: api.StoredObjectName(session.LWETilePrefix(genPrefix(in)), int64(k))})
-			if err != nil {
-				return fmt.Errorf("tile %d: %w", k, err)
-			}
-			_, _, raw, err := api.ObjectRaw(resp)
-			if err != nil {
-				return fmt.Errorf("tile %d: %w", k, err)
-			}
-			tile = tile[:0]
-			for _, limb := range raw {
-				tile = append(tile, limb...)
-			}
-			if len(tile) != shape.TileBytes(p) {
-				return fmt.Errorf("tile %d: %d bytes, want %d", k, len(tile), shape.TileBytes(p))
-			}
-			loaded = k
-		}
-		c0 := col % n
-		for i := range size {
-			sealed[i] = tile[(row+i)*n+c0]
-		}
-		if rec, err = sl.Open(rec[:0], uint64(r), sealed); err != nil {
-			return fmt.Errorf("record %d: %w", r, err)
-		}
-		if err := fn(r, rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.readSealedLWE(ctx, genPrefix(in), p, shape, sl, in.genRecords(), fn)
 }
 
 // Records hands every record of LWE PIR database name's current

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/rosemary-fhe/rosemary/client/internal/seal"
@@ -410,57 +409,16 @@ func (c *Client) lookupHeap(ctx context.Context, in *Info, keys [][]byte) ([]KVL
 // open (altered, of another record, generation or database) fails the
 // call with ErrTampered, naming what was asked (what, its index).
 func (c *Client) fetchSealed(ctx context.Context, in *Info, what string, s *session.LWESession, sl *seal.Sealer, indices []int) ([][]byte, queryCost, error) {
-	var cost queryCost
-	out := make([][]byte, len(indices))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
-		next     int
-	)
-	for range min(manyInFlight, len(indices)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				k := next
-				next++
-				mu.Unlock()
-				if k >= len(indices) {
-					return
-				}
-				q, err := getRetryBusy(ctx, s, indices[k])
-				failed := errors.Is(err, session.ErrMalformedAnswer)
-				if err == nil {
-					out[k], err = sl.Open(nil, uint64(indices[k]), q.Record)
-					failed = err != nil
-				}
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = fmt.Errorf("client: lookup %s: %s %d (generation %d): %w", in.Name, what, indices[k], in.Generation, err)
-						if failed && errors.Is(err, ErrTampered) {
-							firstErr = fmt.Errorf("client: lookup %s: %s %d (generation %d) from %s: %w", in.Name, what, indices[k], in.Generation, c.deviceName(), err)
-						} else if failed {
-							firstErr = fmt.Errorf("client: lookup %s: %s %d (generation %d) from %s: %w: the device's answer did not decode (%v)",
-								in.Name, what, indices[k], in.Generation, c.deviceName(), ErrTampered, err)
-						}
-						cancel()
-					}
-				} else {
-					cost.query += q.QueryBytes
-					cost.answer += q.AnswerBytes
-					cost.device += q.Device.Seconds
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return out, cost, firstErr
+	return fetchOpened(ctx, s, sl, indices, func(k int, err error, failed bool) error {
+		switch {
+		case failed && errors.Is(err, ErrTampered):
+			return fmt.Errorf("client: lookup %s: %s %d (generation %d) from %s: %w", in.Name, what, indices[k], in.Generation, c.deviceName(), err)
+		case failed:
+			return fmt.Errorf("client: lookup %s: %s %d (generation %d) from %s: %w: the device's answer did not decode (%v)",
+				in.Name, what, indices[k], in.Generation, c.deviceName(), ErrTampered, err)
+		}
+		return fmt.Errorf("client: lookup %s: %s %d (generation %d): %w", in.Name, what, indices[k], in.Generation, err)
+	})
 }
 
 // readSealedLWE hands every record (count of them) of the LWE generation

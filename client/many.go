@@ -7,6 +7,7 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 
+	"github.com/rosemary-fhe/rosemary/client/internal/seal"
 	"github.com/rosemary-fhe/rosemary/client/internal/session"
 	"github.com/rosemary-fhe/rosemary/client/kv"
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -119,6 +120,21 @@ func (c *Client) fetchRecords(ctx context.Context, in *Info, indices []int) ([][
 	if err != nil {
 		return nil, cost, err
 	}
+	return fetchOpened(ctx, s, sl, indices, func(k int, err error, failed bool) error {
+		if failed {
+			return c.answerFailed(in, indices[k], err)
+		}
+		return fmt.Errorf("client: get %s[%d]: %w", in.Name, indices[k], err)
+	})
+}
+
+// fetchOpened reads records indices of session s, each opened by sl, with
+// manyInFlight queries in flight. The first query that fails ends the
+// call with wrap(k, err, failed): failed is true where the answer did not
+// decode or open (altered, moved, of another generation), which is fatal
+// for the key; the queries still in flight are cancelled.
+func fetchOpened(ctx context.Context, s *session.LWESession, sl *seal.Sealer, indices []int, wrap func(k int, err error, failed bool) error) ([][]byte, queryCost, error) {
+	var cost queryCost
 	out := make([][]byte, len(indices))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -151,10 +167,7 @@ func (c *Client) fetchRecords(ctx context.Context, in *Info, indices []int) ([][
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
-						firstErr = fmt.Errorf("client: get %s[%d]: %w", in.Name, indices[k], err)
-						if failed {
-							firstErr = c.answerFailed(in, indices[k], err)
-						}
+						firstErr = wrap(k, err, failed)
 						cancel()
 					}
 				} else {

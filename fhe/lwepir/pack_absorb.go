@@ -200,6 +200,15 @@ const dotBlock = 256
 // reduction a coefficient. Needs len(ps)·q < 2^64: at most 1024 terms for
 // q < 2^54.
 func dotMontTerms(out []uint64, ps, ks [][]uint64, q, mred uint64) {
+	if dot27Fits(len(out), len(ps), q) {
+		dotMontTerms27(out, ps, ks, q, mred)
+		return
+	}
+	dotMontTermsGo(out, ps, ks, q, mred)
+}
+
+// dotMontTermsGo is dotMontTerms in Go.
+func dotMontTermsGo(out []uint64, ps, ks [][]uint64, q, mred uint64) {
 	var hi, lo [dotBlock]uint64
 	for b0 := 0; b0 < len(out); b0 += dotBlock {
 		b1 := min(b0+dotBlock, len(out))

@@ -1,0 +1,136 @@
+package lwepir
+
+import (
+	"math/big"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// The limb kernels give dotMontTerms' values exactly: random operands and
+// operands at q − 1 (the largest sums the bound allows), every term count
+// a call's grouping can leave (tails of 0, 1, 2), lengths of one vector,
+// a block, and more than a block; and both agree with Σ p·k·2^-64 mod q
+// computed in big integers.
+func TestDot27MatchesGo(t *testing.T) {
+	if !useDot27 {
+		t.Skip("no AVX2 limb kernel on this CPU or build: the Go kernel is the only one")
+	}
+	pr, err := Default().packRing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, mred := pr.q, pr.mred
+	if !dot27Fits(8, 1, q) {
+		t.Fatalf("the default packing modulus %d does not fit the limb kernels", q)
+	}
+	qb := new(big.Int).SetUint64(q)
+	rInv := new(big.Int).ModInverse(new(big.Int).Lsh(big.NewInt(1), 64), qb)
+	for _, terms := range []int{1, 2, 3, 4, 5, 45, 93, dot27MaxTerms} {
+		for _, n := range []int{4, 8, dotBlock, dotBlock + 12, 2048} {
+			for _, extreme := range []bool{false, true} {
+				ps, ks := make([][]uint64, terms), make([][]uint64, terms)
+				for j := range ps {
+					if extreme {
+						ps[j], ks[j] = make([]uint64, n), make([]uint64, n)
+						for i := range n {
+							ps[j][i], ks[j][i] = q-1, q-1-uint64(i%2)
+						}
+					} else {
+						ps[j], ks[j] = randBelow(t, n, q), randBelow(t, n, q)
+					}
+				}
+				got, want := make([]uint64, n), make([]uint64, n)
+				dotMontTerms27(got, ps, ks, q, mred)
+				dotMontTermsGo(want, ps, ks, q, mred)
+				for i := range n {
+					if got[i] != want[i] {
+						t.Fatalf("%d terms, n %d, extreme %v, slot %d: %d, want %d", terms, n, extreme, i, got[i], want[i])
+					}
+				}
+				for _, i := range []int{0, n - 1} {
+					s := new(big.Int)
+					for j := range ps {
+						s.Add(s, new(big.Int).Mul(new(big.Int).SetUint64(ps[j][i]), new(big.Int).SetUint64(ks[j][i])))
+					}
+					s.Mul(s, rInv).Mod(s, qb)
+					if s.Uint64() != got[i] {
+						t.Fatalf("%d terms, n %d, slot %d: %d, want Σ p·k·2^-64 mod q = %d", terms, n, i, got[i], s)
+					}
+				}
+			}
+		}
+	}
+	// What the kernels refuse: more terms than the bound, a modulus outside
+	// (2^53, 2^54), a length not a multiple of 4.
+	if dot27Fits(8, dot27MaxTerms+1, q) || dot27Fits(8, 3, 1<<53-111) || dot27Fits(8, 3, 1<<40-87) || dot27Fits(6, 3, q) {
+		t.Fatal("dot27Fits accepts operands the limb kernels cannot sum")
+	}
+}
+
+// BenchmarkDotMontTerms times one query's absorbed dot products at 2048
+// rows (128 nodes of 45 terms over N = 2048 coefficients: 94 MB of factors
+// streamed, as Prepare streams them), in Go and with the limb kernels.
+func BenchmarkDotMontTerms(b *testing.B) {
+	pr, err := Default().packRing()
+	if err != nil {
+		b.Fatal(err)
+	}
+	nodes, terms, n := 128, 45, 2048
+	if os.Getenv("DOT27_NODES") != "" {
+		nodes, _ = strconv.Atoi(os.Getenv("DOT27_NODES"))
+	}
+	q, mred := pr.q, pr.mred
+	factors := randBelow(b, nodes*terms*n, q)
+	keys := make([][]uint64, terms)
+	for j := range keys {
+		keys[j] = randBelow(b, n, q)
+	}
+	out := make([]uint64, n)
+	if v := os.Getenv("DOT27_BLOCK"); v != "" {
+		dot27Block, _ = strconv.Atoi(v)
+	}
+	kernels := map[string]func([]uint64, [][]uint64, [][]uint64, uint64, uint64){"go": dotMontTermsGo}
+	if useDot27 {
+		kernels["limbs"] = dotMontTerms27
+	}
+	// The read alone: the factors swept once, four sums, the ceiling the
+	// kernels stream against.
+	b.Run("read", func(b *testing.B) {
+		var s0, s1, s2, s3 uint64
+		for b.Loop() {
+			f := factors[:len(factors)&^3]
+			for i := 0; i < len(f); i += 4 {
+				s0 += f[i]
+				s1 += f[i+1]
+				s2 += f[i+2]
+				s3 += f[i+3]
+			}
+		}
+		sink = s0 ^ s1 ^ s2 ^ s3
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nodes*terms*n), "ns/product")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
+	})
+	for _, name := range []string{"go", "limbs"} {
+		f, ok := kernels[name]
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			ps := make([][]uint64, terms)
+			for b.Loop() {
+				for node := range nodes {
+					for j := range ps {
+						off := (node*terms + j) * n
+						ps[j] = factors[off : off+n]
+					}
+					f(out, ps, keys, q, mred)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nodes*terms*n), "ns/product")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
+		})
+	}
+}
+
+var sink uint64

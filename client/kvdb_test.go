@@ -274,12 +274,25 @@ func outputWords(resp *devicepb.RunStreamResponse) int {
 
 func (r *recorder) QueryLWE(ctx context.Context, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	resp, err := r.Device.QueryLWE(ctx, req)
-	out := len(resp.GetColumn())
+	out := len(resp.GetColumn()) + len(resp.GetPacked())
 	for _, h := range resp.GetHint() {
 		out += len(h)
 	}
-	r.log(fmt.Sprintf("query lwe/%s %d×%d [%s]: %d bytes up, %d down", req.GetParams(), req.GetRows(), req.GetCols(), req.GetGeneration(),
-		len(req.GetQuery())+len(req.GetSecret()), out))
+	// One line a query, the request's size beside it (a packed request
+	// carries several).
+	n := 1 + len(req.GetMore())
+	line := func(up, down int) {
+		r.log(fmt.Sprintf("query lwe/%s %d×%d [%s] in a request of %d: %d bytes up, %d down", req.GetParams(), req.GetRows(), req.GetCols(),
+			req.GetGeneration(), n, up, down))
+	}
+	line(len(req.GetQuery())+len(req.GetSecret())+len(req.GetPackingKeys()), out)
+	for i, m := range req.GetMore() {
+		down := 0
+		if i < len(resp.GetMorePacked()) {
+			down = len(resp.GetMorePacked()[i])
+		}
+		line(len(m.GetQuery())+len(m.GetPackingKeys()), down)
+	}
 	return resp, err
 }
 

@@ -291,7 +291,7 @@ func (c *Client) heapOpen(ctx context.Context, in *Info) (*heapParts, error) {
 		key := *in
 		key.Name = in.Name + name
 		return cachedSession(c, c.lsessions, &key, func() (*session.LWESession, error) {
-			return session.NewPackedLWESession(c.dev, prefix, p, shape, s)
+			return c.packedSession(prefix, p, shape, s)
 		})
 	}
 	if out.isess, err = open("#index", genPrefix(in), out.ishape, in.KV.Seed); err != nil {

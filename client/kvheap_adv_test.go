@@ -61,8 +61,9 @@ func heapOf(in *client.Info) string { return strings.TrimSuffix(in.DataPrefix(),
 
 // A device that answers a heap query with anything but the column asked
 // of the current generation — bits flipped, cut short, another query's
-// answer, the same column of another database or of the generation
-// before — is caught by the column's seal: the lookup fails with
+// answer, two answers of one request swapped, one left out or one too
+// many, the same column of another database or of the generation before —
+// is caught by the column's seal: the lookup fails with
 // ErrTampered, never returns a wrong value.
 func TestKVHeapLyingDeviceCaughtBySeal(t *testing.T) {
 	ctx := context.Background()
@@ -116,13 +117,22 @@ func TestKVHeapLyingDeviceCaughtBySeal(t *testing.T) {
 			return resp, err
 		}},
 		{"another query's answer", func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+			// Every query of the request answered with the first's.
 			resp, err := honest(req)
 			replayMu.Lock()
 			defer replayMu.Unlock()
 			if first == nil {
 				first = resp
 			}
-			return first, err
+			if err != nil {
+				return nil, err
+			}
+			out := proto.Clone(resp).(*devicepb.LWEQueryResponse)
+			out.Packed = first.Packed
+			for i := range out.MorePacked {
+				out.MorePacked[i] = first.Packed
+			}
+			return out, nil
 		}},
 		{"another column (the query's words reversed)", func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 			r := proto.Clone(req).(*devicepb.LWEQueryRequest)
@@ -133,6 +143,30 @@ func TestKVHeapLyingDeviceCaughtBySeal(t *testing.T) {
 				}
 			}
 			return liar.Device.QueryLWE(ctx, r)
+		}},
+		{"two answers of one request swapped", func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+			resp, err := honest(req)
+			if err == nil && len(resp.MorePacked) > 0 {
+				resp = proto.Clone(resp).(*devicepb.LWEQueryResponse)
+				resp.Packed, resp.MorePacked[0] = resp.MorePacked[0], resp.Packed
+			}
+			return resp, err
+		}},
+		{"an answer left out", func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+			resp, err := honest(req)
+			if err == nil && len(resp.MorePacked) > 0 {
+				resp = proto.Clone(resp).(*devicepb.LWEQueryResponse)
+				resp.MorePacked = resp.MorePacked[:len(resp.MorePacked)-1]
+			}
+			return resp, err
+		}},
+		{"an answer too many", func(req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
+			resp, err := honest(req)
+			if err == nil {
+				resp = proto.Clone(resp).(*devicepb.LWEQueryResponse)
+				resp.MorePacked = append(resp.MorePacked, resp.Packed)
+			}
+			return resp, err
 		}},
 		{"another database's column", redirect(heapOf(other))},
 		{"the generation before's column", redirect(heapOf(old))},

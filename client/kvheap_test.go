@@ -182,9 +182,17 @@ func (r *heapRecorder) QueryLWE(ctx context.Context, req *devicepb.LWEQueryReque
 	if strings.HasSuffix(req.GetGeneration(), "/heap") {
 		what = "heap"
 	}
+	up := []int{len(req.GetQuery()) + len(req.GetPackingKeys())}
+	down := []int{len(resp.GetPacked())}
+	for i, m := range req.GetMore() {
+		up = append(up, len(m.GetQuery())+len(m.GetPackingKeys()))
+		if i < len(resp.GetMorePacked()) {
+			down = append(down, len(resp.GetMorePacked()[i]))
+		}
+	}
 	r.mu.Lock()
-	r.calls = append(r.calls, fmt.Sprintf("%s %d×%d: %d+%d bytes up, %d down", what, req.GetRows(), req.GetCols(),
-		len(req.GetQuery()), len(req.GetPackingKeys()), len(resp.GetPacked())))
+	r.calls = append(r.calls, fmt.Sprintf("%s %d×%d, %d queries: %v bytes up, %v down", what, req.GetRows(), req.GetCols(),
+		len(up), up, down))
 	r.mu.Unlock()
 	return resp, err
 }
@@ -200,7 +208,8 @@ func (r *heapRecorder) take() []string {
 
 // The device sees the same packed queries, in the same numbers and of the
 // same sizes, for a present key with a short, empty or the longest value,
-// a key answered by the delta, and an absent key.
+// a key answered by the delta, and an absent key: one request a round,
+// the index's two buckets in one, the heap's four columns in the other.
 func TestKVHeapWireShape(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -219,8 +228,9 @@ func TestKVHeapWireShape(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := rec.take()
-		if len(got) != 2+4 || !strings.HasPrefix(got[0], "heap") || !strings.HasPrefix(got[4], "index") {
-			t.Fatalf("%s: %d queries %v, want 4 heap and 2 index", k, len(got), got)
+		if len(got) != 2 || !strings.HasPrefix(got[0], "heap") || !strings.Contains(got[0], "4 queries") ||
+			!strings.HasPrefix(got[1], "index") || !strings.Contains(got[1], "2 queries") {
+			t.Fatalf("%s: requests %v, want one of 4 heap queries and one of 2 index queries", k, got)
 		}
 		if first == nil {
 			first = got
@@ -269,9 +279,11 @@ func TestKVAutoLayoutAndCuckooBeside(t *testing.T) {
 	}
 }
 
-// Over TLS: a fresh process's heap lookup is right; a device that says an
-// older wire version (no packed mode) gets a cuckoo table by default and
-// a named refusal for the heap layout.
+// Over TLS: a fresh process's heap lookup is right, in requests of several
+// queries; a device of the wire version before them gets one query a
+// request; a device that says an older wire version still (no packed
+// mode) gets a cuckoo table by default and a named refusal for the heap
+// layout.
 func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
 	ctx := context.Background()
 	td := countedTLSDevice(t)
@@ -292,8 +304,24 @@ func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
 	}
 	checkMany(t, fresh, "h", want, "nobody")
 	fresh.Close()
-
 	td.log.mu.Lock()
+	if td.log.packedQueries <= td.log.packed {
+		t.Errorf("%d packed queries in %d requests: none carried several", td.log.packedQueries, td.log.packed)
+	}
+	// A device of the wire version before batches gets one query a
+	// request, and the same answers.
+	td.log.wire, td.log.packed, td.log.packedQueries = api.BatchWireVersion-1, 0, 0
+	td.log.mu.Unlock()
+	unbatched, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMany(t, unbatched, "h", want, "nobody")
+	unbatched.Close()
+	td.log.mu.Lock()
+	if td.log.packed == 0 || td.log.packedQueries != td.log.packed {
+		t.Errorf("an older device: %d packed queries in %d requests, want one a request", td.log.packedQueries, td.log.packed)
+	}
 	td.log.wire = api.PackedWireVersion - 1
 	td.log.mu.Unlock()
 	old, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))

@@ -210,7 +210,7 @@ func (c *Client) lweSession(ctx context.Context, in *Info) (*session.LWESession,
 			if err := c.keys.ringFailed(in); err != nil {
 				return nil, err
 			}
-			return session.NewPackedLWESession(c.dev, genPrefix(in), p, shape, seed)
+			return c.packedSession(genPrefix(in), p, shape, seed)
 		}
 		sk, err := c.keys.ringSecretKey(in, p)
 		if err != nil {
@@ -243,4 +243,18 @@ func (c *Client) answerFailed(in *Info, index int, err error) error {
 	ferr := c.keys.failRing(in)
 	return errors.Join(fmt.Errorf("client: get %s[%d] (generation %d) from %s: %w: the device's answer did not verify (%v); the query key is destroyed and this generation is not queried again",
 		in.Name, index, in.Generation, c.deviceName(), ErrTampered, err), ferr)
+}
+
+// packedSession opens a packed-mode session on the generation stored under
+// prefix, whose requests carry several queries where the device's wire
+// version allows (api.BatchWireVersion).
+func (c *Client) packedSession(prefix string, p lwepir.Params, shape lwepir.Shape, seed [lwepir.SeedSize]byte) (*session.LWESession, error) {
+	s, err := session.NewPackedLWESession(c.dev, prefix, p, shape, seed)
+	if err != nil {
+		return nil, err
+	}
+	if c.wire >= api.BatchWireVersion {
+		s.AllowBatches(api.MaxPackedBatch)
+	}
+	return s, nil
 }

@@ -128,40 +128,46 @@ func (c *Client) fetchRecords(ctx context.Context, in *Info, indices []int) ([][
 	})
 }
 
-// fetchOpened reads records indices of session s, each opened by sl, with
-// manyInFlight queries in flight. The first query that fails ends the
-// call with wrap(k, err, failed): failed is true where the answer did not
-// decode or open (altered, moved, of another generation), which is fatal
-// for the key; the queries still in flight are cancelled.
+// fetchOpened reads records indices of session s, each opened by sl, in
+// requests of up to s.Batch() queries (the packed mode's requests carry
+// several; the indices are cut in requests of even sizes), manyInFlight
+// requests in flight. The first request that fails ends the call with
+// wrap(k, err, failed), k the index of its first query (or of the record
+// that did not open): failed is true where an answer did not decode or
+// open (altered, moved, of another generation), which is fatal for the
+// key; the requests still in flight are cancelled.
 func fetchOpened(ctx context.Context, s *session.LWESession, sl *seal.Sealer, indices []int, wrap func(k int, err error, failed bool) error) ([][]byte, queryCost, error) {
 	var cost queryCost
 	out := make([][]byte, len(indices))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	requests := (len(indices) + s.Batch() - 1) / s.Batch()
 	var (
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
 		next     int
 	)
-	for range min(manyInFlight, len(indices)) {
+	for range min(manyInFlight, requests) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				k := next
+				r := next
 				next++
 				mu.Unlock()
-				if k >= len(indices) {
+				if r >= requests {
 					return
 				}
-				q, err := getRetryBusy(ctx, s, indices[k])
-				failed := errors.Is(err, session.ErrMalformedAnswer)
-				if err == nil {
+				lo, hi := r*len(indices)/requests, (r+1)*len(indices)/requests
+				qs, err := getManyRetryBusy(ctx, s, indices[lo:hi])
+				k, failed := lo, errors.Is(err, session.ErrMalformedAnswer)
+				for i := 0; err == nil && i < len(qs); i++ {
 					// A record the device altered, moved or kept from
 					// another generation fails here.
-					out[k], err = sl.Open(nil, uint64(indices[k]), q.Record)
+					k = lo + i
+					out[k], err = sl.Open(nil, uint64(indices[k]), qs[i].Record)
 					failed = err != nil
 				}
 				mu.Lock()
@@ -171,9 +177,11 @@ func fetchOpened(ctx context.Context, s *session.LWESession, sl *seal.Sealer, in
 						cancel()
 					}
 				} else {
-					cost.query += q.QueryBytes
-					cost.answer += q.AnswerBytes
-					cost.device += q.Device.Seconds
+					for _, q := range qs {
+						cost.query += q.QueryBytes
+						cost.answer += q.AnswerBytes
+						cost.device += q.Device.Seconds
+					}
 				}
 				mu.Unlock()
 			}
@@ -183,15 +191,15 @@ func fetchOpened(ctx context.Context, s *session.LWESession, sl *seal.Sealer, in
 	return out, cost, firstErr
 }
 
-// getRetryBusy asks one query, again after a pause while the device's
-// queue for this caller is full (other calls of the same identity; a
-// device in this process refuses so too).
-func getRetryBusy(ctx context.Context, s *session.LWESession, index int) (*session.PIRQuery, error) {
-	var q *session.PIRQuery
+// getManyRetryBusy asks one request of queries (session.GetMany), again
+// after a pause while the device's queue for this caller is full.
+func getManyRetryBusy(ctx context.Context, s *session.LWESession, indices []int) ([]*session.PIRQuery, error) {
+	var qs []*session.PIRQuery
 	err := api.RetryBusy(ctx, func() error {
 		var err error
-		q, err = s.Get(ctx, index)
+		qs, err = s.GetMany(ctx, indices)
 		return err
 	})
-	return q, err
+	return qs, err
 }
+

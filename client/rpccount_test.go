@@ -34,9 +34,11 @@ type rpcLog struct {
 	mu      sync.Mutex
 	methods []string
 	// wire, if set, is the wire version Config answers (an older device);
-	// packed counts QueryLWE requests carrying packing keys.
-	wire   uint32
-	packed int
+	// packed counts QueryLWE requests carrying packing keys, packedQueries
+	// their queries.
+	wire          uint32
+	packed        int
+	packedQueries int
 }
 
 func (l *rpcLog) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
@@ -44,6 +46,7 @@ func (l *rpcLog) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	l.methods = append(l.methods, filepath.Base(info.FullMethod))
 	if q, ok := req.(*devicepb.LWEQueryRequest); ok && len(q.GetPackingKeys()) > 0 {
 		l.packed++
+		l.packedQueries += 1 + len(q.GetMore())
 	}
 	wire := l.wire
 	l.mu.Unlock()

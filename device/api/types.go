@@ -24,11 +24,19 @@ const (
 	// binary codec, 2 the protobuf contract of devicepb, 3 the same with
 	// objects in their stored word size, trailing zero words left out, 4
 	// the same with QueryLWE's query and answer as bytes, 5 the same with
-	// QueryLWE's packed mode (packing_keys, packed).
-	WireVersion = 5
+	// QueryLWE's packed mode (packing_keys, packed), 6 the same with
+	// packed requests of several queries (more, more_packed).
+	WireVersion = 6
 	// PackedWireVersion is the first wire version with QueryLWE's packed
 	// mode: a client asks an older device for the ring stage.
 	PackedWireVersion = 5
+	// BatchWireVersion is the first wire version whose packed requests may
+	// carry more queries (LWEQueryRequest.more): a client asks an older
+	// device one query a request.
+	BatchWireVersion = 6
+	// MaxPackedBatch bounds the queries of one packed request, the first
+	// included: what the device decodes and packs for one call.
+	MaxPackedBatch = 32
 )
 
 // MaxListObjects bounds one List reply.

@@ -80,35 +80,44 @@ type scanWait struct {
 	passBytes int64
 }
 
-// scan waits for w's pass. A query whose context ends before its pass
-// starts leaves the queue; one already in a pass waits for it (the pass may
-// be reading its pinned objects), bounded by the device's run timeout.
-func (b *scanBatcher) scan(ctx context.Context, s *Server, srv *lwepir.Server, w *scanWait) error {
+// scan waits for the pass of ws, which enter the queue together (so that
+// one pass answers them all unless the queue is cut by a pass's bound). A
+// query whose context ends before its pass starts leaves the queue; one
+// already in a pass waits for it (the pass may be reading its pinned
+// objects), bounded by the device's run timeout.
+func (b *scanBatcher) scan(ctx context.Context, s *Server, srv *lwepir.Server, ws []*scanWait) error {
 	b.mu.Lock()
-	if len(b.pending) >= maxScanBatch {
+	if len(b.pending) > 0 && len(b.pending)+len(ws) > maxScanBatch {
 		b.mu.Unlock()
-		return fmt.Errorf("%w: %d queries already wait for a scan", admit.ErrBusy, maxScanBatch)
+		return fmt.Errorf("%w: %d queries already wait for a scan", admit.ErrBusy, len(b.pending))
 	}
-	b.pending = append(b.pending, w)
+	b.pending = append(b.pending, ws...)
 	if !b.running {
 		b.running = true
 		go b.run(s, srv)
 	}
 	b.mu.Unlock()
-	select {
-	case <-w.done:
-		return w.err
-	case <-ctx.Done():
-		b.mu.Lock()
-		if i := slices.Index(b.pending, w); i >= 0 {
-			b.pending = slices.Delete(b.pending, i, i+1)
+	var err error
+	for _, w := range ws {
+		select {
+		case <-w.done:
+			if err == nil {
+				err = w.err
+			}
+		case <-ctx.Done():
+			b.mu.Lock()
+			if i := slices.Index(b.pending, w); i >= 0 {
+				b.pending = slices.Delete(b.pending, i, i+1)
+				b.mu.Unlock()
+				err = ctx.Err()
+				continue
+			}
 			b.mu.Unlock()
-			return ctx.Err()
+			<-w.done
+			err = ctx.Err()
 		}
-		b.mu.Unlock()
-		<-w.done
-		return ctx.Err()
 	}
+	return err
 }
 
 // run makes passes until no query waits.

@@ -62,7 +62,7 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 	ctx := context.Background()
 	first := newWait(1)
 	errs := make(chan error, 3)
-	go func() { errs <- b.scan(ctx, s, srv, first) }()
+	go func() { errs <- b.scan(ctx, s, srv, []*scanWait{first}) }()
 	// The first pass is held at its first read; queue two more.
 	for {
 		b.mu.Lock()
@@ -74,8 +74,8 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 		runtime.Gosched()
 	}
 	second, third := newWait(2), newWait(3)
-	go func() { errs <- b.scan(ctx, s, srv, second) }()
-	go func() { errs <- b.scan(ctx, s, srv, third) }()
+	go func() { errs <- b.scan(ctx, s, srv, []*scanWait{second}) }()
+	go func() { errs <- b.scan(ctx, s, srv, []*scanWait{third}) }()
 	for {
 		b.mu.Lock()
 		n := len(b.pending)

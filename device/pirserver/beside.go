@@ -13,16 +13,17 @@ import (
 	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
 
-// scanBeside runs a query's batched scan over src and, on a goroutine of
-// its own, its stage (the ring stage or the packing's half that needs no
-// column, named kind in the cores it reports, on run's cores), both under
-// the device's run timeout. A side that fails cancels the other, and the
+// scanBeside runs the batched scan of queries over src (one pass: they
+// enter the generation's batcher together) and, on a goroutine of its own,
+// their stage (the ring stage or the packing's half that needs no column,
+// named kind in the cores it reports, on run's cores), both under the
+// device's run timeout. A side that fails cancels the other, and the
 // error returned is the cause (lwepir.ErrParams as a malformed request).
-// It returns the scan's column, the cores both used (the stage's first)
-// and the bytes read from the store for the query: its source's reads
-// and, where its scan joined another query's pass, that pass's.
+// It returns the scan's columns, the cores both used (the stage's first)
+// and the bytes read from the store for the queries: their source's reads
+// and, where their scan joined another request's pass, that pass's.
 func (s *Server) scanBeside(ctx context.Context, caller string, p lwepir.Params, shape lwepir.Shape, srv *lwepir.Server, src *source,
-	query []uint32, gen, kind string, run *admit.Run, stage func(context.Context) error) ([]uint32, []*devicepb.CoreUse, uint64, error) {
+	queries [][]uint32, gen, kind string, run *admit.Run, stage func(context.Context) error) ([][]uint32, []*devicepb.CoreUse, uint64, error) {
 	var (
 		stageErr error
 		stageUse *devicepb.CoreUse
@@ -39,9 +40,13 @@ func (s *Server) scanBeside(ctx context.Context, caller string, p lwepir.Params,
 			cancel()
 		}
 	}()
-	w := &scanWait{q: matvec.NewQuery(query), src: src, prefix: gen, caller: caller, done: make(chan struct{})}
+	ws := make([]*scanWait, len(queries))
+	for i, q := range queries {
+		ws[i] = &scanWait{q: matvec.NewQuery(q), src: src, prefix: gen, caller: caller, done: make(chan struct{})}
+	}
 	batcher := s.batchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", gen, p.Name(), shape.Rows, shape.Cols, shape.RecordSize))
-	scanErr := batcher.scan(sctx, s, srv, w)
+	scanErr := batcher.scan(sctx, s, srv, ws)
+	w := ws[0]
 	scanUse := CoreUse("scan", time.Since(from), w.use, w.batch)
 	if scanErr != nil {
 		cancel()
@@ -62,5 +67,9 @@ func (s *Server) scanBeside(ctx context.Context, caller string, p lwepir.Params,
 	if !w.led {
 		read += w.passBytes
 	}
-	return w.col, []*devicepb.CoreUse{stageUse, scanUse}, uint64(read), nil
+	cols := make([][]uint32, len(ws))
+	for i, w := range ws {
+		cols[i] = w.col
+	}
+	return cols, []*devicepb.CoreUse{stageUse, scanUse}, uint64(read), nil
 }

@@ -190,23 +190,54 @@ func checkPackedRequest(p lwepir.Params, req *devicepb.LWEQueryRequest) (*lwepir
 	if err := p.Pack().Validate(); err != nil {
 		return nil, malformed("%v", err)
 	}
-	if want := lwepir.PackingKeysBytes(p); len(req.GetPackingKeys()) != want {
-		return nil, malformed("packing keys of %d bytes, want %d", len(req.GetPackingKeys()), want)
+	return decodePackingKeys(p, req.GetPackingKeys())
+}
+
+// decodePackingKeys decodes one query's packing keys, their size checked
+// first.
+func decodePackingKeys(p lwepir.Params, b []byte) (*lwepir.PackingKeys, error) {
+	if want := lwepir.PackingKeysBytes(p); len(b) != want {
+		return nil, malformed("packing keys of %d bytes, want %d", len(b), want)
 	}
-	keys, err := lwepir.UnmarshalPackingKeys(p, req.GetPackingKeys())
+	keys, err := lwepir.UnmarshalPackingKeys(p, b)
 	if err != nil {
 		return nil, malformed("packing keys: %v", err)
 	}
 	return keys, nil
 }
 
-// queryPacked answers a packed-mode query: the scan in the generation's
-// batched pass and, beside it, the packing's key-switching half (Prepare,
-// in a run slot of the caller's, its chunks on the caller's cores), then
-// the answer completed from the column (Finish).
+// packedQueries decodes a packed request's queries, its own (query, already
+// decoded) and its more, each vector and key set checked for its size
+// before it is decoded (Query bounds their count first).
+func packedQueries(p lwepir.Params, shape lwepir.Shape, query []uint32, req *devicepb.LWEQueryRequest) ([][]uint32, []*lwepir.PackingKeys, error) {
+	k, err := checkPackedRequest(p, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	queries, keys := [][]uint32{query}, []*lwepir.PackingKeys{k}
+	for i, m := range req.GetMore() {
+		q, err := lwepir.UnmarshalWords(m.GetQuery(), shape.Cols)
+		if err != nil {
+			return nil, nil, malformed("query %d: %v", i+1, err)
+		}
+		k, err := decodePackingKeys(p, m.GetPackingKeys())
+		if err != nil {
+			return nil, nil, fmt.Errorf("query %d: %w", i+1, err)
+		}
+		queries, keys = append(queries, q), append(keys, k)
+	}
+	return queries, keys, nil
+}
+
+// queryPacked answers a packed-mode request of one query or several: the
+// scan in the generation's batched pass (the request's queries enter it
+// together) and, beside it, the packing's key-switching half for all of
+// them in one Prepare (one pass over the factors; in a run slot of the
+// caller's, its chunks on the caller's cores), then each answer completed
+// from its column (Finish).
 func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string, p lwepir.Params, shape lwepir.Shape,
 	srv *lwepir.Server, query []uint32, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
-	keys, err := checkPackedRequest(p, req)
+	queries, keys, err := packedQueries(p, shape, query, req)
 	if err != nil {
 		return nil, err
 	}
@@ -221,29 +252,31 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 	}
 	var preps []*lwepir.Prepared
 	packRun := s.cfg.Cores.For(caller)
-	col, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "pack", packRun, func(ctx context.Context) error {
+	cols, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, queries, req.GetGeneration(), "pack", packRun, func(ctx context.Context) error {
 		release, err := s.cfg.Runs.Acquire(ctx, caller)
 		if err != nil {
 			return err
 		}
 		defer release()
 		return faultsAsErrors(func() (err error) {
-			preps, err = pk.Prepare(ctx, []*lwepir.PackingKeys{keys}, s.cfg.Workers, packRun)
+			preps, err = pk.Prepare(ctx, keys, s.cfg.Workers, packRun)
 			return err
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
-	ans, err := pk.Finish(preps[0], lwepir.SumQuery(query), col)
-	if err != nil {
-		return nil, malformed("%v", err)
+	answers := make([][]byte, len(queries))
+	for i, q := range queries {
+		ans, err := pk.Finish(preps[i], lwepir.SumQuery(q), cols[i])
+		if err != nil {
+			return nil, malformed("%v", err)
+		}
+		if answers[i], err = lwepir.MarshalPackedAnswer(p, shape, ans); err != nil {
+			return nil, fmt.Errorf("device: querylwe: %w", err)
+		}
 	}
-	raw, err := lwepir.MarshalPackedAnswer(p, shape, ans)
-	if err != nil {
-		return nil, fmt.Errorf("device: querylwe: %w", err)
-	}
-	return &devicepb.LWEQueryResponse{Packed: raw, StoreBytes: read,
+	return &devicepb.LWEQueryResponse{Packed: answers[0], MorePacked: answers[1:], StoreBytes: read,
 		Cores: cores, Seconds: time.Since(start).Seconds()}, nil
 }
 

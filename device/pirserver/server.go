@@ -114,6 +114,9 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 		return nil, malformed("a shape of %d × %d, records of %d bytes", req.GetRows(), req.GetCols(), req.GetRecordSize())
 	}
 	packed := len(req.GetPackingKeys()) > 0
+	if n := 1 + len(req.GetMore()); n > 1 && !packed || n > api.MaxPackedBatch {
+		return nil, malformed("a request of %d queries (more than one only in the packed mode, at most %d)", n, api.MaxPackedBatch)
+	}
 	names := []string{req.GetGeneration()}
 	if !packed {
 		names = append(names, req.GetKeys())
@@ -180,13 +183,13 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 
 	var hint []*rlwe.Ciphertext
 	ringRun := s.cfg.Cores.For(caller)
-	col, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, query, req.GetGeneration(), "ring", ringRun, func(ctx context.Context) error {
+	cols, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, [][]uint32{query}, req.GetGeneration(), "ring", ringRun, func(ctx context.Context) error {
 		return s.ring(ctx, caller, p, srv, keyObjects, secret, diags, ringRun, &hint)
 	})
 	if err != nil {
 		return nil, err
 	}
-	resp := &devicepb.LWEQueryResponse{Column: lwepir.MarshalWords(col), StoreBytes: read, Cores: cores}
+	resp := &devicepb.LWEQueryResponse{Column: lwepir.MarshalWords(cols[0]), StoreBytes: read, Cores: cores}
 	for _, ct := range hint {
 		resp.Hint = append(resp.Hint, lwepir.MarshalCiphertext(ct))
 	}

@@ -20,15 +20,12 @@ func newNegacyclic(p Params) (*negacyclic, error) {
 	return &negacyclic{r: r, prime: r.ModuliChain()[0]}, nil
 }
 
-// load writes signed integers into a polynomial (coefficient form).
+// load writes signed integers into a polynomial (coefficient form),
+// without a branch on their signs (v may be a secret).
 func (nc *negacyclic) load(dst ring.Poly, v []int64) {
 	c := dst.Coeffs[0]
 	for i, x := range v {
-		if x < 0 {
-			c[i] = nc.prime - uint64(-x)
-		} else {
-			c[i] = uint64(x)
-		}
+		c[i] = uint64(x) + nc.prime&uint64(x>>63)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,9 @@ type LWESession struct {
 	ready atomic.Bool
 	// packed: the packed mode (NewPackedLWESession), no Galois keys.
 	packed bool
+	// batch: the most queries one packed request may carry (AllowBatches;
+	// 1: one a request).
+	batch int
 }
 
 // NewPackedLWESession opens a session of the packed mode on the database
@@ -51,13 +55,27 @@ func NewPackedLWESession(dev api.Device, gen string, p lwepir.Params, shape lwep
 	if err != nil {
 		return nil, err
 	}
-	s := &LWESession{Params: p, Shape: shape, dev: dev, gen: gen, client: cl, packed: true}
+	s := &LWESession{Params: p, Shape: shape, dev: dev, gen: gen, client: cl, packed: true, batch: 1}
 	s.ready.Store(true)
 	return s, nil
 }
 
 // Packed reports whether the session queries in the packed mode.
 func (s *LWESession) Packed() bool { return s.packed }
+
+// AllowBatches lets the packed mode's requests carry up to max queries
+// (the device's wire version is api.BatchWireVersion or later), fewer where
+// their bytes would not fit api.MaxMessageBytes with room to spare.
+func (s *LWESession) AllowBatches(n int) {
+	if !s.packed {
+		return
+	}
+	per := 4*s.Shape.Cols + lwepir.PackingKeysBytes(s.Params) + 64
+	s.batch = max(1, min(n, api.MaxPackedBatch, (api.MaxMessageBytes/2)/per))
+}
+
+// Batch is the most queries one request of the session carries (GetMany).
+func (s *LWESession) Batch() int { return max(1, s.batch) }
 
 // NewLWESession opens a session on the database generation stored under
 // gen, with the client's evaluation keys under keyPrefix. Unless
@@ -252,9 +270,31 @@ func lweKeyPut(name string, b []byte) *devicepb.PutRequest {
 // keys up, the packed answer down, checked for its exact size before it is
 // decoded.
 func (s *LWESession) getPacked(ctx context.Context, start time.Time, index, col int) (*PIRQuery, error) {
-	s.mu.Lock()
+	pq, err := s.packedQuery(index, col)
+	if err != nil {
+		return nil, err
+	}
+	req := s.packedRequest(pq)
+	wire := &api.WireCount{}
+	resp, err := s.dev.QueryLWE(api.WithWireCount(ctx, wire), req)
+	if err != nil {
+		return nil, fmt.Errorf("session: query %d: %w", index, err)
+	}
+	return s.openPacked(pq, resp, resp.GetPacked(), 1, start, wire)
+}
+
+// packed is one packed query as sent, and what decodes its answer.
+type packed struct {
+	index        int
+	vector, keys []byte
+	st           *lwepir.State
+}
+
+// packedQuery builds the packed query of record index, in column col.
+// The packed mode's client keeps no buffers between calls (unlike the
+// ring mode's encryptor and decryptor): queries are built concurrently.
+func (s *LWESession) packedQuery(index, col int) (*packed, error) {
 	q, st, err := s.client.PackedQuery(col)
-	s.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
@@ -262,43 +302,116 @@ func (s *LWESession) getPacked(ctx context.Context, start time.Time, index, col 
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
+	return &packed{index: index, vector: lwepir.MarshalWords(q.Vector), keys: keys, st: st}, nil
+}
+
+// packedRequest is the request of queries (the first in the request's own
+// fields, the rest in more).
+func (s *LWESession) packedRequest(queries ...*packed) *devicepb.LWEQueryRequest {
 	req := &devicepb.LWEQueryRequest{Params: s.Params.Name(), Rows: uint32(s.Shape.Rows), Cols: uint64(s.Shape.Cols),
-		RecordSize: uint32(s.Shape.RecordSize), Generation: s.gen, Query: lwepir.MarshalWords(q.Vector), PackingKeys: keys}
-	wire := &api.WireCount{}
-	resp, err := s.dev.QueryLWE(api.WithWireCount(ctx, wire), req)
-	if err != nil {
-		return nil, fmt.Errorf("session: query %d: %w", index, err)
+		RecordSize: uint32(s.Shape.RecordSize), Generation: s.gen, Query: queries[0].vector, PackingKeys: queries[0].keys}
+	for _, q := range queries[1:] {
+		req.More = append(req.More, &devicepb.LWEPackedQuery{Query: q.vector, PackingKeys: q.keys})
 	}
-	ans, dev, err := s.packedAnswer(resp)
+	return req
+}
+
+// openPacked decodes the answer raw to query pq, one of n in the request
+// resp answered (the request's wire bytes and device time are shared
+// evenly among them).
+func (s *LWESession) openPacked(pq *packed, resp *devicepb.LWEQueryResponse, raw []byte, n int, start time.Time, wire *api.WireCount) (*PIRQuery, error) {
+	ans, dev, err := s.packedAnswer(resp, raw)
 	if err != nil {
-		return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
+		return nil, fmt.Errorf("session: query %d: %w: %w", pq.index, ErrMalformedAnswer, err)
 	}
-	s.mu.Lock()
-	column, err := s.client.DecodePacked(st, ans)
-	s.mu.Unlock()
+	column, err := s.client.DecodePacked(pq.st, ans)
 	if err != nil {
-		return nil, fmt.Errorf("session: query %d: %w: %w", index, ErrMalformedAnswer, err)
+		return nil, fmt.Errorf("session: query %d: %w: %w", pq.index, ErrMalformedAnswer, err)
 	}
-	rec, err := s.client.Record(column, index)
+	rec, err := s.client.Record(column, pq.index)
 	if err != nil {
 		return nil, err
 	}
-	out := &PIRQuery{Index: index, Record: rec, QueryBytes: int64(len(req.Query) + len(req.PackingKeys)),
-		AnswerBytes: int64(len(resp.GetPacked())), Seconds: time.Since(start).Seconds(), Device: dev}
+	dev.Seconds /= float64(n)
+	out := &PIRQuery{Index: pq.index, Record: rec, QueryBytes: int64(len(pq.vector) + len(pq.keys)),
+		AnswerBytes: int64(len(raw)), Seconds: time.Since(start).Seconds(), Device: dev}
 	out.Measure(wire)
+	if out.Measured && n > 1 {
+		out.QueryBytes, out.AnswerBytes = out.QueryBytes/int64(n), out.AnswerBytes/int64(n)
+	}
 	return out, nil
 }
 
-// packedAnswer reads the device's packed answer: exactly the packed bytes
-// of the shape, no column and no hint.
-func (s *LWESession) packedAnswer(resp *devicepb.LWEQueryResponse) (*lwepir.PackedAnswer, *devicepb.RunStreamResponse, error) {
+// GetMany retrieves records indices in one request (at most Batch of them;
+// more than one only in the packed mode): the device scans for them in one
+// pass and packs their answers in one pass over its factors. Each query is
+// its own, with a fresh secret and fresh keys, built on every core; each
+// answer is checked and decoded on its own, and the first that fails ends
+// the call.
+func (s *LWESession) GetMany(ctx context.Context, indices []int) ([]*PIRQuery, error) {
+	if len(indices) == 1 {
+		q, err := s.Get(ctx, indices[0])
+		if err != nil {
+			return nil, err
+		}
+		return []*PIRQuery{q}, nil
+	}
+	if len(indices) == 0 || len(indices) > s.Batch() {
+		return nil, fmt.Errorf("session: %d queries in one request (1 to %d)", len(indices), s.Batch())
+	}
+	start := time.Now()
+	qs := make([]*packed, len(indices))
+	errs := make([]error, len(indices))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(indices)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(indices); i = int(next.Add(1) - 1) {
+				col, err := s.client.Column(indices[i])
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				qs[i], errs[i] = s.packedQuery(indices[i], col)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	wire := &api.WireCount{}
+	resp, err := s.dev.QueryLWE(api.WithWireCount(ctx, wire), s.packedRequest(qs...))
+	if err != nil {
+		return nil, fmt.Errorf("session: queries of records %d…: %w", indices[0], err)
+	}
+	if len(resp.GetMorePacked()) != len(indices)-1 {
+		return nil, fmt.Errorf("session: queries of records %d…: %w: %d answers to %d queries", indices[0], ErrMalformedAnswer,
+			1+len(resp.GetMorePacked()), len(indices))
+	}
+	out := make([]*PIRQuery, len(indices))
+	for i, pq := range qs {
+		raw := resp.GetPacked()
+		if i > 0 {
+			raw = resp.GetMorePacked()[i-1]
+		}
+		if out[i], err = s.openPacked(pq, resp, raw, len(indices), start, wire); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// packedAnswer reads one of the device's packed answers, raw: exactly the
+// packed bytes of the shape, in a response with no column and no hint.
+func (s *LWESession) packedAnswer(resp *devicepb.LWEQueryResponse, raw []byte) (*lwepir.PackedAnswer, *devicepb.RunStreamResponse, error) {
 	if len(resp.GetColumn()) != 0 || len(resp.GetHint()) != 0 {
 		return nil, nil, errors.New("a packed answer with a column or a hint")
 	}
-	if want := lwepir.PackedAnswerBytes(s.Params, s.Shape); len(resp.GetPacked()) != want {
-		return nil, nil, fmt.Errorf("a packed answer of %d bytes, want %d", len(resp.GetPacked()), want)
+	if want := lwepir.PackedAnswerBytes(s.Params, s.Shape); len(raw) != want {
+		return nil, nil, fmt.Errorf("a packed answer of %d bytes, want %d", len(raw), want)
 	}
-	ans, err := lwepir.UnmarshalPackedAnswer(s.Params, s.Shape, resp.GetPacked())
+	ans, err := lwepir.UnmarshalPackedAnswer(s.Params, s.Shape, raw)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -80,16 +80,21 @@ func (Role) EnumDescriptor() ([]byte, []int) {
 // the scan's column into RLWE ciphertexts instead of evaluating H·s: keys
 // and secret are then unused and must be empty.
 type LWEQueryRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Params        string                 `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`                              // the parameter set ("default"; "test": small, insecure)
-	Rows          uint32                 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`                                 // the stored byte matrix's rows
-	Cols          uint64                 `protobuf:"varint,3,opt,name=cols,proto3" json:"cols,omitempty"`                                 // and columns
-	RecordSize    uint32                 `protobuf:"varint,4,opt,name=record_size,json=recordSize,proto3" json:"record_size,omitempty"`   // bytes of a stored record
-	Generation    string                 `protobuf:"bytes,5,opt,name=generation,proto3" json:"generation,omitempty"`                      // the generation's object prefix ("<db>/g<gen>.<token>")
-	Keys          string                 `protobuf:"bytes,6,opt,name=keys,proto3" json:"keys,omitempty"`                                  // the prefix of the caller's Galois keys of its ring secret
-	Query         []byte                 `protobuf:"bytes,7,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector: cols 32-bit words, little-endian
-	Secret        []byte                 `protobuf:"bytes,8,opt,name=secret,proto3" json:"secret,omitempty"`                              // the ring secret encrypted under BGV: its limbs' 64-bit words, little-endian
-	PackingKeys   []byte                 `protobuf:"bytes,9,opt,name=packing_keys,json=packingKeys,proto3" json:"packing_keys,omitempty"` // the packed mode: the query's packing keys (lwepir.MarshalPackingKeys)
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Params      string                 `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`                              // the parameter set ("default"; "test": small, insecure)
+	Rows        uint32                 `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`                                 // the stored byte matrix's rows
+	Cols        uint64                 `protobuf:"varint,3,opt,name=cols,proto3" json:"cols,omitempty"`                                 // and columns
+	RecordSize  uint32                 `protobuf:"varint,4,opt,name=record_size,json=recordSize,proto3" json:"record_size,omitempty"`   // bytes of a stored record
+	Generation  string                 `protobuf:"bytes,5,opt,name=generation,proto3" json:"generation,omitempty"`                      // the generation's object prefix ("<db>/g<gen>.<token>")
+	Keys        string                 `protobuf:"bytes,6,opt,name=keys,proto3" json:"keys,omitempty"`                                  // the prefix of the caller's Galois keys of its ring secret
+	Query       []byte                 `protobuf:"bytes,7,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector: cols 32-bit words, little-endian
+	Secret      []byte                 `protobuf:"bytes,8,opt,name=secret,proto3" json:"secret,omitempty"`                              // the ring secret encrypted under BGV: its limbs' 64-bit words, little-endian
+	PackingKeys []byte                 `protobuf:"bytes,9,opt,name=packing_keys,json=packingKeys,proto3" json:"packing_keys,omitempty"` // the packed mode: the query's packing keys (lwepir.MarshalPackingKeys)
+	// The packed mode: further queries of the same generation, answered with
+	// the first in one pass over the tiles and one over the packer's factors
+	// (wire version 6; at most api.MaxPackedBatch queries a request, the
+	// first included).
+	More          []*LWEPackedQuery `protobuf:"bytes,10,rep,name=more,proto3" json:"more,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,6 +192,66 @@ func (x *LWEQueryRequest) GetPackingKeys() []byte {
 	return nil
 }
 
+func (x *LWEQueryRequest) GetMore() []*LWEPackedQuery {
+	if x != nil {
+		return x.More
+	}
+	return nil
+}
+
+// LWEPackedQuery is one more query of a packed LWEQueryRequest.
+type LWEPackedQuery struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Query         []byte                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector: cols 32-bit words, little-endian
+	PackingKeys   []byte                 `protobuf:"bytes,2,opt,name=packing_keys,json=packingKeys,proto3" json:"packing_keys,omitempty"` // its packing keys (lwepir.MarshalPackingKeys)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LWEPackedQuery) Reset() {
+	*x = LWEPackedQuery{}
+	mi := &file_device_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LWEPackedQuery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LWEPackedQuery) ProtoMessage() {}
+
+func (x *LWEPackedQuery) ProtoReflect() protoreflect.Message {
+	mi := &file_device_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LWEPackedQuery.ProtoReflect.Descriptor instead.
+func (*LWEPackedQuery) Descriptor() ([]byte, []int) {
+	return file_device_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *LWEPackedQuery) GetQuery() []byte {
+	if x != nil {
+		return x.Query
+	}
+	return nil
+}
+
+func (x *LWEPackedQuery) GetPackingKeys() []byte {
+	if x != nil {
+		return x.PackingKeys
+	}
+	return nil
+}
+
 // LWEQueryResponse is the answer to an LWEQueryRequest.
 type LWEQueryResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -196,13 +261,14 @@ type LWEQueryResponse struct {
 	Seconds       float64                `protobuf:"fixed64,4,opt,name=seconds,proto3" json:"seconds,omitempty"`                        // on the device
 	Cores         []*CoreUse             `protobuf:"bytes,5,rep,name=cores,proto3" json:"cores,omitempty"`                              // the ring stage (or the packing) and the scan
 	Packed        []byte                 `protobuf:"bytes,6,opt,name=packed,proto3" json:"packed,omitempty"`                            // the packed mode: the packed answer (lwepir.MarshalPackedAnswer); column and hint empty
+	MorePacked    [][]byte               `protobuf:"bytes,7,rep,name=more_packed,json=morePacked,proto3" json:"more_packed,omitempty"`  // the packed answers of the request's more, in order (store_bytes, seconds and cores: the whole request's)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LWEQueryResponse) Reset() {
 	*x = LWEQueryResponse{}
-	mi := &file_device_proto_msgTypes[1]
+	mi := &file_device_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -214,7 +280,7 @@ func (x *LWEQueryResponse) String() string {
 func (*LWEQueryResponse) ProtoMessage() {}
 
 func (x *LWEQueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[1]
+	mi := &file_device_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -227,7 +293,7 @@ func (x *LWEQueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LWEQueryResponse.ProtoReflect.Descriptor instead.
 func (*LWEQueryResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{1}
+	return file_device_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *LWEQueryResponse) GetColumn() []byte {
@@ -272,6 +338,13 @@ func (x *LWEQueryResponse) GetPacked() []byte {
 	return nil
 }
 
+func (x *LWEQueryResponse) GetMorePacked() [][]byte {
+	if x != nil {
+		return x.MorePacked
+	}
+	return nil
+}
+
 type ConfigRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -280,7 +353,7 @@ type ConfigRequest struct {
 
 func (x *ConfigRequest) Reset() {
 	*x = ConfigRequest{}
-	mi := &file_device_proto_msgTypes[2]
+	mi := &file_device_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -292,7 +365,7 @@ func (x *ConfigRequest) String() string {
 func (*ConfigRequest) ProtoMessage() {}
 
 func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[2]
+	mi := &file_device_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -305,7 +378,7 @@ func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigRequest.ProtoReflect.Descriptor instead.
 func (*ConfigRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{2}
+	return file_device_proto_rawDescGZIP(), []int{3}
 }
 
 type ConfigResponse struct {
@@ -327,7 +400,7 @@ type ConfigResponse struct {
 
 func (x *ConfigResponse) Reset() {
 	*x = ConfigResponse{}
-	mi := &file_device_proto_msgTypes[3]
+	mi := &file_device_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -339,7 +412,7 @@ func (x *ConfigResponse) String() string {
 func (*ConfigResponse) ProtoMessage() {}
 
 func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[3]
+	mi := &file_device_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -352,7 +425,7 @@ func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigResponse.ProtoReflect.Descriptor instead.
 func (*ConfigResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{3}
+	return file_device_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ConfigResponse) GetWireVersion() uint32 {
@@ -442,7 +515,7 @@ type ProgSetRequest struct {
 
 func (x *ProgSetRequest) Reset() {
 	*x = ProgSetRequest{}
-	mi := &file_device_proto_msgTypes[4]
+	mi := &file_device_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -454,7 +527,7 @@ func (x *ProgSetRequest) String() string {
 func (*ProgSetRequest) ProtoMessage() {}
 
 func (x *ProgSetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[4]
+	mi := &file_device_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -467,7 +540,7 @@ func (x *ProgSetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgSetRequest.ProtoReflect.Descriptor instead.
 func (*ProgSetRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{4}
+	return file_device_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ProgSetRequest) GetName() string {
@@ -493,7 +566,7 @@ type ProgSetResponse struct {
 
 func (x *ProgSetResponse) Reset() {
 	*x = ProgSetResponse{}
-	mi := &file_device_proto_msgTypes[5]
+	mi := &file_device_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -505,7 +578,7 @@ func (x *ProgSetResponse) String() string {
 func (*ProgSetResponse) ProtoMessage() {}
 
 func (x *ProgSetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[5]
+	mi := &file_device_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -518,7 +591,7 @@ func (x *ProgSetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgSetResponse.ProtoReflect.Descriptor instead.
 func (*ProgSetResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{5}
+	return file_device_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ProgSetResponse) GetInstructions() uint32 {
@@ -556,7 +629,7 @@ type PutRequest struct {
 
 func (x *PutRequest) Reset() {
 	*x = PutRequest{}
-	mi := &file_device_proto_msgTypes[6]
+	mi := &file_device_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +641,7 @@ func (x *PutRequest) String() string {
 func (*PutRequest) ProtoMessage() {}
 
 func (x *PutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[6]
+	mi := &file_device_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +654,7 @@ func (x *PutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutRequest.ProtoReflect.Descriptor instead.
 func (*PutRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{6}
+	return file_device_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PutRequest) GetName() string {
@@ -650,7 +723,7 @@ type PutResponse struct {
 
 func (x *PutResponse) Reset() {
 	*x = PutResponse{}
-	mi := &file_device_proto_msgTypes[7]
+	mi := &file_device_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +735,7 @@ func (x *PutResponse) String() string {
 func (*PutResponse) ProtoMessage() {}
 
 func (x *PutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[7]
+	mi := &file_device_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +748,7 @@ func (x *PutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutResponse.ProtoReflect.Descriptor instead.
 func (*PutResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{7}
+	return file_device_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PutResponse) GetGeneration() uint64 {
@@ -701,7 +774,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_device_proto_msgTypes[8]
+	mi := &file_device_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -713,7 +786,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[8]
+	mi := &file_device_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -726,7 +799,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{8}
+	return file_device_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetRequest) GetName() string {
@@ -757,7 +830,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_device_proto_msgTypes[9]
+	mi := &file_device_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -769,7 +842,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[9]
+	mi := &file_device_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -782,7 +855,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{9}
+	return file_device_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetResponse) GetKind() uint32 {
@@ -843,7 +916,7 @@ type DeleteRequest struct {
 
 func (x *DeleteRequest) Reset() {
 	*x = DeleteRequest{}
-	mi := &file_device_proto_msgTypes[10]
+	mi := &file_device_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -855,7 +928,7 @@ func (x *DeleteRequest) String() string {
 func (*DeleteRequest) ProtoMessage() {}
 
 func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[10]
+	mi := &file_device_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -868,7 +941,7 @@ func (x *DeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{10}
+	return file_device_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeleteRequest) GetName() string {
@@ -886,7 +959,7 @@ type DeleteResponse struct {
 
 func (x *DeleteResponse) Reset() {
 	*x = DeleteResponse{}
-	mi := &file_device_proto_msgTypes[11]
+	mi := &file_device_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -898,7 +971,7 @@ func (x *DeleteResponse) String() string {
 func (*DeleteResponse) ProtoMessage() {}
 
 func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[11]
+	mi := &file_device_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -911,7 +984,7 @@ func (x *DeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteResponse.ProtoReflect.Descriptor instead.
 func (*DeleteResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{11}
+	return file_device_proto_rawDescGZIP(), []int{12}
 }
 
 // Object names an object of a program: its space (isa.Space, 0..255), id,
@@ -928,7 +1001,7 @@ type Object struct {
 
 func (x *Object) Reset() {
 	*x = Object{}
-	mi := &file_device_proto_msgTypes[12]
+	mi := &file_device_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1013,7 @@ func (x *Object) String() string {
 func (*Object) ProtoMessage() {}
 
 func (x *Object) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[12]
+	mi := &file_device_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1026,7 @@ func (x *Object) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Object.ProtoReflect.Descriptor instead.
 func (*Object) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{12}
+	return file_device_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Object) GetSpace() uint32 {
@@ -1003,7 +1076,7 @@ type Binding struct {
 
 func (x *Binding) Reset() {
 	*x = Binding{}
-	mi := &file_device_proto_msgTypes[13]
+	mi := &file_device_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1088,7 @@ func (x *Binding) String() string {
 func (*Binding) ProtoMessage() {}
 
 func (x *Binding) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[13]
+	mi := &file_device_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1101,7 @@ func (x *Binding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Binding.ProtoReflect.Descriptor instead.
 func (*Binding) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{13}
+	return file_device_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Binding) GetSpace() uint32 {
@@ -1125,7 +1198,7 @@ type Inline struct {
 
 func (x *Inline) Reset() {
 	*x = Inline{}
-	mi := &file_device_proto_msgTypes[14]
+	mi := &file_device_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1137,7 +1210,7 @@ func (x *Inline) String() string {
 func (*Inline) ProtoMessage() {}
 
 func (x *Inline) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[14]
+	mi := &file_device_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1150,7 +1223,7 @@ func (x *Inline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Inline.ProtoReflect.Descriptor instead.
 func (*Inline) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{14}
+	return file_device_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Inline) GetData() [][]byte {
@@ -1171,7 +1244,7 @@ type Stored struct {
 
 func (x *Stored) Reset() {
 	*x = Stored{}
-	mi := &file_device_proto_msgTypes[15]
+	mi := &file_device_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1256,7 @@ func (x *Stored) String() string {
 func (*Stored) ProtoMessage() {}
 
 func (x *Stored) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[15]
+	mi := &file_device_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1269,7 @@ func (x *Stored) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stored.ProtoReflect.Descriptor instead.
 func (*Stored) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{15}
+	return file_device_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Stored) GetName() string {
@@ -1229,7 +1302,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_device_proto_msgTypes[16]
+	mi := &file_device_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1314,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[16]
+	mi := &file_device_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1327,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{16}
+	return file_device_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SendRequest) GetProgram() string {
@@ -1294,7 +1367,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_device_proto_msgTypes[17]
+	mi := &file_device_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1379,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[17]
+	mi := &file_device_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1392,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{17}
+	return file_device_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SendResponse) GetJob() uint64 {
@@ -1340,7 +1413,7 @@ type RecvRequest struct {
 
 func (x *RecvRequest) Reset() {
 	*x = RecvRequest{}
-	mi := &file_device_proto_msgTypes[18]
+	mi := &file_device_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1425,7 @@ func (x *RecvRequest) String() string {
 func (*RecvRequest) ProtoMessage() {}
 
 func (x *RecvRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[18]
+	mi := &file_device_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1438,7 @@ func (x *RecvRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecvRequest.ProtoReflect.Descriptor instead.
 func (*RecvRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{18}
+	return file_device_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RecvRequest) GetJob() uint64 {
@@ -1402,7 +1475,7 @@ type RecvResponse struct {
 
 func (x *RecvResponse) Reset() {
 	*x = RecvResponse{}
-	mi := &file_device_proto_msgTypes[19]
+	mi := &file_device_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1414,7 +1487,7 @@ func (x *RecvResponse) String() string {
 func (*RecvResponse) ProtoMessage() {}
 
 func (x *RecvResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[19]
+	mi := &file_device_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1427,7 +1500,7 @@ func (x *RecvResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecvResponse.ProtoReflect.Descriptor instead.
 func (*RecvResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{19}
+	return file_device_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecvResponse) GetPolys() uint32 {
@@ -1474,7 +1547,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_device_proto_msgTypes[20]
+	mi := &file_device_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1486,7 +1559,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[20]
+	mi := &file_device_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1499,7 +1572,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{20}
+	return file_device_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReleaseRequest) GetJobs() []uint64 {
@@ -1517,7 +1590,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_device_proto_msgTypes[21]
+	mi := &file_device_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1602,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[21]
+	mi := &file_device_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1615,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{21}
+	return file_device_proto_rawDescGZIP(), []int{22}
 }
 
 type StatsRequest struct {
@@ -1553,7 +1626,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_device_proto_msgTypes[22]
+	mi := &file_device_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1565,7 +1638,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[22]
+	mi := &file_device_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1578,7 +1651,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{22}
+	return file_device_proto_rawDescGZIP(), []int{23}
 }
 
 type StatsResponse struct {
@@ -1600,7 +1673,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_device_proto_msgTypes[23]
+	mi := &file_device_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1685,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[23]
+	mi := &file_device_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1698,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{23}
+	return file_device_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatsResponse) GetStoreBytesRead() uint64 {
@@ -1715,7 +1788,7 @@ type SetStreamRequest struct {
 
 func (x *SetStreamRequest) Reset() {
 	*x = SetStreamRequest{}
-	mi := &file_device_proto_msgTypes[24]
+	mi := &file_device_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1800,7 @@ func (x *SetStreamRequest) String() string {
 func (*SetStreamRequest) ProtoMessage() {}
 
 func (x *SetStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[24]
+	mi := &file_device_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1813,7 @@ func (x *SetStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStreamRequest.ProtoReflect.Descriptor instead.
 func (*SetStreamRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{24}
+	return file_device_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetStreamRequest) GetName() string {
@@ -1766,7 +1839,7 @@ type SetStreamResponse struct {
 
 func (x *SetStreamResponse) Reset() {
 	*x = SetStreamResponse{}
-	mi := &file_device_proto_msgTypes[25]
+	mi := &file_device_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1851,7 @@ func (x *SetStreamResponse) String() string {
 func (*SetStreamResponse) ProtoMessage() {}
 
 func (x *SetStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[25]
+	mi := &file_device_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1864,7 @@ func (x *SetStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetStreamResponse.ProtoReflect.Descriptor instead.
 func (*SetStreamResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{25}
+	return file_device_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetStreamResponse) GetNodes() uint32 {
@@ -1811,7 +1884,7 @@ type Instance struct {
 
 func (x *Instance) Reset() {
 	*x = Instance{}
-	mi := &file_device_proto_msgTypes[26]
+	mi := &file_device_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1896,7 @@ func (x *Instance) String() string {
 func (*Instance) ProtoMessage() {}
 
 func (x *Instance) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[26]
+	mi := &file_device_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1909,7 @@ func (x *Instance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instance.ProtoReflect.Descriptor instead.
 func (*Instance) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{26}
+	return file_device_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Instance) GetData() [][]byte {
@@ -1857,7 +1930,7 @@ type StreamValues struct {
 
 func (x *StreamValues) Reset() {
 	*x = StreamValues{}
-	mi := &file_device_proto_msgTypes[27]
+	mi := &file_device_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +1942,7 @@ func (x *StreamValues) String() string {
 func (*StreamValues) ProtoMessage() {}
 
 func (x *StreamValues) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[27]
+	mi := &file_device_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +1955,7 @@ func (x *StreamValues) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamValues.ProtoReflect.Descriptor instead.
 func (*StreamValues) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{27}
+	return file_device_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StreamValues) GetNode() uint32 {
@@ -1922,7 +1995,7 @@ type StoredBinding struct {
 
 func (x *StoredBinding) Reset() {
 	*x = StoredBinding{}
-	mi := &file_device_proto_msgTypes[28]
+	mi := &file_device_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2007,7 @@ func (x *StoredBinding) String() string {
 func (*StoredBinding) ProtoMessage() {}
 
 func (x *StoredBinding) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[28]
+	mi := &file_device_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2020,7 @@ func (x *StoredBinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoredBinding.ProtoReflect.Descriptor instead.
 func (*StoredBinding) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{28}
+	return file_device_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StoredBinding) GetNode() uint32 {
@@ -2011,7 +2084,7 @@ type KeyBinding struct {
 
 func (x *KeyBinding) Reset() {
 	*x = KeyBinding{}
-	mi := &file_device_proto_msgTypes[29]
+	mi := &file_device_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2096,7 @@ func (x *KeyBinding) String() string {
 func (*KeyBinding) ProtoMessage() {}
 
 func (x *KeyBinding) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[29]
+	mi := &file_device_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2109,7 @@ func (x *KeyBinding) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyBinding.ProtoReflect.Descriptor instead.
 func (*KeyBinding) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{29}
+	return file_device_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *KeyBinding) GetKey() string {
@@ -2065,7 +2138,7 @@ type RunStreamRequest struct {
 
 func (x *RunStreamRequest) Reset() {
 	*x = RunStreamRequest{}
-	mi := &file_device_proto_msgTypes[30]
+	mi := &file_device_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2150,7 @@ func (x *RunStreamRequest) String() string {
 func (*RunStreamRequest) ProtoMessage() {}
 
 func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[30]
+	mi := &file_device_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2163,7 @@ func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStreamRequest.ProtoReflect.Descriptor instead.
 func (*RunStreamRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{30}
+	return file_device_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RunStreamRequest) GetProgram() string {
@@ -2140,7 +2213,7 @@ type RunStreamResponse struct {
 
 func (x *RunStreamResponse) Reset() {
 	*x = RunStreamResponse{}
-	mi := &file_device_proto_msgTypes[31]
+	mi := &file_device_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2225,7 @@ func (x *RunStreamResponse) String() string {
 func (*RunStreamResponse) ProtoMessage() {}
 
 func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[31]
+	mi := &file_device_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2238,7 @@ func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStreamResponse.ProtoReflect.Descriptor instead.
 func (*RunStreamResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{31}
+	return file_device_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RunStreamResponse) GetOutputs() []*StreamValues {
@@ -2249,7 +2322,7 @@ type CoreUse struct {
 
 func (x *CoreUse) Reset() {
 	*x = CoreUse{}
-	mi := &file_device_proto_msgTypes[32]
+	mi := &file_device_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2261,7 +2334,7 @@ func (x *CoreUse) String() string {
 func (*CoreUse) ProtoMessage() {}
 
 func (x *CoreUse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[32]
+	mi := &file_device_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2274,7 +2347,7 @@ func (x *CoreUse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoreUse.ProtoReflect.Descriptor instead.
 func (*CoreUse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{32}
+	return file_device_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CoreUse) GetStage() string {
@@ -2350,7 +2423,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_device_proto_msgTypes[33]
+	mi := &file_device_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2362,7 +2435,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[33]
+	mi := &file_device_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2375,7 +2448,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{33}
+	return file_device_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListRequest) GetPrefix() string {
@@ -2411,7 +2484,7 @@ type ObjectInfo struct {
 
 func (x *ObjectInfo) Reset() {
 	*x = ObjectInfo{}
-	mi := &file_device_proto_msgTypes[34]
+	mi := &file_device_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2496,7 @@ func (x *ObjectInfo) String() string {
 func (*ObjectInfo) ProtoMessage() {}
 
 func (x *ObjectInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[34]
+	mi := &file_device_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2509,7 @@ func (x *ObjectInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObjectInfo.ProtoReflect.Descriptor instead.
 func (*ObjectInfo) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{34}
+	return file_device_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ObjectInfo) GetName() string {
@@ -2512,7 +2585,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_device_proto_msgTypes[35]
+	mi := &file_device_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2524,7 +2597,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[35]
+	mi := &file_device_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2537,7 +2610,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{35}
+	return file_device_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListResponse) GetObjects() []*ObjectInfo {
@@ -2564,7 +2637,7 @@ type CopyFromRequest struct {
 
 func (x *CopyFromRequest) Reset() {
 	*x = CopyFromRequest{}
-	mi := &file_device_proto_msgTypes[36]
+	mi := &file_device_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2576,7 +2649,7 @@ func (x *CopyFromRequest) String() string {
 func (*CopyFromRequest) ProtoMessage() {}
 
 func (x *CopyFromRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[36]
+	mi := &file_device_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2589,7 +2662,7 @@ func (x *CopyFromRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyFromRequest.ProtoReflect.Descriptor instead.
 func (*CopyFromRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{36}
+	return file_device_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CopyFromRequest) GetSource() string {
@@ -2616,7 +2689,7 @@ type CopyFromResponse struct {
 
 func (x *CopyFromResponse) Reset() {
 	*x = CopyFromResponse{}
-	mi := &file_device_proto_msgTypes[37]
+	mi := &file_device_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2628,7 +2701,7 @@ func (x *CopyFromResponse) String() string {
 func (*CopyFromResponse) ProtoMessage() {}
 
 func (x *CopyFromResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[37]
+	mi := &file_device_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2641,7 +2714,7 @@ func (x *CopyFromResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopyFromResponse.ProtoReflect.Descriptor instead.
 func (*CopyFromResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{37}
+	return file_device_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CopyFromResponse) GetObjects() uint32 {
@@ -2669,7 +2742,7 @@ type GrantRequest struct {
 
 func (x *GrantRequest) Reset() {
 	*x = GrantRequest{}
-	mi := &file_device_proto_msgTypes[38]
+	mi := &file_device_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2681,7 +2754,7 @@ func (x *GrantRequest) String() string {
 func (*GrantRequest) ProtoMessage() {}
 
 func (x *GrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[38]
+	mi := &file_device_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2694,7 +2767,7 @@ func (x *GrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantRequest.ProtoReflect.Descriptor instead.
 func (*GrantRequest) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{38}
+	return file_device_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GrantRequest) GetDatabase() string {
@@ -2726,7 +2799,7 @@ type GrantResponse struct {
 
 func (x *GrantResponse) Reset() {
 	*x = GrantResponse{}
-	mi := &file_device_proto_msgTypes[39]
+	mi := &file_device_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2811,7 @@ func (x *GrantResponse) String() string {
 func (*GrantResponse) ProtoMessage() {}
 
 func (x *GrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_device_proto_msgTypes[39]
+	mi := &file_device_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,14 +2824,14 @@ func (x *GrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GrantResponse.ProtoReflect.Descriptor instead.
 func (*GrantResponse) Descriptor() ([]byte, []int) {
-	return file_device_proto_rawDescGZIP(), []int{39}
+	return file_device_proto_rawDescGZIP(), []int{40}
 }
 
 var File_device_proto protoreflect.FileDescriptor
 
 const file_device_proto_rawDesc = "" +
 	"\n" +
-	"\fdevice.proto\x12\x12rosemary.device.v1\"\xf7\x01\n" +
+	"\fdevice.proto\x12\x12rosemary.device.v1\"\xaf\x02\n" +
 	"\x0fLWEQueryRequest\x12\x16\n" +
 	"\x06params\x18\x01 \x01(\tR\x06params\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\rR\x04rows\x12\x12\n" +
@@ -2771,7 +2844,12 @@ const file_device_proto_rawDesc = "" +
 	"\x04keys\x18\x06 \x01(\tR\x04keys\x12\x14\n" +
 	"\x05query\x18\a \x01(\fR\x05query\x12\x16\n" +
 	"\x06secret\x18\b \x01(\fR\x06secret\x12!\n" +
-	"\fpacking_keys\x18\t \x01(\fR\vpackingKeys\"\xc4\x01\n" +
+	"\fpacking_keys\x18\t \x01(\fR\vpackingKeys\x126\n" +
+	"\x04more\x18\n" +
+	" \x03(\v2\".rosemary.device.v1.LWEPackedQueryR\x04more\"I\n" +
+	"\x0eLWEPackedQuery\x12\x14\n" +
+	"\x05query\x18\x01 \x01(\fR\x05query\x12!\n" +
+	"\fpacking_keys\x18\x02 \x01(\fR\vpackingKeys\"\xe5\x01\n" +
 	"\x10LWEQueryResponse\x12\x16\n" +
 	"\x06column\x18\x01 \x01(\fR\x06column\x12\x12\n" +
 	"\x04hint\x18\x02 \x03(\fR\x04hint\x12\x1f\n" +
@@ -2779,7 +2857,9 @@ const file_device_proto_rawDesc = "" +
 	"storeBytes\x12\x18\n" +
 	"\aseconds\x18\x04 \x01(\x01R\aseconds\x121\n" +
 	"\x05cores\x18\x05 \x03(\v2\x1b.rosemary.device.v1.CoreUseR\x05cores\x12\x16\n" +
-	"\x06packed\x18\x06 \x01(\fR\x06packed\"\x0f\n" +
+	"\x06packed\x18\x06 \x01(\fR\x06packed\x12\x1f\n" +
+	"\vmore_packed\x18\a \x03(\fR\n" +
+	"morePacked\"\x0f\n" +
 	"\rConfigRequest\"\xf0\x02\n" +
 	"\x0eConfigResponse\x12!\n" +
 	"\fwire_version\x18\x01 \x01(\rR\vwireVersion\x12\x1a\n" +
@@ -3007,100 +3087,102 @@ func file_device_proto_rawDescGZIP() []byte {
 }
 
 var file_device_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_device_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_device_proto_goTypes = []any{
 	(Role)(0),                 // 0: rosemary.device.v1.Role
 	(*LWEQueryRequest)(nil),   // 1: rosemary.device.v1.LWEQueryRequest
-	(*LWEQueryResponse)(nil),  // 2: rosemary.device.v1.LWEQueryResponse
-	(*ConfigRequest)(nil),     // 3: rosemary.device.v1.ConfigRequest
-	(*ConfigResponse)(nil),    // 4: rosemary.device.v1.ConfigResponse
-	(*ProgSetRequest)(nil),    // 5: rosemary.device.v1.ProgSetRequest
-	(*ProgSetResponse)(nil),   // 6: rosemary.device.v1.ProgSetResponse
-	(*PutRequest)(nil),        // 7: rosemary.device.v1.PutRequest
-	(*PutResponse)(nil),       // 8: rosemary.device.v1.PutResponse
-	(*GetRequest)(nil),        // 9: rosemary.device.v1.GetRequest
-	(*GetResponse)(nil),       // 10: rosemary.device.v1.GetResponse
-	(*DeleteRequest)(nil),     // 11: rosemary.device.v1.DeleteRequest
-	(*DeleteResponse)(nil),    // 12: rosemary.device.v1.DeleteResponse
-	(*Object)(nil),            // 13: rosemary.device.v1.Object
-	(*Binding)(nil),           // 14: rosemary.device.v1.Binding
-	(*Inline)(nil),            // 15: rosemary.device.v1.Inline
-	(*Stored)(nil),            // 16: rosemary.device.v1.Stored
-	(*SendRequest)(nil),       // 17: rosemary.device.v1.SendRequest
-	(*SendResponse)(nil),      // 18: rosemary.device.v1.SendResponse
-	(*RecvRequest)(nil),       // 19: rosemary.device.v1.RecvRequest
-	(*RecvResponse)(nil),      // 20: rosemary.device.v1.RecvResponse
-	(*ReleaseRequest)(nil),    // 21: rosemary.device.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),   // 22: rosemary.device.v1.ReleaseResponse
-	(*StatsRequest)(nil),      // 23: rosemary.device.v1.StatsRequest
-	(*StatsResponse)(nil),     // 24: rosemary.device.v1.StatsResponse
-	(*SetStreamRequest)(nil),  // 25: rosemary.device.v1.SetStreamRequest
-	(*SetStreamResponse)(nil), // 26: rosemary.device.v1.SetStreamResponse
-	(*Instance)(nil),          // 27: rosemary.device.v1.Instance
-	(*StreamValues)(nil),      // 28: rosemary.device.v1.StreamValues
-	(*StoredBinding)(nil),     // 29: rosemary.device.v1.StoredBinding
-	(*KeyBinding)(nil),        // 30: rosemary.device.v1.KeyBinding
-	(*RunStreamRequest)(nil),  // 31: rosemary.device.v1.RunStreamRequest
-	(*RunStreamResponse)(nil), // 32: rosemary.device.v1.RunStreamResponse
-	(*CoreUse)(nil),           // 33: rosemary.device.v1.CoreUse
-	(*ListRequest)(nil),       // 34: rosemary.device.v1.ListRequest
-	(*ObjectInfo)(nil),        // 35: rosemary.device.v1.ObjectInfo
-	(*ListResponse)(nil),      // 36: rosemary.device.v1.ListResponse
-	(*CopyFromRequest)(nil),   // 37: rosemary.device.v1.CopyFromRequest
-	(*CopyFromResponse)(nil),  // 38: rosemary.device.v1.CopyFromResponse
-	(*GrantRequest)(nil),      // 39: rosemary.device.v1.GrantRequest
-	(*GrantResponse)(nil),     // 40: rosemary.device.v1.GrantResponse
+	(*LWEPackedQuery)(nil),    // 2: rosemary.device.v1.LWEPackedQuery
+	(*LWEQueryResponse)(nil),  // 3: rosemary.device.v1.LWEQueryResponse
+	(*ConfigRequest)(nil),     // 4: rosemary.device.v1.ConfigRequest
+	(*ConfigResponse)(nil),    // 5: rosemary.device.v1.ConfigResponse
+	(*ProgSetRequest)(nil),    // 6: rosemary.device.v1.ProgSetRequest
+	(*ProgSetResponse)(nil),   // 7: rosemary.device.v1.ProgSetResponse
+	(*PutRequest)(nil),        // 8: rosemary.device.v1.PutRequest
+	(*PutResponse)(nil),       // 9: rosemary.device.v1.PutResponse
+	(*GetRequest)(nil),        // 10: rosemary.device.v1.GetRequest
+	(*GetResponse)(nil),       // 11: rosemary.device.v1.GetResponse
+	(*DeleteRequest)(nil),     // 12: rosemary.device.v1.DeleteRequest
+	(*DeleteResponse)(nil),    // 13: rosemary.device.v1.DeleteResponse
+	(*Object)(nil),            // 14: rosemary.device.v1.Object
+	(*Binding)(nil),           // 15: rosemary.device.v1.Binding
+	(*Inline)(nil),            // 16: rosemary.device.v1.Inline
+	(*Stored)(nil),            // 17: rosemary.device.v1.Stored
+	(*SendRequest)(nil),       // 18: rosemary.device.v1.SendRequest
+	(*SendResponse)(nil),      // 19: rosemary.device.v1.SendResponse
+	(*RecvRequest)(nil),       // 20: rosemary.device.v1.RecvRequest
+	(*RecvResponse)(nil),      // 21: rosemary.device.v1.RecvResponse
+	(*ReleaseRequest)(nil),    // 22: rosemary.device.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),   // 23: rosemary.device.v1.ReleaseResponse
+	(*StatsRequest)(nil),      // 24: rosemary.device.v1.StatsRequest
+	(*StatsResponse)(nil),     // 25: rosemary.device.v1.StatsResponse
+	(*SetStreamRequest)(nil),  // 26: rosemary.device.v1.SetStreamRequest
+	(*SetStreamResponse)(nil), // 27: rosemary.device.v1.SetStreamResponse
+	(*Instance)(nil),          // 28: rosemary.device.v1.Instance
+	(*StreamValues)(nil),      // 29: rosemary.device.v1.StreamValues
+	(*StoredBinding)(nil),     // 30: rosemary.device.v1.StoredBinding
+	(*KeyBinding)(nil),        // 31: rosemary.device.v1.KeyBinding
+	(*RunStreamRequest)(nil),  // 32: rosemary.device.v1.RunStreamRequest
+	(*RunStreamResponse)(nil), // 33: rosemary.device.v1.RunStreamResponse
+	(*CoreUse)(nil),           // 34: rosemary.device.v1.CoreUse
+	(*ListRequest)(nil),       // 35: rosemary.device.v1.ListRequest
+	(*ObjectInfo)(nil),        // 36: rosemary.device.v1.ObjectInfo
+	(*ListResponse)(nil),      // 37: rosemary.device.v1.ListResponse
+	(*CopyFromRequest)(nil),   // 38: rosemary.device.v1.CopyFromRequest
+	(*CopyFromResponse)(nil),  // 39: rosemary.device.v1.CopyFromResponse
+	(*GrantRequest)(nil),      // 40: rosemary.device.v1.GrantRequest
+	(*GrantResponse)(nil),     // 41: rosemary.device.v1.GrantResponse
 }
 var file_device_proto_depIdxs = []int32{
-	33, // 0: rosemary.device.v1.LWEQueryResponse.cores:type_name -> rosemary.device.v1.CoreUse
-	15, // 1: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
-	16, // 2: rosemary.device.v1.Binding.stored:type_name -> rosemary.device.v1.Stored
-	14, // 3: rosemary.device.v1.SendRequest.inputs:type_name -> rosemary.device.v1.Binding
-	14, // 4: rosemary.device.v1.SendRequest.key:type_name -> rosemary.device.v1.Binding
-	13, // 5: rosemary.device.v1.SendRequest.output:type_name -> rosemary.device.v1.Object
-	27, // 6: rosemary.device.v1.StreamValues.instances:type_name -> rosemary.device.v1.Instance
-	28, // 7: rosemary.device.v1.RunStreamRequest.inputs:type_name -> rosemary.device.v1.StreamValues
-	29, // 8: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
-	30, // 9: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
-	28, // 10: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
-	33, // 11: rosemary.device.v1.RunStreamResponse.cores:type_name -> rosemary.device.v1.CoreUse
-	35, // 12: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
-	0,  // 13: rosemary.device.v1.GrantRequest.role:type_name -> rosemary.device.v1.Role
-	3,  // 14: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
-	5,  // 15: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
-	7,  // 16: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
-	9,  // 17: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
-	11, // 18: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
-	17, // 19: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
-	19, // 20: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
-	21, // 21: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
-	23, // 22: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
-	25, // 23: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
-	31, // 24: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
-	34, // 25: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
-	37, // 26: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
-	39, // 27: rosemary.device.v1.Device.Grant:input_type -> rosemary.device.v1.GrantRequest
-	1,  // 28: rosemary.device.v1.Device.QueryLWE:input_type -> rosemary.device.v1.LWEQueryRequest
-	4,  // 29: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
-	6,  // 30: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
-	8,  // 31: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
-	10, // 32: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
-	12, // 33: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
-	18, // 34: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
-	20, // 35: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
-	22, // 36: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
-	24, // 37: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
-	26, // 38: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
-	32, // 39: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
-	36, // 40: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
-	38, // 41: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
-	40, // 42: rosemary.device.v1.Device.Grant:output_type -> rosemary.device.v1.GrantResponse
-	2,  // 43: rosemary.device.v1.Device.QueryLWE:output_type -> rosemary.device.v1.LWEQueryResponse
-	29, // [29:44] is the sub-list for method output_type
-	14, // [14:29] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	2,  // 0: rosemary.device.v1.LWEQueryRequest.more:type_name -> rosemary.device.v1.LWEPackedQuery
+	34, // 1: rosemary.device.v1.LWEQueryResponse.cores:type_name -> rosemary.device.v1.CoreUse
+	16, // 2: rosemary.device.v1.Binding.inline:type_name -> rosemary.device.v1.Inline
+	17, // 3: rosemary.device.v1.Binding.stored:type_name -> rosemary.device.v1.Stored
+	15, // 4: rosemary.device.v1.SendRequest.inputs:type_name -> rosemary.device.v1.Binding
+	15, // 5: rosemary.device.v1.SendRequest.key:type_name -> rosemary.device.v1.Binding
+	14, // 6: rosemary.device.v1.SendRequest.output:type_name -> rosemary.device.v1.Object
+	28, // 7: rosemary.device.v1.StreamValues.instances:type_name -> rosemary.device.v1.Instance
+	29, // 8: rosemary.device.v1.RunStreamRequest.inputs:type_name -> rosemary.device.v1.StreamValues
+	30, // 9: rosemary.device.v1.RunStreamRequest.stored:type_name -> rosemary.device.v1.StoredBinding
+	31, // 10: rosemary.device.v1.RunStreamRequest.keys:type_name -> rosemary.device.v1.KeyBinding
+	29, // 11: rosemary.device.v1.RunStreamResponse.outputs:type_name -> rosemary.device.v1.StreamValues
+	34, // 12: rosemary.device.v1.RunStreamResponse.cores:type_name -> rosemary.device.v1.CoreUse
+	36, // 13: rosemary.device.v1.ListResponse.objects:type_name -> rosemary.device.v1.ObjectInfo
+	0,  // 14: rosemary.device.v1.GrantRequest.role:type_name -> rosemary.device.v1.Role
+	4,  // 15: rosemary.device.v1.Device.Config:input_type -> rosemary.device.v1.ConfigRequest
+	6,  // 16: rosemary.device.v1.Device.ProgSet:input_type -> rosemary.device.v1.ProgSetRequest
+	8,  // 17: rosemary.device.v1.Device.Put:input_type -> rosemary.device.v1.PutRequest
+	10, // 18: rosemary.device.v1.Device.Get:input_type -> rosemary.device.v1.GetRequest
+	12, // 19: rosemary.device.v1.Device.Delete:input_type -> rosemary.device.v1.DeleteRequest
+	18, // 20: rosemary.device.v1.Device.Send:input_type -> rosemary.device.v1.SendRequest
+	20, // 21: rosemary.device.v1.Device.Recv:input_type -> rosemary.device.v1.RecvRequest
+	22, // 22: rosemary.device.v1.Device.Release:input_type -> rosemary.device.v1.ReleaseRequest
+	24, // 23: rosemary.device.v1.Device.Stats:input_type -> rosemary.device.v1.StatsRequest
+	26, // 24: rosemary.device.v1.Device.SetStream:input_type -> rosemary.device.v1.SetStreamRequest
+	32, // 25: rosemary.device.v1.Device.RunStream:input_type -> rosemary.device.v1.RunStreamRequest
+	35, // 26: rosemary.device.v1.Device.List:input_type -> rosemary.device.v1.ListRequest
+	38, // 27: rosemary.device.v1.Device.CopyFrom:input_type -> rosemary.device.v1.CopyFromRequest
+	40, // 28: rosemary.device.v1.Device.Grant:input_type -> rosemary.device.v1.GrantRequest
+	1,  // 29: rosemary.device.v1.Device.QueryLWE:input_type -> rosemary.device.v1.LWEQueryRequest
+	5,  // 30: rosemary.device.v1.Device.Config:output_type -> rosemary.device.v1.ConfigResponse
+	7,  // 31: rosemary.device.v1.Device.ProgSet:output_type -> rosemary.device.v1.ProgSetResponse
+	9,  // 32: rosemary.device.v1.Device.Put:output_type -> rosemary.device.v1.PutResponse
+	11, // 33: rosemary.device.v1.Device.Get:output_type -> rosemary.device.v1.GetResponse
+	13, // 34: rosemary.device.v1.Device.Delete:output_type -> rosemary.device.v1.DeleteResponse
+	19, // 35: rosemary.device.v1.Device.Send:output_type -> rosemary.device.v1.SendResponse
+	21, // 36: rosemary.device.v1.Device.Recv:output_type -> rosemary.device.v1.RecvResponse
+	23, // 37: rosemary.device.v1.Device.Release:output_type -> rosemary.device.v1.ReleaseResponse
+	25, // 38: rosemary.device.v1.Device.Stats:output_type -> rosemary.device.v1.StatsResponse
+	27, // 39: rosemary.device.v1.Device.SetStream:output_type -> rosemary.device.v1.SetStreamResponse
+	33, // 40: rosemary.device.v1.Device.RunStream:output_type -> rosemary.device.v1.RunStreamResponse
+	37, // 41: rosemary.device.v1.Device.List:output_type -> rosemary.device.v1.ListResponse
+	39, // 42: rosemary.device.v1.Device.CopyFrom:output_type -> rosemary.device.v1.CopyFromResponse
+	41, // 43: rosemary.device.v1.Device.Grant:output_type -> rosemary.device.v1.GrantResponse
+	3,  // 44: rosemary.device.v1.Device.QueryLWE:output_type -> rosemary.device.v1.LWEQueryResponse
+	30, // [30:45] is the sub-list for method output_type
+	15, // [15:30] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_device_proto_init() }
@@ -3108,9 +3190,9 @@ func file_device_proto_init() {
 	if File_device_proto != nil {
 		return
 	}
-	file_device_proto_msgTypes[6].OneofWrappers = []any{}
-	file_device_proto_msgTypes[9].OneofWrappers = []any{}
-	file_device_proto_msgTypes[13].OneofWrappers = []any{
+	file_device_proto_msgTypes[7].OneofWrappers = []any{}
+	file_device_proto_msgTypes[10].OneofWrappers = []any{}
+	file_device_proto_msgTypes[14].OneofWrappers = []any{
 		(*Binding_Inline)(nil),
 		(*Binding_Stored)(nil),
 		(*Binding_ResidentJob)(nil),
@@ -3121,7 +3203,7 @@ func file_device_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_device_proto_rawDesc), len(file_device_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   40,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

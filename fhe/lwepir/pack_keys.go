@@ -27,6 +27,10 @@ type PackingKeys struct {
 	// B holds log N · Digits polynomials of N coefficients below Q, NTT
 	// form, level-major (packRing.keyIndex).
 	B [][]uint64
+	// sent, where genPackingKeys made the keys, holds each polynomial's
+	// words as MarshalPackingKeys sends them (coefficient domain, trimmed),
+	// so that encoding needs no inverse transform.
+	sent [][]uint64
 }
 
 // packingKeyA expands the public a-parts K1 of the packing keys from the
@@ -73,33 +77,36 @@ func genPackingKeys(p Params, pr *packRing, ka [][]uint64, s []int64) (*PackingK
 		sNTT.Coeffs[0][i] = uint64(x) + q&uint64(x>>63)
 	}
 	r.NTT(sNTT, sNTT)
-	ts, e, k0 := r.NewPoly(), r.NewPoly(), r.NewPoly()
+	ts, k0 := r.NewPoly(), r.NewPoly()
 	errs := make([]int64, n*pr.keyPolys())
 	if err := sampleError(errs, p.Eta); err != nil {
 		return nil, err
 	}
-	keys := &PackingKeys{B: make([][]uint64, pr.keyPolys())}
+	keys := &PackingKeys{B: make([][]uint64, pr.keyPolys()), sent: make([][]uint64, pr.keyPolys())}
 	for k := 1; k <= pr.logN; k++ {
 		r.AutomorphismNTTWithIndex(sNTT, pr.auto[k], ts)
+		d := pr.keyDrop(k)
 		for j := 0; j < pr.pp.Digits; j++ {
 			i := pr.keyIndex(k, j)
-			for t, x := range errs[i*n : (i+1)*n] {
-				e.Coeffs[0][t] = uint64(x) + q&uint64(x>>63)
-			}
-			r.NTT(e, e)
+			// K1·s − B^j·τ(s) in the NTT domain, then the error added in
+			// the coefficient domain, where the key is trimmed as sent
+			// (the low d bits replaced by 2^(d−1)).
 			copy(k0.Coeffs[0], ka[i])
 			r.MulCoeffsBarrett(k0, sNTT, k0)
-			r.Add(k0, e, k0)
 			r.MulScalarThenSub(ts, ring.ModExp(2, uint64(j*pr.pp.LogBase), q), k0)
-			if d := pr.keyDrop(k); d > 0 {
-				// Trimmed as sent: the low d bits replaced by 2^(d−1).
-				r.INTT(k0, k0)
-				for c, x := range k0.Coeffs[0] {
-					k0.Coeffs[0][c] = pr.untrim(x>>d, d)
+			r.INTT(k0, k0)
+			sent := make([]uint64, n)
+			for c, x := range errs[i*n : (i+1)*n] {
+				y := k0.Coeffs[0][c] + uint64(x) + q&uint64(x>>63) // < 2q
+				if y >= q {
+					y -= q
 				}
-				r.NTT(k0, k0)
+				sent[c] = y >> d
+				k0.Coeffs[0][c] = pr.untrim(sent[c], d)
 			}
+			r.NTT(k0, k0)
 			keys.B[i] = append([]uint64(nil), k0.Coeffs[0]...)
+			keys.sent[i] = sent
 		}
 	}
 	clear(errs)
@@ -165,6 +172,11 @@ func MarshalPackingKeys(p Params, keys *PackingKeys) ([]byte, error) {
 	for k := 1; k <= pr.logN; k++ {
 		d := pr.keyDrop(k)
 		for j := 0; j < pr.pp.Digits; j++ {
+			if keys.sent != nil {
+				// Made here: the words as sent are kept.
+				out = packBits(out, keys.sent[pr.keyIndex(k, j)], pr.keyWidth(k))
+				continue
+			}
 			copy(poly.Coeffs[0], keys.B[pr.keyIndex(k, j)])
 			r.INTT(poly, poly)
 			for c, x := range poly.Coeffs[0] {

@@ -45,16 +45,22 @@ type packerCache struct {
 }
 
 // packerEntry is one generation's packer, opened once: queries that find
-// it being opened wait for it.
+// it being opened wait for it. A packer used in place holds its objects
+// pinned and mapped (unmap) until it has left the cache and the last
+// query using it is done (users).
 type packerEntry struct {
-	ready chan struct{}
-	pk    *lwepir.Packer
-	err   error
+	ready   chan struct{}
+	pk      *lwepir.Packer
+	err     error
+	unmap   func()
+	users   int  // queries holding the packer; c.mu
+	dropped bool // out of the cache; c.mu
 }
 
-// packer returns generation gen's packer for p and shape, reading it from
-// the store if it is not kept.
-func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape lwepir.Shape) (*lwepir.Packer, error) {
+// packer returns generation gen's packer for p and shape, reading (or
+// mapping) it from the store if it is not kept, and the function that
+// ends its use by the query.
+func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape lwepir.Shape) (*lwepir.Packer, func(), error) {
 	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", gen, p.Name(), shape.Rows, shape.Cols, shape.RecordSize)
 	c := &s.packers
 	c.mu.Lock()
@@ -67,14 +73,14 @@ func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape 
 		c.add(key, e)
 		c.mu.Unlock()
 		s.cfg.EnterISP()
-		e.pk, e.err = s.readPacker(gen, p, shape)
+		e.pk, e.unmap, e.err = s.openPacker(gen, p, shape)
 		s.cfg.LeaveISP()
 		if e.err != nil {
 			// Not kept: a later query reads it again (the objects may
 			// arrive, or a transient read error pass).
 			c.mu.Lock()
 			if c.m[key] == e {
-				delete(c.m, key)
+				c.drop(key)
 				for i, k := range c.order {
 					if k == key {
 						c.order = append(c.order[:i], c.order[i+1:]...)
@@ -95,10 +101,67 @@ func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape 
 	}
 	select {
 	case <-e.ready:
-		return e.pk, e.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
+	if e.err != nil {
+		return nil, nil, e.err
+	}
+	c.mu.Lock()
+	e.users++
+	c.mu.Unlock()
+	var once sync.Once
+	return e.pk, func() {
+		once.Do(func() {
+			c.mu.Lock()
+			e.users--
+			c.mu.Unlock()
+			c.unmapIfDone(e)
+		})
+	}, nil
+}
+
+// unmapIfDone releases e's mappings once it is out of the cache and no
+// query uses it.
+func (c *packerCache) unmapIfDone(e *packerEntry) {
+	c.mu.Lock()
+	unmap := e.unmap
+	if !e.dropped || e.users > 0 || unmap == nil {
+		unmap = nil
+	} else {
+		e.unmap = nil
+	}
+	c.mu.Unlock()
+	if unmap != nil {
+		unmap()
+	}
+}
+
+// drop takes key's entry out of the cache, its mappings released now or
+// by the last query using it. c.mu held.
+func (c *packerCache) drop(key string) {
+	e := c.m[key]
+	delete(c.m, key)
+	if e == nil {
+		return
+	}
+	e.dropped = true
+	if e.users == 0 && e.unmap != nil {
+		e.unmap() // a few system calls, under c.mu
+		e.unmap = nil
+	}
+}
+
+// openPacker opens generation gen's packer: in place from the store's
+// mappings where it can (the factors are most of a generation's bytes
+// beside the tiles: read into memory they would make the device's memory
+// grow with the database), else read.
+func (s *Server) openPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*lwepir.Packer, func(), error) {
+	if pk, unmap, err, ok := s.mapPacker(gen, p, shape); ok {
+		return pk, unmap, err
+	}
+	pk, err := s.readPacker(gen, p, shape)
+	return pk, nil, err
 }
 
 // readPacker reads generation gen's packer objects (objname.LWEPacker) and
@@ -246,10 +309,11 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 		return nil, err
 	}
 	defer src.release()
-	pk, err := s.packer(ctx, req.GetGeneration(), p, shape)
+	pk, done, err := s.packer(ctx, req.GetGeneration(), p, shape)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	var preps []*lwepir.Prepared
 	packRun := s.cfg.Cores.For(caller)
 	cols, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, queries, req.GetGeneration(), "pack", packRun, func(ctx context.Context) error {
@@ -297,7 +361,7 @@ func (c *packerCache) trim(keep string) {
 			continue
 		}
 		total -= e.pk.PrecomputedBytes()
-		delete(c.m, k)
+		c.drop(k)
 		c.order = append(c.order[:i], c.order[i+1:]...)
 	}
 }
@@ -307,7 +371,7 @@ func (c *packerCache) add(key string, e *packerEntry) {
 	c.m[key] = e
 	c.order = append(c.order, key)
 	for len(c.order) > maxPackers {
-		delete(c.m, c.order[0])
+		c.drop(c.order[0])
 		c.order = c.order[1:]
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,16 +34,24 @@ type packedDB struct {
 	seed  [lwepir.SeedSize]byte
 	st    *store.Store
 	srv   *Server
+	dir   string // the store's
 }
 
 func newPackedDB(t *testing.T, limbsPerObject int) *packedDB {
 	t.Helper()
+	return newPackedDBOn(t, limbsPerObject, layout.Layout{Channels: 1, PageSize: 4096})
+}
+
+// newPackedDBOn is newPackedDB on a store of layout lay.
+func newPackedDBOn(t *testing.T, limbsPerObject int, lay layout.Layout) *packedDB {
+	t.Helper()
 	p := lwepir.Test()
 	n := p.N()
 	shape := lwepir.Shape{Rows: 2 * n, Cols: 2 * n, RecordSize: 8}
-	db := &packedDB{p: p, shape: shape, gen: "db/g1.ab"}
+	dir := t.TempDir()
+	db := &packedDB{p: p, shape: shape, gen: "db/g1.ab", dir: dir}
 	rand.Read(db.seed[:])
-	st, err := store.Open(t.TempDir(), layout.Layout{Channels: 1, PageSize: 4096})
+	st, err := store.Open(dir, lay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,10 +264,11 @@ func FuzzCheckPackedRequest(f *testing.F) {
 func TestPackerCacheBounded(t *testing.T) {
 	db := newPackedDB(t, objname.LWEPackerLimbs)
 	ctx := context.Background()
-	pk, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
+	pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer done()
 	if pk.PrecomputedBytes() <= 0 {
 		t.Fatal("a loaded packer of no bytes")
 	}
@@ -270,5 +282,118 @@ func TestPackerCacheBounded(t *testing.T) {
 	}
 	if len(c.m) != maxPackers || len(c.order) != maxPackers {
 		t.Fatalf("%d packers kept (%d in order), want %d", len(c.m), len(c.order), maxPackers)
+	}
+}
+
+// A packer is used in place from the store's mappings where the pages cut
+// its polynomials in whole pieces (several channels: a polynomial's pages
+// lie in different files), read into memory where they do not; either way
+// its queries decode. A mapped packer that leaves the cache while a query
+// holds it keeps its mappings until that query is done.
+func TestPackerInPlace(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		lay    layout.Layout
+		mapped bool
+	}{
+		{layout.Layout{Channels: 4, PageSize: 512}, true},   // 4 pages a polynomial (N = 256)
+		{layout.Layout{Channels: 3, PageSize: 2048}, true},  // one
+		{layout.Layout{Channels: 1, PageSize: 4096}, false}, // a page larger than a polynomial
+	} {
+		db := newPackedDBOn(t, 7, tc.lay)
+		for _, col := range []int{0, db.shape.Cols - 1} {
+			req, cl, st := db.request(t, col)
+			resp, err := db.srv.Query(ctx, "alice", req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ans, err := lwepir.UnmarshalPackedAnswer(db.p, db.shape, resp.GetPacked())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := cl.DecodePacked(st, ans); err != nil || !bytes.Equal(got, db.column(col)) {
+				t.Fatalf("%+v: column %d does not decode (%v)", tc.lay, col, err)
+			}
+		}
+		pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &db.srv.packers
+		c.mu.Lock()
+		var e *packerEntry
+		for _, v := range c.m {
+			e = v
+		}
+		mapped := e.unmap != nil
+		c.mu.Unlock()
+		if mapped != tc.mapped || (pk.Factors(0) == nil) != tc.mapped {
+			t.Fatalf("%+v: mapped %v (factors in memory %v), want %v", tc.lay, mapped, pk.Factors(0) != nil, tc.mapped)
+		}
+		// Pushed out of the cache while held: still mapped, and usable.
+		for i := range maxPackers {
+			c.mu.Lock()
+			c.add(string(rune('a'+i)), &packerEntry{ready: make(chan struct{})})
+			c.mu.Unlock()
+		}
+		c.mu.Lock()
+		held, dropped := e.unmap != nil, e.dropped
+		c.mu.Unlock()
+		if !dropped || held != tc.mapped {
+			t.Fatalf("%+v: out of the cache: dropped %v, mappings kept %v", tc.lay, dropped, held)
+		}
+		q, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pq, _, err := q.PackedQuery(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pk.Prepare(ctx, []*lwepir.PackingKeys{pq.Keys}, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+		done()
+		done() // once only
+		c.mu.Lock()
+		left := e.unmap != nil
+		c.mu.Unlock()
+		if left {
+			t.Fatalf("%+v: the mappings outlive the last query", tc.lay)
+		}
+	}
+}
+
+// A store file cut short under a packer used in place: the packing's
+// reads fault on its workers' goroutines, and each fault is a named error
+// (store.ErrCorrupt), not a crash of the device.
+func TestPackerInPlaceFileCutShort(t *testing.T) {
+	ctx := context.Background()
+	db := newPackedDBOn(t, 7, layout.Layout{Channels: 2, PageSize: 512})
+	pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if pk.Factors(0) != nil {
+		t.Fatal("the packer is not used in place")
+	}
+	cl, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := cl.PackedQuery(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ch := range 2 {
+		if err := os.Truncate(filepath.Join(db.dir, fmt.Sprintf("ch%02d", ch)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, workers := range []int{1, 2} {
+		if _, err := pk.Prepare(ctx, []*lwepir.PackingKeys{q.Keys, q.Keys, q.Keys}, workers, nil); !errors.Is(err, store.ErrCorrupt) {
+			t.Fatalf("%d workers: %v, want store.ErrCorrupt", workers, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package lwepir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"syscall"
@@ -171,6 +172,109 @@ func TestLoadPackerRoundTrip(t *testing.T) {
 		badA[0][0] = 1 << 31
 		if _, err := LoadPacker(p, shape, factors, badA); err == nil {
 			t.Errorf("%d rows: LoadPacker took an a-part out of range", shape.Rows)
+		}
+	}
+}
+
+// A packer used in place from pieces — each factor polynomial cut in
+// pieces that live apart, as a store's pages do — gives every query the
+// same prepared sums as the packer it was stored from, at the default
+// parameters (the AVX2 kernel, where there is one) and the small ones;
+// LoadPackerPieces refuses pieces of the wrong count or size.
+func TestLoadPackerPieces(t *testing.T) {
+	for _, tc := range []struct {
+		p      Params
+		rows   int
+		pieces []int // piece sizes in words
+	}{
+		{Test(), 2*Test().N() + 5, []int{Test().N(), Test().N() / 2, 4}},
+		{Default(), 300, []int{512, 256}},
+	} {
+		p, n := tc.p, tc.p.N()
+		shape := Shape{Rows: tc.rows, Cols: n, RecordSize: 8}
+		h := make([]uint32, shape.Rows*n)
+		for i := range h {
+			h[i] = uint32(i)*2654435761 + 17
+		}
+		var seed [SeedSize]byte
+		pk, err := NewPacker(context.Background(), p, shape, seed, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := NewPackedClient(p, shape, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []*PackingKeys
+		for range 2 {
+			q, _, err := cl.PackedQuery(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, q.Keys)
+		}
+		want, err := pk.Prepare(context.Background(), keys, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		aParts := make([][]uint32, pk.Packs())
+		for k := range aParts {
+			aParts[k] = pk.AParts(k)
+		}
+		for _, pw := range tc.pieces {
+			calls := 0
+			factor := func(k, j int) ([][]uint64, error) {
+				calls++
+				poly := pk.Factors(k)[j*n : (j+1)*n]
+				var out [][]uint64
+				for o := 0; o < n; o += pw {
+					out = append(out, slices.Clone(poly[o:o+pw])) // apart from the rest
+				}
+				return out, nil
+			}
+			loaded, err := LoadPackerPieces(p, shape, pw, factor, aParts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			words, err := PackerFactorWords(p, shape)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0
+			for _, w := range words {
+				total += w / n
+			}
+			if calls != total || loaded.Factors(0) != nil {
+				t.Fatalf("pieces of %d: %d factors asked for, want %d", pw, calls, total)
+			}
+			got, err := loaded.Prepare(context.Background(), keys, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				for k := range got[i].c {
+					if !slices.Equal(got[i].c[k], want[i].c[k]) {
+						t.Fatalf("N %d, pieces of %d: query %d, pack %d: the sums differ", n, pw, i, k)
+					}
+				}
+			}
+		}
+		good := func(k, j int) ([][]uint64, error) {
+			return [][]uint64{pk.Factors(k)[j*n : (j+1)*n]}, nil
+		}
+		for name, tr := range map[string]struct {
+			pw int
+			f  func(k, j int) ([][]uint64, error)
+		}{
+			"pieces of 3 words":  {3, good},
+			"pieces above N":     {2 * n, good},
+			"a piece too few":    {n / 2, good},
+			"a piece too short":  {n, func(k, j int) ([][]uint64, error) { return [][]uint64{make([]uint64, n-1)}, nil }},
+			"an error passed on": {n, func(k, j int) ([][]uint64, error) { return nil, ErrParams }},
+		} {
+			if _, err := LoadPackerPieces(p, shape, tr.pw, tr.f, aParts, nil); !errors.Is(err, ErrParams) {
+				t.Errorf("%s: %v, want ErrParams", name, err)
+			}
 		}
 	}
 }

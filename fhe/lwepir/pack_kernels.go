@@ -29,10 +29,12 @@ func macMont3(out, d0, d1, d2, k0, k1, k2 []uint64, q, mred uint64) {
 	}
 }
 
-// mergeAutoMac3 is mergeAutoMac for three digits.
+// mergeAutoMac3 is mergeAutoMac for three digits (u a whole polynomial,
+// of a power-of-two length; the others a piece of one).
 func mergeAutoMac3(out, u, auto, d0, d1, d2, k0, k1, k2 []uint64, q, mred uint64) {
 	n := len(out)
-	u, auto, d0, d1, d2, k0, k1, k2 = u[:n], auto[:n], d0[:n], d1[:n], d2[:n], k0[:n], k1[:n], k2[:n]
+	wrap := uint64(len(u) - 1)
+	auto, d0, d1, d2, k0, k1, k2 = auto[:n], d0[:n], d1[:n], d2[:n], k0[:n], k1[:n], k2[:n]
 	for i := 0; i < n; i++ {
 		h0, l0 := bits.Mul64(d0[i], k0[i])
 		h1, l1 := bits.Mul64(d1[i], k1[i])
@@ -42,7 +44,7 @@ func mergeAutoMac3(out, u, auto, d0, d1, d2, k0, k1, k2 []uint64, q, mred uint64
 		lo, c = bits.Add64(lo, l2, 0)
 		hi += h2 + c
 		m, _ := bits.Mul64(lo*mred, q)
-		r := hi - m + q + out[i] + u[auto[i]&uint64(n-1)] // < 4q
+		r := hi - m + q + out[i] + u[auto[i]&wrap] // < 4q
 		if r >= 2*q {
 			r -= 2 * q
 		}

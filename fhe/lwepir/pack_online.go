@@ -76,6 +76,9 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int,
 		for i := range dst {
 			dst[i] = out[lo+i].c[k]
 		}
+		if pk.guard != nil {
+			return pk.guard(func() error { return pk.prepareRange(ctx, k, kvs[lo:hi], dst, gate) })
+		}
 		return pk.prepareRange(ctx, k, kvs[lo:hi], dst, gate)
 	})
 	if err != nil {
@@ -99,8 +102,9 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 		}
 	}
 	u := make([]uint64, n)
-	var ps, ks [][]uint64
-	pre, nodes := pk.pre[k], pk.nodes[k]
+	var ps [][][]uint64 // the node's factors, each in pieces
+	var ks [][]uint64
+	polys, nodes := pk.polys[k], pk.nodes[k]
 	idx := 0
 	next := func() (packNode, error) {
 		if idx >= len(nodes) {
@@ -110,9 +114,21 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 		node := nodes[idx-1]
 		ps = ps[:0]
 		for t := range node.terms {
-			ps = append(ps, pre[node.off+t*n:node.off+(t+1)*n])
+			ps = append(ps, polys[node.off/n+t])
 		}
 		return node, nil
+	}
+	pw := pk.pieceWords
+	var sp, sk [][]uint64 // one piece of each factor, and of each key
+	// dot sets out to the node's dot product, piece by piece.
+	dot := func(out []uint64, ks [][]uint64) {
+		for pi, o := 0, 0; o < n; pi, o = pi+1, o+pw {
+			sp, sk = sp[:0], sk[:0]
+			for t := range ps {
+				sp, sk = append(sp, ps[t][pi]), append(sk, ks[t][o:o+pw])
+			}
+			dotMontTerms(out[o:o+pw], sp, sk, q, mred)
+		}
 	}
 	// walk returns whether the subtree holds a row (its sum is then in
 	// bufs[·][level][side]).
@@ -135,7 +151,7 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 				for _, t := range node.terms {
 					ks = append(ks, kv[t])
 				}
-				dotMontTerms(bufs[qi][level][side], ps, ks, q, mred)
+				dot(bufs[qi][level][side], ks)
 			}
 			release()
 			return true, nil
@@ -183,10 +199,17 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 			} else {
 				mergeSums(out, u, e, o, mono, q, mred)
 			}
-			if ell == 3 {
-				mergeAutoMac3(out, u, auto, ps[0], ps[1], ps[2], ks[0], ks[1], ks[2], q, mred)
-			} else {
-				mergeAutoMac(out, u, auto, ps, ks, q, mred)
+			for pi, o := 0, 0; o < n; pi, o = pi+1, o+pw {
+				e := o + pw
+				if ell == 3 {
+					mergeAutoMac3(out[o:e], u, auto[o:e], ps[0][pi], ps[1][pi], ps[2][pi], ks[0][o:e], ks[1][o:e], ks[2][o:e], q, mred)
+					continue
+				}
+				sp, sk = sp[:0], sk[:0]
+				for t := range ps {
+					sp, sk = append(sp, ps[t][pi]), append(sk, ks[t][o:e])
+				}
+				mergeAutoMac(out[o:e], u, auto[o:e], sp, sk, q, mred)
 			}
 		}
 		return true, nil

@@ -42,7 +42,16 @@ type Packer struct {
 	// (pack_absorb.go).
 	absorb   int
 	nodes    [][]packNode // per pack, in the order Prepare replays them
-	pre      [][]uint64   // per pack: the nodes' factors, N words each
+	pre      [][]uint64   // per pack: the nodes' factors, N words each (nil: in pieces only)
+	// polys[k][j] is pack k's factor polynomial j (node.off/N + term) as
+	// pieces of pieceWords words: one piece, in pre, for a packer computed
+	// or loaded into memory; a store's pages for one used in place
+	// (LoadPackerPieces).
+	polys      [][][][]uint64
+	pieceWords int
+	// guard, if set, runs each of Prepare's units of work (on the
+	// goroutine that reads the factors): see LoadPackerPieces.
+	guard func(func() error) error
 	variants []variant    // the key variants the nodes use (pack_absorb.go)
 	varIndex map[variant]int
 	varMu    sync.Mutex
@@ -114,15 +123,29 @@ func newPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, 
 	if err := pk.variantTables(); err != nil {
 		return nil, err
 	}
+	pk.polysOfPre()
 	return pk, nil
+}
+
+// polysOfPre indexes each pack's flat factors as one-piece polynomials.
+func (pk *Packer) polysOfPre() {
+	n := pk.p.N()
+	pk.pieceWords = n
+	pk.polys = make([][][][]uint64, pk.packs)
+	for k, pre := range pk.pre {
+		pk.polys[k] = make([][][]uint64, len(pre)/n)
+		for j := range pk.polys[k] {
+			pk.polys[k][j] = [][]uint64{pre[j*n : (j+1)*n : (j+1)*n]}
+		}
+	}
 }
 
 // PrecomputedBytes is the size of what the packer holds: the digits of
 // every merge node and the packs' a-parts.
 func (pk *Packer) PrecomputedBytes() int64 {
 	var s int64
-	for k := range pk.pre {
-		s += int64(len(pk.pre[k]))*8 + int64(len(pk.aOut[k]))*4
+	for k := range pk.polys {
+		s += int64(len(pk.polys[k]))*int64(pk.p.N())*8 + int64(len(pk.aOut[k]))*4
 		if k < len(pk.aRoot) { // a loaded packer (LoadPacker) has no unrounded a-parts
 			s += int64(len(pk.aRoot[k])) * 8
 		}

@@ -10,7 +10,8 @@ import "fmt"
 // values are stored.
 
 // Factors returns pack k's factors, N words a polynomial (NTT domain,
-// Montgomery form), in the order Prepare reads them. Read only.
+// Montgomery form), in the order Prepare reads them; nil for a packer
+// used in place (LoadPackerPieces). Read only.
 func (pk *Packer) Factors(k int) []uint64 { return pk.pre[k] }
 
 // AParts returns pack k's a-part rounded to 2^LogQA (N words). Read only.
@@ -48,7 +49,72 @@ func LoadPacker(p Params, shape Shape, factors [][]uint64, aParts [][]uint32) (*
 		}
 		pk.pre[k], pk.aOut[k] = factors[k], aParts[k]
 	}
+	pk.polysOfPre()
 	return pk, nil
+}
+
+// LoadPackerPieces is LoadPacker with the factors used where they are (a
+// store's mapped pages): factor(k, j) returns pack k's factor polynomial j
+// (in stored order) as pieces of pieceWords words each — a divisor of N
+// and a multiple of 4 — which the packer keeps and reads at every query.
+// The pieces' values are not checked: a factor out of its range spoils
+// the answers (which the client authenticates), never memory. guard, if
+// not nil, runs every unit of Prepare's work on the goroutine that reads
+// the pieces (a reader of mapped files turns a fault into an error there:
+// a fault is per goroutine).
+func LoadPackerPieces(p Params, shape Shape, pieceWords int, factor func(k, j int) ([][]uint64, error), aParts [][]uint32,
+	guard func(func() error) error) (*Packer, error) {
+	pk, err := packerLayout(p, shape, packAbsorb)
+	if err != nil {
+		return nil, err
+	}
+	n := p.N()
+	if pieceWords < 4 || pieceWords%4 != 0 || n%pieceWords != 0 {
+		return nil, fmt.Errorf("%w: factor pieces of %d words for N = %d", ErrParams, pieceWords, n)
+	}
+	if len(aParts) != pk.packs {
+		return nil, fmt.Errorf("%w: %d packs of a-parts, want %d", ErrParams, len(aParts), pk.packs)
+	}
+	pk.pieceWords = n
+	pk.polys = make([][][][]uint64, pk.packs)
+	for k := range pk.packs {
+		if len(aParts[k]) != n {
+			return nil, fmt.Errorf("%w: pack %d: %d a-part words", ErrParams, k, len(aParts[k]))
+		}
+		for _, w := range aParts[k] {
+			if w>>pk.pr.pp.LogQA != 0 {
+				return nil, fmt.Errorf("%w: pack %d: an a-part word out of range", ErrParams, k)
+			}
+		}
+		pk.pre[k], pk.aOut[k] = nil, aParts[k]
+		pk.polys[k] = make([][][]uint64, pk.factorPolys(k))
+		for j := range pk.polys[k] {
+			pieces, err := factor(k, j)
+			if err != nil {
+				return nil, err
+			}
+			if len(pieces) != n/pieceWords {
+				return nil, fmt.Errorf("%w: pack %d, factor %d: %d pieces, want %d", ErrParams, k, j, len(pieces), n/pieceWords)
+			}
+			for _, piece := range pieces {
+				if len(piece) != pieceWords {
+					return nil, fmt.Errorf("%w: pack %d, factor %d: a piece of %d words, want %d", ErrParams, k, j, len(piece), pieceWords)
+				}
+			}
+			pk.polys[k][j] = pieces
+		}
+	}
+	pk.pieceWords, pk.guard = pieceWords, guard
+	return pk, nil
+}
+
+// factorPolys is how many factor polynomials pack k has.
+func (pk *Packer) factorPolys(k int) int {
+	var c int
+	for _, node := range pk.nodes[k] {
+		c += len(node.terms)
+	}
+	return c
 }
 
 // packerLayout is a packer of shape without values: its nodes and their

@@ -202,4 +202,3 @@ func getManyRetryBusy(ctx context.Context, s *session.LWESession, indices []int)
 	})
 	return qs, err
 }
-

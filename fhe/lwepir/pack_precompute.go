@@ -40,9 +40,9 @@ type Packer struct {
 	packs   int // packed ciphertexts an answer has
 	// absorb is the depth of the subtrees stored as one node
 	// (pack_absorb.go).
-	absorb   int
-	nodes    [][]packNode // per pack, in the order Prepare replays them
-	pre      [][]uint64   // per pack: the nodes' factors, N words each (nil: in pieces only)
+	absorb int
+	nodes  [][]packNode // per pack, in the order Prepare replays them
+	pre    [][]uint64   // per pack: the nodes' factors, N words each (nil: in pieces only)
 	// polys[k][j] is pack k's factor polynomial j (node.off/N + term) as
 	// pieces of pieceWords words: one piece, in pre, for a packer computed
 	// or loaded into memory; a store's pages for one used in place
@@ -51,8 +51,8 @@ type Packer struct {
 	pieceWords int
 	// guard, if set, runs each of Prepare's units of work (on the
 	// goroutine that reads the factors): see LoadPackerPieces.
-	guard func(func() error) error
-	variants []variant    // the key variants the nodes use (pack_absorb.go)
+	guard    func(func() error) error
+	variants []variant // the key variants the nodes use (pack_absorb.go)
 	varIndex map[variant]int
 	varMu    sync.Mutex
 	// variantAuto[i] is variant i's NTT-domain permutation (nil: σ = 1).

@@ -144,10 +144,15 @@
 // stored as 45 factors of the keys' automorphic images σ(K), which a query
 // computes once, and evaluated as one dot product reduced once — the same
 // stored words, no merges below level 5 (51 → 30 CPU ms a pack here). The
+// dot products are nine tenths of a query's packing; with AVX2 they run in
+// 27-bit limbs, three VPMULUDQ a product (dot27.go: 30 → 21 CPU ms a pack,
+// the speed at which one core reads the 94 MB of factors). The
 // b-side does not need the scan: Prepare runs beside it, holding a core
 // of a Gate per stored node as the scan does. The factors are stored per
-// generation (Factors, AParts) and reloaded with LoadPacker: their layout
-// is a function of the shape, only their values depend on H'.
+// generation (Factors, AParts) and reloaded with LoadPacker, or used where
+// they are stored with LoadPackerPieces (a device's mapped pages, so that
+// its memory does not grow with the packer): their layout is a function
+// of the shape, only their values depend on H'.
 //
 // Why the keys go with every query, not once a client as the ring stage's
 // Galois keys are. They cannot: the keys are under the query's LWE secret, and
@@ -237,9 +242,12 @@
 // a pack here; per query, 3·(N − 1)·N products and N/16 − 1 merges. A
 // batch (Prepare with several queries' keys) reads each node's factors
 // once for all its queries, so they cross the memory bus once a batch;
-// the products cannot be shared (each query's keys are its own), and in
-// Go they, not the memory, bound the stage: a batch costs per query what
-// one query costs. A query in Prepare holds its keys' variants (33
+// the products cannot be shared (each query's keys are its own), and they,
+// not the memory, bound a batch: a batch costs per query what one query
+// costs in the products (about 1.1 ns a product on this machine's AVX2
+// core), and saves the reading. A device takes a batch in one request of
+// up to 32 queries (devicepb.LWEQueryRequest.more: a keyword lookup's
+// columns). A query in Prepare holds its keys' variants (33
 // permuted copies, 528 KiB) and its partial sums (256 KiB). Taller
 // layouts shorten the query vector (4 bytes a
 // column) and lengthen the packing (one pack per N rows): at 1 GiB, 2048

@@ -90,6 +90,8 @@ func (s *Server) server(p lwepir.Params, shape lwepir.Shape) (*lwepir.Server, er
 		return nil, malformed("%v", err)
 	}
 	srv.Workers = s.cfg.Workers
+	// The ring stage reads mapped diagonals on its workers' goroutines.
+	srv.Guard = faultsAsErrors
 	// The ring stage's key switches run on the engine (fhe/rns kernels).
 	srv.Rotations = func(bp bgv.Parameters, keys *lwepir.EvalKeys) (lwepir.Rotator, error) {
 		return engine.NewRotator(bp, keys.Rotations), nil

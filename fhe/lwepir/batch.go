@@ -88,6 +88,9 @@ func (s *Server) evaluateHints(ctx context.Context, keys []*EvalKeys, xs []*rlwe
 			return err
 		}
 		defer release()
+		if s.Guard != nil {
+			return s.Guard(step)
+		}
 		return step()
 	}
 	workers = max(1, workers)

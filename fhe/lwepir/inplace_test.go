@@ -2,7 +2,9 @@ package lwepir
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -74,4 +76,36 @@ func (r raggedPieces) DiagonalPieces(ctx context.Context, i, l int) ([][]uint64,
 		ps = ps[:len(ps)-1]
 	}
 	return ps, err
+}
+
+// The server's Guard runs every step of the ring stage, and an error it
+// returns (what a device's guard makes of a fault in a mapped page) ends
+// the stage with that error.
+func TestRingStageGuard(t *testing.T) {
+	p := Test()
+	shape := Shape{Rows: 512, Cols: 2 * p.N(), RecordSize: 64}
+	tiles, _ := testDB(t, p, shape)
+	pp := newPIR(t, p, shape, tiles)
+	q, _, err := pp.cl.Query(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := MemPieces{MemDiagonals: pp.diags, Limbs: len(p.HintLogQ), Piece: 64}
+	var mu sync.Mutex
+	steps := 0
+	pp.srv.Guard = func(f func() error) error {
+		mu.Lock()
+		steps++
+		mu.Unlock()
+		return f()
+	}
+	pp.srv.Workers = 2
+	if _, err := pp.srv.EvaluateHint(context.Background(), pp.evk, q.Secret, in, nil); err != nil || steps == 0 {
+		t.Fatalf("%v after %d guarded steps", err, steps)
+	}
+	errFault := errors.New("a fault")
+	pp.srv.Guard = func(func() error) error { return errFault }
+	if _, err := pp.srv.EvaluateHint(context.Background(), pp.evk, q.Secret, in, nil); !errors.Is(err, errFault) {
+		t.Fatalf("%v, want the guard's error", err)
+	}
 }

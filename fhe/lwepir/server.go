@@ -28,6 +28,10 @@ type Server struct {
 	// query's keys (default: Lattigo's evaluator). The device passes the
 	// engine's, which runs them as mPrograms on the fhe/rns kernels.
 	Rotations func(bp bgv.Parameters, keys *EvalKeys) (Rotator, error)
+	// Guard, if set, runs each step of the ring stage on the goroutine
+	// that takes it: a device reading diagonals in place from mapped files
+	// turns a memory fault there into an error (a fault is per goroutine).
+	Guard func(func() error) error
 }
 
 // babySteps returns b ciphertexts at level (from the pool when it holds

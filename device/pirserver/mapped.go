@@ -144,6 +144,9 @@ func (s *Server) mapPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*lw
 				return errUnmapped{err}
 			}
 			maps = append(maps, m)
+			// The first query's packing reads every factor, beside its
+			// scan: have the kernel read them ahead, not a page a fault.
+			o.Prefetch()
 			for l := 0; l < sh.Limbs; l, i = l+1, i+1 {
 				pages, err := m.LimbPages(0, l)
 				if err != nil {

@@ -265,3 +265,45 @@ func BenchmarkPackedAnswerBatch1GiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackingKeys times one query's packing keys: made (with its
+// vector, at a one-tile shape so the vector costs little), encoded by the
+// client and decoded by the device, the default parameters.
+func BenchmarkPackingKeys(b *testing.B) {
+	p := lwepir.Default()
+	shape := lwepir.Shape{Rows: p.N(), Cols: p.N(), RecordSize: 256}
+	var seed [lwepir.SeedSize]byte
+	cl, err := lwepir.NewPackedClient(p, shape, seed)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, _, err := cl.PackedQuery(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := lwepir.MarshalPackingKeys(p, q.Keys)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("make", func(b *testing.B) {
+		perQuery(b, 1, func() {
+			if _, _, err := cl.PackedQuery(1); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("encode", func(b *testing.B) {
+		perQuery(b, 1, func() {
+			if _, err := lwepir.MarshalPackingKeys(p, q.Keys); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("decode", func(b *testing.B) {
+		perQuery(b, 1, func() {
+			if _, err := lwepir.UnmarshalPackingKeys(p, raw); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}

@@ -107,6 +107,9 @@ func (s *source) VisitBlock(_ context.Context, k, b int, f func(row int, rows []
 	return s.visitBlock(k, b, true, f)
 }
 
+// tilesAhead is how many tiles past the one a scan starts are prefetched.
+const tilesAhead = 2
+
 // visitBlock is VisitBlock, its pages scanned on a goroutine per channel
 // or (parallel false) all on the caller's. A page is scanned where it was
 // read only if it holds whole blocks of matvec.RowBlock rows: the vector
@@ -118,10 +121,21 @@ func (s *source) visitBlock(k, b int, parallel bool, f func(row int, rows []byte
 	o := s.tiles[k]
 	lb := o.Info().Shape.LimbBytes()
 	if b == 0 {
-		// The tile's pages are read in place through the store's
-		// mappings: start reading the whole tile now where it is not
-		// cached, rather than page by page as the scan faults.
-		o.Prefetch()
+		// The tiles' pages are read in place through the store's
+		// mappings: have the kernel read them ahead where they are not
+		// cached, rather than page by page as the scan faults, tilesAhead
+		// tiles ahead (the scan's workers take tiles in turn), so that the
+		// disk has the next tiles' reads queued while this one is
+		// multiplied. Each tile is advised once a pass (the first tiles
+		// by the first): advice costs a walk of the page cache even
+		// where the pages are there.
+		from := k + tilesAhead
+		if k < tilesAhead {
+			from = k
+		}
+		for j := from; j <= k+tilesAhead && j < len(s.tiles); j++ {
+			s.tiles[j].Prefetch()
+		}
 	}
 	if s.rowBytes > 0 && s.pageBytes%(matvec.RowBlock*s.rowBytes) == 0 {
 		scan := o.ScanLimb

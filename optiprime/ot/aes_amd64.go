@@ -33,12 +33,3 @@ func ggmChildrenAsm(rk0, rk1 *[176]byte, par, out *block, n int, sums *[2]block)
 // useGGMAsm selects ggmChildrenAsm (a variable so that a benchmark can
 // compare it with fixedAES.encrypt's path).
 var useGGMAsm = useAESNI
-
-// lpnPassAsm sets dst[e>>shift] ^= tab[e&(1<<shift-1)] for the n ≥ 1
-// entries e of ent.
-//
-//go:noescape
-func lpnPassAsm(tab *block, ent *uint32, n int, dst *block, shift uint)
-
-//go:noescape
-func lpnTouchAsm(p *block, lines int)

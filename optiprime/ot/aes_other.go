@@ -19,9 +19,3 @@ func ggmChildrenAsm(rk0, rk1 *[176]byte, par, out *block, n int, sums *[2]block)
 }
 
 var useGGMAsm = false
-
-func lpnPassAsm(tab *block, ent *uint32, n int, dst *block, shift uint) {
-	panic("ot: no assembly gather on this platform")
-}
-
-func lpnTouchAsm(p *block, lines int) {}

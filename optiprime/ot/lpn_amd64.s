@@ -2,92 +2,142 @@
 
 #include "textflag.h"
 
-// func lpnGatherAsm(secret *block, idx *int32, dst *block, rows int)
+// func lpnGatherAsm(secret *block, u *byte, k uint64, dst *block, rows int, bits, bitsOut *uint8)
 //
-// dst[r] ^= secret[idx[10r]] ⊕ … ⊕ secret[idx[10r+9]] for r < rows. The
-// table is larger than the last-level cache and the indices uniform, so
-// nearly every load misses; while row r is summed, the ten entries of row
-// r+6 are prefetched (PREFETCHT0 retires at once, where a load would hold
-// its place in the reorder buffer until the data came), which keeps more
-// misses in flight than the out-of-order window alone does. Indices are
-// below the table's length (the caller draws them so).
-TEXT ·lpnGatherAsm(SB), NOSPLIT, $0-32
+// Row r's indices are x = u_i·k >> 32 for the little-endian words u_i,
+// i = 10r … 10r+9, of u (the AES-CTR stream, decoded here rather than into
+// an index array first: the multiplies hide under the misses), and
+// dst[r] ^= secret[x_10r] ⊕ … ⊕ secret[x_10r+9], bitsOut[r] ^= likewise
+// from bits unless bits is nil. The table is larger than the last-level
+// cache and the indices uniform, so nearly every load misses; while row r
+// is summed, the ten entries of row r+6 are prefetched (PREFETCHT0 retires
+// at once, where a load would hold its place in the reorder buffer until
+// the data came), which keeps more misses in flight than the out-of-order
+// window alone does. The bits table (one byte an entry) mostly hits in the
+// cache and is not prefetched.
+TEXT ·lpnGatherAsm(SB), NOSPLIT, $0-56
 	MOVQ secret+0(FP), SI
-	MOVQ idx+8(FP), BX
-	MOVQ dst+16(FP), DI
-	MOVQ rows+24(FP), CX
+	MOVQ u+8(FP), BX
+	MOVQ k+16(FP), R8
+	MOVQ dst+24(FP), DI
+	MOVQ rows+32(FP), CX
+	MOVQ bits+40(FP), R11
+	MOVQ bitsOut+48(FP), R12
+	TESTQ R11, R11
+	JNZ  withbits
+
 	CMPQ CX, $6
 	JBE  tail
 
 ahead:
 	MOVL 240(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 244(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 248(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 252(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 256(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 260(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 264(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 268(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 272(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVL 276(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	PREFETCHT0 (SI)(AX*1)
 	MOVOU (DI), X0
 	MOVL 0(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 4(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 8(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 12(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 16(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 20(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 24(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 28(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 32(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 36(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
@@ -103,42 +153,62 @@ tail:
 	JZ    done
 	MOVOU (DI), X0
 	MOVL 0(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 4(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 8(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 12(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 16(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 20(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 24(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 28(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
 	MOVL 32(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X1
 	PXOR X1, X0
 	MOVL 36(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
 	SHLQ $4, AX
 	MOVOU (SI)(AX*1), X2
 	PXOR X2, X0
@@ -146,7 +216,226 @@ tail:
 	ADDQ $40, BX
 	ADDQ $16, DI
 	DECQ CX
-	JMP tail
+	JMP  tail
+
+withbits:
+	CMPQ CX, $6
+	JBE  tailb
+
+aheadb:
+	MOVL 240(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 244(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 248(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 252(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 256(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 260(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 264(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 268(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 272(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVL 276(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	SHLQ $4, AX
+	PREFETCHT0 (SI)(AX*1)
+	MOVOU (DI), X0
+	XORL DX, DX
+	MOVL 0(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 4(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 8(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 12(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 16(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 20(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 24(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 28(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 32(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 36(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVOU X0, (DI)
+	XORB DX, (R12)
+	INCQ R12
+	ADDQ $40, BX
+	ADDQ $16, DI
+	DECQ CX
+	CMPQ CX, $6
+	JA   aheadb
+
+tailb:
+	TESTQ CX, CX
+	JZ    done
+	MOVOU (DI), X0
+	XORL DX, DX
+	MOVL 0(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 4(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 8(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 12(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 16(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 20(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 24(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 28(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVL 32(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
+	MOVL 36(BX), AX
+	IMULQ R8, AX
+	SHRQ $32, AX
+	XORB (R11)(AX*1), DX
+	SHLQ $4, AX
+	MOVOU (SI)(AX*1), X2
+	PXOR X2, X0
+	MOVOU X0, (DI)
+	XORB DX, (R12)
+	INCQ R12
+	ADDQ $40, BX
+	ADDQ $16, DI
+	DECQ CX
+	JMP  tailb
 
 done:
 	RET

@@ -1,0 +1,103 @@
+package ot
+
+import (
+	"crypto/cipher"
+	"encoding/binary"
+	"fmt"
+)
+
+// lpnEncode's gathers are written out for 10 nonzeros per row.
+const _ = uint(lpnWeight-10) + uint(10-lpnWeight)
+
+// lpnRowChunk is the number of code rows whose indices are drawn at once.
+const lpnRowChunk = 1024
+
+// lpnKey keys the AES-CTR stream that draws the code's row indices: the
+// code is public and fixed, like Ferret's.
+var lpnKey = fixedCipher("rosemary/hempc/ot.lpn")
+
+// lpnStream fills u with the AES-CTR stream of chunk c: the indices of the
+// chunk's rows, 4 bytes each, before lpnIndices decodes them.
+func lpnStream(p ferretParams, c int, u []byte) {
+	var iv [16]byte
+	binary.LittleEndian.PutUint64(iv[:], uint64(p.k))
+	binary.LittleEndian.PutUint64(iv[8:], uint64(c)<<32)
+	clear(u)
+	cipher.NewCTR(lpnKey, iv[:]).XORKeyStream(u, u)
+}
+
+// lpnIndices decodes a stream into indices below k (a word times k, over
+// 2^32).
+func lpnIndices(u []byte, k int, idx []int32) {
+	for i := range idx {
+		idx[i] = int32(uint64(binary.LittleEndian.Uint32(u[4*i:])) * uint64(k) >> 32)
+	}
+}
+
+// lpnEncode adds to out[j] the XOR of the lpnWeight entries of secret that
+// row j of the local linear code selects, and likewise to bitsOut[j] from
+// bits when bits is not nil (the receiver's choice bits).
+func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
+	if len(secret) < p.k || len(out) < p.n || bits != nil && (len(bits) < p.k || len(bitsOut) < p.n) {
+		// The assembly gather reads secret and bits at indices below p.k
+		// unchecked.
+		panic(fmt.Sprintf("ot: LPN encoding of %d rows from %d entries, want %d and %d", len(out), len(secret), p.n, p.k))
+	}
+	chunks := (p.n + lpnRowChunk - 1) / lpnRowChunk
+	inParallel(chunks, func(lo, hi int) {
+		stream := make([]byte, 4*lpnWeight*lpnRowChunk)
+		var idx []int32
+		if !useAsmGather {
+			idx = make([]int32, lpnWeight*lpnRowChunk)
+		}
+		for c := lo; c < hi; c++ {
+			rows := min(lpnRowChunk, p.n-c*lpnRowChunk)
+			u := stream[:4*lpnWeight*rows]
+			lpnStream(p, c, u)
+			dst := out[c*lpnRowChunk : c*lpnRowChunk+rows]
+			var bdst []uint8
+			if bits != nil {
+				bdst = bitsOut[c*lpnRowChunk : c*lpnRowChunk+rows]
+			}
+			if useAsmGather { // amd64: decoding, both gathers and prefetching in one pass
+				var b, bo *uint8
+				if bits != nil {
+					b, bo = &bits[0], &bdst[0]
+				}
+				lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, b, bo)
+				continue
+			}
+			ix := idx[:lpnWeight*rows]
+			lpnIndices(u, p.k, ix)
+			lpnGather(secret, ix, dst)
+			if bits != nil {
+				lpnGatherBits(bits, ix, bdst)
+			}
+		}
+	})
+}
+
+// lpnGather sets dst[r] ^= the XOR of the lpnWeight entries of secret that
+// idx lists for row r (with lpnIndices, lpnGatherAsm's definition and its
+// test's reference).
+func lpnGather(secret []block, idx []int32, dst []block) {
+	for r := range dst {
+		ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
+		a := secret[ix[0]]
+		b := secret[ix[1]]
+		a[0] ^= b[0] ^ secret[ix[2]][0] ^ secret[ix[3]][0] ^ secret[ix[4]][0] ^ secret[ix[5]][0] ^
+			secret[ix[6]][0] ^ secret[ix[7]][0] ^ secret[ix[8]][0] ^ secret[ix[9]][0]
+		a[1] ^= b[1] ^ secret[ix[2]][1] ^ secret[ix[3]][1] ^ secret[ix[4]][1] ^ secret[ix[5]][1] ^
+			secret[ix[6]][1] ^ secret[ix[7]][1] ^ secret[ix[8]][1] ^ secret[ix[9]][1]
+		dst[r] = dst[r].xor(a)
+	}
+}
+
+// lpnGatherBits is lpnGather over the receiver's choice bits.
+func lpnGatherBits(bits []uint8, idx []int32, dst []uint8) {
+	for r := range dst {
+		ix := idx[r*lpnWeight : r*lpnWeight+lpnWeight : r*lpnWeight+lpnWeight]
+		dst[r] ^= bits[ix[0]] ^ bits[ix[1]] ^ bits[ix[2]] ^ bits[ix[3]] ^ bits[ix[4]] ^
+			bits[ix[5]] ^ bits[ix[6]] ^ bits[ix[7]] ^ bits[ix[8]] ^ bits[ix[9]]
+	}
+}

@@ -16,10 +16,13 @@ func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int)
 // lpnGatherAsm XORs into dst[r] (and into bitsOut[r] unless bits is nil)
 // the entries of secret (and of bits) that row r selects, for r < rows, its
 // indices decoded from the 4·lpnWeight·rows bytes of AES-CTR stream at u
-// as lpnIndices does (see lpn_amd64.s); every index is below k ≤ len(secret).
+// as lpnIndices does; every index is below k ≤ len(secret). Meanwhile it
+// writes into next the stream's blocks ctr, ctr+1, … (blocks of them, and
+// up to two more; none unless blocks > 0, which needs AES-NI) under the
+// expanded key rk. See lpn_amd64.s.
 //
 //go:noescape
-func lpnGatherAsm(secret *block, u *byte, k uint64, dst *block, rows int, bits, bitsOut *uint8)
+func lpnGatherAsm(secret *block, u *byte, k uint64, dst *block, rows int, bits, bitsOut *uint8, rk *[176]byte, next *byte, blocks int, ctr uint64)
 
 // useAsmGather selects lpnGatherAsm (SSE2 only: every amd64 has it).
 const useAsmGather = true

@@ -194,12 +194,49 @@ func TestLPNGather(t *testing.T) {
 			alone := append([]block(nil), want...)
 			lpnGather(secret, idx, want)
 			lpnGatherBits(bits, idx, wantBits)
-			lpnGatherAsm(&secret[0], &u[0], uint64(k), &got[0], rows, &bits[0], &gotBits[0])
-			lpnGatherAsm(&secret[0], &u[0], uint64(k), &alone[0], rows, nil, nil)
+			lpnGatherAsm(&secret[0], &u[0], uint64(k), &got[0], rows, &bits[0], &gotBits[0], &lpnRK, nil, 0, 0)
+			lpnGatherAsm(&secret[0], &u[0], uint64(k), &alone[0], rows, nil, nil, &lpnRK, nil, 0, 0)
 			for r := range got {
 				if got[r] != want[r] || alone[r] != want[r] || gotBits[r] != wantBits[r] {
 					t.Fatalf("k=%d, %d rows: row %d = %x, %x alone, bits %d, want %x, bits %d",
 						k, rows, r, got[r], alone[r], gotBits[r], want[r], wantBits[r])
+				}
+			}
+		}
+	}
+}
+
+// The assembly gather's side job, the next chunk's AES-CTR stream, equals
+// lpnStream's (crypto/cipher's CTR) for chunks whose IV bytes differ in
+// every position the counter's byte swap moves, for block counts that are
+// and are not whole triples, with and without rows to gather meanwhile; it
+// writes no more than two blocks past the count.
+func TestLPNStreamAsm(t *testing.T) {
+	if !useAsmGather || !useAESNI {
+		t.Skip("no AES-NI gather here")
+	}
+	secret := randBlocks(t, 7)
+	u := make([]byte, 4*lpnWeight*lpnRowChunk)
+	dst := make([]block, lpnRowChunk)
+	for _, p := range []ferretParams{{n: 10608640, k: 589824}, {n: 649728, k: 36288}, {n: 3, k: 3}} {
+		for _, c := range []int{0, 1, 255, 256, 0x10203, 10360} {
+			for _, rows := range []int{0, 5, 7, lpnRowChunk} {
+				for _, blocks := range []int{1, 2, 3, 4, 2500, 2560} {
+					want := make([]byte, 16*blocks)
+					lpnStream(p, c, want)
+					got := make([]byte, 16*blocks+48)
+					for i := range got {
+						got[i] = 0xa5
+					}
+					lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, nil, nil, &lpnRK, &got[0], blocks, lpnCounter(c))
+					if string(got[:16*blocks]) != string(want) {
+						t.Fatalf("k=%d, chunk %d, %d rows, %d blocks: stream differs from lpnStream's", p.k, c, rows, blocks)
+					}
+					for i := 16 * (blocks + 2); i < len(got); i++ {
+						if got[i] != 0xa5 {
+							t.Fatalf("%d blocks: byte %d written", blocks, i)
+						}
+					}
 				}
 			}
 		}
@@ -223,7 +260,7 @@ func benchGather(b *testing.B, asm bool) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if asm {
-			lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, nil, nil)
+			lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, nil, nil, &lpnRK, nil, 0, 0)
 		} else {
 			lpnIndices(u, p.k, idx)
 			lpnGather(secret, idx, dst)

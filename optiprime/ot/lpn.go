@@ -2,8 +2,10 @@ package ot
 
 import (
 	"crypto/cipher"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // lpnEncode's gathers are written out for 10 nonzeros per row.
@@ -13,8 +15,25 @@ const _ = uint(lpnWeight-10) + uint(10-lpnWeight)
 const lpnRowChunk = 1024
 
 // lpnKey keys the AES-CTR stream that draws the code's row indices: the
-// code is public and fixed, like Ferret's.
-var lpnKey = fixedCipher("rosemary/hempc/ot.lpn")
+// code is public and fixed, like Ferret's. lpnRK is its expanded key, for
+// the assembly gather that encrypts the next chunk's stream.
+var (
+	lpnKey = fixedCipher(lpnLabel)
+	lpnRK  = func() (rk [176]byte) {
+		k := sha256.Sum256([]byte(lpnLabel)) // fixedCipher's key
+		expandKey128(k[:16], &rk)
+		return
+	}()
+)
+
+const lpnLabel = "rosemary/hempc/ot.lpn"
+
+// lpnStreamBytes is the stream of a whole chunk: 4 bytes an index.
+const lpnStreamBytes = 4 * lpnWeight * lpnRowChunk
+
+// lpnCounter is the low half of chunk c's IV read big-endian, as CTR
+// counts: the IV's second word is c<<32 little-endian.
+func lpnCounter(c int) uint64 { return uint64(bits.ReverseBytes32(uint32(c))) }
 
 // lpnStream fills u with the AES-CTR stream of chunk c: the indices of the
 // chunk's rows, 4 bytes each, before lpnIndices decodes them.
@@ -44,37 +63,51 @@ func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
 		panic(fmt.Sprintf("ot: LPN encoding of %d rows from %d entries, want %d and %d", len(out), len(secret), p.n, p.k))
 	}
 	chunks := (p.n + lpnRowChunk - 1) / lpnRowChunk
+	rowsOf := func(c int) int { return min(lpnRowChunk, p.n-c*lpnRowChunk) }
 	inParallel(chunks, func(lo, hi int) {
-		stream := make([]byte, 4*lpnWeight*lpnRowChunk)
-		var idx []int32
 		if !useAsmGather {
-			idx = make([]int32, lpnWeight*lpnRowChunk)
+			lpnEncodeGo(p, secret, out, bits, bitsOut, lo, hi)
+			return
 		}
+		// Two stream buffers: the gather of chunk c encrypts chunk c+1's
+		// stream into the other (48 bytes of slack for its whole triples).
+		cur, next := make([]byte, lpnStreamBytes+48), make([]byte, lpnStreamBytes+48)
+		lpnStream(p, lo, cur[:4*lpnWeight*rowsOf(lo)])
 		for c := lo; c < hi; c++ {
-			rows := min(lpnRowChunk, p.n-c*lpnRowChunk)
-			u := stream[:4*lpnWeight*rows]
-			lpnStream(p, c, u)
+			rows := rowsOf(c)
 			dst := out[c*lpnRowChunk : c*lpnRowChunk+rows]
-			var bdst []uint8
+			var b, bo *uint8
 			if bits != nil {
-				bdst = bitsOut[c*lpnRowChunk : c*lpnRowChunk+rows]
+				b, bo = &bits[0], &bitsOut[c*lpnRowChunk]
 			}
-			if useAsmGather { // amd64: decoding, both gathers and prefetching in one pass
-				var b, bo *uint8
-				if bits != nil {
-					b, bo = &bits[0], &bdst[0]
-				}
-				lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, b, bo)
-				continue
+			blocks := 0
+			if c+1 < hi && useAESNI {
+				blocks = (4*lpnWeight*rowsOf(c+1) + 15) / 16
 			}
-			ix := idx[:lpnWeight*rows]
-			lpnIndices(u, p.k, ix)
-			lpnGather(secret, ix, dst)
-			if bits != nil {
-				lpnGatherBits(bits, ix, bdst)
+			lpnGatherAsm(&secret[0], &cur[0], uint64(p.k), &dst[0], rows, b, bo, &lpnRK, &next[0], blocks, lpnCounter(c+1))
+			if c+1 < hi && !useAESNI {
+				lpnStream(p, c+1, next[:4*lpnWeight*rowsOf(c+1)])
 			}
+			cur, next = next, cur
 		}
 	})
+}
+
+// lpnEncodeGo is lpnEncode's pure-Go path over chunks [lo, hi).
+func lpnEncodeGo(p ferretParams, secret, out []block, bits, bitsOut []uint8, lo, hi int) {
+	stream := make([]byte, lpnStreamBytes)
+	idx := make([]int32, lpnWeight*lpnRowChunk)
+	for c := lo; c < hi; c++ {
+		rows := min(lpnRowChunk, p.n-c*lpnRowChunk)
+		u := stream[:4*lpnWeight*rows]
+		lpnStream(p, c, u)
+		ix := idx[:lpnWeight*rows]
+		lpnIndices(u, p.k, ix)
+		lpnGather(secret, ix, out[c*lpnRowChunk:c*lpnRowChunk+rows])
+		if bits != nil {
+			lpnGatherBits(bits, ix, bitsOut[c*lpnRowChunk:c*lpnRowChunk+rows])
+		}
+	}
 }
 
 // lpnGather sets dst[r] ^= the XOR of the lpnWeight entries of secret that

@@ -2,20 +2,41 @@
 
 #include "textflag.h"
 
-// func lpnGatherAsm(secret *block, u *byte, k uint64, dst *block, rows int, bits, bitsOut *uint8)
+// func lpnGatherAsm(secret *block, u *byte, k uint64, dst *block, rows int, bits, bitsOut *uint8, rk *[176]byte, next *byte, blocks int, ctr uint64)
 //
 // Row r's indices are x = u_i·k >> 32 for the little-endian words u_i,
-// i = 10r … 10r+9, of u (the AES-CTR stream, decoded here rather than into
-// an index array first: the multiplies hide under the misses), and
-// dst[r] ^= secret[x_10r] ⊕ … ⊕ secret[x_10r+9], bitsOut[r] ^= likewise
-// from bits unless bits is nil. The table is larger than the last-level
-// cache and the indices uniform, so nearly every load misses; while row r
-// is summed, the ten entries of row r+6 are prefetched (PREFETCHT0 retires
-// at once, where a load would hold its place in the reorder buffer until
-// the data came), which keeps more misses in flight than the out-of-order
-// window alone does. The bits table (one byte an entry) mostly hits in the
-// cache and is not prefetched.
-TEXT ·lpnGatherAsm(SB), NOSPLIT, $0-56
+// i = 10r … 10r+9, of u (the chunk's AES-CTR stream, decoded here rather
+// than into an index array first: the multiplies hide under the misses),
+// and dst[r] ^= secret[x_10r] ⊕ … ⊕ secret[x_10r+9], bitsOut[r] ^=
+// likewise from bits unless bits is nil.
+//
+// The table is larger than the last-level cache and the indices uniform,
+// so nearly every load misses; while row r is summed, the ten entries of
+// row r+6 are prefetched (PREFETCHT0 retires at once, where a load would
+// hold its place in the reorder buffer until the data came), which keeps
+// more misses in flight than the out-of-order window alone does. The bits
+// table (one byte an entry) mostly hits in the cache and is not
+// prefetched.
+//
+// The core would idle under those misses, so each row also encrypts three
+// blocks of the next chunk's stream into next (AES-128 under the expanded
+// key rk, counter blocks k ‖ big-endian ctr, ctr+1, …: the IV of
+// lpnStream, whose counter never carries out of its low half), until
+// blocks ≤ 0; any left when the rows end are encrypted then. Up to two
+// blocks past the count are written. X5–X15 hold the round keys.
+TEXT ·lpnGatherAsm(SB), NOSPLIT, $0-88
+	MOVQ rk+56(FP), AX
+	MOVOU 0(AX), X5
+	MOVOU 16(AX), X6
+	MOVOU 32(AX), X7
+	MOVOU 48(AX), X8
+	MOVOU 64(AX), X9
+	MOVOU 80(AX), X10
+	MOVOU 96(AX), X11
+	MOVOU 112(AX), X12
+	MOVOU 128(AX), X13
+	MOVOU 144(AX), X14
+	MOVOU 160(AX), X15
 	MOVQ secret+0(FP), SI
 	MOVQ u+8(FP), BX
 	MOVQ k+16(FP), R8
@@ -23,6 +44,9 @@ TEXT ·lpnGatherAsm(SB), NOSPLIT, $0-56
 	MOVQ rows+32(FP), CX
 	MOVQ bits+40(FP), R11
 	MOVQ bitsOut+48(FP), R12
+	MOVQ next+64(FP), R10
+	MOVQ blocks+72(FP), R13
+	MOVQ ctr+80(FP), R9
 	TESTQ R11, R11
 	JNZ  withbits
 
@@ -30,6 +54,60 @@ TEXT ·lpnGatherAsm(SB), NOSPLIT, $0-56
 	JBE  tail
 
 ahead:
+	TESTQ R13, R13
+	JLE   noaes
+	MOVQ R9, AX
+	BSWAPQ AX
+	MOVQ R8, X2
+	PINSRQ $1, AX, X2
+	LEAQ 1(R9), AX
+	BSWAPQ AX
+	MOVQ R8, X3
+	PINSRQ $1, AX, X3
+	LEAQ 2(R9), AX
+	BSWAPQ AX
+	MOVQ R8, X4
+	PINSRQ $1, AX, X4
+	PXOR X5, X2
+	PXOR X5, X3
+	PXOR X5, X4
+	AESENC X6, X2
+	AESENC X6, X3
+	AESENC X6, X4
+	AESENC X7, X2
+	AESENC X7, X3
+	AESENC X7, X4
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X9, X2
+	AESENC X9, X3
+	AESENC X9, X4
+	AESENC X10, X2
+	AESENC X10, X3
+	AESENC X10, X4
+	AESENC X11, X2
+	AESENC X11, X3
+	AESENC X11, X4
+	AESENC X12, X2
+	AESENC X12, X3
+	AESENC X12, X4
+	AESENC X13, X2
+	AESENC X13, X3
+	AESENC X13, X4
+	AESENC X14, X2
+	AESENC X14, X3
+	AESENC X14, X4
+	AESENCLAST X15, X2
+	AESENCLAST X15, X3
+	AESENCLAST X15, X4
+	MOVOU X2, (R10)
+	MOVOU X3, 16(R10)
+	MOVOU X4, 32(R10)
+	ADDQ $48, R10
+	ADDQ $3, R9
+	SUBQ $3, R13
+noaes:
 	MOVL 240(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -91,8 +169,8 @@ ahead:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 8(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -103,8 +181,8 @@ ahead:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 16(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -115,8 +193,8 @@ ahead:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 24(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -127,8 +205,8 @@ ahead:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 32(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -139,8 +217,8 @@ ahead:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVOU X0, (DI)
 	ADDQ $40, BX
 	ADDQ $16, DI
@@ -150,7 +228,7 @@ ahead:
 
 tail:
 	TESTQ CX, CX
-	JZ    done
+	JZ    rest
 	MOVOU (DI), X0
 	MOVL 0(BX), AX
 	IMULQ R8, AX
@@ -162,8 +240,8 @@ tail:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 8(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -174,8 +252,8 @@ tail:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 16(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -186,8 +264,8 @@ tail:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 24(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -198,8 +276,8 @@ tail:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 32(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -210,8 +288,8 @@ tail:
 	IMULQ R8, AX
 	SHRQ $32, AX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVOU X0, (DI)
 	ADDQ $40, BX
 	ADDQ $16, DI
@@ -223,6 +301,60 @@ withbits:
 	JBE  tailb
 
 aheadb:
+	TESTQ R13, R13
+	JLE   noaesb
+	MOVQ R9, AX
+	BSWAPQ AX
+	MOVQ R8, X2
+	PINSRQ $1, AX, X2
+	LEAQ 1(R9), AX
+	BSWAPQ AX
+	MOVQ R8, X3
+	PINSRQ $1, AX, X3
+	LEAQ 2(R9), AX
+	BSWAPQ AX
+	MOVQ R8, X4
+	PINSRQ $1, AX, X4
+	PXOR X5, X2
+	PXOR X5, X3
+	PXOR X5, X4
+	AESENC X6, X2
+	AESENC X6, X3
+	AESENC X6, X4
+	AESENC X7, X2
+	AESENC X7, X3
+	AESENC X7, X4
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X9, X2
+	AESENC X9, X3
+	AESENC X9, X4
+	AESENC X10, X2
+	AESENC X10, X3
+	AESENC X10, X4
+	AESENC X11, X2
+	AESENC X11, X3
+	AESENC X11, X4
+	AESENC X12, X2
+	AESENC X12, X3
+	AESENC X12, X4
+	AESENC X13, X2
+	AESENC X13, X3
+	AESENC X13, X4
+	AESENC X14, X2
+	AESENC X14, X3
+	AESENC X14, X4
+	AESENCLAST X15, X2
+	AESENCLAST X15, X3
+	AESENCLAST X15, X4
+	MOVOU X2, (R10)
+	MOVOU X3, 16(R10)
+	MOVOU X4, 32(R10)
+	ADDQ $48, R10
+	ADDQ $3, R9
+	SUBQ $3, R13
+noaesb:
 	MOVL 240(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -287,8 +419,8 @@ aheadb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 8(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -301,8 +433,8 @@ aheadb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 16(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -315,8 +447,8 @@ aheadb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 24(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -329,8 +461,8 @@ aheadb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 32(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -343,8 +475,8 @@ aheadb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVOU X0, (DI)
 	XORB DX, (R12)
 	INCQ R12
@@ -356,7 +488,7 @@ aheadb:
 
 tailb:
 	TESTQ CX, CX
-	JZ    done
+	JZ    rest
 	MOVOU (DI), X0
 	XORL DX, DX
 	MOVL 0(BX), AX
@@ -371,8 +503,8 @@ tailb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 8(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -385,8 +517,8 @@ tailb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 16(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -399,8 +531,8 @@ tailb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 24(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -413,8 +545,8 @@ tailb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVL 32(BX), AX
 	IMULQ R8, AX
 	SHRQ $32, AX
@@ -427,8 +559,8 @@ tailb:
 	SHRQ $32, AX
 	XORB (R11)(AX*1), DX
 	SHLQ $4, AX
-	MOVOU (SI)(AX*1), X2
-	PXOR X2, X0
+	MOVOU (SI)(AX*1), X1
+	PXOR X1, X0
 	MOVOU X0, (DI)
 	XORB DX, (R12)
 	INCQ R12
@@ -437,5 +569,61 @@ tailb:
 	DECQ CX
 	JMP  tailb
 
-done:
+rest:
+	TESTQ R13, R13
+	JLE   noaesr
+	MOVQ R9, AX
+	BSWAPQ AX
+	MOVQ R8, X2
+	PINSRQ $1, AX, X2
+	LEAQ 1(R9), AX
+	BSWAPQ AX
+	MOVQ R8, X3
+	PINSRQ $1, AX, X3
+	LEAQ 2(R9), AX
+	BSWAPQ AX
+	MOVQ R8, X4
+	PINSRQ $1, AX, X4
+	PXOR X5, X2
+	PXOR X5, X3
+	PXOR X5, X4
+	AESENC X6, X2
+	AESENC X6, X3
+	AESENC X6, X4
+	AESENC X7, X2
+	AESENC X7, X3
+	AESENC X7, X4
+	AESENC X8, X2
+	AESENC X8, X3
+	AESENC X8, X4
+	AESENC X9, X2
+	AESENC X9, X3
+	AESENC X9, X4
+	AESENC X10, X2
+	AESENC X10, X3
+	AESENC X10, X4
+	AESENC X11, X2
+	AESENC X11, X3
+	AESENC X11, X4
+	AESENC X12, X2
+	AESENC X12, X3
+	AESENC X12, X4
+	AESENC X13, X2
+	AESENC X13, X3
+	AESENC X13, X4
+	AESENC X14, X2
+	AESENC X14, X3
+	AESENC X14, X4
+	AESENCLAST X15, X2
+	AESENCLAST X15, X3
+	AESENCLAST X15, X4
+	MOVOU X2, (R10)
+	MOVOU X3, 16(R10)
+	MOVOU X4, 32(R10)
+	ADDQ $48, R10
+	ADDQ $3, R9
+	SUBQ $3, R13
+noaesr:
+	TESTQ R13, R13
+	JG    rest
 	RET

@@ -228,7 +228,7 @@ func TestLPNStreamAsm(t *testing.T) {
 					for i := range got {
 						got[i] = 0xa5
 					}
-					lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, nil, nil, &lpnRK, &got[0], blocks, lpnCounter(c))
+					lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, nil, nil, &lpnRK, &got[0], blocks, lpnCounter(p, c))
 					if string(got[:16*blocks]) != string(want) {
 						t.Fatalf("k=%d, chunk %d, %d rows, %d blocks: stream differs from lpnStream's", p.k, c, rows, blocks)
 					}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 )
 
 // lpnEncode's gathers are written out for 10 nonzeros per row.
@@ -31,16 +30,25 @@ const lpnLabel = "rosemary/hempc/ot.lpn"
 // lpnStreamBytes is the stream of a whole chunk: 4 bytes an index.
 const lpnStreamBytes = 4 * lpnWeight * lpnRowChunk
 
-// lpnCounter is the low half of chunk c's IV read big-endian, as CTR
-// counts: the IV's second word is c<<32 little-endian.
-func lpnCounter(c int) uint64 { return uint64(bits.ReverseBytes32(uint32(c))) }
+// lpnIV is the IV of chunk c's stream: k, then c<<32, little-endian.
+func lpnIV(p ferretParams, c int) (iv [16]byte) {
+	binary.LittleEndian.PutUint64(iv[:], uint64(p.k))
+	binary.LittleEndian.PutUint64(iv[8:], uint64(c)<<32)
+	return iv
+}
+
+// lpnCounter is the low half of chunk c's IV read big-endian, where CTR
+// counts (read so, c<<32 is below 2^32: a chunk's 2,560 blocks never carry
+// into the high half, which the assembly keeps fixed).
+func lpnCounter(p ferretParams, c int) uint64 {
+	iv := lpnIV(p, c)
+	return binary.BigEndian.Uint64(iv[8:])
+}
 
 // lpnStream fills u with the AES-CTR stream of chunk c: the indices of the
 // chunk's rows, 4 bytes each, before lpnIndices decodes them.
 func lpnStream(p ferretParams, c int, u []byte) {
-	var iv [16]byte
-	binary.LittleEndian.PutUint64(iv[:], uint64(p.k))
-	binary.LittleEndian.PutUint64(iv[8:], uint64(c)<<32)
+	iv := lpnIV(p, c)
 	clear(u)
 	cipher.NewCTR(lpnKey, iv[:]).XORKeyStream(u, u)
 }
@@ -84,7 +92,7 @@ func lpnEncode(p ferretParams, secret, out []block, bits, bitsOut []uint8) {
 			if c+1 < hi && useAESNI {
 				blocks = (4*lpnWeight*rowsOf(c+1) + 15) / 16
 			}
-			lpnGatherAsm(&secret[0], &cur[0], uint64(p.k), &dst[0], rows, b, bo, &lpnRK, &next[0], blocks, lpnCounter(c+1))
+			lpnGatherAsm(&secret[0], &cur[0], uint64(p.k), &dst[0], rows, b, bo, &lpnRK, &next[0], blocks, lpnCounter(p, c+1))
 			if c+1 < hi && !useAESNI {
 				lpnStream(p, c+1, next[:4*lpnWeight*rowsOf(c+1)])
 			}

@@ -13,12 +13,16 @@ var useAESNI = cpu.X86.HasAES && cpu.X86.HasSSE41
 //go:noescape
 func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int)
 
-// lpnGatherAsm sets dst[r] ^= the XOR of secret[idx[10r+k]] for k < 10
-// and r < rows, prefetching rows ahead; every index must be below
-// len(secret).
+// lpnGatherAsm XORs into dst[r] (and into bitsOut[r] unless bits is nil)
+// the entries of secret (and of bits) that row r selects, for r < rows, its
+// indices decoded from the 4·lpnWeight·rows bytes of AES-CTR stream at u
+// as lpnIndices does; every index is below k ≤ len(secret). Meanwhile it
+// writes into next the stream's blocks ctr, ctr+1, … (blocks of them, and
+// up to two more; none unless blocks > 0, which needs AES-NI) under the
+// expanded key rk. See lpn_amd64.s.
 //
 //go:noescape
-func lpnGatherAsm(secret *block, idx *int32, dst *block, rows int)
+func lpnGatherAsm(secret *block, u *byte, k uint64, dst *block, rows int, bits, bitsOut *uint8, rk *[176]byte, next *byte, blocks int, ctr uint64)
 
 // useAsmGather selects lpnGatherAsm (SSE2 only: every amd64 has it).
 const useAsmGather = true

@@ -8,7 +8,7 @@ func encryptBlocksAsm(rk *[176]byte, dst, src *block, n int) {
 	panic("ot: no AES-NI kernel on this platform")
 }
 
-func lpnGatherAsm(secret *block, idx *int32, dst *block, rows int) {
+func lpnGatherAsm(secret *block, u *byte, k uint64, dst *block, rows int, bits, bitsOut *uint8, rk *[176]byte, next *byte, blocks int, ctr uint64) {
 	panic("ot: no assembly gather on this platform")
 }
 

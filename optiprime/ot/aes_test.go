@@ -164,49 +164,105 @@ func TestGGMExpandDefinition(t *testing.T) {
 	}
 }
 
-// The assembly gather (with prefetching) equals lpnGather, for row counts
-// around its prefetch distance and a whole chunk.
+// The assembly gather (decoding, prefetching, with and without the bits)
+// equals lpnIndices then lpnGather and lpnGatherBits, for row counts around
+// its prefetch distance and a whole chunk, and tables of 1, 3 and 5000.
 func TestLPNGather(t *testing.T) {
 	if !useAsmGather {
 		t.Skip("no assembly gather here")
 	}
-	g := testPRG(t)
-	secret := randBlocks(t, 5000)
-	for _, rows := range []int{1, 2, 5, 6, 7, 8, 13, lpnRowChunk} {
-		idx := make([]int32, lpnWeight*rows)
-		for i := range idx {
-			idx[i] = int32(g.Uint64() % uint64(len(secret)))
+	for _, k := range []int{1, 3, 5000} {
+		secret := randBlocks(t, k)
+		bits := make([]uint8, k)
+		if _, err := rand.Read(bits); err != nil {
+			t.Fatal(err)
 		}
-		want := randBlocks(t, rows)
-		got := append([]block(nil), want...)
-		lpnGather(secret, idx, want)
-		lpnGatherAsm(&secret[0], &idx[0], &got[0], rows)
-		for r := range got {
-			if got[r] != want[r] {
-				t.Fatalf("%d rows: row %d = %x, want %x", rows, r, got[r], want[r])
+		for _, rows := range []int{1, 2, 5, 6, 7, 8, 13, lpnRowChunk} {
+			u := make([]byte, 4*lpnWeight*rows)
+			if _, err := rand.Read(u); err != nil {
+				t.Fatal(err)
+			}
+			idx := make([]int32, lpnWeight*rows)
+			lpnIndices(u, k, idx)
+			want := randBlocks(t, rows)
+			wantBits := make([]uint8, rows)
+			if _, err := rand.Read(wantBits); err != nil {
+				t.Fatal(err)
+			}
+			got := append([]block(nil), want...)
+			gotBits := append([]uint8(nil), wantBits...)
+			alone := append([]block(nil), want...)
+			lpnGather(secret, idx, want)
+			lpnGatherBits(bits, idx, wantBits)
+			lpnGatherAsm(&secret[0], &u[0], uint64(k), &got[0], rows, &bits[0], &gotBits[0], &lpnRK, nil, 0, 0)
+			lpnGatherAsm(&secret[0], &u[0], uint64(k), &alone[0], rows, nil, nil, &lpnRK, nil, 0, 0)
+			for r := range got {
+				if got[r] != want[r] || alone[r] != want[r] || gotBits[r] != wantBits[r] {
+					t.Fatalf("k=%d, %d rows: row %d = %x, %x alone, bits %d, want %x, bits %d",
+						k, rows, r, got[r], alone[r], gotBits[r], want[r], wantBits[r])
+				}
 			}
 		}
 	}
 }
 
-// The gathers over a regular-set table on huge pages, 2^20 rows, one core.
+// The assembly gather's side job, the next chunk's AES-CTR stream, equals
+// lpnStream's (crypto/cipher's CTR) for chunks whose IV bytes differ in
+// every position the counter's byte swap moves, for block counts that are
+// and are not whole triples, with and without rows to gather meanwhile; it
+// writes no more than two blocks past the count.
+func TestLPNStreamAsm(t *testing.T) {
+	if !useAsmGather || !useAESNI {
+		t.Skip("no AES-NI gather here")
+	}
+	secret := randBlocks(t, 7)
+	u := make([]byte, 4*lpnWeight*lpnRowChunk)
+	dst := make([]block, lpnRowChunk)
+	for _, p := range []ferretParams{{n: 10608640, k: 589824}, {n: 649728, k: 36288}, {n: 3, k: 3}} {
+		for _, c := range []int{0, 1, 255, 256, 0x10203, 10360} {
+			for _, rows := range []int{0, 5, 7, lpnRowChunk} {
+				for _, blocks := range []int{1, 2, 3, 4, 2500, 2560} {
+					want := make([]byte, 16*blocks)
+					lpnStream(p, c, want)
+					got := make([]byte, 16*blocks+48)
+					for i := range got {
+						got[i] = 0xa5
+					}
+					lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, nil, nil, &lpnRK, &got[0], blocks, lpnCounter(p, c))
+					if string(got[:16*blocks]) != string(want) {
+						t.Fatalf("k=%d, chunk %d, %d rows, %d blocks: stream differs from lpnStream's", p.k, c, rows, blocks)
+					}
+					for i := 16 * (blocks + 2); i < len(got); i++ {
+						if got[i] != 0xa5 {
+							t.Fatalf("%d blocks: byte %d written", blocks, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The gathers over a regular-set table on huge pages, 2^20 rows, one core,
+// decoding included (lpnIndices on the Go path).
 func benchGather(b *testing.B, asm bool) {
 	p, _ := FerretRegular.params()
 	secret, free := hugeBlocks(p.k)
 	defer free()
 	copy(secret, randBlocks(b, p.k))
-	g := testPRG(b)
 	const rows = 1 << 20
-	idx := make([]int32, lpnWeight*rows)
-	for i := range idx {
-		idx[i] = int32(g.Uint64() % uint64(p.k))
+	u := make([]byte, 4*lpnWeight*rows)
+	if _, err := rand.Read(u); err != nil {
+		b.Fatal(err)
 	}
+	idx := make([]int32, lpnWeight*rows)
 	dst := make([]block, rows)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if asm {
-			lpnGatherAsm(&secret[0], &idx[0], &dst[0], rows)
+			lpnGatherAsm(&secret[0], &u[0], uint64(p.k), &dst[0], rows, nil, nil, &lpnRK, nil, 0, 0)
 		} else {
+			lpnIndices(u, p.k, idx)
 			lpnGather(secret, idx, dst)
 		}
 	}

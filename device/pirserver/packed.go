@@ -71,14 +71,29 @@ func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape 
 	if !ok {
 		e = &packerEntry{ready: make(chan struct{})}
 		c.add(key, e)
-		c.mu.Unlock()
+	}
+	// The query holds the entry from here: its mappings outlive any
+	// eviction until done.
+	e.users++
+	c.mu.Unlock()
+	var once sync.Once
+	done := func() {
+		once.Do(func() {
+			c.mu.Lock()
+			e.users--
+			c.unmapIfDone(e)
+			c.mu.Unlock()
+		})
+	}
+	if !ok {
 		s.cfg.EnterISP()
-		e.pk, e.unmap, e.err = s.openPacker(gen, p, shape)
+		pk, unmap, err := s.openPacker(gen, p, shape)
 		s.cfg.LeaveISP()
-		if e.err != nil {
+		c.mu.Lock()
+		e.pk, e.unmap, e.err = pk, unmap, err
+		if err != nil {
 			// Not kept: a later query reads it again (the objects may
 			// arrive, or a transient read error pass).
-			c.mu.Lock()
 			if c.m[key] == e {
 				c.drop(key)
 				for i, k := range c.order {
@@ -88,52 +103,31 @@ func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape 
 					}
 				}
 			}
-			c.mu.Unlock()
-		}
-		if e.err == nil {
-			c.mu.Lock()
+		} else {
 			c.trim(key)
-			c.mu.Unlock()
 		}
-		close(e.ready)
-	} else {
 		c.mu.Unlock()
+		close(e.ready)
 	}
 	select {
 	case <-e.ready:
 	case <-ctx.Done():
+		done()
 		return nil, nil, ctx.Err()
 	}
 	if e.err != nil {
+		done()
 		return nil, nil, e.err
 	}
-	c.mu.Lock()
-	e.users++
-	c.mu.Unlock()
-	var once sync.Once
-	return e.pk, func() {
-		once.Do(func() {
-			c.mu.Lock()
-			e.users--
-			c.mu.Unlock()
-			c.unmapIfDone(e)
-		})
-	}, nil
+	return e.pk, done, nil
 }
 
 // unmapIfDone releases e's mappings once it is out of the cache and no
-// query uses it.
+// query uses it (a few system calls, under c.mu). c.mu held.
 func (c *packerCache) unmapIfDone(e *packerEntry) {
-	c.mu.Lock()
-	unmap := e.unmap
-	if !e.dropped || e.users > 0 || unmap == nil {
-		unmap = nil
-	} else {
+	if e.dropped && e.users == 0 && e.unmap != nil {
+		e.unmap()
 		e.unmap = nil
-	}
-	c.mu.Unlock()
-	if unmap != nil {
-		unmap()
 	}
 }
 
@@ -146,10 +140,7 @@ func (c *packerCache) drop(key string) {
 		return
 	}
 	e.dropped = true
-	if e.users == 0 && e.unmap != nil {
-		e.unmap() // a few system calls, under c.mu
-		e.unmap = nil
-	}
+	c.unmapIfDone(e)
 }
 
 // openPacker opens generation gen's packer: in place from the store's

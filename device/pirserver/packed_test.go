@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -395,5 +396,90 @@ func TestPackerInPlaceFileCutShort(t *testing.T) {
 		if _, err := pk.Prepare(ctx, []*lwepir.PackingKeys{q.Keys, q.Keys, q.Keys}, workers, nil); !errors.Is(err, store.ErrCorrupt) {
 			t.Fatalf("%d workers: %v, want store.ErrCorrupt", workers, err)
 		}
+	}
+}
+
+// Queries that open, use and release a packer in place while others push
+// it out of the cache and it is opened again: every query's packing is
+// the same, and none reads a packer after its mappings are gone (a read
+// of unmapped pages would fault: the test fails with the fault's error or
+// crashes).
+func TestPackerInPlaceEvictedUnderQueries(t *testing.T) {
+	ctx := context.Background()
+	db := newPackedDBOn(t, 7, layout.Layout{Channels: 2, PageSize: 512})
+	cl, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := cl.PackedQuery(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := pk.Prepare(ctx, []*lwepir.PackingKeys{q.Keys}, 1, nil)
+	done()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAns, err := pk.Finish(want[0], 0, make([]uint32, db.shape.Rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &db.srv.packers
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			c.mu.Lock()
+			c.add(fmt.Sprint("evict", i), &packerEntry{ready: make(chan struct{})})
+			c.mu.Unlock()
+		}
+	})
+	errs := make(chan error, 4)
+	var queries sync.WaitGroup
+	for range 4 {
+		queries.Go(func() {
+			for range 8 {
+				pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
+				if err != nil {
+					errs <- err
+					return
+				}
+				err = faultsAsErrors(func() error {
+					got, err := pk.Prepare(ctx, []*lwepir.PackingKeys{q.Keys}, 2, nil)
+					if err != nil {
+						return err
+					}
+					ans, err := pk.Finish(got[0], 0, make([]uint32, db.shape.Rows))
+					if err != nil {
+						return err
+					}
+					if fmt.Sprint(ans.B) != fmt.Sprint(wantAns.B) {
+						return fmt.Errorf("a packing differs")
+					}
+					return nil
+				})
+				done()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	queries.Wait()
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

@@ -26,8 +26,6 @@ import "math/bits"
 // reduction needs.
 const dot27MaxTerms = 255
 
-// dot27Block is the run of coefficients summed at once.
-var dot27Block = dotBlock
 
 // dot27Fits reports whether the limb kernels compute dotMontTerms for
 // these operands: the CPU runs them, q lies in (2^53, 2^54), the terms are
@@ -39,9 +37,9 @@ func dot27Fits(n, terms int, q uint64) bool {
 // dotMontTerms27 is dotMontTerms with the limb kernels (dot27Fits must
 // hold): block by block, three terms a call, one reduction a coefficient.
 func dotMontTerms27(out []uint64, ps, ks [][]uint64, q, mred uint64) {
-	acc := make([]uint64, 3*min(dot27Block, len(out)))
-	for b0 := 0; b0 < len(out); b0 += dot27Block {
-		b1 := min(b0+dot27Block, len(out))
+	var acc [3 * dotBlock]uint64 // on the stack: a call a node a query
+	for b0 := 0; b0 < len(out); b0 += dotBlock {
+		b1 := min(b0+dotBlock, len(out))
 		m := b1 - b0
 		a := acc[:3*m]
 		clear(a)

@@ -87,9 +87,6 @@ func BenchmarkDotMontTerms(b *testing.B) {
 		keys[j] = randBelow(b, n, q)
 	}
 	out := make([]uint64, n)
-	if v := os.Getenv("DOT27_BLOCK"); v != "" {
-		dot27Block, _ = strconv.Atoi(v)
-	}
 	kernels := map[string]func([]uint64, [][]uint64, [][]uint64, uint64, uint64){"go": dotMontTermsGo}
 	if useDot27 {
 		kernels["limbs"] = dotMontTerms27

@@ -95,20 +95,13 @@ func (s *Server) mapPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*lw
 	if err != nil {
 		return nil, nil, malformed("%v", err), true
 	}
-	// The polynomials in stored order: each pack's factors, then its
-	// a-part (readPacker's order).
-	type slot struct{ k, j int } // j < 0: the a-part
-	var order []slot
+	order, err := packerOrder(words, n)
+	if err != nil {
+		return nil, nil, err, true
+	}
 	factors := make([][][][]uint64, len(words))
 	for k, w := range words {
-		if w%n != 0 {
-			return nil, nil, malformed("pack %d: %d factor words", k, w), true
-		}
 		factors[k] = make([][][]uint64, w/n)
-		for j := range w / n {
-			order = append(order, slot{k, j})
-		}
-		order = append(order, slot{k, -1})
 	}
 	aParts := make([][]uint32, len(words))
 	var objs []*store.Object
@@ -136,8 +129,8 @@ func (s *Server) mapPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*lw
 			}
 			objs = append(objs, o)
 			sh := o.Info().Shape
-			if sh.Polys != 1 || sh.LogN != logN || sh.WordSize != 8 || sh.Limbs < 1 || sh.Limbs > len(order)-i {
-				return malformed("stored object %q is %s, not %d polynomials or fewer of the packer's", name, sh, len(order)-i)
+			if err := checkPackerObject(name, sh, logN, len(order)-i); err != nil {
+				return err
 			}
 			m, err := o.Map()
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
@@ -165,27 +166,16 @@ func (s *Server) readPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*l
 		return nil, malformed("%v", err)
 	}
 	n := p.N()
-	total := 0
+	order, err := packerOrder(words, n)
+	if err != nil {
+		return nil, err
+	}
+	total := len(order)
 	factors := make([][]uint64, len(words))
 	aParts := make([][]uint32, len(words))
 	for k, w := range words {
-		if w%n != 0 {
-			return nil, malformed("pack %d: %d factor words", k, w)
-		}
-		total += w/n + 1
-	}
-	// The polynomials in stored order: each pack's factors, then its a-part.
-	type slot struct {
-		k, off int // off < 0: the a-part
-	}
-	order := make([]slot, 0, total)
-	for k, w := range words {
 		factors[k] = make([]uint64, w)
 		aParts[k] = make([]uint32, n)
-		for off := 0; off < w; off += n {
-			order = append(order, slot{k, off})
-		}
-		order = append(order, slot{k, -1})
 	}
 	logN := uint8(bits.Len(uint(n)) - 1)
 	buf := make([]byte, 8*n)
@@ -196,13 +186,10 @@ func (s *Server) readPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*l
 		if err != nil {
 			return nil, fmt.Errorf("device: querylwe: %w: stored object %q: %w", api.ErrNotFound, name, err)
 		}
-		// Any cut of the sequence is read (the loader's is
-		// objname.LWEPackerLimbs), none past its end.
-		sh := o.Info().Shape
-		limbs := sh.Limbs
-		if sh.Polys != 1 || sh.LogN != logN || sh.WordSize != 8 || limbs < 1 || limbs > total-i {
+		limbs := o.Info().Shape.Limbs
+		if err := checkPackerObject(name, o.Info().Shape, logN, total-i); err != nil {
 			o.Release()
-			return nil, malformed("stored object %q is %s, not %d polynomials or fewer of the packer's", name, sh, total-i)
+			return nil, err
 		}
 		for l := 0; l < limbs; l, i = l+1, i+1 {
 			if err := o.ReadLimbInto(buf, 0, l); err != nil {
@@ -210,8 +197,8 @@ func (s *Server) readPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*l
 				return nil, fmt.Errorf("device: querylwe: packer object %q: %w", name, err)
 			}
 			sl := order[i]
-			if sl.off >= 0 {
-				dst := factors[sl.k][sl.off : sl.off+n]
+			if sl.j >= 0 {
+				dst := factors[sl.k][sl.j*n : (sl.j+1)*n]
 				for c := range dst {
 					dst[c] = binary.LittleEndian.Uint64(buf[8*c:])
 				}
@@ -233,6 +220,36 @@ func (s *Server) readPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*l
 		return nil, malformed("packer of %q: %v", gen, err)
 	}
 	return pk, nil
+}
+
+// packerSlot is one stored polynomial of a packer: pack k's factor j, or
+// its a-part (j < 0).
+type packerSlot struct{ k, j int }
+
+// packerOrder is a packer's polynomials in stored order, each pack's
+// factors (words[k] of them, N-word polynomials) then its a-part.
+func packerOrder(words []int, n int) ([]packerSlot, error) {
+	var order []packerSlot
+	for k, w := range words {
+		if w%n != 0 {
+			return nil, malformed("pack %d: %d factor words", k, w)
+		}
+		for j := range w / n {
+			order = append(order, packerSlot{k, j})
+		}
+		order = append(order, packerSlot{k, -1})
+	}
+	return order, nil
+}
+
+// checkPackerObject checks a packer object's shape: 1 to left of the
+// packer's N-word polynomials (any cut of the sequence is read; the
+// loader's is objname.LWEPackerLimbs), none past its end.
+func checkPackerObject(name string, sh object.Shape, logN uint8, left int) error {
+	if sh.Polys != 1 || sh.LogN != logN || sh.WordSize != 8 || sh.Limbs < 1 || sh.Limbs > left {
+		return malformed("stored object %q is %s, not %d polynomials or fewer of the packer's", name, sh, left)
+	}
+	return nil
 }
 
 // checkPackedRequest checks a packed-mode request's own fields and decodes

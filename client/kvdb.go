@@ -101,6 +101,24 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 // generations: a compaction keeps the tags of the items it carries over).
 func (in *Info) kvHasher() (*kv.Hasher, error) { return kv.NewHasher(in.keys.tags[:]) }
 
+// kvInput opens r's key-value pairs in opt's format (CSV by default) and
+// the hasher of in's keys: what both layouts' loads read.
+func kvInput(in *Info, r io.Reader, opt LoadOptions) (*kv.Reader, *kv.Hasher, error) {
+	format := opt.KV
+	if format == "" {
+		format = kv.CSV
+	}
+	rd, err := kv.NewReader(r, format, opt.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := in.kvHasher()
+	if err != nil {
+		return nil, nil, err
+	}
+	return rd, h, nil
+}
+
 // loadKV reads every pair of r (checked: a duplicate key, a value over the
 // maximum, a malformed line fail the load, naming the line, before
 // anything is written) and writes generation in.
@@ -108,15 +126,7 @@ func (c *Client) loadKV(ctx context.Context, in *Info, r io.Reader, opt LoadOpti
 	if in.KV.Heap != nil {
 		return c.loadKVHeap(ctx, in, r, opt)
 	}
-	format := opt.KV
-	if format == "" {
-		format = kv.CSV
-	}
-	rd, err := kv.NewReader(r, format, opt.Header)
-	if err != nil {
-		return err
-	}
-	h, err := in.kvHasher()
+	rd, h, err := kvInput(in, r, opt)
 	if err != nil {
 		return err
 	}

@@ -112,15 +112,7 @@ func (c *Client) heapSealer(in *Info) (*seal.Sealer, error) {
 // loadKVHeap reads every pair of r (checked as loadKV checks) and writes
 // generation in in the heap layout.
 func (c *Client) loadKVHeap(ctx context.Context, in *Info, r io.Reader, opt LoadOptions) error {
-	format := opt.KV
-	if format == "" {
-		format = kv.CSV
-	}
-	rd, err := kv.NewReader(r, format, opt.Header)
-	if err != nil {
-		return err
-	}
-	h, err := in.kvHasher()
+	rd, h, err := kvInput(in, r, opt)
 	if err != nil {
 		return err
 	}

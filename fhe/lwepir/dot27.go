@@ -26,7 +26,6 @@ import "math/bits"
 // reduction needs.
 const dot27MaxTerms = 255
 
-
 // dot27Fits reports whether the limb kernels compute dotMontTerms for
 // these operands: the CPU runs them, q lies in (2^53, 2^54), the terms are
 // few enough and the length is a multiple of 4.

@@ -65,7 +65,7 @@ func (c *Client) CreateKV(ctx context.Context, name string, opt KVOptions) (*Inf
 	if err != nil {
 		return nil, fmt.Errorf("client: create %s: %w", name, err)
 	}
-	part := &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes()}, Layout: l}
+	part := &KVPart{PIRPart: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: l.BucketBytes(), Packing: c.packingVersion()}, Layout: l}
 	part.StoreMode(opt.LWEMode)
 	c.mu.Lock()
 	packed := c.wire >= api.PackedWireVersion

@@ -261,6 +261,9 @@ func (c *Client) heapOpen(ctx context.Context, in *Info) (*heapParts, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.Packing > lwepir.PackV1 && wire < api.PackingWireVersion {
+		return nil, fmt.Errorf("%w: %s (wire %d; packing version %d needs %d)", ErrPackedDevice, c.deviceName(), wire, p.Packing, api.PackingWireVersion)
+	}
 	seed, err := in.hashSeed()
 	if err != nil {
 		return nil, err

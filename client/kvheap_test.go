@@ -16,6 +16,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/remote"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // heapOpts: small insecure parameters (N = 256: heap columns of 256 bytes,
@@ -280,10 +281,12 @@ func TestKVAutoLayoutAndCuckooBeside(t *testing.T) {
 }
 
 // Over TLS: a fresh process's heap lookup is right, in requests of several
-// queries; a device of the wire version before them gets one query a
-// request; a device that says an older wire version still (no packed
-// mode) gets a cuckoo table by default and a named refusal for the heap
-// layout.
+// queries. A device of the wire version before packing versions gets a
+// database of PackV1 (which the current device answers too) and a named
+// refusal for one of PackV2; one of the wire version before batches gets
+// one query a request; one that says an older wire version still (no
+// packed mode) gets a cuckoo table by default and a named refusal for the
+// heap layout.
 func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
 	ctx := context.Background()
 	td := countedTLSDevice(t)
@@ -291,43 +294,60 @@ func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
-	if err != nil {
-		t.Fatal(err)
+	open := func(wire uint32) *client.Client {
+		t.Helper()
+		td.log.mu.Lock()
+		td.log.wire, td.log.packed, td.log.packedQueries = wire, 0, 0
+		td.log.mu.Unlock()
+		c, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
+	counts := func() (requests, queries int) {
+		td.log.mu.Lock()
+		defer td.log.mu.Unlock()
+		return td.log.packed, td.log.packedQueries
+	}
+	c := open(api.WireVersion)
 	want, data := heapData(7, 20)
 	createHeap(t, c, "h", data)
 	c.Close()
-	fresh, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
-	if err != nil {
-		t.Fatal(err)
+	fresh := open(api.WireVersion)
+	if in, err := fresh.Info(ctx, "h"); err != nil || in.KV.Packing != lwepir.PackLatest {
+		t.Fatalf("a new database's packing version: %v, %v; want %d", in.KV.Packing, err, lwepir.PackLatest)
 	}
 	checkMany(t, fresh, "h", want, "nobody")
 	fresh.Close()
-	td.log.mu.Lock()
-	if td.log.packedQueries <= td.log.packed {
-		t.Errorf("%d packed queries in %d requests: none carried several", td.log.packedQueries, td.log.packed)
+	if requests, queries := counts(); queries <= requests {
+		t.Errorf("%d packed queries in %d requests: none carried several", queries, requests)
 	}
+	// A device of the wire version before packing versions: a database
+	// created through it is of PackV1, and the PackV2 one is refused by name.
+	older := open(api.PackingWireVersion - 1)
+	createHeap(t, older, "h1", data)
+	if in, err := older.Info(ctx, "h1"); err != nil || in.KV.Packing != lwepir.PackV1 {
+		t.Fatalf("the packing version through an older device: %v, %v; want %d", in.KV.Packing, err, lwepir.PackV1)
+	}
+	checkMany(t, older, "h1", want, "nobody")
+	if _, err := older.Lookup(ctx, "h", []byte("key-1")); !errors.Is(err, client.ErrPackedDevice) {
+		t.Fatalf("a PackV2 lookup through a device before packing versions: %v", err)
+	}
+	older.Close()
+	// The PackV1 database through the current device and client.
+	current := open(api.WireVersion)
+	checkMany(t, current, "h1", want, "nobody")
+	current.Close()
 	// A device of the wire version before batches gets one query a
 	// request, and the same answers.
-	td.log.wire, td.log.packed, td.log.packedQueries = api.BatchWireVersion-1, 0, 0
-	td.log.mu.Unlock()
-	unbatched, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkMany(t, unbatched, "h", want, "nobody")
+	unbatched := open(api.BatchWireVersion - 1)
+	checkMany(t, unbatched, "h1", want, "nobody")
 	unbatched.Close()
-	td.log.mu.Lock()
-	if td.log.packed == 0 || td.log.packedQueries != td.log.packed {
-		t.Errorf("an older device: %d packed queries in %d requests, want one a request", td.log.packedQueries, td.log.packed)
+	if requests, queries := counts(); requests == 0 || queries != requests {
+		t.Errorf("an older device: %d packed queries in %d requests, want one a request", queries, requests)
 	}
-	td.log.wire = api.PackedWireVersion - 1
-	td.log.mu.Unlock()
-	old, err := client.Open(ctx, td.lis.Addr().String(), keys, remote.WithTLS(td.cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
+	old := open(api.PackedWireVersion - 1)
 	defer old.Close()
 	auto := heapOpts
 	auto.Layout = client.KVAuto
@@ -337,8 +357,10 @@ func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
 	if _, err := old.CreateKV(ctx, "forced", heapOpts); !errors.Is(err, client.ErrPackedDevice) {
 		t.Fatalf("heap layout on an older device: %v", err)
 	}
-	if _, err := old.Lookup(ctx, "h", []byte("key-1")); !errors.Is(err, client.ErrPackedDevice) {
-		t.Fatalf("a heap lookup through an older device: %v", err)
+	for _, name := range []string{"h", "h1"} {
+		if _, err := old.Lookup(ctx, name, []byte("key-1")); !errors.Is(err, client.ErrPackedDevice) {
+			t.Fatalf("a heap lookup of %s through an older device: %v", name, err)
+		}
 	}
 }
 

@@ -165,18 +165,34 @@ func (c *Client) SetLWEMode(m LWEMode) {
 // a device whose wire version predates it.
 var ErrPackedOnly = errors.New("client: the generation is stored for the packed mode only, which the device does not speak")
 
+// packingVersion is the packing version a database created now is given:
+// the latest where the device reads a request's version, PackV1 (the only
+// one an older device packs with) where it does not.
+func (c *Client) packingVersion() lwepir.PackVersion {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wire >= api.PackingWireVersion {
+		return lwepir.PackLatest
+	}
+	return lwepir.PackV1
+}
+
 // packedLWE reports whether generation in is queried in the packed mode.
 func (c *Client) packedLWE(in *Info) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := in.pir()
-	speaks := c.wire >= api.PackedWireVersion
+	need := uint32(api.PackedWireVersion)
+	if m.Packing > lwepir.PackV1 {
+		need = api.PackingWireVersion
+	}
+	speaks := c.wire >= need
 	switch {
 	case !m.Packed:
 		return false, nil
 	case !m.ring():
 		if !speaks {
-			return false, fmt.Errorf("%w (%s: device wire version %d, packed queries need %d)", ErrPackedOnly, in.Name, c.wire, api.PackedWireVersion)
+			return false, fmt.Errorf("%w (%s: device wire version %d, packed queries of packing version %d need %d)", ErrPackedOnly, in.Name, c.wire, max(m.Packing, lwepir.PackV1), need)
 		}
 		return true, nil
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
+
 	"github.com/rosemary-fhe/rosemary/client/kv"
 )
 
@@ -41,6 +43,12 @@ type PIRPart struct {
 	// databases): the ring stage only; Packed alone: either mode.
 	Packed bool `json:"packed,omitempty"`
 	NoRing bool `json:"no_ring,omitempty"`
+	// Packing is the packed mode's version (lwepir.PackVersion), chosen
+	// when the database is created and kept by every generation: its
+	// packers' gadget and its queries' keys. Absent (every manifest
+	// written before it): lwepir.PackV1. A keyword database's index and
+	// heap share the version of its KVPart's.
+	Packing lwepir.PackVersion `json:"packing,omitempty"`
 }
 
 // ring reports whether the generation stores the ring stage's diagonals.

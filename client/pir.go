@@ -90,7 +90,7 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
-		part := &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize}
+		part := &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Packing: c.packingVersion()}
 		part.StoreMode(opt.LWEMode)
 		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, InsecureParams: p.Insecure, Sealed: true,
 			Parts:    Parts{PIR: part},

@@ -282,6 +282,9 @@ func (in *Info) lweParams() (lwepir.Params, error) {
 	if err != nil {
 		return p, fmt.Errorf("client: %s: %w", in.Name, err)
 	}
+	if p, err = p.WithPacking(in.pir().Packing); err != nil {
+		return p, fmt.Errorf("client: %s: %w: %w", in.Name, ErrTampered, err)
+	}
 	if p.Insecure && !in.InsecureParams {
 		return p, fmt.Errorf("client: %s: %w (%q)", in.Name, ErrInsecureParams, in.pir().LWEParams)
 	}

@@ -25,8 +25,9 @@ const (
 	// objects in their stored word size, trailing zero words left out, 4
 	// the same with QueryLWE's query and answer as bytes, 5 the same with
 	// QueryLWE's packed mode (packing_keys, packed), 6 the same with
-	// packed requests of several queries (more, more_packed).
-	WireVersion = 6
+	// packed requests of several queries (more, more_packed), 7 the same
+	// with the packing version named in a packed request (packing).
+	WireVersion = 7
 	// PackedWireVersion is the first wire version with QueryLWE's packed
 	// mode: a client asks an older device for the ring stage.
 	PackedWireVersion = 5
@@ -34,6 +35,10 @@ const (
 	// carry more queries (LWEQueryRequest.more): a client asks an older
 	// device one query a request.
 	BatchWireVersion = 6
+	// PackingWireVersion is the first wire version that reads a packed
+	// request's packing version: an older device packs with
+	// lwepir.PackV1's gadget only.
+	PackingWireVersion = 7
 	// MaxPackedBatch bounds the queries of one packed request, the first
 	// included: what the device decodes and packs for one call.
 	MaxPackedBatch = 32

@@ -99,6 +99,9 @@ func (s *Server) mapPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*lw
 	if err != nil {
 		return nil, nil, err, true
 	}
+	if err := s.checkPackerTotal(gen, p, len(order)); err != nil {
+		return nil, nil, err, true
+	}
 	factors := make([][][][]uint64, len(words))
 	for k, w := range words {
 		factors[k] = make([][][]uint64, w/n)

@@ -62,7 +62,7 @@ type packerEntry struct {
 // mapping) it from the store if it is not kept, and the function that
 // ends its use by the query.
 func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape lwepir.Shape) (*lwepir.Packer, func(), error) {
-	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d", gen, p.Name(), shape.Rows, shape.Cols, shape.RecordSize)
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d", gen, p.Name(), p.Packing, shape.Rows, shape.Cols, shape.RecordSize)
 	c := &s.packers
 	c.mu.Lock()
 	if c.m == nil {
@@ -171,6 +171,9 @@ func (s *Server) readPacker(gen string, p lwepir.Params, shape lwepir.Shape) (*l
 		return nil, err
 	}
 	total := len(order)
+	if err := s.checkPackerTotal(gen, p, total); err != nil {
+		return nil, err
+	}
 	factors := make([][]uint64, len(words))
 	aParts := make([][]uint32, len(words))
 	for k, w := range words {
@@ -240,6 +243,38 @@ func packerOrder(words []int, n int) ([]packerSlot, error) {
 		order = append(order, packerSlot{k, -1})
 	}
 	return order, nil
+}
+
+// checkPackerTotal checks, before a packer is read or mapped, that
+// generation gen stores as many packer polynomials as want (what the
+// request's parameters, packing version included, imply): a packer of
+// another packing version holds another count, and is refused by name
+// rather than read as this one. No packer object at all is NotFound.
+func (s *Server) checkPackerTotal(gen string, p lwepir.Params, want int) error {
+	prefix := objname.LWEPacker(gen)
+	total := 0
+	var j int64
+	for ; total <= want; j++ {
+		name := objname.Stored(prefix, j)
+		o, err := s.cfg.Store.Acquire(name)
+		if err != nil {
+			if j == 0 {
+				return fmt.Errorf("device: querylwe: %w: stored object %q: %w", api.ErrNotFound, name, err)
+			}
+			break
+		}
+		total += o.Info().Shape.Limbs
+		o.Release()
+	}
+	if total != want {
+		held := fmt.Sprint(total)
+		if total > want {
+			held = fmt.Sprint("more than ", want)
+		}
+		return malformed("the packer of %q holds %s polynomials, packing version %d's has %d: another version's packer, or objects missing",
+			gen, held, max(p.Packing, lwepir.PackV1), want)
+	}
+	return nil
 }
 
 // checkPackerObject checks a packer object's shape: 1 to left of the

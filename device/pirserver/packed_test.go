@@ -128,7 +128,8 @@ func (db *packedDB) request(t *testing.T, col int) (*devicepb.LWEQueryRequest, *
 		t.Fatal(err)
 	}
 	return &devicepb.LWEQueryRequest{Params: db.p.Name(), Rows: uint32(db.shape.Rows), Cols: uint64(db.shape.Cols),
-		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalWords(q.Vector), PackingKeys: keys}, cl, st
+		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalWords(q.Vector), PackingKeys: keys,
+		Packing: uint32(db.p.Packing)}, cl, st
 }
 
 // column is column col of the stored matrix.
@@ -192,6 +193,9 @@ func TestQueryPackedRefusesMalformed(t *testing.T) {
 		"with galois keys": func(r *devicepb.LWEQueryRequest) { r.Keys = "db/members/a/keys/k/lwe-ab/" },
 		"with a secret":    func(r *devicepb.LWEQueryRequest) { r.Secret = []byte{1, 2, 3} },
 		"short query":      func(r *devicepb.LWEQueryRequest) { r.Query = r.Query[:len(r.Query)-4] },
+		"packing version 3": func(r *devicepb.LWEQueryRequest) { r.Packing = 3 },
+		// 258 would read as 2 if it were truncated to a byte.
+		"packing version 258": func(r *devicepb.LWEQueryRequest) { r.Packing = 258 },
 	} {
 		req, _, _ := db.request(t, 1)
 		edit(req)
@@ -200,7 +204,44 @@ func TestQueryPackedRefusesMalformed(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
-	req, _, _ := db.request(t, 1)
+	// A request of the other packing version, well formed for it: its keys
+	// are of PackV1's size, the stored packer is PackV2's.
+	p1, err := db.p.WithPacking(lwepir.PackV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl1, err := lwepir.NewPackedClient(p1, db.shape, db.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q1, _, err := cl1.PackedQuery(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys1, err := lwepir.MarshalPackingKeys(p1, q1.Keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req1 := &devicepb.LWEQueryRequest{Params: p1.Name(), Rows: uint32(db.shape.Rows), Cols: uint64(db.shape.Cols),
+		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalWords(q1.Vector), PackingKeys: keys1, Packing: 1}
+	_, err = db.srv.Query(ctx, "alice", req1)
+	t.Logf("a PackV1 request on a PackV2 packer: %v", err)
+	if !errors.Is(err, api.ErrInvalid) {
+		t.Errorf("a PackV1 request on a PackV2 packer: %v, want ErrInvalid", err)
+	}
+	// The device keeps serving the right version.
+	req, cl, st := db.request(t, 1)
+	resp, err := db.srv.Query(ctx, "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := lwepir.UnmarshalPackedAnswer(db.p, db.shape, resp.GetPacked())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cl.DecodePacked(st, ans); err != nil || !bytes.Equal(got, db.column(1)) {
+		t.Fatalf("after the other version's request, column 1: %v", err)
+	}
 	req.Generation = "db/g2.cd"
 	if _, err := db.srv.Query(ctx, "alice", req); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("a generation without objects: %v, want ErrNotFound", err)
@@ -216,8 +257,8 @@ func TestQueryPackedRefusesMalformed(t *testing.T) {
 	if _, err := db.srv.Query(ctx, "alice", req); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("a generation without packer objects: %v, want ErrNotFound", err)
 	}
-	if len(db.srv.packers.m) != 0 {
-		t.Fatal("a packer that did not open is kept")
+	if len(db.srv.packers.m) != 1 {
+		t.Fatalf("%d packers kept, want the one that opened", len(db.srv.packers.m))
 	}
 }
 

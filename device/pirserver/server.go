@@ -129,6 +129,9 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 		}
 	}
 	p, err := lwepir.ByName(req.GetParams())
+	if err == nil {
+		p, err = p.WithPacking(packingVersion(req.GetPacking()))
+	}
 	if err != nil {
 		return nil, malformed("%v", err)
 	}
@@ -230,4 +233,14 @@ func CoreUse(stage string, seconds time.Duration, st admit.RunStats, batch int) 
 	return &devicepb.CoreUse{Stage: stage, Seconds: seconds.Seconds(), Chunks: uint64(st.Chunks), WaitSeconds: st.Waited.Seconds(),
 		HeldSeconds: st.Held.Seconds(), MaxWaitSeconds: st.MaxWait.Seconds(), MaxChunkSeconds: st.Chunk.Seconds(),
 		Batch: uint64(max(batch, 1)), MinLimit: uint32(st.Limit)}
+}
+
+// packingVersion reads a request's packing version; one beyond a byte's
+// range reads as a version no device knows, so that it is refused rather
+// than truncated.
+func packingVersion(v uint32) lwepir.PackVersion {
+	if v > 255 {
+		return 255
+	}
+	return lwepir.PackVersion(v)
 }

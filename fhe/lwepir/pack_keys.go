@@ -93,7 +93,7 @@ func genPackingKeys(p Params, pr *packRing, ka [][]uint64, s []int64) (*PackingK
 			// (the low d bits replaced by 2^(d−1)).
 			copy(k0.Coeffs[0], ka[i])
 			r.MulCoeffsBarrett(k0, sNTT, k0)
-			r.MulScalarThenSub(ts, ring.ModExp(2, uint64(j*pr.pp.LogBase), q), k0)
+			r.MulScalarThenSub(ts, ring.ModExp(2, uint64(pr.pp.DropBits+j*pr.pp.LogBase), q), k0)
 			r.INTT(k0, k0)
 			sent := make([]uint64, n)
 			for c, x := range errs[i*n : (i+1)*n] {

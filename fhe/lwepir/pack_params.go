@@ -16,9 +16,12 @@ type PackParams struct {
 	// LogQ is the size of the prime Q ≡ 1 mod 2N: the largest such prime
 	// below 2^LogQ.
 	LogQ int
-	// Digits and LogBase are the gadget: an element of Z_Q is written in
-	// Digits signed digits of base 2^LogBase (Digits·LogBase ≥ LogQ).
-	Digits, LogBase int
+	// Digits, LogBase and DropBits are the gadget: an element of Z_Q,
+	// rounded to a multiple of 2^DropBits, is written in Digits signed
+	// digits of base 2^LogBase (DropBits + Digits·LogBase ≥ LogQ); digit j
+	// weighs 2^(DropBits + j·LogBase). What the rounding leaves, r with
+	// |r| ≤ 2^(DropBits−1), is not switched: it stays as an error r·τ(s).
+	Digits, LogBase, DropBits int
 	// LogQA and LogQB are the download moduli: the packed ciphertext's
 	// a-part is rounded to 2^LogQA, its b-part to 2^LogQB.
 	LogQA, LogQB int
@@ -29,17 +32,51 @@ type PackParams struct {
 	KeyDrop int
 }
 
+// PackVersion names a packing gadget. A database's packer is precomputed
+// under one, and the queries of its generations use the same (the client
+// reads it from the database's manifest and names it in each request).
+type PackVersion uint8
+
+const (
+	// PackV1: three exact digits of 18 bits (databases written before
+	// PackV2; the zero value reads as PackV1).
+	PackV1 PackVersion = 1
+	// PackV2: two digits of 16 bits after rounding away the low 22 bits —
+	// two thirds of PackV1's stored factors, products and key bytes, and
+	// less noise (the package doc).
+	PackV2 PackVersion = 2
+	// PackLatest is what new databases are written with.
+	PackLatest = PackV2
+)
+
+// WithPacking returns p with packing version v (0 is PackV1: a manifest
+// written before versions were recorded).
+func (p Params) WithPacking(v PackVersion) (Params, error) {
+	if v == 0 {
+		v = PackV1
+	}
+	if v != PackV1 && v != PackV2 {
+		return p, fmt.Errorf("%w: packing version %d", ErrParams, v)
+	}
+	p.Packing = v
+	return p, nil
+}
+
 // Pack returns the packing parameters of p: Q < 2^54 (the homomorphic
 // encryption standard's bound for 128 bits at ring degree 2048, ternary
-// secret), three digits of 18 bits, the answer rounded to 21 + 16 bits a
-// coefficient, and level k's keys sent without their k + 3 low bits.
+// secret), the gadget of p's packing version, the answer rounded to
+// 21 + 16 bits a coefficient, and level k's keys sent without their k + 3
+// low bits.
 func (p Params) Pack() PackParams {
+	if p.Packing == PackV2 {
+		return PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, LogQA: 21, LogQB: 16, KeyDrop: 3}
+	}
 	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, LogQA: 21, LogQB: 16, KeyDrop: 3}
 }
 
 // Validate checks the relations packing relies on.
 func (pp PackParams) Validate() error {
-	if pp.LogQ < 40 || pp.LogQ > 60 || pp.Digits < 1 || pp.Digits > 8 || pp.LogBase < 1 || pp.Digits*pp.LogBase < pp.LogQ ||
+	if pp.LogQ < 40 || pp.LogQ > 60 || pp.Digits < 1 || pp.Digits > 8 || pp.LogBase < 1 || pp.DropBits < 0 || pp.DropBits+pp.Digits*pp.LogBase < pp.LogQ ||
 		pp.LogQB < logP+2 || pp.LogQB > 32 || pp.LogQA < pp.LogQB || pp.LogQA > 32 || pp.LogQA >= pp.LogQ ||
 		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 {
 		return fmt.Errorf("%w: packing parameters %+v", ErrParams, pp)
@@ -148,6 +185,9 @@ func (pr *packRing) decompose(x uint64, digits []uint64) {
 	v := int64(x)
 	if x > q/2 {
 		v = int64(x) - int64(q)
+	}
+	if d := uint(pr.pp.DropBits); d > 0 {
+		v = (v + int64(1)<<(d-1)) >> d // rounded: the dropped bits are not switched
 	}
 	half := int64(1) << (lb - 1)
 	for j := range digits {

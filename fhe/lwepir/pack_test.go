@@ -131,39 +131,46 @@ func TestPackedDefaultParams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("default parameters: a few seconds")
 	}
-	p := Default()
-	n := p.N()
-	shape := Shape{Rows: 2 * n, Cols: n, RecordSize: 256}
-	pp := newPackedPIR(t, p, shape)
-	var worst float64
-	var sumSq float64
-	var count int
-	for _, col := range []int{0, 777, n - 1} {
-		q, st, err := pp.cl.PackedQuery(col)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := pp.answer(t, q)
-		got, err := pp.cl.DecodePacked(st, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, pp.cols[col]) {
-			t.Fatalf("column %d does not decode", col)
-		}
-		w, s, c := pp.packNoise(t, q, st)
-		worst, sumSq, count = max(worst, w), sumSq+s, count+c
-	}
-	sigma := math.Sqrt(sumSq / float64(count))
 	// Decoding tolerates Q/512 ≈ 2^45 in all; the LWE noise alone is
 	// ≈ 2^14·Q/2^32 here (2048 columns), 2^40.4 at 2^19 columns. The
-	// analysis in the package doc puts the packing's σ at 2^36.6 at any
-	// shape (2^35.4 without the keys' trimming), the largest of 12,288
-	// values near 2^38.6.
-	t.Logf("packing noise: σ = 2^%.1f, max 2^%.1f over %d coefficients (Q = 2^%.2f)",
-		math.Log2(sigma), math.Log2(worst), count, math.Log2(float64(pp.pk.pr.q)))
-	if worst > math.Exp2(40) {
-		t.Fatalf("packing noise reaches 2^%.1f, the analysis puts it near 2^38.6", math.Log2(worst))
+	// package doc puts the packing's σ at 2^36.6 for PackV1 (2^35.4
+	// without the keys' trimming), the largest of 12,288 values near
+	// 2^38.6, and PackV2's below it.
+	for _, c := range []struct {
+		v     PackVersion
+		worst float64 // log2 of the largest packing noise allowed
+	}{{PackV1, 40}, {PackV2, 39.5}} {
+		p, err := Default().WithPacking(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := p.N()
+		shape := Shape{Rows: 2 * n, Cols: n, RecordSize: 256}
+		pp := newPackedPIR(t, p, shape)
+		var worst, sumSq float64
+		var count int
+		for _, col := range []int{0, 777, n - 1} {
+			q, st, err := pp.cl.PackedQuery(col)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := pp.answer(t, q)
+			got, err := pp.cl.DecodePacked(st, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, pp.cols[col]) {
+				t.Fatalf("version %d: column %d does not decode", c.v, col)
+			}
+			w, s, n := pp.packNoise(t, q, st)
+			worst, sumSq, count = max(worst, w), sumSq+s, count+n
+		}
+		sigma := math.Sqrt(sumSq / float64(count))
+		t.Logf("version %d: packing noise σ = 2^%.1f, max 2^%.1f over %d coefficients (Q = 2^%.2f)",
+			c.v, math.Log2(sigma), math.Log2(worst), count, math.Log2(float64(pp.pk.pr.q)))
+		if worst > math.Exp2(c.worst) {
+			t.Fatalf("version %d: packing noise reaches 2^%.1f, above 2^%.1f", c.v, math.Log2(worst), c.worst)
+		}
 	}
 }
 
@@ -279,23 +286,31 @@ func TestPackedBatchEqualsSingle(t *testing.T) {
 	}
 }
 
-// The gadget decomposition recomposes and keeps its digits small.
+// The gadget decomposition recomposes (to within the rounded bits) and
+// keeps its digits small, in both packing versions.
 func TestPackDecompose(t *testing.T) {
-	pr, err := Default().packRing()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, lb := pr.q, pr.pp.LogBase
-	digits := make([]uint64, pr.pp.Digits)
-	for _, x := range []uint64{0, 1, q - 1, q / 2, q/2 + 1, 1 << 17, 1<<18 - 1, q - 1<<17} {
-		checkDecompose(t, pr, x, digits, q, lb)
-	}
-	for range 10000 {
-		checkDecompose(t, pr, mrand.Uint64N(q), digits, q, lb)
+	for _, v := range []PackVersion{PackV1, PackV2} {
+		p, err := Default().WithPacking(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, err := p.packRing()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := pr.q
+		digits := make([]uint64, pr.pp.Digits)
+		for _, x := range []uint64{0, 1, q - 1, q / 2, q/2 + 1, 1 << 17, 1<<18 - 1, q - 1<<17, 1<<21 - 1, 1 << 21, 1<<22 + 1<<21} {
+			checkDecompose(t, pr, x, digits)
+		}
+		for range 10000 {
+			checkDecompose(t, pr, mrand.Uint64N(q), digits)
+		}
 	}
 }
 
-func checkDecompose(t *testing.T, pr *packRing, x uint64, digits []uint64, q uint64, lb int) {
+func checkDecompose(t *testing.T, pr *packRing, x uint64, digits []uint64) {
+	q, lb, drop := pr.q, pr.pp.LogBase, pr.pp.DropBits
 	pr.decompose(x, digits)
 	var sum uint64
 	for j := len(digits) - 1; j >= 0; j-- {
@@ -311,8 +326,14 @@ func checkDecompose(t *testing.T, pr *packRing, x uint64, digits []uint64, q uin
 		_, sum = bits.Div64(hi, lo, q)
 		sum = (sum + d) % q
 	}
-	if sum != x {
-		t.Fatalf("digits of %d recompose to %d", x, sum)
+	hi, lo := bits.Mul64(sum, 1<<drop)
+	_, sum = bits.Div64(hi, lo, q)
+	diff := (x + q - sum) % q // what the rounding left, centred below
+	if diff > q/2 {
+		diff = q - diff
+	}
+	if drop == 0 && diff != 0 || drop > 0 && diff > 1<<(drop-1) {
+		t.Fatalf("digits of %d recompose to %d·2^%d, %d away", x, sum, drop, diff)
 	}
 }
 
@@ -532,13 +553,24 @@ func TestPackPrepareGate(t *testing.T) {
 // The keys' wire size is what the trimming gives: level k's coefficients
 // in 51 − k bits at the default parameters (Q of 54 bits, 3 + k dropped).
 func TestPackingKeysBytes(t *testing.T) {
-	p := Default()
-	want := 0
-	for k := 1; k <= p.LogN; k++ {
-		want += 3 * 2048 * (51 - k) / 8
+	for _, c := range []struct {
+		v      PackVersion
+		digits int
+		want   int // 11 levels, level k's coefficients in 51 − k bits
+	}{{PackV1, 3, 380160}, {PackV2, 2, 253440}} {
+		p, err := Default().WithPacking(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for k := 1; k <= p.LogN; k++ {
+			want += c.digits * 2048 * (51 - k) / 8
+		}
+		if want != c.want {
+			t.Fatalf("version %d: the formula gives %d, want %d", c.v, want, c.want)
+		}
+		if got := PackingKeysBytes(p); got != want {
+			t.Fatalf("version %d: PackingKeysBytes = %d, want %d", c.v, got, want)
+		}
 	}
-	if got := PackingKeysBytes(p); got != want {
-		t.Fatalf("PackingKeysBytes = %d, want %d", got, want)
-	}
-	t.Logf("packing keys: %d bytes a query", want)
 }

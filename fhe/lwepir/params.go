@@ -29,6 +29,9 @@ type Params struct {
 	HintT    uint64
 	// Insecure marks parameter sets made small for tests.
 	Insecure bool
+	// Packing is the packed mode's gadget (PackVersion; zero reads as
+	// PackV1). It is a database's, not the named set's: Name ignores it.
+	Packing PackVersion
 }
 
 // Default is the production parameter set (128-bit security).
@@ -38,13 +41,13 @@ type Params struct {
 // log q ≤ 54 at N = 2048 for 128 bits; 32 is well inside.
 // BGV: N = 8192, log QP = 60+60+61 = 181 ≤ 218 (HE standard, 128 bits).
 func Default() Params {
-	return Params{LogN: 11, Eta: 82, HintLogN: 13, HintLogQ: []int{60, 60}, HintLogP: []int{61}, HintT: defaultHintT}
+	return Params{LogN: 11, Eta: 82, HintLogN: 13, HintLogQ: []int{60, 60}, HintLogP: []int{61}, HintT: defaultHintT, Packing: PackLatest}
 }
 
 // Test is a small, insecure parameter set for tests: N = 256 and a ring of
 // degree 1024. It exercises every code path of Default at a fraction of the cost.
 func Test() Params {
-	return Params{LogN: 8, Eta: 82, HintLogN: 10, HintLogQ: []int{60, 60}, HintLogP: []int{61}, HintT: testHintT, Insecure: true}
+	return Params{LogN: 8, Eta: 82, HintLogN: 10, HintLogQ: []int{60, 60}, HintLogP: []int{61}, HintT: testHintT, Insecure: true, Packing: PackLatest}
 }
 
 // Plaintext moduli found with ring.NewNTTFriendlyPrimesGenerator (checked by
@@ -88,6 +91,9 @@ func (p Params) Validate() error {
 	}
 	if p.HintT>>(33+p.LogN) == 0 || p.HintT%(uint64(2)<<p.HintLogN) != 1 {
 		return fmt.Errorf("%w: plaintext modulus %d", ErrParams, p.HintT)
+	}
+	if p.Packing > PackV2 {
+		return fmt.Errorf("%w: packing version %d", ErrParams, p.Packing)
 	}
 	return nil
 }
@@ -307,7 +313,9 @@ func ByName(name string) (Params, error) {
 // Name is the name ByName knows p by ("" if none).
 func (p Params) Name() string {
 	for _, n := range []string{"default", "test"} {
-		if q, _ := ByName(n); fmt.Sprint(q) == fmt.Sprint(p) {
+		q, _ := ByName(n)
+		q.Packing = p.Packing
+		if fmt.Sprint(q) == fmt.Sprint(p) {
 			return n
 		}
 	}

@@ -468,7 +468,7 @@ func fairLWE(ctx context.Context, opt FairOptions, rep *FairReport) (heavy, ligh
 		if err != nil {
 			return lweManifest{}, fmt.Errorf("bench: a database of %d bytes with %d-byte records: %w", size, opt.RecordSize, err)
 		}
-		return lweManifest{Size: size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: p.Name(), Shape: shape, Records: records}, nil
+		return lweManifest{Size: size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: p.Name(), Packing: p.Packing, Shape: shape, Records: records}, nil
 	}
 	bigWant, err := shapeOf(opt.Size)
 	if err != nil {
@@ -534,7 +534,7 @@ func writeSmallLWE(ctx context.Context, dir string, p lwepir.Params, want lweMan
 	path := filepath.Join(dir, smallLWEManifestFile)
 	var have lweManifest
 	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &have) == nil &&
-		have.Shape == want.Shape && have.Seed == want.Seed && have.Params == want.Params {
+		have.Shape == want.Shape && have.Seed == want.Seed && have.Params == want.Params && have.Packing == want.Packing {
 		want = have
 	} else {
 		os.Remove(path)

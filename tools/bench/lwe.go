@@ -38,6 +38,8 @@ type lweManifest struct {
 	// Packed: the store holds the packer's objects too (stores built
 	// before them are rebuilt).
 	Packed bool `json:"packed,omitempty"`
+	// Packing: the packer's version (stores of another are rebuilt).
+	Packing lwepir.PackVersion `json:"packing,omitempty"`
 }
 
 const lweManifestFile = "lwe-bench.json"
@@ -146,7 +148,7 @@ func prepareLWE(ctx context.Context, opt PIROptions) (lwepir.Params, lweManifest
 		Queries: opt.Queries, Provenance: "measured here"}
 	rep.DBBytes = int64(records) * int64(opt.RecordSize)
 	rep.HostOnlyBytes = rep.DBBytes
-	want := lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: p.Name(), Shape: shape, Records: records}
+	want := lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: p.Name(), Packing: p.Packing, Shape: shape, Records: records}
 	if opt.Device == "" {
 		if want, err = buildLWEStore(ctx, opt, p, want, rep, progress, logf); err != nil {
 			return p, want, nil, err
@@ -390,7 +392,7 @@ func buildLWEStore(ctx context.Context, opt PIROptions, p lwepir.Params, want lw
 		return want, err
 	}
 	defer st.Close()
-	if have, err := readLWEManifest(opt.StoreDir); err == nil && have.Shape == want.Shape && have.Seed == want.Seed && have.Params == want.Params && have.Packed {
+	if have, err := readLWEManifest(opt.StoreDir); err == nil && have.Shape == want.Shape && have.Seed == want.Seed && have.Params == want.Params && have.Packed && have.Packing == want.Packing {
 		rep.Reused = true
 		logf("reusing the database in %s", opt.StoreDir)
 		return have, nil

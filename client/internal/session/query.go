@@ -310,6 +310,9 @@ func (s *LWESession) packedQuery(index, col int) (*packed, error) {
 func (s *LWESession) packedRequest(queries ...*packed) *devicepb.LWEQueryRequest {
 	req := &devicepb.LWEQueryRequest{Params: s.Params.Name(), Rows: uint32(s.Shape.Rows), Cols: uint64(s.Shape.Cols),
 		RecordSize: uint32(s.Shape.RecordSize), Generation: s.gen, Query: queries[0].vector, PackingKeys: queries[0].keys}
+	if s.Params.Packing > lwepir.PackV1 {
+		req.Packing = uint32(s.Params.Packing) // a PackV1 request stays as wire 6 wrote it
+	}
 	for _, q := range queries[1:] {
 		req.More = append(req.More, &devicepb.LWEPackedQuery{Query: q.vector, PackingKeys: q.keys})
 	}

@@ -94,7 +94,11 @@ type LWEQueryRequest struct {
 	// the first in one pass over the tiles and one over the packer's factors
 	// (wire version 6; at most api.MaxPackedBatch queries a request, the
 	// first included).
-	More          []*LWEPackedQuery `protobuf:"bytes,10,rep,name=more,proto3" json:"more,omitempty"`
+	More []*LWEPackedQuery `protobuf:"bytes,10,rep,name=more,proto3" json:"more,omitempty"`
+	// The packed mode: the database's packing version (lwepir.PackVersion,
+	// from the owner's manifest; wire version 7). 0 reads as 1, the version
+	// of databases written before it.
+	Packing       uint32 `protobuf:"varint,11,opt,name=packing,proto3" json:"packing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -197,6 +201,13 @@ func (x *LWEQueryRequest) GetMore() []*LWEPackedQuery {
 		return x.More
 	}
 	return nil
+}
+
+func (x *LWEQueryRequest) GetPacking() uint32 {
+	if x != nil {
+		return x.Packing
+	}
+	return 0
 }
 
 // LWEPackedQuery is one more query of a packed LWEQueryRequest.
@@ -383,7 +394,7 @@ func (*ConfigRequest) Descriptor() ([]byte, []int) {
 
 type ConfigResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
-	WireVersion      uint32                 `protobuf:"varint,1,opt,name=wire_version,json=wireVersion,proto3" json:"wire_version,omitempty"` // 5: this protobuf contract (api.WireVersion)
+	WireVersion      uint32                 `protobuf:"varint,1,opt,name=wire_version,json=wireVersion,proto3" json:"wire_version,omitempty"` // 7: this protobuf contract (api.WireVersion)
 	Channels         uint32                 `protobuf:"varint,2,opt,name=channels,proto3" json:"channels,omitempty"`                          // store channels
 	PageSize         uint32                 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`          // store page size in bytes
 	WordBytes        uint32                 `protobuf:"varint,4,opt,name=word_bytes,json=wordBytes,proto3" json:"word_bytes,omitempty"`       // bytes per stored coefficient
@@ -2831,7 +2842,7 @@ var File_device_proto protoreflect.FileDescriptor
 
 const file_device_proto_rawDesc = "" +
 	"\n" +
-	"\fdevice.proto\x12\x12rosemary.device.v1\"\xaf\x02\n" +
+	"\fdevice.proto\x12\x12rosemary.device.v1\"\xc9\x02\n" +
 	"\x0fLWEQueryRequest\x12\x16\n" +
 	"\x06params\x18\x01 \x01(\tR\x06params\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\rR\x04rows\x12\x12\n" +
@@ -2846,7 +2857,8 @@ const file_device_proto_rawDesc = "" +
 	"\x06secret\x18\b \x01(\fR\x06secret\x12!\n" +
 	"\fpacking_keys\x18\t \x01(\fR\vpackingKeys\x126\n" +
 	"\x04more\x18\n" +
-	" \x03(\v2\".rosemary.device.v1.LWEPackedQueryR\x04more\"I\n" +
+	" \x03(\v2\".rosemary.device.v1.LWEPackedQueryR\x04more\x12\x18\n" +
+	"\apacking\x18\v \x01(\rR\apacking\"I\n" +
 	"\x0eLWEPackedQuery\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\fR\x05query\x12!\n" +
 	"\fpacking_keys\x18\x02 \x01(\fR\vpackingKeys\"\xe5\x01\n" +

@@ -190,9 +190,9 @@ func TestQueryPackedRefusesMalformed(t *testing.T) {
 		"keys of ones": func(r *devicepb.LWEQueryRequest) {
 			r.PackingKeys = bytes.Repeat([]byte{0xff}, len(r.PackingKeys))
 		},
-		"with galois keys": func(r *devicepb.LWEQueryRequest) { r.Keys = "db/members/a/keys/k/lwe-ab/" },
-		"with a secret":    func(r *devicepb.LWEQueryRequest) { r.Secret = []byte{1, 2, 3} },
-		"short query":      func(r *devicepb.LWEQueryRequest) { r.Query = r.Query[:len(r.Query)-4] },
+		"with galois keys":  func(r *devicepb.LWEQueryRequest) { r.Keys = "db/members/a/keys/k/lwe-ab/" },
+		"with a secret":     func(r *devicepb.LWEQueryRequest) { r.Secret = []byte{1, 2, 3} },
+		"short query":       func(r *devicepb.LWEQueryRequest) { r.Query = r.Query[:len(r.Query)-4] },
 		"packing version 3": func(r *devicepb.LWEQueryRequest) { r.Packing = 3 },
 		// 258 would read as 2 if it were truncated to a byte.
 		"packing version 258": func(r *devicepb.LWEQueryRequest) { r.Packing = 258 },

@@ -25,10 +25,12 @@ import (
 // variants once (3·(2^A − 1 − A) permutations of N words). Nodes above
 // level A merge as before.
 
-// packAbsorb is the default depth of the absorbed subtrees: at 2048 rows
-// (BenchmarkPackAbsorb, CPU a query here) depth 1 (no absorbing) 51 ms,
-// 2: 38, 3: 32, 4: 30, 5: 30.
-const packAbsorb = 4
+// The depth of the absorbed subtrees is a packing version's
+// (PackParams.Absorb): the stored layout depends on it. At 2048 rows
+// (BenchmarkPackAbsorb, CPU a query here), with the Go dot product, depth
+// 1 (no absorbing) took 51 ms, 2: 38, 3: 32, 4: 30, 5: 30, and PackV1
+// kept 4; with the AVX2 one (dot27.go), PackV1 4: 20.4, 5: 18.2, 6: 19.8,
+// 7: 30.6, and PackV2 4: 15.7, 5: 13.3, 6: 13.2, 7: 16.0 — PackV2 takes 5.
 
 // variant is a key variant: σ_g applied to digit j of level lev's key.
 type variant struct {

@@ -63,7 +63,16 @@ func TestPackAbsorbDepthsAgree(t *testing.T) {
 // BenchmarkPackAbsorb times one query's Prepare at the default parameters,
 // 2048 rows, for each absorb depth.
 func BenchmarkPackAbsorb(b *testing.B) {
-	p := Default()
+	for _, v := range []PackVersion{PackV1, PackV2} {
+		p, err := Default().WithPacking(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("v%d", v), func(b *testing.B) { benchPackAbsorb(b, p) })
+	}
+}
+
+func benchPackAbsorb(b *testing.B, p Params) {
 	shape := Shape{Rows: 2048, Cols: p.N(), RecordSize: 256}
 	h := make([]uint32, shape.Rows*p.N())
 	for i := range h {
@@ -78,7 +87,7 @@ func BenchmarkPackAbsorb(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, absorb := range []int{1, 2, 3, 4, 5} {
+	for _, absorb := range []int{1, 2, 3, 4, 5, 6, 7} {
 		pk, err := newPacker(context.Background(), p, shape, seed, h, absorb)
 		if err != nil {
 			b.Fatal(err)

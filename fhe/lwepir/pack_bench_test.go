@@ -268,9 +268,19 @@ func BenchmarkPackedAnswerBatch1GiB(b *testing.B) {
 
 // BenchmarkPackingKeys times one query's packing keys: made (with its
 // vector, at a one-tile shape so the vector costs little), encoded by the
-// client and decoded by the device, the default parameters.
+// client and decoded by the device, the default parameters under each
+// packing version.
 func BenchmarkPackingKeys(b *testing.B) {
-	p := lwepir.Default()
+	for _, v := range []lwepir.PackVersion{lwepir.PackV1, lwepir.PackV2} {
+		p, err := lwepir.Default().WithPacking(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("v%d", v), func(b *testing.B) { benchPackingKeys(b, p) })
+	}
+}
+
+func benchPackingKeys(b *testing.B, p lwepir.Params) {
 	shape := lwepir.Shape{Rows: p.N(), Cols: p.N(), RecordSize: 256}
 	var seed [lwepir.SeedSize]byte
 	cl, err := lwepir.NewPackedClient(p, shape, seed)
@@ -285,6 +295,7 @@ func BenchmarkPackingKeys(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.ReportMetric(float64(len(raw)), "key-bytes")
 	b.Run("make", func(b *testing.B) {
 		perQuery(b, 1, func() {
 			if _, _, err := cl.PackedQuery(1); err != nil {

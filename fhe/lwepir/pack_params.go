@@ -25,6 +25,9 @@ type PackParams struct {
 	// LogQA and LogQB are the download moduli: the packed ciphertext's
 	// a-part is rounded to 2^LogQA, its b-part to 2^LogQB.
 	LogQA, LogQB int
+	// Absorb is the depth of the subtrees of the packing tree stored as one
+	// node (pack_absorb.go): it fixes the stored layout.
+	Absorb int
 	// KeyDrop trims the keys a query sends: level k's b-parts go without
 	// their k + KeyDrop low bits (coefficient domain), an error of at most
 	// 2^(k+KeyDrop−1) added to the key, whose noise the levels above k
@@ -69,16 +72,16 @@ func (p Params) WithPacking(v PackVersion) (Params, error) {
 // low bits.
 func (p Params) Pack() PackParams {
 	if p.Packing == PackV2 {
-		return PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, LogQA: 21, LogQB: 16, KeyDrop: 3}
+		return PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, LogQA: 21, LogQB: 16, KeyDrop: 3}
 	}
-	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, LogQA: 21, LogQB: 16, KeyDrop: 3}
+	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, LogQA: 21, LogQB: 16, KeyDrop: 3}
 }
 
 // Validate checks the relations packing relies on.
 func (pp PackParams) Validate() error {
 	if pp.LogQ < 40 || pp.LogQ > 60 || pp.Digits < 1 || pp.Digits > 8 || pp.LogBase < 1 || pp.DropBits < 0 || pp.DropBits+pp.Digits*pp.LogBase < pp.LogQ ||
 		pp.LogQB < logP+2 || pp.LogQB > 32 || pp.LogQA < pp.LogQB || pp.LogQA > 32 || pp.LogQA >= pp.LogQ ||
-		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 {
+		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 || pp.Absorb < 1 || pp.Absorb > 11 {
 		return fmt.Errorf("%w: packing parameters %+v", ErrParams, pp)
 	}
 	return nil

@@ -91,7 +91,7 @@ func (pk *Packer) PackedRow(i int) (pack, coeff int) {
 // h = H' (ComputeHint: Rows × N words, row-major) and its seed (which
 // determines the keys' public a-parts). Packs are computed on every core.
 func NewPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, h []uint32) (*Packer, error) {
-	return newPacker(ctx, p, shape, seed, h, packAbsorb)
+	return newPacker(ctx, p, shape, seed, h, p.Pack().Absorb)
 }
 
 // newPacker is NewPacker with subtrees of absorb levels stored as one node.

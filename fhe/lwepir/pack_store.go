@@ -21,7 +21,7 @@ func (pk *Packer) AParts(k int) []uint32 { return pk.aOut[k] }
 // a-parts (Factors and AParts of each pack), refusing any of the wrong
 // size or with a value out of its range.
 func LoadPacker(p Params, shape Shape, factors [][]uint64, aParts [][]uint32) (*Packer, error) {
-	pk, err := packerLayout(p, shape, packAbsorb)
+	pk, err := packerLayout(p, shape, p.Pack().Absorb)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func LoadPacker(p Params, shape Shape, factors [][]uint64, aParts [][]uint32) (*
 // a fault is per goroutine).
 func LoadPackerPieces(p Params, shape Shape, pieceWords int, factor func(k, j int) ([][]uint64, error), aParts [][]uint32,
 	guard func(func() error) error) (*Packer, error) {
-	pk, err := packerLayout(p, shape, packAbsorb)
+	pk, err := packerLayout(p, shape, p.Pack().Absorb)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func packerLayout(p Params, shape Shape, absorb int) (*Packer, error) {
 // of the parameters and the shape alone, so that a device reading stored
 // factors knows their sizes before it reads them.
 func PackerFactorWords(p Params, shape Shape) ([]int, error) {
-	pk, err := packerLayout(p, shape, packAbsorb)
+	pk, err := packerLayout(p, shape, p.Pack().Absorb)
 	if err != nil {
 		return nil, err
 	}

@@ -574,3 +574,31 @@ func TestPackingKeysBytes(t *testing.T) {
 		}
 	}
 }
+
+// A packing version, once stores hold its packers, never changes: its
+// parameters fix the stored layout and the keys' size, and a changed
+// PackV1 would read every PackV1 packer as garbage of the right length.
+func TestPackVersionsPinned(t *testing.T) {
+	for _, c := range []struct {
+		v    PackVersion
+		want PackParams
+	}{
+		{0, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, LogQA: 21, LogQB: 16, KeyDrop: 3}},
+		{PackV1, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, LogQA: 21, LogQB: 16, KeyDrop: 3}},
+		{PackV2, PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, LogQA: 21, LogQB: 16, KeyDrop: 3}},
+	} {
+		p, err := Default().WithPacking(c.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Pack(); got != c.want {
+			t.Errorf("version %d: %+v, pinned %+v", c.v, got, c.want)
+		}
+	}
+	if _, err := Default().WithPacking(3); !errors.Is(err, ErrParams) {
+		t.Errorf("version 3: %v, want ErrParams", err)
+	}
+	if p := Default(); p.Packing != PackLatest {
+		t.Errorf("new databases are written with version %d", p.Packing)
+	}
+}

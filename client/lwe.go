@@ -105,7 +105,7 @@ const (
 	// precomputation and no hint diagonals (PIROptions), and a client
 	// queries in the packed mode wherever the generation stores it and the
 	// device speaks it (wire version api.PackedWireVersion or later). Each
-	// query carries its packing keys (about 380 KB at the default
+	// query carries its packing keys (253 KB at the default
 	// parameters), the answer is about 9.5 KB, nothing is uploaded
 	// beforehand; the device's CPU a query is about 2.3× less than the
 	// ring stage's (BENCHMARKS.md).

@@ -26,6 +26,7 @@ func runBenchPIR(args []string) error {
 	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")
 	lweMode := fs.String("lwe-mode", "packed", "lwe: packed (packing keys with each query, the answer packed; the default, as for databases) or ring (the device evaluates H·s under BGV with Galois keys uploaded once); the benchmark's store holds both")
 	batch := fs.String("batch", "", "lwe: comma-separated numbers of concurrent queries to measure throughput at (e.g. 1,4,16,64)")
+	logCols := fs.Int("log-cols", 0, "lwe: lay the database out below 2^N columns (0: 19, the default layout; 17 at 1 GiB: 8192 rows, a quarter of the query, four packs)")
 	compare := fs.Bool("compare", false, "lwe: also run SimplePIR's mode on the same database (the client downloads the hint once; a query is the scan alone, our kernel) and report its server CPU a query beside the hint-free query's (hint_download_device_cpu_s)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tls := addTransportFlags(fs)
@@ -64,7 +65,7 @@ func runBenchPIR(args []string) error {
 	ctx, stop := untilInterrupted()
 	defer stop()
 	bar := newProgressBar()
-	opt := bench.PIROptions{Batches: batches, Scheme: *scheme, LWEParams: *lweParams, LWEPacked: *lweMode == "packed", Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
+	opt := bench.PIROptions{Batches: batches, Scheme: *scheme, LWEParams: *lweParams, LWEPacked: *lweMode == "packed", LogCols: *logCols, Size: n, RecordSize: *recordSize, Queries: *queries, Seed: *seed, StoreDir: *dir, Device: *dev,
 		DeviceCommand: device, Lattigo: *lattigo, Dial: dial, Plaintext: *tls.plaintext, Compare: *compare,
 		Progress: func(stage string, done, total int64) {
 			if stage == "build" {

@@ -130,17 +130,19 @@
 // coefficients 0…N−1 multiplied by N (the leaves' a-parts carry N^{-1});
 // fewer than N rows sit at a stride and the upper levels, with no odd
 // child, are the field trace. The keys are log N = 11 automorphism keys of
-// Digits = 3 gadget digits (base 2^18). Their a-parts K1 are public,
+// Digits gadget digits (PackV1: 3 of base 2^18; PackV2, the default: 2 of
+// base 2^16, below). Their a-parts K1 are public,
 // expanded from the database seed, so that every a-part in the tree
 // depends on H' and K1 alone: the server computes the whole a-side when
 // the database is loaded and stores, for each of the N − 1 merge nodes of
-// a pack, the NTT of the 3 digits its key switching decomposes (Packer).
+// a pack, the NTT of the digits its key switching decomposes (Packer).
 // A query's work is then the b-side only, in the NTT domain: at each node
-// 3 products with the query's key b-parts and, above the bottom level, one
+// a product a digit with the query's key b-parts and, above the bottom level, one
 // monomial product, an automorphism (a permutation) and additions; at the
 // root one inverse NTT, then each row's scaled b_i added at its
-// coefficient (Finish). The b-side is linear in the keys, so the lowest 4
-// levels are absorbed (pack_absorb.go): each subtree of 15 merge nodes is
+// coefficient (Finish). The b-side is linear in the keys, so the lowest
+// levels are absorbed (pack_absorb.go; PackV1: 4, PackV2: 5): in PackV1,
+// each subtree of 15 merge nodes is
 // stored as 45 factors of the keys' automorphic images σ(K), which a query
 // computes once, and evaluated as one dot product reduced once — the same
 // stored words, no merges below level 5 (51 → 30 CPU ms a pack here). The
@@ -162,7 +164,8 @@
 // reason. They are 11·3 polynomials of 2048 coefficients below Q, sent in
 // the coefficient domain without their low bits — k + 3 bits at level k,
 // which the levels above amplify the less the higher k is (see the
-// noise): 380,160 bytes a query (456,192 untrimmed). With a client-held
+// noise): 380,160 bytes a query in PackV1 (456,192 untrimmed), 253,440 in
+// PackV2. With a client-held
 // long-term ring key instead,
 // the server would first have to switch each row from s to it — per-query
 // a-parts, nothing precomputable, the cost of the ring stage again.
@@ -218,6 +221,30 @@
 //     (TestPackedDefaultParams): σ = 2^36.6, largest of 12,288
 //     coefficients 2^38.6 (untrimmed: 2^35.4 and 2^37.6).
 //
+// PackV2 (the default since session 21; PackParams): the packing's share
+// of the above was the keys' trimming times digits of up to 2^17, and
+// three digits of storage, products and key bytes a node. PackV2 rounds
+// each decomposed x to a multiple of 2^22 and writes the rest in two
+// digits of base 2^16, digit j weighing 2^(22+16j) in the keys. What the
+// rounding leaves, |r| ≤ 2^21, is not switched and stays as r·τ(s):
+// σ = 2^22/√12·√(N/2) = 2^25.2 a key switching, beside the two digits'
+// √(2·N·2^32/3·41) = 2^23.9 — σ_ks = 2^25.4, a little more than PackV1's
+// 2^25.2, but the trimming's error now multiplies digits of 2^15, not
+// 2^17, and two of them: the eleven levels add a small fraction to the
+// untrimmed root (σ ≈ 2^25.4·2^11/√3 = 2^35.6). Measured
+// (TestPackedDefaultParams, both versions, one run): PackV1 σ = 2^36.6,
+// largest of 12,288 coefficients 2^38.5; PackV2 σ = 2^35.6, largest 2^37.7.
+// Other gadgets were measured the same way: one digit (of 2^24 or 2^26)
+// does not decode; two of 2^20 after 14 rounded bits reach σ = 2^38.3,
+// of 2^15 after 24 σ = 2^37.4, of 2^14 after 26 σ = 2^39.4; two of 2^16
+// with the keys trimmed by k + 6 or k + 8 bits instead of k + 3, 2^37.2 and
+// 2^39.2 for 5.6 KB less a query each bit. Nothing else changes: the keys
+// are the same RLWE samples under s (only the gadget's powers differ), so
+// the 128-bit argument above stands. A database keeps the version it was
+// created with (its manifest says which; a request names it, wire version
+// 7); a test pins each version's parameters, since they fix the stored
+// layout.
+//
 // Sum: σ ≈ 2^40.4, the threshold 2^4.6 ≈ 24 σ away (17 σ at 2^20
 // columns, the ceiling MaxLogCols allows, as for the LWE scheme alone):
 // with Gaussian tails, below 2^−200 an entry.
@@ -235,11 +262,13 @@
 //
 // # Costs and what a batch shares
 //
-// Per pack of N rows: stored, (N − 1)·3 NTT-domain polynomials, 96 MiB at
-// N = 2048 (so 96 MiB a GiB at 2048 rows, 384 MiB at 8192 rows — more than
+// Per pack of N rows: stored, (N − 1)·Digits NTT-domain polynomials, 96 MiB
+// at N = 2048 in PackV1, 64 MiB in PackV2 (so, in PackV1, 96 MiB a GiB at
+// 2048 rows, 384 MiB at 8192 rows — more than
 // the ring stage's 64 MiB of diagonals at 1 GiB; their layout depends on
 // the shape alone, their values on H'), computed in about a second of CPU
-// a pack here; per query, 3·(N − 1)·N products and N/16 − 1 merges. A
+// a pack here; per query, Digits·(N − 1)·N products and N/2^Absorb − 1
+// merges. A
 // batch (Prepare with several queries' keys) reads each node's factors
 // once for all its queries, so they cross the memory bus once a batch;
 // the products cannot be shared (each query's keys are its own), and they,

@@ -259,6 +259,17 @@ func (l Layout) resultSlot(i int) (o, v int) {
 //
 // and at most one hint ciphertext's worth of slots. Cols is a multiple of N.
 func NewShape(p Params, records, recordSize int) (Shape, error) {
+	return NewShapeCols(p, records, recordSize, TargetLogCols)
+}
+
+// NewShapeCols is NewShape aiming below 2^logCols columns instead of
+// 2^TargetLogCols: fewer columns are a shorter query (4 bytes a column up)
+// and more rows, one pack of N rows each to compute and download (for
+// 1 GiB: 2^19 columns and 2048 rows, 2^17 and 8192).
+func NewShapeCols(p Params, records, recordSize, logCols int) (Shape, error) {
+	if logCols < p.LogN || logCols > MaxLogCols {
+		return Shape{}, fmt.Errorf("%w: a target of 2^%d columns (2^%d to 2^%d)", ErrParams, logCols, p.LogN, MaxLogCols)
+	}
 	if err := p.Validate(); err != nil {
 		return Shape{}, err
 	}
@@ -267,7 +278,7 @@ func NewShape(p Params, records, recordSize int) (Shape, error) {
 	}
 	total := uint64(records) * uint64(recordSize)
 	rows := max(p.HintSlots()/p.N(), 1<<bits.Len(uint(recordSize-1)))
-	for rows < p.HintSlots() && (total > uint64(rows)<<TargetLogCols || total > 4*uint64(p.N())*uint64(rows)*uint64(rows)) {
+	for rows < p.HintSlots() && (total > uint64(rows)<<logCols || total > 4*uint64(p.N())*uint64(rows)*uint64(rows)) {
 		rows *= 2
 	}
 	perCol := rows / recordSize

@@ -1,6 +1,7 @@
 package lwepir
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"testing"
@@ -140,6 +141,27 @@ func TestLayout(t *testing.T) {
 				t.Fatalf("%+v: row %d at (%d, %d), slotRow %d", l, i, o, v, l.slotRow(o, v))
 			}
 			seen[[2]int{o, v}] = true
+		}
+	}
+}
+
+// A lower column target makes the 1 GiB layout taller: 2^17 columns of
+// 8192 rows, a quarter of the query; targets outside 2^LogN … 2^20 are
+// refused.
+func TestShapeCols(t *testing.T) {
+	p := Default()
+	for _, c := range []struct{ logCols, rows, cols int }{{19, 2048, 1 << 19}, {18, 4096, 1 << 18}, {17, 8192, 1 << 17}} {
+		s, err := NewShapeCols(p, 1<<22, 256, c.logCols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Rows != c.rows || s.Cols != c.cols || s.Records() != 1<<22 {
+			t.Fatalf("2^%d columns: %+v, want %d × %d", c.logCols, s, c.rows, c.cols)
+		}
+	}
+	for _, logCols := range []int{10, 21} {
+		if _, err := NewShapeCols(p, 1<<22, 256, logCols); !errors.Is(err, ErrParams) {
+			t.Errorf("a target of 2^%d columns: %v", logCols, err)
 		}
 	}
 }

@@ -538,6 +538,9 @@ func writeSmallLWE(ctx context.Context, dir string, p lwepir.Params, want lweMan
 		want = have
 	} else {
 		os.Remove(path)
+		if err := deleteUnder(st, smallDB+"/g1/"); err != nil {
+			return want, err
+		}
 		if _, err := crand.Read(want.LWESeed[:]); err != nil {
 			return want, err
 		}

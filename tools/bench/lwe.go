@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,7 +137,11 @@ func prepareLWE(ctx context.Context, opt PIROptions) (lwepir.Params, lweManifest
 		}
 	}
 	records := int(opt.Size / int64(opt.RecordSize))
-	shape, err := lwepir.NewShape(p, records, opt.RecordSize)
+	logCols := opt.LogCols
+	if logCols == 0 {
+		logCols = lwepir.TargetLogCols
+	}
+	shape, err := lwepir.NewShapeCols(p, records, opt.RecordSize, logCols)
 	if err != nil {
 		return p, lweManifest{}, nil, err
 	}
@@ -398,6 +403,12 @@ func buildLWEStore(ctx context.Context, opt PIROptions, p lwepir.Params, want lw
 		return have, nil
 	}
 	os.Remove(filepath.Join(opt.StoreDir, lweManifestFile))
+	// The generation is rewritten under its own name: objects of the old
+	// one that the new does not overwrite (a packer of another version has
+	// another count) would otherwise stay behind it.
+	if err := deleteUnder(st, lweGen+"/"); err != nil {
+		return want, err
+	}
 	if _, err := rand.Read(want.LWESeed[:]); err != nil {
 		return want, err
 	}
@@ -411,6 +422,22 @@ func buildLWEStore(ctx context.Context, opt PIROptions, p lwepir.Params, want lw
 	want.Packed = true
 	b, _ := json.Marshal(want)
 	return want, os.WriteFile(filepath.Join(opt.StoreDir, lweManifestFile), b, 0o644)
+}
+
+// deleteUnder deletes the store's objects whose names begin with prefix.
+func deleteUnder(st *store.Store, prefix string) error {
+	infos, err := st.List()
+	if err != nil {
+		return err
+	}
+	for _, in := range infos {
+		if strings.HasPrefix(in.Name, prefix) {
+			if err := st.Delete(in.Name); err != nil {
+				return fmt.Errorf("bench: deleting %s: %w", in.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 func readLWEManifest(dir string) (lweManifest, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/device"
@@ -288,4 +289,54 @@ func serveLWEStore(t *testing.T, ctx context.Context, opt *PIROptions) lwepir.Sh
 	t.Cleanup(func() { stop(); <-served })
 	opt.Device, opt.Dial = lis.Addr().String(), []remote.Option{remote.WithPlaintext()}
 	return shape
+}
+
+// A store rebuilt for another packing version holds what a fresh build
+// of that version holds, object for object: the old version's packer had
+// more objects, and none of them stays behind the new generation.
+func TestRebuiltStoreDropsTheOldPacker(t *testing.T) {
+	ctx := context.Background()
+	names := func(dir string, versions ...lwepir.PackVersion) []string {
+		t.Helper()
+		opt := PIROptions{Scheme: "lwe", LWEParams: "test", Size: 1 << 20, RecordSize: 1024, Seed: 5, StoreDir: dir} // four packs: 3064 polynomials in PackV1, 2044 in PackV2
+		for _, v := range versions {
+			p, err := lwepir.Test().WithPacking(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			records := int(opt.Size) / opt.RecordSize
+			shape, err := lwepir.NewShape(p, records, opt.RecordSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			logf, progress := orQuiet(nil, nil)
+			want := lweManifest{Size: opt.Size, RecordSize: opt.RecordSize, Seed: opt.Seed, Params: "test", Packing: v, Shape: shape, Records: records}
+			if _, err := buildLWEStore(ctx, opt, p, want, &PIRReport{}, progress, logf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := store.Open(dir, layout.Layout{Channels: 4, PageSize: 16 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		infos, err := st.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, in := range infos {
+			out = append(out, in.Name)
+		}
+		return out
+	}
+	v1 := names(filepath.Join(t.TempDir(), "v1"), lwepir.PackV1)
+	fresh := names(filepath.Join(t.TempDir(), "fresh"), lwepir.PackV2)
+	rebuilt := names(filepath.Join(t.TempDir(), "rebuilt"), lwepir.PackV1, lwepir.PackV2)
+	if len(v1) <= len(fresh) {
+		t.Fatalf("PackV1's store has %d objects, PackV2's %d: the test needs more in the first", len(v1), len(fresh))
+	}
+	if !slices.Equal(rebuilt, fresh) {
+		t.Fatalf("rebuilt: %d objects, fresh: %d", len(rebuilt), len(fresh))
+	}
 }

@@ -47,6 +47,10 @@ type PIROptions struct {
 	// each query, the packed answer down, no Galois keys) instead of the
 	// ring stage.
 	LWEPacked bool
+	// LogCols (LWE) is the layout's target: below 2^LogCols columns
+	// (lwepir.NewShapeCols; 0 is lwepir.TargetLogCols). Fewer columns, a
+	// shorter query; more rows, more packs.
+	LogCols int
 	// Batches (LWE): after the single queries, waves of B concurrent
 	// queries for each B, measuring queries per second.
 	Batches []int

@@ -14,6 +14,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/client/dataset"
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
 // loadPIR creates and loads an LWE PIR database of n random records of
@@ -301,5 +302,38 @@ func wantDenied(t *testing.T, what string, err error) {
 	// no generation of another's database.
 	if err == nil || !strings.Contains(err.Error(), "PermissionDenied") && !errors.Is(err, client.ErrNotKeyOwner) {
 		t.Errorf("%s: %v, want PermissionDenied or ErrNotKeyOwner", what, err)
+	}
+}
+
+// A database created with a column target below the default is laid out
+// taller (and so every generation after it), reads back byte for byte, and
+// a target outside what decodes is refused at creation.
+func TestPIRLogCols(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const n, size = 1024, 64
+	for _, c := range []struct {
+		name       string
+		logCols    int
+		rows, cols int
+	}{{"default", 0, 128, 1024}, {"tall", 8, 512, 256}} { // 80-byte stored records (the seal)
+		want := loadPIR(t, e.c, c.name, n, size, client.PIROptions{LogCols: c.logCols})
+		in, err := e.c.Info(ctx, c.name)
+		if err != nil || in.PIR.Rows != c.rows || in.PIR.Cols != c.cols || in.PIR.LogCols != c.logCols {
+			t.Fatalf("%s: %d × %d (log_cols %d), %v; want %d × %d", c.name, in.PIR.Rows, in.PIR.Cols, in.PIR.LogCols, err, c.rows, c.cols)
+		}
+		checkRecords(t, e.c, c.name, want, 0, 500, n-1)
+		// A reload keeps the layout.
+		if _, err := e.c.Load(ctx, c.name, bytes.NewReader(records(9, n, size)), client.LoadOptions{Records: dataset.FixedSize}); err != nil {
+			t.Fatal(err)
+		}
+		if in, err := e.c.Info(ctx, c.name); err != nil || in.PIR.Rows != c.rows || in.PIR.Cols != c.cols {
+			t.Fatalf("%s reloaded: %d × %d, %v", c.name, in.PIR.Rows, in.PIR.Cols, err)
+		}
+	}
+	for _, logCols := range []int{7, 21} {
+		if _, err := e.c.CreatePIR(ctx, "bad", size, client.PIROptions{LWEParams: "test", InsecureParams: true, LogCols: logCols}); !errors.Is(err, lwepir.ErrParams) {
+			t.Errorf("a target of 2^%d columns: %v", logCols, err)
+		}
 	}
 }

@@ -76,7 +76,11 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 		return err
 	}
 	in.pir().Seed = Hex(bytes.Clone(seed[:]))
-	l, err := session.NewSizedLWELoader(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate)
+	logCols := in.pir().LogCols
+	if logCols == 0 {
+		logCols = lwepir.TargetLogCols
+	}
+	l, err := session.NewSizedLWELoaderCols(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate, logCols)
 	if err != nil {
 		return err
 	}

@@ -49,6 +49,9 @@ type PIRPart struct {
 	// written before it): lwepir.PackV1. A keyword database's index and
 	// heap share the version of its KVPart's.
 	Packing lwepir.PackVersion `json:"packing,omitempty"`
+	// LogCols: every generation is laid out below 2^LogCols columns
+	// (PIROptions.LogCols; absent: lwepir.TargetLogCols).
+	LogCols int `json:"log_cols,omitempty"`
 }
 
 // ring reports whether the generation stores the ring stage's diagonals.

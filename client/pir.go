@@ -18,6 +18,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/fhe"
+	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 	"github.com/rosemary-fhe/rosemary/fhe/pir"
 )
 
@@ -57,11 +58,17 @@ type PIROptions struct {
 	DeltaMax, CompactAt int
 	// LWEMode (LWE): what every generation stores, and so how it is
 	// queried. LWEPacked (the default): the packed mode's precomputation
-	// (96 MiB a pack of 2048 rows at the default parameters, about 1 CPU-s
+	// (64 MiB a pack of 2048 rows at the default parameters, about 1 CPU-s
 	// to build at each load), queried without Galois keys, a 9.5 KB
 	// answer. LWERing: the hint diagonals (64 MiB a pack), queried with
 	// the ring stage.
 	LWEMode LWEMode
+	// LogCols (LWE): the stored matrix aims below 2^LogCols columns (0 is
+	// lwepir.TargetLogCols, 19). A query is 4 bytes a column up, and each
+	// 2048 rows are a pack to compute, store and download: at 1 GiB, 19
+	// gives 2048 rows and 2.35 MB up, 17 gives 8192 rows, 0.78 MB up, four
+	// times the packing and its storage (BENCHMARKS.md).
+	LogCols int
 }
 
 // scheme is a manifest's scheme (manifests from before the LWE scheme
@@ -90,7 +97,10 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		if max := p.HintSlots() - seal.Overhead; recordSize < 1 || recordSize > max {
 			return nil, fmt.Errorf("client: create %s: %w: records of %d bytes (1 to %d)", name, pir.ErrRecords, recordSize, max)
 		}
-		part := &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Packing: c.packingVersion()}
+		if opt.LogCols != 0 && (opt.LogCols < p.LogN || opt.LogCols > lwepir.MaxLogCols) {
+			return nil, fmt.Errorf("client: create %s: %w: a target of 2^%d columns (2^%d to 2^%d)", name, lwepir.ErrParams, opt.LogCols, p.LogN, lwepir.MaxLogCols)
+		}
+		part := &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Packing: c.packingVersion(), LogCols: opt.LogCols}
 		part.StoreMode(opt.LWEMode)
 		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, InsecureParams: p.Insecure, Sealed: true,
 			Parts:    Parts{PIR: part},

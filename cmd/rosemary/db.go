@@ -24,7 +24,7 @@ func init() {
 const dbUsage = `usage: rosemary db keys|trust|create|load|get|lookup|put|delete|set|compact|nearest|info|drop|grant|revoke [flags]
   rosemary db keys    --keys DIR
   rosemary db trust   --keys DIR --owner IDENTITY --owner-key THEIR/owner.pub   (accept grants that owner signs)
-  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B
+  rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind pir --record-size B [--log-cols N]
   rosemary db create  (--store DIR | --device ADDR) --keys DIR --name NAME --kind vectors --dim D [--metric l2|ip] [--encrypt-vectors]
   rosemary db load    (--store DIR | --device ADDR) --keys DIR --name NAME [--format fixed|lines|csv] [--column C] [--header] FILE
                       (vectors: FILE.fvecs, .bvecs or .npy)

@@ -22,7 +22,7 @@ import (
 // createFlags are db create's flags, by kind.
 type createFlags struct {
 	kind, lweParams, metric, scheme, kvLayout      *string
-	heapRows                                       *int
+	heapRows, logCols                              *int
 	lweMode                                        *string // db's --lwe-mode: what generations store
 	maxValue, slot, deltaMax, compactAt, size, dim *int
 	shards, replicas                               *int
@@ -37,6 +37,7 @@ func addCreateFlags(f *dbFlags) *createFlags {
 		maxValue:  fs.Int("max-value", client.DefaultMaxValue, "kv: the largest value (every lookup reads as much)"),
 		slot:      fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)"),
 		kvLayout:  fs.String("kv-layout", "auto", "kv: auto (heap for values longer than a slot, on a device that answers packed queries; else cuckoo), cuckoo (values in chunks in the buckets: 2·⌈max-value/slot⌉ queries a lookup) or heap (an index of pointers and a heap of whole columns, queried packed: 2 + ⌈max-value/column⌉ + 1 queries)"),
+		logCols:   fs.Int("log-cols", 0, "pir (lwe): lay generations out below 2^N columns (0: 19; 17 at 1 GiB is 8192 rows: a quarter of the query's bytes, four times the packing and its storage)"),
 		heapRows:  fs.Int("heap-rows", 0, "kv --kv-layout heap: stored bytes of a heap column, a power of two (0: the LWE dimension, 2048)"),
 		lweParams: fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)"),
 		insecure:  fs.Bool("insecure-params", false, "pir, kv: allow a parameter set marked insecure (tests only; recorded in the manifest)"),
@@ -69,7 +70,7 @@ func (c *createFlags) spec() (client.Spec, error) {
 			return s, fmt.Errorf("db create: --lwe-mode: %w", err)
 		}
 		s.PIR = &client.PIRSpec{RecordSize: *c.size, PIROptions: client.PIROptions{Scheme: sc, LWEParams: *c.lweParams, InsecureParams: *c.insecure,
-			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, LWEMode: mode}}
+			DeltaMax: *c.deltaMax, CompactAt: *c.compactAt, LWEMode: mode, LogCols: *c.logCols}}
 	case client.KindKV:
 		mode, err := client.ParseLWEMode(*c.lweMode)
 		if err != nil {

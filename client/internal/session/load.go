@@ -63,6 +63,9 @@ type LWELoader struct {
 	packerWritten int64
 	// noDiagonals: Finish stores no hint diagonals (SkipDiagonals).
 	noDiagonals bool
+	// logCols: the layout aims below 2^logCols columns
+	// (lwepir.NewShapeCols).
+	logCols int
 }
 
 // MaxPendingBytes bounds the records a loader of unknown size holds before
@@ -84,18 +87,36 @@ func NewLWELoader(sink ObjectSink, gen string, p lwepir.Params, rows, recordSize
 // (> 0: the records expected, say from the input's bytes; 0: none) choosing
 // them for a database past MaxPendingBytes.
 func NewSizedLWELoader(sink ObjectSink, gen string, p lwepir.Params, recordSize int, seed [lwepir.SeedSize]byte, count, estimate int) (*LWELoader, error) {
+	return NewSizedLWELoaderCols(sink, gen, p, recordSize, seed, count, estimate, lwepir.TargetLogCols)
+}
+
+// NewSizedLWELoaderCols is NewSizedLWELoader with the layout aiming below
+// 2^logCols columns (lwepir.NewShapeCols): a shorter query, more rows.
+func NewSizedLWELoaderCols(sink ObjectSink, gen string, p lwepir.Params, recordSize int, seed [lwepir.SeedSize]byte, count, estimate, logCols int) (*LWELoader, error) {
 	if count <= 0 {
 		// Checked now rather than at the first record.
-		if _, err := lwepir.NewShape(p, 1, recordSize); err != nil {
+		if _, err := lwepir.NewShapeCols(p, 1, recordSize, logCols); err != nil {
 			return nil, err
 		}
-		return &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, maxPending: MaxPendingBytes, estimate: max(0, estimate)}, nil
+		return &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, maxPending: MaxPendingBytes, estimate: max(0, estimate), logCols: logCols}, nil
 	}
-	sh, err := lwepir.NewShape(p, count, recordSize)
+	sh, err := lwepir.NewShapeCols(p, count, recordSize, logCols)
 	if err != nil {
 		return nil, err
 	}
-	return NewLWELoader(sink, gen, p, sh.Rows, recordSize, seed)
+	l, err := NewLWELoader(sink, gen, p, sh.Rows, recordSize, seed)
+	if l != nil {
+		l.logCols = logCols
+	}
+	return l, err
+}
+
+// cols is the loader's column target (NewLWELoader's: the default).
+func (l *LWELoader) cols() int {
+	if l.logCols == 0 {
+		return lwepir.TargetLogCols
+	}
+	return l.logCols
 }
 
 // setRows fixes the matrix's rows and starts its first tile and its hint.
@@ -134,7 +155,7 @@ func (l *LWELoader) Add(ctx context.Context, rec []byte) error {
 // worth of slots.
 func (l *LWELoader) rowsPastPending() int {
 	if l.estimate > 0 {
-		if sh, err := lwepir.NewShape(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size); err == nil {
+		if sh, err := lwepir.NewShapeCols(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size, l.cols()); err == nil {
 			return sh.Rows
 		}
 	}
@@ -203,7 +224,7 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 		if len(l.pending) == 0 {
 			return lwepir.Shape{}, errors.New("session: no records")
 		}
-		sh, err := lwepir.NewShape(l.p, len(l.pending)/l.size, l.size)
+		sh, err := lwepir.NewShapeCols(l.p, len(l.pending)/l.size, l.size, l.cols())
 		if err != nil {
 			return lwepir.Shape{}, err
 		}

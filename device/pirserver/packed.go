@@ -13,6 +13,7 @@ import (
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
 	"github.com/rosemary-fhe/rosemary/device/object"
 	"github.com/rosemary-fhe/rosemary/device/objname"
+	"github.com/rosemary-fhe/rosemary/device/store"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -29,9 +30,10 @@ import (
 var ErrPackedMode = errors.New("a packed query carries no Galois keys and no encrypted secret")
 
 // maxPackers bounds the generations whose packers are kept, and
-// maxPackerBytes their precomputation's bytes (96 MiB a pack of 2048 rows
-// at the default parameters: 96 MiB a GiB of database at 2048 rows, 384
-// MiB at 8192); past either the oldest are dropped (a query holding one
+// maxPackerBytes their precomputation's bytes (64 MiB a pack of 2048 rows
+// at the default parameters, lwepir.PackV2; 96 MiB in PackV1: 64 MiB a GiB
+// of database at 2048 rows, 256 MiB at 8192); past either the oldest are
+// dropped (a query holding one
 // keeps it until it ends), the newest always kept.
 const (
 	maxPackers     = 4
@@ -50,6 +52,7 @@ type packerCache struct {
 // pinned and mapped (unmap) until it has left the cache and the last
 // query using it is done (users).
 type packerEntry struct {
+	gen     string
 	ready   chan struct{}
 	pk      *lwepir.Packer
 	err     error
@@ -70,7 +73,7 @@ func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape 
 	}
 	e, ok := c.m[key]
 	if !ok {
-		e = &packerEntry{ready: make(chan struct{})}
+		e = &packerEntry{gen: gen, ready: make(chan struct{})}
 		c.add(key, e)
 	}
 	// The query holds the entry from here: its mappings outlive any
@@ -347,6 +350,9 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 	if err != nil {
 		return nil, err
 	}
+	s.packers.mu.Lock()
+	s.packers.dropDeleted(s.cfg.Store)
+	s.packers.mu.Unlock()
 	src, err := s.pinTiles(req.GetGeneration(), p, shape)
 	if err != nil {
 		return nil, err
@@ -404,6 +410,29 @@ func (c *packerCache) trim(keep string) {
 			continue
 		}
 		total -= e.pk.PrecomputedBytes()
+		c.drop(k)
+		c.order = append(c.order[:i], c.order[i+1:]...)
+	}
+}
+
+// dropDeleted drops the opened packers whose generation's objects are no
+// longer stored (a compaction or a drop deleted them): a mapped packer
+// pins its objects' pages, which the store reclaims only once they are
+// released. A query still using one keeps it until it ends. Every packed
+// query looks (one catalog lookup a kept packer, at most maxPackers). c.mu
+// held.
+func (c *packerCache) dropDeleted(st *store.Store) {
+	for i := 0; i < len(c.order); {
+		k := c.order[i]
+		e := c.m[k]
+		if e == nil || e.pk == nil {
+			i++
+			continue
+		}
+		if _, err := st.Stat(objname.Stored(objname.LWEPacker(e.gen), 0)); !errors.Is(err, store.ErrNotFound) {
+			i++
+			continue
+		}
 		c.drop(k)
 		c.order = append(c.order[:i], c.order[i+1:]...)
 	}

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -522,5 +523,70 @@ func TestPackerInPlaceEvictedUnderQueries(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// A kept packer whose generation is deleted (a compaction, a drop) is
+// dropped at the next lookup and its mappings released, so that the store
+// can reclaim its pages; a query using it meanwhile keeps it to its end.
+func TestPackerDroppedWithItsGeneration(t *testing.T) {
+	db := newPackedDBOn(t, 7, layout.Layout{Channels: 4, PageSize: 512}) // mapped: 4 pages a polynomial
+	ctx := context.Background()
+	req, _, _ := db.request(t, 3)
+	if _, err := db.srv.Query(ctx, "alice", req); err != nil {
+		t.Fatal(err)
+	}
+	if len(db.srv.packers.m) != 1 {
+		t.Fatalf("%d packers kept, want 1", len(db.srv.packers.m))
+	}
+	var kept *packerEntry
+	for _, e := range db.srv.packers.m {
+		kept = e
+	}
+	if kept.unmap == nil {
+		t.Fatal("the packer was read, not mapped")
+	}
+	// A query holds the packer while its generation is deleted.
+	pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
+	if err != nil || pk == nil {
+		t.Fatal(err)
+	}
+	infos, err := db.st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		if strings.HasPrefix(in.Name, db.gen+"/") {
+			if err := db.st.Delete(in.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The next lookup (here the deleted generation's own, which fails)
+	// drops the stale packer; its mappings wait for the query holding it.
+	if _, err := db.srv.Query(ctx, "alice", req); !errors.Is(err, api.ErrNotFound) {
+		t.Fatalf("a query of the deleted generation: %v, want ErrNotFound", err)
+	}
+	db.srv.packers.mu.Lock()
+	n, dropped, mapped := len(db.srv.packers.m), kept.dropped, kept.unmap != nil
+	db.srv.packers.mu.Unlock()
+	if n != 0 || !dropped || !mapped {
+		t.Fatalf("after the deletion: %d packers kept, dropped %v, still mapped %v; want 0, true, true", n, dropped, mapped)
+	}
+	// The query still using it reads every factor from its pages, and
+	// then releases it.
+	keys, err := decodePackingKeys(db.p, req.GetPackingKeys())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := pk.Prepare(ctx, []*lwepir.PackingKeys{keys}, 1, nil); err != nil || len(ps) != 1 {
+		t.Fatalf("packing from the dropped packer: %v", err)
+	}
+	done()
+	db.srv.packers.mu.Lock()
+	mapped = kept.unmap != nil
+	db.srv.packers.mu.Unlock()
+	if mapped {
+		t.Fatal("the dropped packer stays mapped after its last query")
 	}
 }

@@ -44,11 +44,22 @@ func (p *prepared) writeLayer(ev *cheetah.Evaluator, i int, op graph.Op) error {
 		return fmt.Errorf("e2e: %s weights: %w", op.Name, err)
 	}
 	err = pl.WriteWeights(f, ws)
+	if err == nil {
+		// On disk before it is named: a later server checks a file's
+		// header, not every coefficient's bytes, and a crash would
+		// otherwise leave a named file whose pages were never written
+		// (zeros, valid coefficients). It also keeps the writeback of
+		// gigabytes of weights out of the sessions that follow.
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), name)
+	}
+	if err == nil {
+		err = syncDir(p.dir)
 	}
 	if err != nil {
 		os.Remove(f.Name())
@@ -139,3 +150,16 @@ func (st *weightStream) next(i int) (*linear.Weights, error) {
 
 // close ends the reader (a session that failed or ended early).
 func (st *weightStream) close() { close(st.stop) }
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

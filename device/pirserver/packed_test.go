@@ -116,7 +116,32 @@ func newPackedDBOn(t *testing.T, limbsPerObject int, lay layout.Layout) *packedD
 
 func (db *packedDB) request(t *testing.T, col int) (*devicepb.LWEQueryRequest, *lwepir.Client, *lwepir.State) {
 	t.Helper()
-	cl, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
+	return db.requestWith(t, db.p, col)
+}
+
+// queryColumn asks the device for column col in one packed query and
+// checks that the answer decodes to it; it returns the request.
+func (db *packedDB) queryColumn(t *testing.T, col int) *devicepb.LWEQueryRequest {
+	t.Helper()
+	req, cl, st := db.request(t, col)
+	resp, err := db.srv.Query(context.Background(), "alice", req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans, err := lwepir.UnmarshalPackedAnswer(db.p, db.shape, resp.GetPacked())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cl.DecodePacked(st, ans); err != nil || !bytes.Equal(got, db.column(col)) {
+		t.Fatalf("column %d does not decode (%v)", col, err)
+	}
+	return req
+}
+
+// requestWith is request under parameters p (another packing version).
+func (db *packedDB) requestWith(t *testing.T, p lwepir.Params, col int) (*devicepb.LWEQueryRequest, *lwepir.Client, *lwepir.State) {
+	t.Helper()
+	cl, err := lwepir.NewPackedClient(p, db.shape, db.seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +149,13 @@ func (db *packedDB) request(t *testing.T, col int) (*devicepb.LWEQueryRequest, *
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := lwepir.MarshalPackingKeys(db.p, q.Keys)
+	keys, err := lwepir.MarshalPackingKeys(p, q.Keys)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &devicepb.LWEQueryRequest{Params: db.p.Name(), Rows: uint32(db.shape.Rows), Cols: uint64(db.shape.Cols),
+	return &devicepb.LWEQueryRequest{Params: p.Name(), Rows: uint32(db.shape.Rows), Cols: uint64(db.shape.Cols),
 		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalWords(q.Vector), PackingKeys: keys,
-		Packing: uint32(db.p.Packing)}, cl, st
+		Packing: uint32(p.Packing)}, cl, st
 }
 
 // column is column col of the stored matrix.
@@ -211,38 +236,14 @@ func TestQueryPackedRefusesMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl1, err := lwepir.NewPackedClient(p1, db.shape, db.seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q1, _, err := cl1.PackedQuery(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys1, err := lwepir.MarshalPackingKeys(p1, q1.Keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req1 := &devicepb.LWEQueryRequest{Params: p1.Name(), Rows: uint32(db.shape.Rows), Cols: uint64(db.shape.Cols),
-		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalWords(q1.Vector), PackingKeys: keys1, Packing: 1}
+	req1, _, _ := db.requestWith(t, p1, 1)
 	_, err = db.srv.Query(ctx, "alice", req1)
 	t.Logf("a PackV1 request on a PackV2 packer: %v", err)
 	if !errors.Is(err, api.ErrInvalid) {
 		t.Errorf("a PackV1 request on a PackV2 packer: %v, want ErrInvalid", err)
 	}
 	// The device keeps serving the right version.
-	req, cl, st := db.request(t, 1)
-	resp, err := db.srv.Query(ctx, "alice", req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ans, err := lwepir.UnmarshalPackedAnswer(db.p, db.shape, resp.GetPacked())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := cl.DecodePacked(st, ans); err != nil || !bytes.Equal(got, db.column(1)) {
-		t.Fatalf("after the other version's request, column 1: %v", err)
-	}
+	req := db.queryColumn(t, 1)
 	req.Generation = "db/g2.cd"
 	if _, err := db.srv.Query(ctx, "alice", req); !errors.Is(err, api.ErrNotFound) {
 		t.Errorf("a generation without objects: %v, want ErrNotFound", err)
@@ -345,18 +346,7 @@ func TestPackerInPlace(t *testing.T) {
 	} {
 		db := newPackedDBOn(t, 7, tc.lay)
 		for _, col := range []int{0, db.shape.Cols - 1} {
-			req, cl, st := db.request(t, col)
-			resp, err := db.srv.Query(ctx, "alice", req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ans, err := lwepir.UnmarshalPackedAnswer(db.p, db.shape, resp.GetPacked())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err := cl.DecodePacked(st, ans); err != nil || !bytes.Equal(got, db.column(col)) {
-				t.Fatalf("%+v: column %d does not decode (%v)", tc.lay, col, err)
-			}
+			db.queryColumn(t, col)
 		}
 		pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
 		if err != nil {

@@ -2,7 +2,8 @@ package lwepir
 
 import "math/bits"
 
-// Kernels of the packing's online half for three digits (the default),
+// Kernels of the packing's online half for three digits (PackV1) and two
+// (PackV2),
 // written out so the compiler drops the bounds checks and the inner loop
 // over digits: 1.5–2× the generic macMont and mergeAutoMac here. Values
 // stay below q between calls and are reduced lazily inside one: a
@@ -43,6 +44,28 @@ func mergeAutoMac3(out, u, auto, d0, d1, d2, k0, k1, k2 []uint64, q, mred uint64
 		hi := h0 + h1 + c
 		lo, c = bits.Add64(lo, l2, 0)
 		hi += h2 + c
+		m, _ := bits.Mul64(lo*mred, q)
+		r := hi - m + q + out[i] + u[auto[i]&wrap] // < 4q
+		if r >= 2*q {
+			r -= 2 * q
+		}
+		if r >= q {
+			r -= q
+		}
+		out[i] = r
+	}
+}
+
+// mergeAutoMac2 is mergeAutoMac for two digits (PackV2), as mergeAutoMac3.
+func mergeAutoMac2(out, u, auto, d0, d1, k0, k1 []uint64, q, mred uint64) {
+	n := len(out)
+	wrap := uint64(len(u) - 1)
+	auto, d0, d1, k0, k1 = auto[:n], d0[:n], d1[:n], k0[:n], k1[:n]
+	for i := 0; i < n; i++ {
+		h0, l0 := bits.Mul64(d0[i], k0[i])
+		h1, l1 := bits.Mul64(d1[i], k1[i])
+		lo, c := bits.Add64(l0, l1, 0)
+		hi := h0 + h1 + c
 		m, _ := bits.Mul64(lo*mred, q)
 		r := hi - m + q + out[i] + u[auto[i]&wrap] // < 4q
 		if r >= 2*q {

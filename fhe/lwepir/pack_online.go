@@ -201,8 +201,12 @@ func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst
 			}
 			for pi, o := 0, 0; o < n; pi, o = pi+1, o+pw {
 				e := o + pw
-				if ell == 3 {
+				switch ell {
+				case 3:
 					mergeAutoMac3(out[o:e], u, auto[o:e], ps[0][pi], ps[1][pi], ps[2][pi], ks[0][o:e], ks[1][o:e], ks[2][o:e], q, mred)
+					continue
+				case 2:
+					mergeAutoMac2(out[o:e], u, auto[o:e], ps[0][pi], ps[1][pi], ks[0][o:e], ks[1][o:e], q, mred)
 					continue
 				}
 				sp, sk = sp[:0], sk[:0]

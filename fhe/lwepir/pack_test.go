@@ -497,6 +497,13 @@ func TestPackKernelsEqualGeneric(t *testing.T) {
 	if fmt.Sprint(want) != fmt.Sprint(got) {
 		t.Fatal("mergeAutoMac3 differs")
 	}
+	copy(want, init)
+	copy(got, init)
+	mergeAutoMac(want, uw, pr.auto[5], ds[:2], ks[:2], q, pr.mred)
+	mergeAutoMac2(got, ug, pr.auto[5], ds[0], ds[1], ks[0], ks[1], q, pr.mred)
+	if fmt.Sprint(want) != fmt.Sprint(got) {
+		t.Fatal("mergeAutoMac2 differs")
+	}
 	for _, v := range got {
 		if v >= q {
 			t.Fatal("a result not reduced")

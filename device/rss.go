@@ -21,10 +21,27 @@ func ProcessPeakRSS(pid string) uint64 { return procStatus(pid)["VmHWM"] }
 // ProcessRSS returns the resident set of process pid split as the kernel
 // counts it: anon (its own memory: heap, stacks) and file (mapped files:
 // for a device, the store pages its scans read in place, which are page
-// cache shared with every reader of the files). 0 where unknown.
+// cache shared with every reader of the files; shared memory counts here
+// too). 0 where unknown. It reads /proc/<pid>/statm, one line of page
+// counts, where /proc/<pid>/status is fifty lines the kernel formats: the
+// device samples it every rssSampleEvery while jobs run.
 func ProcessRSS(pid string) (anon, file uint64) {
-	st := procStatus(pid)
-	return st["RssAnon"], st["RssFile"]
+	b, err := os.ReadFile("/proc/" + pid + "/statm")
+	if err != nil {
+		return 0, 0
+	}
+	// size resident shared text lib data dt, in pages.
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, 0
+	}
+	resident, err1 := strconv.ParseUint(f[1], 10, 64)
+	shared, err2 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || shared > resident {
+		return 0, 0
+	}
+	pg := uint64(os.Getpagesize())
+	return (resident - shared) * pg, shared * pg
 }
 
 // procStatus reads the "kB" fields of /proc/<pid>/status, in bytes.

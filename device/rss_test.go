@@ -35,3 +35,32 @@ func TestRSSPeaksSeeAJobsMemory(t *testing.T) {
 	}
 	buf[len(buf)-1]++ // held until here
 }
+
+// ProcessRSS (statm) splits the resident set as /proc/self/status does:
+// RssAnon, and RssFile with RssShmem, within what a few pages of this
+// test's own allocation between the two reads can move.
+func TestProcessRSSMatchesStatus(t *testing.T) {
+	for range 3 {
+		anon, file := ProcessRSS("self")
+		st := procStatus("self")
+		near := func(a, b uint64) bool { return a+1<<20 >= b && b+1<<20 >= a }
+		if anon == 0 || !near(anon, st["RssAnon"]) || !near(file, st["RssFile"]+st["RssShmem"]) {
+			t.Fatalf("statm: anon %d, file %d; status: RssAnon %d, RssFile %d, RssShmem %d",
+				anon, file, st["RssAnon"], st["RssFile"], st["RssShmem"])
+		}
+	}
+}
+
+func BenchmarkProcessRSS(b *testing.B) {
+	b.Run("statm", func(b *testing.B) {
+		for b.Loop() {
+			ProcessRSS("self")
+		}
+	})
+	b.Run("status", func(b *testing.B) {
+		for b.Loop() {
+			st := procStatus("self")
+			_, _ = st["RssAnon"], st["RssFile"]
+		}
+	})
+}

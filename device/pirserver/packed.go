@@ -325,7 +325,7 @@ func packedQueries(p lwepir.Params, shape lwepir.Shape, query []uint32, req *dev
 	}
 	queries, keys := [][]uint32{query}, []*lwepir.PackingKeys{k}
 	for i, m := range req.GetMore() {
-		q, err := lwepir.UnmarshalWords(m.GetQuery(), shape.Cols)
+		q, err := lwepir.UnmarshalQuery(p, m.GetQuery(), shape.Cols)
 		if err != nil {
 			return nil, nil, malformed("query %d: %v", i+1, err)
 		}

@@ -154,7 +154,7 @@ func (db *packedDB) requestWith(t *testing.T, p lwepir.Params, col int) (*device
 		t.Fatal(err)
 	}
 	return &devicepb.LWEQueryRequest{Params: p.Name(), Rows: uint32(db.shape.Rows), Cols: uint64(db.shape.Cols),
-		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalWords(q.Vector), PackingKeys: keys,
+		RecordSize: uint32(db.shape.RecordSize), Generation: db.gen, Query: lwepir.MarshalQuery(p, q.Vector), PackingKeys: keys,
 		Packing: uint32(p.Packing)}, cl, st
 }
 

@@ -143,7 +143,12 @@ func (s *Server) Query(ctx context.Context, caller string, req *devicepb.LWEQuer
 	if err != nil {
 		return nil, err
 	}
-	query, err := lwepir.UnmarshalWords(req.GetQuery(), shape.Cols)
+	unmarshal := lwepir.UnmarshalWords
+	if packed {
+		// The packed mode's vectors are in the packing version's words.
+		unmarshal = func(b []byte, n int) ([]uint32, error) { return lwepir.UnmarshalQuery(p, b, n) }
+	}
+	query, err := unmarshal(req.GetQuery(), shape.Cols)
 	if err != nil {
 		return nil, malformed("query: %v", err)
 	}

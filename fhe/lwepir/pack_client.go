@@ -58,6 +58,14 @@ func (c *Client) PackedQuery(col int) (*PackedQuery, *State, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if pc.pr.pp.QueryBits < 32 {
+		roundQuery(q, pc.pr.pp.QueryBits)
+		var sum uint32
+		for _, w := range q {
+			sum += w
+		}
+		st.sumQ = sum // the sum of what is sent, as the device computes it
+	}
 	keys, err := genPackingKeys(c.p, pc.pr, pc.ka, st.s)
 	if err != nil {
 		return nil, nil, err

@@ -28,6 +28,9 @@ type PackParams struct {
 	// Absorb is the depth of the subtrees of the packing tree stored as one
 	// node (pack_absorb.go): it fixes the stored layout.
 	Absorb int
+	// QueryBits is how many high bits of each query word a packed query
+	// sends: the vector is rounded to them (28 or 32).
+	QueryBits int
 	// KeyDrop trims the keys a query sends: level k's b-parts go without
 	// their k + KeyDrop low bits (coefficient domain), an error of at most
 	// 2^(k+KeyDrop−1) added to the key, whose noise the levels above k
@@ -67,21 +70,21 @@ func (p Params) WithPacking(v PackVersion) (Params, error) {
 
 // Pack returns the packing parameters of p: Q < 2^54 (the homomorphic
 // encryption standard's bound for 128 bits at ring degree 2048, ternary
-// secret), the gadget of p's packing version, the answer rounded to
-// 21 + 16 bits a coefficient, and level k's keys sent without their k + 3
-// low bits.
+// secret), the gadget of p's packing version and the bits of its query
+// words, the answer rounded to 21 + 16 bits a coefficient, and level k's
+// keys sent without their k + 3 low bits.
 func (p Params) Pack() PackParams {
 	if p.Packing == PackV2 {
-		return PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, LogQA: 21, LogQB: 16, KeyDrop: 3}
+		return PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, QueryBits: 28, LogQA: 21, LogQB: 16, KeyDrop: 3}
 	}
-	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, LogQA: 21, LogQB: 16, KeyDrop: 3}
+	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}
 }
 
 // Validate checks the relations packing relies on.
 func (pp PackParams) Validate() error {
 	if pp.LogQ < 40 || pp.LogQ > 60 || pp.Digits < 1 || pp.Digits > 8 || pp.LogBase < 1 || pp.DropBits < 0 || pp.DropBits+pp.Digits*pp.LogBase < pp.LogQ ||
 		pp.LogQB < logP+2 || pp.LogQB > 32 || pp.LogQA < pp.LogQB || pp.LogQA > 32 || pp.LogQA >= pp.LogQ ||
-		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 || pp.Absorb < 1 || pp.Absorb > 11 {
+		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 || pp.Absorb < 1 || pp.Absorb > 11 || pp.QueryBits != 28 && pp.QueryBits != 32 {
 		return fmt.Errorf("%w: packing parameters %+v", ErrParams, pp)
 	}
 	return nil

@@ -590,9 +590,9 @@ func TestPackVersionsPinned(t *testing.T) {
 		v    PackVersion
 		want PackParams
 	}{
-		{0, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, LogQA: 21, LogQB: 16, KeyDrop: 3}},
-		{PackV1, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, LogQA: 21, LogQB: 16, KeyDrop: 3}},
-		{PackV2, PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, LogQA: 21, LogQB: 16, KeyDrop: 3}},
+		{0, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}},
+		{PackV1, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}},
+		{PackV2, PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, QueryBits: 28, LogQA: 21, LogQB: 16, KeyDrop: 3}},
 	} {
 		p, err := Default().WithPacking(c.v)
 		if err != nil {

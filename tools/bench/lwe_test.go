@@ -92,7 +92,7 @@ func TestLWEBenchmarkSmallPacked(t *testing.T) {
 	if want := int64(shape.Tiles(p) * shape.TileBytes(p)); got.DeviceStoreBytes != want {
 		t.Fatalf("the device read %d bytes per query, want the tiles' %d", got.DeviceStoreBytes, want)
 	}
-	up := 4*int64(shape.Cols) + int64(lwepir.PackingKeysBytes(p))
+	up := 7*int64(shape.Cols)/2 + int64(lwepir.PackingKeysBytes(p)) // 28-bit words
 	down := int64(lwepir.PackedAnswerBytes(p, shape))
 	if got.QueryUpBytes < up || got.QueryUpBytes > up+up/20 || got.QueryDownBytes < down || got.QueryDownBytes > down+down/20+4096 {
 		t.Fatalf("%d B up, %d B down; the payload is %d and %d", got.QueryUpBytes, got.QueryDownBytes, up, down)

@@ -302,7 +302,7 @@ func (s *LWESession) packedQuery(index, col int) (*packed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: query %d: %w", index, err)
 	}
-	return &packed{index: index, vector: lwepir.MarshalWords(q.Vector), keys: keys, st: st}, nil
+	return &packed{index: index, vector: lwepir.MarshalQuery(s.Params, q.Vector), keys: keys, st: st}, nil
 }
 
 // packedRequest is the request of queries (the first in the request's own

@@ -192,7 +192,7 @@ func TestPackedLWESessionRecords(t *testing.T) {
 		if !bytes.Equal(q.Record, recs[i]) {
 			t.Fatalf("record %d differs", i)
 		}
-		if q.AnswerBytes != int64(lwepir.PackedAnswerBytes(p, s.Shape)) || q.QueryBytes != int64(4*s.Shape.Cols+lwepir.PackingKeysBytes(p)) {
+		if q.AnswerBytes != int64(lwepir.PackedAnswerBytes(p, s.Shape)) || q.QueryBytes != int64(7*s.Shape.Cols/2+lwepir.PackingKeysBytes(p)) { // 28-bit query words
 			t.Fatalf("%d bytes up, %d down", q.QueryBytes, q.AnswerBytes)
 		}
 		if int64(q.Device.StoreBytes) != tileBytes {

@@ -87,7 +87,7 @@ type LWEQueryRequest struct {
 	RecordSize  uint32                 `protobuf:"varint,4,opt,name=record_size,json=recordSize,proto3" json:"record_size,omitempty"`   // bytes of a stored record
 	Generation  string                 `protobuf:"bytes,5,opt,name=generation,proto3" json:"generation,omitempty"`                      // the generation's object prefix ("<db>/g<gen>.<token>")
 	Keys        string                 `protobuf:"bytes,6,opt,name=keys,proto3" json:"keys,omitempty"`                                  // the prefix of the caller's Galois keys of its ring secret
-	Query       []byte                 `protobuf:"bytes,7,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector: cols 32-bit words, little-endian
+	Query       []byte                 `protobuf:"bytes,7,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector: cols 32-bit words, little-endian (the packed mode of packing version 2: 28-bit words, lwepir.MarshalQuery)
 	Secret      []byte                 `protobuf:"bytes,8,opt,name=secret,proto3" json:"secret,omitempty"`                              // the ring secret encrypted under BGV: its limbs' 64-bit words, little-endian
 	PackingKeys []byte                 `protobuf:"bytes,9,opt,name=packing_keys,json=packingKeys,proto3" json:"packing_keys,omitempty"` // the packed mode: the query's packing keys (lwepir.MarshalPackingKeys)
 	// The packed mode: further queries of the same generation, answered with
@@ -96,7 +96,8 @@ type LWEQueryRequest struct {
 	// first included).
 	More []*LWEPackedQuery `protobuf:"bytes,10,rep,name=more,proto3" json:"more,omitempty"`
 	// The packed mode: the database's packing version (lwepir.PackVersion,
-	// from the owner's manifest; wire version 7). 0 reads as 1, the version
+	// from the owner's manifest; wire version 7): its gadget, and for
+	// version 2 the query vectors' 28-bit words. 0 reads as 1, the version
 	// of databases written before it.
 	Packing       uint32 `protobuf:"varint,11,opt,name=packing,proto3" json:"packing,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -213,7 +214,7 @@ func (x *LWEQueryRequest) GetPacking() uint32 {
 // LWEPackedQuery is one more query of a packed LWEQueryRequest.
 type LWEPackedQuery struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Query         []byte                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector: cols 32-bit words, little-endian
+	Query         []byte                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`                                // the LWE vector, as LWEQueryRequest.query
 	PackingKeys   []byte                 `protobuf:"bytes,2,opt,name=packing_keys,json=packingKeys,proto3" json:"packing_keys,omitempty"` // its packing keys (lwepir.MarshalPackingKeys)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -44,15 +44,7 @@ func mergeAutoMac3(out, u, auto, d0, d1, d2, k0, k1, k2 []uint64, q, mred uint64
 		hi := h0 + h1 + c
 		lo, c = bits.Add64(lo, l2, 0)
 		hi += h2 + c
-		m, _ := bits.Mul64(lo*mred, q)
-		r := hi - m + q + out[i] + u[auto[i]&wrap] // < 4q
-		if r >= 2*q {
-			r -= 2 * q
-		}
-		if r >= q {
-			r -= q
-		}
-		out[i] = r
+		out[i] = montPlus(hi, lo, out[i]+u[auto[i]&wrap], q, mred)
 	}
 }
 
@@ -66,16 +58,22 @@ func mergeAutoMac2(out, u, auto, d0, d1, k0, k1 []uint64, q, mred uint64) {
 		h1, l1 := bits.Mul64(d1[i], k1[i])
 		lo, c := bits.Add64(l0, l1, 0)
 		hi := h0 + h1 + c
-		m, _ := bits.Mul64(lo*mred, q)
-		r := hi - m + q + out[i] + u[auto[i]&wrap] // < 4q
-		if r >= 2*q {
-			r -= 2 * q
-		}
-		if r >= q {
-			r -= q
-		}
-		out[i] = r
+		out[i] = montPlus(hi, lo, out[i]+u[auto[i]&wrap], q, mred)
 	}
+}
+
+// montPlus is the Montgomery reduction of the 128-bit sum hi·2^64 + lo
+// (hi < q) plus add (< 2q), reduced below q: the merge kernels' last step.
+func montPlus(hi, lo, add, q, mred uint64) uint64 {
+	m, _ := bits.Mul64(lo*mred, q)
+	r := hi - m + q + add // < 4q
+	if r >= 2*q {
+		r -= 2 * q
+	}
+	if r >= q {
+		r -= q
+	}
+	return r
 }
 
 // mergeSumsBoth is mergeSums with both e and o present.

@@ -66,7 +66,7 @@ type PIROptions struct {
 	// LogCols (LWE): the stored matrix aims below 2^LogCols columns (0 is
 	// lwepir.TargetLogCols, 19). A query is 4 bytes a column up, and each
 	// 2048 rows are a pack to compute, store and download: at 1 GiB, 19
-	// gives 2048 rows and 2.35 MB up, 17 gives 8192 rows, 0.78 MB up, four
+	// gives 2048 rows and 2.09 MB up, 17 gives 8192 rows, 0.71 MB up, four
 	// times the packing and its storage (BENCHMARKS.md).
 	LogCols int
 }

@@ -31,10 +31,10 @@ var ErrPackedMode = errors.New("a packed query carries no Galois keys and no enc
 
 // maxPackers bounds the generations whose packers are kept, and
 // maxPackerBytes their precomputation's bytes (64 MiB a pack of 2048 rows
-// at the default parameters, lwepir.PackV2; 96 MiB in PackV1: 64 MiB a GiB
-// of database at 2048 rows, 256 MiB at 8192); past either the oldest are
-// dropped (a query holding one
-// keeps it until it ends), the newest always kept.
+// at the default parameters, lwepir.PackV2, 96 MiB in PackV1: in PackV2,
+// 64 MiB a GiB of database at 2048 rows, 256 MiB at 8192); past either the
+// oldest are dropped (a query holding one keeps it until it ends), the
+// newest always kept.
 const (
 	maxPackers     = 4
 	maxPackerBytes = 1 << 30

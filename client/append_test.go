@@ -331,6 +331,26 @@ func TestPIRLogCols(t *testing.T) {
 			t.Fatalf("%s reloaded: %d × %d, %v", c.name, in.PIR.Rows, in.PIR.Cols, err)
 		}
 	}
+	// Past the hint's slots (1024 rows at the test parameters) only for a
+	// generation without diagonals (the packed mode's default), not for
+	// one the ring stage answers.
+	const big = 4096 // 320 KiB of stored records: 2^8 columns hold it in 2048 rows
+	for _, c := range []struct {
+		name       string
+		mode       client.LWEMode
+		rows, cols int
+	}{{"packed-tall", client.LWEPacked, 2048, 256}, {"ring-tall", client.LWERing, 1024, 512}} {
+		want := loadPIR(t, e.c, c.name, big, size, client.PIROptions{LogCols: 8, LWEMode: c.mode})
+		in, err := e.c.Info(ctx, c.name)
+		if err != nil || in.PIR.Rows != c.rows || in.PIR.Cols != c.cols {
+			t.Fatalf("%s: %d × %d, %v; want %d × %d", c.name, in.PIR.Rows, in.PIR.Cols, err, c.rows, c.cols)
+		}
+		for _, i := range []int{0, big/2 + 7, big - 1} {
+			if got, err := e.c.Get(ctx, c.name, i); err != nil || !bytes.Equal(got, want[i]) {
+				t.Fatalf("%s: get %d: %q, %v; want %q", c.name, i, got, err, want[i])
+			}
+		}
+	}
 	for _, logCols := range []int{7, 21} {
 		if _, err := e.c.CreatePIR(ctx, "bad", size, client.PIROptions{LWEParams: "test", InsecureParams: true, LogCols: logCols}); !errors.Is(err, lwepir.ErrParams) {
 			t.Errorf("a target of 2^%d columns: %v", logCols, err)

@@ -80,7 +80,11 @@ func (c *Client) writeLWESized(ctx context.Context, in *Info, p lwepir.Params, r
 	if logCols == 0 {
 		logCols = lwepir.TargetLogCols
 	}
-	l, err := session.NewSizedLWELoaderCols(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate, logCols)
+	maxRows := p.HintSlots()
+	if !in.pir().ring() {
+		maxRows = p.MaxPackedRows() // no diagonals: the rows may grow past the hint's slots
+	}
+	l, err := session.NewSizedLWELoaderCols(session.DeviceSink(c.dev), genPrefix(in), p, stored, seed, count, estimate, logCols, maxRows)
 	if err != nil {
 		return err
 	}

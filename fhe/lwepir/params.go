@@ -267,6 +267,25 @@ func NewShape(p Params, records, recordSize int) (Shape, error) {
 // and more rows, one pack of N rows each to compute and download (for
 // 1 GiB: 2^19 columns and 2048 rows, 2^17 and 8192).
 func NewShapeCols(p Params, records, recordSize, logCols int) (Shape, error) {
+	return NewShapeRows(p, records, recordSize, logCols, p.HintSlots())
+}
+
+// MaxPackedRows is the most rows NewShapeRows gives a generation answered
+// in the packed mode only (a loader that writes no hint diagonals: the
+// ring stage's layouts were sized and measured for HintSlots rows at
+// most). A tile (Rows × N bytes) is one stored object written in one
+// message of at most 64 MiB: 2·HintSlots rows make 32 MiB tiles at the
+// default parameters.
+func (p Params) MaxPackedRows() int { return 2 * p.HintSlots() }
+
+// NewShapeRows is NewShapeCols with the rows allowed to grow to maxRows
+// (HintSlots to MaxPackedRows; past HintSlots, for packed-only
+// generations). At 8 GiB, 16,384 rows of 2^19 columns where HintSlots
+// gives 8192 of 2^20: half the query, twice the packs.
+func NewShapeRows(p Params, records, recordSize, logCols, maxRows int) (Shape, error) {
+	if maxRows < p.HintSlots() || maxRows > p.MaxPackedRows() || maxRows&(maxRows-1) != 0 {
+		return Shape{}, fmt.Errorf("%w: at most %d rows (%d to %d)", ErrParams, maxRows, p.HintSlots(), p.MaxPackedRows())
+	}
 	if logCols < p.LogN || logCols > MaxLogCols {
 		return Shape{}, fmt.Errorf("%w: a target of 2^%d columns (2^%d to 2^%d)", ErrParams, logCols, p.LogN, MaxLogCols)
 	}
@@ -278,7 +297,7 @@ func NewShapeCols(p Params, records, recordSize, logCols int) (Shape, error) {
 	}
 	total := uint64(records) * uint64(recordSize)
 	rows := max(p.HintSlots()/p.N(), 1<<bits.Len(uint(recordSize-1)))
-	for rows < p.HintSlots() && (total > uint64(rows)<<logCols || total > 4*uint64(p.N())*uint64(rows)*uint64(rows)) {
+	for rows < maxRows && (total > uint64(rows)<<logCols || total > 4*uint64(p.N())*uint64(rows)*uint64(rows)) {
 		rows *= 2
 	}
 	perCol := rows / recordSize

@@ -164,4 +164,17 @@ func TestShapeCols(t *testing.T) {
 			t.Errorf("a target of 2^%d columns: %v", logCols, err)
 		}
 	}
+	// 8 GiB: 8192 rows of 2^20 columns under the hint's slots, 16,384 of
+	// 2^19 for a packed-only generation; bounds outside 8192 … 16384 refused.
+	for _, c := range []struct{ maxRows, rows, cols int }{{8192, 8192, 1 << 20}, {16384, 16384, 1 << 19}} {
+		s, err := NewShapeRows(p, 1<<25, 256, TargetLogCols, c.maxRows)
+		if err != nil || s.Rows != c.rows || s.Cols != c.cols || s.Validate(p) != nil {
+			t.Fatalf("8 GiB, at most %d rows: %+v, %v; want %d × %d", c.maxRows, s, err, c.rows, c.cols)
+		}
+	}
+	for _, maxRows := range []int{4096, 12288, 32768} {
+		if _, err := NewShapeRows(p, 1<<25, 256, TargetLogCols, maxRows); !errors.Is(err, ErrParams) {
+			t.Errorf("at most %d rows: %v", maxRows, err)
+		}
+	}
 }

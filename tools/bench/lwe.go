@@ -141,7 +141,14 @@ func prepareLWE(ctx context.Context, opt PIROptions) (lwepir.Params, lweManifest
 	if logCols == 0 {
 		logCols = lwepir.TargetLogCols
 	}
-	shape, err := lwepir.NewShapeCols(p, records, opt.RecordSize, logCols)
+	// The packed mode's layout is a packed-only database's (the client's
+	// default), whose rows may pass the hint's slots; the ring mode's stays
+	// within them.
+	maxRows := p.HintSlots()
+	if opt.LWEPacked {
+		maxRows = p.MaxPackedRows()
+	}
+	shape, err := lwepir.NewShapeRows(p, records, opt.RecordSize, logCols, maxRows)
 	if err != nil {
 		return p, lweManifest{}, nil, err
 	}

@@ -246,8 +246,8 @@ func TestLWEUploadFromTheLayout(t *testing.T) {
 // real query's wire form: its vector in 28-bit words and its packing keys
 // (PackV2). At 1 GiB 2,088,448 bytes of payload (2^19 columns; 2,088,487
 // measured on the connection), with --log-cols 17 712,192 (712,231
-// measured), at 8 GiB 3,923,456 (2^20 columns): the 2 MB goal there is not
-// met by the default layout.
+// measured), at 8 GiB 3,923,456 (8192 rows of 2^20 columns), or 2,088,448
+// in a packed-only generation's 16,384 rows (1.99 MiB; just over 2 MB).
 func TestPackedUploadFromTheLayout(t *testing.T) {
 	p := lwepir.Default()
 	small, err := lwepir.NewShape(p, 4096, 256)
@@ -271,11 +271,11 @@ func TestPackedUploadFromTheLayout(t *testing.T) {
 		t.Fatalf("a real packed query is %d bytes, the layout says %d", got, packedUpBytes(p, small))
 	}
 	for _, c := range []struct {
-		size    int64
-		logCols int
-		up      int64
-	}{{1 << 30, 19, 2088448}, {1 << 30, 17, 712192}, {8 << 30, 19, 3923456}} {
-		shape, err := lwepir.NewShapeCols(p, int(c.size/256), 256, c.logCols)
+		size             int64
+		logCols, maxRows int
+		up               int64
+	}{{1 << 30, 19, 8192, 2088448}, {1 << 30, 17, 8192, 712192}, {8 << 30, 19, 8192, 3923456}, {8 << 30, 19, 16384, 2088448}} {
+		shape, err := lwepir.NewShapeRows(p, int(c.size/256), 256, c.logCols, c.maxRows)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,9 +63,9 @@ type LWELoader struct {
 	packerWritten int64
 	// noDiagonals: Finish stores no hint diagonals (SkipDiagonals).
 	noDiagonals bool
-	// logCols: the layout aims below 2^logCols columns
-	// (lwepir.NewShapeCols).
-	logCols int
+	// logCols: the layout aims below 2^logCols columns, with at most
+	// maxRows rows (lwepir.NewShapeRows; 0: the defaults).
+	logCols, maxRows int
 }
 
 // MaxPendingBytes bounds the records a loader of unknown size holds before
@@ -87,26 +87,30 @@ func NewLWELoader(sink ObjectSink, gen string, p lwepir.Params, rows, recordSize
 // (> 0: the records expected, say from the input's bytes; 0: none) choosing
 // them for a database past MaxPendingBytes.
 func NewSizedLWELoader(sink ObjectSink, gen string, p lwepir.Params, recordSize int, seed [lwepir.SeedSize]byte, count, estimate int) (*LWELoader, error) {
-	return NewSizedLWELoaderCols(sink, gen, p, recordSize, seed, count, estimate, lwepir.TargetLogCols)
+	return NewSizedLWELoaderCols(sink, gen, p, recordSize, seed, count, estimate, lwepir.TargetLogCols, p.HintSlots())
 }
 
 // NewSizedLWELoaderCols is NewSizedLWELoader with the layout aiming below
-// 2^logCols columns (lwepir.NewShapeCols): a shorter query, more rows.
-func NewSizedLWELoaderCols(sink ObjectSink, gen string, p lwepir.Params, recordSize int, seed [lwepir.SeedSize]byte, count, estimate, logCols int) (*LWELoader, error) {
+// 2^logCols columns with at most maxRows rows (lwepir.NewShapeRows): a
+// shorter query, more rows. Past p.HintSlots() rows the generation must be
+// written without hint diagonals (SkipDiagonals): Finish refuses it
+// otherwise.
+func NewSizedLWELoaderCols(sink ObjectSink, gen string, p lwepir.Params, recordSize int, seed [lwepir.SeedSize]byte, count, estimate, logCols, maxRows int) (*LWELoader, error) {
 	if count <= 0 {
 		// Checked now rather than at the first record.
-		if _, err := lwepir.NewShapeCols(p, 1, recordSize, logCols); err != nil {
+		if _, err := lwepir.NewShapeRows(p, 1, recordSize, logCols, maxRows); err != nil {
 			return nil, err
 		}
-		return &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, maxPending: MaxPendingBytes, estimate: max(0, estimate), logCols: logCols}, nil
+		return &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, maxPending: MaxPendingBytes, estimate: max(0, estimate),
+			logCols: logCols, maxRows: maxRows}, nil
 	}
-	sh, err := lwepir.NewShapeCols(p, count, recordSize, logCols)
+	sh, err := lwepir.NewShapeRows(p, count, recordSize, logCols, maxRows)
 	if err != nil {
 		return nil, err
 	}
 	l, err := NewLWELoader(sink, gen, p, sh.Rows, recordSize, seed)
 	if l != nil {
-		l.logCols = logCols
+		l.logCols, l.maxRows = logCols, maxRows
 	}
 	return l, err
 }
@@ -117,6 +121,14 @@ func (l *LWELoader) cols() int {
 		return lwepir.TargetLogCols
 	}
 	return l.logCols
+}
+
+// rowsBound is the loader's bound on the rows (NewLWELoader's: HintSlots).
+func (l *LWELoader) rowsBound() int {
+	if l.maxRows == 0 {
+		return l.p.HintSlots()
+	}
+	return l.maxRows
 }
 
 // setRows fixes the matrix's rows and starts its first tile and its hint.
@@ -155,7 +167,7 @@ func (l *LWELoader) Add(ctx context.Context, rec []byte) error {
 // worth of slots.
 func (l *LWELoader) rowsPastPending() int {
 	if l.estimate > 0 {
-		if sh, err := lwepir.NewShapeCols(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size, l.cols()); err == nil {
+		if sh, err := lwepir.NewShapeRows(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size, l.cols(), l.rowsBound()); err == nil {
 			return sh.Rows
 		}
 	}
@@ -224,7 +236,7 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 		if len(l.pending) == 0 {
 			return lwepir.Shape{}, errors.New("session: no records")
 		}
-		sh, err := lwepir.NewShapeCols(l.p, len(l.pending)/l.size, l.size, l.cols())
+		sh, err := lwepir.NewShapeRows(l.p, len(l.pending)/l.size, l.size, l.cols(), l.rowsBound())
 		if err != nil {
 			return lwepir.Shape{}, err
 		}
@@ -248,6 +260,9 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 			return shape, errors.New("session: a generation with neither the hint diagonals nor the packer answers no query")
 		}
 		return shape, l.writePacker(ctx, shape, h)
+	}
+	if shape.Rows > l.p.HintSlots() {
+		return shape, fmt.Errorf("session: %w: hint diagonals for %d rows (at most %d; a taller generation is packed only)", lwepir.ErrParams, shape.Rows, l.p.HintSlots())
 	}
 	b1 := shape.Layout(l.p).B1
 	logN, q, _, _, err := l.p.HintRing()
@@ -377,6 +392,9 @@ func WriteSeededLWE(ctx context.Context, sink ObjectSink, gen string, p lwepir.P
 		return lwepir.Shape{}, 0, err
 	}
 	l.StorePacker() // benchmarks query in either mode
+	if rows > p.HintSlots() {
+		l.SkipDiagonals() // past the hint's slots a generation is packed only
+	}
 	for i := 0; i < records; i++ {
 		if err := l.Add(ctx, SeededLWERecord(seed, i, size)); err != nil {
 			return lwepir.Shape{}, 0, err

@@ -288,8 +288,10 @@
 // up to 32 queries (devicepb.LWEQueryRequest.more: a keyword lookup's
 // columns). A query in Prepare holds its keys' variants (33
 // permuted copies, 528 KiB) and its partial sums (256 KiB). Taller
-// layouts shorten the query vector (4 bytes a
-// column) and lengthen the packing (one pack per N rows): at 1 GiB, 2048
-// rows send 2.48 MB up, 8192 rows 0.90 MB, for 4× the packing. Figures:
+// layouts shorten the query vector (3.5 bytes a
+// column in PackV2, 4 in PackV1) and lengthen the packing (one pack per N
+// rows): at 1 GiB in PackV2, 2048 rows send 2.09 MB up, 8192 rows 0.71 MB
+// (NewShapeCols), for 4× the packing; a packed-only generation may take up
+// to MaxPackedRows (8 GiB: 16,384 rows, 2.09 MB). Figures:
 // BENCHMARKS.md, "Packing the answer instead of H·s".
 package lwepir

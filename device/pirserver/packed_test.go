@@ -119,6 +119,20 @@ func (db *packedDB) request(t *testing.T, col int) (*devicepb.LWEQueryRequest, *
 	return db.requestWith(t, db.p, col)
 }
 
+// packingKeys are a fresh query's packing keys for column col.
+func (db *packedDB) packingKeys(t *testing.T, col int) *lwepir.PackingKeys {
+	t.Helper()
+	cl, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _, err := cl.PackedQuery(col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q.Keys
+}
+
 // queryColumn asks the device for column col in one packed query and
 // checks that the answer decodes to it; it returns the request.
 func (db *packedDB) queryColumn(t *testing.T, col int) *devicepb.LWEQueryRequest {
@@ -375,15 +389,7 @@ func TestPackerInPlace(t *testing.T) {
 		if !dropped || held != tc.mapped {
 			t.Fatalf("%+v: out of the cache: dropped %v, mappings kept %v", tc.lay, dropped, held)
 		}
-		q, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pq, _, err := q.PackedQuery(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pk.Prepare(ctx, []*lwepir.PackingKeys{pq.Keys}, 1, nil); err != nil {
+		if _, err := pk.Prepare(ctx, []*lwepir.PackingKeys{db.packingKeys(t, 1)}, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		done()
@@ -411,21 +417,14 @@ func TestPackerInPlaceFileCutShort(t *testing.T) {
 	if pk.Factors(0) != nil {
 		t.Fatal("the packer is not used in place")
 	}
-	cl, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, _, err := cl.PackedQuery(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := db.packingKeys(t, 1)
 	for ch := range 2 {
 		if err := os.Truncate(filepath.Join(db.dir, fmt.Sprintf("ch%02d", ch)), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, workers := range []int{1, 2} {
-		if _, err := pk.Prepare(ctx, []*lwepir.PackingKeys{q.Keys, q.Keys, q.Keys}, workers, nil); !errors.Is(err, store.ErrCorrupt) {
+		if _, err := pk.Prepare(ctx, []*lwepir.PackingKeys{keys, keys, keys}, workers, nil); !errors.Is(err, store.ErrCorrupt) {
 			t.Fatalf("%d workers: %v, want store.ErrCorrupt", workers, err)
 		}
 	}
@@ -439,19 +438,12 @@ func TestPackerInPlaceFileCutShort(t *testing.T) {
 func TestPackerInPlaceEvictedUnderQueries(t *testing.T) {
 	ctx := context.Background()
 	db := newPackedDBOn(t, 7, layout.Layout{Channels: 2, PageSize: 512})
-	cl, err := lwepir.NewPackedClient(db.p, db.shape, db.seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, _, err := cl.PackedQuery(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := db.packingKeys(t, 1)
 	pk, done, err := db.srv.packer(ctx, db.gen, db.p, db.shape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := pk.Prepare(ctx, []*lwepir.PackingKeys{q.Keys}, 1, nil)
+	want, err := pk.Prepare(ctx, []*lwepir.PackingKeys{keys}, 1, nil)
 	done()
 	if err != nil {
 		t.Fatal(err)
@@ -486,7 +478,7 @@ func TestPackerInPlaceEvictedUnderQueries(t *testing.T) {
 					return
 				}
 				err = faultsAsErrors(func() error {
-					got, err := pk.Prepare(ctx, []*lwepir.PackingKeys{q.Keys}, 2, nil)
+					got, err := pk.Prepare(ctx, []*lwepir.PackingKeys{keys}, 2, nil)
 					if err != nil {
 						return err
 					}
@@ -565,11 +557,7 @@ func TestPackerDroppedWithItsGeneration(t *testing.T) {
 	}
 	// The query still using it reads every factor from its pages, and
 	// then releases it.
-	keys, err := decodePackingKeys(db.p, req.GetPackingKeys())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ps, err := pk.Prepare(ctx, []*lwepir.PackingKeys{keys}, 1, nil); err != nil || len(ps) != 1 {
+	if ps, err := pk.Prepare(ctx, []*lwepir.PackingKeys{db.packingKeys(t, 3)}, 1, nil); err != nil || len(ps) != 1 {
 		t.Fatalf("packing from the dropped packer: %v", err)
 	}
 	done()

@@ -64,7 +64,7 @@ type LWELoader struct {
 	// noDiagonals: Finish stores no hint diagonals (SkipDiagonals).
 	noDiagonals bool
 	// logCols: the layout aims below 2^logCols columns, with at most
-	// maxRows rows (lwepir.NewShapeRows; 0: the defaults).
+	// maxRows rows (lwepir.NewShapeRows).
 	logCols, maxRows int
 }
 
@@ -77,7 +77,7 @@ const MaxPendingBytes = 64 << 20
 // NewLWELoader starts a database of records of recordSize bytes whose
 // matrix has rows rows (lwepir.NewShape's choice for the expected size).
 func NewLWELoader(sink ObjectSink, gen string, p lwepir.Params, rows, recordSize int, seed [lwepir.SeedSize]byte) (*LWELoader, error) {
-	l := &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed}
+	l := &LWELoader{sink: sink, gen: gen, p: p, size: recordSize, seed: seed, logCols: lwepir.TargetLogCols, maxRows: p.HintSlots()}
 	return l, l.setRows(rows)
 }
 
@@ -113,22 +113,6 @@ func NewSizedLWELoaderCols(sink ObjectSink, gen string, p lwepir.Params, recordS
 		l.logCols, l.maxRows = logCols, maxRows
 	}
 	return l, err
-}
-
-// cols is the loader's column target (NewLWELoader's: the default).
-func (l *LWELoader) cols() int {
-	if l.logCols == 0 {
-		return lwepir.TargetLogCols
-	}
-	return l.logCols
-}
-
-// rowsBound is the loader's bound on the rows (NewLWELoader's: HintSlots).
-func (l *LWELoader) rowsBound() int {
-	if l.maxRows == 0 {
-		return l.p.HintSlots()
-	}
-	return l.maxRows
 }
 
 // setRows fixes the matrix's rows and starts its first tile and its hint.
@@ -167,7 +151,7 @@ func (l *LWELoader) Add(ctx context.Context, rec []byte) error {
 // worth of slots.
 func (l *LWELoader) rowsPastPending() int {
 	if l.estimate > 0 {
-		if sh, err := lwepir.NewShapeRows(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size, l.cols(), l.rowsBound()); err == nil {
+		if sh, err := lwepir.NewShapeRows(l.p, max(l.estimate, len(l.pending)/l.size+1), l.size, l.logCols, l.maxRows); err == nil {
 			return sh.Rows
 		}
 	}
@@ -236,7 +220,7 @@ func (l *LWELoader) Finish(ctx context.Context) (lwepir.Shape, error) {
 		if len(l.pending) == 0 {
 			return lwepir.Shape{}, errors.New("session: no records")
 		}
-		sh, err := lwepir.NewShapeRows(l.p, len(l.pending)/l.size, l.size, l.cols(), l.rowsBound())
+		sh, err := lwepir.NewShapeRows(l.p, len(l.pending)/l.size, l.size, l.logCols, l.maxRows)
 		if err != nil {
 			return lwepir.Shape{}, err
 		}

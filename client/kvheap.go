@@ -261,8 +261,8 @@ func (c *Client) heapOpen(ctx context.Context, in *Info) (*heapParts, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.Packing > lwepir.PackV1 && wire < api.PackingWireVersion {
-		return nil, fmt.Errorf("%w: %s (wire %d; packing version %d needs %d)", ErrPackedDevice, c.deviceName(), wire, p.Packing, api.PackingWireVersion)
+	if need := packingWire(p.Packing); wire < need {
+		return nil, fmt.Errorf("%w: %s (wire %d; packing version %d needs %d)", ErrPackedDevice, c.deviceName(), wire, p.Packing, need)
 	}
 	seed, err := in.hashSeed()
 	if err != nil {

@@ -281,7 +281,9 @@ func TestKVAutoLayoutAndCuckooBeside(t *testing.T) {
 }
 
 // Over TLS: a fresh process's heap lookup is right, in requests of several
-// queries. A device of the wire version before packing versions gets a
+// queries. A device of the wire version before two keys gets a database
+// of PackV2 and a named refusal for one of PackV3; one before packing
+// versions gets a
 // database of PackV1 (which the current device answers too) and a named
 // refusal for one of PackV2; one of the wire version before batches gets
 // one query a request; one that says an older wire version still (no
@@ -323,6 +325,21 @@ func TestKVHeapOverTLSAndOlderDevice(t *testing.T) {
 	if requests, queries := counts(); queries <= requests {
 		t.Errorf("%d packed queries in %d requests: none carried several", queries, requests)
 	}
+	// A device of the wire version before two keys: a database created
+	// through it is of PackV2, and the PackV3 one is refused by name.
+	seven := open(api.TwoKeysWireVersion - 1)
+	createHeap(t, seven, "h2", data)
+	if in, err := seven.Info(ctx, "h2"); err != nil || in.KV.Packing != lwepir.PackV2 {
+		t.Fatalf("the packing version through a device of wire 7: %v, %v; want %d", in.KV.Packing, err, lwepir.PackV2)
+	}
+	checkMany(t, seven, "h2", want, "nobody")
+	if _, err := seven.Lookup(ctx, "h", []byte("key-1")); !errors.Is(err, client.ErrPackedDevice) {
+		t.Fatalf("a PackV3 lookup through a device of wire 7: %v", err)
+	}
+	seven.Close()
+	current2 := open(api.WireVersion)
+	checkMany(t, current2, "h2", want, "nobody")
+	current2.Close()
 	// A device of the wire version before packing versions: a database
 	// created through it is of PackV1, and the PackV2 one is refused by name.
 	older := open(api.PackingWireVersion - 1)

@@ -174,15 +174,29 @@ func (c *Client) SetLWEMode(m LWEMode) {
 var ErrPackedOnly = errors.New("client: the generation is stored for the packed mode only, which the device does not speak")
 
 // packingVersion is the packing version a database created now is given:
-// the latest where the device reads a request's version, PackV1 (the only
-// one an older device packs with) where it does not.
+// the latest the device packs with (PackV1, the only one a device before
+// packing versions knows; PackV2 before two keys).
 func (c *Client) packingVersion() lwepir.PackVersion {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.wire >= api.PackingWireVersion {
+	switch {
+	case c.wire >= api.TwoKeysWireVersion:
 		return lwepir.PackLatest
+	case c.wire >= api.PackingWireVersion:
+		return lwepir.PackV2
 	}
 	return lwepir.PackV1
+}
+
+// packingWire is the first wire version whose devices pack with v.
+func packingWire(v lwepir.PackVersion) uint32 {
+	switch {
+	case v >= lwepir.PackV3:
+		return api.TwoKeysWireVersion
+	case v == lwepir.PackV2:
+		return api.PackingWireVersion
+	}
+	return api.PackedWireVersion
 }
 
 // packedLWE reports whether generation in is queried in the packed mode.
@@ -190,10 +204,7 @@ func (c *Client) packedLWE(in *Info) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	m := in.pir()
-	need := uint32(api.PackedWireVersion)
-	if m.Packing > lwepir.PackV1 {
-		need = api.PackingWireVersion
-	}
+	need := packingWire(m.Packing)
 	speaks := c.wire >= need
 	switch {
 	case !m.Packed:

@@ -26,8 +26,9 @@ const (
 	// the same with QueryLWE's query and answer as bytes, 5 the same with
 	// QueryLWE's packed mode (packing_keys, packed), 6 the same with
 	// packed requests of several queries (more, more_packed), 7 the same
-	// with the packing version named in a packed request (packing).
-	WireVersion = 7
+	// with the packing version named in a packed request (packing), 8
+	// the same with lwepir.PackV3 (two packing keys) among the versions.
+	WireVersion = 8
 	// PackedWireVersion is the first wire version with QueryLWE's packed
 	// mode: a client asks an older device for the ring stage.
 	PackedWireVersion = 5
@@ -39,6 +40,10 @@ const (
 	// request's packing version: an older device packs with
 	// lwepir.PackV1's gadget only.
 	PackingWireVersion = 7
+	// TwoKeysWireVersion is the first wire version that packs with
+	// lwepir.PackV3: a client creates PackV2 databases through a device of
+	// wire 7.
+	TwoKeysWireVersion = 8
 	// MaxPackedBatch bounds the queries of one packed request, the first
 	// included: what the device decodes and packs for one call.
 	MaxPackedBatch = 32

@@ -233,9 +233,9 @@ func TestQueryPackedRefusesMalformed(t *testing.T) {
 		"with galois keys":  func(r *devicepb.LWEQueryRequest) { r.Keys = "db/members/a/keys/k/lwe-ab/" },
 		"with a secret":     func(r *devicepb.LWEQueryRequest) { r.Secret = []byte{1, 2, 3} },
 		"short query":       func(r *devicepb.LWEQueryRequest) { r.Query = r.Query[:len(r.Query)-4] },
-		"packing version 3": func(r *devicepb.LWEQueryRequest) { r.Packing = 3 },
-		// 258 would read as 2 if it were truncated to a byte.
-		"packing version 258": func(r *devicepb.LWEQueryRequest) { r.Packing = 258 },
+		"packing version 4": func(r *devicepb.LWEQueryRequest) { r.Packing = 4 },
+		// 259 would read as 3 if it were truncated to a byte.
+		"packing version 259": func(r *devicepb.LWEQueryRequest) { r.Packing = 259 },
 	} {
 		req, _, _ := db.request(t, 1)
 		edit(req)
@@ -244,17 +244,19 @@ func TestQueryPackedRefusesMalformed(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
-	// A request of the other packing version, well formed for it: its keys
-	// are of PackV1's size, the stored packer is PackV2's.
-	p1, err := db.p.WithPacking(lwepir.PackV1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req1, _, _ := db.requestWith(t, p1, 1)
-	_, err = db.srv.Query(ctx, "alice", req1)
-	t.Logf("a PackV1 request on a PackV2 packer: %v", err)
-	if !errors.Is(err, api.ErrInvalid) {
-		t.Errorf("a PackV1 request on a PackV2 packer: %v, want ErrInvalid", err)
+	// A request of another packing version, well formed for it: its keys
+	// are of PackV1's or PackV2's size, the stored packer is PackV3's.
+	for _, v := range []lwepir.PackVersion{lwepir.PackV1, lwepir.PackV2} {
+		pv, err := db.p.WithPacking(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqV, _, _ := db.requestWith(t, pv, 1)
+		_, err = db.srv.Query(ctx, "alice", reqV)
+		t.Logf("a PackV%d request on a PackV3 packer: %v", v, err)
+		if !errors.Is(err, api.ErrInvalid) {
+			t.Errorf("a PackV%d request on a PackV3 packer: %v, want ErrInvalid", v, err)
+		}
 	}
 	// The device keeps serving the right version.
 	req := db.queryColumn(t, 1)

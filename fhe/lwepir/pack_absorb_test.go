@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"syscall"
+	"time"
 	"testing"
 )
 
@@ -63,7 +64,7 @@ func TestPackAbsorbDepthsAgree(t *testing.T) {
 // BenchmarkPackAbsorb times one query's Prepare at the default parameters,
 // 2048 rows, for each absorb depth.
 func BenchmarkPackAbsorb(b *testing.B) {
-	for _, v := range []PackVersion{PackV1, PackV2} {
+	for _, v := range []PackVersion{PackV1, PackV2, PackV3} {
 		p, err := Default().WithPacking(v)
 		if err != nil {
 			b.Fatal(err)
@@ -87,11 +88,17 @@ func benchPackAbsorb(b *testing.B, p Params) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, absorb := range []int{1, 2, 3, 4, 5, 6, 7} {
+	depths := []int{1, 2, 3, 4, 5, 6, 7}
+	if p.Pack().TwoKeys {
+		depths = []int{0} // no tree
+	}
+	for _, absorb := range depths {
+		t0 := time.Now()
 		pk, err := newPacker(context.Background(), p, shape, seed, h, absorb)
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.Logf("absorb %d: precomputed in %v, %d MiB", absorb, time.Since(t0), pk.PrecomputedBytes()>>20)
 		b.Run(fmt.Sprintf("absorb%d", absorb), func(b *testing.B) {
 			var ru0, ru1 syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
@@ -134,7 +141,16 @@ func TestPackLayoutIsAFunctionOfTheShape(t *testing.T) {
 // original does, and LoadPacker refuses factors of the wrong size or out
 // of range.
 func TestLoadPackerRoundTrip(t *testing.T) {
-	p := Test()
+	for _, v := range []PackVersion{PackV2, PackV3} {
+		p, err := Test().WithPacking(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testLoadPackerRoundTrip(t, p)
+	}
+}
+
+func testLoadPackerRoundTrip(t *testing.T, p Params) {
 	for _, shape := range []Shape{
 		{Rows: 2*p.N() + 5, Cols: p.N(), RecordSize: 5},
 		{Rows: 40, Cols: p.N(), RecordSize: 8},
@@ -198,6 +214,8 @@ func TestLoadPackerPieces(t *testing.T) {
 	}{
 		{Test(), 2*Test().N() + 5, []int{Test().N(), Test().N() / 2, 4}},
 		{Default(), 300, []int{512, 256}},
+		{must(Test().WithPacking(PackV2)), 2*Test().N() + 5, []int{Test().N(), 4}},
+		{must(Default().WithPacking(PackV2)), 300, []int{512}},
 	} {
 		p, n := tc.p, tc.p.N()
 		shape := Shape{Rows: tc.rows, Cols: n, RecordSize: 8}
@@ -286,4 +304,11 @@ func TestLoadPackerPieces(t *testing.T) {
 			}
 		}
 	}
+}
+
+func must(p Params, err error) Params {
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -83,8 +83,8 @@ func genPackingKeys(p Params, pr *packRing, ka [][]uint64, s []int64) (*PackingK
 		return nil, err
 	}
 	keys := &PackingKeys{B: make([][]uint64, pr.keyPolys()), sent: make([][]uint64, pr.keyPolys())}
-	for k := 1; k <= pr.logN; k++ {
-		r.AutomorphismNTTWithIndex(sNTT, pr.auto[k], ts)
+	for k := 1; k <= pr.keyLevels(); k++ {
+		r.AutomorphismNTTWithIndex(sNTT, pr.keyAuto(k), ts)
 		d := pr.keyDrop(k)
 		for j := 0; j < pr.pp.Digits; j++ {
 			i := pr.keyIndex(k, j)
@@ -147,7 +147,7 @@ func PackingKeysBytes(p Params) int {
 		return 0
 	}
 	var size int
-	for k := 1; k <= pr.logN; k++ {
+	for k := 1; k <= pr.keyLevels(); k++ {
 		size += pr.pp.Digits * packedLen(pr.r.N(), pr.keyWidth(k))
 	}
 	return size
@@ -169,7 +169,7 @@ func MarshalPackingKeys(p Params, keys *PackingKeys) ([]byte, error) {
 	poly := r.NewPoly()
 	words := make([]uint64, r.N())
 	out := make([]byte, 0, PackingKeysBytes(p))
-	for k := 1; k <= pr.logN; k++ {
+	for k := 1; k <= pr.keyLevels(); k++ {
 		d := pr.keyDrop(k)
 		for j := 0; j < pr.pp.Digits; j++ {
 			if keys.sent != nil {
@@ -209,7 +209,7 @@ func UnmarshalPackingKeys(p Params, b []byte) (*PackingKeys, error) {
 	poly := r.NewPoly()
 	words := make([]uint64, n)
 	keys := &PackingKeys{B: make([][]uint64, pr.keyPolys())}
-	for k := 1; k <= pr.logN; k++ {
+	for k := 1; k <= pr.keyLevels(); k++ {
 		d, w := pr.keyDrop(k), pr.keyWidth(k)
 		l := packedLen(n, w)
 		for j := 0; j < pr.pp.Digits; j++ {

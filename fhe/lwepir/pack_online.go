@@ -67,7 +67,11 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int,
 	}
 	kvs := make([][][]uint64, len(keys))
 	for i, k := range keys {
-		kvs[i] = pk.keyTable(k)
+		if pk.pr.pp.TwoKeys {
+			kvs[i] = pk.keyTableTwo(k)
+		} else {
+			kvs[i] = pk.keyTable(k)
+		}
 	}
 	err := each(ctx, pk.packs*groups, workers, func(u int) error {
 		k, g := u%pk.packs, u/pk.packs
@@ -91,6 +95,9 @@ func (pk *Packer) Prepare(ctx context.Context, keys []*PackingKeys, workers int,
 // tables are kvs (keyTable), leaving each query's root sum in dst
 // (coefficient domain).
 func (pk *Packer) prepareRange(ctx context.Context, k int, kvs [][][]uint64, dst [][]uint64, gate Gate) error {
+	if pk.pr.pp.TwoKeys {
+		return pk.prepareTwoKeys(ctx, k, kvs, dst, gate)
+	}
 	pr, n := pk.pr, pk.p.N()
 	ell, q, mred := pr.pp.Digits, pr.q, pr.mred
 	// bufs[query][level][side]: a node's sum, kept until its parent runs.

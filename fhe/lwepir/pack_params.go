@@ -31,6 +31,9 @@ type PackParams struct {
 	// QueryBits is how many high bits of each query word a packed query
 	// sends: the vector is rounded to them (28 or 32).
 	QueryBits int
+	// TwoKeys packs with InsPIRe's two automorphism keys (pack_twokeys.go)
+	// instead of the packing tree's log N: Absorb is then unused.
+	TwoKeys bool
 	// KeyDrop trims the keys a query sends: level k's b-parts go without
 	// their k + KeyDrop low bits (coefficient domain), an error of at most
 	// 2^(k+KeyDrop−1) added to the key, whose noise the levels above k
@@ -51,8 +54,12 @@ const (
 	// two thirds of PackV1's stored factors, products and key bytes, and
 	// less noise (the package doc).
 	PackV2 PackVersion = 2
+	// PackV3: InsPIRe's packing with two keys (pack_twokeys.go), one
+	// digit of 26 bits after rounding away the low 28: keys of 27 KiB
+	// instead of 248, and half PackV2's stored factors and products.
+	PackV3 PackVersion = 3
 	// PackLatest is what new databases are written with.
-	PackLatest = PackV2
+	PackLatest = PackV3
 )
 
 // WithPacking returns p with packing version v (0 is PackV1: a manifest
@@ -61,7 +68,7 @@ func (p Params) WithPacking(v PackVersion) (Params, error) {
 	if v == 0 {
 		v = PackV1
 	}
-	if v != PackV1 && v != PackV2 {
+	if v != PackV1 && v != PackV2 && v != PackV3 {
 		return p, fmt.Errorf("%w: packing version %d", ErrParams, v)
 	}
 	p.Packing = v
@@ -74,7 +81,10 @@ func (p Params) WithPacking(v PackVersion) (Params, error) {
 // words, the answer rounded to 21 + 16 bits a coefficient, and level k's
 // keys sent without their k + 3 low bits.
 func (p Params) Pack() PackParams {
-	if p.Packing == PackV2 {
+	switch p.Packing {
+	case PackV3:
+		return PackParams{LogQ: 54, Digits: 1, LogBase: 26, DropBits: 28, TwoKeys: true, QueryBits: 28, LogQA: 21, LogQB: 16}
+	case PackV2:
 		return PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, QueryBits: 28, LogQA: 21, LogQB: 16, KeyDrop: 3}
 	}
 	return PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}
@@ -84,7 +94,8 @@ func (p Params) Pack() PackParams {
 func (pp PackParams) Validate() error {
 	if pp.LogQ < 40 || pp.LogQ > 60 || pp.Digits < 1 || pp.Digits > 8 || pp.LogBase < 1 || pp.DropBits < 0 || pp.DropBits+pp.Digits*pp.LogBase < pp.LogQ ||
 		pp.LogQB < logP+2 || pp.LogQB > 32 || pp.LogQA < pp.LogQB || pp.LogQA > 32 || pp.LogQA >= pp.LogQ ||
-		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 || pp.Absorb < 1 || pp.Absorb > 11 || pp.QueryBits != 28 && pp.QueryBits != 32 {
+		pp.KeyDrop < 0 || pp.KeyDrop+12 > pp.LogQ/2 || !pp.TwoKeys && (pp.Absorb < 1 || pp.Absorb > 11) ||
+		pp.TwoKeys && (pp.Absorb != 0 || pp.KeyDrop != 0) || pp.QueryBits != 28 && pp.QueryBits != 32 {
 		return fmt.Errorf("%w: packing parameters %+v", ErrParams, pp)
 	}
 	return nil
@@ -106,6 +117,13 @@ type packRing struct {
 	auto   [][]uint64 // auto[k]: level k's permutation (k ≥ 1)
 	mono   [][]uint64 // mono[k]: NTT(X^(N/2^k)), Montgomery form
 	galEls []uint64   // galEls[k] = 2^k + 1
+	// With two keys (PackParams.TwoKeys): key 1 is τ_5's, key 2 τ_(2N−1)'s
+	// (conjugation), twoAuto[k] their NTT-domain permutations, and
+	// orbit[b·N/2 + a] the NTT index of the root ζ^(e0·(−1)^b·5^a), e0 the
+	// exponent of index 0 (pack_twokeys.go).
+	twoAuto  [3][]uint64
+	orbit    []int
+	orbitPos []int // orbit's inverse
 }
 
 var packRings = struct {
@@ -156,6 +174,11 @@ func (p Params) packRing() (*packRing, error) {
 		r.MForm(x, x)
 		pr.mono[k] = append([]uint64(nil), x.Coeffs[0]...)
 	}
+	if pp.TwoKeys {
+		if err := pr.twoKeyTables(); err != nil {
+			return nil, err
+		}
+	}
 	packRings.Lock()
 	if len(packRings.m) < 8 {
 		packRings.m[key] = pr
@@ -169,17 +192,34 @@ func (pr *packRing) Q() uint64 { return pr.q }
 
 // keyDrop is how many low bits level k's keys are sent without.
 func (pr *packRing) keyDrop(k int) int {
-	if pr.pp.KeyDrop == 0 {
+	if pr.pp.KeyDrop == 0 || pr.pp.TwoKeys {
 		return 0
 	}
 	return k + pr.pp.KeyDrop
 }
 
-// keyPolys is how many polynomials a packing key holds: Digits for each of
-// the log N automorphisms.
-func (pr *packRing) keyPolys() int { return pr.logN * pr.pp.Digits }
+// keyLevels is how many automorphisms the keys switch from: log N
+// (the tree's levels), or two.
+func (pr *packRing) keyLevels() int {
+	if pr.pp.TwoKeys {
+		return 2
+	}
+	return pr.logN
+}
 
-// keyIndex is the index of digit j of level k's key (k = 1…log N).
+// keyAuto is the NTT-domain permutation of key k's automorphism.
+func (pr *packRing) keyAuto(k int) []uint64 {
+	if pr.pp.TwoKeys {
+		return pr.twoAuto[k]
+	}
+	return pr.auto[k]
+}
+
+// keyPolys is how many polynomials a packing key holds: Digits for each of
+// its automorphisms.
+func (pr *packRing) keyPolys() int { return pr.keyLevels() * pr.pp.Digits }
+
+// keyIndex is the index of digit j of level k's key (k = 1…keyLevels).
 func (pr *packRing) keyIndex(k, j int) int { return (k-1)*pr.pp.Digits + j }
 
 // decompose writes the signed base-2^LogBase digits of x ∈ [0, q) (taken

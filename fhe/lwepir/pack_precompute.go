@@ -115,6 +115,9 @@ func newPacker(ctx context.Context, p Params, shape Shape, seed [SeedSize]byte, 
 	pk.aRoot = make([][]uint64, pk.packs)
 	ka := packingKeyA(pr, seed)
 	err = each(ctx, pk.packs, runtime.GOMAXPROCS(0), func(k int) error {
+		if pr.pp.TwoKeys {
+			return pk.precomputeTwoKeys(ctx, k, h, ka)
+		}
 		return pk.precomputePack(ctx, k, h, ka)
 	})
 	if err != nil {

@@ -30,10 +30,7 @@ func LoadPacker(p Params, shape Shape, factors [][]uint64, aParts [][]uint32) (*
 		return nil, fmt.Errorf("%w: %d packs of factors and %d of a-parts, want %d", ErrParams, len(factors), len(aParts), pk.packs)
 	}
 	for k := range pk.packs {
-		want := 0
-		for _, node := range pk.nodes[k] {
-			want += len(node.terms) * n
-		}
+		want := pk.factorPolys(k) * n
 		if len(factors[k]) != want || len(aParts[k]) != n {
 			return nil, fmt.Errorf("%w: pack %d: %d factor words (want %d), %d a-part words", ErrParams, k, len(factors[k]), want, len(aParts[k]))
 		}
@@ -110,6 +107,9 @@ func LoadPackerPieces(p Params, shape Shape, pieceWords int, factor func(k, j in
 
 // factorPolys is how many factor polynomials pack k has.
 func (pk *Packer) factorPolys(k int) int {
+	if pk.pr.pp.TwoKeys {
+		return pk.pr.twoKeyFactorPolys()
+	}
 	var c int
 	for _, node := range pk.nodes[k] {
 		c += len(node.terms)
@@ -137,6 +137,9 @@ func packerLayout(p Params, shape Shape, absorb int) (*Packer, error) {
 	pk.aOut = make([][]uint32, pk.packs)
 	twoN := uint64(2 * n)
 	for k := range pk.packs {
+		if pr.pp.TwoKeys {
+			continue // no tree: every pack stores the same switchings
+		}
 		off := 0
 		emit := func(level int, vs []variant) {
 			node := packNode{level: level, off: off, terms: make([]int, len(vs))}
@@ -215,9 +218,7 @@ func PackerFactorWords(p Params, shape Shape) ([]int, error) {
 	}
 	out := make([]int, pk.packs)
 	for k := range pk.packs {
-		for _, node := range pk.nodes[k] {
-			out[k] += len(node.terms) * p.N()
-		}
+		out[k] = pk.factorPolys(k) * p.N()
 	}
 	return out, nil
 }

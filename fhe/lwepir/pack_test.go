@@ -139,7 +139,7 @@ func TestPackedDefaultParams(t *testing.T) {
 	for _, c := range []struct {
 		v     PackVersion
 		worst float64 // log2 of the largest packing noise allowed
-	}{{PackV1, 40}, {PackV2, 39.5}} {
+	}{{PackV1, 40}, {PackV2, 39.5}, {PackV3, 40.5}} {
 		p, err := Default().WithPacking(c.v)
 		if err != nil {
 			t.Fatal(err)
@@ -580,6 +580,14 @@ func TestPackingKeysBytes(t *testing.T) {
 			t.Fatalf("version %d: PackingKeysBytes = %d, want %d", c.v, got, want)
 		}
 	}
+	// PackV3: two keys of one digit, 2048 untrimmed coefficients of 54 bits.
+	p, err := Default().WithPacking(PackV3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := PackingKeysBytes(p), 2*2048*54/8; got != want || want != 27648 {
+		t.Fatalf("version 3: PackingKeysBytes = %d, want %d", got, want)
+	}
 }
 
 // A packing version, once stores hold its packers, never changes: its
@@ -593,6 +601,7 @@ func TestPackVersionsPinned(t *testing.T) {
 		{0, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}},
 		{PackV1, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}},
 		{PackV2, PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, QueryBits: 28, LogQA: 21, LogQB: 16, KeyDrop: 3}},
+		{PackV3, PackParams{LogQ: 54, Digits: 1, LogBase: 26, DropBits: 28, TwoKeys: true, QueryBits: 28, LogQA: 21, LogQB: 16}},
 	} {
 		p, err := Default().WithPacking(c.v)
 		if err != nil {
@@ -602,8 +611,8 @@ func TestPackVersionsPinned(t *testing.T) {
 			t.Errorf("version %d: %+v, pinned %+v", c.v, got, c.want)
 		}
 	}
-	if _, err := Default().WithPacking(3); !errors.Is(err, ErrParams) {
-		t.Errorf("version 3: %v, want ErrParams", err)
+	if _, err := Default().WithPacking(4); !errors.Is(err, ErrParams) {
+		t.Errorf("version 4: %v, want ErrParams", err)
 	}
 	if p := Default(); p.Packing != PackLatest {
 		t.Errorf("new databases are written with version %d", p.Packing)

@@ -92,7 +92,7 @@ func (p Params) Validate() error {
 	if p.HintT>>(33+p.LogN) == 0 || p.HintT%(uint64(2)<<p.HintLogN) != 1 {
 		return fmt.Errorf("%w: plaintext modulus %d", ErrParams, p.HintT)
 	}
-	if p.Packing > PackV2 {
+	if p.Packing > PackV3 {
 		return fmt.Errorf("%w: packing version %d", ErrParams, p.Packing)
 	}
 	return nil

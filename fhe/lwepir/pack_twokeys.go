@@ -1,0 +1,299 @@
+package lwepir
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+
+	"github.com/tuneinsight/lattigo/v6/ring"
+)
+
+// Packing with two keys (PackV3), after InspiRING in Akhavan Mahdavi,
+// Patel, Seo and Yeo, "InsPIRe: Communication-Efficient PIR with
+// Server-side Preprocessing" (2025).
+//
+// Row i's LWE ciphertext, read as a ring element ã_i (leaf: N^{-1}
+// included), carries ⟨h_i, s⟩ in the constant coefficient of ã_i·s. The
+// field trace Tr = Σ_t τ_t over the N automorphisms X → X^t (t odd mod 2N)
+// keeps N times the constant coefficient and kills the rest, so the packed
+// a-side is
+//
+//	Σ_i X^(c_i)·Tr(ã_i·s) = Σ_t τ_t(A_t·s),  A_t = Σ_i τ_t^{-1}(X^(c_i))·ã_i
+//
+// (c_i: row i's coefficient). The group is {±5^k : k < N/2}, so with
+// B_k = A_(5^k), B'_k = A_(−5^k) this is V + τ_(−1)(V'), V = Σ_k τ_5^k(B_k·s),
+// evaluated as Horner does a polynomial: W = B_(N/2−1), then N/2 − 1 times
+// W ← B_k + τ_5(W), each τ_5 key-switched back to s with the one key of
+// τ_5; V' likewise, then one switching with the key of τ_(−1). Every
+// a-part on the way is a function of H' and the keys' public a-parts (the
+// database seed's), so the server runs the whole a-side when it loads the
+// database and stores each switching's gadget digits D. A query's b-side
+// is then Σ over the 2(N/2 − 1) + 1 switchings of σ(D·K0), σ the
+// automorphism the switching is carried through to the root: in the NTT
+// domain an automorphism only permutes, so the stored digits are permuted
+// ahead and the b-side is one dot product a coefficient, of N − 1 terms a
+// digit, against the query's two keys read at shifted offsets (slots in
+// orbit order, below, make every σ a shift). That is N·Digits products
+// a coefficient for N rows, as the tree's stored nodes cost, but with two
+// keys instead of log N, the lower noise of a sum instead of a product of
+// levels (each switching's error is added once, not doubled at every
+// level above it), which lets one digit do; so half PackV2's products and
+// factors and a ninth of its key bytes.
+//
+// The A_t: at each NTT slot j (root ζ^(e_j)), A_t(ζ^(e_j)) =
+// F_j(ζ^(e_j/t)) for F_j(Y) = Σ_i ã_i(ζ^(e_j))·Y^(c_i): one NTT of F_j gives
+// every t's value at slot j. So a pack costs 3N NTTs and the Horner
+// chains' 2N switchings once, at load.
+//
+// Security: the keys are RLWE samples K0 = K1·s + e − w·τ(s) under the
+// query's fresh secret, the same form as the tree's (whose keys encrypt
+// τ_(2^k+1)(s)), two automorphisms instead of eleven; the ring, modulus
+// and error are PackV2's (TestPackParamsNoWeakerThanStandard).
+
+// twoKeyTables fills the two keys' automorphism tables and the orbit order
+// of the NTT slots.
+func (pr *packRing) twoKeyTables() error {
+	n := pr.r.N()
+	m := n / 2
+	var err error
+	if pr.twoAuto[1], err = ring.AutomorphismNTTIndex(n, pr.r.NthRoot(), 5); err != nil {
+		return err
+	}
+	if pr.twoAuto[2], err = ring.AutomorphismNTTIndex(n, pr.r.NthRoot(), uint64(2*n-1)); err != nil {
+		return err
+	}
+	// Index i evaluates at ζ^(2·rev(i)+1) (Lattigo's order): the exponent
+	// of orbit slot (b, a) is (−1)^b·5^a mod 2N, whose index is
+	// rev((e−1)/2).
+	rev := func(x uint64) int { return int(bits.Reverse64(x) >> (64 - pr.logN)) }
+	pr.orbit = make([]int, n)
+	pr.orbitPos = make([]int, n)
+	twoN := uint64(2 * n)
+	e := uint64(1)
+	for a := 0; a < m; a++ {
+		for b, x := range []uint64{e, twoN - e} {
+			i := rev((x - 1) / 2)
+			pr.orbit[b*m+a] = i
+			pr.orbitPos[i] = b*m + a
+		}
+		e = e * 5 % twoN
+	}
+	if e != 1 {
+		return fmt.Errorf("lwepir: 5 is not of order N/2 modulo 2N")
+	}
+	return nil
+}
+
+// twoKeyFactorPolys is how many factor polynomials a pack stores with two
+// keys: Digits for each of the chains' 2(N/2 − 1) switchings and the
+// conjugation's.
+func (pr *packRing) twoKeyFactorPolys() int { return (pr.r.N() - 1) * pr.pp.Digits }
+
+// precomputeTwoKeys runs pack k's a-side (the package comment above) and
+// stores, for each switching, its digits permuted to the root and in
+// orbit order (NTT domain, Montgomery form): chain V's switchings in the
+// order Horner runs them (k = N/2−2 … 0), then V''s, then the
+// conjugation's; Digits polynomials each.
+func (pk *Packer) precomputeTwoKeys(ctx context.Context, k int, h []uint32, ka [][]uint64) error {
+	pr, r, n := pk.pr, pk.pr.r, pk.p.N()
+	m, ell := n/2, pr.pp.Digits
+	// lt[j·N + u]: first the leaves' slot j at their coefficients, then
+	// (an NTT of each row) F_j at the root of index u.
+	lt := make([]uint64, n*n)
+	for c := 0; c < n; c += pk.stride {
+		i := pk.leafRow(k, c)
+		if i < 0 {
+			continue
+		}
+		for j, v := range pk.leaf(h[i*n : (i+1)*n]).Coeffs[0] {
+			lt[j*n+c] = v
+		}
+	}
+	for j := range n {
+		row := ring.Poly{Coeffs: [][]uint64{lt[j*n : (j+1)*n : (j+1)*n]}}
+		r.NTT(row, row)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// gather sets dst to A_t, t = (−1)^bt·5^kt, in the NTT domain.
+	gather := func(dst []uint64, bt, kt int) {
+		for j := range dst {
+			pos := pr.orbitPos[j]
+			b, a := pos/m, pos%m
+			dst[j] = lt[j*n+pr.orbit[((b+bt)&1)*m+(a-kt+m)%m]]
+		}
+	}
+	pk.pre[k] = make([]uint64, 0, pr.twoKeyFactorPolys()*n)
+	digits := make([]uint64, ell)
+	dp := make([]ring.Poly, ell)
+	for j := range dp {
+		dp[j] = r.NewPoly()
+	}
+	x, bk := r.NewPoly(), r.NewPoly()
+	// switchDigits sets dp to the digits of τ(w) (perm: τ's NTT
+	// permutation), NTT domain.
+	switchDigits := func(w ring.Poly, perm []uint64) {
+		r.AutomorphismNTTWithIndex(w, perm, x)
+		r.INTT(x, x)
+		for c, v := range x.Coeffs[0] {
+			pr.decompose(v, digits)
+			for j, d := range digits {
+				dp[j].Coeffs[0][c] = d
+			}
+		}
+		for j := range dp {
+			r.NTT(dp[j], dp[j])
+		}
+	}
+	// store appends dp, slot (b, a) of the stored polynomial taken from
+	// the digits' orbit slot (b ⊕ flip, a + shift).
+	store := func(flip, shift int) {
+		for j := range dp {
+			d := dp[j].Coeffs[0]
+			for pos := range n {
+				b, a := pos/m, pos%m
+				v := d[pr.orbit[(b^flip)*m+(a+shift)%m]]
+				pk.pre[k] = append(pk.pre[k], ring.MForm(v, pr.q, pr.bred))
+			}
+		}
+	}
+	// addKeyA sets w += Σ_j dp_j·K1(key)_j.
+	addKeyA := func(w ring.Poly, key int) {
+		for j := range dp {
+			r.MulCoeffsBarrettThenAdd(dp[j], ring.Poly{Coeffs: [][]uint64{ka[pr.keyIndex(key, j)]}}, w)
+		}
+	}
+	chains := [2]ring.Poly{r.NewPoly(), r.NewPoly()}
+	for bt, w := range chains {
+		gather(w.Coeffs[0], bt, m-1)
+		for kt := m - 2; kt >= 0; kt-- {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			switchDigits(w, pr.twoAuto[1])
+			store(bt, kt)
+			gather(bk.Coeffs[0], bt, kt)
+			copy(w.Coeffs[0], bk.Coeffs[0])
+			addKeyA(w, 1)
+		}
+	}
+	switchDigits(chains[1], pr.twoAuto[2])
+	store(0, 0)
+	root := chains[0]
+	addKeyA(root, 2)
+	r.INTT(root, root)
+	pk.aOut[k] = make([]uint32, n)
+	pk.aRoot[k] = append([]uint64(nil), root.Coeffs[0]...)
+	for c, v := range root.Coeffs[0] {
+		pk.aOut[k][c] = pr.roundTo(v, pr.pp.LogQA)
+	}
+	return nil
+}
+
+// keyTableTwo lays a query's two keys out for prepareTwoKeys, in orbit
+// order: for each digit j, τ_5's key as two halves b = 0, 1 (entries 2j+b),
+// each of length N (its N/2 slots twice over, so that a shift by k < N/2
+// reads contiguously); then the conjugation's keys (entries 2·Digits + j).
+func (pk *Packer) keyTableTwo(keys *PackingKeys) [][]uint64 {
+	pr, n := pk.pr, pk.p.N()
+	m, ell := n/2, pr.pp.Digits
+	kv := make([][]uint64, 3*ell)
+	for j := range ell {
+		g := keys.B[pr.keyIndex(1, j)]
+		for b := range 2 {
+			half := make([]uint64, n)
+			for a := range n {
+				half[a] = g[pr.orbit[b*m+a%m]]
+			}
+			kv[2*j+b] = half
+		}
+		c := keys.B[pr.keyIndex(2, j)]
+		o := make([]uint64, n)
+		for pos := range n {
+			o[pos] = c[pr.orbit[pos]]
+		}
+		kv[2*ell+j] = o
+	}
+	return kv
+}
+
+// twoKeyTerms bounds the terms of one dotMontTerms call (its limb kernel's
+// bound: the sums of 255 products stay exact).
+const twoKeyTerms = dot27MaxTerms
+
+// prepareTwoKeys is prepareRange with two keys: for each block of orbit
+// slots, the dot product of the pack's stored digits with each query's
+// keys at the shifts of their switchings, a query's sum then put back in
+// NTT order and transformed to coefficients in dst.
+func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, dst [][]uint64, gate Gate) error {
+	pr, n := pk.pr, pk.p.N()
+	m, ell, q, mred := n/2, pr.pp.Digits, pr.q, pr.mred
+	polys := pk.polys[k]
+	terms := pr.twoKeyFactorPolys()
+	if len(polys) != terms {
+		return fmt.Errorf("lwepir: pack %d: %d factor polynomials, want %d", k, len(polys), terms)
+	}
+	chain := (m - 1) * ell // a chain's terms
+	pw := pk.pieceWords
+	blk := min(dotBlock, pw, m)
+	sums := make([][]uint64, len(kvs))
+	for i := range sums {
+		sums[i] = make([]uint64, n)
+	}
+	tmp := make([]uint64, blk)
+	ps := make([][]uint64, 0, twoKeyTerms)
+	ks := make([][]uint64, 0, twoKeyTerms)
+	for pos0 := 0; pos0 < n; pos0 += blk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b, a0 := pos0/m, pos0%m
+		piece, off := pos0/pw, pos0%pw
+		release, err := enter(ctx, gate)
+		if err != nil {
+			return err
+		}
+		for t0 := 0; t0 < terms; t0 += twoKeyTerms {
+			t1 := min(t0+twoKeyTerms, terms)
+			ps = ps[:0]
+			for t := t0; t < t1; t++ {
+				ps = append(ps, polys[t][piece][off:off+blk])
+			}
+			for qi, kv := range kvs {
+				ks = ks[:0]
+				for t := t0; t < t1; t++ {
+					var key []uint64
+					if t < 2*chain {
+						// Stored as the chain ran: shift N/2−2 first.
+						c, rem := t/chain, t%chain
+						shift, j := m-2-rem/ell, rem%ell
+						key = kv[2*j+(b^c)][a0+shift : a0+shift+blk]
+					} else {
+						key = kv[2*ell+t-2*chain][pos0 : pos0+blk]
+					}
+					ks = append(ks, key)
+				}
+				dotMontTerms(tmp, ps, ks, q, mred)
+				s := sums[qi][pos0 : pos0+blk]
+				for i, v := range tmp {
+					v += s[i]
+					if v >= q {
+						v -= q
+					}
+					s[i] = v
+				}
+			}
+		}
+		release()
+	}
+	p := pr.r.NewPoly()
+	for qi, s := range sums {
+		for pos, v := range s {
+			p.Coeffs[0][pr.orbit[pos]] = v
+		}
+		pr.r.INTT(p, p)
+		copy(dst[qi], p.Coeffs[0])
+	}
+	return nil
+}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 )
 
 // Every absorb depth, from none (1: each merge node on its own) to the

@@ -92,7 +92,7 @@ func (pr *packRing) twoKeyFactorPolys() int { return (pr.r.N() - 1) * pr.pp.Digi
 // precomputeTwoKeys runs pack k's a-side (the package comment above) and
 // stores, for each switching, its digits permuted to the root and in
 // orbit order (NTT domain, Montgomery form): chain V's switchings in the
-// order Horner runs them (k = N/2−2 … 0), then V”s, then the
+// order Horner runs them (k = N/2−2 … 0), then the second chain's, then the
 // conjugation's; Digits polynomials each.
 func (pk *Packer) precomputeTwoKeys(ctx context.Context, k int, h []uint32, ka [][]uint64) error {
 	pr, r, n := pk.pr, pk.pr.r, pk.p.N()

@@ -118,7 +118,8 @@
 // keys, their wire form), pack_precompute.go (load time), pack_online.go
 // (per query and per batch), pack_absorb.go (the lower levels as one dot
 // product), pack_kernels.go, pack_store.go (the precomputation stored and
-// loaded), pack_client.go (the client, the answer's wire form), bitpack.go.
+// loaded), pack_client.go (the client, the answer's wire form),
+// pack_twokeys.go (PackV3, the default: two keys), bitpack.go.
 //
 // Packing. Row i, scaled from 2^32 to a prime Q and read as a ring element
 // of Z_Q[X]/(X^N+1) (h_0, then −h_j at N−j), is an RLWE ciphertext under
@@ -130,8 +131,8 @@
 // coefficients 0…N−1 multiplied by N (the leaves' a-parts carry N^{-1});
 // fewer than N rows sit at a stride and the upper levels, with no odd
 // child, are the field trace. The keys are log N = 11 automorphism keys of
-// Digits gadget digits (PackV1: 3 of base 2^18; PackV2, the default: 2 of
-// base 2^16, below). Their a-parts K1 are public,
+// Digits gadget digits (PackV1: 3 of base 2^18; PackV2: 2 of base 2^16,
+// below; PackV3, the default, packs otherwise with two keys). Their a-parts K1 are public,
 // expanded from the database seed, so that every a-part in the tree
 // depends on H' and K1 alone: the server computes the whole a-side when
 // the database is loaded and stores, for each of the N − 1 merge nodes of
@@ -255,6 +256,36 @@
 // against a threshold of 2^23: 11 σ at the widest matrix, about 16 σ at
 // the default 2^19 columns.
 //
+// PackV3 (the default since session 22; pack_twokeys.go): the packing of
+// InsPIRe (Akhavan Mahdavi, Patel, Seo and Yeo, "InsPIRe: Communication-
+// Efficient PIR with Server-side Preprocessing", 2025). The tree's levels
+// become a trace over the Galois group evaluated as two Horner chains of
+// τ_5 and one τ_(−1): two automorphism keys instead of eleven, and every
+// switching's error is added once at the root (carried there by
+// automorphisms, which keep its size) rather than doubled at each level
+// above it. That sum of N − 1 switchings, σ ≈ σ_ks·√N, against the tree's
+// σ_ks·2^11/√3, leaves room for one digit and a smaller Q: Q < 2^52, so
+// that AVX-512 IFMA multiplies a factor by a key in one instruction pair
+// (dot52.go); x rounded to a multiple of 2^27 and written in one digit of
+// base 2^25 (|d| ≤ 2^24): σ_ks = √(N·(2^25²/12·41 + 2^27²/12/2)) = 2^31.7
+// a switching, σ ≈ 2^37.2 at the root. Measured (TestPackedDefaultParams,
+// same run as above): σ = 2^37.0, the largest of 12,288 coefficients
+// 2^38.9, against a threshold of Q/512 = 2^43. Every figure in units of
+// Q scales with Q, so the scan's noise is 2^38.4 here and the sum below
+// keeps its margin: σ ≈ 2^38.8, the threshold 2^4.2 ≈ 18 σ away. The keys
+// are two polynomials of 2048 untrimmed 52-bit coefficients: 26,624 bytes
+// a query (PackV2: 253,440). A pack of γ rows (a power of two) stores γ − 1
+// digit polynomials (32 MiB at γ = N = 2048; PackV2 64 MiB) and a query
+// multiplies each once: half
+// PackV2's products (BenchmarkPackAbsorb, one query's Prepare at 2048 rows
+// on the Zen 4 core of session 22: PackV2 8.3 CPU ms; PackV3 4.1 with the
+// AVX2 limbs at Q < 2^54, 2.8 with IFMA at Q < 2^52). Security: the same
+// ring, error and secret as PackV1 and PackV2, a smaller Q (the standard's
+// bound is an upper one), and keys of the same form (K0 = K1·s + e −
+// w·τ(s), τ an automorphism, K1 public from the seed), two of them
+// instead of eleven: the argument above stands. The query words are
+// PackV2's 28 bits.
+//
 // Sum: σ ≈ 2^40.4, the threshold 2^4.6 ≈ 24 σ away (17 σ at 2^20
 // columns, the ceiling MaxLogCols allows, as for the LWE scheme alone):
 // with Gaussian tails, below 2^−200 an entry.
@@ -273,7 +304,7 @@
 // # Costs and what a batch shares
 //
 // Per pack of N rows: stored, (N − 1)·Digits NTT-domain polynomials, 96 MiB
-// at N = 2048 in PackV1, 64 MiB in PackV2 (so, in PackV1, 96 MiB a GiB at
+// at N = 2048 in PackV1, 64 MiB in PackV2, 32 MiB in PackV3 (so, in PackV1, 96 MiB a GiB at
 // 2048 rows, 384 MiB at 8192 rows — more than
 // the ring stage's 64 MiB of diagonals at 1 GiB; their layout depends on
 // the shape alone, their values on H'), computed in about a second of CPU
@@ -290,8 +321,9 @@
 // permuted copies, 528 KiB) and its partial sums (256 KiB). Taller
 // layouts shorten the query vector (3.5 bytes a
 // column in PackV2, 4 in PackV1) and lengthen the packing (one pack per N
-// rows): at 1 GiB in PackV2, 2048 rows send 2.09 MB up, 8192 rows 0.71 MB
-// (NewShapeCols), for 4× the packing; a packed-only generation may take up
-// to MaxPackedRows (8 GiB: 16,384 rows, 2.09 MB). Figures:
+// rows): at 1 GiB in PackV3, 2048 rows send 1.86 MB up, 4096 rows 0.94 MB,
+// 8192 rows 0.49 MB (NewShapeCols), for 2× and 4× the packing; a packed-only
+// generation may take up to MaxPackedRows (8 GiB: 16,384 rows, 1.86 MB).
+// Figures:
 // BENCHMARKS.md, "Packing the answer instead of H·s".
 package lwepir

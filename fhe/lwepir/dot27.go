@@ -13,7 +13,7 @@ import "math/bits"
 //
 //	A0 = Σ p0·k0,  A2 = Σ p1·k1,  M = Σ (p0 + p1)·(k0 + k1),
 //
-// stay exact in 64 bits for up to dot27MaxTerms terms, and
+// stay exact in 64 bits for up to dot27MaxTerms terms (for q < 2^54), and
 // A0 + (M − A0 − A2)·2^27 + A2·2^54 is the 128-bit sum that one Montgomery
 // reduction brings back below q, as in the Go kernel. Karatsuba's middle
 // product makes it three limb multiplications a product, not four: on a
@@ -22,15 +22,15 @@ import "math/bits"
 
 // dot27MaxTerms bounds the terms of one reduction: M gains a product below
 // 2^56 a term and must stay below 2^64 (255·2^56 < 2^64); the 128-bit sum
-// stays below 255·2^108 < q·2^64 for q > 2^53, which a Montgomery
-// reduction needs.
+// stays below 255·q² < q·2^64 (q < 2^54), which a Montgomery reduction
+// needs.
 const dot27MaxTerms = 255
 
 // dot27Fits reports whether the limb kernels compute dotMontTerms for
-// these operands: the CPU runs them, q lies in (2^53, 2^54), the terms are
+// these operands: the CPU runs them, q < 2^54, the terms are
 // few enough and the length is a multiple of 4.
 func dot27Fits(n, terms int, q uint64) bool {
-	return useDot27 && q>>53 == 1 && terms <= dot27MaxTerms && n%4 == 0
+	return useDot27 && q>>54 == 0 && terms <= dot27MaxTerms && n%4 == 0
 }
 
 // dotMontTerms27 is dotMontTerms with the limb kernels (dot27Fits must

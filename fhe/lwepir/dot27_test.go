@@ -61,9 +61,9 @@ func TestDot27MatchesGo(t *testing.T) {
 			}
 		}
 	}
-	// What the kernels refuse: more terms than the bound, a modulus outside
-	// (2^53, 2^54), a length not a multiple of 4.
-	if dot27Fits(8, dot27MaxTerms+1, q) || dot27Fits(8, 3, 1<<53-111) || dot27Fits(8, 3, 1<<40-87) || dot27Fits(6, 3, q) {
+	// What the kernels refuse: more terms than the bound, a modulus of 2^54
+	// or more, a length not a multiple of 4.
+	if dot27Fits(8, dot27MaxTerms+1, q) || dot27Fits(8, 3, 1<<54+1) || dot27Fits(6, 3, q) {
 		t.Fatal("dot27Fits accepts operands the limb kernels cannot sum")
 	}
 }
@@ -131,3 +131,55 @@ func BenchmarkDotMontTerms(b *testing.B) {
 }
 
 var sink uint64
+
+// The IFMA kernels give dotMontTerms' values exactly for PackV3's modulus
+// (below 2^52): random operands and operands at q − 1, every tail a call's
+// grouping of four leaves, up to the 2047 terms of a pack in one
+// reduction; and they refuse what they cannot sum.
+func TestDot52MatchesGo(t *testing.T) {
+	if !useDot52 {
+		t.Skip("no AVX-512 IFMA on this CPU or build: the limb or Go kernels run instead")
+	}
+	pr, err := must(Default().WithPacking(PackV3)).packRing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, mred := pr.q, pr.mred
+	qb := new(big.Int).SetUint64(q)
+	rInv := new(big.Int).ModInverse(new(big.Int).Lsh(big.NewInt(1), 64), qb)
+	for _, terms := range []int{1, 2, 3, 4, 5, 7, 255, 2047} {
+		for _, n := range []int{8, dotBlock, dotBlock + 24} {
+			for _, extreme := range []bool{false, true} {
+				ps, ks := make([][]uint64, terms), make([][]uint64, terms)
+				for j := range ps {
+					if extreme {
+						ps[j], ks[j] = make([]uint64, n), make([]uint64, n)
+						for i := range n {
+							ps[j][i], ks[j][i] = q-1, q-1-uint64(i%2)
+						}
+					} else {
+						ps[j], ks[j] = randBelow(t, n, q), randBelow(t, n, q)
+					}
+				}
+				if !dot52Fits(n, terms, q) {
+					t.Fatalf("%d terms of %d words: refused", terms, n)
+				}
+				got := make([]uint64, n)
+				dotMontTerms52(got, ps, ks, q, mred)
+				for i := range n {
+					s := new(big.Int)
+					for j := range ps {
+						s.Add(s, new(big.Int).Mul(new(big.Int).SetUint64(ps[j][i]), new(big.Int).SetUint64(ks[j][i])))
+					}
+					s.Mul(s, rInv).Mod(s, qb)
+					if s.Uint64() != got[i] {
+						t.Fatalf("%d terms, n %d, extreme %v, slot %d: %d, want Σ p·k·2^-64 mod q = %d", terms, n, extreme, i, got[i], s)
+					}
+				}
+			}
+		}
+	}
+	if dot52Fits(8, 1<<12, q) || dot52Fits(8, 3, 1<<52+1) || dot52Fits(12, 3, q) {
+		t.Fatal("dot52Fits accepts operands the IFMA kernels cannot sum")
+	}
+}

@@ -202,6 +202,10 @@ const dotBlock = 256
 // reduction a coefficient. Needs len(ps)·q < 2^64: at most 1024 terms for
 // q < 2^54.
 func dotMontTerms(out []uint64, ps, ks [][]uint64, q, mred uint64) {
+	if dot52Fits(len(out), len(ps), q) {
+		dotMontTerms52(out, ps, ks, q, mred)
+		return
+	}
 	if dot27Fits(len(out), len(ps), q) {
 		dotMontTerms27(out, ps, ks, q, mred)
 		return

@@ -54,9 +54,10 @@ const (
 	// two thirds of PackV1's stored factors, products and key bytes, and
 	// less noise (the package doc).
 	PackV2 PackVersion = 2
-	// PackV3: InsPIRe's packing with two keys (pack_twokeys.go), one
-	// digit of 26 bits after rounding away the low 28: keys of 27 KiB
-	// instead of 248, and half PackV2's stored factors and products.
+	// PackV3: InsPIRe's packing with two keys (pack_twokeys.go), Q below
+	// 2^52 (a product of two words is one IFMA pair: dot52.go), one digit
+	// of 25 bits after rounding away the low 27: keys of 26 KiB instead
+	// of 248, and half PackV2's stored factors and products.
 	PackV3 PackVersion = 3
 	// PackLatest is what new databases are written with.
 	PackLatest = PackV3
@@ -83,7 +84,7 @@ func (p Params) WithPacking(v PackVersion) (Params, error) {
 func (p Params) Pack() PackParams {
 	switch p.Packing {
 	case PackV3:
-		return PackParams{LogQ: 54, Digits: 1, LogBase: 26, DropBits: 28, TwoKeys: true, QueryBits: 28, LogQA: 21, LogQB: 16}
+		return PackParams{LogQ: 52, Digits: 1, LogBase: 25, DropBits: 27, TwoKeys: true, QueryBits: 28, LogQA: 21, LogQB: 16}
 	case PackV2:
 		return PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, QueryBits: 28, LogQA: 21, LogQB: 16, KeyDrop: 3}
 	}

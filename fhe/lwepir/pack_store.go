@@ -108,7 +108,7 @@ func LoadPackerPieces(p Params, shape Shape, pieceWords int, factor func(k, j in
 // factorPolys is how many factor polynomials pack k has.
 func (pk *Packer) factorPolys(k int) int {
 	if pk.pr.pp.TwoKeys {
-		return pk.pr.twoKeyFactorPolys()
+		return pk.twoKeyFactorPolys()
 	}
 	var c int
 	for _, node := range pk.nodes[k] {

@@ -94,9 +94,17 @@ func (pp *packedPIR) answer(t *testing.T, q *PackedQuery) *PackedAnswer {
 // real keys and ciphertexts: fewer rows than N (the upper levels are the
 // trace), rows not a power of two, exactly N rows, and several packs.
 func TestPackedQueryDecodesColumns(t *testing.T) {
-	p := Test()
+	for _, v := range []PackVersion{PackV2, PackV3} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { testPackedQueryDecodesColumns(t, must(Test().WithPacking(v))) })
+	}
+}
+
+func testPackedQueryDecodesColumns(t *testing.T, p Params) {
 	n := p.N()
 	for _, shape := range []Shape{
+		{Rows: 1, Cols: n, RecordSize: 1}, // PackV3: no switching at all
+		{Rows: 2, Cols: n, RecordSize: 2}, // PackV3: the conjugation's only
+		{Rows: 3, Cols: n, RecordSize: 3},
 		{Rows: 8, Cols: 2 * n, RecordSize: 8},
 		{Rows: 100, Cols: n, RecordSize: 10},
 		{Rows: n, Cols: 2 * n, RecordSize: 16},
@@ -135,11 +143,12 @@ func TestPackedDefaultParams(t *testing.T) {
 	// ≈ 2^14·Q/2^32 here (2048 columns), 2^40.4 at 2^19 columns. The
 	// package doc puts the packing's σ at 2^36.6 for PackV1 (2^35.4
 	// without the keys' trimming), the largest of 12,288 values near
-	// 2^38.6, and PackV2's below it.
+	// 2^38.6, and PackV2's below it. PackV3's Q is 2^52: its threshold
+	// Q/512 is 2^43, and its packing σ ≈ 2^37 (pack_twokeys.go).
 	for _, c := range []struct {
 		v     PackVersion
 		worst float64 // log2 of the largest packing noise allowed
-	}{{PackV1, 40}, {PackV2, 39.5}, {PackV3, 40.5}} {
+	}{{PackV1, 40}, {PackV2, 39.5}, {PackV3, 39.5}} {
 		p, err := Default().WithPacking(c.v)
 		if err != nil {
 			t.Fatal(err)
@@ -337,14 +346,18 @@ func checkDecompose(t *testing.T, pr *packRing, x uint64, digits []uint64) {
 	}
 }
 
-// The prime is NTT-friendly for N = 2048 and within the standard's 54 bits.
+// The prime is NTT-friendly for N = 2048 and the largest such below
+// 2^LogQ: 2^54 (the standard's bound) for the tree's versions, 2^52 for
+// PackV3 (IFMA's words).
 func TestPackModulus(t *testing.T) {
-	pr, err := Default().packRing()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if pr.q>>54 != 0 || pr.q%(2*2048) != 1 || pr.q < 1<<53 {
-		t.Fatalf("Q = %d", pr.q)
+	for v, logQ := range map[PackVersion]int{PackV1: 54, PackV2: 54, PackV3: 52} {
+		pr, err := must(Default().WithPacking(v)).packRing()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.q>>logQ != 0 || pr.q%(2*2048) != 1 || pr.q < 1<<(logQ-1) {
+			t.Fatalf("version %d: Q = %d", v, pr.q)
+		}
 	}
 }
 
@@ -580,12 +593,12 @@ func TestPackingKeysBytes(t *testing.T) {
 			t.Fatalf("version %d: PackingKeysBytes = %d, want %d", c.v, got, want)
 		}
 	}
-	// PackV3: two keys of one digit, 2048 untrimmed coefficients of 54 bits.
+	// PackV3: two keys of one digit, 2048 untrimmed coefficients of 52 bits.
 	p, err := Default().WithPacking(PackV3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := PackingKeysBytes(p), 2*2048*54/8; got != want || want != 27648 {
+	if got, want := PackingKeysBytes(p), 2*2048*52/8; got != want || want != 26624 {
 		t.Fatalf("version 3: PackingKeysBytes = %d, want %d", got, want)
 	}
 }
@@ -601,7 +614,7 @@ func TestPackVersionsPinned(t *testing.T) {
 		{0, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}},
 		{PackV1, PackParams{LogQ: 54, Digits: 3, LogBase: 18, Absorb: 4, QueryBits: 32, LogQA: 21, LogQB: 16, KeyDrop: 3}},
 		{PackV2, PackParams{LogQ: 54, Digits: 2, LogBase: 16, DropBits: 22, Absorb: 5, QueryBits: 28, LogQA: 21, LogQB: 16, KeyDrop: 3}},
-		{PackV3, PackParams{LogQ: 54, Digits: 1, LogBase: 26, DropBits: 28, TwoKeys: true, QueryBits: 28, LogQA: 21, LogQB: 16}},
+		{PackV3, PackParams{LogQ: 52, Digits: 1, LogBase: 25, DropBits: 27, TwoKeys: true, QueryBits: 28, LogQA: 21, LogQB: 16}},
 	} {
 		p, err := Default().WithPacking(c.v)
 		if err != nil {

@@ -40,6 +40,15 @@ import (
 // level above it), which lets one digit do; so half PackV2's products and
 // factors and a ninth of its key bytes.
 //
+// A pack of γ < N rows (at a stride of N/γ) needs less: their
+// coefficients are those of X^stride, which the automorphisms fixing
+// X^stride leave alone, so the trace over γ coset representatives of
+// those (±5^k, k < γ/2) keeps each row's constant coefficient, times γ,
+// and kills its other multiples of the stride, while every other
+// coefficient stays off the rows (t odd keeps a power's 2-adic valuation)
+// as garbage the client does not read. Chains of γ/2 then: γ − 1
+// switchings a pack, none for one row.
+//
 // The A_t: at each NTT slot j (root ζ^(e_j)), A_t(ζ^(e_j)) =
 // F_j(ζ^(e_j/t)) for F_j(Y) = Σ_i ã_i(ζ^(e_j))·Y^(c_i): one NTT of F_j gives
 // every t's value at slot j. So a pack costs 3N NTTs and the Horner
@@ -48,7 +57,7 @@ import (
 // Security: the keys are RLWE samples K0 = K1·s + e − w·τ(s) under the
 // query's fresh secret, the same form as the tree's (whose keys encrypt
 // τ_(2^k+1)(s)), two automorphisms instead of eleven; the ring, modulus
-// and error are PackV2's (TestPackParamsNoWeakerThanStandard).
+// and error are PackV2's, Q smaller (TestPackParamsNoWeakerThanStandard).
 
 // twoKeyTables fills the two keys' automorphism tables and the orbit order
 // of the NTT slots.
@@ -85,9 +94,9 @@ func (pr *packRing) twoKeyTables() error {
 }
 
 // twoKeyFactorPolys is how many factor polynomials a pack stores with two
-// keys: Digits for each of the chains' 2(N/2 − 1) switchings and the
-// conjugation's.
-func (pr *packRing) twoKeyFactorPolys() int { return (pr.r.N() - 1) * pr.pp.Digits }
+// keys: Digits for each of the chains' 2(γ/2 − 1) switchings and the
+// conjugation's, γ = perPack.
+func (pk *Packer) twoKeyFactorPolys() int { return (pk.perPack - 1) * pk.pr.pp.Digits }
 
 // precomputeTwoKeys runs pack k's a-side (the package comment above) and
 // stores, for each switching, its digits permuted to the root and in
@@ -96,16 +105,22 @@ func (pr *packRing) twoKeyFactorPolys() int { return (pr.r.N() - 1) * pr.pp.Digi
 // conjugation's; Digits polynomials each.
 func (pk *Packer) precomputeTwoKeys(ctx context.Context, k int, h []uint32, ka [][]uint64) error {
 	pr, r, n := pk.pr, pk.pr.r, pk.p.N()
-	m, ell := n/2, pr.pp.Digits
+	m, ell, half := n/2, pr.pp.Digits, pk.perPack/2
 	// lt[j·N + u]: first the leaves' slot j at their coefficients, then
-	// (an NTT of each row) F_j at the root of index u.
+	// (an NTT of each row) F_j at the root of index u. The leaves carry
+	// N^{-1} and the trace over γ automorphisms multiplies by γ: they are
+	// multiplied by the stride N/γ.
 	lt := make([]uint64, n*n)
 	for c := 0; c < n; c += pk.stride {
 		i := pk.leafRow(k, c)
 		if i < 0 {
 			continue
 		}
-		for j, v := range pk.leaf(h[i*n : (i+1)*n]).Coeffs[0] {
+		leaf := pk.leaf(h[i*n : (i+1)*n])
+		if pk.stride > 1 {
+			r.MulScalar(leaf, uint64(pk.stride), leaf)
+		}
+		for j, v := range leaf.Coeffs[0] {
 			lt[j*n+c] = v
 		}
 	}
@@ -124,7 +139,7 @@ func (pk *Packer) precomputeTwoKeys(ctx context.Context, k int, h []uint32, ka [
 			dst[j] = lt[j*n+pr.orbit[((b+bt)&1)*m+(a-kt+m)%m]]
 		}
 	}
-	pk.pre[k] = make([]uint64, 0, pr.twoKeyFactorPolys()*n)
+	pk.pre[k] = make([]uint64, 0, pk.twoKeyFactorPolys()*n)
 	digits := make([]uint64, ell)
 	dp := make([]ring.Poly, ell)
 	for j := range dp {
@@ -164,10 +179,17 @@ func (pk *Packer) precomputeTwoKeys(ctx context.Context, k int, h []uint32, ka [
 			r.MulCoeffsBarrettThenAdd(dp[j], ring.Poly{Coeffs: [][]uint64{ka[pr.keyIndex(key, j)]}}, w)
 		}
 	}
+	// The coset representatives ±5^k, k < γ/2, of the automorphisms that
+	// fix X^stride: the trace they sum keeps the rows' coefficients (and
+	// leaves the others' garbage off them). γ = 1: the identity alone.
 	chains := [2]ring.Poly{r.NewPoly(), r.NewPoly()}
-	for bt, w := range chains {
-		gather(w.Coeffs[0], bt, m-1)
-		for kt := m - 2; kt >= 0; kt-- {
+	if pk.perPack == 1 {
+		gather(chains[0].Coeffs[0], 0, 0)
+	}
+	for bt := 0; bt < 2 && half > 0; bt++ {
+		w := chains[bt]
+		gather(w.Coeffs[0], bt, half-1)
+		for kt := half - 2; kt >= 0; kt-- {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -178,10 +200,12 @@ func (pk *Packer) precomputeTwoKeys(ctx context.Context, k int, h []uint32, ka [
 			addKeyA(w, 1)
 		}
 	}
-	switchDigits(chains[1], pr.twoAuto[2])
-	store(0, 0)
 	root := chains[0]
-	addKeyA(root, 2)
+	if half > 0 {
+		switchDigits(chains[1], pr.twoAuto[2])
+		store(0, 0)
+		addKeyA(root, 2)
+	}
 	r.INTT(root, root)
 	pk.aOut[k] = make([]uint32, n)
 	pk.aRoot[k] = append([]uint64(nil), root.Coeffs[0]...)
@@ -218,8 +242,9 @@ func (pk *Packer) keyTableTwo(keys *PackingKeys) [][]uint64 {
 	return kv
 }
 
-// twoKeyTerms bounds the terms of one dotMontTerms call (its limb kernel's
-// bound: the sums of 255 products stay exact).
+// twoKeyTerms bounds the terms of one dotMontTerms call where the IFMA
+// kernel cannot take them all (the limb kernel's bound: the sums of 255
+// products stay exact).
 const twoKeyTerms = dot27MaxTerms
 
 // prepareTwoKeys is prepareRange with two keys: for each block of orbit
@@ -229,12 +254,13 @@ const twoKeyTerms = dot27MaxTerms
 func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, dst [][]uint64, gate Gate) error {
 	pr, n := pk.pr, pk.p.N()
 	m, ell, q, mred := n/2, pr.pp.Digits, pr.q, pr.mred
+	half := pk.perPack / 2
 	polys := pk.polys[k]
-	terms := pr.twoKeyFactorPolys()
+	terms := pk.twoKeyFactorPolys()
 	if len(polys) != terms {
 		return fmt.Errorf("lwepir: pack %d: %d factor polynomials, want %d", k, len(polys), terms)
 	}
-	chain := (m - 1) * ell // a chain's terms
+	chain := max(0, half-1) * ell // a chain's terms
 	pw := pk.pieceWords
 	blk := min(dotBlock, pw, m)
 	sums := make([][]uint64, len(kvs))
@@ -242,8 +268,12 @@ func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, d
 		sums[i] = make([]uint64, n)
 	}
 	tmp := make([]uint64, blk)
-	ps := make([][]uint64, 0, twoKeyTerms)
-	ks := make([][]uint64, 0, twoKeyTerms)
+	step := twoKeyTerms
+	if dot52Fits(blk, terms, q) {
+		step = terms // one reduction for all
+	}
+	ps := make([][]uint64, 0, step)
+	ks := make([][]uint64, 0, step)
 	for pos0 := 0; pos0 < n; pos0 += blk {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -254,8 +284,8 @@ func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, d
 		if err != nil {
 			return err
 		}
-		for t0 := 0; t0 < terms; t0 += twoKeyTerms {
-			t1 := min(t0+twoKeyTerms, terms)
+		for t0 := 0; t0 < terms; t0 += step {
+			t1 := min(t0+step, terms)
 			ps = ps[:0]
 			for t := t0; t < t1; t++ {
 				ps = append(ps, polys[t][piece][off:off+blk])
@@ -265,9 +295,9 @@ func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, d
 				for t := t0; t < t1; t++ {
 					var key []uint64
 					if t < 2*chain {
-						// Stored as the chain ran: shift N/2−2 first.
+						// Stored as the chain ran: shift γ/2−2 first.
 						c, rem := t/chain, t%chain
-						shift, j := m-2-rem/ell, rem%ell
+						shift, j := half-2-rem/ell, rem%ell
 						key = kv[2*j+(b^c)][a0+shift : a0+shift+blk]
 					} else {
 						key = kv[2*ell+t-2*chain][pos0 : pos0+blk]

@@ -244,9 +244,9 @@ func TestLWEUploadFromTheLayout(t *testing.T) {
 
 // A packed query's upload (the default mode), from the layout code and a
 // real query's wire form: its vector in 28-bit words and its packing keys
-// (PackV3: 27,648 bytes of keys). At 1 GiB 1,862,656 bytes of payload
-// (2^19 columns), with --log-cols 18 945,152 (4096 rows), with 17 486,400;
-// at 8 GiB 3,697,664 (8192 rows of 2^20 columns), or 1,862,656 in a
+// (PackV3: 26,624 bytes of keys). At 1 GiB 1,861,632 bytes of payload
+// (2^19 columns), with --log-cols 18 944,128 (4096 rows), with 17 485,376;
+// at 8 GiB 3,696,640 (8192 rows of 2^20 columns), or 1,861,632 in a
 // packed-only generation's 16,384 rows.
 func TestPackedUploadFromTheLayout(t *testing.T) {
 	p := lwepir.Default()
@@ -274,7 +274,7 @@ func TestPackedUploadFromTheLayout(t *testing.T) {
 		size             int64
 		logCols, maxRows int
 		up               int64
-	}{{1 << 30, 19, 8192, 1862656}, {1 << 30, 18, 8192, 945152}, {1 << 30, 17, 8192, 486400}, {8 << 30, 19, 8192, 3697664}, {8 << 30, 19, 16384, 1862656}} {
+	}{{1 << 30, 19, 8192, 1861632}, {1 << 30, 18, 8192, 944128}, {1 << 30, 17, 8192, 485376}, {8 << 30, 19, 8192, 3696640}, {8 << 30, 19, 16384, 1861632}} {
 		shape, err := lwepir.NewShapeRows(p, int(c.size/256), 256, c.logCols, c.maxRows)
 		if err != nil {
 			t.Fatal(err)

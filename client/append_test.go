@@ -313,13 +313,15 @@ func TestPIRLogCols(t *testing.T) {
 	ctx := context.Background()
 	const n, size = 1024, 64
 	for _, c := range []struct {
-		name       string
-		logCols    int
-		rows, cols int
-	}{{"default", 0, 128, 1024}, {"tall", 8, 512, 256}} { // 80-byte stored records (the seal)
+		name             string
+		logCols, written int // asked; recorded in the manifest
+		rows, cols       int
+	}{ // 80-byte stored records (the seal); a packed-only database of PackV3
+		// records lwepir.PackedTargetLogCols for 0.
+		{"default", 0, lwepir.PackedTargetLogCols, 128, 1024}, {"tall", 8, 8, 512, 256}} {
 		want := loadPIR(t, e.c, c.name, n, size, client.PIROptions{LogCols: c.logCols})
 		in, err := e.c.Info(ctx, c.name)
-		if err != nil || in.PIR.Rows != c.rows || in.PIR.Cols != c.cols || in.PIR.LogCols != c.logCols {
+		if err != nil || in.PIR.Rows != c.rows || in.PIR.Cols != c.cols || in.PIR.LogCols != c.written {
 			t.Fatalf("%s: %d × %d (log_cols %d), %v; want %d × %d", c.name, in.PIR.Rows, in.PIR.Cols, in.PIR.LogCols, err, c.rows, c.cols)
 		}
 		checkRecords(t, e.c, c.name, want, 0, 500, n-1)

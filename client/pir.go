@@ -64,10 +64,12 @@ type PIROptions struct {
 	// the ring stage.
 	LWEMode LWEMode
 	// LogCols (LWE): the stored matrix aims below 2^LogCols columns (0 is
-	// lwepir.TargetLogCols, 19). A query is 4 bytes a column up, and each
-	// 2048 rows are a pack to compute, store and download: at 1 GiB, 19
-	// gives 2048 rows and 2.09 MB up, 17 gives 8192 rows, 0.71 MB up, four
-	// times the packing and its storage (BENCHMARKS.md).
+	// lwepir.PackedTargetLogCols, 18, for a packed-only database of
+	// PackV3, lwepir.TargetLogCols, 19, otherwise). A query is 3.5 bytes a
+	// column up (28-bit words) and 26 KB of keys, and each 2048 rows are a
+	// pack to compute, store and download: at 1 GiB, 19 gives 2048 rows and
+	// 1.86 MB up, 18 gives 4096 rows and 0.94 MB, 17 gives 8192 rows and
+	// 0.49 MB, four times the packing and its storage (BENCHMARKS.md).
 	LogCols int
 }
 
@@ -102,6 +104,9 @@ func (c *Client) CreatePIR(ctx context.Context, name string, recordSize int, opt
 		}
 		part := &PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: recordSize, Packing: c.packingVersion(), LogCols: opt.LogCols}
 		part.StoreMode(opt.LWEMode)
+		if part.LogCols == 0 && !part.ring() && part.Packing >= lwepir.PackV3 {
+			part.LogCols = lwepir.PackedTargetLogCols
+		}
 		return c.create(ctx, &Info{Header: Header{Name: name, Kind: KindPIR}, InsecureParams: p.Insecure, Sealed: true,
 			Parts:    Parts{PIR: part},
 			DeltaMax: opt.DeltaMax, CompactAt: opt.CompactAt, Created: time.Now().UTC()})

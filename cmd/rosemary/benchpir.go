@@ -26,7 +26,7 @@ func runBenchPIR(args []string) error {
 	lweParams := fs.String("lwe-params", "default", "lwe: parameter set (default: 128-bit; test: small, insecure)")
 	lweMode := fs.String("lwe-mode", "packed", "lwe: packed (packing keys with each query, the answer packed; the default, as for databases) or ring (the device evaluates H·s under BGV with Galois keys uploaded once); the benchmark's store holds both")
 	batch := fs.String("batch", "", "lwe: comma-separated numbers of concurrent queries to measure throughput at (e.g. 1,4,16,64)")
-	logCols := fs.Int("log-cols", 0, "lwe: lay the database out below 2^N columns (0: 19, the default layout; 17 at 1 GiB: 8192 rows, a quarter of the query, four packs)")
+	logCols := fs.Int("log-cols", 0, "lwe: lay the database out below 2^N columns (0: the client's default, 18 in the packed mode: 4096 rows and 0.94 MB up at 1 GiB; 19: 2048 rows, 1.86 MB; 17: 8192 rows, 0.49 MB, four packs)")
 	compare := fs.Bool("compare", false, "lwe: also run SimplePIR's mode on the same database (the client downloads the hint once; a query is the scan alone, our kernel) and report its server CPU a query beside the hint-free query's (hint_download_device_cpu_s)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tls := addTransportFlags(fs)

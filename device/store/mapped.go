@@ -211,6 +211,18 @@ func (o *Object) Prefetch() {
 			continue
 		}
 		start, end := int64(d.Base[p])*ss, (int64(d.Base[p])+rows[p])*ss
+		// One page tells for the part: its rows are written, read and
+		// evicted together across the channels, and each check is a
+		// system call (four a tile cost a warm 1 GiB query 2 ms).
+		if c, mapped, err := s.acquireMap(0, end); !mapped {
+			return
+		} else if err == nil && c != nil {
+			warm := resident(c.data, start)
+			s.releaseMap(c)
+			if warm {
+				continue
+			}
+		}
 		for ch := range s.files {
 			c, mapped, err := s.acquireMap(ch, end)
 			if !mapped {

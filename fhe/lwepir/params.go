@@ -313,6 +313,14 @@ func NewShapeRows(p Params, records, recordSize, logCols, maxRows int) (Shape, e
 // a 2 MiB query vector.
 const TargetLogCols = 19
 
+// PackedTargetLogCols is the column target of a new generation answered
+// in the packed mode only with PackV3: 2^18 columns, a query of 0.94 MB
+// (28-bit words and two keys) where 2^19 send 1.86 MB. It doubles the
+// packs (two of 2048 rows at 1 GiB), which PackV3 makes cheaper than the
+// longer query's decoding: measured at 1 GiB (BENCHMARKS.md), device CPU
+// 0.093–0.098 s a query at 2^18 columns against 0.104–0.114 at 2^19.
+const PackedTargetLogCols = 18
+
 // Validate checks a shape read from storage or the wire against p.
 func (s Shape) Validate(p Params) error {
 	n := p.N()

@@ -140,6 +140,9 @@ func prepareLWE(ctx context.Context, opt PIROptions) (lwepir.Params, lweManifest
 	logCols := opt.LogCols
 	if logCols == 0 {
 		logCols = lwepir.TargetLogCols
+		if opt.LWEPacked && p.Packing >= lwepir.PackV3 {
+			logCols = lwepir.PackedTargetLogCols // the client's default for such a database
+		}
 	}
 	// The packed mode's layout is a packed-only database's (the client's
 	// default), whose rows may pass the hint's slots; the ring mode's stays

@@ -48,7 +48,8 @@ type PIROptions struct {
 	// ring stage.
 	LWEPacked bool
 	// LogCols (LWE) is the layout's target: below 2^LogCols columns
-	// (lwepir.NewShapeCols; 0 is lwepir.TargetLogCols). Fewer columns, a
+	// (lwepir.NewShapeCols; 0 is the client's default: lwepir.PackedTargetLogCols
+	// in the packed mode with PackV3, lwepir.TargetLogCols otherwise). Fewer columns, a
 	// shorter query; more rows, more packs.
 	LogCols int
 	// Batches (LWE): after the single queries, waves of B concurrent

@@ -29,17 +29,7 @@ func TestDot27MatchesGo(t *testing.T) {
 	for _, terms := range []int{1, 2, 3, 4, 5, 45, 93, dot27MaxTerms} {
 		for _, n := range []int{4, 8, dotBlock, dotBlock + 12, 2048} {
 			for _, extreme := range []bool{false, true} {
-				ps, ks := make([][]uint64, terms), make([][]uint64, terms)
-				for j := range ps {
-					if extreme {
-						ps[j], ks[j] = make([]uint64, n), make([]uint64, n)
-						for i := range n {
-							ps[j][i], ks[j][i] = q-1, q-1-uint64(i%2)
-						}
-					} else {
-						ps[j], ks[j] = randBelow(t, n, q), randBelow(t, n, q)
-					}
-				}
+				ps, ks := dotOperands(t, terms, n, q, extreme)
 				got, want := make([]uint64, n), make([]uint64, n)
 				dotMontTerms27(got, ps, ks, q, mred)
 				dotMontTermsGo(want, ps, ks, q, mred)
@@ -150,17 +140,7 @@ func TestDot52MatchesGo(t *testing.T) {
 	for _, terms := range []int{1, 2, 3, 4, 5, 7, 255, 2047} {
 		for _, n := range []int{8, dotBlock, dotBlock + 24} {
 			for _, extreme := range []bool{false, true} {
-				ps, ks := make([][]uint64, terms), make([][]uint64, terms)
-				for j := range ps {
-					if extreme {
-						ps[j], ks[j] = make([]uint64, n), make([]uint64, n)
-						for i := range n {
-							ps[j][i], ks[j][i] = q-1, q-1-uint64(i%2)
-						}
-					} else {
-						ps[j], ks[j] = randBelow(t, n, q), randBelow(t, n, q)
-					}
-				}
+				ps, ks := dotOperands(t, terms, n, q, extreme)
 				if !dot52Fits(n, terms, q) {
 					t.Fatalf("%d terms of %d words: refused", terms, n)
 				}
@@ -182,4 +162,21 @@ func TestDot52MatchesGo(t *testing.T) {
 	if dot52Fits(8, 1<<12, q) || dot52Fits(8, 3, 1<<52+1) || dot52Fits(12, 3, q) {
 		t.Fatal("dot52Fits accepts operands the IFMA kernels cannot sum")
 	}
+}
+
+// dotOperands returns terms factor and key vectors of n words below q:
+// random, or (extreme) at q − 1 and q − 2, the largest sums.
+func dotOperands(t testing.TB, terms, n int, q uint64, extreme bool) (ps, ks [][]uint64) {
+	ps, ks = make([][]uint64, terms), make([][]uint64, terms)
+	for j := range ps {
+		if extreme {
+			ps[j], ks[j] = make([]uint64, n), make([]uint64, n)
+			for i := range n {
+				ps[j][i], ks[j][i] = q-1, q-1-uint64(i%2)
+			}
+		} else {
+			ps[j], ks[j] = randBelow(t, n, q), randBelow(t, n, q)
+		}
+	}
+	return ps, ks
 }

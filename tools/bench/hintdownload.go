@@ -47,6 +47,11 @@ type HintDownload struct {
 	ScanSeconds            float64 `json:"scan_s"`
 	ScanGBps               float64 `json:"scan_gbps"`
 	DeviceCPUSeconds       float64 `json:"device_cpu_s"`
+	// MinorFaultsPerQuery and MajorFaultsPerQuery: this process's page
+	// faults during a warm query's scan (as the hint-free run reports the
+	// device's).
+	MinorFaultsPerQuery float64 `json:"minor_faults_per_query,omitempty"`
+	MajorFaultsPerQuery float64 `json:"major_faults_per_query,omitempty"`
 	ClientDecodeCPUSeconds float64 `json:"client_decode_cpu_s"`
 }
 
@@ -184,7 +189,7 @@ func runHintDownload(ctx context.Context, opt PIROptions, p lwepir.Params, m lwe
 	if err != nil {
 		return nil, err
 	}
-	var wall, cpu, decode float64
+	var wall, cpu, decode, minor, major float64
 	for qi, idx := range indices {
 		col, err := cl.Column(idx)
 		if err != nil {
@@ -194,12 +199,14 @@ func runHintDownload(ctx context.Context, opt PIROptions, p lwepir.Params, m lwe
 		if err != nil {
 			return nil, err
 		}
+		mi0, ma0 := processFaults()
 		c0, t0 := processCPU(), time.Now()
 		cols, err := srv.Scan(ctx, []*matvec.Query{matvec.NewQuery(vec)}, tiles, nil)
 		if err != nil {
 			return nil, fmt.Errorf("bench: hint-download scan (record %d): %w", idx, err)
 		}
 		t1, c1 := time.Now(), processCPU()
+		mi1, ma1 := processFaults()
 		column, err := cl.DecodeWithHint(st, cols[0], hint)
 		if err != nil {
 			return nil, err
@@ -217,11 +224,22 @@ func runHintDownload(ctx context.Context, opt PIROptions, p lwepir.Params, m lwe
 		wall += t1.Sub(t0).Seconds()
 		cpu += c1 - c0
 		decode += c2 - c1
+		minor, major = minor+float64(mi1-mi0), major+float64(ma1-ma0)
 	}
 	n := float64(max(1, len(indices)-1))
 	hd.ScanSeconds, hd.DeviceCPUSeconds, hd.ClientDecodeCPUSeconds = wall/n, cpu/n, decode/n
+	hd.MinorFaultsPerQuery, hd.MajorFaultsPerQuery = minor/n, major/n
 	hd.ScanGBps = float64(int64(m.Records)*int64(opt.RecordSize)) / hd.ScanSeconds / 1e9
 	return hd, nil
+}
+
+// processFaults is the page faults this process has taken: minor, major.
+func processFaults() (minor, major int64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0
+	}
+	return ru.Minflt, ru.Majflt
 }
 
 // processCPU is the CPU seconds (user and system) this process has used.

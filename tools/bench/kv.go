@@ -521,6 +521,35 @@ func procCPU(pid int) (float64, bool) {
 	return (ut + st) / ticks, true
 }
 
+// procFaults is the page faults process pid has taken, minor (a page
+// mapped from the page cache) and major (a page read from the disk),
+// from /proc (Linux; false elsewhere or for pid 0).
+func procFaults(pid int) (minor, major int64, ok bool) {
+	if pid <= 0 {
+		return 0, 0, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	end := strings.LastIndexByte(s, ')')
+	if end < 0 {
+		return 0, 0, false
+	}
+	// Fields from 3 on: minflt is field 10, majflt field 12.
+	f := strings.Fields(s[end+1:])
+	if len(f) < 10 {
+		return 0, 0, false
+	}
+	mi, err1 := strconv.ParseInt(f[7], 10, 64)
+	ma, err2 := strconv.ParseInt(f[9], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return mi, ma, true
+}
+
 // insecureParams reports whether the benchmark was asked for a parameter
 // set marked insecure (--lwe-params test): asking is the explicit request
 // the client library wants for it.

@@ -222,6 +222,8 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 	var warm, dev, scanStage, ringStage, packStage float64
 	var traffic int64
 	var cpu0 cpuClock
+	var minor0, major0 int64
+	var faults0 bool
 	for qi, idx := range rep.Indices {
 		a0, b0 := c.Traffic()
 		if qi == 0 {
@@ -237,6 +239,7 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 			logf("query 0: record %d in %.3f s (%s; %d of %d store bytes cached)", idx, run.QuerySeconds, run.Order, run.CachedBytes, run.StoreBytes)
 			progress("queries", 1, int64(len(rep.Indices)))
 			cpu0 = readCPU(pid)
+			minor0, major0, faults0 = procFaults(pid)
 			continue
 		}
 		q, err := sess.Get(ctx, idx)
@@ -273,6 +276,9 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 	n := float64(len(rep.Indices) - 1)
 	if cpu1 := readCPU(pid); pid > 0 && cpu0.ok && cpu1.ok {
 		rep.DeviceCPUPerQuery = (cpu1.device - cpu0.device) / n
+	}
+	if minor1, major1, ok := procFaults(pid); ok && faults0 {
+		rep.DeviceMinorFaultsPerQuery, rep.DeviceMajorFaultsPerQuery = float64(minor1-minor0)/n, float64(major1-major0)/n
 	}
 	rep.QuerySeconds, rep.DeviceSeconds = warm/n, dev/n
 	rep.ScanGBps = float64(rep.DBBytes) / rep.QuerySeconds / 1e9

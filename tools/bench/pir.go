@@ -157,6 +157,13 @@ type PIRReport struct {
 	// per warm single query (from /proc; 0 where unknown: a device not
 	// started here): the hint-free query's whole cost on the device.
 	DeviceCPUPerQuery float64 `json:"device_cpu_s_per_query,omitempty"`
+	// DeviceMinorFaultsPerQuery and DeviceMajorFaultsPerQuery (LWE) are
+	// the page faults the device process took a warm query: a warm query
+	// reads the store's pages where they are mapped, so faults there are
+	// pages the kernel took away between queries (major: read back from
+	// the disk), and a figure beside many is not warm.
+	DeviceMinorFaultsPerQuery float64 `json:"device_minor_faults_per_query,omitempty"`
+	DeviceMajorFaultsPerQuery float64 `json:"device_major_faults_per_query,omitempty"`
 	// HintDownloadDeviceCPUSeconds (--compare) is the server's CPU seconds
 	// a query in SimplePIR's mode on the same database (HintDownload: the
 	// scan alone); HintFreeCPUOverhead is DeviceCPUPerQuery over it, what

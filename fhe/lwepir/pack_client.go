@@ -11,8 +11,8 @@ type PackedQuery struct {
 }
 
 // packClient is what a client of the packed mode keeps: the packing ring
-// and the keys' public a-parts (log N · Digits polynomials: 528 KiB at the
-// default parameters), expanded once.
+// and the keys' public a-parts (one polynomial a key and digit: 32 KiB in
+// PackV3, 352 KiB in PackV2), expanded once.
 type packClient struct {
 	pr *packRing
 	ka [][]uint64

@@ -317,10 +317,10 @@
 // costs in the products (about 1.1 ns a product on this machine's AVX2
 // core), and saves the reading. A device takes a batch in one request of
 // up to 32 queries (devicepb.LWEQueryRequest.more: a keyword lookup's
-// columns). A query in Prepare holds, with the tree, its keys' variants
-// (PackV2: 22 permuted copies, 352 KiB) and its partial sums (256 KiB);
-// with two keys (PackV3), its keys in orbit order (48 KiB) and one sum
-// (16 KiB). Taller
+// columns). A query in Prepare holds, with the tree, its keys in every
+// variant the nodes use (at 2048 rows PackV1 66 polynomials, PackV2 74:
+// 1.2 MiB) and its partial sums (256 KiB); with two keys (PackV3), its
+// keys in orbit order (48 KiB) and one sum (16 KiB). Taller
 // layouts shorten the query vector (3.5 bytes a
 // column in PackV2, 4 in PackV1) and lengthen the packing (one pack per N
 // rows): at 1 GiB in PackV3, 2048 rows send 1.86 MB up, 4096 rows 0.94 MB,

@@ -44,14 +44,14 @@ type HintDownload struct {
 	// (which maps the store and faults its pages in) left out as the
 	// hint-free run leaves its cold one; ScanGBps the database's bytes over
 	// ScanSeconds. ClientDecodeCPUSeconds: DecodeWithHint's CPU, a query.
-	ScanSeconds            float64 `json:"scan_s"`
-	ScanGBps               float64 `json:"scan_gbps"`
-	DeviceCPUSeconds       float64 `json:"device_cpu_s"`
+	ScanSeconds      float64 `json:"scan_s"`
+	ScanGBps         float64 `json:"scan_gbps"`
+	DeviceCPUSeconds float64 `json:"device_cpu_s"`
 	// MinorFaultsPerQuery and MajorFaultsPerQuery: this process's page
 	// faults during a warm query's scan (as the hint-free run reports the
 	// device's).
-	MinorFaultsPerQuery float64 `json:"minor_faults_per_query,omitempty"`
-	MajorFaultsPerQuery float64 `json:"major_faults_per_query,omitempty"`
+	MinorFaultsPerQuery    float64 `json:"minor_faults_per_query,omitempty"`
+	MajorFaultsPerQuery    float64 `json:"major_faults_per_query,omitempty"`
 	ClientDecodeCPUSeconds float64 `json:"client_decode_cpu_s"`
 }
 

@@ -89,6 +89,18 @@ func TestDigits(t *testing.T) {
 		if got := uint32(int32(d0)) + uint32(int32(d1))<<16; got != v {
 			t.Fatalf("digits16(%#x) = %d, %d, recombined %#x", v, d0, d1, got)
 		}
+		// The bias gives the digits of the borrow-propagating split.
+		r, x := [4]int8{}, v
+		for k := range r {
+			r[k] = int8(uint8(x))
+			x = (x - uint32(int32(r[k]))) >> 8
+		}
+		if r != d {
+			t.Fatalf("digits8(%#x) = %v, the split gives %v", v, d, r)
+		}
+		if r0 := int16(uint16(v)); r0 != d0 || int16(uint16((v-uint32(int32(r0)))>>16)) != d1 {
+			t.Fatalf("digits16(%#x) = %d, %d: not the split's", v, d0, d1)
+		}
 	}
 }
 
@@ -350,5 +362,17 @@ func BenchmarkMulAddCores(b *testing.B) {
 			b.ReportMetric(float64(nq)*float64(len(tile))*float64(b.N)/b.Elapsed().Seconds()/1e9, "query-GB/s")
 			b.ReportMetric(float64(len(tile))/best.Seconds()/1e9, "best-GB/s")
 		})
+	}
+}
+
+// BenchmarkNewQuery times splitting a query of 2^18 words (1 GiB at 4096
+// rows) in the active kernel's digit planes: a device pays it every query.
+func BenchmarkNewQuery(b *testing.B) {
+	q := make([]uint32, 1<<18)
+	for i := range q {
+		q[i] = uint32(i) * 2654435761
+	}
+	for b.Loop() {
+		_ = NewQuery(q)
 	}
 }

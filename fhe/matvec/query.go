@@ -26,15 +26,18 @@ func newQuery(q []uint32, k kernel) *Query {
 	case kernelVNNI:
 		out.planes8 = make([]int8, 4*n)
 		p0, p1, p2, p3 := out.planes8[:n], out.planes8[n:2*n], out.planes8[2*n:3*n], out.planes8[3*n:4*n]
-		for i, v := range q {
-			d := digits8(v)
-			p0[i], p1[i], p2[i], p3[i] = d[0], d[1], d[2], d[3]
+		p1, p2, p3 = p1[:len(p0)], p2[:len(p0)], p3[:len(p0)]
+		for i, v := range q[:len(p0)] {
+			w := v + bias8
+			p0[i], p1[i], p2[i], p3[i] = int8(uint8(w)^0x80), int8(uint8(w>>8)^0x80), int8(uint8(w>>16)^0x80), int8(uint8(w>>24)^0x80)
 		}
 	case kernelAVX2:
 		out.planes16 = make([]int16, 2*n)
 		p0, p1 := out.planes16[:n], out.planes16[n:2*n]
-		for i, v := range q {
-			p0[i], p1[i] = digits16(v)
+		p1 = p1[:len(p0)]
+		for i, v := range q[:len(p0)] {
+			w := v + bias16
+			p0[i], p1[i] = int16(uint16(w)^0x8000), int16(uint16(w>>16)^0x8000)
 		}
 	default:
 		out.words = append([]uint32(nil), q...)
@@ -45,21 +48,24 @@ func newQuery(q []uint32, k kernel) *Query {
 // Len is the length of the vector.
 func (q *Query) Len() int { return q.n }
 
-// digits8 writes v as four signed bytes, v ≡ Σ 2^(8k) d[k] (mod 2^32): each
-// digit is the remaining value's low byte read as signed, the remainder
-// (value − digit, a multiple of 2^8 modulo 2^32) shifted down.
+// Balanced digits by a bias: with b_k the bytes of v + Σ_k 128·2^(8k),
+// v ≡ Σ_k 2^(8k)·(b_k − 128) (mod 2^32), each digit in [−128, 127] — the
+// digit a borrow-propagating split (low byte read as signed, the rest
+// shifted down) gives, in one addition a word rather than a carry chain.
+// Likewise for 16-bit digits.
+const (
+	bias8  = 0x80808080
+	bias16 = 0x80008000
+)
+
+// digits8 writes v as four signed bytes, v ≡ Σ 2^(8k) d[k] (mod 2^32).
 func digits8(v uint32) [4]int8 {
-	var d [4]int8
-	for k := range d {
-		d[k] = int8(uint8(v))
-		v = (v - uint32(int32(d[k]))) >> 8
-	}
-	return d
+	w := v + bias8
+	return [4]int8{int8(uint8(w) ^ 0x80), int8(uint8(w>>8) ^ 0x80), int8(uint8(w>>16) ^ 0x80), int8(uint8(w>>24) ^ 0x80)}
 }
 
 // digits16 writes v as two signed 16-bit digits, v ≡ d0 + 2^16 d1 (mod 2^32).
 func digits16(v uint32) (d0, d1 int16) {
-	d0 = int16(uint16(v))
-	d1 = int16(uint16((v - uint32(int32(d0))) >> 16))
-	return d0, d1
+	w := v + bias16
+	return int16(uint16(w) ^ 0x8000), int16(uint16(w>>16) ^ 0x8000)
 }

@@ -93,6 +93,12 @@ func UnmarshalQuery(p Params, b []byte, n int) ([]uint32, error) {
 	out := make([]uint32, n)
 	var buf [8]byte
 	i := 0
+	// Two words a 7-byte chunk, read as the low 56 bits of a 64-bit load
+	// while one more byte follows it (the last chunk through a copy).
+	for o := 0; i+1 < n && o+8 <= len(b); i, o = i+2, o+7 {
+		x := binary.LittleEndian.Uint64(b[o : o+8])
+		out[i], out[i+1] = uint32(x&(1<<28-1))<<4, uint32(x>>28&(1<<28-1))<<4
+	}
 	for ; i+1 < n; i += 2 {
 		chunk := b[7*(i/2) : 7*(i/2)+7]
 		copy(buf[:], chunk)

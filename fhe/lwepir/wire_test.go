@@ -22,7 +22,7 @@ func TestQueryWords(t *testing.T) {
 	if want := []byte{0x67, 0x45, 0x23, 0x91, 0xba, 0xdc, 0xfe}; !bytes.Equal(got, want) {
 		t.Fatalf("a pair: % x, want % x", got, want)
 	}
-	for _, n := range []int{0, 1, 2, 3, 7, 2048} {
+	for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 2048, 2049} {
 		v := make([]uint32, n)
 		for i := range v {
 			v[i] = mrand.Uint32()

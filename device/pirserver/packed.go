@@ -341,9 +341,9 @@ func packedQueries(p lwepir.Params, shape lwepir.Shape, query []uint32, req *dev
 // queryPacked answers a packed-mode request of one query or several: the
 // scan in the generation's batched pass (the request's queries enter it
 // together) and, beside it, the packing's key-switching half for all of
-// them in one Prepare (one pass over the factors; in a run slot of the
-// caller's, its chunks on the caller's cores), then each answer completed
-// from its column (Finish).
+// them in the generation's batched Prepare (one pass over the factors for
+// the requests that wait together; in a run slot of the caller's), then
+// each answer completed from its column (Finish).
 func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string, p lwepir.Params, shape lwepir.Shape,
 	srv *lwepir.Server, query []uint32, req *devicepb.LWEQueryRequest) (*devicepb.LWEQueryResponse, error) {
 	queries, keys, err := packedQueries(p, shape, query, req)
@@ -363,22 +363,25 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 		return nil, err
 	}
 	defer done()
-	var preps []*lwepir.Prepared
-	packRun := s.cfg.Cores.For(caller)
-	cols, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, queries, req.GetGeneration(), "pack", packRun, func(ctx context.Context) error {
+	// The packing's half joins the generation's prepare batcher: requests
+	// that wait together share one Prepare's pass over the factors.
+	wait := &prepWait{pk: pk, keys: keys, caller: caller, done: make(chan struct{})}
+	batcher := s.preps.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d", req.GetGeneration(), p.Name(), p.Packing, shape.Rows, shape.Cols, shape.RecordSize))
+	cols, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, queries, req.GetGeneration(), "pack", s.cfg.Cores.For(caller), func(ctx context.Context) error {
 		release, err := s.cfg.Runs.Acquire(ctx, caller)
 		if err != nil {
 			return err
 		}
 		defer release()
-		return faultsAsErrors(func() (err error) {
-			preps, err = pk.Prepare(ctx, keys, s.cfg.Workers, packRun)
-			return err
-		})
+		return batcher.prepare(ctx, s, wait)
 	})
 	if err != nil {
 		return nil, err
 	}
+	preps := wait.preps
+	// The stage's cores are the Prepare's, which a batch's first caller's
+	// share ran.
+	cores[0] = CoreUse("pack", time.Duration(cores[0].GetSeconds()*float64(time.Second)), wait.use, wait.batch)
 	answers := make([][]byte, len(queries))
 	for i, q := range queries {
 		ans, err := pk.Finish(preps[i], lwepir.SumQuery(q), cols[i])

@@ -53,6 +53,7 @@ type Server struct {
 	cfg      Config
 	keys     keyCache
 	batchers scanBatchers
+	preps    prepBatchers
 	packers  packerCache
 
 	mu      sync.Mutex

@@ -47,6 +47,8 @@ type HintDownload struct {
 	ScanSeconds      float64 `json:"scan_s"`
 	ScanGBps         float64 `json:"scan_gbps"`
 	DeviceCPUSeconds float64 `json:"device_cpu_s"`
+	// DeviceCPUMedianSeconds: the median of the warm queries' CPU seconds.
+	DeviceCPUMedianSeconds float64 `json:"device_cpu_median_s,omitempty"`
 	// MinorFaultsPerQuery and MajorFaultsPerQuery: this process's page
 	// faults during a warm query's scan (as the hint-free run reports the
 	// device's).
@@ -190,6 +192,7 @@ func runHintDownload(ctx context.Context, opt PIROptions, p lwepir.Params, m lwe
 		return nil, err
 	}
 	var wall, cpu, decode, minor, major float64
+	var cpus []float64
 	for qi, idx := range indices {
 		col, err := cl.Column(idx)
 		if err != nil {
@@ -223,12 +226,14 @@ func runHintDownload(ctx context.Context, opt PIROptions, p lwepir.Params, m lwe
 		}
 		wall += t1.Sub(t0).Seconds()
 		cpu += c1 - c0
+		cpus = append(cpus, c1-c0)
 		decode += c2 - c1
 		minor, major = minor+float64(mi1-mi0), major+float64(ma1-ma0)
 	}
 	n := float64(max(1, len(indices)-1))
 	hd.ScanSeconds, hd.DeviceCPUSeconds, hd.ClientDecodeCPUSeconds = wall/n, cpu/n, decode/n
 	hd.MinorFaultsPerQuery, hd.MajorFaultsPerQuery = minor/n, major/n
+	hd.DeviceCPUMedianSeconds = median(cpus)
 	hd.ScanGBps = float64(int64(m.Records)*int64(opt.RecordSize)) / hd.ScanSeconds / 1e9
 	return hd, nil
 }

@@ -121,6 +121,9 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 		if hd.DeviceCPUSeconds > 0 && rep.DeviceCPUPerQuery > 0 {
 			rep.HintFreeCPUOverhead = rep.DeviceCPUPerQuery / hd.DeviceCPUSeconds
 		}
+		if hd.DeviceCPUMedianSeconds > 0 && rep.DeviceCPUPerQueryMedian > 0 {
+			rep.HintFreeCPUOverheadMedian = rep.DeviceCPUPerQueryMedian / hd.DeviceCPUMedianSeconds
+		}
 	}
 	return rep, nil
 }
@@ -224,6 +227,7 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 	var cpu0 cpuClock
 	var minor0, major0 int64
 	var faults0 bool
+	var devCPUs []float64 // each warm query's device CPU seconds
 	for qi, idx := range rep.Indices {
 		a0, b0 := c.Traffic()
 		if qi == 0 {
@@ -242,9 +246,13 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 			minor0, major0, faults0 = procFaults(pid)
 			continue
 		}
+		d0, dok0 := procCPUNanos(pid)
 		q, err := sess.Get(ctx, idx)
 		if err != nil {
 			return fmt.Errorf("bench: query %d (record %d): %w", qi, idx, err)
+		}
+		if d1, dok1 := procCPUNanos(pid); dok0 && dok1 {
+			devCPUs = append(devCPUs, float64(d1-d0)/1e9)
 		}
 		a1, b1 := c.Traffic()
 		traffic += a1 - a0 + b1 - b0
@@ -277,6 +285,7 @@ func lweQueries(ctx context.Context, c *remote.Client, sess *client.LWESession, 
 	if cpu1 := readCPU(pid); pid > 0 && cpu0.ok && cpu1.ok {
 		rep.DeviceCPUPerQuery = (cpu1.device - cpu0.device) / n
 	}
+	rep.DeviceCPUPerQueryMedian = median(devCPUs)
 	if minor1, major1, ok := procFaults(pid); ok && faults0 {
 		rep.DeviceMinorFaultsPerQuery, rep.DeviceMajorFaultsPerQuery = float64(minor1-minor0)/n, float64(major1-major0)/n
 	}

@@ -162,15 +162,22 @@ type PIRReport struct {
 	// reads the store's pages where they are mapped, so faults there are
 	// pages the kernel took away between queries (major: read back from
 	// the disk), and a figure beside many is not warm.
+	// DeviceCPUPerQueryMedian (LWE) is the median over the warm queries of
+	// the device process's CPU seconds during each (its process CPU
+	// clock): a query the host stalled moves the mean, not the median.
+	DeviceCPUPerQueryMedian   float64 `json:"device_cpu_s_per_query_median,omitempty"`
 	DeviceMinorFaultsPerQuery float64 `json:"device_minor_faults_per_query,omitempty"`
 	DeviceMajorFaultsPerQuery float64 `json:"device_major_faults_per_query,omitempty"`
 	// HintDownloadDeviceCPUSeconds (--compare) is the server's CPU seconds
 	// a query in SimplePIR's mode on the same database (HintDownload: the
 	// scan alone); HintFreeCPUOverhead is DeviceCPUPerQuery over it, what
 	// being hint-free costs the device.
-	HintDownloadDeviceCPUSeconds float64       `json:"hint_download_device_cpu_s,omitempty"`
-	HintFreeCPUOverhead          float64       `json:"hint_free_cpu_overhead,omitempty"`
-	HintDownload                 *HintDownload `json:"hint_download,omitempty"`
+	HintDownloadDeviceCPUSeconds float64 `json:"hint_download_device_cpu_s,omitempty"`
+	HintFreeCPUOverhead          float64 `json:"hint_free_cpu_overhead,omitempty"`
+	// HintFreeCPUOverheadMedian is the same ratio of the two sides' medians
+	// a query (DeviceCPUPerQueryMedian over the baseline's).
+	HintFreeCPUOverheadMedian float64       `json:"hint_free_cpu_overhead_median,omitempty"`
+	HintDownload              *HintDownload `json:"hint_download,omitempty"`
 	// CachedReadGBps (LWE) is the same files read again through the page
 	// cache once the warm queries have cached them, every core reading its
 	// share in 256 KiB requests, the fastest of three passes

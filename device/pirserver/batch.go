@@ -22,39 +22,54 @@ type scanBatcher struct {
 	running bool
 }
 
-// scanBatchers holds the device's batchers, one per database generation
-// and shape: queries of different callers scan together when they read the same stored tiles.
-type scanBatchers struct {
+// batcherTable holds a device's batchers of one kind (B, a pointer to S),
+// one per database generation and shape (generationKey): queries of
+// different callers batch together when they read the same stored
+// objects.
+type batcherTable[S any, B interface {
+	*S
+	idle() bool
+}] struct {
 	mu sync.Mutex
-	m  map[string]*scanBatcher
+	m  map[string]B
 }
 
-// maxBatchers bounds the table; idle batchers are dropped beyond it.
+// maxBatchers bounds a table; idle batchers are dropped beyond it.
 const maxBatchers = 1024
 
 // get returns the batcher of key, making one.
-func (t *scanBatchers) get(key string) *scanBatcher {
+func (t *batcherTable[S, B]) get(key string) B {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
-		t.m = map[string]*scanBatcher{}
+		t.m = map[string]B{}
 	}
 	if b, ok := t.m[key]; ok {
 		return b
 	}
 	if len(t.m) >= maxBatchers {
 		for k, b := range t.m {
-			b.mu.Lock()
-			idle := !b.running && len(b.pending) == 0
-			b.mu.Unlock()
-			if idle {
+			if b.idle() {
 				delete(t.m, k)
 			}
 		}
 	}
-	b := &scanBatcher{}
+	b := B(new(S))
 	t.m[key] = b
 	return b
+}
+
+// generationKey names what a query of generation gen under p and shape
+// reads: its batchers' and its packer's key.
+func generationKey(gen string, p lwepir.Params, shape lwepir.Shape) string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d", gen, p.Name(), p.Packing, shape.Rows, shape.Cols, shape.RecordSize)
+}
+
+// idle reports whether no query waits for b or is in its pass.
+func (b *scanBatcher) idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.running && len(b.pending) == 0
 }
 
 // maxScanBatch bounds the queries waiting for (and in) one pass; more are

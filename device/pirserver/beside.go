@@ -44,7 +44,7 @@ func (s *Server) scanBeside(ctx context.Context, caller string, p lwepir.Params,
 	for i, q := range queries {
 		ws[i] = &scanWait{q: matvec.NewQuery(q), src: src, prefix: gen, caller: caller, done: make(chan struct{})}
 	}
-	batcher := s.batchers.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d", gen, p.Name(), p.Packing, shape.Rows, shape.Cols, shape.RecordSize))
+	batcher := s.batchers.get(generationKey(gen, p, shape))
 	scanErr := batcher.scan(sctx, s, srv, ws)
 	w := ws[0]
 	scanUse := CoreUse("scan", time.Since(from), w.use, w.batch)

@@ -65,7 +65,7 @@ type packerEntry struct {
 // mapping) it from the store if it is not kept, and the function that
 // ends its use by the query.
 func (s *Server) packer(ctx context.Context, gen string, p lwepir.Params, shape lwepir.Shape) (*lwepir.Packer, func(), error) {
-	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d", gen, p.Name(), p.Packing, shape.Rows, shape.Cols, shape.RecordSize)
+	key := generationKey(gen, p, shape)
 	c := &s.packers
 	c.mu.Lock()
 	if c.m == nil {
@@ -366,7 +366,7 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 	// The packing's half joins the generation's prepare batcher: requests
 	// that wait together share one Prepare's pass over the factors.
 	wait := &prepWait{pk: pk, keys: keys, caller: caller, done: make(chan struct{})}
-	batcher := s.preps.get(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d", req.GetGeneration(), p.Name(), p.Packing, shape.Rows, shape.Cols, shape.RecordSize))
+	batcher := s.preps.get(generationKey(req.GetGeneration(), p, shape))
 	cols, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, queries, req.GetGeneration(), "pack", s.cfg.Cores.For(caller), func(ctx context.Context) error {
 		release, err := s.cfg.Runs.Acquire(ctx, caller)
 		if err != nil {

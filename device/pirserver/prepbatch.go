@@ -42,37 +42,11 @@ type prepWait struct {
 // admit.ErrBusy.
 const maxPrepBatch = 64
 
-// prepBatchers holds the device's prepare batchers, keyed as the scan
-// batchers are (one per generation and shape).
-type prepBatchers struct {
-	mu sync.Mutex
-	m  map[string]*prepBatcher
-}
-
-// get returns the batcher of key, making one; idle ones are dropped past
-// maxBatchers.
-func (t *prepBatchers) get(key string) *prepBatcher {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[string]*prepBatcher{}
-	}
-	if b, ok := t.m[key]; ok {
-		return b
-	}
-	if len(t.m) >= maxBatchers {
-		for k, b := range t.m {
-			b.mu.Lock()
-			idle := !b.running && len(b.pending) == 0
-			b.mu.Unlock()
-			if idle {
-				delete(t.m, k)
-			}
-		}
-	}
-	b := &prepBatcher{}
-	t.m[key] = b
-	return b
+// idle reports whether no request waits for b or is in its Prepare.
+func (b *prepBatcher) idle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.running && len(b.pending) == 0
 }
 
 // queued is the keys waiting. b.mu held.

@@ -52,8 +52,8 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	keys     keyCache
-	batchers scanBatchers
-	preps    prepBatchers
+	batchers batcherTable[scanBatcher, *scanBatcher]
+	preps    batcherTable[prepBatcher, *prepBatcher]
 	packers  packerCache
 
 	mu      sync.Mutex

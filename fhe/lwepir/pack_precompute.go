@@ -207,16 +207,8 @@ func (pk *Packer) precomputePack(ctx context.Context, k int, h []uint32, ka [][]
 			e = r.NewPoly()
 		}
 		r.Sub(e, t, u)
-		r.AutomorphismNTTWithIndex(u, pr.auto[level], tu)
-		r.INTT(tu, tu)
-		for c, x := range tu.Coeffs[0] {
-			pr.decompose(x, digits)
-			for j, d := range digits {
-				digitPolys[j].Coeffs[0][c] = d
-			}
-		}
+		pr.switchDigits(u, pr.auto[level], tu, digits, digitPolys)
 		for j := range digitPolys {
-			r.NTT(digitPolys[j], digitPolys[j])
 			ks[j] = ka[pr.keyIndex(level, j)]
 			ds[j] = digitPolys[j].Coeffs[0]
 		}
@@ -332,5 +324,23 @@ func (pr *packRing) roundTo(x uint64, w int) uint32 {
 func (pr *packRing) fromMont(v []uint64) {
 	for i, x := range v {
 		v[i] = ring.MForm(x, pr.q, pr.bred)
+	}
+}
+
+// switchDigits sets dp to the gadget digits of τ(w), w in the NTT domain
+// and perm τ's NTT permutation (what a key switching of τ(w) multiplies
+// by its key), the digits in the NTT domain; tmp and digits are scratch.
+func (pr *packRing) switchDigits(w ring.Poly, perm []uint64, tmp ring.Poly, digits []uint64, dp []ring.Poly) {
+	r := pr.r
+	r.AutomorphismNTTWithIndex(w, perm, tmp)
+	r.INTT(tmp, tmp)
+	for c, x := range tmp.Coeffs[0] {
+		pr.decompose(x, digits)
+		for j, d := range digits {
+			dp[j].Coeffs[0][c] = d
+		}
+	}
+	for j := range dp {
+		r.NTT(dp[j], dp[j])
 	}
 }

@@ -146,21 +146,7 @@ func (pk *Packer) precomputeTwoKeys(ctx context.Context, k int, h []uint32, ka [
 		dp[j] = r.NewPoly()
 	}
 	x, bk := r.NewPoly(), r.NewPoly()
-	// switchDigits sets dp to the digits of τ(w) (perm: τ's NTT
-	// permutation), NTT domain.
-	switchDigits := func(w ring.Poly, perm []uint64) {
-		r.AutomorphismNTTWithIndex(w, perm, x)
-		r.INTT(x, x)
-		for c, v := range x.Coeffs[0] {
-			pr.decompose(v, digits)
-			for j, d := range digits {
-				dp[j].Coeffs[0][c] = d
-			}
-		}
-		for j := range dp {
-			r.NTT(dp[j], dp[j])
-		}
-	}
+	switchDigits := func(w ring.Poly, perm []uint64) { pr.switchDigits(w, perm, x, digits, dp) }
 	// store appends dp, slot (b, a) of the stored polynomial taken from
 	// the digits' orbit slot (b ⊕ flip, a + shift).
 	store := func(flip, shift int) {

@@ -8,6 +8,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/optiprime/cheetah"
 	"github.com/rosemary-fhe/rosemary/optiprime/graph"
 	"github.com/rosemary-fhe/rosemary/optiprime/linear"
+	"github.com/rosemary-fhe/rosemary/optiprime/nonlinear"
+	"github.com/rosemary-fhe/rosemary/optiprime/ot"
 	"github.com/rosemary-fhe/rosemary/optiprime/transport"
 )
 
@@ -40,6 +42,29 @@ func TestReducedNetworks(t *testing.T) {
 				kinds[l.Kind]++
 				if l.Class != ClassLocal && l.BytesC2S+l.BytesS2C == 0 {
 					t.Errorf("%s %s: %s moved no bytes", spec.Name, proto, l.Op)
+				}
+			}
+			// The max-pool reads a truncated ReLU's outputs, so it compares
+			// over ℓ − s bits (nonlinear.MaxPoolNonneg): its bytes are that
+			// formula's, plus whole silent-OT refills that fell in it, and
+			// fewer than over ℓ bits.
+			for i, op := range n.Ops {
+				if op.Kind != graph.MaxPool {
+					continue
+				}
+				relu := n.Ops[op.In[0]-1]
+				trunc := n.Ops[relu.In[0]-1]
+				if relu.Kind != graph.ReLU || trunc.Kind != graph.Trunc {
+					t.Fatalf("%s: the max-pool does not read a truncated ReLU", spec.Name)
+				}
+				in := rep.Layers[i].Elements * op.K * op.K
+				narrow := nonlinear.MaxPoolNonnegCost(in, op.K*op.K, n.LogT, n.LogT-1-trunc.Shift)
+				wide := nonlinear.MaxPoolCost(in, op.K*op.K, n.LogT)
+				got, want := rep.Layers[i].BytesC2S+rep.Layers[i].BytesS2C, narrow.BytesC2S+narrow.BytesS2C
+				refill := nonlinear.RefillBytes(ot.FerretRegular)
+				if got < want || (got-want)%refill != 0 || want >= wide.BytesC2S+wide.BytesS2C {
+					t.Errorf("%s %s: max-pool moved %d bytes; formula %d over ℓ − s bits (refills of %d apart), %d over ℓ",
+						spec.Name, proto, got, want, refill, wide.BytesC2S+wide.BytesS2C)
 				}
 			}
 			for _, k := range []string{"conv", "trunc", "relu", "maxpool", "avgpool", "add"} {

@@ -134,10 +134,21 @@ func TruncateCost(n, l, s int) transport.Stats {
 // MaxPoolCost is the traffic of MaxPool over n/window windows of `window`
 // values in an ℓ-bit ring.
 func MaxPoolCost(n, window, l int) transport.Stats {
+	return maxPoolCost(n, window, l, l)
+}
+
+// MaxPoolNonnegCost is the traffic of MaxPoolNonneg over n/window windows
+// of `window` values below 2^bits in an ℓ-bit ring.
+func MaxPoolNonnegCost(n, window, l, bits int) transport.Stats {
+	return maxPoolCost(n, window, l, bits+1)
+}
+
+// maxPoolCost is max-pool's traffic with comparisons over cw bits.
+func maxPoolCost(n, window, l, cw int) transport.Stats {
 	var st transport.Stats
 	nw := n / window
 	for width := window; width > 1; width = (width + 1) / 2 {
-		st = add(st, ReLUCost(nw*(width/2), l))
+		st = add(st, add(DReLUCost(nw*(width/2), cw), MuxCost(nw*(width/2), l)))
 	}
 	return st
 }

@@ -12,10 +12,11 @@
 //
 // After CrypTFlow2 (Rathee et al., CCS 2020), which Cheetah reuses: to compute
 // shares of 1{a > b} for P0's k-bit a and P1's k-bit b, both split their
-// inputs into q = ⌈k/4⌉ blocks of m = 4 bits (the top block zero-extended).
-// For each block P0 samples bits (g, e) and offers, in a 1-out-of-16 OT
-// (Naor–Pinkas over four silent correlated OTs), the 16 two-bit messages (g ⊕ 1{a_j > v}, e ⊕ 1{a_j = v}) for v = 0…15; P1
-// chooses v = b_j. The leaves are combined in a binary tree,
+// inputs into q = ⌈k/3⌉ blocks of m = 3 bits (the top block zero-extended).
+// For each block P0 samples bits (g, e) and offers, in a 1-out-of-8 OT
+// (Naor–Pinkas over three silent correlated OTs), the 8 two-bit messages
+// (g ⊕ 1{a_j > v}, e ⊕ 1{a_j = v}) for v = 0…7; P1 chooses v = b_j. The
+// leaves are combined in a binary tree,
 //
 //	gt = gt_hi ⊕ (eq_hi ∧ gt_lo),   eq = eq_hi ∧ eq_lo,
 //
@@ -50,13 +51,18 @@
 //
 // Max(x, y) = y + ReLU(x − y), exact when x − y stays in the signed range
 // (|x|, |y| < 2^{ℓ-2}); MaxPool reduces each window by a tree of Max.
+// MaxPoolNonneg does the same for values known to lie in [0, 2^b) — a
+// truncated ReLU's outputs — with each comparison over the low b + 1 bits
+// of the shares (local reduction mod 2^{b+1} keeps them shares, and the
+// difference's sign is that ring's top bit): fewer leaves, sometimes a
+// tree level fewer.
 //
 // # Cost
 //
-// With ℓ = 37 a ReLU costs 9 one-out-of-16 OTs (4 bits from the client,
-// 64 bits back), 8 ANDs (a chosen OT each way: 1 bit and 4 bits) and 2
-// correlated OTs (1 bit and ℓ bits): 60 bytes and 12 flights (6 round
-// trips) per batch, plus 54 pooled correlated OTs, which Ferret makes for
+// With ℓ = 37 a ReLU costs 12 one-out-of-8 OTs (3 bits from the client,
+// 16 bits back), 11 ANDs (a chosen OT each way: 1 bit and 4 bits) and 2
+// correlated OTs (1 bit and ℓ bits): 51.75 bytes and 12 flights (6 round
+// trips) per batch, plus 58 pooled correlated OTs, which Ferret makes for
 // ≈ 0.056 bytes each (one 0.56 MB, 2-flight iteration per ≈ 10 M, run when
 // a pool runs short). A large batch keeps those flights: its leaves go in
 // frames of 2^16 values, every frame of a pass (up to 2^24 pooled OTs) in
@@ -65,6 +71,18 @@
 // pass per 2^16 values took 132). Setup: 128 base OTs, 47,709 IKNP OTs and one small
 // Ferret iteration each way (≈ 2.3 MB). Over IKNP and KK13 the same ReLU
 // moved 629 bytes.
+//
+// Why m = 3 and not CrypTFlow2's 4: over silent OT a leaf costs m bits up
+// and 2·2^m bits back, and an AND of the tree 10 bits, so a k-bit
+// comparison's ⌈k/m⌉ leaves and ⌈k/m⌉ − 1 ANDs cost, at k = 36 (a ReLU's),
+// 404 bits at m = 4 and 338 at m = 3, whose 12 leaves take the same four
+// tree levels as m = 4's 9, so the same flights. Measured at ℓ = 37
+// (BenchmarkReLU, pool refills included): 75.8 bytes a ReLU at m = 4,
+// 67.6 at m = 3, 84.8 at m = 2 (a fifth tree level: two more flights),
+// the same rounds at 3 and 4; both parties' CPU for 2^16 ReLUs
+// (BenchmarkReLUNetwork) 0.98–1.05 s at m = 4 and 1.04 s at m = 3, within
+// the runs' spread (the tree's 3 more ANDs draw 6 more correlated OTs; the
+// leaves hash 96 slots instead of 144).
 //
 // # Parallelism
 //

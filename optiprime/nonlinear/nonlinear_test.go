@@ -1,6 +1,7 @@
 package nonlinear
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rosemary-fhe/rosemary/optiprime/ot"
@@ -410,6 +411,51 @@ func TestMaxAndMaxPool(t *testing.T) {
 	}
 	if _, err := p0.MaxPool(x[:5], 2); err == nil {
 		t.Error("max-pool of 5 values in windows of 2 accepted")
+	}
+}
+
+// TestMaxPoolNonneg: windows of values in [0, 2^bits) — a truncated
+// ReLU's outputs — reduce to their maxima bit for bit with the narrower
+// comparison, the range's edges (0, 2^bits − 1, equal neighbours) included,
+// and out-of-range widths are refused.
+func TestMaxPoolNonneg(t *testing.T) {
+	const l = 37
+	p0, p1 := pair(t, l)
+	g := testPRG(t)
+	r := p0.Ring()
+	for _, bits := range []int{1, 2, 12, 24, l - 2} {
+		top := uint64(1)<<bits - 1
+		for _, window := range []int{1, 2, 3, 4, 9} {
+			n := 90 * window
+			xs := make([]uint64, n)
+			for i := range xs {
+				switch i % 7 {
+				case 0:
+					xs[i] = 0
+				case 1:
+					xs[i] = top
+				case 2:
+					xs[i] = top - uint64(i%3)&top
+				default:
+					xs[i] = g.Uint64() & top
+				}
+			}
+			s0, s1 := r.Split(g, xs)
+			o0, o1 := both(t, func() ([]uint64, error) { return p0.MaxPoolNonneg(s0, window, bits) },
+				func() ([]uint64, error) { return p1.MaxPoolNonneg(s1, window, bits) })
+			o, _ := r.Reconstruct(o0, o1)
+			for w := range o {
+				want := slices.Max(xs[w*window : (w+1)*window])
+				if o[w] != want {
+					t.Fatalf("bits %d window %d #%d: max-pool %d, want %d (%v)", bits, window, w, o[w], want, xs[w*window:(w+1)*window])
+				}
+			}
+		}
+	}
+	for _, bits := range []int{0, l - 1, l} {
+		if _, err := p0.MaxPoolNonneg(make([]uint64, 4), 2, bits); err == nil {
+			t.Errorf("max-pool of values below 2^%d in a %d-bit ring accepted", bits, l)
+		}
 	}
 }
 

@@ -47,9 +47,9 @@
 // of plaintexts then cost two layers of memory, not all of them.
 //
 // The nonlinear layers' OTs come from silent OT extension (Ferret, package
-// ot), as Cheetah's do: a ReLU moves ≈ 52 bytes, an exact truncation ≈ 69.
+// ot), as Cheetah's do: a ReLU moves ≈ 60 bytes, an exact truncation ≈ 80.
 // A truncation read only by a ReLU (directly or through a residual Add) runs
-// after that ReLU on its nonnegative output, ≈ 23 bytes (fuse.go; exact, so
+// after that ReLU on its nonnegative output, ≈ 26 bytes (fuse.go; exact, so
 // the output check is unchanged); the report lists it as local and counts
 // its cost under the ReLU.
 package e2e

@@ -41,7 +41,7 @@ func (p *Party) millionaires(batches []compareBatch) ([][]uint8, error) {
 	}
 	defer p.step(StepMillionaires)()
 	// Leaves: instance i*q+j of a batch compares block j of its element i,
-	// by 1-out-of-8 OT from three silent correlated OTs (Naor–Pinkas); in
+	// by 1-out-of-16 OT from four silent correlated OTs (Naor–Pinkas); in
 	// passes, two flights each.
 	gt := make([][]uint8, len(batches))
 	eq := make([][]uint8, len(batches))
@@ -61,7 +61,7 @@ func (p *Party) millionaires(batches []compareBatch) ([][]uint8, error) {
 func blocks(k int) int { return (k + blockBits - 1) / blockBits }
 
 // millionairesChunk bounds the elements of one leaf frame, so that the
-// sender's hashed keys (12 blocks × 3 OTs × 2 keys per element at ℓ = 37)
+// sender's hashed keys (9 blocks × 4 OTs × 2 keys per element at ℓ = 37)
 // stay near 40 MB while it answers a frame.
 var millionairesChunk = 1 << 16
 
@@ -239,7 +239,7 @@ func anyAbove1(cur []int) bool {
 }
 
 // leavesSend is party 0's side of a pass's leaves: it receives every
-// frame's request, then answers each. Instance idx's 8 two-bit messages,
+// frame's request, then answers each. Instance idx's 16 two-bit messages,
 // packed (message v at bits 2v, 2v+1): low bit 1{aj > v} ⊕ g, high bit
 // 1{aj = v} ⊕ e, for the fresh random shares g, e of this party. Shifts
 // by the secret aj, not a table indexed by it (constant time).

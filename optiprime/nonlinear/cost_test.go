@@ -77,13 +77,13 @@ func TestRefillCost(t *testing.T) {
 // of a real run, including a multi-pass millionaires'.
 func TestCostFormulas(t *testing.T) {
 	// Leaf frames of 100 values, passes of 2 frames at ℓ−1 = 36 bits and
-	// ℓ = 37 (3 at 20 bits, 6 at 12): the batches below run several frames
+	// ℓ = 37 (4 at 20 bits, 6 at 12): the batches below run several frames
 	// per pass and several passes.
 	// ANDs in batches of 150: the tree's levels run several.
 	old, oldPass, oldAnd := millionairesChunk, millionairesPassOTs, andBatch
 	millionairesChunk, millionairesPassOTs, andBatch = 100, 8000, 150
 	defer func() { millionairesChunk, millionairesPassOTs, andBatch = old, oldPass, oldAnd }()
-	if millionairesPassLen(36) != 200 || millionairesPassLen(20) != 300 {
+	if millionairesPassLen(36) != 200 || millionairesPassLen(20) != 400 {
 		t.Fatalf("passes of %d and %d values", millionairesPassLen(36), millionairesPassLen(20))
 	}
 	const l = 37
@@ -148,12 +148,13 @@ func TestCostFormulas(t *testing.T) {
 
 // TestMaxPoolNonnegCost: ResNet's 3×3 max-pool reads ReLU outputs
 // truncated by 2^8 (ℓ = 37, so below 2^28): comparing over 29 bits takes
-// 10 leaves instead of 12 and the same four tree levels — at least a tenth
-// fewer bytes in as many flights — and below 2^24 a tree level fewer.
+// 7 leaves in three tree levels instead of 9 in four, so each of its four
+// Max steps two flights fewer, and 19% fewer bytes; below 2^24 fewer
+// bytes still.
 func TestMaxPoolNonnegCost(t *testing.T) {
 	const n, l = 9 * 200704, 37
 	wide := MaxPoolCost(n, 9, l)
-	for _, c := range []struct{ bits, fewerFlights, percent int }{{28, 0, 90}, {24, 8, 75}} {
+	for _, c := range []struct{ bits, fewerFlights, percent int }{{28, 8, 82}, {24, 8, 72}} {
 		a := MaxPoolNonnegCost(n, 9, l, c.bits)
 		if a.Flights != wide.Flights-uint64(c.fewerFlights) || 100*(a.BytesC2S+a.BytesS2C) > uint64(c.percent)*(wide.BytesC2S+wide.BytesS2C) {
 			t.Errorf("max-pool below 2^%d: %+v; want %d flights fewer and at most %d%% of the bytes of %+v", c.bits, a, c.fewerFlights, c.percent, wide)

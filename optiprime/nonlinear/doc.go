@@ -12,11 +12,10 @@
 //
 // After CrypTFlow2 (Rathee et al., CCS 2020), which Cheetah reuses: to compute
 // shares of 1{a > b} for P0's k-bit a and P1's k-bit b, both split their
-// inputs into q = ⌈k/3⌉ blocks of m = 3 bits (the top block zero-extended).
-// For each block P0 samples bits (g, e) and offers, in a 1-out-of-8 OT
-// (Naor–Pinkas over three silent correlated OTs), the 8 two-bit messages
-// (g ⊕ 1{a_j > v}, e ⊕ 1{a_j = v}) for v = 0…7; P1 chooses v = b_j. The
-// leaves are combined in a binary tree,
+// inputs into q = ⌈k/4⌉ blocks of m = 4 bits (the top block zero-extended).
+// For each block P0 samples bits (g, e) and offers, in a 1-out-of-16 OT
+// (Naor–Pinkas over four silent correlated OTs), the 16 two-bit messages (g ⊕ 1{a_j > v}, e ⊕ 1{a_j = v}) for v = 0…15; P1
+// chooses v = b_j. The leaves are combined in a binary tree,
 //
 //	gt = gt_hi ⊕ (eq_hi ∧ gt_lo),   eq = eq_hi ∧ eq_lo,
 //
@@ -59,10 +58,10 @@
 //
 // # Cost
 //
-// With ℓ = 37 a ReLU costs 12 one-out-of-8 OTs (3 bits from the client,
-// 16 bits back), 11 ANDs (a chosen OT each way: 1 bit and 4 bits) and 2
-// correlated OTs (1 bit and ℓ bits): 51.75 bytes and 12 flights (6 round
-// trips) per batch, plus 58 pooled correlated OTs, which Ferret makes for
+// With ℓ = 37 a ReLU costs 9 one-out-of-16 OTs (4 bits from the client,
+// 64 bits back), 8 ANDs (a chosen OT each way: 1 bit and 4 bits) and 2
+// correlated OTs (1 bit and ℓ bits): 60 bytes and 12 flights (6 round
+// trips) per batch, plus 54 pooled correlated OTs, which Ferret makes for
 // ≈ 0.056 bytes each (one 0.56 MB, 2-flight iteration per ≈ 10 M, run when
 // a pool runs short). A large batch keeps those flights: its leaves go in
 // frames of 2^16 values, every frame of a pass (up to 2^24 pooled OTs) in
@@ -72,17 +71,21 @@
 // Ferret iteration each way (≈ 2.3 MB). Over IKNP and KK13 the same ReLU
 // moved 629 bytes.
 //
-// Why m = 3 and not CrypTFlow2's 4: over silent OT a leaf costs m bits up
-// and 2·2^m bits back, and an AND of the tree 10 bits, so a k-bit
-// comparison's ⌈k/m⌉ leaves and ⌈k/m⌉ − 1 ANDs cost, at k = 36 (a ReLU's),
-// 404 bits at m = 4 and 338 at m = 3, whose 12 leaves take the same four
-// tree levels as m = 4's 9, so the same flights. Measured at ℓ = 37
-// (BenchmarkReLU, pool refills included): 75.8 bytes a ReLU at m = 4,
-// 67.6 at m = 3, 84.8 at m = 2 (a fifth tree level: two more flights),
-// the same rounds at 3 and 4; both parties' CPU for 2^16 ReLUs
-// (BenchmarkReLUNetwork) 0.98–1.05 s at m = 4 and 1.04 s at m = 3, within
-// the runs' spread (the tree's 3 more ANDs draw 6 more correlated OTs; the
-// leaves hash 96 slots instead of 144).
+// Why m = 4 and not 3: over silent OT a leaf costs m bits up and 2·2^m
+// bits back and an AND of the tree 10 bits, so a k-bit comparison's ⌈k/m⌉
+// leaves and ⌈k/m⌉ − 1 ANDs cost, at k = 36 (a ReLU's), 404 bits at m = 4
+// and 338 at m = 3, whose 12 leaves take the same four tree levels as
+// m = 4's 9. Measured at ℓ = 37 (BenchmarkReLU, pool refills included):
+// 75.8 bytes a ReLU at m = 4, 67.6 at m = 3, 84.8 at m = 2 (a fifth
+// level); but m = 3 draws 58 correlated OTs a ReLU instead of 52, and
+// Ferret's encoding is most of the CPU: 2^16 ReLUs took both parties
+// 0.85–1.05 CPU-s at m = 4 and 0.92–1.05 at m = 3 (four alternated runs of
+// BenchmarkReLUNetwork each, medians 0.92 and 1.02). The 8.25 bytes saved
+// cost ≈ 0.75 µs of wall a ReLU, which pays only below ≈ 11 MB/s:
+// ResNet-18 end to end with m = 3 against m = 4 (commits c005a57 and
+// b1b4eb8, one run each, the same machine) moved 52 MB less and took 4–6 s
+// less in the nonlinear layers at 10 MB/s + 100 ms, 2.5–9 s more on
+// loopback.
 //
 // # Parallelism
 //

@@ -16,7 +16,7 @@ const (
 	typeBiReply   byte = 0x33
 	typeB2AU      byte = 0x34
 	typeB2AReply  byte = 0x35
-	blockBits          = 3 // m: bits per millionaires' leaf
+	blockBits          = 4 // m: bits per millionaires' leaf
 )
 
 // Party is one side of a nonlinear-protocol session. It is not safe for

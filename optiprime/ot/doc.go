@@ -71,11 +71,11 @@
 // receiver's tree rebuild indexes memory by its own α (a local timing
 // channel on the receiver's machine only, as in emp-ot).
 //
-// 1-out-of-2^m OT over the silent source uses the Naor–Pinkas construction
-// (SendN/ReceiveN): m bits from the receiver and 2^m masked messages. When an
+// 1-out-of-16 OT over the silent source uses the Naor–Pinkas construction
+// (SendN/ReceiveN): 4 bits from the receiver and 16 masked messages. When an
 // instance's messages fit one key they are masked by key slots (slotPad),
 // and when they fit one 64-bit word in whole bytes (the millionaires'
-// leaves: 8 × 2 bits) ReplyNPacked masks the whole word at once and
+// leaves: 16 × 2 bits) ReplyNPacked masks the whole word at once and
 // FinishN unmasks it with one shift — the same bytes on the wire.
 //
 // # Fixed-key AES

@@ -442,3 +442,50 @@ func TestKVHeapOldGenerationRemoved(t *testing.T) {
 		t.Fatalf("generation %d's objects left: %d (%v)", old.Generation, len(list.GetObjects()), err)
 	}
 }
+
+// TestKVHeapTallDefault: where the largest value spans 16 columns of N rows
+// or more, the heap's default columns are 2N tall (half the queries a
+// lookup); below, N; an explicit HeapRows is kept. Every value reads back
+// byte for byte from the tall heap, the largest included.
+func TestKVHeapTallDefault(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	const n, payload = 256, 240 // test parameters: N, and a column's value bytes
+	for _, c := range []struct {
+		maxValue, heapRows, rows int
+	}{
+		{16*payload - 1, 0, n},
+		{16 * payload, 0, 2 * n},
+		{16 * payload, n, n},
+	} {
+		name := fmt.Sprintf("tall-%d-%d", c.maxValue, c.heapRows)
+		opts := heapOpts
+		opts.MaxValue, opts.HeapRows = c.maxValue, c.heapRows
+		if _, err := e.c.CreateKV(ctx, name, opts); err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(c.maxValue), 9))
+		want := map[string][]byte{}
+		var b bytes.Buffer
+		for i := range 24 {
+			v := make([]byte, rng.IntN(300))
+			if i == 0 {
+				v = make([]byte, c.maxValue)
+			}
+			for j := range v {
+				v[j] = 'a' + byte(rng.IntN(26))
+			}
+			k := fmt.Sprintf("k%d", i)
+			want[k] = v
+			fmt.Fprintf(&b, "{\"key\": %q, \"value\": %q}\n", k, v)
+		}
+		in, err := e.c.Load(ctx, name, bytes.NewReader(b.Bytes()), client.LoadOptions{KV: kv.JSONL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := in.KV.Heap.Heap.Rows; got != c.rows {
+			t.Fatalf("max value %d, HeapRows %d: columns of %d rows, want %d", c.maxValue, c.heapRows, got, c.rows)
+		}
+		checkMany(t, e.c, name, want, "absent")
+	}
+}

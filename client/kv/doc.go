@@ -37,7 +37,8 @@
 //   - a heap: the values one after another in one stream, cut into
 //     columns of Payload bytes, each column one sealed record of a second
 //     LWE database whose records are whole columns (Heap.Rows stored
-//     bytes, the LWE dimension by default: one pack of the packed mode).
+//     bytes: by default the LWE dimension N, one pack of the packed mode,
+//     or 2N where the largest value spans 16 columns of N or more).
 //
 // A lookup asks both candidate buckets of the index, then exactly
 // Heap.Queries() = ⌈(MaxValue−1)/Payload⌉ + 1 heap columns: those the
@@ -52,21 +53,22 @@
 // Why not one column at least as tall as the largest value (SimplePIR's
 // and YPIR+SP's large-record layout, the first plan): what a generation
 // stores beside its data grows with its rows, not its columns — the
-// packer's precomputation is 3·(N−1) NTT polynomials per N rows, 96 MiB
-// per 2048 rows (the ring stage's diagonals 64 MiB) whatever the column
-// count. A column of 80 KB is 40 packs of rows: 3.8 GiB of packer for a
-// 50 MB data set. A short heap keeps it at one pack (96 MiB): the columns
-// are many and the packer fixed, and the answer costs the same, because
-// packing costs per row returned (about 30 CPU-ms a pack of 2048 rows):
-// 41 columns of 2048 rows are 41 packs, one column of 83,968 rows would be
-// 41 packs too. What the short heap adds is per-query overhead (41 query
-// vectors and sets of packing keys, 41 × 0.5 MB up, each decoded on the
-// device) and 41 scans of the heap instead of one (shared by the device's
-// batcher): measured on a 55 MB set, columns of 4096 rows (half the
-// queries) take a quarter less device CPU a lookup and store 5.0× the data
-// instead of 3.2× (Heap.Rows is a parameter: KVOptions.HeapRows). Values
-// straddle columns (no bin-packing: the stream wastes nothing but the last
-// column's tail), which costs one query a lookup beyond ⌈MaxValue/Payload⌉.
+// packer's precomputation, 32 MiB per 2048 rows in packing version 3
+// (96 MiB in version 1), whatever the column count. A column of 80 KB is
+// 40 packs of rows: 1.3 GiB of packer for a 50 MB data set. A short heap
+// keeps it at one or two packs: the columns are many and the packer
+// fixed, and the answer costs the same, because packing costs per row
+// returned: 41 columns of 2048 rows are 41 packs, one column of 83,968
+// rows would be 41 packs too. What the short heap adds is per-query
+// overhead (a query vector and a set of packing keys each, decoded on the
+// device) and a scan of the heap a query (shared by the device's batcher
+// but each its own arithmetic). Columns of 2N rows halve the queries for
+// one more pack of packer: on a 55 MB set of 80 KB values, 23 queries a
+// lookup instead of 43 and a third less time a lookup, stored 2.44× the
+// data instead of 1.82× (defaultHeapRows; BENCHMARKS.md). Values straddle
+// columns (no bin-packing: the stream wastes nothing but the last
+// column's tail), which costs one query a lookup beyond
+// ⌈MaxValue/Payload⌉.
 //
 // Both databases are stored for the packed mode only (the packer, no hint
 // diagonals): the heap layout needs a device that answers packed queries

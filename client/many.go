@@ -148,7 +148,9 @@ func fetchOpened(ctx context.Context, s *session.LWESession, sl *seal.Sealer, in
 		wg       sync.WaitGroup
 		next     int
 	)
-	for range min(manyInFlight, requests) {
+	// Requests past the device's bound on waiting queries would be refused
+	// busy, resent after a pause, their uploads wasted.
+	for range max(1, min(manyInFlight, requests, api.MaxWaitingQueries/s.Batch())) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -47,6 +47,11 @@ const (
 	// MaxPackedBatch bounds the queries of one packed request, the first
 	// included: what the device decodes and packs for one call.
 	MaxPackedBatch = 32
+	// MaxWaitingQueries bounds the LWE queries that wait for (and are in)
+	// one pass of a database's scan, and those of one packing batch: a
+	// request that would exceed it while others wait is refused busy. A
+	// client keeps no more than this in flight to one database.
+	MaxWaitingQueries = 64
 )
 
 // MaxListObjects bounds one List reply.

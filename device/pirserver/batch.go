@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 	"github.com/rosemary-fhe/rosemary/fhe/matvec"
 )
@@ -74,7 +75,7 @@ func (b *scanBatcher) idle() bool {
 
 // maxScanBatch bounds the queries waiting for (and in) one pass; more are
 // refused with admit.ErrBusy, as a full run queue is.
-const maxScanBatch = 64
+const maxScanBatch = api.MaxWaitingQueries
 
 // scanWait is one query's place in a batch.
 type scanWait struct {

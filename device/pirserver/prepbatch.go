@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device/admit"
+	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/fhe/lwepir"
 )
 
@@ -40,7 +41,7 @@ type prepWait struct {
 // maxPrepBatch bounds the queries of one Prepare and of those waiting for
 // it, as maxScanBatch bounds a pass; a request past it is refused with
 // admit.ErrBusy.
-const maxPrepBatch = 64
+const maxPrepBatch = api.MaxWaitingQueries
 
 // idle reports whether no request waits for b or is in its Prepare.
 func (b *prepBatcher) idle() bool {

@@ -51,5 +51,8 @@
 // A truncation read only by a ReLU (directly or through a residual Add) runs
 // after that ReLU on its nonnegative output, ≈ 26 bytes (fuse.go; exact, so
 // the output check is unchanged); the report lists it as local and counts
-// its cost under the ReLU.
+// its cost under the ReLU. A ReLU read only by a max-pool (ResNet's stem)
+// runs after it, on a quarter of the values (fuse.go, pooledReLUs: ReLU and
+// truncation are monotone, so they commute with max); the report lists
+// that ReLU as local and counts it under the max-pool, its CPU as relu.
 package e2e

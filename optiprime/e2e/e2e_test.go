@@ -44,10 +44,12 @@ func TestReducedNetworks(t *testing.T) {
 					t.Errorf("%s %s: %s moved no bytes", spec.Name, proto, l.Op)
 				}
 			}
-			// The max-pool reads a truncated ReLU's outputs, so it compares
-			// over ℓ − s bits (nonlinear.MaxPoolNonneg): its bytes are that
-			// formula's, plus whole silent-OT refills that fell in it, and
-			// fewer than over ℓ bits.
+			// The max-pool reads a truncated ReLU's outputs, so it runs
+			// first, over ℓ bits, and the ReLU with its truncation after
+			// it on the pooled values (fuse.go): the max-pool's bytes are
+			// those two formulas' (plus whole silent-OT refills that fell
+			// in it), fewer than the ReLU on every value and then the
+			// max-pool of its outputs over ℓ − s bits; the ReLU moves none.
 			for i, op := range n.Ops {
 				if op.Kind != graph.MaxPool {
 					continue
@@ -57,14 +59,19 @@ func TestReducedNetworks(t *testing.T) {
 				if relu.Kind != graph.ReLU || trunc.Kind != graph.Trunc {
 					t.Fatalf("%s: the max-pool does not read a truncated ReLU", spec.Name)
 				}
-				in := rep.Layers[i].Elements * op.K * op.K
-				narrow := nonlinear.MaxPoolNonnegCost(in, op.K*op.K, n.LogT, n.LogT-1-trunc.Shift)
-				wide := nonlinear.MaxPoolCost(in, op.K*op.K, n.LogT)
-				got, want := rep.Layers[i].BytesC2S+rep.Layers[i].BytesS2C, narrow.BytesC2S+narrow.BytesS2C
+				out, w, l := rep.Layers[i].Elements, op.K*op.K, n.LogT
+				bytes := func(st transport.Stats) uint64 { return st.BytesC2S + st.BytesS2C }
+				want := bytes(nonlinear.MaxPoolCost(out*w, w, l)) + bytes(nonlinear.ReLUTruncateCost(out, l, trunc.Shift))
+				before := bytes(nonlinear.ReLUTruncateCost(rep.Layers[op.In[0]-1].Elements, l, trunc.Shift)) +
+					bytes(nonlinear.MaxPoolNonnegCost(out*w, w, l, l-1-trunc.Shift))
+				got := rep.Layers[i].BytesC2S + rep.Layers[i].BytesS2C
 				refill := nonlinear.RefillBytes(ot.FerretRegular)
-				if got < want || (got-want)%refill != 0 || want >= wide.BytesC2S+wide.BytesS2C {
-					t.Errorf("%s %s: max-pool moved %d bytes; formula %d over ℓ − s bits (refills of %d apart), %d over ℓ",
-						spec.Name, proto, got, want, refill, wide.BytesC2S+wide.BytesS2C)
+				if got < want || (got-want)%refill != 0 || want >= before {
+					t.Errorf("%s %s: max-pool moved %d bytes; formula %d pooling first (refills of %d apart), %d after the ReLU",
+						spec.Name, proto, got, want, refill, before)
+				}
+				if r := rep.Layers[op.In[0]-1]; r.Class != ClassLocal || r.BytesC2S+r.BytesS2C != 0 {
+					t.Errorf("%s %s: the pooled ReLU is %s and moved %d bytes", spec.Name, proto, r.Class, r.BytesC2S+r.BytesS2C)
 				}
 			}
 			for _, k := range []string{"conv", "trunc", "relu", "maxpool", "avgpool", "add"} {

@@ -6,7 +6,8 @@ import (
 	"github.com/rosemary-fhe/rosemary/optiprime/graph"
 )
 
-// TestOwedShifts checks which truncations the ResNets defer past a ReLU:
+// TestOwedShifts checks which truncations the ResNets defer past a ReLU
+// (and which ReLUs run after their max-pool):
 // every one read by a ReLU directly or through a residual Add, never a
 // downsample's when the main path already owes (the two would not add up
 // exactly), never the classifier's.
@@ -27,6 +28,21 @@ func TestOwedShifts(t *testing.T) {
 			t.Fatal(err)
 		}
 		owed := owedShifts(n)
+		// Only the stem's ReLU, read by the max-pool alone and fed by a
+		// Trunc (the reference checks the value before it), runs after
+		// the max-pool (pooledReLUs).
+		var pooled []string
+		for i, p := range pooledReLUs(n, owed) {
+			if p {
+				pooled = append(pooled, n.Ops[i].Name)
+				if n.Ops[i+1].Kind != graph.MaxPool || n.Ops[i+1].In[0] != i+1 {
+					t.Errorf("%s: %s is pooled but not read by the next op's max-pool", tc.spec.Name, n.Ops[i].Name)
+				}
+			}
+		}
+		if len(pooled) != 1 || pooled[0] != "relu1" {
+			t.Errorf("%s: pooled ReLUs %v, want [relu1]", tc.spec.Name, pooled)
+		}
 		truncs, deferred := 0, 0
 		for i, op := range n.Ops {
 			v := i + 1

@@ -39,8 +39,9 @@ type session struct {
 	ring   share.Ring
 	plans  map[int]*linear.Plan // by op index
 	galois []uint64
-	last   []int // per value: the last op reading it (frees shares)
-	owed   []int // per value: a truncation deferred past the next ReLU (fuse.go)
+	last   []int  // per value: the last op reading it (frees shares)
+	owed   []int  // per value: a truncation deferred past the next ReLU (fuse.go)
+	pooled []bool // per op: a ReLU run after the max-pool that reads it (fuse.go)
 }
 
 func newSession(n *graph.Net, h hello) (*session, error) {
@@ -80,6 +81,7 @@ func newSession(n *graph.Net, h hello) (*session, error) {
 		s.plans[i] = pl
 	}
 	s.owed = owedShifts(n)
+	s.pooled = pooledReLUs(n, s.owed)
 	s.last = make([]int, len(n.Ops)+1)
 	for i, op := range n.Ops {
 		for _, v := range op.In {
@@ -154,6 +156,9 @@ func (s *session) nonlinearOp(p *nonlinear.Party, pr *profiler, i int, op graph.
 		}
 		return p.TruncateExact(in, op.Shift)
 	case graph.ReLU:
+		if s.pooled[i] {
+			return in, nil // run after its max-pool, on the pooled values
+		}
 		if sh := s.owed[op.In[0]]; sh != 0 {
 			// The truncation deferred to here, fused with the ReLU (its
 			// comparison in the ReLU's millionaires' run; charged to relu).
@@ -167,6 +172,20 @@ func (s *session) nonlinearOp(p *nonlinear.Party, pr *profiler, i int, op graph.
 			if k >= 0 {
 				g[j] = in[k]
 			}
+		}
+		if v := op.In[0]; v > 0 && s.pooled[v-1] {
+			// The ReLU that produced v did not run: pool its input, then
+			// run it (with the truncation it owes) on the pooled values.
+			m, err := p.MaxPool(g, op.K*op.K)
+			if err != nil {
+				return nil, err
+			}
+			pr.push(KindReLU)
+			defer pr.pop()
+			if sh := s.owed[s.net.Ops[v-1].In[0]]; sh != 0 {
+				return p.ReLUTruncate(m, sh)
+			}
+			return p.ReLU(m)
 		}
 		if v := op.In[0]; v > 0 && s.net.Ops[v-1].Kind == graph.ReLU {
 			if sh := s.owed[s.net.Ops[v-1].In[0]]; sh != 0 && p.Ring().Bits()-1-sh >= 1 {

@@ -16,13 +16,14 @@ const (
 	ClassLocal     = "local"
 )
 
-// class is op i's class; a truncation deferred past a ReLU (fuse.go) is
-// local here and its cost counts under that ReLU.
+// class is op i's class; a truncation deferred past a ReLU, and a ReLU
+// run after its max-pool (fuse.go), are local here and their costs count
+// under the operation that runs them.
 func (s *session) class(i int, op graph.Op) string {
 	switch {
 	case op.Kind == graph.Conv:
 		return ClassLinear
-	case op.Kind == graph.Add, op.Kind == graph.Trunc && s.owed[i+1] != 0:
+	case op.Kind == graph.Add, op.Kind == graph.Trunc && s.owed[i+1] != 0, op.Kind == graph.ReLU && s.pooled[i]:
 		return ClassLocal
 	}
 	return ClassNonlinear

@@ -21,7 +21,7 @@ const (
 	frameLinIn   byte = 0x46 // client → server: a linear layer's input ciphertexts
 	frameLinOut  byte = 0x47 // server → client: its output ciphertexts
 	frameAbort   byte = 0x4f // either way: the sender gives up (payload: reason)
-	wireVersion  byte = 6    // 6: a max-pool of truncated ReLU outputs compares over ℓ − s bits, not ℓ; 5: Galois keys sent seeded (b-halves, seed, digest); 4: a millionaires' pass sends all its leaf frames before the first answer (an older party waits for an answer after each frame); 3: OT pads and keys hashed by fixed-key AES (TCCR), not SHA-256; 2: the millionaires' leaves masked by key slots (a party of an older version computes other pads)
+	wireVersion  byte = 5    // 5: Galois keys sent seeded (b-halves, seed, digest); 4: a millionaires' pass sends all its leaf frames before the first answer (an older party waits for an answer after each frame); 3: OT pads and keys hashed by fixed-key AES (TCCR), not SHA-256; 2: the millionaires' leaves masked by key slots (a party of an older version computes other pads)
 	maxMessages       = 1 << 16
 	maxGaloisKey      = 1 << 12
 )

@@ -38,8 +38,9 @@ type KVOptions struct {
 	// KVHeapLayout (an index of pointers and a heap of whole columns,
 	// queried packed: kvheap.go).
 	// HeapRows (heap layout): the stored bytes of a heap column, a power
-	// of two (0: the LWE dimension N, one pack of the packed mode, or 2N
-	// where MaxValue spans 16 such columns or more: kvheap.go).
+	// of two (0: chosen at each load or compaction — the LWE dimension N,
+	// one pack of the packed mode, or 2N where MaxValue spans 16 such
+	// columns or more and the values outweigh a pack: kvheap.go).
 	Layout   KVLayoutKind
 	HeapRows int
 }

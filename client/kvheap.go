@@ -65,6 +65,10 @@ type KVHeap struct {
 	Index kv.Layout `json:"index"`
 	Heap  kv.Heap   `json:"heap"`
 	PIR   PIRPart   `json:"pir"`
+	// AutoRows: the heap's column height is chosen at each write from the
+	// data (defaultHeapRows; KVOptions.HeapRows was 0). A database made
+	// before keeps the height it has.
+	AutoRows bool `json:"auto_rows,omitempty"`
 }
 
 // ErrPackedDevice: a heap-layout database is queried in the packed mode,
@@ -80,7 +84,7 @@ func kvHeapPart(opt KVOptions, p lwepir.Params, pname string, maxValue int) (*KV
 	}
 	rows := opt.HeapRows
 	if rows == 0 {
-		rows = defaultHeapRows(p, maxValue)
+		rows = p.N() // until a write chooses from the data (AutoRows)
 	}
 	if rows <= seal.Overhead || rows > p.HintSlots() || rows&(rows-1) != 0 {
 		return nil, fmt.Errorf("%w: heap columns of %d rows (a power of two, %d to %d)", kv.ErrLayout, rows, 2*seal.Overhead, p.HintSlots())
@@ -89,7 +93,7 @@ func kvHeapPart(opt KVOptions, p lwepir.Params, pname string, maxValue int) (*KV
 	if err := h.Validate(); err != nil {
 		return nil, err
 	}
-	out := &KVHeap{Index: idx, Heap: h, PIR: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: h.Payload}}
+	out := &KVHeap{Index: idx, Heap: h, PIR: PIRPart{Scheme: SchemeLWE, LWEParams: pname, RecordSize: h.Payload}, AutoRows: opt.HeapRows == 0}
 	out.PIR.StoreMode(LWEPacked) // written PackedOnly: the packer, no diagonals
 	return out, nil
 }
@@ -98,23 +102,29 @@ func kvHeapPart(opt KVOptions, p lwepir.Params, pname string, maxValue int) (*KV
 // span for the heap's default columns to be two packs (2N rows) tall.
 const tallHeapColumns = 16
 
-// defaultHeapRows is the heap's column height when KVOptions.HeapRows is
-// 0: N (one pack), or 2N where the largest value spans tallHeapColumns
-// columns of N or more. A lookup asks one query a column its values can
-// span, and each query costs a scan of the heap, a query vector and a set
-// of packing keys, so halving the queries pays where they are many; the
-// packing costs the same (one pack a 2N-row column's half), and the
-// packer stores one more pack (32 MiB at the default parameters). Measured
-// on issue 40's 55 MB keyword set (80 KB values): 23 queries a lookup
-// instead of 43, a fresh lookup 0.20–0.24 s instead of 0.28–0.34,
-// LookupMany of 16 keys 1.97–2.33 s instead of 3.03–3.11, 1.75 MB up
-// instead of 5.35, stored 2.44× the data instead of 1.82× (BENCHMARKS.md).
-func defaultHeapRows(p lwepir.Params, maxValue int) int {
+// defaultHeapRows is the heap's column height for values up to maxValue
+// totalling data bytes, where KVOptions.HeapRows was 0: N (one pack), or
+// 2N where the largest value spans tallHeapColumns columns of N or more
+// and the data outweighs the pack that taller columns add. A lookup asks
+// one query a column its values can span, and each query costs a scan of
+// the heap, a query vector and a set of packing keys, so halving the
+// queries pays where they are many; the packing costs the same (one pack
+// a 2N-row column's half), and the packer stores one more pack (32 MiB at
+// the default parameters), which a small data set should not carry.
+// Measured on issue 40's 55 MB keyword set (80 KB values): 23 queries a
+// lookup instead of 43, a fresh lookup 0.20–0.26 s instead of 0.28–0.34,
+// LookupMany of 16 keys 2.0–2.3 s instead of 3.0–3.1, 1.75 MB up instead
+// of 5.35, stored 2.44× the data instead of 1.82× (BENCHMARKS.md).
+func defaultHeapRows(p lwepir.Params, maxValue int, data int64) int {
 	n := p.N()
-	if 2*n <= p.HintSlots() && maxValue >= tallHeapColumns*(n-seal.Overhead) {
-		return 2 * n
+	if 2*n > p.HintSlots() || maxValue < tallHeapColumns*(n-seal.Overhead) {
+		return n
 	}
-	return n
+	one, err := lwepir.PackerStoredBytes(p, lwepir.Shape{Rows: n, Cols: n, RecordSize: n})
+	if err != nil || data < one {
+		return n
+	}
+	return 2 * n
 }
 
 // heapPrefix is the prefix of generation in's heap objects: inside the
@@ -171,7 +181,16 @@ func (c *Client) writeKVHeap(ctx context.Context, in *Info, entries []kv.Entry) 
 		return err
 	}
 	hp := in.KV.Heap
-	items, stream, heap, err := kv.BuildHeap(entries, hp.Heap.Rows, hp.Heap.Payload, hp.Heap.MaxValue)
+	rows, payload := hp.Heap.Rows, hp.Heap.Payload
+	if hp.AutoRows {
+		var data int64
+		for _, e := range entries {
+			data += int64(len(e.Value))
+		}
+		rows = defaultHeapRows(p, hp.Heap.MaxValue, data)
+		payload = rows - seal.Overhead
+	}
+	items, stream, heap, err := kv.BuildHeap(entries, rows, payload, hp.Heap.MaxValue)
 	if err != nil {
 		return err
 	}
@@ -209,7 +228,7 @@ func (c *Client) writeKVHeap(ctx context.Context, in *Info, entries []kv.Entry) 
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	hp.Index, hp.Heap = l, heap
+	hp.Index, hp.Heap, hp.PIR.RecordSize = l, heap, heap.Payload
 	hp.PIR.Rows, hp.PIR.Cols, hp.PIR.Seed = hshape.Rows, hshape.Cols, Hex(hseed[:])
 	in.KV.Rows, in.KV.Cols, in.KV.Seed = ishape.Rows, ishape.Cols, Hex(iseed[:])
 	in.KV.StoreMode(LWEPacked)

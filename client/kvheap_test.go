@@ -444,31 +444,33 @@ func TestKVHeapOldGenerationRemoved(t *testing.T) {
 }
 
 // TestKVHeapTallDefault: where the largest value spans 16 columns of N rows
-// or more, the heap's default columns are 2N tall (half the queries a
-// lookup); below, N; an explicit HeapRows is kept. Every value reads back
-// byte for byte from the tall heap, the largest included.
+// or more and the data outweighs one more pack of packer, the heap's
+// default columns are 2N tall (half the queries a lookup); otherwise N; an
+// explicit HeapRows is kept. Every value checked reads back byte for byte
+// from the tall heap, the largest included.
 func TestKVHeapTallDefault(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	const n, payload = 256, 240 // test parameters: N, and a column's value bytes
 	for _, c := range []struct {
-		maxValue, heapRows, rows int
+		maxValue, heapRows, keys, rows int
 	}{
-		{16*payload - 1, 0, n},
-		{16 * payload, 0, 2 * n},
-		{16 * payload, n, n},
+		{16*payload - 1, 0, 170, n}, // values span fewer than 16 columns
+		{16 * payload, 0, 8, n},     // the data is lighter than a pack
+		{16 * payload, 0, 170, 2 * n},
+		{16 * payload, n, 170, n}, // pinned
 	} {
-		name := fmt.Sprintf("tall-%d-%d", c.maxValue, c.heapRows)
+		name := fmt.Sprintf("tall-%d-%d-%d", c.maxValue, c.heapRows, c.keys)
 		opts := heapOpts
 		opts.MaxValue, opts.HeapRows = c.maxValue, c.heapRows
 		if _, err := e.c.CreateKV(ctx, name, opts); err != nil {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(uint64(c.maxValue), 9))
-		want := map[string][]byte{}
+		all, some := map[string][]byte{}, map[string][]byte{}
 		var b bytes.Buffer
-		for i := range 24 {
-			v := make([]byte, rng.IntN(300))
+		for i := range c.keys {
+			v := make([]byte, 3000+rng.IntN(800))
 			if i == 0 {
 				v = make([]byte, c.maxValue)
 			}
@@ -476,16 +478,19 @@ func TestKVHeapTallDefault(t *testing.T) {
 				v[j] = 'a' + byte(rng.IntN(26))
 			}
 			k := fmt.Sprintf("k%d", i)
-			want[k] = v
+			all[k] = v
+			if i%29 == 0 {
+				some[k] = v
+			}
 			fmt.Fprintf(&b, "{\"key\": %q, \"value\": %q}\n", k, v)
 		}
 		in, err := e.c.Load(ctx, name, bytes.NewReader(b.Bytes()), client.LoadOptions{KV: kv.JSONL})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := in.KV.Heap.Heap.Rows; got != c.rows {
-			t.Fatalf("max value %d, HeapRows %d: columns of %d rows, want %d", c.maxValue, c.heapRows, got, c.rows)
+		if got := in.KV.Heap.Heap.Rows; got != c.rows || in.KV.Heap.AutoRows != (c.heapRows == 0) {
+			t.Fatalf("max value %d, HeapRows %d, %d keys: columns of %d rows (auto %v), want %d", c.maxValue, c.heapRows, c.keys, got, in.KV.Heap.AutoRows, c.rows)
 		}
-		checkMany(t, e.c, name, want, "absent")
+		checkMany(t, e.c, name, some, "absent")
 	}
 }

@@ -38,7 +38,8 @@
 //     columns of Payload bytes, each column one sealed record of a second
 //     LWE database whose records are whole columns (Heap.Rows stored
 //     bytes: by default the LWE dimension N, one pack of the packed mode,
-//     or 2N where the largest value spans 16 columns of N or more).
+//     or 2N where the largest value spans 16 columns of N or more and the
+//     values outweigh one more pack of packer).
 //
 // A lookup asks both candidate buckets of the index, then exactly
 // Heap.Queries() = ⌈(MaxValue−1)/Payload⌉ + 1 heap columns: those the

@@ -35,7 +35,7 @@ func runBenchKV(args []string) error {
 	manyOld := fs.Int("many-old", 4, "--long-tail: keys of one LookupMany (cuckoo layout; 0: skip)")
 	warm := fs.Int("warm", 3, "--long-tail: in-process lookups of the largest value, with the device's CPU (heap layout)")
 	warmOld := fs.Int("warm-old", 1, "--long-tail: the same for the cuckoo layout")
-	heapRows := fs.Int("heap-rows", 0, "--long-tail: stored bytes of a heap column (0: the default, N or 2N by --max-value)")
+	heapRows := fs.Int("heap-rows", 0, "--long-tail: stored bytes of a heap column (0: the default, N or 2N by --max-value and the data)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func addCreateFlags(f *dbFlags) *createFlags {
 		slot:      fs.Int("slot", 0, "kv: value bytes per bucket slot (0: the maximum value, or the largest four fit in a record)"),
 		kvLayout:  fs.String("kv-layout", "auto", "kv: auto (heap for values longer than a slot, on a device that answers packed queries; else cuckoo), cuckoo (values in chunks in the buckets: 2·⌈max-value/slot⌉ queries a lookup) or heap (an index of pointers and a heap of whole columns, queried packed: 2 + ⌈max-value/column⌉ + 1 queries)"),
 		logCols:   fs.Int("log-cols", 0, "pir (lwe): lay generations out below 2^N columns (0: 18 for a packed-only database, 19 otherwise; at 1 GiB 18 is 4096 rows and 0.94 MB up, 17 is 8192 rows: half that query, twice the packing and its storage)"),
-		heapRows:  fs.Int("heap-rows", 0, "kv --kv-layout heap: stored bytes of a heap column, a power of two (0: the LWE dimension N = 2048, or 2N where --max-value spans 16 columns of N or more)"),
+		heapRows:  fs.Int("heap-rows", 0, "kv --kv-layout heap: stored bytes of a heap column, a power of two (0: chosen at each load, the LWE dimension N = 2048, or 2N where --max-value spans 16 columns of N or more and the values outweigh a pack of packer, 32 MiB)"),
 		lweParams: fs.String("lwe-params", "", "pir, kv: LWE parameter set (default; test is small and insecure, refused without --insecure-params)"),
 		insecure:  fs.Bool("insecure-params", false, "pir, kv: allow a parameter set marked insecure (tests only; recorded in the manifest)"),
 		deltaMax:  fs.Int("delta-max", 0, fmt.Sprintf("pir (one device), kv: bound on the delta of updates, bytes (0: the store's default, %d on a device)", client.DefaultDeltaMax)),

@@ -446,8 +446,9 @@ func TestKVHeapOldGenerationRemoved(t *testing.T) {
 // TestKVHeapTallDefault: where the largest value spans 16 columns of N rows
 // or more and the data outweighs one more pack of packer, the heap's
 // default columns are 2N tall (half the queries a lookup); otherwise N; an
-// explicit HeapRows is kept. Every value checked reads back byte for byte
-// from the tall heap, the largest included.
+// explicit HeapRows is kept; a light database that grows past a pack gets
+// the taller columns at its next compaction. Every value checked reads
+// back byte for byte, the largest included.
 func TestKVHeapTallDefault(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
@@ -490,6 +491,29 @@ func TestKVHeapTallDefault(t *testing.T) {
 		}
 		if got := in.KV.Heap.Heap.Rows; got != c.rows || in.KV.Heap.AutoRows != (c.heapRows == 0) {
 			t.Fatalf("max value %d, HeapRows %d, %d keys: columns of %d rows (auto %v), want %d", c.maxValue, c.heapRows, c.keys, got, in.KV.Heap.AutoRows, c.rows)
+		}
+		checkMany(t, e.c, name, some, "absent")
+		if c.keys >= 170 || c.heapRows != 0 {
+			continue
+		}
+		// The light database grows past a pack through its delta: the
+		// compaction that folds it in chooses the taller columns.
+		for i := c.keys; i < 170; i++ {
+			v := bytes.Repeat([]byte{'a' + byte(i%26)}, 3000+i)
+			k := fmt.Sprintf("k%d", i)
+			if _, err := e.c.Put(ctx, name, []byte(k), v); err != nil {
+				t.Fatal(err)
+			}
+			if i%29 == 0 {
+				some[k] = v
+			}
+		}
+		in, err = e.c.Compact(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := in.KV.Heap.Heap.Rows; got != 2*n || !in.KV.Heap.AutoRows {
+			t.Fatalf("%s compacted at %d entries: columns of %d rows (auto %v), want %d", name, in.KV.Entries, got, in.KV.Heap.AutoRows, 2*n)
 		}
 		checkMany(t, e.c, name, some, "absent")
 	}

@@ -187,14 +187,6 @@ func (s *session) nonlinearOp(p *nonlinear.Party, pr *profiler, i int, op graph.
 			}
 			return p.ReLU(m)
 		}
-		if v := op.In[0]; v > 0 && s.net.Ops[v-1].Kind == graph.ReLU {
-			if sh := s.owed[s.net.Ops[v-1].In[0]]; sh != 0 && p.Ring().Bits()-1-sh >= 1 {
-				// A truncated ReLU's outputs lie in [0, 2^{ℓ−1−sh}):
-				// comparisons over ℓ − sh bits, not ℓ (exact; see
-				// nonlinear.MaxPoolNonneg).
-				return p.MaxPoolNonneg(g, op.K*op.K, p.Ring().Bits()-1-sh)
-			}
-		}
 		return p.MaxPool(g, op.K*op.K)
 	case graph.AvgPool:
 		if op.In[0] > 0 && s.net.Ops[op.In[0]-1].Kind == graph.ReLU && op.Mul > 0 {

@@ -14,7 +14,7 @@ const (
 	frameStats  byte = 0x57 // server → client: its per-operation times (JSON)
 	frameAbort  byte = 0x5f // either way: the sender gives up (payload: reason)
 
-	wireVersion  byte = 6 // 6: a max-pool runs before the ReLU it reads (e2e's pooledReLUs), or compares a truncated ReLU's outputs over ℓ − s bits; 5: Galois keys sent seeded (b-halves, seed, digest); 4: a millionaires' pass sends all its leaf frames before the first answer (an older party waits for an answer after each frame); 3: OT pads and keys hashed by fixed-key AES (TCCR), not SHA-256; 2: the millionaires' leaves masked by key slots (a party of an older version computes other pads)
+	wireVersion  byte = 6 // 6: a max-pool runs before the ReLU it alone reads (pooledReLUs); 5: Galois keys sent seeded (b-halves, seed, digest); 4: a millionaires' pass sends all its leaf frames before the first answer (an older party waits for an answer after each frame); 3: OT pads and keys hashed by fixed-key AES (TCCR), not SHA-256; 2: the millionaires' leaves masked by key slots (a party of an older version computes other pads)
 	helloLen          = wire.HelloLen + 32
 	maxGaloisKey      = 1 << 12
 )

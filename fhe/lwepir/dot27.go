@@ -56,12 +56,7 @@ func dotMontTerms27(out []uint64, ps, ks [][]uint64, q, mred uint64) {
 			hi := mid>>37 + c
 			lo, c = bits.Add64(lo, a2[i]<<54, 0)
 			hi += a2[i]>>10 + c
-			mm, _ := bits.Mul64(lo*mred, q)
-			r := hi - mm + q
-			if r >= q {
-				r -= q
-			}
-			o[i] = r
+			o[i] = montReduce(hi, lo, q, mred)
 		}
 	}
 }

@@ -37,13 +37,7 @@ func dotMontTerms52(out []uint64, ps, ks [][]uint64, q, mred uint64) {
 		o := out[b0:b1]
 		for i := range o {
 			lo, c := bits.Add64(l[i], h[i]<<52, 0)
-			hi := h[i]>>12 + c
-			mm, _ := bits.Mul64(lo*mred, q)
-			r := hi - mm + q
-			if r >= q {
-				r -= q
-			}
-			o[i] = r
+			o[i] = montReduce(h[i]>>12+c, lo, q, mred)
 		}
 	}
 }

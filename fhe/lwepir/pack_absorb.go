@@ -254,12 +254,7 @@ func dotMontTermsGo(out []uint64, ps, ks [][]uint64, q, mred uint64) {
 		}
 		o := out[b0:b1]
 		for i := range o {
-			mm, _ := bits.Mul64(lo[i]*mred, q)
-			r := hi[i] - mm + q
-			if r >= q {
-				r -= q
-			}
-			o[i] = r
+			o[i] = montReduce(hi[i], lo[i], q, mred)
 		}
 	}
 }

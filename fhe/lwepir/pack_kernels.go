@@ -21,12 +21,7 @@ func macMont3(out, d0, d1, d2, k0, k1, k2 []uint64, q, mred uint64) {
 		hi := h0 + h1 + c
 		lo, c = bits.Add64(lo, l2, 0)
 		hi += h2 + c
-		m, _ := bits.Mul64(lo*mred, q)
-		r := hi - m + q
-		if r >= q {
-			r -= q
-		}
-		out[i] = r
+		out[i] = montReduce(hi, lo, q, mred)
 	}
 }
 
@@ -60,6 +55,17 @@ func mergeAutoMac2(out, u, auto, d0, d1, k0, k1 []uint64, q, mred uint64) {
 		hi := h0 + h1 + c
 		out[i] = montPlus(hi, lo, out[i]+u[auto[i]&wrap], q, mred)
 	}
+}
+
+// montReduce is the Montgomery reduction of the 128-bit value hi·2^64 + lo
+// (below q·2^64), brought below q: the dot-product kernels' last step.
+func montReduce(hi, lo, q, mred uint64) uint64 {
+	m, _ := bits.Mul64(lo*mred, q)
+	r := hi - m + q // < 2q
+	if r >= q {
+		r -= q
+	}
+	return r
 }
 
 // montPlus is the Montgomery reduction of the 128-bit sum hi·2^64 + lo

@@ -250,11 +250,7 @@ func mergeSums(s, u, e, o, mono []uint64, q, mred uint64) {
 		}
 		if o != nil {
 			hi, lo := bits.Mul64(o[i], mono[i])
-			m, _ := bits.Mul64(lo*mred, q)
-			t = hi - m + q
-			if t >= q {
-				t -= q
-			}
+			t = montReduce(hi, lo, q, mred)
 		}
 		x := ei + t
 		if x >= q {
@@ -281,12 +277,7 @@ func mergeAutoMac(out, u []uint64, auto []uint64, ds, ks [][]uint64, q, mred uin
 			lo, c = bits.Add64(lo, l, 0)
 			hi += h + c
 		}
-		m, _ := bits.Mul64(lo*mred, q)
-		r := hi - m + q // < 2q
-		if r >= q {
-			r -= q
-		}
-		r += out[i]
+		r := montReduce(hi, lo, q, mred) + out[i]
 		if r >= q {
 			r -= q
 		}

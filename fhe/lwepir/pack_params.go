@@ -270,12 +270,7 @@ func macMont(out []uint64, as, bs [][]uint64, q, mred uint64) {
 			lo, c = bits.Add64(lo, l, 0)
 			hi += h + c
 		}
-		m, _ := bits.Mul64(lo*mred, q)
-		r := hi - m + q
-		if r >= q {
-			r -= q
-		}
-		out[i] = r
+		out[i] = montReduce(hi, lo, q, mred)
 	}
 }
 

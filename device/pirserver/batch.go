@@ -3,7 +3,6 @@ package pirserver
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device/admit"
@@ -17,11 +16,7 @@ import (
 // pass takes every waiting query of the same generation at once (D times
 // a matrix of query vectors, package fhe/matvec's batch kernel). Each
 // query's vector and answer stay its own; only the reading is shared.
-type scanBatcher struct {
-	mu      sync.Mutex
-	pending []*scanWait
-	running bool
-}
+type scanBatcher struct{ waitQueue[*scanWait] }
 
 // batcherTable holds a device's batchers of one kind (B, a pointer to S),
 // one per database generation and shape (generationKey): queries of
@@ -66,13 +61,6 @@ func generationKey(gen string, p lwepir.Params, shape lwepir.Shape) string {
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d", gen, p.Name(), p.Packing, shape.Rows, shape.Cols, shape.RecordSize)
 }
 
-// idle reports whether no query waits for b or is in its pass.
-func (b *scanBatcher) idle() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return !b.running && len(b.pending) == 0
-}
-
 // maxScanBatch bounds the queries waiting for (and in) one pass; more are
 // refused with admit.ErrBusy, as a full run queue is.
 const maxScanBatch = api.MaxWaitingQueries
@@ -102,35 +90,21 @@ type scanWait struct {
 // already in a pass waits for it (the pass may be reading its pinned
 // objects), bounded by the device's run timeout.
 func (b *scanBatcher) scan(ctx context.Context, s *Server, srv *lwepir.Server, ws []*scanWait) error {
-	b.mu.Lock()
-	if len(b.pending) > 0 && len(b.pending)+len(ws) > maxScanBatch {
-		b.mu.Unlock()
-		return fmt.Errorf("%w: %d queries already wait for a scan", admit.ErrBusy, len(b.pending))
+	busy := func(pending []*scanWait) error {
+		if len(pending) > 0 && len(pending)+len(ws) > maxScanBatch {
+			return fmt.Errorf("%w: %d queries already wait for a scan", admit.ErrBusy, len(pending))
+		}
+		return nil
 	}
-	b.pending = append(b.pending, ws...)
-	if !b.running {
-		b.running = true
-		go b.run(s, srv)
+	if err := b.enqueue(ws, busy, func() { b.run(s, srv) }); err != nil {
+		return err
 	}
-	b.mu.Unlock()
 	var err error
 	for _, w := range ws {
-		select {
-		case <-w.done:
-			if err == nil {
-				err = w.err
-			}
-		case <-ctx.Done():
-			b.mu.Lock()
-			if i := slices.Index(b.pending, w); i >= 0 {
-				b.pending = slices.Delete(b.pending, i, i+1)
-				b.mu.Unlock()
-				err = ctx.Err()
-				continue
-			}
-			b.mu.Unlock()
-			<-w.done
-			err = ctx.Err()
+		if e := b.await(ctx, w, w.done); e != nil {
+			err = e
+		} else if err == nil {
+			err = w.err
 		}
 	}
 	return err
@@ -139,23 +113,16 @@ func (b *scanBatcher) scan(ctx context.Context, s *Server, srv *lwepir.Server, w
 // run makes passes until no query waits.
 func (b *scanBatcher) run(s *Server, srv *lwepir.Server) {
 	for {
-		b.mu.Lock()
-		if len(b.pending) == 0 {
-			b.running = false
-			b.mu.Unlock()
+		var prefix *string // the first query's: a pass reads one generation
+		batch, ok := b.next(func(w *scanWait) bool {
+			if prefix == nil {
+				prefix = &w.prefix
+			}
+			return w.prefix == *prefix
+		})
+		if !ok {
 			return
 		}
-		prefix := b.pending[0].prefix
-		var batch, rest []*scanWait
-		for _, w := range b.pending {
-			if w.prefix == prefix {
-				batch = append(batch, w)
-			} else {
-				rest = append(rest, w)
-			}
-		}
-		b.pending = rest
-		b.mu.Unlock()
 		qs := make([]*matvec.Query, len(batch))
 		for i, w := range batch {
 			qs[i] = w.q

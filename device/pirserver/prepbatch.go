@@ -3,8 +3,6 @@ package pirserver
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/rosemary-fhe/rosemary/device/admit"
 	"github.com/rosemary-fhe/rosemary/device/api"
@@ -19,9 +17,7 @@ import (
 // reads them once each: 64 MiB a query at 1 GiB in PackV3). Each query's
 // keys and prepared half stay its own.
 type prepBatcher struct {
-	mu      sync.Mutex
-	pending []*prepWait
-	running bool
+	waitQueue[*prepWait]
 	// hold, if set (tests), runs before each Prepare of a batch.
 	hold func()
 }
@@ -43,17 +39,10 @@ type prepWait struct {
 // admit.ErrBusy.
 const maxPrepBatch = api.MaxWaitingQueries
 
-// idle reports whether no request waits for b or is in its Prepare.
-func (b *prepBatcher) idle() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return !b.running && len(b.pending) == 0
-}
-
-// queued is the keys waiting. b.mu held.
-func (b *prepBatcher) queued() int {
+// queued is the keys of the requests in pending.
+func queued(pending []*prepWait) int {
 	n := 0
-	for _, w := range b.pending {
+	for _, w := range pending {
 		n += len(w.keys)
 	}
 	return n
@@ -63,55 +52,40 @@ func (b *prepBatcher) queued() int {
 // Prepare starts leaves the queue; one already in a Prepare waits for it
 // (it reads the packer the request pinned), bounded by the run timeout.
 func (b *prepBatcher) prepare(ctx context.Context, s *Server, w *prepWait) error {
-	b.mu.Lock()
-	if n := b.queued(); n > 0 && n+len(w.keys) > maxPrepBatch {
-		b.mu.Unlock()
-		return fmt.Errorf("%w: %d queries already wait for their packing", admit.ErrBusy, n)
-	}
-	b.pending = append(b.pending, w)
-	if !b.running {
-		b.running = true
-		go b.run(s)
-	}
-	b.mu.Unlock()
-	select {
-	case <-w.done:
-		return w.err
-	case <-ctx.Done():
-		b.mu.Lock()
-		if i := slices.Index(b.pending, w); i >= 0 {
-			b.pending = slices.Delete(b.pending, i, i+1)
-			b.mu.Unlock()
-			return ctx.Err()
+	busy := func(pending []*prepWait) error {
+		if n := queued(pending); n > 0 && n+len(w.keys) > maxPrepBatch {
+			return fmt.Errorf("%w: %d queries already wait for their packing", admit.ErrBusy, n)
 		}
-		b.mu.Unlock()
-		<-w.done
-		return ctx.Err()
+		return nil
 	}
+	if err := b.enqueue([]*prepWait{w}, busy, func() { b.run(s) }); err != nil {
+		return err
+	}
+	if err := b.await(ctx, w, w.done); err != nil {
+		return err
+	}
+	return w.err
 }
 
 // run makes Prepares until no request waits: each takes the waiting
 // requests of the first one's packer, in order, up to maxPrepBatch keys.
 func (b *prepBatcher) run(s *Server) {
 	for {
-		b.mu.Lock()
-		if len(b.pending) == 0 {
-			b.running = false
-			b.mu.Unlock()
+		var pk *lwepir.Packer
+		n := 0
+		batch, ok := b.next(func(w *prepWait) bool {
+			if pk == nil {
+				pk = w.pk
+			}
+			if w.pk != pk || (n > 0 && n+len(w.keys) > maxPrepBatch) {
+				return false
+			}
+			n += len(w.keys)
+			return true
+		})
+		if !ok {
 			return
 		}
-		pk := b.pending[0].pk
-		var batch, rest []*prepWait
-		n := 0
-		for _, w := range b.pending {
-			if w.pk == pk && (len(batch) == 0 || n+len(w.keys) <= maxPrepBatch) {
-				batch, n = append(batch, w), n+len(w.keys)
-			} else {
-				rest = append(rest, w)
-			}
-		}
-		b.pending = rest
-		b.mu.Unlock()
 		if b.hold != nil {
 			b.hold()
 		}

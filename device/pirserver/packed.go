@@ -358,16 +358,27 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 		return nil, err
 	}
 	defer src.release()
-	pk, done, err := s.packer(ctx, req.GetGeneration(), p, shape)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	// The packing's half joins the generation's prepare batcher: requests
-	// that wait together share one Prepare's pass over the factors.
-	wait := &prepWait{pk: pk, keys: keys, caller: caller, done: make(chan struct{})}
-	batcher := s.preps.get(generationKey(req.GetGeneration(), p, shape))
+	// The packer is loaded beside the scan, not before it: on a cold
+	// device its precomputation is read from the store (0.2 s of a 4 GiB
+	// database's cold query, measured), while the scan's reads start.
+	var (
+		pk            *lwepir.Packer
+		packerErr     error
+		wait          *prepWait
+		batcher       = s.preps.get(generationKey(req.GetGeneration(), p, shape))
+		releasePacker = func() {}
+	)
+	defer func() { releasePacker() }()
 	cols, cores, read, err := s.scanBeside(ctx, caller, p, shape, srv, src, queries, req.GetGeneration(), "pack", s.cfg.Cores.For(caller), func(ctx context.Context) error {
+		var done func()
+		if pk, done, packerErr = s.packer(ctx, req.GetGeneration(), p, shape); packerErr != nil {
+			return packerErr
+		}
+		releasePacker = done
+		// The packing's half joins the generation's prepare batcher:
+		// requests that wait together share one Prepare's pass over the
+		// factors.
+		wait = &prepWait{pk: pk, keys: keys, caller: caller, done: make(chan struct{})}
 		release, err := s.cfg.Runs.Acquire(ctx, caller)
 		if err != nil {
 			return err
@@ -375,6 +386,9 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 		defer release()
 		return batcher.prepare(ctx, s, wait)
 	})
+	if packerErr != nil {
+		return nil, packerErr
+	}
 	if err != nil {
 		return nil, err
 	}

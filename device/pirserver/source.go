@@ -29,6 +29,7 @@ type source struct {
 	bytes               atomic.Int64
 	bufMu               sync.Mutex
 	buf                 []byte
+	ahead               prefetcher
 }
 
 // pin acquires the tiles and hint diagonals of generation gen, checking
@@ -91,6 +92,7 @@ func (s *Server) pinAll(prefix string, count int64, shape object.Shape, bytes in
 }
 
 func (s *source) release() {
+	s.ahead.stop()
 	for _, o := range append(s.tiles, s.diags...) {
 		o.Release()
 	}
@@ -107,9 +109,6 @@ func (s *source) VisitBlock(_ context.Context, k, b int, f func(row int, rows []
 	return s.visitBlock(k, b, true, f)
 }
 
-// tilesAhead is how many tiles past the one a scan starts are prefetched.
-const tilesAhead = 2
-
 // visitBlock is VisitBlock, its pages scanned on a goroutine per channel
 // or (parallel false) all on the caller's. A page is scanned where it was
 // read only if it holds whole blocks of matvec.RowBlock rows: the vector
@@ -122,20 +121,9 @@ func (s *source) visitBlock(k, b int, parallel bool, f func(row int, rows []byte
 	lb := o.Info().Shape.LimbBytes()
 	if b == 0 {
 		// The tiles' pages are read in place through the store's
-		// mappings: have the kernel read them ahead where they are not
-		// cached, rather than page by page as the scan faults, tilesAhead
-		// tiles ahead (the scan's workers take tiles in turn), so that the
-		// disk has the next tiles' reads queued while this one is
-		// multiplied. Each tile is advised once a pass (the first tiles
-		// by the first): advice costs a walk of the page cache even
-		// where the pages are there.
-		from := k + tilesAhead
-		if k < tilesAhead {
-			from = k
-		}
-		for j := from; j <= k+tilesAhead && j < len(s.tiles); j++ {
-			s.tiles[j].Prefetch()
-		}
+		// mappings: where they are not cached, a prefetcher reads them
+		// ahead of the scan (prefetch.go).
+		s.ahead.started(s.tiles, k)
 	}
 	if s.rowBytes > 0 && s.pageBytes%(matvec.RowBlock*s.rowBytes) == 0 {
 		scan := o.ScanLimb

@@ -198,7 +198,21 @@ func CatchFaults(f func() error, onFault func(addr uintptr) error) (err error) {
 // a scan about to take its limbs one by one finds them in flight, as the
 // channel reads of VisitLimb, one per channel, would have them. It is
 // advice: nothing is reported where it cannot be given.
-func (o *Object) Prefetch() {
+func (o *Object) Prefetch() { o.readAhead(false) }
+
+// Populate reads the object's pages into the page cache and maps them,
+// every channel at once (madvise MADV_POPULATE_READ, one goroutine a
+// channel, each faulting its rows in with the kernel reading ahead), and
+// returns when they are there; where the kernel cannot, it is Prefetch.
+// A scan's prefetcher runs it on its own goroutine some tiles ahead of
+// the scan, so that the disk has several channels' reads in flight while
+// the scan's cores multiply (a goroutine blocked in the system call
+// leaves its core to them). Like Prefetch it reports nothing.
+func (o *Object) Populate() { o.readAhead(true) }
+
+// readAhead is Prefetch (wait false) or Populate (wait true). A part whose
+// first page is cached is taken as cached.
+func (o *Object) readAhead(wait bool) {
 	if o.released.Load() || o.s.begin() != nil {
 		return
 	}
@@ -206,6 +220,8 @@ func (o *Object) Prefetch() {
 	s, d := o.s, o.rec.desc
 	ss := slotSize(s.lay)
 	rows := s.lay.PartRows(d.Shape())
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for p := range rows {
 		if rows[p] == 0 {
 			continue
@@ -231,8 +247,15 @@ func (o *Object) Prefetch() {
 			if err != nil || c == nil {
 				continue
 			}
-			adviseWillNeed(c.data, start, end)
-			s.releaseMap(c)
+			if !wait {
+				adviseWillNeed(c.data, start, end)
+				s.releaseMap(c)
+				continue
+			}
+			wg.Go(func() {
+				defer s.releaseMap(c)
+				_, _ = populate(c.data, start, end)
+			})
 		}
 	}
 }

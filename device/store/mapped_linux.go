@@ -42,6 +42,29 @@ func adviseWillNeed(b []byte, start, end int64) {
 	_ = unix.Madvise(b[start:end], unix.MADV_WILLNEED)
 }
 
+// madvPopulateRead is MADV_POPULATE_READ (Linux 5.14): fault the range's
+// pages in for reading, the kernel reading ahead as a fault does, and
+// return when they are there.
+const madvPopulateRead = 22
+
+// populate reads b[start:end] (widened to whole memory pages) into the page
+// cache and maps it, returning when it is there; where the kernel has no
+// MADV_POPULATE_READ it starts readahead instead (adviseWillNeed) and
+// returns at once (waited false). A range past the end of its file
+// (cut short under the mapping) is an error, not a fault.
+func populate(b []byte, start, end int64) (waited bool, err error) {
+	pg := int64(os.Getpagesize())
+	start -= start % pg
+	end = min(end, int64(len(b)))
+	if start >= end {
+		return true, nil
+	}
+	if err := unix.Madvise(b[start:end], madvPopulateRead); err != unix.EINVAL {
+		return true, err
+	}
+	return false, unix.Madvise(b[start:end], unix.MADV_WILLNEED)
+}
+
 // resident reports whether the memory page of b holding offset off is in
 // the page cache (true where the system cannot say).
 func resident(b []byte, off int64) bool {

@@ -16,4 +16,6 @@ func unmapFile([]byte) {}
 
 func adviseWillNeed([]byte, int64, int64) {}
 
+func populate([]byte, int64, int64) (bool, error) { return false, nil }
+
 func resident([]byte, int64) bool { return true }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rosemary-fhe/rosemary/device/store/layout"
 )
@@ -113,8 +114,11 @@ func (s *Store) unmapAll() {
 
 // scanLimbMapped is visitLimbAs for a scan (identity checked, not the
 // payload CRC), on the calling goroutine over mapped pages. ok is false
-// where mapping is unavailable (nothing was visited).
-func (s *Store) scanLimbMapped(name string, r record, poly, limb int, f func(off int, page []byte)) (ok bool, err error) {
+// where mapping is unavailable, or where the limb's first page is not
+// cached (nothing was visited: the caller reads the limb); cached says
+// the handle's pages were found cached before (no need to ask), and is
+// set when they are.
+func (s *Store) scanLimbMapped(name string, r record, cached *atomic.Bool, poly, limb int, f func(off int, page []byte)) (ok bool, err error) {
 	l := s.lay
 	sh := r.desc.Shape()
 	if poly < 0 || poly >= sh.Polys || limb < 0 || limb >= sh.Limbs {
@@ -138,13 +142,17 @@ func (s *Store) scanLimbMapped(name string, r record, poly, limb int, f func(off
 		if err != nil {
 			return true, fmt.Errorf("store: read %q: %w", name, err)
 		}
-		if i == 0 && c != nil && !resident(c.data, start) {
-			// Not in the page cache: read the limb instead, every
-			// channel at once in large requests (faulting its pages in
-			// through the mapping one by one is slower); the reads leave
-			// the pages cached, and the next pass maps them.
-			s.releaseMap(c)
-			return false, nil
+		if i == 0 && c != nil && !cached.Load() {
+			if !resident(c.data, start) {
+				// Not in the page cache: read the limb instead, every
+				// channel at once in large requests (faulting its pages
+				// in through the mapping one by one is slower); the
+				// reads leave the pages cached, and the next pass maps
+				// them.
+				s.releaseMap(c)
+				return false, nil
+			}
+			cached.Store(true)
 		}
 		if c == nil {
 			// The channel file ends before the run: visitRun names the

@@ -24,8 +24,12 @@ const tilesAhead = 2
 // on a goroutine of its own, up to a window ahead of the furthest tile a
 // scan has started: the disk is kept busy with every channel's reads
 // while the scan's workers multiply what has arrived. A scan of a cached
-// database costs it one residency check a tile.
+// database costs it one residency check a tile. The zero prefetcher does
+// nothing.
 type prefetcher struct {
+	n       int         // tiles
+	ahead   int         // the window past the furthest started tile
+	fill    func(k int) // populates tile k
 	mu      sync.Mutex
 	next    int  // the next tile to populate
 	want    int  // tiles below want are to be populated
@@ -34,12 +38,23 @@ type prefetcher struct {
 	done    sync.WaitGroup
 }
 
-// started notes that a scan started tile k of tiles (a pass starts over at
-// tile 0) and has the tiles of the window after it populated.
-func (p *prefetcher) started(tiles []*store.Object, k int) {
+// newPrefetcher is the prefetcher of a source's tiles: its window is
+// prefetchBytes of tiles, at least tilesAhead.
+func newPrefetcher(tiles []*store.Object) *prefetcher {
 	ahead := tilesAhead
-	if tb := tiles[0].Info().Shape.Bytes(); tb > 0 {
-		ahead = max(ahead, int((prefetchBytes+tb-1)/tb))
+	if len(tiles) > 0 {
+		if tb := tiles[0].Info().Shape.Bytes(); tb > 0 {
+			ahead = max(ahead, int((prefetchBytes+tb-1)/tb))
+		}
+	}
+	return &prefetcher{n: len(tiles), ahead: ahead, fill: func(k int) { tiles[k].Populate() }}
+}
+
+// started notes that a scan started tile k (a pass starts over at tile 0)
+// and has the tiles of the window after it populated.
+func (p *prefetcher) started(k int) {
+	if p == nil || p.fill == nil {
+		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -50,17 +65,17 @@ func (p *prefetcher) started(tiles []*store.Object, k int) {
 		// A new pass over the tiles.
 		p.next, p.want = 0, 0
 	}
-	p.want = max(p.want, min(len(tiles), k+ahead+1))
+	p.want = max(p.want, min(p.n, k+p.ahead+1))
 	if p.running || p.next >= p.want {
 		return
 	}
 	p.running = true
 	p.done.Add(1)
-	go p.run(tiles)
+	go p.run()
 }
 
 // run populates tiles until it reaches the window's end or is stopped.
-func (p *prefetcher) run(tiles []*store.Object) {
+func (p *prefetcher) run() {
 	defer p.done.Done()
 	for {
 		p.mu.Lock()
@@ -72,13 +87,16 @@ func (p *prefetcher) run(tiles []*store.Object) {
 		k := p.next
 		p.next++
 		p.mu.Unlock()
-		tiles[k].Populate()
+		p.fill(k)
 	}
 }
 
 // stop ends the prefetching and waits for the tile being populated (the
 // caller releases the tiles next).
 func (p *prefetcher) stop() {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	p.stopped = true
 	p.mu.Unlock()

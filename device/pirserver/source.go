@@ -29,7 +29,7 @@ type source struct {
 	bytes               atomic.Int64
 	bufMu               sync.Mutex
 	buf                 []byte
-	ahead               prefetcher
+	ahead               *prefetcher // nil until the tiles are pinned
 }
 
 // pin acquires the tiles and hint diagonals of generation gen, checking
@@ -40,6 +40,7 @@ func (s *Server) pin(gen string, p lwepir.Params, shape lwepir.Shape, diagShape 
 	if src.tiles, err = s.pinAll(objname.LWETiles(gen), int64(shape.Tiles(p)), object.Shape{}, int64(shape.TileBytes(p))); err != nil {
 		return nil, err
 	}
+	src.ahead = newPrefetcher(src.tiles)
 	if src.diags, err = s.pinAll(objname.LWEDiagonals(gen), diagObjects, diagShape, diagShape.Bytes()); err != nil {
 		src.release()
 		return nil, err
@@ -59,6 +60,7 @@ func (s *Server) pinTiles(gen string, p lwepir.Params, shape lwepir.Shape) (*sou
 	if src.tiles, err = s.pinAll(objname.LWETiles(gen), int64(shape.Tiles(p)), object.Shape{}, int64(shape.TileBytes(p))); err != nil {
 		return nil, err
 	}
+	src.ahead = newPrefetcher(src.tiles)
 	if src.Blocks() < 1 || shape.Rows%src.Blocks() != 0 {
 		src.release()
 		return nil, malformed("tiles stored in %d limbs", src.Blocks())
@@ -123,7 +125,7 @@ func (s *source) visitBlock(k, b int, parallel bool, f func(row int, rows []byte
 		// The tiles' pages are read in place through the store's
 		// mappings: where they are not cached, a prefetcher reads them
 		// ahead of the scan (prefetch.go).
-		s.ahead.started(s.tiles, k)
+		s.ahead.started(k)
 	}
 	if s.rowBytes > 0 && s.pageBytes%(matvec.RowBlock*s.rowBytes) == 0 {
 		scan := o.ScanLimb

@@ -153,11 +153,13 @@ func TestMulAddShapes(t *testing.T) {
 
 // TestMulAddBatch checks batches against the reference, including one
 // large enough (64 queries, 2048 columns, 130 rows) that the vector kernels
-// split the matrix into column and row blocks.
+// split the matrix into column and row blocks, and small batches over rows
+// wider than an LWE tile's, with a tail of columns.
 func TestMulAddBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	cases := []struct{ nq, rows, cols, off int }{
 		{1, 8, 256, 5}, {2, 9, 128, 0}, {3, 12, 64, 1}, {8, 16, 512, 33}, {9, 7, 100, 2}, {17, 20, 640, 64}, {64, 130, 2048, 1},
+		{2, 12, 4096 + 96, 3}, {5, 9, 6208, 0},
 	}
 	for _, k := range kernels() {
 		for _, c := range cases {

@@ -13,7 +13,10 @@
 // generation with whatever other queries wait for it (batch.go, package
 // fhe/matvec's batch kernel), and the ring stage — the query's own key
 // switches and pass over the hint's diagonals — takes a run slot of the
-// caller's (admit.Queue), so callers share the cores fairly.
+// caller's (admit.Queue), so callers share the cores fairly. Where the
+// tiles are not in the page cache, a prefetcher reads them in ahead of the
+// scan on a goroutine of its own (prefetch.go), and a packed query loads
+// its packer beside the scan.
 package pirserver
 
 import (

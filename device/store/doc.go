@@ -95,7 +95,10 @@
 // Scans (ScanLimb) and in-place readers (Object.Map) read through
 // read-only mappings of the channel files kept for the store's life
 // (mapped.go): a cached page is computed on where it lies in the page
-// cache, with no copy; a limb not yet cached is read as above. They check
+// cache, with no copy; a limb not yet cached is read as above, and an
+// object not cached can be read in ahead of its scan (Object.Populate:
+// every channel's rows at once, in the kernel's MADV_POPULATE_READ; or
+// Object.Prefetch, readahead advice). They check
 // each page's identity, not its payload CRC (their data is authenticated
 // end to end by its owner; scrubbing checks every CRC). A file cut short
 // under a mapping faults; the fault is a CorruptPageError, not a crash.

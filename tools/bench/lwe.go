@@ -125,7 +125,22 @@ func runLWE(ctx context.Context, opt PIROptions) (*PIRReport, error) {
 			rep.HintFreeCPUOverheadMedian = rep.DeviceCPUPerQueryMedian / hd.DeviceCPUMedianSeconds
 		}
 	}
+	goalRatios(rep)
 	return rep, nil
+}
+
+// goalRatios sets the ratios the report's figures are judged by: each
+// cold query (a warm one left out) over the run's strongest raw read of
+// the same files, and the warm queries over the run's read-only sweep.
+func goalRatios(rep *PIRReport) {
+	for _, r := range rep.ColdRuns {
+		if !r.Warm && rep.RawReadGBps > 0 {
+			rep.ColdOverBestRaw = append(rep.ColdOverBestRaw, r.ScanGBps/rep.RawReadGBps)
+		}
+	}
+	if rep.MemReadGBps > 0 {
+		rep.WarmOverReadSweep = rep.ScanGBps / rep.MemReadGBps
+	}
 }
 
 // prepareLWE builds (or, with --device, finds) the database and the

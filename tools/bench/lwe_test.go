@@ -149,6 +149,20 @@ func TestLWEBenchmarkColdThroughADevice(t *testing.T) {
 	if got.DeviceCPUPerQuery != 0 || got.HintDownload != nil {
 		t.Fatalf("device CPU %v read from a device not started here; hint download %+v not asked", got.DeviceCPUPerQuery, got.HintDownload)
 	}
+	// The goals' ratios: one for each cold run that was cold (not the
+	// second, warm), over the best raw read; the warm scan over the sweep.
+	var want []float64
+	for _, run := range got.ColdRuns {
+		if !run.Warm {
+			want = append(want, run.ScanGBps/got.RawReadGBps)
+		}
+	}
+	if !slices.Equal(got.ColdOverBestRaw, want) {
+		t.Fatalf("cold over the best raw read %v, want %v", got.ColdOverBestRaw, want)
+	}
+	if got.MemReadGBps <= 0 || got.WarmOverReadSweep != got.ScanGBps/got.MemReadGBps {
+		t.Fatalf("warm over the read sweep %v: scan %v GB/s, sweep %v", got.WarmOverReadSweep, got.ScanGBps, got.MemReadGBps)
+	}
 }
 
 // SimplePIR's mode on a benchmark store: the hint computed from the

@@ -147,6 +147,13 @@ type PIRReport struct {
 	// mappings keep pages that dropping the cache does not evict: a
 	// device given with --device, or ours after its first scans).
 	ColdRuns []ColdRun `json:"cold_runs,omitempty"`
+	// ColdOverBestRaw (LWE): each cold query's GB/s (ColdRuns, a warm one
+	// left out) over RawReadGBps, the strongest raw read of the run;
+	// WarmOverReadSweep: ScanGBps over MemReadGBps. The two ratios issue
+	// 40 sets goals for (≥ 0.8 each), computed here so that every run
+	// states them.
+	ColdOverBestRaw   []float64 `json:"cold_over_best_raw,omitempty"`
+	WarmOverReadSweep float64   `json:"warm_over_read_sweep,omitempty"`
 	// ColdIsWarm: the first query's store was found cached after the drop
 	// (ColdRuns[0].Warm), so its figures are FirstQuerySeconds and
 	// FirstScanGBps, not the cold ones (left out).

@@ -386,7 +386,9 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 		defer release()
 		return batcher.prepare(ctx, s, wait)
 	})
-	if packerErr != nil {
+	// The packer's own error is the cause, unless the scan's failure
+	// cancelled its loading (scanBeside then names the scan's).
+	if packerErr != nil && !errors.Is(packerErr, context.Canceled) {
 		return nil, packerErr
 	}
 	if err != nil {

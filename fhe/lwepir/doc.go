@@ -149,7 +149,11 @@
 // stored words, no merges below level 5 (51 → 30 CPU ms a pack here). The
 // dot products are nine tenths of a query's packing; with AVX2 they run in
 // 27-bit limbs, three VPMULUDQ a product (dot27.go: 30 → 21 CPU ms a pack,
-// the speed at which one core reads the 94 MB of factors). The
+// the speed at which one core reads the 94 MB of factors). A batch of
+// three or more queries shares each factor's load and limb split among four
+// queries a call (dot27q4.go): at PackV3's 2047 terms a pack, 1.4× the
+// single-query kernel's speed for four queries, 1.9× for sixteen and more
+// (BenchmarkDotQ4, AVX2). The
 // b-side does not need the scan: Prepare runs beside it, holding a core
 // of a Gate per stored node as the scan does. The factors are stored per
 // generation (Factors, AParts) and reloaded with LoadPacker, or used where

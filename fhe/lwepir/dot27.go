@@ -49,14 +49,20 @@ func dotMontTerms27(out []uint64, ps, ks [][]uint64, q, mred uint64) {
 		for ; t < len(ps); t++ {
 			dot27x1(&a[0], m, &ps[t][b0], &ks[t][b0])
 		}
-		a0, a1, a2, o := a[:m], a[m:2*m], a[2*m:3*m], out[b0:b1]
-		for i := range o {
-			mid := a1[i] - a0[i] - a2[i] // Σ p0·k1 + p1·k0: exact, below 2^64
-			lo, c := bits.Add64(a0[i], mid<<27, 0)
-			hi := mid>>37 + c
-			lo, c = bits.Add64(lo, a2[i]<<54, 0)
-			hi += a2[i]>>10 + c
-			o[i] = montReduce(hi, lo, q, mred)
-		}
+		reduce27(out[b0:b1], a[:m], a[m:2*m], a[2*m:3*m], q, mred)
+	}
+}
+
+// reduce27 sets o[i] to the 128-bit sum a0 + (a1 − a0 − a2)·2^27 + a2·2^54
+// of a coefficient's limb sums, Montgomery-reduced below q.
+func reduce27(o, a0, a1, a2 []uint64, q, mred uint64) {
+	a0, a1, a2 = a0[:len(o)], a1[:len(o)], a2[:len(o)]
+	for i := range o {
+		mid := a1[i] - a0[i] - a2[i] // Σ p0·k1 + p1·k0: exact, below 2^64
+		lo, c := bits.Add64(a0[i], mid<<27, 0)
+		hi := mid>>37 + c
+		lo, c = bits.Add64(lo, a2[i]<<54, 0)
+		hi += a2[i]>>10 + c
+		o[i] = montReduce(hi, lo, q, mred)
 	}
 }

@@ -58,6 +58,69 @@ func TestDot27MatchesGo(t *testing.T) {
 	}
 }
 
+// The four-query kernel gives each query dotMontTerms' values exactly:
+// random operands and operands at q − 1, term counts from one to the
+// bound, keys read at offsets into longer split keys (as Prepare reads
+// them, shifted), lengths of one vector to a block.
+func TestDotQ4MatchesGo(t *testing.T) {
+	if !useDot27 {
+		t.Skip("no AVX2 limb kernel on this CPU or build: the Go kernel is the only one")
+	}
+	pr, err := Default().packRing()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, mred := pr.q, pr.mred
+	var d dotQ4
+	for _, terms := range []int{1, 2, 3, 7, 45, dot27MaxTerms} {
+		for _, n := range []int{4, 12, 128, dotBlock} {
+			for _, extreme := range []bool{false, true} {
+				if !dotQ4Fits(n, terms, n+terms, q) {
+					t.Fatalf("%d terms of %d words: refused", terms, n)
+				}
+				ps, _ := dotOperands(t, terms, n, q, extreme)
+				// One long key a query, laid out split at a stride of qs
+				// words; each term's read at its own offset.
+				qs := splitLen27(n+terms) + 8
+				buf := make([]uint64, 4*qs)
+				var out [4][]uint64
+				want := make([][]uint64, 4)
+				offs := make([]int, terms)
+				for tt := range offs {
+					offs[tt] = (tt * 7) % (terms + 1)
+				}
+				for j := range 4 {
+					_, long := dotOperands(t, 1, n+terms, q, extreme)
+					splitKey27(buf[j*qs:], long[0])
+					kt := make([][]uint64, terms)
+					for tt, off := range offs {
+						kt[tt] = long[0][off : off+n]
+					}
+					want[j] = make([]uint64, n)
+					dotMontTermsGo(want[j], ps, kt, q, mred)
+					out[j] = make([]uint64, n)
+				}
+				ks := make([][]uint64, terms)
+				for tt, off := range offs {
+					ks[tt] = buf[off:]
+				}
+				d.load(ps)
+				d.sum(&out, ks, qs, q, mred)
+				for j := range 4 {
+					for i := range n {
+						if out[j][i] != want[j][i] {
+							t.Fatalf("%d terms, n %d, extreme %v, query %d, slot %d: %d, want %d", terms, n, extreme, j, i, out[j][i], want[j][i])
+						}
+					}
+				}
+			}
+		}
+	}
+	if dotQ4Fits(8, 0, 8, q) || dotQ4Fits(dotBlock+4, 3, 8, q) || dotQ4Fits(8, 3, dot27KeyStride+1, q) || dotQ4Fits(8, dot27MaxTerms+1, 8, q) {
+		t.Fatal("dotQ4Fits accepts operands the four-query kernel cannot sum")
+	}
+}
+
 // BenchmarkDotMontTerms times one query's absorbed dot products at 2048
 // rows (128 nodes of 45 terms over N = 2048 coefficients: 94 MB of factors
 // streamed, as Prepare streams them), in Go and with the limb kernels.
@@ -118,6 +181,95 @@ func BenchmarkDotMontTerms(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
 		})
 	}
+}
+
+// BenchmarkDotQ4 times a batch's products over one pack's factors (2047
+// terms of 2048 coefficients, 32 MiB), block by block as Prepare runs
+// them: each query with the single-query kernel, and four at a time.
+func BenchmarkDotQ4(b *testing.B) {
+	if !useDot27 {
+		b.Skip("no AVX2 limb kernel")
+	}
+	pr, err := Default().packRing()
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, mred := pr.q, pr.mred
+	const terms, n = 2047, 2048
+	queries := 16
+	if v := os.Getenv("DOTQ4_QUERIES"); v != "" {
+		queries, _ = strconv.Atoi(v)
+	}
+	blk := 128
+	if v := os.Getenv("DOTQ4_BLOCK"); v != "" {
+		blk, _ = strconv.Atoi(v)
+	}
+	factors := make([][]uint64, terms)
+	for t := range factors {
+		factors[t] = randBelow(b, n, q)
+	}
+	keys := make([][]uint64, queries)
+	qs := splitLen27(n)
+	split := make([]uint64, queries*qs)
+	for j := range keys {
+		keys[j] = randBelow(b, n, q)
+		splitKey27(split[j*qs:], keys[j])
+	}
+	out := make([]uint64, blk)
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*terms*n*queries), "ns/product")
+	}
+	b.Run("single", func(b *testing.B) {
+		ps, ks := make([][]uint64, 0, dot27MaxTerms), make([][]uint64, 0, dot27MaxTerms)
+		for b.Loop() {
+			for pos := 0; pos < n; pos += blk {
+				for t0 := 0; t0 < terms; t0 += dot27MaxTerms {
+					t1 := min(t0+dot27MaxTerms, terms)
+					ps = ps[:0]
+					for t := t0; t < t1; t++ {
+						ps = append(ps, factors[t][pos:pos+blk])
+					}
+					for j := range queries {
+						ks = ks[:0]
+						for range t1 - t0 {
+							ks = append(ks, keys[j][pos:pos+blk])
+						}
+						dotMontTerms27(out, ps, ks, q, mred)
+					}
+				}
+			}
+		}
+		report(b)
+	})
+	b.Run("q4", func(b *testing.B) {
+		var d dotQ4
+		var outs [4][]uint64
+		for j := range outs {
+			outs[j] = make([]uint64, blk)
+		}
+		ps := make([][]uint64, 0, dot27MaxTerms)
+		ks := make([][]uint64, 0, dot27MaxTerms)
+		for b.Loop() {
+			for pos := 0; pos < n; pos += blk {
+				for t0 := 0; t0 < terms; t0 += dot27MaxTerms {
+					t1 := min(t0+dot27MaxTerms, terms)
+					ps = ps[:0]
+					for t := t0; t < t1; t++ {
+						ps = append(ps, factors[t][pos:pos+blk])
+					}
+					d.load(ps)
+					for g := 0; g < queries; g += 4 {
+						ks = ks[:0]
+						for range t1 - t0 {
+							ks = append(ks, split[g*qs+pos:])
+						}
+						d.sum(&outs, ks, qs, q, mred)
+					}
+				}
+			}
+		}
+		report(b)
+	})
 }
 
 var sink uint64

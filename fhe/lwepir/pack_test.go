@@ -263,32 +263,38 @@ func TestPackedWrongKeysFail(t *testing.T) {
 }
 
 // A batch's prepared halves equal each query's own, bit for bit, whatever
-// the workers.
+// the workers and the batch's size: with the limb kernels, batches of
+// three (a group of four padded), four, five (a group and one left to the
+// single-query kernel) and seven (a group and a padded one).
 func TestPackedBatchEqualsSingle(t *testing.T) {
 	p := Test()
 	shape := Shape{Rows: 2 * p.N(), Cols: p.N(), RecordSize: 8}
 	pp := newPackedPIR(t, p, shape)
 	var keys []*PackingKeys
-	for range 5 {
+	var alone []*Prepared
+	for range 7 {
 		q, _, err := pp.cl.PackedQuery(0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		keys = append(keys, q.Keys)
-	}
-	for _, workers := range []int{1, 2, 8} {
-		batch, err := pp.pk.Prepare(context.Background(), keys, workers, nil)
+		one, err := pp.pk.Prepare(context.Background(), []*PackingKeys{q.Keys}, 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, k := range keys {
-			one, err := pp.pk.Prepare(context.Background(), []*PackingKeys{k}, 1, nil)
+		alone = append(alone, one[0])
+	}
+	for _, size := range []int{3, 4, 5, 7} {
+		for _, workers := range []int{1, 2, 8} {
+			batch, err := pp.pk.Prepare(context.Background(), keys[:size], workers, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for pack := range one[0].c {
-				if fmt.Sprint(one[0].c[pack]) != fmt.Sprint(batch[i].c[pack]) {
-					t.Fatalf("workers %d: query %d, pack %d differs in a batch", workers, i, pack)
+			for i := range size {
+				for pack := range alone[i].c {
+					if fmt.Sprint(alone[i].c[pack]) != fmt.Sprint(batch[i].c[pack]) {
+						t.Fatalf("batch of %d, workers %d: query %d, pack %d differs in a batch", size, workers, i, pack)
+					}
 				}
 			}
 		}

@@ -236,7 +236,8 @@ const twoKeyTerms = dot27MaxTerms
 // prepareTwoKeys is prepareRange with two keys: for each block of orbit
 // slots, the dot product of the pack's stored digits with each query's
 // keys at the shifts of their switchings, a query's sum then put back in
-// NTT order and transformed to coefficients in dst.
+// NTT order and transformed to coefficients in dst. A batch of three or
+// more queries runs four a call where the limb kernels run (dotQ4).
 func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, dst [][]uint64, gate Gate) error {
 	pr, n := pk.pr, pk.p.N()
 	m, ell, q, mred := n/2, pr.pp.Digits, pr.q, pr.mred
@@ -260,12 +261,27 @@ func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, d
 	}
 	ps := make([][]uint64, 0, step)
 	ks := make([][]uint64, 0, step)
+	var q4 *twoKeysQ4
+	if len(kvs) >= 3 && !dot52Fits(blk, terms, q) && dotQ4Fits(blk, min(step, terms), n, q) {
+		q4 = newTwoKeysQ4(kvs, blk)
+	}
 	for pos0 := 0; pos0 < n; pos0 += blk {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		b, a0 := pos0/m, pos0%m
 		piece, off := pos0/pw, pos0%pw
+		// keyAt locates term t's key for this block: which of a query's
+		// key vectors (keyTableTwo), from which word.
+		keyAt := func(t int) (vec, from int) {
+			if t < 2*chain {
+				// Stored as the chain ran: shift γ/2−2 first.
+				c, rem := t/chain, t%chain
+				shift, j := half-2-rem/ell, rem%ell
+				return 2*j + (b ^ c), a0 + shift
+			}
+			return 2*ell + t - 2*chain, pos0
+		}
 		release, err := enter(ctx, gate)
 		if err != nil {
 			return err
@@ -276,29 +292,31 @@ func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, d
 			for t := t0; t < t1; t++ {
 				ps = append(ps, polys[t][piece][off:off+blk])
 			}
-			for qi, kv := range kvs {
+			rest := 0 // the first query the single-query kernel sums
+			if q4 != nil {
+				q4.d.load(ps)
+				rest = q4.queries
+				for g := 0; g < q4.queries; g += 4 {
+					ks = ks[:0]
+					for t := t0; t < t1; t++ {
+						vec, from := keyAt(t)
+						ks = append(ks, q4.split[g*q4.qs+vec*q4.vs+from:])
+					}
+					q4.d.sum(&q4.out, ks, q4.qs, q, mred)
+					for j := 0; j < 4 && g+j < len(kvs); j++ {
+						addModInto(sums[g+j][pos0:pos0+blk], q4.out[j], q)
+					}
+				}
+			}
+			for qi := rest; qi < len(kvs); qi++ {
+				kv := kvs[qi]
 				ks = ks[:0]
 				for t := t0; t < t1; t++ {
-					var key []uint64
-					if t < 2*chain {
-						// Stored as the chain ran: shift γ/2−2 first.
-						c, rem := t/chain, t%chain
-						shift, j := half-2-rem/ell, rem%ell
-						key = kv[2*j+(b^c)][a0+shift : a0+shift+blk]
-					} else {
-						key = kv[2*ell+t-2*chain][pos0 : pos0+blk]
-					}
-					ks = append(ks, key)
+					vec, from := keyAt(t)
+					ks = append(ks, kv[vec][from:from+blk])
 				}
 				dotMontTerms(tmp, ps, ks, q, mred)
-				s := sums[qi][pos0 : pos0+blk]
-				for i, v := range tmp {
-					v += s[i]
-					if v >= q {
-						v -= q
-					}
-					s[i] = v
-				}
+				addModInto(sums[qi][pos0:pos0+blk], tmp, q)
 			}
 		}
 		release()
@@ -312,4 +330,49 @@ func (pk *Packer) prepareTwoKeys(ctx context.Context, k int, kvs [][][]uint64, d
 		copy(dst[qi], p.Coeffs[0])
 	}
 	return nil
+}
+
+// addModInto sets s[i] = s[i] + v[i] mod q (both below q).
+func addModInto(s, v []uint64, q uint64) {
+	s = s[:len(v)]
+	for i, x := range v {
+		x += s[i]
+		if x >= q {
+			x -= q
+		}
+		s[i] = x
+	}
+}
+
+// twoKeysQ4 is a batch's state for dotQ4 in prepareTwoKeys: the first
+// queries' key vectors split (splitKey27), query after query qs words
+// apart and vector after vector vs words apart, in groups of four — a last
+// group of three padded with a zero key; one or two left over go to the
+// single-query kernel, which sums them for less than a group costs —, the
+// kernel's scratch and a group's sums.
+type twoKeysQ4 struct {
+	split   []uint64
+	queries int // the queries in groups, padding included
+	qs, vs  int
+	d       dotQ4
+	out     [4][]uint64
+}
+
+func newTwoKeysQ4(kvs [][][]uint64, blk int) *twoKeysQ4 {
+	vecs, n := len(kvs[0]), len(kvs[0][0])
+	s := &twoKeysQ4{vs: splitLen27(n), queries: len(kvs) / 4 * 4}
+	if len(kvs)%4 == 3 {
+		s.queries += 4
+	}
+	s.qs = vecs * s.vs
+	s.split = make([]uint64, s.queries*s.qs)
+	for qi, kv := range kvs[:min(len(kvs), s.queries)] {
+		for v, key := range kv {
+			splitKey27(s.split[qi*s.qs+v*s.vs:], key)
+		}
+	}
+	for j := range s.out {
+		s.out[j] = make([]uint64, blk)
+	}
+	return s
 }

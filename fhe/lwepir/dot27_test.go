@@ -7,12 +7,10 @@ import (
 	"testing"
 )
 
-// The limb kernels give dotMontTerms' values exactly: random operands and
-// operands at q − 1 (the largest sums the bound allows), every term count
-// a call's grouping can leave (tails of 0, 1, 2), lengths of one vector,
-// a block, and more than a block; and both agree with Σ p·k·2^-64 mod q
-// computed in big integers.
-func TestDot27MatchesGo(t *testing.T) {
+// limbModulus skips where the limb kernels do not run and returns the
+// default packing modulus and its Montgomery constant.
+func limbModulus(t *testing.T) (q, mred uint64) {
+	t.Helper()
 	if !useDot27 {
 		t.Skip("no AVX2 limb kernel on this CPU or build: the Go kernel is the only one")
 	}
@@ -20,7 +18,16 @@ func TestDot27MatchesGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, mred := pr.q, pr.mred
+	return pr.q, pr.mred
+}
+
+// The limb kernels give dotMontTerms' values exactly: random operands and
+// operands at q − 1 (the largest sums the bound allows), every term count
+// a call's grouping can leave (tails of 0, 1, 2), lengths of one vector,
+// a block, and more than a block; and both agree with Σ p·k·2^-64 mod q
+// computed in big integers.
+func TestDot27MatchesGo(t *testing.T) {
+	q, mred := limbModulus(t)
 	if !dot27Fits(8, 1, q) {
 		t.Fatalf("the default packing modulus %d does not fit the limb kernels", q)
 	}
@@ -63,14 +70,7 @@ func TestDot27MatchesGo(t *testing.T) {
 // bound, keys read at offsets into longer split keys (as Prepare reads
 // them, shifted), lengths of one vector to a block.
 func TestDotQ4MatchesGo(t *testing.T) {
-	if !useDot27 {
-		t.Skip("no AVX2 limb kernel on this CPU or build: the Go kernel is the only one")
-	}
-	pr, err := Default().packRing()
-	if err != nil {
-		t.Fatal(err)
-	}
-	q, mred := pr.q, pr.mred
+	q, mred := limbModulus(t)
 	var d dotQ4
 	for _, terms := range []int{1, 2, 3, 7, 45, dot27MaxTerms} {
 		for _, n := range []int{4, 12, 128, dotBlock} {

@@ -100,6 +100,11 @@ func (d *dotQ4) sum(out *[4][]uint64, ks [][]uint64, qs int, q, mred uint64) {
 	if len(ks) != d.tn {
 		panic("lwepir: dotQ4: keys for another block's terms")
 	}
+	// The kernel writes 12·n sums and its limb sums stay exact for
+	// dot27MaxTerms terms: checked here, not only by the caller's dotQ4Fits.
+	if n > dotBlock || n%4 != 0 || d.tn < 1 || d.tn > dot27MaxTerms {
+		panic("lwepir: dotQ4: a block the kernel cannot sum")
+	}
 	d.kp = d.kp[:0]
 	for _, k := range ks {
 		_ = k[3*qs+splitLen27(n)-1] // the kernel reads this far

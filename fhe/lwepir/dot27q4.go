@@ -53,8 +53,10 @@ type dotQ4 struct {
 }
 
 // dot27StripPad is the words left between two strips of a loaded block
-// (a constant of dot27q4): a strip of 255 terms is 8160 words, and
-// strips a multiple of 4 KiB apart would share cache sets as the rows do.
+// (a constant of dot27q4): a strip is 4·terms words, a multiple of 4 KiB
+// whenever the terms are a multiple of 128 (a block's last run of terms
+// can be), and strips that far apart would share cache sets as the rows
+// do.
 const dot27StripPad = 8
 
 // load copies a block's factors (ps[t], t < terms, each of n words) into

@@ -219,25 +219,32 @@ func BenchmarkDotQ4(b *testing.B) {
 	report := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*terms*n*queries), "ns/product")
 	}
-	b.Run("single", func(b *testing.B) {
-		ps, ks := make([][]uint64, 0, dot27MaxTerms), make([][]uint64, 0, dot27MaxTerms)
-		for b.Loop() {
-			for pos := 0; pos < n; pos += blk {
-				for t0 := 0; t0 < terms; t0 += dot27MaxTerms {
-					t1 := min(t0+dot27MaxTerms, terms)
-					ps = ps[:0]
-					for t := t0; t < t1; t++ {
-						ps = append(ps, factors[t][pos:pos+blk])
-					}
-					for j := range queries {
-						ks = ks[:0]
-						for range t1 - t0 {
-							ks = append(ks, keys[j][pos:pos+blk])
-						}
-						dotMontTerms27(out, ps, ks, q, mred)
-					}
+	// blocks calls f for each block of blk coefficients and run of at most
+	// dot27MaxTerms terms, as Prepare cuts a pack, with the run's factors.
+	ps := make([][]uint64, 0, dot27MaxTerms)
+	blocks := func(f func(pos int, ps [][]uint64)) {
+		for pos := 0; pos < n; pos += blk {
+			for t0 := 0; t0 < terms; t0 += dot27MaxTerms {
+				ps = ps[:0]
+				for t := t0; t < min(t0+dot27MaxTerms, terms); t++ {
+					ps = append(ps, factors[t][pos:pos+blk])
 				}
+				f(pos, ps)
 			}
+		}
+	}
+	ks := make([][]uint64, 0, dot27MaxTerms)
+	b.Run("single", func(b *testing.B) {
+		for b.Loop() {
+			blocks(func(pos int, ps [][]uint64) {
+				for j := range queries {
+					ks = ks[:0]
+					for range ps {
+						ks = append(ks, keys[j][pos:pos+blk])
+					}
+					dotMontTerms27(out, ps, ks, q, mred)
+				}
+			})
 		}
 		report(b)
 	})
@@ -247,26 +254,17 @@ func BenchmarkDotQ4(b *testing.B) {
 		for j := range outs {
 			outs[j] = make([]uint64, blk)
 		}
-		ps := make([][]uint64, 0, dot27MaxTerms)
-		ks := make([][]uint64, 0, dot27MaxTerms)
 		for b.Loop() {
-			for pos := 0; pos < n; pos += blk {
-				for t0 := 0; t0 < terms; t0 += dot27MaxTerms {
-					t1 := min(t0+dot27MaxTerms, terms)
-					ps = ps[:0]
-					for t := t0; t < t1; t++ {
-						ps = append(ps, factors[t][pos:pos+blk])
+			blocks(func(pos int, ps [][]uint64) {
+				d.load(ps)
+				for g := 0; g < queries; g += 4 {
+					ks = ks[:0]
+					for range ps {
+						ks = append(ks, split[g*qs+pos:])
 					}
-					d.load(ps)
-					for g := 0; g < queries; g += 4 {
-						ks = ks[:0]
-						for range t1 - t0 {
-							ks = append(ks, split[g*qs+pos:])
-						}
-						d.sum(&outs, ks, qs, q, mred)
-					}
+					d.sum(&outs, ks, qs, q, mred)
 				}
-			}
+			})
 		}
 		report(b)
 	})

@@ -47,7 +47,7 @@ func TestScanBatcherBatchesWaitingQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s := New(Config{Store: st, Cores: admit.NewCores(1), Workers: 1, RunTimeout: time.Minute, EnterISP: func() {}, LeaveISP: func() {}})
+	s := New(Config{Store: st, Runs: admit.New(admit.Limits{Slots: 1}), Cores: admit.NewCores(1), Workers: 1, RunTimeout: time.Minute, EnterISP: func() {}, LeaveISP: func() {}})
 	var b scanBatcher
 	queries := map[*scanWait]*matvec.Query{} // the queries the batcher lets go of
 	newWait := func(seed byte) *scanWait {

@@ -377,13 +377,11 @@ func (s *Server) queryPacked(ctx context.Context, start time.Time, caller string
 		releasePacker = done
 		// The packing's half joins the generation's prepare batcher:
 		// requests that wait together share one Prepare's pass over the
-		// factors.
+		// factors, and its run slot (prepBatcher.run), so a caller's
+		// concurrent requests wait there for one Prepare, not for a slot
+		// each (one a caller at once: the rest were refused busy after
+		// their scans, and asked again).
 		wait = &prepWait{pk: pk, keys: keys, caller: caller, done: make(chan struct{})}
-		release, err := s.cfg.Runs.Acquire(ctx, caller)
-		if err != nil {
-			return err
-		}
-		defer release()
 		return batcher.prepare(ctx, s, wait)
 	})
 	// The packer's own error is the cause, unless the scan's failure

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rosemary-fhe/rosemary/device/api"
 	"github.com/rosemary-fhe/rosemary/device/api/devicepb"
@@ -113,5 +115,88 @@ func TestQueryPackedBatchRefusesMalformed(t *testing.T) {
 	// The device keeps serving: the unedited request is answered.
 	if _, err := db.srv.Query(ctx, "alice", req); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// One caller's concurrent packed requests, more than its run slot and its
+// waiting runs (1 + 4) hold, are all answered, none refused busy: while the
+// first one's Prepare is held, the other eleven wait in the prepare batcher
+// (not for a run slot each, where seven were refused) and share the next
+// Prepare.
+func TestQueryPackedOneCallerConcurrent(t *testing.T) {
+	db := newPackedDB(t, objname.LWEPackerLimbs)
+	const n = 12
+	type result struct {
+		col  int
+		cl   *lwepir.Client
+		st   *lwepir.State
+		resp *devicepb.LWEQueryResponse
+		err  error
+	}
+	res := make([]result, n)
+	reqs := make([]*devicepb.LWEQueryRequest, n)
+	for i := range res {
+		res[i].col = (5 * i) % db.shape.Cols
+		reqs[i], res[i].cl, res[i].st = db.request(t, res[i].col)
+	}
+	b := db.srv.preps.get(generationKey(db.gen, db.p, db.shape))
+	release := make(chan struct{})
+	var once sync.Once
+	b.hold = func() { once.Do(func() { <-release }) }
+	done := make(chan int, n)
+	query := func(i int) {
+		res[i].resp, res[i].err = db.srv.Query(context.Background(), "alice", reqs[i])
+		done <- i
+	}
+	go query(0)
+	// The rest start once the first holds its Prepare.
+	waitBatcher := func(cond func() bool) {
+		for {
+			b.mu.Lock()
+			ok := cond()
+			b.mu.Unlock()
+			if ok {
+				return
+			}
+			select {
+			case i := <-done:
+				t.Fatalf("request %d returned while the first Prepare was held: %v", i, res[i].err)
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	waitBatcher(func() bool { return b.running && len(b.pending) == 0 })
+	for i := 1; i < n; i++ {
+		go query(i)
+	}
+	waitBatcher(func() bool { return queued(b.pending) == n-1 })
+	close(release)
+	for range n {
+		<-done
+	}
+	for i, r := range res {
+		if r.err != nil {
+			t.Fatalf("request %d of one caller's %d at once: %v", i, n, r.err)
+		}
+		ans, err := lwepir.UnmarshalPackedAnswer(db.p, db.shape, r.resp.GetPacked())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.cl.DecodePacked(r.st, ans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, db.column(r.col)) {
+			t.Fatalf("request %d (column %d) differs", i, r.col)
+		}
+		want := uint64(n - 1)
+		if i == 0 {
+			want = 1
+		}
+		for _, c := range r.resp.GetCores() {
+			if c.GetStage() == "pack" && c.GetBatch() != want {
+				t.Fatalf("request %d: its Prepare took %d queries, want %d", i, c.GetBatch(), want)
+			}
+		}
 	}
 }

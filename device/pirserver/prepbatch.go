@@ -94,14 +94,18 @@ func (b *prepBatcher) run(s *Server) {
 			keys = append(keys, w.keys...)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.RunTimeout)
-		// The Prepare's chunks take cores as the first request's caller's,
-		// as a shared scan pass does.
+		// The Prepare takes one run slot and its chunks take cores as the
+		// first request's caller's, as a shared scan pass does.
 		run := s.cfg.Cores.For(batch[0].caller)
 		var preps []*lwepir.Prepared
-		err := faultsAsErrors(func() (err error) {
-			preps, err = pk.Prepare(ctx, keys, s.cfg.Workers, run)
-			return err
-		})
+		release, err := s.cfg.Runs.Acquire(ctx, batch[0].caller)
+		if err == nil {
+			err = faultsAsErrors(func() (err error) {
+				preps, err = pk.Prepare(ctx, keys, s.cfg.Workers, run)
+				return err
+			})
+			release()
+		}
 		cancel()
 		use := run.Stats()
 		off := 0

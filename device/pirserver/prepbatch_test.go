@@ -53,7 +53,7 @@ func TestPrepBatcherBatchesWaitingRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	s := New(Config{Store: st, Cores: admit.NewCores(1), Workers: 1, RunTimeout: time.Minute, EnterISP: func() {}, LeaveISP: func() {}})
+	s := New(Config{Store: st, Runs: admit.New(admit.Limits{Slots: 1}), Cores: admit.NewCores(1), Workers: 1, RunTimeout: time.Minute, EnterISP: func() {}, LeaveISP: func() {}})
 	held := make(chan struct{})
 	var b prepBatcher
 	b.hold = func() {

@@ -41,7 +41,7 @@ import (
 // Config is what the server uses of the device it runs on.
 type Config struct {
 	Store      *store.Store
-	Runs       *admit.Queue // run slots, fair per caller: a query's ring stage takes one
+	Runs       *admit.Queue // run slots, fair per caller: a ring stage takes one, and so does a packing batch's Prepare (as its first caller's)
 	Cores      *admit.Cores // the cores, shared by caller chunk by chunk
 	Workers    int          // goroutines of one stage
 	RunTimeout time.Duration

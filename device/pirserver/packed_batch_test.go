@@ -151,19 +151,13 @@ func TestQueryPackedOneCallerConcurrent(t *testing.T) {
 	go query(0)
 	// The rest start once the first holds its Prepare.
 	waitBatcher := func(cond func() bool) {
-		for {
-			b.mu.Lock()
-			ok := cond()
-			b.mu.Unlock()
-			if ok {
-				return
-			}
+		untilQueue(&b.waitQueue, cond, func() {
 			select {
 			case i := <-done:
 				t.Fatalf("request %d returned while the first Prepare was held: %v", i, res[i].err)
 			case <-time.After(time.Millisecond):
 			}
-		}
+		})
 	}
 	waitBatcher(func() bool { return b.running && len(b.pending) == 0 })
 	for i := 1; i < n; i++ {

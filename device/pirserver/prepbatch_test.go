@@ -69,17 +69,7 @@ func TestPrepBatcherBatchesWaitingRequests(t *testing.T) {
 	errs := make(chan error, 3)
 	go func() { errs <- b.prepare(ctx, s, first) }()
 	// The first Prepare is held before it starts; queue two more.
-	waitFor := func(cond func() bool) {
-		for {
-			b.mu.Lock()
-			ok := cond()
-			b.mu.Unlock()
-			if ok {
-				return
-			}
-			runtime.Gosched()
-		}
-	}
+	waitFor := func(cond func() bool) { untilQueue(&b.waitQueue, cond, runtime.Gosched) }
 	waitFor(func() bool { return b.running && len(b.pending) == 0 })
 	go func() { errs <- b.prepare(ctx, s, second) }()
 	go func() { errs <- b.prepare(ctx, s, third) }()
@@ -128,5 +118,18 @@ func TestPrepBatcherBatchesWaitingRequests(t *testing.T) {
 				t.Fatalf("query %d of a batched request: its prepared half differs from its Prepare alone", i)
 			}
 		}
+	}
+}
+
+// untilQueue calls between until cond, checked under q's lock, holds.
+func untilQueue[W comparable](q *waitQueue[W], cond func() bool, between func()) {
+	for {
+		q.mu.Lock()
+		ok := cond()
+		q.mu.Unlock()
+		if ok {
+			return
+		}
+		between()
 	}
 }
